@@ -1,0 +1,22 @@
+// octet's one exception type: every user-facing failure carries a message that
+// names what was wrong (a file, a field, an option), so the CLI and the Python
+// module can print it as is.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace octet {
+
+class Error : public std::runtime_error {
+ public:
+  explicit Error(const std::string& what) : std::runtime_error(what) {}
+};
+
+[[noreturn]] inline void fail(const std::string& what) { throw Error(what); }
+
+inline void check(bool ok, const std::string& what) {
+  if (!ok) fail(what);
+}
+
+}  // namespace octet

@@ -1,0 +1,99 @@
+#include "data/dataset.h"
+
+#include <map>
+
+#include "common/error.h"
+
+namespace octet {
+
+namespace {
+const std::vector<DatasetInfo>& known_datasets() {
+  static const std::vector<DatasetInfo> infos = {
+      {"cifar10", 3, 32, 32,
+       {"airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck"},
+       {0.4914f, 0.4822f, 0.4465f},
+       {0.2470f, 0.2435f, 0.2616f},
+       ""},
+      {"fashion-mnist", 1, 28, 28,
+       {"t-shirt/top", "trouser", "pullover", "dress", "coat", "sandal", "shirt", "sneaker", "bag", "ankle boot"},
+       {0.2860f},
+       {0.3530f},
+       "/usr/share/datasets/fashion-mnist"},
+      {"mnist", 1, 28, 28, {"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"}, {0.1307f}, {0.3081f}, ""},
+  };
+  return infos;
+}
+
+void load_cifar10(const std::string& dir, Split split, Dataset* data) {
+  if (split == Split::Test) {
+    read_cifar10_file(dir + "/test_batch.bin", data);
+    return;
+  }
+  for (int i = 1; i <= 5; ++i) read_cifar10_file(dir + "/data_batch_" + std::to_string(i) + ".bin", data);
+}
+
+void load_idx(const std::string& dir, Split split, Dataset* data) {
+  const std::string prefix = split == Split::Train ? "train" : "t10k";
+  std::vector<int> image_dims, label_dims;
+  const std::string image_path = dir + "/" + prefix + "-images-idx3-ubyte";
+  const std::string label_path = dir + "/" + prefix + "-labels-idx1-ubyte";
+  data->images = read_idx_file(image_path, &image_dims);
+  data->labels = read_idx_file(label_path, &label_dims);
+  check(image_dims.size() == 3, image_path + ": expected 3 dimensions (N, rows, cols)");
+  check(label_dims.size() == 1, label_path + ": expected 1 dimension (N)");
+  check(image_dims[0] == label_dims[0], image_path + " holds " + std::to_string(image_dims[0]) + " images but " +
+                                            label_path + " " + std::to_string(label_dims[0]) + " labels");
+  check(image_dims[1] == data->height && image_dims[2] == data->width,
+        image_path + ": images are " + std::to_string(image_dims[1]) + "x" + std::to_string(image_dims[2]) +
+            ", expected " + std::to_string(data->height) + "x" + std::to_string(data->width));
+  for (uint8_t label : data->labels)
+    check(label < data->num_classes, label_path + ": label " + std::to_string(label) + " is out of range");
+}
+}  // namespace
+
+const DatasetInfo& dataset_info(const std::string& name) {
+  for (const DatasetInfo& info : known_datasets())
+    if (info.name == name) return info;
+  std::string known;
+  for (const DatasetInfo& info : known_datasets()) known += (known.empty() ? "" : ", ") + info.name;
+  fail("unknown dataset '" + name + "' (known: " + known + ")");
+}
+
+std::vector<std::string> dataset_names() {
+  std::vector<std::string> names;
+  for (const DatasetInfo& info : known_datasets()) names.push_back(info.name);
+  return names;
+}
+
+Dataset load_dataset(const std::string& name, const std::string& dir, Split split) {
+  const DatasetInfo& info = dataset_info(name);
+  Dataset data;
+  data.name = name;
+  data.channels = info.channels;
+  data.height = info.height;
+  data.width = info.width;
+  data.num_classes = static_cast<int>(info.classes.size());
+  if (name == "cifar10")
+    load_cifar10(dir, split, &data);
+  else
+    load_idx(dir, split, &data);
+  check(data.size() > 0, "dataset '" + name + "' in '" + dir + "' has no samples");
+  return data;
+}
+
+std::vector<float> normalized_images(const Dataset& data, const DatasetInfo& info, int64_t first, int64_t count) {
+  check(first >= 0 && count >= 0 && first + count <= data.size(), "image range out of bounds");
+  const int64_t plane = static_cast<int64_t>(data.height) * data.width;
+  std::vector<float> out(static_cast<size_t>(count * data.image_numel()));
+  float* dst = out.data();
+  for (int64_t i = 0; i < count; ++i) {
+    const uint8_t* src = data.image(first + i);
+    for (int c = 0; c < data.channels; ++c) {
+      const float scale = 1.0f / (255.0f * info.std[c]), shift = -info.mean[c] / info.std[c];
+      for (int64_t p = 0; p < plane; ++p) *dst++ = static_cast<float>(*src++) * scale + shift;
+    }
+  }
+  return out;
+}
+
+}  // namespace octet

@@ -1,0 +1,50 @@
+// Image classification datasets held in memory as uint8 pixels (N x C x H x W,
+// the layout of the CIFAR-10 binary files) with uint8 labels.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace octet {
+
+enum class Split { Train, Test };
+
+// What octet knows about a dataset it can read.
+struct DatasetInfo {
+  std::string name;  // "cifar10", "fashion-mnist", "mnist"
+  int channels, height, width;
+  std::vector<std::string> classes;
+  std::vector<float> mean, std;  // per-channel normalisation of pixels scaled to [0, 1]
+  std::string default_dir;       // where Debian puts it, or "" if there is no default
+};
+
+const DatasetInfo& dataset_info(const std::string& name);  // fails listing the known names
+std::vector<std::string> dataset_names();
+
+struct Dataset {
+  std::string name;
+  int channels = 0, height = 0, width = 0;
+  int num_classes = 0;
+  std::vector<uint8_t> images;  // N x C x H x W
+  std::vector<uint8_t> labels;  // N
+
+  int64_t size() const { return static_cast<int64_t>(labels.size()); }
+  int64_t image_numel() const { return static_cast<int64_t>(channels) * height * width; }
+  const uint8_t* image(int64_t i) const { return images.data() + i * image_numel(); }
+};
+
+// Loads a split from `dir`, the folder holding the dataset files themselves
+// (the CIFAR-10 .bin files, or the IDX files, gzip-compressed or not).
+Dataset load_dataset(const std::string& name, const std::string& dir, Split split);
+
+// Readers, exposed for tests and for users with files of their own.
+// CIFAR-10 binary version: records of 1 label byte + 3072 pixel bytes.
+void read_cifar10_file(const std::string& path, Dataset* append_to);
+// IDX (MNIST family): returns the dimensions and the raw bytes; gzip is detected.
+std::vector<uint8_t> read_idx_file(const std::string& path, std::vector<int>* dims);
+
+// Normalised float pixels of images [first, first + count), NCHW.
+std::vector<float> normalized_images(const Dataset& data, const DatasetInfo& info, int64_t first, int64_t count);
+
+}  // namespace octet

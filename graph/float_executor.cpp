@@ -1,0 +1,192 @@
+#include "graph/float_executor.h"
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include "common/error.h"
+
+namespace octet {
+
+namespace {
+using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using ConstMap = Eigen::Map<const RowMatrix>;
+using Map = Eigen::Map<RowMatrix>;
+
+// Rows of im2col handled per task: bounds the scratch buffer and gives OpenMP work to share.
+constexpr int64_t kRowsPerTask = 2048;
+
+// The flatten node feeding a linear, or -1: the linear's columns then need the HWC permutation.
+int flatten_source(const Graph& g, const Node& linear) {
+  const Node& in = g.nodes[linear.inputs[0]];
+  return in.op == Op::Flatten ? in.inputs[0] : -1;
+}
+}  // namespace
+
+FloatTensor to_nhwc(const float* nchw, int64_t batch, const ActShape& s) {
+  FloatTensor out({batch, s.h, s.w, s.c});
+  const int64_t plane = static_cast<int64_t>(s.h) * s.w;
+  for (int64_t n = 0; n < batch; ++n)
+    for (int c = 0; c < s.c; ++c)
+      for (int64_t p = 0; p < plane; ++p) out.data[(n * plane + p) * s.c + c] = nchw[(n * s.c + c) * plane + p];
+  return out;
+}
+
+FloatTensor conv_weight_ohwi(const FloatTensor& w) {
+  const int64_t O = w.dim(0), I = w.dim(1), KH = w.dim(2), KW = w.dim(3);
+  FloatTensor out({O, KH, KW, I});
+  for (int64_t o = 0; o < O; ++o)
+    for (int64_t i = 0; i < I; ++i)
+      for (int64_t y = 0; y < KH; ++y)
+        for (int64_t x = 0; x < KW; ++x)
+          out.data[((o * KH + y) * KW + x) * I + i] = w.data[((o * I + i) * KH + y) * KW + x];
+  return out;
+}
+
+FloatTensor linear_weight_hwc(const FloatTensor& w, const ActShape& s) {
+  const int64_t O = w.dim(0), F = w.dim(1);
+  check(F == s.numel(), "linear weight has " + std::to_string(F) + " inputs for a flattened " + to_string(s));
+  FloatTensor out({O, F});
+  for (int64_t o = 0; o < O; ++o)
+    for (int c = 0; c < s.c; ++c)
+      for (int y = 0; y < s.h; ++y)
+        for (int x = 0; x < s.w; ++x)
+          out.data[o * F + (static_cast<int64_t>(y) * s.w + x) * s.c + c] =
+              w.data[o * F + (static_cast<int64_t>(c) * s.h + y) * s.w + x];
+  return out;
+}
+
+FloatExecutor::FloatExecutor(const FloatModel& model) : graph_(model.graph), shapes_(model.graph.shapes()) {
+  layers_.resize(graph_.nodes.size());
+  for (size_t i = 0; i < graph_.nodes.size(); ++i) {
+    const Node& n = graph_.nodes[i];
+    if (n.op != Op::Conv2d && n.op != Op::Linear) continue;
+    Layer& layer = layers_[i];
+    const FloatTensor& w = model.weight(n);
+    if (n.op == Op::Conv2d) {
+      layer.weight = conv_weight_ohwi(w);
+    } else {
+      const int source = flatten_source(graph_, n);
+      layer.weight = source >= 0 ? linear_weight_hwc(w, shapes_[source]) : w;
+    }
+    layer.weight.shape = {w.dim(0), w.numel() / w.dim(0)};
+    layer.bias = model.bias(n).data;
+  }
+}
+
+FloatTensor FloatExecutor::run(const float* input, int64_t batch, const Observer& observer) const {
+  std::vector<FloatTensor> values(graph_.nodes.size());
+  values[0] = to_nhwc(input, batch, shapes_[0]);
+  if (observer) observer(0, values[0]);
+  run_nodes(values, 1, observer);
+  FloatTensor logits = std::move(values.back());
+  logits.shape = {batch, shapes_.back().c};
+  return logits;
+}
+
+void FloatExecutor::run_nodes(std::vector<FloatTensor>& values, int first, const Observer& observer) const {
+  for (size_t i = static_cast<size_t>(first); i < graph_.nodes.size(); ++i) {
+    values[i] = run_node(static_cast<int>(i), values);
+    if (observer) observer(static_cast<int>(i), values[i]);
+  }
+}
+
+FloatTensor FloatExecutor::run_node(int i, const std::vector<FloatTensor>& values) const {
+  const Node& n = graph_.nodes[i];
+  const FloatTensor& x = values[n.inputs.at(0)];
+  const int64_t N = x.dim(0);
+  const ActShape in = shapes_[n.inputs[0]], out = shapes_[i];
+  FloatTensor y({N, out.h, out.w, out.c});
+  switch (n.op) {
+    case Op::Conv2d: {
+      const Layer& layer = layers_[i];
+      const int64_t K = layer.weight.dim(1), rows = N * out.h * out.w;
+      const ConstMap W(layer.weight.ptr(), out.c, K);
+      const Eigen::Map<const Eigen::RowVectorXf> bias(layer.bias.data(), out.c);
+#pragma omp parallel for schedule(dynamic)
+      for (int64_t first = 0; first < rows; first += kRowsPerTask) {
+        const int64_t count = std::min(kRowsPerTask, rows - first);
+        RowMatrix patches(count, K);
+        for (int64_t r = 0; r < count; ++r) {  // im2col of one output pixel: kh x kw x C, zero outside
+          const int64_t m = first + r, ox = m % out.w, oy = (m / out.w) % out.h, b = m / (out.w * out.h);
+          float* dst = patches.data() + r * K;
+          for (int ky = 0; ky < n.kernel; ++ky) {
+            const int64_t iy = oy * n.stride - n.padding + ky;
+            for (int kx = 0; kx < n.kernel; ++kx, dst += in.c) {
+              const int64_t ix = ox * n.stride - n.padding + kx;
+              if (iy < 0 || iy >= in.h || ix < 0 || ix >= in.w)
+                std::fill(dst, dst + in.c, 0.0f);
+              else
+                std::memcpy(dst, x.ptr() + ((b * in.h + iy) * in.w + ix) * in.c, sizeof(float) * in.c);
+            }
+          }
+        }
+        Map(y.ptr() + first * out.c, count, out.c).noalias() = (patches * W.transpose()).rowwise() + bias;
+      }
+      break;
+    }
+    case Op::Linear: {
+      const Layer& layer = layers_[i];
+      const ConstMap X(x.ptr(), N, in.numel());
+      const ConstMap W(layer.weight.ptr(), out.c, in.numel());
+      Map(y.ptr(), N, out.c).noalias() =
+          (X * W.transpose()).rowwise() + Eigen::Map<const Eigen::RowVectorXf>(layer.bias.data(), out.c);
+      break;
+    }
+    case Op::MaxPool2d:
+    case Op::AvgPool2d: {
+      const bool is_max = n.op == Op::MaxPool2d;
+      const float inv = 1.0f / static_cast<float>(n.kernel * n.kernel);
+#pragma omp parallel for
+      for (int64_t b = 0; b < N; ++b)
+        for (int oy = 0; oy < out.h; ++oy)
+          for (int ox = 0; ox < out.w; ++ox)
+            for (int c = 0; c < out.c; ++c) {
+              float acc = is_max ? -std::numeric_limits<float>::infinity() : 0.0f;
+              for (int ky = 0; ky < n.kernel; ++ky)
+                for (int kx = 0; kx < n.kernel; ++kx) {
+                  const float v =
+                      x.data[((b * in.h + oy * n.stride + ky) * in.w + ox * n.stride + kx) * in.c + c];
+                  acc = is_max ? std::max(acc, v) : acc + v;
+                }
+              y.data[((b * out.h + oy) * out.w + ox) * out.c + c] = is_max ? acc : acc * inv;
+            }
+      break;
+    }
+    case Op::GlobalAvgPool: {
+      const int64_t plane = static_cast<int64_t>(in.h) * in.w;
+      const float inv = 1.0f / static_cast<float>(plane);
+      for (int64_t b = 0; b < N; ++b)
+        for (int c = 0; c < in.c; ++c) {
+          float acc = 0;
+          for (int64_t p = 0; p < plane; ++p) acc += x.data[(b * plane + p) * in.c + c];
+          y.data[b * in.c + c] = acc * inv;
+        }
+      break;
+    }
+    case Op::Add: {
+      const FloatTensor& z = values[n.inputs[1]];
+      for (int64_t k = 0; k < y.numel(); ++k) y.data[k] = x.data[k] + z.data[k];
+      break;
+    }
+    case Op::ShortcutA: {
+      std::fill(y.data.begin(), y.data.end(), 0.0f);
+      for (int64_t b = 0; b < N; ++b)
+        for (int oy = 0; oy < out.h; ++oy)
+          for (int ox = 0; ox < out.w; ++ox)
+            std::memcpy(y.ptr() + ((b * out.h + oy) * out.w + ox) * out.c + n.channels,
+                        x.ptr() + ((b * in.h + 2 * oy) * in.w + 2 * ox) * in.c, sizeof(float) * in.c);
+      break;
+    }
+    case Op::ReLU:
+    case Op::Flatten: y.data = x.data; break;
+    case Op::Input:
+    case Op::BatchNorm2d: fail(std::string("float executor: unexpected ") + op_name(n.op) + " node '" + n.name + "'");
+  }
+  if (n.relu || n.op == Op::ReLU)
+    for (float& v : y.data) v = std::max(v, 0.0f);
+  return y;
+}
+
+}  // namespace octet

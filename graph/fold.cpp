@@ -1,0 +1,78 @@
+#include "graph/fold.h"
+
+#include <cmath>
+
+#include "common/error.h"
+
+namespace octet {
+
+namespace {
+constexpr float kBatchNormEps = 1e-5f;
+
+const FloatTensor& lookup(const std::map<std::string, FloatTensor>& params, const std::string& name) {
+  auto it = params.find(name);
+  check(it != params.end(), "parameter '" + name + "' is missing");
+  return it->second;
+}
+}  // namespace
+
+const FloatTensor& FloatModel::weight(const Node& n) const { return lookup(params, n.name + ".weight"); }
+const FloatTensor& FloatModel::bias(const Node& n) const { return lookup(params, n.name + ".bias"); }
+
+FloatModel fold_for_inference(const Graph& graph, const std::map<std::string, FloatTensor>& params) {
+  graph.validate();
+  const auto consumers = graph.consumers();
+  FloatModel model;
+  std::vector<int> new_index(graph.nodes.size(), -1);  // old node -> node of the result holding its value
+
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    const Node& n = graph.nodes[i];
+    if (n.op == Op::BatchNorm2d) {
+      const int producer = n.inputs[0];
+      check(graph.nodes[producer].op == Op::Conv2d && consumers[producer].size() == 1,
+            "batch norm '" + n.name + "' does not directly follow a conv with no other consumer; cannot fold it");
+      Node& conv = model.graph.nodes[new_index[producer]];
+      FloatTensor& w = model.params[conv.name + ".weight"];
+      FloatTensor& b = model.params[conv.name + ".bias"];
+      const FloatTensor& gamma = lookup(params, n.name + ".weight");
+      const FloatTensor& beta = lookup(params, n.name + ".bias");
+      const FloatTensor& mean = lookup(params, n.name + ".running_mean");
+      const FloatTensor& var = lookup(params, n.name + ".running_var");
+      const int64_t out = w.dim(0), per_channel = w.numel() / out;
+      for (int64_t c = 0; c < out; ++c) {
+        check(var.data[c] >= 0, "batch norm '" + n.name + "' has a negative running variance");
+        const float g = gamma.data[c] / std::sqrt(var.data[c] + kBatchNormEps);
+        for (int64_t k = 0; k < per_channel; ++k) w.data[c * per_channel + k] *= g;
+        b.data[c] = (b.data[c] - mean.data[c]) * g + beta.data[c];
+      }
+      new_index[i] = new_index[producer];
+      continue;
+    }
+    if (n.op == Op::ReLU) {
+      const int producer = new_index[n.inputs[0]];
+      Node& p = model.graph.nodes[producer];
+      const bool fusable = (p.op == Op::Conv2d || p.op == Op::Linear || p.op == Op::Add) && !p.relu &&
+                           consumers[n.inputs[0]].size() == 1;
+      if (fusable) {
+        p.relu = true;
+        new_index[i] = producer;
+        continue;
+      }
+    }
+    Node copy = n;
+    for (int& in : copy.inputs) in = new_index[in];
+    if (n.op == Op::Conv2d || n.op == Op::Linear) {
+      const FloatTensor& w = lookup(params, n.name + ".weight");
+      model.params[n.name + ".weight"] = w;
+      model.params[n.name + ".bias"] =
+          n.bias ? lookup(params, n.name + ".bias") : FloatTensor({w.dim(0)}, 0.0f);
+      copy.bias = true;
+    }
+    model.graph.nodes.push_back(std::move(copy));
+    new_index[i] = static_cast<int>(model.graph.nodes.size()) - 1;
+  }
+  model.graph.validate();
+  return model;
+}
+
+}  // namespace octet

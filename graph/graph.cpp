@@ -1,0 +1,270 @@
+#include "graph/graph.h"
+
+#include <nlohmann/json.hpp>
+
+#include "common/error.h"
+
+namespace octet {
+
+namespace {
+const std::vector<std::pair<Op, const char*>> kOpNames = {
+    {Op::Input, "input"},         {Op::Conv2d, "conv2d"},     {Op::BatchNorm2d, "batch_norm2d"},
+    {Op::Linear, "linear"},       {Op::ReLU, "relu"},         {Op::MaxPool2d, "max_pool2d"},
+    {Op::AvgPool2d, "avg_pool2d"}, {Op::GlobalAvgPool, "global_avg_pool"}, {Op::Add, "add"},
+    {Op::Flatten, "flatten"},     {Op::ShortcutA, "shortcut_a"},
+};
+
+int expected_arity(Op op) {
+  if (op == Op::Input) return 0;
+  if (op == Op::Add) return 2;
+  return 1;
+}
+
+int pooled(int size, int kernel, int stride, int padding) { return (size + 2 * padding - kernel) / stride + 1; }
+}  // namespace
+
+const char* op_name(Op op) {
+  for (const auto& [o, name] : kOpNames)
+    if (o == op) return name;
+  return "?";
+}
+
+Op op_from_name(const std::string& name) {
+  for (const auto& [o, n] : kOpNames)
+    if (name == n) return o;
+  fail("unknown graph op '" + name + "'");
+}
+
+std::string to_string(const ActShape& s) {
+  return std::to_string(s.c) + "x" + std::to_string(s.h) + "x" + std::to_string(s.w);
+}
+
+std::vector<ActShape> Graph::shapes() const {
+  std::vector<ActShape> out(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const Node& n = nodes[i];
+    const std::string where = "graph node " + std::to_string(i) + " '" + n.name + "' (" + op_name(n.op) + "): ";
+    check(static_cast<int>(n.inputs.size()) == expected_arity(n.op),
+          where + "expects " + std::to_string(expected_arity(n.op)) + " inputs");
+    for (int in : n.inputs)
+      check(in >= 0 && static_cast<size_t>(in) < i, where + "input " + std::to_string(in) + " is not an earlier node");
+    const ActShape x = n.inputs.empty() ? ActShape{} : out[n.inputs[0]];
+    ActShape& y = out[i];
+    switch (n.op) {
+      case Op::Input:
+        check(n.channels > 0 && n.height > 0 && n.width > 0, where + "bad input shape");
+        y = {n.channels, n.height, n.width};
+        break;
+      case Op::Conv2d:
+        check(n.channels > 0 && n.kernel > 0 && n.stride > 0 && n.padding >= 0, where + "bad conv attributes");
+        y = {n.channels, pooled(x.h, n.kernel, n.stride, n.padding), pooled(x.w, n.kernel, n.stride, n.padding)};
+        check(y.h > 0 && y.w > 0, where + "kernel larger than the padded input " + to_string(x));
+        break;
+      case Op::Linear:
+        check(n.channels > 0, where + "bad output features");
+        check(x.h == 1 && x.w == 1, where + "input " + to_string(x) + " is not flat (add a flatten)");
+        y = {n.channels, 1, 1};
+        break;
+      case Op::MaxPool2d:
+      case Op::AvgPool2d:
+        check(n.kernel > 0 && n.stride > 0, where + "bad pool attributes");
+        y = {x.c, pooled(x.h, n.kernel, n.stride, 0), pooled(x.w, n.kernel, n.stride, 0)};
+        check(y.h > 0 && y.w > 0, where + "pool window larger than the input " + to_string(x));
+        break;
+      case Op::GlobalAvgPool: y = {x.c, 1, 1}; break;
+      case Op::Add:
+        check(out[n.inputs[0]] == out[n.inputs[1]], where + "adds shapes " + to_string(out[n.inputs[0]]) + " and " +
+                                                         to_string(out[n.inputs[1]]));
+        y = x;
+        break;
+      case Op::Flatten: y = {x.c * x.h * x.w, 1, 1}; break;
+      case Op::ShortcutA:
+        check(n.channels >= 0, where + "bad channel padding");
+        y = {x.c + 2 * n.channels, (x.h + 1) / 2, (x.w + 1) / 2};
+        break;
+      case Op::BatchNorm2d:
+      case Op::ReLU: y = x; break;
+    }
+  }
+  return out;
+}
+
+std::vector<std::vector<int>> Graph::consumers() const {
+  std::vector<std::vector<int>> out(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i)
+    for (int in : nodes[i].inputs) out[in].push_back(static_cast<int>(i));
+  return out;
+}
+
+int Graph::find(const std::string& name) const {
+  for (size_t i = 0; i < nodes.size(); ++i)
+    if (nodes[i].name == name) return static_cast<int>(i);
+  return -1;
+}
+
+std::vector<Graph::Param> Graph::params() const {
+  const std::vector<ActShape> s = shapes();
+  std::vector<Param> out;
+  for (const Node& n : nodes) {
+    const ActShape x = n.inputs.empty() ? ActShape{} : s[n.inputs[0]];
+    if (n.op == Op::Conv2d) {
+      out.push_back({n.name + ".weight", {n.channels, x.c, n.kernel, n.kernel}, true});
+      if (n.bias) out.push_back({n.name + ".bias", {n.channels}, true});
+    } else if (n.op == Op::Linear) {
+      out.push_back({n.name + ".weight", {n.channels, x.c}, true});
+      if (n.bias) out.push_back({n.name + ".bias", {n.channels}, true});
+    } else if (n.op == Op::BatchNorm2d) {
+      out.push_back({n.name + ".weight", {x.c}, true});
+      out.push_back({n.name + ".bias", {x.c}, true});
+      out.push_back({n.name + ".running_mean", {x.c}, false});
+      out.push_back({n.name + ".running_var", {x.c}, false});
+    }
+  }
+  return out;
+}
+
+void Graph::validate() const {
+  check(!nodes.empty(), "graph is empty");
+  check(nodes[0].op == Op::Input, "graph must start with an input node");
+  for (size_t i = 1; i < nodes.size(); ++i) check(nodes[i].op != Op::Input, "graph has more than one input node");
+  shapes();
+}
+
+std::string Graph::to_json() const {
+  nlohmann::json j = nlohmann::json::array();
+  for (const Node& n : nodes) {
+    nlohmann::json node = {{"name", n.name}, {"op", op_name(n.op)}, {"inputs", n.inputs}};
+    if (n.channels) node["channels"] = n.channels;
+    if (n.kernel) node["kernel"] = n.kernel;
+    if (n.stride != 1) node["stride"] = n.stride;
+    if (n.padding) node["padding"] = n.padding;
+    if (n.bias) node["bias"] = true;
+    if (n.relu) node["relu"] = true;
+    if (n.height) node["height"] = n.height;
+    if (n.width) node["width"] = n.width;
+    j.push_back(node);
+  }
+  return j.dump();
+}
+
+Graph Graph::from_json(const std::string& text) {
+  Graph g;
+  try {
+    const nlohmann::json j = nlohmann::json::parse(text);
+    check(j.is_array(), "graph JSON is not an array of nodes");
+    for (const auto& node : j) {
+      Node n;
+      n.name = node.at("name").get<std::string>();
+      n.op = op_from_name(node.at("op").get<std::string>());
+      n.inputs = node.at("inputs").get<std::vector<int>>();
+      n.channels = node.value("channels", 0);
+      n.kernel = node.value("kernel", 0);
+      n.stride = node.value("stride", 1);
+      n.padding = node.value("padding", 0);
+      n.bias = node.value("bias", false);
+      n.relu = node.value("relu", false);
+      n.height = node.value("height", 0);
+      n.width = node.value("width", 0);
+      g.nodes.push_back(std::move(n));
+    }
+  } catch (const nlohmann::json::exception& e) {
+    fail(std::string("graph JSON is malformed: ") + e.what());
+  }
+  g.validate();
+  return g;
+}
+
+Node& GraphBuilder::push(Op op, std::string name, std::vector<int> inputs) {
+  if (name.empty()) name = std::string(op_name(op)) + "_" + std::to_string(graph_.nodes.size());
+  Node& n = graph_.nodes.emplace_back();
+  n.name = std::move(name);
+  n.op = op;
+  n.inputs = std::move(inputs);
+  return n;
+}
+
+int GraphBuilder::last() const { return static_cast<int>(graph_.nodes.size()) - 1; }
+
+int GraphBuilder::input(int channels, int height, int width) {
+  Node& n = push(Op::Input, "input", {});
+  n.channels = channels;
+  n.height = height;
+  n.width = width;
+  return last();
+}
+
+int GraphBuilder::conv(const std::string& name, int x, int out_channels, int kernel, int stride, int padding,
+                       bool bias) {
+  Node& n = push(Op::Conv2d, name, {x});
+  n.channels = out_channels;
+  n.kernel = kernel;
+  n.stride = stride;
+  n.padding = padding;
+  n.bias = bias;
+  return last();
+}
+
+int GraphBuilder::batch_norm(const std::string& name, int x) {
+  push(Op::BatchNorm2d, name, {x});
+  return last();
+}
+
+int GraphBuilder::conv_bn(const std::string& conv_name, const std::string& bn_name, int x, int out_channels,
+                          int kernel, int stride, int padding, bool with_bn) {
+  x = conv(conv_name, x, out_channels, kernel, stride, padding, false);
+  return with_bn ? batch_norm(bn_name, x) : x;
+}
+
+int GraphBuilder::linear(const std::string& name, int x, int out_features, bool bias) {
+  Node& n = push(Op::Linear, name, {x});
+  n.channels = out_features;
+  n.bias = bias;
+  return last();
+}
+
+int GraphBuilder::relu(int x) {
+  push(Op::ReLU, "", {x});
+  return last();
+}
+
+int GraphBuilder::max_pool(int x, int kernel, int stride) {
+  Node& n = push(Op::MaxPool2d, "", {x});
+  n.kernel = kernel;
+  n.stride = stride;
+  return last();
+}
+
+int GraphBuilder::avg_pool(int x, int kernel, int stride) {
+  Node& n = push(Op::AvgPool2d, "", {x});
+  n.kernel = kernel;
+  n.stride = stride;
+  return last();
+}
+
+int GraphBuilder::global_avg_pool(int x) {
+  push(Op::GlobalAvgPool, "", {x});
+  return last();
+}
+
+int GraphBuilder::add(int a, int b) {
+  push(Op::Add, "", {a, b});
+  return last();
+}
+
+int GraphBuilder::flatten(int x) {
+  push(Op::Flatten, "", {x});
+  return last();
+}
+
+int GraphBuilder::shortcut_a(int x, int pad_channels) {
+  Node& n = push(Op::ShortcutA, "", {x});
+  n.channels = pad_channels;
+  return last();
+}
+
+Graph GraphBuilder::finish() {
+  graph_.validate();
+  return std::move(graph_);
+}
+
+}  // namespace octet

@@ -1,0 +1,107 @@
+// octet's graph of operations. A model (models/) is built as a Graph of
+// training-time ops (conv, batch norm, ReLU, ...) whose node names are the
+// prefixes of the parameter names in a checkpoint ("layer1.0.conv1" owns
+// "layer1.0.conv1.weight"). fold.h turns it into the inference graph that
+// calibration, quantization and the runtimes execute.
+//
+// Nodes are stored in topological order; the last node is the output.
+// Activation shapes are per sample, channels x height x width (a flat vector
+// of F features is F x 1 x 1).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace octet {
+
+enum class Op {
+  Input,
+  Conv2d,
+  BatchNorm2d,
+  Linear,
+  ReLU,
+  MaxPool2d,
+  AvgPool2d,
+  GlobalAvgPool,
+  Add,
+  Flatten,
+  ShortcutA,  // He et al. option A: stride-2 subsample, zero-pad channels
+};
+
+const char* op_name(Op op);
+Op op_from_name(const std::string& name);
+
+struct ActShape {
+  int c = 0, h = 0, w = 0;
+  long numel() const { return static_cast<long>(c) * h * w; }
+  bool operator==(const ActShape& o) const { return c == o.c && h == o.h && w == o.w; }
+};
+
+std::string to_string(const ActShape& s);
+
+struct Node {
+  std::string name;
+  Op op = Op::Input;
+  std::vector<int> inputs;
+  // Conv2d: output channels; Linear: output features; ShortcutA: zero
+  // channels added on each side; Input: channels of the input image.
+  int channels = 0;
+  int kernel = 0, stride = 1, padding = 0;  // Conv2d, MaxPool2d, AvgPool2d
+  bool bias = false;                        // Conv2d, Linear
+  bool relu = false;                        // ReLU fused into this op (inference graphs)
+  int height = 0, width = 0;                // Input
+};
+
+class Graph {
+ public:
+  std::vector<Node> nodes;
+
+  int output() const { return static_cast<int>(nodes.size()) - 1; }
+  // Output shape of every node; fails on inconsistent attributes.
+  std::vector<ActShape> shapes() const;
+  // Consumers of each node (indices), in order.
+  std::vector<std::vector<int>> consumers() const;
+  int find(const std::string& name) const;  // -1 if absent
+
+  // Parameter names (and their shapes) that this graph's ops own, in node order:
+  // ".weight"/".bias" of convs and linears, BN's weight, bias, running_mean, running_var.
+  struct Param {
+    std::string name;
+    std::vector<long> shape;
+    bool trainable;
+  };
+  std::vector<Param> params() const;
+
+  std::string to_json() const;
+  static Graph from_json(const std::string& text);
+  // Checks node references, arities and shapes; fails with a message naming the node.
+  void validate() const;
+};
+
+// Builds a graph node by node; each call returns the new node's index.
+class GraphBuilder {
+ public:
+  int input(int channels, int height, int width);
+  int conv(const std::string& name, int x, int out_channels, int kernel, int stride, int padding, bool bias);
+  int batch_norm(const std::string& name, int x);
+  // A bias-free conv followed by a batch norm when `with_bn` (ResNet style).
+  int conv_bn(const std::string& conv_name, const std::string& bn_name, int x, int out_channels, int kernel,
+              int stride, int padding, bool with_bn);
+  int linear(const std::string& name, int x, int out_features, bool bias = true);
+  int relu(int x);
+  int max_pool(int x, int kernel, int stride);
+  int avg_pool(int x, int kernel, int stride);
+  int global_avg_pool(int x);
+  int add(int a, int b);
+  int flatten(int x);
+  int shortcut_a(int x, int pad_channels);
+  Graph finish();
+
+ private:
+  // Appends a node; an empty name becomes "<op>_<index>".
+  Node& push(Op op, std::string name, std::vector<int> inputs);
+  int last() const;
+  Graph graph_;
+};
+
+}  // namespace octet

@@ -1,0 +1,46 @@
+// Helpers shared by octet's tests.
+#pragma once
+
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+namespace octet {
+
+// A fresh directory removed when the test ends.
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "octet-test-XXXXXX").string();
+    dir_ = ::mkdtemp(tmpl.data());
+  }
+  ~TempDir() { std::filesystem::remove_all(dir_); }
+  std::string path() const { return dir_; }
+  std::string path(const std::string& name) const { return dir_ + "/" + name; }
+
+ private:
+  std::string dir_;
+};
+
+inline std::vector<uint8_t> read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// Source tree and data locations, passed in by CMake.
+inline std::string source_dir() { return OCTET_SOURCE_DIR; }
+inline std::string zoo_checkpoint(const std::string& name) { return source_dir() + "/models/zoo/" + name + ".octet"; }
+inline std::string fashion_mnist_dir() { return "/usr/share/datasets/fashion-mnist"; }
+// CIFAR-10 binary files, or "" when the environment does not provide them.
+inline std::string cifar10_dir() {
+  const char* dir = std::getenv("OCTET_CIFAR10_DIR");
+  return dir ? dir : "";
+}
+
+}  // namespace octet

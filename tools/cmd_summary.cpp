@@ -1,0 +1,90 @@
+// `octet summary`: the layer table and the totals the course lab asked for
+// (trainable parameters, gradients, conv layers, input of the last linear).
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "common/file_io.h"
+#include "data/dataset.h"
+#include "models/registry.h"
+#include "tools/commands.h"
+#include "train/graph_net.h"
+
+namespace octet {
+
+namespace {
+struct SummaryOptions {
+  std::string model = "resnet18";
+  std::string dataset = "cifar10";
+  bool batch_norm = true;
+  bool list = false;
+  std::string json;
+};
+
+void run_summary(const SummaryOptions& o) {
+  if (o.list) {
+    for (const auto& name : model_names()) std::printf("%-10s %s\n", name.c_str(), find_model(name).description.c_str());
+    return;
+  }
+  const DatasetInfo& info = dataset_info(o.dataset);
+  ModelOptions mo;
+  mo.channels = info.channels;
+  mo.height = info.height;
+  mo.width = info.width;
+  mo.num_classes = static_cast<int>(info.classes.size());
+  mo.batch_norm = o.batch_norm;
+  GraphNet net(build_model(o.model, mo));
+  const Graph& g = net->graph();
+  const std::vector<ActShape> shapes = g.shapes();
+
+  // Gradients are counted from a real backward pass, as the lab did.
+  torch::manual_seed(0);
+  net->forward(torch::randn({2, info.channels, info.height, info.width})).sum().backward();
+  int64_t trainable = 0, gradients = 0;
+  for (const auto& p : net->parameters()) {
+    trainable += p.numel();
+    if (p.grad().defined()) gradients += p.grad().numel();
+  }
+  int conv_layers = 0, last_linear_in = 0;
+  nlohmann::json layers = nlohmann::json::array();
+  std::printf("%-22s %-16s %-14s %12s\n", "layer", "op", "output", "parameters");
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& n = g.nodes[i];
+    int64_t params = 0;
+    for (const Graph::Param& p : g.params())
+      if (p.trainable && p.name.rfind(n.name + ".", 0) == 0) params += shape_numel(Shape(p.shape.begin(), p.shape.end()));
+    if (n.op == Op::Conv2d) ++conv_layers;
+    if (n.op == Op::Linear) last_linear_in = shapes[n.inputs[0]].c;
+    std::printf("%-22s %-16s %-14s %12lld\n", n.name.c_str(), op_name(n.op), to_string(shapes[i]).c_str(),
+                static_cast<long long>(params));
+    layers.push_back({{"name", n.name}, {"op", op_name(n.op)}, {"output", {shapes[i].c, shapes[i].h, shapes[i].w}},
+                      {"parameters", params}});
+  }
+  std::printf("\nmodel %s on %s input %s, batch norm %s\n", o.model.c_str(), o.dataset.c_str(),
+              to_string(shapes[0]).c_str(), o.batch_norm ? "on" : "off");
+  std::printf("trainable parameters      %lld\n", static_cast<long long>(trainable));
+  std::printf("gradients                 %lld\n", static_cast<long long>(gradients));
+  std::printf("conv layers               %d\n", conv_layers);
+  std::printf("last linear input size    %d\n", last_linear_in);
+  if (!o.json.empty()) {
+    nlohmann::json j = {{"model", o.model},          {"dataset", o.dataset},
+                        {"batch_norm", o.batch_norm}, {"trainable_parameters", trainable},
+                        {"gradients", gradients},     {"conv_layers", conv_layers},
+                        {"last_linear_input", last_linear_in}, {"layers", layers}};
+    write_text_output(o.json, j.dump(2) + "\n");
+  }
+}
+}  // namespace
+
+void add_summary_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("summary", "Layer table and parameter counts of a model");
+  auto o = std::make_shared<SummaryOptions>();
+  cmd->add_option("--model", o->model, "Model name")->capture_default_str();
+  cmd->add_option("--dataset", o->dataset, "Dataset whose input shape to use")->capture_default_str();
+  cmd->add_flag("!--no-bn", o->batch_norm, "Remove batch norm");
+  cmd->add_flag("--list", o->list, "List the known models");
+  cmd->add_option("--json", o->json, "Write the summary as JSON to FILE ('-': standard output)");
+  cmd->callback([o] { run_summary(*o); });
+}
+
+}  // namespace octet

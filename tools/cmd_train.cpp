@@ -1,0 +1,39 @@
+#include <iostream>
+
+#include "tools/commands.h"
+#include "train/trainer.h"
+
+namespace octet {
+
+void add_train_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("train", "Train a float model and write a checkpoint");
+  auto o = std::make_shared<TrainOptions>();
+  cmd->add_option("--model", o->model, "Model name (see `octet summary --list`)")->capture_default_str();
+  cmd->add_option("--dataset", o->dataset, "cifar10, fashion-mnist or mnist")->capture_default_str();
+  cmd->add_option("--data", o->data_dir, "Folder holding the dataset files (default: the dataset's Debian folder)");
+  cmd->add_option("--epochs", o->epochs, "Epochs")->capture_default_str();
+  cmd->add_option("--batch-size", o->batch_size, "Mini-batch size")->capture_default_str();
+  cmd->add_option("--optimizer", o->optimizer.name, "sgd, nesterov, adagrad, adadelta, adam")->capture_default_str();
+  cmd->add_option("--lr", o->optimizer.lr, "Learning rate")->capture_default_str();
+  cmd->add_option("--momentum", o->optimizer.momentum, "Momentum (sgd, nesterov)")->capture_default_str();
+  cmd->add_option("--weight-decay", o->optimizer.weight_decay, "Weight decay")->capture_default_str();
+  cmd->add_option("--schedule", o->schedule, "constant, multistep (x0.1 at --milestones) or cosine")
+      ->capture_default_str();
+  cmd->add_option("--milestones", o->milestones, "multistep: fractions of the run")->capture_default_str();
+  cmd->add_option("--warmup-epochs", o->warmup_epochs, "Linear warm-up from lr/10")->capture_default_str();
+  cmd->add_flag("!--no-bn", o->batch_norm, "Remove batch norm from the model");
+  cmd->add_flag("!--no-augment", o->augment, "CIFAR-10: no random crop and flip");
+  cmd->add_option("--device", o->device, "cpu or cuda")->capture_default_str();
+  cmd->add_option("--workers", o->workers, "Data-loader workers (0: load in the training thread)")
+      ->capture_default_str();
+  cmd->add_option("--threads", o->threads, "LibTorch compute threads (0: all cores)")->capture_default_str();
+  cmd->add_option("--seed", o->seed, "Random seed")->capture_default_str();
+  cmd->add_flag("--drop-last", o->drop_last, "Drop the last incomplete batch");
+  cmd->add_option("--max-steps", o->max_steps, "Stop after this many steps (0: no limit)");
+  cmd->add_option("-o,--checkpoint", o->checkpoint, "Checkpoint to write (after every epoch)");
+  cmd->add_option("--step-log", o->step_log, "CSV log of every step: epoch,step,loss,acc");
+  cmd->add_option("--json", o->json, "Write the results as JSON to FILE ('-': standard output)");
+  cmd->callback([o] { train(*o, o->json == "-" ? std::cerr : std::cout); });
+}
+
+}  // namespace octet

@@ -1,0 +1,24 @@
+// `octet`: one binary, one subcommand per step of the pipeline.
+#include <cstdio>
+
+#include "common/error.h"
+#include "tools/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"octet: int8 quantization toolkit and int8 inference runtime for convolutional networks"};
+  app.require_subcommand(1);
+  octet::add_train_command(app);
+  octet::add_summary_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const octet::Error& e) {
+    std::fprintf(stderr, "octet: error: %s\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "octet: internal error: %s\n", e.what());
+    return 2;
+  }
+  return 0;
+}

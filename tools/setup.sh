@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# octet's whole set-up in one command on a fresh Debian 12 machine:
+#   tools/setup.sh demo   install, build, then run the main job (Fashion-MNIST pipeline)
+#   tools/setup.sh test   install, build, then run the whole test suite with ctest
+#   tools/setup.sh build  install and build only
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+mode=${1:-}
+case "$mode" in
+  demo | test | build) ;;
+  *) echo "usage: tools/setup.sh demo|test|build" >&2; exit 2 ;;
+esac
+
+packages=(build-essential cmake ninja-build libtorch-dev python3-torch libgloo-dev libeigen3-dev libcli11-dev
+  pybind11-dev python3-pybind11 python3-numpy python3-pytest libgtest-dev libgmock-dev dataset-fashion-mnist
+  nlohmann-json3-dev zlib1g-dev libbenchmark-dev python3-matplotlib python3-nbconvert python3-ipykernel
+  jupyter-nbconvert python3-pil)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "octet setup: installing ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+# CIFAR-10 (JPEG copy) in the official binary layout, for the tests and zoo models that need it.
+cifar_src=${OCTET_CIFAR10_SOURCE:-../shared/data/cifar10}
+if [ ! -f .data/cifar-10-batches-bin/test_batch.bin ] && [ -f "$cifar_src/make_cifar10_bin.py" ]; then
+  echo "octet setup: writing CIFAR-10 (JPEG copy) to .data/cifar-10-batches-bin"
+  /usr/bin/python3 "$cifar_src/make_cifar10_bin.py" .data
+fi
+
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython_EXECUTABLE=/usr/bin/python3
+cmake --build build
+
+case "$mode" in
+  demo) exec build/tools/octet pipeline ;;
+  test) exec ctest --test-dir build --output-on-failure ;;
+esac

@@ -1,0 +1,79 @@
+#include "train/optimizer.h"
+
+#include "common/error.h"
+
+namespace octet {
+
+namespace {
+
+// Wraps a LibTorch optimizer; `Options` is its option type, whose lr is set
+// through the param group (the same code works on LibTorch 1.13 and 2.x).
+template <typename TorchOptimizer, typename Options>
+class TorchBacked : public Optimizer {
+ public:
+  TorchBacked(std::vector<torch::Tensor> params, Options options) : optimizer_(std::move(params), options) {}
+  void zero_grad() override { optimizer_.zero_grad(); }
+  void step() override { optimizer_.step(); }
+  void set_lr(double lr) override {
+    for (auto& group : optimizer_.param_groups()) static_cast<Options&>(group.options()).lr(lr);
+  }
+
+ private:
+  TorchOptimizer optimizer_;
+};
+
+// Adadelta (Zeiler 2012) with PyTorch's defaults: rho 0.9, eps 1e-6.
+class Adadelta : public Optimizer {
+ public:
+  Adadelta(std::vector<torch::Tensor> params, double lr, double weight_decay)
+      : params_(std::move(params)), lr_(lr), weight_decay_(weight_decay) {
+    for (const auto& p : params_) {
+      square_avg_.push_back(torch::zeros_like(p));
+      acc_delta_.push_back(torch::zeros_like(p));
+    }
+  }
+  void zero_grad() override {
+    for (auto& p : params_)
+      if (p.grad().defined()) p.mutable_grad().zero_();
+  }
+  void set_lr(double lr) override { lr_ = lr; }
+  void step() override {
+    torch::NoGradGuard no_grad;
+    constexpr double rho = 0.9, eps = 1e-6;
+    for (size_t i = 0; i < params_.size(); ++i) {
+      torch::Tensor& p = params_[i];
+      if (!p.grad().defined()) continue;
+      torch::Tensor grad = weight_decay_ != 0 ? p.grad() + weight_decay_ * p : p.grad();
+      square_avg_[i].mul_(rho).addcmul_(grad, grad, 1 - rho);
+      const torch::Tensor delta = (acc_delta_[i] + eps).sqrt_().div_((square_avg_[i] + eps).sqrt_()).mul_(grad);
+      acc_delta_[i].mul_(rho).addcmul_(delta, delta, 1 - rho);
+      p.add_(delta, -lr_);
+    }
+  }
+
+ private:
+  std::vector<torch::Tensor> params_, square_avg_, acc_delta_;
+  double lr_, weight_decay_;
+};
+
+}  // namespace
+
+std::vector<std::string> optimizer_names() { return {"sgd", "nesterov", "adagrad", "adadelta", "adam"}; }
+
+std::unique_ptr<Optimizer> make_optimizer(const OptimizerOptions& o, std::vector<torch::Tensor> params) {
+  namespace optim = torch::optim;
+  if (o.name == "sgd" || o.name == "nesterov") {
+    auto options = optim::SGDOptions(o.lr).momentum(o.momentum).weight_decay(o.weight_decay).nesterov(o.name == "nesterov");
+    return std::make_unique<TorchBacked<optim::SGD, optim::SGDOptions>>(std::move(params), options);
+  }
+  if (o.name == "adagrad")
+    return std::make_unique<TorchBacked<optim::Adagrad, optim::AdagradOptions>>(
+        std::move(params), optim::AdagradOptions(o.lr).weight_decay(o.weight_decay));
+  if (o.name == "adam")
+    return std::make_unique<TorchBacked<optim::Adam, optim::AdamOptions>>(
+        std::move(params), optim::AdamOptions(o.lr).weight_decay(o.weight_decay));
+  if (o.name == "adadelta") return std::make_unique<Adadelta>(std::move(params), o.lr, o.weight_decay);
+  fail("unknown optimizer '" + o.name + "' (known: sgd, nesterov, adagrad, adadelta, adam)");
+}
+
+}  // namespace octet

@@ -1,0 +1,289 @@
+#include "train/trainer.h"
+
+#include <torch/torch.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "common/error.h"
+#include "common/file_io.h"
+#include "common/progress.h"
+#include "data/loader.h"
+#include "models/checkpoint.h"
+#include "models/registry.h"
+#include "train/graph_net.h"
+
+namespace octet {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+double scheduled_lr(const TrainOptions& o, int64_t step, int64_t steps_per_epoch) {
+  const double total = static_cast<double>(o.epochs) * static_cast<double>(steps_per_epoch);
+  const double progress = static_cast<double>(step) / total;  // 0 .. 1 over the run
+  const double warmup_steps = o.warmup_epochs * static_cast<double>(steps_per_epoch);
+  const double base = o.optimizer.lr;
+  if (static_cast<double>(step) < warmup_steps)
+    return base * (0.1 + 0.9 * static_cast<double>(step) / warmup_steps);
+  if (o.schedule == "constant") return base;
+  if (o.schedule == "multistep") {
+    double lr = base;
+    for (double m : o.milestones)
+      if (progress >= m) lr *= 0.1;
+    return lr;
+  }
+  if (o.schedule == "cosine") return 0.5 * base * (1.0 + std::cos(M_PI * progress));
+  fail("unknown schedule '" + o.schedule + "' (known: constant, multistep, cosine)");
+}
+
+void synchronize(const torch::Device& device) {
+  if (device.is_cuda()) torch::cuda::synchronize();
+}
+
+struct Evaluation {
+  double loss = 0, top1 = 0;
+};
+
+Evaluation evaluate(GraphNet& net, const torch::Tensor& images, const torch::Tensor& labels) {
+  torch::NoGradGuard no_grad;
+  net->eval();
+  double loss = 0;
+  int64_t correct = 0;
+  const int64_t n = images.size(0), chunk = 1000;
+  for (int64_t first = 0; first < n; first += chunk) {
+    const torch::Tensor x = images.narrow(0, first, std::min(chunk, n - first));
+    const torch::Tensor y = labels.narrow(0, first, x.size(0));
+    const torch::Tensor logits = net->forward(x);
+    loss += torch::nn::functional::cross_entropy(
+                logits, y, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
+                .item<double>();
+    correct += logits.argmax(1).eq(y).sum().item<int64_t>();
+  }
+  net->train();
+  return {loss / static_cast<double>(n), 100.0 * static_cast<double>(correct) / static_cast<double>(n)};
+}
+
+std::string epoch_line(const EpochStats& e, int epochs) {
+  char line[320];
+  std::snprintf(line, sizeof line,
+                "epoch %3d/%d  lr %.4g  loss %.4f  train top-1 %6.2f%%  data %6.2fs  compute %7.2fs  "
+                "epoch %7.2fs  test top-1 %6.2f%%",
+                e.epoch, epochs, e.lr, e.train_loss, e.train_top1, e.data_seconds, e.compute_seconds,
+                e.epoch_seconds, e.test_top1);
+  return line;
+}
+
+void validate(const TrainOptions& o) {
+  check(o.epochs > 0, "--epochs must be positive");
+  check(o.batch_size > 0, "--batch-size must be positive");
+  check(o.optimizer.lr > 0, "--lr must be positive");
+  check(o.workers >= 0, "--workers must be >= 0");
+  check(o.threads >= 0, "--threads must be >= 0");
+  check(o.device == "cpu" || o.device == "cuda", "--device must be cpu or cuda");
+  check(o.optimizer.name != "nesterov" || o.optimizer.momentum > 0, "nesterov needs --momentum > 0");
+  scheduled_lr(o, 0, 1);  // rejects an unknown schedule before any work
+}
+
+}  // namespace
+
+TrainReport train(const TrainOptions& o, std::ostream& log) {
+  validate(o);
+  const DatasetInfo& info = dataset_info(o.dataset);
+  std::string dir = o.data_dir.empty() ? info.default_dir : o.data_dir;
+  check(!dir.empty(), "--data DIR is required for dataset '" + o.dataset + "'");
+  torch::set_num_threads(o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  torch::manual_seed(o.seed);
+
+  torch::Device device(torch::kCPU);
+  if (o.device == "cuda") {
+    check(torch::cuda::is_available(), "--device cuda: this LibTorch has no CUDA or no GPU is visible");
+    device = torch::Device(torch::kCUDA);
+    at::globalContext().setBenchmarkCuDNN(true);
+  }
+
+  Dataset train_set = load_dataset(o.dataset, dir, Split::Train);
+  const Dataset test_set = load_dataset(o.dataset, dir, Split::Test);
+  if (o.train_limit > 0 && o.train_limit < train_set.size()) {
+    train_set.labels.resize(static_cast<size_t>(o.train_limit));
+    train_set.images.resize(static_cast<size_t>(o.train_limit * train_set.image_numel()));
+  }
+
+  ModelOptions model_options;
+  model_options.channels = info.channels;
+  model_options.height = info.height;
+  model_options.width = info.width;
+  model_options.num_classes = static_cast<int>(info.classes.size());
+  model_options.batch_norm = o.batch_norm;
+  GraphNet net(build_model(o.model, model_options));
+  net->to(device);
+
+  TrainReport report;
+  for (const auto& p : net->parameters()) report.parameters += p.numel();
+  auto optimizer = make_optimizer(o.optimizer, net->parameters());
+
+  LoaderOptions loader_options;
+  loader_options.batch_size = o.batch_size;
+  loader_options.shuffle = true;
+  loader_options.drop_last = o.drop_last;
+  loader_options.augment = o.augment && o.dataset == "cifar10";
+  loader_options.workers = o.workers;
+  loader_options.seed = o.seed;
+  Loader loader(train_set, info, loader_options);
+
+  std::vector<float> test_pixels = normalized_images(test_set, info, 0, test_set.size());
+  const torch::Tensor test_images =
+      torch::from_blob(test_pixels.data(), {test_set.size(), info.channels, info.height, info.width}).to(device);
+  const torch::Tensor test_labels =
+      torch::tensor(std::vector<int64_t>(test_set.labels.begin(), test_set.labels.end())).to(device);
+
+  std::ofstream step_log;
+  if (!o.step_log.empty()) {
+    step_log.open(o.step_log);
+    check(step_log.good(), "cannot open step log '" + o.step_log + "'");
+    step_log << "epoch,step,loss,acc\n";
+  }
+
+  log << "training " << o.model << " (" << report.parameters << " parameters) on " << o.dataset << " ("
+      << train_set.size() << " train / " << test_set.size() << " test images), " << o.optimizer.name << " lr "
+      << o.optimizer.lr << ", batch " << o.batch_size << ", " << o.workers << " workers, "
+      << torch::get_num_threads() << " threads, " << o.device << "\n";
+
+  const auto run_start = Clock::now();
+  const int64_t steps_per_epoch = loader.batches_per_epoch();
+  int64_t global_step = 0;
+  for (int epoch = 1; epoch <= o.epochs; ++epoch) {
+    if (o.max_steps > 0 && global_step >= o.max_steps) break;
+    EpochStats stats;
+    stats.epoch = epoch;
+    const auto epoch_start = Clock::now();
+    loader.start_epoch(epoch);
+    net->train();
+    double loss_sum = 0;
+    int64_t correct = 0, seen = 0;
+    Progress progress("epoch " + std::to_string(epoch), steps_per_epoch);
+    Batch batch;
+    for (;;) {
+      const auto wait_start = Clock::now();
+      const bool more = loader.next(&batch);
+      stats.data_seconds += seconds_since(wait_start);
+      if (!more || (o.max_steps > 0 && global_step >= o.max_steps)) break;
+
+      const auto compute_start = Clock::now();
+      const double lr = scheduled_lr(o, global_step, steps_per_epoch);
+      optimizer->set_lr(lr);
+      stats.lr = lr;
+      const torch::Tensor x =
+          torch::from_blob(batch.images.data(), {batch.size, info.channels, info.height, info.width}).to(device);
+      const torch::Tensor y = torch::from_blob(batch.labels.data(), {batch.size}, torch::kInt64).to(device);
+      optimizer->zero_grad();
+      const torch::Tensor logits = net->forward(x);
+      const torch::Tensor loss = torch::nn::functional::cross_entropy(logits, y);
+      loss.backward();
+      optimizer->step();
+      const double batch_loss = loss.item<double>();  // synchronises like the lab's loss.item()
+      const int64_t batch_correct = logits.argmax(1).eq(y).sum().item<int64_t>();
+      synchronize(device);
+      stats.compute_seconds += seconds_since(compute_start);
+
+      ++global_step;
+      ++stats.steps;
+      loss_sum += batch_loss * static_cast<double>(batch.size);
+      correct += batch_correct;
+      seen += batch.size;
+      if (step_log.is_open())
+        step_log << epoch << ',' << global_step << ',' << batch_loss << ','
+                 << 100.0 * static_cast<double>(batch_correct) / static_cast<double>(batch.size) << '\n';
+      progress.advance();
+    }
+    progress.finish();
+    stats.epoch_seconds = seconds_since(epoch_start);
+    stats.train_loss = seen ? loss_sum / static_cast<double>(seen) : 0;
+    stats.train_top1 = seen ? 100.0 * static_cast<double>(correct) / static_cast<double>(seen) : 0;
+    const auto eval_start = Clock::now();
+    const Evaluation test = evaluate(net, test_images, test_labels);
+    stats.eval_seconds = seconds_since(eval_start);
+    stats.test_loss = test.loss;
+    stats.test_top1 = test.top1;
+    report.epochs.push_back(stats);
+    report.total_data_seconds += stats.data_seconds;
+    report.total_compute_seconds += stats.compute_seconds;
+    report.final_test_top1 = stats.test_top1;
+    log << epoch_line(stats, o.epochs) << std::endl;
+    if (step_log.is_open()) step_log.flush();
+
+    if (!o.checkpoint.empty()) {
+      net->to(torch::kCPU);
+      Checkpoint c;
+      c.model = o.model;
+      c.dataset = o.dataset;
+      c.batch_norm = o.batch_norm;
+      c.graph = net->graph();
+      c.classes = info.classes;
+      c.mean = info.mean;
+      c.std = info.std;
+      c.params = net->export_state();
+      report.total_seconds = seconds_since(run_start);
+      c.training_json = to_json(o, report);
+      save_checkpoint(c, o.checkpoint);
+      net->to(device);
+    }
+  }
+  report.total_seconds = seconds_since(run_start);
+  char totals[200];
+  std::snprintf(totals, sizeof totals, "total: data loading %.2fs, compute %.2fs, run %.2fs, final test top-1 %.2f%%",
+                report.total_data_seconds, report.total_compute_seconds, report.total_seconds,
+                report.final_test_top1);
+  log << totals << std::endl;
+  if (!o.json.empty()) write_text_output(o.json, to_json(o, report) + "\n");
+  return report;
+}
+
+std::string to_json(const TrainOptions& o, const TrainReport& r) {
+  nlohmann::json epochs = nlohmann::json::array();
+  for (const EpochStats& e : r.epochs)
+    epochs.push_back({{"epoch", e.epoch},
+                      {"steps", e.steps},
+                      {"lr", e.lr},
+                      {"train_loss", e.train_loss},
+                      {"train_top1", e.train_top1},
+                      {"data_seconds", e.data_seconds},
+                      {"compute_seconds", e.compute_seconds},
+                      {"epoch_seconds", e.epoch_seconds},
+                      {"test_loss", e.test_loss},
+                      {"test_top1", e.test_top1},
+                      {"eval_seconds", e.eval_seconds}});
+  nlohmann::json j = {
+      {"options",
+       {{"model", o.model},
+        {"dataset", o.dataset},
+        {"epochs", o.epochs},
+        {"batch_size", o.batch_size},
+        {"optimizer", o.optimizer.name},
+        {"lr", o.optimizer.lr},
+        {"momentum", o.optimizer.momentum},
+        {"weight_decay", o.optimizer.weight_decay},
+        {"schedule", o.schedule},
+        {"warmup_epochs", o.warmup_epochs},
+        {"batch_norm", o.batch_norm},
+        {"augment", o.augment},
+        {"device", o.device},
+        {"workers", o.workers},
+        {"threads", o.threads},
+        {"seed", o.seed}}},
+      {"parameters", r.parameters},
+      {"epochs", epochs},
+      {"total_data_seconds", r.total_data_seconds},
+      {"total_compute_seconds", r.total_compute_seconds},
+      {"total_seconds", r.total_seconds},
+      {"final_test_top1", r.final_test_top1},
+  };
+  return j.dump(2);
+}
+
+}  // namespace octet
