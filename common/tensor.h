@@ -20,6 +20,7 @@ std::string shape_string(const Shape& shape);
 
 template <typename T>
 struct Tensor {
+  using value_type = T;
   Shape shape;
   std::vector<T> data;
 

@@ -81,19 +81,29 @@ Dataset load_dataset(const std::string& name, const std::string& dir, Split spli
   return data;
 }
 
-std::vector<float> normalized_images(const Dataset& data, const DatasetInfo& info, int64_t first, int64_t count) {
-  check(first >= 0 && count >= 0 && first + count <= data.size(), "image range out of bounds");
+std::vector<float> normalized_images(const Dataset& data, const std::vector<float>& mean, const std::vector<float>& std,
+                                     const std::vector<int64_t>& indices) {
+  check(static_cast<int>(mean.size()) == data.channels && static_cast<int>(std.size()) == data.channels,
+        "normalisation needs one mean and std per channel");
   const int64_t plane = static_cast<int64_t>(data.height) * data.width;
-  std::vector<float> out(static_cast<size_t>(count * data.image_numel()));
+  std::vector<float> out(indices.size() * static_cast<size_t>(data.image_numel()));
   float* dst = out.data();
-  for (int64_t i = 0; i < count; ++i) {
-    const uint8_t* src = data.image(first + i);
+  for (int64_t index : indices) {
+    check(index >= 0 && index < data.size(), "image index " + std::to_string(index) + " out of range");
+    const uint8_t* src = data.image(index);
     for (int c = 0; c < data.channels; ++c) {
-      const float scale = 1.0f / (255.0f * info.std[c]), shift = -info.mean[c] / info.std[c];
+      const float scale = 1.0f / (255.0f * std[c]), shift = -mean[c] / std[c];
       for (int64_t p = 0; p < plane; ++p) *dst++ = static_cast<float>(*src++) * scale + shift;
     }
   }
   return out;
+}
+
+std::vector<float> normalized_images(const Dataset& data, const std::vector<float>& mean, const std::vector<float>& std,
+                                     int64_t first, int64_t count) {
+  std::vector<int64_t> indices(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) indices[i] = first + i;
+  return normalized_images(data, mean, std, indices);
 }
 
 }  // namespace octet

@@ -44,7 +44,10 @@ void read_cifar10_file(const std::string& path, Dataset* append_to);
 // IDX (MNIST family): returns the dimensions and the raw bytes; gzip is detected.
 std::vector<uint8_t> read_idx_file(const std::string& path, std::vector<int>* dims);
 
-// Normalised float pixels of images [first, first + count), NCHW.
-std::vector<float> normalized_images(const Dataset& data, const DatasetInfo& info, int64_t first, int64_t count);
+// Normalised float pixels, NCHW: (pixel / 255 - mean[c]) / std[c].
+std::vector<float> normalized_images(const Dataset& data, const std::vector<float>& mean, const std::vector<float>& std,
+                                     const std::vector<int64_t>& indices);
+std::vector<float> normalized_images(const Dataset& data, const std::vector<float>& mean, const std::vector<float>& std,
+                                     int64_t first, int64_t count);
 
 }  // namespace octet

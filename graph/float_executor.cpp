@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "common/error.h"
+#include "graph/layout.h"
 
 namespace octet {
 
@@ -17,11 +18,6 @@ using Map = Eigen::Map<RowMatrix>;
 // Rows of im2col handled per task: bounds the scratch buffer and gives OpenMP work to share.
 constexpr int64_t kRowsPerTask = 2048;
 
-// The flatten node feeding a linear, or -1: the linear's columns then need the HWC permutation.
-int flatten_source(const Graph& g, const Node& linear) {
-  const Node& in = g.nodes[linear.inputs[0]];
-  return in.op == Op::Flatten ? in.inputs[0] : -1;
-}
 }  // namespace
 
 FloatTensor to_nhwc(const float* nchw, int64_t batch, const ActShape& s) {
@@ -33,28 +29,27 @@ FloatTensor to_nhwc(const float* nchw, int64_t batch, const ActShape& s) {
   return out;
 }
 
-FloatTensor conv_weight_ohwi(const FloatTensor& w) {
-  const int64_t O = w.dim(0), I = w.dim(1), KH = w.dim(2), KW = w.dim(3);
-  FloatTensor out({O, KH, KW, I});
-  for (int64_t o = 0; o < O; ++o)
-    for (int64_t i = 0; i < I; ++i)
-      for (int64_t y = 0; y < KH; ++y)
-        for (int64_t x = 0; x < KW; ++x)
-          out.data[((o * KH + y) * KW + x) * I + i] = w.data[((o * I + i) * KH + y) * KW + x];
-  return out;
-}
-
-FloatTensor linear_weight_hwc(const FloatTensor& w, const ActShape& s) {
-  const int64_t O = w.dim(0), F = w.dim(1);
-  check(F == s.numel(), "linear weight has " + std::to_string(F) + " inputs for a flattened " + to_string(s));
-  FloatTensor out({O, F});
-  for (int64_t o = 0; o < O; ++o)
-    for (int c = 0; c < s.c; ++c)
-      for (int y = 0; y < s.h; ++y)
-        for (int x = 0; x < s.w; ++x)
-          out.data[o * F + (static_cast<int64_t>(y) * s.w + x) * s.c + c] =
-              w.data[o * F + (static_cast<int64_t>(c) * s.h + y) * s.w + x];
-  return out;
+void gather_patches(const Node& n, const ActShape& in, const ActShape& out, const float* x, int64_t first,
+                    int64_t count, float* rows) {
+  const int64_t K = patch_size(n, in);
+  if (n.op != Op::Conv2d) {
+    std::memcpy(rows, x + first * K, sizeof(float) * count * K);
+    return;
+  }
+  for (int64_t r = 0; r < count; ++r) {
+    const int64_t m = first + r, ox = m % out.w, oy = (m / out.w) % out.h, b = m / (int64_t(out.w) * out.h);
+    float* dst = rows + r * K;
+    for (int ky = 0; ky < n.kernel; ++ky) {
+      const int64_t iy = oy * n.stride - n.padding + ky;
+      for (int kx = 0; kx < n.kernel; ++kx, dst += in.c) {
+        const int64_t ix = ox * n.stride - n.padding + kx;
+        if (iy < 0 || iy >= in.h || ix < 0 || ix >= in.w)
+          std::fill(dst, dst + in.c, 0.0f);
+        else
+          std::memcpy(dst, x + ((b * in.h + iy) * in.w + ix) * in.c, sizeof(float) * in.c);
+      }
+    }
+  }
 }
 
 FloatExecutor::FloatExecutor(const FloatModel& model) : graph_(model.graph), shapes_(model.graph.shapes()) {
@@ -62,16 +57,8 @@ FloatExecutor::FloatExecutor(const FloatModel& model) : graph_(model.graph), sha
   for (size_t i = 0; i < graph_.nodes.size(); ++i) {
     const Node& n = graph_.nodes[i];
     if (n.op != Op::Conv2d && n.op != Op::Linear) continue;
-    Layer& layer = layers_[i];
-    const FloatTensor& w = model.weight(n);
-    if (n.op == Op::Conv2d) {
-      layer.weight = conv_weight_ohwi(w);
-    } else {
-      const int source = flatten_source(graph_, n);
-      layer.weight = source >= 0 ? linear_weight_hwc(w, shapes_[source]) : w;
-    }
-    layer.weight.shape = {w.dim(0), w.numel() / w.dim(0)};
-    layer.bias = model.bias(n).data;
+    layers_[i].weight = nhwc_weight(graph_, shapes_, static_cast<int>(i), model.weight(n));
+    layers_[i].bias = model.bias(n).data;
   }
 }
 
@@ -108,20 +95,7 @@ FloatTensor FloatExecutor::run_node(int i, const std::vector<FloatTensor>& value
       for (int64_t first = 0; first < rows; first += kRowsPerTask) {
         const int64_t count = std::min(kRowsPerTask, rows - first);
         RowMatrix patches(count, K);
-        for (int64_t r = 0; r < count; ++r) {  // im2col of one output pixel: kh x kw x C, zero outside
-          const int64_t m = first + r, ox = m % out.w, oy = (m / out.w) % out.h, b = m / (out.w * out.h);
-          float* dst = patches.data() + r * K;
-          for (int ky = 0; ky < n.kernel; ++ky) {
-            const int64_t iy = oy * n.stride - n.padding + ky;
-            for (int kx = 0; kx < n.kernel; ++kx, dst += in.c) {
-              const int64_t ix = ox * n.stride - n.padding + kx;
-              if (iy < 0 || iy >= in.h || ix < 0 || ix >= in.w)
-                std::fill(dst, dst + in.c, 0.0f);
-              else
-                std::memcpy(dst, x.ptr() + ((b * in.h + iy) * in.w + ix) * in.c, sizeof(float) * in.c);
-            }
-          }
-        }
+        gather_patches(n, in, out, x.ptr(), first, count, patches.data());
         Map(y.ptr() + first * out.c, count, out.c).noalias() = (patches * W.transpose()).rowwise() + bias;
       }
       break;
@@ -183,6 +157,10 @@ FloatTensor FloatExecutor::run_node(int i, const std::vector<FloatTensor>& value
     case Op::Flatten: y.data = x.data; break;
     case Op::Input:
     case Op::BatchNorm2d: fail(std::string("float executor: unexpected ") + op_name(n.op) + " node '" + n.name + "'");
+  }
+  if ((n.op == Op::Conv2d || n.op == Op::Linear) && n.inputs.size() == 2) {
+    const FloatTensor& skip = values[n.inputs[1]];
+    for (int64_t k = 0; k < y.numel(); ++k) y.data[k] += skip.data[k];
   }
   if (n.relu || n.op == Op::ReLU)
     for (float& v : y.data) v = std::max(v, 0.0f);

@@ -26,6 +26,9 @@ class FloatExecutor {
   // `values` holds one tensor per node and is updated in place.
   void run_nodes(std::vector<FloatTensor>& values, int first, const Observer& observer = {}) const;
 
+  // Computes node i from the values of the nodes it reads (does not store it).
+  FloatTensor run_node(int i, const std::vector<FloatTensor>& values) const;
+
   const Graph& graph() const { return graph_; }
   const std::vector<ActShape>& shapes() const { return shapes_; }
 
@@ -34,19 +37,24 @@ class FloatExecutor {
     FloatTensor weight;  // [out][K], K in the order the NHWC input is read
     std::vector<float> bias;
   };
-  FloatTensor run_node(int i, const std::vector<FloatTensor>& values) const;
-
   Graph graph_;
   std::vector<ActShape> shapes_;
   std::vector<Layer> layers_;
 };
 
+// Rows [first, first + count) of the im2col matrix of a conv reading NHWC
+// `x`: each row is one output pixel's receptive field in (ky, kx, c) order,
+// zero outside the image. For a linear layer the rows are the input vectors.
+void gather_patches(const Node& n, const ActShape& in, const ActShape& out, const float* x, int64_t first,
+                    int64_t count, float* rows);
+inline int64_t patch_size(const Node& n, const ActShape& in) {
+  return n.op == Op::Conv2d ? int64_t(n.kernel) * n.kernel * in.c : in.numel();
+}
+inline int64_t patch_rows(const Node& n, const ActShape& out, int64_t batch) {
+  return n.op == Op::Conv2d ? batch * out.h * out.w : batch;
+}
+
 // NCHW -> NHWC float conversion of a batch of images.
 FloatTensor to_nhwc(const float* nchw, int64_t batch, const ActShape& shape);
-
-// Weight layouts shared with the quantizer: conv OIHW -> [O][kh][kw][I];
-// linear after a flatten of C x H x W -> columns in H, W, C order.
-FloatTensor conv_weight_ohwi(const FloatTensor& oihw);
-FloatTensor linear_weight_hwc(const FloatTensor& weight, const ActShape& flattened_from);
 
 }  // namespace octet

@@ -14,10 +14,11 @@ const std::vector<std::pair<Op, const char*>> kOpNames = {
     {Op::Flatten, "flatten"},     {Op::ShortcutA, "shortcut_a"},
 };
 
-int expected_arity(Op op) {
-  if (op == Op::Input) return 0;
-  if (op == Op::Add) return 2;
-  return 1;
+bool arity_ok(Op op, size_t inputs) {
+  if (op == Op::Input) return inputs == 0;
+  if (op == Op::Add) return inputs == 2;
+  if (op == Op::Conv2d || op == Op::Linear) return inputs == 1 || inputs == 2;  // second: fused residual
+  return inputs == 1;
 }
 
 int pooled(int size, int kernel, int stride, int padding) { return (size + 2 * padding - kernel) / stride + 1; }
@@ -44,8 +45,7 @@ std::vector<ActShape> Graph::shapes() const {
   for (size_t i = 0; i < nodes.size(); ++i) {
     const Node& n = nodes[i];
     const std::string where = "graph node " + std::to_string(i) + " '" + n.name + "' (" + op_name(n.op) + "): ";
-    check(static_cast<int>(n.inputs.size()) == expected_arity(n.op),
-          where + "expects " + std::to_string(expected_arity(n.op)) + " inputs");
+    check(arity_ok(n.op, n.inputs.size()), where + "has " + std::to_string(n.inputs.size()) + " inputs");
     for (int in : n.inputs)
       check(in >= 0 && static_cast<size_t>(in) < i, where + "input " + std::to_string(in) + " is not an earlier node");
     const ActShape x = n.inputs.empty() ? ActShape{} : out[n.inputs[0]];
@@ -85,6 +85,9 @@ std::vector<ActShape> Graph::shapes() const {
       case Op::BatchNorm2d:
       case Op::ReLU: y = x; break;
     }
+    if ((n.op == Op::Conv2d || n.op == Op::Linear) && n.inputs.size() == 2)
+      check(out[n.inputs[1]] == y, where + "residual input " + to_string(out[n.inputs[1]]) + " does not match output " +
+                                       to_string(y));
   }
   return out;
 }

@@ -42,6 +42,8 @@ std::string to_string(const ActShape& s);
 struct Node {
   std::string name;
   Op op = Op::Input;
+  // Producers. A quantized graph's conv or linear may have a second input: a
+  // residual added to its output before the (fused) ReLU.
   std::vector<int> inputs;
   // Conv2d: output channels; Linear: output features; ShortcutA: zero
   // channels added on each side; Input: channels of the input image.

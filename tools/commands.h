@@ -8,5 +8,8 @@ namespace octet {
 
 void add_train_command(CLI::App& app);
 void add_summary_command(CLI::App& app);
+void add_quantize_command(CLI::App& app);
+void add_eval_command(CLI::App& app);
+void add_pipeline_command(CLI::App& app);
 
 }  // namespace octet

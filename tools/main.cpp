@@ -9,6 +9,9 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   octet::add_train_command(app);
   octet::add_summary_command(app);
+  octet::add_quantize_command(app);
+  octet::add_eval_command(app);
+  octet::add_pipeline_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

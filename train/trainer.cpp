@@ -136,7 +136,7 @@ TrainReport train(const TrainOptions& o, std::ostream& log) {
   loader_options.seed = o.seed;
   Loader loader(train_set, info, loader_options);
 
-  std::vector<float> test_pixels = normalized_images(test_set, info, 0, test_set.size());
+  std::vector<float> test_pixels = normalized_images(test_set, info.mean, info.std, 0, test_set.size());
   const torch::Tensor test_images =
       torch::from_blob(test_pixels.data(), {test_set.size(), info.channels, info.height, info.width}).to(device);
   const torch::Tensor test_labels =

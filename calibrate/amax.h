@@ -1,0 +1,29 @@
+// Choosing the clipping value amax of a tensor from its statistics. Values are
+// then quantized symmetrically: scale = 127 / amax, q = clamp(round(x * scale)).
+//   max         max |x|
+//   sigma3      max(|mean - 3 std|, |mean + 3 std|), as in the course lab
+//   percentile  the given quantile of |x| (default 99.99)
+//   entropy     TensorRT's search: the threshold whose 128-level quantization of
+//               the |x| histogram has the lowest KL divergence from it
+//   mse         the threshold with the lowest count-weighted squared error of the
+//               quantized bin centres
+// `auto` is not a function of the statistics alone: quant/ runs it on data.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "calibrate/histogram.h"
+
+namespace octet {
+
+enum class AmaxMethod { Max, Sigma3, Percentile, Entropy, Mse, Auto };
+
+AmaxMethod amax_method_from_name(const std::string& name);  // fails listing the known names
+const char* amax_method_name(AmaxMethod method);
+// The methods that are functions of the statistics (every method but auto).
+const std::vector<AmaxMethod>& statistic_methods();
+
+double compute_amax(const TensorStats& stats, AmaxMethod method, double percentile = 99.99);
+
+}  // namespace octet

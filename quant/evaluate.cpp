@@ -1,0 +1,166 @@
+#include "quant/evaluate.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "common/error.h"
+#include "common/progress.h"
+
+namespace octet {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+
+int64_t argmax_row(const float* row, int64_t n) {
+  int64_t best = 0;
+  for (int64_t k = 1; k < n; ++k)
+    if (row[k] > row[best]) best = k;
+  return best;
+}
+
+bool has_own_scale(const QuantizedModel& m, int i) {
+  const Op op = m.graph.nodes[i].op;
+  return op != Op::MaxPool2d && op != Op::Flatten && op != Op::ReLU && op != Op::ShortcutA && i != m.output();
+}
+
+double sqnr_db(double signal, double noise) {
+  if (noise == 0) return INFINITY;
+  return 10.0 * std::log10(signal / noise);
+}
+}  // namespace
+
+std::vector<int> float_counterparts(const Graph& fg, const Graph& qg) {
+  const auto consumers = fg.consumers();
+  std::vector<int> out(qg.nodes.size(), -1);
+  for (size_t i = 0; i < qg.nodes.size(); ++i) {
+    const Node& n = qg.nodes[i];
+    int f = fg.find(n.name);
+    if (f >= 0 && (n.op == Op::Conv2d || n.op == Op::Linear) && n.inputs.size() == 2)
+      f = consumers[f].size() == 1 && fg.nodes[consumers[f][0]].op == Op::Add ? consumers[f][0] : -1;
+    out[i] = f;
+  }
+  return out;
+}
+
+EvalReport evaluate(const FloatExecutor& float_model, const CpuEngine& engine, const Dataset& test, int64_t limit,
+                    bool with_layers, int64_t batch_size) {
+  const QuantizedModel& qm = engine.model();
+  const int64_t images = limit > 0 ? std::min(limit, test.size()) : test.size();
+  check(images > 0, "no test images to evaluate");
+  check(float_model.shapes()[0] == engine.shapes()[0],
+        "the float and quantized models take different inputs (" + to_string(float_model.shapes()[0]) + " vs " +
+            to_string(engine.shapes()[0]) + ")");
+  check(test.channels == engine.shapes()[0].c && test.height == engine.shapes()[0].h,
+        "the dataset's images do not fit the model's input " + to_string(engine.shapes()[0]));
+
+  const std::vector<int> counterpart = float_counterparts(float_model.graph(), qm.graph);
+  std::map<int, int> watched;  // float node -> quantized node
+  if (with_layers)
+    for (size_t i = 0; i < qm.graph.nodes.size(); ++i)
+      if (has_own_scale(qm, static_cast<int>(i)) && counterpart[i] >= 0) watched[counterpart[i]] = static_cast<int>(i);
+  std::vector<double> signal(qm.graph.nodes.size() + 1, 0.0), noise(qm.graph.nodes.size() + 1, 0.0);
+  const size_t logits_slot = qm.graph.nodes.size();
+
+  EvalReport report;
+  report.images = images;
+  int64_t float_correct = 0, int8_correct = 0, agree = 0;
+  const int64_t classes = qm.num_classes();
+  Progress progress("evaluating", images);
+  for (int64_t first = 0; first < images; first += batch_size) {
+    const int64_t n = std::min(batch_size, images - first);
+    const std::vector<float> x = normalized_images(test, qm.mean, qm.std, first, n);
+    std::map<int, FloatTensor> float_values;  // by quantized node
+    auto t0 = Clock::now();
+    const FloatTensor float_logits = float_model.run(x.data(), n, [&](int node, FloatTensor& act) {
+      auto it = watched.find(node);
+      if (it != watched.end()) float_values[it->second] = act;
+    });
+    auto t1 = Clock::now();
+    const FloatTensor int8_logits = engine.dequantize_logits(engine.run(x.data(), n, [&](int node, const int8_t* q, int64_t count) {
+      auto it = float_values.find(node);
+      if (it == float_values.end()) return;
+      const float inv = 1.0f / qm.quant[node].scale;
+      const float* ref = it->second.ptr();
+      for (int64_t k = 0; k < count; ++k) {
+        const double e = ref[k] - q[k] * inv;
+        signal[node] += double(ref[k]) * ref[k];
+        noise[node] += e * e;
+      }
+    }));
+    auto t2 = Clock::now();
+    report.float_seconds += std::chrono::duration<double>(t1 - t0).count();
+    report.int8_seconds += std::chrono::duration<double>(t2 - t1).count();
+    for (int64_t b = 0; b < n; ++b) {
+      const int64_t label = test.labels[first + b];
+      const int64_t pf = argmax_row(float_logits.ptr() + b * classes, classes);
+      const int64_t pq = argmax_row(int8_logits.ptr() + b * classes, classes);
+      float_correct += pf == label;
+      int8_correct += pq == label;
+      agree += pf == pq;
+      for (int64_t k = 0; k < classes; ++k) {
+        const double f = float_logits.data[b * classes + k], e = f - int8_logits.data[b * classes + k];
+        signal[logits_slot] += f * f;
+        noise[logits_slot] += e * e;
+      }
+    }
+    progress.advance(n);
+  }
+  progress.finish();
+  const double total = static_cast<double>(images);
+  report.float_top1 = 100.0 * float_correct / total;
+  report.int8_top1 = 100.0 * int8_correct / total;
+  report.agreement = 100.0 * agree / total;
+  for (const auto& [f, i] : watched) {
+    const Node& n = qm.graph.nodes[i];
+    const NodeQuant& q = qm.quant[i];
+    report.layers.push_back({n.name, op_name(n.op), q.scale, q.amax, q.method, sqnr_db(signal[i], noise[i])});
+  }
+  report.layers.push_back({"logits", "output", 0, 0, "int32", sqnr_db(signal[logits_slot], noise[logits_slot])});
+  return report;
+}
+
+std::string eval_report_json(const EvalReport& r) {
+  nlohmann::json layers = nlohmann::json::array();
+  for (const LayerReport& l : r.layers)
+    layers.push_back({{"name", l.name},
+                      {"op", l.op},
+                      {"scale", l.scale},
+                      {"amax", l.amax},
+                      {"method", l.method},
+                      {"sqnr_db", std::isfinite(l.sqnr_db) ? nlohmann::json(l.sqnr_db) : nlohmann::json(nullptr)}});
+  return nlohmann::json({{"images", r.images},
+                         {"float_top1", r.float_top1},
+                         {"int8_top1", r.int8_top1},
+                         {"top1_difference", r.int8_top1 - r.float_top1},
+                         {"agreement", r.agreement},
+                         {"float_seconds", r.float_seconds},
+                         {"int8_seconds", r.int8_seconds},
+                         {"layers", layers}})
+      .dump(2);
+}
+
+std::string eval_report_table(const EvalReport& r) {
+  std::string out;
+  char line[256];
+  if (!r.layers.empty()) {
+    std::snprintf(line, sizeof line, "%-22s %-16s %10s %10s  %-12s %9s\n", "layer", "op", "amax", "scale", "method",
+                  "SQNR dB");
+    out += line;
+    for (const LayerReport& l : r.layers) {
+      std::snprintf(line, sizeof line, "%-22s %-16s %10.4f %10.3f  %-12s %9.2f\n", l.name.c_str(), l.op.c_str(),
+                    l.amax, l.scale, l.method.c_str(), l.sqnr_db);
+      out += line;
+    }
+    out += "\n";
+  }
+  std::snprintf(line, sizeof line,
+                "images %lld   float top-1 %.2f%%   int8 top-1 %.2f%%   difference %+.2f   agreement %.2f%%\n",
+                static_cast<long long>(r.images), r.float_top1, r.int8_top1, r.int8_top1 - r.float_top1, r.agreement);
+  out += line;
+  return out;
+}
+
+}  // namespace octet

@@ -1,0 +1,40 @@
+// Float vs int8 on a test set: top-1 of each, their difference, the share of
+// images where both predict the same class, and the per-layer error report
+// (SQNR of each layer's int8 output against the float model's).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "data/dataset.h"
+#include "graph/float_executor.h"
+#include "runtime/cpu/engine.h"
+
+namespace octet {
+
+struct LayerReport {
+  std::string name, op;
+  float scale = 0, amax = 0;
+  std::string method;
+  double sqnr_db = 0;  // 10 log10(sum x^2 / sum (x - q / scale)^2)
+};
+
+struct EvalReport {
+  int64_t images = 0;
+  double float_top1 = 0, int8_top1 = 0, agreement = 0;  // percent
+  double float_seconds = 0, int8_seconds = 0;
+  std::vector<LayerReport> layers;  // quantization points in graph order, then the logits
+};
+
+// For each node of the quantized graph, the float inference node holding the
+// same value (a conv with a fused residual stands for the add after it), or -1.
+std::vector<int> float_counterparts(const Graph& float_graph, const Graph& quantized_graph);
+
+// Evaluates the first `limit` test images (0: all); `with_layers` adds the SQNR report.
+EvalReport evaluate(const FloatExecutor& float_model, const CpuEngine& engine, const Dataset& test, int64_t limit,
+                    bool with_layers, int64_t batch_size = 250);
+
+std::string eval_report_json(const EvalReport& report);
+std::string eval_report_table(const EvalReport& report);
+
+}  // namespace octet

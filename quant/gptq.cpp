@@ -1,0 +1,101 @@
+#include "quant/gptq.h"
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
+
+#include "common/progress.h"
+#include "graph/layout.h"
+
+namespace octet {
+
+namespace {
+using RowMatrixF = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using RowMatrixD = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+// A layer's H is estimated from at most this many input rows (patches), spread evenly.
+constexpr int64_t kMaxRows = 32768;
+constexpr int64_t kRowsPerChunk = 2048;
+// Dampening added to H's diagonal, relative to its mean (GPTQ's default).
+constexpr double kDamp = 0.01;
+
+// Quantizes W [O][K] (NHWC reading order) in place to int8 levels (returned)
+// with per-row `scale`, compensating errors through the inverse of H.
+Int8Tensor round_layer(RowMatrixD& W, const std::vector<float>& scale, Eigen::MatrixXd H) {
+  const int64_t O = W.rows(), K = W.cols();
+  const double damp = kDamp * std::max(H.diagonal().mean(), 1e-12);
+  for (int64_t k = 0; k < K; ++k) {
+    if (H(k, k) == 0) H(k, k) = 1;  // an input that is always zero: its weights do not matter
+    H(k, k) += damp;
+  }
+  const Eigen::MatrixXd inverse = H.llt().solve(Eigen::MatrixXd::Identity(K, K));
+  const Eigen::MatrixXd U = inverse.llt().matrixU();  // inverse = U^T U
+  Int8Tensor q({O, K});
+#pragma omp parallel for
+  for (int64_t o = 0; o < O; ++o) {
+    const double s = scale[o];
+    for (int64_t k = 0; k < K; ++k) {
+      const double w = W(o, k);
+      const double level = std::clamp(std::round(w * s), -128.0, 127.0);
+      q.data[o * K + k] = static_cast<int8_t>(level);
+      const double err = (w - level / s) / U(k, k);
+      for (int64_t j = k + 1; j < K; ++j) W(o, j) -= err * U(k, j);
+    }
+  }
+  return q;
+}
+}  // namespace
+
+std::map<std::string, Int8Tensor> gptq_round(const FloatModel& folded, const std::map<std::string, FloatTensor>& scales,
+                                             const std::vector<float>& images, int64_t count) {
+  const FloatExecutor executor(folded);
+  const Graph& g = folded.graph;
+  const std::vector<ActShape>& shapes = executor.shapes();
+  std::vector<Eigen::MatrixXf> hessians(g.nodes.size());
+  const int64_t batch = 128;
+  Progress progress("gptq: input statistics", count);
+  for (int64_t first = 0; first < count; first += batch) {
+    const int64_t n = std::min(batch, count - first);
+    executor.run(images.data() + first * shapes[0].numel(), n, [&](int producer, FloatTensor& act) {
+      for (size_t i = static_cast<size_t>(producer) + 1; i < g.nodes.size(); ++i) {
+        const Node& node = g.nodes[i];
+        if ((node.op != Op::Conv2d && node.op != Op::Linear) || node.inputs[0] != producer) continue;
+        const ActShape in = shapes[producer], out = shapes[i];
+        const int64_t K = patch_size(node, in), rows = patch_rows(node, out, n);
+        const int64_t total_rows = patch_rows(node, out, count);
+        const int64_t stride = std::max<int64_t>(1, total_rows / kMaxRows);
+        Eigen::MatrixXf& H = hessians[i];
+        if (H.size() == 0) H = Eigen::MatrixXf::Zero(K, K);
+        RowMatrixF chunk(kRowsPerChunk, K);
+        int64_t filled = 0;
+        const int64_t offset = patch_rows(node, out, first);
+        for (int64_t r = (stride - offset % stride) % stride; r < rows; r += stride) {
+          gather_patches(node, in, out, act.ptr(), r, 1, chunk.data() + filled * K);
+          if (++filled == kRowsPerChunk) {
+            H.noalias() += chunk.transpose() * chunk;
+            filled = 0;
+          }
+        }
+        if (filled) H.noalias() += chunk.topRows(filled).transpose() * chunk.topRows(filled);
+      }
+    });
+    progress.advance(n);
+  }
+  progress.finish();
+
+  std::map<std::string, Int8Tensor> out;
+  Progress rounding("gptq: rounding", static_cast<int64_t>(g.nodes.size()));
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    rounding.advance();
+    const Node& node = g.nodes[i];
+    if (node.op != Op::Conv2d && node.op != Op::Linear) continue;
+    const FloatTensor& w = folded.weight(node);
+    const FloatTensor nhwc = nhwc_weight(g, shapes, static_cast<int>(i), w);
+    RowMatrixD W = Eigen::Map<const RowMatrixF>(nhwc.ptr(), nhwc.dim(0), nhwc.dim(1)).cast<double>();
+    const Int8Tensor levels = round_layer(W, scales.at(node.name).data, hessians[i].cast<double>());
+    out[node.name] = torch_weight(g, shapes, static_cast<int>(i), levels, w.shape);
+  }
+  return out;
+}
+
+}  // namespace octet

@@ -1,0 +1,298 @@
+#include "quant/quantize.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "common/error.h"
+#include "common/progress.h"
+#include "quant/fixed_point.h"
+
+namespace octet {
+
+namespace {
+
+bool is_weighted(Op op) { return op == Op::Conv2d || op == Op::Linear; }
+bool keeps_input_scale(Op op) {
+  return op == Op::MaxPool2d || op == Op::Flatten || op == Op::ReLU || op == Op::ShortcutA;
+}
+
+float scale_for(double amax) { return amax > 0 ? static_cast<float>(127.0 / amax) : 1.0f; }
+
+// The quantized graph before any scale is known: which float node each
+// quantized node comes from, and whose statistics give its scale.
+struct Plan {
+  Graph graph;
+  std::vector<int> stats_node;   // float node whose output this node's int8 output stands for
+  std::vector<bool> own_scale;   // a quantization point
+};
+
+Plan plan_graph(const Graph& fg) {
+  const auto consumers = fg.consumers();
+  const size_t N = fg.nodes.size();
+  std::vector<int> fused_conv(N, -1), skip_of(N, -1);
+  std::vector<bool> is_fused(N, false);
+  for (size_t a = 0; a < N; ++a) {
+    const Node& add = fg.nodes[a];
+    if (add.op != Op::Add) continue;
+    for (int k = 0; k < 2; ++k) {
+      const int c = add.inputs[k];
+      const Node& conv = fg.nodes[c];
+      if (is_weighted(conv.op) && conv.inputs.size() == 1 && !conv.relu && consumers[c].size() == 1 && !is_fused[c]) {
+        fused_conv[a] = c;
+        skip_of[a] = add.inputs[1 - k];
+        is_fused[c] = true;
+        break;
+      }
+    }
+  }
+  Plan plan;
+  std::vector<int> new_index(N, -1);
+  for (size_t f = 0; f < N; ++f) {
+    if (is_fused[f]) continue;
+    Node n = fg.nodes[f];
+    if (fused_conv[f] >= 0) {  // emit the conv at the add's place, so its skip input already exists
+      const Node& add = fg.nodes[f];
+      n = fg.nodes[fused_conv[f]];
+      n.inputs = {n.inputs[0], skip_of[f]};
+      n.relu = add.relu;
+    }
+    for (int& in : n.inputs) in = new_index[in];
+    plan.graph.nodes.push_back(n);
+    new_index[f] = static_cast<int>(plan.graph.nodes.size()) - 1;
+    if (fused_conv[f] >= 0) new_index[fused_conv[f]] = new_index[f];
+    plan.stats_node.push_back(static_cast<int>(f));
+    plan.own_scale.push_back(!keeps_input_scale(n.op) && f + 1 != N);
+  }
+  plan.graph.validate();
+  return plan;
+}
+
+// Int8 weights and scales of every conv and linear, by layer name.
+std::map<std::string, QuantizedWeights> quantize_all_weights(const FloatModel& folded, const Calibration& cal,
+                                                             const QuantizeOptions& o) {
+  std::map<std::string, QuantizedWeights> weights;
+  std::map<std::string, FloatTensor> scales;
+  for (const Node& n : folded.graph.nodes) {
+    if (!is_weighted(n.op)) continue;
+    weights[n.name] = quantize_weights(folded.weight(n), o.per_channel, o.scheme == "lab", n.name);
+    scales[n.name] = weights[n.name].scales;
+  }
+  if (o.weight_rounding == "gptq" && o.scheme != "lab") {
+    const int64_t samples = std::min(o.gptq_samples, cal.samples);
+    for (auto& [name, levels] : gptq_round(folded, scales, cal.images, samples)) weights[name].values = levels;
+  }
+  return weights;
+}
+
+// Weights replaced by their int8 images, for scoring activation choices with
+// every weight already quantized.
+FloatModel with_quantized_weights(const FloatModel& folded, const std::map<std::string, QuantizedWeights>& weights) {
+  FloatModel m = folded;
+  for (const auto& [name, q] : weights) {
+    FloatTensor& w = m.params[name + ".weight"];
+    const int64_t per_channel = w.numel() / w.dim(0);
+    for (int64_t k = 0; k < w.numel(); ++k) w.data[k] = q.values.data[k] / q.scales.data[k / per_channel];
+  }
+  return m;
+}
+
+// Mean KL(softmax(target) || softmax(logits)) over images. Unlike a plain
+// logit MSE it weighs images near a decision boundary most, which is what
+// decides whether int8 and float predict the same class.
+double softmax_kl(const FloatTensor& target, const FloatTensor& logits) {
+  const int64_t rows = target.dim(0), classes = target.dim(1);
+  double total = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* t = target.ptr() + r * classes;
+    const float* l = logits.ptr() + r * classes;
+    const double tmax = *std::max_element(t, t + classes), lmax = *std::max_element(l, l + classes);
+    double tsum = 0, lsum = 0;
+    for (int64_t k = 0; k < classes; ++k) {
+      tsum += std::exp(t[k] - tmax);
+      lsum += std::exp(l[k] - lmax);
+    }
+    for (int64_t k = 0; k < classes; ++k) {
+      const double log_p = t[k] - tmax - std::log(tsum), log_q = l[k] - lmax - std::log(lsum);
+      total += std::exp(log_p) * (log_p - log_q);
+    }
+  }
+  return total / static_cast<double>(rows);
+}
+
+// `auto`: walking the quantization points in graph order, try each method's
+// amax with every earlier point already fixed and keep the one whose output
+// distribution is closest (softmax KL) to the float model's on calibration images.
+void choose_auto(const FloatModel& folded, const std::map<std::string, QuantizedWeights>& weights,
+                 const Calibration& cal, const QuantizeOptions& o, const std::vector<int>& points,
+                 std::vector<double>* amax, std::vector<std::string>* methods) {
+  const FloatExecutor reference(folded);
+  const FloatExecutor quantized_weights(with_quantized_weights(folded, weights));
+  const int64_t samples = std::min(o.auto_samples, cal.samples);
+  const std::vector<float> images(cal.images.begin(), cal.images.begin() + samples * reference.shapes()[0].numel());
+  const FloatTensor target = reference.run(images.data(), samples);
+
+  std::vector<FloatTensor> values(folded.graph.nodes.size());
+  values[0] = to_nhwc(images.data(), samples, reference.shapes()[0]);
+  quantized_weights.run_nodes(values, 1);
+  Progress progress("auto: choosing amax per tensor", static_cast<int64_t>(points.size()));
+  for (int p : points) {
+    const FloatTensor original = values[p];
+    std::vector<std::pair<double, AmaxMethod>> candidates;
+    for (AmaxMethod m : statistic_methods()) {
+      const double a = compute_amax(cal.stats[p], m, o.percentile);
+      const bool seen = std::any_of(candidates.begin(), candidates.end(),
+                                    [&](const auto& c) { return std::abs(c.first - a) <= 1e-4 * std::max(a, 1e-12); });
+      if (!seen) candidates.emplace_back(a, m);
+    }
+    double best_err = INFINITY;
+    for (const auto& [a, m] : candidates) {
+      values[p] = original;
+      fake_quantize(values[p], scale_for(a));
+      quantized_weights.run_nodes(values, p + 1);
+      const double err = softmax_kl(target, values.back());
+      if (err < best_err) {
+        best_err = err;
+        (*amax)[p] = a;
+        (*methods)[p] = amax_method_name(m);
+      }
+    }
+    values[p] = original;
+    fake_quantize(values[p], scale_for((*amax)[p]));
+    quantized_weights.run_nodes(values, p + 1);
+    progress.advance();
+  }
+}
+
+}  // namespace
+
+void fake_quantize(FloatTensor& values, float scale, float lo) {
+  const float inv = 1.0f / scale;
+  for (float& v : values.data) v = std::clamp(std::floor(v * scale + 0.5f), lo, 127.0f) * inv;
+}
+
+QuantizedWeights quantize_weights(const FloatTensor& w, bool per_channel, bool lab_scheme, const std::string& layer) {
+  const int64_t O = w.dim(0), per = w.numel() / O;
+  for (float v : w.data) check(std::isfinite(v), "layer '" + layer + "': weights contain NaN or infinite values");
+  QuantizedWeights q;
+  q.values = Int8Tensor(w.shape);
+  q.scales = FloatTensor({O});
+  auto range_scale = [&](int64_t first, int64_t count) {
+    const auto [lo, hi] = std::minmax_element(w.data.begin() + first, w.data.begin() + first + count);
+    const double amax = lab_scheme ? double(*hi) - double(*lo) : std::max(std::abs(double(*lo)), std::abs(double(*hi)));
+    return scale_for(amax);
+  };
+  const float tensor_scale = per_channel ? 0.0f : range_scale(0, w.numel());
+  for (int64_t o = 0; o < O; ++o) {
+    const float s = per_channel ? range_scale(o * per, per) : tensor_scale;
+    q.scales.data[o] = s;
+    for (int64_t k = o * per; k < (o + 1) * per; ++k)
+      q.values.data[k] = static_cast<int8_t>(std::clamp(std::round(w.data[k] * s), -128.0f, 127.0f));
+  }
+  return q;
+}
+
+QuantizedModel quantize(const Checkpoint& checkpoint, const FloatModel& folded, const Calibration& cal,
+                        const QuantizeOptions& o) {
+  check(o.scheme == "octet" || o.scheme == "lab", "unknown scheme '" + o.scheme + "' (known: octet, lab)");
+  check(o.weight_rounding == "gptq" || o.weight_rounding == "nearest",
+        "unknown weight rounding '" + o.weight_rounding + "' (known: gptq, nearest)");
+  check(cal.samples > 0 && cal.stats.size() == folded.graph.nodes.size(),
+        "calibration does not match the model (was it recorded on another graph?)");
+  const Plan plan = plan_graph(folded.graph);
+  const size_t N = plan.graph.nodes.size();
+
+  // amax of every quantization point, by float node.
+  std::vector<double> amax(folded.graph.nodes.size(), 0.0);
+  std::vector<std::string> methods(folded.graph.nodes.size());
+  std::vector<int> points;
+  for (size_t i = 0; i < N; ++i)
+    if (plan.own_scale[i]) points.push_back(plan.stats_node[i]);
+  const std::map<std::string, QuantizedWeights> weights = quantize_all_weights(folded, cal, o);
+  if (o.method == AmaxMethod::Auto) {
+    choose_auto(folded, weights, cal, o, points, &amax, &methods);
+  } else {
+    for (int p : points) {
+      amax[p] = compute_amax(cal.stats[p], o.method, o.percentile);
+      methods[p] = amax_method_name(o.method);
+    }
+  }
+
+  QuantizedModel qm;
+  qm.graph = plan.graph;
+  qm.quant.resize(N);
+  qm.model = checkpoint.model;
+  qm.dataset = checkpoint.dataset;
+  qm.classes = checkpoint.classes;
+  qm.mean = checkpoint.mean;
+  qm.std = checkpoint.std;
+  qm.method = amax_method_name(o.method);
+  qm.granularity = o.per_channel ? "per-channel" : "per-tensor";
+  qm.scheme = o.scheme;
+  qm.weight_rounding = o.scheme == "lab" ? "nearest" : o.weight_rounding;
+  qm.calibration_samples = cal.samples;
+
+  const std::vector<ActShape> shapes = qm.graph.shapes();
+  for (size_t i = 0; i < N; ++i) {
+    const Node& n = qm.graph.nodes[i];
+    NodeQuant& q = qm.quant[i];
+    const std::string where = "layer '" + n.name + "'";
+    if (plan.own_scale[i]) {
+      const int f = plan.stats_node[i];
+      q.amax = static_cast<float>(amax[f]);
+      q.scale = scale_for(amax[f]);
+      q.method = amax[f] > 0 ? methods[f] : "zero tensor (scale 1)";
+    } else if (i + 1 < N) {
+      q.scale = qm.quant[n.inputs[0]].scale;
+      q.amax = qm.quant[n.inputs[0]].amax;
+      q.method = "inherited";
+    }
+    const float s_in = n.inputs.empty() ? 0.0f : qm.quant[n.inputs[0]].scale;
+    if (is_weighted(n.op)) {
+      const QuantizedWeights& w = weights.at(n.name);
+      q.weight = w.values;
+      q.weight_scale = w.scales;
+      const FloatTensor& bias = folded.bias(n);
+      const int64_t O = n.channels;
+      q.bias = Int32Tensor({O});
+      for (int64_t c = 0; c < O; ++c) {
+        const double b = std::round(double(bias.data[c]) * s_in * w.scales.data[c]);
+        check(std::abs(b) < 2147483647.0, where + ": bias " + std::to_string(bias.data[c]) +
+                                              " overflows int32 at scale s_in * s_w (the input scale is too fine)");
+        q.bias.data[c] = static_cast<int32_t>(b);
+      }
+      if (i + 1 == N) {
+        q.logit_scale = FloatTensor({O});
+        for (int64_t c = 0; c < O; ++c) q.logit_scale.data[c] = 1.0f / (s_in * w.scales.data[c]);
+      } else {
+        q.multiplier = Int32Tensor({O});
+        q.shift = Int32Tensor({O});
+        if (n.inputs.size() == 2) q.skip_multiplier = Int32Tensor({O});
+        for (int64_t c = 0; c < O; ++c) {
+          std::vector<double> reals = {double(q.scale) / (double(s_in) * w.scales.data[c])};
+          if (n.inputs.size() == 2) reals.push_back(double(q.scale) / qm.quant[n.inputs[1]].scale);
+          const FixedPoint fp = to_fixed_point(reals, where + " channel " + std::to_string(c));
+          q.multiplier.data[c] = fp.multipliers[0];
+          q.shift.data[c] = fp.shift;
+          if (n.inputs.size() == 2) q.skip_multiplier.data[c] = fp.multipliers[1];
+        }
+      }
+    } else if (n.op == Op::Add || n.op == Op::AvgPool2d || n.op == Op::GlobalAvgPool) {
+      std::vector<double> reals;
+      if (n.op == Op::Add) {
+        reals = {double(q.scale) / s_in, double(q.scale) / qm.quant[n.inputs[1]].scale};
+      } else {
+        const ActShape in = shapes[n.inputs[0]];
+        const double window = n.op == Op::AvgPool2d ? double(n.kernel) * n.kernel : double(in.h) * in.w;
+        reals = {double(q.scale) / (double(s_in) * window)};
+      }
+      const FixedPoint fp = to_fixed_point(reals, where);
+      q.multiplier = Int32Tensor({static_cast<int64_t>(reals.size())}, fp.multipliers);
+      q.shift = Int32Tensor({1}, std::vector<int32_t>{fp.shift});
+    }
+  }
+  qm.validate();
+  return qm;
+}
+
+}  // namespace octet

@@ -1,0 +1,48 @@
+// From a float model and its calibration to the quantized model.
+//
+// Quantization points (tensors with a scale of their own): the input, every
+// conv and linear output, every add, every average pool. Max-pool, flatten,
+// ReLU and the option-A shortcut keep their input's scale. An add whose input
+// is a conv (or linear) read by nothing else is fused into it: the conv's
+// epilogue adds the rescaled residual before the ReLU, so that conv output is
+// never rounded to int8 on its own. The last linear outputs int32 logits.
+#pragma once
+
+#include <string>
+
+#include "calibrate/amax.h"
+#include "calibrate/calibrate.h"
+#include "quant/gptq.h"
+#include "graph/fold.h"
+#include "models/checkpoint.h"
+#include "quant/quantized_model.h"
+
+namespace octet {
+
+struct QuantizeOptions {
+  AmaxMethod method = AmaxMethod::Auto;
+  bool per_channel = true;        // weight scales per output channel, or one per tensor
+  std::string scheme = "octet";   // "lab": the course lab's per-tensor weight step (max - min) / 127
+  double percentile = 99.99;
+  std::string weight_rounding = "gptq";  // or "nearest" (the lab scheme always rounds to nearest)
+  int64_t auto_samples = 256;     // calibration images `auto` scores candidates on
+  int64_t gptq_samples = 512;     // calibration images GPTQ estimates layer inputs from
+};
+
+QuantizedModel quantize(const Checkpoint& checkpoint, const FloatModel& folded, const Calibration& calibration,
+                        const QuantizeOptions& options);
+
+// Symmetric per-channel (or per-tensor) int8 weights: s_w = 127 / amax, or the
+// lab's 127 / (max - min). Fails naming the layer on NaN or infinite weights;
+// an all-zero channel gets scale 1.
+struct QuantizedWeights {
+  Int8Tensor values;
+  FloatTensor scales;  // [O]
+};
+QuantizedWeights quantize_weights(const FloatTensor& weight, bool per_channel, bool lab_scheme,
+                                  const std::string& layer);
+
+// x -> clamp(round(x * scale), lo, 127) / scale, the float image of int8 values.
+void fake_quantize(FloatTensor& values, float scale, float lo = -128.0f);
+
+}  // namespace octet

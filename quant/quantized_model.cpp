@@ -1,0 +1,205 @@
+#include "quant/quantized_model.h"
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "common/error.h"
+#include "common/safetensors.h"
+
+namespace octet {
+
+namespace {
+
+bool is_weighted(Op op) { return op == Op::Conv2d || op == Op::Linear; }
+bool has_own_scale_params(Op op) { return op == Op::Add || op == Op::AvgPool2d || op == Op::GlobalAvgPool; }
+
+template <typename T>
+void expect_shape(const Tensor<T>& t, const Shape& shape, const std::string& what) {
+  check(t.shape == shape && static_cast<int64_t>(t.data.size()) == shape_numel(shape),
+        what + " has shape " + shape_string(t.shape) + ", expected " + shape_string(shape));
+}
+
+void check_shifts(const Int32Tensor& multiplier, const Int32Tensor& shift, const std::string& where) {
+  for (int32_t m : multiplier.data) check(m >= 0, where + ".multiplier has a negative value " + std::to_string(m));
+  for (int32_t s : shift.data)
+    check(s >= 1 && s <= 62, where + ".shift " + std::to_string(s) + " is outside [1, 62]");
+}
+
+// Suffixes of the tensors a node owns in the file.
+std::set<std::string> tensor_suffixes(const Node& n, bool is_output) {
+  if (is_weighted(n.op)) {
+    std::set<std::string> names = {".weight", ".weight_scale", ".bias"};
+    if (is_output) return names.insert(".logit_scale"), names;
+    names.insert({".multiplier", ".shift"});
+    if (n.inputs.size() == 2) names.insert(".skip_multiplier");
+    return names;
+  }
+  if (has_own_scale_params(n.op)) return {".multiplier", ".shift"};
+  return {};
+}
+
+// Applies `visit(suffix, tensor)` to each tensor member of a node's record.
+template <typename Record, typename Visit>
+void for_each_tensor(Record& q, Visit visit) {
+  visit(".weight", q.weight);
+  visit(".weight_scale", q.weight_scale);
+  visit(".bias", q.bias);
+  visit(".multiplier", q.multiplier);
+  visit(".shift", q.shift);
+  visit(".skip_multiplier", q.skip_multiplier);
+  visit(".logit_scale", q.logit_scale);
+}
+
+}  // namespace
+
+void QuantizedModel::validate(const std::string& where) const {
+  try {
+    graph.validate();
+  } catch (const Error& e) {
+    fail(where + ": " + e.what());
+  }
+  check(quant.size() == graph.nodes.size(), where + ": " + std::to_string(quant.size()) +
+                                                " quantization records for " + std::to_string(graph.nodes.size()) +
+                                                " graph nodes");
+  const std::vector<ActShape> shapes = graph.shapes();
+  const Node& out = graph.nodes.back();
+  check(out.op == Op::Linear && out.inputs.size() == 1 && !out.relu,
+        where + ": the output node '" + out.name + "' must be a linear layer without ReLU or residual");
+  check(static_cast<int>(classes.size()) == out.channels,
+        where + ": " + std::to_string(classes.size()) + " class names for " + std::to_string(out.channels) + " logits");
+  check(static_cast<int>(mean.size()) == shapes[0].c && static_cast<int>(std.size()) == shapes[0].c,
+        where + ": normalisation does not have one mean and std per input channel");
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    const Node& n = graph.nodes[i];
+    const NodeQuant& q = quant[i];
+    const std::string at = where + ": node '" + n.name + "'";
+    const bool is_output = i + 1 == graph.nodes.size();
+    check(n.op != Op::BatchNorm2d, at + ": batch norm must be folded before quantization");
+    if (is_output) {
+      check(q.scale == 0, at + ": the output node has no int8 scale (its int32 accumulators are the logits)");
+    } else {
+      check(std::isfinite(q.scale) && q.scale > 0, at + ": activation scale " + std::to_string(q.scale) +
+                                                       " is not a positive finite number");
+    }
+    if (is_weighted(n.op)) {
+      const ActShape in = shapes[n.inputs[0]];
+      const int64_t O = n.channels;
+      const Shape wshape = n.op == Op::Conv2d ? Shape{O, in.c, n.kernel, n.kernel} : Shape{O, in.numel()};
+      expect_shape(q.weight, wshape, at + ".weight");
+      expect_shape(q.weight_scale, {O}, at + ".weight_scale");
+      for (float s : q.weight_scale.data)
+        check(std::isfinite(s) && s > 0, at + ".weight_scale has a non-positive or non-finite value");
+      expect_shape(q.bias, {O}, at + ".bias");
+      if (is_output) {
+        expect_shape(q.logit_scale, {O}, at + ".logit_scale");
+        for (float s : q.logit_scale.data) check(std::isfinite(s) && s > 0, at + ".logit_scale is not positive finite");
+      } else {
+        expect_shape(q.multiplier, {O}, at + ".multiplier");
+        expect_shape(q.shift, {O}, at + ".shift");
+        check_shifts(q.multiplier, q.shift, at);
+        if (n.inputs.size() == 2) {
+          expect_shape(q.skip_multiplier, {O}, at + ".skip_multiplier");
+          check_shifts(q.skip_multiplier, q.shift, at);
+        }
+      }
+    } else if (has_own_scale_params(n.op)) {
+      const int64_t count = n.op == Op::Add ? 2 : 1;
+      expect_shape(q.multiplier, {count}, at + ".multiplier");
+      expect_shape(q.shift, {1}, at + ".shift");
+      check_shifts(q.multiplier, q.shift, at);
+    } else if (n.op != Op::Input) {
+      check(q.scale == quant[n.inputs[0]].scale,
+            at + ": a " + std::string(op_name(n.op)) + " keeps its input's scale, but the file gives another");
+    }
+  }
+}
+
+void save_quantized_model(const QuantizedModel& m, const std::string& path) {
+  m.validate("cannot save '" + path + "'");
+  TensorFile file;
+  nlohmann::json nodes = nlohmann::json::parse(m.graph.to_json());
+  for (size_t i = 0; i < m.graph.nodes.size(); ++i) {
+    const NodeQuant& q = m.quant[i];
+    nodes[i]["scale"] = q.scale;
+    nodes[i]["amax"] = q.amax;
+    nodes[i]["method"] = q.method;
+    const Node& n = m.graph.nodes[i];
+    const std::set<std::string> owned = tensor_suffixes(n, i + 1 == m.graph.nodes.size());
+    for_each_tensor(q, [&](const char* suffix, const auto& tensor) {
+      if (owned.count(suffix)) file.put(n.name + suffix, tensor);
+    });
+  }
+  file.metadata = {
+      {"format", kQuantizedFormat},
+      {"format_version", std::to_string(kQuantizedVersion)},
+      {"graph", nodes.dump()},
+      {"model", m.model},
+      {"dataset", m.dataset},
+      {"classes", nlohmann::json(m.classes).dump()},
+      {"mean", nlohmann::json(m.mean).dump()},
+      {"std", nlohmann::json(m.std).dump()},
+      {"calibration", nlohmann::json({{"method", m.method},
+                                      {"granularity", m.granularity},
+                                      {"scheme", m.scheme},
+                                      {"weight_rounding", m.weight_rounding},
+                                      {"samples", m.calibration_samples}})
+                          .dump()},
+  };
+  file.save(path);
+}
+
+QuantizedModel load_quantized_model(const std::string& path) {
+  const TensorFile file = TensorFile::load(path);
+  const std::string where = path;
+  auto format = file.metadata.find("format");
+  check(format != file.metadata.end() && format->second == kQuantizedFormat,
+        where + ": not an octet quantized model (metadata 'format' is not '" + kQuantizedFormat + "')");
+  check(file.meta("format_version") == std::to_string(kQuantizedVersion),
+        where + ": quantized format version " + file.meta("format_version") + " is not supported (this octet reads " +
+            std::to_string(kQuantizedVersion) + ")");
+  QuantizedModel m;
+  std::set<std::string> expected_tensors;
+  try {
+    m.graph = Graph::from_json(file.meta("graph"));
+    const nlohmann::json nodes = nlohmann::json::parse(file.meta("graph"));
+    m.model = file.meta("model");
+    m.dataset = file.meta("dataset");
+    m.classes = nlohmann::json::parse(file.meta("classes")).get<std::vector<std::string>>();
+    m.mean = nlohmann::json::parse(file.meta("mean")).get<std::vector<float>>();
+    m.std = nlohmann::json::parse(file.meta("std")).get<std::vector<float>>();
+    const nlohmann::json calibration = nlohmann::json::parse(file.meta("calibration"));
+    m.method = calibration.at("method").get<std::string>();
+    m.granularity = calibration.at("granularity").get<std::string>();
+    m.scheme = calibration.at("scheme").get<std::string>();
+    m.weight_rounding = calibration.at("weight_rounding").get<std::string>();
+    m.calibration_samples = calibration.at("samples").get<int64_t>();
+    m.quant.resize(m.graph.nodes.size());
+    for (size_t i = 0; i < m.graph.nodes.size(); ++i) {
+      const Node& n = m.graph.nodes[i];
+      NodeQuant& q = m.quant[i];
+      q.scale = nodes[i].at("scale").get<float>();
+      q.amax = nodes[i].at("amax").get<float>();
+      q.method = nodes[i].at("method").get<std::string>();
+      const std::set<std::string> owned = tensor_suffixes(n, i + 1 == m.graph.nodes.size());
+      for_each_tensor(q, [&](const char* suffix, auto& tensor) {
+        if (!owned.count(suffix)) return;
+        const std::string name = n.name + suffix;
+        expected_tensors.insert(name);
+        tensor = file.get<typename std::decay_t<decltype(tensor)>::value_type>(name);
+      });
+    }
+  } catch (const nlohmann::json::exception& e) {
+    fail(where + ": malformed metadata: " + e.what());
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    fail(msg.rfind(where, 0) == 0 ? msg : where + ": " + msg);
+  }
+  for (const auto& entry : file.tensors())
+    check(expected_tensors.count(entry.first) != 0,
+          where + ": unexpected tensor '" + entry.first + "' (not used by any node)");
+  m.validate(where);
+  return m;
+}
+
+}  // namespace octet

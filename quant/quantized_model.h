@@ -1,0 +1,66 @@
+// The quantized model: an inference graph whose activations are int8 with one
+// scale per tensor (q = clamp(round(x * scale), -128, 127)) and whose weights
+// are int8 with per-output-channel (or per-tensor) scales, int32 biases at
+// scale s_in * s_w and fixed-point requantization parameters, so inference is
+// integer-only. The last node (a linear) outputs its int32 accumulators: the
+// logits, which `logit_scale` turns back into floats.
+//
+// File: safetensors (common/safetensors.h). Tensors "<node>.weight" (I8),
+// "<node>.weight_scale" (F32), "<node>.bias", "<node>.multiplier",
+// "<node>.shift", "<node>.skip_multiplier" (I32), "<output>.logit_scale" (F32);
+// __metadata__ holds the format tag and version, the graph with every node's
+// scale, the dataset and normalisation, and the calibration record.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/tensor.h"
+#include "graph/graph.h"
+
+namespace octet {
+
+// Quantization parameters of one node of the quantized graph.
+struct NodeQuant {
+  float scale = 0;     // output activation scale; 0 for the int32 logits output
+  float amax = 0;      // clipping value the scale came from (127 / scale)
+  std::string method;  // how amax was chosen ("max", "entropy", ..., "inherited")
+
+  // Conv2d / Linear: weight in torch's layout, conv [O][I][KH][KW] and linear
+  // [O][I] (a linear after a flatten reads C, H, W order); runtimes pack their
+  // own layouts when they load the model.
+  Int8Tensor weight;
+  FloatTensor weight_scale;  // [O]
+  Int32Tensor bias;          // [O], at scale s_in * s_w[o]
+  // Conv2d / Linear: [O] per output channel; Add: [2] (the two inputs, one
+  // shift); AvgPool2d / GlobalAvgPool: [1].
+  Int32Tensor multiplier, shift;
+  Int32Tensor skip_multiplier;  // conv / linear with a fused residual: [O]
+  FloatTensor logit_scale;      // output node: [O], logit = acc * logit_scale
+};
+
+struct QuantizedModel {
+  Graph graph;  // inference graph; conv/linear may carry a fused residual input
+  std::vector<NodeQuant> quant;  // one per graph node
+  // Provenance and what is needed to feed it.
+  std::string model, dataset;
+  std::vector<std::string> classes;
+  std::vector<float> mean, std;
+  std::string method, granularity, scheme, weight_rounding;
+  int64_t calibration_samples = 0;
+
+  int output() const { return graph.output(); }
+  int num_classes() const { return graph.nodes.back().channels; }
+
+  // Checks every invariant the runtimes rely on (shapes, dtypes, ranges, graph
+  // consistency); fails with a message naming the node and the field.
+  void validate(const std::string& where = "quantized model") const;
+};
+
+constexpr const char* kQuantizedFormat = "octet-quantized";
+constexpr int kQuantizedVersion = 1;
+
+void save_quantized_model(const QuantizedModel& model, const std::string& path);
+QuantizedModel load_quantized_model(const std::string& path);
+
+}  // namespace octet

@@ -1,0 +1,39 @@
+// The CPU integer runtime: executes a quantized model with int8 activations,
+// int32 accumulation and runtime/requantize.h, using all cores (OpenMP).
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "quant/quantized_model.h"
+#include "runtime/cpu/kernels.h"
+
+namespace octet {
+
+class CpuEngine {
+ public:
+  explicit CpuEngine(const QuantizedModel& model);  // packs the weights once
+
+  // Sees every node's int8 output (NHWC, `count` values) except the logits.
+  using Hook = std::function<void(int node, const int8_t* values, int64_t count)>;
+
+  // `input`: batch x C x H x W normalised float images. Returns the int32
+  // logits [batch][classes].
+  Int32Tensor run(const float* input, int64_t batch, const Hook& hook = {}) const;
+
+  // Logits as floats: acc * logit_scale[class].
+  FloatTensor dequantize_logits(const Int32Tensor& logits) const;
+
+  const QuantizedModel& model() const { return model_; }
+  const std::vector<ActShape>& shapes() const { return shapes_; }
+
+ private:
+  cpu::ConvGeometry geometry(int node, int64_t batch) const;
+
+  QuantizedModel model_;
+  std::vector<ActShape> shapes_;
+  std::vector<cpu::PackedWeights> weights_;  // per node (convs and linears)
+  std::vector<int> last_use_;                // last node reading each value
+};
+
+}  // namespace octet

@@ -1,0 +1,53 @@
+// The one requantization function of octet, shared by the CPU runtime, the
+// CUDA kernels and the epilogue after cuBLASLt, so every backend computes the
+// same bits.
+//
+// A real multiplier M (output scale / accumulator scale) is stored as an int32
+// `multiplier` and a right `shift` with M = multiplier * 2^-shift. For a conv
+// or linear output channel the result is
+//
+//   q = clamp((acc * multiplier + skip * skip_multiplier + 2^(shift-1)) >> shift, lo, 127)
+//
+// computed exactly in 64-bit integers: `>>` is an arithmetic shift, so the
+// rounding is half-way cases toward +infinity (floor(x + 1/2)). `skip` is the
+// int8 residual input of a fused add (0 when there is none); a standalone add
+// passes its two inputs as acc and skip; pools pass their window sum as acc.
+// lo is 0 with a fused ReLU, -128 otherwise.
+//
+// Ranges (checked where multipliers are made, quant/requant_params.h):
+// 0 <= multiplier, skip_multiplier < 2^31, 1 <= shift <= 62. With |acc| < 2^31
+// and |skip| <= 128 the 64-bit sum cannot overflow.
+#pragma once
+
+#include <cstdint>
+
+#if defined(__CUDACC__)
+#define OCTET_HOST_DEVICE __host__ __device__ __forceinline__
+#else
+#define OCTET_HOST_DEVICE inline
+#endif
+
+namespace octet {
+
+OCTET_HOST_DEVICE int32_t requantize(int32_t acc, int32_t multiplier, int32_t skip, int32_t skip_multiplier,
+                                     int32_t shift, int32_t lo) {
+  const int64_t x = static_cast<int64_t>(acc) * multiplier + static_cast<int64_t>(skip) * skip_multiplier +
+                    (static_cast<int64_t>(1) << (shift - 1));
+  const int64_t q = x >> shift;
+  return static_cast<int32_t>(q < lo ? lo : (q > 127 ? 127 : q));
+}
+
+// Quantization of the float input image: q = clamp(rint(x * scale), -128, 127)
+// (round half to even; NaN becomes 0). A single multiply, so host and device
+// agree exactly.
+OCTET_HOST_DEVICE int8_t quantize_input(float x, float scale) {
+#if defined(__CUDA_ARCH__)
+  float r = rintf(__fmul_rn(x, scale));
+#else
+  float r = __builtin_rintf(x * scale);
+#endif
+  r = r != r ? 0.0f : (r < -128.0f ? -128.0f : (r > 127.0f ? 127.0f : r));
+  return static_cast<int8_t>(r);
+}
+
+}  // namespace octet

@@ -1,0 +1,63 @@
+// `octet eval`: float top-1 of a checkpoint and, with --quantized, int8 top-1,
+// their difference, agreement and the per-layer SQNR report.
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "common/file_io.h"
+#include "quant/evaluate.h"
+#include "quant/pipeline.h"
+#include "tools/commands.h"
+
+namespace octet {
+
+namespace {
+struct EvalCommand {
+  std::string checkpoint, data, quantized, json;
+  int64_t limit = 0;
+  bool layers = true;
+};
+
+void run_eval(const EvalCommand& c) {
+  const Checkpoint checkpoint = load_checkpoint(c.checkpoint);
+  const Dataset test = load_dataset(checkpoint.dataset, resolve_data_dir(checkpoint.dataset, c.data), Split::Test);
+  const FloatExecutor float_model(fold_for_inference(checkpoint.graph, checkpoint.params));
+  std::string json;
+  if (c.quantized.empty()) {
+    const int64_t images = c.limit > 0 ? std::min(c.limit, test.size()) : test.size();
+    int64_t correct = 0;
+    const int64_t classes = static_cast<int64_t>(checkpoint.classes.size());
+    for (int64_t first = 0; first < images; first += 250) {
+      const int64_t n = std::min<int64_t>(250, images - first);
+      const std::vector<float> x = normalized_images(test, checkpoint.mean, checkpoint.std, first, n);
+      const FloatTensor logits = float_model.run(x.data(), n);
+      for (int64_t b = 0; b < n; ++b) {
+        const float* row = logits.ptr() + b * classes;
+        correct += std::max_element(row, row + classes) - row == test.labels[first + b];
+      }
+    }
+    const double top1 = 100.0 * static_cast<double>(correct) / static_cast<double>(images);
+    std::printf("images %lld   float top-1 %.2f%%\n", static_cast<long long>(images), top1);
+    json = nlohmann::json({{"images", images}, {"float_top1", top1}}).dump(2);
+  } else {
+    const CpuEngine engine(load_quantized_model(c.quantized));
+    const EvalReport report = evaluate(float_model, engine, test, c.limit, c.layers);
+    std::printf("%s", eval_report_table(report).c_str());
+    json = eval_report_json(report);
+  }
+  if (!c.json.empty()) write_text_output(c.json, json + "\n");
+}
+}  // namespace
+
+void add_eval_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("eval", "Test accuracy of a checkpoint, float and int8");
+  auto c = std::make_shared<EvalCommand>();
+  cmd->add_option("--checkpoint", c->checkpoint, "Float checkpoint")->required();
+  cmd->add_option("--data", c->data, "Folder holding the dataset files (default: the dataset's Debian folder)");
+  cmd->add_option("--quantized", c->quantized, "Quantized model (octet quantize) to compare with float");
+  cmd->add_option("--limit", c->limit, "Evaluate only the first N test images");
+  cmd->add_flag("!--no-layers", c->layers, "Skip the per-layer SQNR report");
+  cmd->add_option("--json", c->json, "Write the results as JSON to FILE ('-': standard output)");
+  cmd->callback([c] { run_eval(*c); });
+}
+
+}  // namespace octet

@@ -1,0 +1,71 @@
+// `octet pipeline`: the main job in one command. Train a float model (or take
+// a checkpoint), calibrate, quantize, and compare int8 with float.
+#include <cstdio>
+#include <iostream>
+
+#include "common/file_io.h"
+#include "quant/evaluate.h"
+#include "quant/pipeline.h"
+#include "tools/commands.h"
+#include "tools/options.h"
+#include "train/trainer.h"
+
+namespace octet {
+
+namespace {
+struct PipelineCommand {
+  TrainOptions train;
+  std::string checkpoint, out_dir = "out", json;
+  QuantizeCliOptions q;
+};
+
+void run_pipeline(PipelineCommand c) {
+  make_directories(c.out_dir);
+  if (c.checkpoint.empty()) {
+    c.checkpoint = c.out_dir + "/" + c.train.model + "_" + c.train.dataset + ".octet";
+    c.train.checkpoint = c.checkpoint;
+    std::printf("== 1/3 train %s on %s (%d epochs) -> %s\n", c.train.model.c_str(), c.train.dataset.c_str(),
+                c.train.epochs, c.checkpoint.c_str());
+    std::fflush(stdout);
+    train(c.train, std::cout);
+  } else {
+    std::printf("== 1/3 take checkpoint %s\n", c.checkpoint.c_str());
+  }
+  const Checkpoint checkpoint = load_checkpoint(c.checkpoint);
+  const std::string data_dir = resolve_data_dir(checkpoint.dataset, c.train.data_dir);
+  const std::string quantized_path = c.out_dir + "/" + checkpoint.model + "_" + checkpoint.dataset + ".int8.octet";
+  std::printf("== 2/3 calibrate (%lld images) and quantize (%s, %s) -> %s\n",
+              static_cast<long long>(c.q.calibration_samples), c.q.method.c_str(), c.q.granularity.c_str(),
+              quantized_path.c_str());
+  std::fflush(stdout);
+  const QuantizeResult r = quantize_checkpoint(checkpoint, data_dir, c.q.options(), c.q.calibration_samples);
+  save_quantized_model(r.model, quantized_path);
+  std::printf("== 3/3 compare int8 with float on the %s test set\n", checkpoint.dataset.c_str());
+  std::fflush(stdout);
+  const Dataset test = load_dataset(checkpoint.dataset, data_dir, Split::Test);
+  const EvalReport report = evaluate(FloatExecutor(r.folded), CpuEngine(r.model), test, 0, true);
+  std::printf("%s", eval_report_table(report).c_str());
+  if (!c.json.empty()) write_text_output(c.json, eval_report_json(report) + "\n");
+}
+}  // namespace
+
+void add_pipeline_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "pipeline", "Train (or take a checkpoint), calibrate, quantize and compare int8 with float");
+  auto c = std::make_shared<PipelineCommand>();
+  c->train.epochs = 10;
+  c->train.optimizer.lr = 0.05;
+  cmd->add_option("--checkpoint", c->checkpoint, "Start from this checkpoint instead of training");
+  cmd->add_option("--model", c->train.model, "Model to train")->capture_default_str();
+  cmd->add_option("--dataset", c->train.dataset, "Dataset")->capture_default_str();
+  cmd->add_option("--data", c->train.data_dir, "Folder holding the dataset files");
+  cmd->add_option("--epochs", c->train.epochs, "Training epochs")->capture_default_str();
+  cmd->add_option("--lr", c->train.optimizer.lr, "Learning rate (SGD, cosine schedule)")->capture_default_str();
+  cmd->add_option("--threads", c->train.threads, "LibTorch threads for training (0: all cores)");
+  add_quantize_options(cmd, c->q);
+  cmd->add_option("--out", c->out_dir, "Folder for the checkpoint and the quantized model")->capture_default_str();
+  cmd->add_option("--json", c->json, "Write the comparison as JSON to FILE ('-': standard output)");
+  cmd->callback([c] { run_pipeline(*c); });
+}
+
+}  // namespace octet

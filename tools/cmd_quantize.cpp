@@ -1,0 +1,56 @@
+// `octet quantize`: checkpoint + calibration data -> quantized model file.
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "common/file_io.h"
+#include "quant/pipeline.h"
+#include "tools/commands.h"
+#include "tools/options.h"
+
+namespace octet {
+
+namespace {
+struct QuantizeCommand {
+  std::string checkpoint, data, output, json;
+  QuantizeCliOptions q;
+};
+
+void run_quantize(const QuantizeCommand& c) {
+  const Checkpoint checkpoint = load_checkpoint(c.checkpoint);
+  const QuantizeResult r = quantize_checkpoint(checkpoint, c.data, c.q.options(), c.q.calibration_samples);
+  save_quantized_model(r.model, c.output);
+  std::printf("%-22s %-16s %10s %10s  %s\n", "tensor", "op", "amax", "scale", "method");
+  nlohmann::json points = nlohmann::json::array();
+  for (size_t i = 0; i < r.model.graph.nodes.size(); ++i) {
+    const Node& n = r.model.graph.nodes[i];
+    const NodeQuant& q = r.model.quant[i];
+    if (q.method.empty() || q.method == "inherited") continue;
+    std::printf("%-22s %-16s %10.4f %10.3f  %s\n", n.name.c_str(), op_name(n.op), q.amax, q.scale, q.method.c_str());
+    points.push_back({{"name", n.name}, {"op", op_name(n.op)}, {"amax", q.amax}, {"scale", q.scale}, {"method", q.method}});
+  }
+  std::printf("wrote %s (%s, %s, %s scheme, %lld calibration images)\n", c.output.c_str(), r.model.method.c_str(),
+              r.model.granularity.c_str(), r.model.scheme.c_str(), static_cast<long long>(r.model.calibration_samples));
+  if (!c.json.empty())
+    write_text_output(c.json, nlohmann::json({{"output", c.output},
+                                              {"method", r.model.method},
+                                              {"granularity", r.model.granularity},
+                                              {"scheme", r.model.scheme},
+                                              {"calibration_samples", r.model.calibration_samples},
+                                              {"points", points}})
+                                      .dump(2) +
+                                  "\n");
+}
+}  // namespace
+
+void add_quantize_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("quantize", "Calibrate a checkpoint and write the int8 model");
+  auto c = std::make_shared<QuantizeCommand>();
+  cmd->add_option("--checkpoint", c->checkpoint, "Float checkpoint (octet train)")->required();
+  cmd->add_option("--data", c->data, "Folder holding the dataset files (default: the dataset's Debian folder)");
+  add_quantize_options(cmd, c->q);
+  cmd->add_option("-o,--output", c->output, "Quantized model file to write")->required();
+  cmd->add_option("--json", c->json, "Write the chosen scales as JSON to FILE ('-': standard output)");
+  cmd->callback([c] { run_quantize(*c); });
+}
+
+}  // namespace octet

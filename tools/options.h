@@ -1,0 +1,45 @@
+// Command-line options shared by several subcommands.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "calibrate/amax.h"
+#include "common/error.h"
+#include "quant/quantize.h"
+
+namespace octet {
+
+struct QuantizeCliOptions {
+  std::string method = "auto", granularity = "per-channel", scheme = "octet", weight_rounding = "gptq";
+  double percentile = 99.99;
+  int64_t calibration_samples = 1024;
+
+  QuantizeOptions options() const {
+    QuantizeOptions o;
+    o.method = amax_method_from_name(method);
+    check(granularity == "per-channel" || granularity == "per-tensor",
+          "--granularity must be per-channel or per-tensor");
+    o.per_channel = granularity == "per-channel";
+    o.scheme = scheme;
+    o.percentile = percentile;
+    o.weight_rounding = weight_rounding;
+    return o;
+  }
+};
+
+inline void add_quantize_options(CLI::App* cmd, QuantizeCliOptions& q) {
+  cmd->add_option("--method", q.method, "Activation amax: max, sigma3, percentile, entropy, mse or auto")
+      ->capture_default_str();
+  cmd->add_option("--granularity", q.granularity, "Weight scales: per-channel or per-tensor")->capture_default_str();
+  cmd->add_option("--scheme", q.scheme, "octet, or lab (the course lab's weight step (max - min) / 127)")
+      ->capture_default_str();
+  cmd->add_option("--weight-rounding", q.weight_rounding,
+                  "gptq (error-compensating, default) or nearest")
+      ->capture_default_str();
+  cmd->add_option("--percentile", q.percentile, "Quantile for --method percentile")->capture_default_str();
+  cmd->add_option("--calib-samples", q.calibration_samples, "Calibration images from the training split")
+      ->capture_default_str();
+}
+
+}  // namespace octet
