@@ -21,6 +21,10 @@ const FloatTensor& FloatModel::bias(const Node& n) const { return lookup(params,
 
 FloatModel fold_for_inference(const Graph& graph, const std::map<std::string, FloatTensor>& params) {
   graph.validate();
+  for (const auto& [name, tensor] : params)
+    for (float v : tensor.data)
+      check(std::isfinite(v), "layer '" + name.substr(0, name.rfind('.')) + "': weights contain NaN or infinite values (" +
+                                  name + ")");
   const auto consumers = graph.consumers();
   FloatModel model;
   std::vector<int> new_index(graph.nodes.size(), -1);  // old node -> node of the result holding its value

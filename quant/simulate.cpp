@@ -1,0 +1,38 @@
+#include "quant/simulate.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "common/error.h"
+
+namespace octet {
+
+FloatModel dequantized_model(const QuantizedModel& m) {
+  FloatModel f;
+  f.graph = m.graph;
+  for (size_t i = 0; i < m.graph.nodes.size(); ++i) {
+    const Node& n = m.graph.nodes[i];
+    if (n.op != Op::Conv2d && n.op != Op::Linear) continue;
+    const NodeQuant& q = m.quant[i];
+    const float s_in = m.quant[n.inputs[0]].scale;
+    const int64_t O = q.weight.dim(0), per = q.weight.numel() / O;
+    FloatTensor w(q.weight.shape), b({O});
+    for (int64_t k = 0; k < q.weight.numel(); ++k) w.data[k] = q.weight.data[k] / q.weight_scale.data[k / per];
+    for (int64_t o = 0; o < O; ++o) b.data[o] = static_cast<float>(q.bias.data[o] / (double(s_in) * q.weight_scale.data[o]));
+    f.params[n.name + ".weight"] = std::move(w);
+    f.params[n.name + ".bias"] = std::move(b);
+  }
+  return f;
+}
+
+Int8Tensor fake_quantized_levels(const QuantizedModel& m, int node, const FloatTensor& value) {
+  check(node != m.output(), "the output node has int32 logits, not an int8 grid");
+  const float scale = m.quant[node].scale;
+  const float lo = m.graph.nodes[node].relu ? 0.0f : -128.0f;
+  Int8Tensor out(value.shape);
+  for (int64_t k = 0; k < value.numel(); ++k)
+    out.data[k] = static_cast<int8_t>(std::clamp(std::floor(double(value.data[k]) * scale + 0.5), double(lo), 127.0));
+  return out;
+}
+
+}  // namespace octet

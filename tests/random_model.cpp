@@ -1,0 +1,63 @@
+#include "tests/random_model.h"
+
+#include <cmath>
+#include <random>
+#include <algorithm>
+#include <cstring>
+
+#include "calibrate/calibrate.h"
+#include "data/dataset.h"
+#include "graph/fold.h"
+
+namespace octet {
+
+Checkpoint random_checkpoint(const std::string& model, const ModelOptions& o, uint64_t seed) {
+  Checkpoint c;
+  c.model = model;
+  c.dataset = o.channels == 1 ? "fashion-mnist" : "cifar10";
+  c.batch_norm = o.batch_norm;
+  c.graph = build_model(model, o);
+  c.classes = dataset_info(c.dataset).classes;
+  c.mean.assign(o.channels, 0.5f);
+  c.std.assign(o.channels, 0.25f);
+  std::mt19937_64 rng(seed);
+  for (const Graph::Param& p : c.graph.params()) {
+    FloatTensor t(Shape(p.shape.begin(), p.shape.end()));
+    const std::string& name = p.name;
+    auto ends_with = [&](const char* s) { return name.size() >= std::strlen(s) && name.compare(name.size() - std::strlen(s), std::string::npos, s) == 0; };
+    if (ends_with(".running_var")) {
+      std::uniform_real_distribution<float> d(0.5f, 2.0f);
+      for (float& v : t.data) v = d(rng);
+    } else if (ends_with(".running_mean") || ends_with(".bias")) {
+      std::normal_distribution<float> d(0.0f, 0.1f);
+      for (float& v : t.data) v = d(rng);
+    } else if (p.shape.size() == 1) {  // batch-norm gamma
+      std::uniform_real_distribution<float> d(0.5f, 1.5f);
+      for (float& v : t.data) v = d(rng);
+    } else {
+      const double fan_in = static_cast<double>(t.numel() / t.dim(0));
+      std::normal_distribution<float> d(0.0f, static_cast<float>(std::sqrt(2.0 / fan_in)));
+      for (float& v : t.data) v = d(rng);
+    }
+    c.params[name] = std::move(t);
+  }
+  return c;
+}
+
+std::vector<float> random_images(int64_t count, const ActShape& s, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> d(0.0f, 0.8f);
+  std::vector<float> out(static_cast<size_t>(count * s.numel()));
+  for (float& v : out) v = std::clamp(d(rng), -2.0f, 2.0f);
+  return out;
+}
+
+QuantizedModel quantize_random(const Checkpoint& c, const QuantizeOptions& options, int64_t calibration, uint64_t seed) {
+  const FloatModel folded = fold_for_inference(c.graph, c.params);
+  const FloatExecutor executor(folded);
+  const Calibration cal =
+      calibrate(executor, random_images(calibration, executor.shapes()[0], seed), calibration, 32);
+  return quantize(c, folded, cal, options);
+}
+
+}  // namespace octet

@@ -1,0 +1,20 @@
+// Models with random weights, quantized without LibTorch, for runtime tests.
+#pragma once
+
+#include <string>
+
+#include "models/checkpoint.h"
+#include "models/registry.h"
+#include "quant/quantize.h"
+
+namespace octet {
+
+// He-initialised weights, small random biases and batch-norm statistics.
+Checkpoint random_checkpoint(const std::string& model, const ModelOptions& options, uint64_t seed);
+// Normalised-looking images: N x C x H x W values in about [-2, 2].
+std::vector<float> random_images(int64_t count, const ActShape& shape, uint64_t seed);
+// Folds, calibrates on `calibration` random images and quantizes.
+QuantizedModel quantize_random(const Checkpoint& checkpoint, const QuantizeOptions& options, int64_t calibration = 64,
+                               uint64_t seed = 11);
+
+}  // namespace octet

@@ -1,0 +1,23 @@
+// A deliberately naive implementation of octet's integer inference, written
+// independently of the runtime: NCHW activations, torch-layout weights, one
+// output element at a time, sharing only runtime/requantize.h. The tests hold
+// every runtime to it with zero tolerance.
+#pragma once
+
+#include <vector>
+
+#include "quant/quantized_model.h"
+
+namespace octet {
+
+struct ReferenceRun {
+  std::vector<Int8Tensor> values;  // per node, [N][C][H][W] (empty for the output node)
+  Int32Tensor logits;              // [N][classes]
+};
+
+ReferenceRun reference_run(const QuantizedModel& model, const float* input_nchw, int64_t batch);
+
+// NCHW -> NHWC, to compare with the runtimes' activations.
+Int8Tensor nchw_to_nhwc(const Int8Tensor& x);
+
+}  // namespace octet

@@ -1,0 +1,361 @@
+// Calibration statistics, amax methods, fixed-point requantization, the
+// quantized file format and the CPU integer runtime against the naive
+// reference (zero tolerance) and the float simulation (1 LSB).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "calibrate/amax.h"
+#include "calibrate/calibrate.h"
+#include "common/error.h"
+#include "common/safetensors.h"
+#include "quant/fixed_point.h"
+#include "quant/simulate.h"
+#include "runtime/cpu/engine.h"
+#include "runtime/requantize.h"
+#include "tests/random_model.h"
+#include "tests/reference_int8.h"
+#include "tests/test_util.h"
+
+namespace octet {
+namespace {
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(Requantize, RoundsHalfUpAndClamps) {
+  const int32_t half = 1 << 30;  // multiplier 0.5 with shift 31
+  EXPECT_EQ(requantize(3, half, 0, 0, 31, -128), 2);    // 1.5 -> 2
+  EXPECT_EQ(requantize(-3, half, 0, 0, 31, -128), -1);  // -1.5 -> -1 (half-way up)
+  EXPECT_EQ(requantize(-5, half, 0, 0, 31, -128), -2);  // -2.5 -> -2
+  EXPECT_EQ(requantize(1000, half, 0, 0, 31, -128), 127);
+  EXPECT_EQ(requantize(-1000, half, 0, 0, 31, -128), -128);
+  EXPECT_EQ(requantize(-7, half, 0, 0, 31, 0), 0);      // fused ReLU
+  EXPECT_EQ(requantize(10, half, 4, half, 31, -128), 7);  // residual: (10 + 4) * 0.5
+  EXPECT_EQ(requantize(2147483647, 2147483647, 127, 2147483647, 62, -128), 1);  // no overflow at the extremes
+}
+
+TEST(Requantize, InputQuantizationRoundsHalfToEvenAndClamps) {
+  EXPECT_EQ(quantize_input(0.5f, 5.0f), 2);   // 2.5 -> 2
+  EXPECT_EQ(quantize_input(0.7f, 5.0f), 4);   // 3.5 -> 4
+  EXPECT_EQ(quantize_input(100.0f, 5.0f), 127);
+  EXPECT_EQ(quantize_input(-100.0f, 5.0f), -128);
+  EXPECT_EQ(quantize_input(std::nanf(""), 5.0f), 0);
+}
+
+TEST(FixedPoint, EncodesMultipliersToThirtyOneBits) {
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<double> exponent(-30.0, 29.0);
+  for (int i = 0; i < 1000; ++i) {
+    const double m = std::pow(2.0, exponent(rng));
+    const FixedPoint fp = to_fixed_point({m}, "test");
+    ASSERT_GE(fp.shift, 1);
+    ASSERT_LE(fp.shift, 62);
+    EXPECT_GE(fp.multipliers[0], 1 << 30);
+    EXPECT_NEAR(std::ldexp(double(fp.multipliers[0]), -fp.shift) / m, 1.0, 1e-9);
+  }
+}
+
+TEST(FixedPoint, PairsShareOneShiftAndRefuseOverflow) {
+  const FixedPoint fp = to_fixed_point({0.25, 0.001}, "add");
+  EXPECT_EQ(fp.multipliers[0], 1 << 30);
+  EXPECT_NEAR(std::ldexp(double(fp.multipliers[1]), -fp.shift), 0.001, 1e-9);
+  EXPECT_NE(error_of([] { to_fixed_point({std::ldexp(1.0, 30)}, "conv7"); }).find("conv7"), std::string::npos);
+  EXPECT_NE(error_of([] { to_fixed_point({-1.0}, "x"); }).find("negative"), std::string::npos);
+  EXPECT_EQ(to_fixed_point({0.0}, "zero").multipliers[0], 0);
+  const FixedPoint tiny = to_fixed_point({1e-25}, "tiny");  // below 2^-31: shift 62, multiplier rounds to 0
+  EXPECT_EQ(tiny.shift, 62);
+}
+
+TEST(TensorStats, HistogramGrowsByDoublingAndKeepsEveryCount) {
+  TensorStats s;
+  std::vector<float> a = {0.1f, -0.2f, 0.3f, 0.0f};
+  s.add(a.data(), 4, "t");
+  const double first_range = s.range();
+  std::vector<float> b = {5.0f, -7.5f};
+  s.add(b.data(), 2, "t");
+  EXPECT_GE(s.range(), 7.5);
+  EXPECT_NEAR(std::log2(s.range() / first_range), std::round(std::log2(s.range() / first_range)), 1e-9);
+  int64_t total = 0;
+  for (int64_t c : s.histogram()) total += c;
+  EXPECT_EQ(total, 6);
+  EXPECT_EQ(s.count(), 6);
+  EXPECT_DOUBLE_EQ(s.abs_max(), 7.5);
+  EXPECT_NEAR(s.min(), -7.5, 1e-9);
+  EXPECT_NEAR(s.mean(), (0.1 - 0.2 + 0.3 + 5.0 - 7.5) / 6, 1e-6);
+  std::vector<float> bad = {1.0f, std::nanf("")};
+  EXPECT_NE(error_of([&] { s.add(bad.data(), 2, "layer2.0.conv1"); }).find("layer2.0.conv1: activation is NaN"),
+            std::string::npos);
+}
+
+TensorStats laplace_stats(int64_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::exponential_distribution<float> e(1.0f);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = (i % 2 ? 1.0f : -1.0f) * e(rng);
+  TensorStats s;
+  s.add(v.data(), n, "laplace");
+  return s;
+}
+
+TEST(Amax, MethodsOnALaplaceDistribution) {
+  const TensorStats s = laplace_stats(1 << 20, 3);
+  const double max = compute_amax(s, AmaxMethod::Max);
+  EXPECT_DOUBLE_EQ(max, s.abs_max());
+  // |x| ~ Exp(1): the 99.99th percentile is ln(10^4) = 9.21.
+  EXPECT_NEAR(compute_amax(s, AmaxMethod::Percentile, 99.99), std::log(1e4), 0.3);
+  EXPECT_NEAR(compute_amax(s, AmaxMethod::Percentile, 99.0), std::log(100.0), 0.1);
+  EXPECT_NEAR(compute_amax(s, AmaxMethod::Sigma3), 3 * std::sqrt(2.0), 0.05);  // Laplace(1): std sqrt(2)
+  const double entropy = compute_amax(s, AmaxMethod::Entropy), mse = compute_amax(s, AmaxMethod::Mse);
+  // Both clip a heavy tail well below its maximum, but keep the bulk.
+  EXPECT_LT(entropy, 0.8 * max);
+  EXPECT_GT(entropy, 3.0);
+  EXPECT_LT(mse, 0.8 * max);
+  EXPECT_GT(mse, 3.0);
+}
+
+TEST(Amax, AllZeroTensorHasZeroAmax) {
+  TensorStats s;
+  std::vector<float> zeros(100, 0.0f);
+  s.add(zeros.data(), 100, "zeros");
+  for (AmaxMethod m : statistic_methods()) EXPECT_EQ(compute_amax(s, m), 0.0) << amax_method_name(m);
+  EXPECT_NE(error_of([] { compute_amax(TensorStats(), AmaxMethod::Max); }).find("no calibration data"),
+            std::string::npos);
+}
+
+struct RuntimeCase {
+  std::string name;
+  std::string model;
+  int channels, size;
+  bool batch_norm;
+  std::string method, granularity, scheme, rounding;
+  int batch;
+};
+
+QuantizeOptions options_of(const RuntimeCase& c) {
+  QuantizeOptions o;
+  o.method = amax_method_from_name(c.method);
+  o.per_channel = c.granularity == "per-channel";
+  o.scheme = c.scheme;
+  o.weight_rounding = c.rounding;
+  o.auto_samples = 32;
+  o.gptq_samples = 32;
+  return o;
+}
+
+class RuntimeExactness : public ::testing::TestWithParam<RuntimeCase> {};
+
+// The CPU runtime against the naive reference, every node, zero tolerance; and
+// against the float simulation of each node fed the runtime's own inputs: at
+// most 1 LSB per output.
+TEST_P(RuntimeExactness, MatchesReferenceExactlyAndSimulationWithinOneLsb) {
+  const RuntimeCase& c = GetParam();
+  ModelOptions mo;
+  mo.channels = c.channels;
+  mo.height = mo.width = c.size;
+  mo.batch_norm = c.batch_norm;
+  const QuantizedModel qm = quantize_random(random_checkpoint(c.model, mo, 5), options_of(c));
+  const CpuEngine engine(qm);
+  const std::vector<float> images = random_images(c.batch, engine.shapes()[0], 99);
+
+  std::vector<Int8Tensor> runtime_values(qm.graph.nodes.size());
+  const Int32Tensor logits = engine.run(images.data(), c.batch, [&](int node, const int8_t* v, int64_t count) {
+    const ActShape s = engine.shapes()[node];
+    runtime_values[node] = Int8Tensor({c.batch, s.h, s.w, s.c}, std::vector<int8_t>(v, v + count));
+  });
+  const ReferenceRun ref = reference_run(qm, images.data(), c.batch);
+  EXPECT_EQ(logits.data, ref.logits.data) << "int32 logits differ from the reference";
+  for (size_t i = 0; i + 1 < qm.graph.nodes.size(); ++i) {
+    if (qm.graph.nodes[i].op == Op::Flatten) continue;  // a copy, in another element order
+    EXPECT_EQ(runtime_values[i].data, nchw_to_nhwc(ref.values[i]).data) << "node " << qm.graph.nodes[i].name;
+  }
+
+  const FloatExecutor sim(dequantized_model(qm));
+  std::vector<FloatTensor> dequantized(qm.graph.nodes.size());
+  int64_t outputs = 0, off_by_one = 0;
+  for (size_t i = 0; i + 1 < qm.graph.nodes.size(); ++i) {
+    const Int8Tensor& q = runtime_values[i];
+    dequantized[i] = FloatTensor(q.shape);
+    for (int64_t k = 0; k < q.numel(); ++k) dequantized[i].data[k] = q.data[k] / qm.quant[i].scale;
+    if (i == 0) continue;
+    const Int8Tensor levels = fake_quantized_levels(qm, static_cast<int>(i), sim.run_node(static_cast<int>(i), dequantized));
+    for (int64_t k = 0; k < q.numel(); ++k) {
+      const int diff = std::abs(int(levels.data[k]) - int(q.data[k]));
+      ASSERT_LE(diff, 1) << "node " << qm.graph.nodes[i].name << " element " << k;
+      off_by_one += diff;
+      ++outputs;
+    }
+  }
+  const FloatTensor sim_logits = sim.run_node(qm.output(), dequantized);
+  const FloatTensor& logit_scale = qm.quant[qm.output()].logit_scale;
+  for (int64_t k = 0; k < logits.numel(); ++k) {
+    const double expected = sim_logits.data[k] / logit_scale.data[k % logit_scale.numel()];
+    EXPECT_NEAR(logits.data[k], expected, 1e-3 * std::abs(expected) + 2.0);
+  }
+  std::printf("%s: %lld int8 outputs, %.3f%% one LSB from the float simulation\n", c.name.c_str(),
+              static_cast<long long>(outputs), 100.0 * off_by_one / std::max<int64_t>(outputs, 1));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Models, RuntimeExactness,
+    ::testing::Values(RuntimeCase{"lenet5_fmnist", "lenet5", 1, 28, true, "max", "per-channel", "octet", "nearest", 9},
+                      RuntimeCase{"lenet5_cifar_lab", "lenet5", 3, 32, true, "max", "per-tensor", "lab", "nearest", 5},
+                      RuntimeCase{"lenet5_cifar_auto_gptq", "lenet5", 3, 32, true, "auto", "per-channel", "octet", "gptq", 4},
+                      RuntimeCase{"resnet20_entropy", "resnet20", 3, 32, true, "entropy", "per-channel", "octet", "nearest", 3},
+                      RuntimeCase{"resnet20_nobn_pertensor", "resnet20", 3, 32, false, "percentile", "per-tensor", "octet", "gptq", 2},
+                      RuntimeCase{"resnet18_mse", "resnet18", 3, 32, true, "mse", "per-channel", "octet", "nearest", 1}),
+    [](const auto& info) { return info.param.name; });
+
+TEST(EdgeCases, AnAlwaysZeroTensorGetsScaleOneAndRunsToZeros) {
+  ModelOptions mo;
+  mo.channels = 1;
+  mo.height = mo.width = 28;
+  Checkpoint c = random_checkpoint("lenet5", mo, 2);
+  std::fill(c.params["conv2.weight"].data.begin(), c.params["conv2.weight"].data.end(), 0.0f);
+  std::fill(c.params["conv2.bias"].data.begin(), c.params["conv2.bias"].data.end(), 0.0f);
+  QuantizeOptions o;
+  o.method = AmaxMethod::Entropy;
+  const QuantizedModel qm = quantize_random(c, o);
+  const int conv2 = qm.graph.find("conv2");
+  EXPECT_EQ(qm.quant[conv2].scale, 1.0f);
+  EXPECT_EQ(qm.quant[conv2].method, "zero tensor (scale 1)");
+  const CpuEngine engine(qm);
+  const std::vector<float> images = random_images(2, engine.shapes()[0], 4);
+  bool checked = false;
+  engine.run(images.data(), 2, [&](int node, const int8_t* v, int64_t count) {
+    if (node != conv2) return;
+    checked = true;
+    for (int64_t k = 0; k < count; ++k) EXPECT_EQ(v[k], 0);
+  });
+  EXPECT_TRUE(checked);
+}
+
+TEST(EdgeCases, NanWeightsAreRefusedNamingTheLayer) {
+  ModelOptions mo;
+  Checkpoint c = random_checkpoint("lenet5", mo, 2);
+  c.params["fc2.weight"].data[17] = std::nanf("");
+  EXPECT_NE(error_of([&] { quantize_random(c, QuantizeOptions{}); }).find("'fc2': weights contain NaN"),
+            std::string::npos);
+}
+
+TEST(EdgeCases, InfiniteActivationsAreRefusedDuringCalibration) {
+  ModelOptions mo;
+  const Checkpoint c = random_checkpoint("lenet5", mo, 2);
+  const FloatExecutor executor(fold_for_inference(c.graph, c.params));
+  std::vector<float> images = random_images(4, executor.shapes()[0], 1);
+  images[100] = INFINITY;
+  EXPECT_NE(error_of([&] { calibrate(executor, images, 4); }).find("infinite during calibration"), std::string::npos);
+}
+
+TEST(EdgeCases, EmptyCalibrationSetIsRefused) {
+  ModelOptions mo;
+  const Checkpoint c = random_checkpoint("lenet5", mo, 2);
+  const FloatExecutor executor(fold_for_inference(c.graph, c.params));
+  EXPECT_NE(error_of([&] { calibrate(executor, {}, 0); }).find("calibration set is empty"), std::string::npos);
+  Dataset empty;
+  EXPECT_NE(error_of([&] { calibration_indices(empty, 0); }).find("calibration set is empty"), std::string::npos);
+}
+
+TEST(EdgeCases, AScaleThatWouldOverflowTheMultiplierIsRefused) {
+  ModelOptions mo;
+  Checkpoint c = random_checkpoint("lenet5", mo, 2);
+  // conv2's output is never above 1e-12 (zero weights, a tiny positive bias): its scale would be
+  // over 2^30 times the accumulator's, which int32 fixed point cannot represent.
+  std::fill(c.params["conv2.weight"].data.begin(), c.params["conv2.weight"].data.end(), 0.0f);
+  std::fill(c.params["conv2.bias"].data.begin(), c.params["conv2.bias"].data.end(), 1e-12f);
+  QuantizeOptions o;
+  o.method = AmaxMethod::Max;
+  o.weight_rounding = "nearest";
+  const std::string msg = error_of([&] { quantize_random(c, o); });
+  EXPECT_NE(msg.find("too large for int32 fixed point"), std::string::npos) << msg;
+}
+
+class QuantizedFile : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    QuantizeOptions o;
+    o.method = AmaxMethod::Percentile;
+    o.gptq_samples = 16;
+    model_ = new QuantizedModel(quantize_random(random_checkpoint("resnet20", ModelOptions{}, 8), o, 16));
+  }
+  static void TearDownTestSuite() { delete model_; }
+  void SetUp() override { save_quantized_model(*model_, dir_.path("good.octet")); }
+  // Loads the good file's container, lets `edit` damage it, saves and loads it as a model.
+  std::string load_after(const std::function<void(TensorFile&)>& edit) {
+    TensorFile file = TensorFile::load(dir_.path("good.octet"));
+    edit(file);
+    file.save(dir_.path("bad.octet"));
+    return error_of([&] { load_quantized_model(dir_.path("bad.octet")); });
+  }
+  TempDir dir_;
+  static QuantizedModel* model_;
+};
+
+QuantizedModel* QuantizedFile::model_ = nullptr;
+
+TEST_F(QuantizedFile, RoundTripKeepsEverything) {
+  const QuantizedModel loaded = load_quantized_model(dir_.path("good.octet"));
+  ASSERT_EQ(loaded.graph.to_json(), model_->graph.to_json());
+  for (size_t i = 0; i < loaded.quant.size(); ++i) {
+    EXPECT_EQ(loaded.quant[i].scale, model_->quant[i].scale);
+    EXPECT_EQ(loaded.quant[i].weight.data, model_->quant[i].weight.data);
+    EXPECT_EQ(loaded.quant[i].multiplier.data, model_->quant[i].multiplier.data);
+    EXPECT_EQ(loaded.quant[i].skip_multiplier.data, model_->quant[i].skip_multiplier.data);
+  }
+  EXPECT_EQ(loaded.classes, model_->classes);
+  EXPECT_EQ(loaded.weight_rounding, "gptq");
+}
+
+TEST_F(QuantizedFile, RefusesDamagedFilesNamingWhatIsWrong) {
+  EXPECT_NE(load_after([](TensorFile& f) { f.metadata["format_version"] = "99"; }).find("version 99 is not supported"),
+            std::string::npos);
+  EXPECT_NE(load_after([](TensorFile& f) { f.put("conv1.weight", FloatTensor({16, 3, 3, 3})); })
+                .find("'conv1.weight' has dtype F32, expected I8"),
+            std::string::npos);
+  EXPECT_NE(load_after([](TensorFile& f) { f.put("layer1.0.conv1.bias", Int32Tensor({15})); })
+                .find("layer1.0.conv1'.bias has shape [15], expected [16]"),
+            std::string::npos);
+  EXPECT_NE(load_after([](TensorFile& f) { f.put("conv1.shift", Int32Tensor({16}, 0)); }).find(".shift 0 is outside [1, 62]"),
+            std::string::npos);
+  EXPECT_NE(load_after([](TensorFile& f) { f.put("stray", Int8Tensor({3})); }).find("unexpected tensor 'stray'"),
+            std::string::npos);
+  EXPECT_NE(load_after([](TensorFile& f) {
+              f.metadata["graph"].replace(f.metadata["graph"].find("\"inputs\":[0]"), 12, "\"inputs\":[9]");
+            }).find("is not an earlier node"),
+            std::string::npos);
+  EXPECT_NE(load_after([](TensorFile& f) { f.metadata["format"] = "octet-checkpoint"; }).find("not an octet quantized model"),
+            std::string::npos);
+}
+
+TEST_F(QuantizedFile, RefusesMissingTensorsAndBadOffsets) {
+  // Drop a tensor by rewriting the container without it.
+  TensorFile file = TensorFile::load(dir_.path("good.octet"));
+  TensorFile pruned;
+  pruned.metadata = file.metadata;
+  for (const auto& [name, t] : file.tensors()) {
+    if (name == "linear.logit_scale") continue;
+    if (t.dtype == DType::I8) pruned.put(name, file.get<int8_t>(name));
+    if (t.dtype == DType::I32) pruned.put(name, file.get<int32_t>(name));
+    if (t.dtype == DType::F32) pruned.put(name, file.get<float>(name));
+  }
+  pruned.save(dir_.path("pruned.octet"));
+  EXPECT_NE(error_of([&] { load_quantized_model(dir_.path("pruned.octet")); }).find("'linear.logit_scale' is missing"),
+            std::string::npos);
+
+  std::vector<uint8_t> bytes = read_bytes(dir_.path("good.octet"));
+  bytes.resize(bytes.size() - 10);
+  std::ofstream(dir_.path("short.octet"), std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  EXPECT_NE(error_of([&] { load_quantized_model(dir_.path("short.octet")); }).find("truncated"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace octet
