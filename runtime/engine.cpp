@@ -2,6 +2,9 @@
 
 #include "common/error.h"
 #include "runtime/cpu/engine.h"
+#ifdef OCTET_HAVE_CUDA
+#include "runtime/cuda/cuda_engine.h"
+#endif
 
 namespace octet {
 
@@ -17,12 +20,23 @@ class CpuBackend : public Engine {
 };
 }  // namespace
 
-std::vector<std::string> engine_backends() { return {"cpu"}; }
+std::vector<std::string> engine_backends() {
+#ifdef OCTET_HAVE_CUDA
+  return {"cpu", "cuda-dp4a", "cuda-cublaslt"};
+#else
+  return {"cpu"};
+#endif
+}
 
 std::unique_ptr<Engine> make_engine(const QuantizedModel& model, const std::string& backend) {
   if (backend == "cpu") return std::make_unique<CpuBackend>(model);
+#ifdef OCTET_HAVE_CUDA
+  if (backend == "cuda-dp4a") return std::make_unique<CudaEngine>(model, CudaBackend::Dp4a);
+  if (backend == "cuda-cublaslt") return std::make_unique<CudaEngine>(model, CudaBackend::CublasLt);
+#else
   if (backend == "cuda-dp4a" || backend == "cuda-cublaslt")
     fail("backend '" + backend + "' is not available: this octet was built without CUDA");
+#endif
   fail("unknown backend '" + backend + "' (known: cpu, cuda-dp4a, cuda-cublaslt)");
 }
 

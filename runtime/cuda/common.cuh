@@ -1,0 +1,118 @@
+// Helpers shared by the CUDA runtime's kernels and host code: the error-check
+// macros, device buffers, launch arithmetic, and the description of an int8
+// convolution and its requantizing epilogue that both backends use. The
+// device layout of activations and weights is in device_layout.h.
+#pragma once
+
+#include <cublasLt.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "common/error.h"
+#include "runtime/cuda/device_layout.h"
+#include "runtime/requantize.h"
+
+// Check a CUDA runtime or cuBLAS(Lt) status; on failure throw octet::Error
+// naming the statement, the function, the file and the line.
+#define CUDA_CHECK(statement) ::octet::cuda::check_cuda((statement), #statement, __func__, __FILE__, __LINE__)
+#define CUBLAS_CHECK(statement) ::octet::cuda::check_cublas((statement), #statement, __func__, __FILE__, __LINE__)
+// After a kernel launch: reports a bad launch configuration at the launch site.
+#define CUDA_CHECK_LAUNCH() CUDA_CHECK(cudaGetLastError())
+
+namespace octet::cuda {
+
+inline std::string error_site(const char* statement, const char* function, const char* file, int line) {
+  return std::string(" in ") + statement + " (function " + function + ", " + file + ":" + std::to_string(line) + ")";
+}
+
+inline void check_cuda(cudaError_t status, const char* statement, const char* function, const char* file, int line) {
+  if (status == cudaSuccess) return;
+  fail(std::string("CUDA error ") + std::to_string(static_cast<int>(status)) + " " + cudaGetErrorName(status) + " (" +
+       cudaGetErrorString(status) + ")" + error_site(statement, function, file, line));
+}
+
+inline void check_cublas(cublasStatus_t status, const char* statement, const char* function, const char* file,
+                         int line) {
+  if (status == CUBLAS_STATUS_SUCCESS) return;
+  fail(std::string("cuBLAS error ") + std::to_string(static_cast<int>(status)) + " " + cublasLtGetStatusName(status) +
+       " (" + cublasLtGetStatusString(status) + ")" + error_site(statement, function, file, line));
+}
+
+// Threads per block of the one-thread-per-element kernels, and their grid.
+constexpr int kBlockSize = 256;
+inline dim3 elementwise_grid(int64_t count) { return dim3(static_cast<unsigned>(ceil_div(count, kBlockSize))); }
+// Largest element count elementwise_grid can cover (grid.x < 2^31).
+constexpr int64_t kMaxElementwiseCount = (int64_t{1} << 31) * kBlockSize - kBlockSize;
+
+// An owning device allocation (cudaMalloc aligns to 256 bytes).
+template <typename T>
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(size_t count) : count_(count) {
+    if (count > 0) CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&data_), count * sizeof(T)));
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  DeviceBuffer(DeviceBuffer&& other) noexcept
+      : data_(std::exchange(other.data_, nullptr)), count_(std::exchange(other.count_, 0)) {}
+  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept {
+    std::swap(data_, other.data_);
+    std::swap(count_, other.count_);
+    return *this;
+  }
+  ~DeviceBuffer() {
+    if (data_) cudaFree(data_);  // a destructor must not throw; a failed free leaks at worst
+  }
+  T* get() const { return data_; }
+  size_t size() const { return count_; }
+
+ private:
+  T* data_ = nullptr;
+  size_t count_ = 0;
+};
+
+// A convolution over NHWC int8 with padded channels; a linear layer is the
+// 1x1 case over a 1x1 image whose "channels" are the flattened input.
+struct ConvShape {
+  int64_t batch = 0;
+  int in_h = 1, in_w = 1, in_c = 0;     // in_c: padded (a multiple of 4)
+  int out_h = 1, out_w = 1, out_c = 0;  // out_c: padded (a multiple of 4)
+  int kernel = 1, stride = 1, padding = 0;
+  OCTET_HOST_DEVICE int64_t rows() const { return batch * out_h * out_w; }             // GEMM M
+  OCTET_HOST_DEVICE int64_t depth() const { return int64_t(kernel) * kernel * in_c; }  // GEMM K, a multiple of 4
+  // The input rows are the patches (no im2col needed).
+  bool is_pointwise() const { return kernel == 1 && stride == 1 && padding == 0; }
+};
+
+// Per-output-channel requantization of a conv or linear layer; every array
+// has out_c (padded) entries in device memory, the padding channels having
+// bias 0, multiplier 0 and shift 1 so that they come out 0.
+struct RequantEpilogue {
+  const int32_t* bias = nullptr;
+  const int32_t* multiplier = nullptr;
+  const int32_t* shift = nullptr;
+  const int32_t* skip_multiplier = nullptr;  // with `skip`
+  const int8_t* skip = nullptr;              // fused residual: same layout as the output, or null
+  bool relu = false;
+};
+
+#if defined(__CUDACC__)
+// The int8 output of channel `c` at NHWC offset `at` (row * out_c + c) from its accumulator.
+__device__ __forceinline__ int32_t requantize_output(int32_t acc, int c, int64_t at, const RequantEpilogue& e) {
+  const int32_t skip = e.skip ? e.skip[at] : 0;
+  const int32_t skip_multiplier = e.skip ? e.skip_multiplier[c] : 0;
+  return ::octet::requantize(acc + e.bias[c], e.multiplier[c], skip, skip_multiplier, e.shift[c], e.relu ? 0 : -128);
+}
+
+// Four int8 values (in [-128, 127]) as one little-endian word, element 0 at the lowest address.
+__device__ __forceinline__ uint32_t pack_int8x4(int32_t v0, int32_t v1, int32_t v2, int32_t v3) {
+  return (static_cast<uint32_t>(v0) & 0xFFu) | ((static_cast<uint32_t>(v1) & 0xFFu) << 8) |
+         ((static_cast<uint32_t>(v2) & 0xFFu) << 16) | ((static_cast<uint32_t>(v3) & 0xFFu) << 24);
+}
+#endif
+
+}  // namespace octet::cuda

@@ -1,0 +1,504 @@
+#include "runtime/cuda/cuda_engine.h"
+
+#include <algorithm>
+#include <map>
+#include <type_traits>
+
+#include "runtime/cuda/common.cuh"
+#include "runtime/cuda/conv2d_dp4a.cuh"
+#include "runtime/cuda/device_layout.h"
+#include "runtime/cuda/eltwise.cuh"
+#include "runtime/cuda/epilogue.cuh"
+#include "runtime/cuda/gemm_cublaslt.cuh"
+#include "runtime/cuda/im2col.cuh"
+#include "runtime/cuda/linear_dp4a.cuh"
+#include "runtime/cuda/pool.cuh"
+#include "runtime/cuda/quantize_input.cuh"
+#include "runtime/cuda/shortcut_a.cuh"
+
+namespace octet {
+
+namespace {
+
+using cuda::DeviceBuffer;
+
+constexpr size_t kCublasLtWorkspace = size_t{32} << 20;  // NVIDIA's recommendation for Hopper
+
+const char* backend_name(CudaBackend backend) { return backend == CudaBackend::Dp4a ? "cuda-dp4a" : "cuda-cublaslt"; }
+
+template <typename T>
+DeviceBuffer<T> upload(const std::vector<T>& host) {
+  DeviceBuffer<T> buffer(host.size());
+  if (!host.empty()) CUDA_CHECK(cudaMemcpy(buffer.get(), host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
+  return buffer;
+}
+
+// A conv's or linear's cuda::PackedLayer on the device.
+struct DeviceLayer {
+  int out_c = 0;
+  int64_t depth = 0;
+  DeviceBuffer<int8_t> weights;
+  DeviceBuffer<int32_t> bias, multiplier, shift, skip_multiplier;
+
+  DeviceLayer() = default;
+  explicit DeviceLayer(const cuda::PackedLayer& p)
+      : out_c(p.out_c),
+        depth(p.depth),
+        weights(upload(p.weights)),
+        bias(upload(p.bias)),
+        multiplier(upload(p.multiplier)),
+        shift(upload(p.shift)),
+        skip_multiplier(upload(p.skip_multiplier)) {}
+};
+
+// Why `device` cannot run this build's kernels, or "".
+std::string device_unusable(int device) {
+  int count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess) {
+    cudaGetLastError();  // clear it: the error is reported here, not by the next call
+    return std::string("cudaGetDeviceCount failed with error ") + std::to_string(static_cast<int>(status)) + " " +
+           cudaGetErrorName(status) + " (" + cudaGetErrorString(status) + ")";
+  }
+  if (count == 0) return "no CUDA device found";
+  if (device < 0 || device >= count)
+    return "device " + std::to_string(device) + " does not exist (" + std::to_string(count) + " devices)";
+  int major = 0, minor = 0;
+  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) {
+    cudaGetLastError();
+    return "cannot read the compute capability of device " + std::to_string(device);
+  }
+#if defined(__CUDA_ARCH_LIST__)
+  // The oldest architecture built (its PTX runs on any newer device).
+  constexpr int kArchitectures[] = {__CUDA_ARCH_LIST__};
+  const int oldest = *std::min_element(std::begin(kArchitectures), std::end(kArchitectures));
+  if (major * 100 + minor * 10 < oldest)
+    return "device " + std::to_string(device) + " has compute capability " + std::to_string(major) + "." +
+           std::to_string(minor) + ", older than the oldest architecture this octet was built for (" +
+           std::to_string(oldest / 100) + "." + std::to_string(oldest % 100 / 10) + ")";
+#endif
+  return "";
+}
+
+template <typename Handle, typename Status, Status (*Destroy)(Handle)>
+struct Destroyer {
+  void operator()(Handle h) const { Destroy(h); }
+};
+using StreamOwner =
+    std::unique_ptr<std::remove_pointer_t<cudaStream_t>, Destroyer<cudaStream_t, cudaError_t, cudaStreamDestroy>>;
+using LtOwner = std::unique_ptr<std::remove_pointer_t<cublasLtHandle_t>,
+                                Destroyer<cublasLtHandle_t, cublasStatus_t, cublasLtDestroy>>;
+using GraphOwner =
+    std::unique_ptr<std::remove_pointer_t<cudaGraph_t>, Destroyer<cudaGraph_t, cudaError_t, cudaGraphDestroy>>;
+using GraphExecOwner = std::unique_ptr<std::remove_pointer_t<cudaGraphExec_t>,
+                                       Destroyer<cudaGraphExec_t, cudaError_t, cudaGraphExecDestroy>>;
+
+// Events destroyed with the object (for profile()).
+class Events {
+ public:
+  explicit Events(size_t count) : events_(count, nullptr) {
+    for (cudaEvent_t& e : events_) CUDA_CHECK(cudaEventCreate(&e));
+  }
+  Events(const Events&) = delete;
+  Events& operator=(const Events&) = delete;
+  ~Events() {
+    for (cudaEvent_t e : events_)
+      if (e) cudaEventDestroy(e);
+  }
+  cudaEvent_t operator[](size_t i) const { return events_[i]; }
+
+ private:
+  std::vector<cudaEvent_t> events_;
+};
+
+}  // namespace
+
+struct CudaEngine::Impl {
+  // Everything that depends on the batch size.
+  struct Plan {
+    int64_t batch = 0;
+    bool retains_all = false;
+    DeviceBuffer<float> input;  // NCHW floats
+    DeviceBuffer<int32_t> logits;
+    DeviceBuffer<int8_t> arena;    // every stored value, at offset[owner] (device_layout.h plan_arena)
+    DeviceBuffer<int8_t> scratch;  // cuBLASLt path: im2col patches, then the int32 accumulators at acc_offset
+    int64_t acc_offset = 0;
+    std::vector<int64_t> offset;                       // per node that owns storage, else -1
+    std::vector<std::unique_ptr<cuda::LtGemm>> gemms;  // per conv / linear on the cuBLASLt path
+    int64_t runs = 0;
+    GraphExecOwner graph;  // captured on the second run (the first, direct one loads the kernels lazily)
+  };
+
+  Impl(const QuantizedModel& m, CudaBackend b, int d);
+  ~Impl() {  // the members are freed on the engine's device, after its last work
+    cudaSetDevice(device);
+    if (stream) cudaStreamSynchronize(stream.get());
+  }
+
+  int output() const { return model.output(); }
+  int classes() const { return model.num_classes(); }
+  cuda::ConvShape conv_shape(int node, int64_t batch) const;
+  std::string unsupported(int node, int64_t batch) const;
+  std::string where(int node) const;
+  cuda::RequantEpilogue epilogue(const Plan& p, int node) const;
+  int8_t* value(const Plan& p, int node) const { return p.arena.get() + p.offset[values.owner[node]]; }
+  const cuda::Storage& storage(int node) const { return values.storage[node]; }
+  Plan& plan(int64_t batch);
+  std::unique_ptr<Plan> make_plan(int64_t batch) const;
+  void enqueue_node(const Plan& p, int node) const;
+  void enqueue_weighted(const Plan& p, int node) const;
+  void launch(Plan& p);
+  double macs(int node, int64_t batch) const;
+
+  int device;
+  CudaBackend backend;
+  QuantizedModel model;
+  std::vector<ActShape> shapes;
+  cuda::ValueLayout values;
+  StreamOwner stream;
+  LtOwner lt;
+  DeviceBuffer<uint8_t> lt_workspace;
+  std::vector<DeviceLayer> layers;  // per node; convs and linears only
+  std::map<int64_t, std::unique_ptr<Plan>> plans;
+  bool retain = false;
+  Plan* last_run = nullptr;
+};
+
+CudaEngine::Impl::Impl(const QuantizedModel& m, CudaBackend b, int d) : device(d), backend(b), model(m) {
+  const std::string unusable = device_unusable(device);
+  check(unusable.empty(), std::string(backend_name(backend)) + ": no usable CUDA device: " + unusable);
+  CUDA_CHECK(cudaSetDevice(device));
+  model.validate();
+  const Graph& g = model.graph;
+  shapes = g.shapes();
+  const int n_nodes = static_cast<int>(g.nodes.size());
+
+  values = cuda::plan_values(g, shapes, backend_name(backend));
+
+  StreamOwner::pointer s = nullptr;
+  CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  stream.reset(s);
+  if (backend == CudaBackend::CublasLt) {
+    cublasLtHandle_t handle = nullptr;
+    CUBLAS_CHECK(cublasLtCreate(&handle));
+    lt.reset(handle);
+    lt_workspace = DeviceBuffer<uint8_t>(kCublasLtWorkspace);
+  }
+
+  // Weights packed once (device_layout.h).
+  layers.resize(n_nodes);
+  for (int i = 0; i < n_nodes; ++i) {
+    const Node& n = g.nodes[i];
+    if (n.op != Op::Conv2d && n.op != Op::Linear) continue;
+    try {
+      layers[i] = DeviceLayer(cuda::pack_layer(model, shapes, values, i));
+    } catch (const Error& e) {
+      fail(std::string(backend_name(backend)) + ": " + e.what());
+    }
+    const std::string why = unsupported(i, 1);  // rechecked for each batch size by make_plan
+    check(why.empty(), where(i) + ": the kernel cannot run it: " + why);
+  }
+  // cudaMemcpy from pageable memory may return before its DMA ends, and the
+  // engine's non-blocking stream does not wait for the legacy stream.
+  CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+std::string CudaEngine::Impl::where(int node) const {
+  const Node& n = model.graph.nodes[node];
+  return std::string(backend_name(backend)) + ": node '" + n.name + "' (" + op_name(n.op) + ")";
+}
+
+std::string CudaEngine::Impl::unsupported(int node, int64_t batch) const {
+  const cuda::ConvShape s = conv_shape(node, batch);
+  if (backend == CudaBackend::CublasLt) return cuda::LtGemm::unsupported(s.out_c, s.rows(), s.depth());
+  if (model.graph.nodes[node].op == Op::Conv2d) return cuda::conv2d_dp4a_unsupported(s);
+  return cuda::linear_dp4a_unsupported(s.rows(), s.depth(), s.out_c);
+}
+
+cuda::ConvShape CudaEngine::Impl::conv_shape(int node, int64_t batch) const {
+  const Node& n = model.graph.nodes[node];
+  const ActShape x = shapes[n.inputs[0]], y = shapes[node];
+  cuda::ConvShape s;
+  s.batch = batch;
+  s.out_c = layers[node].out_c;
+  if (n.op == Op::Conv2d) {
+    s.in_h = x.h, s.in_w = x.w, s.in_c = storage(n.inputs[0]).padded_c;
+    s.out_h = y.h, s.out_w = y.w;
+    s.kernel = n.kernel, s.stride = n.stride, s.padding = n.padding;
+  } else {
+    s.in_c = static_cast<int>(storage(n.inputs[0]).bytes());  // the whole stored vector, padding included
+  }
+  return s;
+}
+
+cuda::RequantEpilogue CudaEngine::Impl::epilogue(const Plan& p, int node) const {
+  const Node& n = model.graph.nodes[node];
+  const DeviceLayer& layer = layers[node];
+  cuda::RequantEpilogue e;
+  e.bias = layer.bias.get();
+  e.multiplier = layer.multiplier.get();
+  e.shift = layer.shift.get();
+  e.relu = n.relu;
+  if (n.inputs.size() == 2) {
+    e.skip = value(p, n.inputs[1]);
+    e.skip_multiplier = layer.skip_multiplier.get();
+  }
+  return e;
+}
+
+CudaEngine::Impl::Plan& CudaEngine::Impl::plan(int64_t batch) {
+  auto found = plans.find(batch);
+  if (found == plans.end()) found = plans.emplace(batch, make_plan(batch)).first;
+  return *found->second;
+}
+
+std::unique_ptr<CudaEngine::Impl::Plan> CudaEngine::Impl::make_plan(int64_t batch) const {
+  check(batch > 0, std::string(backend_name(backend)) + ": batch size must be positive, got " + std::to_string(batch));
+  const Graph& g = model.graph;
+  const int n_nodes = static_cast<int>(g.nodes.size());
+  auto p = std::make_unique<Plan>();
+  p->batch = batch;
+  p->retains_all = retain;
+  const cuda::ArenaPlan arena = cuda::plan_arena(g, values, batch, retain);
+  p->offset = arena.offset;
+
+  // cuBLASLt: the largest im2col matrix, then the largest int32 accumulator
+  // block, and each layer's GEMM planned for this batch size.
+  int64_t patch_bytes = 0, acc_bytes = 0;
+  p->gemms.resize(n_nodes);
+  for (int i = 0; i < n_nodes; ++i) {
+    const Node& n = g.nodes[i];
+    if (n.op != Op::Conv2d && n.op != Op::Linear) continue;
+    const std::string at = where(i) + " at batch " + std::to_string(batch);
+    const std::string why = unsupported(i, batch);
+    check(why.empty(), at + ": the kernel cannot run it: " + why);
+    if (backend != CudaBackend::CublasLt) continue;
+    const cuda::ConvShape s = conv_shape(i, batch);
+    if (n.op == Op::Conv2d && !s.is_pointwise())
+      patch_bytes = std::max(patch_bytes, cuda::round_up(s.rows() * s.depth(), cuda::kBufferAlignment));
+    acc_bytes =
+        std::max(acc_bytes, cuda::round_up(s.rows() * s.out_c * int64_t(sizeof(int32_t)), cuda::kBufferAlignment));
+    try {
+      p->gemms[i] = std::make_unique<cuda::LtGemm>(lt.get(), s.out_c, s.rows(), s.depth(), kCublasLtWorkspace);
+    } catch (const Error& e) {
+      fail(at + ": " + e.what());
+    }
+  }
+  p->acc_offset = patch_bytes;
+
+  const ActShape in = shapes[0];
+  p->input = DeviceBuffer<float>(static_cast<size_t>(batch * in.numel()));
+  p->logits = DeviceBuffer<int32_t>(static_cast<size_t>(batch * classes()));
+  p->arena = DeviceBuffer<int8_t>(static_cast<size_t>(arena.bytes));
+  p->scratch = DeviceBuffer<int8_t>(static_cast<size_t>(patch_bytes + acc_bytes));
+  return p;
+}
+
+void CudaEngine::Impl::enqueue_weighted(const Plan& p, int node) const {
+  const Node& n = model.graph.nodes[node];
+  const DeviceLayer& layer = layers[node];
+  const cuda::ConvShape s = conv_shape(node, p.batch);
+  const int8_t* x = value(p, n.inputs[0]);
+  const bool is_output = node == output();
+  if (backend == CudaBackend::Dp4a) {
+    if (is_output)
+      cuda::linear_dp4a_logits(x, layer.weights.get(), s.rows(), s.depth(), classes(), layer.bias.get(), p.logits.get(),
+                               stream.get());
+    else if (n.op == Op::Linear)
+      cuda::linear_dp4a(x, layer.weights.get(), s.rows(), s.depth(), s.out_c, epilogue(p, node), value(p, node),
+                        stream.get());
+    else
+      cuda::conv2d_dp4a(s, x, layer.weights.get(), epilogue(p, node), value(p, node), stream.get());
+    return;
+  }
+  const int8_t* patches = x;  // a linear's or pointwise conv's input rows are its patches
+  if (n.op == Op::Conv2d && !s.is_pointwise()) {
+    cuda::im2col(s, x, p.scratch.get(), stream.get());
+    patches = p.scratch.get();
+  }
+  int32_t* acc = reinterpret_cast<int32_t*>(p.scratch.get() + p.acc_offset);
+  p.gemms[node]->run(layer.weights.get(), patches, acc, lt_workspace.get(), stream.get());
+  if (is_output)
+    cuda::logits_from_accumulators(acc, s.rows(), s.out_c, classes(), layer.bias.get(), p.logits.get(), stream.get());
+  else
+    cuda::requantize_accumulators(acc, s.rows(), s.out_c, epilogue(p, node), value(p, node), stream.get());
+}
+
+void CudaEngine::Impl::enqueue_node(const Plan& p, int node) const {
+  const Node& n = model.graph.nodes[node];
+  const NodeQuant& q = model.quant[node];
+  const int64_t batch = p.batch;
+  cudaStream_t s = stream.get();
+  if (n.op == Op::Conv2d || n.op == Op::Linear) return enqueue_weighted(p, node);
+  if (n.op == Op::Flatten) return;  // its value is its input's bytes
+  int8_t* y = value(p, node);
+  if (n.op == Op::Input) {
+    const ActShape in = shapes[0];
+    cuda::quantize_input(p.input.get(), batch, in.c, in.h, in.w, storage(0).padded_c, q.scale, y, s);
+    return;
+  }
+  const int8_t* x = value(p, n.inputs[0]);
+  const ActShape in = shapes[n.inputs[0]];
+  const int in_c = storage(n.inputs[0]).padded_c;
+  switch (n.op) {
+    case Op::MaxPool2d: cuda::max_pool(x, batch, in.h, in.w, in_c, n.kernel, n.stride, y, s); break;
+    case Op::AvgPool2d:
+      cuda::avg_pool(x, batch, in.h, in.w, in_c, n.kernel, n.stride, q.multiplier.data[0], q.shift.data[0], y, s);
+      break;
+    case Op::GlobalAvgPool:
+      cuda::global_avg_pool(x, batch, in.h, in.w, in_c, q.multiplier.data[0], q.shift.data[0], y, s);
+      break;
+    case Op::Add:
+      cuda::add(x, value(p, n.inputs[1]), batch * storage(node).bytes(), q.multiplier.data[0], q.multiplier.data[1],
+                q.shift.data[0], n.relu, y, s);
+      break;
+    case Op::ShortcutA:
+      cuda::shortcut_a(x, batch, in.h, in.w, in.c, in_c, n.channels, storage(node).padded_c, y, s);
+      break;
+    case Op::ReLU: cuda::relu(x, batch * storage(node).bytes(), y, s); break;
+    default: fail(std::string(backend_name(backend)) + ": node '" + n.name + "': unexpected op " + op_name(n.op));
+  }
+}
+
+void CudaEngine::Impl::launch(Plan& p) {
+  last_run = &p;
+  if (p.runs++ == 0) {
+    for (int i = 0; i <= output(); ++i) enqueue_node(p, i);
+    return;
+  }
+  if (!p.graph) {
+    CUDA_CHECK(cudaStreamBeginCapture(stream.get(), cudaStreamCaptureModeThreadLocal));
+    try {
+      for (int i = 0; i <= output(); ++i) enqueue_node(p, i);
+    } catch (...) {
+      cudaGraph_t broken = nullptr;
+      cudaStreamEndCapture(stream.get(), &broken);  // leaves the stream usable
+      GraphOwner discard(broken);
+      throw;
+    }
+    cudaGraph_t captured = nullptr;
+    CUDA_CHECK(cudaStreamEndCapture(stream.get(), &captured));
+    const GraphOwner graph(captured);
+    cudaGraphExec_t exec = nullptr;
+    CUDA_CHECK(cudaGraphInstantiate(&exec, captured, 0));
+    p.graph.reset(exec);
+  }
+  CUDA_CHECK(cudaGraphLaunch(p.graph.get(), stream.get()));
+}
+
+double CudaEngine::Impl::macs(int node, int64_t batch) const {
+  const Node& n = model.graph.nodes[node];
+  const ActShape x = n.inputs.empty() ? ActShape{} : shapes[n.inputs[0]], y = shapes[node];
+  if (n.op == Op::Conv2d) return double(batch) * y.h * y.w * y.c * (double(n.kernel) * n.kernel * x.c);
+  if (n.op == Op::Linear) return double(batch) * y.c * double(x.numel());
+  return 0.0;
+}
+
+CudaEngine::CudaEngine(const QuantizedModel& model, CudaBackend backend, int device)
+    : impl_(std::make_unique<Impl>(model, backend, device)) {}
+
+CudaEngine::~CudaEngine() = default;
+
+std::string CudaEngine::backend() const { return backend_name(impl_->backend); }
+
+bool CudaEngine::device_available(std::string* why_not) {
+  const std::string why = device_unusable(0);
+  if (why_not) *why_not = why;
+  return why.empty();
+}
+
+Int32Tensor CudaEngine::run(const float* host_input, int64_t batch) {
+  Impl& m = *impl_;
+  CUDA_CHECK(cudaSetDevice(m.device));
+  Impl::Plan& p = m.plan(batch);
+  CUDA_CHECK(cudaMemcpyAsync(p.input.get(), host_input, p.input.size() * sizeof(float), cudaMemcpyHostToDevice,
+                             m.stream.get()));
+  m.launch(p);
+  Int32Tensor logits({batch, m.classes()});
+  CUDA_CHECK(cudaMemcpyAsync(logits.ptr(), p.logits.get(), logits.data.size() * sizeof(int32_t), cudaMemcpyDeviceToHost,
+                             m.stream.get()));
+  CUDA_CHECK(cudaStreamSynchronize(m.stream.get()));
+  return logits;
+}
+
+float* CudaEngine::device_input(int64_t batch) {
+  CUDA_CHECK(cudaSetDevice(impl_->device));
+  return impl_->plan(batch).input.get();
+}
+
+int32_t* CudaEngine::device_logits(int64_t batch) {
+  CUDA_CHECK(cudaSetDevice(impl_->device));
+  return impl_->plan(batch).logits.get();
+}
+
+void CudaEngine::run_device(int64_t batch) {
+  CUDA_CHECK(cudaSetDevice(impl_->device));
+  impl_->launch(impl_->plan(batch));
+}
+
+void CudaEngine::synchronize() {
+  CUDA_CHECK(cudaSetDevice(impl_->device));
+  CUDA_CHECK(cudaStreamSynchronize(impl_->stream.get()));
+}
+
+void CudaEngine::retain_node_outputs(bool retain) {
+  Impl& m = *impl_;
+  if (retain == m.retain) return;
+  synchronize();  // the plans' buffers may still be in use
+  m.retain = retain;
+  m.last_run = nullptr;
+  m.plans.clear();
+}
+
+std::vector<int8_t> CudaEngine::node_output(int node) {
+  Impl& m = *impl_;
+  const std::string where = backend() + " node_output(" + std::to_string(node) + ")";
+  check(node >= 0 && node < m.output(),
+        where + ": not a node with an int8 output (the last node's int32 logits are what run() returns)");
+  check(m.last_run != nullptr, where + ": nothing has run since the engine was made or its plans were dropped");
+  check(m.last_run->retains_all, where +
+                                     ": the last run reused buffers between layers; call "
+                                     "retain_node_outputs(true) before running");
+  synchronize();
+  const cuda::Storage& s = m.storage(node);
+  const int64_t batch = m.last_run->batch;
+  std::vector<int8_t> stored(static_cast<size_t>(batch * s.bytes()));
+  CUDA_CHECK(cudaMemcpyAsync(stored.data(), m.value(*m.last_run, node), stored.size(), cudaMemcpyDeviceToHost,
+                             m.stream.get()));
+  CUDA_CHECK(cudaStreamSynchronize(m.stream.get()));
+  return cuda::strip_padding(stored, s, batch);
+}
+
+std::vector<CudaEngine::NodeTiming> CudaEngine::profile(int64_t batch, int iterations) {
+  Impl& m = *impl_;
+  check(iterations > 0, backend() + " profile: iterations must be positive, got " + std::to_string(iterations));
+  CUDA_CHECK(cudaSetDevice(m.device));
+  Impl::Plan& p = m.plan(batch);
+  const int n_nodes = m.output() + 1;
+  for (int i = 0; i < n_nodes; ++i) m.enqueue_node(p, i);  // warm-up
+  const Events events(static_cast<size_t>(n_nodes) + 1);
+  std::vector<double> total(n_nodes, 0.0);
+  for (int it = 0; it < iterations; ++it) {
+    CUDA_CHECK(cudaEventRecord(events[0], m.stream.get()));
+    for (int i = 0; i < n_nodes; ++i) {
+      m.enqueue_node(p, i);
+      CUDA_CHECK(cudaEventRecord(events[i + 1], m.stream.get()));
+    }
+    CUDA_CHECK(cudaEventSynchronize(events[n_nodes]));
+    for (int i = 0; i < n_nodes; ++i) {
+      float ms = 0;
+      CUDA_CHECK(cudaEventElapsedTime(&ms, events[i], events[i + 1]));
+      total[i] += ms;
+    }
+  }
+  m.last_run = &p;
+  std::vector<NodeTiming> out;
+  for (int i = 0; i < n_nodes; ++i) {
+    const Node& n = m.model.graph.nodes[i];
+    out.push_back({n.name, op_name(n.op), m.macs(i, batch), total[i] / iterations});
+  }
+  return out;
+}
+
+}  // namespace octet

@@ -1,0 +1,80 @@
+// The CUDA int8 runtime: executes a quantized model on one GPU, bit for bit
+// like the CPU runtime. Plain C++ (no CUDA headers), so any file can include it.
+//
+// Activations live on the device as NHWC int8 with channels padded to a
+// multiple of 4; weights are packed once at load. For each batch size the
+// engine plans one arena in which layers reuse the buffers of values no later
+// layer reads. The first run of a batch size launches the kernels one by one
+// (loading them), the second captures the whole network into a CUDA graph,
+// and every run from then on replays it. Everything runs on the engine's one
+// stream.
+//
+// Backends: "cuda-dp4a" (hand-written __dp4a kernels: implicit-GEMM conv and a
+// GEMM for linear layers, epilogues fused) and "cuda-cublaslt" (int8 im2col +
+// cuBLASLt int8 GEMM with int32 output, then a requantizing epilogue kernel).
+// Pooling, add, ReLU, shortcut and input quantization are shared.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/engine.h"
+
+namespace octet {
+
+enum class CudaBackend { Dp4a, CublasLt };
+
+class CudaEngine : public Engine {
+ public:
+  // Uploads and packs the weights; fails naming the node when a kernel path
+  // cannot handle a layer, or when there is no usable device.
+  CudaEngine(const QuantizedModel& model, CudaBackend backend, int device = 0);
+  ~CudaEngine() override;
+  CudaEngine(const CudaEngine&) = delete;
+  CudaEngine& operator=(const CudaEngine&) = delete;
+
+  // Synchronous: `host_input` is batch x C x H x W normalised floats; returns
+  // the int32 logits [batch][classes].
+  Int32Tensor run(const float* host_input, int64_t batch) override;
+  std::string backend() const override;  // "cuda-dp4a" / "cuda-cublaslt"
+
+  // Device-resident path for benchmarks: the input already on the device, the
+  // logits left there. Asynchronous on the engine's stream; from the second
+  // run of a batch size on, from the CUDA graph captured for it. The stream
+  // is non-blocking: a copy into device_input must have completed before
+  // run_device (e.g. cudaMemcpy followed by cudaDeviceSynchronize).
+  float* device_input(int64_t batch);     // batch x C x H x W floats, engine-owned
+  int32_t* device_logits(int64_t batch);  // [batch][classes], engine-owned
+  void run_device(int64_t batch);         // reads device_input(batch), writes device_logits(batch)
+  void synchronize();
+
+  // For tests. While on, the memory plan gives every node a buffer of its own
+  // (no reuse), so node_output can read any node after a run; changing it
+  // drops the plans made so far.
+  void retain_node_outputs(bool retain);
+  // Node i's int8 output of the last run, NHWC without channel padding (the
+  // CPU runtime's layout). Needs retain_node_outputs(true) before that run.
+  std::vector<int8_t> node_output(int node);
+
+  // Per-node timing for the benchmark: MACs of convs and linears (0 for
+  // other ops) and milliseconds per run, averaged over `iterations` runs
+  // after one warm-up run (launched one node at a time, not from the graph).
+  struct NodeTiming {
+    std::string name;
+    std::string op;
+    double macs;
+    double milliseconds;
+  };
+  std::vector<NodeTiming> profile(int64_t batch, int iterations);
+
+  // False, with the reason, when there is no usable GPU.
+  static bool device_available(std::string* why_not);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace octet

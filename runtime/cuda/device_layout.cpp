@@ -1,0 +1,126 @@
+#include "runtime/cuda/device_layout.h"
+
+#include <algorithm>
+
+#include "common/error.h"
+#include "graph/layout.h"
+
+namespace octet::cuda {
+
+namespace {
+
+Storage storage_of(const ActShape& s) { return {int64_t(s.h) * s.w, s.c, padded_channels(s.c)}; }
+
+std::vector<int32_t> padded(const Int32Tensor& values, int count, int32_t fill) {
+  std::vector<int32_t> out = values.data;
+  out.resize(static_cast<size_t>(count), fill);
+  return out;
+}
+
+}  // namespace
+
+ValueLayout plan_values(const Graph& g, const std::vector<ActShape>& shapes, const std::string& who) {
+  const int output = g.output();
+  ValueLayout v;
+  v.storage.resize(g.nodes.size());
+  v.owner.assign(g.nodes.size(), -1);
+  for (int i = 0; i < output; ++i) {
+    const Node& n = g.nodes[i];
+    const std::string at = who + ": node '" + n.name + "' (" + op_name(n.op) + ")";
+    v.owner[i] = i;
+    v.storage[i] = storage_of(shapes[i]);
+    switch (n.op) {
+      case Op::Flatten:  // the same bytes, read as one vector
+        v.owner[i] = v.owner[n.inputs[0]];
+        v.storage[i] = v.storage[n.inputs[0]];
+        break;
+      case Op::Add:
+      case Op::ReLU: v.storage[i] = v.storage[n.inputs[0]]; break;
+      case Op::BatchNorm2d: fail(at + ": batch norm must be folded before quantization");
+      default: break;
+    }
+    const bool reads_image = n.op == Op::Conv2d || n.op == Op::MaxPool2d || n.op == Op::AvgPool2d ||
+                             n.op == Op::GlobalAvgPool || n.op == Op::ShortcutA;
+    if (reads_image)
+      check(v.storage[n.inputs[0]] == storage_of(shapes[n.inputs[0]]),
+            at + ": reads a flattened value as an image, which the CUDA runtime does not support");
+    if (n.op == Op::Add)
+      check(v.storage[n.inputs[0]] == v.storage[n.inputs[1]],
+            at + ": its two inputs are stored differently (a flattened and an unflattened vector)");
+    if ((n.op == Op::Conv2d || n.op == Op::Linear) && n.inputs.size() == 2)
+      check(v.storage[n.inputs[1]] == v.storage[i], at + ": its residual input is stored differently from its output");
+  }
+  return v;
+}
+
+PackedLayer pack_layer(const QuantizedModel& model, const std::vector<ActShape>& shapes, const ValueLayout& values,
+                       int node) {
+  const Graph& g = model.graph;
+  const Node& n = g.nodes[node];
+  const NodeQuant& q = model.quant[node];
+  const Storage& in = values.storage[n.inputs[0]];
+  // A conv reads kernel x kernel pixels of its input, a linear all of its stored pixels.
+  const int64_t taps = n.op == Op::Conv2d ? int64_t(n.kernel) * n.kernel : in.pixels;
+  const Int8Tensor w = nhwc_weight(g, shapes, node, q.weight);  // [O][taps * c], NHWC reading order
+  check(w.dim(1) == taps * in.c, "node '" + n.name + "': weight has " + std::to_string(w.dim(1)) +
+                                     " inputs, expected " + std::to_string(taps * in.c));
+  PackedLayer p;
+  p.out_c = padded_channels(n.channels);
+  p.depth = taps * in.padded_c;
+  p.weights.assign(static_cast<size_t>(p.out_c * p.depth), 0);
+  for (int64_t o = 0; o < n.channels; ++o)
+    for (int64_t t = 0; t < taps; ++t)
+      std::copy_n(w.ptr() + (o * taps + t) * in.c, in.c, p.weights.begin() + o * p.depth + t * in.padded_c);
+  p.bias = padded(q.bias, p.out_c, 0);
+  if (node != g.output()) {
+    p.multiplier = padded(q.multiplier, p.out_c, 0);
+    p.shift = padded(q.shift, p.out_c, 1);
+    if (n.inputs.size() == 2) p.skip_multiplier = padded(q.skip_multiplier, p.out_c, 0);
+  }
+  return p;
+}
+
+ArenaPlan plan_arena(const Graph& g, const ValueLayout& values, int64_t batch, bool retain_all) {
+  const int n_nodes = static_cast<int>(g.nodes.size());
+  ArenaPlan plan;
+  plan.last_use.assign(n_nodes, -1);
+  for (int i = 0; i < g.output(); ++i)
+    if (values.owner[i] == i) plan.last_use[i] = retain_all ? n_nodes : i;
+  for (int i = 0; i < n_nodes; ++i)
+    for (int in : g.nodes[i].inputs) plan.last_use[values.owner[in]] = std::max(plan.last_use[values.owner[in]], i);
+
+  struct Placed {
+    int64_t begin, end;
+    int first, last;
+  };
+  std::vector<Placed> placed;
+  plan.offset.assign(n_nodes, -1);
+  for (int i = 0; i < g.output(); ++i) {
+    if (values.owner[i] != i) continue;
+    const int64_t size = round_up(batch * values.storage[i].bytes(), kBufferAlignment);
+    std::vector<std::pair<int64_t, int64_t>> busy;  // address ranges of the values alive with this one
+    for (const Placed& p : placed)
+      if (p.first <= plan.last_use[i] && i <= p.last) busy.emplace_back(p.begin, p.end);
+    std::sort(busy.begin(), busy.end());
+    int64_t at = 0;
+    for (const auto& [begin, end] : busy) {
+      if (at + size <= begin) break;
+      at = std::max(at, end);
+    }
+    placed.push_back({at, at + size, i, plan.last_use[i]});
+    plan.offset[i] = at;
+    plan.bytes = std::max(plan.bytes, at + size);
+  }
+  return plan;
+}
+
+std::vector<int8_t> strip_padding(const std::vector<int8_t>& stored, const Storage& s, int64_t batch) {
+  check(static_cast<int64_t>(stored.size()) == batch * s.bytes(), "strip_padding: buffer size does not match");
+  std::vector<int8_t> out;
+  out.reserve(static_cast<size_t>(batch * s.pixels * s.c));
+  for (int64_t r = 0; r < batch * s.pixels; ++r)
+    out.insert(out.end(), stored.begin() + r * s.padded_c, stored.begin() + r * s.padded_c + s.c);
+  return out;
+}
+
+}  // namespace octet::cuda

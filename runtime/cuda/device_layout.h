@@ -1,0 +1,75 @@
+// How the CUDA runtime lays a quantized model out in device memory, as plain
+// C++ (no CUDA), so that it can be checked on any machine:
+//  - every activation is NHWC int8 with its channels padded to a multiple of
+//    4 (zeros in the padding), so a pixel's channels start on a 4-byte
+//    boundary and a dp4a word never straddles two pixels;
+//  - a flatten is its input's bytes read as one vector (no copy);
+//  - conv and linear weights are packed once into [out_c][K] over the padded
+//    input channels, out_c padded too, with requantization parameters that
+//    make every padding channel come out 0;
+//  - one arena per batch size holds every value; a value's buffer is reused
+//    once no later node reads it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "quant/quantized_model.h"
+
+namespace octet::cuda {
+
+constexpr int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+constexpr int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
+// Channels as stored on the device.
+constexpr int padded_channels(int channels) { return static_cast<int>(round_up(channels, 4)); }
+// Alignment of every buffer placed in an arena (cuBLASLt wants 16 bytes).
+constexpr int64_t kBufferAlignment = 256;
+
+// How one value is stored per sample: `pixels` positions of `padded_c`
+// bytes, the first `c` of them real channels, the rest zeros.
+struct Storage {
+  int64_t pixels = 0;
+  int c = 0, padded_c = 0;
+  int64_t bytes() const { return pixels * padded_c; }
+  bool operator==(const Storage& o) const { return pixels == o.pixels && c == o.c && padded_c == o.padded_c; }
+};
+
+// The storage of every value of a graph (all nodes but the output).
+struct ValueLayout {
+  std::vector<Storage> storage;  // per node; the output node's is empty
+  std::vector<int> owner;        // node whose buffer holds the value: itself, or for a flatten its input's owner
+};
+
+// Fails naming the node (prefixed with `who`) where a consumer cannot read
+// its input's storage (an image op on a flattened value, an add of values
+// stored differently).
+ValueLayout plan_values(const Graph& g, const std::vector<ActShape>& shapes, const std::string& who);
+
+// A conv's or linear's weights and requantization parameters in device
+// layout. Every array has out_c entries; padding channels have bias 0,
+// multiplier 0, skip multiplier 0 and shift 1, which requantize to 0.
+struct PackedLayer {
+  int out_c = 0;                                                  // output channels, padded
+  int64_t depth = 0;                                              // K: taps x padded input channels, a multiple of 4
+  std::vector<int8_t> weights;                                    // [out_c][depth], zeros in the padding
+  std::vector<int32_t> bias, multiplier, shift, skip_multiplier;  // requantization ones empty for the output node
+};
+PackedLayer pack_layer(const QuantizedModel& model, const std::vector<ActShape>& shapes, const ValueLayout& values,
+                       int node);
+
+// Arena offsets for one batch size: value v (an owner) lives from node v to
+// the last node reading it (or to the end with retain_all) and takes the
+// lowest kBufferAlignment-aligned offset free of every value alive with it.
+struct ArenaPlan {
+  std::vector<int64_t> offset;  // per owner node, -1 for the others
+  std::vector<int> last_use;    // per owner node: the last node during which it must stay intact
+  int64_t bytes = 0;
+};
+ArenaPlan plan_arena(const Graph& g, const ValueLayout& values, int64_t batch, bool retain_all);
+
+// The values of one node in the CPU runtime's layout (NHWC without channel
+// padding) from its device bytes (`batch` samples).
+std::vector<int8_t> strip_padding(const std::vector<int8_t>& stored, const Storage& s, int64_t batch);
+
+}  // namespace octet::cuda
