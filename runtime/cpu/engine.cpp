@@ -1,9 +1,34 @@
 #include "runtime/cpu/engine.h"
 
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <mutex>
+
 #include "common/error.h"
 #include "graph/layout.h"
 
 namespace octet {
+
+namespace {
+// Index in `free` of the buffer for a value of `need` bytes: the smallest that
+// holds it, else the largest (to be grown); -1 when none is free.
+int pick_buffer(const std::vector<int>& free, const std::vector<int64_t>& bytes, int64_t need) {
+  int best = -1;
+  for (int k = 0; k < static_cast<int>(free.size()); ++k)
+    if (bytes[free[k]] >= need && (best < 0 || bytes[free[k]] < bytes[free[best]])) best = k;
+  if (best >= 0) return best;
+  for (int k = 0; k < static_cast<int>(free.size()); ++k)
+    if (best < 0 || bytes[free[k]] > bytes[free[best]]) best = k;
+  return best;
+}
+}  // namespace
+
+struct CpuEngine::Buffers {
+  std::mutex mutex;  // guards `data` and `bytes` while they are handed between runs
+  std::vector<std::unique_ptr<int8_t[]>> data;  // left uninitialised: every kernel writes all its output
+  std::vector<int64_t> bytes;
+};
 
 CpuEngine::CpuEngine(const QuantizedModel& model) : model_(model), shapes_(model.graph.shapes()) {
   model_.validate();
@@ -13,9 +38,31 @@ CpuEngine::CpuEngine(const QuantizedModel& model) : model_(model), shapes_(model
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& n = g.nodes[i];
     for (int in : n.inputs) last_use_[in] = static_cast<int>(i);
+  }
+  // Buffer plan: inputs are freed once their last reader has been placed.
+  std::vector<int> free_slots;
+  slot_.assign(g.nodes.size(), -1);
+  for (int i = 0; i < model_.output(); ++i) {
+    const int64_t bytes = shapes_[i].numel();
+    const int k = pick_buffer(free_slots, slot_bytes_, bytes);
+    if (k < 0) {
+      slot_[i] = static_cast<int>(slot_bytes_.size());
+      slot_bytes_.push_back(bytes);
+    } else {
+      slot_[i] = free_slots[k];
+      slot_bytes_[slot_[i]] = std::max(slot_bytes_[slot_[i]], bytes);
+      free_slots.erase(free_slots.begin() + k);
+    }
+    for (int in : g.nodes[i].inputs)
+      if (last_use_[in] == i) free_slots.push_back(slot_[in]);
+  }
+  spare_ = std::make_shared<Buffers>();
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& n = g.nodes[i];
     if (n.op != Op::Conv2d && n.op != Op::Linear) continue;
     const Int8Tensor w = nhwc_weight(g, shapes_, static_cast<int>(i), model_.quant[i].weight);
-    weights_[i] = cpu::PackedWeights(w.ptr(), n.channels, w.dim(1));
+    const cpu::ConvGeometry geo = geometry(static_cast<int>(i), 1);
+    weights_[i] = cpu::PackedWeights(w.ptr(), n.channels, geo.kernel, geo.in_c);
   }
 }
 
@@ -38,22 +85,35 @@ cpu::ConvGeometry CpuEngine::geometry(int node, int64_t batch) const {
 Int32Tensor CpuEngine::run(const float* input, int64_t batch, const Hook& hook) const {
   const Graph& g = model_.graph;
   const int output = model_.output();
-  std::vector<std::vector<int8_t>> values(g.nodes.size());
+  Buffers buffers;
+  {
+    const std::lock_guard<std::mutex> lock(spare_->mutex);
+    buffers.data.swap(spare_->data);
+    buffers.bytes.swap(spare_->bytes);
+  }
+  buffers.data.resize(slot_bytes_.size());
+  buffers.bytes.resize(slot_bytes_.size(), 0);
+  for (size_t s = 0; s < slot_bytes_.size(); ++s)
+    if (buffers.bytes[s] < batch * slot_bytes_[s]) {
+      buffers.bytes[s] = batch * slot_bytes_[s];
+      buffers.data[s].reset(new int8_t[static_cast<size_t>(buffers.bytes[s])]);
+    }
+  const auto value = [&](int node) { return buffers.data[slot_[node]].get(); };
   Int32Tensor logits({batch, shapes_[output].c});
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& n = g.nodes[i];
     const NodeQuant& q = model_.quant[i];
     const ActShape out = shapes_[i];
     const ActShape in = n.inputs.empty() ? out : shapes_[n.inputs[0]];
-    const int8_t* x = n.inputs.empty() ? nullptr : values[n.inputs[0]].data();
+    const int8_t* x = n.inputs.empty() ? nullptr : value(n.inputs[0]);
     if (static_cast<int>(i) == output) {
       cpu::conv2d_int32(geometry(output, batch), x, weights_[i], q.bias.ptr(), logits.ptr());
       break;
     }
-    std::vector<int8_t>& y = values[i];
-    y.resize(static_cast<size_t>(batch * out.numel()));
+    const int64_t count = batch * out.numel();
+    int8_t* y = value(static_cast<int>(i));
     switch (n.op) {
-      case Op::Input: cpu::quantize_input(input, batch, out.c, out.h, out.w, q.scale, y.data()); break;
+      case Op::Input: cpu::quantize_input(input, batch, out.c, out.h, out.w, q.scale, y); break;
       case Op::Conv2d:
       case Op::Linear: {
         cpu::Epilogue e;
@@ -62,31 +122,34 @@ Int32Tensor CpuEngine::run(const float* input, int64_t batch, const Hook& hook) 
         e.shift = q.shift.ptr();
         e.relu = n.relu;
         if (n.inputs.size() == 2) {
-          e.skip = values[n.inputs[1]].data();
+          e.skip = value(n.inputs[1]);
           e.skip_multiplier = q.skip_multiplier.ptr();
         }
-        cpu::conv2d(geometry(static_cast<int>(i), batch), x, weights_[i], e, y.data());
+        cpu::conv2d(geometry(static_cast<int>(i), batch), x, weights_[i], e, y);
         break;
       }
-      case Op::MaxPool2d: cpu::max_pool(x, batch, in.h, in.w, in.c, n.kernel, n.stride, y.data()); break;
+      case Op::MaxPool2d: cpu::max_pool(x, batch, in.h, in.w, in.c, n.kernel, n.stride, y); break;
       case Op::AvgPool2d:
-        cpu::avg_pool(x, batch, in.h, in.w, in.c, n.kernel, n.stride, q.multiplier.data[0], q.shift.data[0], y.data());
+        cpu::avg_pool(x, batch, in.h, in.w, in.c, n.kernel, n.stride, q.multiplier.data[0], q.shift.data[0], y);
         break;
       case Op::GlobalAvgPool:
-        cpu::global_avg_pool(x, batch, in.h, in.w, in.c, q.multiplier.data[0], q.shift.data[0], y.data());
+        cpu::global_avg_pool(x, batch, in.h, in.w, in.c, q.multiplier.data[0], q.shift.data[0], y);
         break;
       case Op::Add:
-        cpu::add(x, values[n.inputs[1]].data(), static_cast<int64_t>(y.size()), q.multiplier.data[0],
-                 q.multiplier.data[1], q.shift.data[0], n.relu, y.data());
+        cpu::add(x, value(n.inputs[1]), count, q.multiplier.data[0], q.multiplier.data[1], q.shift.data[0],
+                 n.relu, y);
         break;
-      case Op::ShortcutA: cpu::shortcut_a(x, batch, in.h, in.w, in.c, n.channels, y.data()); break;
-      case Op::ReLU: cpu::relu(x, static_cast<int64_t>(y.size()), y.data()); break;
-      case Op::Flatten: y.assign(x, x + y.size()); break;
+      case Op::ShortcutA: cpu::shortcut_a(x, batch, in.h, in.w, in.c, n.channels, y); break;
+      case Op::ReLU: cpu::relu(x, count, y); break;
+      case Op::Flatten: std::memcpy(y, x, static_cast<size_t>(count)); break;
       case Op::BatchNorm2d: fail("cpu runtime: unexpected batch norm '" + n.name + "'");
     }
-    if (hook) hook(static_cast<int>(i), y.data(), static_cast<int64_t>(y.size()));
-    for (int in_node : n.inputs)  // free what no later node reads
-      if (last_use_[in_node] == static_cast<int>(i)) std::vector<int8_t>().swap(values[in_node]);
+    if (hook) hook(static_cast<int>(i), y, count);
+  }
+  const std::lock_guard<std::mutex> lock(spare_->mutex);
+  if (spare_->data.empty()) {  // keep them for the next run, unless an overlapping run already did
+    spare_->data.swap(buffers.data);
+    spare_->bytes.swap(buffers.bytes);
   }
   return logits;
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "quant/quantized_model.h"
@@ -18,7 +19,8 @@ class CpuEngine {
   using Hook = std::function<void(int node, const int8_t* values, int64_t count)>;
 
   // `input`: batch x C x H x W normalised float images. Returns the int32
-  // logits [batch][classes].
+  // logits [batch][classes]. Runs may overlap (from different threads); the
+  // activation buffers of a finished run are kept for the next one.
   Int32Tensor run(const float* input, int64_t batch, const Hook& hook = {}) const;
 
   // Logits as floats: acc * logit_scale[class].
@@ -34,6 +36,13 @@ class CpuEngine {
   std::vector<ActShape> shapes_;
   std::vector<cpu::PackedWeights> weights_;  // per node (convs and linears)
   std::vector<int> last_use_;                // last node reading each value
+  // Activations share buffers: node i writes buffer slot_[i] (-1: the
+  // logits), which holds slot_bytes_[slot] bytes per sample, and a buffer is
+  // reused once the last reader of its value has run.
+  std::vector<int> slot_;
+  std::vector<int64_t> slot_bytes_;
+  struct Buffers;
+  std::shared_ptr<Buffers> spare_;  // the buffers of the last finished run
 };
 
 }  // namespace octet

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace octet::cpu {
@@ -27,22 +28,45 @@ struct Epilogue {
   bool relu = false;
 };
 
-// Weights packed once at load for the conv kernels. `ohwi` is [O][KH][KW][I],
-// the order in which an NHWC patch is read.
+// The implementations of conv2d and conv2d_int32. Both compute the same bits;
+// the reference path is portable C++ and the definition of the results.
+enum class KernelPath {
+  Reference,   // portable: one dot product per output
+  Avx512Vnni,  // AVX-512 VNNI (vpdpbusd) implicit GEMM over a padded copy of the input (conv_vnni.cpp)
+};
+const char* kernel_path_name(KernelPath path);  // "reference", "avx512-vnni"
+bool kernel_path_supported(KernelPath path);    // by this CPU
+// The path of that name; fails on an unknown name or a path this CPU lacks.
+KernelPath kernel_path_from_name(const std::string& name);
+// The path in use: the fastest one this CPU supports, unless the environment
+// variable OCTET_CPU_KERNELS=reference (or set_kernel_path) asks for the
+// reference path. OCTET_CPU_KERNELS=avx512-vnni on a CPU without it fails.
+KernelPath kernel_path();
+// For tests and benchmarks; fails when the CPU lacks the path. A kernel
+// already running keeps the path it started with.
+void set_kernel_path(KernelPath path);
+
+// Weights packed once at load for the conv kernels. `ohwi` is
+// [O][kernel][kernel][in_c], the order in which an NHWC patch is read (a
+// linear layer: kernel 1, in_c = its input features).
 class PackedWeights {
  public:
   PackedWeights() = default;
-  PackedWeights(const int8_t* ohwi, int out_c, int64_t depth);
+  PackedWeights(const int8_t* ohwi, int out_c, int kernel, int in_c);
   int out_c() const { return out_c_; }
-  int64_t depth() const { return depth_; }
+  int kernel() const { return kernel_; }
+  int in_c() const { return in_c_; }
+  int64_t depth() const { return int64_t(kernel_) * kernel_ * in_c_; }
   const int8_t* rows() const { return rows_.data(); }  // [O][depth], the layout given
-  // Kernel-specific layouts (filled by the kernel that owns them).
+  // The VNNI layout, made when the CPU supports it: input channels padded
+  // with zeros to a multiple of 4 (in_c4), then blocks of 16 output channels,
+  // [O/16][kernel * kernel * in_c4 / 4][16][4], so one 64-byte load holds 4
+  // input channels of 16 output channels.
   std::vector<int8_t> blocked;
-  std::vector<int32_t> row_sums;
+  std::vector<int32_t> row_sums;  // [O] sum of each channel's weights
 
  private:
-  int out_c_ = 0;
-  int64_t depth_ = 0;
+  int out_c_ = 0, kernel_ = 0, in_c_ = 0;
   std::vector<int8_t> rows_;
 };
 

@@ -1,0 +1,279 @@
+// AVX-512 VNNI convolution as a direct implicit GEMM. The input is first
+// copied once into a padded u8 image (activation + 128, a zero-point border of
+// `padding` pixels, channels rounded up to a multiple of 4), so that the
+// receptive field of output pixel x in kernel row ky is one contiguous run of
+// kernel * channels bytes, and the runs of neighbouring pixels of one output
+// row lie at a constant stride. A register block of MR such pixels x J blocks
+// of 16 output channels then accumulates with one vpdpbusd per (pixel, block)
+// per 4 bytes of the run, reading the padded image in place (no im2col
+// buffer), and the epilogue requantizes in registers. Threads share out whole
+// output rows (chunks of pixels for a 1x1, stride-1 conv or a linear layer,
+// whose pixels all lie at one stride); the k input rows an output row reads
+// stay in L1.
+//
+// This file is compiled with AVX-512 flags. Everything in it has internal
+// linkage or is called only after the run-time CPU check, and it instantiates
+// no template or inline function shared with other files (those could be
+// emitted with AVX-512 code and picked by the linker for baseline callers).
+#include "runtime/cpu/conv_vnni.h"
+
+// GCC 12 reports the "undefined" vectors inside its own AVX-512 intrinsics as
+// maybe-uninitialized (GCC bug 105593).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+
+#include <cstring>
+
+namespace octet::cpu::vnni {
+
+namespace {
+
+constexpr uint8_t kZeroPoint = 0x80;  // int8 0 as u8
+constexpr int64_t kMaxBlockPixels = 8;  // the largest MR below
+// Output pixels per unit of work shared among threads.
+constexpr int64_t kPixelsPerTask = 256;
+// Smaller convolutions (multiply-adds) run on the calling thread: waking the
+// other threads would cost more than they save.
+constexpr int64_t kMinParallelMacs = int64_t{1} << 21;
+
+int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+// Where the padded image is read: pixel m of `line` starts at
+// base + line_offset(line) + m * pixel_stride.
+struct Layout {
+  int64_t cp;            // channels padded to a multiple of 4
+  int64_t hp, wp;        // padded image size
+  int64_t lines;         // output rows (or 1 for a 1x1 / stride 1 / unpadded conv: all pixels in one line)
+  int64_t line_pixels;   // output pixels per line
+  int64_t pixel_stride;  // bytes between the receptive fields of neighbouring pixels
+  int64_t row_stride;    // bytes between kernel rows (ky)
+  int64_t image_bytes;   // the padded image, without the slack after it
+  int64_t line_offset(const ConvGeometry& g, int64_t line) const {
+    if (lines == 1) return 0;
+    const int64_t b = line / g.out_h, oy = line % g.out_h;
+    return (b * hp + oy * g.stride) * row_stride;
+  }
+};
+
+Layout layout(const ConvGeometry& g) {
+  Layout l;
+  l.cp = (g.in_c + 3) / 4 * 4;
+  l.hp = g.in_h + 2 * g.padding;
+  l.wp = g.in_w + 2 * g.padding;
+  l.row_stride = l.wp * l.cp;
+  l.pixel_stride = g.stride * l.cp;
+  const bool one_line = g.kernel == 1 && g.stride == 1 && g.padding == 0;
+  l.lines = one_line ? 1 : g.batch * g.out_h;
+  l.line_pixels = one_line ? g.batch * g.out_h * g.out_w : g.out_w;
+  l.image_bytes = g.batch * l.hp * l.row_stride;
+  return l;
+}
+
+// dst[i] = src[i] + 128 as u8, for n bytes. Whole vectors where it can (the
+// spans of 16, 32 or 64 channels), a masked one for the tail.
+inline void copy_offset(const int8_t* src, int64_t n, uint8_t* dst) {
+  const __m512i flip = _mm512_set1_epi8(static_cast<char>(kZeroPoint));
+  int64_t i = 0;
+  for (; i + 64 <= n; i += 64)
+    _mm512_storeu_si512(dst + i, _mm512_xor_si512(_mm512_loadu_si512(src + i), flip));
+  if (i + 32 <= n) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i),
+                        _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i)),
+                                         _mm512_castsi512_si256(flip)));
+    i += 32;
+  }
+  if (i + 16 <= n) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i),
+                     _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i)),
+                                   _mm512_castsi512_si128(flip)));
+    i += 16;
+  }
+  if (i < n) {
+    const __mmask16 m = static_cast<__mmask16>(_bzhi_u32(~0u, static_cast<unsigned>(n - i)));
+    _mm_mask_storeu_epi8(dst + i, m, _mm_xor_si128(_mm_maskz_loadu_epi8(m, src + i), _mm512_castsi512_si128(flip)));
+  }
+}
+
+// Padded row `py` of image b: zero points in the border, activations + 128.
+void pad_row(const ConvGeometry& g, const Layout& l, const int8_t* input, int64_t b, int64_t py, uint8_t* padded) {
+  uint8_t* dst = padded + (b * l.hp + py) * l.row_stride;
+  const int64_t iy = py - g.padding;
+  if (iy < 0 || iy >= g.in_h) {
+    std::memset(dst, kZeroPoint, static_cast<size_t>(l.row_stride));
+    return;
+  }
+  const int64_t border = g.padding * l.cp, c = g.in_c;
+  std::memset(dst, kZeroPoint, static_cast<size_t>(border));
+  std::memset(dst + l.row_stride - border, kZeroPoint, static_cast<size_t>(border));
+  const int8_t* src = input + (b * g.in_h + iy) * g.in_w * c;
+  if (c == l.cp) {
+    copy_offset(src, g.in_w * c, dst + border);
+    return;
+  }
+  for (int64_t x = 0; x < g.in_w; ++x) {
+    uint8_t* pixel = dst + border + x * l.cp;
+    copy_offset(src + x * c, c, pixel);
+    for (int64_t k = c; k < l.cp; ++k) pixel[k] = kZeroPoint;
+  }
+}
+
+inline __mmask16 lane_mask(int64_t lanes) {
+  return lanes >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << lanes) - 1);
+}
+
+// The epilogue operands of 16 channels in registers, loaded once per
+// register block (int8 stores may alias anything, so the compiler would
+// reload them after every row).
+struct ChannelVectors {
+  __m512i bias, multiplier[2], rounding[2], shift[2], skip_multiplier[2];
+
+  ChannelVectors(const EpilogueTables& e, int64_t channel) {
+    bias = _mm512_loadu_si512(e.bias + channel);
+    if (!e.multiplier) return;  // int32 output: the bias alone
+    for (int h = 0; h < 2; ++h) {
+      multiplier[h] = _mm512_loadu_si512(e.multiplier + channel + 8 * h);
+      rounding[h] = _mm512_loadu_si512(e.rounding + channel + 8 * h);
+      shift[h] = _mm512_loadu_si512(e.shift + channel + 8 * h);
+      if (e.skip) skip_multiplier[h] = _mm512_loadu_si512(e.skip_multiplier + channel + 8 * h);
+    }
+  }
+};
+
+// octet::requantize of 16 accumulators: (acc * multiplier + skip *
+// skip_multiplier + rounding) >> shift in 64-bit lanes, then clamped to
+// [lo, 127] by saturating narrowing (int64 -> int32 -> int8) and a max.
+inline void store_int8(__m512i acc, const ChannelVectors& v, const int8_t* skip, __m512i lo, __mmask16 mask,
+                       int8_t* out) {
+  acc = _mm512_add_epi32(acc, v.bias);
+  __m512i x[2] = {_mm512_cvtepi32_epi64(_mm512_castsi512_si256(acc)),
+                  _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(acc, 1))};
+  __m128i s = _mm_setzero_si128();
+  if (skip) s = _mm_maskz_loadu_epi8(mask, skip);
+  for (int h = 0; h < 2; ++h) {
+    x[h] = _mm512_add_epi64(_mm512_mul_epi32(x[h], v.multiplier[h]), v.rounding[h]);
+    if (skip) {
+      const __m512i sk = _mm512_cvtepi8_epi64(h == 0 ? s : _mm_srli_si128(s, 8));
+      x[h] = _mm512_add_epi64(x[h], _mm512_mul_epi32(sk, v.skip_multiplier[h]));
+    }
+    x[h] = _mm512_srav_epi64(x[h], v.shift[h]);
+  }
+  const __m512i q =
+      _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtsepi64_epi32(x[0])), _mm512_cvtsepi64_epi32(x[1]), 1);
+  _mm512_mask_cvtsepi32_storeu_epi8(out, mask, _mm512_max_epi32(q, lo));
+}
+
+// MR pixels of one line x J blocks of 16 channels. `a`: the receptive field
+// of the first pixel; `w`: the first block; pixels past `valid` are computed
+// (from readable memory) but not stored.
+template <int MR, int J>
+inline void register_block(const uint8_t* a, const Layout& l, const int8_t* w, int64_t block_bytes,
+                           int64_t first_pixel, int64_t valid, int64_t first_block, const ConvGeometry& g,
+                           const EpilogueTables& e, int8_t* output, int32_t* logits) {
+  __m512i acc[MR][J];
+#pragma GCC unroll 32
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 4
+    for (int j = 0; j < J; ++j) acc[r][j] = _mm512_setzero_si512();
+  const int64_t run_steps = g.kernel * l.cp / 4, ps = l.pixel_stride;
+  for (int ky = 0; ky < g.kernel; ++ky, a += l.row_stride) {
+    for (int64_t s = 0; s < run_steps; ++s, w += 64) {
+      __m512i b[J];
+#pragma GCC unroll 4
+      for (int j = 0; j < J; ++j) b[j] = _mm512_loadu_si512(w + j * block_bytes);
+#pragma GCC unroll 32
+      for (int r = 0; r < MR; ++r) {
+        int32_t quad;
+        std::memcpy(&quad, a + r * ps + s * 4, 4);
+        const __m512i x = _mm512_set1_epi32(quad);
+#pragma GCC unroll 4
+        for (int j = 0; j < J; ++j) acc[r][j] = _mm512_dpbusd_epi32(acc[r][j], x, b[j]);
+      }
+    }
+  }
+  const int64_t out_c = g.out_c;
+  const __m512i lo = _mm512_set1_epi32(e.relu ? 0 : -128);
+#pragma GCC unroll 4
+  for (int j = 0; j < J; ++j) {
+    const int64_t channel = (first_block + j) * kBlock;
+    const __mmask16 mask = lane_mask(out_c - channel);
+    const ChannelVectors v(e, channel);
+#pragma GCC unroll 32
+    for (int r = 0; r < MR; ++r) {
+      if (r >= valid) break;
+      const int64_t at = (first_pixel + r) * out_c + channel;
+      if (output)
+        store_int8(acc[r][j], v, e.skip ? e.skip + at : nullptr, lo, mask, output + at);
+      else
+        _mm512_mask_storeu_epi32(logits + at, mask, _mm512_add_epi32(acc[r][j], v.bias));
+    }
+  }
+}
+
+// Pixels [first, first + count) of `line` against blocks [first_block, first_block + J).
+template <int MR, int J>
+void line_columns(const uint8_t* padded, const Layout& l, int64_t line, int64_t first, int64_t count,
+                  const int8_t* blocked, int64_t first_block, const ConvGeometry& g, const EpilogueTables& e,
+                  int8_t* output, int32_t* logits) {
+  const int64_t block_bytes = g.kernel * g.kernel * l.cp * kBlock;
+  const int8_t* w = blocked + first_block * block_bytes;
+  const uint8_t* a = padded + l.line_offset(g, line) + first * l.pixel_stride;
+  const int64_t first_pixel = line * l.line_pixels + first;
+  for (int64_t r = 0; r < count; r += MR)
+    register_block<MR, J>(a + r * l.pixel_stride, l, w, block_bytes, first_pixel + r, count - r, first_block, g, e,
+                          output, logits);
+}
+
+void line_all_columns(const uint8_t* padded, const Layout& l, int64_t line, int64_t first, int64_t count,
+                      const int8_t* blocked, const ConvGeometry& g, const EpilogueTables& e, int8_t* output,
+                      int32_t* logits) {
+  const int64_t blocks = (g.out_c + kBlock - 1) / kBlock;
+  int64_t block = 0;
+  for (; block + 4 <= blocks; block += 4)
+    line_columns<4, 4>(padded, l, line, first, count, blocked, block, g, e, output, logits);
+  switch (blocks - block) {
+    case 3: line_columns<8, 3>(padded, l, line, first, count, blocked, block, g, e, output, logits); break;
+    case 2: line_columns<8, 2>(padded, l, line, first, count, blocked, block, g, e, output, logits); break;
+    case 1: line_columns<8, 1>(padded, l, line, first, count, blocked, block, g, e, output, logits); break;
+    default: break;
+  }
+}
+
+}  // namespace
+
+int64_t workspace_bytes(const ConvGeometry& g) {
+  const Layout l = layout(g);
+  // Slack after the image: the last block of a line reads up to MR pixels past its end.
+  return l.image_bytes + (kMaxBlockPixels * g.stride + g.kernel) * l.cp + 64;
+}
+
+void conv2d(const ConvGeometry& g, const int8_t* input, const int8_t* blocked, const EpilogueTables& e,
+            uint8_t* workspace, int8_t* output, int32_t* logits) {
+  const Layout l = layout(g);
+  std::memset(workspace + l.image_bytes, kZeroPoint, static_cast<size_t>(workspace_bytes(g) - l.image_bytes));
+  const int64_t padded_rows = g.batch * l.hp;
+  // Work units: whole lines when lines are short, chunks of one long line otherwise.
+  const int64_t lines_per_task = l.line_pixels >= kPixelsPerTask ? 1 : kPixelsPerTask / l.line_pixels;
+  const int64_t chunks_per_line = (l.line_pixels + kPixelsPerTask - 1) / kPixelsPerTask;
+  const int64_t chunk = l.line_pixels >= kPixelsPerTask ? kPixelsPerTask : l.line_pixels;
+  const int64_t tasks = l.line_pixels >= kPixelsPerTask ? l.lines * chunks_per_line
+                                                        : (l.lines + lines_per_task - 1) / lines_per_task;
+  const int64_t macs = g.batch * g.out_h * g.out_w * g.out_c * g.kernel * g.kernel * g.in_c;
+#pragma omp parallel if (macs >= kMinParallelMacs)
+  {
+#pragma omp for schedule(dynamic, 32)
+    for (int64_t row = 0; row < padded_rows; ++row) pad_row(g, l, input, row / l.hp, row % l.hp, workspace);
+#pragma omp for schedule(dynamic)
+    for (int64_t t = 0; t < tasks; ++t) {
+      if (l.line_pixels >= kPixelsPerTask) {
+        const int64_t line = t / chunks_per_line, first = (t % chunks_per_line) * chunk;
+        line_all_columns(workspace, l, line, first, min64(chunk, l.line_pixels - first), blocked, g, e, output,
+                         logits);
+      } else {
+        for (int64_t line = t * lines_per_task; line < min64(l.lines, (t + 1) * lines_per_task); ++line)
+          line_all_columns(workspace, l, line, 0, l.line_pixels, blocked, g, e, output, logits);
+      }
+    }
+  }
+}
+
+}  // namespace octet::cpu::vnni
