@@ -1,0 +1,80 @@
+// Datasets for Python: the readers octet trains and calibrates with, giving
+// numpy arrays of raw pixels, and the normalisation the models expect.
+#include <pybind11/stl.h>
+
+#include <optional>
+
+#include "common/error.h"
+#include "data/dataset.h"
+#include "python/src/arrays.h"
+#include "python/src/module.h"
+#include "quant/pipeline.h"
+
+namespace octet::python {
+
+namespace {
+
+Split split_from_name(const std::string& split) {
+  check(split == "train" || split == "test", "split must be 'train' or 'test', got '" + split + "'");
+  return split == "train" ? Split::Train : Split::Test;
+}
+
+py::dict info_dict(const std::string& name) {
+  const DatasetInfo& info = dataset_info(name);
+  py::dict d;
+  d["name"] = info.name;
+  d["shape"] = py::make_tuple(info.channels, info.height, info.width);
+  d["classes"] = info.classes;
+  d["mean"] = info.mean;
+  d["std"] = info.std;
+  d["default_dir"] = info.default_dir.empty() ? py::object(py::none()) : py::object(py::str(info.default_dir));
+  return d;
+}
+
+py::tuple load_dataset_py(const std::string& name, const std::optional<std::string>& data_dir,
+                          const std::string& split) {
+  Dataset data;
+  {
+    py::gil_scoped_release release;
+    data = load_dataset(name, resolve_data_dir(name, data_dir.value_or("")), split_from_name(split));
+  }
+  const int64_t n = data.size();
+  return py::make_tuple(to_numpy(std::move(data.images), {n, data.channels, data.height, data.width}),
+                        to_numpy(std::move(data.labels), {n}));
+}
+
+py::array_t<float> normalize(const py::handle& images, const std::vector<float>& mean, const std::vector<float>& std) {
+  const auto pixels = pixel_batch(images);
+  const int64_t channels = pixels.shape(1);
+  if (static_cast<int64_t>(mean.size()) != channels || static_cast<int64_t>(std.size()) != channels)
+    throw py::value_error("images have " + std::to_string(channels) + " channels but mean has " +
+                          std::to_string(mean.size()) + " values and std " + std::to_string(std.size()));
+  for (float s : std)
+    if (!(s > 0)) throw py::value_error("std values must be positive, got " + std::to_string(s));
+  Dataset data;
+  data.channels = static_cast<int>(channels);
+  data.height = static_cast<int>(pixels.shape(2));
+  data.width = static_cast<int>(pixels.shape(3));
+  data.images.assign(pixels.data(), pixels.data() + pixels.size());
+  data.labels.resize(static_cast<size_t>(pixels.shape(0)));
+  std::vector<float> x = normalized_images(data, mean, std, 0, data.size());
+  return to_numpy(std::move(x), {pixels.shape(0), pixels.shape(1), pixels.shape(2), pixels.shape(3)});
+}
+
+}  // namespace
+
+void bind_data(py::module_& m) {
+  m.def("datasets", &dataset_names, "Names of the datasets octet reads.");
+  m.def("dataset_info", &info_dict, py::arg("name"),
+        "What octet knows about a dataset: shape (C, H, W), classes, mean, std, default_dir.");
+  m.def("load_dataset", &load_dataset_py, py::arg("name"), py::arg("data_dir") = py::none(),
+        py::arg("split") = "test",
+        "Loads a split ('train' or 'test') as (images, labels): uint8 pixels N x C x H x W and uint8 labels N. "
+        "data_dir: the folder holding the files (CIFAR-10 .bin files, or the IDX files); default: the dataset's "
+        "Debian folder.");
+  m.def("normalize", &normalize, py::arg("images"), py::arg("mean"), py::arg("std"),
+        "uint8 pixels N x C x H x W -> float32 model input (pixel / 255 - mean[c]) / std[c], computed as octet "
+        "computes it (so logits match the command line's bit for bit).");
+}
+
+}  // namespace octet::python

@@ -1,0 +1,14 @@
+// `octet._octet`: the compiled half of the Python package `octet`.
+#include <pybind11/pybind11.h>
+
+#include "common/error.h"
+#include "python/src/module.h"
+
+PYBIND11_MODULE(_octet, m) {
+  m.doc() = "octet: int8 quantization toolkit and int8 inference runtime (compiled part; import octet)";
+  // Every failure octet reports (a missing file, an unknown option, a model
+  // that does not fit the data) arrives as octet.Error with octet's message.
+  pybind11::register_exception<octet::Error>(m, "Error", PyExc_RuntimeError);
+  octet::python::bind_models(m);
+  octet::python::bind_data(m);
+}

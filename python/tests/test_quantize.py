@@ -1,0 +1,142 @@
+"""Calibration and quantization from Python: the options are the command
+line's, the results are the command line's, and the int8 logits equal those
+`octet predict` prints for the same images."""
+
+import json
+import subprocess
+
+import numpy as np
+import pytest
+
+import octet
+
+
+def run_cli(octet_bin, *args):
+    result = subprocess.run([octet_bin, *args], capture_output=True, text=True)
+    assert result.returncode == 0, f"octet {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}"
+    return result
+
+
+def weighted_layers(model):
+    return [layer["name"] for layer in model.layers if layer["op"] in ("conv2d", "linear")]
+
+
+def assert_same_quantized_model(a, b):
+    assert (a.method, a.granularity, a.scheme, a.weight_rounding, a.calibration_samples) == (
+        b.method,
+        b.granularity,
+        b.scheme,
+        b.weight_rounding,
+        b.calibration_samples,
+    )
+    assert [(l["name"], l["op"], l["scale"], l["amax"], l["method"]) for l in a.layers] == [
+        (l["name"], l["op"], l["scale"], l["amax"], l["method"]) for l in b.layers
+    ]
+    for layer in weighted_layers(a):
+        np.testing.assert_array_equal(a.weight(layer), b.weight(layer))
+        np.testing.assert_array_equal(a.weight_scale(layer), b.weight_scale(layer))
+        np.testing.assert_array_equal(a.bias(layer), b.bias(layer))
+    np.testing.assert_array_equal(a.logit_scale, b.logit_scale)
+
+
+# (Python keyword options, the same options on the command line)
+OPTION_CASES = [
+    ({}, []),  # the defaults: auto amax, per-channel, octet scheme, GPTQ rounding
+    (
+        {"method": "max", "granularity": "per-tensor", "weight_rounding": "nearest"},
+        ["--method", "max", "--granularity", "per-tensor", "--weight-rounding", "nearest"],
+    ),
+    ({"method": "percentile", "percentile": 99.9, "scheme": "lab"}, ["--method", "percentile", "--percentile", "99.9", "--scheme", "lab"]),
+    ({"method": "sigma3"}, ["--method", "sigma3"]),
+    ({"method": "mse"}, ["--method", "mse"]),
+]
+
+
+@pytest.mark.parametrize("kwargs,cli_args", OPTION_CASES, ids=["defaults", "max-per-tensor-nearest", "percentile-lab", "sigma3", "mse"])
+def test_quantize_matches_octet_quantize(lenet, lenet_path, octet_bin, tmp_path, kwargs, cli_args):
+    result = octet.quantize(lenet, calib_samples=128, **kwargs)
+    cli_path = str(tmp_path / "cli.safetensors")
+    run_cli(octet_bin, "quantize", "--checkpoint", lenet_path, "--calib-samples", "128", *cli_args, "-o", cli_path)
+    assert_same_quantized_model(result.model, octet.load_quantized(cli_path))
+    assert result.calibration_samples == 128
+    expected_method = kwargs.get("method", "auto")
+    assert result.model.method == expected_method
+    assert result.model.granularity == kwargs.get("granularity", "per-channel")
+
+
+def test_int8_logits_equal_octet_predict(lenet, lenet_path, quantized, fmnist_test, octet_bin, tmp_path):
+    model_path = str(tmp_path / "lenet5_int8.safetensors")
+    quantized.model.save(model_path)
+    out = tmp_path / "predict.json"
+    printed = run_cli(octet_bin, "predict", "--quantized", model_path, "--checkpoint", lenet_path, "--limit", "300",
+                      "--backend", "cpu", "--json", str(out))
+    assert "int8 top-1" in printed.stdout
+    cli = json.loads(out.read_text())
+    images, labels = fmnist_test
+    q = octet.load_quantized(model_path)
+    x = octet.normalize(images[:300], q.mean, q.std)
+    logits = q.predict(x)
+    assert cli["images"] == 300 and cli["backend"] == "cpu"
+    np.testing.assert_array_equal(np.array(cli["labels"]), labels[:300])
+    np.testing.assert_array_equal(np.array(cli["int8_logits"], dtype=np.int64), logits)
+    np.testing.assert_array_equal(np.array(cli["logit_scale"], dtype=np.float32), q.logit_scale)
+    dequantized = q.dequantize_logits(logits)
+    np.testing.assert_array_equal(np.array(cli["int8_predictions"]), dequantized.argmax(1))
+    assert cli["int8_top1"] == pytest.approx(octet.top1(dequantized, labels[:300]))
+    float_logits = lenet.predict(x)
+    np.testing.assert_allclose(np.array(cli["float_logits"], dtype=np.float32), float_logits, rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(np.array(cli["float_predictions"]), float_logits.argmax(1))
+
+
+def test_bad_options_raise_the_command_lines_messages(lenet):
+    with pytest.raises(octet.Error, match="unknown .*'bogus'.*max.*entropy"):
+        octet.quantize(lenet, method="bogus")
+    with pytest.raises(octet.Error, match="per-channel or per-tensor"):
+        octet.quantize(lenet, granularity="per-layer")
+    with pytest.raises(octet.Error, match="unknown scheme 'tf'"):
+        octet.quantize(lenet, scheme="tf", calib_samples=16)
+    with pytest.raises(octet.Error, match="unknown weight rounding 'stochastic'"):
+        octet.quantize(lenet, weight_rounding="stochastic", calib_samples=16)
+    with pytest.raises(octet.Error, match="calib-samples must be positive"):
+        octet.quantize(lenet, calib_samples=0)
+    with pytest.raises(octet.Error, match="no-such-dir"):
+        octet.quantize(lenet, data_dir="/no-such-dir", calib_samples=16)
+    with pytest.raises(TypeError):
+        octet.quantize(lenet, "max")  # options are keywords only
+
+
+def test_points_hold_histograms_ranges_and_chosen_amax(quantized):
+    points = quantized.points
+    q = quantized.model
+    own_scale = [l["name"] for l in q.layers if l["method"] not in ("", "inherited")]
+    assert [p["name"] for p in points] == own_scale
+    assert points[0]["op"] == "input"
+    for p in points:
+        hist, edges = p["histogram"], p["bin_edges"]
+        assert hist.dtype == np.int64 and hist.shape == (2048,)
+        assert edges.dtype == np.float64 and edges.shape == (2049,)
+        assert hist.sum() == p["count"] > 0
+        assert edges[-1] == pytest.approx(2048 * p["bin_width"])
+        assert p["abs_max"] <= edges[-1] * (1 + 1e-9)
+        assert p["min"] <= p["mean"] <= p["max"]
+        assert p["abs_max"] == pytest.approx(max(-p["min"], p["max"]))
+        assert p["std"] >= 0
+        assert p["method"] == "mse"
+        assert 0 < p["amax"] <= p["abs_max"] * (1 + 1e-6)
+        assert p["scale"] == pytest.approx(127.0 / p["amax"], rel=1e-6)
+
+
+def test_stats_of_any_float_node(quantized, lenet):
+    for layer in lenet.layers:
+        s = quantized.stats(layer["name"])
+        assert s["histogram"].shape == (2048,) and s["count"] > 0
+    first = quantized.points[0]
+    np.testing.assert_array_equal(quantized.stats(first["float_node"])["histogram"], first["histogram"])
+    with pytest.raises(octet.Error, match="no node 'nope'"):
+        quantized.stats("nope")
+
+
+def test_relu_outputs_have_no_negative_values(quantized, lenet):
+    for layer in lenet.layers:
+        if layer["relu"]:
+            assert quantized.stats(layer["name"])["min"] >= 0
