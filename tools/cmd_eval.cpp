@@ -36,12 +36,12 @@ void run_eval(const EvalCommand& c) {
       }
     }
     const double top1 = 100.0 * static_cast<double>(correct) / static_cast<double>(images);
-    std::printf("images %lld   float top-1 %.2f%%\n", static_cast<long long>(images), top1);
+    std::fprintf(report_stream(c.json), "images %lld   float top-1 %.2f%%\n", static_cast<long long>(images), top1);
     json = nlohmann::json({{"images", images}, {"float_top1", top1}}).dump(2);
   } else {
     const CpuEngine engine(load_quantized_model(c.quantized));
     const EvalReport report = evaluate(float_model, engine, test, c.limit, c.layers);
-    std::printf("%s", eval_report_table(report).c_str());
+    std::fprintf(report_stream(c.json), "%s", eval_report_table(report).c_str());
     json = eval_report_json(report);
   }
   if (!c.json.empty()) write_text_output(c.json, json + "\n");

@@ -20,31 +20,32 @@ struct PipelineCommand {
 };
 
 void run_pipeline(PipelineCommand c) {
+  std::FILE* out = report_stream(c.json);
   make_directories(c.out_dir);
   if (c.checkpoint.empty()) {
     c.checkpoint = c.out_dir + "/" + c.train.model + "_" + c.train.dataset + ".octet";
     c.train.checkpoint = c.checkpoint;
-    std::printf("== 1/3 train %s on %s (%d epochs) -> %s\n", c.train.model.c_str(), c.train.dataset.c_str(),
+    std::fprintf(out, "== 1/3 train %s on %s (%d epochs) -> %s\n", c.train.model.c_str(), c.train.dataset.c_str(),
                 c.train.epochs, c.checkpoint.c_str());
-    std::fflush(stdout);
-    train(c.train, std::cout);
+    std::fflush(out);
+    train(c.train, out == stderr ? std::cerr : std::cout);
   } else {
-    std::printf("== 1/3 take checkpoint %s\n", c.checkpoint.c_str());
+    std::fprintf(out, "== 1/3 take checkpoint %s\n", c.checkpoint.c_str());
   }
   const Checkpoint checkpoint = load_checkpoint(c.checkpoint);
   const std::string data_dir = resolve_data_dir(checkpoint.dataset, c.train.data_dir);
   const std::string quantized_path = c.out_dir + "/" + checkpoint.model + "_" + checkpoint.dataset + ".int8.octet";
-  std::printf("== 2/3 calibrate (%lld images) and quantize (%s, %s) -> %s\n",
+  std::fprintf(out, "== 2/3 calibrate (%lld images) and quantize (%s, %s) -> %s\n",
               static_cast<long long>(c.q.calibration_samples), c.q.method.c_str(), c.q.granularity.c_str(),
               quantized_path.c_str());
-  std::fflush(stdout);
+  std::fflush(out);
   const QuantizeResult r = quantize_checkpoint(checkpoint, data_dir, c.q.options(), c.q.calibration_samples);
   save_quantized_model(r.model, quantized_path);
-  std::printf("== 3/3 compare int8 with float on the %s test set\n", checkpoint.dataset.c_str());
-  std::fflush(stdout);
+  std::fprintf(out, "== 3/3 compare int8 with float on the %s test set\n", checkpoint.dataset.c_str());
+  std::fflush(out);
   const Dataset test = load_dataset(checkpoint.dataset, data_dir, Split::Test);
   const EvalReport report = evaluate(FloatExecutor(r.folded), CpuEngine(r.model), test, 0, true);
-  std::printf("%s", eval_report_table(report).c_str());
+  std::fprintf(out, "%s", eval_report_table(report).c_str());
   if (!c.json.empty()) write_text_output(c.json, eval_report_json(report) + "\n");
 }
 }  // namespace

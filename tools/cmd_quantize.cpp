@@ -19,16 +19,17 @@ void run_quantize(const QuantizeCommand& c) {
   const Checkpoint checkpoint = load_checkpoint(c.checkpoint);
   const QuantizeResult r = quantize_checkpoint(checkpoint, c.data, c.q.options(), c.q.calibration_samples);
   save_quantized_model(r.model, c.output);
-  std::printf("%-22s %-16s %10s %10s  %s\n", "tensor", "op", "amax", "scale", "method");
+  std::FILE* out = report_stream(c.json);
+  std::fprintf(out, "%-22s %-16s %10s %10s  %s\n", "tensor", "op", "amax", "scale", "method");
   nlohmann::json points = nlohmann::json::array();
   for (size_t i = 0; i < r.model.graph.nodes.size(); ++i) {
     const Node& n = r.model.graph.nodes[i];
     const NodeQuant& q = r.model.quant[i];
     if (q.method.empty() || q.method == "inherited") continue;
-    std::printf("%-22s %-16s %10.4f %10.3f  %s\n", n.name.c_str(), op_name(n.op), q.amax, q.scale, q.method.c_str());
+    std::fprintf(out, "%-22s %-16s %10.4f %10.3f  %s\n", n.name.c_str(), op_name(n.op), q.amax, q.scale, q.method.c_str());
     points.push_back({{"name", n.name}, {"op", op_name(n.op)}, {"amax", q.amax}, {"scale", q.scale}, {"method", q.method}});
   }
-  std::printf("wrote %s (%s, %s, %s scheme, %lld calibration images)\n", c.output.c_str(), r.model.method.c_str(),
+  std::fprintf(out, "wrote %s (%s, %s, %s scheme, %lld calibration images)\n", c.output.c_str(), r.model.method.c_str(),
               r.model.granularity.c_str(), r.model.scheme.c_str(), static_cast<long long>(r.model.calibration_samples));
   if (!c.json.empty())
     write_text_output(c.json, nlohmann::json({{"output", c.output},

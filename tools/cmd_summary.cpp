@@ -26,6 +26,7 @@ void run_summary(const SummaryOptions& o) {
     for (const auto& name : model_names()) std::printf("%-10s %s\n", name.c_str(), find_model(name).description.c_str());
     return;
   }
+  std::FILE* out = report_stream(o.json);
   const DatasetInfo& info = dataset_info(o.dataset);
   ModelOptions mo;
   mo.channels = info.channels;
@@ -47,7 +48,7 @@ void run_summary(const SummaryOptions& o) {
   }
   int conv_layers = 0, last_linear_in = 0;
   nlohmann::json layers = nlohmann::json::array();
-  std::printf("%-22s %-16s %-14s %12s\n", "layer", "op", "output", "parameters");
+  std::fprintf(out, "%-22s %-16s %-14s %12s\n", "layer", "op", "output", "parameters");
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& n = g.nodes[i];
     int64_t params = 0;
@@ -55,17 +56,17 @@ void run_summary(const SummaryOptions& o) {
       if (p.trainable && p.name.rfind(n.name + ".", 0) == 0) params += shape_numel(Shape(p.shape.begin(), p.shape.end()));
     if (n.op == Op::Conv2d) ++conv_layers;
     if (n.op == Op::Linear) last_linear_in = shapes[n.inputs[0]].c;
-    std::printf("%-22s %-16s %-14s %12lld\n", n.name.c_str(), op_name(n.op), to_string(shapes[i]).c_str(),
+    std::fprintf(out, "%-22s %-16s %-14s %12lld\n", n.name.c_str(), op_name(n.op), to_string(shapes[i]).c_str(),
                 static_cast<long long>(params));
     layers.push_back({{"name", n.name}, {"op", op_name(n.op)}, {"output", {shapes[i].c, shapes[i].h, shapes[i].w}},
                       {"parameters", params}});
   }
-  std::printf("\nmodel %s on %s input %s, batch norm %s\n", o.model.c_str(), o.dataset.c_str(),
+  std::fprintf(out, "\nmodel %s on %s input %s, batch norm %s\n", o.model.c_str(), o.dataset.c_str(),
               to_string(shapes[0]).c_str(), o.batch_norm ? "on" : "off");
-  std::printf("trainable parameters      %lld\n", static_cast<long long>(trainable));
-  std::printf("gradients                 %lld\n", static_cast<long long>(gradients));
-  std::printf("conv layers               %d\n", conv_layers);
-  std::printf("last linear input size    %d\n", last_linear_in);
+  std::fprintf(out, "trainable parameters      %lld\n", static_cast<long long>(trainable));
+  std::fprintf(out, "gradients                 %lld\n", static_cast<long long>(gradients));
+  std::fprintf(out, "conv layers               %d\n", conv_layers);
+  std::fprintf(out, "last linear input size    %d\n", last_linear_in);
   if (!o.json.empty()) {
     nlohmann::json j = {{"model", o.model},          {"dataset", o.dataset},
                         {"batch_norm", o.batch_norm}, {"trainable_parameters", trainable},

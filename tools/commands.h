@@ -3,13 +3,22 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstdio>
+#include <string>
 
 namespace octet {
+
+// Where a command prints its human-readable report: standard error when
+// `--json -` puts the JSON on standard output, so scripts can parse it.
+inline std::FILE* report_stream(const std::string& json_path) { return json_path == "-" ? stderr : stdout; }
 
 void add_train_command(CLI::App& app);
 void add_summary_command(CLI::App& app);
 void add_quantize_command(CLI::App& app);
 void add_eval_command(CLI::App& app);
 void add_pipeline_command(CLI::App& app);
+void add_hist_command(CLI::App& app);
+void add_predict_command(CLI::App& app);
+void add_bench_command(CLI::App& app);
 
 }  // namespace octet

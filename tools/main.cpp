@@ -12,6 +12,9 @@ int main(int argc, char** argv) {
   octet::add_quantize_command(app);
   octet::add_eval_command(app);
   octet::add_pipeline_command(app);
+  octet::add_hist_command(app);
+  octet::add_predict_command(app);
+  octet::add_bench_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

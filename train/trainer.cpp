@@ -271,7 +271,7 @@ std::string to_json(const TrainOptions& o, const TrainReport& r) {
         {"schedule", o.schedule},
         {"warmup_epochs", o.warmup_epochs},
         {"batch_norm", o.batch_norm},
-        {"augment", o.augment},
+        {"augment", o.augment && o.dataset == "cifar10"},  // augmentation applies to CIFAR-10 only
         {"device", o.device},
         {"workers", o.workers},
         {"threads", o.threads},
