@@ -94,6 +94,16 @@ const std::string& TensorFile::meta(const std::string& key) const {
   return it->second;
 }
 
+void TensorFile::check_format(const std::string& format, int version, const std::string& kind) const {
+  auto found = metadata.find("format");
+  check(found != metadata.end() && found->second == format,
+        source_ + ": not an octet " + kind + " (metadata 'format' is " +
+            (found == metadata.end() ? "absent" : "'" + found->second + "'") + ", expected '" + format + "')");
+  check(meta("format_version") == std::to_string(version),
+        source_ + ": " + kind + " format version " + meta("format_version") + " is not supported (this octet reads " +
+            std::to_string(version) + ")");
+}
+
 void TensorFile::save(const std::string& path) const {
   nlohmann::json header = nlohmann::json::object();
   uint64_t offset = 0;

@@ -49,6 +49,9 @@ class TensorFile {
 
   // Metadata value, failing with a clear message when the key is absent.
   const std::string& meta(const std::string& key) const;
+  // Fails unless metadata "format" is `format` and "format_version" is
+  // `version`; `kind` names the file type in the message ("checkpoint").
+  void check_format(const std::string& format, int version, const std::string& kind) const;
 
   void save(const std::string& path) const;  // atomic: temp file + rename
   static TensorFile load(const std::string& path);

@@ -48,12 +48,7 @@ void save_checkpoint(const Checkpoint& c, const std::string& path) {
 Checkpoint load_checkpoint(const std::string& path) {
   const TensorFile file = TensorFile::load(path);
   const std::string where = path + ": ";
-  auto format = file.metadata.find("format");
-  check(format != file.metadata.end() && format->second == kCheckpointFormat,
-        where + "not an octet checkpoint (metadata 'format' is not '" + kCheckpointFormat + "')");
-  check(file.meta("format_version") == std::to_string(kCheckpointVersion),
-        where + "checkpoint format version " + file.meta("format_version") + " is not supported (this octet reads " +
-            std::to_string(kCheckpointVersion) + ")");
+  file.check_format(kCheckpointFormat, kCheckpointVersion, "checkpoint");
   Checkpoint c;
   try {
     c.model = file.meta("model");

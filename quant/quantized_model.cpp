@@ -152,12 +152,7 @@ void save_quantized_model(const QuantizedModel& m, const std::string& path) {
 QuantizedModel load_quantized_model(const std::string& path) {
   const TensorFile file = TensorFile::load(path);
   const std::string where = path;
-  auto format = file.metadata.find("format");
-  check(format != file.metadata.end() && format->second == kQuantizedFormat,
-        where + ": not an octet quantized model (metadata 'format' is not '" + kQuantizedFormat + "')");
-  check(file.meta("format_version") == std::to_string(kQuantizedVersion),
-        where + ": quantized format version " + file.meta("format_version") + " is not supported (this octet reads " +
-            std::to_string(kQuantizedVersion) + ")");
+  file.check_format(kQuantizedFormat, kQuantizedVersion, "quantized model");
   QuantizedModel m;
   std::set<std::string> expected_tensors;
   try {

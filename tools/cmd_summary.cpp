@@ -9,6 +9,7 @@
 #include "models/registry.h"
 #include "tools/commands.h"
 #include "train/graph_net.h"
+#include "train/trainer.h"
 
 namespace octet {
 
@@ -28,13 +29,7 @@ void run_summary(const SummaryOptions& o) {
   }
   std::FILE* out = report_stream(o.json);
   const DatasetInfo& info = dataset_info(o.dataset);
-  ModelOptions mo;
-  mo.channels = info.channels;
-  mo.height = info.height;
-  mo.width = info.width;
-  mo.num_classes = static_cast<int>(info.classes.size());
-  mo.batch_norm = o.batch_norm;
-  GraphNet net(build_model(o.model, mo));
+  GraphNet net(build_model(o.model, model_options_for(o.dataset, o.batch_norm)));
   const Graph& g = net->graph();
   const std::vector<ActShape> shapes = g.shapes();
 

@@ -14,6 +14,7 @@ struct QuantizeCliOptions {
   std::string method = "auto", granularity = "per-channel", scheme = "octet", weight_rounding = "gptq";
   double percentile = 99.99;
   int64_t calibration_samples = 1024;
+  int64_t auto_samples = QuantizeOptions{}.auto_samples;
 
   QuantizeOptions options() const {
     QuantizeOptions o;
@@ -24,6 +25,7 @@ struct QuantizeCliOptions {
     o.scheme = scheme;
     o.percentile = percentile;
     o.weight_rounding = weight_rounding;
+    o.auto_samples = auto_samples;
     return o;
   }
 };
@@ -39,6 +41,8 @@ inline void add_quantize_options(CLI::App* cmd, QuantizeCliOptions& q) {
       ->capture_default_str();
   cmd->add_option("--percentile", q.percentile, "Quantile for --method percentile")->capture_default_str();
   cmd->add_option("--calib-samples", q.calibration_samples, "Calibration images from the training split")
+      ->capture_default_str();
+  cmd->add_option("--auto-samples", q.auto_samples, "Calibration images --method auto scores its choices on")
       ->capture_default_str();
 }
 

@@ -92,6 +92,17 @@ void validate(const TrainOptions& o) {
 
 }  // namespace
 
+ModelOptions model_options_for(const std::string& dataset, bool batch_norm) {
+  const DatasetInfo& info = dataset_info(dataset);
+  ModelOptions o;
+  o.channels = info.channels;
+  o.height = info.height;
+  o.width = info.width;
+  o.num_classes = static_cast<int>(info.classes.size());
+  o.batch_norm = batch_norm;
+  return o;
+}
+
 TrainReport train(const TrainOptions& o, std::ostream& log) {
   validate(o);
   const DatasetInfo& info = dataset_info(o.dataset);
@@ -114,13 +125,7 @@ TrainReport train(const TrainOptions& o, std::ostream& log) {
     train_set.images.resize(static_cast<size_t>(o.train_limit * train_set.image_numel()));
   }
 
-  ModelOptions model_options;
-  model_options.channels = info.channels;
-  model_options.height = info.height;
-  model_options.width = info.width;
-  model_options.num_classes = static_cast<int>(info.classes.size());
-  model_options.batch_norm = o.batch_norm;
-  GraphNet net(build_model(o.model, model_options));
+  GraphNet net(build_model(o.model, model_options_for(o.dataset, o.batch_norm)));
   net->to(device);
 
   TrainReport report;

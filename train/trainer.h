@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "models/registry.h"
 #include "train/optimizer.h"
 
 namespace octet {
@@ -52,6 +53,9 @@ struct TrainReport {
   double final_test_top1 = 0;
   int64_t parameters = 0;
 };
+
+// Model options for a dataset's images and classes.
+ModelOptions model_options_for(const std::string& dataset, bool batch_norm);
 
 // Runs the training; progress and one summary line per epoch go to `log`.
 TrainReport train(const TrainOptions& options, std::ostream& log);
