@@ -223,7 +223,6 @@ TrainReport train(const TrainOptions& o, std::ostream& log) {
     if (step_log.is_open()) step_log.flush();
 
     if (!o.checkpoint.empty()) {
-      net->to(torch::kCPU);
       Checkpoint c;
       c.model = o.model;
       c.dataset = o.dataset;
@@ -236,7 +235,6 @@ TrainReport train(const TrainOptions& o, std::ostream& log) {
       report.total_seconds = seconds_since(run_start);
       c.training_json = to_json(o, report);
       save_checkpoint(c, o.checkpoint);
-      net->to(device);
     }
   }
   report.total_seconds = seconds_since(run_start);
