@@ -88,6 +88,77 @@ Checkpoint checkpoint_of(GraphNet& net, const std::string& model) {
   return c;
 }
 
+// An interrupted run resumed from its checkpoint ends with the same weights
+// as an uninterrupted one (plain SGD keeps no optimizer state, one thread keeps
+// LibTorch deterministic), and its step log and report cover every epoch once.
+TEST(Trainer, ResumedRunMatchesAnUninterruptedOne) {
+  TempDir dir;
+  TrainOptions o;
+  o.model = "lenet5";
+  o.dataset = "fashion-mnist";
+  o.data_dir = fashion_mnist_dir();
+  o.epochs = 2;
+  o.batch_size = 100;
+  o.train_limit = 1000;
+  o.optimizer.momentum = 0;
+  o.optimizer.lr = 0.05;
+  o.threads = 1;
+  std::ostringstream log;
+
+  TrainOptions straight = o;
+  straight.checkpoint = dir.path("straight.octet");
+  train(straight, log);
+
+  TrainOptions interrupted = o;
+  interrupted.checkpoint = dir.path("resumed.octet");
+  interrupted.step_log = dir.path("steps.csv");
+  interrupted.max_steps = 10;  // one epoch of 1000 / 100
+  ASSERT_EQ(train(interrupted, log).epochs.size(), 1u);
+  { std::ofstream(interrupted.step_log, std::ios::app) << "2,11,9.9,0\n"; }  // a row of the lost epoch
+
+  TrainOptions resumed = interrupted;
+  resumed.max_steps = 0;
+  resumed.resume = interrupted.checkpoint;
+  const TrainReport report = train(resumed, log);
+  ASSERT_EQ(report.epochs.size(), 2u);
+  EXPECT_EQ(report.epochs[0].epoch, 1);
+  EXPECT_EQ(report.epochs[1].epoch, 2);
+  EXPECT_NE(log.str().find("resuming after epoch 1"), std::string::npos);
+
+  const Checkpoint a = load_checkpoint(straight.checkpoint), b = load_checkpoint(resumed.checkpoint);
+  for (const auto& [name, tensor] : a.params) EXPECT_EQ(tensor.data, b.param(name).data) << name;
+
+  std::ifstream csv(resumed.step_log);
+  std::string line;
+  std::getline(csv, line);
+  EXPECT_EQ(line, "epoch,step,loss,acc");
+  int expected_step = 0;
+  while (std::getline(csv, line)) {
+    ++expected_step;
+    EXPECT_EQ(std::stoi(line.substr(line.find(',') + 1)), expected_step) << line;
+  }
+  EXPECT_EQ(expected_step, 20);
+
+  TrainOptions other_lr = resumed;
+  other_lr.optimizer.lr = 0.1;
+  try {
+    train(other_lr, log);
+    FAIL() << "resuming with another --lr was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--lr"), std::string::npos) << e.what();
+  }
+
+  TrainOptions other_model = o;
+  other_model.model = "resnet20";
+  other_model.init = resumed.checkpoint;
+  try {
+    train(other_model, log);
+    FAIL() << "--init with another model's checkpoint was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("checkpoint holds lenet5"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Checkpoint, RoundTripGivesIdenticalOutputs) {
   TempDir dir;
   GraphNet net = random_net("resnet20", true);

@@ -31,6 +31,9 @@ void add_train_command(CLI::App& app) {
   cmd->add_flag("--drop-last", o->drop_last, "Drop the last incomplete batch");
   cmd->add_option("--max-steps", o->max_steps, "Stop after this many steps (0: no limit)");
   cmd->add_option("-o,--checkpoint", o->checkpoint, "Checkpoint to write (after every epoch)");
+  cmd->add_option("--resume", o->resume,
+                  "Continue an interrupted run from its checkpoint (same options; optimizer state restarts)");
+  cmd->add_option("--init", o->init, "Start from a checkpoint's weights with this run's schedule (fine-tuning)");
   cmd->add_option("--step-log", o->step_log, "CSV log of every step: epoch,step,loss,acc");
   cmd->add_option("--json", o->json, "Write the results as JSON to FILE ('-': standard output)");
   cmd->callback([o] { train(*o, o->json == "-" ? std::cerr : std::cout); });

@@ -86,8 +86,73 @@ void validate(const TrainOptions& o) {
   check(o.workers >= 0, "--workers must be >= 0");
   check(o.threads >= 0, "--threads must be >= 0");
   check(o.device == "cpu" || o.device == "cuda", "--device must be cpu or cuda");
+  check(o.resume.empty() || o.init.empty(), "--resume and --init exclude each other");
   check(o.optimizer.name != "nesterov" || o.optimizer.momentum > 0, "nesterov needs --momentum > 0");
   scheduled_lr(o, 0, 1);  // rejects an unknown schedule before any work
+}
+
+void check_same_model(const TrainOptions& o, const Checkpoint& checkpoint, const std::string& where) {
+  check(checkpoint.model == o.model && checkpoint.dataset == o.dataset && checkpoint.batch_norm == o.batch_norm,
+        where + "checkpoint holds " + checkpoint.model + " on " + checkpoint.dataset +
+            (checkpoint.batch_norm ? "" : " without batch norm") + ", this run trains " + o.model + " on " +
+            o.dataset + (o.batch_norm ? "" : " without batch norm"));
+}
+
+EpochStats epoch_from_json(const nlohmann::json& j) {
+  EpochStats e;
+  e.epoch = j.at("epoch");
+  e.steps = j.at("steps");
+  e.lr = j.at("lr");
+  e.train_loss = j.at("train_loss");
+  e.train_top1 = j.at("train_top1");
+  e.data_seconds = j.at("data_seconds");
+  e.compute_seconds = j.at("compute_seconds");
+  e.epoch_seconds = j.at("epoch_seconds");
+  e.test_loss = j.at("test_loss");
+  e.test_top1 = j.at("test_top1");
+  e.eval_seconds = j.at("eval_seconds");
+  return e;
+}
+
+// The finished epochs and totals of the run that wrote `checkpoint`, after checking
+// that it is the same run: the options that shape the weights or the schedule must match.
+TrainReport resumed_report(const TrainOptions& o, const Checkpoint& checkpoint) {
+  const std::string where = "--resume " + o.resume + ": ";
+  nlohmann::json training;
+  try {
+    training = nlohmann::json::parse(checkpoint.training_json);
+    const nlohmann::json& recorded = training.at("options");
+    const auto expect = [&](const char* key, const nlohmann::json& value, const char* option) {
+      check(recorded.at(key) == value, where + "checkpoint was trained with " + option + " " +
+                                           recorded.at(key).dump() + ", this run asks for " + value.dump());
+    };
+    expect("epochs", o.epochs, "--epochs");
+    expect("batch_size", o.batch_size, "--batch-size");
+    expect("optimizer", o.optimizer.name, "--optimizer");
+    expect("lr", o.optimizer.lr, "--lr");
+    expect("schedule", o.schedule, "--schedule");
+    expect("seed", o.seed, "--seed");
+    TrainReport report;
+    for (const nlohmann::json& e : training.at("epochs")) report.epochs.push_back(epoch_from_json(e));
+    report.total_data_seconds = training.at("total_data_seconds");
+    report.total_compute_seconds = training.at("total_compute_seconds");
+    report.total_seconds = training.at("total_seconds");
+    report.final_test_top1 = training.at("final_test_top1");
+    return report;
+  } catch (const nlohmann::json::exception& e) {
+    fail(where + "the checkpoint's training record is not one octet train wrote (" + e.what() + ")");
+  }
+}
+
+// Keeps the header and the rows of epochs up to `last_epoch`, dropping the
+// rows of an epoch that was interrupted before its checkpoint was written.
+void truncate_step_log(const std::string& path, int last_epoch) {
+  std::ifstream in(path);
+  check(in.good(), "--resume: cannot read step log '" + path + "'");
+  std::string kept, line;
+  while (std::getline(in, line))
+    if (kept.empty() || std::stoi(line) <= last_epoch) kept += line + "\n";
+  write_text_output(path, kept);
 }
 
 }  // namespace
@@ -129,7 +194,21 @@ TrainReport train(const TrainOptions& o, std::ostream& log) {
   net->to(device);
 
   TrainReport report;
+  if (!o.init.empty()) {
+    const Checkpoint checkpoint = load_checkpoint(o.init);
+    check_same_model(o, checkpoint, "--init " + o.init + ": ");
+    net->import_state(checkpoint.params);
+  }
+  if (!o.resume.empty()) {
+    const Checkpoint checkpoint = load_checkpoint(o.resume);
+    check_same_model(o, checkpoint, "--resume " + o.resume + ": ");
+    report = resumed_report(o, checkpoint);
+    check(static_cast<int>(report.epochs.size()) < o.epochs,
+          "--resume " + o.resume + ": all " + std::to_string(o.epochs) + " epochs are already done");
+    net->import_state(checkpoint.params);
+  }
   for (const auto& p : net->parameters()) report.parameters += p.numel();
+  const int first_epoch = static_cast<int>(report.epochs.size()) + 1;
   auto optimizer = make_optimizer(o.optimizer, net->parameters());
 
   LoaderOptions loader_options;
@@ -149,20 +228,25 @@ TrainReport train(const TrainOptions& o, std::ostream& log) {
 
   std::ofstream step_log;
   if (!o.step_log.empty()) {
-    step_log.open(o.step_log);
+    const bool append = first_epoch > 1 && std::ifstream(o.step_log).good();
+    if (append) truncate_step_log(o.step_log, first_epoch - 1);
+    step_log.open(o.step_log, append ? std::ios::app : std::ios::trunc);
     check(step_log.good(), "cannot open step log '" + o.step_log + "'");
-    step_log << "epoch,step,loss,acc\n";
+    if (!append) step_log << "epoch,step,loss,acc\n";
   }
 
   log << "training " << o.model << " (" << report.parameters << " parameters) on " << o.dataset << " ("
       << train_set.size() << " train / " << test_set.size() << " test images), " << o.optimizer.name << " lr "
       << o.optimizer.lr << ", batch " << o.batch_size << ", " << o.workers << " workers, "
       << torch::get_num_threads() << " threads, " << o.device << "\n";
+  if (first_epoch > 1) log << "resuming after epoch " << first_epoch - 1 << " from " << o.resume << "\n";
 
+  const double resumed_seconds = report.total_seconds;
   const auto run_start = Clock::now();
   const int64_t steps_per_epoch = loader.batches_per_epoch();
   int64_t global_step = 0;
-  for (int epoch = 1; epoch <= o.epochs; ++epoch) {
+  for (const EpochStats& e : report.epochs) global_step += e.steps;
+  for (int epoch = first_epoch; epoch <= o.epochs; ++epoch) {
     if (o.max_steps > 0 && global_step >= o.max_steps) break;
     EpochStats stats;
     stats.epoch = epoch;
@@ -232,12 +316,12 @@ TrainReport train(const TrainOptions& o, std::ostream& log) {
       c.mean = info.mean;
       c.std = info.std;
       c.params = net->export_state();
-      report.total_seconds = seconds_since(run_start);
+      report.total_seconds = resumed_seconds + seconds_since(run_start);
       c.training_json = to_json(o, report);
       save_checkpoint(c, o.checkpoint);
     }
   }
-  report.total_seconds = seconds_since(run_start);
+  report.total_seconds = resumed_seconds + seconds_since(run_start);
   char totals[200];
   std::snprintf(totals, sizeof totals, "total: data loading %.2fs, compute %.2fs, run %.2fs, final test top-1 %.2f%%",
                 report.total_data_seconds, report.total_compute_seconds, report.total_seconds,
@@ -278,7 +362,8 @@ std::string to_json(const TrainOptions& o, const TrainReport& r) {
         {"device", o.device},
         {"workers", o.workers},
         {"threads", o.threads},
-        {"seed", o.seed}}},
+        {"seed", o.seed},
+        {"init", o.init}}},
       {"parameters", r.parameters},
       {"epochs", epochs},
       {"total_data_seconds", r.total_data_seconds},

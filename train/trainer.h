@@ -34,6 +34,13 @@ struct TrainOptions {
   int64_t train_limit = 0;  // use only the first N training samples (0: all)
   int64_t max_steps = 0;    // stop after N optimizer steps in total (0: no limit)
   std::string checkpoint;   // written after every epoch (atomically)
+  // Continue an interrupted run from a checkpoint this trainer wrote: weights,
+  // finished epochs and their statistics are taken from it. Optimizer state
+  // (momentum, Adam moments) is not stored in checkpoints and restarts at zero.
+  std::string resume;
+  // Start from the weights of a checkpoint (same model, dataset and batch-norm
+  // flag) with this run's own schedule: fine-tuning or a warm restart.
+  std::string init;
   std::string step_log;     // CSV epoch,step,loss,acc
   std::string json;         // all results as JSON ("-" for standard output)
 };
