@@ -46,7 +46,8 @@ TEST_P(ZooAccuracy, DefaultQuantizationKeepsAccuracy) {
 
 INSTANTIATE_TEST_SUITE_P(Zoo, ZooAccuracy,
                          ::testing::Values(ZooCase{"lenet5_fmnist", 91.32, 91.30, 0.3, 99.5},
-                                           ZooCase{"lenet5_cifar10", 71.77, 71.72, 0.5, 98.5}),
+                                           ZooCase{"lenet5_cifar10", 71.77, 71.72, 0.5, 98.5},
+                                           ZooCase{"resnet20_cifar10", 88.08, 88.21, 0.3, 99.0}),
                          [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace
