@@ -17,14 +17,19 @@
 namespace octet {
 namespace {
 
-TEST(Trainer, AFewHundredFashionMnistStepsLowerTheLoss) {
-  TempDir dir;
+TrainOptions lenet_on_fashion_mnist(int epochs, int batch_size) {
   TrainOptions o;
   o.model = "lenet5";
   o.dataset = "fashion-mnist";
   o.data_dir = fashion_mnist_dir();
-  o.epochs = 1;
-  o.batch_size = 64;
+  o.epochs = epochs;
+  o.batch_size = batch_size;
+  return o;
+}
+
+TEST(Trainer, AFewHundredFashionMnistStepsLowerTheLoss) {
+  TempDir dir;
+  TrainOptions o = lenet_on_fashion_mnist(1, 64);
   o.optimizer.name = "sgd";
   o.optimizer.lr = 0.05;
   o.schedule = "constant";
@@ -93,12 +98,7 @@ Checkpoint checkpoint_of(GraphNet& net, const std::string& model) {
 // LibTorch deterministic), and its step log and report cover every epoch once.
 TEST(Trainer, ResumedRunMatchesAnUninterruptedOne) {
   TempDir dir;
-  TrainOptions o;
-  o.model = "lenet5";
-  o.dataset = "fashion-mnist";
-  o.data_dir = fashion_mnist_dir();
-  o.epochs = 2;
-  o.batch_size = 100;
+  TrainOptions o = lenet_on_fashion_mnist(2, 100);
   o.train_limit = 1000;
   o.optimizer.momentum = 0;
   o.optimizer.lr = 0.05;
@@ -146,6 +146,15 @@ TEST(Trainer, ResumedRunMatchesAnUninterruptedOne) {
     FAIL() << "resuming with another --lr was accepted";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("--lr"), std::string::npos) << e.what();
+  }
+
+  TrainOptions other_init = resumed;
+  other_init.init = straight.checkpoint;
+  try {
+    train(other_init, log);
+    FAIL() << "resuming with an --init the run did not start from was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--init"), std::string::npos) << e.what();
   }
 
   TrainOptions other_model = o;

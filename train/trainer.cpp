@@ -86,7 +86,6 @@ void validate(const TrainOptions& o) {
   check(o.workers >= 0, "--workers must be >= 0");
   check(o.threads >= 0, "--threads must be >= 0");
   check(o.device == "cpu" || o.device == "cuda", "--device must be cpu or cuda");
-  check(o.resume.empty() || o.init.empty(), "--resume and --init exclude each other");
   check(o.optimizer.name != "nesterov" || o.optimizer.momentum > 0, "nesterov needs --momentum > 0");
   scheduled_lr(o, 0, 1);  // rejects an unknown schedule before any work
 }
@@ -132,6 +131,9 @@ TrainReport resumed_report(const TrainOptions& o, const Checkpoint& checkpoint) 
     expect("lr", o.optimizer.lr, "--lr");
     expect("schedule", o.schedule, "--schedule");
     expect("seed", o.seed, "--seed");
+    check(recorded.value("init", std::string()) == o.init,
+          where + "checkpoint's run started from --init '" + recorded.value("init", std::string()) +
+              "', this run from '" + o.init + "'");
     TrainReport report;
     for (const nlohmann::json& e : training.at("epochs")) report.epochs.push_back(epoch_from_json(e));
     report.total_data_seconds = training.at("total_data_seconds");
@@ -194,7 +196,7 @@ TrainReport train(const TrainOptions& o, std::ostream& log) {
   net->to(device);
 
   TrainReport report;
-  if (!o.init.empty()) {
+  if (!o.init.empty() && o.resume.empty()) {  // a resumed run takes its weights from --resume
     const Checkpoint checkpoint = load_checkpoint(o.init);
     check_same_model(o, checkpoint, "--init " + o.init + ": ");
     net->import_state(checkpoint.params);

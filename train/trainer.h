@@ -39,7 +39,8 @@ struct TrainOptions {
   // (momentum, Adam moments) is not stored in checkpoints and restarts at zero.
   std::string resume;
   // Start from the weights of a checkpoint (same model, dataset and batch-norm
-  // flag) with this run's own schedule: fine-tuning or a warm restart.
+  // flag) with this run's own schedule: fine-tuning or a warm restart. Resuming
+  // such a run repeats its --init, which is then only checked.
   std::string init;
   std::string step_log;     // CSV epoch,step,loss,acc
   std::string json;         // all results as JSON ("-" for standard output)
