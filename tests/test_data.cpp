@@ -29,16 +29,6 @@ std::vector<uint8_t> cifar_records(int count, uint8_t bad_label_at = 255) {
   return bytes;
 }
 
-std::string expect_error(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected an octet::Error";
-  return "";
-}
-
 TEST(Cifar10Reader, ReadsRecordsInOrder) {
   TempDir dir;
   write_bytes(dir.path("test_batch.bin"), cifar_records(7));
@@ -54,7 +44,7 @@ TEST(Cifar10Reader, RefusesTruncatedFile) {
   auto bytes = cifar_records(3);
   bytes.resize(bytes.size() - 100);
   write_bytes(dir.path("test_batch.bin"), bytes);
-  const std::string msg = expect_error([&] { load_dataset("cifar10", dir.path(), Split::Test); });
+  const std::string msg = error_of([&] { load_dataset("cifar10", dir.path(), Split::Test); });
   EXPECT_NE(msg.find("test_batch.bin"), std::string::npos) << msg;
   EXPECT_NE(msg.find("not a multiple of the 3073-byte"), std::string::npos) << msg;
 }
@@ -62,21 +52,21 @@ TEST(Cifar10Reader, RefusesTruncatedFile) {
 TEST(Cifar10Reader, RefusesBadLabel) {
   TempDir dir;
   write_bytes(dir.path("test_batch.bin"), cifar_records(5, 4));
-  const std::string msg = expect_error([&] { load_dataset("cifar10", dir.path(), Split::Test); });
+  const std::string msg = error_of([&] { load_dataset("cifar10", dir.path(), Split::Test); });
   EXPECT_NE(msg.find("record 4 has label 10"), std::string::npos) << msg;
 }
 
 TEST(Cifar10Reader, NamesMissingTrainingFile) {
   TempDir dir;
   for (int i = 1; i <= 4; ++i) write_bytes(dir.path("data_batch_" + std::to_string(i) + ".bin"), cifar_records(2));
-  const std::string msg = expect_error([&] { load_dataset("cifar10", dir.path(), Split::Train); });
+  const std::string msg = error_of([&] { load_dataset("cifar10", dir.path(), Split::Train); });
   EXPECT_NE(msg.find("data_batch_5.bin"), std::string::npos) << msg;
 }
 
 TEST(Cifar10Reader, RefusesEmptyFile) {
   TempDir dir;
   write_bytes(dir.path("test_batch.bin"), {});
-  EXPECT_NE(expect_error([&] { load_dataset("cifar10", dir.path(), Split::Test); }).find("empty"), std::string::npos);
+  EXPECT_NE(error_of([&] { load_dataset("cifar10", dir.path(), Split::Test); }).find("empty"), std::string::npos);
 }
 
 std::vector<uint8_t> idx_file(uint8_t ndims, std::vector<int> dims, int fill_bytes) {
@@ -107,7 +97,7 @@ TEST(IdxReader, RefusesTruncatedData) {
   TempDir dir;
   write_bytes(dir.path("t10k-images-idx3-ubyte"), idx_file(3, {4, 28, 28}, 4 * 784 - 1));
   write_bytes(dir.path("t10k-labels-idx1-ubyte"), idx_file(1, {4}, 4));
-  const std::string msg = expect_error([&] { load_dataset("fashion-mnist", dir.path(), Split::Test); });
+  const std::string msg = error_of([&] { load_dataset("fashion-mnist", dir.path(), Split::Test); });
   EXPECT_NE(msg.find("t10k-images-idx3-ubyte"), std::string::npos) << msg;
   EXPECT_NE(msg.find("truncated"), std::string::npos) << msg;
 }
@@ -119,7 +109,7 @@ TEST(IdxReader, RefusesTruncatedGzip) {
   gz.resize(gz.size() / 2);
   write_bytes(dir.path("t10k-labels-idx1-ubyte.gz"), gz);
   std::vector<int> dims;
-  EXPECT_NE(expect_error([&] { read_idx_file(dir.path("t10k-labels-idx1-ubyte"), &dims); }).find("truncated"),
+  EXPECT_NE(error_of([&] { read_idx_file(dir.path("t10k-labels-idx1-ubyte"), &dims); }).find("truncated"),
             std::string::npos);
 }
 
@@ -127,7 +117,7 @@ TEST(IdxReader, RefusesMismatchedCounts) {
   TempDir dir;
   write_bytes(dir.path("train-images-idx3-ubyte"), idx_file(3, {4, 28, 28}, 4 * 784));
   write_bytes(dir.path("train-labels-idx1-ubyte"), idx_file(1, {3}, 3));
-  EXPECT_NE(expect_error([&] { load_dataset("fashion-mnist", dir.path(), Split::Train); }).find("3 labels"),
+  EXPECT_NE(error_of([&] { load_dataset("fashion-mnist", dir.path(), Split::Train); }).find("3 labels"),
             std::string::npos);
 }
 

@@ -22,15 +22,6 @@
 namespace octet {
 namespace {
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
-
 TEST(Requantize, RoundsHalfUpAndClamps) {
   const int32_t half = 1 << 30;  // multiplier 0.5 with shift 31
   EXPECT_EQ(requantize(3, half, 0, 0, 31, -128), 2);    // 1.5 -> 2

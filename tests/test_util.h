@@ -7,11 +7,24 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <string>
 #include <vector>
 
+#include "common/error.h"
+
 namespace octet {
+
+// The message of the octet::Error that `f` throws, or "no error".
+inline std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
 
 // A fresh directory removed when the test ends.
 class TempDir {
