@@ -793,8 +793,7 @@ TEST(CudaDeviceLayout, RandomNetworksMatchTheCpuRuntimeOnTheHost) {
   for (const auto& [name, channels, size] :
        {std::tuple<const char*, int, int>{"resnet20", 3, 32}, {"lenet5", 1, 28}, {"lenet5", 3, 32}}) {
     SCOPED_TRACE(std::string(name) + " on " + std::to_string(channels) + "x" + std::to_string(size));
-    ModelOptions o;
-    o.channels = channels, o.height = size, o.width = size;
+    const ModelOptions o{channels, size, size};
     const QuantizedModel model = quantize_random(random_checkpoint(name, o, 21), options, 16);
     expect_device_layout_matches_cpu(model, random_images(2, model.graph.shapes()[0], 22), 2);
   }

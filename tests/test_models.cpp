@@ -19,10 +19,7 @@ class ParameterCount : public ::testing::TestWithParam<CountCase> {};
 
 TEST_P(ParameterCount, MatchesThePublishedFigure) {
   const CountCase& c = GetParam();
-  ModelOptions o;
-  o.channels = c.channels;
-  o.height = o.width = c.size;
-  o.batch_norm = c.batch_norm;
+  const ModelOptions o{c.channels, c.size, c.size, 10, c.batch_norm};
   const Graph g = build_model(c.model, o);
   int64_t from_graph = 0;
   for (const auto& p : g.params())

@@ -149,10 +149,7 @@ class RuntimeExactness : public ::testing::TestWithParam<RuntimeCase> {};
 // most 1 LSB per output.
 TEST_P(RuntimeExactness, MatchesReferenceExactlyAndSimulationWithinOneLsb) {
   const RuntimeCase& c = GetParam();
-  ModelOptions mo;
-  mo.channels = c.channels;
-  mo.height = mo.width = c.size;
-  mo.batch_norm = c.batch_norm;
+  const ModelOptions mo{c.channels, c.size, c.size, 10, c.batch_norm};
   const QuantizedModel qm = quantize_random(random_checkpoint(c.model, mo, 5), options_of(c));
   const CpuEngine engine(qm);
   const std::vector<float> images = random_images(c.batch, engine.shapes()[0], 99);
@@ -206,9 +203,7 @@ INSTANTIATE_TEST_SUITE_P(
     [](const auto& info) { return info.param.name; });
 
 TEST(EdgeCases, AnAlwaysZeroTensorGetsScaleOneAndRunsToZeros) {
-  ModelOptions mo;
-  mo.channels = 1;
-  mo.height = mo.width = 28;
+  const ModelOptions mo{1, 28, 28};
   Checkpoint c = random_checkpoint("lenet5", mo, 2);
   std::fill(c.params["conv2.weight"].data.begin(), c.params["conv2.weight"].data.end(), 0.0f);
   std::fill(c.params["conv2.bias"].data.begin(), c.params["conv2.bias"].data.end(), 0.0f);
@@ -230,16 +225,14 @@ TEST(EdgeCases, AnAlwaysZeroTensorGetsScaleOneAndRunsToZeros) {
 }
 
 TEST(EdgeCases, NanWeightsAreRefusedNamingTheLayer) {
-  ModelOptions mo;
-  Checkpoint c = random_checkpoint("lenet5", mo, 2);
+  Checkpoint c = random_checkpoint("lenet5", ModelOptions{}, 2);
   c.params["fc2.weight"].data[17] = std::nanf("");
   EXPECT_NE(error_of([&] { quantize_random(c, QuantizeOptions{}); }).find("'fc2': weights contain NaN"),
             std::string::npos);
 }
 
 TEST(EdgeCases, InfiniteActivationsAreRefusedDuringCalibration) {
-  ModelOptions mo;
-  const Checkpoint c = random_checkpoint("lenet5", mo, 2);
+  const Checkpoint c = random_checkpoint("lenet5", ModelOptions{}, 2);
   const FloatExecutor executor(fold_for_inference(c.graph, c.params));
   std::vector<float> images = random_images(4, executor.shapes()[0], 1);
   images[100] = INFINITY;
@@ -247,8 +240,7 @@ TEST(EdgeCases, InfiniteActivationsAreRefusedDuringCalibration) {
 }
 
 TEST(EdgeCases, EmptyCalibrationSetIsRefused) {
-  ModelOptions mo;
-  const Checkpoint c = random_checkpoint("lenet5", mo, 2);
+  const Checkpoint c = random_checkpoint("lenet5", ModelOptions{}, 2);
   const FloatExecutor executor(fold_for_inference(c.graph, c.params));
   EXPECT_NE(error_of([&] { calibrate(executor, {}, 0); }).find("calibration set is empty"), std::string::npos);
   Dataset empty;
@@ -256,8 +248,7 @@ TEST(EdgeCases, EmptyCalibrationSetIsRefused) {
 }
 
 TEST(EdgeCases, AScaleThatWouldOverflowTheMultiplierIsRefused) {
-  ModelOptions mo;
-  Checkpoint c = random_checkpoint("lenet5", mo, 2);
+  Checkpoint c = random_checkpoint("lenet5", ModelOptions{}, 2);
   // conv2's output is never above 1e-12 (zero weights, a tiny positive bias): its scale would be
   // over 2^30 times the accumulator's, which int32 fixed point cannot represent.
   std::fill(c.params["conv2.weight"].data.begin(), c.params["conv2.weight"].data.end(), 0.0f);

@@ -65,10 +65,7 @@ TEST(Trainer, AFewHundredFashionMnistStepsLowerTheLoss) {
 }
 
 GraphNet random_net(const std::string& model, bool batch_norm, int channels = 3, int size = 32) {
-  ModelOptions o;
-  o.channels = channels;
-  o.height = o.width = size;
-  o.batch_norm = batch_norm;
+  const ModelOptions o{channels, size, size, 10, batch_norm};
   torch::manual_seed(3);
   GraphNet net(build_model(model, o));
   torch::NoGradGuard no_grad;

@@ -23,6 +23,7 @@
 #include "runtime/cpu/engine.h"
 #include "runtime/engine.h"
 #include "tools/commands.h"
+#include "tools/options.h"
 #include "train/graph_net.h"
 #ifdef OCTET_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -495,18 +496,18 @@ void add_bench_command(CLI::App& app) {
                     "CPU kernel paths to measure, comma-separated: reference, avx512-vnni (default: the one in "
                     "use, the fastest this CPU has unless OCTET_CPU_KERNELS=reference)");
   infer->add_flag("--layers", i->layers, "Also time every node (CPU: from the engine's hook; CUDA: profile())");
-  infer->add_option("--json", i->json, "Write the results as JSON to FILE ('-': standard output)");
+  add_json_option(infer, i->json);
   infer->callback([i] { run_infer(*i); });
 
   auto* data = bench->add_subcommand("data", "Seconds per epoch of the training data loader, per worker count");
   auto d = std::make_shared<DataCommand>();
   data->add_option("--dataset", d->dataset, "cifar10, fashion-mnist or mnist")->capture_default_str();
-  data->add_option("--data", d->data, "Folder holding the dataset files (default: the dataset's Debian folder)");
+  add_data_option(data, d->data);
   data->add_option("--workers", d->workers, "Worker counts to measure, comma-separated")->capture_default_str();
   data->add_option("--batch-size", d->batch_size, "Images per batch")->capture_default_str();
   data->add_option("--epochs", d->epochs, "Epochs per worker count")->capture_default_str();
   data->add_flag("!--no-augment", d->augment, "CIFAR-10: no random crop and flip");
-  data->add_option("--json", d->json, "Write the results as JSON to FILE ('-': standard output)");
+  add_json_option(data, d->json);
   data->callback([d] { run_data(*d); });
 }
 

@@ -7,6 +7,7 @@
 #include "quant/evaluate.h"
 #include "quant/pipeline.h"
 #include "tools/commands.h"
+#include "tools/options.h"
 
 namespace octet {
 
@@ -52,11 +53,11 @@ void add_eval_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("eval", "Test accuracy of a checkpoint, float and int8");
   auto c = std::make_shared<EvalCommand>();
   cmd->add_option("--checkpoint", c->checkpoint, "Float checkpoint")->required();
-  cmd->add_option("--data", c->data, "Folder holding the dataset files (default: the dataset's Debian folder)");
+  add_data_option(cmd, c->data);
   cmd->add_option("--quantized", c->quantized, "Quantized model (octet quantize) to compare with float");
   cmd->add_option("--limit", c->limit, "Evaluate only the first N test images");
   cmd->add_flag("!--no-layers", c->layers, "Skip the per-layer SQNR report");
-  cmd->add_option("--json", c->json, "Write the results as JSON to FILE ('-': standard output)");
+  add_json_option(cmd, c->json);
   cmd->callback([c] { run_eval(*c); });
 }
 

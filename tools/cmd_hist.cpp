@@ -9,6 +9,7 @@
 #include "common/file_io.h"
 #include "quant/pipeline.h"
 #include "tools/commands.h"
+#include "tools/options.h"
 #include "tools/svg_plot.h"
 
 namespace octet {
@@ -77,7 +78,7 @@ void add_hist_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("hist", "Per-layer weight and activation histograms, ranges and plots");
   auto c = std::make_shared<HistCommand>();
   cmd->add_option("--checkpoint", c->checkpoint, "Float checkpoint")->required();
-  cmd->add_option("--data", c->data, "Folder holding the dataset files (default: the dataset's Debian folder)");
+  add_data_option(cmd, c->data);
   cmd->add_option("--out", c->out, "Output folder")->required();
   cmd->add_option("--bins", c->bins, "Histogram bins (the lab used 60)")->capture_default_str();
   cmd->add_option("--calib-samples", c->samples, "Training images the activations are recorded on")->capture_default_str();

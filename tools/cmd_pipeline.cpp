@@ -65,7 +65,7 @@ void add_pipeline_command(CLI::App& app) {
   cmd->add_option("--threads", c->train.threads, "LibTorch threads for training (0: all cores)");
   add_quantize_options(cmd, c->q);
   cmd->add_option("--out", c->out_dir, "Folder for the checkpoint and the quantized model")->capture_default_str();
-  cmd->add_option("--json", c->json, "Write the comparison as JSON to FILE ('-': standard output)");
+  add_json_option(cmd, c->json, "the comparison");
   cmd->callback([c] { run_pipeline(*c); });
 }
 

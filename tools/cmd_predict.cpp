@@ -13,6 +13,7 @@
 #include "quant/pipeline.h"
 #include "runtime/engine.h"
 #include "tools/commands.h"
+#include "tools/options.h"
 
 namespace octet {
 
@@ -109,10 +110,10 @@ void add_predict_command(CLI::App& app) {
   auto c = std::make_shared<PredictCommand>();
   cmd->add_option("--quantized", c->quantized, "Quantized model (octet quantize)")->required();
   cmd->add_option("--checkpoint", c->checkpoint, "Float checkpoint: add its float logits and predictions");
-  cmd->add_option("--data", c->data, "Folder holding the dataset files (default: the dataset's Debian folder)");
+  add_data_option(cmd, c->data);
   cmd->add_option("--limit", c->limit, "Only the first N test images (default: all)");
   cmd->add_option("--backend", c->backend, "Runtime backend: cpu, cuda-dp4a or cuda-cublaslt")->capture_default_str();
-  cmd->add_option("--json", c->json, "Write labels, logits and predictions as JSON to FILE ('-': standard output)");
+  add_json_option(cmd, c->json, "labels, logits and predictions");
   cmd->callback([c] { run_predict(*c); });
 }
 

@@ -47,10 +47,10 @@ void add_quantize_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("quantize", "Calibrate a checkpoint and write the int8 model");
   auto c = std::make_shared<QuantizeCommand>();
   cmd->add_option("--checkpoint", c->checkpoint, "Float checkpoint (octet train)")->required();
-  cmd->add_option("--data", c->data, "Folder holding the dataset files (default: the dataset's Debian folder)");
+  add_data_option(cmd, c->data);
   add_quantize_options(cmd, c->q);
   cmd->add_option("-o,--output", c->output, "Quantized model file to write")->required();
-  cmd->add_option("--json", c->json, "Write the chosen scales as JSON to FILE ('-': standard output)");
+  add_json_option(cmd, c->json, "the chosen scales");
   cmd->callback([c] { run_quantize(*c); });
 }
 

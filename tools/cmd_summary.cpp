@@ -8,6 +8,7 @@
 #include "data/dataset.h"
 #include "models/registry.h"
 #include "tools/commands.h"
+#include "tools/options.h"
 #include "train/graph_net.h"
 #include "train/trainer.h"
 
@@ -79,7 +80,7 @@ void add_summary_command(CLI::App& app) {
   cmd->add_option("--dataset", o->dataset, "Dataset whose input shape to use")->capture_default_str();
   cmd->add_flag("!--no-bn", o->batch_norm, "Remove batch norm");
   cmd->add_flag("--list", o->list, "List the known models");
-  cmd->add_option("--json", o->json, "Write the summary as JSON to FILE ('-': standard output)");
+  add_json_option(cmd, o->json, "the summary");
   cmd->callback([o] { run_summary(*o); });
 }
 

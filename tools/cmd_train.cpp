@@ -1,6 +1,7 @@
 #include <iostream>
 
 #include "tools/commands.h"
+#include "tools/options.h"
 #include "train/trainer.h"
 
 namespace octet {
@@ -10,7 +11,7 @@ void add_train_command(CLI::App& app) {
   auto o = std::make_shared<TrainOptions>();
   cmd->add_option("--model", o->model, "Model name (see `octet summary --list`)")->capture_default_str();
   cmd->add_option("--dataset", o->dataset, "cifar10, fashion-mnist or mnist")->capture_default_str();
-  cmd->add_option("--data", o->data_dir, "Folder holding the dataset files (default: the dataset's Debian folder)");
+  add_data_option(cmd, o->data_dir);
   cmd->add_option("--epochs", o->epochs, "Epochs")->capture_default_str();
   cmd->add_option("--batch-size", o->batch_size, "Mini-batch size")->capture_default_str();
   cmd->add_option("--optimizer", o->optimizer.name, "sgd, nesterov, adagrad, adadelta, adam")->capture_default_str();
@@ -35,7 +36,7 @@ void add_train_command(CLI::App& app) {
                   "Continue an interrupted run from its checkpoint (same options; optimizer state restarts)");
   cmd->add_option("--init", o->init, "Start from a checkpoint's weights with this run's schedule (fine-tuning)");
   cmd->add_option("--step-log", o->step_log, "CSV log of every step: epoch,step,loss,acc");
-  cmd->add_option("--json", o->json, "Write the results as JSON to FILE ('-': standard output)");
+  add_json_option(cmd, o->json);
   cmd->callback([o] { train(*o, o->json == "-" ? std::cerr : std::cout); });
 }
 

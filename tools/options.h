@@ -30,6 +30,16 @@ struct QuantizeCliOptions {
   }
 };
 
+// --data: the folder holding the dataset files themselves (.bin or IDX files).
+inline void add_data_option(CLI::App* cmd, std::string& dir) {
+  cmd->add_option("--data", dir, "Folder holding the dataset files (default: the dataset's Debian folder)");
+}
+
+// --json FILE ('-': standard output); `what` says what is written.
+inline void add_json_option(CLI::App* cmd, std::string& path, const std::string& what = "the results") {
+  cmd->add_option("--json", path, "Write " + what + " as JSON to FILE ('-': standard output)");
+}
+
 inline void add_quantize_options(CLI::App* cmd, QuantizeCliOptions& q) {
   cmd->add_option("--method", q.method, "Activation amax: max, sigma3, percentile, entropy, mse or auto")
       ->capture_default_str();
