@@ -3,14 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
-namespace octet {
+#include "graph/op_traits.h"
 
-namespace {
-bool has_own_output(Op op) {
-  return op == Op::Input || op == Op::Conv2d || op == Op::Linear || op == Op::Add || op == Op::AvgPool2d ||
-         op == Op::GlobalAvgPool;
-}
-}  // namespace
+namespace octet {
 
 Histogram histogram_of(const float* values, int64_t count, double lo, double hi, int bins) {
   Histogram h;
@@ -28,7 +23,7 @@ Histogram histogram_of(const float* values, int64_t count, double lo, double hi,
 std::vector<LayerHistogram> weight_histograms(const FloatModel& model, int bins) {
   std::vector<LayerHistogram> out;
   for (const Node& n : model.graph.nodes) {
-    if (n.op != Op::Conv2d && n.op != Op::Linear) continue;
+    if (!op_traits(n.op).weighted) continue;
     const FloatTensor& w = model.weight(n);
     LayerHistogram h;
     h.name = n.name;
@@ -70,14 +65,14 @@ std::vector<LayerHistogram> activation_histograms(const FloatExecutor& executor,
   for (int64_t first = 0; first < cal.samples; first += batch) {
     const int64_t n = std::min(batch, cal.samples - first);
     executor.run(cal.images.data() + first * image_numel, n, [&](int node, FloatTensor& act) {
-      if (!has_own_output(g.nodes[node].op)) return;
+      if (!op_traits(g.nodes[node].op).owns_scale) return;
       const Histogram part = histogram_of(act.ptr(), act.numel(), layers[node].histogram.lo, layers[node].histogram.hi, bins);
       for (int b = 0; b < bins; ++b) layers[node].histogram.counts[b] += part.counts[b];
     });
   }
   std::vector<LayerHistogram> out;
   for (size_t i = 0; i < g.nodes.size(); ++i)
-    if (has_own_output(g.nodes[i].op)) out.push_back(std::move(layers[i]));
+    if (op_traits(g.nodes[i].op).owns_scale) out.push_back(std::move(layers[i]));
   return out;
 }
 

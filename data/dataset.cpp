@@ -65,6 +65,13 @@ std::vector<std::string> dataset_names() {
   return names;
 }
 
+std::string resolve_data_dir(const std::string& dataset, const std::string& dir) {
+  if (!dir.empty()) return dir;
+  const std::string fallback = dataset_info(dataset).default_dir;
+  check(!fallback.empty(), "--data DIR is required for dataset '" + dataset + "' (the folder holding its files)");
+  return fallback;
+}
+
 Dataset load_dataset(const std::string& name, const std::string& dir, Split split) {
   const DatasetInfo& info = dataset_info(name);
   Dataset data;

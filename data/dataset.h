@@ -21,6 +21,8 @@ struct DatasetInfo {
 
 const DatasetInfo& dataset_info(const std::string& name);  // fails listing the known names
 std::vector<std::string> dataset_names();
+// `dir` if given, else the dataset's default folder; fails when neither exists.
+std::string resolve_data_dir(const std::string& dataset, const std::string& dir);
 
 struct Dataset {
   std::string name;

@@ -7,6 +7,7 @@
 
 #include "common/error.h"
 #include "graph/layout.h"
+#include "graph/op_traits.h"
 
 namespace octet {
 
@@ -56,7 +57,7 @@ FloatExecutor::FloatExecutor(const FloatModel& model) : graph_(model.graph), sha
   layers_.resize(graph_.nodes.size());
   for (size_t i = 0; i < graph_.nodes.size(); ++i) {
     const Node& n = graph_.nodes[i];
-    if (n.op != Op::Conv2d && n.op != Op::Linear) continue;
+    if (!op_traits(n.op).weighted) continue;
     layers_[i].weight = nhwc_weight(graph_, shapes_, static_cast<int>(i), model.weight(n));
     layers_[i].bias = model.bias(n).data;
   }
@@ -158,7 +159,7 @@ FloatTensor FloatExecutor::run_node(int i, const std::vector<FloatTensor>& value
     case Op::Input:
     case Op::BatchNorm2d: fail(std::string("float executor: unexpected ") + op_name(n.op) + " node '" + n.name + "'");
   }
-  if ((n.op == Op::Conv2d || n.op == Op::Linear) && n.inputs.size() == 2) {
+  if (op_traits(n.op).absorbs_residual && n.inputs.size() == 2) {
     const FloatTensor& skip = values[n.inputs[1]];
     for (int64_t k = 0; k < y.numel(); ++k) y.data[k] += skip.data[k];
   }

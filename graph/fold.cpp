@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "common/error.h"
+#include "graph/op_traits.h"
 
 namespace octet {
 
@@ -55,8 +56,7 @@ FloatModel fold_for_inference(const Graph& graph, const std::map<std::string, Fl
     if (n.op == Op::ReLU) {
       const int producer = new_index[n.inputs[0]];
       Node& p = model.graph.nodes[producer];
-      const bool fusable = (p.op == Op::Conv2d || p.op == Op::Linear || p.op == Op::Add) && !p.relu &&
-                           consumers[n.inputs[0]].size() == 1;
+      const bool fusable = op_traits(p.op).absorbs_relu && !p.relu && consumers[n.inputs[0]].size() == 1;
       if (fusable) {
         p.relu = true;
         new_index[i] = producer;
@@ -65,7 +65,7 @@ FloatModel fold_for_inference(const Graph& graph, const std::map<std::string, Fl
     }
     Node copy = n;
     for (int& in : copy.inputs) in = new_index[in];
-    if (n.op == Op::Conv2d || n.op == Op::Linear) {
+    if (op_traits(n.op).weighted) {
       const FloatTensor& w = lookup(params, n.name + ".weight");
       model.params[n.name + ".weight"] = w;
       model.params[n.name + ".bias"] =

@@ -3,36 +3,24 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
+#include "graph/op_traits.h"
 
 namespace octet {
 
 namespace {
-const std::vector<std::pair<Op, const char*>> kOpNames = {
-    {Op::Input, "input"},         {Op::Conv2d, "conv2d"},     {Op::BatchNorm2d, "batch_norm2d"},
-    {Op::Linear, "linear"},       {Op::ReLU, "relu"},         {Op::MaxPool2d, "max_pool2d"},
-    {Op::AvgPool2d, "avg_pool2d"}, {Op::GlobalAvgPool, "global_avg_pool"}, {Op::Add, "add"},
-    {Op::Flatten, "flatten"},     {Op::ShortcutA, "shortcut_a"},
-};
-
 bool arity_ok(Op op, size_t inputs) {
-  if (op == Op::Input) return inputs == 0;
-  if (op == Op::Add) return inputs == 2;
-  if (op == Op::Conv2d || op == Op::Linear) return inputs == 1 || inputs == 2;  // second: fused residual
-  return inputs == 1;
+  const OpTraits& t = op_traits(op);
+  return inputs == static_cast<size_t>(t.inputs) || (t.absorbs_residual && inputs == static_cast<size_t>(t.inputs) + 1);
 }
 
 int pooled(int size, int kernel, int stride, int padding) { return (size + 2 * padding - kernel) / stride + 1; }
 }  // namespace
 
-const char* op_name(Op op) {
-  for (const auto& [o, name] : kOpNames)
-    if (o == op) return name;
-  return "?";
-}
+const char* op_name(Op op) { return op_traits(op).name; }
 
 Op op_from_name(const std::string& name) {
-  for (const auto& [o, n] : kOpNames)
-    if (name == n) return o;
+  for (const OpTraits& t : all_op_traits())
+    if (name == t.name) return t.op;
   fail("unknown graph op '" + name + "'");
 }
 
@@ -85,7 +73,7 @@ std::vector<ActShape> Graph::shapes() const {
       case Op::BatchNorm2d:
       case Op::ReLU: y = x; break;
     }
-    if ((n.op == Op::Conv2d || n.op == Op::Linear) && n.inputs.size() == 2)
+    if (op_traits(n.op).absorbs_residual && n.inputs.size() == 2)
       check(out[n.inputs[1]] == y, where + "residual input " + to_string(out[n.inputs[1]]) + " does not match output " +
                                        to_string(y));
   }

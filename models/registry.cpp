@@ -4,6 +4,7 @@
 #include <map>
 
 #include "common/error.h"
+#include "data/dataset.h"
 
 namespace octet {
 
@@ -33,5 +34,16 @@ const ModelEntry& find_model(const std::string& name) {
 }
 
 Graph build_model(const std::string& name, const ModelOptions& options) { return find_model(name).build(options); }
+
+ModelOptions model_options_for(const std::string& dataset, bool batch_norm) {
+  const DatasetInfo& info = dataset_info(dataset);
+  ModelOptions o;
+  o.channels = info.channels;
+  o.height = info.height;
+  o.width = info.width;
+  o.num_classes = static_cast<int>(info.classes.size());
+  o.batch_norm = batch_norm;
+  return o;
+}
 
 }  // namespace octet

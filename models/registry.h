@@ -27,6 +27,8 @@ void register_model(ModelEntry entry);
 const ModelEntry& find_model(const std::string& name);  // fails listing the known names
 std::vector<std::string> model_names();
 Graph build_model(const std::string& name, const ModelOptions& options);
+// Model options for a dataset's images and classes (data/dataset.h names them).
+ModelOptions model_options_for(const std::string& dataset, bool batch_norm);
 
 struct ModelRegistration {
   ModelRegistration(const char* name, const char* description, ModelBuildFn build) {

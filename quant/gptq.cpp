@@ -6,6 +6,7 @@
 
 #include "common/progress.h"
 #include "graph/layout.h"
+#include "graph/op_traits.h"
 
 namespace octet {
 
@@ -59,7 +60,7 @@ std::map<std::string, Int8Tensor> gptq_round(const FloatModel& folded, const std
     executor.run(images.data() + first * shapes[0].numel(), n, [&](int producer, FloatTensor& act) {
       for (size_t i = static_cast<size_t>(producer) + 1; i < g.nodes.size(); ++i) {
         const Node& node = g.nodes[i];
-        if ((node.op != Op::Conv2d && node.op != Op::Linear) || node.inputs[0] != producer) continue;
+        if (!op_traits(node.op).weighted || node.inputs[0] != producer) continue;
         const ActShape in = shapes[producer], out = shapes[i];
         const int64_t K = patch_size(node, in), rows = patch_rows(node, out, n);
         const int64_t total_rows = patch_rows(node, out, count);
@@ -88,7 +89,7 @@ std::map<std::string, Int8Tensor> gptq_round(const FloatModel& folded, const std
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     rounding.advance();
     const Node& node = g.nodes[i];
-    if (node.op != Op::Conv2d && node.op != Op::Linear) continue;
+    if (!op_traits(node.op).weighted) continue;
     const FloatTensor& w = folded.weight(node);
     const FloatTensor nhwc = nhwc_weight(g, shapes, static_cast<int>(i), w);
     RowMatrixD W = Eigen::Map<const RowMatrixF>(nhwc.ptr(), nhwc.dim(0), nhwc.dim(1)).cast<double>();

@@ -4,11 +4,16 @@
 
 namespace octet {
 
-std::string resolve_data_dir(const std::string& dataset, const std::string& dir) {
-  if (!dir.empty()) return dir;
-  const std::string fallback = dataset_info(dataset).default_dir;
-  check(!fallback.empty(), "--data DIR is required for dataset '" + dataset + "' (the folder holding its files)");
-  return fallback;
+QuantizeOptions NamedQuantizeOptions::options() const {
+  QuantizeOptions o;
+  o.method = amax_method_from_name(method);
+  check(granularity == "per-channel" || granularity == "per-tensor", "--granularity must be per-channel or per-tensor");
+  o.per_channel = granularity == "per-channel";
+  o.scheme = scheme;
+  o.percentile = percentile;
+  o.weight_rounding = weight_rounding;
+  o.auto_samples = auto_samples;
+  return o;
 }
 
 QuantizeResult quantize_checkpoint(const Checkpoint& c, const std::string& data_dir, const QuantizeOptions& options,

@@ -9,8 +9,16 @@
 
 namespace octet {
 
-// `dir` if given, else the dataset's default folder; fails when neither exists.
-std::string resolve_data_dir(const std::string& dataset, const std::string& dir);
+// The quantizer's options as the command line and the Python module name them.
+struct NamedQuantizeOptions {
+  std::string method = "auto", granularity = "per-channel", scheme = "octet", weight_rounding = "gptq";
+  double percentile = 99.99;
+  int64_t calibration_samples = 1024;
+  int64_t auto_samples = QuantizeOptions{}.auto_samples;
+
+  // Fails naming the option whose value is unknown.
+  QuantizeOptions options() const;
+};
 
 struct QuantizeResult {
   QuantizedModel model;

@@ -6,16 +6,12 @@
 
 #include "common/error.h"
 #include "common/progress.h"
+#include "graph/op_traits.h"
 #include "quant/fixed_point.h"
 
 namespace octet {
 
 namespace {
-
-bool is_weighted(Op op) { return op == Op::Conv2d || op == Op::Linear; }
-bool keeps_input_scale(Op op) {
-  return op == Op::MaxPool2d || op == Op::Flatten || op == Op::ReLU || op == Op::ShortcutA;
-}
 
 float scale_for(double amax) { return amax > 0 ? static_cast<float>(127.0 / amax) : 1.0f; }
 
@@ -38,7 +34,8 @@ Plan plan_graph(const Graph& fg) {
     for (int k = 0; k < 2; ++k) {
       const int c = add.inputs[k];
       const Node& conv = fg.nodes[c];
-      if (is_weighted(conv.op) && conv.inputs.size() == 1 && !conv.relu && consumers[c].size() == 1 && !is_fused[c]) {
+      if (op_traits(conv.op).absorbs_residual && conv.inputs.size() == 1 && !conv.relu && consumers[c].size() == 1 &&
+          !is_fused[c]) {
         fused_conv[a] = c;
         skip_of[a] = add.inputs[1 - k];
         is_fused[c] = true;
@@ -62,7 +59,7 @@ Plan plan_graph(const Graph& fg) {
     new_index[f] = static_cast<int>(plan.graph.nodes.size()) - 1;
     if (fused_conv[f] >= 0) new_index[fused_conv[f]] = new_index[f];
     plan.stats_node.push_back(static_cast<int>(f));
-    plan.own_scale.push_back(!keeps_input_scale(n.op) && f + 1 != N);
+    plan.own_scale.push_back(op_traits(n.op).owns_scale && f + 1 != N);
   }
   plan.graph.validate();
   return plan;
@@ -74,7 +71,7 @@ std::map<std::string, QuantizedWeights> quantize_all_weights(const FloatModel& f
   std::map<std::string, QuantizedWeights> weights;
   std::map<std::string, FloatTensor> scales;
   for (const Node& n : folded.graph.nodes) {
-    if (!is_weighted(n.op)) continue;
+    if (!op_traits(n.op).weighted) continue;
     weights[n.name] = quantize_weights(folded.weight(n), o.per_channel, o.scheme == "lab", n.name);
     scales[n.name] = weights[n.name].scales;
   }
@@ -248,7 +245,7 @@ QuantizedModel quantize(const Checkpoint& checkpoint, const FloatModel& folded, 
       q.method = "inherited";
     }
     const float s_in = n.inputs.empty() ? 0.0f : qm.quant[n.inputs[0]].scale;
-    if (is_weighted(n.op)) {
+    if (op_traits(n.op).weighted) {
       const QuantizedWeights& w = weights.at(n.name);
       q.weight = w.values;
       q.weight_scale = w.scales;
@@ -277,7 +274,7 @@ QuantizedModel quantize(const Checkpoint& checkpoint, const FloatModel& folded, 
           if (n.inputs.size() == 2) q.skip_multiplier.data[c] = fp.multipliers[1];
         }
       }
-    } else if (n.op == Op::Add || n.op == Op::AvgPool2d || n.op == Op::GlobalAvgPool) {
+    } else if (op_traits(n.op).input_multipliers > 0) {
       std::vector<double> reals;
       if (n.op == Op::Add) {
         reals = {double(q.scale) / s_in, double(q.scale) / qm.quant[n.inputs[1]].scale};

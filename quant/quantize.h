@@ -15,7 +15,7 @@
 #include "quant/gptq.h"
 #include "graph/fold.h"
 #include "models/checkpoint.h"
-#include "quant/quantized_model.h"
+#include "qmodel/quantized_model.h"
 
 namespace octet {
 

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "common/error.h"
+#include "graph/op_traits.h"
 
 namespace octet {
 
@@ -12,7 +13,7 @@ FloatModel dequantized_model(const QuantizedModel& m) {
   f.graph = m.graph;
   for (size_t i = 0; i < m.graph.nodes.size(); ++i) {
     const Node& n = m.graph.nodes[i];
-    if (n.op != Op::Conv2d && n.op != Op::Linear) continue;
+    if (!op_traits(n.op).weighted) continue;
     const NodeQuant& q = m.quant[i];
     const float s_in = m.quant[n.inputs[0]].scale;
     const int64_t O = q.weight.dim(0), per = q.weight.numel() / O;

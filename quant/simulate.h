@@ -5,7 +5,7 @@
 #pragma once
 
 #include "graph/float_executor.h"
-#include "quant/quantized_model.h"
+#include "qmodel/quantized_model.h"
 
 namespace octet {
 

@@ -14,7 +14,8 @@
 // passes its two inputs as acc and skip; pools pass their window sum as acc.
 // lo is 0 with a fused ReLU, -128 otherwise.
 //
-// Ranges (checked where multipliers are made, quant/requant_params.h):
+// Ranges (checked where multipliers are made, quant/fixed_point.h, and when a
+// quantized model is loaded, qmodel/quantized_model.cpp):
 // 0 <= multiplier, skip_multiplier < 2^31, 1 <= shift <= 62. With |acc| < 2^31
 // and |skip| <= 128 the 64-bit sum cannot overflow.
 #pragma once

@@ -6,7 +6,7 @@
 
 #include <vector>
 
-#include "quant/quantized_model.h"
+#include "qmodel/quantized_model.h"
 
 namespace octet {
 

@@ -7,7 +7,7 @@
 
 #include <filesystem>
 
-#include "quant/evaluate.h"
+#include "evaluate/evaluate.h"
 #include "quant/pipeline.h"
 #include "tests/test_util.h"
 

@@ -1,16 +1,12 @@
 // `octet bench`: speed benchmarks that print numbers (the project keeps speed
-// targets out of the tests).
-//   bench infer: the int8 runtimes against LibTorch float32 (and float16 on a
-//                GPU) on the same network, measured in the same run.
-//   bench data:  seconds per epoch of the training loader, per worker count.
+// targets out of the tests). This file holds `bench infer`: the int8 runtimes
+// against LibTorch float32 (and float16 on a GPU) on the same network,
+// measured in the same run; the other subcommands have files of their own.
 #include <omp.h>
-#include <torch/torch.h>
 
 #include <algorithm>
-#include <map>
-#include <chrono>
 #include <cstdio>
-#include <cstdlib>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
@@ -18,13 +14,19 @@
 
 #include "common/error.h"
 #include "common/file_io.h"
-#include "data/loader.h"
 #include "quant/pipeline.h"
 #include "runtime/cpu/engine.h"
 #include "runtime/engine.h"
+#include "tools/bench_timing.h"
 #include "tools/commands.h"
 #include "tools/options.h"
+#ifdef OCTET_HAVE_TORCH
+#include <torch/torch.h>
+
 #include "train/graph_net.h"
+#else
+#include "graph/float_executor.h"
+#endif
 #ifdef OCTET_HAVE_CUDA
 #include <cuda_runtime_api.h>
 
@@ -34,60 +36,6 @@
 namespace octet {
 
 namespace {
-using Clock = std::chrono::steady_clock;
-
-double milliseconds_since(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
-
-// The 1-minute load average before the benchmark: other work on the machine
-// skews every timing, so the reports carry it.
-double load_average() {
-  double load = 0;
-  return getloadavg(&load, 1) == 1 ? load : 0;
-}
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const size_t n = values.size();
-  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-}
-
-std::vector<int64_t> parse_positive_list(const std::string& text, const std::string& option, bool allow_zero) {
-  std::vector<int64_t> values;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    size_t used = 0;
-    int64_t v = -1;
-    try {
-      v = std::stoll(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    check(used == item.size() && !item.empty() && (v > 0 || (allow_zero && v == 0)),
-          option + " takes a comma-separated list of " + (allow_zero ? "non-negative" : "positive") +
-              " integers, got '" + text + "'");
-    values.push_back(v);
-  }
-  check(!values.empty(), option + " is empty");
-  return values;
-}
-
-// Milliseconds of each of `iterations` calls of `run` after `warmup` calls.
-template <typename Run>
-std::vector<double> time_calls(int warmup, int iterations, Run run) {
-  for (int i = 0; i < warmup; ++i) run();
-  std::vector<double> ms;
-  for (int i = 0; i < iterations; ++i) {
-    const auto start = Clock::now();
-    run();
-    ms.push_back(milliseconds_since(start));
-  }
-  return ms;
-}
-
-// ---------------------------------------------------------------- bench infer
 
 struct InferCommand {
   std::string checkpoint, quantized, data, backend = "all", batches = "1,32,256,1024", cpu_kernels, json;
@@ -97,7 +45,9 @@ struct InferCommand {
 
 struct Measurement {
   int64_t batch;
-  std::string name;       // "cpu" (or "cpu/<kernel path>"), "cuda-dp4a", "libtorch-cpu", "libtorch-cuda"
+  // "cpu" (or "cpu/<kernel path>"), "cuda-dp4a", "libtorch-cpu", "libtorch-cuda", or without LibTorch
+  // "octet-float-cpu" (octet's own float executor)
+  std::string name;
   std::string precision;  // "int8", "float32", "float16"
   double latency_ms;      // median per batch
   double images_per_second() const { return 1000.0 * static_cast<double>(batch) / latency_ms; }
@@ -126,7 +76,7 @@ std::vector<LayerTiming> cpu_layer_times(const CpuEngine& engine, const float* i
   std::vector<std::vector<double>> ms(nodes);
   for (int it = 0; it < warmup + iterations; ++it) {
     std::vector<double> finished(nodes, 0);
-    const auto start = Clock::now();
+    const auto start = BenchClock::now();
     engine.run(input, batch, [&](int node, const int8_t*, int64_t) { finished[node] = milliseconds_since(start); });
     finished[nodes - 1] = milliseconds_since(start);
     if (it < warmup) continue;
@@ -222,7 +172,9 @@ void run_infer(const InferCommand& c) {
   check(c.threads >= 0, "--threads must be >= 0 (0: all cores)");
   const int threads = c.threads > 0 ? c.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   omp_set_num_threads(threads);
+#ifdef OCTET_HAVE_TORCH
   torch::set_num_threads(threads);
+#endif
   const std::vector<int64_t> batches = parse_positive_list(c.batches, "--batch", false);
   const std::vector<std::string> backends = requested_backends(c.backend);
   const std::vector<cpu::KernelPath> cpu_paths = cpu_kernel_paths(c.cpu_kernels);
@@ -240,6 +192,7 @@ void run_infer(const InferCommand& c) {
   const int64_t largest = *std::max_element(batches.begin(), batches.end());
   const std::vector<float> images = random_inputs(largest, input_shape);
 
+#ifdef OCTET_HAVE_TORCH
   GraphNet float_net(checkpoint.graph);
   float_net->import_state(checkpoint.params);
   float_net->eval();
@@ -249,6 +202,11 @@ void run_infer(const InferCommand& c) {
   const bool torch_cuda = cuda_requested && torch::cuda::is_available();
   if (cuda_requested && !torch_cuda)
     std::fprintf(stderr, "note: this LibTorch has no CUDA, so there is no GPU float baseline\n");
+#else
+  const FloatExecutor float_executor(fold_for_inference(checkpoint.graph, checkpoint.params));
+  std::fprintf(stderr, "note: built without LibTorch: the float baseline is octet's own float executor (Eigen), "
+                       "slower than LibTorch's\n");
+#endif
 
   std::map<std::string, std::unique_ptr<Engine>> engines;
   for (const std::string& backend : backends) engines[backend] = make_engine(model, backend);
@@ -316,6 +274,7 @@ void run_infer(const InferCommand& c) {
       }
 #endif
     }
+#ifdef OCTET_HAVE_TORCH
     {
       const torch::Tensor x =
           torch::from_blob(const_cast<float*>(images.data()),
@@ -345,6 +304,11 @@ void run_infer(const InferCommand& c) {
                         }))});
       }
     }
+#else
+    rows.push_back({batch, "octet-float-cpu", "float32", median(time_calls(c.warmup, c.iterations, [&] {
+                      float_executor.run(images.data(), batch);
+                    }))});
+#endif
     // The table of this batch size, and int8 against float.
     std::fprintf(out, "batch %lld\n  %-20s %-9s %12s %14s\n", static_cast<long long>(batch), "backend",
                  "precision", "ms/batch", "images/s");
@@ -356,14 +320,14 @@ void run_infer(const InferCommand& c) {
       const Measurement*& best = int8 ? best_int8 : best_float;
       if (!best || m.latency_ms < best->latency_ms) best = &m;
       if (m.name.rfind("cpu", 0) == 0 && (!cpu_int8 || m.latency_ms < cpu_int8->latency_ms)) cpu_int8 = &m;
-      if (m.name == "libtorch-cpu") cpu_float = &m;
+      if (m.name == "libtorch-cpu" || m.name == "octet-float-cpu") cpu_float = &m;
     }
     nlohmann::json speedup = {{"batch", batch}};
     if (cpu_int8 && cpu_float) {
       for (const Measurement& m : rows)
         if (m.name.rfind("cpu", 0) == 0)
-          std::fprintf(out, "  CPU: int8 (%s) is %.2fx LibTorch float32\n", m.name.c_str(),
-                       cpu_float->latency_ms / m.latency_ms);
+          std::fprintf(out, "  CPU: int8 (%s) is %.2fx %s float32\n", m.name.c_str(),
+                       cpu_float->latency_ms / m.latency_ms, cpu_float->name.c_str());
       const double ratio = cpu_float->latency_ms / cpu_int8->latency_ms;
       speedup["cpu_int8_over_cpu_float32"] = ratio;
     }
@@ -405,74 +369,6 @@ void run_infer(const InferCommand& c) {
                                 "\n");
 }
 
-// ----------------------------------------------------------------- bench data
-
-struct DataCommand {
-  std::string dataset = "cifar10", data, workers = "0,1,2,4", json;
-  int batch_size = 128, epochs = 2;
-  bool augment = true;
-};
-
-void run_data(const DataCommand& c) {
-  std::FILE* out = report_stream(c.json);
-  check(c.batch_size > 0 && c.epochs > 0, "--batch-size and --epochs must be positive");
-  const std::vector<int64_t> workers = parse_positive_list(c.workers, "--workers", true);
-  const DatasetInfo& info = dataset_info(c.dataset);
-  const auto load_start = Clock::now();
-  const Dataset train = load_dataset(c.dataset, resolve_data_dir(c.dataset, c.data), Split::Train);
-  const double load_seconds = milliseconds_since(load_start) / 1000;
-  const bool augment = c.augment && c.dataset == "cifar10";  // as the trainer does
-  const double load = load_average();
-  std::fprintf(out,
-               "%s: %lld training images read in %.2f s; batch %d, augmentation %s, %d epochs per worker count, "
-               "load average %.2f\n",
-               c.dataset.c_str(), static_cast<long long>(train.size()), load_seconds, c.batch_size,
-               augment ? "on (random crop, flip)" : "off", c.epochs, load);
-  std::fprintf(out, "  %-8s %12s %12s %12s\n", "workers", "s/epoch", "best s", "images/s");
-  nlohmann::json rows = nlohmann::json::array();
-  for (const int64_t w : workers) {
-    LoaderOptions options;
-    options.batch_size = c.batch_size;
-    options.shuffle = true;
-    options.augment = augment;
-    options.workers = static_cast<int>(w);
-    Loader loader(train, info, options);
-    std::vector<double> seconds;
-    int64_t images = 0;
-    Batch batch;
-    for (int epoch = 0; epoch < c.epochs; ++epoch) {
-      const auto start = Clock::now();
-      loader.start_epoch(epoch);
-      while (loader.next(&batch)) images += batch.size;
-      seconds.push_back(milliseconds_since(start) / 1000);
-    }
-    double total = 0;
-    for (double s : seconds) total += s;
-    const double mean = total / static_cast<double>(seconds.size());
-    const double best = *std::min_element(seconds.begin(), seconds.end());
-    std::fprintf(out, "  %-8lld %12.3f %12.3f %12.0f\n", static_cast<long long>(w), mean, best,
-                 static_cast<double>(images) / total);
-    if (w == 0 && c.dataset == "cifar10")  // the project's target for the 2-core build machine
-      std::fprintf(out, "  (target with 0 workers: at most 1.0 s per CIFAR-10 epoch: %s)\n",
-                   mean <= 1.0 ? "met" : "NOT met");
-    std::fflush(out);
-    rows.push_back({{"workers", w},
-                    {"seconds_per_epoch", mean},
-                    {"epoch_seconds", seconds},
-                    {"images_per_second", static_cast<double>(images) / total}});
-  }
-  if (!c.json.empty())
-    write_text_output(c.json, nlohmann::json({{"dataset", c.dataset},
-                                              {"train_images", train.size()},
-                                              {"read_seconds", load_seconds},
-                                              {"batch_size", c.batch_size},
-                                              {"augment", augment},
-                                              {"epochs", c.epochs},
-                                              {"load_average", load},
-                                              {"results", rows}})
-                                      .dump(2) +
-                                  "\n");
-}
 }  // namespace
 
 void add_bench_command(CLI::App& app) {
@@ -499,16 +395,7 @@ void add_bench_command(CLI::App& app) {
   add_json_option(infer, i->json);
   infer->callback([i] { run_infer(*i); });
 
-  auto* data = bench->add_subcommand("data", "Seconds per epoch of the training data loader, per worker count");
-  auto d = std::make_shared<DataCommand>();
-  data->add_option("--dataset", d->dataset, "cifar10, fashion-mnist or mnist")->capture_default_str();
-  add_data_option(data, d->data);
-  data->add_option("--workers", d->workers, "Worker counts to measure, comma-separated")->capture_default_str();
-  data->add_option("--batch-size", d->batch_size, "Images per batch")->capture_default_str();
-  data->add_option("--epochs", d->epochs, "Epochs per worker count")->capture_default_str();
-  data->add_flag("!--no-augment", d->augment, "CIFAR-10: no random crop and flip");
-  add_json_option(data, d->json);
-  data->callback([d] { run_data(*d); });
+  add_bench_data_command(*bench);
 }
 
 }  // namespace octet

@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/file_io.h"
-#include "quant/evaluate.h"
+#include "evaluate/evaluate.h"
 #include "quant/pipeline.h"
 #include "tools/commands.h"
 #include "tools/options.h"

@@ -3,12 +3,16 @@
 #include <cstdio>
 #include <iostream>
 
+#include "common/error.h"
 #include "common/file_io.h"
-#include "quant/evaluate.h"
+#include "evaluate/evaluate.h"
 #include "quant/pipeline.h"
 #include "tools/commands.h"
 #include "tools/options.h"
+#include "train/options.h"
+#ifdef OCTET_HAVE_TORCH
 #include "train/trainer.h"
+#endif
 
 namespace octet {
 
@@ -16,11 +20,14 @@ namespace {
 struct PipelineCommand {
   TrainOptions train;
   std::string checkpoint, out_dir = "out", json;
-  QuantizeCliOptions q;
+  NamedQuantizeOptions q;
 };
 
 void run_pipeline(PipelineCommand c) {
   std::FILE* out = report_stream(c.json);
+#ifndef OCTET_HAVE_TORCH
+  check(!c.checkpoint.empty(), std::string(kTrainingNeedsTorch) + " (octet pipeline --checkpoint FILE)");
+#endif
   make_directories(c.out_dir);
   if (c.checkpoint.empty()) {
     c.checkpoint = c.out_dir + "/" + c.train.model + "_" + c.train.dataset + ".octet";
@@ -28,7 +35,9 @@ void run_pipeline(PipelineCommand c) {
     std::fprintf(out, "== 1/3 train %s on %s (%d epochs) -> %s\n", c.train.model.c_str(), c.train.dataset.c_str(),
                 c.train.epochs, c.checkpoint.c_str());
     std::fflush(out);
+#ifdef OCTET_HAVE_TORCH
     train(c.train, out == stderr ? std::cerr : std::cout);
+#endif
   } else {
     std::fprintf(out, "== 1/3 take checkpoint %s\n", c.checkpoint.c_str());
   }

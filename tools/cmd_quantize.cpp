@@ -12,7 +12,7 @@ namespace octet {
 namespace {
 struct QuantizeCommand {
   std::string checkpoint, data, output, json;
-  QuantizeCliOptions q;
+  NamedQuantizeOptions q;
 };
 
 void run_quantize(const QuantizeCommand& c) {

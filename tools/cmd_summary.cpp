@@ -9,8 +9,9 @@
 #include "models/registry.h"
 #include "tools/commands.h"
 #include "tools/options.h"
+#ifdef OCTET_HAVE_TORCH
 #include "train/graph_net.h"
-#include "train/trainer.h"
+#endif
 
 namespace octet {
 
@@ -29,19 +30,21 @@ void run_summary(const SummaryOptions& o) {
     return;
   }
   std::FILE* out = report_stream(o.json);
-  const DatasetInfo& info = dataset_info(o.dataset);
-  GraphNet net(build_model(o.model, model_options_for(o.dataset, o.batch_norm)));
-  const Graph& g = net->graph();
+  const Graph g = build_model(o.model, model_options_for(o.dataset, o.batch_norm));
   const std::vector<ActShape> shapes = g.shapes();
-
+  int64_t trainable = 0;
+  for (const Graph::Param& p : g.params())
+    if (p.trainable) trainable += shape_numel(Shape(p.shape.begin(), p.shape.end()));
+#ifdef OCTET_HAVE_TORCH
   // Gradients are counted from a real backward pass, as the lab did.
+  const DatasetInfo& info = dataset_info(o.dataset);
+  GraphNet net(g);
   torch::manual_seed(0);
   net->forward(torch::randn({2, info.channels, info.height, info.width})).sum().backward();
-  int64_t trainable = 0, gradients = 0;
-  for (const auto& p : net->parameters()) {
-    trainable += p.numel();
+  int64_t gradients = 0;
+  for (const auto& p : net->parameters())
     if (p.grad().defined()) gradients += p.grad().numel();
-  }
+#endif
   int conv_layers = 0, last_linear_in = 0;
   nlohmann::json layers = nlohmann::json::array();
   std::fprintf(out, "%-22s %-16s %-14s %12s\n", "layer", "op", "output", "parameters");
@@ -60,14 +63,24 @@ void run_summary(const SummaryOptions& o) {
   std::fprintf(out, "\nmodel %s on %s input %s, batch norm %s\n", o.model.c_str(), o.dataset.c_str(),
               to_string(shapes[0]).c_str(), o.batch_norm ? "on" : "off");
   std::fprintf(out, "trainable parameters      %lld\n", static_cast<long long>(trainable));
+#ifdef OCTET_HAVE_TORCH
   std::fprintf(out, "gradients                 %lld\n", static_cast<long long>(gradients));
+#else
+  std::fprintf(out, "gradients                 (counted by a backward pass, which needs LibTorch)\n");
+#endif
   std::fprintf(out, "conv layers               %d\n", conv_layers);
   std::fprintf(out, "last linear input size    %d\n", last_linear_in);
   if (!o.json.empty()) {
-    nlohmann::json j = {{"model", o.model},          {"dataset", o.dataset},
-                        {"batch_norm", o.batch_norm}, {"trainable_parameters", trainable},
-                        {"gradients", gradients},     {"conv_layers", conv_layers},
-                        {"last_linear_input", last_linear_in}, {"layers", layers}};
+    nlohmann::json j = {{"model", o.model},
+                        {"dataset", o.dataset},
+                        {"batch_norm", o.batch_norm},
+                        {"trainable_parameters", trainable},
+                        {"conv_layers", conv_layers},
+                        {"last_linear_input", last_linear_in},
+                        {"layers", layers}};
+#ifdef OCTET_HAVE_TORCH
+    j["gradients"] = gradients;
+#endif
     write_text_output(o.json, j.dump(2) + "\n");
   }
 }

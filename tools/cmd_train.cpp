@@ -1,8 +1,14 @@
+// `octet train`: the LibTorch trainer (train/trainer.h). A build without
+// LibTorch keeps the command and its options, and says what is missing.
 #include <iostream>
 
+#include "common/error.h"
 #include "tools/commands.h"
 #include "tools/options.h"
+#include "train/options.h"
+#ifdef OCTET_HAVE_TORCH
 #include "train/trainer.h"
+#endif
 
 namespace octet {
 
@@ -37,7 +43,11 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--init", o->init, "Start from a checkpoint's weights with this run's schedule (fine-tuning)");
   cmd->add_option("--step-log", o->step_log, "CSV log of every step: epoch,step,loss,acc");
   add_json_option(cmd, o->json);
+#ifdef OCTET_HAVE_TORCH
   cmd->callback([o] { train(*o, o->json == "-" ? std::cerr : std::cout); });
+#else
+  cmd->callback([] { fail(kTrainingNeedsTorch); });
+#endif
 }
 
 }  // namespace octet

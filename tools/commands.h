@@ -12,6 +12,11 @@ namespace octet {
 // `--json -` puts the JSON on standard output, so scripts can parse it.
 inline std::FILE* report_stream(const std::string& json_path) { return json_path == "-" ? stderr : stdout; }
 
+// What a build without LibTorch says when asked to train.
+constexpr const char* kTrainingNeedsTorch =
+    "training needs LibTorch, and this octet was built without it: install it (Debian: apt-get install "
+    "libtorch-dev) and build again (tools/setup.sh build), or start from a checkpoint made elsewhere";
+
 void add_train_command(CLI::App& app);
 void add_summary_command(CLI::App& app);
 void add_quantize_command(CLI::App& app);
@@ -20,5 +25,7 @@ void add_pipeline_command(CLI::App& app);
 void add_hist_command(CLI::App& app);
 void add_predict_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
+// Subcommands of `octet bench`, each in its own file.
+void add_bench_data_command(CLI::App& bench);
 
 }  // namespace octet

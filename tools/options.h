@@ -4,31 +4,10 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
-#include "calibrate/amax.h"
 #include "common/error.h"
-#include "quant/quantize.h"
+#include "quant/pipeline.h"
 
 namespace octet {
-
-struct QuantizeCliOptions {
-  std::string method = "auto", granularity = "per-channel", scheme = "octet", weight_rounding = "gptq";
-  double percentile = 99.99;
-  int64_t calibration_samples = 1024;
-  int64_t auto_samples = QuantizeOptions{}.auto_samples;
-
-  QuantizeOptions options() const {
-    QuantizeOptions o;
-    o.method = amax_method_from_name(method);
-    check(granularity == "per-channel" || granularity == "per-tensor",
-          "--granularity must be per-channel or per-tensor");
-    o.per_channel = granularity == "per-channel";
-    o.scheme = scheme;
-    o.percentile = percentile;
-    o.weight_rounding = weight_rounding;
-    o.auto_samples = auto_samples;
-    return o;
-  }
-};
 
 // --data: the folder holding the dataset files themselves (.bin or IDX files).
 inline void add_data_option(CLI::App* cmd, std::string& dir) {
@@ -40,7 +19,7 @@ inline void add_json_option(CLI::App* cmd, std::string& path, const std::string&
   cmd->add_option("--json", path, "Write " + what + " as JSON to FILE ('-': standard output)");
 }
 
-inline void add_quantize_options(CLI::App* cmd, QuantizeCliOptions& q) {
+inline void add_quantize_options(CLI::App* cmd, NamedQuantizeOptions& q) {
   cmd->add_option("--method", q.method, "Activation amax: max, sigma3, percentile, entropy, mse or auto")
       ->capture_default_str();
   cmd->add_option("--granularity", q.granularity, "Weight scales: per-channel or per-tensor")->capture_default_str();

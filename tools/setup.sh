@@ -1,21 +1,26 @@
 #!/usr/bin/env bash
 # octet's whole set-up in one command on a fresh Debian 12 machine:
 #   tools/setup.sh demo   install, build, then run the main job (Fashion-MNIST pipeline)
-#   tools/setup.sh test   install, build, then run the whole test suite with ctest
+#   tools/setup.sh test   install, build and test without LibTorch (build-core/), then
+#                         with it (build/): the whole test suite with ctest, both times
+#   tools/setup.sh core   install only what octet needs without LibTorch, build and test
+#                         that configuration (everything but training) in build-core/
 #   tools/setup.sh build  install and build only
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 mode=${1:-}
 case "$mode" in
-  demo | test | build) ;;
-  *) echo "usage: tools/setup.sh demo|test|build" >&2; exit 2 ;;
+  demo | test | core | build) ;;
+  *) echo "usage: tools/setup.sh demo|test|core|build" >&2; exit 2 ;;
 esac
 
-packages=(build-essential cmake ninja-build libtorch-dev python3-torch libgloo-dev libeigen3-dev libcli11-dev
-  pybind11-dev python3-pybind11 python3-numpy python3-pytest libgtest-dev libgmock-dev dataset-fashion-mnist
-  nlohmann-json3-dev zlib1g-dev libbenchmark-dev python3-matplotlib python3-nbconvert python3-ipykernel
-  jupyter-nbconvert python3-pil)
+core_packages=(build-essential cmake ninja-build libeigen3-dev libcli11-dev pybind11-dev python3-pybind11 python3-numpy
+  python3-pytest libgtest-dev libgmock-dev dataset-fashion-mnist nlohmann-json3-dev zlib1g-dev libbenchmark-dev
+  python3-matplotlib python3-nbconvert python3-ipykernel jupyter-nbconvert python3-pil)
+torch_packages=(libtorch-dev python3-torch libgloo-dev)
+packages=("${core_packages[@]}")
+[ "$mode" = core ] || packages+=("${torch_packages[@]}")
 
 missing=()
 for p in "${packages[@]}"; do
@@ -36,10 +41,30 @@ if [ ! -f .data/cifar-10-batches-bin/test_batch.bin ] && [ -f "$cifar_src/make_c
   /usr/bin/python3 "$cifar_src/make_cifar10_bin.py" .data
 fi
 
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython_EXECUTABLE=/usr/bin/python3
-cmake --build build
+# configure_and_build DIR [cmake options...]
+configure_and_build() {
+  local dir=$1
+  shift
+  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython_EXECUTABLE=/usr/bin/python3 "$@"
+  cmake --build "$dir"
+}
 
 case "$mode" in
-  demo) exec build/tools/octet pipeline ;;
-  test) exec ctest --test-dir build --output-on-failure ;;
+  core)
+    configure_and_build build-core -DOCTET_WITH_TORCH=OFF
+    exec ctest --test-dir build-core --output-on-failure
+    ;;
+  test)
+    echo "octet setup: 1/2 without LibTorch (build-core/)"
+    configure_and_build build-core -DOCTET_WITH_TORCH=OFF
+    ctest --test-dir build-core --output-on-failure
+    echo "octet setup: 2/2 with LibTorch (build/)"
+    configure_and_build build
+    exec ctest --test-dir build --output-on-failure
+    ;;
+  build) configure_and_build build ;;
+  demo)
+    configure_and_build build
+    exec build/tools/octet pipeline
+    ;;
 esac

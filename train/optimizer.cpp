@@ -58,8 +58,6 @@ class Adadelta : public Optimizer {
 
 }  // namespace
 
-std::vector<std::string> optimizer_names() { return {"sgd", "nesterov", "adagrad", "adadelta", "adam"}; }
-
 std::unique_ptr<Optimizer> make_optimizer(const OptimizerOptions& o, std::vector<torch::Tensor> params) {
   namespace optim = torch::optim;
   if (o.name == "sgd" || o.name == "nesterov") {

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "train/options.h"
+
 namespace octet {
 
 class Optimizer {
@@ -19,14 +21,6 @@ class Optimizer {
   virtual void set_lr(double lr) = 0;
 };
 
-struct OptimizerOptions {
-  std::string name = "sgd";  // sgd, nesterov, adagrad, adadelta, adam
-  double lr = 0.1;
-  double momentum = 0.9;  // sgd, nesterov
-  double weight_decay = 5e-4;
-};
-
-std::vector<std::string> optimizer_names();
 std::unique_ptr<Optimizer> make_optimizer(const OptimizerOptions& options, std::vector<torch::Tensor> params);
 
 }  // namespace octet

@@ -16,6 +16,7 @@
 #include "models/checkpoint.h"
 #include "models/registry.h"
 #include "train/graph_net.h"
+#include "train/optimizer.h"
 
 namespace octet {
 
@@ -158,17 +159,6 @@ void truncate_step_log(const std::string& path, int last_epoch) {
 }
 
 }  // namespace
-
-ModelOptions model_options_for(const std::string& dataset, bool batch_norm) {
-  const DatasetInfo& info = dataset_info(dataset);
-  ModelOptions o;
-  o.channels = info.channels;
-  o.height = info.height;
-  o.width = info.width;
-  o.num_classes = static_cast<int>(info.classes.size());
-  o.batch_norm = batch_norm;
-  return o;
-}
 
 TrainReport train(const TrainOptions& o, std::ostream& log) {
   validate(o);

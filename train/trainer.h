@@ -9,42 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "models/registry.h"
-#include "train/optimizer.h"
+#include "train/options.h"
 
 namespace octet {
-
-struct TrainOptions {
-  std::string model = "lenet5";
-  std::string dataset = "fashion-mnist";
-  std::string data_dir;  // empty: the dataset's default folder
-  int epochs = 10;
-  int batch_size = 128;
-  OptimizerOptions optimizer;
-  std::string schedule = "cosine";  // constant, multistep, cosine
-  std::vector<double> milestones = {0.5, 0.75};  // multistep: fractions of the run, lr x 0.1 at each
-  double warmup_epochs = 0;                      // linear warm-up from lr/10
-  bool batch_norm = true;
-  bool augment = true;  // CIFAR-10 only: random crop + flip
-  std::string device = "cpu";
-  int workers = 0;
-  int threads = 0;  // 0: all cores
-  uint64_t seed = 1;
-  bool drop_last = false;
-  int64_t train_limit = 0;  // use only the first N training samples (0: all)
-  int64_t max_steps = 0;    // stop after N optimizer steps in total (0: no limit)
-  std::string checkpoint;   // written after every epoch (atomically)
-  // Continue an interrupted run from a checkpoint this trainer wrote: weights,
-  // finished epochs and their statistics are taken from it. Optimizer state
-  // (momentum, Adam moments) is not stored in checkpoints and restarts at zero.
-  std::string resume;
-  // Start from the weights of a checkpoint (same model, dataset and batch-norm
-  // flag) with this run's own schedule: fine-tuning or a warm restart. Resuming
-  // such a run repeats its --init, which is then only checked.
-  std::string init;
-  std::string step_log;     // CSV epoch,step,loss,acc
-  std::string json;         // all results as JSON ("-" for standard output)
-};
 
 struct EpochStats {
   int epoch = 0;
@@ -61,9 +28,6 @@ struct TrainReport {
   double final_test_top1 = 0;
   int64_t parameters = 0;
 };
-
-// Model options for a dataset's images and classes.
-ModelOptions model_options_for(const std::string& dataset, bool batch_norm);
 
 // Runs the training; progress and one summary line per epoch go to `log`.
 TrainReport train(const TrainOptions& options, std::ostream& log);

@@ -8,7 +8,6 @@
 #include "data/dataset.h"
 #include "python/src/arrays.h"
 #include "python/src/module.h"
-#include "quant/pipeline.h"
 
 namespace octet::python {
 

@@ -11,12 +11,12 @@
 #include <optional>
 
 #include "common/error.h"
+#include "evaluate/evaluate.h"
+#include "graph/op_traits.h"
 #include "python/src/arrays.h"
 #include "python/src/module.h"
-#include "quant/evaluate.h"
 #include "quant/pipeline.h"
 #include "runtime/engine.h"
-#include "tools/options.h"
 
 namespace octet::python {
 
@@ -30,10 +30,10 @@ void check_batch_size(int64_t batch_size) {
 
 const Node& weighted_node(const Graph& g, const std::string& layer) {
   const int i = g.find(layer);
-  if (i >= 0 && (g.nodes[i].op == Op::Conv2d || g.nodes[i].op == Op::Linear)) return g.nodes[i];
+  if (i >= 0 && op_traits(g.nodes[i].op).weighted) return g.nodes[i];
   std::string known;
   for (const Node& n : g.nodes)
-    if (n.op == Op::Conv2d || n.op == Op::Linear) known += (known.empty() ? "" : ", ") + n.name;
+    if (op_traits(n.op).weighted) known += (known.empty() ? "" : ", ") + n.name;
   fail((i < 0 ? "no layer '" + layer + "'" : "layer '" + layer + "' has no weights") + " (layers with weights: " +
        known + ")");
 }
@@ -280,16 +280,16 @@ std::shared_ptr<PyQuantizeResult> quantize_py(const PyCheckpoint& c, const std::
                                               const std::string& method, const std::string& granularity,
                                               const std::string& scheme, const std::string& weight_rounding,
                                               double percentile, int64_t calib_samples) {
-  // The same mapping as the command line's options (tools/options.h).
-  QuantizeCliOptions cli;
-  cli.method = method;
-  cli.granularity = granularity;
-  cli.scheme = scheme;
-  cli.weight_rounding = weight_rounding;
-  cli.percentile = percentile;
-  cli.calibration_samples = calib_samples;
+  NamedQuantizeOptions named;  // the same names as the command line's options
+  named.method = method;
+  named.granularity = granularity;
+  named.scheme = scheme;
+  named.weight_rounding = weight_rounding;
+  named.percentile = percentile;
+  named.calibration_samples = calib_samples;
   py::gil_scoped_release release;
-  QuantizeResult r = quantize_checkpoint(c.checkpoint(), data_dir.value_or(""), cli.options(), cli.calibration_samples);
+  QuantizeResult r =
+      quantize_checkpoint(c.checkpoint(), data_dir.value_or(""), named.options(), named.calibration_samples);
   auto result = std::make_shared<PyQuantizeResult>();
   result->model = std::make_shared<PyQuantized>(std::move(r.model));
   result->calibration = std::move(r.calibration);

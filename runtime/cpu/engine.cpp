@@ -7,6 +7,7 @@
 
 #include "common/error.h"
 #include "graph/layout.h"
+#include "graph/op_traits.h"
 
 namespace octet {
 
@@ -59,7 +60,7 @@ CpuEngine::CpuEngine(const QuantizedModel& model) : model_(model), shapes_(model
   spare_ = std::make_shared<Buffers>();
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& n = g.nodes[i];
-    if (n.op != Op::Conv2d && n.op != Op::Linear) continue;
+    if (!op_traits(n.op).weighted) continue;
     const Int8Tensor w = nhwc_weight(g, shapes_, static_cast<int>(i), model_.quant[i].weight);
     const cpu::ConvGeometry geo = geometry(static_cast<int>(i), 1);
     weights_[i] = cpu::PackedWeights(w.ptr(), n.channels, geo.kernel, geo.in_c);

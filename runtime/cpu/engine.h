@@ -6,7 +6,7 @@
 #include <memory>
 #include <vector>
 
-#include "quant/quantized_model.h"
+#include "qmodel/quantized_model.h"
 #include "runtime/cpu/kernels.h"
 
 namespace octet {

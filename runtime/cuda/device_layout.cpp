@@ -4,6 +4,7 @@
 
 #include "common/error.h"
 #include "graph/layout.h"
+#include "graph/op_traits.h"
 
 namespace octet::cuda {
 
@@ -39,15 +40,13 @@ ValueLayout plan_values(const Graph& g, const std::vector<ActShape>& shapes, con
       case Op::BatchNorm2d: fail(at + ": batch norm must be folded before quantization");
       default: break;
     }
-    const bool reads_image = n.op == Op::Conv2d || n.op == Op::MaxPool2d || n.op == Op::AvgPool2d ||
-                             n.op == Op::GlobalAvgPool || n.op == Op::ShortcutA;
-    if (reads_image)
+    if (op_traits(n.op).reads_image)
       check(v.storage[n.inputs[0]] == storage_of(shapes[n.inputs[0]]),
             at + ": reads a flattened value as an image, which the CUDA runtime does not support");
     if (n.op == Op::Add)
       check(v.storage[n.inputs[0]] == v.storage[n.inputs[1]],
             at + ": its two inputs are stored differently (a flattened and an unflattened vector)");
-    if ((n.op == Op::Conv2d || n.op == Op::Linear) && n.inputs.size() == 2)
+    if (op_traits(n.op).absorbs_residual && n.inputs.size() == 2)
       check(v.storage[n.inputs[1]] == v.storage[i], at + ": its residual input is stored differently from its output");
   }
   return v;

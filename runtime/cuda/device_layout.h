@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "quant/quantized_model.h"
+#include "qmodel/quantized_model.h"
 
 namespace octet::cuda {
 

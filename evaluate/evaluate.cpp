@@ -1,4 +1,4 @@
-#include "quant/evaluate.h"
+#include "evaluate/evaluate.h"
 
 #include <chrono>
 #include <cmath>
@@ -8,6 +8,7 @@
 
 #include "common/error.h"
 #include "common/progress.h"
+#include "graph/op_traits.h"
 
 namespace octet {
 
@@ -22,8 +23,7 @@ int64_t argmax_row(const float* row, int64_t n) {
 }
 
 bool has_own_scale(const QuantizedModel& m, int i) {
-  const Op op = m.graph.nodes[i].op;
-  return op != Op::MaxPool2d && op != Op::Flatten && op != Op::ReLU && op != Op::ShortcutA && i != m.output();
+  return op_traits(m.graph.nodes[i].op).owns_scale && i != m.output();
 }
 
 double sqnr_db(double signal, double noise) {
@@ -38,7 +38,7 @@ std::vector<int> float_counterparts(const Graph& fg, const Graph& qg) {
   for (size_t i = 0; i < qg.nodes.size(); ++i) {
     const Node& n = qg.nodes[i];
     int f = fg.find(n.name);
-    if (f >= 0 && (n.op == Op::Conv2d || n.op == Op::Linear) && n.inputs.size() == 2)
+    if (f >= 0 && op_traits(n.op).absorbs_residual && n.inputs.size() == 2)
       f = consumers[f].size() == 1 && fg.nodes[consumers[f][0]].op == Op::Add ? consumers[f][0] : -1;
     out[i] = f;
   }

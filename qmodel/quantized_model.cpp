@@ -1,4 +1,4 @@
-#include "quant/quantized_model.h"
+#include "qmodel/quantized_model.h"
 
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -6,13 +6,11 @@
 
 #include "common/error.h"
 #include "common/safetensors.h"
+#include "graph/op_traits.h"
 
 namespace octet {
 
 namespace {
-
-bool is_weighted(Op op) { return op == Op::Conv2d || op == Op::Linear; }
-bool has_own_scale_params(Op op) { return op == Op::Add || op == Op::AvgPool2d || op == Op::GlobalAvgPool; }
 
 template <typename T>
 void expect_shape(const Tensor<T>& t, const Shape& shape, const std::string& what) {
@@ -28,14 +26,15 @@ void check_shifts(const Int32Tensor& multiplier, const Int32Tensor& shift, const
 
 // Suffixes of the tensors a node owns in the file.
 std::set<std::string> tensor_suffixes(const Node& n, bool is_output) {
-  if (is_weighted(n.op)) {
+  const OpTraits& t = op_traits(n.op);
+  if (t.weighted) {
     std::set<std::string> names = {".weight", ".weight_scale", ".bias"};
     if (is_output) return names.insert(".logit_scale"), names;
     names.insert({".multiplier", ".shift"});
     if (n.inputs.size() == 2) names.insert(".skip_multiplier");
     return names;
   }
-  if (has_own_scale_params(n.op)) return {".multiplier", ".shift"};
+  if (t.input_multipliers > 0) return {".multiplier", ".shift"};
   return {};
 }
 
@@ -75,14 +74,15 @@ void QuantizedModel::validate(const std::string& where) const {
     const NodeQuant& q = quant[i];
     const std::string at = where + ": node '" + n.name + "'";
     const bool is_output = i + 1 == graph.nodes.size();
-    check(n.op != Op::BatchNorm2d, at + ": batch norm must be folded before quantization");
+    const OpTraits& traits = op_traits(n.op);
+    check(!traits.training_only, at + ": a " + std::string(traits.name) + " must be folded before quantization");
     if (is_output) {
       check(q.scale == 0, at + ": the output node has no int8 scale (its int32 accumulators are the logits)");
     } else {
       check(std::isfinite(q.scale) && q.scale > 0, at + ": activation scale " + std::to_string(q.scale) +
                                                        " is not a positive finite number");
     }
-    if (is_weighted(n.op)) {
+    if (traits.weighted) {
       const ActShape in = shapes[n.inputs[0]];
       const int64_t O = n.channels;
       const Shape wshape = n.op == Op::Conv2d ? Shape{O, in.c, n.kernel, n.kernel} : Shape{O, in.numel()};
@@ -103,9 +103,8 @@ void QuantizedModel::validate(const std::string& where) const {
           check_shifts(q.skip_multiplier, q.shift, at);
         }
       }
-    } else if (has_own_scale_params(n.op)) {
-      const int64_t count = n.op == Op::Add ? 2 : 1;
-      expect_shape(q.multiplier, {count}, at + ".multiplier");
+    } else if (traits.input_multipliers > 0) {
+      expect_shape(q.multiplier, {traits.input_multipliers}, at + ".multiplier");
       expect_shape(q.shift, {1}, at + ".shift");
       check_shifts(q.multiplier, q.shift, at);
     } else if (n.op != Op::Input) {

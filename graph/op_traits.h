@@ -1,0 +1,36 @@
+// What each operator is, in one table (op_traits.cpp) that every stage reads:
+// the graph (names, arity), batch-norm folding and ReLU fusion, the quantizer
+// (which tensors get a scale of their own, which ops take a fused residual),
+// the quantized-model format (which parameters a node owns), the runtimes'
+// layouts and the reports. Adding an operator is one entry here plus its
+// kernels (the float executor, every runtime backend, the test reference).
+#pragma once
+
+#include "graph/graph.h"
+
+namespace octet {
+
+struct OpTraits {
+  Op op;
+  const char* name;    // in graph JSON, reports and messages
+  int inputs;          // values it reads (not counting a fused residual)
+  bool training_only;  // exists only in training graphs: folded away before inference (batch norm)
+  bool weighted;       // owns a weight [out][in...] and a bias: int8 weights, int32 bias in quantized models
+  bool reads_image;    // reads its input as H x W x C (not as one flat vector)
+  bool absorbs_relu;   // a ReLU that reads only its output is fused into it
+  // Adds a residual (its optional second input) in its epilogue, so that an
+  // add of its output is fused into it and its output is never rounded alone.
+  bool absorbs_residual;
+  // Its int8 output has a scale of its own (a quantization point); the others
+  // keep their input's scale and values.
+  bool owns_scale;
+  // Requantization multipliers it owns besides a weighted op's per-channel
+  // ones: one per input whose int8 values it rescales (add: 2, pools: 1).
+  int input_multipliers;
+};
+
+const OpTraits& op_traits(Op op);
+// Every operator, in the order of the Op enum.
+const std::vector<OpTraits>& all_op_traits();
+
+}  // namespace octet
