@@ -9,6 +9,9 @@ PYBIND11_MODULE(_octet, m) {
   // Every failure octet reports (a missing file, an unknown option, a model
   // that does not fit the data) arrives as octet.Error with octet's message.
   pybind11::register_exception<octet::Error>(m, "Error", PyExc_RuntimeError);
-  octet::python::bind_models(m);
+  octet::python::bind_checkpoint(m);
+  octet::python::bind_quantized(m);
+  octet::python::bind_quantize(m);
+  octet::python::bind_evaluate(m);
   octet::python::bind_data(m);
 }

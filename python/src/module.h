@@ -6,7 +6,12 @@
 
 namespace octet::python {
 
-void bind_models(pybind11::module_& m);  // checkpoints, quantized models, quantize, evaluate
-void bind_data(pybind11::module_& m);    // datasets
+namespace py = pybind11;
+
+void bind_checkpoint(py::module_& m);  // float checkpoints
+void bind_quantized(py::module_& m);   // quantized models and the backends
+void bind_quantize(py::module_& m);    // octet.quantize and its calibration statistics
+void bind_evaluate(py::module_& m);    // octet.evaluate
+void bind_data(py::module_& m);        // datasets
 
 }  // namespace octet::python

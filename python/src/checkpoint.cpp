@@ -1,0 +1,108 @@
+// Float checkpoints for Python: loading, float inference, activations. Long
+// calls run with the GIL released; they read only C++ data and the numpy
+// buffers the caller passed in, which the caller keeps alive.
+#include <pybind11/stl.h>
+
+#include <algorithm>
+
+#include "python/src/arrays.h"
+#include "python/src/handles.h"
+#include "python/src/module.h"
+#include "python/src/views.h"
+
+namespace octet::python {
+
+namespace {
+
+std::shared_ptr<PyCheckpoint> load_checkpoint_py(const std::string& path) {
+  py::gil_scoped_release release;
+  return std::make_shared<PyCheckpoint>(path, load_checkpoint(path));
+}
+
+py::array_t<float> float_predict(const PyCheckpoint& c, const py::handle& images, int64_t batch_size) {
+  check_batch_size(batch_size);
+  const auto x = image_batch(images, c.input());
+  const int64_t n = x.shape(0), numel = c.input().numel(), classes = c.classes();
+  std::vector<float> logits(static_cast<size_t>(n * classes));
+  {
+    py::gil_scoped_release release;
+    for (int64_t first = 0; first < n; first += batch_size) {
+      const int64_t count = std::min(batch_size, n - first);
+      const FloatTensor batch_logits = c.executor().run(x.data() + first * numel, count);
+      std::copy(batch_logits.data.begin(), batch_logits.data.end(), logits.begin() + first * classes);
+    }
+  }
+  return to_numpy(std::move(logits), {n, classes});
+}
+
+py::dict float_activations(const PyCheckpoint& c, const py::handle& images) {
+  const auto x = image_batch(images, c.input());
+  const int64_t n = x.shape(0);
+  const Graph& g = c.executor().graph();
+  const std::vector<ActShape>& shapes = c.executor().shapes();
+  std::vector<std::vector<float>> values(g.nodes.size());
+  {
+    py::gil_scoped_release release;
+    c.executor().run(x.data(), n, [&](int node, FloatTensor& act) {
+      values[node] = node_output_nchw(g, shapes, node, act.ptr(), n);
+    });
+  }
+  return activations_dict(g, shapes, values, n);
+}
+
+}  // namespace
+
+void bind_checkpoint(py::module_& m) {
+  py::class_<PyCheckpoint, std::shared_ptr<PyCheckpoint>>(
+      m, "Checkpoint", "A float checkpoint (octet train, or the zoo) and its float inference model (batch norms folded).")
+      .def_property_readonly("path", &PyCheckpoint::path)
+      .def_property_readonly("model", [](const PyCheckpoint& c) { return c.checkpoint().model; })
+      .def_property_readonly("dataset", [](const PyCheckpoint& c) { return c.checkpoint().dataset; })
+      .def_property_readonly("classes", [](const PyCheckpoint& c) { return c.checkpoint().classes; })
+      .def_property_readonly("mean", [](const PyCheckpoint& c) { return c.checkpoint().mean; })
+      .def_property_readonly("std", [](const PyCheckpoint& c) { return c.checkpoint().std; })
+      .def_property_readonly("batch_norm", [](const PyCheckpoint& c) { return c.checkpoint().batch_norm; })
+      .def_property_readonly(
+          "training",
+          [](const PyCheckpoint& c) { return py::module_::import("json").attr("loads")(c.checkpoint().training_json); },
+          "How the checkpoint was trained (options, results), as a dict.")
+      .def_property_readonly("input_shape", [](const PyCheckpoint& c) { return shape_of(c.input()); },
+                             "(C, H, W) of one input image.")
+      .def_property_readonly("num_classes", &PyCheckpoint::classes)
+      .def_property_readonly("layers", [](const PyCheckpoint& c) { return graph_layers(c.folded().graph); },
+                             "The float inference graph: one dict per node (name, op, inputs, shape, relu).")
+      .def_property_readonly(
+          "params",
+          [](const PyCheckpoint& c) {
+            py::dict params;
+            for (const auto& [name, tensor] : c.checkpoint().params) params[py::str(name)] = to_numpy(tensor);
+            return params;
+          },
+          "The checkpoint's parameters as stored (torch layouts, batch norms not folded), by name.")
+      .def(
+          "weight",
+          [](const PyCheckpoint& c, const std::string& layer) {
+            return to_numpy(c.folded().weight(weighted_node(c.folded().graph, layer)));
+          },
+          py::arg("layer"),
+          "Float weight of a conv or linear layer as quantization sees it (batch norm folded; conv O x I x KH x KW, "
+          "linear O x I).")
+      .def(
+          "bias",
+          [](const PyCheckpoint& c, const std::string& layer) {
+            return to_numpy(c.folded().bias(weighted_node(c.folded().graph, layer)));
+          },
+          py::arg("layer"), "Float bias of a conv or linear layer (batch norm folded).")
+      .def("predict", &float_predict, py::arg("images"), py::arg("batch_size") = kDefaultBatch,
+           "Float logits [N, classes] of normalised float32 images [N, C, H, W].")
+      .def("activations", &float_activations, py::arg("images"),
+           "Every node's float output for a batch of images, by node name (N x C x H x W, or N x F).")
+      .def("__repr__", [](const PyCheckpoint& c) {
+        return "<octet.Checkpoint " + c.checkpoint().model + " on " + c.checkpoint().dataset + " from '" + c.path() +
+               "'>";
+      });
+
+  m.def("load_checkpoint", &load_checkpoint_py, py::arg("path"), "Loads a float checkpoint (.octet).");
+}
+
+}  // namespace octet::python

@@ -1,0 +1,63 @@
+// `octet.evaluate`: float against int8 on a test set, as `octet eval`.
+#include <pybind11/stl.h>
+
+#include <optional>
+
+#include "common/error.h"
+#include "data/dataset.h"
+#include "evaluate/evaluate.h"
+#include "python/src/handles.h"
+#include "python/src/module.h"
+#include "python/src/views.h"
+
+namespace octet::python {
+
+namespace {
+
+py::dict evaluate_py(const PyCheckpoint& c, PyQuantized& q, const std::optional<std::string>& data_dir,
+                     int64_t limit, bool layers, int64_t batch_size) {
+  check_batch_size(batch_size);
+  const QuantizedModel& qm = q.model();
+  check(c.checkpoint().dataset == qm.dataset && c.checkpoint().model == qm.model,
+        "the checkpoint is " + c.checkpoint().model + " on " + c.checkpoint().dataset + " but the quantized model is " +
+            qm.model + " on " + qm.dataset);
+  EvalReport report;
+  {
+    py::gil_scoped_release release;
+    const Dataset test = load_dataset(qm.dataset, resolve_data_dir(qm.dataset, data_dir.value_or("")), Split::Test);
+    report = evaluate(c.executor(), q.cpu_engine(), test, limit, layers, batch_size);
+  }
+  py::list layer_list;
+  for (const LayerReport& l : report.layers) {
+    py::dict d;
+    d["name"] = l.name;
+    d["op"] = l.op;
+    d["scale"] = l.scale;
+    d["amax"] = l.amax;
+    d["method"] = l.method;
+    d["sqnr_db"] = l.sqnr_db;
+    layer_list.append(d);
+  }
+  py::dict d;
+  d["images"] = report.images;
+  d["float_top1"] = report.float_top1;
+  d["int8_top1"] = report.int8_top1;
+  d["top1_difference"] = report.int8_top1 - report.float_top1;
+  d["agreement"] = report.agreement;
+  d["float_seconds"] = report.float_seconds;
+  d["int8_seconds"] = report.int8_seconds;
+  d["layers"] = layer_list;
+  return d;
+}
+
+}  // namespace
+
+void bind_evaluate(py::module_& m) {
+  m.def("evaluate", &evaluate_py, py::arg("checkpoint"), py::arg("quantized"), py::kw_only(),
+        py::arg("data_dir") = py::none(), py::arg("limit") = 0, py::arg("layers") = true, py::arg("batch_size") = 250,
+        "Float vs int8 (CPU) on the test set, as `octet eval`: a dict with images, float_top1, int8_top1, "
+        "top1_difference, agreement (percent), float_seconds, int8_seconds and layers, the per-layer SQNR report "
+        "(a list of dicts: name, op, scale, amax, method, sqnr_db). limit: the first N test images (0: all).");
+}
+
+}  // namespace octet::python

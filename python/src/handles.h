@@ -1,0 +1,80 @@
+// The objects the Python module hands out: a float checkpoint with its float
+// inference model, and a quantized model with the engines made for it.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "graph/float_executor.h"
+#include "models/checkpoint.h"
+#include "qmodel/quantized_model.h"
+#include "runtime/cpu/engine.h"
+#include "runtime/engine.h"
+
+namespace octet::python {
+
+class PyCheckpoint {
+ public:
+  PyCheckpoint(std::string path, Checkpoint checkpoint)
+      : path_(std::move(path)),
+        checkpoint_(std::move(checkpoint)),
+        folded_(fold_for_inference(checkpoint_.graph, checkpoint_.params)),
+        executor_(folded_) {}
+
+  const std::string& path() const { return path_; }
+  const Checkpoint& checkpoint() const { return checkpoint_; }
+  const FloatModel& folded() const { return folded_; }
+  const FloatExecutor& executor() const { return executor_; }
+  ActShape input() const { return executor_.shapes()[0]; }
+  int64_t classes() const { return executor_.shapes().back().numel(); }
+
+ private:
+  std::string path_;
+  Checkpoint checkpoint_;
+  FloatModel folded_;  // batch norms folded: the weights calibration and quantization see
+  FloatExecutor executor_;
+};
+
+class PyQuantized {
+ public:
+  explicit PyQuantized(QuantizedModel model) : model_(std::move(model)), shapes_(model_.graph.shapes()) {}
+
+  const QuantizedModel& model() const { return model_; }
+  const std::vector<ActShape>& shapes() const { return shapes_; }
+  ActShape input() const { return shapes_[0]; }
+
+  // The int32 logits of `batch` images on `backend`; its engine is made on
+  // first use and kept. Called without the GIL.
+  std::vector<int32_t> run(const float* x, int64_t batch, int64_t batch_size, const std::string& backend) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    std::unique_ptr<Engine>& engine = engines_[backend];
+    if (!engine) engine = make_engine(model_, backend);
+    const int64_t numel = input().numel(), classes = model_.num_classes();
+    std::vector<int32_t> logits(static_cast<size_t>(batch * classes));
+    for (int64_t first = 0; first < batch; first += batch_size) {
+      const int64_t count = std::min(batch_size, batch - first);
+      const Int32Tensor batch_logits = engine->run(x + first * numel, count);
+      std::copy(batch_logits.data.begin(), batch_logits.data.end(), logits.begin() + first * classes);
+    }
+    return logits;
+  }
+
+  // The CPU reference engine, which reports every node's int8 output. Called without the GIL.
+  const CpuEngine& cpu_engine() {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (!cpu_engine_) cpu_engine_ = std::make_unique<CpuEngine>(model_);
+    return *cpu_engine_;
+  }
+
+ private:
+  QuantizedModel model_;
+  std::vector<ActShape> shapes_;
+  std::mutex mutex_;  // engines may keep per-run state (device buffers)
+  std::map<std::string, std::unique_ptr<Engine>> engines_;
+  std::unique_ptr<CpuEngine> cpu_engine_;
+};
+
+}  // namespace octet::python

@@ -1,0 +1,108 @@
+// Quantization for Python: `octet.quantize` with the command line's options,
+// and the calibration statistics the scales were chosen from.
+#include <pybind11/stl.h>
+
+#include <optional>
+
+#include "common/error.h"
+#include "evaluate/evaluate.h"
+#include "python/src/arrays.h"
+#include "python/src/handles.h"
+#include "python/src/module.h"
+#include "python/src/views.h"
+#include "quant/pipeline.h"
+
+namespace octet::python {
+
+namespace {
+
+struct PyQuantizeResult {
+  std::shared_ptr<PyQuantized> model;
+  Calibration calibration;  // statistics per node of `float_graph`
+  Graph float_graph;        // the folded float inference graph
+};
+
+std::shared_ptr<PyQuantizeResult> quantize_py(const PyCheckpoint& c, const std::optional<std::string>& data_dir,
+                                              const std::string& method, const std::string& granularity,
+                                              const std::string& scheme, const std::string& weight_rounding,
+                                              double percentile, int64_t calib_samples) {
+  NamedQuantizeOptions named;  // the same names as the command line's options
+  named.method = method;
+  named.granularity = granularity;
+  named.scheme = scheme;
+  named.weight_rounding = weight_rounding;
+  named.percentile = percentile;
+  named.calibration_samples = calib_samples;
+  py::gil_scoped_release release;
+  QuantizeResult r =
+      quantize_checkpoint(c.checkpoint(), data_dir.value_or(""), named.options(), named.calibration_samples);
+  auto result = std::make_shared<PyQuantizeResult>();
+  result->model = std::make_shared<PyQuantized>(std::move(r.model));
+  result->calibration = std::move(r.calibration);
+  result->calibration.images = {};  // only `auto` needs them, and it has run
+  result->float_graph = std::move(r.folded.graph);
+  return result;
+}
+
+// One dict per quantization point (a tensor with a scale of its own), in graph
+// order: its name, op, chosen amax, scale and method, and the calibration
+// statistics of the float tensor it quantizes.
+py::list quantization_points(const PyQuantizeResult& r) {
+  const QuantizedModel& qm = r.model->model();
+  const std::vector<int> counterpart = float_counterparts(r.float_graph, qm.graph);
+  py::list points;
+  for (size_t i = 0; i < qm.graph.nodes.size(); ++i) {
+    const NodeQuant& q = qm.quant[i];
+    if (q.method.empty() || q.method == "inherited") continue;
+    const int f = counterpart[i];
+    check(f >= 0, "quantization point '" + qm.graph.nodes[i].name + "' has no float tensor in the calibration");
+    py::dict d = stats_dict(r.calibration.stats[f]);
+    d["name"] = qm.graph.nodes[i].name;
+    d["op"] = op_name(qm.graph.nodes[i].op);
+    d["float_node"] = r.float_graph.nodes[f].name;
+    d["amax"] = q.amax;
+    d["scale"] = q.scale;
+    d["method"] = q.method;
+    points.append(d);
+  }
+  return points;
+}
+
+py::dict node_stats(const PyQuantizeResult& r, const std::string& name) {
+  const int f = r.float_graph.find(name);
+  if (f < 0) {
+    std::string known;
+    for (const Node& n : r.float_graph.nodes) known += (known.empty() ? "" : ", ") + n.name;
+    fail("no node '" + name + "' in the float inference graph (nodes: " + known + ")");
+  }
+  return stats_dict(r.calibration.stats[f]);
+}
+
+}  // namespace
+
+void bind_quantize(py::module_& m) {
+  py::class_<PyQuantizeResult, std::shared_ptr<PyQuantizeResult>>(
+      m, "QuantizeResult", "A quantized model with the calibration statistics its scales were chosen from.")
+      .def_property_readonly("model", [](const PyQuantizeResult& r) { return r.model; })
+      .def_property_readonly("calibration_samples", [](const PyQuantizeResult& r) { return r.calibration.samples; })
+      .def_property_readonly("points", &quantization_points,
+                             "One dict per quantization point: name, op, float_node, amax, scale, method, and the "
+                             "calibration statistics (histogram of |x|, bin_edges, bin_width, count, min, max, "
+                             "abs_max, mean, std).")
+      .def("stats", &node_stats, py::arg("node"),
+           "Calibration statistics of any node of the float inference graph (same keys as a point's).")
+      .def("__repr__", [](const PyQuantizeResult& r) {
+        return "<octet.QuantizeResult " + r.model->model().model + ", " + r.model->model().method + ", " +
+               std::to_string(r.calibration.samples) + " calibration images>";
+      });
+
+  m.def("quantize", &quantize_py, py::arg("checkpoint"), py::kw_only(), py::arg("data_dir") = py::none(),
+        py::arg("method") = "auto", py::arg("granularity") = "per-channel", py::arg("scheme") = "octet",
+        py::arg("weight_rounding") = "gptq", py::arg("percentile") = 99.99, py::arg("calib_samples") = 1024,
+        "Calibrates on training images and quantizes, with the options of `octet quantize`: method (max, sigma3, "
+        "percentile, entropy, mse, auto), granularity (per-channel, per-tensor), scheme (octet, lab), "
+        "weight_rounding (gptq, nearest), percentile, calib_samples. data_dir: the folder holding the dataset "
+        "(default: the dataset's Debian folder).");
+}
+
+}  // namespace octet::python
