@@ -8,6 +8,10 @@
 
 namespace octet::cpu {
 
+// Below this many values (or multiply-adds) a kernel runs on the calling
+// thread: waking the other threads would cost more than it saves.
+constexpr int64_t kMinParallelWork = int64_t{1} << 16;
+
 // A convolution; a linear layer is a 1x1 convolution over a 1x1 image.
 struct ConvGeometry {
   int64_t batch = 0;

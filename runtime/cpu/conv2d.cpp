@@ -1,0 +1,160 @@
+// The int8 convolution (and the linear layer, a 1x1 convolution): the
+// portable reference path, and the dispatch to the AVX-512 VNNI kernels.
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "common/error.h"
+#include "runtime/cpu/conv_vnni.h"
+#include "runtime/cpu/kernels.h"
+#include "runtime/requantize.h"
+
+namespace octet::cpu {
+
+namespace {
+// Output rows handled per task; the patch buffer of a task stays in L2.
+constexpr int64_t kRowsPerTask = 64;
+
+// Copies the receptive field of output row m (kh x kw x C, zero outside the image).
+void gather_patch(const ConvGeometry& g, const int8_t* input, int64_t m, int8_t* patch) {
+  const int64_t ox = m % g.out_w, oy = (m / g.out_w) % g.out_h, b = m / (int64_t(g.out_w) * g.out_h);
+  for (int ky = 0; ky < g.kernel; ++ky) {
+    const int64_t iy = oy * g.stride - g.padding + ky;
+    for (int kx = 0; kx < g.kernel; ++kx, patch += g.in_c) {
+      const int64_t ix = ox * g.stride - g.padding + kx;
+      if (iy < 0 || iy >= g.in_h || ix < 0 || ix >= g.in_w)
+        std::memset(patch, 0, g.in_c);
+      else
+        std::memcpy(patch, input + ((b * g.in_h + iy) * g.in_w + ix) * g.in_c, g.in_c);
+    }
+  }
+}
+
+int32_t dot(const int8_t* a, const int8_t* b, int64_t n) {
+  int32_t acc = 0;
+  for (int64_t k = 0; k < n; ++k) acc += int32_t(a[k]) * int32_t(b[k]);
+  return acc;
+}
+
+// Runs `body(m, patch)` for every output row, in parallel tasks with a patch buffer each.
+template <typename Body>
+void for_each_patch(const ConvGeometry& g, const int8_t* input, Body body) {
+  const int64_t rows = g.rows(), depth = g.depth();
+  const bool direct = g.kernel == 1 && g.stride == 1 && g.padding == 0;  // the input row is the patch
+#pragma omp parallel if (rows * depth * g.out_c >= kMinParallelWork)
+  {
+    std::vector<int8_t> patch(static_cast<size_t>(depth));
+#pragma omp for schedule(static)
+    for (int64_t first = 0; first < rows; first += kRowsPerTask) {
+      const int64_t end = std::min(rows, first + kRowsPerTask);
+      for (int64_t m = first; m < end; ++m) {
+        const int8_t* p = input + m * depth;
+        if (!direct) {
+          gather_patch(g, input, m, patch.data());
+          p = patch.data();
+        }
+        body(m, p);
+      }
+    }
+  }
+}
+
+void reference_conv2d(const ConvGeometry& g, const int8_t* input, const PackedWeights& w, const Epilogue& e,
+                      int8_t* output) {
+  const int32_t lo = e.relu ? 0 : -128;
+  for_each_patch(g, input, [&](int64_t m, const int8_t* patch) {
+    int8_t* out = output + m * g.out_c;
+    const int8_t* skip = e.skip ? e.skip + m * g.out_c : nullptr;
+    for (int o = 0; o < g.out_c; ++o) {
+      const int32_t acc = dot(patch, w.rows() + o * g.depth(), g.depth()) + e.bias[o];
+      out[o] = static_cast<int8_t>(requantize(acc, e.multiplier[o], skip ? skip[o] : 0,
+                                              skip ? e.skip_multiplier[o] : 0, e.shift[o], lo));
+    }
+  });
+}
+
+void reference_conv2d_int32(const ConvGeometry& g, const int8_t* input, const PackedWeights& w, const int32_t* bias,
+                            int32_t* output) {
+  for_each_patch(g, input, [&](int64_t m, const int8_t* patch) {
+    for (int o = 0; o < g.out_c; ++o) output[m * g.out_c + o] = dot(patch, w.rows() + o * g.depth(), g.depth()) + bias[o];
+  });
+}
+
+// The epilogue operands of the VNNI kernels, padded to whole blocks of 16
+// channels (padding lanes compute harmless values that are never stored).
+struct VnniEpilogue {
+  std::vector<int32_t> bias;
+  std::vector<int64_t> multiplier, rounding, shift, skip_multiplier;
+  vnni::EpilogueTables tables;
+
+  VnniEpilogue(const PackedWeights& w, const int32_t* bias_in, const Epilogue* e) {
+    const size_t padded = static_cast<size_t>((w.out_c() + vnni::kBlock - 1) / vnni::kBlock * vnni::kBlock);
+    bias.assign(padded, 0);
+    for (int o = 0; o < w.out_c(); ++o)  // unsigned activations add 128 * sum(w); take it back
+      bias[o] = static_cast<int32_t>(static_cast<uint32_t>(bias_in[o]) - 128u * static_cast<uint32_t>(w.row_sums[o]));
+    tables.bias = bias.data();
+    if (!e) return;
+    multiplier.assign(padded, 0);
+    rounding.assign(padded, 1);
+    shift.assign(padded, 1);
+    for (int o = 0; o < w.out_c(); ++o) {
+      multiplier[o] = e->multiplier[o];
+      shift[o] = e->shift[o];
+      rounding[o] = int64_t{1} << (e->shift[o] - 1);
+    }
+    tables.multiplier = multiplier.data();
+    tables.rounding = rounding.data();
+    tables.shift = shift.data();
+    tables.relu = e->relu;
+    if (e->skip) {
+      skip_multiplier.assign(padded, 0);
+      std::copy(e->skip_multiplier, e->skip_multiplier + w.out_c(), skip_multiplier.begin());
+      tables.skip_multiplier = skip_multiplier.data();
+      tables.skip = e->skip;
+    }
+  }
+};
+
+#if defined(OCTET_CPU_VNNI)
+// The padded input image of the VNNI kernels: one buffer per calling thread,
+// grown as needed and kept, so layers do not pay for fresh pages each run.
+uint8_t* vnni_workspace(const ConvGeometry& g, const PackedWeights& w) {
+  check(w.kernel() == g.kernel && w.in_c() == g.in_c && w.out_c() == g.out_c,
+        "cpu conv2d: weights packed for kernel " + std::to_string(w.kernel()) + ", " + std::to_string(w.in_c()) +
+            " -> " + std::to_string(w.out_c()) + " channels, called with kernel " + std::to_string(g.kernel) + ", " +
+            std::to_string(g.in_c) + " -> " + std::to_string(g.out_c));
+  thread_local std::vector<uint8_t> workspace;
+  const size_t bytes = static_cast<size_t>(vnni::workspace_bytes(g));
+  if (workspace.size() < bytes) {
+    std::vector<uint8_t>().swap(workspace);  // no copy of the old contents
+    workspace.resize(bytes);
+  }
+  return workspace.data();
+}
+#endif
+
+}  // namespace
+
+void conv2d(const ConvGeometry& g, const int8_t* input, const PackedWeights& w, const Epilogue& e, int8_t* output) {
+#if defined(OCTET_CPU_VNNI)
+  if (kernel_path() == KernelPath::Avx512Vnni) {
+    const VnniEpilogue epilogue(w, e.bias, &e);
+    return vnni::conv2d(g, input, w.blocked.data(), epilogue.tables, vnni_workspace(g, w), output, nullptr);
+  }
+#endif
+  reference_conv2d(g, input, w, e, output);
+}
+
+void conv2d_int32(const ConvGeometry& g, const int8_t* input, const PackedWeights& w, const int32_t* bias,
+                  int32_t* output) {
+#if defined(OCTET_CPU_VNNI)
+  if (kernel_path() == KernelPath::Avx512Vnni) {
+    const VnniEpilogue epilogue(w, bias, nullptr);
+    return vnni::conv2d(g, input, w.blocked.data(), epilogue.tables, vnni_workspace(g, w), nullptr, output);
+  }
+#endif
+  reference_conv2d_int32(g, input, w, bias, output);
+}
+
+}  // namespace octet::cpu
