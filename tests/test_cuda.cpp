@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 #include <functional>
 #include <limits>
 #include <random>
@@ -516,16 +515,16 @@ TEST_P(CudaNetwork, ZooModelsMatchTheCpuOnTheirTestSets) {
   SKIP_WITHOUT_CUDA_DEVICE();
   int compared = 0;
   std::string skipped;
-  for (const auto& entry : std::filesystem::directory_iterator(source_dir() + "/models/zoo")) {
-    if (entry.path().extension() != ".octet") continue;
-    const Checkpoint checkpoint = load_checkpoint(entry.path().string());
+  for (const std::string& file : list_directory(source_dir() + "/models/zoo")) {
+    if (file.size() < 6 || file.substr(file.size() - 6) != ".octet") continue;
+    const Checkpoint checkpoint = load_checkpoint(source_dir() + "/models/zoo/" + file);
     const std::string data_dir =
         checkpoint.dataset == "cifar10" ? cifar10_dir() : resolve_data_dir(checkpoint.dataset, "");
-    if (data_dir.empty() || !std::filesystem::exists(data_dir)) {
-      skipped += " " + entry.path().filename().string() + " (no " + checkpoint.dataset + " data)";
+    if (data_dir.empty() || !path_exists(data_dir)) {
+      skipped += " " + file + " (no " + checkpoint.dataset + " data)";
       continue;
     }
-    SCOPED_TRACE(entry.path().filename().string());
+    SCOPED_TRACE(file);
     const QuantizedModel model = quantize_checkpoint(checkpoint, data_dir, QuantizeOptions{}).model;
     const Dataset test = load_dataset(checkpoint.dataset, data_dir, Split::Test);
     expect_same_as_cpu(model, GetParam(), normalized_images(test, model.mean, model.std, 0, 100), 100);
