@@ -14,6 +14,7 @@
 #include "runtime/cuda/im2col.cuh"
 #include "runtime/cuda/linear_dp4a.cuh"
 #include "runtime/cuda/plan_cache.h"
+#include "runtime/cuda/pool_linear.cuh"
 #include "runtime/cuda/pool.cuh"
 #include "runtime/cuda/quantize_input.cuh"
 #include "runtime/cuda/shortcut_a.cuh"
@@ -150,6 +151,9 @@ struct CudaEngine::Impl {
   cuda::igemm::Problem imma_problem(int node, int64_t batch) const;
   int imma_tile(int node, int64_t batch, std::string* why_not) const;
   bool uses_imma(int node) const { return backend == CudaBackend::Imma && model.graph.nodes[node].op == Op::Conv2d; }
+  // The global average pool of a fused network tail, or -1 (not when every node's value is retained).
+  int fused_pool(const Plan& p) const { return p.retains_all ? -1 : tail_pool; }
+  void enqueue_tail(const Plan& p) const;
   std::string unsupported(int node, int64_t batch) const;
   std::string where(int node) const;
   cuda::RequantEpilogue epilogue(const Plan& p, int node) const;
@@ -174,6 +178,9 @@ struct CudaEngine::Impl {
   std::vector<DeviceLayer> layers;  // per node; convs and linears only
   std::vector<int> imma_resident;   // cuda-imma: blocks of each tile per multiprocessor
   int multiprocessors = 0;
+  // GlobalAvgPool -> Flatten -> output Linear, the pooled value read by
+  // nothing else: the pool node, run with the logits in one kernel; or -1.
+  int tail_pool = -1;
   cuda::PlanCache<int64_t, Plan> plans{kMaxPlans};
   bool retain = false;
   Plan* last_run = nullptr;
@@ -190,6 +197,14 @@ CudaEngine::Impl::Impl(const QuantizedModel& m, CudaBackend b, int d) : device(d
   const int n_nodes = static_cast<int>(g.nodes.size());
 
   values = cuda::plan_values(g, shapes, backend_name(backend), channel_alignment(backend));
+  const std::vector<std::vector<int>> consumers = g.consumers();
+  const Node& last = g.nodes[output()];
+  if (last.op == Op::Linear && last.inputs.size() == 1 && g.nodes[last.inputs[0]].op == Op::Flatten) {
+    const int flatten = last.inputs[0], pool = g.nodes[flatten].inputs[0];
+    if (g.nodes[pool].op == Op::GlobalAvgPool && consumers[pool] == std::vector<int>{flatten} &&
+        consumers[flatten] == std::vector<int>{output()})
+      tail_pool = pool;
+  }
   if (backend == CudaBackend::Imma) {
     imma_resident = cuda::conv2d_imma_prepare();
     CUDA_CHECK(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device));
@@ -350,12 +365,23 @@ std::unique_ptr<CudaEngine::Impl::Plan> CudaEngine::Impl::make_plan(int64_t batc
   return p;
 }
 
+void CudaEngine::Impl::enqueue_tail(const Plan& p) const {
+  const int pool = tail_pool, x = model.graph.nodes[pool].inputs[0];
+  const ActShape in = shapes[x];
+  const NodeQuant& q = model.quant[pool];
+  const DeviceLayer& layer = layers[output()];
+  cuda::global_avg_pool_logits(value(p, x), p.batch, in.h, in.w, storage(x).padded_c, q.multiplier.data[0],
+                               q.shift.data[0], layer.weights.get(), classes(), layer.bias.get(), p.logits.get(),
+                               stream.get());
+}
+
 void CudaEngine::Impl::enqueue_weighted(const Plan& p, int node) const {
   const Node& n = model.graph.nodes[node];
   const DeviceLayer& layer = layers[node];
   const cuda::ConvShape s = conv_shape(node, p.batch);
   const int8_t* x = value(p, n.inputs[0]);
   const bool is_output = node == output();
+  if (is_output && fused_pool(p) >= 0) return enqueue_tail(p);
   if (uses_imma(node)) {
     cuda::conv2d_imma(imma_problem(node, p.batch), p.tiles[node], x, layer.weights.get(), epilogue(p, node),
                       value(p, node), stream.get());
@@ -392,6 +418,7 @@ void CudaEngine::Impl::enqueue_node(const Plan& p, int node) const {
   cudaStream_t s = stream.get();
   if (n.op == Op::Conv2d || n.op == Op::Linear) return enqueue_weighted(p, node);
   if (n.op == Op::Flatten) return;  // its value is its input's bytes
+  if (node == fused_pool(p)) return;  // computed with the logits
   int8_t* y = value(p, node);
   if (n.op == Op::Input) {
     const ActShape in = shapes[0];

@@ -17,7 +17,9 @@
 // GEMM for linear layers, epilogues fused) and "cuda-cublaslt" (int8 im2col +
 // cuBLASLt int8 GEMM with int32 output, then a requantizing epilogue kernel).
 // Linear layers of cuda-imma use the dp4a GEMM. Pooling, add, ReLU, shortcut
-// and input quantization are shared.
+// and input quantization are shared; a network ending in global average pool,
+// flatten and the output linear runs its tail as one kernel (except while
+// retain_node_outputs is on, so that the pooled values can be read).
 //
 // Threads: every public member locks the engine, so one engine may be used
 // from several threads; their runs are serialised. Pointers returned by
