@@ -277,27 +277,22 @@ BlockResult run_block(const Problem& p, int tile, const Data& d, int bx, int by,
         const int k = k_step(warp.k, s, T.warps_k) * kMmaK;
         std::vector<std::array<Registers4, 32>> a(mma_rows);
         std::vector<std::array<std::array<uint32_t, 2>, 32>> b(mma_cols);
-        for (int mi = 0; mi < mma_rows; ++mi) {
+        // One ldmatrix.x4 of 16-row block `block` below row0, its lanes' rows and ks from the header.
+        auto load = [&](int base, int row0, int (*lane_row)(int), int (*lane_k)(int), int block) {
           std::array<int, 32> address;
           for (int lane = 0; lane < 32; ++lane) {
-            const int at = fragment_offset(warp.m * T.wm(), a_fragment_row(lane), k + a_fragment_k(lane), mi, T.bk);
-            EXPECT_EQ(at, tile_offset(warp.m * T.wm() + mi * 16 + a_fragment_row(lane), k + a_fragment_k(lane), T.bk));
-            address[lane] = a_base + at;
+            const int at = fragment_offset(row0, lane_row(lane), k + lane_k(lane), block, T.bk);
+            EXPECT_EQ(at, tile_offset(row0 + block * 16 + lane_row(lane), k + lane_k(lane), T.bk));
+            address[lane] = base + at;
           }
           for (int j = 0; j < 4; ++j)
             result.conflict_free_ldmatrix &= conflict_free(std::vector<int>(&address[8 * j], &address[8 * j + 8]));
-          a[mi] = ldmatrix_x4(shared, address);
-        }
+          return ldmatrix_x4(shared, address);
+        };
+        for (int mi = 0; mi < mma_rows; ++mi)
+          a[mi] = load(a_base, warp.m * T.wm(), a_fragment_row, a_fragment_k, mi);
         for (int nj = 0; nj < mma_cols / 2; ++nj) {
-          std::array<int, 32> address;
-          for (int lane = 0; lane < 32; ++lane) {
-            const int at = fragment_offset(warp.n * T.wn(), b_fragment_row(lane), k + b_fragment_k(lane), nj, T.bk);
-            EXPECT_EQ(at, tile_offset(warp.n * T.wn() + nj * 16 + b_fragment_row(lane), k + b_fragment_k(lane), T.bk));
-            address[lane] = b_base + at;
-          }
-          for (int j = 0; j < 4; ++j)
-            result.conflict_free_ldmatrix &= conflict_free(std::vector<int>(&address[8 * j], &address[8 * j + 8]));
-          const std::array<Registers4, 32> r = ldmatrix_x4(shared, address);
+          const std::array<Registers4, 32> r = load(b_base, warp.n * T.wn(), b_fragment_row, b_fragment_k, nj);
           for (int lane = 0; lane < 32; ++lane) {
             b[2 * nj][lane] = {r[lane][0], r[lane][1]};
             b[2 * nj + 1][lane] = {r[lane][2], r[lane][3]};
