@@ -316,7 +316,7 @@ CudaEngine::Impl::Plan& CudaEngine::Impl::plan(int64_t batch) {
   std::unique_ptr<Plan> made = make_plan(batch);
   if (const int64_t* victim = plans.victim()) {
     synchronize();  // its buffers may still be in use
-    if (last_run == plans.find(*victim)) last_run = nullptr;
+    if (last_run && last_run->batch == *victim) last_run = nullptr;
   }
   return plans.insert(batch, std::move(made));
 }
