@@ -48,7 +48,8 @@ std::array<Registers4, 32> ldmatrix_x4(const std::vector<int8_t>& shared, const 
 // A a0: row g, cols 4t..4t+3; a1: row g+8; a2: row g, cols 16+4t..; a3: row g+8, cols 16+4t..
 // B b0: rows (k) 4t..4t+3, col g; b1: rows 16+4t..
 // D d0, d1: row g, cols 2t, 2t+1; d2, d3: row g+8.
-void mma(std::array<Registers4, 32>& d, const std::array<Registers4, 32>& a, const std::array<std::array<uint32_t, 2>, 32>& b) {
+void mma(std::array<Registers4, 32>& d, const std::array<Registers4, 32>& a,
+         const std::array<std::array<uint32_t, 2>, 32>& b) {
   int8_t A[16][32], B[32][8];
   for (int lane = 0; lane < 32; ++lane) {
     const int g = lane / 4, t = lane % 4;
@@ -105,10 +106,10 @@ Problem problem_of(const Conv& v) {
 
 // Random tensors in the CPU runtime's layouts and in cuda-imma's.
 struct Data {
-  std::vector<int8_t> input;            // NHWC, c channels (CPU)
-  std::vector<int8_t> device_input;     // NHWC, in_stride channels, garbage in the padding
-  std::vector<int8_t> weights;          // [out_c][kernel][kernel][c] (CPU)
-  std::vector<int8_t> packed;           // [stored out_c][packed_depth]
+  std::vector<int8_t> input;                                      // NHWC, c channels (CPU)
+  std::vector<int8_t> device_input;                               // NHWC, in_stride channels, garbage in the padding
+  std::vector<int8_t> weights;                                    // [out_c][kernel][kernel][c] (CPU)
+  std::vector<int8_t> packed;                                     // [stored out_c][packed_depth]
   std::vector<int32_t> bias, multiplier, shift, skip_multiplier;  // stored out_c each, padding requantizes to 0
   std::vector<int8_t> skip, device_skip;  // residual: [M][out_c] and [M][stored out_c]; empty without
   bool relu = false;
@@ -265,8 +266,8 @@ BlockResult run_block(const Problem& p, int tile, const Data& d, int bx, int by,
   };
 
   // Accumulators per warp: [mi][ni] -> 32 lanes x 4 registers.
-  std::vector<std::vector<std::array<Registers4, 32>>> acc(T.warps(),
-                                                           std::vector<std::array<Registers4, 32>>(mma_rows * mma_cols));
+  std::vector<std::vector<std::array<Registers4, 32>>> acc(
+      T.warps(), std::vector<std::array<Registers4, 32>>(mma_rows * mma_cols));
   for (int stage = 0; stage < T.stages - 1; ++stage) load_stage(stage, stage);
   for (int kt = 0; kt < k_tiles; ++kt) {
     load_stage((kt + T.stages - 1) % T.stages, kt + T.stages - 1);
@@ -289,8 +290,7 @@ BlockResult run_block(const Problem& p, int tile, const Data& d, int bx, int by,
             result.conflict_free_ldmatrix &= conflict_free(std::vector<int>(&address[8 * j], &address[8 * j + 8]));
           return ldmatrix_x4(shared, address);
         };
-        for (int mi = 0; mi < mma_rows; ++mi)
-          a[mi] = load(a_base, warp.m * T.wm(), a_fragment_row, a_fragment_k, mi);
+        for (int mi = 0; mi < mma_rows; ++mi) a[mi] = load(a_base, warp.m * T.wm(), a_fragment_row, a_fragment_k, mi);
         for (int nj = 0; nj < mma_cols / 2; ++nj) {
           const std::array<Registers4, 32> r = load(b_base, warp.n * T.wn(), b_fragment_row, b_fragment_k, nj);
           for (int lane = 0; lane < 32; ++lane) {
@@ -314,7 +314,8 @@ BlockResult run_block(const Problem& p, int tile, const Data& d, int bx, int by,
           for (int i = 0; i < 4; ++i) {
             const int row = warp.m * T.wm() + mi * kMmaM + acc_row(lane, i);
             const int col = warp.n * T.wn() + ni * kMmaN + acc_col(lane, i);
-            staging.at(size_t(staging_index(warp.k, row, col, T.bm, T.bn))) = int32_t(acc[w][mi * mma_cols + ni][lane][i]);
+            staging.at(size_t(staging_index(warp.k, row, col, T.bm, T.bn))) =
+                int32_t(acc[w][mi * mma_cols + ni][lane][i]);
           }
   }
   result.acc.assign(size_t(T.bm) * T.bn, 0);
@@ -373,19 +374,19 @@ void expect_tile_matches(const Conv& v, int tile, bool residual, bool relu, uint
 }
 
 const Conv kConvs[] = {
-    {1, 8, 8, 3, 16, 3, 1, 1},    // first layer, batch 1: 4-byte words, K = 9 x 4
-    {2, 9, 7, 3, 64, 3, 2, 1},    // first layer, odd sizes, stride 2
-    {2, 6, 6, 6, 10, 5, 1, 2},    // LeNet-like: 6 channels in words, kernel 5
-    {1, 6, 6, 16, 32, 3, 1, 1},   // 16 channels: one vector per tap
-    {2, 5, 5, 64, 64, 3, 1, 1},   // odd spatial size
-    {3, 8, 8, 64, 128, 1, 2, 0},  // 1x1 stride-2 shortcut
-    {1, 4, 4, 256, 16, 3, 1, 1},  // batch 1, long K
-    {2, 7, 7, 13, 20, 5, 2, 2},   // odd channels padded to 16, kernel 5 stride 2
-    {1, 3, 3, 32, 144, 3, 1, 0},  // a 1x1 output, channels over several tiles
-    {4, 5, 5, 48, 16, 1, 1, 0},   // pointwise
-    {1, 2, 2, 512, 32, 3, 1, 1},  // ResNet-18 layer4-like at batch 1
-    {2, 16, 16, 32, 64, 3, 1, 1}, // several row tiles of every size
-    {1, 32, 32, 3, 16, 3, 1, 1},  // ResNet-20's first layer at batch 1
+    {1, 8, 8, 3, 16, 3, 1, 1},     // first layer, batch 1: 4-byte words, K = 9 x 4
+    {2, 9, 7, 3, 64, 3, 2, 1},     // first layer, odd sizes, stride 2
+    {2, 6, 6, 6, 10, 5, 1, 2},     // LeNet-like: 6 channels in words, kernel 5
+    {1, 6, 6, 16, 32, 3, 1, 1},    // 16 channels: one vector per tap
+    {2, 5, 5, 64, 64, 3, 1, 1},    // odd spatial size
+    {3, 8, 8, 64, 128, 1, 2, 0},   // 1x1 stride-2 shortcut
+    {1, 4, 4, 256, 16, 3, 1, 1},   // batch 1, long K
+    {2, 7, 7, 13, 20, 5, 2, 2},    // odd channels padded to 16, kernel 5 stride 2
+    {1, 3, 3, 32, 144, 3, 1, 0},   // a 1x1 output, channels over several tiles
+    {4, 5, 5, 48, 16, 1, 1, 0},    // pointwise
+    {1, 2, 2, 512, 32, 3, 1, 1},   // ResNet-18 layer4-like at batch 1
+    {2, 16, 16, 32, 64, 3, 1, 1},  // several row tiles of every size
+    {1, 32, 32, 3, 16, 3, 1, 1},   // ResNet-20's first layer at batch 1
 };
 
 class ImplicitGemmEmulation : public ::testing::TestWithParam<std::tuple<int, int>> {};
@@ -399,7 +400,8 @@ TEST_P(ImplicitGemmEmulation, MatchesTheDirectConvolutionAndTheCpuRuntime) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, ImplicitGemmEmulation,
-                         ::testing::Combine(::testing::Range(0, int(std::size(kConvs))), ::testing::Range(0, kTileCount)),
+                         ::testing::Combine(::testing::Range(0, int(std::size(kConvs))),
+                                            ::testing::Range(0, kTileCount)),
                          [](const ::testing::TestParamInfo<ImplicitGemmEmulation::ParamType>& info) {
                            return conv_name(kConvs[std::get<0>(info.param)]) + "_" +
                                   tile_config(std::get<1>(info.param)).name;
@@ -553,8 +555,7 @@ TEST(ImplicitGemm, EnvironmentForcesATile) {
   ::setenv("OCTET_IMMA_TILE", "m64n64k64w", 1);
   EXPECT_EQ(choose_tile(p, resident.data(), 132), -1) << "a tile that cannot run the layer";
   ::setenv("OCTET_IMMA_TILE", "nonsense", 1);
-  EXPECT_NE(error_of([&] { choose_tile(p, resident.data(), 132); }).find("unknown tile 'nonsense'"),
-            std::string::npos);
+  EXPECT_NE(error_of([&] { choose_tile(p, resident.data(), 132); }).find("unknown tile 'nonsense'"), std::string::npos);
   ::unsetenv("OCTET_IMMA_TILE");
 }
 

@@ -207,33 +207,40 @@ std::vector<float> random_inputs(int64_t count, const ActShape& shape) {
   return out;
 }
 
-std::vector<std::string> requested_backends(const std::string& backend) {
-  if (backend != "all") {
-    const std::vector<std::string> known = engine_backends();
+// The backends of --backend: a comma-separated list, or "all" (those this machine can run).
+std::vector<std::string> requested_backends(const std::string& list) {
+  const std::vector<std::string> known = engine_backends();
+  std::vector<std::string> out;
+  if (list == "all") {
+    for (const std::string& b : known) {
+#ifdef OCTET_HAVE_CUDA
+      std::string why;
+      if (b != "cpu" && !CudaEngine::device_available(&why)) {
+        std::fprintf(stderr, "skipping %s: %s\n", b.c_str(), why.c_str());
+        continue;
+      }
+#endif
+      out.push_back(b);
+    }
+    return out;
+  }
+  std::stringstream in(list);
+  std::string backend;
+  while (std::getline(in, backend, ',')) {
     check(std::find(known.begin(), known.end(), backend) != known.end(),
           "--backend " + backend + " is not one this octet has (" + [&] {
-            std::string list;
-            for (const std::string& b : known) list += b + ", ";
-            return list + "all)";
+            std::string names;
+            for (const std::string& b : known) names += b + ", ";
+            return names + "all)";
           }());
 #ifdef OCTET_HAVE_CUDA
     std::string why;
     const bool usable = backend == "cpu" || CudaEngine::device_available(&why);
     check(usable, "--backend " + backend + ": " + why);
 #endif
-    return {backend};
+    out.push_back(backend);
   }
-  std::vector<std::string> out;
-  for (const std::string& b : engine_backends()) {
-#ifdef OCTET_HAVE_CUDA
-    std::string why;
-    if (b != "cpu" && !CudaEngine::device_available(&why)) {
-      std::fprintf(stderr, "skipping %s: %s\n", b.c_str(), why.c_str());
-      continue;
-    }
-#endif
-    out.push_back(b);
-  }
+  check(!out.empty(), "--backend is empty");
   return out;
 }
 
@@ -353,7 +360,7 @@ void run_infer(const InferCommand& c) {
       }
 #endif
     }
-    {
+    if (std::find(backends.begin(), backends.end(), "cpu") != backends.end()) {  // the CPU's float peer
       const torch::Tensor x =
           torch::from_blob(const_cast<float*>(images.data()),
                            {batch, input_shape.c, input_shape.h, input_shape.w});
@@ -387,7 +394,7 @@ void run_infer(const InferCommand& c) {
 #endif
       }
 #ifndef OCTET_TORCH_CUDA
-      std::fprintf(stderr, "note: this octet was built without LibTorch's CUDA headers: no CUDA-graph float baseline\n");
+      std::fprintf(stderr, "note: this octet was built without LibTorch's CUDA: no CUDA-graph float baseline\n");
 #endif
     }
     // The table of this batch size, and int8 against float: every row's
@@ -401,8 +408,9 @@ void run_infer(const InferCommand& c) {
                  "precision", "ms/batch", "images/s", peer ? ("x " + peer_name).c_str() : "");
     const Measurement *best_int8 = nullptr, *best_float = nullptr, *cpu_int8 = nullptr, *cpu_float = nullptr;
     for (const Measurement& m : rows) {
-      std::fprintf(out, "  %-20s %-9s %12.4f %14.0f  %.2fx\n", m.name.c_str(), m.precision.c_str(), m.latency_ms,
-                   m.images_per_second(), peer ? peer->latency_ms / m.latency_ms : 0.0);
+      const std::string ratio = peer ? std::to_string(peer->latency_ms / m.latency_ms).substr(0, 5) + "x" : "";
+      std::fprintf(out, "  %-20s %-9s %12.4f %14.0f  %s\n", m.name.c_str(), m.precision.c_str(), m.latency_ms,
+                   m.images_per_second(), ratio.c_str());
       const bool int8 = m.precision == "int8";
       const Measurement*& best = int8 ? best_int8 : best_float;
       if (!best || m.latency_ms < best->latency_ms) best = &m;
@@ -541,7 +549,8 @@ void add_bench_command(CLI::App& app) {
   infer->add_option("--quantized", i->quantized, "Quantized model (default: quantize the checkpoint here)");
   infer->add_option("--data", i->data, "Dataset folder for calibration when quantizing here");
   infer->add_option("--backend", i->backend,
-                    "cpu, cuda-imma, cuda-dp4a, cuda-cublaslt or all (those this machine can run)")
+                    "Comma-separated: cpu, cuda-imma, cuda-dp4a, cuda-cublaslt; or all (those this machine can "
+                    "run). LibTorch float32 on the CPU is measured with cpu")
       ->capture_default_str();
   infer->add_option("--batch", i->batches, "Batch sizes, comma-separated")->capture_default_str();
   infer->add_option("--iterations", i->iterations, "Timed runs per measurement (the median is reported)")

@@ -114,7 +114,9 @@ stage_build() {
   grep -q "LibTorch has CUDA" "$OUT/configure.log" ||
     die "configure did not find LibTorch's CUDA: no CUDA-graph baseline (see $OUT/configure.log)"
   run_logged build cmake --build "$BUILD"
-  if grep -E "warning" "$OUT/build.log" | grep -v "lto-wrapper" >/dev/null; then note "build: warnings, see build.log"; fi
+  if grep -E "warning" "$OUT/build.log" | grep -v "lto-wrapper" >/dev/null; then
+    note "build: warnings, see build.log"
+  fi
   note "build: ok ($(nproc) cores), $OCTET"
 }
 
@@ -125,7 +127,9 @@ stage_sass() {
   run_logged ptxas nvcc -std=c++17 -O3 -I"$ROOT" "-gencode=arch=compute_$ARCH,code=sm_$ARCH" -Xptxas -v \
     -c "$ROOT/runtime/cuda/conv2d_imma.cu" -o "$object"
   grep -E "Used [0-9]+ registers|spill|stack frame" "$OUT/ptxas.log" >"$OUT/ptxas_summary.txt"
-  if grep -E "[1-9][0-9]* bytes (spill|stack)" "$OUT/ptxas.log"; then die "a cuda-imma kernel spills or has a stack frame (ptxas.log)"; fi
+  if grep -E "[1-9][0-9]* bytes (spill|stack)" "$OUT/ptxas.log"; then
+    die "a cuda-imma kernel spills or has a stack frame (ptxas.log)"
+  fi
   cuobjdump --dump-sass "$object" >"$OUT/imma.sass" || die "cuobjdump failed"
   awk '/Function :/ { f = $3 } /IMMA/ { imma[f]++ } /IDP4A/ { dp4a[f]++ } /LDSM/ { ldsm[f]++ } /LDGSTS/ { cp[f]++ }
        END { for (k in imma) printf "%s IMMA %d LDSM %d LDGSTS %d IDP4A %d\n", k, imma[k], ldsm[k], cp[k], dp4a[k] }' \
@@ -160,7 +164,8 @@ stage_train() {
     run_logged "predict_$backend" "$OCTET" predict --quantized "$R18.int8.octet" --data "$data" --backend "$backend" \
       --json "$BUILD/predict_r18_$backend.json"
   done
-  "$PYTHON" - "$OUT/eval_r18.json" "$BUILD/predict_r18_cpu.json" "$BUILD/predict_r18_cuda.json" <<'EOF' | tee -a "$SUMMARY" "$OUT/train_summary.txt" || die "train: the CPU and GPU runtimes differ"
+  local report
+  report=$("$PYTHON" - "$OUT/eval_r18.json" "$BUILD/predict_r18_cpu.json" "$BUILD/predict_r18_cuda.json" <<'EOF'
 import json, sys
 evaluation = json.load(open(sys.argv[1]))
 cpu, gpu = json.load(open(sys.argv[2])), json.load(open(sys.argv[3]))
@@ -172,6 +177,9 @@ print(f"int8 top-1 on the CPU {cpu['int8_top1']:.2f}%, on {gpu['backend']} {gpu[
       f"predictions equal on {same} of {cpu['images']} images; logits bit-exact: {same_logits}")
 sys.exit(0 if same_logits else 1)
 EOF
+  ) || die "train: the CPU and GPU runtimes differ: $report"
+  echo "$report" >"$OUT/train_summary.txt"
+  note "$report"
 }
 
 stage_bench() {
@@ -181,9 +189,10 @@ stage_bench() {
   run_logged quantize_r20 "$OCTET" quantize --checkpoint "$ROOT/models/zoo/resnet20_cifar10.octet" --data "$data" \
     -o "$BUILD/r20.int8.octet"
   run_logged bench_r18 "$OCTET" bench infer --checkpoint "$R18.octet" --quantized "$R18.int8.octet" --batch 256,1 \
-    --iterations 50 --warmup 10 --layers --json "$OUT/bench_r18.json"
+    --backend cuda-imma,cuda-dp4a,cuda-cublaslt --iterations 50 --warmup 10 --layers --json "$OUT/bench_r18.json"
   run_logged bench_r20 "$OCTET" bench infer --checkpoint "$ROOT/models/zoo/resnet20_cifar10.octet" \
-    --quantized "$BUILD/r20.int8.octet" --batch 256,1 --iterations 50 --warmup 10 --layers --json "$OUT/bench_r20.json"
+    --quantized "$BUILD/r20.int8.octet" --batch 256,1 --backend cuda-imma,cuda-dp4a,cuda-cublaslt \
+    --iterations 50 --warmup 10 --layers --json "$OUT/bench_r20.json"
   "$PYTHON" - "$OUT/bench_r18.json" "$OUT/bench_r20.json" <<'EOF' | tee -a "$SUMMARY"
 import json, sys
 for path in sys.argv[1:]:

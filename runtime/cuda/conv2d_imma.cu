@@ -1,7 +1,6 @@
-#include "runtime/cuda/conv2d_imma.cuh"
-
 #include <utility>
 
+#include "runtime/cuda/conv2d_imma.cuh"
 #include "runtime/cuda/tensor_core.cuh"
 
 namespace octet::cuda {
@@ -194,8 +193,8 @@ std::vector<int> conv2d_imma_prepare() {
       constexpr igemm::TileConfig c = tile_config(decltype(t)::value);
       CUDA_CHECK(cudaFuncSetAttribute(conv2d_imma_kernel<decltype(t)::value>,
                                       cudaFuncAttributeMaxDynamicSharedMemorySize, c.shared_bytes()));
-      CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-          &resident[tile], conv2d_imma_kernel<decltype(t)::value>, c.threads(), c.shared_bytes()));
+      CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident[tile], conv2d_imma_kernel<decltype(t)::value>,
+                                                               c.threads(), c.shared_bytes()));
     });
   return resident;
 }

@@ -49,8 +49,8 @@ std::string unsupported(const Problem& p, int tile) {
     return "channels per tap " + text(p.tap_c) + " are not a positive multiple of 4 within the stored " +
            text(p.in_stride);
   if (t.access != p.access())
-    return std::string(t.name) + " copies " + text(t.access) + "-byte pieces, this layer needs " +
-           text(p.access()) + "-byte ones (" + text(p.tap_c) + " channels per tap)";
+    return std::string(t.name) + " copies " + text(t.access) + "-byte pieces, this layer needs " + text(p.access()) +
+           "-byte ones (" + text(p.tap_c) + " channels per tap)";
   const int64_t in_bytes = int64_t(p.batch) * p.in_h * p.in_w * p.in_stride;
   const int64_t rows = int64_t(p.batch) * p.out_h * p.out_w;
   const int64_t depth = int64_t(p.kernel) * p.kernel * p.tap_c;

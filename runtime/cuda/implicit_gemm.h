@@ -53,7 +53,7 @@ struct Problem {
   int kernel = 1, stride = 1, padding = 0;
   OCTET_HOST_DEVICE int rows() const { return batch * out_h * out_w; }
   OCTET_HOST_DEVICE int taps() const { return kernel * kernel; }
-  OCTET_HOST_DEVICE int depth() const { return taps() * tap_c; }                              // K with data
+  OCTET_HOST_DEVICE int depth() const { return taps() * tap_c; }                            // K with data
   OCTET_HOST_DEVICE int packed_depth() const { return round_up(depth(), kDepthMultiple); }  // K of B
   OCTET_HOST_DEVICE int access() const { return tap_c % kVectorBytes == 0 ? kVectorBytes : kWordBytes; }
 };
@@ -70,10 +70,10 @@ inline int tap_channels(int channels) {
 // A thread-block tile shape and its pipeline.
 struct TileConfig {
   const char* name;
-  int bm, bn, bk;                     // block tile (K bytes per stage)
-  int warps_m, warps_n, warps_k;      // warps along M, N and K slices
-  int stages;                         // cp.async pipeline depth
-  int access;                         // bytes per A copy: kVectorBytes or kWordBytes
+  int bm, bn, bk;                 // block tile (K bytes per stage)
+  int warps_m, warps_n, warps_k;  // warps along M, N and K slices
+  int stages;                     // cp.async pipeline depth
+  int access;                     // bytes per A copy: kVectorBytes or kWordBytes
   OCTET_HOST_DEVICE constexpr int warps() const { return warps_m * warps_n * warps_k; }
   OCTET_HOST_DEVICE constexpr int threads() const { return kWarpSize * warps(); }
   OCTET_HOST_DEVICE constexpr int wm() const { return bm / warps_m; }  // warp tile
@@ -96,14 +96,10 @@ struct TileConfig {
 constexpr int kTileCount = 9;
 OCTET_HOST_DEVICE constexpr TileConfig tile_config(int index) {
   constexpr TileConfig tiles[kTileCount] = {
-      {"m128n128k64", 128, 128, 64, 2, 2, 1, 4, kVectorBytes},
-      {"m128n64k64", 128, 64, 64, 2, 2, 1, 4, kVectorBytes},
-      {"m128n32k64", 128, 32, 64, 4, 1, 1, 4, kVectorBytes},
-      {"m128n16k64", 128, 16, 64, 4, 1, 1, 4, kVectorBytes},
-      {"m64n64k64", 64, 64, 64, 2, 2, 1, 4, kVectorBytes},
-      {"m32n64k128s2", 32, 64, 128, 1, 2, 2, 3, kVectorBytes},
-      {"m16n64k128s4", 16, 64, 128, 1, 2, 4, 3, kVectorBytes},
-      {"m64n64k64w", 64, 64, 64, 2, 2, 1, 4, kWordBytes},
+      {"m128n128k64", 128, 128, 64, 2, 2, 1, 4, kVectorBytes}, {"m128n64k64", 128, 64, 64, 2, 2, 1, 4, kVectorBytes},
+      {"m128n32k64", 128, 32, 64, 4, 1, 1, 4, kVectorBytes},   {"m128n16k64", 128, 16, 64, 4, 1, 1, 4, kVectorBytes},
+      {"m64n64k64", 64, 64, 64, 2, 2, 1, 4, kVectorBytes},     {"m32n64k128s2", 32, 64, 128, 1, 2, 2, 3, kVectorBytes},
+      {"m16n64k128s4", 16, 64, 128, 1, 2, 4, 3, kVectorBytes}, {"m64n64k64w", 64, 64, 64, 2, 2, 1, 4, kWordBytes},
       {"m128n16k64w", 128, 16, 64, 4, 1, 1, 4, kWordBytes},
   };
   return tiles[index];
@@ -230,7 +226,9 @@ OCTET_HOST_DEVICE constexpr int epilogue_passes(int bm, int bn, int threads) { r
 struct BlockTile {
   int m0, n0;
 };
-OCTET_HOST_DEVICE BlockTile block_tile(int block_x, int block_y, int bm, int bn) { return {block_x * bm, block_y * bn}; }
+OCTET_HOST_DEVICE BlockTile block_tile(int block_x, int block_y, int bm, int bn) {
+  return {block_x * bm, block_y * bn};
+}
 
 // ---------------------------------------------------------------- host side
 // Why a tile configuration cannot be compiled as a kernel (its loops assume

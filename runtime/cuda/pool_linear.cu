@@ -1,6 +1,6 @@
-#include "runtime/cuda/pool_linear.cuh"
-
 #include <climits>
+
+#include "runtime/cuda/pool_linear.cuh"
 
 namespace octet::cuda {
 
@@ -49,8 +49,8 @@ void launch_global_avg_pool_logits(const int8_t* in, int64_t batch, int plane, i
 void global_avg_pool_logits(const int8_t* in, int64_t batch, int h, int w, int c, int32_t pool_multiplier,
                             int32_t pool_shift, const int8_t* weights, int classes, const int32_t* bias,
                             int32_t* logits, cudaStream_t stream) {
-  check(batch > 0 && batch <= INT_MAX && h > 0 && w > 0 && c > 0 && c % 4 == 0 && c <= kMaxChannels &&
-            classes > 0 && int64_t(h) * w * c <= INT_MAX,
+  check(batch > 0 && batch <= INT_MAX && h > 0 && w > 0 && c > 0 && c % 4 == 0 && c <= kMaxChannels && classes > 0 &&
+            int64_t(h) * w * c <= INT_MAX,
         "cuda global_avg_pool_logits: cannot handle " + std::to_string(batch) + " images of " + std::to_string(h) +
             "x" + std::to_string(w) + "x" + std::to_string(c) + " (at most " + std::to_string(kMaxChannels) +
             " channels, a multiple of 4)");
