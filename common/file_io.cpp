@@ -1,9 +1,14 @@
 #include "common/file_io.h"
 
+#include <dirent.h>
+#include <ftw.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
-#include <filesystem>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 
@@ -21,9 +26,8 @@ void write_file_atomically(const std::string& path,
     out.flush();
     check(out.good(), "write to '" + tmp + "' failed (disk full?)");
     out.close();
-    std::error_code ec;
-    std::filesystem::rename(tmp, path, ec);
-    check(!ec, "cannot rename '" + tmp + "' to '" + path + "': " + ec.message());
+    check(std::rename(tmp.c_str(), path.c_str()) == 0,
+          "cannot rename '" + tmp + "' to '" + path + "': " + std::strerror(errno));
   } catch (...) {
     std::remove(tmp.c_str());
     throw;
@@ -49,13 +53,71 @@ std::vector<uint8_t> read_file_bytes(const std::string& path) {
   return bytes;
 }
 
-bool file_exists(const std::string& path) { return std::filesystem::is_regular_file(path); }
+namespace {
+bool stat_mode(const std::string& path, mode_t* mode) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return false;
+  *mode = st.st_mode;
+  return true;
+}
+}  // namespace
+
+bool file_exists(const std::string& path) {
+  mode_t mode = 0;
+  return stat_mode(path, &mode) && S_ISREG(mode);
+}
+
+bool directory_exists(const std::string& path) {
+  mode_t mode = 0;
+  return stat_mode(path, &mode) && S_ISDIR(mode);
+}
+
+bool path_exists(const std::string& path) {
+  mode_t mode = 0;
+  return stat_mode(path, &mode);
+}
 
 void make_directories(const std::string& path) {
-  std::error_code ec;
-  std::filesystem::create_directories(path, ec);
-  check(!ec && std::filesystem::is_directory(path),
-        "cannot create directory '" + path + "': " + ec.message());
+  check(!path.empty(), "cannot create a directory with an empty name");
+  // Each prefix ending before a '/', then the whole path.
+  for (size_t end = path.find('/', 1); ; end = path.find('/', end + 1)) {
+    const std::string prefix = path.substr(0, end);
+    if (::mkdir(prefix.c_str(), 0777) != 0 && errno != EEXIST)
+      fail("cannot create directory '" + prefix + "': " + std::strerror(errno));
+    if (end == std::string::npos) break;
+  }
+  check(directory_exists(path), "cannot create directory '" + path + "': a file of that name is in the way");
+}
+
+std::vector<std::string> list_directory(const std::string& path) {
+  DIR* dir = ::opendir(path.c_str());
+  check(dir != nullptr, "cannot read directory '" + path + "': " + std::strerror(errno));
+  std::vector<std::string> names;
+  while (const dirent* entry = ::readdir(dir)) {
+    const std::string name = entry->d_name;
+    if (name != "." && name != "..") names.push_back(name);
+  }
+  ::closedir(dir);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+void remove_tree(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0 && errno == ENOENT) return;
+  // Depth first (FTW_DEPTH), links not followed (FTW_PHYS); nftw takes no
+  // context pointer, so the first failure is kept in a thread-local.
+  static thread_local std::string failure;
+  failure.clear();
+  const int status = ::nftw(
+      path.c_str(),
+      [](const char* entry, const struct stat*, int, FTW*) -> int {
+        if (std::remove(entry) == 0) return 0;
+        failure = std::string(entry) + ": " + std::strerror(errno);
+        return 1;
+      },
+      16, FTW_DEPTH | FTW_PHYS);
+  check(status == 0, "cannot remove '" + path + "': " + (failure.empty() ? std::strerror(errno) : failure));
 }
 
 }  // namespace octet

@@ -2,7 +2,6 @@
 #include <zlib.h>
 
 #include <cstring>
-#include <filesystem>
 
 #include "common/error.h"
 #include "common/file_io.h"

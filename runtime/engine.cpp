@@ -22,7 +22,7 @@ class CpuBackend : public Engine {
 
 std::vector<std::string> engine_backends() {
 #ifdef OCTET_HAVE_CUDA
-  return {"cpu", "cuda-dp4a", "cuda-cublaslt"};
+  return {"cpu", "cuda-imma", "cuda-dp4a", "cuda-cublaslt"};
 #else
   return {"cpu"};
 #endif
@@ -31,13 +31,14 @@ std::vector<std::string> engine_backends() {
 std::unique_ptr<Engine> make_engine(const QuantizedModel& model, const std::string& backend) {
   if (backend == "cpu") return std::make_unique<CpuBackend>(model);
 #ifdef OCTET_HAVE_CUDA
-  if (backend == "cuda-dp4a") return std::make_unique<CudaEngine>(model, CudaBackend::Dp4a);
-  if (backend == "cuda-cublaslt") return std::make_unique<CudaEngine>(model, CudaBackend::CublasLt);
+  if (backend == "cuda") return std::make_unique<CudaEngine>(model, CudaEngine::default_backend());
+  for (const CudaBackend b : {CudaBackend::Imma, CudaBackend::Dp4a, CudaBackend::CublasLt})
+    if (backend == cuda_backend_name(b)) return std::make_unique<CudaEngine>(model, b);
 #else
-  if (backend == "cuda-dp4a" || backend == "cuda-cublaslt")
+  if (backend.rfind("cuda", 0) == 0)
     fail("backend '" + backend + "' is not available: this octet was built without CUDA");
 #endif
-  fail("unknown backend '" + backend + "' (known: cpu, cuda-dp4a, cuda-cublaslt)");
+  fail("unknown backend '" + backend + "' (known: cpu, cuda, cuda-imma, cuda-dp4a, cuda-cublaslt)");
 }
 
 }  // namespace octet

@@ -1,5 +1,7 @@
 // One interface over the runtime backends, so tools, benchmarks and the
-// Python module can pick a backend by name: "cpu", "cuda-dp4a", "cuda-cublaslt".
+// Python module can pick a backend by name: "cpu", "cuda-imma", "cuda-dp4a",
+// "cuda-cublaslt", or "cuda": the default CUDA backend of the GPU (cuda-imma
+// on compute capability 8.0+, which has int8 tensor cores; cuda-dp4a before).
 #pragma once
 
 #include <memory>
@@ -19,7 +21,8 @@ class Engine {
   virtual std::string backend() const = 0;
 };
 
-// The backends this build has; "cpu" always, the CUDA ones when built with nvcc.
+// The backends this build has; "cpu" always, the CUDA ones (the default one
+// first) when built with nvcc.
 std::vector<std::string> engine_backends();
 // Fails with a message naming the backend and why it cannot run here.
 std::unique_ptr<Engine> make_engine(const QuantizedModel& model, const std::string& backend);

@@ -11,10 +11,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 #include <functional>
 #include <limits>
 #include <random>
+#include <thread>
 
 #include "common/error.h"
 #include "data/dataset.h"
@@ -22,6 +22,7 @@
 #include "runtime/cpu/engine.h"
 #include "runtime/cuda/cuda_engine.h"
 #include "runtime/cuda/device_layout.h"
+#include "runtime/cuda/implicit_gemm.h"
 #include "runtime/requantize.h"
 #include "tests/random_model.h"
 #include "tests/test_util.h"
@@ -30,7 +31,7 @@ namespace octet {
 
 // How gtest names a backend parameter (found by argument-dependent lookup).
 static void PrintTo(CudaBackend backend, std::ostream* out) {
-  *out << (backend == CudaBackend::Dp4a ? "cuda-dp4a" : "cuda-cublaslt");
+  *out << cuda_backend_name(backend);
 }
 
 namespace {
@@ -41,7 +42,8 @@ namespace {
     if (!CudaEngine::device_available(&why_not)) GTEST_SKIP() << "no CUDA device: " << why_not; \
   } while (0)
 
-const char* backend_label(CudaBackend backend) { return backend == CudaBackend::Dp4a ? "dp4a" : "cublaslt"; }
+std::string backend_label(CudaBackend backend) { return std::string(cuda_backend_name(backend)).substr(5); }
+const auto kBackends = ::testing::Values(CudaBackend::Imma, CudaBackend::Dp4a, CudaBackend::CublasLt);
 
 // "" when equal; otherwise how many values differ and where the first one is
 // (NHWC position in a tensor of per-sample shape `shape`).
@@ -477,7 +479,7 @@ TEST_P(CudaOp, MatchesTheCpuKernels) {
 
 INSTANTIATE_TEST_SUITE_P(Shapes, CudaOp,
                          ::testing::Combine(::testing::ValuesIn(op_cases()),
-                                            ::testing::Values(CudaBackend::Dp4a, CudaBackend::CublasLt)),
+                                            kBackends),
                          [](const ::testing::TestParamInfo<CudaOp::ParamType>& info) {
                            return std::get<0>(info.param).name + "_" + backend_label(std::get<1>(info.param));
                          });
@@ -513,16 +515,16 @@ TEST_P(CudaNetwork, ZooModelsMatchTheCpuOnTheirTestSets) {
   SKIP_WITHOUT_CUDA_DEVICE();
   int compared = 0;
   std::string skipped;
-  for (const auto& entry : std::filesystem::directory_iterator(source_dir() + "/models/zoo")) {
-    if (entry.path().extension() != ".octet") continue;
-    const Checkpoint checkpoint = load_checkpoint(entry.path().string());
+  for (const std::string& file : list_directory(source_dir() + "/models/zoo")) {
+    if (file.size() < 6 || file.substr(file.size() - 6) != ".octet") continue;
+    const Checkpoint checkpoint = load_checkpoint(source_dir() + "/models/zoo/" + file);
     const std::string data_dir =
         checkpoint.dataset == "cifar10" ? cifar10_dir() : resolve_data_dir(checkpoint.dataset, "");
-    if (data_dir.empty() || !std::filesystem::exists(data_dir)) {
-      skipped += " " + entry.path().filename().string() + " (no " + checkpoint.dataset + " data)";
+    if (data_dir.empty() || !path_exists(data_dir)) {
+      skipped += " " + file + " (no " + checkpoint.dataset + " data)";
       continue;
     }
-    SCOPED_TRACE(entry.path().filename().string());
+    SCOPED_TRACE(file);
     const QuantizedModel model = quantize_checkpoint(checkpoint, data_dir, QuantizeOptions{}).model;
     const Dataset test = load_dataset(checkpoint.dataset, data_dir, Split::Test);
     expect_same_as_cpu(model, GetParam(), normalized_images(test, model.mean, model.std, 0, 100), 100);
@@ -588,9 +590,40 @@ TEST_P(CudaNetwork, DevicePathAndProfile) {
   EXPECT_GT(total_ms, 0.0);
 }
 
+// More batch sizes than the engine keeps plans for: plans are dropped and
+// remade (graphs captured again) and every run still gives the CPU's logits;
+// then two threads share one engine, each with its own batch size.
+TEST_P(CudaNetwork, ManyBatchSizesAndThreads) {
+  SKIP_WITHOUT_CUDA_DEVICE();
+  const QuantizedModel model = random_quantized("resnet20", 7);
+  const ActShape in = model.graph.shapes()[0];
+  const CpuEngine cpu(model);
+  CudaEngine gpu(model, GetParam());
+  const ActShape logits_shape{model.num_classes(), 1, 1};
+  for (int round = 0; round < 3; ++round)
+    for (int64_t batch = 1; batch <= int64_t(CudaEngine::kMaxPlans) + 3; ++batch) {
+      const std::vector<float> images = random_images(batch, in, 70 + batch);
+      ASSERT_EQ(difference(cpu.run(images.data(), batch).data, gpu.run(images.data(), batch).data, logits_shape), "")
+          << "batch " << batch << ", round " << round;
+    }
+  std::vector<std::string> failures(2);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t)
+    threads.emplace_back([&, t] {
+      const int64_t batch = 5 + t;
+      const std::vector<float> images = random_images(batch, in, 90 + t);
+      const std::vector<int32_t> expected = cpu.run(images.data(), batch).data;
+      for (int run = 0; run < 20 && failures[t].empty(); ++run)
+        failures[t] = difference(expected, gpu.run(images.data(), batch).data, logits_shape);
+    });
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(failures[0], "");
+  EXPECT_EQ(failures[1], "");
+}
+
 TEST_P(CudaNetwork, MakeEngineOffersTheBackend) {
   SKIP_WITHOUT_CUDA_DEVICE();
-  const std::string name = GetParam() == CudaBackend::Dp4a ? "cuda-dp4a" : "cuda-cublaslt";
+  const std::string name = cuda_backend_name(GetParam());
   const QuantizedModel model = random_quantized("resnet20", 6);
   EXPECT_EQ(make_engine(model, name)->backend(), name);
   try {
@@ -601,13 +634,29 @@ TEST_P(CudaNetwork, MakeEngineOffersTheBackend) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, CudaNetwork, ::testing::Values(CudaBackend::Dp4a, CudaBackend::CublasLt),
+INSTANTIATE_TEST_SUITE_P(Backends, CudaNetwork, kBackends,
                          [](const ::testing::TestParamInfo<CudaBackend>& info) { return backend_label(info.param); });
+
+// "cuda" picks cuda-imma on GPUs with int8 tensor cores; its kernels keep
+// everything in registers and shared memory (no local memory: no spills).
+TEST(CudaImma, IsTheDefaultAndItsKernelsDoNotSpill) {
+  SKIP_WITHOUT_CUDA_DEVICE();
+  int major = 0;
+  ASSERT_EQ(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0), cudaSuccess);
+  const QuantizedModel model = random_quantized("resnet20", 8);
+  EXPECT_EQ(make_engine(model, "cuda")->backend(), major >= 8 ? "cuda-imma" : "cuda-dp4a");
+  for (const std::string& info : CudaEngine::imma_kernel_info()) {
+    std::printf("%s\n", info.c_str());
+    EXPECT_NE(info.find(" 0 B local memory"), std::string::npos) << info;
+  }
+}
 
 // Built with CUDA, the backends are listed; without a device, making one
 // fails with the reason instead of crashing.
 TEST(CudaEngineWithoutDevice, ListsTheBackendsAndExplainsWhyItCannotStart) {
   const std::vector<std::string> backends = engine_backends();
+  ASSERT_GE(backends.size(), 4u);
+  EXPECT_EQ(backends[1], "cuda-imma") << "the default CUDA backend comes first";
   EXPECT_NE(std::find(backends.begin(), backends.end(), "cuda-dp4a"), backends.end());
   EXPECT_NE(std::find(backends.begin(), backends.end(), "cuda-cublaslt"), backends.end());
   std::string why_not;
@@ -622,6 +671,7 @@ TEST(CudaEngineWithoutDevice, ListsTheBackendsAndExplainsWhyItCannotStart) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("no usable CUDA device: " + why_not), std::string::npos) << e.what();
   }
+  EXPECT_NE(error_of([&] { make_engine(model, "cuda"); }).find("cuda-imma: no usable CUDA device"), std::string::npos);
 }
 
 // ---------------------------------------------------------------------------
@@ -636,11 +686,13 @@ struct LayoutRun {
   int64_t arena_bytes = 0;
 };
 
+// cuda-imma's layout: channels aligned to 16, convs packed with its channels per tap.
 LayoutRun run_in_device_layout(const QuantizedModel& model, const std::vector<float>& images, int64_t batch,
-                               bool retain_all) {
+                               bool retain_all, bool imma) {
   const Graph& g = model.graph;
   const std::vector<ActShape> shapes = g.shapes();
-  const cuda::ValueLayout layout = cuda::plan_values(g, shapes, "host layout");
+  const cuda::ValueLayout layout = cuda::plan_values(
+      g, shapes, "host layout", imma ? cuda::igemm::kChannelAlignment : cuda::kDp4aChannelAlignment);
   const cuda::ArenaPlan plan = cuda::plan_arena(g, layout, batch, retain_all);
   std::vector<int8_t> arena(static_cast<size_t>(plan.bytes), int8_t{0x5A});  // not zeros, like fresh device memory
   auto value = [&](int node) { return arena.data() + plan.offset[layout.owner[node]]; };
@@ -669,12 +721,15 @@ LayoutRun run_in_device_layout(const QuantizedModel& model, const std::vector<fl
         break;
       case Op::Conv2d:
       case Op::Linear: {
-        const cuda::PackedLayer layer = cuda::pack_layer(model, shapes, layout, i);
         const bool conv = n.op == Op::Conv2d;
+        cuda::WeightPacking packing;
+        if (imma && conv) packing = {cuda::igemm::tap_channels(x.c), cuda::igemm::kDepthMultiple};
+        const cuda::PackedLayer layer = cuda::pack_layer(model, shapes, layout, i, packing);
         const int k = conv ? n.kernel : 1, stride = conv ? n.stride : 1, pad = conv ? n.padding : 0;
         const int h = conv ? x.h : 1, w = conv ? x.w : 1, oh = conv ? y.h : 1, ow = conv ? y.w : 1;
         const int channels = conv ? in_c : static_cast<int>(layout.storage[n.inputs[0]].bytes());
-        EXPECT_EQ(layer.depth, int64_t(k) * k * channels) << n.name;
+        const int tap_c = conv ? layer.tap_channels : channels;
+        EXPECT_EQ(layer.depth, cuda::round_up(int64_t(k) * k * tap_c, imma && conv ? 32 : 4)) << n.name;
         for (int64_t b = 0; b < batch; ++b)
           for (int oy = 0; oy < oh; ++oy)
             for (int ox = 0; ox < ow; ++ox)
@@ -684,9 +739,9 @@ LayoutRun run_in_device_layout(const QuantizedModel& model, const std::vector<fl
                   for (int kx = 0; kx < k; ++kx) {
                     const int iy = oy * stride - pad + ky, ix = ox * stride - pad + kx;
                     if (iy < 0 || iy >= h || ix < 0 || ix >= w) continue;
-                    for (int c = 0; c < channels; ++c)
+                    for (int c = 0; c < tap_c; ++c)
                       acc += int32_t(src[at(b, iy, ix, c, h, w, channels)]) *
-                             layer.weights[o * layer.depth + (ky * k + kx) * channels + c];
+                             layer.weights[o * layer.depth + (ky * k + kx) * tap_c + c];
                   }
                 const int64_t row = (b * oh + oy) * ow + ox;
                 if (i == model.output()) {
@@ -751,25 +806,27 @@ LayoutRun run_in_device_layout(const QuantizedModel& model, const std::vector<fl
   return run;
 }
 
-// The host run in the device layout, reusing buffers or not, gives the CPU
-// runtime's values at every node and its logits.
+// The host run in the device layout (dp4a's and imma's), reusing buffers or
+// not, gives the CPU runtime's values at every node and its logits.
 void expect_device_layout_matches_cpu(const QuantizedModel& model, const std::vector<float>& images, int64_t batch) {
   const std::vector<ActShape> shapes = model.graph.shapes();
   const CpuEngine cpu(model);
   std::vector<std::vector<int8_t>> expected(model.graph.nodes.size());
   const Int32Tensor logits = cpu.run(
       images.data(), batch, [&](int node, const int8_t* v, int64_t count) { expected[node].assign(v, v + count); });
-  int64_t arena_bytes[2] = {0, 0};
-  for (bool retain_all : {true, false}) {
-    const LayoutRun run = run_in_device_layout(model, images, batch, retain_all);
-    arena_bytes[retain_all] = run.arena_bytes;
-    for (int i = 0; i < model.output(); ++i)
-      ASSERT_EQ(difference(expected[i], run.values[i], shapes[i]), "")
-          << "node " << i << " '" << model.graph.nodes[i].name << "'" << (retain_all ? "" : " with buffer reuse");
-    ASSERT_EQ(difference(logits.data, run.logits.data, ActShape{model.num_classes(), 1, 1}), "")
-        << (retain_all ? "logits" : "logits with buffer reuse");
+  for (bool imma : {false, true}) {
+    int64_t arena_bytes[2] = {0, 0};
+    for (bool retain_all : {true, false}) {
+      const LayoutRun run = run_in_device_layout(model, images, batch, retain_all, imma);
+      arena_bytes[retain_all] = run.arena_bytes;
+      const std::string how = std::string(imma ? " (imma layout)" : "") + (retain_all ? "" : " with buffer reuse");
+      for (int i = 0; i < model.output(); ++i)
+        ASSERT_EQ(difference(expected[i], run.values[i], shapes[i]), "")
+            << "node " << i << " '" << model.graph.nodes[i].name << "'" << how;
+      ASSERT_EQ(difference(logits.data, run.logits.data, ActShape{model.num_classes(), 1, 1}), "") << "logits" << how;
+    }
+    EXPECT_LE(arena_bytes[false], arena_bytes[true]);
   }
-  EXPECT_LE(arena_bytes[false], arena_bytes[true]);
 }
 
 class CudaDeviceLayoutOnHost : public ::testing::TestWithParam<OpCase> {};
@@ -808,7 +865,7 @@ TEST(CudaDeviceLayout, ArenaSeparatesLiveValuesAndReusesDeadOnes) {
   options.weight_rounding = "nearest";
   const QuantizedModel model = quantize_random(random_checkpoint("resnet20", ModelOptions{}, 23), options, 8);
   const Graph& g = model.graph;
-  const cuda::ValueLayout layout = cuda::plan_values(g, g.shapes(), "test");
+  const cuda::ValueLayout layout = cuda::plan_values(g, g.shapes(), "test", cuda::kDp4aChannelAlignment);
   const int64_t batch = 5;
   const cuda::ArenaPlan reuse = cuda::plan_arena(g, layout, batch, false);
   const cuda::ArenaPlan separate = cuda::plan_arena(g, layout, batch, true);

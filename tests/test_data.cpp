@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
-#include <filesystem>
 #include <fstream>
 #include <set>
 
@@ -123,7 +122,7 @@ TEST(IdxReader, RefusesMismatchedCounts) {
 
 TEST(IdxReader, ReadsTheDebianFashionMnist) {
   const std::string dir = "/usr/share/datasets/fashion-mnist";
-  if (!std::filesystem::exists(dir)) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  if (!directory_exists(dir)) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
   Dataset test = load_dataset("fashion-mnist", dir, Split::Test);
   EXPECT_EQ(test.size(), 10000);
   std::vector<int> per_class(10);

@@ -5,7 +5,6 @@
 
 #include <cstdint>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iterator>
@@ -13,6 +12,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "common/file_io.h"
 
 namespace octet {
 
@@ -30,10 +30,16 @@ inline std::string error_of(const std::function<void()>& f) {
 class TempDir {
  public:
   TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "octet-test-XXXXXX").string();
+    const char* tmp = std::getenv("TMPDIR");
+    std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/octet-test-XXXXXX";
     dir_ = ::mkdtemp(tmpl.data());
   }
-  ~TempDir() { std::filesystem::remove_all(dir_); }
+  ~TempDir() {
+    try {
+      remove_tree(dir_);
+    } catch (const Error&) {  // a destructor must not throw; a leftover temporary directory is harmless
+    }
+  }
   std::string path() const { return dir_; }
   std::string path(const std::string& name) const { return dir_ + "/" + name; }
 

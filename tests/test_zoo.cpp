@@ -5,7 +5,6 @@
 // asserted as well.
 #include <gtest/gtest.h>
 
-#include <filesystem>
 
 #include "evaluate/evaluate.h"
 #include "quant/pipeline.h"
@@ -26,10 +25,10 @@ class ZooAccuracy : public ::testing::TestWithParam<ZooCase> {};
 TEST_P(ZooAccuracy, DefaultQuantizationKeepsAccuracy) {
   const ZooCase& z = GetParam();
   const std::string path = zoo_checkpoint(z.name);
-  ASSERT_TRUE(std::filesystem::exists(path)) << path;
+  ASSERT_TRUE(file_exists(path)) << path;
   const Checkpoint checkpoint = load_checkpoint(path);
   const std::string dir = checkpoint.dataset == "cifar10" ? cifar10_dir() : fashion_mnist_dir();
-  if (dir.empty() || !std::filesystem::exists(dir + (checkpoint.dataset == "cifar10" ? "/test_batch.bin" : "")))
+  if (dir.empty() || !path_exists(dir + (checkpoint.dataset == "cifar10" ? "/test_batch.bin" : "")))
     GTEST_SKIP() << checkpoint.dataset << " files are not available (run tools/setup.sh, which writes CIFAR-10)";
 
   const QuantizeResult q = quantize_checkpoint(checkpoint, dir, QuantizeOptions{}, 1024);

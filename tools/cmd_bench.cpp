@@ -1,7 +1,8 @@
 // `octet bench`: speed benchmarks that print numbers (the project keeps speed
 // targets out of the tests). This file holds `bench infer`: the int8 runtimes
-// against LibTorch float32 (and float16 on a GPU) on the same network,
-// measured in the same run; the other subcommands have files of their own.
+// against LibTorch float32 (and on a GPU float16, eager and captured in a CUDA
+// graph: the float peer users would pick) on the same network, in the same
+// run; the other subcommands have files of their own.
 #include <omp.h>
 
 #include <algorithm>
@@ -32,6 +33,11 @@
 
 #include "runtime/cuda/cuda_engine.h"
 #endif
+#ifdef OCTET_TORCH_CUDA  // a LibTorch built with CUDA (tools/CMakeLists.txt)
+#include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#endif
 
 namespace octet {
 
@@ -45,8 +51,8 @@ struct InferCommand {
 
 struct Measurement {
   int64_t batch;
-  // "cpu" (or "cpu/<kernel path>"), "cuda-dp4a", "libtorch-cpu", "libtorch-cuda", or without LibTorch
-  // "octet-float-cpu" (octet's own float executor)
+  // "cpu" (or "cpu/<kernel path>"), "cuda-imma", ..., "libtorch-cpu", "libtorch-cuda", "libtorch-cuda-graph",
+  // or without LibTorch "octet-float-cpu" (octet's own float executor)
   std::string name;
   std::string precision;  // "int8", "float32", "float16"
   double latency_ms;      // median per batch
@@ -56,6 +62,7 @@ struct Measurement {
 struct LayerTiming {
   std::string name, op;
   double macs = 0, milliseconds = 0;
+  std::string kernel;  // cuda-imma: the tile configuration
 };
 
 double layer_macs(const Graph& g, const std::vector<ActShape>& shapes, int node, int64_t batch) {
@@ -89,28 +96,57 @@ std::vector<LayerTiming> cpu_layer_times(const CpuEngine& engine, const float* i
   std::vector<LayerTiming> out;
   for (size_t i = 0; i < nodes; ++i)
     out.push_back({g.nodes[i].name, op_name(g.nodes[i].op), layer_macs(g, engine.shapes(), static_cast<int>(i), batch),
-                   median(ms[i])});
+                   median(ms[i]), ""});
   return out;
 }
 
+// Achieved int8 tera-operations per second (2 per multiply-add).
+double tops(const LayerTiming& l) { return l.milliseconds > 0 ? 2 * l.macs / (l.milliseconds * 1e9) : 0; }
+
 void print_layers(std::FILE* out, const std::string& title, const std::vector<LayerTiming>& layers) {
-  std::fprintf(out, "  %s\n  %-22s %-14s %10s %10s %9s\n", title.c_str(), "node", "op", "MMACs", "ms", "GOPS");
+  std::fprintf(out, "  %s\n  %-22s %-14s %10s %10s %9s  %s\n", title.c_str(), "node", "op", "MMACs", "ms", "TOPS",
+               "kernel");
   double total = 0;
   for (const LayerTiming& l : layers) {
     total += l.milliseconds;
-    std::fprintf(out, "  %-22s %-14s %10.1f %10.3f %9s\n", l.name.c_str(), l.op.c_str(), l.macs / 1e6,
-                 l.milliseconds,
-                 l.macs > 0 ? std::to_string(static_cast<int>(2 * l.macs / (l.milliseconds * 1e6))).c_str() : "");
+    const std::string achieved = l.macs > 0 ? std::to_string(tops(l)).substr(0, 7) : "";
+    std::fprintf(out, "  %-22s %-14s %10.1f %10.4f %9s  %s\n", l.name.c_str(), l.op.c_str(), l.macs / 1e6,
+                 l.milliseconds, achieved.c_str(), l.kernel.c_str());
   }
-  std::fprintf(out, "  %-22s %-14s %10s %10.3f\n", "total", "", "", total);
+  std::fprintf(out, "  %-22s %-14s %10s %10.4f\n", "total", "", "", total);
 }
 
 nlohmann::json layers_json(const std::vector<LayerTiming>& layers) {
   nlohmann::json out = nlohmann::json::array();
   for (const LayerTiming& l : layers)
-    out.push_back({{"name", l.name}, {"op", l.op}, {"macs", l.macs}, {"milliseconds", l.milliseconds}});
+    out.push_back({{"name", l.name},
+                   {"op", l.op},
+                   {"macs", l.macs},
+                   {"milliseconds", l.milliseconds},
+                   {"tops", tops(l)},
+                   {"kernel", l.kernel}});
   return out;
 }
+
+#ifdef OCTET_TORCH_CUDA
+// Milliseconds per replay of `net`'s forward on `input` captured in a CUDA
+// graph on a side stream (warmed up there first, so cuDNN has picked its
+// algorithms before the capture).
+double cuda_graph_milliseconds(GraphNet& net, const torch::Tensor& input, int warmup, int iterations) {
+  c10::cuda::CUDAStream stream = c10::cuda::getStreamFromPool();
+  const c10::cuda::CUDAStreamGuard guard(stream);
+  for (int i = 0; i < 3; ++i) net->forward(input);
+  stream.synchronize();
+  at::cuda::CUDAGraph graph;
+  graph.capture_begin();
+  const torch::Tensor output = net->forward(input);  // kept alive: the graph writes it
+  graph.capture_end();
+  return median(time_calls(warmup, iterations, [&] {
+    graph.replay();
+    stream.synchronize();
+  }));
+}
+#endif
 
 std::vector<float> random_inputs(int64_t count, const ActShape& shape) {
   std::mt19937 rng(1234);
@@ -120,33 +156,40 @@ std::vector<float> random_inputs(int64_t count, const ActShape& shape) {
   return out;
 }
 
-std::vector<std::string> requested_backends(const std::string& backend) {
-  if (backend != "all") {
-    const std::vector<std::string> known = engine_backends();
+// The backends of --backend: a comma-separated list, or "all" (those this machine can run).
+std::vector<std::string> requested_backends(const std::string& list) {
+  const std::vector<std::string> known = engine_backends();
+  std::vector<std::string> out;
+  if (list == "all") {
+    for (const std::string& b : known) {
+#ifdef OCTET_HAVE_CUDA
+      std::string why;
+      if (b != "cpu" && !CudaEngine::device_available(&why)) {
+        std::fprintf(stderr, "skipping %s: %s\n", b.c_str(), why.c_str());
+        continue;
+      }
+#endif
+      out.push_back(b);
+    }
+    return out;
+  }
+  std::stringstream in(list);
+  std::string backend;
+  while (std::getline(in, backend, ',')) {
     check(std::find(known.begin(), known.end(), backend) != known.end(),
           "--backend " + backend + " is not one this octet has (" + [&] {
-            std::string list;
-            for (const std::string& b : known) list += b + ", ";
-            return list + "all)";
+            std::string names;
+            for (const std::string& b : known) names += b + ", ";
+            return names + "all)";
           }());
 #ifdef OCTET_HAVE_CUDA
     std::string why;
     const bool usable = backend == "cpu" || CudaEngine::device_available(&why);
     check(usable, "--backend " + backend + ": " + why);
 #endif
-    return {backend};
+    out.push_back(backend);
   }
-  std::vector<std::string> out;
-  for (const std::string& b : engine_backends()) {
-#ifdef OCTET_HAVE_CUDA
-    std::string why;
-    if (b != "cpu" && !CudaEngine::device_available(&why)) {
-      std::fprintf(stderr, "skipping %s: %s\n", b.c_str(), why.c_str());
-      continue;
-    }
-#endif
-    out.push_back(b);
-  }
+  check(!out.empty(), "--backend is empty");
   return out;
 }
 
@@ -253,7 +296,7 @@ void run_infer(const InferCommand& c) {
                       }))});
       std::vector<LayerTiming> layers;
       for (const CudaEngine::NodeTiming& t : cuda.profile(batch, c.iterations))
-        layers.push_back({t.name, t.op, t.macs, t.milliseconds});
+        layers.push_back({t.name, t.op, t.macs, t.milliseconds, t.kernel});
       const auto conv = std::max_element(layers.begin(), layers.end(), [](const LayerTiming& a, const LayerTiming& b) {
         return (a.op == "conv2d" ? a.macs : -1) < (b.op == "conv2d" ? b.macs : -1);
       });
@@ -275,7 +318,7 @@ void run_infer(const InferCommand& c) {
 #endif
     }
 #ifdef OCTET_HAVE_TORCH
-    {
+    if (std::find(backends.begin(), backends.end(), "cpu") != backends.end()) {  // the CPU's float peer
       const torch::Tensor x =
           torch::from_blob(const_cast<float*>(images.data()),
                            {batch, input_shape.c, input_shape.h, input_shape.w});
@@ -302,20 +345,36 @@ void run_infer(const InferCommand& c) {
                           net->forward(input);
                           torch::cuda::synchronize();
                         }))});
+#ifdef OCTET_TORCH_CUDA
+        if (dtype == torch::kFloat16)
+          rows.push_back({batch, "libtorch-cuda-graph", precision,
+                          cuda_graph_milliseconds(net, input, c.warmup, c.iterations)});
+#endif
       }
+#ifndef OCTET_TORCH_CUDA
+      std::fprintf(stderr, "note: this octet was built without LibTorch's CUDA: no CUDA-graph float baseline\n");
+#endif
     }
 #else
     rows.push_back({batch, "octet-float-cpu", "float32", median(time_calls(c.warmup, c.iterations, [&] {
                       float_executor.run(images.data(), batch);
                     }))});
 #endif
-    // The table of this batch size, and int8 against float.
-    std::fprintf(out, "batch %lld\n  %-20s %-9s %12s %14s\n", static_cast<long long>(batch), "backend",
-                 "precision", "ms/batch", "images/s");
+    // The table of this batch size, and int8 against float: every row's
+    // speed-up over the float peer (LibTorch float16 + CUDA graph on a GPU,
+    // else LibTorch float32 on the CPU).
+    const Measurement* peer = nullptr;
+    for (const Measurement& m : rows)
+      if ((m.name == "libtorch-cuda-graph") || (!peer && (m.name == "libtorch-cpu" || m.name == "octet-float-cpu")))
+        peer = &m;
+    const std::string peer_name = peer ? peer->name + " " + peer->precision : "";
+    std::fprintf(out, "batch %lld\n  %-20s %-9s %12s %14s  %s\n", static_cast<long long>(batch), "backend",
+                 "precision", "ms/batch", "images/s", peer ? ("x " + peer_name).c_str() : "");
     const Measurement *best_int8 = nullptr, *best_float = nullptr, *cpu_int8 = nullptr, *cpu_float = nullptr;
     for (const Measurement& m : rows) {
-      std::fprintf(out, "  %-20s %-9s %12.3f %14.0f\n", m.name.c_str(), m.precision.c_str(), m.latency_ms,
-                   m.images_per_second());
+      const std::string ratio = peer ? std::to_string(peer->latency_ms / m.latency_ms).substr(0, 5) + "x" : "";
+      std::fprintf(out, "  %-20s %-9s %12.4f %14.0f  %s\n", m.name.c_str(), m.precision.c_str(), m.latency_ms,
+                   m.images_per_second(), ratio.c_str());
       const bool int8 = m.precision == "int8";
       const Measurement*& best = int8 ? best_int8 : best_float;
       if (!best || m.latency_ms < best->latency_ms) best = &m;
@@ -323,6 +382,11 @@ void run_infer(const InferCommand& c) {
       if (m.name == "libtorch-cpu" || m.name == "octet-float-cpu") cpu_float = &m;
     }
     nlohmann::json speedup = {{"batch", batch}};
+    if (peer) {
+      speedup["peer"] = peer_name;
+      for (const Measurement& m : rows)
+        if (m.precision == "int8") speedup["over_peer"][m.name] = peer->latency_ms / m.latency_ms;
+    }
     if (cpu_int8 && cpu_float) {
       for (const Measurement& m : rows)
         if (m.name.rfind("cpu", 0) == 0)
@@ -380,7 +444,9 @@ void add_bench_command(CLI::App& app) {
   infer->add_option("--checkpoint", i->checkpoint, "Float checkpoint (octet train)")->required();
   infer->add_option("--quantized", i->quantized, "Quantized model (default: quantize the checkpoint here)");
   infer->add_option("--data", i->data, "Dataset folder for calibration when quantizing here");
-  infer->add_option("--backend", i->backend, "cpu, cuda-dp4a, cuda-cublaslt or all (those this machine can run)")
+  infer->add_option("--backend", i->backend,
+                    "Comma-separated: cpu, cuda-imma, cuda-dp4a, cuda-cublaslt; or all (those this machine can "
+                    "run). LibTorch float32 on the CPU is measured with cpu")
       ->capture_default_str();
   infer->add_option("--batch", i->batches, "Batch sizes, comma-separated")->capture_default_str();
   infer->add_option("--iterations", i->iterations, "Timed runs per measurement (the median is reported)")
@@ -391,7 +457,8 @@ void add_bench_command(CLI::App& app) {
   infer->add_option("--cpu-kernels", i->cpu_kernels,
                     "CPU kernel paths to measure, comma-separated: reference, avx512-vnni (default: the one in "
                     "use, the fastest this CPU has unless OCTET_CPU_KERNELS=reference)");
-  infer->add_flag("--layers", i->layers, "Also time every node (CPU: from the engine's hook; CUDA: profile())");
+  infer->add_flag("--layers", i->layers,
+                  "Also time every node, with achieved TOPS (CPU: from the engine's hook; CUDA: profile())");
   add_json_option(infer, i->json);
   infer->callback([i] { run_infer(*i); });
 

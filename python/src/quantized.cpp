@@ -125,7 +125,8 @@ void bind_quantized(py::module_& m) {
       .def("predict", &int8_predict, py::arg("images"), py::arg("backend") = "cpu",
            py::arg("batch_size") = kDefaultBatch, py::arg("dequantize") = false,
            "int32 logits [N, classes] of normalised float32 images [N, C, H, W] on a backend "
-           "('cpu', 'cuda-dp4a', 'cuda-cublaslt'; see octet.backends()). Each class's int32 logit has its own "
+           "('cpu', 'cuda' for the GPU's default, 'cuda-imma', 'cuda-dp4a', 'cuda-cublaslt'; see octet.backends()). "
+           "Each class's int32 logit has its own "
            "scale (per-channel weights): take the argmax of dequantize=True's float32 logits (int32 * logit_scale).")
       .def("dequantize_logits", &dequantize_logits, py::arg("logits"),
            "int32 logits [N, classes] -> float32 logits (times logit_scale).")

@@ -1,17 +1,20 @@
 #include "runtime/cuda/cuda_engine.h"
 
 #include <algorithm>
-#include <map>
+#include <mutex>
 #include <type_traits>
 
 #include "runtime/cuda/common.cuh"
 #include "runtime/cuda/conv2d_dp4a.cuh"
+#include "runtime/cuda/conv2d_imma.cuh"
 #include "runtime/cuda/device_layout.h"
 #include "runtime/cuda/eltwise.cuh"
 #include "runtime/cuda/epilogue.cuh"
 #include "runtime/cuda/gemm_cublaslt.cuh"
 #include "runtime/cuda/im2col.cuh"
 #include "runtime/cuda/linear_dp4a.cuh"
+#include "runtime/cuda/plan_cache.h"
+#include "runtime/cuda/pool_linear.cuh"
 #include "runtime/cuda/pool.cuh"
 #include "runtime/cuda/quantize_input.cuh"
 #include "runtime/cuda/shortcut_a.cuh"
@@ -24,7 +27,11 @@ using cuda::DeviceBuffer;
 
 constexpr size_t kCublasLtWorkspace = size_t{32} << 20;  // NVIDIA's recommendation for Hopper
 
-const char* backend_name(CudaBackend backend) { return backend == CudaBackend::Dp4a ? "cuda-dp4a" : "cuda-cublaslt"; }
+const char* backend_name(CudaBackend backend) { return cuda_backend_name(backend); }
+
+int channel_alignment(CudaBackend backend) {
+  return backend == CudaBackend::Imma ? cuda::igemm::kChannelAlignment : cuda::kDp4aChannelAlignment;
+}
 
 template <typename T>
 DeviceBuffer<T> upload(const std::vector<T>& host) {
@@ -35,7 +42,7 @@ DeviceBuffer<T> upload(const std::vector<T>& host) {
 
 // A conv's or linear's cuda::PackedLayer on the device.
 struct DeviceLayer {
-  int out_c = 0;
+  int out_c = 0, tap_channels = 0;
   int64_t depth = 0;
   DeviceBuffer<int8_t> weights;
   DeviceBuffer<int32_t> bias, multiplier, shift, skip_multiplier;
@@ -43,6 +50,7 @@ struct DeviceLayer {
   DeviceLayer() = default;
   explicit DeviceLayer(const cuda::PackedLayer& p)
       : out_c(p.out_c),
+        tap_channels(p.tap_channels),
         depth(p.depth),
         weights(upload(p.weights)),
         bias(upload(p.bias)),
@@ -126,6 +134,7 @@ struct CudaEngine::Impl {
     int64_t acc_offset = 0;
     std::vector<int64_t> offset;                       // per node that owns storage, else -1
     std::vector<std::unique_ptr<cuda::LtGemm>> gemms;  // per conv / linear on the cuBLASLt path
+    std::vector<int> tiles;                            // per conv on the imma path: its tile configuration
     int64_t runs = 0;
     GraphExecOwner graph;  // captured on the second run (the first, direct one loads the kernels lazily)
   };
@@ -139,6 +148,12 @@ struct CudaEngine::Impl {
   int output() const { return model.output(); }
   int classes() const { return model.num_classes(); }
   cuda::ConvShape conv_shape(int node, int64_t batch) const;
+  cuda::igemm::Problem imma_problem(int node, int64_t batch) const;
+  int imma_tile(int node, int64_t batch, std::string* why_not) const;
+  bool uses_imma(int node) const { return backend == CudaBackend::Imma && model.graph.nodes[node].op == Op::Conv2d; }
+  // The global average pool of a fused network tail, or -1 (not when every node's value is retained).
+  int fused_pool(const Plan& p) const { return p.retains_all ? -1 : tail_pool; }
+  void enqueue_tail(const Plan& p) const;
   std::string unsupported(int node, int64_t batch) const;
   std::string where(int node) const;
   cuda::RequantEpilogue epilogue(const Plan& p, int node) const;
@@ -146,6 +161,7 @@ struct CudaEngine::Impl {
   const cuda::Storage& storage(int node) const { return values.storage[node]; }
   Plan& plan(int64_t batch);
   std::unique_ptr<Plan> make_plan(int64_t batch) const;
+  void synchronize() const { CUDA_CHECK(cudaStreamSynchronize(stream.get())); }
   void enqueue_node(const Plan& p, int node) const;
   void enqueue_weighted(const Plan& p, int node) const;
   void launch(Plan& p);
@@ -160,9 +176,15 @@ struct CudaEngine::Impl {
   LtOwner lt;
   DeviceBuffer<uint8_t> lt_workspace;
   std::vector<DeviceLayer> layers;  // per node; convs and linears only
-  std::map<int64_t, std::unique_ptr<Plan>> plans;
+  std::vector<int> imma_resident;   // cuda-imma: blocks of each tile per multiprocessor
+  int multiprocessors = 0;
+  // GlobalAvgPool -> Flatten -> output Linear, the pooled value read by
+  // nothing else: the pool node, run with the logits in one kernel; or -1.
+  int tail_pool = -1;
+  cuda::PlanCache<int64_t, Plan> plans{kMaxPlans};
   bool retain = false;
   Plan* last_run = nullptr;
+  std::mutex mutex;  // held by every public member of CudaEngine
 };
 
 CudaEngine::Impl::Impl(const QuantizedModel& m, CudaBackend b, int d) : device(d), backend(b), model(m) {
@@ -174,7 +196,19 @@ CudaEngine::Impl::Impl(const QuantizedModel& m, CudaBackend b, int d) : device(d
   shapes = g.shapes();
   const int n_nodes = static_cast<int>(g.nodes.size());
 
-  values = cuda::plan_values(g, shapes, backend_name(backend));
+  values = cuda::plan_values(g, shapes, backend_name(backend), channel_alignment(backend));
+  const std::vector<std::vector<int>> consumers = g.consumers();
+  const Node& last = g.nodes[output()];
+  if (last.op == Op::Linear && last.inputs.size() == 1 && g.nodes[last.inputs[0]].op == Op::Flatten) {
+    const int flatten = last.inputs[0], pool = g.nodes[flatten].inputs[0];
+    if (g.nodes[pool].op == Op::GlobalAvgPool && consumers[pool] == std::vector<int>{flatten} &&
+        consumers[flatten] == std::vector<int>{output()})
+      tail_pool = pool;
+  }
+  if (backend == CudaBackend::Imma) {
+    imma_resident = cuda::conv2d_imma_prepare();
+    CUDA_CHECK(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device));
+  }
 
   StreamOwner::pointer s = nullptr;
   CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
@@ -192,7 +226,10 @@ CudaEngine::Impl::Impl(const QuantizedModel& m, CudaBackend b, int d) : device(d
     const Node& n = g.nodes[i];
     if (n.op != Op::Conv2d && n.op != Op::Linear) continue;
     try {
-      layers[i] = DeviceLayer(cuda::pack_layer(model, shapes, values, i));
+      cuda::WeightPacking packing;  // the dp4a and cuBLASLt kernels read every stored channel
+      if (uses_imma(i))
+        packing = {cuda::igemm::tap_channels(shapes[n.inputs[0]].c), cuda::igemm::kDepthMultiple};
+      layers[i] = DeviceLayer(cuda::pack_layer(model, shapes, values, i, packing));
     } catch (const Error& e) {
       fail(std::string(backend_name(backend)) + ": " + e.what());
     }
@@ -209,9 +246,36 @@ std::string CudaEngine::Impl::where(int node) const {
   return std::string(backend_name(backend)) + ": node '" + n.name + "' (" + op_name(n.op) + ")";
 }
 
+cuda::igemm::Problem CudaEngine::Impl::imma_problem(int node, int64_t batch) const {
+  const cuda::ConvShape s = conv_shape(node, batch);
+  cuda::igemm::Problem p;
+  p.batch = batch > INT32_MAX ? -1 : static_cast<int>(batch);  // refused by igemm::unsupported
+  p.in_h = s.in_h, p.in_w = s.in_w, p.in_stride = s.in_c, p.tap_c = layers[node].tap_channels;
+  p.out_h = s.out_h, p.out_w = s.out_w, p.out_c = s.out_c;
+  p.kernel = s.kernel, p.stride = s.stride, p.padding = s.padding;
+  return p;
+}
+
+int CudaEngine::Impl::imma_tile(int node, int64_t batch, std::string* why_not) const {
+  const cuda::igemm::Problem p = imma_problem(node, batch);
+  const int tile = cuda::igemm::choose_tile(p, imma_resident.data(), multiprocessors);
+  if (tile < 0 && why_not) {
+    *why_not = "no cuda-imma tile configuration can run it:";
+    for (int i = 0; i < cuda::igemm::kTileCount; ++i) {
+      const std::string why = imma_resident[i] > 0 ? cuda::igemm::unsupported(p, i) : "does not fit the device";
+      *why_not += std::string(" ") + cuda::igemm::tile_config(i).name + ": " + (why.empty() ? "not chosen" : why) + ";";
+    }
+  }
+  return tile;
+}
+
 std::string CudaEngine::Impl::unsupported(int node, int64_t batch) const {
   const cuda::ConvShape s = conv_shape(node, batch);
   if (backend == CudaBackend::CublasLt) return cuda::LtGemm::unsupported(s.out_c, s.rows(), s.depth());
+  if (uses_imma(node)) {
+    std::string why;
+    return imma_tile(node, batch, &why) < 0 ? why : "";
+  }
   if (model.graph.nodes[node].op == Op::Conv2d) return cuda::conv2d_dp4a_unsupported(s);
   return cuda::linear_dp4a_unsupported(s.rows(), s.depth(), s.out_c);
 }
@@ -248,9 +312,13 @@ cuda::RequantEpilogue CudaEngine::Impl::epilogue(const Plan& p, int node) const 
 }
 
 CudaEngine::Impl::Plan& CudaEngine::Impl::plan(int64_t batch) {
-  auto found = plans.find(batch);
-  if (found == plans.end()) found = plans.emplace(batch, make_plan(batch)).first;
-  return *found->second;
+  if (Plan* found = plans.find(batch)) return *found;
+  std::unique_ptr<Plan> made = make_plan(batch);
+  if (const int64_t* victim = plans.victim()) {
+    synchronize();  // its buffers may still be in use
+    if (last_run && last_run->batch == *victim) last_run = nullptr;
+  }
+  return plans.insert(batch, std::move(made));
 }
 
 std::unique_ptr<CudaEngine::Impl::Plan> CudaEngine::Impl::make_plan(int64_t batch) const {
@@ -267,12 +335,14 @@ std::unique_ptr<CudaEngine::Impl::Plan> CudaEngine::Impl::make_plan(int64_t batc
   // block, and each layer's GEMM planned for this batch size.
   int64_t patch_bytes = 0, acc_bytes = 0;
   p->gemms.resize(n_nodes);
+  p->tiles.assign(n_nodes, -1);
   for (int i = 0; i < n_nodes; ++i) {
     const Node& n = g.nodes[i];
     if (n.op != Op::Conv2d && n.op != Op::Linear) continue;
     const std::string at = where(i) + " at batch " + std::to_string(batch);
     const std::string why = unsupported(i, batch);
     check(why.empty(), at + ": the kernel cannot run it: " + why);
+    if (uses_imma(i)) p->tiles[i] = imma_tile(i, batch, nullptr);
     if (backend != CudaBackend::CublasLt) continue;
     const cuda::ConvShape s = conv_shape(i, batch);
     if (n.op == Op::Conv2d && !s.is_pointwise())
@@ -295,13 +365,29 @@ std::unique_ptr<CudaEngine::Impl::Plan> CudaEngine::Impl::make_plan(int64_t batc
   return p;
 }
 
+void CudaEngine::Impl::enqueue_tail(const Plan& p) const {
+  const int pool = tail_pool, x = model.graph.nodes[pool].inputs[0];
+  const ActShape in = shapes[x];
+  const NodeQuant& q = model.quant[pool];
+  const DeviceLayer& layer = layers[output()];
+  cuda::global_avg_pool_logits(value(p, x), p.batch, in.h, in.w, storage(x).padded_c, q.multiplier.data[0],
+                               q.shift.data[0], layer.weights.get(), classes(), layer.bias.get(), p.logits.get(),
+                               stream.get());
+}
+
 void CudaEngine::Impl::enqueue_weighted(const Plan& p, int node) const {
   const Node& n = model.graph.nodes[node];
   const DeviceLayer& layer = layers[node];
   const cuda::ConvShape s = conv_shape(node, p.batch);
   const int8_t* x = value(p, n.inputs[0]);
   const bool is_output = node == output();
-  if (backend == CudaBackend::Dp4a) {
+  if (is_output && fused_pool(p) >= 0) return enqueue_tail(p);
+  if (uses_imma(node)) {
+    cuda::conv2d_imma(imma_problem(node, p.batch), p.tiles[node], x, layer.weights.get(), epilogue(p, node),
+                      value(p, node), stream.get());
+    return;
+  }
+  if (backend != CudaBackend::CublasLt) {  // dp4a; imma's linear layers too
     if (is_output)
       cuda::linear_dp4a_logits(x, layer.weights.get(), s.rows(), s.depth(), classes(), layer.bias.get(), p.logits.get(),
                                stream.get());
@@ -332,6 +418,7 @@ void CudaEngine::Impl::enqueue_node(const Plan& p, int node) const {
   cudaStream_t s = stream.get();
   if (n.op == Op::Conv2d || n.op == Op::Linear) return enqueue_weighted(p, node);
   if (n.op == Op::Flatten) return;  // its value is its input's bytes
+  if (node == fused_pool(p)) return;  // computed with the logits
   int8_t* y = value(p, node);
   if (n.op == Op::Input) {
     const ActShape in = shapes[0];
@@ -395,6 +482,15 @@ double CudaEngine::Impl::macs(int node, int64_t batch) const {
   return 0.0;
 }
 
+const char* cuda_backend_name(CudaBackend backend) {
+  switch (backend) {
+    case CudaBackend::Imma: return "cuda-imma";
+    case CudaBackend::Dp4a: return "cuda-dp4a";
+    case CudaBackend::CublasLt: return "cuda-cublaslt";
+  }
+  return "cuda-unknown";
+}
+
 CudaEngine::CudaEngine(const QuantizedModel& model, CudaBackend backend, int device)
     : impl_(std::make_unique<Impl>(model, backend, device)) {}
 
@@ -408,8 +504,27 @@ bool CudaEngine::device_available(std::string* why_not) {
   return why.empty();
 }
 
+CudaBackend CudaEngine::default_backend(int device) {
+  int major = 0;
+  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) {
+    cudaGetLastError();  // no device: the engine made with the answer reports why
+    return CudaBackend::Imma;
+  }
+  return major >= 8 ? CudaBackend::Imma : CudaBackend::Dp4a;
+}
+
+std::vector<std::string> CudaEngine::imma_kernel_info() {
+  const std::string why = device_unusable(0);
+  check(why.empty(), "cuda-imma kernel info: no usable CUDA device: " + why);
+  CUDA_CHECK(cudaSetDevice(0));
+  std::vector<std::string> out;
+  for (int i = 0; i < cuda::igemm::kTileCount; ++i) out.push_back(cuda::conv2d_imma_kernel_info(i));
+  return out;
+}
+
 Int32Tensor CudaEngine::run(const float* host_input, int64_t batch) {
   Impl& m = *impl_;
+  const std::lock_guard<std::mutex> lock(m.mutex);
   CUDA_CHECK(cudaSetDevice(m.device));
   Impl::Plan& p = m.plan(batch);
   CUDA_CHECK(cudaMemcpyAsync(p.input.get(), host_input, p.input.size() * sizeof(float), cudaMemcpyHostToDevice,
@@ -423,29 +538,35 @@ Int32Tensor CudaEngine::run(const float* host_input, int64_t batch) {
 }
 
 float* CudaEngine::device_input(int64_t batch) {
+  const std::lock_guard<std::mutex> lock(impl_->mutex);
   CUDA_CHECK(cudaSetDevice(impl_->device));
   return impl_->plan(batch).input.get();
 }
 
 int32_t* CudaEngine::device_logits(int64_t batch) {
+  const std::lock_guard<std::mutex> lock(impl_->mutex);
   CUDA_CHECK(cudaSetDevice(impl_->device));
   return impl_->plan(batch).logits.get();
 }
 
 void CudaEngine::run_device(int64_t batch) {
+  const std::lock_guard<std::mutex> lock(impl_->mutex);
   CUDA_CHECK(cudaSetDevice(impl_->device));
   impl_->launch(impl_->plan(batch));
 }
 
 void CudaEngine::synchronize() {
+  const std::lock_guard<std::mutex> lock(impl_->mutex);
   CUDA_CHECK(cudaSetDevice(impl_->device));
-  CUDA_CHECK(cudaStreamSynchronize(impl_->stream.get()));
+  impl_->synchronize();
 }
 
 void CudaEngine::retain_node_outputs(bool retain) {
   Impl& m = *impl_;
+  const std::lock_guard<std::mutex> lock(m.mutex);
   if (retain == m.retain) return;
-  synchronize();  // the plans' buffers may still be in use
+  CUDA_CHECK(cudaSetDevice(m.device));
+  m.synchronize();  // the plans' buffers may still be in use
   m.retain = retain;
   m.last_run = nullptr;
   m.plans.clear();
@@ -453,6 +574,7 @@ void CudaEngine::retain_node_outputs(bool retain) {
 
 std::vector<int8_t> CudaEngine::node_output(int node) {
   Impl& m = *impl_;
+  const std::lock_guard<std::mutex> lock(m.mutex);
   const std::string where = backend() + " node_output(" + std::to_string(node) + ")";
   check(node >= 0 && node < m.output(),
         where + ": not a node with an int8 output (the last node's int32 logits are what run() returns)");
@@ -460,7 +582,8 @@ std::vector<int8_t> CudaEngine::node_output(int node) {
   check(m.last_run->retains_all, where +
                                      ": the last run reused buffers between layers; call "
                                      "retain_node_outputs(true) before running");
-  synchronize();
+  CUDA_CHECK(cudaSetDevice(m.device));
+  m.synchronize();
   const cuda::Storage& s = m.storage(node);
   const int64_t batch = m.last_run->batch;
   std::vector<int8_t> stored(static_cast<size_t>(batch * s.bytes()));
@@ -472,6 +595,7 @@ std::vector<int8_t> CudaEngine::node_output(int node) {
 
 std::vector<CudaEngine::NodeTiming> CudaEngine::profile(int64_t batch, int iterations) {
   Impl& m = *impl_;
+  const std::lock_guard<std::mutex> lock(m.mutex);
   check(iterations > 0, backend() + " profile: iterations must be positive, got " + std::to_string(iterations));
   CUDA_CHECK(cudaSetDevice(m.device));
   Impl::Plan& p = m.plan(batch);
@@ -496,7 +620,8 @@ std::vector<CudaEngine::NodeTiming> CudaEngine::profile(int64_t batch, int itera
   std::vector<NodeTiming> out;
   for (int i = 0; i < n_nodes; ++i) {
     const Node& n = m.model.graph.nodes[i];
-    out.push_back({n.name, op_name(n.op), m.macs(i, batch), total[i] / iterations});
+    const std::string kernel = m.uses_imma(i) ? cuda::igemm::tile_config(p.tiles[i]).name : "";
+    out.push_back({n.name, op_name(n.op), kernel, m.macs(i, batch), total[i] / iterations});
   }
   return out;
 }

@@ -2,17 +2,30 @@
 // like the CPU runtime. Plain C++ (no CUDA headers), so any file can include it.
 //
 // Activations live on the device as NHWC int8 with channels padded to a
-// multiple of 4; weights are packed once at load. For each batch size the
-// engine plans one arena in which layers reuse the buffers of values no later
-// layer reads. The first run of a batch size launches the kernels one by one
-// (loading them), the second captures the whole network into a CUDA graph,
-// and every run from then on replays it. Everything runs on the engine's one
-// stream.
+// multiple of the backend's alignment (16 for cuda-imma, 4 otherwise);
+// weights are packed once at load. For each batch size the engine plans one
+// arena in which layers reuse the buffers of values no later layer reads.
+// The first run of a batch size launches the kernels one by one (loading
+// them), the second captures the whole network into a CUDA graph, and every
+// run from then on replays it. Everything runs on the engine's one stream.
+// The plans (buffers and graph) of the kMaxPlans most recently used batch
+// sizes are kept; running another batch size drops the least recently used.
 //
-// Backends: "cuda-dp4a" (hand-written __dp4a kernels: implicit-GEMM conv and a
+// Backends: "cuda-imma" (sm_80+: implicit-GEMM conv on int8 tensor cores,
+// mma.sync.m16n8k32, requantizing epilogue fused; the default where it
+// runs), "cuda-dp4a" (hand-written __dp4a kernels: implicit-GEMM conv and a
 // GEMM for linear layers, epilogues fused) and "cuda-cublaslt" (int8 im2col +
 // cuBLASLt int8 GEMM with int32 output, then a requantizing epilogue kernel).
-// Pooling, add, ReLU, shortcut and input quantization are shared.
+// Linear layers of cuda-imma use the dp4a GEMM. Pooling, add, ReLU, shortcut
+// and input quantization are shared; a network ending in global average pool,
+// flatten and the output linear runs its tail as one kernel (except while
+// retain_node_outputs is on, so that the pooled values can be read).
+//
+// Threads: every public member locks the engine, so one engine may be used
+// from several threads; their runs are serialised. Pointers returned by
+// device_input / device_logits stay valid until the plan of their batch size
+// is dropped (kMaxPlans other batch sizes run since) or retain_node_outputs
+// changes.
 #pragma once
 
 #include <cstdint>
@@ -24,7 +37,8 @@
 
 namespace octet {
 
-enum class CudaBackend { Dp4a, CublasLt };
+enum class CudaBackend { Imma, Dp4a, CublasLt };
+const char* cuda_backend_name(CudaBackend backend);  // "cuda-imma", "cuda-dp4a", "cuda-cublaslt"
 
 class CudaEngine : public Engine {
  public:
@@ -38,7 +52,10 @@ class CudaEngine : public Engine {
   // Synchronous: `host_input` is batch x C x H x W normalised floats; returns
   // the int32 logits [batch][classes].
   Int32Tensor run(const float* host_input, int64_t batch) override;
-  std::string backend() const override;  // "cuda-dp4a" / "cuda-cublaslt"
+  std::string backend() const override;  // cuda_backend_name()
+
+  // Per-batch-size plans kept at once (least recently used dropped first).
+  static constexpr size_t kMaxPlans = 4;
 
   // Device-resident path for benchmarks: the input already on the device, the
   // logits left there. Asynchronous on the engine's stream; from the second
@@ -64,6 +81,7 @@ class CudaEngine : public Engine {
   struct NodeTiming {
     std::string name;
     std::string op;
+    std::string kernel;  // cuda-imma convs: the tile configuration; else empty
     double macs;
     double milliseconds;
   };
@@ -71,6 +89,11 @@ class CudaEngine : public Engine {
 
   // False, with the reason, when there is no usable GPU.
   static bool device_available(std::string* why_not);
+  // The backend to use on `device` when none is named: cuda-imma on compute
+  // capability 8.0 and newer (int8 tensor cores), cuda-dp4a before.
+  static CudaBackend default_backend(int device = 0);
+  // Registers, shared and local memory of each cuda-imma kernel on device 0.
+  static std::vector<std::string> imma_kernel_info();
 
  private:
   struct Impl;

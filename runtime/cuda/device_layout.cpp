@@ -10,7 +10,9 @@ namespace octet::cuda {
 
 namespace {
 
-Storage storage_of(const ActShape& s) { return {int64_t(s.h) * s.w, s.c, padded_channels(s.c)}; }
+Storage storage_of(const ActShape& s, int alignment) {
+  return {int64_t(s.h) * s.w, s.c, padded_channels(s.c, alignment)};
+}
 
 std::vector<int32_t> padded(const Int32Tensor& values, int count, int32_t fill) {
   std::vector<int32_t> out = values.data;
@@ -20,16 +22,20 @@ std::vector<int32_t> padded(const Int32Tensor& values, int count, int32_t fill) 
 
 }  // namespace
 
-ValueLayout plan_values(const Graph& g, const std::vector<ActShape>& shapes, const std::string& who) {
+ValueLayout plan_values(const Graph& g, const std::vector<ActShape>& shapes, const std::string& who,
+                        int channel_alignment) {
+  check(channel_alignment > 0 && channel_alignment % 4 == 0,
+        who + ": channel alignment " + std::to_string(channel_alignment) + " is not a positive multiple of 4");
   const int output = g.output();
   ValueLayout v;
+  v.channel_alignment = channel_alignment;
   v.storage.resize(g.nodes.size());
   v.owner.assign(g.nodes.size(), -1);
   for (int i = 0; i < output; ++i) {
     const Node& n = g.nodes[i];
     const std::string at = who + ": node '" + n.name + "' (" + op_name(n.op) + ")";
     v.owner[i] = i;
-    v.storage[i] = storage_of(shapes[i]);
+    v.storage[i] = storage_of(shapes[i], channel_alignment);
     switch (n.op) {
       case Op::Flatten:  // the same bytes, read as one vector
         v.owner[i] = v.owner[n.inputs[0]];
@@ -41,7 +47,7 @@ ValueLayout plan_values(const Graph& g, const std::vector<ActShape>& shapes, con
       default: break;
     }
     if (op_traits(n.op).reads_image)
-      check(v.storage[n.inputs[0]] == storage_of(shapes[n.inputs[0]]),
+      check(v.storage[n.inputs[0]] == storage_of(shapes[n.inputs[0]], channel_alignment),
             at + ": reads a flattened value as an image, which the CUDA runtime does not support");
     if (n.op == Op::Add)
       check(v.storage[n.inputs[0]] == v.storage[n.inputs[1]],
@@ -52,8 +58,20 @@ ValueLayout plan_values(const Graph& g, const std::vector<ActShape>& shapes, con
   return v;
 }
 
+std::vector<int8_t> pack_weight_rows(const int8_t* rows, int out_c, int64_t taps, int in_c, int padded_out_c,
+                                     int tap_channels, int64_t depth) {
+  check(in_c <= tap_channels && taps * tap_channels <= depth && out_c <= padded_out_c,
+        "pack_weight_rows: " + std::to_string(in_c) + " channels do not fit taps of " + std::to_string(tap_channels) +
+            " bytes in K = " + std::to_string(depth));
+  std::vector<int8_t> packed(static_cast<size_t>(padded_out_c * depth), 0);
+  for (int64_t o = 0; o < out_c; ++o)
+    for (int64_t t = 0; t < taps; ++t)
+      std::copy_n(rows + (o * taps + t) * in_c, in_c, packed.begin() + o * depth + t * tap_channels);
+  return packed;
+}
+
 PackedLayer pack_layer(const QuantizedModel& model, const std::vector<ActShape>& shapes, const ValueLayout& values,
-                       int node) {
+                       int node, const WeightPacking& packing) {
   const Graph& g = model.graph;
   const Node& n = g.nodes[node];
   const NodeQuant& q = model.quant[node];
@@ -64,12 +82,13 @@ PackedLayer pack_layer(const QuantizedModel& model, const std::vector<ActShape>&
   check(w.dim(1) == taps * in.c, "node '" + n.name + "': weight has " + std::to_string(w.dim(1)) +
                                      " inputs, expected " + std::to_string(taps * in.c));
   PackedLayer p;
-  p.out_c = padded_channels(n.channels);
-  p.depth = taps * in.padded_c;
-  p.weights.assign(static_cast<size_t>(p.out_c * p.depth), 0);
-  for (int64_t o = 0; o < n.channels; ++o)
-    for (int64_t t = 0; t < taps; ++t)
-      std::copy_n(w.ptr() + (o * taps + t) * in.c, in.c, p.weights.begin() + o * p.depth + t * in.padded_c);
+  p.out_c = padded_channels(n.channels, values.channel_alignment);
+  p.tap_channels = packing.tap_channels > 0 ? packing.tap_channels : in.padded_c;
+  check(p.tap_channels >= in.c && p.tap_channels <= in.padded_c && packing.depth_multiple > 0,
+        "node '" + n.name + "': " + std::to_string(p.tap_channels) + " bytes per tap cannot hold its " +
+            std::to_string(in.c) + " input channels within the stored " + std::to_string(in.padded_c));
+  p.depth = round_up(taps * p.tap_channels, packing.depth_multiple);
+  p.weights = pack_weight_rows(w.ptr(), n.channels, taps, in.c, p.out_c, p.tap_channels, p.depth);
   p.bias = padded(q.bias, p.out_c, 0);
   if (node != g.output()) {
     p.multiplier = padded(q.multiplier, p.out_c, 0);

@@ -1,12 +1,15 @@
 // How the CUDA runtime lays a quantized model out in device memory, as plain
 // C++ (no CUDA), so that it can be checked on any machine:
-//  - every activation is NHWC int8 with its channels padded to a multiple of
-//    4 (zeros in the padding), so a pixel's channels start on a 4-byte
-//    boundary and a dp4a word never straddles two pixels;
+//  - every activation is NHWC int8 with its channels padded with zeros to a
+//    multiple of the backend's channel alignment: 4 for cuda-dp4a and
+//    cuda-cublaslt (a pixel's channels start on a 4-byte boundary, a dp4a
+//    word never straddles two pixels), 16 for cuda-imma (a 16-byte cp.async
+//    never does);
 //  - a flatten is its input's bytes read as one vector (no copy);
-//  - conv and linear weights are packed once into [out_c][K] over the padded
-//    input channels, out_c padded too, with requantization parameters that
-//    make every padding channel come out 0;
+//  - conv and linear weights are packed once into [out_c][K], K tap-major
+//    over a chosen number of channels per tap and padded with zeros to a
+//    multiple the kernel wants, out_c padded too, with requantization
+//    parameters that make every padding channel come out 0;
 //  - one arena per batch size holds every value; a value's buffer is reused
 //    once no later node reads it.
 #pragma once
@@ -21,8 +24,9 @@ namespace octet::cuda {
 
 constexpr int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 constexpr int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
-// Channels as stored on the device.
-constexpr int padded_channels(int channels) { return static_cast<int>(round_up(channels, 4)); }
+// Channels as stored on the device by a backend aligning them to `alignment`.
+constexpr int padded_channels(int channels, int alignment) { return static_cast<int>(round_up(channels, alignment)); }
+constexpr int kDp4aChannelAlignment = 4;  // cuda-dp4a, cuda-cublaslt
 // Alignment of every buffer placed in an arena (cuBLASLt wants 16 bytes).
 constexpr int64_t kBufferAlignment = 256;
 
@@ -37,6 +41,7 @@ struct Storage {
 
 // The storage of every value of a graph (all nodes but the output).
 struct ValueLayout {
+  int channel_alignment = kDp4aChannelAlignment;
   std::vector<Storage> storage;  // per node; the output node's is empty
   std::vector<int> owner;        // node whose buffer holds the value: itself, or for a flatten its input's owner
 };
@@ -44,19 +49,35 @@ struct ValueLayout {
 // Fails naming the node (prefixed with `who`) where a consumer cannot read
 // its input's storage (an image op on a flattened value, an add of values
 // stored differently).
-ValueLayout plan_values(const Graph& g, const std::vector<ActShape>& shapes, const std::string& who);
+ValueLayout plan_values(const Graph& g, const std::vector<ActShape>& shapes, const std::string& who,
+                        int channel_alignment);
+
+// How a kernel reads a layer's K: each tap (kernel position; for a linear,
+// each stored pixel of its input) holds `tap_channels` bytes, the input's
+// real channels then zeros (0: all the stored channels), and K is padded
+// with zeros to a multiple of `depth_multiple`.
+struct WeightPacking {
+  int tap_channels = 0;
+  int64_t depth_multiple = 4;
+};
+
+// Rows [out_c][taps * in_c] (NHWC reading order) as [padded_out_c][depth]
+// with `tap_channels` bytes per tap and zeros everywhere else.
+std::vector<int8_t> pack_weight_rows(const int8_t* rows, int out_c, int64_t taps, int in_c, int padded_out_c,
+                                     int tap_channels, int64_t depth);
 
 // A conv's or linear's weights and requantization parameters in device
 // layout. Every array has out_c entries; padding channels have bias 0,
 // multiplier 0, skip multiplier 0 and shift 1, which requantize to 0.
 struct PackedLayer {
   int out_c = 0;                                                  // output channels, padded
-  int64_t depth = 0;                                              // K: taps x padded input channels, a multiple of 4
+  int tap_channels = 0;                                           // bytes of each tap in K
+  int64_t depth = 0;                                              // K: taps x tap_channels, padded as asked
   std::vector<int8_t> weights;                                    // [out_c][depth], zeros in the padding
   std::vector<int32_t> bias, multiplier, shift, skip_multiplier;  // requantization ones empty for the output node
 };
 PackedLayer pack_layer(const QuantizedModel& model, const std::vector<ActShape>& shapes, const ValueLayout& values,
-                       int node);
+                       int node, const WeightPacking& packing = {});
 
 // Arena offsets for one batch size: value v (an owner) lives from node v to
 // the last node reading it (or to the end with retain_all) and takes the

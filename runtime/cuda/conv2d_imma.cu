@@ -1,0 +1,228 @@
+#include <utility>
+
+#include "runtime/cuda/conv2d_imma.cuh"
+#include "runtime/cuda/tensor_core.cuh"
+
+namespace octet::cuda {
+
+namespace {
+
+using igemm::kMmaK;
+using igemm::kMmaM;
+using igemm::kMmaN;
+using igemm::kVectorBytes;
+using igemm::kWarpSize;
+using igemm::Problem;
+using igemm::tile_config;
+
+// One block computes a BM x BN tile of the output (see implicit_gemm.h for
+// the layout of every piece); every address below comes from there.
+template <int kTile>
+__global__ void __launch_bounds__(tile_config(kTile).threads())
+    conv2d_imma_kernel(const Problem p, const int8_t* __restrict__ input, const int8_t* __restrict__ weights,
+                       const RequantEpilogue e, int8_t* __restrict__ output) {
+  constexpr int kBM = tile_config(kTile).bm, kBN = tile_config(kTile).bn, kBK = tile_config(kTile).bk;
+  constexpr int kWarpsM = tile_config(kTile).warps_m, kWarpsN = tile_config(kTile).warps_n;
+  constexpr int kWarpsK = tile_config(kTile).warps_k, kStages = tile_config(kTile).stages;
+  constexpr int kAccess = tile_config(kTile).access, kThreads = tile_config(kTile).threads();
+  constexpr int kWM = tile_config(kTile).wm(), kWN = tile_config(kTile).wn();
+  constexpr int kSteps = tile_config(kTile).steps_per_warp();
+  constexpr int kAStage = kBM * kBK, kBStage = kBN * kBK;
+  constexpr int kACopies = igemm::copies_per_thread(kBM, kBK, kAccess, kThreads);
+  constexpr int kBCopies = igemm::copies_per_thread(kBN, kBK, kVectorBytes, kThreads);
+  constexpr int kMmaRows = kWM / kMmaM, kMmaCols = kWN / kMmaN;
+  static_assert(kMmaCols % 2 == 0, "B fragments are loaded two n8 blocks at a time");
+  extern __shared__ __align__(128) int8_t shared[];
+
+  const int thread = threadIdx.x, lane = thread % kWarpSize;
+  const igemm::BlockTile block = igemm::block_tile(blockIdx.x, blockIdx.y, kBM, kBN);
+  const int k_tiles = igemm::ceil_div(p.packed_depth(), kBK);
+
+  // The rows this thread copies into every stage (one k per thread).
+  igemm::RowOrigin a_origin[kACopies];
+  int a_shared[kACopies];
+  bool a_active[kACopies];
+#pragma unroll
+  for (int i = 0; i < kACopies; ++i) {
+    const igemm::CopySlot s = igemm::copy_slot(thread, i, kThreads, kBK, kAccess);
+    a_active[i] = s.row < kBM;
+    a_origin[i] = igemm::row_origin(p, block.m0 + s.row);
+    a_shared[i] = igemm::tile_offset(s.row, s.k, kBK);
+  }
+  igemm::TapCursor a_cursor = igemm::tap_cursor(p, igemm::copy_slot(thread, 0, kThreads, kBK, kAccess).k);
+  int b_row[kBCopies], b_shared[kBCopies];
+  bool b_active[kBCopies];
+#pragma unroll
+  for (int i = 0; i < kBCopies; ++i) {
+    const igemm::CopySlot s = igemm::copy_slot(thread, i, kThreads, kBK, kVectorBytes);
+    b_active[i] = s.row < kBN;
+    b_row[i] = block.n0 + s.row;
+    b_shared[i] = igemm::tile_offset(s.row, s.k, kBK);
+  }
+  const int b_k = igemm::copy_slot(thread, 0, kThreads, kBK, kVectorBytes).k;
+
+  // Issues the copies of K tile `k_tile` into `stage` (none past the last tile).
+  auto load_stage = [&](int stage, int k_tile) {
+    if (k_tile >= k_tiles) return;
+    int8_t* a = shared + stage * kAStage;
+    int8_t* b = shared + kStages * kAStage + stage * kBStage;
+#pragma unroll
+    for (int i = 0; i < kACopies; ++i) {
+      if (!a_active[i]) continue;
+      const int from = igemm::a_source(p, a_origin[i], a_cursor);
+      cp_async_zero_fill<kAccess>(a + a_shared[i], input + (from < 0 ? 0 : from), from >= 0);
+    }
+    igemm::advance(a_cursor, p, kBK);
+#pragma unroll
+    for (int i = 0; i < kBCopies; ++i) {
+      if (!b_active[i]) continue;
+      const int from = igemm::b_source(p, b_row[i], k_tile * kBK + b_k);
+      cp_async_zero_fill<kVectorBytes>(b + b_shared[i], weights + (from < 0 ? 0 : from), from >= 0);
+    }
+  };
+
+  const igemm::WarpTile warp = igemm::warp_tile(thread / kWarpSize, kWarpsM, kWarpsN);
+  int32_t acc[kMmaRows][kMmaCols][4] = {};
+
+  // Multistage pipeline: kStages - 1 tiles in flight while one is computed.
+#pragma unroll
+  for (int stage = 0; stage < kStages - 1; ++stage) {
+    load_stage(stage, stage);
+    cp_async_commit();
+  }
+  for (int kt = 0; kt < k_tiles; ++kt) {
+    cp_async_wait<kStages - 2>();
+    __syncthreads();  // tile kt landed for every thread; stage (kt - 1) % kStages is free
+    load_stage((kt + kStages - 1) % kStages, kt + kStages - 1);
+    cp_async_commit();
+    const int8_t* a = shared + (kt % kStages) * kAStage;
+    const int8_t* b = shared + kStages * kAStage + (kt % kStages) * kBStage;
+#pragma unroll
+    for (int s = 0; s < kSteps; ++s) {
+      const int k = igemm::k_step(warp.k, s, kWarpsK) * kMmaK;
+      uint32_t a_fragment[kMmaRows][4], b_fragment[kMmaCols][2];
+#pragma unroll
+      for (int mi = 0; mi < kMmaRows; ++mi)
+        ldmatrix_x4(a_fragment[mi], a + igemm::fragment_offset(warp.m * kWM, igemm::a_fragment_row(lane),
+                                                               k + igemm::a_fragment_k(lane), mi, kBK));
+#pragma unroll
+      for (int nj = 0; nj < kMmaCols / 2; ++nj) {
+        uint32_t r[4];
+        ldmatrix_x4(r, b + igemm::fragment_offset(warp.n * kWN, igemm::b_fragment_row(lane),
+                                                  k + igemm::b_fragment_k(lane), nj, kBK));
+        b_fragment[2 * nj][0] = r[0];
+        b_fragment[2 * nj][1] = r[1];
+        b_fragment[2 * nj + 1][0] = r[2];
+        b_fragment[2 * nj + 1][1] = r[3];
+      }
+#pragma unroll
+      for (int mi = 0; mi < kMmaRows; ++mi)
+#pragma unroll
+        for (int ni = 0; ni < kMmaCols; ++ni) mma_s8(acc[mi][ni], a_fragment[mi], b_fragment[ni]);
+    }
+  }
+
+  // Epilogue: the accumulators (of every K slice) through shared memory, so
+  // each thread reads 4 adjacent channels of a row and stores one word.
+  cp_async_wait<0>();
+  __syncthreads();
+  int32_t* staging = reinterpret_cast<int32_t*>(shared);
+#pragma unroll
+  for (int mi = 0; mi < kMmaRows; ++mi)
+#pragma unroll
+    for (int ni = 0; ni < kMmaCols; ++ni)
+#pragma unroll
+      for (int i = 0; i < 4; i += 2) {
+        const int row = warp.m * kWM + mi * kMmaM + igemm::acc_row(lane, i);
+        const int col = warp.n * kWN + ni * kMmaN + igemm::acc_col(lane, i);
+        *reinterpret_cast<int2*>(staging + igemm::staging_index(warp.k, row, col, kBM, kBN)) =
+            make_int2(acc[mi][ni][i], acc[mi][ni][i + 1]);
+      }
+  __syncthreads();
+
+  const int tile_col = igemm::epilogue_col(thread, kBN), col = block.n0 + tile_col;
+  if (col >= p.out_c) return;
+  const int4 bias = *reinterpret_cast<const int4*>(e.bias + col);
+  const int4 multiplier = *reinterpret_cast<const int4*>(e.multiplier + col);
+  const int4 shift = *reinterpret_cast<const int4*>(e.shift + col);
+  const int4 skip_multiplier = e.skip ? *reinterpret_cast<const int4*>(e.skip_multiplier + col) : make_int4(0, 0, 0, 0);
+  const int32_t lo = e.relu ? 0 : -128;
+  const int rows = p.rows();
+#pragma unroll 4
+  for (int pass = 0; pass < igemm::epilogue_passes(kBM, kBN, kThreads); ++pass) {
+    const int row = igemm::epilogue_row(thread, pass, kThreads, kBN), m = block.m0 + row;
+    if (m >= rows) break;  // rows grow with the pass
+    int4 sum = make_int4(0, 0, 0, 0);
+#pragma unroll
+    for (int slice = 0; slice < kWarpsK; ++slice) {
+      const int4 v = *reinterpret_cast<const int4*>(staging + igemm::staging_index(slice, row, tile_col, kBM, kBN));
+      sum.x += v.x, sum.y += v.y, sum.z += v.z, sum.w += v.w;
+    }
+    const int at = m * p.out_c + col;
+    const uint32_t skip = e.skip ? *reinterpret_cast<const uint32_t*>(e.skip + at) : 0u;
+    auto out = [&](int32_t a, int32_t b, int32_t m_, int32_t sm, int32_t sh, int byte) {
+      const int32_t s = static_cast<int8_t>(skip >> (8 * byte));
+      return ::octet::requantize(a + b, m_, s, sm, sh, lo);
+    };
+    *reinterpret_cast<uint32_t*>(output + at) =
+        pack_int8x4(out(sum.x, bias.x, multiplier.x, skip_multiplier.x, shift.x, 0),
+                    out(sum.y, bias.y, multiplier.y, skip_multiplier.y, shift.y, 1),
+                    out(sum.z, bias.z, multiplier.z, skip_multiplier.z, shift.z, 2),
+                    out(sum.w, bias.w, multiplier.w, skip_multiplier.w, shift.w, 3));
+  }
+}
+
+// Calls f(std::integral_constant<int, tile>) for the runtime `tile`.
+template <typename F, int... kTiles>
+void with_tile(int tile, F f, std::integer_sequence<int, kTiles...>) {
+  ((tile == kTiles ? f(std::integral_constant<int, kTiles>{}) : void()), ...);
+}
+template <typename F>
+void with_tile(int tile, F f) {
+  with_tile(tile, f, std::make_integer_sequence<int, igemm::kTileCount>{});
+}
+
+bool aligned(const void* p, uintptr_t bytes) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; }
+
+}  // namespace
+
+std::vector<int> conv2d_imma_prepare() {
+  std::vector<int> resident(igemm::kTileCount, 0);
+  for (int tile = 0; tile < igemm::kTileCount; ++tile)
+    with_tile(tile, [&](auto t) {
+      constexpr igemm::TileConfig c = tile_config(decltype(t)::value);
+      CUDA_CHECK(cudaFuncSetAttribute(conv2d_imma_kernel<decltype(t)::value>,
+                                      cudaFuncAttributeMaxDynamicSharedMemorySize, c.shared_bytes()));
+      CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident[tile], conv2d_imma_kernel<decltype(t)::value>,
+                                                               c.threads(), c.shared_bytes()));
+    });
+  return resident;
+}
+
+std::string conv2d_imma_kernel_info(int tile) {
+  check(tile >= 0 && tile < igemm::kTileCount, "conv2d_imma_kernel_info: no tile " + std::to_string(tile));
+  cudaFuncAttributes a{};
+  with_tile(tile, [&](auto t) { CUDA_CHECK(cudaFuncGetAttributes(&a, conv2d_imma_kernel<decltype(t)::value>)); });
+  const igemm::TileConfig c = tile_config(tile);
+  return std::string(c.name) + ": " + std::to_string(c.threads()) + " threads, " + std::to_string(a.numRegs) +
+         " registers, " + std::to_string(c.shared_bytes()) + " B dynamic shared memory, " +
+         std::to_string(a.localSizeBytes) + " B local memory";
+}
+
+void conv2d_imma(const igemm::Problem& p, int tile, const int8_t* input, const int8_t* weights,
+                 const RequantEpilogue& e, int8_t* output, cudaStream_t stream) {
+  const std::string why = igemm::unsupported(p, tile);
+  check(why.empty(), "cuda-imma conv2d cannot run this shape: " + why);
+  check(aligned(input, 16) && aligned(weights, 16) && aligned(output, 16) && (!e.skip || aligned(e.skip, 16)),
+        "cuda-imma conv2d: input, weights, output and residual must be 16-byte aligned");
+  with_tile(tile, [&](auto t) {
+    constexpr int kTile = decltype(t)::value;
+    constexpr igemm::TileConfig c = tile_config(kTile);
+    const dim3 grid(static_cast<unsigned>(igemm::ceil_div(p.rows(), c.bm)),
+                    static_cast<unsigned>(igemm::ceil_div(p.out_c, c.bn)));
+    conv2d_imma_kernel<kTile><<<grid, c.threads(), c.shared_bytes(), stream>>>(p, input, weights, e, output);
+    CUDA_CHECK_LAUNCH();
+  });
+}
+
+}  // namespace octet::cuda

@@ -1,0 +1,31 @@
+// Int8 convolution on tensor cores (mma.sync.m16n8k32, sm_80+): an implicit
+// GEMM over NHWC activations with channels padded to 16, a multistage
+// cp.async pipeline, and the requantizing epilogue (bias, residual, ReLU,
+// clamp, int8 store) in the same kernel. The index math is in implicit_gemm.h.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "runtime/cuda/common.cuh"
+#include "runtime/cuda/implicit_gemm.h"
+
+namespace octet::cuda {
+
+// For the current device: allows each tile's kernel its shared memory and
+// returns how many blocks of each tile fit on one multiprocessor (the
+// `resident` argument of igemm::choose_tile).
+std::vector<int> conv2d_imma_prepare();
+
+// Registers, shared memory and local memory (spills, stack) of tile i's
+// kernel on the current device, for reports.
+std::string conv2d_imma_kernel_info(int tile);
+
+// `weights`: [out_c][packed_depth] (device_layout.h pack_layer with
+// tap_channels p.tap_c and depth multiple 32); `input` and `output` NHWC with
+// in_stride and out_c channels, 16-byte aligned. Fails naming the reason when
+// igemm::unsupported(p, tile) does.
+void conv2d_imma(const igemm::Problem& p, int tile, const int8_t* input, const int8_t* weights,
+                 const RequantEpilogue& e, int8_t* output, cudaStream_t stream);
+
+}  // namespace octet::cuda

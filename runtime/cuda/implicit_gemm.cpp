@@ -1,0 +1,95 @@
+#include "runtime/cuda/implicit_gemm.h"
+
+#include <algorithm>
+#include <climits>
+#include <cstdlib>
+
+#include "common/error.h"
+
+namespace octet::cuda::igemm {
+
+namespace {
+
+// Cost-model constants (cycles), rough figures for sm_80/sm_90 to be
+// refined with `octet bench infer --layers` on a GPU: one mma.m16n8k32 per
+// sub-partition, the shortest a pipeline stage takes however little it
+// computes, and a block's prologue and epilogue.
+constexpr double kMmaCycles = 8, kStageFloorCycles = 120, kBlockOverheadCycles = 1500;
+constexpr int kSubPartitions = 4;
+
+std::string text(int64_t v) { return std::to_string(v); }
+
+}  // namespace
+
+std::string tile_invalid(const TileConfig& t) {
+  if (t.access != kVectorBytes && t.access != kWordBytes) return "access must be 16 or 4 bytes";
+  if (t.bk % 64 != 0) return "bk must be a multiple of 64 (the swizzle period of 16 rows)";
+  if (t.bm % t.warps_m != 0 || t.wm() % kMmaM != 0) return "bm / warps_m must be a multiple of 16";
+  if (t.bn % t.warps_n != 0 || t.wn() % 16 != 0) return "bn / warps_n must be a multiple of 16 (B loads 2 n8 blocks)";
+  if ((t.bk / kMmaK) % t.warps_k != 0) return "the K steps of a stage must divide among the K slices";
+  if (t.threads() % (t.bk / t.access) != 0 || t.threads() % (t.bk / kVectorBytes) != 0)
+    return "threads must be a multiple of the copies per row (each thread keeps one k)";
+  if (t.threads() % (t.bn / 4) != 0 || t.bm % (t.threads() / (t.bn / 4)) != 0)
+    return "the epilogue's rows per pass must divide bm";
+  if (t.stages < 2) return "the pipeline needs at least 2 stages";
+  return "";
+}
+
+std::string unsupported(const Problem& p, int tile) {
+  if (tile < 0 || tile >= kTileCount) return "no tile configuration " + text(tile);
+  const TileConfig t = tile_config(tile);
+  if (p.batch <= 0 || p.in_h <= 0 || p.in_w <= 0 || p.out_h <= 0 || p.out_w <= 0 || p.kernel <= 0 || p.stride <= 0 ||
+      p.padding < 0)
+    return "empty or malformed shape";
+  if (p.in_stride <= 0 || p.in_stride % kChannelAlignment != 0)
+    return "stored input channels " + text(p.in_stride) + " are not a positive multiple of 16";
+  if (p.out_c <= 0 || p.out_c % kChannelAlignment != 0)
+    return "stored output channels " + text(p.out_c) + " are not a positive multiple of 16";
+  if (p.tap_c <= 0 || p.tap_c % kWordBytes != 0 || p.tap_c > p.in_stride)
+    return "channels per tap " + text(p.tap_c) + " are not a positive multiple of 4 within the stored " +
+           text(p.in_stride);
+  if (t.access != p.access())
+    return std::string(t.name) + " copies " + text(t.access) + "-byte pieces, this layer needs " + text(p.access()) +
+           "-byte ones (" + text(p.tap_c) + " channels per tap)";
+  const int64_t in_bytes = int64_t(p.batch) * p.in_h * p.in_w * p.in_stride;
+  const int64_t rows = int64_t(p.batch) * p.out_h * p.out_w;
+  const int64_t depth = int64_t(p.kernel) * p.kernel * p.tap_c;
+  if (in_bytes >= INT_MAX) return "the input (" + text(in_bytes) + " bytes) exceeds 32-bit indexing";
+  if (rows * p.out_c >= INT_MAX) return "the output (" + text(rows * p.out_c) + " bytes) exceeds 32-bit indexing";
+  if (int64_t(p.out_c) * (depth + kDepthMultiple) >= INT_MAX)
+    return "the weights (K = " + text(depth) + ") exceed 32-bit indexing";
+  if (ceil_div(p.out_c, t.bn) > 65535) return "too many output channels for the grid";
+  return "";
+}
+
+int tile_index(const std::string& name) {
+  for (int i = 0; i < kTileCount; ++i)
+    if (name == tile_config(i).name) return i;
+  return -1;
+}
+
+int choose_tile(const Problem& p, const int* resident, int multiprocessors) {
+  if (const char* forced = std::getenv("OCTET_IMMA_TILE"); forced && *forced) {
+    const int i = tile_index(forced);
+    check(i >= 0, std::string("environment variable OCTET_IMMA_TILE: unknown tile '") + forced + "'");
+    return unsupported(p, i).empty() && resident[i] > 0 ? i : -1;
+  }
+  int best = -1;
+  double best_cycles = 0;
+  for (int i = 0; i < kTileCount; ++i) {
+    if (resident[i] <= 0 || !unsupported(p, i).empty()) continue;
+    const TileConfig t = tile_config(i);
+    const int64_t blocks = int64_t(ceil_div(p.rows(), t.bm)) * ceil_div(p.out_c, t.bn);
+    const int64_t slots = int64_t(multiprocessors) * resident[i];
+    const int64_t waves = (blocks + slots - 1) / slots;
+    const int64_t per_sm = (std::min(blocks, slots) + multiprocessors - 1) / multiprocessors;
+    const double mma_per_stage =
+        double(per_sm) * t.warps() * t.steps_per_warp() * (t.wm() / kMmaM) * (t.wn() / kMmaN) / kSubPartitions;
+    const double stage_cycles = std::max(kStageFloorCycles, mma_per_stage * kMmaCycles);
+    const double cycles = double(waves) * (ceil_div(p.packed_depth(), t.bk) * stage_cycles + kBlockOverheadCycles);
+    if (best < 0 || cycles < best_cycles) best = i, best_cycles = cycles;
+  }
+  return best;
+}
+
+}  // namespace octet::cuda::igemm

@@ -1,0 +1,247 @@
+// The index math of the cuda-imma convolution (conv2d_imma.cu) as plain
+// host+device functions: the kernel calls them for every address it forms,
+// and tests/test_implicit_gemm.cpp calls the same functions in a CPU
+// emulation of a thread block, so the logic is checked without a GPU.
+//
+// The convolution is an implicit GEMM, out[M][N] = A[M][K] x B[N][K]^T:
+//   M = batch x out_h x out_w output pixels (the GEMM rows),
+//   N = output channels (stored: a multiple of 16),
+//   K = kernel x kernel taps x tap_c channels (tap-major, (ky, kx, c) order),
+//       packed with zeros to a multiple of 32.
+// A is never materialised: its row m, bytes k..k+access-1, are read straight
+// from the NHWC input (zeros outside the image). B is the weights packed once
+// at load, [N][packed K]. Each thread block computes a BM x BN tile of the
+// output; K advances BK bytes per pipeline stage (cp.async), each warp
+// computes a WM x WN sub-tile with mma.sync.m16n8k32 (s8 x s8 -> s32) on
+// fragments loaded by ldmatrix, and optionally only some of the 32-byte K
+// steps of each stage ("sliced K": the warps' partial sums are added in the
+// epilogue). The epilogue stages the accumulators in shared memory and writes
+// 4 channels per thread through runtime/requantize.h.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "runtime/requantize.h"  // OCTET_HOST_DEVICE
+
+namespace octet::cuda::igemm {
+
+// mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32.
+constexpr int kMmaM = 16, kMmaN = 8, kMmaK = 32;
+constexpr int kWarpSize = 32;
+// Activations of cuda-imma: NHWC int8, channels padded with zeros to a multiple of this.
+constexpr int kChannelAlignment = 16;
+// Packed weights: K padded with zeros to a multiple of this.
+constexpr int kDepthMultiple = kMmaK;
+// Bytes per cp.async copy of the A (activation) tile: 16 (a channel vector)
+// when tap_c is a multiple of 16, else 4 (a word of 4 channels).
+constexpr int kVectorBytes = 16, kWordBytes = 4;
+// Extra int32 per row of the accumulator staging tile: rows 32 bytes apart
+// in the banks, so the 8-byte fragment stores of a half-warp do not collide.
+constexpr int kStagingPad = 8;
+
+OCTET_HOST_DEVICE constexpr int ceil_div(int a, int b) { return (a + b - 1) / b; }
+OCTET_HOST_DEVICE constexpr int round_up(int a, int b) { return ceil_div(a, b) * b; }
+
+// One convolution as the kernel sees it. 32-bit indexing throughout:
+// unsupported() refuses shapes whose tensors do not fit it.
+struct Problem {
+  int batch = 0;
+  int in_h = 0, in_w = 0, in_stride = 0;  // in_stride: stored input channels (a multiple of 16)
+  int tap_c = 0;                          // channels per tap in K (>= the real ones, a multiple of 4)
+  int out_h = 0, out_w = 0, out_c = 0;    // out_c: stored output channels (a multiple of 16)
+  int kernel = 1, stride = 1, padding = 0;
+  OCTET_HOST_DEVICE int rows() const { return batch * out_h * out_w; }
+  OCTET_HOST_DEVICE int taps() const { return kernel * kernel; }
+  OCTET_HOST_DEVICE int depth() const { return taps() * tap_c; }                            // K with data
+  OCTET_HOST_DEVICE int packed_depth() const { return round_up(depth(), kDepthMultiple); }  // K of B
+  OCTET_HOST_DEVICE int access() const { return tap_c % kVectorBytes == 0 ? kVectorBytes : kWordBytes; }
+};
+
+// The channels per tap cuda-imma reads for an input of `channels` real
+// channels: all 16-aligned stored ones, unless padding to 4 at least halves
+// K (a first layer of 3 channels: K = 9 x 4 instead of 9 x 16), then read as
+// 4-byte words.
+inline int tap_channels(int channels) {
+  const int words = round_up(channels, kWordBytes), vectors = round_up(channels, kVectorBytes);
+  return 2 * words <= vectors ? words : vectors;
+}
+
+// A thread-block tile shape and its pipeline.
+struct TileConfig {
+  const char* name;
+  int bm, bn, bk;                 // block tile (K bytes per stage)
+  int warps_m, warps_n, warps_k;  // warps along M, N and K slices
+  int stages;                     // cp.async pipeline depth
+  int access;                     // bytes per A copy: kVectorBytes or kWordBytes
+  OCTET_HOST_DEVICE constexpr int warps() const { return warps_m * warps_n * warps_k; }
+  OCTET_HOST_DEVICE constexpr int threads() const { return kWarpSize * warps(); }
+  OCTET_HOST_DEVICE constexpr int wm() const { return bm / warps_m; }  // warp tile
+  OCTET_HOST_DEVICE constexpr int wn() const { return bn / warps_n; }
+  OCTET_HOST_DEVICE constexpr int steps_per_warp() const { return bk / kMmaK / warps_k; }
+  OCTET_HOST_DEVICE constexpr int a_stage_bytes() const { return bm * bk; }
+  OCTET_HOST_DEVICE constexpr int b_stage_bytes() const { return bn * bk; }
+  OCTET_HOST_DEVICE constexpr int pipeline_bytes() const { return stages * (a_stage_bytes() + b_stage_bytes()); }
+  OCTET_HOST_DEVICE constexpr int staging_bytes() const {
+    return warps_k * bm * (bn + kStagingPad) * int(sizeof(int32_t));
+  }
+  OCTET_HOST_DEVICE constexpr int shared_bytes() const {
+    return pipeline_bytes() > staging_bytes() ? pipeline_bytes() : staging_bytes();
+  }
+};
+
+// The tile configurations the kernel is compiled for. Large tiles for many
+// output pixels, narrow ones for 16 and 32 channels, sliced K for few pixels
+// and long K (batch 1, the last stages), word loads for first layers.
+constexpr int kTileCount = 9;
+OCTET_HOST_DEVICE constexpr TileConfig tile_config(int index) {
+  constexpr TileConfig tiles[kTileCount] = {
+      {"m128n128k64", 128, 128, 64, 2, 2, 1, 4, kVectorBytes}, {"m128n64k64", 128, 64, 64, 2, 2, 1, 4, kVectorBytes},
+      {"m128n32k64", 128, 32, 64, 4, 1, 1, 4, kVectorBytes},   {"m128n16k64", 128, 16, 64, 4, 1, 1, 4, kVectorBytes},
+      {"m64n64k64", 64, 64, 64, 2, 2, 1, 4, kVectorBytes},     {"m32n64k128s2", 32, 64, 128, 1, 2, 2, 3, kVectorBytes},
+      {"m16n64k128s4", 16, 64, 128, 1, 2, 4, 3, kVectorBytes}, {"m64n64k64w", 64, 64, 64, 2, 2, 1, 4, kWordBytes},
+      {"m128n16k64w", 128, 16, 64, 4, 1, 1, 4, kWordBytes},
+  };
+  return tiles[index];
+}
+
+// ---------------------------------------------------------------- shared memory
+// A stage holds the A tile (BM rows) and the B tile (BN rows) of BK bytes
+// each, row-major. The 16-byte chunks of every 128-byte line are XOR-swizzled
+// with the line's index (bits 4-6 ^= bits 7-9), so the 8 rows an ldmatrix
+// phase reads, and the 8 chunks a cp.async phase writes, fall in 8 different
+// groups of 4 banks.
+OCTET_HOST_DEVICE int swizzle(int offset) { return offset ^ (((offset >> 7) & 7) << 4); }
+OCTET_HOST_DEVICE int tile_offset(int row, int k, int bk) { return swizzle(row * bk + k); }
+
+// ---------------------------------------------------------------- global -> shared copies
+// A tile of `rows` x bk bytes is copied in `access`-byte pieces; piece
+// index = thread + i * threads of the block is row index / (bk / access),
+// bytes (index % (bk / access)) * access. With threads a multiple of
+// bk / access (tile_is_valid), a thread's k is the same in every piece.
+struct CopySlot {
+  int row, k;
+};
+OCTET_HOST_DEVICE CopySlot copy_slot(int thread, int i, int threads, int bk, int access) {
+  const int per_row = bk / access, index = thread + i * threads;
+  return {index / per_row, (index % per_row) * access};
+}
+OCTET_HOST_DEVICE constexpr int copies_per_thread(int rows, int bk, int access, int threads) {
+  return ceil_div(rows * (bk / access), threads);
+}
+
+// An output pixel m as the A loader needs it: where its image starts in the
+// input (-1 past the last row) and the input pixel of its window's top-left tap.
+struct RowOrigin {
+  int image, y, x;
+};
+OCTET_HOST_DEVICE RowOrigin row_origin(const Problem& p, int m) {
+  if (m >= p.rows()) return {-1, 0, 0};
+  const int ox = m % p.out_w, oy = (m / p.out_w) % p.out_h, n = m / (p.out_w * p.out_h);
+  return {n * p.in_h * p.in_w * p.in_stride, oy * p.stride - p.padding, ox * p.stride - p.padding};
+}
+
+// A position k in K as (tap ky, kx; channel c). Made once by division, then
+// moved forward stage by stage without dividing.
+struct TapCursor {
+  int k, ky, kx, c;
+};
+OCTET_HOST_DEVICE TapCursor tap_cursor(const Problem& p, int k) {
+  const int tap = k / p.tap_c;
+  return {k, tap / p.kernel, tap % p.kernel, k % p.tap_c};
+}
+OCTET_HOST_DEVICE void advance(TapCursor& t, const Problem& p, int step) {
+  t.k += step;
+  t.c += step;
+  while (t.c >= p.tap_c) {
+    t.c -= p.tap_c;
+    if (++t.kx == p.kernel) {
+      t.kx = 0;
+      ++t.ky;
+    }
+  }
+}
+
+// Offset in the input of A's bytes (m, t.k ..) for m's origin, or -1 where
+// they are zeros (padding, past K, past the last row).
+OCTET_HOST_DEVICE int a_source(const Problem& p, const RowOrigin& r, const TapCursor& t) {
+  if (r.image < 0 || t.k >= p.depth()) return -1;
+  const int iy = r.y + t.ky, ix = r.x + t.kx;
+  if (iy < 0 || iy >= p.in_h || ix < 0 || ix >= p.in_w) return -1;
+  return r.image + (iy * p.in_w + ix) * p.in_stride + t.c;
+}
+
+// Offset in the packed weights of B's 16 bytes (n, k ..), or -1 (zeros).
+OCTET_HOST_DEVICE int b_source(const Problem& p, int n, int k) {
+  return n < p.out_c && k < p.packed_depth() ? n * p.packed_depth() + k : -1;
+}
+
+// ---------------------------------------------------------------- warps and fragments
+// Warp w of the block: its sub-tile (m, n) and its K slice.
+struct WarpTile {
+  int m, n, k;
+};
+OCTET_HOST_DEVICE WarpTile warp_tile(int warp, int warps_m, int warps_n) {
+  return {warp % warps_m, (warp / warps_m) % warps_n, warp / (warps_m * warps_n)};
+}
+// The s-th 32-byte K step of a stage that slice `slice` computes.
+OCTET_HOST_DEVICE int k_step(int slice, int s, int warps_k) { return slice + s * warps_k; }
+
+// ldmatrix.x4 loads four 8 x 16-byte matrices; lanes 8j..8j+7 give the row
+// addresses of matrix j. For A (16 rows x 32 bytes of K) the matrices are
+// rows 0-7 / 8-15 of bytes 0-15, then of bytes 16-31: registers a0..a3 of
+// mma.m16n8k32. For B two n8 blocks at once: rows (output channels) 0-7
+// bytes 0-15 and 16-31 (b0, b1 of the first block), then rows 8-15.
+OCTET_HOST_DEVICE int a_fragment_row(int lane) { return lane % 16; }
+OCTET_HOST_DEVICE int a_fragment_k(int lane) { return lane / 16 * 16; }
+OCTET_HOST_DEVICE int b_fragment_row(int lane) { return lane % 8 + lane / 16 * 8; }
+OCTET_HOST_DEVICE int b_fragment_k(int lane) { return lane / 8 % 2 * 16; }
+// The shared-memory offset of a lane's ldmatrix row in the 16-row block
+// `block` below `row0`: 16 rows are 16 x bk bytes, a multiple of the
+// swizzle's 1024-byte period when bk is a multiple of 64, so the block
+// adds a constant and the kernel swizzles once per K step.
+OCTET_HOST_DEVICE int fragment_offset(int row0, int lane_row, int k, int block, int bk) {
+  return tile_offset(row0 + lane_row, k, bk) + block * 16 * bk;
+}
+
+// Accumulator register i (0..3) of a lane in an m16n8 tile (PTX ISA: c0, c1
+// on row groupID, c2, c3 on groupID + 8; columns 2 x threadID_in_group + i % 2).
+OCTET_HOST_DEVICE int acc_row(int lane, int i) { return lane / 4 + i / 2 * 8; }
+OCTET_HOST_DEVICE int acc_col(int lane, int i) { return lane % 4 * 2 + i % 2; }
+
+// ---------------------------------------------------------------- epilogue
+// The int32 staging tile: [slice][bm][bn + kStagingPad].
+OCTET_HOST_DEVICE int staging_index(int slice, int row, int col, int bm, int bn) {
+  return (slice * bm + row) * (bn + kStagingPad) + col;
+}
+// Each thread requantizes 4 adjacent channels (column 4 x (thread % (bn/4)))
+// of rows thread / (bn/4) + pass x threads / (bn/4).
+OCTET_HOST_DEVICE int epilogue_col(int thread, int bn) { return thread % (bn / 4) * 4; }
+OCTET_HOST_DEVICE int epilogue_row(int thread, int pass, int threads, int bn) {
+  return thread / (bn / 4) + pass * (threads / (bn / 4));
+}
+OCTET_HOST_DEVICE constexpr int epilogue_passes(int bm, int bn, int threads) { return bm / (threads / (bn / 4)); }
+
+// The block's first output pixel and channel (grid x over M, y over N).
+struct BlockTile {
+  int m0, n0;
+};
+OCTET_HOST_DEVICE BlockTile block_tile(int block_x, int block_y, int bm, int bn) {
+  return {block_x * bm, block_y * bn};
+}
+
+// ---------------------------------------------------------------- host side
+// Why a tile configuration cannot be compiled as a kernel (its loops assume
+// these divisibilities), or "". Checked for every configuration by the tests.
+std::string tile_invalid(const TileConfig& t);
+// Why tile `tile` cannot run `p`, or "" (CUTLASS's can_implement).
+std::string unsupported(const Problem& p, int tile);
+// The tile expected to be fastest for `p` among those that can run it, from
+// a simple model: waves of resident blocks x K stages x the larger of the
+// tensor-core time and a per-stage latency floor. `resident[i]`: blocks of
+// tile i that fit on one multiprocessor (0: not usable). -1 when none can.
+// The environment variable OCTET_IMMA_TILE=<name> forces a tile (for tuning).
+int choose_tile(const Problem& p, const int* resident, int multiprocessors);
+int tile_index(const std::string& name);  // -1 when unknown
+
+}  // namespace octet::cuda::igemm

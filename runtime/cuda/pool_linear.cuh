@@ -1,0 +1,19 @@
+// The network's tail in one kernel: global average pool, then the output
+// linear layer's int32 logits, as the separate global_avg_pool (pool.cuh)
+// and linear_dp4a_logits (linear_dp4a.cuh) kernels compute them, without
+// the pooled vector going through global memory or a second launch.
+#pragma once
+
+#include "runtime/cuda/common.cuh"
+
+namespace octet::cuda {
+
+// `in`: [batch][h][w][c] (c stored channels, zeros in the padding); the
+// pooled vector is requantize(window sum, pool_multiplier, pool_shift);
+// `w`: [classes][c] int8 (the linear's packed rows, depth c);
+// logits[n][o] = pooled[n] . w[o] + bias[o].
+void global_avg_pool_logits(const int8_t* in, int64_t batch, int h, int w, int c, int32_t pool_multiplier,
+                            int32_t pool_shift, const int8_t* weights, int classes, const int32_t* bias,
+                            int32_t* logits, cudaStream_t stream);
+
+}  // namespace octet::cuda

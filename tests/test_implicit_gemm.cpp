@@ -1,0 +1,563 @@
+// The index math of the cuda-imma convolution (runtime/cuda/implicit_gemm.h)
+// on the CPU, without nvcc or a GPU: a host emulation of the kernel's thread
+// blocks (conv2d_imma.cu) copies tiles into an emulated shared memory with
+// the same per-thread index functions, feeds every warp lane's fragments
+// through ldmatrix and mma.m16n8k32 as the PTX ISA defines them (written
+// here independently of the header), and runs the epilogue. Its int32
+// accumulators must equal a direct convolution's and its int8 outputs the
+// CPU runtime's, for every tile configuration over a table of shapes.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdlib>
+#include <random>
+#include <set>
+#include <sstream>
+
+#include "runtime/cpu/kernels.h"
+#include "runtime/cuda/device_layout.h"
+#include "runtime/cuda/implicit_gemm.h"
+#include "runtime/requantize.h"
+#include "tests/test_util.h"
+
+namespace octet::cuda::igemm {
+namespace {
+
+// ---------------------------------------------------------------- the PTX ISA, independently
+
+using Registers4 = std::array<uint32_t, 4>;
+
+uint32_t load_word(const std::vector<int8_t>& bytes, int at) {
+  uint32_t w = 0;
+  for (int b = 0; b < 4; ++b) w |= uint32_t(uint8_t(bytes.at(static_cast<size_t>(at + b)))) << (8 * b);
+  return w;
+}
+int8_t byte_of(uint32_t word, int b) { return static_cast<int8_t>(word >> (8 * b)); }
+
+// ldmatrix.sync.aligned.m8n8.x4.shared.b16: lanes 8j..8j+7 give the
+// addresses of rows 0..7 of matrix j (16 bytes each); lane l receives in
+// register j elements 2(l%4), 2(l%4)+1 of row l/4, i.e. bytes 4(l%4)..+3.
+std::array<Registers4, 32> ldmatrix_x4(const std::vector<int8_t>& shared, const std::array<int, 32>& address) {
+  std::array<Registers4, 32> out{};
+  for (int lane = 0; lane < 32; ++lane)
+    for (int j = 0; j < 4; ++j) out[lane][j] = load_word(shared, address[8 * j + lane / 4] + 4 * (lane % 4));
+  return out;
+}
+
+// mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32, g = lane / 4, t = lane % 4:
+// A a0: row g, cols 4t..4t+3; a1: row g+8; a2: row g, cols 16+4t..; a3: row g+8, cols 16+4t..
+// B b0: rows (k) 4t..4t+3, col g; b1: rows 16+4t..
+// D d0, d1: row g, cols 2t, 2t+1; d2, d3: row g+8.
+void mma(std::array<Registers4, 32>& d, const std::array<Registers4, 32>& a,
+         const std::array<std::array<uint32_t, 2>, 32>& b) {
+  int8_t A[16][32], B[32][8];
+  for (int lane = 0; lane < 32; ++lane) {
+    const int g = lane / 4, t = lane % 4;
+    for (int x = 0; x < 4; ++x) {
+      A[g][4 * t + x] = byte_of(a[lane][0], x);
+      A[g + 8][4 * t + x] = byte_of(a[lane][1], x);
+      A[g][16 + 4 * t + x] = byte_of(a[lane][2], x);
+      A[g + 8][16 + 4 * t + x] = byte_of(a[lane][3], x);
+      B[4 * t + x][g] = byte_of(b[lane][0], x);
+      B[16 + 4 * t + x][g] = byte_of(b[lane][1], x);
+    }
+  }
+  for (int lane = 0; lane < 32; ++lane) {
+    const int g = lane / 4, t = lane % 4;
+    for (int i = 0; i < 4; ++i) {
+      const int row = g + (i >= 2 ? 8 : 0), col = 2 * t + i % 2;
+      int32_t sum = 0;
+      for (int k = 0; k < 32; ++k) sum += int32_t(A[row][k]) * int32_t(B[k][col]);
+      d[lane][i] = uint32_t(int32_t(d[lane][i]) + sum);
+    }
+  }
+}
+
+// Shared memory bank conflicts: the 16-byte groups of 4 banks that 8
+// addresses of one phase touch must all differ.
+bool conflict_free(const std::vector<int>& addresses) {
+  std::set<int> groups;
+  for (int a : addresses) groups.insert(a / 16 % 8);
+  return groups.size() == addresses.size();
+}
+
+// ---------------------------------------------------------------- a convolution to emulate
+
+struct Conv {
+  int batch, h, w, c, out_c, kernel, stride, padding;
+};
+
+std::string conv_name(const Conv& v) {
+  std::ostringstream s;
+  s << "b" << v.batch << "_" << v.h << "x" << v.w << "x" << v.c << "_o" << v.out_c << "_k" << v.kernel << "s"
+    << v.stride << "p" << v.padding;
+  return s.str();
+}
+
+Problem problem_of(const Conv& v) {
+  Problem p;
+  p.batch = v.batch, p.in_h = v.h, p.in_w = v.w, p.in_stride = round_up(v.c, kChannelAlignment);
+  p.tap_c = tap_channels(v.c);
+  p.out_h = (v.h + 2 * v.padding - v.kernel) / v.stride + 1, p.out_w = (v.w + 2 * v.padding - v.kernel) / v.stride + 1;
+  p.out_c = round_up(v.out_c, kChannelAlignment);
+  p.kernel = v.kernel, p.stride = v.stride, p.padding = v.padding;
+  return p;
+}
+
+// Random tensors in the CPU runtime's layouts and in cuda-imma's.
+struct Data {
+  std::vector<int8_t> input;                                      // NHWC, c channels (CPU)
+  std::vector<int8_t> device_input;                               // NHWC, in_stride channels, garbage in the padding
+  std::vector<int8_t> weights;                                    // [out_c][kernel][kernel][c] (CPU)
+  std::vector<int8_t> packed;                                     // [stored out_c][packed_depth]
+  std::vector<int32_t> bias, multiplier, shift, skip_multiplier;  // stored out_c each, padding requantizes to 0
+  std::vector<int8_t> skip, device_skip;  // residual: [M][out_c] and [M][stored out_c]; empty without
+  bool relu = false;
+};
+
+Data make_data(const Conv& v, const Problem& p, bool residual, bool relu, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int> byte(-128, 127);
+  Data d;
+  d.relu = relu;
+  d.input.resize(size_t(v.batch) * v.h * v.w * v.c);
+  for (int8_t& x : d.input) x = static_cast<int8_t>(byte(rng));
+  // Padding channels hold garbage here, which the zero weights there must cancel.
+  d.device_input.assign(size_t(v.batch) * v.h * v.w * p.in_stride, int8_t{0x5A});
+  for (size_t px = 0; px < size_t(v.batch) * v.h * v.w; ++px)
+    std::copy_n(d.input.begin() + px * v.c, v.c, d.device_input.begin() + px * p.in_stride);
+  d.weights.resize(size_t(v.out_c) * v.kernel * v.kernel * v.c);
+  for (int8_t& x : d.weights) x = static_cast<int8_t>(byte(rng));
+  d.packed = pack_weight_rows(d.weights.data(), v.out_c, p.taps(), v.c, p.out_c, p.tap_c, p.packed_depth());
+  const double spread = 74.0 * 74.0 * std::sqrt(double(v.kernel) * v.kernel * v.c);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  d.bias.assign(p.out_c, 0);
+  d.multiplier.assign(p.out_c, 0);
+  d.shift.assign(p.out_c, 1);
+  d.skip_multiplier.assign(p.out_c, 0);
+  for (int o = 0; o < v.out_c; ++o) {
+    d.shift[o] = 20 + static_cast<int>(unit(rng) * 10);
+    d.bias[o] = static_cast<int32_t>((unit(rng) * 2 - 1) * spread);
+    d.multiplier[o] = static_cast<int32_t>(std::ldexp((0.2 + 1.8 * unit(rng)) * 64.0 / spread, d.shift[o]));
+    if (residual) d.skip_multiplier[o] = static_cast<int32_t>(std::ldexp(unit(rng), d.shift[o]));
+  }
+  if (residual) {
+    d.skip.resize(size_t(p.rows()) * v.out_c);
+    for (int8_t& x : d.skip) x = static_cast<int8_t>(byte(rng));
+    d.device_skip.assign(size_t(p.rows()) * p.out_c, 0);
+    for (int m = 0; m < p.rows(); ++m)
+      std::copy_n(d.skip.begin() + size_t(m) * v.out_c, v.out_c, d.device_skip.begin() + size_t(m) * p.out_c);
+  }
+  return d;
+}
+
+// The direct convolution's int32 accumulators [M][out_c] (no bias).
+std::vector<int32_t> direct_accumulators(const Conv& v, const Problem& p, const Data& d) {
+  std::vector<int32_t> acc(size_t(p.rows()) * v.out_c, 0);
+  for (int m = 0; m < p.rows(); ++m) {
+    const int ox = m % p.out_w, oy = m / p.out_w % p.out_h, n = m / (p.out_w * p.out_h);
+    for (int o = 0; o < v.out_c; ++o) {
+      int32_t sum = 0;
+      for (int ky = 0; ky < v.kernel; ++ky)
+        for (int kx = 0; kx < v.kernel; ++kx) {
+          const int iy = oy * v.stride - v.padding + ky, ix = ox * v.stride - v.padding + kx;
+          if (iy < 0 || iy >= v.h || ix < 0 || ix >= v.w) continue;
+          for (int c = 0; c < v.c; ++c)
+            sum += int32_t(d.input[((size_t(n) * v.h + iy) * v.w + ix) * v.c + c]) *
+                   d.weights[((size_t(o) * v.kernel + ky) * v.kernel + kx) * v.c + c];
+        }
+      acc[size_t(m) * v.out_c + o] = sum;
+    }
+  }
+  return acc;
+}
+
+// The CPU runtime's int8 outputs [M][out_c].
+std::vector<int8_t> cpu_outputs(const Conv& v, const Problem& p, const Data& d) {
+  cpu::ConvGeometry g;
+  g.batch = v.batch, g.in_h = v.h, g.in_w = v.w, g.in_c = v.c;
+  g.out_h = p.out_h, g.out_w = p.out_w, g.out_c = v.out_c;
+  g.kernel = v.kernel, g.stride = v.stride, g.padding = v.padding;
+  const cpu::PackedWeights w(d.weights.data(), v.out_c, v.kernel, v.c);
+  cpu::Epilogue e;
+  e.bias = d.bias.data(), e.multiplier = d.multiplier.data(), e.shift = d.shift.data();
+  e.relu = d.relu;
+  if (!d.skip.empty()) e.skip = d.skip.data(), e.skip_multiplier = d.skip_multiplier.data();
+  std::vector<int8_t> out(size_t(p.rows()) * v.out_c);
+  cpu::conv2d(g, d.input.data(), w, e, out.data());
+  return out;
+}
+
+// ---------------------------------------------------------------- one thread block, as conv2d_imma_kernel
+
+struct BlockResult {
+  std::vector<int32_t> acc;  // [bm][bn], the K slices summed
+  bool conflict_free_ldmatrix = true, conflict_free_copies = true;
+};
+
+// Emulates block (bx, by) of tile `tile` on `p`, writing its int8 outputs
+// into `output` ([M][out_c]) as the kernel's epilogue does.
+BlockResult run_block(const Problem& p, int tile, const Data& d, int bx, int by, std::vector<int8_t>& output) {
+  const TileConfig T = tile_config(tile);
+  const int threads = T.threads(), a_stage = T.a_stage_bytes(), b_stage = T.b_stage_bytes();
+  const int a_copies = copies_per_thread(T.bm, T.bk, T.access, threads);
+  const int b_copies = copies_per_thread(T.bn, T.bk, kVectorBytes, threads);
+  const int mma_rows = T.wm() / kMmaM, mma_cols = T.wn() / kMmaN;
+  const BlockTile block = block_tile(bx, by, T.bm, T.bn);
+  const int k_tiles = ceil_div(p.packed_depth(), T.bk);
+  std::vector<int8_t> shared(static_cast<size_t>(T.shared_bytes()), int8_t{0x77});
+  BlockResult result;
+
+  // Per-thread loader state.
+  struct ThreadState {
+    std::vector<RowOrigin> a_origin;
+    std::vector<int> a_shared, b_row, b_shared;
+    std::vector<bool> a_active, b_active;
+    TapCursor cursor;
+    int b_k;
+  };
+  std::vector<ThreadState> state(threads);
+  for (int t = 0; t < threads; ++t) {
+    ThreadState& s = state[t];
+    for (int i = 0; i < a_copies; ++i) {
+      const CopySlot slot = copy_slot(t, i, threads, T.bk, T.access);
+      EXPECT_EQ(slot.k, copy_slot(t, 0, threads, T.bk, T.access).k) << "a thread's k changes between its copies";
+      s.a_active.push_back(slot.row < T.bm);
+      s.a_origin.push_back(row_origin(p, block.m0 + slot.row));
+      s.a_shared.push_back(tile_offset(slot.row, slot.k, T.bk));
+    }
+    s.cursor = tap_cursor(p, copy_slot(t, 0, threads, T.bk, T.access).k);
+    for (int i = 0; i < b_copies; ++i) {
+      const CopySlot slot = copy_slot(t, i, threads, T.bk, kVectorBytes);
+      s.b_active.push_back(slot.row < T.bn);
+      s.b_row.push_back(block.n0 + slot.row);
+      s.b_shared.push_back(tile_offset(slot.row, slot.k, T.bk));
+    }
+    s.b_k = copy_slot(t, 0, threads, T.bk, kVectorBytes).k;
+  }
+
+  auto copy = [&](int to, const std::vector<int8_t>& from_buffer, int from, int bytes, int region_end) {
+    EXPECT_TRUE(to >= 0 && to + bytes <= region_end && to % bytes == 0) << "copy to shared offset " << to;
+    for (int b = 0; b < bytes; ++b) shared[to + b] = from < 0 ? int8_t{0} : from_buffer.at(size_t(from + b));
+  };
+  auto load_stage = [&](int stage, int k_tile) {
+    if (k_tile >= k_tiles) return;
+    const int a_base = stage * a_stage, b_base = T.stages * a_stage + stage * b_stage;
+    for (int t = 0; t < threads; ++t) {
+      ThreadState& s = state[t];
+      for (int i = 0; i < a_copies; ++i)
+        if (s.a_active[i])
+          copy(a_base + s.a_shared[i], d.device_input, a_source(p, s.a_origin[i], s.cursor), T.access,
+               a_base + a_stage);
+      advance(s.cursor, p, T.bk);
+      for (int i = 0; i < b_copies; ++i)
+        if (s.b_active[i])
+          copy(b_base + s.b_shared[i], d.packed, b_source(p, s.b_row[i], k_tile * T.bk + s.b_k), kVectorBytes,
+               b_base + b_stage);
+    }
+    // Bank conflicts of the 16-byte copies: each 8-thread phase of a warp.
+    for (int t0 = 0; t0 < threads && T.access == kVectorBytes; t0 += 8)
+      for (int i = 0; i < a_copies; ++i) {
+        std::vector<int> phase;
+        for (int t = t0; t < t0 + 8; ++t)
+          if (state[t].a_active[i]) phase.push_back(state[t].a_shared[i]);
+        result.conflict_free_copies &= conflict_free(phase);
+      }
+  };
+
+  // Accumulators per warp: [mi][ni] -> 32 lanes x 4 registers.
+  std::vector<std::vector<std::array<Registers4, 32>>> acc(
+      T.warps(), std::vector<std::array<Registers4, 32>>(mma_rows * mma_cols));
+  for (int stage = 0; stage < T.stages - 1; ++stage) load_stage(stage, stage);
+  for (int kt = 0; kt < k_tiles; ++kt) {
+    load_stage((kt + T.stages - 1) % T.stages, kt + T.stages - 1);
+    const int a_base = (kt % T.stages) * a_stage, b_base = T.stages * a_stage + (kt % T.stages) * b_stage;
+    for (int w = 0; w < T.warps(); ++w) {
+      const WarpTile warp = warp_tile(w, T.warps_m, T.warps_n);
+      for (int s = 0; s < T.steps_per_warp(); ++s) {
+        const int k = k_step(warp.k, s, T.warps_k) * kMmaK;
+        std::vector<std::array<Registers4, 32>> a(mma_rows);
+        std::vector<std::array<std::array<uint32_t, 2>, 32>> b(mma_cols);
+        // One ldmatrix.x4 of 16-row block `block` below row0, its lanes' rows and ks from the header.
+        auto load = [&](int base, int row0, int (*lane_row)(int), int (*lane_k)(int), int block) {
+          std::array<int, 32> address;
+          for (int lane = 0; lane < 32; ++lane) {
+            const int at = fragment_offset(row0, lane_row(lane), k + lane_k(lane), block, T.bk);
+            EXPECT_EQ(at, tile_offset(row0 + block * 16 + lane_row(lane), k + lane_k(lane), T.bk));
+            address[lane] = base + at;
+          }
+          for (int j = 0; j < 4; ++j)
+            result.conflict_free_ldmatrix &= conflict_free(std::vector<int>(&address[8 * j], &address[8 * j + 8]));
+          return ldmatrix_x4(shared, address);
+        };
+        for (int mi = 0; mi < mma_rows; ++mi) a[mi] = load(a_base, warp.m * T.wm(), a_fragment_row, a_fragment_k, mi);
+        for (int nj = 0; nj < mma_cols / 2; ++nj) {
+          const std::array<Registers4, 32> r = load(b_base, warp.n * T.wn(), b_fragment_row, b_fragment_k, nj);
+          for (int lane = 0; lane < 32; ++lane) {
+            b[2 * nj][lane] = {r[lane][0], r[lane][1]};
+            b[2 * nj + 1][lane] = {r[lane][2], r[lane][3]};
+          }
+        }
+        for (int mi = 0; mi < mma_rows; ++mi)
+          for (int ni = 0; ni < mma_cols; ++ni) mma(acc[w][mi * mma_cols + ni], a[mi], b[ni]);
+      }
+    }
+  }
+
+  // Epilogue: stage through the same shared memory, then 4 channels per thread.
+  std::vector<int32_t> staging(shared.size() / 4, 0x7777);
+  for (int w = 0; w < T.warps(); ++w) {
+    const WarpTile warp = warp_tile(w, T.warps_m, T.warps_n);
+    for (int mi = 0; mi < mma_rows; ++mi)
+      for (int ni = 0; ni < mma_cols; ++ni)
+        for (int lane = 0; lane < 32; ++lane)
+          for (int i = 0; i < 4; ++i) {
+            const int row = warp.m * T.wm() + mi * kMmaM + acc_row(lane, i);
+            const int col = warp.n * T.wn() + ni * kMmaN + acc_col(lane, i);
+            staging.at(size_t(staging_index(warp.k, row, col, T.bm, T.bn))) =
+                int32_t(acc[w][mi * mma_cols + ni][lane][i]);
+          }
+  }
+  result.acc.assign(size_t(T.bm) * T.bn, 0);
+  for (int t = 0; t < threads; ++t) {
+    const int tile_col = epilogue_col(t, T.bn), col = block.n0 + tile_col;
+    if (col >= p.out_c) continue;
+    for (int pass = 0; pass < epilogue_passes(T.bm, T.bn, threads); ++pass) {
+      const int row = epilogue_row(t, pass, threads, T.bn), m = block.m0 + row;
+      if (m >= p.rows()) break;
+      for (int x = 0; x < 4; ++x) {
+        int32_t sum = 0;
+        for (int slice = 0; slice < T.warps_k; ++slice)
+          sum += staging.at(size_t(staging_index(slice, row, tile_col + x, T.bm, T.bn)));
+        result.acc[size_t(row) * T.bn + tile_col + x] = sum;
+        const int at = m * p.out_c + col + x;
+        const int32_t skip = d.device_skip.empty() ? 0 : d.device_skip[at];
+        output.at(size_t(at)) = static_cast<int8_t>(requantize(sum + d.bias[col + x], d.multiplier[col + x], skip,
+                                                               d.device_skip.empty() ? 0 : d.skip_multiplier[col + x],
+                                                               d.shift[col + x], d.relu ? 0 : -128));
+      }
+    }
+  }
+  return result;
+}
+
+// Every block of the grid: accumulators against the direct convolution, the
+// int8 outputs against the CPU runtime.
+void expect_tile_matches(const Conv& v, int tile, bool residual, bool relu, uint64_t seed) {
+  const Problem p = problem_of(v);
+  ASSERT_EQ(unsupported(p, tile), "");
+  const TileConfig T = tile_config(tile);
+  const Data d = make_data(v, p, residual, relu, seed);
+  const std::vector<int32_t> expected_acc = direct_accumulators(v, p, d);
+  std::vector<int8_t> output(size_t(p.rows()) * p.out_c, int8_t{0x33});
+  bool ldmatrix_ok = true, copies_ok = true;
+  for (int bx = 0; bx < ceil_div(p.rows(), T.bm); ++bx)
+    for (int by = 0; by < ceil_div(p.out_c, T.bn); ++by) {
+      const BlockResult r = run_block(p, tile, d, bx, by, output);
+      ldmatrix_ok &= r.conflict_free_ldmatrix;
+      copies_ok &= r.conflict_free_copies;
+      for (int row = 0; row < T.bm; ++row)
+        for (int col = 0; col < T.bn; ++col) {
+          const int m = bx * T.bm + row, n = by * T.bn + col;
+          const int32_t expected = m < p.rows() && n < v.out_c ? expected_acc[size_t(m) * v.out_c + n] : 0;
+          ASSERT_EQ(r.acc[size_t(row) * T.bn + col], expected) << "accumulator of pixel " << m << ", channel " << n;
+        }
+    }
+  EXPECT_TRUE(ldmatrix_ok) << "ldmatrix phases with shared-memory bank conflicts";
+  EXPECT_TRUE(copies_ok) << "cp.async phases with shared-memory bank conflicts";
+  const std::vector<int8_t> expected = cpu_outputs(v, p, d);
+  for (int m = 0; m < p.rows(); ++m)
+    for (int n = 0; n < p.out_c; ++n) {
+      const int8_t want = n < v.out_c ? expected[size_t(m) * v.out_c + n] : int8_t{0};
+      ASSERT_EQ(int(output[size_t(m) * p.out_c + n]), int(want)) << "output of pixel " << m << ", channel " << n;
+    }
+}
+
+const Conv kConvs[] = {
+    {1, 8, 8, 3, 16, 3, 1, 1},     // first layer, batch 1: 4-byte words, K = 9 x 4
+    {2, 9, 7, 3, 64, 3, 2, 1},     // first layer, odd sizes, stride 2
+    {2, 6, 6, 6, 10, 5, 1, 2},     // LeNet-like: 6 channels in words, kernel 5
+    {1, 6, 6, 16, 32, 3, 1, 1},    // 16 channels: one vector per tap
+    {2, 5, 5, 64, 64, 3, 1, 1},    // odd spatial size
+    {3, 8, 8, 64, 128, 1, 2, 0},   // 1x1 stride-2 shortcut
+    {1, 4, 4, 256, 16, 3, 1, 1},   // batch 1, long K
+    {2, 7, 7, 13, 20, 5, 2, 2},    // odd channels padded to 16, kernel 5 stride 2
+    {1, 3, 3, 32, 144, 3, 1, 0},   // a 1x1 output, channels over several tiles
+    {4, 5, 5, 48, 16, 1, 1, 0},    // pointwise
+    {1, 2, 2, 512, 32, 3, 1, 1},   // ResNet-18 layer4-like at batch 1
+    {2, 16, 16, 32, 64, 3, 1, 1},  // several row tiles of every size
+    {1, 32, 32, 3, 16, 3, 1, 1},   // ResNet-20's first layer at batch 1
+};
+
+class ImplicitGemmEmulation : public ::testing::TestWithParam<std::tuple<int, int>> {};
+
+TEST_P(ImplicitGemmEmulation, MatchesTheDirectConvolutionAndTheCpuRuntime) {
+  const auto [conv, tile] = GetParam();
+  const Conv& v = kConvs[conv];
+  const std::string why = unsupported(problem_of(v), tile);
+  if (!why.empty()) GTEST_SKIP() << "not for this tile: " << why;
+  expect_tile_matches(v, tile, conv % 2 == 1, conv % 3 != 2, 1000 + 17 * conv + tile);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, ImplicitGemmEmulation,
+                         ::testing::Combine(::testing::Range(0, int(std::size(kConvs))),
+                                            ::testing::Range(0, kTileCount)),
+                         [](const ::testing::TestParamInfo<ImplicitGemmEmulation::ParamType>& info) {
+                           return conv_name(kConvs[std::get<0>(info.param)]) + "_" +
+                                  tile_config(std::get<1>(info.param)).name;
+                         });
+
+// Every shape of the table runs on at least one tile, and every tile on at least one shape.
+TEST(ImplicitGemm, EveryShapeAndEveryTileIsCovered) {
+  std::vector<bool> tile_used(kTileCount, false);
+  for (const Conv& v : kConvs) {
+    bool any = false;
+    for (int t = 0; t < kTileCount; ++t)
+      if (unsupported(problem_of(v), t).empty()) any = tile_used[t] = true;
+    EXPECT_TRUE(any) << conv_name(v);
+  }
+  for (int t = 0; t < kTileCount; ++t) EXPECT_TRUE(tile_used[t]) << tile_config(t).name;
+}
+
+// ---------------------------------------------------------------- the pieces on their own
+
+TEST(ImplicitGemm, EveryTileConfigurationIsConsistent) {
+  std::set<std::string> names;
+  for (int t = 0; t < kTileCount; ++t) {
+    const TileConfig c = tile_config(t);
+    EXPECT_EQ(tile_invalid(c), "") << c.name;
+    EXPECT_TRUE(names.insert(c.name).second) << c.name;
+    EXPECT_EQ(tile_index(c.name), t);
+    // Fits every sm_8x/sm_90 GPU (sm_86 and sm_89 allow 99 KB per block).
+    EXPECT_LE(c.shared_bytes(), 99 * 1024) << c.name;
+    EXPECT_LE(c.threads(), 256) << c.name;
+  }
+  EXPECT_EQ(tile_index("m1n1k1"), -1);
+}
+
+TEST(ImplicitGemm, SwizzleIsABijectionThatKeepsChunksWhole) {
+  for (int bk : {64, 128}) {
+    const int rows = 128;
+    std::vector<bool> seen(size_t(rows) * bk, false);
+    for (int row = 0; row < rows; ++row)
+      for (int k = 0; k < bk; ++k) {
+        const int at = tile_offset(row, k, bk);
+        ASSERT_TRUE(at >= 0 && at < rows * bk);
+        EXPECT_FALSE(seen[at]) << "row " << row << " k " << k;
+        seen[at] = true;
+        EXPECT_EQ(at % 16, k % 16) << "a 16-byte chunk is split";
+      }
+  }
+}
+
+TEST(ImplicitGemm, TapCursorMovesLikeDividing) {
+  for (const Conv& v : kConvs) {
+    const Problem p = problem_of(v);
+    for (int step : {64, 128})
+      for (int k0 = 0; k0 < 64; k0 += p.access()) {
+        TapCursor t = tap_cursor(p, k0);
+        for (int k = k0; k < p.depth(); k += step) {
+          const TapCursor want = tap_cursor(p, k);
+          ASSERT_EQ(t.k, want.k);
+          ASSERT_EQ(t.ky, want.ky) << conv_name(v) << " k " << k;
+          ASSERT_EQ(t.kx, want.kx) << conv_name(v) << " k " << k;
+          ASSERT_EQ(t.c, want.c) << conv_name(v) << " k " << k;
+          advance(t, p, step);
+        }
+      }
+  }
+}
+
+// Every A byte the loader can produce is the im2col matrix's byte.
+TEST(ImplicitGemm, ActivationOffsetsAndPaddingMasksMatchIm2col) {
+  for (const Conv& v : kConvs) {
+    const Problem p = problem_of(v);
+    const Data d = make_data(v, p, false, false, 5);
+    for (int m = 0; m < p.rows() + 3; ++m) {
+      const RowOrigin r = row_origin(p, m);
+      for (int k = 0; k < p.packed_depth() + 64; k += p.access()) {
+        const int at = a_source(p, r, tap_cursor(p, k));
+        for (int b = 0; b < p.access(); ++b) {
+          const int kk = k + b, tap = kk / p.tap_c, c = kk % p.tap_c, ky = tap / v.kernel, kx = tap % v.kernel;
+          const int ox = m % p.out_w, oy = m / p.out_w % p.out_h, n = m / (p.out_w * p.out_h);
+          const int iy = oy * v.stride - v.padding + ky, ix = ox * v.stride - v.padding + kx;
+          const bool inside = m < p.rows() && kk < p.depth() && iy >= 0 && iy < v.h && ix >= 0 && ix < v.w;
+          const int8_t want = inside && c < v.c ? d.input[((size_t(n) * v.h + iy) * v.w + ix) * v.c + c] : int8_t{0};
+          const int8_t got = at < 0 ? int8_t{0} : d.device_input.at(size_t(at + b));
+          // Padding channels (c >= v.c) hold garbage on purpose: their weights are zero.
+          if (c < v.c || at < 0) {
+            ASSERT_EQ(int(got), int(want)) << conv_name(v) << " m " << m << " k " << kk;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(ImplicitGemm, TapChannelsReadWordsOnlyWhenThatHalvesK) {
+  EXPECT_EQ(tap_channels(1), 4);
+  EXPECT_EQ(tap_channels(3), 4);
+  EXPECT_EQ(tap_channels(6), 8);
+  EXPECT_EQ(tap_channels(8), 8);
+  EXPECT_EQ(tap_channels(9), 16);
+  EXPECT_EQ(tap_channels(16), 16);
+  EXPECT_EQ(tap_channels(20), 32);
+  EXPECT_EQ(tap_channels(64), 64);
+}
+
+TEST(ImplicitGemm, UnsupportedSaysWhy) {
+  Problem p = problem_of({2, 8, 8, 64, 64, 3, 1, 1});
+  const int vector_tile = tile_index("m64n64k64"), word_tile = tile_index("m64n64k64w");
+  EXPECT_EQ(unsupported(p, vector_tile), "");
+  EXPECT_NE(unsupported(p, word_tile).find("needs 16-byte ones"), std::string::npos) << unsupported(p, word_tile);
+  Problem first = problem_of({2, 8, 8, 3, 64, 3, 1, 1});
+  EXPECT_NE(unsupported(first, vector_tile).find("needs 4-byte ones"), std::string::npos);
+  p.in_stride = 8;
+  EXPECT_NE(unsupported(p, vector_tile).find("input channels 8"), std::string::npos) << unsupported(p, vector_tile);
+  p = problem_of({2, 8, 8, 64, 64, 3, 1, 1});
+  p.out_c = 40;
+  EXPECT_NE(unsupported(p, vector_tile).find("output channels 40"), std::string::npos);
+  p = problem_of({2, 8, 8, 64, 64, 3, 1, 1});
+  p.batch = 1 << 20;
+  EXPECT_NE(unsupported(p, vector_tile).find("32-bit indexing"), std::string::npos) << unsupported(p, vector_tile);
+  EXPECT_NE(unsupported(p, kTileCount).find("no tile configuration"), std::string::npos);
+}
+
+// The cost model picks big tiles for big layers and sliced K for batch 1's
+// long-K layers; a tile that fits no multiprocessor is never picked.
+TEST(ImplicitGemm, ChooseTileFollowsTheShape) {
+  const std::vector<int> resident(kTileCount, 2);
+  const int sms = 132;
+  const int big = choose_tile(problem_of({256, 32, 32, 64, 64, 3, 1, 1}), resident.data(), sms);
+  ASSERT_GE(big, 0);
+  EXPECT_GE(tile_config(big).bm, 64) << tile_config(big).name;
+  EXPECT_EQ(tile_config(big).warps_k, 1) << tile_config(big).name;
+  const int wide = choose_tile(problem_of({256, 4, 4, 512, 512, 3, 1, 1}), resident.data(), sms);
+  ASSERT_GE(wide, 0);
+  const int narrow = choose_tile(problem_of({256, 32, 32, 16, 16, 3, 1, 1}), resident.data(), sms);
+  ASSERT_GE(narrow, 0);
+  EXPECT_EQ(tile_config(narrow).bn, 16) << tile_config(narrow).name;
+  const int latency = choose_tile(problem_of({1, 4, 4, 512, 512, 3, 1, 1}), resident.data(), sms);
+  ASSERT_GE(latency, 0);
+  EXPECT_GT(tile_config(latency).warps_k, 1) << tile_config(latency).name;
+  const int first = choose_tile(problem_of({256, 32, 32, 3, 64, 3, 1, 1}), resident.data(), sms);
+  ASSERT_GE(first, 0);
+  EXPECT_EQ(tile_config(first).access, kWordBytes);
+  std::vector<int> none_fit(kTileCount, 0);
+  EXPECT_EQ(choose_tile(problem_of({256, 32, 32, 64, 64, 3, 1, 1}), none_fit.data(), sms), -1);
+}
+
+TEST(ImplicitGemm, EnvironmentForcesATile) {
+  const Problem p = problem_of({8, 16, 16, 64, 64, 3, 1, 1});
+  const std::vector<int> resident(kTileCount, 2);
+  ::setenv("OCTET_IMMA_TILE", "m64n64k64", 1);
+  EXPECT_EQ(choose_tile(p, resident.data(), 132), tile_index("m64n64k64"));
+  ::setenv("OCTET_IMMA_TILE", "m64n64k64w", 1);
+  EXPECT_EQ(choose_tile(p, resident.data(), 132), -1) << "a tile that cannot run the layer";
+  ::setenv("OCTET_IMMA_TILE", "nonsense", 1);
+  EXPECT_NE(error_of([&] { choose_tile(p, resident.data(), 132); }).find("unknown tile 'nonsense'"), std::string::npos);
+  ::unsetenv("OCTET_IMMA_TILE");
+}
+
+}  // namespace
+}  // namespace octet::cuda::igemm

@@ -1,0 +1,222 @@
+#!/usr/bin/env bash
+# The GPU build and checks, on a machine with an NVIDIA GPU, nvcc, cmake,
+# ninja and python3 with pip PyTorch (CUDA), from a clean tree. docs/gpu.md
+# says what to carry there and how to run it with the `device` tool.
+#
+#   tools/gpu_check.sh STAGE...     stages: deps build sass test train bench all
+#   tools/gpu_check.sh carry        on the build machine (Debian): fills .gpu/
+#
+#   carry  apt-get download the header and test packages into .gpu/debs and copy
+#          CIFAR-10 (JPEG copy, ../shared/data/cifar10) into .gpu/cifar10
+#   deps   unpack the Debian header packages of .gpu/debs into build-gpu/deps and
+#          make CIFAR-10 (binary layout) in build-gpu/data from .gpu/cifar10
+#   build  configure (LibTorch from torch.utils.cmake_prefix_path, sm_90 unless
+#          OCTET_CUDA_ARCH says otherwise) and build into build-gpu
+#   sass   -Xptxas -v of the cuda-imma kernels (registers, spills, stack) and
+#          their SASS: IMMA instructions, no IDP4A
+#   test   the full ctest suite, CUDA tests included
+#   train  ResNet-18 on CIFAR-10 (the command of issue 10), quantized; float vs
+#          int8 top-1 and agreement, CPU and GPU runtimes compared image by image
+#   bench  octet bench infer, ResNet-18 and ResNet-20, batch 256 and 1, --layers
+#   all    every stage in order
+#
+# Results go to $OUT (default build-gpu/out): one log and JSON file per stage,
+# and summary.txt. Every stage stops at the first failure with a message
+# saying what failed; stages can be run one call at a time (each call of the
+# device tool has 10 minutes), as build-gpu stays between calls.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUILD="$ROOT/build-gpu"
+DEPS="$BUILD/deps"
+DATA="$BUILD/data"
+CARRIED="$ROOT/.gpu"
+OUT=${OUT:-$BUILD/out}
+ARCH=${OCTET_CUDA_ARCH:-90}
+PYTHON=${PYTHON:-python3}
+OCTET="$BUILD/tools/octet"
+R18="$BUILD/r18"
+mkdir -p "$OUT"
+SUMMARY="$OUT/summary.txt"
+
+die() {
+  echo "gpu_check: FAILED: $*" | tee -a "$SUMMARY" >&2
+  exit 1
+}
+note() { echo "gpu_check: $*" | tee -a "$SUMMARY"; }
+# Runs a command with its output in $OUT/<name>.log; fails naming the log.
+run_logged() {
+  local name=$1
+  shift
+  echo "+ $*" >"$OUT/$name.log"
+  "$@" >>"$OUT/$name.log" 2>&1 || die "$name: '$*' exited with status $? (last lines of $OUT/$name.log below)
+$(tail -n 30 "$OUT/$name.log")"
+}
+need() { command -v "$1" >/dev/null || die "'$1' is not on PATH: $2"; }
+
+# The Debian packages the GPU machine lacks (headers and test libraries).
+CARRIED_PACKAGES=(libeigen3-dev libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev googletest zlib1g-dev
+  libbenchmark-dev pybind11-dev)
+
+stage_carry() {
+  need apt-get "the carry stage runs on the Debian build machine"
+  local cifar="$ROOT/../shared/data/cifar10"
+  [ -f "$cifar/cifar10-jpeg.tar.xz" ] || die "$cifar/cifar10-jpeg.tar.xz is missing"
+  rm -rf "$CARRIED"
+  mkdir -p "$CARRIED/debs" "$CARRIED/cifar10"
+  (cd "$CARRIED/debs" && apt-get download "${CARRIED_PACKAGES[@]}") >"$OUT/carry.log" 2>&1 ||
+    die "apt-get download failed (run apt-get update first?): $(tail -n 5 "$OUT/carry.log")"
+  cp -r "$cifar/cifar10-jpeg.tar.xz" "$cifar/order" "$cifar/make_cifar10_bin.py" "$CARRIED/cifar10/"
+  local mib=$(( $(du -sk "$CARRIED" | cut -f1) / 1024 ))
+  [ "$mib" -lt 60 ] || die ".gpu is $mib MiB: too close to the 64 MiB that travels with a device call"
+  note "carry: .gpu holds $mib MiB ($(find "$CARRIED/debs" -name "*.deb" | wc -l) packages, CIFAR-10)"
+}
+
+stage_deps() {
+  need dpkg "dpkg -x unpacks the carried Debian packages"
+  [ -d "$CARRIED/debs" ] || die "$CARRIED/debs is missing: carry the Debian packages (docs/gpu.md)"
+  mkdir -p "$DEPS"
+  for deb in "$CARRIED"/debs/*.deb; do
+    [ -e "$deb" ] || die "no .deb in $CARRIED/debs"
+    dpkg -x "$deb" "$DEPS" || die "dpkg -x $deb failed"
+  done
+  # zlib1g-dev's libz.so points at a file its package does not have: use the system one.
+  local libdir="$DEPS/usr/lib/x86_64-linux-gnu"
+  rm -f "$libdir/libz.a" "$libdir/libz.so"
+  [ -e /lib/x86_64-linux-gnu/libz.so.1 ] || die "/lib/x86_64-linux-gnu/libz.so.1 is missing (zlib)"
+  ln -s /lib/x86_64-linux-gnu/libz.so.1 "$libdir/libz.so"
+  for header in Eigen3/Eigen/Core CLI/CLI.hpp nlohmann/json.hpp gtest/gtest.h pybind11/pybind11.h zlib.h; do
+    [ -e "$DEPS/usr/include/$header" ] || [ -e "$DEPS/usr/include/eigen3/${header#Eigen3/}" ] ||
+      die "header $header is not in the carried packages"
+  done
+  if [ ! -f "$DATA/cifar-10-batches-bin/test_batch.bin" ]; then
+    [ -f "$CARRIED/cifar10/make_cifar10_bin.py" ] || die "$CARRIED/cifar10 is missing: carry CIFAR-10 (docs/gpu.md)"
+    run_logged cifar10 "$PYTHON" "$CARRIED/cifar10/make_cifar10_bin.py" "$DATA"
+  fi
+  [ -f "$DATA/cifar-10-batches-bin/test_batch.bin" ] || die "CIFAR-10 was not made in $DATA"
+  note "deps: packages unpacked into $DEPS, CIFAR-10 in $DATA/cifar-10-batches-bin"
+}
+
+stage_build() {
+  need nvcc "the CUDA toolkit's bin folder must be on PATH"
+  need cmake "install cmake"
+  need ninja "install ninja"
+  [ -d "$DEPS/usr/include" ] || die "run the deps stage first"
+  local prefix
+  prefix=$("$PYTHON" -c 'import torch; print(torch.utils.cmake_prefix_path)') ||
+    die "$PYTHON cannot import torch (pip PyTorch with CUDA is needed)"
+  "$PYTHON" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' ||
+    die "this PyTorch sees no CUDA device"
+  run_logged configure cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    "-DCMAKE_PREFIX_PATH=$prefix;$DEPS/usr" "-DCMAKE_CUDA_ARCHITECTURES=$ARCH" \
+    "-DPython_EXECUTABLE=$(command -v "$PYTHON")" "-DOCTET_CIFAR10_DIR=$DATA/cifar-10-batches-bin"
+  grep -q "CUDA runtime enabled" "$OUT/configure.log" || die "configure did not enable the CUDA runtime"
+  grep -q "LibTorch has CUDA" "$OUT/configure.log" ||
+    die "configure did not find LibTorch's CUDA: no CUDA-graph baseline (see $OUT/configure.log)"
+  run_logged build cmake --build "$BUILD"
+  if grep -E "warning" "$OUT/build.log" | grep -v "lto-wrapper" >/dev/null; then
+    note "build: warnings, see build.log"
+  fi
+  note "build: ok ($(nproc) cores), $OCTET"
+}
+
+stage_sass() {
+  need nvcc "the CUDA toolkit's bin folder must be on PATH"
+  need cuobjdump "cuobjdump comes with the CUDA toolkit"
+  local object="$BUILD/imma_sm$ARCH.o"
+  run_logged ptxas nvcc -std=c++17 -O3 -I"$ROOT" "-gencode=arch=compute_$ARCH,code=sm_$ARCH" -Xptxas -v \
+    -c "$ROOT/runtime/cuda/conv2d_imma.cu" -o "$object"
+  grep -E "Used [0-9]+ registers|spill|stack frame" "$OUT/ptxas.log" >"$OUT/ptxas_summary.txt"
+  if grep -E "[1-9][0-9]* bytes (spill|stack)" "$OUT/ptxas.log"; then
+    die "a cuda-imma kernel spills or has a stack frame (ptxas.log)"
+  fi
+  cuobjdump --dump-sass "$object" >"$OUT/imma.sass" || die "cuobjdump failed"
+  awk '/Function :/ { f = $3 } /IMMA/ { imma[f]++ } /IDP4A/ { dp4a[f]++ } /LDSM/ { ldsm[f]++ } /LDGSTS/ { cp[f]++ }
+       END { for (k in imma) printf "%s IMMA %d LDSM %d LDGSTS %d IDP4A %d\n", k, imma[k], ldsm[k], cp[k], dp4a[k] }' \
+    "$OUT/imma.sass" >"$OUT/sass_summary.txt"
+  [ -s "$OUT/sass_summary.txt" ] || die "no IMMA instruction in the cuda-imma kernels ($OUT/imma.sass)"
+  if grep -q "IDP4A [1-9]" "$OUT/sass_summary.txt"; then die "IDP4A in a cuda-imma kernel"; fi
+  note "sass: $(wc -l <"$OUT/sass_summary.txt") kernels with IMMA, no spills (ptxas_summary.txt, sass_summary.txt)"
+}
+
+stage_test() {
+  [ -x "$OCTET" ] || die "run the build stage first"
+  # ctest's exit status is read below, after its summary is saved.
+  (cd "$BUILD" && ctest --output-on-failure -j 4 --timeout 1500) >"$OUT/ctest.log" 2>&1 || true
+  grep -E "tests passed|tests failed" "$OUT/ctest.log" | tail -1 | tee -a "$SUMMARY"
+  grep -A200 "The following tests FAILED" "$OUT/ctest.log" | tee -a "$SUMMARY" || true
+  grep -q "100% tests passed" "$OUT/ctest.log" || die "ctest: some tests failed (ctest.log)"
+}
+
+stage_train() {
+  [ -x "$OCTET" ] || die "run the build stage first"
+  local data="$DATA/cifar-10-batches-bin"
+  if [ ! -f "$R18.octet" ]; then
+    run_logged train "$OCTET" train --model resnet18 --dataset cifar10 --data "$data" --epochs 30 --batch-size 128 \
+      --optimizer sgd --lr 0.1 --momentum 0.9 --weight-decay 5e-4 --schedule cosine --device cuda --workers 4 \
+      -o "$R18.octet" --json "$OUT/train_r18.json"
+  fi
+  [ -f "$R18.int8.octet" ] || run_logged quantize "$OCTET" quantize --checkpoint "$R18.octet" --data "$data" \
+    -o "$R18.int8.octet" --json "$OUT/quantize_r18.json"
+  run_logged eval "$OCTET" eval --checkpoint "$R18.octet" --data "$data" --quantized "$R18.int8.octet" \
+    --json "$OUT/eval_r18.json"
+  for backend in cpu cuda; do
+    run_logged "predict_$backend" "$OCTET" predict --quantized "$R18.int8.octet" --data "$data" --backend "$backend" \
+      --json "$BUILD/predict_r18_$backend.json"
+  done
+  local report
+  report=$("$PYTHON" - "$OUT/eval_r18.json" "$BUILD/predict_r18_cpu.json" "$BUILD/predict_r18_cuda.json" <<'EOF'
+import json, sys
+evaluation = json.load(open(sys.argv[1]))
+cpu, gpu = json.load(open(sys.argv[2])), json.load(open(sys.argv[3]))
+same_logits = cpu["int8_logits"] == gpu["int8_logits"]
+same = sum(a == b for a, b in zip(cpu["int8_predictions"], gpu["int8_predictions"]))
+print("ResNet-18 CIFAR-10 (JPEG copy): " + ", ".join(
+    f"{k} {evaluation[k]}" for k in evaluation if isinstance(evaluation[k], (int, float))))
+print(f"int8 top-1 on the CPU {cpu['int8_top1']:.2f}%, on {gpu['backend']} {gpu['int8_top1']:.2f}%; "
+      f"predictions equal on {same} of {cpu['images']} images; logits bit-exact: {same_logits}")
+sys.exit(0 if same_logits else 1)
+EOF
+  ) || die "train: the CPU and GPU runtimes differ: $report"
+  echo "$report" >"$OUT/train_summary.txt"
+  note "$report"
+}
+
+stage_bench() {
+  [ -x "$OCTET" ] || die "run the build stage first"
+  local data="$DATA/cifar-10-batches-bin"
+  [ -f "$R18.int8.octet" ] || die "run the train stage first (the ResNet-18 checkpoint)"
+  run_logged quantize_r20 "$OCTET" quantize --checkpoint "$ROOT/models/zoo/resnet20_cifar10.octet" --data "$data" \
+    -o "$BUILD/r20.int8.octet"
+  run_logged bench_r18 "$OCTET" bench infer --checkpoint "$R18.octet" --quantized "$R18.int8.octet" --batch 256,1 \
+    --backend cuda-imma,cuda-dp4a,cuda-cublaslt --iterations 50 --warmup 10 --layers --json "$OUT/bench_r18.json"
+  run_logged bench_r20 "$OCTET" bench infer --checkpoint "$ROOT/models/zoo/resnet20_cifar10.octet" \
+    --quantized "$BUILD/r20.int8.octet" --batch 256,1 --backend cuda-imma,cuda-dp4a,cuda-cublaslt \
+    --iterations 50 --warmup 10 --layers --json "$OUT/bench_r20.json"
+  "$PYTHON" - "$OUT/bench_r18.json" "$OUT/bench_r20.json" <<'EOF' | tee -a "$SUMMARY"
+import json, sys
+for path in sys.argv[1:]:
+    b = json.load(open(path))
+    for r in b["results"]:
+        print(f"{b['model']} batch {r['batch']}: {r['backend']} {r['precision']} {r['latency_ms']:.4f} ms "
+              f"{r['images_per_second']:.0f} images/s")
+    for s in b["speedups"]:
+        print(f"{b['model']} batch {s['batch']}: over {s.get('peer')}: {s.get('over_peer')}")
+    for c in b["largest_conv"]:
+        print(f"{b['model']} batch {c['batch']} {c['backend']}: largest conv {c['node']} {c['tops']:.1f} TOPS")
+EOF
+}
+
+[ $# -gt 0 ] || die "name the stages to run: carry, or deps build sass test train bench, or all"
+for stage in "$@"; do
+  case "$stage" in
+    all) stages=(deps build sass test train bench) ;;
+    carry | deps | build | sass | test | train | bench) stages=("$stage") ;;
+    *) die "unknown stage '$stage' (carry deps build sass test train bench all)" ;;
+  esac
+  for s in "${stages[@]}"; do
+    note "stage $s: $(date -u +%H:%M:%S)"
+    "stage_$s"
+  done
+done
+note "done: results in $OUT"
