@@ -1,8 +1,8 @@
 // `octet bench`: speed benchmarks that print numbers (the project keeps speed
 // targets out of the tests). This file holds `bench infer`: the int8 runtimes
-// against LibTorch float32 (and on a GPU float16, eager and captured in a CUDA
-// graph: the float peer users would pick) on the same network, in the same
-// run; the other subcommands have files of their own.
+// against the float peers (tools/bench_float_peers.h) on the same network, in
+// the same run, with every row's speed-up; the other subcommands have files
+// of their own.
 #include <omp.h>
 
 #include <algorithm>
@@ -18,25 +18,15 @@
 #include "quant/pipeline.h"
 #include "runtime/cpu/engine.h"
 #include "runtime/engine.h"
+#include "tools/bench_float_peers.h"
+#include "tools/bench_layers.h"
 #include "tools/bench_timing.h"
 #include "tools/commands.h"
 #include "tools/options.h"
-#ifdef OCTET_HAVE_TORCH
-#include <torch/torch.h>
-
-#include "train/graph_net.h"
-#else
-#include "graph/float_executor.h"
-#endif
 #ifdef OCTET_HAVE_CUDA
 #include <cuda_runtime_api.h>
 
 #include "runtime/cuda/cuda_engine.h"
-#endif
-#ifdef OCTET_TORCH_CUDA  // a LibTorch built with CUDA (tools/CMakeLists.txt)
-#include <ATen/cuda/CUDAGraph.h>
-#include <c10/cuda/CUDAGuard.h>
-#include <c10/cuda/CUDAStream.h>
 #endif
 
 namespace octet {
@@ -48,105 +38,6 @@ struct InferCommand {
   int iterations = 20, warmup = 3, threads = 0;
   bool layers = false;
 };
-
-struct Measurement {
-  int64_t batch;
-  // "cpu" (or "cpu/<kernel path>"), "cuda-imma", ..., "libtorch-cpu", "libtorch-cuda", "libtorch-cuda-graph",
-  // or without LibTorch "octet-float-cpu" (octet's own float executor)
-  std::string name;
-  std::string precision;  // "int8", "float32", "float16"
-  double latency_ms;      // median per batch
-  double images_per_second() const { return 1000.0 * static_cast<double>(batch) / latency_ms; }
-};
-
-struct LayerTiming {
-  std::string name, op;
-  double macs = 0, milliseconds = 0;
-  std::string kernel;  // cuda-imma: the tile configuration
-};
-
-double layer_macs(const Graph& g, const std::vector<ActShape>& shapes, int node, int64_t batch) {
-  const Node& n = g.nodes[node];
-  if (n.op == Op::Conv2d)
-    return double(batch) * shapes[node].h * shapes[node].w * shapes[node].c * n.kernel * n.kernel *
-           shapes[n.inputs[0]].c;
-  if (n.op == Op::Linear) return double(batch) * shapes[node].c * double(shapes[n.inputs[0]].numel());
-  return 0;
-}
-
-// Median milliseconds of every node of the CPU runtime: the engine's hook
-// sees each node finish, the logits node ends the run.
-std::vector<LayerTiming> cpu_layer_times(const CpuEngine& engine, const float* input, int64_t batch, int warmup,
-                                         int iterations) {
-  const Graph& g = engine.model().graph;
-  const size_t nodes = g.nodes.size();
-  std::vector<std::vector<double>> ms(nodes);
-  for (int it = 0; it < warmup + iterations; ++it) {
-    std::vector<double> finished(nodes, 0);
-    const auto start = BenchClock::now();
-    engine.run(input, batch, [&](int node, const int8_t*, int64_t) { finished[node] = milliseconds_since(start); });
-    finished[nodes - 1] = milliseconds_since(start);
-    if (it < warmup) continue;
-    double previous = 0;
-    for (size_t i = 0; i < nodes; ++i) {
-      ms[i].push_back(finished[i] - previous);
-      previous = finished[i];
-    }
-  }
-  std::vector<LayerTiming> out;
-  for (size_t i = 0; i < nodes; ++i)
-    out.push_back({g.nodes[i].name, op_name(g.nodes[i].op), layer_macs(g, engine.shapes(), static_cast<int>(i), batch),
-                   median(ms[i]), ""});
-  return out;
-}
-
-// Achieved int8 tera-operations per second (2 per multiply-add).
-double tops(const LayerTiming& l) { return l.milliseconds > 0 ? 2 * l.macs / (l.milliseconds * 1e9) : 0; }
-
-void print_layers(std::FILE* out, const std::string& title, const std::vector<LayerTiming>& layers) {
-  std::fprintf(out, "  %s\n  %-22s %-14s %10s %10s %9s  %s\n", title.c_str(), "node", "op", "MMACs", "ms", "TOPS",
-               "kernel");
-  double total = 0;
-  for (const LayerTiming& l : layers) {
-    total += l.milliseconds;
-    const std::string achieved = l.macs > 0 ? std::to_string(tops(l)).substr(0, 7) : "";
-    std::fprintf(out, "  %-22s %-14s %10.1f %10.4f %9s  %s\n", l.name.c_str(), l.op.c_str(), l.macs / 1e6,
-                 l.milliseconds, achieved.c_str(), l.kernel.c_str());
-  }
-  std::fprintf(out, "  %-22s %-14s %10s %10.4f\n", "total", "", "", total);
-}
-
-nlohmann::json layers_json(const std::vector<LayerTiming>& layers) {
-  nlohmann::json out = nlohmann::json::array();
-  for (const LayerTiming& l : layers)
-    out.push_back({{"name", l.name},
-                   {"op", l.op},
-                   {"macs", l.macs},
-                   {"milliseconds", l.milliseconds},
-                   {"tops", tops(l)},
-                   {"kernel", l.kernel}});
-  return out;
-}
-
-#ifdef OCTET_TORCH_CUDA
-// Milliseconds per replay of `net`'s forward on `input` captured in a CUDA
-// graph on a side stream (warmed up there first, so cuDNN has picked its
-// algorithms before the capture).
-double cuda_graph_milliseconds(GraphNet& net, const torch::Tensor& input, int warmup, int iterations) {
-  c10::cuda::CUDAStream stream = c10::cuda::getStreamFromPool();
-  const c10::cuda::CUDAStreamGuard guard(stream);
-  for (int i = 0; i < 3; ++i) net->forward(input);
-  stream.synchronize();
-  at::cuda::CUDAGraph graph;
-  graph.capture_begin();
-  const torch::Tensor output = net->forward(input);  // kept alive: the graph writes it
-  graph.capture_end();
-  return median(time_calls(warmup, iterations, [&] {
-    graph.replay();
-    stream.synchronize();
-  }));
-}
-#endif
 
 std::vector<float> random_inputs(int64_t count, const ActShape& shape) {
   std::mt19937 rng(1234);
@@ -215,9 +106,6 @@ void run_infer(const InferCommand& c) {
   check(c.threads >= 0, "--threads must be >= 0 (0: all cores)");
   const int threads = c.threads > 0 ? c.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   omp_set_num_threads(threads);
-#ifdef OCTET_HAVE_TORCH
-  torch::set_num_threads(threads);
-#endif
   const std::vector<int64_t> batches = parse_positive_list(c.batches, "--batch", false);
   const std::vector<std::string> backends = requested_backends(c.backend);
   const std::vector<cpu::KernelPath> cpu_paths = cpu_kernel_paths(c.cpu_kernels);
@@ -235,21 +123,9 @@ void run_infer(const InferCommand& c) {
   const int64_t largest = *std::max_element(batches.begin(), batches.end());
   const std::vector<float> images = random_inputs(largest, input_shape);
 
-#ifdef OCTET_HAVE_TORCH
-  GraphNet float_net(checkpoint.graph);
-  float_net->import_state(checkpoint.params);
-  float_net->eval();
-  torch::NoGradGuard no_grad;
   bool cuda_requested = false;
   for (const std::string& b : backends) cuda_requested |= b != "cpu";
-  const bool torch_cuda = cuda_requested && torch::cuda::is_available();
-  if (cuda_requested && !torch_cuda)
-    std::fprintf(stderr, "note: this LibTorch has no CUDA, so there is no GPU float baseline\n");
-#else
-  const FloatExecutor float_executor(fold_for_inference(checkpoint.graph, checkpoint.params));
-  std::fprintf(stderr, "note: built without LibTorch: the float baseline is octet's own float executor (Eigen), "
-                       "slower than LibTorch's\n");
-#endif
+  FloatPeers float_peers(checkpoint, threads, cuda_requested);
 
   std::map<std::string, std::unique_ptr<Engine>> engines;
   for (const std::string& backend : backends) engines[backend] = make_engine(model, backend);
@@ -317,49 +193,8 @@ void run_infer(const InferCommand& c) {
       }
 #endif
     }
-#ifdef OCTET_HAVE_TORCH
-    if (std::find(backends.begin(), backends.end(), "cpu") != backends.end()) {  // the CPU's float peer
-      const torch::Tensor x =
-          torch::from_blob(const_cast<float*>(images.data()),
-                           {batch, input_shape.c, input_shape.h, input_shape.w});
-      rows.push_back({batch, "libtorch-cpu", "float32", median(time_calls(c.warmup, c.iterations, [&] {
-                        float_net->forward(x);
-                      }))});
-    }
-    if (torch_cuda) {
-      torch::globalContext().setBenchmarkCuDNN(true);
-      const torch::Tensor x = torch::from_blob(const_cast<float*>(images.data()),
-                                               {batch, input_shape.c, input_shape.h, input_shape.w})
-                                  .to(torch::kCUDA)
-                                  .contiguous(torch::MemoryFormat::ChannelsLast);
-      for (const auto& [dtype, precision] :
-           {std::pair{torch::kFloat32, "float32"}, std::pair{torch::kFloat16, "float16"}}) {
-        GraphNet net(checkpoint.graph);
-        net->import_state(checkpoint.params);
-        net->eval();
-        net->to(torch::kCUDA, dtype);
-        for (const auto& [name, tensor] : net->named_state())
-          if (tensor.dim() == 4) tensor.set_data(tensor.contiguous(torch::MemoryFormat::ChannelsLast));
-        const torch::Tensor input = x.to(dtype);
-        rows.push_back({batch, "libtorch-cuda", precision, median(time_calls(c.warmup, c.iterations, [&] {
-                          net->forward(input);
-                          torch::cuda::synchronize();
-                        }))});
-#ifdef OCTET_TORCH_CUDA
-        if (dtype == torch::kFloat16)
-          rows.push_back({batch, "libtorch-cuda-graph", precision,
-                          cuda_graph_milliseconds(net, input, c.warmup, c.iterations)});
-#endif
-      }
-#ifndef OCTET_TORCH_CUDA
-      std::fprintf(stderr, "note: this octet was built without LibTorch's CUDA: no CUDA-graph float baseline\n");
-#endif
-    }
-#else
-    rows.push_back({batch, "octet-float-cpu", "float32", median(time_calls(c.warmup, c.iterations, [&] {
-                      float_executor.run(images.data(), batch);
-                    }))});
-#endif
+    const bool cpu_requested = std::find(backends.begin(), backends.end(), "cpu") != backends.end();
+    float_peers.measure(images.data(), input_shape, batch, cpu_requested, c.warmup, c.iterations, rows);
     // The table of this batch size, and int8 against float: every row's
     // speed-up over the float peer (LibTorch float16 + CUDA graph on a GPU,
     // else LibTorch float32 on the CPU).

@@ -145,6 +145,9 @@ stage_test() {
   (cd "$BUILD" && ctest --output-on-failure -j 4 --timeout 1500) >"$OUT/ctest.log" 2>&1 || true
   grep -E "tests passed|tests failed" "$OUT/ctest.log" | tail -1 | tee -a "$SUMMARY"
   grep -A200 "The following tests FAILED" "$OUT/ctest.log" | tee -a "$SUMMARY" || true
+  # The operator harness once more in one process, for its cases x backends table.
+  "$BUILD/tests/test_backend_ops" --gtest_brief=1 >"$OUT/backend_ops.log" 2>&1 || true
+  grep -E "^(case|[A-G] = |cases x backends)" "$OUT/backend_ops.log" | tee -a "$SUMMARY" || true
   grep -q "100% tests passed" "$OUT/ctest.log" || die "ctest: some tests failed (ctest.log)"
 }
 

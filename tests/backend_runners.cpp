@@ -1,0 +1,76 @@
+#include "tests/backend_runners.h"
+
+#include "runtime/cpu/engine.h"
+#include "tests/device_layout_executor.h"
+
+namespace octet {
+
+namespace {
+
+// Selects a CPU kernel path and restores the previous one.
+class KernelPathScope {
+ public:
+  explicit KernelPathScope(cpu::KernelPath path) : before_(cpu::kernel_path()) { cpu::set_kernel_path(path); }
+  ~KernelPathScope() { cpu::set_kernel_path(before_); }
+
+ private:
+  cpu::KernelPath before_;
+};
+
+BackendRunner cpu_runner(cpu::KernelPath path) {
+  return {std::string("cpu-") + cpu::kernel_path_name(path), 0,
+          [path]() -> std::string {
+            return cpu::kernel_path_supported(path) ? "" : std::string("this CPU lacks ") + cpu::kernel_path_name(path);
+          },
+          [path](const QuantizedModel& model, const std::vector<float>& images, int64_t batch) {
+            const KernelPathScope scope(path);
+            const CpuEngine engine(model);
+            BackendOutputs out;
+            out.values.resize(model.graph.nodes.size());
+            out.logits.emplace_back("", engine.run(images.data(), batch, [&](int node, const int8_t* v, int64_t count) {
+              out.values[node].assign(v, v + count);
+            }));
+            return out;
+          }};
+}
+
+// The naive host executor is slow: a few images show every layout bug.
+BackendRunner host_layout_runner(bool imma) {
+  return {imma ? "host-layout-imma" : "host-layout-dp4a", 3, [] { return std::string(); },
+          [imma](const QuantizedModel& model, const std::vector<float>& images, int64_t batch) {
+            LayoutRun retained = run_in_device_layout(model, images, batch, true, imma);
+            BackendOutputs out;
+            out.values = std::move(retained.values);
+            out.logits.emplace_back("", std::move(retained.logits));
+            out.logits.emplace_back("with buffer reuse", run_in_device_layout(model, images, batch, false, imma).logits);
+            return out;
+          }};
+}
+
+#ifndef OCTET_HAVE_CUDA
+std::vector<BackendRunner> cuda_runners_not_built() {
+  std::vector<BackendRunner> runners;
+  for (const char* name : {"cuda-imma", "cuda-dp4a", "cuda-cublaslt"})
+    runners.push_back({name, 0, [] { return std::string("this build has no CUDA (nvcc was not found when configuring)"); },
+                       nullptr});
+  return runners;
+}
+#endif
+
+}  // namespace
+
+const std::vector<BackendRunner>& backend_runners() {
+  static const std::vector<BackendRunner> runners = [] {
+    std::vector<BackendRunner> r = {cpu_runner(cpu::KernelPath::Reference), cpu_runner(cpu::KernelPath::Avx512Vnni),
+                                    host_layout_runner(false), host_layout_runner(true)};
+#ifdef OCTET_HAVE_CUDA
+    for (BackendRunner& c : cuda_backend_runners()) r.push_back(std::move(c));
+#else
+    for (BackendRunner& c : cuda_runners_not_built()) r.push_back(std::move(c));
+#endif
+    return r;
+  }();
+  return runners;
+}
+
+}  // namespace octet

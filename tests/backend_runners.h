@@ -1,0 +1,36 @@
+// Every backend the operator harness (test_backend_ops) holds to the
+// reference, as one table: the CPU runtime's kernel paths, the CUDA device
+// layout executed on the host, and the CUDA backends where this build and
+// machine have them. Adding a backend is one entry here.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "qmodel/quantized_model.h"
+
+namespace octet {
+
+struct BackendOutputs {
+  std::vector<std::vector<int8_t>> values;  // per node, NHWC without channel padding; empty for the output node
+  // The logits of every run made, labelled ("with buffer reuse, run 2").
+  std::vector<std::pair<std::string, Int32Tensor>> logits;
+};
+
+struct BackendRunner {
+  std::string name;   // "cpu-reference", "cuda-imma", ...
+  int64_t max_batch;  // runs at most this many of a case's images (0: all of them)
+  std::function<std::string()> why_unavailable;  // "" where it runs
+  // `images`: batch x C x H x W floats.
+  std::function<BackendOutputs(const QuantizedModel& model, const std::vector<float>& images, int64_t batch)> run;
+};
+
+const std::vector<BackendRunner>& backend_runners();
+
+// The CUDA backends' entries (tests/cuda_backend_runners.cpp, built with CUDA).
+std::vector<BackendRunner> cuda_backend_runners();
+
+}  // namespace octet

@@ -1,0 +1,34 @@
+// The table of cases the operator harness (test_backend_ops) runs on every
+// backend: every operator over many shapes (odd sizes, padding, stride,
+// channels not a multiple of 4, 16 or 32, batch 1 to 512, requantization at
+// its extremes), then whole networks.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "qmodel/quantized_model.h"
+
+namespace octet {
+
+enum class CaseImages {
+  Int8,        // integer-valued floats in [-128, 127]: their own int8 values at scale 1
+  Float,       // for the input quantization: half-way cases, out of range, infinities, NaN
+  Normalised,  // normalised-looking images for whole networks
+};
+
+struct OpCase {
+  std::string name;  // letters, digits and underscores (a gtest name)
+  int64_t batch;
+  std::function<QuantizedModel()> model;
+  CaseImages images = CaseImages::Int8;
+};
+
+const std::vector<OpCase>& op_cases();
+
+// `batch` images for a case whose input has per-sample shape `shape`.
+std::vector<float> case_images(const OpCase& c, const ActShape& shape, int64_t batch, uint64_t seed);
+
+}  // namespace octet

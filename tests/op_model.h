@@ -1,0 +1,57 @@
+// Small quantized models around one operator, with random int8 weights and
+// random requantization parameters, for the backend tests: every activation
+// has scale 1 (unless the input is given another), so images of
+// integer-valued floats in [-128, 127] are their own int8 values.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "qmodel/quantized_model.h"
+
+namespace octet {
+
+// How a weighted layer's requantization parameters are drawn.
+enum class Requant {
+  Typical,  // outputs spread over the int8 range, a few channels saturating
+  Extreme,  // any multiplier in [0, 2^31) and any shift in [1, 62]
+};
+
+class OpModel {
+ public:
+  explicit OpModel(uint64_t seed) : rng_(seed) {}
+
+  int input(int c, int h, int w, float scale = 1.0f);
+  // A conv, with a fused residual when skip >= 0.
+  int conv(int x, int out_c, int kernel, int stride, int padding, bool relu, int skip = -1,
+           Requant requant = Requant::Typical);
+  int linear(int x, int out_c, bool relu, int skip = -1);
+  int max_pool(int x, int kernel, int stride);
+  int avg_pool(int x, int kernel, int stride);
+  int global_avg_pool(int x);
+  int add(int a, int b, bool relu);
+  int shortcut_a(int x, int pad);
+  int relu(int x);
+  int flatten(int x);
+
+  // Ends with a flatten (when needed) and the output linear; validates.
+  QuantizedModel finish(int classes = 4);
+
+ private:
+  int push(Node n, NodeQuant q);
+  ActShape shape(int node) const;
+  NodeQuant activation() const;
+  int pool(Op op, int x, int kernel, int stride, NodeQuant q);
+  double uniform(double lo, double hi);
+  int32_t uniform_int(int32_t lo, int32_t hi);
+  void set_pool_requant(NodeQuant& q, double window);
+  NodeQuant weighted(const Shape& weight_shape, bool residual, bool is_output, Requant requant);
+
+  Graph graph_;
+  std::vector<NodeQuant> quant_;
+  std::mt19937_64 rng_;
+  float scale_ = 1.0f;
+};
+
+}  // namespace octet
