@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   octet::add_predict_command(app);
   octet::add_bench_command(app);
   octet::add_import_command(app);
+  octet::add_export_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
