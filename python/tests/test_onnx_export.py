@@ -44,6 +44,8 @@ def exported(request, tmp_path_factory, octet_bin):
         [octet_bin, "export", "--quantized", str(folder / "int8.octet"), "--onnx", str(folder / "int8.onnx")],
         capture_output=True, text=True,
     )
+    if "built without it" in result.stderr:
+        pytest.skip("this octet has no ONNX library: " + result.stderr.strip())
     assert result.returncode == 0, result.stderr
     assert "checker and shape inference passed" in result.stdout
     return checkpoint, quantized, onnx.load(str(folder / "int8.onnx")), directory
