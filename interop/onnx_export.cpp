@@ -149,14 +149,13 @@ onnx::ModelProto build_model(const QuantizedModel& m, OnnxExportSummary* summary
   onnx::GraphProto* g = model.mutable_graph();
   g->set_name(m.model + "_int8_qdq");
   QdqGraphWriter w(g);
-  const std::vector<ActShape> shapes = m.graph.shapes();
   std::vector<std::string> value(m.graph.nodes.size());  // each node's int8 output, dequantized
   std::vector<bool> flat(m.graph.nodes.size(), false);    // rank 2 (N x F) rather than NCHW
   for (size_t i = 0; i < m.graph.nodes.size(); ++i) {
     const Node& n = m.graph.nodes[i];
     const NodeQuant& q = m.quant[i];
     const bool is_output = static_cast<int>(i) == m.output();
-    const std::string& x = n.inputs.empty() ? std::string() : value[n.inputs[0]];
+    const std::string x = n.inputs.empty() ? std::string() : value[n.inputs[0]];
     const float input_scale = n.inputs.empty() ? 0.0f : m.quant[n.inputs[0]].scale;
     const std::string where = "cannot export node '" + n.name + "' (" + op_name(n.op) + ") to ONNX: ";
     check(!is_output || n.op == Op::Linear, where + "the output must be the linear whose int32 logits octet returns");
