@@ -13,12 +13,12 @@ set(OCTET_LAYERS
     "qmodel"
     "runtime"
     "quant"
-    "evaluate"
+    "evaluate interop"
     "tools python"
     "tests")
 
 # The folders that hold libraries, in build order.
-set(OCTET_LIBRARY_FOLDERS common data graph models train calibrate qmodel runtime quant evaluate)
+set(OCTET_LIBRARY_FOLDERS common data graph models train calibrate qmodel runtime quant evaluate interop)
 
 # The layer index of a top-level folder, or -1 when it is not a layer.
 function(octet_layer_of folder out)

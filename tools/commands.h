@@ -25,6 +25,8 @@ void add_pipeline_command(CLI::App& app);
 void add_hist_command(CLI::App& app);
 void add_predict_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
+void add_import_command(CLI::App& app);
+void add_export_command(CLI::App& app);
 // Subcommands of `octet bench`, each in its own file.
 void add_bench_data_command(CLI::App& bench);
 

@@ -15,6 +15,8 @@ int main(int argc, char** argv) {
   octet::add_hist_command(app);
   octet::add_predict_command(app);
   octet::add_bench_command(app);
+  octet::add_import_command(app);
+  octet::add_export_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -17,7 +17,7 @@ esac
 
 core_packages=(build-essential cmake ninja-build libeigen3-dev libcli11-dev pybind11-dev python3-pybind11 python3-numpy
   python3-pytest libgtest-dev libgmock-dev dataset-fashion-mnist nlohmann-json3-dev zlib1g-dev libbenchmark-dev
-  python3-matplotlib python3-nbconvert python3-ipykernel jupyter-nbconvert python3-pil)
+  python3-matplotlib python3-nbconvert python3-ipykernel jupyter-nbconvert python3-pil libonnx-dev python3-onnx)
 torch_packages=(libtorch-dev python3-torch libgloo-dev)
 packages=("${core_packages[@]}")
 [ "$mode" = core ] || packages+=("${torch_packages[@]}")

@@ -9,6 +9,7 @@ calibration statistics and the per-layer error report, as numpy arrays.
     int32_logits = result.model.predict(x)                  # backend="cpu" by default
     logits = result.model.predict(x, dequantize=True)       # float32: int32 * logit_scale
     report = octet.evaluate(checkpoint, result.model)       # accuracy and per-layer SQNR
+    imported = octet.from_torch(torch_model, model="resnet20", path="r20.octet")  # PyTorch weights in
 
 Every failure octet reports raises octet.Error (a RuntimeError) with octet's
 message; input arrays of the wrong dtype raise TypeError, of the wrong shape
@@ -31,6 +32,7 @@ from ._octet import (
     quantize,
 )
 from .reports import accuracy_table, plot_histogram, plot_sqnr
+from .torch_import import from_torch
 
 # Shown as octet.X in messages and tracebacks rather than octet._octet.X.
 for _public in (Checkpoint, Error, QuantizedModel, QuantizeResult):
@@ -77,6 +79,7 @@ __all__ = [
     "dataset_info",
     "datasets",
     "evaluate",
+    "from_torch",
     "load_checkpoint",
     "load_cifar10",
     "load_dataset",

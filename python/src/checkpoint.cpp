@@ -93,6 +93,13 @@ void bind_checkpoint(py::module_& m) {
             return to_numpy(c.folded().bias(weighted_node(c.folded().graph, layer)));
           },
           py::arg("layer"), "Float bias of a conv or linear layer (batch norm folded).")
+      .def(
+          "save",
+          [](const PyCheckpoint& c, const std::string& path) {
+            py::gil_scoped_release release;
+            save_checkpoint(c.checkpoint(), path);
+          },
+          py::arg("path"), "Writes the checkpoint (.octet) to path.")
       .def("predict", &float_predict, py::arg("images"), py::arg("batch_size") = kDefaultBatch,
            "Float logits [N, classes] of normalised float32 images [N, C, H, W].")
       .def("activations", &float_activations, py::arg("images"),

@@ -1,0 +1,63 @@
+// `octet export`: a quantized model in a format other tools run. --onnx: a
+// standard ONNX QDQ graph (interop/onnx_export.h) for ONNX Runtime or TensorRT.
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "common/error.h"
+#include "common/file_io.h"
+#include "qmodel/quantized_model.h"
+#include "tools/commands.h"
+#include "tools/options.h"
+#ifdef OCTET_HAVE_ONNX
+#include "interop/onnx_export.h"
+#endif
+
+namespace octet {
+
+namespace {
+
+struct ExportOptions {
+  std::string quantized, onnx, json;
+};
+
+void run_export(const ExportOptions& o) {
+#ifndef OCTET_HAVE_ONNX
+  fail("octet export --onnx needs the ONNX library, and this octet was built without it: install it (Debian: "
+       "apt-get install libonnx-dev) and build again (tools/setup.sh build)");
+#else
+  const QuantizedModel model = load_quantized_model(o.quantized);
+  const OnnxExportSummary s = export_onnx(model, o.onnx);
+  std::fprintf(report_stream(o.json),
+               "%s -> %s: ONNX opset %d, %lld nodes (%lld QuantizeLinear, %lld DequantizeLinear), %lld "
+               "initializers, %lld bytes; checker and shape inference passed\n",
+               o.quantized.c_str(), o.onnx.c_str(), s.opset, static_cast<long long>(s.nodes),
+               static_cast<long long>(s.quantize_linear), static_cast<long long>(s.dequantize_linear),
+               static_cast<long long>(s.initializers), static_cast<long long>(s.bytes));
+  if (!o.json.empty())
+    write_text_output(o.json, nlohmann::json{{"quantized", o.quantized},
+                                             {"onnx", o.onnx},
+                                             {"opset", s.opset},
+                                             {"nodes", s.nodes},
+                                             {"quantize_linear", s.quantize_linear},
+                                             {"dequantize_linear", s.dequantize_linear},
+                                             {"initializers", s.initializers},
+                                             {"bytes", s.bytes}}
+                                  .dump(2) + "\n");
+#endif
+}
+
+}  // namespace
+
+void add_export_command(CLI::App& app) {
+  auto o = std::make_shared<ExportOptions>();
+  auto* cmd = app.add_subcommand("export", "Write a quantized model for other runtimes (ONNX QDQ)");
+  cmd->add_option("--quantized", o->quantized, "Quantized model (.octet, from octet quantize)")->required();
+  cmd->add_option("--onnx", o->onnx,
+                  "Write an ONNX QDQ graph (opset 13: QuantizeLinear/DequantizeLinear around Conv, Gemm, Add, "
+                  "pooling; per-channel int8 weights, int32 biases) to FILE")
+      ->required();
+  add_json_option(cmd, o->json, "what was written");
+  cmd->callback([o] { run_export(*o); });
+}
+
+}  // namespace octet
