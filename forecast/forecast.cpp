@@ -29,12 +29,8 @@ StepsForecast forecast_steps_to_loss(const Curve& curve, const LossFit& fit, dou
                                      uint64_t seed, const LossFitOptions& options) {
   check(replicates >= 10, "the bootstrap needs at least 10 replicates, not " + std::to_string(replicates));
   StepsForecast result;
-  const double reached = first_reaching_loss(curve, target_loss);
-  if (reached >= 0) {  // the partial run already got there
-    result.point = reached;
-    result.band = {reached, reached, reached};
-    return result;
-  }
+  // Even when a noisy window of the partial run already dips below the target,
+  // the fitted curve, not that window, says where the run gets there.
   result.point = fit.step_reaching(target_loss);
 
   std::vector<double> fitted_step;
@@ -58,16 +54,16 @@ StepsForecast forecast_steps_to_loss(const Curve& curve, const LossFit& fit, dou
   return result;
 }
 
-Crossing first_reaching_accuracy(const Curve& curve, double target_acc) {
-  for (size_t i = 0; i < curve.size(); ++i)
-    if (curve.acc[i] >= target_acc) return {curve.step[i], curve.loss[i]};
+Crossing first_reaching_accuracy(const Curve& curve, double target_acc, int span) {
+  const auto half = static_cast<ptrdiff_t>(std::max(0, span / 2));
+  const auto n = static_cast<ptrdiff_t>(curve.size());
+  for (ptrdiff_t i = 0; i < n; ++i) {
+    const ptrdiff_t from = std::max<ptrdiff_t>(0, i - half), to = std::min(n - 1, i + half);
+    double acc = 0;
+    for (ptrdiff_t j = from; j <= to; ++j) acc += curve.acc[static_cast<size_t>(j)];
+    if (acc / static_cast<double>(to - from + 1) >= target_acc) return {curve.step[static_cast<size_t>(i)], curve.loss[static_cast<size_t>(i)]};
+  }
   return {};
-}
-
-double first_reaching_loss(const Curve& curve, double target_loss) {
-  for (size_t i = 0; i < curve.size(); ++i)
-    if (curve.loss[i] <= target_loss) return curve.step[i];
-  return -1;
 }
 
 double steps_to_gap_fraction(const LossFit& fit, double from, double gap_fraction) {

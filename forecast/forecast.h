@@ -25,15 +25,14 @@ struct StepsForecast {
 StepsForecast forecast_steps_to_loss(const Curve& curve, const LossFit& fit, double target_loss, int replicates,
                                      uint64_t seed, const LossFitOptions& options = {});
 
-// The first step at which the aggregated curve's accuracy reaches `target_acc`
-// and its loss there; step < 0 when it never does.
+// The first step at which the aggregated curve's accuracy, averaged over
+// `span` neighbouring windows (one noisy window does not count), reaches
+// `target_acc`, and the loss there; step < 0 when it never does.
 struct Crossing {
   double step = -1;
   double loss = 0;
 };
-Crossing first_reaching_accuracy(const Curve& curve, double target_acc);
-// The first step at which the aggregated loss falls to `target_loss`; -1 if never.
-double first_reaching_loss(const Curve& curve, double target_loss);
+Crossing first_reaching_accuracy(const Curve& curve, double target_acc, int span = 5);
 
 // Scale-free convergence rules on the fitted curve, as steps:
 // - the gap to the asymptote b2 has shrunk to `gap_fraction` of its value at `from`;
