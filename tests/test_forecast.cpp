@@ -13,6 +13,9 @@
 #include "forecast/nnls.h"
 #include "forecast/speed_model.h"
 #include "forecast/step_log.h"
+#include "forecast/study.h"
+#include "forecast/train_record.h"
+#include "test_util.h"
 
 namespace octet {
 namespace {
@@ -195,6 +198,58 @@ TEST(ForecastSpeed, RefusesProbesThatCannotSeparateTheCoefficients) {
   std::vector<StepTimeSample> samples;
   for (double w : {1.0, 2.0, 3.0, 4.0, 6.0, 8.0}) samples.push_back({w, w, truth.step_time(w, w)});
   EXPECT_THROW(fit_speed_model(samples, 128), Error);
+}
+
+TEST(ForecastStudy, ForecastsCutsAndAHeldOutDepthOfSyntheticRuns) {
+  // Four runs whose coefficients follow depth, with accuracy a fixed function
+  // of the loss (as on one dataset): the study must find each run's target step
+  // from half of it, and a depth from the others.
+  std::vector<StudyRun> runs;
+  std::mt19937_64 rng(17);
+  std::normal_distribution<double> noise(0, 0.01);
+  for (double depth : {20.0, 32.0, 44.0, 56.0}) {
+    const LossParams b{0.004 * std::exp(-0.01 * depth), 0.5, 0.2 + 0.002 * depth};
+    StudyRun run;
+    run.name = "resnet" + std::to_string(static_cast<int>(depth));
+    run.depth = depth;
+    for (int k = 1; k <= 20000; ++k) {
+      const double loss = b.at(k);
+      run.log.rows.push_back({1 + k / 1000, k, loss * (1 + noise(rng)), 100 * (1 - loss / 2.5)});
+    }
+    runs.push_back(run);
+  }
+  StudyOptions options;
+  options.target_acc = 100 * (1 - 0.6 / 2.5);  // loss 0.6
+  options.cuts = {0.5};
+  options.replicates = 50;
+  options.window = 100;
+  const Study study = run_study(runs, options);
+  ASSERT_EQ(study.runs.size(), 4u);
+  for (const RunStudy& r : study.runs) {
+    ASSERT_TRUE(r.reaches) << r.name;
+    EXPECT_LT(std::abs(r.cuts[0].error), 0.10) << r.name;
+  }
+  ASSERT_EQ(study.ridge.size(), 4u);
+  EXPECT_LT(std::abs(study.ridge[1].error), 0.10);  // depth 32, between the others
+  EXPECT_LT(study.ridge[1].curve_error, 0.02);
+}
+
+TEST(ForecastTrainRecord, ReadsEpochsAndRefusesOtherJson) {
+  TempDir dir;
+  const std::string good = dir.path() + "/run.json", bad = dir.path() + "/other.json";
+  write_text_output(good, R"({"options": {"model": "resnet20", "dataset": "cifar10", "device": "cpu"},
+    "epochs": [{"epoch": 1, "steps": 391, "epoch_seconds": 78.2, "test_top1": 40, "train_loss": 1.6, "train_top1": 39},
+               {"epoch": 2, "steps": 391, "epoch_seconds": 80.0, "test_top1": 50, "train_loss": 1.2, "train_top1": 55}]})");
+  write_text_output(bad, R"({"epochs": []})");
+  const TrainRecord record = read_train_record(good);
+  EXPECT_DOUBLE_EQ(record.seconds_per_step(391), 0.2);
+  EXPECT_DOUBLE_EQ(record.seconds_per_step(782), 158.2 / 782);
+  const StepLog log = epoch_log(record);
+  ASSERT_EQ(log.rows.size(), 2u);
+  EXPECT_EQ(log.rows[1].step, 782);
+  EXPECT_DOUBLE_EQ(log.rows[1].loss, 1.2);
+  const std::string message = error_of([&] { read_train_record(bad); });
+  EXPECT_NE(message.find(bad + ": not a training record written by octet train"), std::string::npos) << message;
 }
 
 }  // namespace
