@@ -10,10 +10,10 @@ namespace octet {
 
 namespace {
 
-// The three regressed targets of a run: log b0, log b1, b2.
+// The three regressed targets of a run: log b0, b1, b2.
 Eigen::Vector3d targets(const LossParams& b) {
   constexpr double kFloor = 1e-12;  // a zero coefficient has no logarithm
-  return {std::log(std::max(b.b0, kFloor)), std::log(std::max(b.b1, kFloor)), b.b2};
+  return {std::log(std::max(b.b0, kFloor)), b.b1, b.b2};
 }
 
 double bandwidth(const std::vector<RunCoefficients>& runs) {
@@ -73,7 +73,7 @@ LossParams DepthModel::predict(double depth) const {
   Eigen::RowVectorXd at(n);
   for (Eigen::Index i = 0; i < n; ++i) at(i) = kernel_value(kernel, depth, runs[static_cast<size_t>(i)].depth, width);
   const Eigen::RowVector3d t = at * alpha + mean;
-  return {std::exp(t(0)), std::exp(t(1)), std::max(0.0, t(2))};
+  return {std::exp(t(0)), std::max(1e-9, t(1)), std::max(0.0, t(2))};
 }
 
 std::vector<LossParams> leave_one_out(const std::vector<RunCoefficients>& runs, DepthKernel kernel, double lambda) {

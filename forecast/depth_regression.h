@@ -1,6 +1,8 @@
 // Regression of the loss model's coefficients across runs, over model depth (the
-// Optimus lab: predict ResNet-50's curve from ResNet-18/20/32/44/56). b0 and b1
-// are regressed on their logarithms, so predictions stay positive; b2 as is.
+// Optimus lab: predict ResNet-50's curve from ResNet-18/20/32/44/56). b0, which
+// spans decades between runs, is regressed on its logarithm (predictions stay
+// positive); b1 and b2 as they are (b1 often sits at its bound near zero, where
+// a logarithm would blow up), clamped to b >= 0.
 #pragma once
 
 #include <string>

@@ -170,7 +170,7 @@ std::string percent(double x) {
 void print_depth(std::FILE* out, const char* kernel, const std::vector<DepthForecast>& forecasts,
                  const Study& study) {
   std::vector<double> errors;
-  std::fprintf(out, "\ndepth regression (%s on log b0, log b1, b2), each run left out in turn:\n", kernel);
+  std::fprintf(out, "\ndepth regression (%s on log b0, b1, b2), each run left out in turn:\n", kernel);
   std::fprintf(out, "  %-12s %6s %10s %10s %10s %9s %9s %8s\n", "run", "depth", "b0", "b1", "b2", "steps", "real",
                "error");
   for (const DepthForecast& f : forecasts) {
