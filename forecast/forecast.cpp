@@ -59,9 +59,10 @@ Crossing first_reaching_accuracy(const Curve& curve, double target_acc, int span
   const auto n = static_cast<ptrdiff_t>(curve.size());
   for (ptrdiff_t i = 0; i < n; ++i) {
     const ptrdiff_t from = std::max<ptrdiff_t>(0, i - half), to = std::min(n - 1, i + half);
-    double acc = 0;
-    for (ptrdiff_t j = from; j <= to; ++j) acc += curve.acc[static_cast<size_t>(j)];
-    if (acc / static_cast<double>(to - from + 1) >= target_acc) return {curve.step[static_cast<size_t>(i)], curve.loss[static_cast<size_t>(i)]};
+    double acc = 0, loss = 0;
+    for (ptrdiff_t j = from; j <= to; ++j) acc += curve.acc[static_cast<size_t>(j)], loss += curve.loss[static_cast<size_t>(j)];
+    const double count = static_cast<double>(to - from + 1);
+    if (acc / count >= target_acc) return {curve.step[static_cast<size_t>(i)], loss / count};
   }
   return {};
 }

@@ -27,7 +27,8 @@ StepsForecast forecast_steps_to_loss(const Curve& curve, const LossFit& fit, dou
 
 // The first step at which the aggregated curve's accuracy, averaged over
 // `span` neighbouring windows (one noisy window does not count), reaches
-// `target_acc`, and the loss there; step < 0 when it never does.
+// `target_acc`, and the loss there averaged the same way; step < 0 when it
+// never does.
 struct Crossing {
   double step = -1;
   double loss = 0;

@@ -77,9 +77,9 @@ Study run_study(const std::vector<StudyRun>& runs, const StudyOptions& options) 
                                                                        }));
     if (r.reaches) {
       r.real_step = crossing.step;
-      // The loss the run has when it reaches the accuracy, read off its own
-      // fit rather than one noisy window.
-      r.target_loss = r.fit.at(crossing.step);
+      // The loss the run has when it reaches the accuracy (averaged like the
+      // accuracy), not the whole-run fit's: that fit may miss the curve there.
+      r.target_loss = crossing.loss;
       if (run.record) r.real_seconds = r.real_step * run.record->seconds_per_step(r.real_step);
       for (double fraction : options.cuts) {
         CutForecast c;

@@ -53,7 +53,7 @@ struct RunStudy {
   LossFit fit;               // the whole run
   bool reaches = false;      // whether the run reaches the target accuracy
   double real_step = 0;      // first aggregated window at or above the target accuracy
-  double target_loss = 0;    // the whole-run fit's loss at that step
+  double target_loss = 0;    // the run's loss there (averaged over neighbouring windows)
   double steps_per_epoch = 0;
   double real_seconds = -1;  // -1: no record
   std::vector<CutForecast> cuts;

@@ -111,9 +111,9 @@ void run_fit(const FitCommand& c) {
     check(crossing.step >= 0, c.log + ": the log never reaches " + std::to_string(c.target_acc) +
                                   "% training accuracy (averaged over " + std::to_string(window) +
                                   " steps), so it gives no target loss: pass --target-loss");
-    target_loss = fit_loss(full_curve.step, full_curve.loss, origin, c.options.fit).at(crossing.step);
+    target_loss = crossing.loss;
     real_step = crossing.step;
-    std::fprintf(out, "target: %.2f%% training accuracy, reached at step %.0f with loss %.4f (whole-log fit)\n",
+    std::fprintf(out, "target: %.2f%% training accuracy, reached at step %.0f with loss %.4f (whole log)\n",
                  c.target_acc, crossing.step, target_loss);
   }
   if (target_loss > 0) {
@@ -228,7 +228,7 @@ void run_study_command(const StudyCommand& c) {
   for (const std::string& spec : c.runs) runs.push_back(parse_run(spec));
   const Study study = run_study(runs, c.options);
 
-  std::fprintf(out, "target: %.2f%% training accuracy (step-log windows); target loss from each run's fit there\n",
+  std::fprintf(out, "target: %.2f%% training accuracy (step-log windows); target loss: each run's loss there\n",
                study.target_acc);
   std::fprintf(out, "%-12s %6s %6s %10s %10s %8s %7s %9s %8s\n", "run", "depth", "steps", "b0", "b1", "b2", "R^2",
                "to target", "epochs");
