@@ -251,16 +251,19 @@ void run_study_command(const StudyCommand& c) {
     nlohmann::json cut_rows = nlohmann::json::array();
     for (size_t i = 0; i < r.cuts.size(); ++i) {
       const CutForecast& k = r.cuts[i];
-      std::fprintf(out, "    from %3.0f%% (step %5.0f): %7.0f steps, P10-P90 %7.0f-%-7.0f error %8s %s", 100 * k.fraction,
+      const bool ahead = k.last_step < r.real_step;  // the cut ends before the run reaches the target
+      std::fprintf(out, "    from %3.0f%% (step %5.0f): %7.0f steps, P10-P90 %7.0f-%-7.0f error %8s %s%s", 100 * k.fraction,
                    k.last_step, k.steps.point, k.steps.band.p10, k.steps.band.p90, percent(k.error).c_str(),
-                   k.inside ? "inside" : "outside");
+                   k.inside ? "inside" : "outside", ahead ? "" : " (target already inside the cut)");
       if (k.seconds >= 0) std::fprintf(out, "  %.0f s (real %.0f s)", k.seconds, r.real_seconds);
       std::fprintf(out, "\n");
-      errors[i].push_back(k.error);
-      inside[i] += k.inside;
+      if (ahead) {
+        errors[i].push_back(k.error);
+        inside[i] += k.inside;
+      }
       cut_rows.push_back({{"fraction", k.fraction}, {"last_step", k.last_step}, {"fit", fit_json(k.fit)},
                           {"steps", finite_or_null(k.steps.point)}, {"band", band_json(k.steps.band)},
-                          {"error", finite_or_null(k.error)}, {"inside", k.inside},
+                          {"error", finite_or_null(k.error)}, {"inside", k.inside}, {"target_after_cut", ahead},
                           {"seconds", k.seconds >= 0 ? nlohmann::json(k.seconds) : nlohmann::json(nullptr)}});
     }
     row["cuts"] = cut_rows;
@@ -268,7 +271,7 @@ void run_study_command(const StudyCommand& c) {
   }
   nlohmann::json summary = nlohmann::json::array();
   for (size_t i = 0; i < c.options.cuts.size(); ++i) {
-    std::fprintf(out, "from %.0f%% of each run: median |error| of steps to target %.1f%%, real value inside P10-P90 in %d of %zu runs\n",
+    std::fprintf(out, "from %.0f%% of each run that reaches the target after it: median |error| of steps to target %.1f%%, real value inside P10-P90 in %d of %zu runs\n",
                  100 * c.options.cuts[i], 100 * median_abs(errors[i]), inside[i], errors[i].size());
     summary.push_back({{"fraction", c.options.cuts[i]}, {"median_abs_error", finite_or_null(median_abs(errors[i]))},
                        {"inside", inside[i]}, {"runs", errors[i].size()}});
