@@ -24,6 +24,7 @@ void add_eval_command(CLI::App& app);
 void add_pipeline_command(CLI::App& app);
 void add_hist_command(CLI::App& app);
 void add_predict_command(CLI::App& app);
+void add_forecast_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_import_command(CLI::App& app);
 void add_export_command(CLI::App& app);

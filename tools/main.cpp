@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   octet::add_pipeline_command(app);
   octet::add_hist_command(app);
   octet::add_predict_command(app);
+  octet::add_forecast_command(app);
   octet::add_bench_command(app);
   octet::add_import_command(app);
   octet::add_export_command(app);

@@ -2,11 +2,25 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "calibrate/layer_histograms.h"
 
 namespace octet {
 
 std::string histogram_svg(const std::string& title, const Histogram& histogram, const std::string& x_label);
+
+// One line of a line chart; `points` draws markers only (measured data).
+struct SvgSeries {
+  std::string name;
+  std::vector<double> x, y;
+  std::string color = "#3b6ea5";
+  bool dashed = false;
+  bool points = false;
+};
+
+// Lines on shared linear axes, with a legend; non-finite points are skipped.
+std::string line_chart_svg(const std::string& title, const std::vector<SvgSeries>& series, const std::string& x_label,
+                           const std::string& y_label);
 
 }  // namespace octet

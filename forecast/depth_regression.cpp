@@ -1,0 +1,90 @@
+#include "forecast/depth_regression.h"
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
+
+#include "common/error.h"
+
+namespace octet {
+
+namespace {
+
+// The three regressed targets of a run: log b0, b1, b2.
+Eigen::Vector3d targets(const LossParams& b) {
+  constexpr double kFloor = 1e-12;  // a zero coefficient has no logarithm
+  return {std::log(std::max(b.b0, kFloor)), b.b1, b.b2};
+}
+
+double bandwidth(const std::vector<RunCoefficients>& runs) {
+  double low = runs.front().depth, high = low;
+  for (const auto& r : runs) low = std::min(low, r.depth), high = std::max(high, r.depth);
+  return std::max(1.0, (high - low) / static_cast<double>(runs.size() - 1));
+}
+
+// Features of a depth: [1, depth / 100] for ridge; kernel values for rbf.
+double kernel_value(DepthKernel kernel, double a, double b, double width) {
+  if (kernel == DepthKernel::ridge) return 1.0 + (a / 100.0) * (b / 100.0);
+  const double d = (a - b) / width;
+  return std::exp(-0.5 * d * d);
+}
+
+}  // namespace
+
+DepthKernel parse_depth_kernel(const std::string& name) {
+  if (name == "ridge") return DepthKernel::ridge;
+  if (name == "rbf") return DepthKernel::rbf;
+  fail("--kernel: expected ridge or rbf, not '" + name + "'");
+}
+
+const char* depth_kernel_name(DepthKernel kernel) { return kernel == DepthKernel::ridge ? "ridge" : "rbf"; }
+
+DepthModel fit_depth_model(const std::vector<RunCoefficients>& runs, DepthKernel kernel, double lambda) {
+  check(runs.size() >= 2, "the depth regression needs at least 2 runs, has " + std::to_string(runs.size()));
+  bool distinct = false;
+  for (const auto& r : runs) distinct |= r.depth != runs.front().depth;
+  check(distinct, "the depth regression needs runs of at least two different depths");
+  check(lambda > 0, "the ridge penalty must be positive");
+  DepthModel model;
+  model.kernel = kernel;
+  model.lambda = lambda;
+  model.runs = runs;
+  return model;
+}
+
+// Kernel ridge in its dual form: alpha = (K + lambda I)^-1 y; both kernels fit
+// this way (the ridge one is the linear kernel with a constant feature). The rbf
+// kernel regresses the residual from the targets' mean.
+LossParams DepthModel::predict(double depth) const {
+  const auto n = static_cast<Eigen::Index>(runs.size());
+  const double width = bandwidth(runs);
+  Eigen::MatrixXd k(n, n);
+  Eigen::MatrixXd y(n, 3);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    y.row(i) = targets(runs[static_cast<size_t>(i)].b).transpose();
+    for (Eigen::Index j = 0; j < n; ++j)
+      k(i, j) = kernel_value(kernel, runs[static_cast<size_t>(i)].depth, runs[static_cast<size_t>(j)].depth, width);
+  }
+  Eigen::RowVector3d mean = Eigen::RowVector3d::Zero();
+  if (kernel == DepthKernel::rbf) mean = y.colwise().mean();
+  y.rowwise() -= mean;
+  k.diagonal().array() += lambda;
+  const Eigen::MatrixXd alpha = k.ldlt().solve(y);
+  Eigen::RowVectorXd at(n);
+  for (Eigen::Index i = 0; i < n; ++i) at(i) = kernel_value(kernel, depth, runs[static_cast<size_t>(i)].depth, width);
+  const Eigen::RowVector3d t = at * alpha + mean;
+  return {std::exp(t(0)), std::max(1e-9, t(1)), std::max(0.0, t(2))};
+}
+
+std::vector<LossParams> leave_one_out(const std::vector<RunCoefficients>& runs, DepthKernel kernel, double lambda) {
+  std::vector<LossParams> predictions;
+  for (size_t held = 0; held < runs.size(); ++held) {
+    std::vector<RunCoefficients> rest;
+    for (size_t i = 0; i < runs.size(); ++i)
+      if (i != held) rest.push_back(runs[i]);
+    predictions.push_back(fit_depth_model(rest, kernel, lambda).predict(runs[held].depth));
+  }
+  return predictions;
+}
+
+}  // namespace octet

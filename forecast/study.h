@@ -1,0 +1,84 @@
+// The Optimus lab as one computation over several runs' logs: each run's fit;
+// from the first part of each run (cuts), the forecast steps to the target
+// accuracy against the real run; and across runs, the depth regression's
+// leave-one-out forecasts of a depth it has not seen.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "forecast/depth_regression.h"
+#include "forecast/forecast.h"
+#include "forecast/loss_model.h"
+#include "forecast/step_log.h"
+#include "forecast/train_record.h"
+
+namespace octet {
+
+struct StudyRun {
+  std::string name;
+  double depth = 0;
+  StepLog log;
+  std::optional<TrainRecord> record;  // for wall time
+};
+
+struct StudyOptions {
+  double target_acc = 0;  // training top-1, percent, of the aggregated step log
+  std::vector<double> cuts = {0.25, 0.5};
+  int window = 0;  // 0: default_window of each run's full log
+  int replicates = 200;
+  uint64_t seed = 1;
+  bool detect_change = false;  // look for a schedule change in each fitted part
+  LossFitOptions fit;
+  double lambda = 1e-3;
+};
+
+struct CutForecast {
+  double fraction = 0;
+  double last_step = 0;  // the cut's last step
+  double change = 0;     // schedule change found in the cut (0: none)
+  LossFit fit;
+  StepsForecast steps;
+  double error = 0;  // (forecast - real) / real, signed
+  bool inside = false;
+  double seconds = -1;  // forecast wall time to target (-1: no record)
+};
+
+struct RunStudy {
+  std::string name;
+  double depth = 0;
+  Curve curve;
+  LossFit fit;               // the whole run
+  bool reaches = false;      // whether the run reaches the target accuracy
+  double real_step = 0;      // first aggregated window at or above the target accuracy
+  double target_loss = 0;    // the run's loss there (averaged over neighbouring windows)
+  double steps_per_epoch = 0;
+  double real_seconds = -1;  // -1: no record
+  std::vector<CutForecast> cuts;
+};
+
+// One run's coefficients predicted from the other runs (leave one out).
+struct DepthForecast {
+  std::string name;
+  double depth = 0;
+  LossParams predicted;
+  double target_loss = 0;     // the mean of the other runs' target losses
+  double steps = 0;           // forecast steps to that loss
+  double error = 0;           // against the run's real step, signed
+  double curve_error = 0;     // mean |forecast - real| / real over the run's aggregated curve
+};
+
+struct Study {
+  double target_acc = 0;
+  std::vector<RunStudy> runs;
+  std::vector<DepthForecast> ridge, rbf;  // leave-one-out, runs that reach the target
+};
+
+Study run_study(const std::vector<StudyRun>& runs, const StudyOptions& options);
+
+// Median of |x|; NaN for none.
+double median_abs(std::vector<double> values);
+
+}  // namespace octet

@@ -1,0 +1,256 @@
+// octet forecast's fitting code: recovery of known loss-model and speed-model
+// coefficients from noisy synthetic data, NNLS against a known solution, the
+// step-log reader's refusals, and the depth regression on an exact trend.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "common/error.h"
+#include "forecast/depth_regression.h"
+#include "forecast/forecast.h"
+#include "forecast/loss_model.h"
+#include "forecast/nnls.h"
+#include "forecast/speed_model.h"
+#include "forecast/step_log.h"
+#include "forecast/study.h"
+#include "forecast/train_record.h"
+#include "test_util.h"
+
+namespace octet {
+namespace {
+
+// A noisy synthetic loss curve with known b: per-step noise of `sigma` relative
+// to the loss (as mini-batch losses scatter), aggregated in windows as octet does.
+Curve synthetic_curve(const LossParams& b, int steps, double sigma, uint64_t seed, int window = 10) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> noise(0, sigma);
+  StepLog log;
+  for (int k = 1; k <= steps; ++k) log.rows.push_back({1, k, b.at(k) * (1 + noise(rng)), 50});
+  return aggregate(log, window);
+}
+
+void expect_within(double actual, double expected, double relative) {
+  EXPECT_NEAR(actual, expected, relative * std::abs(expected)) << "expected " << expected;
+}
+
+TEST(ForecastNnls, MatchesAKnownSolutionWithAnActiveBound) {
+  // Unconstrained least squares would give x = (1, -1, 2); with x >= 0 the
+  // solution has x1 = 0 and (x0, x2) the least-squares fit of the rest, solved by hand.
+  Eigen::MatrixXd a(4, 3);
+  a << 1, 0, 0,  //
+      0, 1, 0,   //
+      0, 0, 1,   //
+      1, 1, 1;
+  const Eigen::VectorXd b = a * Eigen::Vector3d(1, -1, 2);
+  const Eigen::VectorXd x = nnls(a, b);
+  // Minimise (x0 - 1)^2 + 1 + (x2 - 2)^2 + (x0 + x2 - 2)^2: 2 x0 + x2 = 3 and
+  // x0 + 2 x2 = 4, so x0 = 2/3, x2 = 5/3.
+  EXPECT_NEAR(x(0), 2.0 / 3, 1e-12);
+  EXPECT_EQ(x(1), 0.0);
+  EXPECT_NEAR(x(2), 5.0 / 3, 1e-12);
+}
+
+TEST(ForecastNnls, ReturnsTheExactSolutionWhenItIsFeasible) {
+  std::mt19937_64 rng(3);
+  std::uniform_real_distribution<double> u(0, 1);
+  Eigen::MatrixXd a(20, 5);
+  for (Eigen::Index i = 0; i < a.size(); ++i) a(i) = u(rng);
+  const Eigen::VectorXd truth = (Eigen::VectorXd(5) << 0.5, 2, 0, 1.25, 3).finished();
+  const Eigen::VectorXd x = nnls(a, a * truth);
+  for (int i = 0; i < 5; ++i) EXPECT_NEAR(x(i), truth(i), 1e-9);
+}
+
+TEST(ForecastLossModel, RecoversKnownCoefficientsFromNoisyStepsWithinOnePercent) {
+  const LossParams truths[] = {{0.002, 0.45, 0.30}, {0.0005, 0.8, 0.05}, {0.01, 1.0, 0.6}};
+  uint64_t seed = 11;
+  for (const LossParams& truth : truths) {
+    const Curve curve = synthetic_curve(truth, 20000, 0.02, seed++);
+    const LossFit fit = fit_loss(curve.step, curve.loss);
+    expect_within(fit.b.b0, truth.b0, 0.01);
+    expect_within(fit.b.b1, truth.b1, 0.01);
+    expect_within(fit.b.b2, truth.b2, 0.01);
+    EXPECT_GT(fit.r2, 0.99);
+  }
+}
+
+TEST(ForecastLossModel, RobustFitIgnoresOutlyingWindows) {
+  const LossParams truth{0.002, 0.45, 0.30};
+  Curve curve = synthetic_curve(truth, 20000, 0.01, 5);
+  for (size_t i = 100; i < curve.size(); i += 300) curve.loss[i] += 1.5;  // loss spikes
+  const LossFit robust = fit_loss(curve.step, curve.loss);
+  LossFitOptions plain;
+  plain.robust = false;
+  const LossFit least_squares = fit_loss(curve.step, curve.loss, 0, plain);
+  expect_within(robust.b.b2, truth.b2, 0.01);
+  EXPECT_GT(std::abs(least_squares.b.b2 - truth.b2), std::abs(robust.b.b2 - truth.b2));
+}
+
+TEST(ForecastLossModel, FindsAScheduleChangeAndRefitsAfterIt) {
+  // A milestone at step 3000: the loss drops onto a new curve counted from there.
+  const LossParams before{0.002, 0.45, 0.8}, after{0.004, 2.0, 0.2};
+  std::mt19937_64 rng(9);
+  std::normal_distribution<double> noise(0, 0.01);
+  StepLog log;
+  for (int k = 1; k <= 6000; ++k)
+    log.rows.push_back({1, k, (k <= 3000 ? before.at(k) : after.at(k - 3000)) * (1 + noise(rng)), 50});
+  const Curve curve = aggregate(log, 50);
+  const double change = detect_schedule_change(curve.step, curve.loss);
+  EXPECT_NEAR(change, 3000, 50);
+  const LossFit fit = fit_loss(curve.step, curve.loss, change);
+  expect_within(fit.b.b2, after.b2, 0.02);
+}
+
+TEST(ForecastLossModel, RefusesTooFewPoints) {
+  EXPECT_THROW(fit_loss({1, 2, 3}, {2.0, 1.5, 1.2}), Error);
+}
+
+TEST(ForecastSteps, BandFromHalfACurveContainsTheTrueStep) {
+  const LossParams truth{0.002, 0.45, 0.30};
+  StepLog half_log;
+  std::mt19937_64 rng(21);
+  std::normal_distribution<double> noise(0, 0.05);
+  for (int k = 1; k <= 4000; ++k) half_log.rows.push_back({1, k, truth.at(k) * (1 + noise(rng)), 50});
+  const Curve half = aggregate(half_log, 40);
+  const double target = truth.at(7000);
+  const StepsForecast f = forecast_steps_to_loss(half, fit_loss(half.step, half.loss), target, 100, 1);
+  EXPECT_TRUE(f.band.contains(7000)) << f.band.p10 << " " << f.band.p90;
+  EXPECT_LE(f.band.p10, f.band.p50);
+  EXPECT_LE(f.band.p50, f.band.p90);
+  expect_within(f.point, 7000, 0.10);
+}
+
+TEST(ForecastSteps, ConvergenceRulesSolveTheModel) {
+  LossFit fit;
+  fit.b = {0.01, 1.0, 0.2};
+  // Gap 1/(0.01 k + 1) is half its k = 0 value at k = 100.
+  EXPECT_NEAR(steps_to_gap_fraction(fit, 0, 0.5), 100, 1e-9);
+  const double k = steps_to_relative_change(fit, 0, 0.01, 100);
+  EXPECT_LT(fit.at(k) - fit.at(k + 100), 0.01 * fit.at(k) + 1e-9);
+  EXPECT_GT(fit.at(k - 1) - fit.at(k + 99), 0.01 * fit.at(k - 1));
+}
+
+TEST(ForecastStepLog, ParsesTheTrainersFormat) {
+  const StepLog log = parse_step_log("epoch,step,loss,acc\n1,1,2.30,10.5\n1,2,2.1,12\n2,3,1.9,20\n", "x.csv");
+  ASSERT_EQ(log.rows.size(), 3u);
+  EXPECT_EQ(log.rows[2].epoch, 2);
+  EXPECT_EQ(log.rows[2].step, 3);
+  EXPECT_DOUBLE_EQ(log.rows[1].loss, 2.1);
+  const Curve c = aggregate(log, 2);
+  ASSERT_EQ(c.size(), 2u);  // the last window of 1 row is half of 2: kept
+  EXPECT_DOUBLE_EQ(c.step[0], 1.5);
+  EXPECT_DOUBLE_EQ(c.loss[0], 2.2);
+}
+
+void expect_refused(const std::string& text, const std::string& message_part) {
+  try {
+    parse_step_log(text, "run.csv");
+    ADD_FAILURE() << "accepted: " << text;
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(message_part), std::string::npos) << e.what();
+  }
+}
+
+TEST(ForecastStepLog, RefusesMalformedLogsNamingFileAndLine) {
+  expect_refused("", "run.csv: empty file");
+  expect_refused("epoch,step,loss\n1,1,2\n", "run.csv:1: expected the step-log header");
+  expect_refused("epoch,step,loss,acc\n", "run.csv: the step log has a header but no rows");
+  expect_refused("epoch,step,loss,acc\n1,1,2.3,10\n1,2,2.2\n", "run.csv:3: expected 4 fields");
+  expect_refused("epoch,step,loss,acc\n1,1,2.3,10\n1,2,abc,10\n", "run.csv:3: loss 'abc' is not a number");
+  expect_refused("epoch,step,loss,acc\n1,1,nan,10\n", "run.csv:2: loss is nan, not a finite number");
+  expect_refused("epoch,step,loss,acc\n1,1,inf,10\n", "run.csv:2: loss is inf");
+  expect_refused("epoch,step,loss,acc\n1,2,2.3,10\n1,2,2.2,10\n", "run.csv:3: step 2 does not follow step 2");
+  expect_refused("epoch,step,loss,acc\n1,1,-2.3,10\n", "run.csv:2: loss -2.3 is negative");
+  expect_refused("epoch,step,loss,acc\n1,1,2.3,10,\n", "run.csv:2: expected 4 fields");
+}
+
+TEST(ForecastDepth, RidgeFollowsAnExactTrendAndLeaveOneOutRecoversIt) {
+  // log b0, b1 and b2 linear in depth: ridge (tiny penalty) recovers a held-out depth.
+  std::vector<RunCoefficients> runs;
+  for (double d : {20.0, 32.0, 44.0, 56.0})
+    runs.push_back({d, {std::exp(-6 - 0.01 * d), 0.5 + 0.005 * d, 0.1 + 0.002 * d}});
+  const LossParams predicted = fit_depth_model(runs, DepthKernel::ridge, 1e-9).predict(110);
+  expect_within(predicted.b0, std::exp(-6 - 1.1), 1e-4);
+  expect_within(predicted.b1, 0.5 + 0.55, 1e-4);
+  expect_within(predicted.b2, 0.1 + 0.22, 1e-4);
+  const std::vector<LossParams> loo = leave_one_out(runs, DepthKernel::ridge, 1e-9);
+  for (size_t i = 0; i < runs.size(); ++i) expect_within(loo[i].b2, runs[i].b.b2, 1e-4);
+  // The rbf kernel passes through its training points with a small penalty.
+  const DepthModel rbf = fit_depth_model(runs, DepthKernel::rbf, 1e-9);
+  expect_within(rbf.predict(32).b2, runs[1].b.b2, 1e-4);
+}
+
+TEST(ForecastSpeed, RecoversCoefficientsFromNoisyStepTimes) {
+  const SpeedModel truth = paper_sync_speed_model();
+  std::mt19937_64 rng(4);
+  std::normal_distribution<double> noise(0, 0.0005);  // 0.05% timing noise
+  std::vector<StepTimeSample> samples;
+  for (double p : {1.0, 2.0, 4.0, 8.0})
+    for (double w : {1.0, 2.0, 4.0, 8.0, 16.0}) samples.push_back({p, w, truth.step_time(p, w) * (1 + noise(rng))});
+  const SpeedModel fit = fit_speed_model(samples, 128);
+  for (size_t i : {0u, 1u, 2u}) expect_within(fit.t[i], truth.t[i], 0.05);
+  for (double w : {3.0, 6.0}) expect_within(fit.speed(2, w), truth.speed(2, w), 0.01);
+}
+
+TEST(ForecastSpeed, RefusesProbesThatCannotSeparateTheCoefficients) {
+  // Optimus's public probes: p always equal to w.
+  const SpeedModel truth = paper_sync_speed_model();
+  std::vector<StepTimeSample> samples;
+  for (double w : {1.0, 2.0, 3.0, 4.0, 6.0, 8.0}) samples.push_back({w, w, truth.step_time(w, w)});
+  EXPECT_THROW(fit_speed_model(samples, 128), Error);
+}
+
+TEST(ForecastStudy, ForecastsCutsAndAHeldOutDepthOfSyntheticRuns) {
+  // Four runs whose coefficients follow depth, with accuracy a fixed function
+  // of the loss (as on one dataset): the study must find each run's target step
+  // from half of it, and a depth from the others.
+  std::vector<StudyRun> runs;
+  std::mt19937_64 rng(17);
+  std::normal_distribution<double> noise(0, 0.01);
+  for (double depth : {20.0, 32.0, 44.0, 56.0}) {
+    const LossParams b{0.004 * std::exp(-0.01 * depth), 0.5, 0.2 + 0.002 * depth};
+    StudyRun run;
+    run.name = "resnet" + std::to_string(static_cast<int>(depth));
+    run.depth = depth;
+    for (int k = 1; k <= 20000; ++k) {
+      const double loss = b.at(k);
+      run.log.rows.push_back({1 + k / 1000, k, loss * (1 + noise(rng)), 100 * (1 - loss / 2.5)});
+    }
+    runs.push_back(run);
+  }
+  StudyOptions options;
+  options.target_acc = 100 * (1 - 0.6 / 2.5);  // loss 0.6
+  options.cuts = {0.5};
+  options.replicates = 50;
+  options.window = 100;
+  const Study study = run_study(runs, options);
+  ASSERT_EQ(study.runs.size(), 4u);
+  for (const RunStudy& r : study.runs) {
+    ASSERT_TRUE(r.reaches) << r.name;
+    EXPECT_LT(std::abs(r.cuts[0].error), 0.10) << r.name;
+  }
+  ASSERT_EQ(study.ridge.size(), 4u);
+  EXPECT_LT(std::abs(study.ridge[1].error), 0.10);  // depth 32, between the others
+  EXPECT_LT(study.ridge[1].curve_error, 0.02);
+}
+
+TEST(ForecastTrainRecord, ReadsEpochsAndRefusesOtherJson) {
+  TempDir dir;
+  const std::string good = dir.path() + "/run.json", bad = dir.path() + "/other.json";
+  write_text_output(good, R"({"options": {"model": "resnet20", "dataset": "cifar10", "device": "cpu"},
+    "epochs": [{"epoch": 1, "steps": 391, "epoch_seconds": 78.2, "test_top1": 40, "train_loss": 1.6, "train_top1": 39},
+               {"epoch": 2, "steps": 391, "epoch_seconds": 80.0, "test_top1": 50, "train_loss": 1.2, "train_top1": 55}]})");
+  write_text_output(bad, R"({"epochs": []})");
+  const TrainRecord record = read_train_record(good);
+  EXPECT_DOUBLE_EQ(record.seconds_per_step(391), 0.2);
+  EXPECT_DOUBLE_EQ(record.seconds_per_step(782), 158.2 / 782);
+  const StepLog log = epoch_log(record);
+  ASSERT_EQ(log.rows.size(), 2u);
+  EXPECT_EQ(log.rows[1].step, 782);
+  EXPECT_DOUBLE_EQ(log.rows[1].loss, 1.2);
+  const std::string message = error_of([&] { read_train_record(bad); });
+  EXPECT_NE(message.find(bad + ": not a training record written by octet train"), std::string::npos) << message;
+}
+
+}  // namespace
+}  // namespace octet
