@@ -10,6 +10,7 @@
 
 #include "graph/op_traits.h"
 #include "tests/test_util.h"
+#include "tools/report_advice.h"
 #include "tools/report_data.h"
 #include "tools/report_html.h"
 #include "tools/report_svg.h"
@@ -72,6 +73,9 @@ TEST_F(Report, HasEveryScaledOrWeightedLayerInGraphOrder) {
     EXPECT_EQ(l.weights.has_value(), op_traits(m.graph.nodes[i].op).weighted) << l.name;
     EXPECT_EQ(l.activation.has_value(), i != m.output()) << l.name;
     EXPECT_FALSE(std::isnan(l.sqnr_db)) << l.name << " has no measured SQNR";
+    // Two noise sources cost more than either alone.
+    if (l.activation) EXPECT_LE(l.alone_db, l.activation->chosen.sqnr_db) << l.name;
+    if (l.weights) EXPECT_LE(l.alone_db, l.weights->sqnr_db) << l.name;
   }
   EXPECT_EQ(names, expected);
   EXPECT_EQ(ids.size(), names.size()) << "HTML anchors must be unique";
@@ -165,6 +169,51 @@ TEST_F(Report, PageHoldsEveryLayerAndNothingExternal) {
     EXPECT_EQ(html.find(external), std::string::npos) << external;
   EXPECT_NE(html.find("chosen: "), std::string::npos);
   EXPECT_EQ(html_escape("a<b & \"c\">"), "a&lt;b &amp; &quot;c&quot;&gt;");
+}
+
+// A chain of weight-only layers with given costs alone; the last measures `last_db`.
+CalibrationReport chain(const std::vector<double>& alone_db, double last_db) {
+  CalibrationReport r;
+  r.granularity = "per-channel";
+  r.weight_rounding = "gptq";
+  for (size_t k = 0; k < alone_db.size(); ++k) {
+    LayerView l;
+    l.name = "layer" + std::to_string(k);
+    l.weights = WeightView{{1.0f, 1.0f}, {1.0f, 1.0f}, alone_db[k]};
+    l.alone_db = alone_db[k];
+    l.sqnr_db = k + 1 == alone_db.size() ? last_db : alone_db[k];
+    r.layers.push_back(l);
+  }
+  return r;
+}
+
+std::string joined(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const std::string& line : lines) out += line + "\n";
+  return out;
+}
+
+TEST(ReportAdvice, NamesTheLayerAboveThatCostsMostWhenErrorIsCarriedIn) {
+  const CalibrationReport r = chain({40, 25, 41, 39, 40}, 20);
+  const std::string advice = joined(advice_for(r.layers.back(), r));
+  EXPECT_NE(advice.find("carried in from the 4 layers before it"), std::string::npos) << advice;
+  EXPECT_NE(advice.find("layer1 (25.0 dB alone)"), std::string::npos) << advice;
+  EXPECT_EQ(advice.find("layer0"), std::string::npos) << advice;
+}
+
+TEST(ReportAdvice, SaysWhenNoLayerAboveStandsOut) {
+  const CalibrationReport r = chain({40, 39, 41, 39, 40}, 25);
+  const std::string advice = joined(advice_for(r.layers.back(), r));
+  EXPECT_NE(advice.find("None of them stands out (39.0 to 41.0 dB alone)"), std::string::npos) << advice;
+}
+
+TEST(ReportAdvice, PointsPerTensorWeightsWithWideChannelsToPerChannel) {
+  CalibrationReport r = chain({30}, 30);
+  r.granularity = "per-tensor";
+  r.layers[0].weights->channel_amax = {2.0f, 0.1f};
+  const std::string advice = joined(advice_for(r.layers[0], r));
+  EXPECT_NE(advice.find("span 20x"), std::string::npos) << advice;
+  EXPECT_NE(advice.find("--granularity per-channel"), std::string::npos) << advice;
 }
 
 TEST(ReportInputs, RefusesAQuantizedModelOfAnotherCheckpoint) {

@@ -13,24 +13,44 @@ std::string format(const char* fmt, double a, double b = 0, double c = 0) {
   return buf;
 }
 
-// Independent noise sources add: 1 / snr = sum of 1 / snr_i.
-double combined_db(double a_db, double b_db) {
-  return -10.0 * std::log10(std::pow(10.0, -a_db / 10.0) + std::pow(10.0, -b_db / 10.0));
-}
-
 const MethodChoice* method(const ActivationView& a, const std::string& name) {
   for (const MethodChoice& m : a.methods)
     if (m.method == name) return &m;
   return nullptr;
 }
+
+// The measured error is far below what this layer alone costs: name the layers
+// above it that cost most on their own, or say that none stands out.
+std::string carried_in(const LayerView& layer, const CalibrationReport& report) {
+  std::vector<const LayerView*> above;
+  for (const LayerView& l : report.layers) {
+    if (&l == &layer) break;
+    if (std::isfinite(l.alone_db)) above.push_back(&l);
+  }
+  std::string out = "Quantizing this layer alone would cost about " + format("%.1f dB", layer.alone_db) +
+                    format(" of SQNR; the measured %.1f dB is mostly error carried in from the ", layer.sqnr_db) +
+                    std::to_string(above.size()) + " layers before it. ";
+  if (above.empty()) return out;
+  std::sort(above.begin(), above.end(),
+            [](const LayerView* a, const LayerView* b) { return a->alone_db < b->alone_db; });
+  const double median = above[above.size() / 2]->alone_db;
+  if (above.front()->alone_db < median - 3.0) {
+    out += "Those that cost most on their own:";
+    for (size_t k = 0; k < above.size() && k < 3 && above[k]->alone_db < median - 3.0; ++k)
+      out += std::string(k ? "," : "") + " " + above[k]->name + format(" (%.1f dB alone)", above[k]->alone_db);
+    return out + "; improve them first.";
+  }
+  return out + "None of them stands out (" + format("%.1f to ", above.front()->alone_db) +
+         format("%.1f dB alone", above.back()->alone_db) +
+         "): the rounding noise of every layer adds up with depth, and no amax or weight option removes it; "
+         "only training with int8 in the loop (which octet does not do) would.";
+}
 }  // namespace
 
 std::vector<std::string> advice_for(const LayerView& layer, const CalibrationReport& report) {
   std::vector<std::string> out;
-  double own_db = INFINITY;  // what quantizing this layer alone would cost
 
   if (const auto& a = layer.activation) {
-    own_db = a->chosen.sqnr_db;
     const MethodChoice& best =
         *std::max_element(a->methods.begin(), a->methods.end(),
                           [](const MethodChoice& x, const MethodChoice& y) { return x.sqnr_db < y.sqnr_db; });
@@ -56,7 +76,6 @@ std::vector<std::string> advice_for(const LayerView& layer, const CalibrationRep
                          : " try `octet quantize --method " + best.method + "`."));
   }
   if (const auto& w = layer.weights) {
-    own_db = std::isfinite(own_db) ? combined_db(own_db, w->sqnr_db) : w->sqnr_db;
     float lo = INFINITY, hi = 0;
     for (float v : w->channel_amax)
       if (v > 0) lo = std::min(lo, v), hi = std::max(hi, v);
@@ -68,10 +87,7 @@ std::vector<std::string> advice_for(const LayerView& layer, const CalibrationRep
       out.push_back("Its int8 weights are far from float (" + format("%.1f dB", w->sqnr_db) +
                     "); try `--weight-rounding gptq`, which compensates each rounding error in the other weights.");
   }
-  if (std::isfinite(own_db) && layer.sqnr_db < own_db - 3.0)
-    out.push_back("Quantizing this layer alone would cost about " + format("%.1f dB", own_db) +
-                  format(" of SQNR; the measured %.1f dB", layer.sqnr_db) +
-                  " is mostly error carried in from earlier layers, so look first at the worst layer above it.");
+  if (std::isfinite(layer.alone_db) && layer.sqnr_db < layer.alone_db - 3.0) out.push_back(carried_in(layer, report));
   if (out.empty()) {
     // Nothing is mis-set: say which half of the layer costs more.
     const double act_db = layer.activation ? layer.activation->chosen.sqnr_db : INFINITY;

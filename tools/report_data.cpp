@@ -38,6 +38,11 @@ MethodChoice measure(const TensorStats& stats, const std::string& method, double
   return m;
 }
 
+// Independent noise sources add: 1 / snr = sum of 1 / snr_i.
+double combined_db(double a_db, double b_db) {
+  return -10.0 * std::log10(std::pow(10.0, -a_db / 10.0) + std::pow(10.0, -b_db / 10.0));
+}
+
 std::string anchor_id(const std::string& name) {
   std::string id = "layer-";
   for (char ch : name) id += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '-';
@@ -112,7 +117,7 @@ CalibrationReport build_calibration_report(const Checkpoint& checkpoint, const F
     const bool is_output = static_cast<int>(i) == model.output();
     const bool own_scale = op_traits(n.op).owns_scale && !is_output;
     if (!own_scale && !op_traits(n.op).weighted) continue;
-    LayerView layer{n.name, op_name(n.op), anchor_id(n.name), std::nullopt, std::nullopt, NAN, {}};
+    LayerView layer{n.name, op_name(n.op), anchor_id(n.name), std::nullopt, std::nullopt, NAN, INFINITY, {}};
     const auto it = measured.find(is_output ? "logits" : n.name);
     if (it != measured.end()) layer.sqnr_db = it->second;
     if (own_scale) {
@@ -135,6 +140,8 @@ CalibrationReport build_calibration_report(const Checkpoint& checkpoint, const F
       check(f >= 0, "layer '" + n.name + "' of the quantized model has no weights in the checkpoint");
       layer.weights = weight_view(folded.weight(folded.graph.nodes[f]), q);
     }
+    layer.alone_db = combined_db(layer.activation ? layer.activation->chosen.sqnr_db : INFINITY,
+                                 layer.weights ? layer.weights->sqnr_db : INFINITY);
     r.layers.push_back(std::move(layer));
   }
 
@@ -159,8 +166,12 @@ std::vector<const LayerView*> worst_first(const CalibrationReport& report) {
 std::string calibration_report_json(const CalibrationReport& r) {
   nlohmann::json layers = nlohmann::json::array();
   for (const LayerView& l : r.layers) {
-    nlohmann::json j = {
-        {"name", l.name}, {"op", l.op}, {"id", l.id}, {"sqnr_db", finite_or_null(l.sqnr_db)}, {"advice", l.advice}};
+    nlohmann::json j = {{"name", l.name},
+                        {"op", l.op},
+                        {"id", l.id},
+                        {"sqnr_db", finite_or_null(l.sqnr_db)},
+                        {"alone_db", finite_or_null(l.alone_db)},
+                        {"advice", l.advice}};
     if (l.activation) {
       nlohmann::json methods = nlohmann::json::array();
       for (const MethodChoice& m : l.activation->methods) methods.push_back(choice_json(m));

@@ -41,7 +41,8 @@ struct LayerView {
   std::optional<ActivationView> activation;  // layers with a scale of their own
   std::optional<WeightView> weights;         // conv and linear
   double sqnr_db = 0;                        // measured output SQNR against float (infinite: exact)
-  std::vector<std::string> advice;           // "what to try", for the layers that lose most
+  double alone_db = 0;              // estimated cost of quantizing only this layer: its output at amax and its weights
+  std::vector<std::string> advice;  // "what to try", for the layers that lose most
 };
 
 struct CalibrationReport {

@@ -48,6 +48,8 @@ std::string db_text(double db) {
   return fmt("%.1f dB", db);
 }
 
+std::string share_text(double share) { return share == 0 ? "0" : fmt("%.2g%%", 100 * share); }
+
 const char* db_class(double db) {
   if (std::isnan(db)) return "";
   return db < 20 ? "poor-db" : db < 30 ? "fair-db" : "good-db";
@@ -94,18 +96,24 @@ std::string summary_section(const CalibrationReport& r) {
 
 std::string worst_section(const CalibrationReport& r) {
   std::string out =
-      "<section id=\"worst\"><h2>Layers by SQNR, worst first</h2>\n<table>\n<tr><th class=\"num\">#</th>"
-      "<th>layer</th><th>op</th><th class=\"num\">SQNR</th><th>chosen amax</th><th class=\"num\">clipped</th>"
+      "<section id=\"worst\"><h2>Layers by SQNR, worst first</h2>\n<p class=\"sub\">SQNR: measured on the test "
+      "images, with the error of every earlier layer. Alone: estimated for this layer quantized on its own (its output "
+      "rounded at the chosen amax, from its histogram, and its int8 weights). Channel spread: largest over smallest "
+      "max|w| of the output channels.</p>\n<table>\n<tr><th class=\"num\">#</th>"
+      "<th>layer</th><th>op</th><th class=\"num\">SQNR</th>"
+      "<th class=\"num\" title=\"estimated cost of quantizing only this layer (its output at amax and its "
+      "weights)\">alone</th><th>chosen amax</th><th class=\"num\">clipped</th>"
       "<th class=\"num\">weight SQNR</th><th class=\"num\">channel spread</th></tr>\n";
   int rank = 0;
   for (const LayerView* l : worst_first(r)) {
     out += "<tr><td class=\"num\">" + std::to_string(++rank) + "</td><td>" + layer_link(*l) + "</td><td>" +
-           html_escape(l->op) + "</td><td class=\"num " + db_class(l->sqnr_db) + "\">" + db_text(l->sqnr_db) + "</td>";
+           html_escape(l->op) + "</td><td class=\"num " + db_class(l->sqnr_db) + "\">" + db_text(l->sqnr_db) +
+           "</td><td class=\"num\">" + db_text(l->alone_db) + "</td>";
     if (l->activation)
       out +=
           "<td><span class=\"swatch\" style=\"background:" + std::string(method_colour(l->activation->chosen_method)) +
           "\"></span>" + html_escape(l->activation->chosen_method) + " " + fmt("%.4g", l->activation->chosen_amax) +
-          "</td><td class=\"num\">" + fmt("%.3f%%", 100 * l->activation->chosen.clipped_share) + "</td>";
+          "</td><td class=\"num\">" + share_text(l->activation->chosen.clipped_share) + "</td>";
     else
       out += "<td>int32 logits</td><td></td>";
     if (l->weights)
@@ -144,7 +152,7 @@ std::string methods_table(const ActivationView& a) {
     out += std::string(chosen ? "<tr class=\"chosen\">" : "<tr>") +
            "<td><span class=\"swatch\" style=\"background:" + method_colour(m.method) + "\"></span>" + m.method +
            (chosen ? " (chosen)" : "") + "</td><td class=\"num\">" + fmt("%.4g", m.amax) + "</td><td class=\"num\">" +
-           fmt("%.3f%%", 100 * m.clipped_share) + "</td><td class=\"num\">" + db_text(m.sqnr_db) + "</td></tr>\n";
+           share_text(m.clipped_share) + "</td><td class=\"num\">" + db_text(m.sqnr_db) + "</td></tr>\n";
   }
   const bool listed = std::any_of(a.methods.begin(), a.methods.end(), [&](const MethodChoice& m) {
     return m.method == a.chosen_method && std::abs(m.amax - a.chosen_amax) <= 1e-4 * std::max(m.amax, 1e-12);
@@ -153,8 +161,7 @@ std::string methods_table(const ActivationView& a) {
   if (!listed)
     out += "<tr class=\"chosen\"><td>" + html_escape(a.chosen_method) +
            " (chosen, as recorded)</td><td class=\"num\">" + fmt("%.4g", a.chosen_amax) + "</td><td class=\"num\">" +
-           fmt("%.3f%%", 100 * a.chosen.clipped_share) + "</td><td class=\"num\">" + db_text(a.chosen.sqnr_db) +
-           "</td></tr>\n";
+           share_text(a.chosen.clipped_share) + "</td><td class=\"num\">" + db_text(a.chosen.sqnr_db) + "</td></tr>\n";
   return out + "</table>\n";
 }
 
