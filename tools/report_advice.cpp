@@ -19,6 +19,12 @@ const MethodChoice* method(const ActivationView& a, const std::string& name) {
   return nullptr;
 }
 
+// Which half of a layer costs more on its own, as ", mostly its weights", or "".
+std::string larger_cost(const LayerView& l) {
+  if (!l.activation || !l.weights) return "";
+  return l.weights->sqnr_db < l.activation->chosen.sqnr_db ? ", mostly its weights" : ", mostly its output rounding";
+}
+
 // The measured error is far below what this layer alone costs: name the layers
 // above it that cost most on their own, or say that none stands out.
 std::string carried_in(const LayerView& layer, const CalibrationReport& report) {
@@ -37,7 +43,8 @@ std::string carried_in(const LayerView& layer, const CalibrationReport& report) 
   if (above.front()->alone_db < median - 3.0) {
     out += "Those that cost most on their own:";
     for (size_t k = 0; k < above.size() && k < 3 && above[k]->alone_db < median - 3.0; ++k)
-      out += std::string(k ? "," : "") + " " + above[k]->name + format(" (%.1f dB alone)", above[k]->alone_db);
+      out += std::string(k ? "," : "") + " " + above[k]->name + format(" (%.1f dB alone", above[k]->alone_db) +
+             larger_cost(*above[k]) + ")";
     return out + "; improve them first.";
   }
   return out + "None of them stands out (" + format("%.1f to ", above.front()->alone_db) +

@@ -172,7 +172,7 @@ std::string channel_spread_svg(const WeightView& w) {
 
 std::string sqnr_overview_svg(const std::vector<LayerView>& layers) {
   const double row = 17;
-  const Frame f{760, 30 + row * static_cast<double>(layers.size()), 170, 60, 8, 22};
+  const Frame f{760, 42 + row * static_cast<double>(layers.size()), 170, 60, 8, 34};
   double top = 1;
   for (const LayerView& l : layers)
     if (std::isfinite(l.sqnr_db)) top = std::max(top, l.sqnr_db);
