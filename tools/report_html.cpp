@@ -48,7 +48,10 @@ std::string db_text(double db) {
   return fmt("%.1f dB", db);
 }
 
-std::string share_text(double share) { return share == 0 ? "0" : fmt("%.2g%%", 100 * share); }
+std::string share_text(double share) {
+  if (share == 0) return "0";
+  return share < 1e-5 ? "&lt; 0.001%" : fmt("%.2g%%", 100 * share);
+}
 
 const char* db_class(double db) {
   if (std::isnan(db)) return "";
