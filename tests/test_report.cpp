@@ -74,8 +74,12 @@ TEST_F(Report, HasEveryScaledOrWeightedLayerInGraphOrder) {
     EXPECT_EQ(l.activation.has_value(), i != m.output()) << l.name;
     EXPECT_FALSE(std::isnan(l.sqnr_db)) << l.name << " has no measured SQNR";
     // Two noise sources cost more than either alone.
-    if (l.activation) EXPECT_LE(l.alone_db, l.activation->chosen.sqnr_db) << l.name;
-    if (l.weights) EXPECT_LE(l.alone_db, l.weights->sqnr_db) << l.name;
+    if (l.activation) {
+      EXPECT_LE(l.alone_db, l.activation->chosen.sqnr_db) << l.name;
+    }
+    if (l.weights) {
+      EXPECT_LE(l.alone_db, l.weights->sqnr_db) << l.name;
+    }
   }
   EXPECT_EQ(names, expected);
   EXPECT_EQ(ids.size(), names.size()) << "HTML anchors must be unique";
