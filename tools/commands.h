@@ -23,6 +23,7 @@ void add_quantize_command(CLI::App& app);
 void add_eval_command(CLI::App& app);
 void add_pipeline_command(CLI::App& app);
 void add_hist_command(CLI::App& app);
+void add_report_command(CLI::App& app);
 void add_predict_command(CLI::App& app);
 void add_forecast_command(CLI::App& app);
 void add_bench_command(CLI::App& app);

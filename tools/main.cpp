@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   octet::add_eval_command(app);
   octet::add_pipeline_command(app);
   octet::add_hist_command(app);
+  octet::add_report_command(app);
   octet::add_predict_command(app);
   octet::add_forecast_command(app);
   octet::add_bench_command(app);

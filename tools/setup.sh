@@ -19,8 +19,11 @@ core_packages=(build-essential cmake ninja-build libeigen3-dev libcli11-dev pybi
   python3-pytest libgtest-dev libgmock-dev dataset-fashion-mnist nlohmann-json3-dev zlib1g-dev libbenchmark-dev
   python3-matplotlib python3-nbconvert python3-ipykernel jupyter-nbconvert python3-pil libonnx-dev python3-onnx)
 torch_packages=(libtorch-dev python3-torch libgloo-dev)
+# The test configuration also opens `octet report`'s page in headless Chromium.
+test_packages=(chromium fonts-dejavu-core)
 packages=("${core_packages[@]}")
 [ "$mode" = core ] || packages+=("${torch_packages[@]}")
+[ "$mode" = test ] && packages+=("${test_packages[@]}")
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,79 @@
+// `octet report`: one self-contained HTML page with everything calibration
+// found: the run, float vs int8 on the test set, and per layer the activation
+// histogram with every amax method, the weights' channel ranges, the SQNR
+// (worst first) and what to try where a layer loses most.
+#include <cstdio>
+
+#include "common/error.h"
+#include "common/file_io.h"
+#include "tools/commands.h"
+#include "tools/options.h"
+#include "tools/report_data.h"
+#include "tools/report_html.h"
+
+namespace octet {
+
+namespace {
+struct ReportCommand {
+  std::string checkpoint, quantized, data, output, json;
+  NamedQuantizeOptions q;
+  int64_t limit = 0;
+};
+
+void run_report(const ReportCommand& c) {
+  const Checkpoint checkpoint = load_checkpoint(c.checkpoint);
+  const QuantizeOptions options = c.q.options();
+  CalibrationReport report;
+  if (c.quantized.empty()) {
+    const QuantizeResult r = quantize_checkpoint(checkpoint, c.data, options, c.q.calibration_samples);
+    report =
+        build_calibration_report(checkpoint, r.folded, r.calibration, r.model, c.data, c.limit, options.percentile);
+  } else {
+    const QuantizedModel model = load_quantized_model(c.quantized);
+    const FloatModel folded = fold_for_inference(checkpoint.graph, checkpoint.params);
+    report = build_calibration_report(checkpoint, folded, recalibrate(checkpoint, folded, model, c.data), model, c.data,
+                                      c.limit, options.percentile);
+  }
+  report.checkpoint_path = c.checkpoint;
+  report.quantized_path = c.quantized;
+  write_text_output(c.output, calibration_report_html(report));
+  if (!c.json.empty()) write_text_output(c.json, calibration_report_json(report) + "\n");
+
+  std::FILE* out = report_stream(c.json);
+  std::fprintf(out, "images %lld   float top-1 %.2f%%   int8 top-1 %.2f%%   agreement %.2f%%\n",
+               static_cast<long long>(report.eval.images), report.eval.float_top1, report.eval.int8_top1,
+               report.eval.agreement);
+  std::fprintf(out, "worst layers:");
+  const std::vector<const LayerView*> worst = worst_first(report);
+  for (size_t k = 0; k < worst.size() && k < 3; ++k)
+    std::fprintf(out, "  %s %.1f dB", worst[k]->name.c_str(), worst[k]->sqnr_db);
+  std::fprintf(out, "\nwrote %s (%zu layers)\n", c.output.c_str(), report.layers.size());
+}
+}  // namespace
+
+void add_report_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("report", "One self-contained HTML calibration report: histograms, amax, SQNR");
+  auto c = std::make_shared<ReportCommand>();
+  cmd->add_option("--checkpoint", c->checkpoint, "Float checkpoint")->required();
+  cmd->add_option("--quantized", c->quantized,
+                  "Quantized model to report on (default: quantize the checkpoint here with the options below)");
+  add_data_option(cmd, c->data);
+  add_quantize_options(cmd, c->q);
+  cmd->add_option("--limit", c->limit, "Evaluate only the first N test images (default: all)");
+  cmd->add_option("-o,--output", c->output, "HTML file to write")->required();
+  add_json_option(cmd, c->json, "the report's figures");
+  cmd->footer(
+      "With --quantized, the calibration is recorded again on the same training images (the count the model "
+      "records); pass --percentile if the model was quantized with another percentile than the default.");
+  cmd->callback([c, cmd] {
+    if (!c->quantized.empty())
+      for (const char* option :
+           {"--method", "--granularity", "--scheme", "--weight-rounding", "--calib-samples", "--auto-samples"})
+        check(cmd->count(option) == 0, std::string(option) +
+                                           " sets how the report quantizes the checkpoint itself; with --quantized "
+                                           "the model's own choices are reported");
+    run_report(*c);
+  });
+}
+
+}  // namespace octet
