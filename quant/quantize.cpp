@@ -170,7 +170,8 @@ void fake_quantize(FloatTensor& values, float scale, float lo) {
 
 QuantizedWeights quantize_weights(const FloatTensor& w, bool per_channel, bool lab_scheme, const std::string& layer) {
   const int64_t O = w.dim(0), per = w.numel() / O;
-  for (float v : w.data) check(std::isfinite(v), "layer '" + layer + "': weights contain NaN or infinite values");
+  for (float v : w.data)
+    if (!std::isfinite(v)) fail("layer '" + layer + "': weights contain NaN or infinite values");
   QuantizedWeights q;
   q.values = Int8Tensor(w.shape);
   q.scales = FloatTensor({O});
@@ -190,7 +191,9 @@ QuantizedWeights quantize_weights(const FloatTensor& w, bool per_channel, bool l
 }
 
 QuantizedModel quantize(const Checkpoint& checkpoint, const FloatModel& folded, const Calibration& cal,
-                        const QuantizeOptions& o) {
+                        const QuantizeOptions& o, PhaseClock* clock) {
+  PhaseClock own_clock;
+  if (!clock) clock = &own_clock;
   check(o.scheme == "octet" || o.scheme == "lab", "unknown scheme '" + o.scheme + "' (known: octet, lab)");
   check(o.weight_rounding == "gptq" || o.weight_rounding == "nearest",
         "unknown weight rounding '" + o.weight_rounding + "' (known: gptq, nearest)");
@@ -205,7 +208,9 @@ QuantizedModel quantize(const Checkpoint& checkpoint, const FloatModel& folded, 
   std::vector<int> points;
   for (size_t i = 0; i < N; ++i)
     if (plan.own_scale[i]) points.push_back(plan.stats_node[i]);
+  clock->start("weight rounding");
   const std::map<std::string, QuantizedWeights> weights = quantize_all_weights(folded, cal, o);
+  clock->start("amax search");
   if (o.method == AmaxMethod::Auto) {
     choose_auto(folded, weights, cal, o, points, &amax, &methods);
   } else {
@@ -215,6 +220,7 @@ QuantizedModel quantize(const Checkpoint& checkpoint, const FloatModel& folded, 
     }
   }
 
+  clock->start("assembly");
   QuantizedModel qm;
   qm.graph = plan.graph;
   qm.quant.resize(N);
