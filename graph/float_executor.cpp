@@ -54,6 +54,11 @@ void gather_patches(const Node& n, const ActShape& in, const ActShape& out, cons
 }
 
 FloatExecutor::FloatExecutor(const FloatModel& model) : graph_(model.graph), shapes_(model.graph.shapes()) {
+  const int count = static_cast<int>(graph_.nodes.size());
+  last_reader_.assign(count, -1);
+  for (int i = 0; i < count; ++i)
+    for (int in : graph_.nodes[i].inputs) last_reader_[in] = std::max(last_reader_[in], i);
+  last_reader_.back() = count;
   layers_.resize(graph_.nodes.size());
   for (size_t i = 0; i < graph_.nodes.size(); ++i) {
     const Node& n = graph_.nodes[i];
@@ -67,17 +72,21 @@ FloatTensor FloatExecutor::run(const float* input, int64_t batch, const Observer
   std::vector<FloatTensor> values(graph_.nodes.size());
   values[0] = to_nhwc(input, batch, shapes_[0]);
   if (observer) observer(0, values[0]);
-  run_nodes(values, 1, observer);
+  run_nodes(values, 1, static_cast<int>(graph_.nodes.size()), observer);
   FloatTensor logits = std::move(values.back());
   logits.shape = {batch, shapes_.back().c};
   return logits;
 }
 
-void FloatExecutor::run_nodes(std::vector<FloatTensor>& values, int first, const Observer& observer) const {
-  for (size_t i = static_cast<size_t>(first); i < graph_.nodes.size(); ++i) {
-    values[i] = run_node(static_cast<int>(i), values);
-    if (observer) observer(static_cast<int>(i), values[i]);
+void FloatExecutor::run_nodes(std::vector<FloatTensor>& values, int first, int end, const Observer& observer) const {
+  for (int i = first; i < end; ++i) {
+    values[i] = run_node(i, values);
+    if (observer) observer(i, values[i]);
+    for (int in : graph_.nodes[i].inputs)
+      if (last_reader_[in] == i) values[in] = FloatTensor();
   }
+  for (int i = first; i < end; ++i)
+    if (last_reader_[i] < end) values[i] = FloatTensor();
 }
 
 FloatTensor FloatExecutor::run_node(int i, const std::vector<FloatTensor>& values) const {

@@ -23,8 +23,12 @@ class FloatExecutor {
   // `input` is N x C x H x W normalised images; returns the logits [N][classes].
   FloatTensor run(const float* input, int64_t batch, const Observer& observer = {}) const;
   // Runs nodes [first, end) given the values of all earlier nodes they read;
-  // `values` holds one tensor per node and is updated in place.
-  void run_nodes(std::vector<FloatTensor>& values, int first, const Observer& observer = {}) const;
+  // `values` holds one tensor per node and is updated in place. Each value
+  // that no node at or after `end` reads (the output excepted) is released
+  // once its last reader has run, so memory holds only the live tensors.
+  void run_nodes(std::vector<FloatTensor>& values, int first, int end, const Observer& observer = {}) const;
+  // Whether node i's value is read by a node at or after `boundary` (or is the output).
+  bool live_at(int i, int boundary) const { return last_reader_[i] >= boundary; }
 
   // Computes node i from the values of the nodes it reads (does not store it).
   FloatTensor run_node(int i, const std::vector<FloatTensor>& values) const;
@@ -40,6 +44,7 @@ class FloatExecutor {
   Graph graph_;
   std::vector<ActShape> shapes_;
   std::vector<Layer> layers_;
+  std::vector<int> last_reader_;  // per node: the last node reading it (the output: past the end)
 };
 
 // Rows [first, first + count) of the im2col matrix of a conv reading NHWC

@@ -24,8 +24,8 @@ FloatModel fold_for_inference(const Graph& graph, const std::map<std::string, Fl
   graph.validate();
   for (const auto& [name, tensor] : params)
     for (float v : tensor.data)
-      check(std::isfinite(v), "layer '" + name.substr(0, name.rfind('.')) + "': weights contain NaN or infinite values (" +
-                                  name + ")");
+      if (!std::isfinite(v))
+        fail("layer '" + name.substr(0, name.rfind('.')) + "': weights contain NaN or infinite values (" + name + ")");
   const auto consumers = graph.consumers();
   FloatModel model;
   std::vector<int> new_index(graph.nodes.size(), -1);  // old node -> node of the result holding its value

@@ -17,15 +17,21 @@ QuantizeOptions NamedQuantizeOptions::options() const {
 }
 
 QuantizeResult quantize_checkpoint(const Checkpoint& c, const std::string& data_dir, const QuantizeOptions& options,
-                                   int64_t calibration_samples) {
+                                   int64_t calibration_samples, PhaseClock* clock) {
+  PhaseClock own_clock;
+  if (!clock) clock = &own_clock;
+  clock->start("load");
   QuantizeResult r;
   r.folded = fold_for_inference(c.graph, c.params);
   const FloatExecutor executor(r.folded);
-  const Dataset train = load_dataset(c.dataset, resolve_data_dir(c.dataset, data_dir), Split::Train);
-  const std::vector<int64_t> indices = calibration_indices(train, calibration_samples);
-  r.calibration = calibrate(executor, normalized_images(train, c.mean, c.std, indices),
-                            static_cast<int64_t>(indices.size()));
-  r.model = quantize(c, r.folded, r.calibration, options);
+  std::vector<float> images = [&] {  // the training split is freed once its calibration images are taken
+    const Dataset train = load_dataset(c.dataset, resolve_data_dir(c.dataset, data_dir), Split::Train);
+    return normalized_images(train, c.mean, c.std, calibration_indices(train, calibration_samples));
+  }();
+  const int64_t count = static_cast<int64_t>(images.size()) / executor.shapes()[0].numel();
+  clock->start("calibration pass");
+  r.calibration = calibrate(executor, std::move(images), count);
+  r.model = quantize(c, r.folded, r.calibration, options, clock);
   return r;
 }
 

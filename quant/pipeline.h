@@ -26,7 +26,10 @@ struct QuantizeResult {
   FloatModel folded;
 };
 
+// `clock`, when given, times the phases: loading (folding, the dataset), the
+// calibration pass, then those of quantize().
 QuantizeResult quantize_checkpoint(const Checkpoint& checkpoint, const std::string& data_dir,
-                                   const QuantizeOptions& options, int64_t calibration_samples = 1024);
+                                   const QuantizeOptions& options, int64_t calibration_samples = 1024,
+                                   PhaseClock* clock = nullptr);
 
 }  // namespace octet

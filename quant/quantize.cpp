@@ -94,15 +94,14 @@ FloatModel with_quantized_weights(const FloatModel& folded, const std::map<std::
   return m;
 }
 
-// Mean KL(softmax(target) || softmax(logits)) over images. Unlike a plain
-// logit MSE it weighs images near a decision boundary most, which is what
-// decides whether int8 and float predict the same class.
-double softmax_kl(const FloatTensor& target, const FloatTensor& logits) {
-  const int64_t rows = target.dim(0), classes = target.dim(1);
-  double total = 0;
+// KL(softmax(target) || softmax(logits)) summed over `rows` images into
+// `total`, term by term in image order (the mean is total / images). Unlike a
+// plain logit MSE it weighs images near a decision boundary most, which is
+// what decides whether int8 and float predict the same class.
+void add_softmax_kl(const float* target, const float* logits, int64_t rows, int64_t classes, double* total) {
   for (int64_t r = 0; r < rows; ++r) {
-    const float* t = target.ptr() + r * classes;
-    const float* l = logits.ptr() + r * classes;
+    const float* t = target + r * classes;
+    const float* l = logits + r * classes;
     const double tmax = *std::max_element(t, t + classes), lmax = *std::max_element(l, l + classes);
     double tsum = 0, lsum = 0;
     for (int64_t k = 0; k < classes; ++k) {
@@ -111,30 +110,50 @@ double softmax_kl(const FloatTensor& target, const FloatTensor& logits) {
     }
     for (int64_t k = 0; k < classes; ++k) {
       const double log_p = t[k] - tmax - std::log(tsum), log_q = l[k] - lmax - std::log(lsum);
-      total += std::exp(log_p) * (log_p - log_q);
+      *total += std::exp(log_p) * (log_p - log_q);
     }
   }
-  return total / static_cast<double>(rows);
+}
+
+// Images a candidate is scored on at a time: after each chunk a candidate
+// whose KL sum already exceeds the best one's stops (every image adds KL >= 0).
+constexpr int64_t kAutoChunk = 32;
+// Bound on the rounding of the KL sums: a candidate stops only when it is
+// behind by more than this, so the choice is the one the full sums give.
+constexpr double kKlRoundingSlack = 1e-6;
+
+// Rows [first, first + count) of an NHWC (or [N][C]) tensor.
+FloatTensor rows_of(const FloatTensor& t, int64_t first, int64_t count) {
+  const int64_t per = t.numel() / t.dim(0);
+  Shape shape = t.shape;
+  shape[0] = count;
+  return FloatTensor(shape, std::vector<float>(t.data.begin() + first * per, t.data.begin() + (first + count) * per));
 }
 
 // `auto`: walking the quantization points in graph order, try each method's
 // amax with every earlier point already fixed and keep the one whose output
-// distribution is closest (softmax KL) to the float model's on calibration images.
+// distribution is closest (softmax KL) to the float model's on calibration
+// images. The network up to the point being decided is run once and kept
+// (only the tensors later nodes read); each candidate runs the rest, chunk by
+// chunk, and stops as soon as it cannot win.
 void choose_auto(const FloatModel& folded, const std::map<std::string, QuantizedWeights>& weights,
                  const Calibration& cal, const QuantizeOptions& o, const std::vector<int>& points,
                  std::vector<double>* amax, std::vector<std::string>* methods) {
   const FloatExecutor reference(folded);
   const FloatExecutor quantized_weights(with_quantized_weights(folded, weights));
+  const int nodes = static_cast<int>(folded.graph.nodes.size());
   const int64_t samples = std::min(o.auto_samples, cal.samples);
-  const std::vector<float> images(cal.images.begin(), cal.images.begin() + samples * reference.shapes()[0].numel());
-  const FloatTensor target = reference.run(images.data(), samples);
+  const FloatTensor target = reference.run(cal.images.data(), samples);
+  const int64_t classes = target.dim(1);
 
-  std::vector<FloatTensor> values(folded.graph.nodes.size());
-  values[0] = to_nhwc(images.data(), samples, reference.shapes()[0]);
-  quantized_weights.run_nodes(values, 1);
+  // The network with every decided point fake-quantized, computed up to the point being decided.
+  std::vector<FloatTensor> state(nodes);
+  state[0] = to_nhwc(cal.images.data(), samples, reference.shapes()[0]);
+  int computed = 1;  // nodes [0, computed) are in `state` (those still read later)
   Progress progress("auto: choosing amax per tensor", static_cast<int64_t>(points.size()));
   for (int p : points) {
-    const FloatTensor original = values[p];
+    quantized_weights.run_nodes(state, computed, p + 1);
+    computed = p + 1;
     std::vector<std::pair<double, AmaxMethod>> candidates;
     for (AmaxMethod m : statistic_methods()) {
       const double a = compute_amax(cal.stats[p], m, o.percentile);
@@ -142,21 +161,25 @@ void choose_auto(const FloatModel& folded, const std::map<std::string, Quantized
                                     [&](const auto& c) { return std::abs(c.first - a) <= 1e-4 * std::max(a, 1e-12); });
       if (!seen) candidates.emplace_back(a, m);
     }
-    double best_err = INFINITY;
+    double best_total = INFINITY;
     for (const auto& [a, m] : candidates) {
-      values[p] = original;
-      fake_quantize(values[p], scale_for(a));
-      quantized_weights.run_nodes(values, p + 1);
-      const double err = softmax_kl(target, values.back());
-      if (err < best_err) {
-        best_err = err;
+      double total = 0;
+      for (int64_t first = 0; first < samples && total <= best_total + kKlRoundingSlack; first += kAutoChunk) {
+        const int64_t count = std::min(kAutoChunk, samples - first);
+        std::vector<FloatTensor> values(nodes);
+        for (int i = 0; i < computed; ++i)
+          if (quantized_weights.live_at(i, computed)) values[i] = rows_of(state[i], first, count);
+        fake_quantize(values[p], scale_for(a));
+        quantized_weights.run_nodes(values, computed, nodes);
+        add_softmax_kl(target.ptr() + first * classes, values.back().ptr(), count, classes, &total);
+      }
+      if (total / static_cast<double>(samples) < best_total / static_cast<double>(samples)) {
+        best_total = total;
         (*amax)[p] = a;
         (*methods)[p] = amax_method_name(m);
       }
     }
-    values[p] = original;
-    fake_quantize(values[p], scale_for((*amax)[p]));
-    quantized_weights.run_nodes(values, p + 1);
+    fake_quantize(state[p], scale_for((*amax)[p]));
     progress.advance();
   }
 }
@@ -170,7 +193,8 @@ void fake_quantize(FloatTensor& values, float scale, float lo) {
 
 QuantizedWeights quantize_weights(const FloatTensor& w, bool per_channel, bool lab_scheme, const std::string& layer) {
   const int64_t O = w.dim(0), per = w.numel() / O;
-  for (float v : w.data) check(std::isfinite(v), "layer '" + layer + "': weights contain NaN or infinite values");
+  for (float v : w.data)
+    if (!std::isfinite(v)) fail("layer '" + layer + "': weights contain NaN or infinite values");
   QuantizedWeights q;
   q.values = Int8Tensor(w.shape);
   q.scales = FloatTensor({O});
@@ -190,7 +214,9 @@ QuantizedWeights quantize_weights(const FloatTensor& w, bool per_channel, bool l
 }
 
 QuantizedModel quantize(const Checkpoint& checkpoint, const FloatModel& folded, const Calibration& cal,
-                        const QuantizeOptions& o) {
+                        const QuantizeOptions& o, PhaseClock* clock) {
+  PhaseClock own_clock;
+  if (!clock) clock = &own_clock;
   check(o.scheme == "octet" || o.scheme == "lab", "unknown scheme '" + o.scheme + "' (known: octet, lab)");
   check(o.weight_rounding == "gptq" || o.weight_rounding == "nearest",
         "unknown weight rounding '" + o.weight_rounding + "' (known: gptq, nearest)");
@@ -205,7 +231,9 @@ QuantizedModel quantize(const Checkpoint& checkpoint, const FloatModel& folded, 
   std::vector<int> points;
   for (size_t i = 0; i < N; ++i)
     if (plan.own_scale[i]) points.push_back(plan.stats_node[i]);
+  clock->start("weight rounding");
   const std::map<std::string, QuantizedWeights> weights = quantize_all_weights(folded, cal, o);
+  clock->start("amax search");
   if (o.method == AmaxMethod::Auto) {
     choose_auto(folded, weights, cal, o, points, &amax, &methods);
   } else {
@@ -215,6 +243,7 @@ QuantizedModel quantize(const Checkpoint& checkpoint, const FloatModel& folded, 
     }
   }
 
+  clock->start("assembly");
   QuantizedModel qm;
   qm.graph = plan.graph;
   qm.quant.resize(N);

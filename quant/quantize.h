@@ -12,6 +12,7 @@
 
 #include "calibrate/amax.h"
 #include "calibrate/calibrate.h"
+#include "common/phase_clock.h"
 #include "quant/gptq.h"
 #include "graph/fold.h"
 #include "models/checkpoint.h"
@@ -29,8 +30,9 @@ struct QuantizeOptions {
   int64_t gptq_samples = 512;     // calibration images GPTQ estimates layer inputs from
 };
 
+// `clock`, when given, times the weight rounding, amax search and assembly phases.
 QuantizedModel quantize(const Checkpoint& checkpoint, const FloatModel& folded, const Calibration& calibration,
-                        const QuantizeOptions& options);
+                        const QuantizeOptions& options, PhaseClock* clock = nullptr);
 
 // Symmetric per-channel (or per-tensor) int8 weights: s_w = 127 / amax, or the
 // lab's 127 / (max - min). Fails naming the layer on NaN or infinite weights;

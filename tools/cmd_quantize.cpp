@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/file_io.h"
+#include "common/phase_clock.h"
 #include "quant/pipeline.h"
 #include "tools/commands.h"
 #include "tools/options.h"
@@ -16,9 +17,13 @@ struct QuantizeCommand {
 };
 
 void run_quantize(const QuantizeCommand& c) {
+  PhaseClock clock;
+  clock.start("load");
   const Checkpoint checkpoint = load_checkpoint(c.checkpoint);
-  const QuantizeResult r = quantize_checkpoint(checkpoint, c.data, c.q.options(), c.q.calibration_samples);
+  const QuantizeResult r = quantize_checkpoint(checkpoint, c.data, c.q.options(), c.q.calibration_samples, &clock);
+  clock.start("write");
   save_quantized_model(r.model, c.output);
+  clock.stop();
   std::FILE* out = report_stream(c.json);
   std::fprintf(out, "%-22s %-16s %10s %10s  %s\n", "tensor", "op", "amax", "scale", "method");
   nlohmann::json points = nlohmann::json::array();
@@ -31,13 +36,25 @@ void run_quantize(const QuantizeCommand& c) {
   }
   std::fprintf(out, "wrote %s (%s, %s, %s scheme, %lld calibration images)\n", c.output.c_str(), r.model.method.c_str(),
               r.model.granularity.c_str(), r.model.scheme.c_str(), static_cast<long long>(r.model.calibration_samples));
+  std::fprintf(out, "%-22s %9s %12s %12s\n", "phase", "seconds", "CPU seconds", "peak MB");
+  nlohmann::json phases = nlohmann::json::array();
+  for (const PhaseTime& p : clock.phases()) {
+    std::fprintf(out, "%-22s %9.2f %12.2f %12.0f\n", p.name.c_str(), p.seconds, p.cpu_seconds, p.peak_mb);
+    phases.push_back({{"name", p.name}, {"seconds", p.seconds}, {"cpu_seconds", p.cpu_seconds}, {"peak_mb", p.peak_mb}});
+  }
+  std::fprintf(out, "%-22s %9.2f %12.2f %12.0f\n", "total", clock.total_seconds(), clock.total_cpu_seconds(),
+               clock.peak_mb());
   if (!c.json.empty())
     write_text_output(c.json, nlohmann::json({{"output", c.output},
                                               {"method", r.model.method},
                                               {"granularity", r.model.granularity},
                                               {"scheme", r.model.scheme},
                                               {"calibration_samples", r.model.calibration_samples},
-                                              {"points", points}})
+                                              {"points", points},
+                                              {"phases", phases},
+                                              {"seconds", clock.total_seconds()},
+                                              {"cpu_seconds", clock.total_cpu_seconds()},
+                                              {"peak_mb", clock.peak_mb()}})
                                       .dump(2) +
                                   "\n");
 }

@@ -8,7 +8,11 @@ DeQuantStub, FloatFunctional adds, the engine's default qconfig, calibration on
 the same 1024 evenly spaced training images octet calibrates on, convert), then
 prints its int8 and float top-1, their agreement and its speed (ms per batch,
 images/s, float32 against int8) next to octet's, which it gets by running
-`octet quantize`, `octet eval --json` and `octet bench infer --json`.
+`octet quantize`, `octet eval --json` and `octet bench infer --json`. Both
+tools' quantize times are measured in the same run: torch.ao's from fusing to
+convert (its calibration pass included, reading the dataset not), octet's as
+the wall time of `octet quantize` (loading included) with its phase breakdown.
+`--quantize-only` measures just those.
 
 Needs the Debian torch (1.13, engine onednn; fbgemm and x86 are not built) and
 numpy, nothing else. Run with /usr/bin/python3:
@@ -300,6 +304,10 @@ def main():
     parser.add_argument("--limit", type=int, default=0, help="evaluate only the first N test images (0: all)")
     parser.add_argument("--engine", default="onednn", help="torch.backends.quantized.engine")
     parser.add_argument("--no-octet", action="store_true", help="measure torch.ao only")
+    parser.add_argument("--quantize-only", action="store_true",
+                        help="measure only the quantize times (no test-set evaluation, no inference speed)")
+    parser.add_argument("--octet-args", default="",
+                        help="extra options for octet quantize, e.g. '--method max --weight-rounding nearest'")
     parser.add_argument("--json", help="write the results as JSON to FILE")
     args = parser.parse_args()
 
@@ -315,6 +323,8 @@ def main():
         sys.exit(f"--data DIR is required for dataset {ckpt['dataset']}")
     train_x, _ = read_dataset(ckpt["dataset"], data_dir, "train")
     test_x, test_y = read_dataset(ckpt["dataset"], data_dir, "test")
+    if args.quantize_only:
+        test_x, test_y = test_x[:1], test_y[:1]
     if args.limit:
         test_x, test_y = test_x[:args.limit], test_y[:args.limit]
     count = min(CALIBRATION_SAMPLES, train_x.shape[0])
@@ -323,10 +333,10 @@ def main():
     labels = torch.from_numpy(test_y)
 
     float_model = GraphModule(ckpt["graph"], ckpt["tensors"]).eval()
-    float_pred = top1_predictions(float_model, test)
 
     # torch.ao eager post-training quantization.
     model = GraphModule(ckpt["graph"], ckpt["tensors"]).eval()
+    start, start_cpu = time.perf_counter(), time.process_time()
     model = tq.fuse_modules(model, [["layers." + m for m in chain] for chain in model.fusions])
     model.qconfig = tq.get_default_qconfig(args.engine)
     tq.prepare(model, inplace=True)
@@ -334,6 +344,64 @@ def main():
         for first in range(0, calibration.shape[0], 128):
             model(calibration[first:first + 128])
     tq.convert(model, inplace=True)
+    torch_ao_quantize_s = time.perf_counter() - start
+    torch_ao_quantize_cpu_s = time.process_time() - start_cpu
+    print(f"torch.ao quantize: {torch_ao_quantize_s:.2f} s", file=sys.stderr, flush=True)
+
+    octet_quantize = None
+    with tempfile.TemporaryDirectory() as tmp:
+        quantized = args.quantized
+        if not quantized and not args.no_octet:
+            quantized = os.path.join(tmp, "quantized.octet")
+            json_path = os.path.join(tmp, "quantize.json")
+            command = [args.octet, "quantize", "--checkpoint", args.checkpoint, "-o", quantized, "--data", data_dir,
+                       "--json", json_path] + args.octet_args.split()
+            print("$ " + " ".join(command), file=sys.stderr, flush=True)
+            start = time.perf_counter()
+            subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+            octet_quantize = {"wall_s": time.perf_counter() - start}
+            with open(json_path) as f:
+                report = json.load(f)
+            octet_quantize.update({k: report[k] for k in ("phases", "cpu_seconds", "peak_mb")})
+        if args.quantize_only:
+            print_quantize_times(args, ckpt, count, threads, torch_ao_quantize_s, torch_ao_quantize_cpu_s,
+                                 octet_quantize)
+            write_json(args, {"model": ckpt["model"], "dataset": ckpt["dataset"], "threads": threads,
+                              "calibration_images": count,
+                              "torch_ao": {"quantize_s": torch_ao_quantize_s,
+                                           "quantize_cpu_s": torch_ao_quantize_cpu_s},
+                              "octet": {"quantize": octet_quantize}})
+            return
+        report_accuracy_and_speed(args, ckpt, data_dir, quantized, float_model, model, test, labels, count, threads,
+                                  torch_ao_quantize_s, torch_ao_quantize_cpu_s, octet_quantize)
+
+
+def print_quantize_times(args, ckpt, count, threads, torch_ao_s, torch_ao_cpu_s, octet_quantize):
+    print(f"{ckpt['model']} on {ckpt['dataset']}: quantize time, {count} calibration images, {threads} threads, "
+          f"torch {torch.__version__}")
+    print(f"  torch.ao ({args.engine}, HistogramObserver per-channel): {torch_ao_s:8.2f} s wall, "
+          f"{torch_ao_cpu_s:.2f} s CPU (fuse, prepare, calibration pass, convert)")
+    if octet_quantize:
+        q = octet_quantize
+        options = args.octet_args or "defaults"
+        print(f"  octet quantize ({options}): {q['wall_s']:8.2f} s wall, {q['cpu_seconds']:.2f} s CPU, "
+              f"{q['peak_mb']:.0f} MB peak; {q['wall_s'] / torch_ao_s:.2f}x torch.ao's wall time, "
+              f"{q['cpu_seconds'] / torch_ao_cpu_s:.2f}x its CPU time")
+        for phase in q["phases"]:
+            print(f"    {phase['name']:20} {phase['seconds']:8.2f} s  {phase['cpu_seconds']:8.2f} s CPU  "
+                  f"{phase['peak_mb']:6.0f} MB")
+
+
+def write_json(args, results):
+    if args.json:
+        with open(args.json + ".tmp", "w") as f:
+            json.dump(results, f, indent=2)
+        os.replace(args.json + ".tmp", args.json)
+
+
+def report_accuracy_and_speed(args, ckpt, data_dir, quantized, float_model, model, test, labels, count, threads,
+                              torch_ao_quantize_s, torch_ao_quantize_cpu_s, octet_quantize):
+    float_pred = top1_predictions(float_model, test)
     int8_pred = top1_predictions(model, test)
 
     x = test[:args.batch] if test.shape[0] >= args.batch else test.repeat((args.batch + test.shape[0] - 1) //
@@ -342,6 +410,8 @@ def main():
     int8_ms = median_ms(model, x, args.iterations, args.warmup)
     peer = {
         "engine": args.engine,
+        "quantize_s": torch_ao_quantize_s,
+        "quantize_cpu_s": torch_ao_quantize_cpu_s,
         "float_top1": 100.0 * (float_pred == labels).double().mean().item(),
         "int8_top1": 100.0 * (int8_pred == labels).double().mean().item(),
         "agreement": 100.0 * (int8_pred == float_pred).double().mean().item(),
@@ -351,19 +421,12 @@ def main():
 
     octet = None
     if not args.no_octet:
-        with tempfile.TemporaryDirectory() as tmp:
-            quantized = args.quantized
-            data = ["--data", data_dir]
-            if not quantized:
-                quantized = os.path.join(tmp, "quantized.octet")
-                command = [args.octet, "quantize", "--checkpoint", args.checkpoint, "-o", quantized] + data
-                print("$ " + " ".join(command), file=sys.stderr, flush=True)
-                subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
-            evaluation = run_octet(args, ["eval", "--checkpoint", args.checkpoint, "--quantized", quantized,
-                                          "--no-layers"] + data + (["--limit", str(args.limit)] if args.limit else []))
-            bench = run_octet(args, ["bench", "infer", "--checkpoint", args.checkpoint, "--quantized", quantized,
-                                     "--backend", "cpu", "--batch", str(args.batch), "--threads", str(threads),
-                                     "--iterations", str(args.iterations), "--warmup", str(args.warmup)])
+        data = ["--data", data_dir]
+        evaluation = run_octet(args, ["eval", "--checkpoint", args.checkpoint, "--quantized", quantized,
+                                      "--no-layers"] + data + (["--limit", str(args.limit)] if args.limit else []))
+        bench = run_octet(args, ["bench", "infer", "--checkpoint", args.checkpoint, "--quantized", quantized,
+                                 "--backend", "cpu", "--batch", str(args.batch), "--threads", str(threads),
+                                 "--iterations", str(args.iterations), "--warmup", str(args.warmup)])
         ms = {r["backend"]: r["latency_ms"] for r in bench["results"]}
         octet = {
             "float_top1": evaluation["float_top1"],
@@ -387,11 +450,9 @@ def main():
     if octet:
         print(f"octet int8 is {peer['int8_ms'] / octet['int8_ms']:.2f}x torch.ao int8 "
               f"(both against LibTorch/PyTorch float32 of the same network, measured in their own processes)")
-    if args.json:
-        with open(args.json + ".tmp", "w") as f:
-            json.dump({"model": ckpt["model"], "dataset": ckpt["dataset"], "images": images, "threads": threads,
-                       "batch": args.batch, "torch_ao": peer, "octet": octet}, f, indent=2)
-        os.replace(args.json + ".tmp", args.json)
+    print_quantize_times(args, ckpt, count, threads, torch_ao_quantize_s, torch_ao_quantize_cpu_s, octet_quantize)
+    write_json(args, {"model": ckpt["model"], "dataset": ckpt["dataset"], "images": images, "threads": threads,
+                      "batch": args.batch, "torch_ao": peer, "octet": octet and dict(octet, quantize=octet_quantize)})
 
 
 if __name__ == "__main__":
