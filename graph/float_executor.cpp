@@ -111,11 +111,18 @@ FloatTensor FloatExecutor::run_node(int i, const std::vector<FloatTensor>& value
       break;
     }
     case Op::Linear: {
+      // Fixed row tasks, as for convs: Eigen left to split a product over
+      // threads picks its blocking, hence its rounding, by the thread count.
       const Layer& layer = layers_[i];
-      const ConstMap X(x.ptr(), N, in.numel());
-      const ConstMap W(layer.weight.ptr(), out.c, in.numel());
-      Map(y.ptr(), N, out.c).noalias() =
-          (X * W.transpose()).rowwise() + Eigen::Map<const Eigen::RowVectorXf>(layer.bias.data(), out.c);
+      const int64_t K = in.numel();
+      const ConstMap W(layer.weight.ptr(), out.c, K);
+      const Eigen::Map<const Eigen::RowVectorXf> bias(layer.bias.data(), out.c);
+#pragma omp parallel for schedule(dynamic)
+      for (int64_t first = 0; first < N; first += kRowsPerTask) {
+        const int64_t count = std::min(kRowsPerTask, N - first);
+        Map(y.ptr() + first * out.c, count, out.c).noalias() =
+            (ConstMap(x.ptr() + first * K, count, K) * W.transpose()).rowwise() + bias;
+      }
       break;
     }
     case Op::MaxPool2d:
