@@ -169,9 +169,14 @@ TensorFile TensorFile::parse(const std::vector<uint8_t>& bytes, const std::strin
     check(entry["dtype"].is_string() && parse_dtype(entry["dtype"].get<std::string>(), &stored.dtype),
           what + "unsupported dtype " + entry["dtype"].dump());
     check(entry["shape"].is_array(), what + "shape is not an array");
+    // The element count, multiplied in shape_numel's order: if it fits int64
+    // here, no later shape_numel of this shape overflows.
+    int64_t numel = 1;
     for (const auto& d : entry["shape"]) {
       check(d.is_number_integer() && d.get<int64_t>() >= 0, what + "shape has a bad dimension " + d.dump());
       stored.shape.push_back(d.get<int64_t>());
+      check(!__builtin_mul_overflow(numel, stored.shape.back(), &numel) && numel <= (int64_t{1} << 60),
+            what + "shape " + entry["shape"].dump() + " has too many elements");
     }
     const auto& offsets = entry["data_offsets"];
     check(offsets.is_array() && offsets.size() == 2 && offsets[0].is_number_unsigned() &&
@@ -181,7 +186,7 @@ TensorFile TensorFile::parse(const std::vector<uint8_t>& bytes, const std::strin
     check(begin <= end && end <= data_size, what + "data_offsets [" + std::to_string(begin) + ", " +
                                                 std::to_string(end) + "] lie outside the " +
                                                 std::to_string(data_size) + " data bytes (truncated file?)");
-    const uint64_t expected = static_cast<uint64_t>(shape_numel(stored.shape)) * dtype_size(stored.dtype);
+    const uint64_t expected = static_cast<uint64_t>(numel) * dtype_size(stored.dtype);
     check(end - begin == expected, what + "holds " + std::to_string(end - begin) + " bytes but shape " +
                                        shape_string(stored.shape) + " of " + dtype_name(stored.dtype) +
                                        " needs " + std::to_string(expected));

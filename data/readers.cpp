@@ -77,12 +77,15 @@ std::vector<uint8_t> read_idx_file(const std::string& path, std::vector<int>* di
   const int ndims = bytes[3];
   check(ndims >= 1 && bytes.size() >= 4 + 4 * static_cast<size_t>(ndims), path + ": truncated IDX header");
   dims->clear();
+  const size_t offset = 4 + 4 * static_cast<size_t>(ndims);
   uint64_t count = 1;
   for (int d = 0; d < ndims; ++d) {
-    dims->push_back(static_cast<int>(big_endian_u32(bytes.data() + 4 + 4 * d)));
-    count *= static_cast<uint64_t>(dims->back());
+    const uint32_t dim = big_endian_u32(bytes.data() + 4 + 4 * d);
+    check(dim <= 0x7fffffffu && !__builtin_mul_overflow(count, uint64_t{dim}, &count) && count <= bytes.size() - offset,
+          path + ": its header announces more data than the file's " + std::to_string(bytes.size() - offset) +
+              " bytes (truncated?)");
+    dims->push_back(static_cast<int>(dim));
   }
-  const size_t offset = 4 + 4 * static_cast<size_t>(ndims);
   check(bytes.size() - offset == count, path + ": holds " + std::to_string(bytes.size() - offset) +
                                             " data bytes but its header announces " + std::to_string(count) +
                                             " (truncated?)");

@@ -1,5 +1,6 @@
 #include "graph/graph.h"
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
@@ -13,7 +14,29 @@ bool arity_ok(Op op, size_t inputs) {
   return inputs == static_cast<size_t>(t.inputs) || (t.absorbs_residual && inputs == static_cast<size_t>(t.inputs) + 1);
 }
 
-int pooled(int size, int kernel, int stride, int padding) { return (size + 2 * padding - kernel) / stride + 1; }
+// Activations larger than this are refused: every size and index then fits
+// int and int32 arithmetic (graphs come from files, see graph/graph.h).
+constexpr int64_t kMaxActivationValues = 2147483647;
+
+// Whether c x h x w positive sizes (each below 2^33) stay within the bound,
+// multiplied in an order that cannot overflow int64.
+bool within_bound(int64_t c, int64_t h, int64_t w) {
+  return h <= kMaxActivationValues && w <= kMaxActivationValues && c <= kMaxActivationValues &&
+         c * h <= kMaxActivationValues && c * h * w <= kMaxActivationValues;
+}
+
+int64_t pooled(int64_t size, int64_t kernel, int64_t stride, int64_t padding) {
+  return (size + 2 * padding - kernel) / stride + 1;
+}
+
+// An int attribute of a graph node in JSON; absent gives `fallback`.
+int int_attribute(const nlohmann::json& node, const char* key, int fallback) {
+  if (!node.contains(key)) return fallback;
+  const nlohmann::json& v = node.at(key);
+  check(v.is_number_integer() && v.get<int64_t>() >= INT32_MIN && v.get<int64_t>() <= INT32_MAX,
+        std::string("attribute '") + key + "' is " + v.dump() + ", not an integer in int range");
+  return static_cast<int>(v.get<int64_t>());
+}
 }  // namespace
 
 const char* op_name(Op op) { return op_traits(op).name; }
@@ -40,23 +63,28 @@ std::vector<ActShape> Graph::shapes() const {
     ActShape& y = out[i];
     switch (n.op) {
       case Op::Input:
-        check(n.channels > 0 && n.height > 0 && n.width > 0, where + "bad input shape");
+        check(n.channels > 0 && n.height > 0 && n.width > 0 && within_bound(n.channels, n.height, n.width),
+              where + "bad input shape");
         y = {n.channels, n.height, n.width};
         break;
-      case Op::Conv2d:
+      case Op::Conv2d: {
         check(n.channels > 0 && n.kernel > 0 && n.stride > 0 && n.padding >= 0, where + "bad conv attributes");
-        y = {n.channels, pooled(x.h, n.kernel, n.stride, n.padding), pooled(x.w, n.kernel, n.stride, n.padding)};
-        check(y.h > 0 && y.w > 0, where + "kernel larger than the padded input " + to_string(x));
+        const int64_t h = pooled(x.h, n.kernel, n.stride, n.padding), w = pooled(x.w, n.kernel, n.stride, n.padding);
+        check(h > 0 && w > 0, where + "kernel larger than the padded input " + to_string(x));
+        check(within_bound(n.channels, h, w), where + "output has more than 2^31 - 1 values");
+        y = {n.channels, static_cast<int>(h), static_cast<int>(w)};
         break;
+      }
       case Op::Linear:
-        check(n.channels > 0, where + "bad output features");
+        check(n.channels > 0, where + "bad output features");  // an int: within the bound
         check(x.h == 1 && x.w == 1, where + "input " + to_string(x) + " is not flat (add a flatten)");
         y = {n.channels, 1, 1};
         break;
       case Op::MaxPool2d:
       case Op::AvgPool2d:
         check(n.kernel > 0 && n.stride > 0, where + "bad pool attributes");
-        y = {x.c, pooled(x.h, n.kernel, n.stride, 0), pooled(x.w, n.kernel, n.stride, 0)};
+        y = {x.c, static_cast<int>(pooled(x.h, n.kernel, n.stride, 0)),
+             static_cast<int>(pooled(x.w, n.kernel, n.stride, 0))};
         check(y.h > 0 && y.w > 0, where + "pool window larger than the input " + to_string(x));
         break;
       case Op::GlobalAvgPool: y = {x.c, 1, 1}; break;
@@ -65,11 +93,14 @@ std::vector<ActShape> Graph::shapes() const {
                                                          to_string(out[n.inputs[1]]));
         y = x;
         break;
-      case Op::Flatten: y = {x.c * x.h * x.w, 1, 1}; break;
-      case Op::ShortcutA:
+      case Op::Flatten: y = {static_cast<int>(x.numel()), 1, 1}; break;  // numel() is bounded above
+      case Op::ShortcutA: {
         check(n.channels >= 0, where + "bad channel padding");
-        y = {x.c + 2 * n.channels, (x.h + 1) / 2, (x.w + 1) / 2};
+        const int64_t c = x.c + 2 * int64_t{n.channels};
+        check(within_bound(c, (x.h + 1) / 2, (x.w + 1) / 2), where + "output has more than 2^31 - 1 values");
+        y = {static_cast<int>(c), (x.h + 1) / 2, (x.w + 1) / 2};
         break;
+      }
       case Op::BatchNorm2d:
       case Op::ReLU: y = x; break;
     }
@@ -144,18 +175,30 @@ Graph Graph::from_json(const std::string& text) {
     const nlohmann::json j = nlohmann::json::parse(text);
     check(j.is_array(), "graph JSON is not an array of nodes");
     for (const auto& node : j) {
+      const std::string where = "graph node " + std::to_string(g.nodes.size()) + ": ";
+      check(node.is_object(), where + "is not a JSON object");
       Node n;
       n.name = node.at("name").get<std::string>();
       n.op = op_from_name(node.at("op").get<std::string>());
-      n.inputs = node.at("inputs").get<std::vector<int>>();
-      n.channels = node.value("channels", 0);
-      n.kernel = node.value("kernel", 0);
-      n.stride = node.value("stride", 1);
-      n.padding = node.value("padding", 0);
+      const nlohmann::json& inputs = node.at("inputs");
+      check(inputs.is_array(), where + "inputs is not an array");
+      for (const nlohmann::json& in : inputs) {
+        check(in.is_number_integer() && in.get<int64_t>() >= 0 && in.get<int64_t>() < int64_t(g.nodes.size()),
+              where + "input " + in.dump() + " is not an earlier node");
+        n.inputs.push_back(static_cast<int>(in.get<int64_t>()));
+      }
+      try {
+        n.channels = int_attribute(node, "channels", 0);
+        n.kernel = int_attribute(node, "kernel", 0);
+        n.stride = int_attribute(node, "stride", 1);
+        n.padding = int_attribute(node, "padding", 0);
+        n.height = int_attribute(node, "height", 0);
+        n.width = int_attribute(node, "width", 0);
+      } catch (const Error& e) {
+        fail(where + e.what());
+      }
       n.bias = node.value("bias", false);
       n.relu = node.value("relu", false);
-      n.height = node.value("height", 0);
-      n.width = node.value("width", 0);
       g.nodes.push_back(std::move(n));
     }
   } catch (const nlohmann::json::exception& e) {

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
+#include "common/json_values.h"
 #include "common/safetensors.h"
 
 namespace octet {
@@ -56,8 +57,8 @@ Checkpoint load_checkpoint(const std::string& path) {
     c.batch_norm = file.meta("batch_norm") == "true";
     c.graph = Graph::from_json(file.meta("graph"));
     c.classes = nlohmann::json::parse(file.meta("classes")).get<std::vector<std::string>>();
-    c.mean = nlohmann::json::parse(file.meta("mean")).get<std::vector<float>>();
-    c.std = nlohmann::json::parse(file.meta("std")).get<std::vector<float>>();
+    c.mean = json_floats(nlohmann::json::parse(file.meta("mean")), "metadata 'mean'");
+    c.std = json_floats(nlohmann::json::parse(file.meta("std")), "metadata 'std'");
     c.training_json = file.meta("training");
   } catch (const nlohmann::json::exception& e) {
     fail(where + "malformed checkpoint metadata: " + e.what());

@@ -1,10 +1,12 @@
 #include "qmodel/quantized_model.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <set>
 
 #include "common/error.h"
+#include "common/json_values.h"
 #include "common/safetensors.h"
 #include "graph/op_traits.h"
 
@@ -16,6 +18,34 @@ template <typename T>
 void expect_shape(const Tensor<T>& t, const Shape& shape, const std::string& what) {
   check(t.shape == shape && static_cast<int64_t>(t.data.size()) == shape_numel(shape),
         what + " has shape " + shape_string(t.shape) + ", expected " + shape_string(shape));
+}
+
+// The integer kernels (runtime/cpu, runtime/cuda) accumulate in int32, where
+// overflow is undefined behaviour (CPU) or wraps (GPU): refuse any file whose
+// sums could leave int32 for some input. Inputs are int8, |x| <= 128.
+constexpr int64_t kInt32Max = 2147483647;
+constexpr int64_t kMaxInput = 128;
+
+void check_accumulators(const NodeQuant& q, int64_t depth, const std::string& at) {
+  for (int64_t o = 0; o < q.bias.numel(); ++o) {
+    int64_t weight_sum = 0;
+    for (int64_t k = 0; k < depth; ++k) weight_sum += std::abs(int64_t{q.weight.data[o * depth + k]});
+    const int64_t bound = kMaxInput * weight_sum + std::abs(int64_t{q.bias.data[o]});
+    check(bound <= kInt32Max, at + ": output channel " + std::to_string(o) + " can accumulate " +
+                                  std::to_string(bound) + " (128 x sum |weight| " + std::to_string(weight_sum) +
+                                  " + |bias| " + std::to_string(std::abs(int64_t{q.bias.data[o]})) +
+                                  "), beyond int32: its int32 accumulators could overflow");
+  }
+}
+
+void check_window(int64_t window, const std::string& at) {
+  check(window <= kInt32Max / kMaxInput, at + ": a pooling window of " + std::to_string(window) +
+                                             " values could overflow its int32 sum (at most " +
+                                             std::to_string(kInt32Max / kMaxInput) + ")");
+}
+
+bool is_sha256(const std::string& s) {
+  return s.size() == 64 && s.find_first_not_of("0123456789abcdef") == std::string::npos;
 }
 
 void check_shifts(const Int32Tensor& multiplier, const Int32Tensor& shift, const std::string& where) {
@@ -52,6 +82,10 @@ void for_each_tensor(Record& q, Visit visit) {
 
 }  // namespace
 
+std::string CheckpointIdentity::describe() const {
+  return model + " (parameters sha256 " + params_sha256.substr(0, 12) + ", graph " + graph_sha256.substr(0, 12) + ")";
+}
+
 void QuantizedModel::validate(const std::string& where) const {
   try {
     graph.validate();
@@ -61,6 +95,8 @@ void QuantizedModel::validate(const std::string& where) const {
   check(quant.size() == graph.nodes.size(), where + ": " + std::to_string(quant.size()) +
                                                 " quantization records for " + std::to_string(graph.nodes.size()) +
                                                 " graph nodes");
+  check(is_sha256(source.params_sha256) && is_sha256(source.graph_sha256),
+        where + ": the identity of the source checkpoint is missing or malformed (two SHA-256 hex digests)");
   const std::vector<ActShape> shapes = graph.shapes();
   const Node& out = graph.nodes.back();
   check(out.op == Op::Linear && out.inputs.size() == 1 && !out.relu,
@@ -91,6 +127,7 @@ void QuantizedModel::validate(const std::string& where) const {
       for (float s : q.weight_scale.data)
         check(std::isfinite(s) && s > 0, at + ".weight_scale has a non-positive or non-finite value");
       expect_shape(q.bias, {O}, at + ".bias");
+      check_accumulators(q, shape_numel(wshape) / O, at);
       if (is_output) {
         expect_shape(q.logit_scale, {O}, at + ".logit_scale");
         for (float s : q.logit_scale.data) check(std::isfinite(s) && s > 0, at + ".logit_scale is not positive finite");
@@ -107,6 +144,9 @@ void QuantizedModel::validate(const std::string& where) const {
       expect_shape(q.multiplier, {traits.input_multipliers}, at + ".multiplier");
       expect_shape(q.shift, {1}, at + ".shift");
       check_shifts(q.multiplier, q.shift, at);
+      const ActShape in = shapes[n.inputs[0]];
+      if (n.op == Op::AvgPool2d) check_window(int64_t{n.kernel} * n.kernel, at);
+      if (n.op == Op::GlobalAvgPool) check_window(int64_t{in.h} * in.w, at);
     } else if (n.op != Op::Input) {
       check(q.scale == quant[n.inputs[0]].scale,
             at + ": a " + std::string(op_name(n.op)) + " keeps its input's scale, but the file gives another");
@@ -144,6 +184,10 @@ void save_quantized_model(const QuantizedModel& m, const std::string& path) {
                                       {"weight_rounding", m.weight_rounding},
                                       {"samples", m.calibration_samples}})
                           .dump()},
+      {"source_checkpoint", nlohmann::json({{"model", m.source.model},
+                                            {"params_sha256", m.source.params_sha256},
+                                            {"graph_sha256", m.source.graph_sha256}})
+                                .dump()},
   };
   file.save(path);
 }
@@ -151,6 +195,13 @@ void save_quantized_model(const QuantizedModel& m, const std::string& path) {
 QuantizedModel load_quantized_model(const std::string& path) {
   const TensorFile file = TensorFile::load(path);
   const std::string where = path;
+  const auto format = file.metadata.find("format"), version = file.metadata.find("format_version");
+  const bool version_1 = format != file.metadata.end() && format->second == kQuantizedFormat &&
+                         version != file.metadata.end() && version->second == "1";
+  check(!version_1,
+        where + ": quantized model format version 1 predates the record of the float checkpoint it came from "
+                "(this octet reads version " + std::to_string(kQuantizedVersion) +
+            "): quantize the checkpoint again with `octet quantize`");
   file.check_format(kQuantizedFormat, kQuantizedVersion, "quantized model");
   QuantizedModel m;
   std::set<std::string> expected_tensors;
@@ -160,20 +211,24 @@ QuantizedModel load_quantized_model(const std::string& path) {
     m.model = file.meta("model");
     m.dataset = file.meta("dataset");
     m.classes = nlohmann::json::parse(file.meta("classes")).get<std::vector<std::string>>();
-    m.mean = nlohmann::json::parse(file.meta("mean")).get<std::vector<float>>();
-    m.std = nlohmann::json::parse(file.meta("std")).get<std::vector<float>>();
+    m.mean = json_floats(nlohmann::json::parse(file.meta("mean")), "metadata 'mean'");
+    m.std = json_floats(nlohmann::json::parse(file.meta("std")), "metadata 'std'");
     const nlohmann::json calibration = nlohmann::json::parse(file.meta("calibration"));
     m.method = calibration.at("method").get<std::string>();
     m.granularity = calibration.at("granularity").get<std::string>();
     m.scheme = calibration.at("scheme").get<std::string>();
     m.weight_rounding = calibration.at("weight_rounding").get<std::string>();
-    m.calibration_samples = calibration.at("samples").get<int64_t>();
+    m.calibration_samples = json_int64(calibration.at("samples"), "calibration samples");
+    const nlohmann::json source = nlohmann::json::parse(file.meta("source_checkpoint"));
+    m.source.model = source.at("model").get<std::string>();
+    m.source.params_sha256 = source.at("params_sha256").get<std::string>();
+    m.source.graph_sha256 = source.at("graph_sha256").get<std::string>();
     m.quant.resize(m.graph.nodes.size());
     for (size_t i = 0; i < m.graph.nodes.size(); ++i) {
       const Node& n = m.graph.nodes[i];
       NodeQuant& q = m.quant[i];
-      q.scale = nodes[i].at("scale").get<float>();
-      q.amax = nodes[i].at("amax").get<float>();
+      q.scale = json_float(nodes[i].at("scale"), "node '" + n.name + "' scale");
+      q.amax = json_float(nodes[i].at("amax"), "node '" + n.name + "' amax");
       q.method = nodes[i].at("method").get<std::string>();
       const std::set<std::string> owned = tensor_suffixes(n, i + 1 == m.graph.nodes.size());
       for_each_tensor(q, [&](const char* suffix, auto& tensor) {

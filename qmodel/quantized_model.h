@@ -9,7 +9,8 @@
 // "<node>.weight_scale" (F32), "<node>.bias", "<node>.multiplier",
 // "<node>.shift", "<node>.skip_multiplier" (I32), "<output>.logit_scale" (F32);
 // __metadata__ holds the format tag and version, the graph with every node's
-// scale, the dataset and normalisation, and the calibration record.
+// scale, the dataset and normalisation, the calibration record and the
+// identity of the float checkpoint it came from.
 #pragma once
 
 #include <string>
@@ -39,6 +40,20 @@ struct NodeQuant {
   FloatTensor logit_scale;      // output node: [O], logit = acc * logit_scale
 };
 
+// Which float checkpoint a quantized model was made from, so a mismatched pair
+// (a model quantized from another network, or other weights) is refused.
+struct CheckpointIdentity {
+  std::string model;          // registry name, e.g. "resnet20"
+  std::string params_sha256;  // the parameters: names, shapes and values
+  std::string graph_sha256;   // the training graph's JSON (the graph signature)
+
+  bool operator==(const CheckpointIdentity& o) const {
+    return model == o.model && params_sha256 == o.params_sha256 && graph_sha256 == o.graph_sha256;
+  }
+  bool operator!=(const CheckpointIdentity& o) const { return !(*this == o); }
+  std::string describe() const;  // "resnet20 (parameters sha256 1a2b3c4d5e6f, graph 0f1e2d3c4b5a)"
+};
+
 struct QuantizedModel {
   Graph graph;  // inference graph; conv/linear may carry a fused residual input
   std::vector<NodeQuant> quant;  // one per graph node
@@ -48,6 +63,7 @@ struct QuantizedModel {
   std::vector<float> mean, std;
   std::string method, granularity, scheme, weight_rounding;
   int64_t calibration_samples = 0;
+  CheckpointIdentity source;  // the float checkpoint it was quantized from
 
   int output() const { return graph.output(); }
   int num_classes() const { return graph.nodes.back().channels; }
@@ -58,7 +74,8 @@ struct QuantizedModel {
 };
 
 constexpr const char* kQuantizedFormat = "octet-quantized";
-constexpr int kQuantizedVersion = 1;
+// Version 2 records the source checkpoint's identity (version 1 did not).
+constexpr int kQuantizedVersion = 2;
 
 void save_quantized_model(const QuantizedModel& model, const std::string& path);
 QuantizedModel load_quantized_model(const std::string& path);

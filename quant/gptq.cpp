@@ -3,6 +3,8 @@
 #include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <optional>
 
 #include "common/progress.h"
 #include "graph/layout.h"
@@ -12,7 +14,6 @@ namespace octet {
 
 namespace {
 using RowMatrixF = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-using RowMatrixD = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
 // A layer's H is estimated from at most this many input rows (patches), spread evenly.
 constexpr int64_t kMaxRows = 32768;
@@ -20,17 +21,38 @@ constexpr int64_t kRowsPerChunk = 2048;
 // Dampening added to H's diagonal, relative to its mean (GPTQ's default).
 constexpr double kDamp = 0.01;
 
-// Quantizes W [O][K] (NHWC reading order) in place to int8 levels (returned)
-// with per-row `scale`, compensating errors through the inverse of H.
-Int8Tensor round_layer(RowMatrixD& W, const std::vector<float>& scale, Eigen::MatrixXd H) {
+// The upper Cholesky factor U of H^-1 (H^-1 = U^T U), or nothing when H, even
+// damped, is not positive definite in floating point (degenerate or
+// overflowing inputs; Eigen's LLT lets NaN through, hence the finiteness test).
+std::optional<Eigen::MatrixXd> inverse_cholesky(const Eigen::MatrixXd& H) {
+  if (!H.allFinite()) return std::nullopt;
+  const Eigen::LLT<Eigen::MatrixXd> llt(H);
+  if (llt.info() != Eigen::Success) return std::nullopt;
+  const Eigen::LLT<Eigen::MatrixXd> inverse(llt.solve(Eigen::MatrixXd::Identity(H.rows(), H.cols())));
+  if (inverse.info() != Eigen::Success) return std::nullopt;
+  Eigen::MatrixXd U = inverse.matrixU();
+  if (!U.allFinite() || (U.diagonal().array() <= 0).any()) return std::nullopt;
+  return U;
+}
+}  // namespace
+
+Int8Tensor gptq_round_layer(RowMatrixD& W, const std::vector<float>& scale, Eigen::MatrixXd H,
+                            const std::string& layer) {
   const int64_t O = W.rows(), K = W.cols();
   const double damp = kDamp * std::max(H.diagonal().mean(), 1e-12);
   for (int64_t k = 0; k < K; ++k) {
     if (H(k, k) == 0) H(k, k) = 1;  // an input that is always zero: its weights do not matter
     H(k, k) += damp;
   }
-  const Eigen::MatrixXd inverse = H.llt().solve(Eigen::MatrixXd::Identity(K, K));
-  const Eigen::MatrixXd U = inverse.llt().matrixU();  // inverse = U^T U
+  const std::optional<Eigen::MatrixXd> factor = inverse_cholesky(H);
+  if (!factor)
+    std::fprintf(stderr,
+                 "warning: gptq: layer '%s': the statistics of its inputs cannot be factorised (even damped); "
+                 "its weights are rounded to nearest\n",
+                 layer.c_str());
+  // Without a factor no error is compensated: each weight rounds to nearest.
+  const Eigen::MatrixXd U = factor.value_or(Eigen::MatrixXd());
+  const bool compensate = factor.has_value();
   Int8Tensor q({O, K});
 #pragma omp parallel for
   for (int64_t o = 0; o < O; ++o) {
@@ -39,13 +61,13 @@ Int8Tensor round_layer(RowMatrixD& W, const std::vector<float>& scale, Eigen::Ma
       const double w = W(o, k);
       const double level = std::clamp(std::round(w * s), -128.0, 127.0);
       q.data[o * K + k] = static_cast<int8_t>(level);
+      if (!compensate) continue;
       const double err = (w - level / s) / U(k, k);
       for (int64_t j = k + 1; j < K; ++j) W(o, j) -= err * U(k, j);
     }
   }
   return q;
 }
-}  // namespace
 
 std::map<std::string, Int8Tensor> gptq_round(const FloatModel& folded, const std::map<std::string, FloatTensor>& scales,
                                              const std::vector<float>& images, int64_t count) {
@@ -93,7 +115,7 @@ std::map<std::string, Int8Tensor> gptq_round(const FloatModel& folded, const std
     const FloatTensor& w = folded.weight(node);
     const FloatTensor nhwc = nhwc_weight(g, shapes, static_cast<int>(i), w);
     RowMatrixD W = Eigen::Map<const RowMatrixF>(nhwc.ptr(), nhwc.dim(0), nhwc.dim(1)).cast<double>();
-    const Int8Tensor levels = round_layer(W, scales.at(node.name).data, hessians[i].cast<double>());
+    const Int8Tensor levels = gptq_round_layer(W, scales.at(node.name).data, hessians[i].cast<double>(), node.name);
     out[node.name] = torch_weight(g, shapes, static_cast<int>(i), levels, w.shape);
   }
   return out;

@@ -6,6 +6,7 @@
 // are not changed, only which level each weight rounds to.
 #pragma once
 
+#include <Eigen/Core>
 #include <map>
 #include <string>
 
@@ -18,5 +19,14 @@ namespace octet {
 std::map<std::string, Int8Tensor> gptq_round(const FloatModel& folded,
                                              const std::map<std::string, FloatTensor>& scales,
                                              const std::vector<float>& images, int64_t count);
+
+using RowMatrixD = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+// One layer: quantizes W [O][K] (NHWC reading order) in place to int8 levels
+// (returned) with per-row `scale`, compensating errors through the inverse of
+// H [K][K] (damped here). When H cannot be factorised, the layer falls back to
+// round-to-nearest with a warning naming `layer` on stderr.
+Int8Tensor gptq_round_layer(RowMatrixD& W, const std::vector<float>& scale, Eigen::MatrixXd H,
+                            const std::string& layer);
 
 }  // namespace octet

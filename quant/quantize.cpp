@@ -7,6 +7,7 @@
 #include "common/error.h"
 #include "common/progress.h"
 #include "graph/op_traits.h"
+#include "qmodel/checkpoint_identity.h"
 #include "quant/fixed_point.h"
 
 namespace octet {
@@ -248,6 +249,7 @@ QuantizedModel quantize(const Checkpoint& checkpoint, const FloatModel& folded, 
   qm.graph = plan.graph;
   qm.quant.resize(N);
   qm.model = checkpoint.model;
+  qm.source = checkpoint_identity(checkpoint);
   qm.dataset = checkpoint.dataset;
   qm.classes = checkpoint.classes;
   qm.mean = checkpoint.mean;

@@ -105,6 +105,7 @@ QuantizedModel OpModel::finish(int classes) {
   m.graph = graph_;
   m.quant = quant_;
   m.model = "op-test";
+  m.source = {"op-test", std::string(64, '0'), std::string(64, '0')};  // no checkpoint behind it
   m.dataset = "random";
   for (int c = 0; c < classes; ++c) m.classes.push_back("class" + std::to_string(c));
   m.mean.assign(graph_.nodes[0].channels, 0.0f);

@@ -20,6 +20,13 @@ Checkpoint random_checkpoint(const std::string& model, const ModelOptions& o, ui
   c.classes = dataset_info(c.dataset).classes;
   c.mean.assign(o.channels, 0.5f);
   c.std.assign(o.channels, 0.25f);
+  draw_random_params(&c, seed);
+  return c;
+}
+
+void draw_random_params(Checkpoint* checkpoint, uint64_t seed) {
+  Checkpoint& c = *checkpoint;
+  c.params.clear();
   std::mt19937_64 rng(seed);
   for (const Graph::Param& p : c.graph.params()) {
     FloatTensor t(Shape(p.shape.begin(), p.shape.end()));
@@ -41,7 +48,6 @@ Checkpoint random_checkpoint(const std::string& model, const ModelOptions& o, ui
     }
     c.params[name] = std::move(t);
   }
-  return c;
 }
 
 std::vector<float> random_images(int64_t count, const ActShape& s, uint64_t seed) {

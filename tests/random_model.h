@@ -11,6 +11,8 @@ namespace octet {
 
 // He-initialised weights, small random biases and batch-norm statistics.
 Checkpoint random_checkpoint(const std::string& model, const ModelOptions& options, uint64_t seed);
+// Replaces the parameters of `checkpoint` with random ones (as above) for its graph.
+void draw_random_params(Checkpoint* checkpoint, uint64_t seed);
 // Normalised-looking images: N x C x H x W values in about [-2, 2].
 std::vector<float> random_images(int64_t count, const ActShape& shape, uint64_t seed);
 // Folds, calibrates on `calibration` random images and quantizes.

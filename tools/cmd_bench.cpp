@@ -15,6 +15,7 @@
 
 #include "common/error.h"
 #include "common/file_io.h"
+#include "qmodel/checkpoint_identity.h"
 #include "quant/pipeline.h"
 #include "runtime/cpu/engine.h"
 #include "runtime/engine.h"
@@ -118,6 +119,7 @@ void run_infer(const InferCommand& c) {
     model = quantize_checkpoint(checkpoint, c.data, QuantizeOptions{}).model;
   } else {
     model = load_quantized_model(c.quantized);
+    check_quantized_from(model, "'" + c.quantized + "'", checkpoint, "'" + c.checkpoint + "'");
   }
   const ActShape input_shape = model.graph.shapes()[0];
   const int64_t largest = *std::max_element(batches.begin(), batches.end());

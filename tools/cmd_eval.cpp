@@ -5,6 +5,7 @@
 
 #include "common/file_io.h"
 #include "evaluate/evaluate.h"
+#include "qmodel/checkpoint_identity.h"
 #include "quant/pipeline.h"
 #include "tools/commands.h"
 #include "tools/options.h"
@@ -40,7 +41,9 @@ void run_eval(const EvalCommand& c) {
     std::fprintf(report_stream(c.json), "images %lld   float top-1 %.2f%%\n", static_cast<long long>(images), top1);
     json = nlohmann::json({{"images", images}, {"float_top1", top1}}).dump(2);
   } else {
-    const CpuEngine engine(load_quantized_model(c.quantized));
+    const QuantizedModel model = load_quantized_model(c.quantized);
+    check_quantized_from(model, "'" + c.quantized + "'", checkpoint, "'" + c.checkpoint + "'");
+    const CpuEngine engine(model);
     const EvalReport report = evaluate(float_model, engine, test, c.limit, c.layers);
     std::fprintf(report_stream(c.json), "%s", eval_report_table(report).c_str());
     json = eval_report_json(report);

@@ -10,6 +10,7 @@
 #include "common/error.h"
 #include "common/file_io.h"
 #include "graph/float_executor.h"
+#include "qmodel/checkpoint_identity.h"
 #include "quant/pipeline.h"
 #include "runtime/engine.h"
 #include "tools/commands.h"
@@ -59,8 +60,7 @@ void run_predict(const PredictCommand& c) {
   std::unique_ptr<FloatExecutor> float_model;
   if (!c.checkpoint.empty()) {
     const Checkpoint checkpoint = load_checkpoint(c.checkpoint);
-    check(checkpoint.dataset == model.dataset, "checkpoint '" + c.checkpoint + "' is for " + checkpoint.dataset +
-                                                   " but the quantized model for " + model.dataset);
+    check_quantized_from(model, "'" + c.quantized + "'", checkpoint, "'" + c.checkpoint + "'");
     float_model = std::make_unique<FloatExecutor>(fold_for_inference(checkpoint.graph, checkpoint.params));
   }
   for (int64_t first = 0; first < images; first += kBatch) {

@@ -6,24 +6,36 @@
 #   tools/setup.sh core   install only what octet needs without LibTorch, build and test
 #                         that configuration (everything but training) in build-core/
 #   tools/setup.sh build  install and build only
+#   tools/setup.sh sanitize  install, build without LibTorch with AddressSanitizer and
+#                         UndefinedBehaviorSanitizer (build-sanitize/) and run the whole
+#                         test suite there (the Python module is not built: it would need
+#                         the sanitizer runtimes preloaded into python)
+#   tools/setup.sh fuzz   install clang, build the libFuzzer targets (build-fuzz/) and run
+#                         each for OCTET_FUZZ_SECONDS (default 30) seconds (tools/fuzz.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 mode=${1:-}
 case "$mode" in
-  demo | test | core | build) ;;
-  *) echo "usage: tools/setup.sh demo|test|core|build" >&2; exit 2 ;;
+  demo | test | core | build | sanitize | fuzz) ;;
+  *) echo "usage: tools/setup.sh demo|test|core|build|sanitize|fuzz" >&2; exit 2 ;;
 esac
 
 core_packages=(build-essential cmake ninja-build libeigen3-dev libcli11-dev pybind11-dev python3-pybind11 python3-numpy
-  python3-pytest libgtest-dev libgmock-dev dataset-fashion-mnist nlohmann-json3-dev zlib1g-dev libbenchmark-dev
+  python3-pytest libgtest-dev libgmock-dev dataset-fashion-mnist nlohmann-json3-dev zlib1g-dev libssl-dev libbenchmark-dev
   python3-matplotlib python3-nbconvert python3-ipykernel jupyter-nbconvert python3-pil libonnx-dev python3-onnx)
 torch_packages=(libtorch-dev python3-torch libgloo-dev)
 # The test configuration also opens `octet report`'s page in headless Chromium.
 test_packages=(chromium fonts-dejavu-core)
+# libFuzzer comes with Debian's clang runtime; OpenMP under clang needs libomp.
+fuzz_packages=(clang libclang-rt-dev libomp-dev)
 packages=("${core_packages[@]}")
-[ "$mode" = core ] || packages+=("${torch_packages[@]}")
-[ "$mode" = test ] && packages+=("${test_packages[@]}")
+case "$mode" in
+  core | sanitize) ;;
+  fuzz) packages+=("${fuzz_packages[@]}") ;;
+  test) packages+=("${torch_packages[@]}" "${test_packages[@]}") ;;
+  *) packages+=("${torch_packages[@]}") ;;
+esac
 
 missing=()
 for p in "${packages[@]}"; do
@@ -66,6 +78,13 @@ case "$mode" in
     exec ctest --test-dir build --output-on-failure
     ;;
   build) configure_and_build build ;;
+  sanitize)
+    configure_and_build build-sanitize -DOCTET_WITH_TORCH=OFF -DOCTET_WITH_CUDA=OFF \
+      -DOCTET_SANITIZE=address,undefined -DCMAKE_BUILD_TYPE=RelWithDebInfo
+    ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1} UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1} \
+      exec ctest --test-dir build-sanitize --output-on-failure
+    ;;
+  fuzz) exec tools/fuzz.sh all "${OCTET_FUZZ_SECONDS:-30}" ;;
   demo)
     configure_and_build build
     exec build/tools/octet pipeline

@@ -6,6 +6,7 @@
 #include "common/error.h"
 #include "data/dataset.h"
 #include "evaluate/evaluate.h"
+#include "qmodel/checkpoint_identity.h"
 #include "python/src/handles.h"
 #include "python/src/module.h"
 #include "python/src/views.h"
@@ -18,9 +19,7 @@ py::dict evaluate_py(const PyCheckpoint& c, PyQuantized& q, const std::optional<
                      int64_t limit, bool layers, int64_t batch_size) {
   check_batch_size(batch_size);
   const QuantizedModel& qm = q.model();
-  check(c.checkpoint().dataset == qm.dataset && c.checkpoint().model == qm.model,
-        "the checkpoint is " + c.checkpoint().model + " on " + c.checkpoint().dataset + " but the quantized model is " +
-            qm.model + " on " + qm.dataset);
+  check_quantized_from(qm, "the quantized model", c.checkpoint(), "'" + c.path() + "'");
   EvalReport report;
   {
     py::gil_scoped_release release;

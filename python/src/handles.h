@@ -47,7 +47,9 @@ class PyQuantized {
   ActShape input() const { return shapes_[0]; }
 
   // The int32 logits of `batch` images on `backend`; its engine is made on
-  // first use and kept. Called without the GIL.
+  // first use and kept. Called without the GIL, so several Python threads may
+  // call one model at once: their runs are serialised by the lock
+  // (python/tests/test_threads.py checks they give the bits of one thread).
   std::vector<int32_t> run(const float* x, int64_t batch, int64_t batch_size, const std::string& backend) {
     const std::lock_guard<std::mutex> lock(mutex_);
     std::unique_ptr<Engine>& engine = engines_[backend];

@@ -102,6 +102,17 @@ void bind_quantized(py::module_& m) {
       .def_property_readonly("scheme", [](const PyQuantized& q) { return q.model().scheme; })
       .def_property_readonly("weight_rounding", [](const PyQuantized& q) { return q.model().weight_rounding; })
       .def_property_readonly("calibration_samples", [](const PyQuantized& q) { return q.model().calibration_samples; })
+      .def_property_readonly(
+          "source_checkpoint",
+          [](const PyQuantized& q) {
+            const CheckpointIdentity& s = q.model().source;
+            py::dict d;
+            d["model"] = s.model;
+            d["params_sha256"] = s.params_sha256;
+            d["graph_sha256"] = s.graph_sha256;
+            return d;
+          },
+          "The float checkpoint it was quantized from: model name, SHA-256 of the parameters and of the graph.")
       .def_property_readonly("input_shape", [](const PyQuantized& q) { return shape_of(q.input()); })
       .def_property_readonly("num_classes", [](const PyQuantized& q) { return q.model().num_classes(); })
       .def_property_readonly("layers", &quantized_layers,

@@ -50,9 +50,13 @@ def test_evaluate_without_layers_and_on_all_images(lenet, quantized):
     assert [l["name"] for l in report["layers"]] == ["logits"]
 
 
-def test_evaluate_refuses_a_checkpoint_of_another_dataset(quantized, lenet_path):
-    cifar = octet.load_checkpoint(lenet_path.replace("lenet5_fmnist", "lenet5_cifar10"))
-    with pytest.raises(octet.Error, match="cifar10.*fashion-mnist"):
+def test_evaluate_refuses_a_checkpoint_it_was_not_quantized_from(quantized, lenet_path):
+    cifar_path = lenet_path.replace("lenet5_fmnist", "lenet5_cifar10")
+    cifar = octet.load_checkpoint(cifar_path)
+    source = quantized.model.source_checkpoint
+    assert source["model"] == "lenet5" and len(source["params_sha256"]) == 64
+    with pytest.raises(octet.Error, match=r"quantized from the checkpoint lenet5 \(parameters sha256 "
+                       + source["params_sha256"][:12] + r".*not from '" + cifar_path + "', which is lenet5"):
         octet.evaluate(cifar, quantized.model)
     with pytest.raises(octet.Error, match="no-such-dir"):
         octet.evaluate(octet.load_checkpoint(lenet_path), quantized.model, data_dir="/no-such-dir")

@@ -19,8 +19,10 @@ class CpuEngine {
   using Hook = std::function<void(int node, const int8_t* values, int64_t count)>;
 
   // `input`: batch x C x H x W normalised float images. Returns the int32
-  // logits [batch][classes]. Runs may overlap (from different threads); the
-  // activation buffers of a finished run are kept for the next one.
+  // logits [batch][classes]. Threads: run and dequantize_logits may be called
+  // from several threads at once on one engine, and each run gives the bits it
+  // gives alone (tests/test_engine_threads.cpp); the activation buffers of a
+  // finished run are kept for the next one.
   Int32Tensor run(const float* input, int64_t batch, const Hook& hook = {}) const;
 
   // Logits as floats: acc * logit_scale[class].

@@ -1,0 +1,89 @@
+// Writes the seed corpora of the model-file fuzz targets: real files written
+// by octet's own savers, but of tiny networks (a few hundred parameters) so
+// the fuzzer spends its time on the parsers, not on copying megabytes.
+//   make_seeds CORPUS_DIR   writes CORPUS_DIR/{checkpoint,quantized,safetensors}/*
+// Together the two networks use every inference operator.
+#include <cstdio>
+#include <string>
+
+#include "common/error.h"
+#include "common/file_io.h"
+#include "tests/random_model.h"
+
+namespace octet {
+namespace {
+
+// conv-bn-relu, max pool, conv, avg pool, flatten, two linears.
+Graph tiny_lenet() {
+  GraphBuilder b;
+  int x = b.input(1, 8, 8);
+  x = b.relu(b.conv_bn("conv1", "bn1", x, 2, 3, 1, 0, true));  // 2x6x6
+  x = b.max_pool(x, 2, 2);                                     // 2x3x3
+  x = b.relu(b.conv("conv2", x, 3, 2, 1, 0, true));            // 3x2x2
+  x = b.avg_pool(x, 2, 2);                                     // 3x1x1
+  x = b.relu(b.linear("fc1", b.flatten(x), 4));
+  b.linear("fc2", x, 10);
+  return b.finish();
+}
+
+// A residual network: a fused add, an option-A shortcut, global average pooling.
+Graph tiny_resnet() {
+  GraphBuilder b;
+  int x = b.input(1, 8, 8);
+  x = b.relu(b.conv_bn("conv1", "bn1", x, 2, 3, 1, 1, true));
+  int y = b.relu(b.conv_bn("block.conv1", "block.bn1", x, 4, 3, 2, 1, true));
+  y = b.conv_bn("block.conv2", "block.bn2", y, 4, 3, 1, 1, true);
+  x = b.relu(b.add(y, b.shortcut_a(x, 1)));
+  b.linear("linear", b.flatten(b.global_avg_pool(x)), 10);
+  return b.finish();
+}
+
+Checkpoint tiny_checkpoint(const std::string& name, Graph graph, uint64_t seed) {
+  Checkpoint c;
+  c.model = name;
+  c.dataset = "fashion-mnist";
+  c.graph = std::move(graph);
+  c.classes = dataset_info(c.dataset).classes;
+  c.mean = {0.5f};
+  c.std = {0.25f};
+  draw_random_params(&c, seed);
+  return c;
+}
+
+void write_seeds(const std::string& dir) {
+  for (const std::string sub : {"checkpoint", "quantized", "safetensors"}) make_directories(dir + "/" + sub);
+  uint64_t seed = 1;
+  for (const auto& [name, graph] : {std::pair{"tiny_lenet", tiny_lenet()}, std::pair{"tiny_resnet", tiny_resnet()}}) {
+    const Checkpoint checkpoint = tiny_checkpoint(name, graph, seed++);
+    const std::string file = std::string(name) + ".octet";
+    save_checkpoint(checkpoint, dir + "/checkpoint/" + file);
+    save_checkpoint(checkpoint, dir + "/safetensors/" + file);
+    for (const std::string rounding : {"nearest", "gptq"}) {
+      QuantizeOptions options;
+      options.weight_rounding = rounding;
+      options.auto_samples = 16;
+      options.gptq_samples = 16;
+      const QuantizedModel model = quantize_random(checkpoint, options, 16);
+      const std::string qfile = std::string(name) + "." + rounding + ".int8.octet";
+      save_quantized_model(model, dir + "/quantized/" + qfile);
+      save_quantized_model(model, dir + "/safetensors/" + qfile);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace octet
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: make_seeds CORPUS_DIR\n");
+    return 2;
+  }
+  try {
+    octet::write_seeds(argv[1]);
+  } catch (const octet::Error& e) {
+    std::fprintf(stderr, "make_seeds: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

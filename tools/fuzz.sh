@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Builds octet's libFuzzer targets (clang, AddressSanitizer and
+# UndefinedBehaviorSanitizer) in build-fuzz/ and runs them:
+#   tools/fuzz.sh TARGET|all SECONDS [libFuzzer options...]
+# TARGET is one of: safetensors checkpoint quantized cifar10 idx. Each run
+# starts from the committed seeds in tests/fuzz/corpus/TARGET and grows a
+# working corpus in build-fuzz/corpus/TARGET; a crash is written to
+# build-fuzz/findings/TARGET/ and the script exits non-zero. The last line of
+# each run's log (build-fuzz/logs/TARGET.log) holds the executions done.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+targets=(safetensors checkpoint quantized cifar10 idx)
+if [ "${1:-}" = -h ] || [ "${1:-}" = --help ]; then
+  sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
+  exit 0
+fi
+if [ $# -lt 2 ] || ! [[ $2 =~ ^[0-9]+$ ]] || [ "$2" -lt 1 ]; then
+  echo "usage: tools/fuzz.sh TARGET|all SECONDS [libFuzzer options...]   (targets: ${targets[*]})" >&2
+  exit 2
+fi
+which=$1
+seconds=$2
+shift 2
+if [ "$which" = all ]; then
+  selected=("${targets[@]}")
+elif [[ " ${targets[*]} " == *" $which "* ]]; then
+  selected=("$which")
+else
+  echo "tools/fuzz.sh: unknown target '$which' (targets: ${targets[*]})" >&2
+  exit 2
+fi
+
+build=${OCTET_FUZZ_BUILD:-build-fuzz}
+if [ ! -f "$build/build.ninja" ]; then
+  CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOCTET_FUZZ=ON \
+    -DOCTET_WITH_TORCH=OFF -DOCTET_WITH_CUDA=OFF -DPython_EXECUTABLE=/usr/bin/python3 >/dev/null
+fi
+cmake --build "$build" --target "${selected[@]/#/fuzz_}"
+
+# The targets write each input to a scratch file: on tmpfs that is 10 times faster.
+if [ -z "${TMPDIR:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ]; then
+  export TMPDIR=/dev/shm
+fi
+
+status=0
+for target in "${selected[@]}"; do
+  corpus=$build/corpus/$target
+  findings=$build/findings/$target
+  mkdir -p "$corpus" "$findings" "$build/logs"
+  echo "fuzzing $target for $seconds s (log: $build/logs/$target.log)"
+  if ! "$build/tests/fuzz/fuzz_$target" "$corpus" "tests/fuzz/corpus/$target" \
+      -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=20 -max_len=65536 \
+      -artifact_prefix="$findings/" -print_final_stats=1 "$@" >"$build/logs/$target.log" 2>&1; then
+    echo "tools/fuzz.sh: $target found a crash (see $build/logs/$target.log and $findings/)" >&2
+    status=1
+  fi
+  grep -E "stat::number_of_executed_units|Done [0-9]+ runs" "$build/logs/$target.log" | tail -2 || true
+done
+exit $status
