@@ -6,6 +6,7 @@
 
 #include "common/error.h"
 #include "common/file_io.h"
+#include "qmodel/checkpoint_identity.h"
 #include "tools/commands.h"
 #include "tools/options.h"
 #include "tools/report_data.h"
@@ -30,6 +31,7 @@ void run_report(const ReportCommand& c) {
         build_calibration_report(checkpoint, r.folded, r.calibration, r.model, c.data, c.limit, options.percentile);
   } else {
     const QuantizedModel model = load_quantized_model(c.quantized);
+    check_quantized_from(model, "'" + c.quantized + "'", checkpoint, "'" + c.checkpoint + "'");
     const FloatModel folded = fold_for_inference(checkpoint.graph, checkpoint.params);
     report = build_calibration_report(checkpoint, folded, recalibrate(checkpoint, folded, model, c.data), model, c.data,
                                       c.limit, options.percentile);
