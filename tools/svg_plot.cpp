@@ -7,6 +7,38 @@
 
 namespace octet {
 
+namespace {
+
+std::string format_number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g", v);
+  return buf;
+}
+
+// The two axes with their end labels and titles, and the end of the SVG.
+std::string axes_and_end(double height, double left, double top, double plot_w, double plot_h,
+                         const std::string& x_lo, const std::string& x_hi, const std::string& x_label,
+                         const std::string& y_hi, const std::string& y_lo, const std::string& y_label) {
+  char buf[1024];
+  std::snprintf(buf, sizeof buf,
+                "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"black\"/>\n"
+                "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"black\"/>\n"
+                "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"start\">%s</text>\n"
+                "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">%s</text>\n"
+                "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">%s</text>\n"
+                "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">%s</text>\n"
+                "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">%s</text>\n"
+                "<text x=\"16\" y=\"%.0f\" transform=\"rotate(-90 16 %.0f)\" text-anchor=\"middle\">%s</text>\n"
+                "</svg>\n",
+                left, top + plot_h, left + plot_w, top + plot_h, left, top, left, top + plot_h, left,
+                top + plot_h + 18, x_lo.c_str(), left + plot_w, top + plot_h + 18, x_hi.c_str(), left + plot_w / 2,
+                height - 10, x_label.c_str(), left - 6, top + 10, y_hi.c_str(), left - 6, top + plot_h, y_lo.c_str(),
+                top + plot_h / 2, top + plot_h / 2, y_label.c_str());
+  return buf;
+}
+
+}  // namespace
+
 std::string histogram_svg(const std::string& title, const Histogram& h, const std::string& x_label) {
   const double width = 640, height = 360, left = 70, right = 20, top = 40, bottom = 50;
   const double plot_w = width - left - right, plot_h = height - top - bottom;
@@ -26,21 +58,8 @@ std::string histogram_svg(const std::string& title, const Histogram& h, const st
                   left + b * bar_w, top + plot_h - bh, std::max(bar_w - 0.5, 0.5), bh);
     svg += buf;
   }
-  std::snprintf(buf, sizeof buf,
-                "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"black\"/>\n"
-                "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"black\"/>\n"
-                "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"start\">%.4g</text>\n"
-                "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">%.4g</text>\n"
-                "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">%s</text>\n"
-                "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">%lld</text>\n"
-                "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">0</text>\n"
-                "<text x=\"16\" y=\"%.0f\" transform=\"rotate(-90 16 %.0f)\" text-anchor=\"middle\">count</text>\n"
-                "</svg>\n",
-                left, top + plot_h, left + plot_w, top + plot_h, left, top, left, top + plot_h, left,
-                top + plot_h + 18, h.lo, left + plot_w, top + plot_h + 18, h.hi, left + plot_w / 2, height - 10,
-                x_label.c_str(), left - 6, top + 10, static_cast<long long>(peak), left - 6, top + plot_h,
-                top + plot_h / 2, top + plot_h / 2);
-  svg += buf;
+  svg += axes_and_end(height, left, top, plot_w, plot_h, format_number(h.lo), format_number(h.hi), x_label,
+                      std::to_string(peak), "0", "count");
   return svg;
 }
 
@@ -92,21 +111,8 @@ std::string line_chart_svg(const std::string& title, const std::vector<SvgSeries
                   s.dashed ? " stroke-dasharray=\"6 4\"" : "", width - right + 40, ly, s.name.c_str());
     svg += buf;
   }
-  std::snprintf(buf, sizeof buf,
-                "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"black\"/>\n"
-                "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"black\"/>\n"
-                "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"start\">%.4g</text>\n"
-                "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">%.4g</text>\n"
-                "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">%s</text>\n"
-                "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">%.4g</text>\n"
-                "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">%.4g</text>\n"
-                "<text x=\"16\" y=\"%.0f\" transform=\"rotate(-90 16 %.0f)\" text-anchor=\"middle\">%s</text>\n"
-                "</svg>\n",
-                left, top + plot_h, left + plot_w, top + plot_h, left, top, left, top + plot_h, left,
-                top + plot_h + 18, x_lo, left + plot_w, top + plot_h + 18, x_hi, left + plot_w / 2, height - 10,
-                x_label.c_str(), left - 6, top + 10, y_hi, left - 6, top + plot_h, y_lo, top + plot_h / 2,
-                top + plot_h / 2, y_label.c_str());
-  svg += buf;
+  svg += axes_and_end(height, left, top, plot_w, plot_h, format_number(x_lo), format_number(x_hi), x_label,
+                      format_number(y_hi), format_number(y_lo), y_label);
   return svg;
 }
 
