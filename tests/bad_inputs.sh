@@ -63,6 +63,7 @@ expect "" "$octet" quantize --checkpoint "$lenet" -o "$dir/missing/out.octet" --
 expect "calib" "$octet" quantize --checkpoint "$lenet" -o "$dir/out.octet" --calib-samples 0
 expect "calib" "$octet" quantize --checkpoint "$lenet" -o "$dir/out.octet" --calib-samples -5
 expect "method" "$octet" quantize --checkpoint "$lenet" -o "$dir/out.octet" --method nonsense
+expect "--limit must be 0" "$octet" eval --checkpoint "$lenet" --limit -1
 
 [ $failures -eq 0 ] && echo "every bad input refused with status 1, a message and no file"
 exit $((failures > 0))

@@ -20,6 +20,7 @@ struct EvalCommand {
 };
 
 void run_eval(const EvalCommand& c) {
+  check(c.limit >= 0, "--limit must be 0 (all test images) or more, not " + std::to_string(c.limit));
   const Checkpoint checkpoint = load_checkpoint(c.checkpoint);
   const Dataset test = load_dataset(checkpoint.dataset, resolve_data_dir(checkpoint.dataset, c.data), Split::Test);
   const FloatExecutor float_model(fold_for_inference(checkpoint.graph, checkpoint.params));
@@ -58,7 +59,7 @@ void add_eval_command(CLI::App& app) {
   cmd->add_option("--checkpoint", c->checkpoint, "Float checkpoint")->required();
   add_data_option(cmd, c->data);
   cmd->add_option("--quantized", c->quantized, "Quantized model (octet quantize) to compare with float");
-  cmd->add_option("--limit", c->limit, "Evaluate only the first N test images");
+  cmd->add_option("--limit", c->limit, "Evaluate only the first N test images (0: all)");
   cmd->add_flag("!--no-layers", c->layers, "Skip the per-layer SQNR report");
   add_json_option(cmd, c->json);
   cmd->callback([c] { run_eval(*c); });

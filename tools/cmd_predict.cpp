@@ -48,6 +48,7 @@ nlohmann::json logit_rows(const std::vector<T>& logits, const std::vector<float>
 }
 
 void run_predict(const PredictCommand& c) {
+  check(c.limit >= 0, "--limit must be 0 (all test images) or more, not " + std::to_string(c.limit));
   const QuantizedModel model = load_quantized_model(c.quantized);
   const Dataset test = load_dataset(model.dataset, resolve_data_dir(model.dataset, c.data), Split::Test);
   const int64_t images = c.limit > 0 ? std::min(c.limit, test.size()) : test.size();
@@ -111,7 +112,7 @@ void add_predict_command(CLI::App& app) {
   cmd->add_option("--quantized", c->quantized, "Quantized model (octet quantize)")->required();
   cmd->add_option("--checkpoint", c->checkpoint, "Float checkpoint: add its float logits and predictions");
   add_data_option(cmd, c->data);
-  cmd->add_option("--limit", c->limit, "Only the first N test images (default: all)");
+  cmd->add_option("--limit", c->limit, "Only the first N test images (0, the default: all)");
   cmd->add_option("--backend", c->backend,
                   "Runtime backend: cpu, cuda (the GPU's default: cuda-imma on sm_80+, else cuda-dp4a), cuda-imma, "
                   "cuda-dp4a or cuda-cublaslt")

@@ -22,6 +22,7 @@ struct ReportCommand {
 };
 
 void run_report(const ReportCommand& c) {
+  check(c.limit >= 0, "--limit must be 0 (all test images) or more, not " + std::to_string(c.limit));
   const Checkpoint checkpoint = load_checkpoint(c.checkpoint);
   const QuantizeOptions options = c.q.options();
   CalibrationReport report;
@@ -61,7 +62,7 @@ void add_report_command(CLI::App& app) {
                   "Quantized model to report on (default: quantize the checkpoint here with the options below)");
   add_data_option(cmd, c->data);
   add_quantize_options(cmd, c->q);
-  cmd->add_option("--limit", c->limit, "Evaluate only the first N test images (default: all)");
+  cmd->add_option("--limit", c->limit, "Evaluate only the first N test images (0, the default: all)");
   cmd->add_option("-o,--output", c->output, "HTML file to write")->required();
   add_json_option(cmd, c->json, "the report's figures");
   cmd->footer(
