@@ -44,6 +44,7 @@ if [ -z "${TMPDIR:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ]; then
 fi
 
 status=0
+clean=0
 for target in "${selected[@]}"; do
   corpus=$build/corpus/$target
   findings=$build/findings/$target
@@ -54,7 +55,11 @@ for target in "${selected[@]}"; do
       -artifact_prefix="$findings/" -print_final_stats=1 "$@" >"$build/logs/$target.log" 2>&1; then
     echo "tools/fuzz.sh: $target found a crash (see $build/logs/$target.log and $findings/)" >&2
     status=1
+  else
+    clean=$((clean + 1))
   fi
   grep -E "stat::number_of_executed_units|Done [0-9]+ runs" "$build/logs/$target.log" | tail -2 || true
 done
+# One line a CI log reader understands: targets that ran clean, and those that crashed.
+echo "fuzz: $clean passed, $((${#selected[@]} - clean)) failed"
 exit $status
