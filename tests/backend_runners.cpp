@@ -51,8 +51,10 @@ BackendRunner host_layout_runner(bool imma) {
 std::vector<BackendRunner> cuda_runners_not_built() {
   std::vector<BackendRunner> runners;
   for (const char* name : {"cuda-imma", "cuda-dp4a", "cuda-cublaslt"})
-    runners.push_back({name, 0, [] { return std::string("this build has no CUDA (nvcc was not found when configuring)"); },
-                       nullptr});
+    runners.push_back(
+        {name, 0,
+         [] { return std::string("this build has no CUDA runtime (no nvcc when configuring, or -DOCTET_WITH_CUDA=OFF)"); },
+         nullptr});
   return runners;
 }
 #endif
