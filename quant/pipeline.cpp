@@ -16,6 +16,11 @@ QuantizeOptions NamedQuantizeOptions::options() const {
   return o;
 }
 
+std::vector<float> calibration_images(const Checkpoint& c, const std::string& data_dir, int64_t samples) {
+  const Dataset train = load_dataset(c.dataset, resolve_data_dir(c.dataset, data_dir), Split::Train);
+  return normalized_images(train, c.mean, c.std, calibration_indices(train, samples));
+}
+
 QuantizeResult quantize_checkpoint(const Checkpoint& c, const std::string& data_dir, const QuantizeOptions& options,
                                    int64_t calibration_samples, PhaseClock* clock) {
   PhaseClock own_clock;
@@ -24,10 +29,7 @@ QuantizeResult quantize_checkpoint(const Checkpoint& c, const std::string& data_
   QuantizeResult r;
   r.folded = fold_for_inference(c.graph, c.params);
   const FloatExecutor executor(r.folded);
-  std::vector<float> images = [&] {  // the training split is freed once its calibration images are taken
-    const Dataset train = load_dataset(c.dataset, resolve_data_dir(c.dataset, data_dir), Split::Train);
-    return normalized_images(train, c.mean, c.std, calibration_indices(train, calibration_samples));
-  }();
+  std::vector<float> images = calibration_images(c, data_dir, calibration_samples);
   const int64_t count = static_cast<int64_t>(images.size()) / executor.shapes()[0].numel();
   clock->start("calibration pass");
   r.calibration = calibrate(executor, std::move(images), count);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "quant/quantize.h"
 
@@ -25,6 +26,11 @@ struct QuantizeResult {
   Calibration calibration;  // statistics per float inference node
   FloatModel folded;
 };
+
+// The checkpoint's calibration images: `samples` training images at evenly
+// spaced indices, normalised like its training (NCHW). The training split is
+// freed before this returns.
+std::vector<float> calibration_images(const Checkpoint& checkpoint, const std::string& data_dir, int64_t samples);
 
 // `clock`, when given, times the phases: loading (folding, the dataset), the
 // calibration pass, then those of quantize().

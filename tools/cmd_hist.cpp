@@ -33,10 +33,9 @@ void run_hist(const HistCommand& c) {
   const Checkpoint checkpoint = load_checkpoint(c.checkpoint);
   const FloatModel folded = fold_for_inference(checkpoint.graph, checkpoint.params);
   const FloatExecutor executor(folded);
-  const Dataset train = load_dataset(checkpoint.dataset, resolve_data_dir(checkpoint.dataset, c.data), Split::Train);
-  const std::vector<int64_t> indices = calibration_indices(train, c.samples);
-  const Calibration cal = calibrate(executor, normalized_images(train, checkpoint.mean, checkpoint.std, indices),
-                                    static_cast<int64_t>(indices.size()));
+  std::vector<float> images = calibration_images(checkpoint, c.data, c.samples);
+  const int64_t count = static_cast<int64_t>(images.size()) / executor.shapes()[0].numel();
+  const Calibration cal = calibrate(executor, std::move(images), count);
   std::vector<LayerHistogram> layers = weight_histograms(folded, c.bins);
   for (LayerHistogram& h : activation_histograms(executor, cal, c.bins)) layers.push_back(std::move(h));
 

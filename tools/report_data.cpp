@@ -81,10 +81,10 @@ nlohmann::json choice_json(const MethodChoice& m) {
 
 Calibration recalibrate(const Checkpoint& checkpoint, const FloatModel& folded, const QuantizedModel& model,
                         const std::string& data_dir) {
-  const Dataset train = load_dataset(checkpoint.dataset, resolve_data_dir(checkpoint.dataset, data_dir), Split::Train);
-  const std::vector<int64_t> indices = calibration_indices(train, model.calibration_samples);
-  return calibrate(FloatExecutor(folded), normalized_images(train, checkpoint.mean, checkpoint.std, indices),
-                   static_cast<int64_t>(indices.size()));
+  const FloatExecutor executor(folded);
+  std::vector<float> images = calibration_images(checkpoint, data_dir, model.calibration_samples);
+  const int64_t count = static_cast<int64_t>(images.size()) / executor.shapes()[0].numel();
+  return calibrate(executor, std::move(images), count);
 }
 
 CalibrationReport build_calibration_report(const Checkpoint& checkpoint, const FloatModel& folded,
