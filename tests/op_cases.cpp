@@ -58,10 +58,7 @@ std::vector<Conv> sampled_convs(size_t count) {
 
 QuantizedModel random_network(const std::string& name, const ModelOptions& options, uint64_t seed,
                               int64_t calibration) {
-  QuantizeOptions quantize;
-  quantize.method = AmaxMethod::Max;
-  quantize.weight_rounding = "nearest";
-  return quantize_random(random_checkpoint(name, options, seed), quantize, calibration);
+  return quantize_random(random_checkpoint(name, options, seed), quick_quantize_options(), calibration);
 }
 
 std::vector<OpCase> make_cases() {

@@ -11,6 +11,13 @@
 
 namespace octet {
 
+QuantizeOptions quick_quantize_options() {
+  QuantizeOptions o;
+  o.method = AmaxMethod::Max;
+  o.weight_rounding = "nearest";
+  return o;
+}
+
 Checkpoint random_checkpoint(const std::string& model, const ModelOptions& o, uint64_t seed) {
   Checkpoint c;
   c.model = model;

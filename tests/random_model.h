@@ -15,6 +15,9 @@ Checkpoint random_checkpoint(const std::string& model, const ModelOptions& optio
 void draw_random_params(Checkpoint* checkpoint, uint64_t seed);
 // Normalised-looking images: N x C x H x W values in about [-2, 2].
 std::vector<float> random_images(int64_t count, const ActShape& shape, uint64_t seed);
+// Max amax and round-to-nearest weights: the quickest recipe, for tests of
+// what comes after the quantizer.
+QuantizeOptions quick_quantize_options();
 // Folds, calibrates on `calibration` random images and quantizes.
 QuantizedModel quantize_random(const Checkpoint& checkpoint, const QuantizeOptions& options, int64_t calibration = 64,
                                uint64_t seed = 11);

@@ -41,10 +41,7 @@ const auto kBackends = ::testing::Values(CudaBackend::Imma, CudaBackend::Dp4a, C
 class CudaNetwork : public ::testing::TestWithParam<CudaBackend> {};
 
 QuantizedModel random_quantized(const std::string& name, uint64_t seed) {
-  QuantizeOptions options;
-  options.method = AmaxMethod::Max;
-  options.weight_rounding = "nearest";
-  return quantize_random(random_checkpoint(name, ModelOptions{}, seed), options);
+  return quantize_random(random_checkpoint(name, ModelOptions{}, seed), quick_quantize_options());
 }
 
 // Every zoo checkpoint, quantized on its training set, on its whole test set.

@@ -13,10 +13,8 @@ namespace {
 // reuse makes ResNet-20's arena over 3 times smaller than one buffer each
 // (about 3 stage-1 activations are alive at once, out of 20 values).
 TEST(CudaDeviceLayout, ArenaSeparatesLiveValuesAndReusesDeadOnes) {
-  QuantizeOptions options;
-  options.method = AmaxMethod::Max;
-  options.weight_rounding = "nearest";
-  const QuantizedModel model = quantize_random(random_checkpoint("resnet20", ModelOptions{}, 23), options, 8);
+  const QuantizedModel model =
+      quantize_random(random_checkpoint("resnet20", ModelOptions{}, 23), quick_quantize_options(), 8);
   const Graph& g = model.graph;
   const cuda::ValueLayout layout = cuda::plan_values(g, g.shapes(), "test", cuda::kDp4aChannelAlignment);
   const int64_t batch = 5;

@@ -12,10 +12,8 @@ namespace octet {
 namespace {
 
 TEST(CpuEngineThreads, ConcurrentRunsGiveTheBitsOfOneThread) {
-  QuantizeOptions o;
-  o.method = AmaxMethod::Max;
-  o.weight_rounding = "nearest";
-  const QuantizedModel model = quantize_random(random_checkpoint("resnet20", ModelOptions{}, 21), o, 16);
+  const QuantizedModel model =
+      quantize_random(random_checkpoint("resnet20", ModelOptions{}, 21), quick_quantize_options(), 16);
   const CpuEngine engine(model);
   const ActShape in = model.graph.shapes()[0];
   constexpr int kThreads = 4, kRuns = 6;

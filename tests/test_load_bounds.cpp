@@ -21,10 +21,8 @@ constexpr int64_t kInt32Max = 2147483647;
 class LoadBounds : public ::testing::Test {
  protected:
   void SetUp() override {
-    QuantizeOptions o;
-    o.method = AmaxMethod::Max;
-    o.weight_rounding = "nearest";
-    model_ = quantize_random(random_checkpoint("lenet5", ModelOptions{1, 28, 28, 10, true}, 5), o, 16);
+    model_ = quantize_random(random_checkpoint("lenet5", ModelOptions{1, 28, 28, 10, true}, 5), quick_quantize_options(),
+                             16);
     save_quantized_model(model_, dir_.path("good.octet"));
   }
   // 128 x sum |weight| of conv1's output channel 0.

@@ -14,10 +14,7 @@ namespace octet {
 namespace {
 
 QuantizedModel quantized_lenet(const Checkpoint& c) {
-  QuantizeOptions o;
-  o.method = AmaxMethod::Max;
-  o.weight_rounding = "nearest";
-  return quantize_random(c, o, 16);
+  return quantize_random(c, quick_quantize_options(), 16);
 }
 
 TEST(ModelIdentity, TheQuantizerRecordsItsCheckpointAndTheFileKeepsIt) {

@@ -253,10 +253,7 @@ TEST(EdgeCases, AScaleThatWouldOverflowTheMultiplierIsRefused) {
   // over 2^30 times the accumulator's, which int32 fixed point cannot represent.
   std::fill(c.params["conv2.weight"].data.begin(), c.params["conv2.weight"].data.end(), 0.0f);
   std::fill(c.params["conv2.bias"].data.begin(), c.params["conv2.bias"].data.end(), 1e-12f);
-  QuantizeOptions o;
-  o.method = AmaxMethod::Max;
-  o.weight_rounding = "nearest";
-  const std::string msg = error_of([&] { quantize_random(c, o); });
+  const std::string msg = error_of([&] { quantize_random(c, quick_quantize_options()); });
   EXPECT_NE(msg.find("too large for int32 fixed point"), std::string::npos) << msg;
 }
 
