@@ -28,6 +28,11 @@ struct TrainOptions {
   bool batch_norm = true;
   bool augment = true;  // CIFAR-10 only: random crop + flip
   std::string device = "cpu";
+  // Speed levers of `bench train precision`: fp32, tf32 (CUDA), amp-fp16 (CUDA, with loss
+  // scaling), amp-bf16; the model in channels_last; the CUDA training step as a CUDA graph.
+  std::string precision = "fp32";
+  bool channels_last = false;
+  bool cuda_graph = false;
   int workers = 0;
   int threads = 0;  // 0: all cores
   uint64_t seed = 1;

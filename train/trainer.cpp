@@ -111,6 +111,8 @@ EpochStats epoch_from_json(const nlohmann::json& j) {
   e.test_loss = j.at("test_loss");
   e.test_top1 = j.at("test_top1");
   e.eval_seconds = j.at("eval_seconds");
+  e.communication_seconds = j.value("communication_seconds", 0.0);
+  e.allreduce_bytes = j.value("allreduce_bytes", int64_t{0});
   return e;
 }
 
@@ -336,7 +338,9 @@ std::string to_json(const TrainOptions& o, const TrainReport& r) {
                       {"epoch_seconds", e.epoch_seconds},
                       {"test_loss", e.test_loss},
                       {"test_top1", e.test_top1},
-                      {"eval_seconds", e.eval_seconds}});
+                      {"eval_seconds", e.eval_seconds},
+                      {"communication_seconds", e.communication_seconds},
+                      {"allreduce_bytes", e.allreduce_bytes}});
   nlohmann::json j = {
       {"options",
        {{"model", o.model},
@@ -352,11 +356,15 @@ std::string to_json(const TrainOptions& o, const TrainReport& r) {
         {"batch_norm", o.batch_norm},
         {"augment", o.augment && o.dataset == "cifar10"},  // augmentation applies to CIFAR-10 only
         {"device", o.device},
+        {"precision", o.precision},
+        {"channels_last", o.channels_last},
+        {"cuda_graph", o.cuda_graph},
         {"workers", o.workers},
         {"threads", o.threads},
         {"seed", o.seed},
         {"init", o.init}}},
       {"parameters", r.parameters},
+      {"world_size", r.world_size},
       {"epochs", epochs},
       {"total_data_seconds", r.total_data_seconds},
       {"total_compute_seconds", r.total_compute_seconds},

@@ -20,6 +20,10 @@ struct EpochStats {
   double train_loss = 0, train_top1 = 0;
   double data_seconds = 0, compute_seconds = 0, epoch_seconds = 0;
   double test_loss = 0, test_top1 = 0, eval_seconds = 0;
+  // Data-parallel runs: time the step waited for gradient all-reduces (the part
+  // not hidden behind the backward pass) and the bytes this rank all-reduced.
+  double communication_seconds = 0;
+  int64_t allreduce_bytes = 0;
 };
 
 struct TrainReport {
@@ -27,6 +31,7 @@ struct TrainReport {
   double total_data_seconds = 0, total_compute_seconds = 0, total_seconds = 0;
   double final_test_top1 = 0;
   int64_t parameters = 0;
+  int world_size = 1;  // data-parallel processes (1: not distributed)
 };
 
 // Runs the training; progress and one summary line per epoch go to `log`.
