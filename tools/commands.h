@@ -31,5 +31,6 @@ void add_import_command(CLI::App& app);
 void add_export_command(CLI::App& app);
 // Subcommands of `octet bench`, each in its own file.
 void add_bench_data_command(CLI::App& bench);
+void add_bench_train_command(CLI::App& bench);
 
 }  // namespace octet
