@@ -45,7 +45,7 @@ RunRecord make_run(const BenchTrainOptions& o, const PlannedRun& run, int index)
       std::vector<std::string> extra;
       if (o.allreduce_after_backward) extra.push_back("--allreduce-after-backward");
       // A port of its own per run: a rank that lingers cannot block the next rendezvous.
-      record.training = launch_training(run.options, run.processes, o.port + index, extra);
+      record.training = launch_training(run.options, run.processes, o.port > 0 ? o.port + index : 0, extra);
     } else {
       const TrainReport report = train(run.options, std::cerr);
       record.training = nlohmann::json::parse(to_json(run.options, report));
@@ -150,7 +150,8 @@ void add_bench_train_command(CLI::App& bench) {
   cmd->add_option("--batch-sizes", o->batch_sizes, "batch-size: the sizes, comma-separated")->capture_default_str();
   cmd->add_option("--processes", o->processes, "scaling: process counts, comma-separated, including 1")
       ->capture_default_str();
-  cmd->add_option("--port", o->port, "scaling: rendezvous port of the first launch (the next runs count up)")
+  cmd->add_option("--port", o->port, "scaling: rendezvous port of the first launch, the next runs counting up (default: octet launch picks "
+                  "free ports)")
       ->capture_default_str();
   cmd->add_flag("!--overlap", o->allreduce_after_backward,
                 "scaling: all-reduce in buckets overlapped with the backward pass (default: after it, so that "

@@ -86,8 +86,9 @@ nlohmann::json launch_training(const TrainOptions& o, int processes, int port,
   char dir_template[] = "/tmp/octet-bench-train-XXXXXX";
   check(mkdtemp(dir_template) != nullptr, std::string("cannot make a temporary folder: ") + std::strerror(errno));
   const std::string dir = dir_template, json_path = dir + "/train.json";
-  std::vector<std::string> argv = {exe, "launch", "-n", std::to_string(processes), "--port", std::to_string(port),
-                                   "--", exe, "train"};
+  std::vector<std::string> argv = {exe, "launch", "-n", std::to_string(processes)};
+  if (port > 0) argv.insert(argv.end(), {"--port", std::to_string(port)});
+  argv.insert(argv.end(), {"--", exe, "train"});
   for (const std::string& a : train_arguments(o)) argv.push_back(a);
   for (const std::string& a : extra_train_arguments) argv.push_back(a);
   argv.insert(argv.end(), {"--json", json_path});

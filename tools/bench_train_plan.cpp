@@ -191,7 +191,7 @@ std::vector<PlannedRun> plan_scenario(const BenchTrainOptions& o, const DeviceCh
   check(o.base.batch_size > 0, "--batch-size must be positive");
   check(o.base.optimizer.lr > 0, "--lr must be positive");
   check(o.max_workers >= 0, "--max-workers must be >= 0 (0: the machine's cores)");
-  check(o.port > 0 && o.port < 65536, "--port must be a TCP port (1-65535)");
+  check(o.port >= 0 && o.port < 65536, "--port must be a TCP port (1-65535, or 0: octet launch picks one)");
   const std::string& s = o.scenario;
   if (s == "workers") return plan_workers(o);
   if (s == "optimizers") return plan_optimizers(o);

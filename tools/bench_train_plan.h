@@ -17,7 +17,7 @@ struct BenchTrainOptions {
   int max_workers = 0;  // workers: 0 -> the machine's cores
   std::string batch_sizes = "32,128,512,2048,8192";
   std::string processes = "1,2,4";
-  int port = 29517;  // scaling: the rendezvous port of the first `octet launch`
+  int port = 0;  // scaling: the rendezvous port of the first `octet launch` (0: launch picks one)
   bool allreduce_after_backward = true;  // scaling: the trainer's unoverlapped all-reduce
 };
 

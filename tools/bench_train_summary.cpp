@@ -304,7 +304,7 @@ void summarize_scaling(const std::vector<RunRecord>& records, ResultTable& t, in
       row["speed-up"] = number_or_null(ips / single);
       row["efficiency"] = number_or_null(ips / single / p);
       row["s/step"] = sum_over_epochs(tr, "epoch_seconds") / steps;
-      row["compute s/step"] = sum_over_epochs(tr, "compute_seconds") / steps - communication;
+      row["compute s/step"] = sum_over_epochs(tr, "compute_seconds") / steps;  // the trainer's excludes the all-reduce
       row["communication s/step"] = communication;
       row["MB all-reduced/step"] = sum_over_epochs(tr, "allreduce_bytes") / steps / 1e6;
       row["ring MB/step"] = ring / 1e6;
