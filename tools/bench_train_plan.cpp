@@ -107,7 +107,7 @@ std::vector<PlannedRun> plan_precision(const BenchTrainOptions& o, const DeviceC
     run.options.channels_last = lever.channels_last;
     run.options.cuda_graph = lever.cuda_graph;
     if (lever.cuda_only && o.base.device != "cuda")
-      run.skipped = "needs CUDA (" + (d.cuda ? std::string("this run uses --device cpu") : d.cuda_missing) + ")";
+      run.skipped = "needs CUDA: " + (d.cuda ? std::string("this run uses --device cpu") : d.cuda_missing);
     runs.push_back(run);
   }
   return runs;

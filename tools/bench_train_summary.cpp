@@ -23,6 +23,14 @@ SvgSeries series_named(const std::string& name, const std::string& color, bool d
   return s;
 }
 
+// The series called `name` in `series`, added in the next colour if missing.
+SvgSeries& series_in(std::vector<SvgSeries>& series, const std::string& name) {
+  for (SvgSeries& s : series)
+    if (s.name == name) return s;
+  series.push_back(series_named(name, kPalette[series.size() % kPalette.size()]));
+  return series.back();
+}
+
 double sum_over_epochs(const json& training, const char* key) {
   double total = 0;
   for (const json& e : training.at("epochs")) total += e.at(key).get<double>();
@@ -247,11 +255,7 @@ void summarize_batch_size(const std::vector<RunRecord>& records, ResultTable& t,
   for (const RunRecord& r : records) {
     json row = base_row(r);
     const std::string rule = r.run.keys.at("lr rule");
-    auto s = std::find_if(series.begin(), series.end(), [&](const SvgSeries& x) { return x.name == rule; });
-    if (s == series.end()) {
-      series.push_back(series_named(rule, kPalette[series.size() % kPalette.size()]));
-      s = series.end() - 1;
-    }
+    SvgSeries& s = series_in(series, rule);
     if (ran(r)) {
       const json& tr = r.training;
       row["steps"] = total_steps(tr);
@@ -259,8 +263,8 @@ void summarize_batch_size(const std::vector<RunRecord>& records, ResultTable& t,
       row["images/s"] = images_per_second(tr, r.run.options.batch_size, train_images);
       row["train loss"] = number_or_null(last_epoch(tr, "train_loss"));
       row["test top-1 %"] = tr.at("final_test_top1");
-      s->x.push_back(std::log2(r.run.keys.at("batch").get<double>()));
-      s->y.push_back(tr.at("final_test_top1").get<double>());
+      s.x.push_back(std::log2(r.run.keys.at("batch").get<double>()));
+      s.y.push_back(tr.at("final_test_top1").get<double>());
     }
     t.rows.push_back(row);
   }
@@ -285,11 +289,7 @@ void summarize_scaling(const std::vector<RunRecord>& records, ResultTable& t, in
   for (const RunRecord& r : records) {
     json row = base_row(r);
     const std::string mode = r.run.keys.at("scaling");
-    auto s = std::find_if(series.begin(), series.end(), [&](const SvgSeries& x) { return x.name == mode; });
-    if (s == series.end()) {
-      series.push_back(series_named(mode, kPalette[series.size() % kPalette.size()]));
-      s = series.end() - 1;
-    }
+    SvgSeries& s = series_in(series, mode);
     if (ran(r)) {
       const json& tr = r.training;
       const double p = r.run.processes, steps = static_cast<double>(total_steps(tr));
@@ -311,7 +311,7 @@ void summarize_scaling(const std::vector<RunRecord>& records, ResultTable& t, in
       row["bandwidth GB/s"] = p > 1 && communication > 0 ? json(ring / communication / 1e9) : json();
       row["test top-1 %"] = tr.at("final_test_top1");
       row["world size"] = tr.at("world_size");
-      s->x.push_back(p), s->y.push_back(ips / single);
+      s.x.push_back(p), s.y.push_back(ips / single);
       if (mode == "weak") ideal.x.push_back(p), ideal.y.push_back(p);
     }
     t.rows.push_back(row);
@@ -347,6 +347,8 @@ ResultTable summarize_scenario(const BenchTrainOptions& o, const std::vector<Run
   } else if (s == "batchnorm") {
     t.title = "Batch norm, " + setup;
     summarize_accuracy(records, t, {"batch norm"}, true);
+    if (ran(records[0]) && ran(records[1]) && records[0].training.at("parameters") == records[1].training.at("parameters"))
+      t.notes.push_back(b.model + " has no batch norm: both runs train the same network (take a ResNet)");
   } else if (s == "device") {
     t.title = "CPU against GPU, " + setup;
     summarize_device(records, t);
