@@ -72,7 +72,9 @@ std::vector<std::string> train_arguments(const TrainOptions& o) {
                                 "--threads",   std::to_string(o.threads),
                                 "--seed",      std::to_string(o.seed),
                                 "--max-steps", std::to_string(o.max_steps),
-                                "--train-samples", std::to_string(o.train_limit)};
+                                "--train-samples", std::to_string(o.train_limit),
+                                "--allreduce", o.allreduce,
+                                "--bucket-mb", number(o.bucket_mb)};
   if (!o.data_dir.empty()) a.insert(a.end(), {"--data", o.data_dir});
   if (!o.batch_norm) a.push_back("--no-bn");
   if (!o.augment) a.push_back("--no-augment");
@@ -80,8 +82,7 @@ std::vector<std::string> train_arguments(const TrainOptions& o) {
   return a;
 }
 
-nlohmann::json launch_training(const TrainOptions& o, int processes, int port,
-                               const std::vector<std::string>& extra_train_arguments) {
+nlohmann::json launch_training(const TrainOptions& o, int processes, int port) {
   const std::string exe = this_executable();
   char dir_template[] = "/tmp/octet-bench-train-XXXXXX";
   check(mkdtemp(dir_template) != nullptr, std::string("cannot make a temporary folder: ") + std::strerror(errno));
@@ -90,7 +91,6 @@ nlohmann::json launch_training(const TrainOptions& o, int processes, int port,
   if (port > 0) argv.insert(argv.end(), {"--port", std::to_string(port)});
   argv.insert(argv.end(), {"--", exe, "train"});
   for (const std::string& a : train_arguments(o)) argv.push_back(a);
-  for (const std::string& a : extra_train_arguments) argv.push_back(a);
   argv.insert(argv.end(), {"--json", json_path});
   std::string command;
   for (size_t i = 0; i < argv.size(); ++i) command += (i ? " " : "") + argv[i];

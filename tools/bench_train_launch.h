@@ -17,7 +17,6 @@ std::vector<std::string> train_arguments(const TrainOptions& o);
 // (0: a free port launch picks);
 // their output goes to standard error. Returns rank 0's training record;
 // fails naming the command when it exits with an error.
-nlohmann::json launch_training(const TrainOptions& o, int processes, int port,
-                               const std::vector<std::string>& extra_train_arguments);
+nlohmann::json launch_training(const TrainOptions& o, int processes, int port);
 
 }  // namespace octet

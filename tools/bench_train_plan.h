@@ -18,7 +18,6 @@ struct BenchTrainOptions {
   std::string batch_sizes = "32,128,512,2048,8192";
   std::string processes = "1,2,4";
   int port = 0;  // scaling: the rendezvous port of the first `octet launch` (0: launch picks one)
-  bool allreduce_after_backward = true;  // scaling: the trainer's unoverlapped all-reduce
 };
 
 // The lab 2 recipe (../shared/docs/SEEDS.md): ResNet-18 on CIFAR-10, SGD lr 0.1,
