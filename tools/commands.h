@@ -18,6 +18,7 @@ constexpr const char* kTrainingNeedsTorch =
     "libtorch-dev) and build again (tools/setup.sh build), or start from a checkpoint made elsewhere";
 
 void add_train_command(CLI::App& app);
+void add_launch_command(CLI::App& app);
 void add_summary_command(CLI::App& app);
 void add_quantize_command(CLI::App& app);
 void add_eval_command(CLI::App& app);

@@ -102,6 +102,12 @@ ProcessGroup::ProcessGroup(const DistributedEnvironment& env, const torch::Devic
                            std::chrono::seconds timeout)
     : env_(env), timeout_(timeout), backend_(std::make_unique<Backend>()) {
   const std::string where = "rank " + std::to_string(env.rank) + " of " + std::to_string(env.world_size) + ": ";
+  const auto fail_to_join = [&](const std::string& cause) {
+    fail(where + "joining the process group at MASTER_ADDR:MASTER_PORT = " + env.master_addr + ":" +
+         std::to_string(env.master_port) + " failed within --dist-timeout " + std::to_string(timeout.count()) +
+         " s (did all " + std::to_string(env.world_size) + " ranks start? is rank 0 reachable?): " +
+         first_line(cause));
+  };
   try {
     c10d::TCPStoreOptions store_options;
     store_options.port = static_cast<uint16_t>(env.master_port);
@@ -138,8 +144,11 @@ ProcessGroup::ProcessGroup(const DistributedEnvironment& env, const torch::Devic
 #endif
     }
   } catch (const c10::Error& e) {
-    fail(where + "joining the process group at " + env.master_addr + ":" + std::to_string(env.master_port) +
-         " failed: " + first_line(e.what_without_backtrace()));
+    fail_to_join(e.what_without_backtrace());
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {  // LibTorch 1.13's socket errors are not c10::Errors
+    fail_to_join(e.what());
   }
   check(backend_->group.defined(),
         where + "this LibTorch has no " + (device.is_cuda() ? "NCCL" : "Gloo") + " process group");
@@ -153,40 +162,41 @@ void ProcessGroup::fail_collective(const std::string& what, const std::string& c
        std::to_string(timeout_.count()) + " s): " + first_line(cause));
 }
 
-void ProcessGroup::Pending::wait() {
-  if (!work_.defined()) return;
+// Runs `collective`, turning c10d's failures (c10::Errors, and Gloo's own
+// exceptions, which some paths let through) into an octet error naming the rank.
+template <typename Collective>
+auto ProcessGroup::guarded(const char* what, Collective&& collective) const -> decltype(collective()) {
   try {
-    work_->wait();
+    return collective();
   } catch (const c10::Error& e) {
-    group_->fail_collective("all-reduce", e.what_without_backtrace());
+    fail_collective(what, e.what_without_backtrace());
   } catch (const Error&) {
     throw;
   } catch (const std::exception& e) {
-    group_->fail_collective("all-reduce", e.what());
+    fail_collective(what, e.what());
   }
+}
+
+void ProcessGroup::Pending::wait() {
+  if (!work_.defined()) return;
+  group_->guarded("all-reduce", [&] { work_->wait(); });
   work_.reset();
 }
 
 ProcessGroup::Pending ProcessGroup::all_reduce_sum(torch::Tensor tensor) const {
   std::vector<torch::Tensor> tensors{std::move(tensor)};
-  try {
-    return Pending(this, backend_->group->allreduce(tensors));
-  } catch (const c10::Error& e) {
-    fail_collective("all-reduce", e.what_without_backtrace());
-  }
+  return guarded("all-reduce", [&] { return Pending(this, backend_->group->allreduce(tensors)); });
 }
 
 void ProcessGroup::broadcast_from_rank0(const std::vector<torch::Tensor>& tensors) const {
   torch::NoGradGuard no_grad;
-  try {
+  guarded("broadcast from rank 0", [&] {
     for (const torch::Tensor& t : tensors) {
       std::vector<torch::Tensor> one{t.contiguous()};  // collectives want dense tensors (channels_last is not)
       backend_->group->broadcast(one)->wait();
       if (!one[0].is_same(t)) t.copy_(one[0]);
     }
-  } catch (const c10::Error& e) {
-    fail_collective("broadcast from rank 0", e.what_without_backtrace());
-  }
+  });
 }
 
 }  // namespace octet

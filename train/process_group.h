@@ -60,10 +60,12 @@ class ProcessGroup {
   // Copies rank 0's values into `tensors` on every rank.
   void broadcast_from_rank0(const std::vector<torch::Tensor>& tensors) const;
 
+ private:
   // Throws an octet error for a failed collective, naming this rank.
   [[noreturn]] void fail_collective(const std::string& what, const std::string& cause) const;
+  template <typename Collective>
+  auto guarded(const char* what, Collective&& collective) const -> decltype(collective());
 
- private:
   struct Backend;
   DistributedEnvironment env_;
   std::chrono::seconds timeout_;
