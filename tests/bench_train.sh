@@ -83,6 +83,12 @@ assert lr == {("fixed lr", "64"): 0.1, ("fixed lr", "128"): 0.1, ("linear scalin
               ("linear scaling + warm-up", "128"): 0.05}, lr
 assert [int(r["steps"]) for r in rows] == [5, 3, 5, 3], "300 images in batches of 64 and 128"'
 
+# A diverged run (lr 1e6: loss NaN, written as null) still gives a table.
+"$octet" bench train batch-size --batch-sizes 64 --lr 1e6 --out "$dir/diverged" "${tiny[@]}" >"$dir/stdout" 2>&1 ||
+  fail "diverged: status $?: $(tail -3 "$dir/stdout")"
+grep -q 'the training diverged (loss NaN)' "$dir/diverged/batch-size.md" || fail "diverged: no note"
+grep -q '^fixed lr,64,.*,,' "$dir/diverged/batch-size.csv" || fail "diverged: the loss is not an empty CSV field"
+
 # scaling needs `octet launch` (data-parallel training).
 if "$octet" --help | grep -q '^  launch '; then
   run scaling --processes 1,2 --batch-size 64

@@ -31,9 +31,12 @@ SvgSeries& series_in(std::vector<SvgSeries>& series, const std::string& name) {
   return series.back();
 }
 
+// A number of a training record; a diverged run's NaN loss is written as null.
+double number_of(const json& v) { return v.is_null() ? NAN : v.get<double>(); }
+
 double sum_over_epochs(const json& training, const char* key) {
   double total = 0;
-  for (const json& e : training.at("epochs")) total += e.at(key).get<double>();
+  for (const json& e : training.at("epochs")) total += number_of(e.at(key));
   return total;
 }
 
@@ -41,7 +44,7 @@ double mean_over_epochs(const json& training, const char* key, size_t first = 0)
   const json& epochs = training.at("epochs");
   if (epochs.size() <= first) return NAN;
   double total = 0;
-  for (size_t i = first; i < epochs.size(); ++i) total += epochs[i].at(key).get<double>();
+  for (size_t i = first; i < epochs.size(); ++i) total += number_of(epochs[i].at(key));
   return total / static_cast<double>(epochs.size() - first);
 }
 
@@ -60,7 +63,7 @@ double images_per_second(const json& training, int64_t global_batch, int64_t tra
   return images / sum_over_epochs(training, "epoch_seconds");
 }
 
-double last_epoch(const json& training, const char* key) { return training.at("epochs").back().at(key).get<double>(); }
+double last_epoch(const json& training, const char* key) { return number_of(training.at("epochs").back().at(key)); }
 
 json number_or_null(double v) { return std::isfinite(v) ? json(v) : json(); }
 
@@ -94,7 +97,7 @@ std::vector<SvgSeries> per_epoch_series(const std::vector<RunRecord>& records, c
     SvgSeries s = series_named(r.run.label, kPalette[series.size() % kPalette.size()], series.size() >= kPalette.size());
     for (const json& e : r.training.at("epochs")) {
       s.x.push_back(e.at("epoch").get<double>());
-      s.y.push_back(e.at(key).get<double>());
+      s.y.push_back(number_of(e.at(key)));
     }
     series.push_back(s);
   }
@@ -364,6 +367,9 @@ ResultTable summarize_scenario(const BenchTrainOptions& o, const std::vector<Run
   } else {
     fail("unknown scenario '" + s + "'");
   }
+  for (const RunRecord& r : records)
+    if (ran(r) && !std::isfinite(last_epoch(r.training, "train_loss")))
+      t.notes.push_back(r.run.label + ": the training diverged (loss NaN)");
   add_note_column_if_needed(t);
   json runs = json::array();
   for (const RunRecord& r : records)

@@ -58,7 +58,8 @@ std::string table_csv(const ResultTable& t) {
     for (size_t i = 0; i < t.columns.size(); ++i) {
       const nlohmann::json v = row.value(t.columns[i], nlohmann::json());
       // Full precision in the CSV; an empty field for "not measured".
-      const std::string text = v.is_null() ? "" : v.is_string() ? v.get<std::string>() : v.dump();
+      const bool missing = v.is_null() || (v.is_number_float() && !std::isfinite(v.get<double>()));
+      const std::string text = missing ? "" : v.is_string() ? v.get<std::string>() : v.dump();
       csv += (i ? "," : "") + csv_field(text);
     }
     csv += "\n";
