@@ -145,7 +145,7 @@ std::vector<PlannedRun> plan_scaling(const BenchTrainOptions& o) {
     for (const int64_t p : counts) {
       const bool weak = std::string(mode) == "weak";
       const int per_process = weak ? batch : static_cast<int>(batch / p);
-      PlannedRun run = run_with(o.base, std::string(mode) + " scaling, " + std::to_string(p) + " processes",
+      PlannedRun run = run_with(o.base, std::string(mode) + " scaling, " + std::to_string(p) + (p == 1 ? " process" : " processes"),
                                 {{"scaling", mode},
                                  {"processes", p},
                                  {"batch per process", per_process},
