@@ -97,7 +97,8 @@ void run_bench_train(BenchTrainOptions o) {
   table.details["load_average_before"] = load_before;
   table.details["load_average_after"] = load_after;
   table.details["cores"] = std::thread::hardware_concurrency();
-  if (std::max(load_before, load_after) > 0.5 * std::thread::hardware_concurrency())
+  // The load before the runs is the others' (the load after counts the runs themselves).
+  if (load_before > 0.5 * std::thread::hardware_concurrency())
     table.notes.push_back("busy machine (load average " + std::to_string(load_before).substr(0, 4) + " before, " +
                           std::to_string(load_after).substr(0, 4) + " after, " +
                           std::to_string(std::thread::hardware_concurrency()) +
