@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <fstream>
 #include <limits>
 #include <sstream>
 
@@ -18,23 +17,9 @@
 namespace octet {
 namespace {
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 // Mean step loss of the last `n` steps of a step log.
 double final_loss(const std::string& csv, int n) {
-  std::ifstream in(csv);
-  std::string line;
-  std::getline(in, line);
-  std::vector<double> losses;
-  while (std::getline(in, line)) {
-    const size_t second = line.find(',', line.find(',') + 1);
-    losses.push_back(std::stod(line.substr(second + 1)));
-  }
+  const std::vector<double> losses = step_log_losses(csv);
   double sum = 0;
   for (size_t i = losses.size() - static_cast<size_t>(n); i < losses.size(); ++i) sum += losses[i];
   return sum / n;
