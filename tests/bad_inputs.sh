@@ -74,6 +74,8 @@ if ! "$octet" train --epochs 0 2>&1 | grep -q "needs LibTorch"; then
   expect "needs MASTER_ADDR" env RANK=0 WORLD_SIZE=2 "${train[@]}"
   expect "RANK='one'" env RANK=one WORLD_SIZE=2 "${train[@]}"
   expect "--allreduce must be" "${train[@]}" --allreduce sometimes
+  expect "--precision tf32 needs --device cuda" "${train[@]}" --precision tf32
+  expect "--precision must be" "${train[@]}" --precision fp8
 fi
 expect "--port must be a TCP port" "$octet" launch -n 2 --port 70000 -- true
 expect "-n must be between" "$octet" launch -n 0 -- true

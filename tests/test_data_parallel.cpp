@@ -5,40 +5,18 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
-#include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "tests/test_util.h"
 
 namespace octet {
 namespace {
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 // Runs a shell command line, its output going to `output`; returns the exit status.
 int run(const std::string& command, const std::string& output) {
   const int status = std::system(("OMP_WAIT_POLICY=passive " + command + " >" + output + " 2>&1").c_str());
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-std::vector<double> step_losses(const std::string& csv) {
-  std::ifstream in(csv);
-  std::string line;
-  std::getline(in, line);  // header
-  std::vector<double> losses;
-  while (std::getline(in, line)) {  // epoch,step,loss,acc
-    const size_t second = line.find(',', line.find(',') + 1);
-    losses.push_back(std::stod(line.substr(second + 1)));
-  }
-  return losses;
 }
 
 // 3 epochs of 100 steps (6400 images, global batch 64), reshuffled every epoch.
@@ -63,7 +41,7 @@ TEST(DataParallel, TwoRanksWithHalfTheBatchFollowOneProcessWithTheWhole) {
   ASSERT_EQ(run(launch + lenet_training(32, "after", dir) + " --allreduce after-backward", dir.path("after.log")), 0)
       << read_text(dir.path("after.log"));
 
-  const std::vector<double> one = step_losses(dir.path("one.csv")), two = step_losses(dir.path("two.csv"));
+  const std::vector<double> one = step_log_losses(dir.path("one.csv")), two = step_log_losses(dir.path("two.csv"));
   ASSERT_EQ(one.size(), 300u);
   ASSERT_EQ(two.size(), 300u);
   for (size_t i = 0; i < one.size(); ++i) {

@@ -36,6 +36,11 @@ void add_train_command(CLI::App& app) {
   cmd->add_flag("!--no-bn", o->batch_norm, "Remove batch norm from the model");
   cmd->add_flag("!--no-augment", o->augment, "CIFAR-10: no random crop and flip");
   cmd->add_option("--device", o->device, "cpu or cuda")->capture_default_str();
+  cmd->add_option("--precision", o->precision,
+                  "fp32, tf32 (CUDA), amp-fp16 (CUDA; autocast with dynamic loss scaling) or amp-bf16 (autocast)")
+      ->capture_default_str();
+  cmd->add_flag("--channels-last", o->channels_last, "Weights and inputs in channels-last (NHWC) layout");
+  cmd->add_flag("--cuda-graph", o->cuda_graph, "Capture the training step in a CUDA graph (not supported yet)");
   cmd->add_option("--workers", o->workers, "Data-loader workers (0: load in the training thread)")
       ->capture_default_str();
   cmd->add_option("--threads", o->threads, "LibTorch compute threads (0: all cores)")->capture_default_str();

@@ -18,7 +18,9 @@
 #include "models/registry.h"
 #include "train/gradient_reducer.h"
 #include "train/graph_net.h"
+#include "train/loss_scaler.h"
 #include "train/optimizer.h"
+#include "train/precision.h"
 #include "train/process_group.h"
 
 namespace octet {
@@ -56,8 +58,9 @@ struct Evaluation {
 
 // Data-parallel ranks each score their slice of the test set and sum the results.
 Evaluation evaluate(GraphNet& net, const torch::Tensor& images, const torch::Tensor& labels,
-                    const ProcessGroup* group) {
+                    const ProcessGroup* group, const TrainOptions& o) {
   torch::NoGradGuard no_grad;
+  AutocastScope autocast(o, images.device());
   net->eval();
   double loss = 0;
   int64_t correct = 0;
@@ -65,7 +68,7 @@ Evaluation evaluate(GraphNet& net, const torch::Tensor& images, const torch::Ten
   const int64_t rank = group ? group->rank() : 0, ranks = group ? group->size() : 1;
   const int64_t begin = n * rank / ranks, end = n * (rank + 1) / ranks;
   for (int64_t first = begin; first < end; first += chunk) {
-    const torch::Tensor x = images.narrow(0, first, std::min(chunk, end - first));
+    const torch::Tensor x = input_layout(images.narrow(0, first, std::min(chunk, end - first)), o.channels_last);
     const torch::Tensor y = labels.narrow(0, first, x.size(0));
     const torch::Tensor logits = net->forward(x);
     loss += torch::nn::functional::cross_entropy(
@@ -132,6 +135,7 @@ EpochStats epoch_from_json(const nlohmann::json& j) {
   e.eval_seconds = j.at("eval_seconds");
   e.communication_seconds = j.value("communication_seconds", 0.0);
   e.allreduce_bytes = j.value("allreduce_bytes", int64_t{0});
+  e.skipped_steps = j.value("skipped_steps", int64_t{0});
   return e;
 }
 
@@ -203,6 +207,7 @@ TrainReport train(const TrainOptions& o, std::ostream& main_log) {
   torch::manual_seed(o.seed);
 
   const torch::Device device = rank_device(o.device, env);
+  apply_precision(o, device);
   if (device.is_cuda()) at::globalContext().setBenchmarkCuDNN(true);
   std::unique_ptr<ProcessGroup> group;
   if (env.distributed()) group = std::make_unique<ProcessGroup>(env, device, std::chrono::seconds(o.dist_timeout));
@@ -231,14 +236,18 @@ TrainReport train(const TrainOptions& o, std::ostream& main_log) {
           "--resume " + o.resume + ": all " + std::to_string(o.epochs) + " epochs are already done");
     net->import_state(checkpoint.params);
   }
-  for (const auto& p : net->parameters()) report.parameters += p.numel();
+  const std::vector<torch::Tensor> params = net->parameters();
+  if (o.channels_last) to_channels_last(params);
+  for (const auto& p : params) report.parameters += p.numel();
   report.world_size = env.world_size;
   const int first_epoch = static_cast<int>(report.epochs.size()) + 1;
-  auto optimizer = make_optimizer(o.optimizer, net->parameters());
+  auto optimizer = make_optimizer(o.optimizer, params);
+  std::optional<LossScaler> scaler;
+  if (uses_loss_scaling(o)) scaler.emplace();
   std::unique_ptr<GradientReducer> reducer;
   if (group) {
     group->broadcast_from_rank0(model_state(net));  // every rank starts from rank 0's weights
-    reducer = std::make_unique<GradientReducer>(*group, net->parameters(), allreduce_mode(o.allreduce), o.bucket_mb);
+    reducer = std::make_unique<GradientReducer>(*group, params, allreduce_mode(o.allreduce), o.bucket_mb);
   }
 
   LoaderOptions loader_options;
@@ -304,12 +313,17 @@ TrainReport train(const TrainOptions& o, std::ostream& main_log) {
       const double lr = scheduled_lr(o, global_step, steps_per_epoch);
       optimizer->set_lr(lr);
       stats.lr = lr;
-      const torch::Tensor x =
-          torch::from_blob(batch.images.data(), {batch.size, info.channels, info.height, info.width}).to(device);
+      const torch::Tensor x = input_layout(
+          torch::from_blob(batch.images.data(), {batch.size, info.channels, info.height, info.width}).to(device),
+          o.channels_last);
       const torch::Tensor y = torch::from_blob(batch.labels.data(), {batch.size}, torch::kInt64).to(device);
       optimizer->zero_grad();
-      const torch::Tensor logits = net->forward(x);
-      const torch::Tensor loss = torch::nn::functional::cross_entropy(logits, y);
+      torch::Tensor logits, loss;
+      {
+        AutocastScope autocast(o, device);
+        logits = net->forward(x);
+        loss = torch::nn::functional::cross_entropy(logits, y);
+      }
       // The step's loss sum, correct count and size; data-parallel ranks sum them
       // behind the backward pass, so that the log shows the global step.
       const torch::Tensor totals =
@@ -318,7 +332,7 @@ TrainReport train(const TrainOptions& o, std::ostream& main_log) {
                         torch::scalar_tensor(static_cast<double>(batch.size), torch::dtype(torch::kDouble).device(device))});
       ProcessGroup::Pending global_totals;
       if (group) global_totals = group->all_reduce_sum(totals);
-      loss.backward();
+      (scaler ? scaler->scale(loss) : loss).backward();
       double communication = 0;
       if (reducer) {
         synchronize(device);  // the backward pass counts as compute
@@ -329,7 +343,10 @@ TrainReport train(const TrainOptions& o, std::ostream& main_log) {
         communication = seconds_since(wait_start);
         stats.allreduce_bytes += reducer->bytes_per_step();
       }
-      optimizer->step();
+      if (!scaler || scaler->unscale(params))
+        optimizer->step();
+      else
+        ++stats.skipped_steps;  // float16 gradients overflowed: the scale is halved instead
       const torch::Tensor step_totals = totals.cpu();  // synchronises like the lab's loss.item()
       synchronize(device);
       stats.compute_seconds += seconds_since(compute_start) - communication;
@@ -356,7 +373,7 @@ TrainReport train(const TrainOptions& o, std::ostream& main_log) {
     // Batch-norm statistics stay local while training; evaluation and the
     // checkpoint use rank 0's, as every rank's weights (equal up to rounding).
     if (group) group->broadcast_from_rank0(model_state(net));
-    const Evaluation test = evaluate(net, test_images, test_labels, group.get());
+    const Evaluation test = evaluate(net, test_images, test_labels, group.get(), o);
     stats.eval_seconds = seconds_since(eval_start);
     stats.test_loss = test.loss;
     stats.test_top1 = test.top1;
@@ -407,7 +424,8 @@ std::string to_json(const TrainOptions& o, const TrainReport& r) {
                       {"test_top1", e.test_top1},
                       {"eval_seconds", e.eval_seconds},
                       {"communication_seconds", e.communication_seconds},
-                      {"allreduce_bytes", e.allreduce_bytes}});
+                      {"allreduce_bytes", e.allreduce_bytes},
+                      {"skipped_steps", e.skipped_steps}});
   nlohmann::json j = {
       {"options",
        {{"model", o.model},
