@@ -11,7 +11,8 @@ namespace octet {
 namespace {
 
 // Numbers with four significant digits (enough for timings on a busy
-// machine), integers as they are; strings as they are; null as "-".
+// machine) or as whole numbers from 1000 on, integers as they are; strings as
+// they are; null as "-".
 std::string cell_text(const nlohmann::json& v) {
   if (v.is_null()) return "-";
   if (v.is_string()) return v.get<std::string>();
@@ -20,7 +21,7 @@ std::string cell_text(const nlohmann::json& v) {
     const double d = v.get<double>();
     if (!std::isfinite(d)) return "-";
     char buf[32];
-    std::snprintf(buf, sizeof buf, "%.4g", d);
+    std::snprintf(buf, sizeof buf, std::fabs(d) >= 1000 ? "%.0f" : "%.4g", d);
     return buf;
   }
   return v.dump();
