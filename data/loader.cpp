@@ -23,12 +23,21 @@ Loader::Loader(const Dataset& data, const DatasetInfo& info, LoaderOptions optio
   check(options_.batch_size > 0, "batch size must be positive");
   check(options_.workers >= 0, "worker count must be >= 0");
   check(options_.prefetch_per_worker > 0, "prefetch must be positive");
+  check(options_.world_size > 0 && options_.rank >= 0 && options_.rank < options_.world_size,
+        "loader rank must lie in 0 .. world size - 1");
 }
 
 Loader::~Loader() { stop_workers(); }
 
+// Like DistributedSampler: with drop_last the tail that does not split evenly is
+// dropped, otherwise the permutation is padded by wrapping round to its start.
+int64_t Loader::samples_per_epoch() const {
+  const int64_t n = data_.size(), w = options_.world_size;
+  return options_.drop_last ? n / w : (n + w - 1) / w;
+}
+
 int64_t Loader::batches_per_epoch() const {
-  const int64_t n = data_.size(), b = options_.batch_size;
+  const int64_t n = samples_per_epoch(), b = options_.batch_size;
   return options_.drop_last ? n / b : (n + b - 1) / b;
 }
 
@@ -41,6 +50,12 @@ void Loader::start_epoch(int epoch) {
   if (options_.shuffle) {
     std::mt19937_64 rng(mix(options_.seed ^ mix(static_cast<uint64_t>(epoch))));
     std::shuffle(order_.begin(), order_.end(), rng);
+  }
+  if (options_.world_size > 1) {
+    std::vector<int64_t> share(static_cast<size_t>(samples_per_epoch()));
+    for (size_t i = 0; i < share.size(); ++i)
+      share[i] = order_[(static_cast<size_t>(options_.rank) + i * options_.world_size) % order_.size()];
+    order_ = std::move(share);
   }
   ready_.clear();
   stopping_ = false;
@@ -94,7 +109,7 @@ bool Loader::next(Batch* out) {
 
 void Loader::make_batch(int64_t b, Batch* out) const {
   const int64_t first = b * options_.batch_size;
-  const int64_t size = std::min<int64_t>(options_.batch_size, data_.size() - first);
+  const int64_t size = std::min<int64_t>(options_.batch_size, static_cast<int64_t>(order_.size()) - first);
   const int C = data_.channels, H = data_.height, W = data_.width;
   out->size = size;
   out->images.resize(static_cast<size_t>(size * data_.image_numel()));

@@ -1,7 +1,9 @@
 // Mini-batch loader. With workers = 0 batches are made in the calling thread;
 // with N > 0, N threads make them ahead into a bounded queue. Which samples form
 // which batch, and every random augmentation, depend only on (seed, epoch,
-// sample), so results are identical for every worker count.
+// sample), so results are identical for every worker count. In data-parallel
+// training each rank loads its share of the epoch's permutation, as PyTorch's
+// DistributedSampler splits it: rank r takes positions r, r + W, r + 2W, ...
 #pragma once
 
 #include <condition_variable>
@@ -23,6 +25,7 @@ struct LoaderOptions {
   int workers = 0;
   int prefetch_per_worker = 2;  // bound of the queue, in batches per worker
   uint64_t seed = 0;
+  int rank = 0, world_size = 1;  // data-parallel share (1: the whole dataset)
 };
 
 struct Batch {
@@ -45,6 +48,7 @@ class Loader {
   int64_t batches_per_epoch() const;
 
  private:
+  int64_t samples_per_epoch() const;  // this rank's share
   void make_batch(int64_t b, Batch* out) const;
   void worker_loop(int worker);
   void stop_workers();

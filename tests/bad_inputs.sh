@@ -65,5 +65,22 @@ expect "calib" "$octet" quantize --checkpoint "$lenet" -o "$dir/out.octet" --cal
 expect "method" "$octet" quantize --checkpoint "$lenet" -o "$dir/out.octet" --method nonsense
 expect "--limit must be 0" "$octet" eval --checkpoint "$lenet" --limit -1
 
+# Data-parallel: torchrun's variables, octet launch's options, a failing rank.
+if ! "$octet" train --epochs 0 2>&1 | grep -q "needs LibTorch"; then
+  train=("$octet" train --json "$dir/out.json")
+  expect "WORLD_SIZE is set but RANK is not" env WORLD_SIZE=2 "${train[@]}"
+  expect "RANK=2 must be below WORLD_SIZE=2" env RANK=2 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=29500 "${train[@]}"
+  expect "MASTER_PORT=70000 is not a TCP port" env RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=70000 "${train[@]}"
+  expect "needs MASTER_ADDR" env RANK=0 WORLD_SIZE=2 "${train[@]}"
+  expect "RANK='one'" env RANK=one WORLD_SIZE=2 "${train[@]}"
+  expect "--allreduce must be" "${train[@]}" --allreduce sometimes
+  expect "--precision tf32 needs --device cuda" "${train[@]}" --precision tf32
+  expect "--precision must be" "${train[@]}" --precision fp8
+fi
+expect "--port must be a TCP port" "$octet" launch -n 2 --port 70000 -- true
+expect "-n must be between" "$octet" launch -n 0 -- true
+expect "rank 1 of 2 exited with status 3" "$octet" launch -n 2 -- sh -c '[ "$RANK" = 1 ] && exit 3; sleep 60'
+expect "cannot run 'no-such-program'" "$octet" launch -n 2 -- no-such-program
+
 [ $failures -eq 0 ] && echo "every bad input refused with status 1, a message and no file"
 exit $((failures > 0))

@@ -52,6 +52,24 @@ inline std::vector<uint8_t> read_bytes(const std::string& path) {
   return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
+inline std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// The loss column of a training step log (epoch,step,loss,acc).
+inline std::vector<double> step_log_losses(const std::string& csv) {
+  std::ifstream in(csv);
+  std::string line;
+  std::getline(in, line);  // header
+  std::vector<double> losses;
+  while (std::getline(in, line)) {
+    const size_t second = line.find(',', line.find(',') + 1);
+    losses.push_back(std::stod(line.substr(second + 1)));
+  }
+  return losses;
+}
+
 // Source tree and data locations, passed in by CMake.
 inline std::string source_dir() { return OCTET_SOURCE_DIR; }
 inline std::string zoo_checkpoint(const std::string& name) { return source_dir() + "/models/zoo/" + name + ".octet"; }

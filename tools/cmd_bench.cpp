@@ -273,7 +273,7 @@ void run_infer(const InferCommand& c) {
 }  // namespace
 
 void add_bench_command(CLI::App& app) {
-  auto* bench = app.add_subcommand("bench", "Speed benchmarks: int8 inference against float, data loading");
+  auto* bench = app.add_subcommand("bench", "Speed benchmarks: int8 inference against float, data loading, training");
   bench->require_subcommand(1);
 
   auto* infer = bench->add_subcommand("infer", "Images/s and latency of the int8 backends and LibTorch float");
@@ -300,6 +300,7 @@ void add_bench_command(CLI::App& app) {
   infer->callback([i] { run_infer(*i); });
 
   add_bench_data_command(*bench);
+  add_bench_train_command(*bench);
 }
 
 }  // namespace octet

@@ -14,12 +14,17 @@ namespace octet {
 
 void add_train_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("train", "Train a float model and write a checkpoint");
+  cmd->footer(
+      "Data-parallel: run one process per rank with torchrun's variables set (RANK, WORLD_SIZE, LOCAL_RANK, "
+      "MASTER_ADDR, MASTER_PORT), by torchrun or `octet launch -n N -- octet train ...`: Gloo on the CPU, NCCL "
+      "with --device cuda (one GPU per rank). Rank 0 alone prints and writes files.");
   auto o = std::make_shared<TrainOptions>();
   cmd->add_option("--model", o->model, "Model name (see `octet summary --list`)")->capture_default_str();
   cmd->add_option("--dataset", o->dataset, "cifar10, fashion-mnist or mnist")->capture_default_str();
   add_data_option(cmd, o->data_dir);
   cmd->add_option("--epochs", o->epochs, "Epochs")->capture_default_str();
-  cmd->add_option("--batch-size", o->batch_size, "Mini-batch size")->capture_default_str();
+  cmd->add_option("--batch-size", o->batch_size, "Mini-batch size (per process when data-parallel)")
+      ->capture_default_str();
   cmd->add_option("--optimizer", o->optimizer.name, "sgd, nesterov, adagrad, adadelta, adam")->capture_default_str();
   cmd->add_option("--lr", o->optimizer.lr, "Learning rate")->capture_default_str();
   cmd->add_option("--momentum", o->optimizer.momentum, "Momentum (sgd, nesterov)")->capture_default_str();
@@ -31,10 +36,23 @@ void add_train_command(CLI::App& app) {
   cmd->add_flag("!--no-bn", o->batch_norm, "Remove batch norm from the model");
   cmd->add_flag("!--no-augment", o->augment, "CIFAR-10: no random crop and flip");
   cmd->add_option("--device", o->device, "cpu or cuda")->capture_default_str();
+  cmd->add_option("--precision", o->precision,
+                  "fp32, tf32 (CUDA), amp-fp16 (CUDA; autocast with dynamic loss scaling) or amp-bf16 (autocast)")
+      ->capture_default_str();
+  cmd->add_flag("--channels-last", o->channels_last, "Weights and inputs in channels-last (NHWC) layout");
+  cmd->add_flag("--cuda-graph", o->cuda_graph, "Capture the training step in a CUDA graph (not supported yet)");
   cmd->add_option("--workers", o->workers, "Data-loader workers (0: load in the training thread)")
       ->capture_default_str();
   cmd->add_option("--threads", o->threads, "LibTorch compute threads (0: all cores)")->capture_default_str();
   cmd->add_option("--seed", o->seed, "Random seed")->capture_default_str();
+  cmd->add_option("--allreduce", o->allreduce,
+                  "Data-parallel gradients: overlap (buckets all-reduced during the backward pass) or "
+                  "after-backward (all at the end: the full all-reduce time shows)")
+      ->capture_default_str();
+  cmd->add_option("--bucket-mb", o->bucket_mb, "Data-parallel gradient bucket size in MB")->capture_default_str();
+  cmd->add_option("--dist-timeout", o->dist_timeout,
+                  "Data-parallel: seconds to wait for the other ranks before failing")
+      ->capture_default_str();
   cmd->add_flag("--drop-last", o->drop_last, "Drop the last incomplete batch");
   cmd->add_option("--max-steps", o->max_steps, "Stop after this many steps (0: no limit)");
   cmd->add_option("--train-samples", o->train_limit,

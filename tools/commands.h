@@ -18,6 +18,7 @@ constexpr const char* kTrainingNeedsTorch =
     "libtorch-dev) and build again (tools/setup.sh build), or start from a checkpoint made elsewhere";
 
 void add_train_command(CLI::App& app);
+void add_launch_command(CLI::App& app);
 void add_summary_command(CLI::App& app);
 void add_quantize_command(CLI::App& app);
 void add_eval_command(CLI::App& app);
@@ -31,5 +32,6 @@ void add_import_command(CLI::App& app);
 void add_export_command(CLI::App& app);
 // Subcommands of `octet bench`, each in its own file.
 void add_bench_data_command(CLI::App& bench);
+void add_bench_train_command(CLI::App& bench);
 
 }  // namespace octet

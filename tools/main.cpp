@@ -8,6 +8,7 @@ int main(int argc, char** argv) {
   CLI::App app{"octet: int8 quantization toolkit and int8 inference runtime for convolutional networks"};
   app.require_subcommand(1);
   octet::add_train_command(app);
+  octet::add_launch_command(app);
   octet::add_summary_command(app);
   octet::add_quantize_command(app);
   octet::add_eval_command(app);

@@ -33,6 +33,12 @@ struct TrainOptions {
   std::string precision = "fp32";
   bool channels_last = false;
   bool cuda_graph = false;
+  // Data-parallel training (when torchrun's RANK and WORLD_SIZE are set): gradients
+  // all-reduced in buckets during the backward pass ("overlap") or after it
+  // ("after-backward"); seconds a collective waits for the other ranks.
+  std::string allreduce = "overlap";
+  double bucket_mb = 25;
+  int dist_timeout = 120;
   int workers = 0;
   int threads = 0;  // 0: all cores
   uint64_t seed = 1;

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 
 #include "common/error.h"
@@ -15,8 +16,12 @@
 #include "data/loader.h"
 #include "models/checkpoint.h"
 #include "models/registry.h"
+#include "train/gradient_reducer.h"
 #include "train/graph_net.h"
+#include "train/loss_scaler.h"
 #include "train/optimizer.h"
+#include "train/precision.h"
+#include "train/process_group.h"
 
 namespace octet {
 
@@ -51,14 +56,19 @@ struct Evaluation {
   double loss = 0, top1 = 0;
 };
 
-Evaluation evaluate(GraphNet& net, const torch::Tensor& images, const torch::Tensor& labels) {
+// Data-parallel ranks each score their slice of the test set and sum the results.
+Evaluation evaluate(GraphNet& net, const torch::Tensor& images, const torch::Tensor& labels,
+                    const ProcessGroup* group, const TrainOptions& o) {
   torch::NoGradGuard no_grad;
+  AutocastScope autocast(o, images.device());
   net->eval();
   double loss = 0;
   int64_t correct = 0;
   const int64_t n = images.size(0), chunk = 1000;
-  for (int64_t first = 0; first < n; first += chunk) {
-    const torch::Tensor x = images.narrow(0, first, std::min(chunk, n - first));
+  const int64_t rank = group ? group->rank() : 0, ranks = group ? group->size() : 1;
+  const int64_t begin = n * rank / ranks, end = n * (rank + 1) / ranks;
+  for (int64_t first = begin; first < end; first += chunk) {
+    const torch::Tensor x = input_layout(images.narrow(0, first, std::min(chunk, end - first)), o.channels_last);
     const torch::Tensor y = labels.narrow(0, first, x.size(0));
     const torch::Tensor logits = net->forward(x);
     loss += torch::nn::functional::cross_entropy(
@@ -67,16 +77,25 @@ Evaluation evaluate(GraphNet& net, const torch::Tensor& images, const torch::Ten
     correct += logits.argmax(1).eq(y).sum().item<int64_t>();
   }
   net->train();
+  if (group) {
+    const torch::Tensor sums =
+        torch::tensor({loss, static_cast<double>(correct)}, torch::kDouble).to(images.device());
+    group->all_reduce_sum(sums).wait();
+    const torch::Tensor host = sums.cpu();
+    loss = host[0].item<double>();
+    correct = static_cast<int64_t>(std::llround(host[1].item<double>()));
+  }
   return {loss / static_cast<double>(n), 100.0 * static_cast<double>(correct) / static_cast<double>(n)};
 }
 
-std::string epoch_line(const EpochStats& e, int epochs) {
-  char line[320];
+std::string epoch_line(const EpochStats& e, int epochs, bool distributed) {
+  char line[320], communication[64] = "";
+  if (distributed) std::snprintf(communication, sizeof communication, "  all-reduce %6.2fs", e.communication_seconds);
   std::snprintf(line, sizeof line,
-                "epoch %3d/%d  lr %.4g  loss %.4f  train top-1 %6.2f%%  data %6.2fs  compute %7.2fs  "
+                "epoch %3d/%d  lr %.4g  loss %.4f  train top-1 %6.2f%%  data %6.2fs  compute %7.2fs%s  "
                 "epoch %7.2fs  test top-1 %6.2f%%",
                 e.epoch, epochs, e.lr, e.train_loss, e.train_top1, e.data_seconds, e.compute_seconds,
-                e.epoch_seconds, e.test_top1);
+                communication, e.epoch_seconds, e.test_top1);
   return line;
 }
 
@@ -88,6 +107,9 @@ void validate(const TrainOptions& o) {
   check(o.threads >= 0, "--threads must be >= 0");
   check(o.device == "cpu" || o.device == "cuda", "--device must be cpu or cuda");
   check(o.optimizer.name != "nesterov" || o.optimizer.momentum > 0, "nesterov needs --momentum > 0");
+  allreduce_mode(o.allreduce);
+  check(o.bucket_mb > 0, "--bucket-mb must be positive");
+  check(o.dist_timeout > 0, "--dist-timeout must be positive");
   scheduled_lr(o, 0, 1);  // rejects an unknown schedule before any work
 }
 
@@ -113,6 +135,7 @@ EpochStats epoch_from_json(const nlohmann::json& j) {
   e.eval_seconds = j.at("eval_seconds");
   e.communication_seconds = j.value("communication_seconds", 0.0);
   e.allreduce_bytes = j.value("allreduce_bytes", int64_t{0});
+  e.skipped_steps = j.value("skipped_steps", int64_t{0});
   return e;
 }
 
@@ -160,22 +183,34 @@ void truncate_step_log(const std::string& path, int last_epoch) {
   write_text_output(path, kept);
 }
 
+// Every parameter and buffer: what rank 0 hands the other ranks.
+std::vector<torch::Tensor> model_state(GraphNet& net) {
+  std::vector<torch::Tensor> state;
+  for (const auto& named : net->named_state()) state.push_back(named.second);
+  return state;
+}
+
 }  // namespace
 
-TrainReport train(const TrainOptions& o, std::ostream& log) {
+TrainReport train(const TrainOptions& o, std::ostream& main_log) {
   validate(o);
+  // Data-parallel ranks other than 0 write no files and print nothing but errors.
+  const DistributedEnvironment env = read_distributed_environment();
+  const bool main_rank = env.rank == 0;
+  std::ostream silent(nullptr);
+  std::ostream& log = main_rank ? main_log : silent;
   const DatasetInfo& info = dataset_info(o.dataset);
   std::string dir = o.data_dir.empty() ? info.default_dir : o.data_dir;
   check(!dir.empty(), "--data DIR is required for dataset '" + o.dataset + "'");
-  torch::set_num_threads(o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  torch::set_num_threads(o.threads > 0 ? o.threads : std::max(1, cores / env.local_world_size));
   torch::manual_seed(o.seed);
 
-  torch::Device device(torch::kCPU);
-  if (o.device == "cuda") {
-    check(torch::cuda::is_available(), "--device cuda: this LibTorch has no CUDA or no GPU is visible");
-    device = torch::Device(torch::kCUDA);
-    at::globalContext().setBenchmarkCuDNN(true);
-  }
+  const torch::Device device = rank_device(o.device, env);
+  apply_precision(o, device);
+  if (device.is_cuda()) at::globalContext().setBenchmarkCuDNN(true);
+  std::unique_ptr<ProcessGroup> group;
+  if (env.distributed()) group = std::make_unique<ProcessGroup>(env, device, std::chrono::seconds(o.dist_timeout));
 
   Dataset train_set = load_dataset(o.dataset, dir, Split::Train);
   const Dataset test_set = load_dataset(o.dataset, dir, Split::Test);
@@ -201,9 +236,19 @@ TrainReport train(const TrainOptions& o, std::ostream& log) {
           "--resume " + o.resume + ": all " + std::to_string(o.epochs) + " epochs are already done");
     net->import_state(checkpoint.params);
   }
-  for (const auto& p : net->parameters()) report.parameters += p.numel();
+  const std::vector<torch::Tensor> params = net->parameters();
+  if (o.channels_last) to_channels_last(params);
+  for (const auto& p : params) report.parameters += p.numel();
+  report.world_size = env.world_size;
   const int first_epoch = static_cast<int>(report.epochs.size()) + 1;
-  auto optimizer = make_optimizer(o.optimizer, net->parameters());
+  auto optimizer = make_optimizer(o.optimizer, params);
+  std::optional<LossScaler> scaler;
+  if (uses_loss_scaling(o)) scaler.emplace();
+  std::unique_ptr<GradientReducer> reducer;
+  if (group) {
+    group->broadcast_from_rank0(model_state(net));  // every rank starts from rank 0's weights
+    reducer = std::make_unique<GradientReducer>(*group, params, allreduce_mode(o.allreduce), o.bucket_mb);
+  }
 
   LoaderOptions loader_options;
   loader_options.batch_size = o.batch_size;
@@ -212,6 +257,8 @@ TrainReport train(const TrainOptions& o, std::ostream& log) {
   loader_options.augment = o.augment && o.dataset == "cifar10";
   loader_options.workers = o.workers;
   loader_options.seed = o.seed;
+  loader_options.rank = env.rank;
+  loader_options.world_size = env.world_size;
   Loader loader(train_set, info, loader_options);
 
   std::vector<float> test_pixels = normalized_images(test_set, info.mean, info.std, 0, test_set.size());
@@ -221,7 +268,7 @@ TrainReport train(const TrainOptions& o, std::ostream& log) {
       torch::tensor(std::vector<int64_t>(test_set.labels.begin(), test_set.labels.end())).to(device);
 
   std::ofstream step_log;
-  if (!o.step_log.empty()) {
+  if (!o.step_log.empty() && main_rank) {
     const bool append = first_epoch > 1 && std::ifstream(o.step_log).good();
     if (append) truncate_step_log(o.step_log, first_epoch - 1);
     step_log.open(o.step_log, append ? std::ios::app : std::ios::trunc);
@@ -233,6 +280,10 @@ TrainReport train(const TrainOptions& o, std::ostream& log) {
       << train_set.size() << " train / " << test_set.size() << " test images), " << o.optimizer.name << " lr "
       << o.optimizer.lr << ", batch " << o.batch_size << ", " << o.workers << " workers, "
       << torch::get_num_threads() << " threads, " << o.device << "\n";
+  if (group)
+    log << "data-parallel: " << env.world_size << " ranks, batch " << o.batch_size << " per rank ("
+        << o.batch_size * env.world_size << " in all), gradients all-reduced " << o.allreduce << " in "
+        << reducer->buckets() << " bucket(s) of at most " << o.bucket_mb << " MB\n";
   if (first_epoch > 1) log << "resuming after epoch " << first_epoch - 1 << " from " << o.resume << "\n";
 
   const double resumed_seconds = report.total_seconds;
@@ -249,7 +300,8 @@ TrainReport train(const TrainOptions& o, std::ostream& log) {
     net->train();
     double loss_sum = 0;
     int64_t correct = 0, seen = 0;
-    Progress progress("epoch " + std::to_string(epoch), steps_per_epoch);
+    std::optional<Progress> progress;
+    if (main_rank) progress.emplace("epoch " + std::to_string(epoch), steps_per_epoch);
     Batch batch;
     for (;;) {
       const auto wait_start = Clock::now();
@@ -261,35 +313,67 @@ TrainReport train(const TrainOptions& o, std::ostream& log) {
       const double lr = scheduled_lr(o, global_step, steps_per_epoch);
       optimizer->set_lr(lr);
       stats.lr = lr;
-      const torch::Tensor x =
-          torch::from_blob(batch.images.data(), {batch.size, info.channels, info.height, info.width}).to(device);
+      const torch::Tensor x = input_layout(
+          torch::from_blob(batch.images.data(), {batch.size, info.channels, info.height, info.width}).to(device),
+          o.channels_last);
       const torch::Tensor y = torch::from_blob(batch.labels.data(), {batch.size}, torch::kInt64).to(device);
       optimizer->zero_grad();
-      const torch::Tensor logits = net->forward(x);
-      const torch::Tensor loss = torch::nn::functional::cross_entropy(logits, y);
-      loss.backward();
-      optimizer->step();
-      const double batch_loss = loss.item<double>();  // synchronises like the lab's loss.item()
-      const int64_t batch_correct = logits.argmax(1).eq(y).sum().item<int64_t>();
+      torch::Tensor logits, loss;
+      {
+        AutocastScope autocast(o, device);
+        logits = net->forward(x);
+        loss = torch::nn::functional::cross_entropy(logits, y);
+      }
+      // The step's loss sum, correct count and size; data-parallel ranks sum them
+      // behind the backward pass, so that the log shows the global step.
+      const torch::Tensor totals =
+          torch::stack({loss.detach().to(torch::kDouble) * static_cast<double>(batch.size),
+                        logits.argmax(1).eq(y).sum().to(torch::kDouble),
+                        torch::scalar_tensor(static_cast<double>(batch.size), torch::dtype(torch::kDouble).device(device))});
+      ProcessGroup::Pending global_totals;
+      if (group) global_totals = group->all_reduce_sum(totals);
+      (scaler ? scaler->scale(loss) : loss).backward();
+      double communication = 0;
+      if (reducer) {
+        synchronize(device);  // the backward pass counts as compute
+        const auto wait_start = Clock::now();
+        reducer->synchronize();
+        global_totals.wait();
+        synchronize(device);
+        communication = seconds_since(wait_start);
+        stats.allreduce_bytes += reducer->bytes_per_step();
+      }
+      if (!scaler || scaler->unscale(params))
+        optimizer->step();
+      else
+        ++stats.skipped_steps;  // float16 gradients overflowed: the scale is halved instead
+      const torch::Tensor step_totals = totals.cpu();  // synchronises like the lab's loss.item()
       synchronize(device);
-      stats.compute_seconds += seconds_since(compute_start);
+      stats.compute_seconds += seconds_since(compute_start) - communication;
+      stats.communication_seconds += communication;
 
+      const double* sums = step_totals.data_ptr<double>();
+      const double batch_loss = sums[0] / sums[2];
+      const int64_t batch_correct = std::llround(sums[1]), batch_size = std::llround(sums[2]);
       ++global_step;
       ++stats.steps;
-      loss_sum += batch_loss * static_cast<double>(batch.size);
+      loss_sum += sums[0];
       correct += batch_correct;
-      seen += batch.size;
+      seen += batch_size;
       if (step_log.is_open())
         step_log << epoch << ',' << global_step << ',' << batch_loss << ','
-                 << 100.0 * static_cast<double>(batch_correct) / static_cast<double>(batch.size) << '\n';
-      progress.advance();
+                 << 100.0 * static_cast<double>(batch_correct) / static_cast<double>(batch_size) << '\n';
+      if (progress) progress->advance();
     }
-    progress.finish();
+    if (progress) progress->finish();
     stats.epoch_seconds = seconds_since(epoch_start);
     stats.train_loss = seen ? loss_sum / static_cast<double>(seen) : 0;
     stats.train_top1 = seen ? 100.0 * static_cast<double>(correct) / static_cast<double>(seen) : 0;
     const auto eval_start = Clock::now();
-    const Evaluation test = evaluate(net, test_images, test_labels);
+    // Batch-norm statistics stay local while training; evaluation and the
+    // checkpoint use rank 0's, as every rank's weights (equal up to rounding).
+    if (group) group->broadcast_from_rank0(model_state(net));
+    const Evaluation test = evaluate(net, test_images, test_labels, group.get(), o);
     stats.eval_seconds = seconds_since(eval_start);
     stats.test_loss = test.loss;
     stats.test_top1 = test.top1;
@@ -297,10 +381,10 @@ TrainReport train(const TrainOptions& o, std::ostream& log) {
     report.total_data_seconds += stats.data_seconds;
     report.total_compute_seconds += stats.compute_seconds;
     report.final_test_top1 = stats.test_top1;
-    log << epoch_line(stats, o.epochs) << std::endl;
+    log << epoch_line(stats, o.epochs, group != nullptr) << std::endl;
     if (step_log.is_open()) step_log.flush();
 
-    if (!o.checkpoint.empty()) {
+    if (!o.checkpoint.empty() && main_rank) {
       Checkpoint c;
       c.model = o.model;
       c.dataset = o.dataset;
@@ -321,7 +405,7 @@ TrainReport train(const TrainOptions& o, std::ostream& log) {
                 report.total_data_seconds, report.total_compute_seconds, report.total_seconds,
                 report.final_test_top1);
   log << totals << std::endl;
-  if (!o.json.empty()) write_text_output(o.json, to_json(o, report) + "\n");
+  if (!o.json.empty() && main_rank) write_text_output(o.json, to_json(o, report) + "\n");
   return report;
 }
 
@@ -340,7 +424,8 @@ std::string to_json(const TrainOptions& o, const TrainReport& r) {
                       {"test_top1", e.test_top1},
                       {"eval_seconds", e.eval_seconds},
                       {"communication_seconds", e.communication_seconds},
-                      {"allreduce_bytes", e.allreduce_bytes}});
+                      {"allreduce_bytes", e.allreduce_bytes},
+                      {"skipped_steps", e.skipped_steps}});
   nlohmann::json j = {
       {"options",
        {{"model", o.model},
@@ -359,6 +444,8 @@ std::string to_json(const TrainOptions& o, const TrainReport& r) {
         {"precision", o.precision},
         {"channels_last", o.channels_last},
         {"cuda_graph", o.cuda_graph},
+        {"allreduce", o.allreduce},
+        {"bucket_mb", o.bucket_mb},
         {"workers", o.workers},
         {"threads", o.threads},
         {"seed", o.seed},

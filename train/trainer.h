@@ -24,6 +24,7 @@ struct EpochStats {
   // not hidden behind the backward pass) and the bytes this rank all-reduced.
   double communication_seconds = 0;
   int64_t allreduce_bytes = 0;
+  int64_t skipped_steps = 0;  // amp-fp16: steps skipped because the gradients overflowed
 };
 
 struct TrainReport {
