@@ -79,7 +79,7 @@ if ! "$octet" train --epochs 0 2>&1 | grep -q "needs LibTorch"; then
 fi
 expect "--port must be a TCP port" "$octet" launch -n 2 --port 70000 -- true
 expect "-n must be between" "$octet" launch -n 0 -- true
-expect "rank 1 of 2 exited with status 3" "$octet" launch -n 2 -- sh -c '[ "$RANK" = 1 ] && exit 3; sleep 60'
+expect "rank 1 of 2 exited with status 3" "$octet" launch -n 2 -- sh -c '[ "$RANK" = 1 ] && exit 3; exec sleep 60'
 expect "cannot run 'no-such-program'" "$octet" launch -n 2 -- no-such-program
 
 [ $failures -eq 0 ] && echo "every bad input refused with status 1, a message and no file"

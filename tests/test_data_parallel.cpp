@@ -64,6 +64,8 @@ TEST(DataParallel, TwoRanksWithHalfTheBatchFollowOneProcessWithTheWhole) {
     EXPECT_EQ(epoch.at("allreduce_bytes").get<int64_t>(), 100 * gradient_bytes);
   }
   EXPECT_EQ(single.at("epochs").at(0).at("allreduce_bytes"), 0);
+  EXPECT_EQ(single.at("total_communication_seconds"), 0.0);
+  EXPECT_TRUE(pair.contains("total_communication_seconds"));
   // Only rank 0 prints the epoch lines.
   const std::string log = read_text(dir.path("two.log"));
   EXPECT_EQ(log.find("epoch   1/3"), log.rfind("epoch   1/3")) << log;

@@ -52,6 +52,25 @@ void synchronize(const torch::Device& device) {
   if (device.is_cuda()) torch::cuda::synchronize();
 }
 
+// A step's loss sum, correct count and sample count, on the device.
+torch::Tensor step_totals(const torch::Tensor& logits, const torch::Tensor& loss, const torch::Tensor& labels) {
+  const double n = static_cast<double>(labels.size(0));
+  return torch::stack({loss.detach().to(torch::kDouble) * n, logits.argmax(1).eq(labels).sum().to(torch::kDouble),
+                       torch::scalar_tensor(n, torch::dtype(torch::kDouble).device(labels.device()))});
+}
+
+// Waits for a data-parallel step's all-reduces (its gradients, then its totals)
+// and returns the seconds that took: the communication the backward pass did
+// not hide, which the step's compute time excludes.
+double wait_for_all_reduces(GradientReducer& reducer, ProcessGroup::Pending& totals, const torch::Device& device) {
+  synchronize(device);  // the backward pass counts as compute
+  const auto start = Clock::now();
+  reducer.synchronize();
+  totals.wait();
+  synchronize(device);
+  return seconds_since(start);
+}
+
 struct Evaluation {
   double loss = 0, top1 = 0;
 };
@@ -164,6 +183,7 @@ TrainReport resumed_report(const TrainOptions& o, const Checkpoint& checkpoint) 
     for (const nlohmann::json& e : training.at("epochs")) report.epochs.push_back(epoch_from_json(e));
     report.total_data_seconds = training.at("total_data_seconds");
     report.total_compute_seconds = training.at("total_compute_seconds");
+    report.total_communication_seconds = training.value("total_communication_seconds", 0.0);
     report.total_seconds = training.at("total_seconds");
     report.final_test_top1 = training.at("final_test_top1");
     return report;
@@ -324,35 +344,23 @@ TrainReport train(const TrainOptions& o, std::ostream& main_log) {
         logits = net->forward(x);
         loss = torch::nn::functional::cross_entropy(logits, y);
       }
-      // The step's loss sum, correct count and size; data-parallel ranks sum them
-      // behind the backward pass, so that the log shows the global step.
-      const torch::Tensor totals =
-          torch::stack({loss.detach().to(torch::kDouble) * static_cast<double>(batch.size),
-                        logits.argmax(1).eq(y).sum().to(torch::kDouble),
-                        torch::scalar_tensor(static_cast<double>(batch.size), torch::dtype(torch::kDouble).device(device))});
+      // Data-parallel ranks sum the step's totals behind the backward pass, so that the log shows the global step.
+      const torch::Tensor totals = step_totals(logits, loss, y);
       ProcessGroup::Pending global_totals;
       if (group) global_totals = group->all_reduce_sum(totals);
       (scaler ? scaler->scale(loss) : loss).backward();
-      double communication = 0;
-      if (reducer) {
-        synchronize(device);  // the backward pass counts as compute
-        const auto wait_start = Clock::now();
-        reducer->synchronize();
-        global_totals.wait();
-        synchronize(device);
-        communication = seconds_since(wait_start);
-        stats.allreduce_bytes += reducer->bytes_per_step();
-      }
+      const double communication = reducer ? wait_for_all_reduces(*reducer, global_totals, device) : 0;
+      if (reducer) stats.allreduce_bytes += reducer->bytes_per_step();
       if (!scaler || scaler->unscale(params))
         optimizer->step();
       else
         ++stats.skipped_steps;  // float16 gradients overflowed: the scale is halved instead
-      const torch::Tensor step_totals = totals.cpu();  // synchronises like the lab's loss.item()
+      const torch::Tensor host_totals = totals.cpu();  // synchronises like the lab's loss.item()
       synchronize(device);
       stats.compute_seconds += seconds_since(compute_start) - communication;
       stats.communication_seconds += communication;
 
-      const double* sums = step_totals.data_ptr<double>();
+      const double* sums = host_totals.data_ptr<double>();
       const double batch_loss = sums[0] / sums[2];
       const int64_t batch_correct = std::llround(sums[1]), batch_size = std::llround(sums[2]);
       ++global_step;
@@ -380,6 +388,7 @@ TrainReport train(const TrainOptions& o, std::ostream& main_log) {
     report.epochs.push_back(stats);
     report.total_data_seconds += stats.data_seconds;
     report.total_compute_seconds += stats.compute_seconds;
+    report.total_communication_seconds += stats.communication_seconds;
     report.final_test_top1 = stats.test_top1;
     log << epoch_line(stats, o.epochs, group != nullptr) << std::endl;
     if (step_log.is_open()) step_log.flush();
@@ -400,9 +409,11 @@ TrainReport train(const TrainOptions& o, std::ostream& main_log) {
     }
   }
   report.total_seconds = resumed_seconds + seconds_since(run_start);
-  char totals[200];
-  std::snprintf(totals, sizeof totals, "total: data loading %.2fs, compute %.2fs, run %.2fs, final test top-1 %.2f%%",
-                report.total_data_seconds, report.total_compute_seconds, report.total_seconds,
+  char totals[240], communication[64] = "";
+  if (group) std::snprintf(communication, sizeof communication, ", all-reduce %.2fs", report.total_communication_seconds);
+  std::snprintf(totals, sizeof totals,
+                "total: data loading %.2fs, compute %.2fs%s, run %.2fs, final test top-1 %.2f%%",
+                report.total_data_seconds, report.total_compute_seconds, communication, report.total_seconds,
                 report.final_test_top1);
   log << totals << std::endl;
   if (!o.json.empty() && main_rank) write_text_output(o.json, to_json(o, report) + "\n");
@@ -455,6 +466,7 @@ std::string to_json(const TrainOptions& o, const TrainReport& r) {
       {"epochs", epochs},
       {"total_data_seconds", r.total_data_seconds},
       {"total_compute_seconds", r.total_compute_seconds},
+      {"total_communication_seconds", r.total_communication_seconds},
       {"total_seconds", r.total_seconds},
       {"final_test_top1", r.final_test_top1},
   };

@@ -30,6 +30,7 @@ struct EpochStats {
 struct TrainReport {
   std::vector<EpochStats> epochs;
   double total_data_seconds = 0, total_compute_seconds = 0, total_seconds = 0;
+  double total_communication_seconds = 0;  // data-parallel: excluded from total_compute_seconds
   double final_test_top1 = 0;
   int64_t parameters = 0;
   int world_size = 1;  // data-parallel processes (1: not distributed)
