@@ -11,7 +11,7 @@ fmnist=/usr/share/datasets/fashion-mnist
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 export OMP_WAIT_POLICY=passive
-tiny=(--model lenet5 --dataset fashion-mnist --train-samples 300 --epochs 1 --threads 1)
+tiny=(--model lenet5 --dataset fashion-mnist --train-samples 300 --test-samples 500 --epochs 1 --threads 1)
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 

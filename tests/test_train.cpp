@@ -2,6 +2,7 @@
 // against the LibTorch module it was exported from.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -93,6 +94,19 @@ Checkpoint checkpoint_of(GraphNet& net, const std::string& model) {
 // An interrupted run resumed from its checkpoint ends with the same weights
 // as an uninterrupted one (plain SGD keeps no optimizer state, one thread keeps
 // LibTorch deterministic), and its step log and report cover every epoch once.
+TEST(Trainer, SampleLimitsShrinkBothSplits) {
+  TrainOptions o = lenet_on_fashion_mnist(1, 100);
+  o.train_limit = 500;
+  o.test_limit = 250;
+  o.threads = 1;
+  std::ostringstream log;
+  const TrainReport report = train(o, log);
+  EXPECT_NE(log.str().find("(500 train / 250 test images)"), std::string::npos) << log.str();
+  EXPECT_EQ(report.epochs.at(0).steps, 5);
+  const double correct = report.final_test_top1 * 250 / 100;  // a whole count of 250 images
+  EXPECT_NEAR(correct, std::round(correct), 1e-9);
+}
+
 TEST(Trainer, ResumedRunMatchesAnUninterruptedOne) {
   TempDir dir;
   TrainOptions o = lenet_on_fashion_mnist(2, 100);

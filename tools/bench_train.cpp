@@ -62,7 +62,8 @@ void run_bench_train(BenchTrainOptions o) {
   check(o.base.device == "cpu" || devices.cuda, "--device cuda: " + devices.cuda_missing);
   find_model(o.base.model);      // fails listing the known models
   dataset_info(o.base.dataset);  // fails listing the known datasets
-  check(o.base.train_limit >= 0 && o.base.max_steps >= 0, "--train-samples and --max-steps must be >= 0");
+  check(o.base.train_limit >= 0 && o.base.test_limit >= 0 && o.base.max_steps >= 0,
+        "--train-samples, --test-samples and --max-steps must be >= 0");
   const std::vector<PlannedRun> plan = plan_scenario(o, devices);
   // Reading the training split first checks --data before any run, and gives
   // the images per epoch that images/s counts.
@@ -145,6 +146,7 @@ void add_bench_train_command(CLI::App& bench) {
   cmd->add_option("--seed", t.seed, "Random seed")->capture_default_str();
   cmd->add_option("--max-steps", t.max_steps, "Stop each run after this many steps (0: no limit)");
   cmd->add_option("--train-samples", t.train_limit, "Train on the first N training images only (0: all)");
+  cmd->add_option("--test-samples", t.test_limit, "Score on the first N test images only (0: all)");
   cmd->add_option("--max-workers", o->max_workers, "workers: the largest count (0: the machine's cores)");
   cmd->add_option("--batch-sizes", o->batch_sizes, "batch-size: the sizes, comma-separated")->capture_default_str();
   cmd->add_option("--processes", o->processes, "scaling: process counts, comma-separated, including 1")

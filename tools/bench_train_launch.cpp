@@ -73,6 +73,7 @@ std::vector<std::string> train_arguments(const TrainOptions& o) {
                                 "--seed",      std::to_string(o.seed),
                                 "--max-steps", std::to_string(o.max_steps),
                                 "--train-samples", std::to_string(o.train_limit),
+                                "--test-samples", std::to_string(o.test_limit),
                                 "--allreduce", o.allreduce,
                                 "--bucket-mb", number(o.bucket_mb)};
   if (!o.data_dir.empty()) a.insert(a.end(), {"--data", o.data_dir});

@@ -56,7 +56,10 @@ void add_train_command(CLI::App& app) {
   cmd->add_flag("--drop-last", o->drop_last, "Drop the last incomplete batch");
   cmd->add_option("--max-steps", o->max_steps, "Stop after this many steps (0: no limit)");
   cmd->add_option("--train-samples", o->train_limit,
-                  "Train on the first N training images only (0: all); the test set stays whole")
+                  "Train on the first N training images only (0: all)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--test-samples", o->test_limit,
+                  "Score each epoch on the first N test images only (0: all 10,000)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("-o,--checkpoint", o->checkpoint, "Checkpoint to write (after every epoch)");
   cmd->add_option("--resume", o->resume,

@@ -44,6 +44,7 @@ struct TrainOptions {
   uint64_t seed = 1;
   bool drop_last = false;
   int64_t train_limit = 0;  // use only the first N training samples (0: all)
+  int64_t test_limit = 0;   // score only the first N test samples (0: all)
   int64_t max_steps = 0;    // stop after N optimizer steps in total (0: no limit)
   std::string checkpoint;   // written after every epoch (atomically)
   // Continue an interrupted run from a checkpoint this trainer wrote: weights,

@@ -118,11 +118,19 @@ std::string epoch_line(const EpochStats& e, int epochs, bool distributed) {
   return line;
 }
 
+// --train-samples / --test-samples: the first `limit` samples (0: all).
+void keep_first(Dataset& set, int64_t limit) {
+  if (limit <= 0 || limit >= set.size()) return;
+  set.labels.resize(static_cast<size_t>(limit));
+  set.images.resize(static_cast<size_t>(limit * set.image_numel()));
+}
+
 void validate(const TrainOptions& o) {
   check(o.epochs > 0, "--epochs must be positive");
   check(o.batch_size > 0, "--batch-size must be positive");
   check(o.optimizer.lr > 0, "--lr must be positive");
   check(o.workers >= 0, "--workers must be >= 0");
+  check(o.train_limit >= 0 && o.test_limit >= 0, "--train-samples and --test-samples must be >= 0");
   check(o.threads >= 0, "--threads must be >= 0");
   check(o.device == "cpu" || o.device == "cuda", "--device must be cpu or cuda");
   check(o.optimizer.name != "nesterov" || o.optimizer.momentum > 0, "nesterov needs --momentum > 0");
@@ -233,11 +241,9 @@ TrainReport train(const TrainOptions& o, std::ostream& main_log) {
   if (env.distributed()) group = std::make_unique<ProcessGroup>(env, device, std::chrono::seconds(o.dist_timeout));
 
   Dataset train_set = load_dataset(o.dataset, dir, Split::Train);
-  const Dataset test_set = load_dataset(o.dataset, dir, Split::Test);
-  if (o.train_limit > 0 && o.train_limit < train_set.size()) {
-    train_set.labels.resize(static_cast<size_t>(o.train_limit));
-    train_set.images.resize(static_cast<size_t>(o.train_limit * train_set.image_numel()));
-  }
+  Dataset test_set = load_dataset(o.dataset, dir, Split::Test);
+  keep_first(train_set, o.train_limit);
+  keep_first(test_set, o.test_limit);
 
   GraphNet net(build_model(o.model, model_options_for(o.dataset, o.batch_norm)));
   net->to(device);
@@ -460,6 +466,7 @@ std::string to_json(const TrainOptions& o, const TrainReport& r) {
         {"workers", o.workers},
         {"threads", o.threads},
         {"seed", o.seed},
+        {"test_samples", o.test_limit},
         {"init", o.init}}},
       {"parameters", r.parameters},
       {"world_size", r.world_size},
