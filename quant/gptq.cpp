@@ -69,54 +69,48 @@ Int8Tensor gptq_round_layer(RowMatrixD& W, const std::vector<float>& scale, Eige
   return q;
 }
 
-std::map<std::string, Int8Tensor> gptq_round(const FloatModel& folded, const std::map<std::string, FloatTensor>& scales,
-                                             const std::vector<float>& images, int64_t count) {
-  const FloatExecutor executor(folded);
-  const Graph& g = folded.graph;
-  const std::vector<ActShape>& shapes = executor.shapes();
-  std::vector<Eigen::MatrixXf> hessians(g.nodes.size());
-  const int64_t batch = 128;
-  Progress progress("gptq: input statistics", count);
-  for (int64_t first = 0; first < count; first += batch) {
-    const int64_t n = std::min(batch, count - first);
-    executor.run(images.data() + first * shapes[0].numel(), n, [&](int producer, FloatTensor& act) {
-      for (size_t i = static_cast<size_t>(producer) + 1; i < g.nodes.size(); ++i) {
-        const Node& node = g.nodes[i];
-        if (!op_traits(node.op).weighted || node.inputs[0] != producer) continue;
-        const ActShape in = shapes[producer], out = shapes[i];
-        const int64_t K = patch_size(node, in), rows = patch_rows(node, out, n);
-        const int64_t total_rows = patch_rows(node, out, count);
-        const int64_t stride = std::max<int64_t>(1, total_rows / kMaxRows);
-        Eigen::MatrixXf& H = hessians[i];
-        if (H.size() == 0) H = Eigen::MatrixXf::Zero(K, K);
-        RowMatrixF chunk(kRowsPerChunk, K);
-        int64_t filled = 0;
-        const int64_t offset = patch_rows(node, out, first);
-        for (int64_t r = (stride - offset % stride) % stride; r < rows; r += stride) {
-          gather_patches(node, in, out, act.ptr(), r, 1, chunk.data() + filled * K);
-          if (++filled == kRowsPerChunk) {
-            H.noalias() += chunk.transpose() * chunk;
-            filled = 0;
-          }
-        }
-        if (filled) H.noalias() += chunk.topRows(filled).transpose() * chunk.topRows(filled);
-      }
-    });
-    progress.advance(n);
-  }
-  progress.finish();
+GptqStatistics::GptqStatistics(const FloatExecutor& executor, int64_t count)
+    : graph_(executor.graph()), shapes_(executor.shapes()), count_(count), hessians_(graph_.nodes.size()) {}
 
+void GptqStatistics::add(int producer, const FloatTensor& act, int64_t first) {
+  const int64_t n = std::min(act.dim(0), count_ - first);
+  if (n <= 0) return;
+  for (size_t i = static_cast<size_t>(producer) + 1; i < graph_.nodes.size(); ++i) {
+    const Node& node = graph_.nodes[i];
+    if (!op_traits(node.op).weighted || node.inputs[0] != producer) continue;
+    const ActShape in = shapes_[producer], out = shapes_[i];
+    const int64_t K = patch_size(node, in), rows = patch_rows(node, out, n);
+    const int64_t total_rows = patch_rows(node, out, count_);
+    const int64_t stride = std::max<int64_t>(1, total_rows / kMaxRows);
+    Eigen::MatrixXf& H = hessians_[i];
+    if (H.size() == 0) H = Eigen::MatrixXf::Zero(K, K);
+    RowMatrixF chunk(kRowsPerChunk, K);
+    int64_t filled = 0;
+    const int64_t offset = patch_rows(node, out, first);
+    for (int64_t r = (stride - offset % stride) % stride; r < rows; r += stride) {
+      gather_patches(node, in, out, act.ptr(), r, 1, chunk.data() + filled * K);
+      if (++filled == kRowsPerChunk) {
+        H.noalias() += chunk.transpose() * chunk;
+        filled = 0;
+      }
+    }
+    if (filled) H.noalias() += chunk.topRows(filled).transpose() * chunk.topRows(filled);
+  }
+}
+
+std::map<std::string, Int8Tensor> GptqStatistics::round(const FloatModel& folded,
+                                                        const std::map<std::string, FloatTensor>& scales) const {
   std::map<std::string, Int8Tensor> out;
-  Progress rounding("gptq: rounding", static_cast<int64_t>(g.nodes.size()));
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
+  Progress rounding("gptq: rounding", static_cast<int64_t>(graph_.nodes.size()));
+  for (size_t i = 0; i < graph_.nodes.size(); ++i) {
     rounding.advance();
-    const Node& node = g.nodes[i];
+    const Node& node = graph_.nodes[i];
     if (!op_traits(node.op).weighted) continue;
     const FloatTensor& w = folded.weight(node);
-    const FloatTensor nhwc = nhwc_weight(g, shapes, static_cast<int>(i), w);
+    const FloatTensor nhwc = nhwc_weight(graph_, shapes_, static_cast<int>(i), w);
     RowMatrixD W = Eigen::Map<const RowMatrixF>(nhwc.ptr(), nhwc.dim(0), nhwc.dim(1)).cast<double>();
-    const Int8Tensor levels = gptq_round_layer(W, scales.at(node.name).data, hessians[i].cast<double>(), node.name);
-    out[node.name] = torch_weight(g, shapes, static_cast<int>(i), levels, w.shape);
+    const Int8Tensor levels = gptq_round_layer(W, scales.at(node.name).data, hessians_[i].cast<double>(), node.name);
+    out[node.name] = torch_weight(graph_, shapes_, static_cast<int>(i), levels, w.shape);
   }
   return out;
 }

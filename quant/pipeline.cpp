@@ -32,8 +32,10 @@ QuantizeResult quantize_checkpoint(const Checkpoint& c, const std::string& data_
   std::vector<float> images = calibration_images(c, data_dir, calibration_samples);
   const int64_t count = static_cast<int64_t>(images.size()) / executor.shapes()[0].numel();
   clock->start("calibration pass");
-  r.calibration = calibrate(executor, std::move(images), count);
-  r.model = quantize(c, r.folded, r.calibration, options, clock);
+  FloatPassRecord record = float_pass_record(executor, options, count);
+  r.calibration = calibrate(executor, std::move(images), count, 128,
+                            [&](int node, const FloatTensor& act, int64_t first) { record.observe(node, act, first); });
+  r.model = quantize(c, r.folded, r.calibration, options, clock, &record);
   return r;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 
 #include "common/error.h"
 #include "common/progress.h"
@@ -67,7 +68,7 @@ Plan plan_graph(const Graph& fg) {
 }
 
 // Int8 weights and scales of every conv and linear, by layer name.
-std::map<std::string, QuantizedWeights> quantize_all_weights(const FloatModel& folded, const Calibration& cal,
+std::map<std::string, QuantizedWeights> quantize_all_weights(const FloatModel& folded, const FloatPassRecord& record,
                                                              const QuantizeOptions& o) {
   std::map<std::string, QuantizedWeights> weights;
   std::map<std::string, FloatTensor> scales;
@@ -76,10 +77,8 @@ std::map<std::string, QuantizedWeights> quantize_all_weights(const FloatModel& f
     weights[n.name] = quantize_weights(folded.weight(n), o.per_channel, o.scheme == "lab", n.name);
     scales[n.name] = weights[n.name].scales;
   }
-  if (o.weight_rounding == "gptq" && o.scheme != "lab") {
-    const int64_t samples = std::min(o.gptq_samples, cal.samples);
-    for (auto& [name, levels] : gptq_round(folded, scales, cal.images, samples)) weights[name].values = levels;
-  }
+  if (record.gptq())
+    for (auto& [name, levels] : record.gptq()->round(folded, scales)) weights[name].values = levels;
   return weights;
 }
 
@@ -138,18 +137,15 @@ FloatTensor rows_of(const FloatTensor& t, int64_t first, int64_t count) {
 // (only the tensors later nodes read); each candidate runs the rest, chunk by
 // chunk, and stops as soon as it cannot win.
 void choose_auto(const FloatModel& folded, const std::map<std::string, QuantizedWeights>& weights,
-                 const Calibration& cal, const QuantizeOptions& o, const std::vector<int>& points,
-                 std::vector<double>* amax, std::vector<std::string>* methods) {
-  const FloatExecutor reference(folded);
+                 const Calibration& cal, const FloatTensor& target, const QuantizeOptions& o,
+                 const std::vector<int>& points, std::vector<double>* amax, std::vector<std::string>* methods) {
   const FloatExecutor quantized_weights(with_quantized_weights(folded, weights));
   const int nodes = static_cast<int>(folded.graph.nodes.size());
-  const int64_t samples = std::min(o.auto_samples, cal.samples);
-  const FloatTensor target = reference.run(cal.images.data(), samples);
-  const int64_t classes = target.dim(1);
+  const int64_t samples = target.dim(0), classes = target.dim(1);
 
   // The network with every decided point fake-quantized, computed up to the point being decided.
   std::vector<FloatTensor> state(nodes);
-  state[0] = to_nhwc(cal.images.data(), samples, reference.shapes()[0]);
+  state[0] = to_nhwc(cal.images.data(), samples, quantized_weights.shapes()[0]);
   int computed = 1;  // nodes [0, computed) are in `state` (those still read later)
   Progress progress("auto: choosing amax per tensor", static_cast<int64_t>(points.size()));
   for (int p : points) {
@@ -187,6 +183,12 @@ void choose_auto(const FloatModel& folded, const std::map<std::string, Quantized
 
 }  // namespace
 
+FloatPassRecord float_pass_record(const FloatExecutor& executor, const QuantizeOptions& o, int64_t calibration_samples) {
+  const bool gptq = o.weight_rounding == "gptq" && o.scheme != "lab";
+  return FloatPassRecord(executor, gptq ? std::min(o.gptq_samples, calibration_samples) : 0,
+                         o.method == AmaxMethod::Auto ? std::min(o.auto_samples, calibration_samples) : 0);
+}
+
 void fake_quantize(FloatTensor& values, float scale, float lo) {
   const float inv = 1.0f / scale;
   for (float& v : values.data) v = std::clamp(std::floor(v * scale + 0.5f), lo, 127.0f) * inv;
@@ -215,7 +217,7 @@ QuantizedWeights quantize_weights(const FloatTensor& w, bool per_channel, bool l
 }
 
 QuantizedModel quantize(const Checkpoint& checkpoint, const FloatModel& folded, const Calibration& cal,
-                        const QuantizeOptions& o, PhaseClock* clock) {
+                        const QuantizeOptions& o, PhaseClock* clock, const FloatPassRecord* record) {
   PhaseClock own_clock;
   if (!clock) clock = &own_clock;
   check(o.scheme == "octet" || o.scheme == "lab", "unknown scheme '" + o.scheme + "' (known: octet, lab)");
@@ -233,10 +235,17 @@ QuantizedModel quantize(const Checkpoint& checkpoint, const FloatModel& folded, 
   for (size_t i = 0; i < N; ++i)
     if (plan.own_scale[i]) points.push_back(plan.stats_node[i]);
   clock->start("weight rounding");
-  const std::map<std::string, QuantizedWeights> weights = quantize_all_weights(folded, cal, o);
+  std::optional<FloatPassRecord> own_record;
+  if (!record) {
+    const FloatExecutor executor(folded);
+    own_record.emplace(float_pass_record(executor, o, cal.samples));
+    own_record->run(executor, cal.images);
+    record = &*own_record;
+  }
+  const std::map<std::string, QuantizedWeights> weights = quantize_all_weights(folded, *record, o);
   clock->start("amax search");
   if (o.method == AmaxMethod::Auto) {
-    choose_auto(folded, weights, cal, o, points, &amax, &methods);
+    choose_auto(folded, weights, cal, record->logits(), o, points, &amax, &methods);
   } else {
     for (int p : points) {
       amax[p] = compute_amax(cal.stats[p], o.method, o.percentile);
