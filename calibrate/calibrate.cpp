@@ -7,12 +7,12 @@
 
 namespace octet {
 
-std::vector<int64_t> calibration_indices(const Dataset& data, int64_t samples) {
+std::vector<int64_t> calibration_indices(int64_t size, int64_t samples) {
   check(samples > 0, "the calibration set is empty (--calib-samples must be positive)");
-  check(data.size() > 0, "the calibration dataset has no images");
-  samples = std::min(samples, data.size());
+  check(size > 0, "the calibration dataset has no images");
+  samples = std::min(samples, size);
   std::vector<int64_t> indices(static_cast<size_t>(samples));
-  for (int64_t i = 0; i < samples; ++i) indices[i] = i * data.size() / samples;
+  for (int64_t i = 0; i < samples; ++i) indices[i] = i * size / samples;
   return indices;
 }
 

@@ -18,8 +18,8 @@ struct Calibration {
   std::vector<float> images;  // the calibration images, NCHW normalised (auto reuses them)
 };
 
-// `samples` images of `data` at evenly spaced indices (deterministic, all classes).
-std::vector<int64_t> calibration_indices(const Dataset& data, int64_t samples);
+// `samples` images of a split of `size` at evenly spaced indices (deterministic, all classes).
+std::vector<int64_t> calibration_indices(int64_t size, int64_t samples);
 
 // Sees every node's float activation of a batch that starts at image `first`:
 // what else the quantizer takes from the same pass.

@@ -17,8 +17,10 @@ QuantizeOptions NamedQuantizeOptions::options() const {
 }
 
 std::vector<float> calibration_images(const Checkpoint& c, const std::string& data_dir, int64_t samples) {
-  const Dataset train = load_dataset(c.dataset, resolve_data_dir(c.dataset, data_dir), Split::Train);
-  return normalized_images(train, c.mean, c.std, calibration_indices(train, samples));
+  check(samples > 0, "the calibration set is empty (--calib-samples must be positive)");
+  const Dataset picked = load_dataset_images(c.dataset, resolve_data_dir(c.dataset, data_dir), Split::Train,
+                                             [&](int64_t size) { return calibration_indices(size, samples); });
+  return normalized_images(picked, c.mean, c.std, 0, picked.size());
 }
 
 QuantizeResult quantize_checkpoint(const Checkpoint& c, const std::string& data_dir, const QuantizeOptions& options,
