@@ -158,24 +158,42 @@ void choose_auto(const FloatModel& folded, const std::map<std::string, Quantized
                                     [&](const auto& c) { return std::abs(c.first - a) <= 1e-4 * std::max(a, 1e-12); });
       if (!seen) candidates.emplace_back(a, m);
     }
-    double best_total = INFINITY;
-    for (const auto& [a, m] : candidates) {
+    // Candidates run side by side, one per thread (the layers inside run on
+    // one thread each, so every value has the bits a lone run gives). A
+    // candidate stops once it is behind a finished one; the choice is then
+    // made in candidate order, as one run after the other would make it.
+    const int count = static_cast<int>(candidates.size());
+    std::vector<double> totals(count, INFINITY);
+    double best_finished = INFINITY;
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int c = 0; c < count; ++c) {
       double total = 0;
-      for (int64_t first = 0; first < samples && total <= best_total + kKlRoundingSlack; first += kAutoChunk) {
-        const int64_t count = std::min(kAutoChunk, samples - first);
+      bool behind = false;
+      for (int64_t first = 0; first < samples && !behind; first += kAutoChunk) {
+        const int64_t rows = std::min(kAutoChunk, samples - first);
         std::vector<FloatTensor> values(nodes);
         for (int i = 0; i < computed; ++i)
-          if (quantized_weights.live_at(i, computed)) values[i] = rows_of(state[i], first, count);
-        fake_quantize(values[p], scale_for(a));
+          if (quantized_weights.live_at(i, computed)) values[i] = rows_of(state[i], first, rows);
+        fake_quantize(values[p], scale_for(candidates[c].first));
         quantized_weights.run_nodes(values, computed, nodes);
-        add_softmax_kl(target.ptr() + first * classes, values.back().ptr(), count, classes, &total);
+        add_softmax_kl(target.ptr() + first * classes, values.back().ptr(), rows, classes, &total);
+        double best;
+#pragma omp atomic read
+        best = best_finished;
+        behind = total > best + kKlRoundingSlack;
       }
-      if (total / static_cast<double>(samples) < best_total / static_cast<double>(samples)) {
-        best_total = total;
-        (*amax)[p] = a;
-        (*methods)[p] = amax_method_name(m);
-      }
+      if (behind) continue;
+      totals[c] = total;
+#pragma omp critical(octet_auto_best)
+      best_finished = std::min(best_finished, total);
     }
+    double best_total = INFINITY;
+    for (int c = 0; c < count; ++c)
+      if (totals[c] / static_cast<double>(samples) < best_total / static_cast<double>(samples)) {
+        best_total = totals[c];
+        (*amax)[p] = candidates[c].first;
+        (*methods)[p] = amax_method_name(candidates[c].second);
+      }
     fake_quantize(state[p], scale_for((*amax)[p]));
     progress.advance();
   }
