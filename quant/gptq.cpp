@@ -24,13 +24,16 @@ constexpr double kDamp = 0.01;
 // The upper Cholesky factor U of H^-1 (H^-1 = U^T U), or nothing when H, even
 // damped, is not positive definite in floating point (degenerate or
 // overflowing inputs; Eigen's LLT lets NaN through, hence the finiteness test).
+// With J the order reversal and J H J = M M^T, U = J M^-1 J: one Cholesky
+// factorisation and one triangular inverse, without forming H^-1.
 std::optional<Eigen::MatrixXd> inverse_cholesky(const Eigen::MatrixXd& H) {
   if (!H.allFinite()) return std::nullopt;
-  const Eigen::LLT<Eigen::MatrixXd> llt(H);
+  const Eigen::LLT<Eigen::MatrixXd> llt(H.reverse());
   if (llt.info() != Eigen::Success) return std::nullopt;
-  const Eigen::LLT<Eigen::MatrixXd> inverse(llt.solve(Eigen::MatrixXd::Identity(H.rows(), H.cols())));
-  if (inverse.info() != Eigen::Success) return std::nullopt;
-  Eigen::MatrixXd U = inverse.matrixU();
+  Eigen::MatrixXd M_inv = Eigen::MatrixXd::Identity(H.rows(), H.cols());
+  llt.matrixL().solveInPlace(M_inv);
+  Eigen::MatrixXd U = M_inv.reverse();
+  U.triangularView<Eigen::StrictlyLower>().setZero();
   if (!U.allFinite() || (U.diagonal().array() <= 0).any()) return std::nullopt;
   return U;
 }
