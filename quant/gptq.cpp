@@ -18,6 +18,8 @@ using RowMatrixF = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::R
 // A layer's H is estimated from at most this many input rows (patches), spread evenly.
 constexpr int64_t kMaxRows = 32768;
 constexpr int64_t kRowsPerChunk = 2048;
+// Weight rows GPTQ rounds together.
+constexpr int64_t kRowsPerBlock = 16;
 // Dampening added to H's diagonal, relative to its mean (GPTQ's default).
 constexpr double kDamp = 0.01;
 
@@ -26,13 +28,13 @@ constexpr double kDamp = 0.01;
 // overflowing inputs; Eigen's LLT lets NaN through, hence the finiteness test).
 // With J the order reversal and J H J = M M^T, U = J M^-1 J: one Cholesky
 // factorisation and one triangular inverse, without forming H^-1.
-std::optional<Eigen::MatrixXd> inverse_cholesky(const Eigen::MatrixXd& H) {
+std::optional<RowMatrixD> inverse_cholesky(const Eigen::MatrixXd& H) {
   if (!H.allFinite()) return std::nullopt;
   const Eigen::LLT<Eigen::MatrixXd> llt(H.reverse());
   if (llt.info() != Eigen::Success) return std::nullopt;
   Eigen::MatrixXd M_inv = Eigen::MatrixXd::Identity(H.rows(), H.cols());
   llt.matrixL().solveInPlace(M_inv);
-  Eigen::MatrixXd U = M_inv.reverse();
+  RowMatrixD U = M_inv.reverse();
   U.triangularView<Eigen::StrictlyLower>().setZero();
   if (!U.allFinite() || (U.diagonal().array() <= 0).any()) return std::nullopt;
   return U;
@@ -47,26 +49,32 @@ Int8Tensor gptq_round_layer(RowMatrixD& W, const std::vector<float>& scale, Eige
     if (H(k, k) == 0) H(k, k) = 1;  // an input that is always zero: its weights do not matter
     H(k, k) += damp;
   }
-  const std::optional<Eigen::MatrixXd> factor = inverse_cholesky(H);
+  const std::optional<RowMatrixD> factor = inverse_cholesky(H);
   if (!factor)
     std::fprintf(stderr,
                  "warning: gptq: layer '%s': the statistics of its inputs cannot be factorised (even damped); "
                  "its weights are rounded to nearest\n",
                  layer.c_str());
   // Without a factor no error is compensated: each weight rounds to nearest.
-  const Eigen::MatrixXd U = factor.value_or(Eigen::MatrixXd());
+  const RowMatrixD U = factor.value_or(RowMatrixD());
   const bool compensate = factor.has_value();
   Int8Tensor q({O, K});
-#pragma omp parallel for
-  for (int64_t o = 0; o < O; ++o) {
-    const double s = scale[o];
+  // Rows in blocks that share each row of U while it is in cache; every
+  // weight sees the same updates in the same order as row by row.
+#pragma omp parallel for schedule(dynamic)
+  for (int64_t first = 0; first < O; first += kRowsPerBlock) {
+    const int64_t end = std::min(O, first + kRowsPerBlock);
     for (int64_t k = 0; k < K; ++k) {
-      const double w = W(o, k);
-      const double level = std::clamp(std::round(w * s), -128.0, 127.0);
-      q.data[o * K + k] = static_cast<int8_t>(level);
-      if (!compensate) continue;
-      const double err = (w - level / s) / U(k, k);
-      for (int64_t j = k + 1; j < K; ++j) W(o, j) -= err * U(k, j);
+      const double* u = U.data() + k * K;
+      for (int64_t o = first; o < end; ++o) {
+        const double s = scale[o], w = W(o, k);
+        const double level = std::clamp(std::round(w * s), -128.0, 127.0);
+        q.data[o * K + k] = static_cast<int8_t>(level);
+        if (!compensate) continue;
+        const double err = (w - level / s) / u[k];
+        double* row = W.data() + o * K;
+        for (int64_t j = k + 1; j < K; ++j) row[j] -= err * u[j];
+      }
     }
   }
   return q;
