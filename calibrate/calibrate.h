@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "calibrate/histogram.h"
@@ -17,11 +18,16 @@ struct Calibration {
   std::vector<float> images;  // the calibration images, NCHW normalised (auto reuses them)
 };
 
-// `samples` images of `data` at evenly spaced indices (deterministic, all classes).
-std::vector<int64_t> calibration_indices(const Dataset& data, int64_t samples);
+// `samples` images of a split of `size` at evenly spaced indices (deterministic, all classes).
+std::vector<int64_t> calibration_indices(int64_t size, int64_t samples);
 
-// Records statistics over the images (NCHW, normalised); shows progress.
+// Sees every node's float activation of a batch that starts at image `first`:
+// what else the quantizer takes from the same pass.
+using BatchObserver = std::function<void(int node, const FloatTensor& activation, int64_t first)>;
+
+// Records statistics over the images (NCHW, normalised), showing progress, and
+// hands every activation to `also` when given.
 Calibration calibrate(const FloatExecutor& executor, std::vector<float> images, int64_t count,
-                      int64_t batch_size = 128);
+                      int64_t batch_size = 128, const BatchObserver& also = {});
 
 }  // namespace octet

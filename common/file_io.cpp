@@ -53,6 +53,23 @@ std::vector<uint8_t> read_file_bytes(const std::string& path) {
   return bytes;
 }
 
+std::vector<uint8_t> read_file_range(const std::string& path, int64_t offset, int64_t size) {
+  std::ifstream in(path, std::ios::binary);
+  check(in.good(), "cannot open '" + path + "'");
+  in.seekg(offset);
+  std::vector<uint8_t> bytes(static_cast<size_t>(size));
+  in.read(reinterpret_cast<char*>(bytes.data()), size);
+  check(in.good() || size == 0, "cannot read " + std::to_string(size) + " bytes at offset " + std::to_string(offset) +
+                                    " of '" + path + "' (truncated?)");
+  return bytes;
+}
+
+int64_t file_size(const std::string& path) {
+  struct stat st {};
+  check(::stat(path.c_str(), &st) == 0, "cannot open '" + path + "'");
+  return static_cast<int64_t>(st.st_size);
+}
+
 namespace {
 bool stat_mode(const std::string& path, mode_t* mode) {
   struct stat st {};

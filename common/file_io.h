@@ -20,6 +20,9 @@ void write_file_atomically(const std::string& path,
 void write_text_output(const std::string& path, const std::string& text);
 
 std::vector<uint8_t> read_file_bytes(const std::string& path);
+// `size` bytes of `path` from `offset`; fails when the file is shorter.
+std::vector<uint8_t> read_file_range(const std::string& path, int64_t offset, int64_t size);
+int64_t file_size(const std::string& path);  // fails naming the file when it cannot be read
 
 // File-system helpers on POSIX calls. octet uses no std::filesystem: in a
 // process that also loads pip PyTorch's libtorch.so, calls to it bind to the

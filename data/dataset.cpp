@@ -1,5 +1,6 @@
 #include "data/dataset.h"
 
+#include <algorithm>
 #include <map>
 
 #include "common/error.h"
@@ -24,12 +25,38 @@ const std::vector<DatasetInfo>& known_datasets() {
   return infos;
 }
 
+std::vector<std::string> cifar10_files(const std::string& dir, Split split) {
+  if (split == Split::Test) return {dir + "/test_batch.bin"};
+  std::vector<std::string> files;
+  for (int i = 1; i <= 5; ++i) files.push_back(dir + "/data_batch_" + std::to_string(i) + ".bin");
+  return files;
+}
+
 void load_cifar10(const std::string& dir, Split split, Dataset* data) {
-  if (split == Split::Test) {
-    read_cifar10_file(dir + "/test_batch.bin", data);
-    return;
+  for (const std::string& file : cifar10_files(dir, split)) read_cifar10_file(file, data);
+}
+
+// The records at `indices` of the split's files taken as one sequence.
+void load_cifar10_records(const std::string& dir, Split split, const IndexPicker& pick, Dataset* data) {
+  const std::vector<std::string> files = cifar10_files(dir, split);
+  std::vector<int64_t> starts = {0};
+  for (const std::string& file : files) starts.push_back(starts.back() + cifar10_record_count(file));
+  for (int64_t index : pick(starts.back())) {
+    check(index >= 0 && index < starts.back(), "image index " + std::to_string(index) + " out of range");
+    const size_t f = static_cast<size_t>(std::upper_bound(starts.begin(), starts.end(), index) - starts.begin()) - 1;
+    read_cifar10_records(files[f], {index - starts[f]}, data);
   }
-  for (int i = 1; i <= 5; ++i) read_cifar10_file(dir + "/data_batch_" + std::to_string(i) + ".bin", data);
+}
+
+Dataset empty_dataset(const std::string& name) {
+  const DatasetInfo& info = dataset_info(name);
+  Dataset data;
+  data.name = name;
+  data.channels = info.channels;
+  data.height = info.height;
+  data.width = info.width;
+  data.num_classes = static_cast<int>(info.classes.size());
+  return data;
 }
 
 void load_idx(const std::string& dir, Split split, Dataset* data) {
@@ -73,18 +100,30 @@ std::string resolve_data_dir(const std::string& dataset, const std::string& dir)
 }
 
 Dataset load_dataset(const std::string& name, const std::string& dir, Split split) {
-  const DatasetInfo& info = dataset_info(name);
-  Dataset data;
-  data.name = name;
-  data.channels = info.channels;
-  data.height = info.height;
-  data.width = info.width;
-  data.num_classes = static_cast<int>(info.classes.size());
+  Dataset data = empty_dataset(name);
   if (name == "cifar10")
     load_cifar10(dir, split, &data);
   else
     load_idx(dir, split, &data);
   check(data.size() > 0, "dataset '" + name + "' in '" + dir + "' has no samples");
+  return data;
+}
+
+Dataset load_dataset_images(const std::string& name, const std::string& dir, Split split, const IndexPicker& pick) {
+  if (name == "cifar10") {
+    Dataset data = empty_dataset(name);
+    load_cifar10_records(dir, split, pick, &data);
+    check(data.size() > 0, "dataset '" + name + "' in '" + dir + "': no images were picked");
+    return data;
+  }
+  const Dataset all = load_dataset(name, dir, split);
+  Dataset data = empty_dataset(name);
+  for (int64_t index : pick(all.size())) {
+    check(index >= 0 && index < all.size(), "image index " + std::to_string(index) + " out of range");
+    data.images.insert(data.images.end(), all.image(index), all.image(index) + all.image_numel());
+    data.labels.push_back(all.labels[index]);
+  }
+  check(data.size() > 0, "dataset '" + name + "' in '" + dir + "': no images were picked");
   return data;
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -40,9 +41,17 @@ struct Dataset {
 // (the CIFAR-10 .bin files, or the IDX files, gzip-compressed or not).
 Dataset load_dataset(const std::string& name, const std::string& dir, Split split);
 
+// The images of a split at the indices `pick` chooses given the split's size,
+// in that order. CIFAR-10 files are read record by record, so the split is
+// never whole in memory; IDX files are read whole, then subset.
+using IndexPicker = std::function<std::vector<int64_t>(int64_t split_size)>;
+Dataset load_dataset_images(const std::string& name, const std::string& dir, Split split, const IndexPicker& pick);
+
 // Readers, exposed for tests and for users with files of their own.
 // CIFAR-10 binary version: records of 1 label byte + 3072 pixel bytes.
 void read_cifar10_file(const std::string& path, Dataset* append_to);
+int64_t cifar10_record_count(const std::string& path);  // checks the file's size
+void read_cifar10_records(const std::string& path, const std::vector<int64_t>& records, Dataset* append_to);
 // IDX (MNIST family): returns the dimensions and the raw bytes; gzip is detected.
 std::vector<uint8_t> read_idx_file(const std::string& path, std::vector<int>* dims);
 

@@ -49,23 +49,40 @@ uint32_t big_endian_u32(const uint8_t* p) {
 }
 }  // namespace
 
-void read_cifar10_file(const std::string& path, Dataset* data) {
+namespace {
+// Appends one 3073-byte record (label, pixels), record `r` of `path`.
+void append_cifar10_record(const uint8_t* rec, const std::string& path, int64_t r, Dataset* data) {
+  check(rec[0] <= 9, path + ": record " + std::to_string(r) + " has label " + std::to_string(rec[0]) +
+                         " (CIFAR-10 labels are 0..9)");
+  data->labels.push_back(rec[0]);
+  data->images.insert(data->images.end(), rec + 1, rec + kCifarRecord);
+}
+}  // namespace
+
+int64_t cifar10_record_count(const std::string& path) {
   check(file_exists(path), "missing CIFAR-10 file '" + path + "'");
+  const int64_t size = file_size(path);
+  check(size > 0, path + ": file is empty");
+  check(size % kCifarRecord == 0, path + ": size " + std::to_string(size) +
+                                      " is not a multiple of the 3073-byte CIFAR-10 record "
+                                      "(truncated, or not the binary version)");
+  return size / kCifarRecord;
+}
+
+void read_cifar10_file(const std::string& path, Dataset* data) {
+  const int64_t records = cifar10_record_count(path);
   const std::vector<uint8_t> bytes = read_file_bytes(path);
-  check(!bytes.empty(), path + ": file is empty");
-  check(bytes.size() % kCifarRecord == 0, path + ": size " + std::to_string(bytes.size()) +
-                                              " is not a multiple of the 3073-byte CIFAR-10 record "
-                                              "(truncated, or not the binary version)");
-  const int64_t records = static_cast<int64_t>(bytes.size()) / kCifarRecord;
-  const size_t old_images = data->images.size();
-  data->images.resize(old_images + records * (kCifarRecord - 1));
+  check(static_cast<int64_t>(bytes.size()) == records * kCifarRecord, path + ": changed while being read");
+  data->images.reserve(data->images.size() + records * (kCifarRecord - 1));
   data->labels.reserve(data->labels.size() + records);
-  for (int64_t r = 0; r < records; ++r) {
-    const uint8_t* rec = bytes.data() + r * kCifarRecord;
-    check(rec[0] <= 9, path + ": record " + std::to_string(r) + " has label " + std::to_string(rec[0]) +
-                           " (CIFAR-10 labels are 0..9)");
-    data->labels.push_back(rec[0]);
-    std::memcpy(data->images.data() + old_images + r * (kCifarRecord - 1), rec + 1, kCifarRecord - 1);
+  for (int64_t r = 0; r < records; ++r) append_cifar10_record(bytes.data() + r * kCifarRecord, path, r, data);
+}
+
+void read_cifar10_records(const std::string& path, const std::vector<int64_t>& records, Dataset* data) {
+  const int64_t count = cifar10_record_count(path);
+  for (int64_t r : records) {
+    check(r >= 0 && r < count, path + ": record " + std::to_string(r) + " out of range");
+    append_cifar10_record(read_file_range(path, r * kCifarRecord, kCifarRecord).data(), path, r, data);
   }
 }
 

@@ -14,11 +14,29 @@
 
 namespace octet {
 
-// Int8 weights (torch layout) of every conv and linear, given each layer's
-// per-output-channel scales, from `count` calibration images (NCHW).
-std::map<std::string, Int8Tensor> gptq_round(const FloatModel& folded,
-                                             const std::map<std::string, FloatTensor>& scales,
-                                             const std::vector<float>& images, int64_t count);
+// The input statistics H = sum x x^T of every conv and linear over the first
+// `count` calibration images, fed the float activations batch by batch (by
+// the calibration pass, so that GPTQ needs no float pass of its own).
+class GptqStatistics {
+ public:
+  GptqStatistics(const FloatExecutor& executor, int64_t count);
+  int64_t count() const { return count_; }
+  // Node `producer`'s activation for images [first, first + batch): the rows of
+  // the images below count() go to every layer that reads it. Batches must
+  // come in order and start at the same images on every call sequence (the
+  // subsampling of rows depends on where a batch starts).
+  void add(int producer, const FloatTensor& activation, int64_t first);
+  // Int8 weights (torch layout) of every conv and linear, given each layer's
+  // per-output-channel scales.
+  std::map<std::string, Int8Tensor> round(const FloatModel& folded,
+                                          const std::map<std::string, FloatTensor>& scales) const;
+
+ private:
+  Graph graph_;
+  std::vector<ActShape> shapes_;
+  int64_t count_;
+  std::vector<Eigen::MatrixXf> hessians_;  // per node; empty for nodes without weights
+};
 
 using RowMatrixD = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 

@@ -17,8 +17,10 @@ QuantizeOptions NamedQuantizeOptions::options() const {
 }
 
 std::vector<float> calibration_images(const Checkpoint& c, const std::string& data_dir, int64_t samples) {
-  const Dataset train = load_dataset(c.dataset, resolve_data_dir(c.dataset, data_dir), Split::Train);
-  return normalized_images(train, c.mean, c.std, calibration_indices(train, samples));
+  check(samples > 0, "the calibration set is empty (--calib-samples must be positive)");
+  const Dataset picked = load_dataset_images(c.dataset, resolve_data_dir(c.dataset, data_dir), Split::Train,
+                                             [&](int64_t size) { return calibration_indices(size, samples); });
+  return normalized_images(picked, c.mean, c.std, 0, picked.size());
 }
 
 QuantizeResult quantize_checkpoint(const Checkpoint& c, const std::string& data_dir, const QuantizeOptions& options,
@@ -32,8 +34,10 @@ QuantizeResult quantize_checkpoint(const Checkpoint& c, const std::string& data_
   std::vector<float> images = calibration_images(c, data_dir, calibration_samples);
   const int64_t count = static_cast<int64_t>(images.size()) / executor.shapes()[0].numel();
   clock->start("calibration pass");
-  r.calibration = calibrate(executor, std::move(images), count);
-  r.model = quantize(c, r.folded, r.calibration, options, clock);
+  FloatPassRecord record = float_pass_record(executor, options, count);
+  r.calibration = calibrate(executor, std::move(images), count, 128,
+                            [&](int node, const FloatTensor& act, int64_t first) { record.observe(node, act, first); });
+  r.model = quantize(c, r.folded, r.calibration, options, clock, &record);
   return r;
 }
 

@@ -28,8 +28,8 @@ struct QuantizeResult {
 };
 
 // The checkpoint's calibration images: `samples` training images at evenly
-// spaced indices, normalised like its training (NCHW). The training split is
-// freed before this returns.
+// spaced indices, normalised like its training (NCHW). Only those images are
+// read (CIFAR-10), or the split is freed before this returns (IDX files).
 std::vector<float> calibration_images(const Checkpoint& checkpoint, const std::string& data_dir, int64_t samples);
 
 // `clock`, when given, times the phases: loading (folding, the dataset), the

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 
 #include "common/error.h"
 #include "common/progress.h"
@@ -67,7 +68,7 @@ Plan plan_graph(const Graph& fg) {
 }
 
 // Int8 weights and scales of every conv and linear, by layer name.
-std::map<std::string, QuantizedWeights> quantize_all_weights(const FloatModel& folded, const Calibration& cal,
+std::map<std::string, QuantizedWeights> quantize_all_weights(const FloatModel& folded, const FloatPassRecord& record,
                                                              const QuantizeOptions& o) {
   std::map<std::string, QuantizedWeights> weights;
   std::map<std::string, FloatTensor> scales;
@@ -76,10 +77,8 @@ std::map<std::string, QuantizedWeights> quantize_all_weights(const FloatModel& f
     weights[n.name] = quantize_weights(folded.weight(n), o.per_channel, o.scheme == "lab", n.name);
     scales[n.name] = weights[n.name].scales;
   }
-  if (o.weight_rounding == "gptq" && o.scheme != "lab") {
-    const int64_t samples = std::min(o.gptq_samples, cal.samples);
-    for (auto& [name, levels] : gptq_round(folded, scales, cal.images, samples)) weights[name].values = levels;
-  }
+  if (record.gptq())
+    for (auto& [name, levels] : record.gptq()->round(folded, scales)) weights[name].values = levels;
   return weights;
 }
 
@@ -138,18 +137,15 @@ FloatTensor rows_of(const FloatTensor& t, int64_t first, int64_t count) {
 // (only the tensors later nodes read); each candidate runs the rest, chunk by
 // chunk, and stops as soon as it cannot win.
 void choose_auto(const FloatModel& folded, const std::map<std::string, QuantizedWeights>& weights,
-                 const Calibration& cal, const QuantizeOptions& o, const std::vector<int>& points,
-                 std::vector<double>* amax, std::vector<std::string>* methods) {
-  const FloatExecutor reference(folded);
+                 const Calibration& cal, const FloatTensor& target, const QuantizeOptions& o,
+                 const std::vector<int>& points, std::vector<double>* amax, std::vector<std::string>* methods) {
   const FloatExecutor quantized_weights(with_quantized_weights(folded, weights));
   const int nodes = static_cast<int>(folded.graph.nodes.size());
-  const int64_t samples = std::min(o.auto_samples, cal.samples);
-  const FloatTensor target = reference.run(cal.images.data(), samples);
-  const int64_t classes = target.dim(1);
+  const int64_t samples = target.dim(0), classes = target.dim(1);
 
   // The network with every decided point fake-quantized, computed up to the point being decided.
   std::vector<FloatTensor> state(nodes);
-  state[0] = to_nhwc(cal.images.data(), samples, reference.shapes()[0]);
+  state[0] = to_nhwc(cal.images.data(), samples, quantized_weights.shapes()[0]);
   int computed = 1;  // nodes [0, computed) are in `state` (those still read later)
   Progress progress("auto: choosing amax per tensor", static_cast<int64_t>(points.size()));
   for (int p : points) {
@@ -162,30 +158,54 @@ void choose_auto(const FloatModel& folded, const std::map<std::string, Quantized
                                     [&](const auto& c) { return std::abs(c.first - a) <= 1e-4 * std::max(a, 1e-12); });
       if (!seen) candidates.emplace_back(a, m);
     }
-    double best_total = INFINITY;
-    for (const auto& [a, m] : candidates) {
+    // Candidates run side by side, one per thread (the layers inside run on
+    // one thread each, so every value has the bits a lone run gives). A
+    // candidate stops once it is behind a finished one; the choice is then
+    // made in candidate order, as one run after the other would make it.
+    const int count = static_cast<int>(candidates.size());
+    std::vector<double> totals(count, INFINITY);
+    double best_finished = INFINITY;
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int c = 0; c < count; ++c) {
       double total = 0;
-      for (int64_t first = 0; first < samples && total <= best_total + kKlRoundingSlack; first += kAutoChunk) {
-        const int64_t count = std::min(kAutoChunk, samples - first);
+      bool behind = false;
+      for (int64_t first = 0; first < samples && !behind; first += kAutoChunk) {
+        const int64_t rows = std::min(kAutoChunk, samples - first);
         std::vector<FloatTensor> values(nodes);
         for (int i = 0; i < computed; ++i)
-          if (quantized_weights.live_at(i, computed)) values[i] = rows_of(state[i], first, count);
-        fake_quantize(values[p], scale_for(a));
+          if (quantized_weights.live_at(i, computed)) values[i] = rows_of(state[i], first, rows);
+        fake_quantize(values[p], scale_for(candidates[c].first));
         quantized_weights.run_nodes(values, computed, nodes);
-        add_softmax_kl(target.ptr() + first * classes, values.back().ptr(), count, classes, &total);
+        add_softmax_kl(target.ptr() + first * classes, values.back().ptr(), rows, classes, &total);
+        double best;
+#pragma omp atomic read
+        best = best_finished;
+        behind = total > best + kKlRoundingSlack;
       }
-      if (total / static_cast<double>(samples) < best_total / static_cast<double>(samples)) {
-        best_total = total;
-        (*amax)[p] = a;
-        (*methods)[p] = amax_method_name(m);
-      }
+      if (behind) continue;
+      totals[c] = total;
+#pragma omp critical(octet_auto_best)
+      best_finished = std::min(best_finished, total);
     }
+    double best_total = INFINITY;
+    for (int c = 0; c < count; ++c)
+      if (totals[c] / static_cast<double>(samples) < best_total / static_cast<double>(samples)) {
+        best_total = totals[c];
+        (*amax)[p] = candidates[c].first;
+        (*methods)[p] = amax_method_name(candidates[c].second);
+      }
     fake_quantize(state[p], scale_for((*amax)[p]));
     progress.advance();
   }
 }
 
 }  // namespace
+
+FloatPassRecord float_pass_record(const FloatExecutor& executor, const QuantizeOptions& o, int64_t calibration_samples) {
+  const bool gptq = o.weight_rounding == "gptq" && o.scheme != "lab";
+  return FloatPassRecord(executor, gptq ? std::min(o.gptq_samples, calibration_samples) : 0,
+                         o.method == AmaxMethod::Auto ? std::min(o.auto_samples, calibration_samples) : 0);
+}
 
 void fake_quantize(FloatTensor& values, float scale, float lo) {
   const float inv = 1.0f / scale;
@@ -215,7 +235,7 @@ QuantizedWeights quantize_weights(const FloatTensor& w, bool per_channel, bool l
 }
 
 QuantizedModel quantize(const Checkpoint& checkpoint, const FloatModel& folded, const Calibration& cal,
-                        const QuantizeOptions& o, PhaseClock* clock) {
+                        const QuantizeOptions& o, PhaseClock* clock, const FloatPassRecord* record) {
   PhaseClock own_clock;
   if (!clock) clock = &own_clock;
   check(o.scheme == "octet" || o.scheme == "lab", "unknown scheme '" + o.scheme + "' (known: octet, lab)");
@@ -233,10 +253,17 @@ QuantizedModel quantize(const Checkpoint& checkpoint, const FloatModel& folded, 
   for (size_t i = 0; i < N; ++i)
     if (plan.own_scale[i]) points.push_back(plan.stats_node[i]);
   clock->start("weight rounding");
-  const std::map<std::string, QuantizedWeights> weights = quantize_all_weights(folded, cal, o);
+  std::optional<FloatPassRecord> own_record;
+  if (!record) {
+    const FloatExecutor executor(folded);
+    own_record.emplace(float_pass_record(executor, o, cal.samples));
+    own_record->run(executor, cal.images);
+    record = &*own_record;
+  }
+  const std::map<std::string, QuantizedWeights> weights = quantize_all_weights(folded, *record, o);
   clock->start("amax search");
   if (o.method == AmaxMethod::Auto) {
-    choose_auto(folded, weights, cal, o, points, &amax, &methods);
+    choose_auto(folded, weights, cal, record->logits(), o, points, &amax, &methods);
   } else {
     for (int p : points) {
       amax[p] = compute_amax(cal.stats[p], o.method, o.percentile);

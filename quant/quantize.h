@@ -13,7 +13,7 @@
 #include "calibrate/amax.h"
 #include "calibrate/calibrate.h"
 #include "common/phase_clock.h"
-#include "quant/gptq.h"
+#include "quant/float_pass.h"
 #include "graph/fold.h"
 #include "models/checkpoint.h"
 #include "qmodel/quantized_model.h"
@@ -30,9 +30,17 @@ struct QuantizeOptions {
   int64_t gptq_samples = 512;     // calibration images GPTQ estimates layer inputs from
 };
 
-// `clock`, when given, times the weight rounding, amax search and assembly phases.
+// The float pass record `options` needs (GPTQ statistics, auto's logits) over
+// `calibration_samples` images, still empty: for the calibration pass to fill.
+FloatPassRecord float_pass_record(const FloatExecutor& executor, const QuantizeOptions& options,
+                                  int64_t calibration_samples);
+
+// `clock`, when given, times the weight rounding, amax search and assembly
+// phases. Without `record` (made by float_pass_record and filled by the
+// calibration pass), quantize() runs that float pass itself.
 QuantizedModel quantize(const Checkpoint& checkpoint, const FloatModel& folded, const Calibration& calibration,
-                        const QuantizeOptions& options, PhaseClock* clock = nullptr);
+                        const QuantizeOptions& options, PhaseClock* clock = nullptr,
+                        const FloatPassRecord* record = nullptr);
 
 // Symmetric per-channel (or per-tensor) int8 weights: s_w = 127 / amax, or the
 // lab's 127 / (max - min). Fails naming the layer on NaN or infinite weights;

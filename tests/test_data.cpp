@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 
@@ -36,6 +37,33 @@ TEST(Cifar10Reader, ReadsRecordsInOrder) {
   EXPECT_EQ(d.labels[3], 3);
   EXPECT_EQ(d.image(2)[0], static_cast<uint8_t>(14));
   EXPECT_EQ(d.image(2)[3071], static_cast<uint8_t>((14 + 3071) & 0xff));
+}
+
+// Calibration reads only the images it uses: the records picked across the five
+// training files are those a full load holds at the same indices.
+TEST(Cifar10Reader, ReadsOnlyThePickedRecordsAcrossFiles) {
+  TempDir dir;
+  for (int i = 1; i <= 5; ++i) write_bytes(dir.path("data_batch_" + std::to_string(i) + ".bin"), cifar_records(3 + i));
+  const Dataset all = load_dataset("cifar10", dir.path(), Split::Train);
+  ASSERT_EQ(all.size(), 4 + 5 + 6 + 7 + 8);
+  const std::vector<int64_t> indices = {0, 3, 4, 9, 17, 29};
+  int64_t seen_size = 0;
+  const Dataset picked = load_dataset_images("cifar10", dir.path(), Split::Train, [&](int64_t size) {
+    seen_size = size;
+    return indices;
+  });
+  EXPECT_EQ(seen_size, all.size());
+  ASSERT_EQ(picked.size(), static_cast<int64_t>(indices.size()));
+  for (size_t k = 0; k < indices.size(); ++k) {
+    EXPECT_EQ(picked.labels[k], all.labels[indices[k]]) << "index " << indices[k];
+    EXPECT_TRUE(std::equal(picked.image(k), picked.image(k) + 3072, all.image(indices[k]))) << "index " << indices[k];
+  }
+  EXPECT_NE(error_of([&] {
+              load_dataset_images("cifar10", dir.path(), Split::Train, [](int64_t size) {
+                return std::vector<int64_t>{size};
+              });
+            }).find("out of range"),
+            std::string::npos);
 }
 
 TEST(Cifar10Reader, RefusesTruncatedFile) {

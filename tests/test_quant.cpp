@@ -202,6 +202,34 @@ INSTANTIATE_TEST_SUITE_P(
                       RuntimeCase{"resnet18_mse", "resnet18", 3, 32, true, "mse", "per-channel", "octet", "nearest", 1}),
     [](const auto& info) { return info.param.name; });
 
+// quantize_checkpoint records GPTQ's statistics and auto's logits during the
+// calibration pass; quantize() without that record runs the pass itself. The
+// two must give the same model, bit for bit.
+TEST(FloatPassRecord, RecordedDuringCalibrationGivesTheSameModel) {
+  const Checkpoint c = random_checkpoint("resnet20", ModelOptions{3, 32, 32, 10, true}, 7);
+  const FloatModel folded = fold_for_inference(c.graph, c.params);
+  const FloatExecutor executor(folded);
+  QuantizeOptions o;  // auto and GPTQ: both use the record
+  o.auto_samples = 40;  // not a multiple of the batch: the record stops inside one
+  o.gptq_samples = 72;
+  const int64_t count = 96;
+  const std::vector<float> images = random_images(count, executor.shapes()[0], 3);
+  const Calibration plain = calibrate(executor, images, count, 32);
+  FloatPassRecord record = float_pass_record(executor, o, count);
+  const Calibration recorded = calibrate(executor, images, count, 32,
+                                         [&](int node, const FloatTensor& act, int64_t first) {
+                                           record.observe(node, act, first);
+                                         });
+  const QuantizedModel own_pass = quantize(c, folded, plain, o);
+  const QuantizedModel from_record = quantize(c, folded, recorded, o, nullptr, &record);
+  ASSERT_EQ(own_pass.quant.size(), from_record.quant.size());
+  for (size_t i = 0; i < own_pass.quant.size(); ++i) {
+    EXPECT_EQ(own_pass.quant[i].scale, from_record.quant[i].scale) << own_pass.graph.nodes[i].name;
+    EXPECT_EQ(own_pass.quant[i].method, from_record.quant[i].method) << own_pass.graph.nodes[i].name;
+    EXPECT_EQ(own_pass.quant[i].weight.data, from_record.quant[i].weight.data) << own_pass.graph.nodes[i].name;
+  }
+}
+
 TEST(EdgeCases, AnAlwaysZeroTensorGetsScaleOneAndRunsToZeros) {
   const ModelOptions mo{1, 28, 28};
   Checkpoint c = random_checkpoint("lenet5", mo, 2);
@@ -243,8 +271,8 @@ TEST(EdgeCases, EmptyCalibrationSetIsRefused) {
   const Checkpoint c = random_checkpoint("lenet5", ModelOptions{}, 2);
   const FloatExecutor executor(fold_for_inference(c.graph, c.params));
   EXPECT_NE(error_of([&] { calibrate(executor, {}, 0); }).find("calibration set is empty"), std::string::npos);
-  Dataset empty;
-  EXPECT_NE(error_of([&] { calibration_indices(empty, 0); }).find("calibration set is empty"), std::string::npos);
+  EXPECT_NE(error_of([&] { calibration_indices(100, 0); }).find("calibration set is empty"), std::string::npos);
+  EXPECT_NE(error_of([&] { calibration_indices(0, 16); }).find("has no images"), std::string::npos);
 }
 
 TEST(EdgeCases, AScaleThatWouldOverflowTheMultiplierIsRefused) {

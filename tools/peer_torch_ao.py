@@ -24,6 +24,7 @@ import argparse
 import gzip
 import json
 import os
+import resource
 import struct
 import subprocess
 import sys
@@ -336,6 +337,7 @@ def main():
 
     # torch.ao eager post-training quantization.
     model = GraphModule(ckpt["graph"], ckpt["tensors"]).eval()
+    rss_before_mb = peak_rss_mb()
     start, start_cpu = time.perf_counter(), time.process_time()
     model = tq.fuse_modules(model, [["layers." + m for m in chain] for chain in model.fusions])
     model.qconfig = tq.get_default_qconfig(args.engine)
@@ -346,6 +348,7 @@ def main():
     tq.convert(model, inplace=True)
     torch_ao_quantize_s = time.perf_counter() - start
     torch_ao_quantize_cpu_s = time.process_time() - start_cpu
+    torch_ao_memory = {"peak_mb": peak_rss_mb(), "peak_before_mb": rss_before_mb}
     print(f"torch.ao quantize: {torch_ao_quantize_s:.2f} s", file=sys.stderr, flush=True)
 
     octet_quantize = None
@@ -365,22 +368,29 @@ def main():
             octet_quantize.update({k: report[k] for k in ("phases", "cpu_seconds", "peak_mb")})
         if args.quantize_only:
             print_quantize_times(args, ckpt, count, threads, torch_ao_quantize_s, torch_ao_quantize_cpu_s,
-                                 octet_quantize)
+                                 torch_ao_memory, octet_quantize)
             write_json(args, {"model": ckpt["model"], "dataset": ckpt["dataset"], "threads": threads,
                               "calibration_images": count,
                               "torch_ao": {"quantize_s": torch_ao_quantize_s,
-                                           "quantize_cpu_s": torch_ao_quantize_cpu_s},
+                                           "quantize_cpu_s": torch_ao_quantize_cpu_s, **torch_ao_memory},
                               "octet": {"quantize": octet_quantize}})
             return
         report_accuracy_and_speed(args, ckpt, data_dir, quantized, float_model, model, test, labels, count, threads,
                                   torch_ao_quantize_s, torch_ao_quantize_cpu_s, octet_quantize)
 
 
-def print_quantize_times(args, ckpt, count, threads, torch_ao_s, torch_ao_cpu_s, octet_quantize):
+def peak_rss_mb():
+    """Peak resident memory of this process so far (Linux reports KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def print_quantize_times(args, ckpt, count, threads, torch_ao_s, torch_ao_cpu_s, torch_ao_memory, octet_quantize):
     print(f"{ckpt['model']} on {ckpt['dataset']}: quantize time, {count} calibration images, {threads} threads, "
           f"torch {torch.__version__}")
     print(f"  torch.ao ({args.engine}, HistogramObserver per-channel): {torch_ao_s:8.2f} s wall, "
-          f"{torch_ao_cpu_s:.2f} s CPU (fuse, prepare, calibration pass, convert)")
+          f"{torch_ao_cpu_s:.2f} s CPU (fuse, prepare, calibration pass, convert), "
+          f"{torch_ao_memory['peak_mb']:.0f} MB peak (this Python process, datasets and float model included; "
+          f"{torch_ao_memory['peak_before_mb']:.0f} MB before quantizing)")
     if octet_quantize:
         q = octet_quantize
         options = args.octet_args or "defaults"
