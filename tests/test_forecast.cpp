@@ -63,15 +63,51 @@ TEST(ForecastNnls, ReturnsTheExactSolutionWhenItIsFeasible) {
 
 TEST(ForecastLossModel, RecoversKnownCoefficientsFromNoisyStepsWithinOnePercent) {
   const LossParams truths[] = {{0.002, 0.45, 0.30}, {0.0005, 0.8, 0.05}, {0.01, 1.0, 0.6}};
+  LossFitOptions optimus;
+  optimus.model = CurveModel::optimus;
   uint64_t seed = 11;
   for (const LossParams& truth : truths) {
     const Curve curve = synthetic_curve(truth, 20000, 0.02, seed++);
-    const LossFit fit = fit_loss(curve.step, curve.loss);
+    optimus.weighting = Weighting::even;
+    const LossFit fit = fit_loss(curve.step, curve.loss, 0, optimus);
     expect_within(fit.b.b0, truth.b0, 0.01);
     expect_within(fit.b.b1, truth.b1, 0.01);
     expect_within(fit.b.b2, truth.b2, 0.01);
+    EXPECT_EQ(fit.b.a, 1.0);
     EXPECT_GT(fit.r2, 0.99);
+    // The late weighting gives the first windows, where b1 shows most, little
+    // weight: b2 and the curve stay within 1%.
+    optimus.weighting = Weighting::late;
+    const LossFit late = fit_loss(curve.step, curve.loss, 0, optimus);
+    expect_within(late.b.b2, truth.b2, 0.01);
+    for (double k : {500.0, 5000.0, 20000.0}) expect_within(late.b.at(k), truth.at(k), 0.01);
   }
+}
+
+TEST(ForecastLossModel, PowerModelRecoversAKnownExponent) {
+  // Curves falling more slowly than 1/k (a < 1) and faster (a > 1).
+  const LossParams truths[] = {{0.002, 0.45, 0.30, 0.5}, {0.001, 0.6, 0.1, 0.7}, {0.004, 1.0, 0.5, 1.5}};
+  uint64_t seed = 31;
+  for (const LossParams& truth : truths) {
+    const Curve curve = synthetic_curve(truth, 20000, 0.01, seed++);
+    const LossFit fit = fit_loss(curve.step, curve.loss);  // power, late weighting
+    expect_within(fit.b.a, truth.a, 0.02);
+    expect_within(fit.b.b2, truth.b2, 0.02);
+    for (double k : {1000.0, 10000.0, 40000.0}) expect_within(fit.b.at(k), truth.at(k), 0.01);
+  }
+}
+
+TEST(ForecastLossModel, PowerModelForecastsASlowCurveThatOptimusCallsNever) {
+  // A curve with a = 0.5 seen to step 4000: its loss at step 12000 lies below
+  // the asymptote a 1/k fit puts on the first part.
+  const LossParams truth{0.002, 0.45, 0.30, 0.5};
+  const Curve part = synthetic_curve(truth, 4000, 0.01, 41, 40);
+  LossFitOptions optimus;
+  optimus.model = CurveModel::optimus;
+  optimus.weighting = Weighting::even;
+  const double target = truth.at(12000);
+  EXPECT_GT(fit_loss(part.step, part.loss, 0, optimus).b.b2, target);
+  expect_within(fit_loss(part.step, part.loss).step_reaching(target), 12000, 0.10);
 }
 
 TEST(ForecastLossModel, RobustFitIgnoresOutlyingWindows) {
@@ -118,6 +154,37 @@ TEST(ForecastSteps, BandFromHalfACurveContainsTheTrueStep) {
   EXPECT_LE(f.band.p10, f.band.p50);
   EXPECT_LE(f.band.p50, f.band.p90);
   expect_within(f.point, 7000, 0.10);
+}
+
+TEST(ForecastSteps, MonotoneFitPoolsAdjacentViolators) {
+  // 1, 2 pool to 1.5; then 4 pools with them to 7/3, which stays below 3.
+  const std::vector<double> fit = monotone_decreasing({3, 1, 2, 4});
+  ASSERT_EQ(fit.size(), 4u);
+  EXPECT_DOUBLE_EQ(fit[0], 3);
+  for (size_t i = 1; i < 4; ++i) EXPECT_DOUBLE_EQ(fit[i], 7.0 / 3);
+  const std::vector<double> partial = monotone_decreasing({5, 3, 1, 2, 0.5});
+  const std::vector<double> expected = {5, 3, 1.5, 1.5, 0.5};
+  for (size_t i = 0; i < expected.size(); ++i) EXPECT_DOUBLE_EQ(partial[i], expected[i]);
+}
+
+TEST(ForecastSteps, CrossingOfANoisyCurveIsNotALuckyWindow) {
+  // Accuracy a fixed function of a known curve, plus noise as large as the
+  // curve's rise over a fifth of the run: the monotone fit's crossing stays
+  // near the true step, and its loss near the true loss there.
+  const LossParams truth{0.002, 0.45, 0.30, 0.6};
+  std::mt19937_64 rng(5);
+  std::normal_distribution<double> noise(0, 1.5);
+  Curve curve;
+  for (int k = 50; k <= 10000; k += 50) {
+    curve.step.push_back(k);
+    curve.loss.push_back(truth.at(k));
+    curve.acc.push_back(100 - 40 * truth.at(k) + noise(rng));
+  }
+  // 100 - 40 l = 80 at l = 0.5, near step 7100.
+  const double real = truth.steps_to(0.5);
+  const Crossing crossing = first_reaching_accuracy(curve, 80);
+  expect_within(crossing.step, real, 0.10);
+  EXPECT_NEAR(crossing.loss, 0.5, 0.01);
 }
 
 TEST(ForecastSteps, ConvergenceRulesSolveTheModel) {
@@ -230,8 +297,10 @@ TEST(ForecastStudy, ForecastsCutsAndAHeldOutDepthOfSyntheticRuns) {
     EXPECT_LT(std::abs(r.cuts[0].error), 0.10) << r.name;
   }
   ASSERT_EQ(study.ridge.size(), 4u);
-  EXPECT_LT(std::abs(study.ridge[1].error), 0.10);  // depth 32, between the others
-  EXPECT_LT(study.ridge[1].curve_error, 0.02);
+  for (const DepthPrediction& p : {study.ridge[1].from_coefficients, study.ridge[1].from_curves}) {
+    EXPECT_LT(std::abs(p.error), 0.10);  // depth 32, between the others
+    EXPECT_LT(p.curve_error, 0.02);
+  }
 }
 
 TEST(ForecastTrainRecord, ReadsEpochsAndRefusesOtherJson) {
