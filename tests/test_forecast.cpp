@@ -259,12 +259,22 @@ TEST(ForecastSpeed, RecoversCoefficientsFromNoisyStepTimes) {
   for (double w : {3.0, 6.0}) expect_within(fit.speed(2, w), truth.speed(2, w), 0.01);
 }
 
-TEST(ForecastSpeed, RefusesProbesThatCannotSeparateTheCoefficients) {
-  // Optimus's public probes: p always equal to w.
+TEST(ForecastSpeed, ProbesWithPEqualToWGiveTheReducedModel) {
+  // Optimus's public probes, and octet bench train scaling's: p always equal to
+  // w. t0, t1 + t2 and t3 + t4 come back; p != w is refused.
   const SpeedModel truth = paper_sync_speed_model();
   std::vector<StepTimeSample> samples;
   for (double w : {1.0, 2.0, 3.0, 4.0, 6.0, 8.0}) samples.push_back({w, w, truth.step_time(w, w)});
-  EXPECT_THROW(fit_speed_model(samples, 128), Error);
+  const SpeedModel fit = fit_speed_model(samples, 128);
+  EXPECT_TRUE(fit.p_equals_w);
+  EXPECT_NEAR(fit.t[0], truth.t[0], 1e-9);
+  EXPECT_NEAR(fit.t[1], truth.t[1] + truth.t[2], 1e-9);
+  EXPECT_NEAR(fit.t[3], truth.t[3] + truth.t[4], 1e-9);
+  EXPECT_NEAR(fit.step_time(5, 5), truth.step_time(5, 5), 1e-9);
+  EXPECT_THROW(fit.step_time(2, 4), Error);
+  // Two distinct w cannot give three coefficients; mixed probes of rank < 5 are refused.
+  EXPECT_THROW(fit_speed_model({{1, 1, 2}, {2, 2, 1.5}, {1, 1, 2.1}}, 128), Error);
+  EXPECT_THROW(fit_speed_model({{1, 1, 2}, {2, 2, 1.5}, {4, 4, 1.2}, {2, 4, 1.4}, {8, 8, 1.1}}, 128), Error);
 }
 
 TEST(ForecastStudy, ForecastsCutsAndAHeldOutDepthOfSyntheticRuns) {

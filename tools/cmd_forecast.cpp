@@ -348,26 +348,34 @@ void run_speed(const SpeedCommand& c) {
                model.batch, model.t[0], model.t[1], model.t[2], model.t[3], model.t[4],
                fitted ? (" fitted (NNLS) from " + c.step_times).c_str()
                       : " (Optimus's synchronous coefficients; time in their units)");
+  // A model fitted from p = w probes only knows p = w: that is its one column.
+  const std::vector<double> servers = model.p_equals_w ? std::vector<double>{0} : c.servers;
+  if (model.p_equals_w)
+    std::fprintf(out, "every probe had p = w: only t0, t1 + t2 (shown as t1) and t3 + t4 (shown as t3) are identifiable, "
+                      "and only p = w can be forecast\n");
   std::fprintf(out, "time to target (%.0f steps):\n%8s", c.steps, "workers");
-  for (double p : c.servers) std::fprintf(out, "   p = %-6g", p);
+  for (double p : servers)
+    if (p > 0) std::fprintf(out, "   p = %-6g", p);
+    else std::fprintf(out, "   p = w     ");
   std::fprintf(out, "\n");
   std::vector<SvgSeries> series;
   static const char* colors[] = {"#3b6ea5", "#c0504d", "#4f8f3a", "#8064a2"};
-  for (size_t i = 0; i < c.servers.size(); ++i) {
+  for (size_t i = 0; i < servers.size(); ++i) {
     char name[32];
-    std::snprintf(name, sizeof name, "p = %g", c.servers[i]);
+    std::snprintf(name, sizeof name, servers[i] > 0 ? "p = %g" : "p = w", servers[i]);
     series.push_back({name, {}, {}, colors[i % 4]});
   }
   nlohmann::json rows = nlohmann::json::array();
   for (int w = 1; w <= c.max_workers; ++w) {
     std::fprintf(out, "%8d", w);
     nlohmann::json row = {{"workers", w}};
-    for (size_t i = 0; i < c.servers.size(); ++i) {
-      const double time = c.steps * model.step_time(c.servers[i], w);
+    for (size_t i = 0; i < servers.size(); ++i) {
+      const double p = servers[i] > 0 ? servers[i] : w;
+      const double time = c.steps * model.step_time(p, w);
       std::fprintf(out, "   %-10.4g", time);
       series[i].x.push_back(w);
       series[i].y.push_back(time);
-      row["time_p" + std::to_string(static_cast<int>(c.servers[i]))] = time;
+      row[servers[i] > 0 ? "time_p" + std::to_string(static_cast<int>(servers[i])) : std::string("time_p_equals_w")] = time;
     }
     std::fprintf(out, "\n");
     rows.push_back(row);
@@ -378,6 +386,7 @@ void run_speed(const SpeedCommand& c) {
   }
   if (!c.json.empty())
     write_text_output(c.json, nlohmann::json({{"t", model.t}, {"batch", model.batch}, {"fitted", fitted},
+                                              {"p_equals_w_only", model.p_equals_w},
                                               {"steps", c.steps}, {"rows", rows}})
                                       .dump(2) +
                                   "\n");
@@ -428,7 +437,8 @@ void add_forecast_command(CLI::App& app) {
   auto p = std::make_shared<SpeedCommand>();
   speed->add_option("--steps", p->steps, "Steps to the target (e.g. from forecast fit)")->required()->check(
       CLI::PositiveNumber);
-  speed->add_option("--step-times", p->step_times, "CSV p,w,seconds of measured steps: fit t by NNLS");
+  speed->add_option("--step-times", p->step_times,
+                    "CSV p,w,seconds of measured steps: fit t by NNLS (probes all with p = w: the reduced model, p = w only)");
   speed->add_option("--batch", p->batch, "Global batch M")->capture_default_str()->check(CLI::PositiveNumber);
   speed->add_option("--max-workers", p->max_workers, "Table rows w = 1..N")->capture_default_str()->check(
       CLI::Range(1, 1024));
