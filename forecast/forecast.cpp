@@ -40,6 +40,13 @@ StepsForecast forecast_steps_to_loss(const Curve& curve, const LossFit& fit, dou
   const size_t block = std::max<size_t>(1, static_cast<size_t>(std::cbrt(static_cast<double>(n))));
   std::mt19937_64 rng(seed);
   std::uniform_int_distribution<size_t> start(0, n - block);
+  // A residual moved to another window keeps its size (even weighting) or its
+  // size relative to the model (late weighting: noise in proportion to the loss).
+  const auto noisy = [&](size_t at, size_t from) {
+    const double model = fit.at(fitted_step[at]);
+    if (options.weighting == Weighting::even) return model + fit.residuals[from];
+    return model * (1 + fit.residuals[from] / fit.at(fitted_step[from]));
+  };
   // Each refit starts from the fit it resamples, so a coarser search suffices.
   LossFitOptions refit = options;
   refit.b2_grid = std::max(20, options.b2_grid / 4);
@@ -50,7 +57,7 @@ StepsForecast forecast_steps_to_loss(const Curve& curve, const LossFit& fit, dou
     for (size_t i = 0; i < n; i += block) {
       const size_t from = start(rng);
       for (size_t j = 0; j < block && i + j < n; ++j)
-        resampled[i + j] = std::max(1e-12, fit.at(fitted_step[i + j]) + fit.residuals[from + j]);
+        resampled[i + j] = std::max(1e-12, noisy(i + j, from + j));
     }
     answers.push_back(fit_loss(fitted_step, resampled, fit.origin, refit, &fit.b).step_reaching(target_loss));
   }

@@ -199,15 +199,18 @@ LossFit fit_loss(const std::vector<double>& step, const std::vector<double>& los
   fit.b = {b.b0 / p.scale, b.b1, b.b2, b.a};  // back to k in steps
   fit.origin = origin;
   fit.points = static_cast<int>(p.k.size());
-  const double mean = std::accumulate(p.loss.begin(), p.loss.end(), 0.0) / static_cast<double>(p.loss.size());
+  // RMSE and R^2 under the fit's own weighting (the Weighting's, not Huber's).
+  const double total = std::accumulate(p.emphasis.begin(), p.emphasis.end(), 0.0);
+  double mean = 0;
+  for (size_t i = 0; i < p.k.size(); ++i) mean += p.emphasis[i] * p.loss[i] / total;
   double sse = 0, sst = 0;
   for (size_t i = 0; i < p.k.size(); ++i) {
     const double r = p.loss[i] - b.at(p.k[i]);
     fit.residuals.push_back(r);
-    sse += r * r;
-    sst += (p.loss[i] - mean) * (p.loss[i] - mean);
+    sse += p.emphasis[i] * r * r;
+    sst += p.emphasis[i] * (p.loss[i] - mean) * (p.loss[i] - mean);
   }
-  fit.rmse = std::sqrt(sse / static_cast<double>(p.k.size()));
+  fit.rmse = std::sqrt(sse / total);
   fit.r2 = sst > 0 ? 1 - sse / sst : 1;
   return fit;
 }

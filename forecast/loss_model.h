@@ -29,7 +29,7 @@ struct LossParams {
 struct LossFit {
   LossParams b;
   double origin = 0;  // k of the model counts steps after this one (a schedule change)
-  double rmse = 0;
+  double rmse = 0;  // both under the fit's weighting
   double r2 = 0;
   int points = 0;
   std::vector<double> residuals;  // loss minus model, one per fitted point

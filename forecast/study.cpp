@@ -95,21 +95,36 @@ double median_abs(std::vector<double> values) {
   return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
+int study_window(const StudyRun& run, const StudyOptions& options) {
+  return options.window > 0 ? options.window : default_window(run.log.rows.size());
+}
+
+double reachable_target(const std::vector<StudyRun>& runs, const StudyOptions& options) {
+  double lowest_best = 100;
+  for (const StudyRun& run : runs) {
+    std::vector<double> negated;
+    for (double a : aggregate(run.log, study_window(run, options)).acc) negated.push_back(-a);
+    lowest_best = std::min(lowest_best, -monotone_decreasing(negated).back());  // the monotone fit's last, highest
+  }
+  return std::floor(lowest_best);
+}
+
 Study run_study(const std::vector<StudyRun>& runs, const StudyOptions& options) {
   check(!runs.empty(), "the study needs at least one run");
-  check(options.target_acc > 0 && options.target_acc <= 100, "--target-acc must be a percentage in (0, 100]");
+  check(options.target_acc >= 0 && options.target_acc <= 100, "--target-acc must be a percentage in (0, 100]");
   Study study;
-  study.target_acc = options.target_acc;
+  study.target_acc = options.target_acc > 0 ? options.target_acc : reachable_target(runs, options);
+  check(study.target_acc > 0, "no run's training accuracy reaches 1%: no target accuracy to forecast");
   for (const StudyRun& run : runs) {
     RunStudy r;
     r.name = run.name;
     r.depth = run.depth;
-    const int window = options.window > 0 ? options.window : default_window(run.log.rows.size());
+    const int window = study_window(run, options);
     r.curve = aggregate(run.log, window);
     const double warmup = options.after_warmup && run.record ? run.record->warmup_steps() : 0;
     double change = 0;
     r.fit = fit_curve(r.curve, warmup, options.detect_change, options.fit, &change);
-    const Crossing crossing = first_reaching_accuracy(r.curve, options.target_acc);
+    const Crossing crossing = first_reaching_accuracy(r.curve, study.target_acc);
     r.reaches = crossing.step >= 0 && crossing.step > r.fit.origin;
     r.steps_per_epoch = run.record ? run.record->steps_per_epoch()
                                    : static_cast<double>(std::count_if(run.log.rows.begin(), run.log.rows.end(),

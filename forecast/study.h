@@ -25,7 +25,9 @@ struct StudyRun {
 };
 
 struct StudyOptions {
-  double target_acc = 0;  // training top-1, percent, of the aggregated step log
+  // Training top-1, percent, of the aggregated step log; 0: the highest whole
+  // percent every run reaches (monotone fit), the most demanding target all share.
+  double target_acc = 0;
   std::vector<double> cuts = {0.25, 0.5};
   int window = 0;  // 0: default_window of each run's full log
   int replicates = 200;

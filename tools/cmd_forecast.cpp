@@ -259,15 +259,15 @@ void run_study_command(const StudyCommand& c) {
 
   std::fprintf(out, "target: %.2f%% training accuracy (monotone fit of the step-log windows); target loss: each run's loss there\n",
                study.target_acc);
-  std::fprintf(out, "%-12s %6s %6s %10s %10s %8s %7s %9s %8s\n", "run", "depth", "steps", "b0", "b1", "b2", "R^2",
-               "to target", "epochs");
+  std::fprintf(out, "%-12s %6s %6s %10s %10s %8s %6s %7s %9s %8s\n", "run", "depth", "steps", "b0", "b1", "b2", "a",
+               "R^2", "to target", "epochs");
   nlohmann::json run_rows = nlohmann::json::array();
   std::vector<std::vector<double>> errors(c.options.cuts.size());
   std::vector<int> inside(c.options.cuts.size(), 0);
   for (const RunStudy& r : study.runs) {
     const double total = r.curve.step.empty() ? 0 : r.curve.step.back();
-    std::fprintf(out, "%-12s %6.0f %6.0f %10.4g %10.4g %8.4f %7.4f %9s %8s\n", r.name.c_str(), r.depth, total,
-                 r.fit.b.b0, r.fit.b.b1, r.fit.b.b2, r.fit.r2,
+    std::fprintf(out, "%-12s %6.0f %6.0f %10.4g %10.4g %8.4f %6.3f %7.4f %9s %8s\n", r.name.c_str(), r.depth, total,
+                 r.fit.b.b0, r.fit.b.b1, r.fit.b.b2, r.fit.b.a, r.fit.r2,
                  r.reaches ? std::to_string(static_cast<long>(r.real_step)).c_str() : "never",
                  r.reaches ? std::to_string(r.real_step / r.steps_per_epoch).substr(0, 5).c_str() : "-");
     nlohmann::json row = {{"run", r.name},   {"depth", r.depth},         {"fit", fit_json(r.fit)},
@@ -423,8 +423,9 @@ void add_forecast_command(CLI::App& app) {
   auto s = std::make_shared<StudyCommand>();
   study->add_option("--run", s->runs, "NAME=STEP_LOG, NAME ending in the depth (resnet20=logs/resnet20.csv)")
       ->required();
-  study->add_option("--target-acc", s->options.target_acc, "Target training accuracy (%)")->required()->check(
-      CLI::Range(0.0, 100.0));
+  study->add_option("--target-acc", s->options.target_acc,
+                    "Target training accuracy (%; default: the highest whole percent every run reaches)")
+      ->check(CLI::Range(0.0, 100.0));
   study->add_option("--cuts", s->options.cuts, "Fractions of each run to forecast from")->capture_default_str()->delimiter(',');
   study->add_option("--lambda", s->options.lambda, "Ridge penalty of the depth regression")->capture_default_str();
   study->add_option("--held-out", s->held_out, "Run whose depth forecast the plot shows (default: the deepest)");
