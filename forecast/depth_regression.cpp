@@ -10,10 +10,11 @@ namespace octet {
 
 namespace {
 
-// The regressed targets of a run: log b0, b1, b2, a.
+// The regressed targets of a run: log b0, b1, b2, a - 1 (the ridge penalty
+// pulls the exponent toward Optimus's 1, and keeps it there for Optimus fits).
 Eigen::Vector4d targets(const LossParams& b) {
   constexpr double kFloor = 1e-12;  // a zero coefficient has no logarithm
-  return {std::log(std::max(b.b0, kFloor)), b.b1, b.b2, b.a};
+  return {std::log(std::max(b.b0, kFloor)), b.b1, b.b2, b.a - 1};
 }
 
 double bandwidth(const std::vector<RunCoefficients>& runs) {
@@ -76,7 +77,7 @@ LossParams DepthModel::predict(double depth) const {
   const std::vector<double> w = weights(depth);
   Eigen::Vector4d t = Eigen::Vector4d::Zero();
   for (size_t i = 0; i < runs.size(); ++i) t += w[i] * targets(runs[i].b);
-  return {std::exp(t(0)), std::max(1e-9, t(1)), std::max(0.0, t(2)), std::clamp(t(3), kMinExponent, kMaxExponent)};
+  return {std::exp(t(0)), std::max(1e-9, t(1)), std::max(0.0, t(2)), std::clamp(1 + t(3), kMinExponent, kMaxExponent)};
 }
 
 std::vector<LossParams> leave_one_out(const std::vector<RunCoefficients>& runs, DepthKernel kernel, double lambda) {

@@ -41,7 +41,7 @@ StepsForecast forecast_steps_to_loss(const Curve& curve, const LossFit& fit, dou
   std::mt19937_64 rng(seed);
   std::uniform_int_distribution<size_t> start(0, n - block);
   // A residual moved to another window keeps its size (even weighting) or its
-  // size relative to the model (late weighting: noise in proportion to the loss).
+  // size relative to the model (late weighting, whose residuals are relative).
   const auto noisy = [&](size_t at, size_t from) {
     const double model = fit.at(fitted_step[at]);
     if (options.weighting == Weighting::even) return model + fit.residuals[from];

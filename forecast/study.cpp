@@ -153,8 +153,10 @@ Study run_study(const std::vector<StudyRun>& runs, const StudyOptions& options) 
     }
     study.runs.push_back(r);
   }
-  study.ridge = depth_forecasts(study.runs, DepthKernel::ridge, options.lambda);
-  study.rbf = depth_forecasts(study.runs, DepthKernel::rbf, options.lambda);
+  if (options.depth_regression) {
+    study.ridge = depth_forecasts(study.runs, DepthKernel::ridge, options.lambda);
+    study.rbf = depth_forecasts(study.runs, DepthKernel::rbf, options.lambda);
+  }
   return study;
 }
 

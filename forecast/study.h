@@ -34,6 +34,7 @@ struct StudyOptions {
   uint64_t seed = 1;
   bool detect_change = false;  // look for a schedule change in each fitted part
   bool after_warmup = true;    // fit only after the warm-up the run's record names
+  bool depth_regression = true;  // false: the runs are not a depth family (seeds, learning rates)
   LossFitOptions fit;
   double lambda = 1e-3;
 };

@@ -245,6 +245,17 @@ TEST(ForecastDepth, RidgeFollowsAnExactTrendAndLeaveOneOutRecoversIt) {
   // The rbf kernel passes through its training points with a small penalty.
   const DepthModel rbf = fit_depth_model(runs, DepthKernel::rbf, 1e-9);
   expect_within(rbf.predict(32).b2, runs[1].b.b2, 1e-4);
+  // Both predict with weights on the runs' values (which regress whole curves):
+  // the ridge weights reproduce the linear trend of any value, the rbf weights
+  // sum to one (far from every run they return to the mean).
+  const std::vector<double> ridge_w = fit_depth_model(runs, DepthKernel::ridge, 1e-9).weights(110);
+  double trend = 0, sum = 0;
+  for (size_t i = 0; i < runs.size(); ++i) trend += ridge_w[i] * (3 + 0.5 * runs[i].depth);
+  EXPECT_NEAR(trend, 3 + 0.5 * 110, 1e-4);
+  for (double w : rbf.weights(500)) sum += w;
+  EXPECT_NEAR(sum, 1, 1e-9);
+  // Optimus fits (a = 1) give a = 1 wherever they are regressed.
+  EXPECT_DOUBLE_EQ(fit_depth_model(runs, DepthKernel::ridge).predict(110).a, 1.0);
 }
 
 TEST(ForecastSpeed, RecoversCoefficientsFromNoisyStepTimes) {

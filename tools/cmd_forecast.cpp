@@ -305,9 +305,9 @@ void run_study_command(const StudyCommand& c) {
     summary.push_back({{"fraction", c.options.cuts[i]}, {"median_abs_error", finite_or_null(median_abs(errors[i]))},
                        {"inside", inside[i]}, {"runs", errors[i].size()}});
   }
-  if (study.ridge.empty())
+  if (c.options.depth_regression && study.ridge.empty())
     std::fprintf(out, "\nno depth regression: it needs 3 runs that reach the target and hold 2 depths besides each\n");
-  else {
+  if (!study.ridge.empty()) {
     print_depth(out, "ridge", study.ridge, study);
     print_depth(out, "rbf kernel ridge", study.rbf, study);
   }
@@ -428,6 +428,8 @@ void add_forecast_command(CLI::App& app) {
       ->check(CLI::Range(0.0, 100.0));
   study->add_option("--cuts", s->options.cuts, "Fractions of each run to forecast from")->capture_default_str()->delimiter(',');
   study->add_option("--lambda", s->options.lambda, "Ridge penalty of the depth regression")->capture_default_str();
+  study->add_flag("!--no-depth", s->options.depth_regression,
+                  "The runs are not a family of depths (seeds, learning rates): no depth regression");
   study->add_option("--held-out", s->held_out, "Run whose depth forecast the plot shows (default: the deepest)");
   study->add_option("--svg", s->svg, "Plot of the logs, half-run fits and the held-out depth's forecast");
   add_fit_options(study, s->options);
