@@ -33,7 +33,7 @@ const char* weighting_name(Weighting weighting) { return weighting == Weighting:
 
 namespace {
 
-constexpr double kMinB1 = 1e-9;  // keeps 1 / (b0 k + b1) finite at k = 0
+constexpr double kMinB1 = 1e-9;  // keeps (b0 k + b1)^-a finite at k = 0
 
 struct Points {
   std::vector<double> k, loss;  // k in units of the largest k (better conditioned)

@@ -104,8 +104,9 @@ void run_fit(const FitCommand& c) {
                c.log.c_str(), full.rows.size(), 100 * c.cut, last_step, window, fit.points,
                origin > 0 ? (", after step " + std::to_string(static_cast<long>(origin)) + " (warm-up end or schedule change)").c_str()
                           : "");
-  std::fprintf(out, "loss model l(k) = (b0 k + b1)^-a + b2, k = step - %.0f: b0 %.6g  b1 %.6g  b2 %.6g  a %.4g  RMSE %.4g  R^2 %.4f\n",
-               origin, fit.b.b0, fit.b.b1, fit.b.b2, fit.b.a, fit.rmse, fit.r2);
+  std::fprintf(out, "loss model l(k) = (b0 k + b1)^-a + b2 (%s, %s weighting), k = step - %.0f: b0 %.6g  b1 %.6g  b2 %.6g  a %.4g  RMSE %.4g  R^2 %.4f\n",
+               curve_model_name(c.options.fit.model), weighting_name(c.options.fit.weighting), origin, fit.b.b0,
+               fit.b.b1, fit.b.b2, fit.b.a, fit.rmse, fit.r2);
   const double gap_step = steps_to_gap_fraction(fit, last_step, c.gap_fraction);
   const double per = steps_per_epoch > 0 ? steps_per_epoch : 100;
   const double slow_step = steps_to_relative_change(fit, last_step, c.relative_change, per);
@@ -114,6 +115,8 @@ void run_fit(const FitCommand& c) {
                slow_step);
 
   nlohmann::json j = {{"log", c.log},     {"steps", full.rows.size()}, {"cut", c.cut},
+                      {"model", curve_model_name(c.options.fit.model)},
+                      {"weighting", weighting_name(c.options.fit.weighting)},
                       {"last_step", last_step}, {"window", window}, {"fit", fit_json(fit)},
                       {"converged", {{"gap_fraction", c.gap_fraction}, {"gap_step", finite_or_null(gap_step)},
                                      {"relative_change", c.relative_change}, {"relative_change_step", finite_or_null(slow_step)}}}};
@@ -257,6 +260,8 @@ void run_study_command(const StudyCommand& c) {
   for (const std::string& spec : c.runs) runs.push_back(parse_run(spec));
   const Study study = run_study(runs, c.options);
 
+  std::fprintf(out, "loss model: %s, %s weighting\n", curve_model_name(c.options.fit.model),
+               weighting_name(c.options.fit.weighting));
   std::fprintf(out, "target: %.2f%% training accuracy (monotone fit of the step-log windows); target loss: each run's loss there\n",
                study.target_acc);
   std::fprintf(out, "%-12s %6s %6s %10s %10s %8s %6s %7s %9s %8s\n", "run", "depth", "steps", "b0", "b1", "b2", "a",
@@ -322,7 +327,9 @@ void run_study_command(const StudyCommand& c) {
     std::fprintf(out, "\nplot: %s\n", c.svg.c_str());
   }
   if (!c.json.empty())
-    write_text_output(c.json, nlohmann::json({{"target_acc", study.target_acc},
+    write_text_output(c.json, nlohmann::json({{"model", curve_model_name(c.options.fit.model)},
+                                              {"weighting", weighting_name(c.options.fit.weighting)},
+                                              {"target_acc", study.target_acc},
                                               {"runs", run_rows},
                                               {"cuts", summary},
                                               {"depth_ridge", depth_json(study.ridge)},
