@@ -1,9 +1,9 @@
 // Optimus's loss model l(k) = 1 / (b0 k + b1) + b2 with b >= 0 (Peng et al.,
 // EuroSys 2018), and its generalisation with a free exponent,
 // l(k) = (b0 k + b1)^-a + b2 (Optimus is a = 1): SGD's training loss at a
-// constant learning rate falls more slowly than 1/k (a < 1), and a curve forced
-// to a = 1 reaches its floor too early, so its b2 sits above the loss the run
-// goes on to reach. Fitted without a general-purpose optimiser: for fixed a and
+// constant learning rate often falls more slowly than 1/k (a < 1), and a curve
+// forced to a = 1 then reaches its floor too early, so its b2 sits above the
+// loss the run goes on to reach. Fitted without a general-purpose optimiser: for fixed a and
 // b2, (l - b2)^(-1/a) is linear in b0 and b1, so b2 (and a) are searched on a
 // grid with non-negative least squares inside, and the best point is polished
 // by Levenberg-Marquardt kept inside the bounds. Residuals may be down-weighted
