@@ -10,10 +10,11 @@ namespace octet {
 
 namespace {
 
-// The three regressed targets of a run: log b0, b1, b2.
-Eigen::Vector3d targets(const LossParams& b) {
+// The regressed targets of a run: log b0, b1, b2, a - 1 (the ridge penalty
+// pulls the exponent toward Optimus's 1, and keeps it there for Optimus fits).
+Eigen::Vector4d targets(const LossParams& b) {
   constexpr double kFloor = 1e-12;  // a zero coefficient has no logarithm
-  return {std::log(std::max(b.b0, kFloor)), b.b1, b.b2};
+  return {std::log(std::max(b.b0, kFloor)), b.b1, b.b2, b.a - 1};
 }
 
 double bandwidth(const std::vector<RunCoefficients>& runs) {
@@ -52,28 +53,31 @@ DepthModel fit_depth_model(const std::vector<RunCoefficients>& runs, DepthKernel
   return model;
 }
 
-// Kernel ridge in its dual form: alpha = (K + lambda I)^-1 y; both kernels fit
-// this way (the ridge one is the linear kernel with a constant feature). The rbf
-// kernel regresses the residual from the targets' mean.
-LossParams DepthModel::predict(double depth) const {
+// Kernel ridge in its dual form: alpha = (K + lambda I)^-1 y, prediction
+// k(depth)' alpha; both kernels fit this way (the ridge one is the linear kernel
+// with a constant feature). The rbf kernel regresses the residual from the
+// mean, which adds (1 - sum v) / n to every weight.
+std::vector<double> DepthModel::weights(double depth) const {
   const auto n = static_cast<Eigen::Index>(runs.size());
   const double width = bandwidth(runs);
   Eigen::MatrixXd k(n, n);
-  Eigen::MatrixXd y(n, 3);
+  Eigen::VectorXd at(n);
   for (Eigen::Index i = 0; i < n; ++i) {
-    y.row(i) = targets(runs[static_cast<size_t>(i)].b).transpose();
+    at(i) = kernel_value(kernel, depth, runs[static_cast<size_t>(i)].depth, width);
     for (Eigen::Index j = 0; j < n; ++j)
       k(i, j) = kernel_value(kernel, runs[static_cast<size_t>(i)].depth, runs[static_cast<size_t>(j)].depth, width);
   }
-  Eigen::RowVector3d mean = Eigen::RowVector3d::Zero();
-  if (kernel == DepthKernel::rbf) mean = y.colwise().mean();
-  y.rowwise() -= mean;
   k.diagonal().array() += lambda;
-  const Eigen::MatrixXd alpha = k.ldlt().solve(y);
-  Eigen::RowVectorXd at(n);
-  for (Eigen::Index i = 0; i < n; ++i) at(i) = kernel_value(kernel, depth, runs[static_cast<size_t>(i)].depth, width);
-  const Eigen::RowVector3d t = at * alpha + mean;
-  return {std::exp(t(0)), std::max(1e-9, t(1)), std::max(0.0, t(2))};
+  Eigen::VectorXd v = k.ldlt().solve(at);
+  if (kernel == DepthKernel::rbf) v.array() += (1 - v.sum()) / static_cast<double>(n);
+  return {v.data(), v.data() + n};
+}
+
+LossParams DepthModel::predict(double depth) const {
+  const std::vector<double> w = weights(depth);
+  Eigen::Vector4d t = Eigen::Vector4d::Zero();
+  for (size_t i = 0; i < runs.size(); ++i) t += w[i] * targets(runs[i].b);
+  return {std::exp(t(0)), std::max(1e-9, t(1)), std::max(0.0, t(2)), std::clamp(1 + t(3), kMinExponent, kMaxExponent)};
 }
 
 std::vector<LossParams> leave_one_out(const std::vector<RunCoefficients>& runs, DepthKernel kernel, double lambda) {

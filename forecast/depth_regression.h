@@ -1,8 +1,10 @@
-// Regression of the loss model's coefficients across runs, over model depth (the
-// Optimus lab: predict ResNet-50's curve from ResNet-18/20/32/44/56). b0, which
-// spans decades between runs, is regressed on its logarithm (predictions stay
-// positive); b1 and b2 as they are (b1 often sits at its bound near zero, where
-// a logarithm would blow up), clamped to b >= 0.
+// Regression across runs over model depth (the Optimus lab: predict ResNet-50's
+// curve from ResNet-18/20/32/44/56). Both kernels make the prediction at a depth
+// a weighted sum of the runs' values, so the same weights regress the loss
+// model's coefficients (b0, which spans decades between runs, on its
+// logarithm so predictions stay positive; b1, b2 and the exponent a as they
+// are, clamped to their bounds) or whole curves (the runs' fitted log losses,
+// step by step: no coefficient of one run need mean the same as another's).
 #pragma once
 
 #include <string>
@@ -27,6 +29,8 @@ struct DepthModel {
   DepthKernel kernel = DepthKernel::ridge;
   double lambda = 1e-3;
   std::vector<RunCoefficients> runs;
+  // w with prediction(depth) = sum_i w_i value_i, for any value of each run.
+  std::vector<double> weights(double depth) const;
   LossParams predict(double depth) const;
 };
 

@@ -40,30 +40,63 @@ StepsForecast forecast_steps_to_loss(const Curve& curve, const LossFit& fit, dou
   const size_t block = std::max<size_t>(1, static_cast<size_t>(std::cbrt(static_cast<double>(n))));
   std::mt19937_64 rng(seed);
   std::uniform_int_distribution<size_t> start(0, n - block);
+  // A residual moved to another window keeps its size (even weighting) or its
+  // size relative to the model (late weighting, whose residuals are relative).
+  const auto noisy = [&](size_t at, size_t from) {
+    const double model = fit.at(fitted_step[at]);
+    if (options.weighting == Weighting::even) return model + fit.residuals[from];
+    return model * (1 + fit.residuals[from] / fit.at(fitted_step[from]));
+  };
+  // Each refit starts from the fit it resamples, so a coarser search suffices.
+  LossFitOptions refit = options;
+  refit.b2_grid = std::max(20, options.b2_grid / 4);
+  refit.a_grid = std::max(6, options.a_grid / 3);
   std::vector<double> answers;
   std::vector<double> resampled(n);
   for (int r = 0; r < replicates; ++r) {
     for (size_t i = 0; i < n; i += block) {
       const size_t from = start(rng);
       for (size_t j = 0; j < block && i + j < n; ++j)
-        resampled[i + j] = std::max(1e-12, fit.at(fitted_step[i + j]) + fit.residuals[from + j]);
+        resampled[i + j] = std::max(1e-12, noisy(i + j, from + j));
     }
-    answers.push_back(fit_loss(fitted_step, resampled, fit.origin, options).step_reaching(target_loss));
+    answers.push_back(fit_loss(fitted_step, resampled, fit.origin, refit, &fit.b).step_reaching(target_loss));
   }
   result.band = {quantile(answers, 0.1), quantile(answers, 0.5), quantile(answers, 0.9)};
   return result;
 }
 
-Crossing first_reaching_accuracy(const Curve& curve, double target_acc, int span) {
-  const auto half = static_cast<ptrdiff_t>(std::max(0, span / 2));
-  const auto n = static_cast<ptrdiff_t>(curve.size());
-  for (ptrdiff_t i = 0; i < n; ++i) {
-    const ptrdiff_t from = std::max<ptrdiff_t>(0, i - half), to = std::min(n - 1, i + half);
-    double acc = 0, loss = 0;
-    for (ptrdiff_t j = from; j <= to; ++j) acc += curve.acc[static_cast<size_t>(j)], loss += curve.loss[static_cast<size_t>(j)];
-    const double count = static_cast<double>(to - from + 1);
-    if (acc / count >= target_acc) return {curve.step[static_cast<size_t>(i)], loss / count};
+std::vector<double> monotone_decreasing(const std::vector<double>& values) {
+  // Pool adjacent violators: blocks (mean, count) merged while a later block's
+  // mean exceeds an earlier one's.
+  std::vector<std::pair<double, size_t>> blocks;
+  for (double v : values) {
+    blocks.emplace_back(v, 1);
+    while (blocks.size() > 1 && blocks[blocks.size() - 2].first < blocks.back().first) {
+      const auto [mean, count] = blocks.back();
+      blocks.pop_back();
+      auto& previous = blocks.back();
+      previous.first = (previous.first * static_cast<double>(previous.second) + mean * static_cast<double>(count)) /
+                       static_cast<double>(previous.second + count);
+      previous.second += count;
+    }
   }
+  std::vector<double> result;
+  for (const auto& [mean, count] : blocks) result.insert(result.end(), count, mean);
+  return result;
+}
+
+Crossing first_reaching_accuracy(const Curve& curve, double target_acc) {
+  std::vector<double> negated_acc;
+  for (double a : curve.acc) negated_acc.push_back(-a);
+  const std::vector<double> acc = monotone_decreasing(negated_acc);  // negated: non-decreasing accuracy
+  const std::vector<double> loss = monotone_decreasing(curve.loss);
+  for (size_t i = 0; i < curve.size(); ++i)
+    if (-acc[i] >= target_acc) {
+      Crossing c{curve.step[i], loss[i]};
+      // The first step the monotone loss is there (its block may start before i).
+      for (size_t j = 0; j <= i; ++j)
+        if (loss[j] <= c.loss) return {curve.step[j], c.loss};
+    }
   return {};
 }
 
@@ -71,9 +104,9 @@ double steps_to_gap_fraction(const LossFit& fit, double from, double gap_fractio
   check(gap_fraction > 0 && gap_fraction < 1, "the gap fraction must lie in (0, 1)");
   const LossParams& b = fit.b;
   if (b.b0 <= 0) return kInfinity;
-  // 1 / (b0 k + b1) = f / (b0 k_from + b1)
+  // (b0 k + b1)^-a = f (b0 k_from + b1)^-a
   const double k_from = std::max(0.0, from - fit.origin);
-  return fit.origin + ((b.b0 * k_from + b.b1) / gap_fraction - b.b1) / b.b0;
+  return fit.origin + ((b.b0 * k_from + b.b1) * std::pow(gap_fraction, -1 / b.a) - b.b1) / b.b0;
 }
 
 double steps_to_relative_change(const LossFit& fit, double from, double relative_change, double per_steps) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "forecast/loss_model.h"
 #include "forecast/step_log.h"
@@ -25,15 +26,21 @@ struct StepsForecast {
 StepsForecast forecast_steps_to_loss(const Curve& curve, const LossFit& fit, double target_loss, int replicates,
                                      uint64_t seed, const LossFitOptions& options = {});
 
-// The first step at which the aggregated curve's accuracy, averaged over
-// `span` neighbouring windows (one noisy window does not count), reaches
-// `target_acc`, and the loss there averaged the same way; step < 0 when it
-// never does.
+// The least-squares non-increasing sequence closest to `values` (isotonic
+// regression, pool adjacent violators): a model-free smooth of a noisy curve.
+std::vector<double> monotone_decreasing(const std::vector<double>& values);
+
+// Where a run reaches a target training accuracy, read off its aggregated
+// curve without the loss model: `loss` is the monotone (isotonic) fit of the
+// loss at the first window where the monotone fit of the accuracy reaches
+// `target_acc`, and `step` the first window where the monotone loss is down to
+// it. A first passage of the raw, noisy curve would come early, on a lucky
+// window, and bias every forecast late. step < 0 when it never does.
 struct Crossing {
   double step = -1;
   double loss = 0;
 };
-Crossing first_reaching_accuracy(const Curve& curve, double target_acc, int span = 5);
+Crossing first_reaching_accuracy(const Curve& curve, double target_acc);
 
 // Scale-free convergence rules on the fitted curve, as steps:
 // - the gap to the asymptote b2 has shrunk to `gap_fraction` of its value at `from`;

@@ -18,6 +18,8 @@ Eigen::Matrix<double, 1, 5> features(double p, double w, double batch) { return 
 
 double SpeedModel::step_time(double p, double w) const {
   check(p > 0 && w > 0, "the speed model needs p > 0 servers and w > 0 workers");
+  check(!p_equals_w || p == w, "the speed model was fitted from probes with p = w only: it cannot tell the time with " +
+                                   std::to_string(p) + " servers and " + std::to_string(w) + " workers");
   return features(p, w, batch) * Eigen::Map<const Eigen::Matrix<double, 5, 1>>(t.data());
 }
 
@@ -29,7 +31,7 @@ SpeedModel paper_sync_speed_model() {
 }
 
 SpeedModel fit_speed_model(const std::vector<StepTimeSample>& samples, double batch) {
-  check(samples.size() >= 5, "fitting the speed model needs at least 5 measured (p, w) configurations, has " +
+  check(samples.size() >= 3, "fitting the speed model needs at least 3 measured (p, w) configurations, has " +
                                  std::to_string(samples.size()));
   Eigen::MatrixXd a(static_cast<Eigen::Index>(samples.size()), 5);
   Eigen::VectorXd y(static_cast<Eigen::Index>(samples.size()));
@@ -40,11 +42,25 @@ SpeedModel fit_speed_model(const std::vector<StepTimeSample>& samples, double ba
     a.row(static_cast<Eigen::Index>(i)) = features(s.p, s.w, batch);
     y(static_cast<Eigen::Index>(i)) = s.seconds;
   }
-  check(Eigen::FullPivLU<Eigen::MatrixXd>(a).rank() == 5,
-        "the measured configurations cannot separate the speed model's 5 coefficients (with p = w in every probe, "
-        "t2 w/p is a constant like t1): measure some with p != w and at least 5 distinct (p, w) pairs");
   SpeedModel m;
   m.batch = batch;
+  bool all_p_equal_w = true;
+  for (const auto& s : samples) all_p_equal_w &= s.p == s.w;
+  if (all_p_equal_w) {
+    // Columns M/w, 1 (t1 + t2: w/p is 1), w (t3 + t4: p is w).
+    Eigen::MatrixXd reduced(a.rows(), 3);
+    reduced << a.col(0), a.col(1), a.col(3);
+    check(Eigen::FullPivLU<Eigen::MatrixXd>(reduced).rank() == 3,
+          "the measured configurations all have p = w, which leaves 3 coefficients (t0, t1 + t2, t3 + t4): "
+          "measure at least 3 distinct w");
+    const Eigen::VectorXd t = nnls(reduced, y);
+    m.t = {t(0), t(1), 0, t(2), 0};
+    m.p_equals_w = true;
+    return m;
+  }
+  check(Eigen::FullPivLU<Eigen::MatrixXd>(a).rank() == 5,
+        "the measured configurations cannot separate the speed model's 5 coefficients: measure at least 5 distinct "
+        "(p, w) pairs, some with p != w and with several ratios w/p");
   const Eigen::VectorXd t = nnls(a, y);
   for (int i = 0; i < 5; ++i) m.t[static_cast<size_t>(i)] = t(i);
   return m;

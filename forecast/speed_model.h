@@ -13,6 +13,10 @@ namespace octet {
 struct SpeedModel {
   std::array<double, 5> t{};  // t0..t4
   double batch = 128;         // M
+  // Fitted from probes that all had p = w: 1/f(w, w) = t0 M/w + (t1 + t2) +
+  // (t3 + t4) w, so only t0, t1 + t2 (held in t1) and t3 + t4 (held in t3) are
+  // known, and step_time refuses p != w.
+  bool p_equals_w = false;
   double step_time(double p, double w) const;
   double speed(double p, double w) const { return 1.0 / step_time(p, w); }
 };
@@ -25,8 +29,10 @@ struct StepTimeSample {
   double p = 0, w = 0, seconds = 0;  // seconds per step with p servers, w workers
 };
 
-// Needs 5 samples whose (M/w, 1, w/p, w, p) rows span the coefficients: probes
-// with p always equal to w cannot separate t2 from t1, so that is refused.
+// Needs samples whose (M/w, 1, w/p, w, p) rows span the coefficients (5
+// distinct configurations, some with p != w); probes that all have p = w (as
+// Optimus's, and as `octet bench train scaling`'s, where every process is both)
+// give the reduced model (p_equals_w) from 3 distinct w. Anything else is refused.
 SpeedModel fit_speed_model(const std::vector<StepTimeSample>& samples, double batch);
 
 // CSV `p,w,seconds` (one row per measured configuration); errors name the line.

@@ -10,36 +10,76 @@ namespace octet {
 
 namespace {
 
-LossFit fit_curve(const Curve& curve, bool detect_change, const LossFitOptions& options, double* change) {
-  *change = detect_change ? detect_schedule_change(curve.step, curve.loss) : 0;
+// Fits after `start` (the warm-up's end), or after a schedule change found later.
+LossFit fit_curve(const Curve& curve, double start, bool detect_change, const LossFitOptions& options,
+                  double* change) {
+  *change = std::max(start, detect_change ? detect_schedule_change(curve.step, curve.loss) : 0.0);
   return fit_loss(curve.step, curve.loss, *change, options);
 }
 
-double mean_relative_error(const Curve& curve, const LossParams& b) {
+DepthPrediction judged(double steps, double real_step, const Curve& curve, const std::vector<double>& forecast) {
   double sum = 0;
-  for (size_t i = 0; i < curve.size(); ++i) sum += std::abs(b.at(curve.step[i]) - curve.loss[i]) / curve.loss[i];
-  return sum / static_cast<double>(curve.size());
+  for (size_t i = 0; i < curve.size(); ++i) sum += std::abs(forecast[i] - curve.loss[i]) / curve.loss[i];
+  return {steps, (steps - real_step) / real_step, curve.size() > 0 ? sum / static_cast<double>(curve.size()) : 0};
+}
+
+// The first step, on a grid of `grain` steps after `from` up to `horizon`, where
+// loss(step) <= target; infinity when none.
+template <typename Loss>
+double first_step_reaching(const Loss& loss, double target, double from, double grain, double horizon) {
+  for (double step = from + grain; step <= horizon; step += grain)
+    if (loss(step) <= target) return step;
+  return std::numeric_limits<double>::infinity();
 }
 
 std::vector<DepthForecast> depth_forecasts(const std::vector<RunStudy>& runs, DepthKernel kernel, double lambda) {
   std::vector<const RunStudy*> usable;
   for (const RunStudy& r : runs)
-    if (r.reaches && r.fit.origin == 0) usable.push_back(&r);
+    if (r.reaches) usable.push_back(&r);
   std::vector<DepthForecast> result;
   if (usable.size() < 3) return result;  // the others must hold two depths
-  std::vector<RunCoefficients> coefficients;
-  for (const RunStudy* r : usable) coefficients.push_back({r->depth, r->fit.b});
-  const std::vector<LossParams> predicted = leave_one_out(coefficients, kernel, lambda);
-  for (size_t i = 0; i < usable.size(); ++i) {
+  for (size_t held = 0; held < usable.size(); ++held) {
+    const RunStudy& run = *usable[held];
+    std::vector<const RunStudy*> others;
+    std::vector<RunCoefficients> coefficients;
     DepthForecast f;
-    f.name = usable[i]->name;
-    f.depth = usable[i]->depth;
-    f.predicted = predicted[i];
-    for (size_t j = 0; j < usable.size(); ++j)
-      if (j != i) f.target_loss += usable[j]->target_loss / static_cast<double>(usable.size() - 1);
-    f.steps = f.predicted.steps_to(f.target_loss);
-    f.error = (f.steps - usable[i]->real_step) / usable[i]->real_step;
-    f.curve_error = mean_relative_error(usable[i]->curve, f.predicted);
+    f.name = run.name;
+    f.depth = run.depth;
+    double start = 0;  // the curves are compared after every run's fit has begun
+    for (const RunStudy* r : usable)
+      if (r != &run) {
+        others.push_back(r);
+        coefficients.push_back({r->depth, r->fit.b});
+        f.target_loss += r->target_loss / static_cast<double>(usable.size() - 1);
+        f.coefficients.origin += r->fit.origin / static_cast<double>(usable.size() - 1);
+        start = std::max(start, r->fit.origin);
+      }
+    bool distinct = false;
+    for (const RunCoefficients& c : coefficients) distinct |= c.depth != coefficients.front().depth;
+    if (!distinct) continue;
+    const DepthModel model = fit_depth_model(coefficients, kernel, lambda);
+    const std::vector<double> w = model.weights(run.depth);
+    f.coefficients.b = model.predict(run.depth);
+    const auto mixture = [&](double step) {
+      double log_loss = 0;
+      for (size_t j = 0; j < others.size(); ++j) log_loss += w[j] * std::log(others[j]->fit.at(step));
+      return std::exp(log_loss);
+    };
+    Curve judged_part;  // the held-out run's windows after every fit's start
+    std::vector<double> from_b;
+    for (size_t i = 0; i < run.curve.size(); ++i)
+      if (run.curve.step[i] > start) {
+        judged_part.step.push_back(run.curve.step[i]);
+        judged_part.loss.push_back(run.curve.loss[i]);
+        from_b.push_back(f.coefficients.at(run.curve.step[i]));
+        f.curve.push_back(mixture(run.curve.step[i]));
+      }
+    f.curve_step = judged_part.step;
+    f.from_coefficients = judged(f.coefficients.step_reaching(f.target_loss), run.real_step, judged_part, from_b);
+    const double grain = std::max(1.0, (run.curve.step.back() - run.curve.step.front()) / 1000);
+    const double horizon = start + 100 * run.curve.step.back();
+    f.from_curves = judged(first_step_reaching(mixture, f.target_loss, start, grain, horizon), run.real_step,
+                           judged_part, f.curve);
     result.push_back(f);
   }
   return result;
@@ -55,20 +95,36 @@ double median_abs(std::vector<double> values) {
   return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
+int study_window(const StudyRun& run, const StudyOptions& options) {
+  return options.window > 0 ? options.window : default_window(run.log.rows.size());
+}
+
+double reachable_target(const std::vector<StudyRun>& runs, const StudyOptions& options) {
+  double lowest_best = 100;
+  for (const StudyRun& run : runs) {
+    std::vector<double> negated;
+    for (double a : aggregate(run.log, study_window(run, options)).acc) negated.push_back(-a);
+    lowest_best = std::min(lowest_best, -monotone_decreasing(negated).back());  // the monotone fit's last, highest
+  }
+  return std::floor(lowest_best);
+}
+
 Study run_study(const std::vector<StudyRun>& runs, const StudyOptions& options) {
   check(!runs.empty(), "the study needs at least one run");
-  check(options.target_acc > 0 && options.target_acc <= 100, "--target-acc must be a percentage in (0, 100]");
+  check(options.target_acc >= 0 && options.target_acc <= 100, "--target-acc must be a percentage in (0, 100]");
   Study study;
-  study.target_acc = options.target_acc;
+  study.target_acc = options.target_acc > 0 ? options.target_acc : reachable_target(runs, options);
+  check(study.target_acc > 0, "no run's training accuracy reaches 1%: no target accuracy to forecast");
   for (const StudyRun& run : runs) {
     RunStudy r;
     r.name = run.name;
     r.depth = run.depth;
-    const int window = options.window > 0 ? options.window : default_window(run.log.rows.size());
+    const int window = study_window(run, options);
     r.curve = aggregate(run.log, window);
+    const double warmup = options.after_warmup && run.record ? run.record->warmup_steps() : 0;
     double change = 0;
-    r.fit = fit_curve(r.curve, options.detect_change, options.fit, &change);
-    const Crossing crossing = first_reaching_accuracy(r.curve, options.target_acc);
+    r.fit = fit_curve(r.curve, warmup, options.detect_change, options.fit, &change);
+    const Crossing crossing = first_reaching_accuracy(r.curve, study.target_acc);
     r.reaches = crossing.step >= 0 && crossing.step > r.fit.origin;
     r.steps_per_epoch = run.record ? run.record->steps_per_epoch()
                                    : static_cast<double>(std::count_if(run.log.rows.begin(), run.log.rows.end(),
@@ -87,7 +143,7 @@ Study run_study(const std::vector<StudyRun>& runs, const StudyOptions& options) 
         const StepLog part = cut_step_log(run.log, fraction);
         const Curve curve = aggregate(part, window);
         c.last_step = static_cast<double>(part.rows.back().step);
-        c.fit = fit_curve(curve, options.detect_change, options.fit, &c.change);
+        c.fit = fit_curve(curve, warmup, options.detect_change, options.fit, &c.change);
         c.steps = forecast_steps_to_loss(curve, c.fit, r.target_loss, options.replicates, options.seed, options.fit);
         c.error = (c.steps.point - r.real_step) / r.real_step;
         c.inside = c.steps.band.contains(r.real_step);
@@ -97,8 +153,10 @@ Study run_study(const std::vector<StudyRun>& runs, const StudyOptions& options) 
     }
     study.runs.push_back(r);
   }
-  study.ridge = depth_forecasts(study.runs, DepthKernel::ridge, options.lambda);
-  study.rbf = depth_forecasts(study.runs, DepthKernel::rbf, options.lambda);
+  if (options.depth_regression) {
+    study.ridge = depth_forecasts(study.runs, DepthKernel::ridge, options.lambda);
+    study.rbf = depth_forecasts(study.runs, DepthKernel::rbf, options.lambda);
+  }
   return study;
 }
 

@@ -25,12 +25,16 @@ struct StudyRun {
 };
 
 struct StudyOptions {
-  double target_acc = 0;  // training top-1, percent, of the aggregated step log
+  // Training top-1, percent, of the aggregated step log; 0: the highest whole
+  // percent every run reaches (monotone fit), the most demanding target all share.
+  double target_acc = 0;
   std::vector<double> cuts = {0.25, 0.5};
   int window = 0;  // 0: default_window of each run's full log
   int replicates = 200;
   uint64_t seed = 1;
   bool detect_change = false;  // look for a schedule change in each fitted part
+  bool after_warmup = true;    // fit only after the warm-up the run's record names
+  bool depth_regression = true;  // false: the runs are not a depth family (seeds, learning rates)
   LossFitOptions fit;
   double lambda = 1e-3;
 };
@@ -59,15 +63,23 @@ struct RunStudy {
   std::vector<CutForecast> cuts;
 };
 
-// One run's coefficients predicted from the other runs (leave one out).
+// A held-out run's forecast steps to the target loss, against the real run.
+struct DepthPrediction {
+  double steps = 0;        // infinity when the forecast curve never gets there
+  double error = 0;        // (steps - real) / real, signed
+  double curve_error = 0;  // mean |forecast - real| / real over the run's aggregated curve
+};
+
+// One run forecast from the other runs (leave one out), two ways: its loss
+// model's coefficients regressed on depth, and its curve regressed on depth
+// (the others' fitted log losses, step by step, with the same weights).
 struct DepthForecast {
   std::string name;
   double depth = 0;
-  LossParams predicted;
-  double target_loss = 0;     // the mean of the other runs' target losses
-  double steps = 0;           // forecast steps to that loss
-  double error = 0;           // against the run's real step, signed
-  double curve_error = 0;     // mean |forecast - real| / real over the run's aggregated curve
+  double target_loss = 0;  // the mean of the other runs' target losses
+  LossFit coefficients;    // b regressed; origin: the others' mean
+  DepthPrediction from_coefficients, from_curves;
+  std::vector<double> curve_step, curve;  // the curve regression's loss at the run's windows after the fits' start
 };
 
 struct Study {

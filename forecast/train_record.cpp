@@ -32,6 +32,7 @@ TrainRecord read_train_record(const std::string& path) {
     record.model = options.at("model");
     record.dataset = options.at("dataset");
     record.device = options.at("device");
+    record.warmup_epochs = options.value("warmup_epochs", 0.0);  // older records ran without a warm-up
     for (const nlohmann::json& e : j.at("epochs")) {
       EpochTiming t;
       t.epoch = e.at("epoch");

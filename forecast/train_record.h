@@ -20,11 +20,13 @@ struct EpochTiming {
 
 struct TrainRecord {
   std::string path, model, dataset, device;
+  double warmup_epochs = 0;  // the linear learning-rate warm-up (--warmup-epochs)
   std::vector<EpochTiming> epochs;
   // Seconds per step over the epochs that ended by `last_step` (the first epoch
   // when none did): what a partial run knows of its speed.
   double seconds_per_step(double last_step) const;
   double steps_per_epoch() const;  // of the first epoch
+  double warmup_steps() const { return warmup_epochs * steps_per_epoch(); }
 };
 
 // Refuses, naming the file and the field, a record octet train did not write.

@@ -63,15 +63,51 @@ TEST(ForecastNnls, ReturnsTheExactSolutionWhenItIsFeasible) {
 
 TEST(ForecastLossModel, RecoversKnownCoefficientsFromNoisyStepsWithinOnePercent) {
   const LossParams truths[] = {{0.002, 0.45, 0.30}, {0.0005, 0.8, 0.05}, {0.01, 1.0, 0.6}};
+  LossFitOptions optimus;
+  optimus.model = CurveModel::optimus;
   uint64_t seed = 11;
   for (const LossParams& truth : truths) {
     const Curve curve = synthetic_curve(truth, 20000, 0.02, seed++);
-    const LossFit fit = fit_loss(curve.step, curve.loss);
+    optimus.weighting = Weighting::even;
+    const LossFit fit = fit_loss(curve.step, curve.loss, 0, optimus);
     expect_within(fit.b.b0, truth.b0, 0.01);
     expect_within(fit.b.b1, truth.b1, 0.01);
     expect_within(fit.b.b2, truth.b2, 0.01);
+    EXPECT_EQ(fit.b.a, 1.0);
     EXPECT_GT(fit.r2, 0.99);
+    // The late weighting gives the first windows, where b1 shows most, little
+    // weight: b2 and the curve stay within 1%.
+    optimus.weighting = Weighting::late;
+    const LossFit late = fit_loss(curve.step, curve.loss, 0, optimus);
+    expect_within(late.b.b2, truth.b2, 0.01);
+    for (double k : {500.0, 5000.0, 20000.0}) expect_within(late.b.at(k), truth.at(k), 0.01);
   }
+}
+
+TEST(ForecastLossModel, PowerModelRecoversAKnownExponent) {
+  // Curves falling more slowly than 1/k (a < 1) and faster (a > 1).
+  const LossParams truths[] = {{0.002, 0.45, 0.30, 0.5}, {0.001, 0.6, 0.1, 0.7}, {0.004, 1.0, 0.5, 1.5}};
+  uint64_t seed = 31;
+  for (const LossParams& truth : truths) {
+    const Curve curve = synthetic_curve(truth, 20000, 0.01, seed++);
+    const LossFit fit = fit_loss(curve.step, curve.loss);  // power, late weighting
+    expect_within(fit.b.a, truth.a, 0.02);
+    expect_within(fit.b.b2, truth.b2, 0.02);
+    for (double k : {1000.0, 10000.0, 40000.0}) expect_within(fit.b.at(k), truth.at(k), 0.01);
+  }
+}
+
+TEST(ForecastLossModel, PowerModelForecastsASlowCurveThatOptimusCallsNever) {
+  // A curve with a = 0.5 seen to step 4000: its loss at step 12000 lies below
+  // the asymptote a 1/k fit puts on the first part.
+  const LossParams truth{0.002, 0.45, 0.30, 0.5};
+  const Curve part = synthetic_curve(truth, 4000, 0.01, 41, 40);
+  LossFitOptions optimus;
+  optimus.model = CurveModel::optimus;
+  optimus.weighting = Weighting::even;
+  const double target = truth.at(12000);
+  EXPECT_GT(fit_loss(part.step, part.loss, 0, optimus).b.b2, target);
+  expect_within(fit_loss(part.step, part.loss).step_reaching(target), 12000, 0.10);
 }
 
 TEST(ForecastLossModel, RobustFitIgnoresOutlyingWindows) {
@@ -118,6 +154,37 @@ TEST(ForecastSteps, BandFromHalfACurveContainsTheTrueStep) {
   EXPECT_LE(f.band.p10, f.band.p50);
   EXPECT_LE(f.band.p50, f.band.p90);
   expect_within(f.point, 7000, 0.10);
+}
+
+TEST(ForecastSteps, MonotoneFitPoolsAdjacentViolators) {
+  // 1, 2 pool to 1.5; then 4 pools with them to 7/3, which stays below 3.
+  const std::vector<double> fit = monotone_decreasing({3, 1, 2, 4});
+  ASSERT_EQ(fit.size(), 4u);
+  EXPECT_DOUBLE_EQ(fit[0], 3);
+  for (size_t i = 1; i < 4; ++i) EXPECT_DOUBLE_EQ(fit[i], 7.0 / 3);
+  const std::vector<double> partial = monotone_decreasing({5, 3, 1, 2, 0.5});
+  const std::vector<double> expected = {5, 3, 1.5, 1.5, 0.5};
+  for (size_t i = 0; i < expected.size(); ++i) EXPECT_DOUBLE_EQ(partial[i], expected[i]);
+}
+
+TEST(ForecastSteps, CrossingOfANoisyCurveIsNotALuckyWindow) {
+  // Accuracy a fixed function of a known curve, plus noise as large as the
+  // curve's rise over a fifth of the run: the monotone fit's crossing stays
+  // near the true step, and its loss near the true loss there.
+  const LossParams truth{0.002, 0.45, 0.30, 0.6};
+  std::mt19937_64 rng(5);
+  std::normal_distribution<double> noise(0, 1.5);
+  Curve curve;
+  for (int k = 50; k <= 10000; k += 50) {
+    curve.step.push_back(k);
+    curve.loss.push_back(truth.at(k));
+    curve.acc.push_back(100 - 40 * truth.at(k) + noise(rng));
+  }
+  // 100 - 40 l = 80 at l = 0.5, near step 7100.
+  const double real = truth.steps_to(0.5);
+  const Crossing crossing = first_reaching_accuracy(curve, 80);
+  expect_within(crossing.step, real, 0.10);
+  EXPECT_NEAR(crossing.loss, 0.5, 0.01);
 }
 
 TEST(ForecastSteps, ConvergenceRulesSolveTheModel) {
@@ -178,6 +245,17 @@ TEST(ForecastDepth, RidgeFollowsAnExactTrendAndLeaveOneOutRecoversIt) {
   // The rbf kernel passes through its training points with a small penalty.
   const DepthModel rbf = fit_depth_model(runs, DepthKernel::rbf, 1e-9);
   expect_within(rbf.predict(32).b2, runs[1].b.b2, 1e-4);
+  // Both predict with weights on the runs' values (which regress whole curves):
+  // the ridge weights reproduce the linear trend of any value, the rbf weights
+  // sum to one (far from every run they return to the mean).
+  const std::vector<double> ridge_w = fit_depth_model(runs, DepthKernel::ridge, 1e-9).weights(110);
+  double trend = 0, sum = 0;
+  for (size_t i = 0; i < runs.size(); ++i) trend += ridge_w[i] * (3 + 0.5 * runs[i].depth);
+  EXPECT_NEAR(trend, 3 + 0.5 * 110, 1e-4);
+  for (double w : rbf.weights(500)) sum += w;
+  EXPECT_NEAR(sum, 1, 1e-9);
+  // Optimus fits (a = 1) give a = 1 wherever they are regressed.
+  EXPECT_DOUBLE_EQ(fit_depth_model(runs, DepthKernel::ridge).predict(110).a, 1.0);
 }
 
 TEST(ForecastSpeed, RecoversCoefficientsFromNoisyStepTimes) {
@@ -192,12 +270,22 @@ TEST(ForecastSpeed, RecoversCoefficientsFromNoisyStepTimes) {
   for (double w : {3.0, 6.0}) expect_within(fit.speed(2, w), truth.speed(2, w), 0.01);
 }
 
-TEST(ForecastSpeed, RefusesProbesThatCannotSeparateTheCoefficients) {
-  // Optimus's public probes: p always equal to w.
+TEST(ForecastSpeed, ProbesWithPEqualToWGiveTheReducedModel) {
+  // Optimus's public probes, and octet bench train scaling's: p always equal to
+  // w. t0, t1 + t2 and t3 + t4 come back; p != w is refused.
   const SpeedModel truth = paper_sync_speed_model();
   std::vector<StepTimeSample> samples;
   for (double w : {1.0, 2.0, 3.0, 4.0, 6.0, 8.0}) samples.push_back({w, w, truth.step_time(w, w)});
-  EXPECT_THROW(fit_speed_model(samples, 128), Error);
+  const SpeedModel fit = fit_speed_model(samples, 128);
+  EXPECT_TRUE(fit.p_equals_w);
+  EXPECT_NEAR(fit.t[0], truth.t[0], 1e-9);
+  EXPECT_NEAR(fit.t[1], truth.t[1] + truth.t[2], 1e-9);
+  EXPECT_NEAR(fit.t[3], truth.t[3] + truth.t[4], 1e-9);
+  EXPECT_NEAR(fit.step_time(5, 5), truth.step_time(5, 5), 1e-9);
+  EXPECT_THROW(fit.step_time(2, 4), Error);
+  // Two distinct w cannot give three coefficients; mixed probes of rank < 5 are refused.
+  EXPECT_THROW(fit_speed_model({{1, 1, 2}, {2, 2, 1.5}, {1, 1, 2.1}}, 128), Error);
+  EXPECT_THROW(fit_speed_model({{1, 1, 2}, {2, 2, 1.5}, {4, 4, 1.2}, {2, 4, 1.4}, {8, 8, 1.1}}, 128), Error);
 }
 
 TEST(ForecastStudy, ForecastsCutsAndAHeldOutDepthOfSyntheticRuns) {
@@ -230,8 +318,10 @@ TEST(ForecastStudy, ForecastsCutsAndAHeldOutDepthOfSyntheticRuns) {
     EXPECT_LT(std::abs(r.cuts[0].error), 0.10) << r.name;
   }
   ASSERT_EQ(study.ridge.size(), 4u);
-  EXPECT_LT(std::abs(study.ridge[1].error), 0.10);  // depth 32, between the others
-  EXPECT_LT(study.ridge[1].curve_error, 0.02);
+  for (const DepthPrediction& p : {study.ridge[1].from_coefficients, study.ridge[1].from_curves}) {
+    EXPECT_LT(std::abs(p.error), 0.10);  // depth 32, between the others
+    EXPECT_LT(p.curve_error, 0.02);
+  }
 }
 
 TEST(ForecastTrainRecord, ReadsEpochsAndRefusesOtherJson) {

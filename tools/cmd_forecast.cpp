@@ -26,7 +26,7 @@ namespace {
 // JSON has no infinity: a forecast that is never reached is null.
 nlohmann::json finite_or_null(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); }
 
-nlohmann::json params_json(const LossParams& b) { return {{"b0", b.b0}, {"b1", b.b1}, {"b2", b.b2}}; }
+nlohmann::json params_json(const LossParams& b) { return {{"b0", b.b0}, {"b1", b.b1}, {"b2", b.b2}, {"a", b.a}}; }
 
 nlohmann::json fit_json(const LossFit& f) {
   return {{"b", params_json(f.b)}, {"origin", f.origin}, {"rmse", f.rmse}, {"r2", f.r2}, {"points", f.points}};
@@ -54,7 +54,17 @@ void add_fit_options(CLI::App* cmd, StudyOptions& o) {
   cmd->add_option("--seed", o.seed, "Bootstrap seed")->capture_default_str();
   cmd->add_flag("--detect-change", o.detect_change,
                 "Look for a learning-rate schedule change (warm-up end, milestone) and fit after it");
+  cmd->add_flag("!--keep-warmup", o.after_warmup,
+                "Fit the learning-rate warm-up too (by default the fit starts where the run's record says it ended)");
+  cmd->add_option_function<std::string>(
+         "--weighting", [&o](const std::string& name) { o.fit.weighting = parse_weighting(name); },
+         "late: window i weighted by k_i / loss_i^2 (relative residuals, the recent trend counts most); even: plain")
+      ->default_str("late");
   cmd->add_flag("!--no-robust", o.fit.robust, "Plain least squares instead of Huber's loss");
+  cmd->add_option_function<std::string>(
+         "--model", [&o](const std::string& name) { o.fit.model = parse_curve_model(name); },
+         "Loss model: optimus, 1/(b0 k + b1) + b2; or power, (b0 k + b1)^-a + b2 with the exponent a fitted")
+      ->default_str("power");
 }
 
 // A step log, or an epoch record (.json) read as one point per epoch.
@@ -83,16 +93,20 @@ void run_fit(const FitCommand& c) {
   const Curve curve = aggregate(part, window);
   const double last_step = static_cast<double>(part.rows.back().step);
   double origin = std::max(0.0, c.restart_at);
-  if (c.restart_at < 0 && c.options.detect_change) origin = detect_schedule_change(curve.step, curve.loss);
+  if (c.restart_at < 0) {
+    if (c.options.after_warmup && record) origin = record->warmup_steps();
+    if (c.options.detect_change) origin = std::max(origin, detect_schedule_change(curve.step, curve.loss));
+  }
   const LossFit fit = fit_loss(curve.step, curve.loss, origin, c.options.fit);
   const double steps_per_epoch = record ? record->steps_per_epoch() : 0;
 
   std::fprintf(out, "%s: %zu steps, fitted %.0f%% (to step %.0f) in windows of %d steps, %d points%s\n",
                c.log.c_str(), full.rows.size(), 100 * c.cut, last_step, window, fit.points,
-               origin > 0 ? (", after the schedule change at step " + std::to_string(static_cast<long>(origin))).c_str()
+               origin > 0 ? (", after step " + std::to_string(static_cast<long>(origin)) + " (warm-up end or schedule change)").c_str()
                           : "");
-  std::fprintf(out, "loss model l(k) = 1 / (b0 k + b1) + b2, k = step - %.0f: b0 %.6g  b1 %.6g  b2 %.6g  RMSE %.4g  R^2 %.4f\n",
-               origin, fit.b.b0, fit.b.b1, fit.b.b2, fit.rmse, fit.r2);
+  std::fprintf(out, "loss model l(k) = (b0 k + b1)^-a + b2 (%s, %s weighting), k = step - %.0f: b0 %.6g  b1 %.6g  b2 %.6g  a %.4g  RMSE %.4g  R^2 %.4f\n",
+               curve_model_name(c.options.fit.model), weighting_name(c.options.fit.weighting), origin, fit.b.b0,
+               fit.b.b1, fit.b.b2, fit.b.a, fit.rmse, fit.r2);
   const double gap_step = steps_to_gap_fraction(fit, last_step, c.gap_fraction);
   const double per = steps_per_epoch > 0 ? steps_per_epoch : 100;
   const double slow_step = steps_to_relative_change(fit, last_step, c.relative_change, per);
@@ -101,6 +115,8 @@ void run_fit(const FitCommand& c) {
                slow_step);
 
   nlohmann::json j = {{"log", c.log},     {"steps", full.rows.size()}, {"cut", c.cut},
+                      {"model", curve_model_name(c.options.fit.model)},
+                      {"weighting", weighting_name(c.options.fit.weighting)},
                       {"last_step", last_step}, {"window", window}, {"fit", fit_json(fit)},
                       {"converged", {{"gap_fraction", c.gap_fraction}, {"gap_step", finite_or_null(gap_step)},
                                      {"relative_change", c.relative_change}, {"relative_change_step", finite_or_null(slow_step)}}}};
@@ -109,11 +125,11 @@ void run_fit(const FitCommand& c) {
   if (c.target_acc > 0) {
     const Crossing crossing = first_reaching_accuracy(full_curve, c.target_acc);
     check(crossing.step >= 0, c.log + ": the log never reaches " + std::to_string(c.target_acc) +
-                                  "% training accuracy (averaged over " + std::to_string(window) +
+                                  "% training accuracy (monotone fit of windows of " + std::to_string(window) +
                                   " steps), so it gives no target loss: pass --target-loss");
     target_loss = crossing.loss;
     real_step = crossing.step;
-    std::fprintf(out, "target: %.2f%% training accuracy, reached at step %.0f with loss %.4f (whole log)\n",
+    std::fprintf(out, "target: %.2f%% training accuracy, reached at step %.0f with loss %.4f (whole log, monotone fits)\n",
                  c.target_acc, crossing.step, target_loss);
   }
   if (target_loss > 0) {
@@ -169,36 +185,51 @@ std::string percent(double x) {
 
 void print_depth(std::FILE* out, const char* kernel, const std::vector<DepthForecast>& forecasts,
                  const Study& study) {
-  std::vector<double> errors;
-  std::fprintf(out, "\ndepth regression (%s on log b0, b1, b2), each run left out in turn:\n", kernel);
-  std::fprintf(out, "  %-12s %6s %10s %10s %10s %9s %9s %8s\n", "run", "depth", "b0", "b1", "b2", "steps", "real",
-               "error");
+  std::vector<double> coefficient_errors, curve_errors;
+  std::fprintf(out, "\ndepth regression (%s), each run left out in turn: its coefficients (log b0, b1, b2, a) "
+               "or its curve (the others' log losses) from the other depths:\n", kernel);
+  std::fprintf(out, "  %-12s %6s %10s %10s %8s %6s %9s %9s %8s %9s %8s\n", "run", "depth", "b0", "b1", "b2", "a",
+               "real", "coef", "error", "curves", "error");
   for (const DepthForecast& f : forecasts) {
     double real = 0;
     for (const RunStudy& r : study.runs)
       if (r.name == f.name) real = r.real_step;
-    std::fprintf(out, "  %-12s %6.0f %10.4g %10.4g %10.4g %9.0f %9.0f %8s  curve error %.1f%%\n", f.name.c_str(),
-                 f.depth, f.predicted.b0, f.predicted.b1, f.predicted.b2, f.steps, real, percent(f.error).c_str(),
-                 100 * f.curve_error);
-    errors.push_back(f.error);
+    const LossParams& b = f.coefficients.b;
+    std::fprintf(out, "  %-12s %6.0f %10.4g %10.4g %8.4f %6.3f %9.0f %9.0f %8s %9.0f %8s  curve error %.1f%% / %.1f%%\n",
+                 f.name.c_str(), f.depth, b.b0, b.b1, b.b2, b.a, real, f.from_coefficients.steps,
+                 percent(f.from_coefficients.error).c_str(), f.from_curves.steps, percent(f.from_curves.error).c_str(),
+                 100 * f.from_coefficients.curve_error, 100 * f.from_curves.curve_error);
+    coefficient_errors.push_back(f.from_coefficients.error);
+    curve_errors.push_back(f.from_curves.error);
   }
-  std::fprintf(out, "  median |error| of steps to target: %.1f%%\n", 100 * median_abs(errors));
+  std::fprintf(out, "  median |error| of steps to target: from coefficients %.1f%%, from curves %.1f%%\n",
+               100 * median_abs(coefficient_errors), 100 * median_abs(curve_errors));
+}
+
+nlohmann::json prediction_json(const DepthPrediction& p) {
+  return {{"steps", finite_or_null(p.steps)}, {"error", finite_or_null(p.error)}, {"curve_error", p.curve_error}};
 }
 
 nlohmann::json depth_json(const std::vector<DepthForecast>& forecasts) {
   nlohmann::json rows = nlohmann::json::array();
-  std::vector<double> errors;
+  std::vector<double> coefficient_errors, curve_errors;
   for (const DepthForecast& f : forecasts) {
-    rows.push_back({{"run", f.name}, {"depth", f.depth}, {"b", params_json(f.predicted)},
-                    {"target_loss", f.target_loss}, {"steps", finite_or_null(f.steps)},
-                    {"error", finite_or_null(f.error)}, {"curve_error", f.curve_error}});
-    errors.push_back(f.error);
+    rows.push_back({{"run", f.name},
+                    {"depth", f.depth},
+                    {"target_loss", f.target_loss},
+                    {"coefficients", {{"b", params_json(f.coefficients.b)}, {"origin", f.coefficients.origin}}},
+                    {"from_coefficients", prediction_json(f.from_coefficients)},
+                    {"from_curves", prediction_json(f.from_curves)}});
+    coefficient_errors.push_back(f.from_coefficients.error);
+    curve_errors.push_back(f.from_curves.error);
   }
-  return {{"runs", rows}, {"median_abs_error", finite_or_null(median_abs(errors))}};
+  return {{"runs", rows},
+          {"median_abs_error_from_coefficients", finite_or_null(median_abs(coefficient_errors))},
+          {"median_abs_error_from_curves", finite_or_null(median_abs(curve_errors))}};
 }
 
-// Real loss of each run (points), the fit from half of it and the held-out
-// depth's forecast (dashed).
+// Real loss of each run (points), the fit from half of it, and the held-out
+// depth's curve forecast from the other depths (dashed; ridge and rbf).
 std::string study_svg(const Study& study, const std::string& held_out) {
   static const char* colors[] = {"#3b6ea5", "#c0504d", "#4f8f3a", "#8064a2", "#e07b00", "#2b9ca8", "#7f7f7f"};
   std::vector<SvgSeries> series;
@@ -208,16 +239,17 @@ std::string study_svg(const Study& study, const std::string& held_out) {
     series.push_back({r.name + " (log)", r.curve.step, r.curve.loss, color, false, true});
     for (const CutForecast& c : r.cuts)
       if (std::abs(c.fraction - 0.5) < 1e-9) {
-        SvgSeries fit{r.name + ": fit of 1st half", r.curve.step, {}, color};
-        for (double s : fit.x) fit.y.push_back(c.fit.at(s));
+        SvgSeries fit{r.name + ": fit of 1st half", {}, {}, color};
+        for (double s : r.curve.step)
+          if (s > c.fit.origin) fit.x.push_back(s), fit.y.push_back(c.fit.at(s));
         series.push_back(fit);
       }
-    for (const DepthForecast& f : study.ridge)
-      if (f.name == r.name && r.name == held_out) {
-        SvgSeries forecast{r.name + ": from other depths", r.curve.step, {}, color, true};
-        for (double s : forecast.x) forecast.y.push_back(f.predicted.at(s));
-        series.push_back(forecast);
-      }
+    if (r.name != held_out) continue;
+    for (const auto* forecasts : {&study.ridge, &study.rbf})
+      for (const DepthForecast& f : *forecasts)
+        if (f.name == r.name)
+          series.push_back({r.name + ": from other depths (" + (forecasts == &study.ridge ? "ridge" : "rbf") + ")",
+                            f.curve_step, f.curve, color, true});
   }
   return line_chart_svg("training loss: logs, half-run fits, held-out depth", series, "step", "loss");
 }
@@ -228,17 +260,19 @@ void run_study_command(const StudyCommand& c) {
   for (const std::string& spec : c.runs) runs.push_back(parse_run(spec));
   const Study study = run_study(runs, c.options);
 
-  std::fprintf(out, "target: %.2f%% training accuracy (step-log windows); target loss: each run's loss there\n",
+  std::fprintf(out, "loss model: %s, %s weighting\n", curve_model_name(c.options.fit.model),
+               weighting_name(c.options.fit.weighting));
+  std::fprintf(out, "target: %.2f%% training accuracy (monotone fit of the step-log windows); target loss: each run's loss there\n",
                study.target_acc);
-  std::fprintf(out, "%-12s %6s %6s %10s %10s %8s %7s %9s %8s\n", "run", "depth", "steps", "b0", "b1", "b2", "R^2",
-               "to target", "epochs");
+  std::fprintf(out, "%-12s %6s %6s %10s %10s %8s %6s %7s %9s %8s\n", "run", "depth", "steps", "b0", "b1", "b2", "a",
+               "R^2", "to target", "epochs");
   nlohmann::json run_rows = nlohmann::json::array();
   std::vector<std::vector<double>> errors(c.options.cuts.size());
   std::vector<int> inside(c.options.cuts.size(), 0);
   for (const RunStudy& r : study.runs) {
     const double total = r.curve.step.empty() ? 0 : r.curve.step.back();
-    std::fprintf(out, "%-12s %6.0f %6.0f %10.4g %10.4g %8.4f %7.4f %9s %8s\n", r.name.c_str(), r.depth, total,
-                 r.fit.b.b0, r.fit.b.b1, r.fit.b.b2, r.fit.r2,
+    std::fprintf(out, "%-12s %6.0f %6.0f %10.4g %10.4g %8.4f %6.3f %7.4f %9s %8s\n", r.name.c_str(), r.depth, total,
+                 r.fit.b.b0, r.fit.b.b1, r.fit.b.b2, r.fit.b.a, r.fit.r2,
                  r.reaches ? std::to_string(static_cast<long>(r.real_step)).c_str() : "never",
                  r.reaches ? std::to_string(r.real_step / r.steps_per_epoch).substr(0, 5).c_str() : "-");
     nlohmann::json row = {{"run", r.name},   {"depth", r.depth},         {"fit", fit_json(r.fit)},
@@ -276,9 +310,9 @@ void run_study_command(const StudyCommand& c) {
     summary.push_back({{"fraction", c.options.cuts[i]}, {"median_abs_error", finite_or_null(median_abs(errors[i]))},
                        {"inside", inside[i]}, {"runs", errors[i].size()}});
   }
-  if (study.ridge.empty())
+  if (c.options.depth_regression && study.ridge.empty())
     std::fprintf(out, "\nno depth regression: it needs 3 runs that reach the target and hold 2 depths besides each\n");
-  else {
+  if (!study.ridge.empty()) {
     print_depth(out, "ridge", study.ridge, study);
     print_depth(out, "rbf kernel ridge", study.rbf, study);
   }
@@ -293,7 +327,9 @@ void run_study_command(const StudyCommand& c) {
     std::fprintf(out, "\nplot: %s\n", c.svg.c_str());
   }
   if (!c.json.empty())
-    write_text_output(c.json, nlohmann::json({{"target_acc", study.target_acc},
+    write_text_output(c.json, nlohmann::json({{"model", curve_model_name(c.options.fit.model)},
+                                              {"weighting", weighting_name(c.options.fit.weighting)},
+                                              {"target_acc", study.target_acc},
                                               {"runs", run_rows},
                                               {"cuts", summary},
                                               {"depth_ridge", depth_json(study.ridge)},
@@ -319,26 +355,34 @@ void run_speed(const SpeedCommand& c) {
                model.batch, model.t[0], model.t[1], model.t[2], model.t[3], model.t[4],
                fitted ? (" fitted (NNLS) from " + c.step_times).c_str()
                       : " (Optimus's synchronous coefficients; time in their units)");
+  // A model fitted from p = w probes only knows p = w: that is its one column.
+  const std::vector<double> servers = model.p_equals_w ? std::vector<double>{0} : c.servers;
+  if (model.p_equals_w)
+    std::fprintf(out, "every probe had p = w: only t0, t1 + t2 (shown as t1) and t3 + t4 (shown as t3) are identifiable, "
+                      "and only p = w can be forecast\n");
   std::fprintf(out, "time to target (%.0f steps):\n%8s", c.steps, "workers");
-  for (double p : c.servers) std::fprintf(out, "   p = %-6g", p);
+  for (double p : servers)
+    if (p > 0) std::fprintf(out, "   p = %-6g", p);
+    else std::fprintf(out, "   p = w     ");
   std::fprintf(out, "\n");
   std::vector<SvgSeries> series;
   static const char* colors[] = {"#3b6ea5", "#c0504d", "#4f8f3a", "#8064a2"};
-  for (size_t i = 0; i < c.servers.size(); ++i) {
+  for (size_t i = 0; i < servers.size(); ++i) {
     char name[32];
-    std::snprintf(name, sizeof name, "p = %g", c.servers[i]);
+    std::snprintf(name, sizeof name, servers[i] > 0 ? "p = %g" : "p = w", servers[i]);
     series.push_back({name, {}, {}, colors[i % 4]});
   }
   nlohmann::json rows = nlohmann::json::array();
   for (int w = 1; w <= c.max_workers; ++w) {
     std::fprintf(out, "%8d", w);
     nlohmann::json row = {{"workers", w}};
-    for (size_t i = 0; i < c.servers.size(); ++i) {
-      const double time = c.steps * model.step_time(c.servers[i], w);
+    for (size_t i = 0; i < servers.size(); ++i) {
+      const double p = servers[i] > 0 ? servers[i] : w;
+      const double time = c.steps * model.step_time(p, w);
       std::fprintf(out, "   %-10.4g", time);
       series[i].x.push_back(w);
       series[i].y.push_back(time);
-      row["time_p" + std::to_string(static_cast<int>(c.servers[i]))] = time;
+      row[servers[i] > 0 ? "time_p" + std::to_string(static_cast<int>(servers[i])) : std::string("time_p_equals_w")] = time;
     }
     std::fprintf(out, "\n");
     rows.push_back(row);
@@ -349,6 +393,7 @@ void run_speed(const SpeedCommand& c) {
   }
   if (!c.json.empty())
     write_text_output(c.json, nlohmann::json({{"t", model.t}, {"batch", model.batch}, {"fitted", fitted},
+                                              {"p_equals_w_only", model.p_equals_w},
                                               {"steps", c.steps}, {"rows", rows}})
                                       .dump(2) +
                                   "\n");
@@ -385,10 +430,13 @@ void add_forecast_command(CLI::App& app) {
   auto s = std::make_shared<StudyCommand>();
   study->add_option("--run", s->runs, "NAME=STEP_LOG, NAME ending in the depth (resnet20=logs/resnet20.csv)")
       ->required();
-  study->add_option("--target-acc", s->options.target_acc, "Target training accuracy (%)")->required()->check(
-      CLI::Range(0.0, 100.0));
+  study->add_option("--target-acc", s->options.target_acc,
+                    "Target training accuracy (%; default: the highest whole percent every run reaches)")
+      ->check(CLI::Range(0.0, 100.0));
   study->add_option("--cuts", s->options.cuts, "Fractions of each run to forecast from")->capture_default_str()->delimiter(',');
   study->add_option("--lambda", s->options.lambda, "Ridge penalty of the depth regression")->capture_default_str();
+  study->add_flag("!--no-depth", s->options.depth_regression,
+                  "The runs are not a family of depths (seeds, learning rates): no depth regression");
   study->add_option("--held-out", s->held_out, "Run whose depth forecast the plot shows (default: the deepest)");
   study->add_option("--svg", s->svg, "Plot of the logs, half-run fits and the held-out depth's forecast");
   add_fit_options(study, s->options);
@@ -399,7 +447,8 @@ void add_forecast_command(CLI::App& app) {
   auto p = std::make_shared<SpeedCommand>();
   speed->add_option("--steps", p->steps, "Steps to the target (e.g. from forecast fit)")->required()->check(
       CLI::PositiveNumber);
-  speed->add_option("--step-times", p->step_times, "CSV p,w,seconds of measured steps: fit t by NNLS");
+  speed->add_option("--step-times", p->step_times,
+                    "CSV p,w,seconds of measured steps: fit t by NNLS (probes all with p = w: the reduced model, p = w only)");
   speed->add_option("--batch", p->batch, "Global batch M")->capture_default_str()->check(CLI::PositiveNumber);
   speed->add_option("--max-workers", p->max_workers, "Table rows w = 1..N")->capture_default_str()->check(
       CLI::Range(1, 1024));
