@@ -89,22 +89,18 @@ assert [int(r["steps"]) for r in rows] == [5, 3, 5, 3], "300 images in batches o
 grep -q 'the training diverged (loss NaN)' "$dir/diverged/batch-size.md" || fail "diverged: no note"
 grep -q '^fixed lr,64,.*,,' "$dir/diverged/batch-size.csv" || fail "diverged: the loss is not an empty CSV field"
 
-# scaling needs `octet launch` (data-parallel training).
-if "$octet" --help | grep -q '^  launch '; then
-  run scaling --processes 1,2 --batch-size 64
-  check_files scaling '
+# scaling: 1 and 2 Gloo processes through `octet launch`.
+run scaling --processes 1,2 --batch-size 64
+check_files scaling '
 assert [(r["scaling"], r["processes"], r["global batch"]) for r in rows] == [("weak", "1", "64"), ("weak", "2", "128"), ("strong", "1", "64"), ("strong", "2", "64")], rows
 two = [r for r in rows if r["processes"] == "2"]
 assert all(float(r["MB all-reduced/step"]) > 0 and float(r["ring MB/step"]) > 0 for r in two), two'
-  /usr/bin/python3 - "$dir/scaling/speed.csv" <<'PY' || fail "scaling: speed.csv"
+/usr/bin/python3 - "$dir/scaling/speed.csv" <<'PY' || fail "scaling: speed.csv"
 import csv, sys
 rows = list(csv.reader(open(sys.argv[1])))
 assert rows[0] == ["p", "w", "seconds"] and [r[:2] for r in rows[1:]] == [["1", "1"], ["2", "2"]], rows
 assert all(float(r[2]) > 0 for r in rows[1:])
 PY
-else
-  echo "scaling not tested: this octet has no launch command"
-fi
 
 # Refused before any run: status 1 (CLI11's own checks: 105/106), a message, no folder.
 refuse() {
