@@ -32,14 +32,6 @@ double kernel_value(DepthKernel kernel, double a, double b, double width) {
 
 }  // namespace
 
-DepthKernel parse_depth_kernel(const std::string& name) {
-  if (name == "ridge") return DepthKernel::ridge;
-  if (name == "rbf") return DepthKernel::rbf;
-  fail("--kernel: expected ridge or rbf, not '" + name + "'");
-}
-
-const char* depth_kernel_name(DepthKernel kernel) { return kernel == DepthKernel::ridge ? "ridge" : "rbf"; }
-
 DepthModel fit_depth_model(const std::vector<RunCoefficients>& runs, DepthKernel kernel, double lambda) {
   check(runs.size() >= 2, "the depth regression needs at least 2 runs, has " + std::to_string(runs.size()));
   bool distinct = false;

@@ -22,8 +22,6 @@ struct RunCoefficients {
 // ridge: linear in depth (extrapolates along the trend); rbf: Gaussian-kernel
 // ridge (bandwidth the mean gap between depths; returns to the mean far away).
 enum class DepthKernel { ridge, rbf };
-DepthKernel parse_depth_kernel(const std::string& name);
-const char* depth_kernel_name(DepthKernel kernel);
 
 struct DepthModel {
   DepthKernel kernel = DepthKernel::ridge;

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
 #include <map>
+#include <memory>
+#include <numeric>
 #include <optional>
 
 #include "common/error.h"
@@ -10,6 +13,7 @@
 #include "graph/op_traits.h"
 #include "qmodel/checkpoint_identity.h"
 #include "quant/fixed_point.h"
+#include "runtime/cpu/engine.h"
 
 namespace octet {
 
@@ -82,23 +86,98 @@ std::map<std::string, QuantizedWeights> quantize_all_weights(const FloatModel& f
   return weights;
 }
 
-// Weights replaced by their int8 images, for scoring activation choices with
-// every weight already quantized.
-FloatModel with_quantized_weights(const FloatModel& folded, const std::map<std::string, QuantizedWeights>& weights) {
-  FloatModel m = folded;
-  for (const auto& [name, q] : weights) {
-    FloatTensor& w = m.params[name + ".weight"];
-    const int64_t per_channel = w.numel() / w.dim(0);
-    for (int64_t k = 0; k < w.numel(); ++k) w.data[k] = q.values.data[k] / q.scales.data[k / per_channel];
-  }
-  return m;
+// The quantized model's graph and description, its parameters still empty.
+QuantizedModel model_header(const Checkpoint& checkpoint, const Plan& plan, const QuantizeOptions& o,
+                            const Calibration& cal) {
+  QuantizedModel qm;
+  qm.graph = plan.graph;
+  qm.model = checkpoint.model;
+  qm.source = checkpoint_identity(checkpoint);
+  qm.dataset = checkpoint.dataset;
+  qm.classes = checkpoint.classes;
+  qm.mean = checkpoint.mean;
+  qm.std = checkpoint.std;
+  qm.method = amax_method_name(o.method);
+  qm.granularity = o.per_channel ? "per-channel" : "per-tensor";
+  qm.scheme = o.scheme;
+  qm.weight_rounding = o.scheme == "lab" ? "nearest" : o.weight_rounding;
+  qm.calibration_samples = cal.samples;
+
+  return qm;
 }
 
-// KL(softmax(target) || softmax(logits)) summed over `rows` images into
-// `total`, term by term in image order (the mean is total / images). Unlike a
+// Fills the quantization parameters of `qm` (whose graph is the plan's) from
+// the amax of every quantization point, by float node: scales, int8 weights,
+// int32 biases and the fixed-point multipliers of every requantization.
+void fill_quant(const Plan& plan, const FloatModel& folded, const std::map<std::string, QuantizedWeights>& weights,
+                const std::vector<double>& amax, const std::vector<std::string>& methods, QuantizedModel* qm) {
+  const size_t N = plan.graph.nodes.size();
+  qm->quant.assign(N, NodeQuant());
+  const std::vector<ActShape> shapes = qm->graph.shapes();
+  for (size_t i = 0; i < N; ++i) {
+    const Node& n = qm->graph.nodes[i];
+    NodeQuant& q = qm->quant[i];
+    const std::string where = "layer '" + n.name + "'";
+    if (plan.own_scale[i]) {
+      const int f = plan.stats_node[i];
+      q.amax = static_cast<float>(amax[f]);
+      q.scale = scale_for(amax[f]);
+      q.method = amax[f] > 0 ? methods[f] : "zero tensor (scale 1)";
+    } else if (i + 1 < N) {
+      q.scale = qm->quant[n.inputs[0]].scale;
+      q.amax = qm->quant[n.inputs[0]].amax;
+      q.method = "inherited";
+    }
+    const float s_in = n.inputs.empty() ? 0.0f : qm->quant[n.inputs[0]].scale;
+    if (op_traits(n.op).weighted) {
+      const QuantizedWeights& w = weights.at(n.name);
+      q.weight = w.values;
+      q.weight_scale = w.scales;
+      const FloatTensor& bias = folded.bias(n);
+      const int64_t O = n.channels;
+      q.bias = Int32Tensor({O});
+      for (int64_t c = 0; c < O; ++c) {
+        const double b = std::round(double(bias.data[c]) * s_in * w.scales.data[c]);
+        check(std::abs(b) < 2147483647.0, where + ": bias " + std::to_string(bias.data[c]) +
+                                              " overflows int32 at scale s_in * s_w (the input scale is too fine)");
+        q.bias.data[c] = static_cast<int32_t>(b);
+      }
+      if (i + 1 == N) {
+        q.logit_scale = FloatTensor({O});
+        for (int64_t c = 0; c < O; ++c) q.logit_scale.data[c] = 1.0f / (s_in * w.scales.data[c]);
+      } else {
+        q.multiplier = Int32Tensor({O});
+        q.shift = Int32Tensor({O});
+        if (n.inputs.size() == 2) q.skip_multiplier = Int32Tensor({O});
+        for (int64_t c = 0; c < O; ++c) {
+          std::vector<double> reals = {double(q.scale) / (double(s_in) * w.scales.data[c])};
+          if (n.inputs.size() == 2) reals.push_back(double(q.scale) / qm->quant[n.inputs[1]].scale);
+          const FixedPoint fp = to_fixed_point(reals, where + " channel " + std::to_string(c));
+          q.multiplier.data[c] = fp.multipliers[0];
+          q.shift.data[c] = fp.shift;
+          if (n.inputs.size() == 2) q.skip_multiplier.data[c] = fp.multipliers[1];
+        }
+      }
+    } else if (op_traits(n.op).input_multipliers > 0) {
+      std::vector<double> reals;
+      if (n.op == Op::Add) {
+        reals = {double(q.scale) / s_in, double(q.scale) / qm->quant[n.inputs[1]].scale};
+      } else {
+        const ActShape in = shapes[n.inputs[0]];
+        const double window = n.op == Op::AvgPool2d ? double(n.kernel) * n.kernel : double(in.h) * in.w;
+        reals = {double(q.scale) / (double(s_in) * window)};
+      }
+      const FixedPoint fp = to_fixed_point(reals, where);
+      q.multiplier = Int32Tensor({static_cast<int64_t>(reals.size())}, fp.multipliers);
+      q.shift = Int32Tensor({1}, std::vector<int32_t>{fp.shift});
+    }
+  }
+}
+
+// KL(softmax(target) || softmax(logits)) of each of `rows` images. Unlike a
 // plain logit MSE it weighs images near a decision boundary most, which is
 // what decides whether int8 and float predict the same class.
-void add_softmax_kl(const float* target, const float* logits, int64_t rows, int64_t classes, double* total) {
+void softmax_kl(const float* target, const float* logits, int64_t rows, int64_t classes, double* kl) {
   for (int64_t r = 0; r < rows; ++r) {
     const float* t = target + r * classes;
     const float* l = logits + r * classes;
@@ -108,49 +187,80 @@ void add_softmax_kl(const float* target, const float* logits, int64_t rows, int6
       tsum += std::exp(t[k] - tmax);
       lsum += std::exp(l[k] - lmax);
     }
+    kl[r] = 0;
     for (int64_t k = 0; k < classes; ++k) {
       const double log_p = t[k] - tmax - std::log(tsum), log_q = l[k] - lmax - std::log(lsum);
-      *total += std::exp(log_p) * (log_p - log_q);
+      kl[r] += std::exp(log_p) * (log_p - log_q);
     }
   }
 }
 
-// Images a candidate is scored on at a time: after each chunk a candidate
-// whose KL sum already exceeds the best one's stops (every image adds KL >= 0).
+// Images one engine run scores: the unit of work shared between threads.
 constexpr int64_t kAutoChunk = 32;
-// Bound on the rounding of the KL sums: a candidate stops only when it is
-// behind by more than this, so the choice is the one the full sums give.
-constexpr double kKlRoundingSlack = 1e-6;
+// `auto` scores every candidate on this many images and only the best
+// kFinalists on the rest: candidates clearly behind after these stay behind,
+// and scoring them further was most of the search's time.
+constexpr int64_t kShortlistImages = 256;
+constexpr size_t kFinalists = 3;
+// The amax of points `auto` has not decided yet: mse, the method it picks
+// most often on the zoo models.
+constexpr AmaxMethod kProvisional = AmaxMethod::Mse;
 
-// Rows [first, first + count) of an NHWC (or [N][C]) tensor.
-FloatTensor rows_of(const FloatTensor& t, int64_t first, int64_t count) {
-  const int64_t per = t.numel() / t.dim(0);
-  Shape shape = t.shape;
-  shape[0] = count;
-  return FloatTensor(shape, std::vector<float>(t.data.begin() + first * per, t.data.begin() + (first + count) * per));
-}
-
-// `auto`: walking the quantization points in graph order, try each method's
-// amax with every earlier point already fixed and keep the one whose output
-// distribution is closest (softmax KL) to the float model's on calibration
-// images. The network up to the point being decided is run once and kept
-// (only the tensors later nodes read); each candidate runs the rest, chunk by
-// chunk, and stops as soon as it cannot win.
-void choose_auto(const FloatModel& folded, const std::map<std::string, QuantizedWeights>& weights,
+// `auto`, scored on the int8 runtime: walking the quantization points in
+// graph order, each candidate amax is built into the int8 model it makes
+// (earlier points as decided, later ones at a provisional amax) and the one
+// whose logits are closest (softmax KL) to float's on calibration images wins.
+// Scoring the integer model itself counts the later points' rounding too, and
+// runs at int8 speed. The int8 outputs up to the point being decided are
+// computed once; each candidate runs only the rest of the network.
+void choose_auto(const Plan& plan, const FloatModel& folded, const std::map<std::string, QuantizedWeights>& weights,
                  const Calibration& cal, const FloatTensor& target, const QuantizeOptions& o,
-                 const std::vector<int>& points, std::vector<double>* amax, std::vector<std::string>* methods) {
-  const FloatExecutor quantized_weights(with_quantized_weights(folded, weights));
-  const int nodes = static_cast<int>(folded.graph.nodes.size());
+                 const std::vector<int>& points, const QuantizedModel& header, std::vector<double>* amax,
+                 std::vector<std::string>* methods) {
   const int64_t samples = target.dim(0), classes = target.dim(1);
-
-  // The network with every decided point fake-quantized, computed up to the point being decided.
-  std::vector<FloatTensor> state(nodes);
-  state[0] = to_nhwc(cal.images.data(), samples, quantized_weights.shapes()[0]);
-  int computed = 1;  // nodes [0, computed) are in `state` (those still read later)
+  const int64_t per_image = static_cast<int64_t>(cal.images.size()) / cal.samples;
+  for (int p : points) {
+    (*amax)[p] = compute_amax(cal.stats[p], kProvisional, o.percentile);
+    (*methods)[p] = amax_method_name(kProvisional);
+  }
+  const auto model_with = [&](const std::vector<double>& trial) {
+    QuantizedModel m = header;
+    fill_quant(plan, folded, weights, trial, *methods, &m);
+    return m;
+  };
+  const CpuEngine packed(model_with(*amax));
+  const int nodes = static_cast<int>(plan.graph.nodes.size());
+  const std::vector<ActShape> shapes = plan.graph.shapes();
+  std::vector<int> last_reader(nodes, -1), plan_node(folded.graph.nodes.size(), -1);
+  for (int i = 0; i < nodes; ++i) {
+    for (int in : plan.graph.nodes[i].inputs) last_reader[in] = i;
+    if (plan.own_scale[i]) plan_node[plan.stats_node[i]] = i;
+  }
+  // int8 outputs of the decided nodes [0, computed) that a later node reads, for all images.
+  std::vector<std::vector<int8_t>> state(nodes);
+  int computed = 0;
+  const auto given_at = [&](int64_t first_image) {
+    return [&, first_image](int node) { return state[node].data() + first_image * shapes[node].numel(); };
+  };
   Progress progress("auto: choosing amax per tensor", static_cast<int64_t>(points.size()));
   for (int p : points) {
-    quantized_weights.run_nodes(state, computed, p + 1);
-    computed = p + 1;
+    const int q = plan_node[p];
+    if (q > computed) {  // advance the kept outputs to node q with the choices made so far
+      const CpuEngine decided(model_with(*amax), packed);
+      for (int i = computed; i < q; ++i)
+        if (last_reader[i] >= q) state[i].resize(static_cast<size_t>(samples * shapes[i].numel()));
+      for (int64_t first = 0; first < samples; first += kAutoChunk) {
+        const int64_t rows = std::min(kAutoChunk, samples - first);
+        decided.run_nodes(cal.images.data() + first * per_image, rows, computed, q, given_at(first),
+                          [&](int node, const int8_t* values, int64_t count) {
+                            if (!state[node].empty())
+                              std::copy(values, values + count, state[node].data() + first * shapes[node].numel());
+                          });
+      }
+      for (int i = 0; i < q; ++i)
+        if (last_reader[i] < q) std::vector<int8_t>().swap(state[i]);
+      computed = q;
+    }
     std::vector<std::pair<double, AmaxMethod>> candidates;
     for (AmaxMethod m : statistic_methods()) {
       const double a = compute_amax(cal.stats[p], m, o.percentile);
@@ -158,43 +268,64 @@ void choose_auto(const FloatModel& folded, const std::map<std::string, Quantized
                                     [&](const auto& c) { return std::abs(c.first - a) <= 1e-4 * std::max(a, 1e-12); });
       if (!seen) candidates.emplace_back(a, m);
     }
-    // Candidates run side by side, one per thread (the layers inside run on
-    // one thread each, so every value has the bits a lone run gives). A
-    // candidate stops once it is behind a finished one; the choice is then
-    // made in candidate order, as one run after the other would make it.
-    const int count = static_cast<int>(candidates.size());
-    std::vector<double> totals(count, INFINITY);
-    double best_finished = INFINITY;
-#pragma omp parallel for schedule(dynamic, 1)
-    for (int c = 0; c < count; ++c) {
-      double total = 0;
-      bool behind = false;
-      for (int64_t first = 0; first < samples && !behind; first += kAutoChunk) {
-        const int64_t rows = std::min(kAutoChunk, samples - first);
-        std::vector<FloatTensor> values(nodes);
-        for (int i = 0; i < computed; ++i)
-          if (quantized_weights.live_at(i, computed)) values[i] = rows_of(state[i], first, rows);
-        fake_quantize(values[p], scale_for(candidates[c].first));
-        quantized_weights.run_nodes(values, computed, nodes);
-        add_softmax_kl(target.ptr() + first * classes, values.back().ptr(), rows, classes, &total);
-        double best;
-#pragma omp atomic read
-        best = best_finished;
-        behind = total > best + kKlRoundingSlack;
+    // Each candidate's int8 model; one whose bias overflows int32 (an amax
+    // so small the input scale is too fine) is not a candidate.
+    std::vector<std::unique_ptr<CpuEngine>> engines;
+    std::vector<int> alive;
+    for (size_t c = 0; c < candidates.size(); ++c) {
+      std::vector<double> trial = *amax;
+      trial[p] = candidates[c].first;
+      try {
+        engines.push_back(std::make_unique<CpuEngine>(model_with(trial), packed));
+        alive.push_back(static_cast<int>(c));
+      } catch (const Error&) {
+        engines.push_back(nullptr);
       }
-      if (behind) continue;
-      totals[c] = total;
-#pragma omp critical(octet_auto_best)
-      best_finished = std::min(best_finished, total);
     }
-    double best_total = INFINITY;
-    for (int c = 0; c < count; ++c)
-      if (totals[c] / static_cast<double>(samples) < best_total / static_cast<double>(samples)) {
-        best_total = totals[c];
-        (*amax)[p] = candidates[c].first;
-        (*methods)[p] = amax_method_name(candidates[c].second);
+    // Every candidate is scored on the first kShortlistImages images, the
+    // best kFinalists of them on the rest. Chunks of all candidates in a
+    // stage run side by side, one per thread (the layers inside on one thread
+    // each); int8 results do not depend on threads, so neither does the choice.
+    std::vector<std::vector<double>> kl(candidates.size(), std::vector<double>(samples));  // per image
+    const auto score = [&](const std::vector<int>& which, int64_t begin, int64_t end) {
+      const int64_t chunks = (end - begin + kAutoChunk - 1) / kAutoChunk;
+      const int64_t tasks = static_cast<int64_t>(which.size()) * chunks;
+      std::exception_ptr error;
+#pragma omp parallel for schedule(dynamic, 1)
+      for (int64_t t = 0; t < tasks; ++t) {
+        try {
+          const int c = which[t / chunks];
+          const int64_t first = begin + (t % chunks) * kAutoChunk, rows = std::min(kAutoChunk, end - first);
+          const FloatTensor logits = engines[c]->dequantize_logits(
+              engines[c]->run_nodes(cal.images.data() + first * per_image, rows, q, nodes, given_at(first)));
+          softmax_kl(target.ptr() + first * classes, logits.ptr(), rows, classes, kl[c].data() + first);
+        } catch (...) {
+#pragma omp critical(octet_auto_error)
+          error = std::current_exception();
+        }
       }
-    fake_quantize(state[p], scale_for((*amax)[p]));
+      if (error) std::rethrow_exception(error);
+    };
+    // The candidates in `which` by their KL sum over the first `end` images, the first candidate on a tie.
+    const auto rank = [&](std::vector<int> which, int64_t end) {
+      std::vector<double> sums(candidates.size());
+      for (int c : which) sums[c] = std::accumulate(kl[c].begin(), kl[c].begin() + end, 0.0);
+      std::stable_sort(which.begin(), which.end(), [&](int x, int y) { return sums[x] < sums[y]; });
+      return which;
+    };
+    if (alive.size() > 1) {
+      const int64_t shortlist_end = std::min(samples, kShortlistImages);
+      score(alive, 0, shortlist_end);
+      alive = rank(alive, shortlist_end);
+      if (alive.size() > kFinalists) alive.resize(kFinalists);
+      std::sort(alive.begin(), alive.end());
+      score(alive, shortlist_end, samples);
+      alive = rank(alive, samples);
+    }
+    if (!alive.empty()) {
+      (*amax)[p] = candidates[alive[0]].first;
+      (*methods)[p] = amax_method_name(candidates[alive[0]].second);
+    }
     progress.advance();
   }
 }
@@ -263,7 +394,8 @@ QuantizedModel quantize(const Checkpoint& checkpoint, const FloatModel& folded, 
   const std::map<std::string, QuantizedWeights> weights = quantize_all_weights(folded, *record, o);
   clock->start("amax search");
   if (o.method == AmaxMethod::Auto) {
-    choose_auto(folded, weights, cal, record->logits(), o, points, &amax, &methods);
+    choose_auto(plan, folded, weights, cal, record->logits(), o, points, model_header(checkpoint, plan, o, cal),
+                &amax, &methods);
   } else {
     for (int p : points) {
       amax[p] = compute_amax(cal.stats[p], o.method, o.percentile);
@@ -272,80 +404,8 @@ QuantizedModel quantize(const Checkpoint& checkpoint, const FloatModel& folded, 
   }
 
   clock->start("assembly");
-  QuantizedModel qm;
-  qm.graph = plan.graph;
-  qm.quant.resize(N);
-  qm.model = checkpoint.model;
-  qm.source = checkpoint_identity(checkpoint);
-  qm.dataset = checkpoint.dataset;
-  qm.classes = checkpoint.classes;
-  qm.mean = checkpoint.mean;
-  qm.std = checkpoint.std;
-  qm.method = amax_method_name(o.method);
-  qm.granularity = o.per_channel ? "per-channel" : "per-tensor";
-  qm.scheme = o.scheme;
-  qm.weight_rounding = o.scheme == "lab" ? "nearest" : o.weight_rounding;
-  qm.calibration_samples = cal.samples;
-
-  const std::vector<ActShape> shapes = qm.graph.shapes();
-  for (size_t i = 0; i < N; ++i) {
-    const Node& n = qm.graph.nodes[i];
-    NodeQuant& q = qm.quant[i];
-    const std::string where = "layer '" + n.name + "'";
-    if (plan.own_scale[i]) {
-      const int f = plan.stats_node[i];
-      q.amax = static_cast<float>(amax[f]);
-      q.scale = scale_for(amax[f]);
-      q.method = amax[f] > 0 ? methods[f] : "zero tensor (scale 1)";
-    } else if (i + 1 < N) {
-      q.scale = qm.quant[n.inputs[0]].scale;
-      q.amax = qm.quant[n.inputs[0]].amax;
-      q.method = "inherited";
-    }
-    const float s_in = n.inputs.empty() ? 0.0f : qm.quant[n.inputs[0]].scale;
-    if (op_traits(n.op).weighted) {
-      const QuantizedWeights& w = weights.at(n.name);
-      q.weight = w.values;
-      q.weight_scale = w.scales;
-      const FloatTensor& bias = folded.bias(n);
-      const int64_t O = n.channels;
-      q.bias = Int32Tensor({O});
-      for (int64_t c = 0; c < O; ++c) {
-        const double b = std::round(double(bias.data[c]) * s_in * w.scales.data[c]);
-        check(std::abs(b) < 2147483647.0, where + ": bias " + std::to_string(bias.data[c]) +
-                                              " overflows int32 at scale s_in * s_w (the input scale is too fine)");
-        q.bias.data[c] = static_cast<int32_t>(b);
-      }
-      if (i + 1 == N) {
-        q.logit_scale = FloatTensor({O});
-        for (int64_t c = 0; c < O; ++c) q.logit_scale.data[c] = 1.0f / (s_in * w.scales.data[c]);
-      } else {
-        q.multiplier = Int32Tensor({O});
-        q.shift = Int32Tensor({O});
-        if (n.inputs.size() == 2) q.skip_multiplier = Int32Tensor({O});
-        for (int64_t c = 0; c < O; ++c) {
-          std::vector<double> reals = {double(q.scale) / (double(s_in) * w.scales.data[c])};
-          if (n.inputs.size() == 2) reals.push_back(double(q.scale) / qm.quant[n.inputs[1]].scale);
-          const FixedPoint fp = to_fixed_point(reals, where + " channel " + std::to_string(c));
-          q.multiplier.data[c] = fp.multipliers[0];
-          q.shift.data[c] = fp.shift;
-          if (n.inputs.size() == 2) q.skip_multiplier.data[c] = fp.multipliers[1];
-        }
-      }
-    } else if (op_traits(n.op).input_multipliers > 0) {
-      std::vector<double> reals;
-      if (n.op == Op::Add) {
-        reals = {double(q.scale) / s_in, double(q.scale) / qm.quant[n.inputs[1]].scale};
-      } else {
-        const ActShape in = shapes[n.inputs[0]];
-        const double window = n.op == Op::AvgPool2d ? double(n.kernel) * n.kernel : double(in.h) * in.w;
-        reals = {double(q.scale) / (double(s_in) * window)};
-      }
-      const FixedPoint fp = to_fixed_point(reals, where);
-      q.multiplier = Int32Tensor({static_cast<int64_t>(reals.size())}, fp.multipliers);
-      q.shift = Int32Tensor({1}, std::vector<int32_t>{fp.shift});
-    }
-  }
+  QuantizedModel qm = model_header(checkpoint, plan, o, cal);
+  fill_quant(plan, folded, weights, amax, methods, &qm);
   qm.validate();
   return qm;
 }

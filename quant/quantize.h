@@ -26,7 +26,7 @@ struct QuantizeOptions {
   std::string scheme = "octet";   // "lab": the course lab's per-tensor weight step (max - min) / 127
   double percentile = 99.99;
   std::string weight_rounding = "gptq";  // or "nearest" (the lab scheme always rounds to nearest)
-  int64_t auto_samples = 256;     // calibration images `auto` scores candidates on
+  int64_t auto_samples = 1024;    // calibration images `auto` scores candidates on (at most the calibration set)
   int64_t gptq_samples = 512;     // calibration images GPTQ estimates layer inputs from
 };
 

@@ -1,8 +1,8 @@
 // Accuracy regression tests: every zoo checkpoint is quantized with the
 // default settings (auto, per-channel, GPTQ, 1024 calibration images) and
 // evaluated on its full test set. octet is deterministic, so the int8 top-1
-// is pinned exactly; the float-int8 gap and agreement bounds are
-// asserted as well.
+// is pinned exactly; the float-int8 gap is bounded, and agreement may not
+// fall below what the float-scored `auto` reached (99.56%, 98.72%, 99.32%).
 #include <gtest/gtest.h>
 
 
@@ -44,9 +44,9 @@ TEST_P(ZooAccuracy, DefaultQuantizationKeepsAccuracy) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Zoo, ZooAccuracy,
-                         ::testing::Values(ZooCase{"lenet5_fmnist", 91.32, 91.30, 0.3, 99.5},
-                                           ZooCase{"lenet5_cifar10", 71.77, 71.72, 0.5, 98.5},
-                                           ZooCase{"resnet20_cifar10", 88.08, 88.21, 0.3, 99.0}),
+                         ::testing::Values(ZooCase{"lenet5_fmnist", 91.32, 91.27, 0.3, 99.56},
+                                           ZooCase{"lenet5_cifar10", 71.77, 71.71, 0.5, 98.72},
+                                           ZooCase{"resnet20_cifar10", 88.08, 88.09, 0.3, 99.32}),
                          [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace

@@ -33,14 +33,40 @@ struct CpuEngine::Buffers {
 
 CpuEngine::CpuEngine(const QuantizedModel& model) : model_(model), shapes_(model.graph.shapes()) {
   model_.validate();
+  plan_buffers();
   const Graph& g = model_.graph;
-  weights_.resize(g.nodes.size());
-  last_use_.assign(g.nodes.size(), -1);
+  auto weights = std::make_shared<std::vector<cpu::PackedWeights>>(g.nodes.size());
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& n = g.nodes[i];
-    for (int in : n.inputs) last_use_[in] = static_cast<int>(i);
+    if (!op_traits(n.op).weighted) continue;
+    const Int8Tensor w = nhwc_weight(g, shapes_, static_cast<int>(i), model_.quant[i].weight);
+    const cpu::ConvGeometry geo = geometry(static_cast<int>(i), 1);
+    (*weights)[i] = cpu::PackedWeights(w.ptr(), n.channels, geo.kernel, geo.in_c);
   }
-  // Buffer plan: inputs are freed once their last reader has been placed.
+  weights_ = std::move(weights);
+}
+
+CpuEngine::CpuEngine(const QuantizedModel& model, const CpuEngine& packed)
+    : model_(model), shapes_(model.graph.shapes()), weights_(packed.weights_) {
+  model_.validate();
+  const Graph& g = model_.graph;
+  const Graph& h = packed.model_.graph;
+  check(g.nodes.size() == h.nodes.size(), "cpu runtime: the model does not share the packed model's graph");
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    check(g.nodes[i].name == h.nodes[i].name && g.nodes[i].op == h.nodes[i].op && g.nodes[i].inputs == h.nodes[i].inputs,
+          "cpu runtime: node '" + g.nodes[i].name + "' differs from the packed model's");
+    check(model_.quant[i].weight.data == packed.model_.quant[i].weight.data,
+          "cpu runtime: the weights of '" + g.nodes[i].name + "' differ from the packed model's");
+  }
+  plan_buffers();
+}
+
+// Buffer plan: inputs are freed once their last reader has been placed.
+void CpuEngine::plan_buffers() {
+  const Graph& g = model_.graph;
+  last_use_.assign(g.nodes.size(), -1);
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (int in : g.nodes[i].inputs) last_use_[in] = static_cast<int>(i);
   std::vector<int> free_slots;
   slot_.assign(g.nodes.size(), -1);
   for (int i = 0; i < model_.output(); ++i) {
@@ -58,13 +84,6 @@ CpuEngine::CpuEngine(const QuantizedModel& model) : model_(model), shapes_(model
       if (last_use_[in] == i) free_slots.push_back(slot_[in]);
   }
   spare_ = std::make_shared<Buffers>();
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    const Node& n = g.nodes[i];
-    if (!op_traits(n.op).weighted) continue;
-    const Int8Tensor w = nhwc_weight(g, shapes_, static_cast<int>(i), model_.quant[i].weight);
-    const cpu::ConvGeometry geo = geometry(static_cast<int>(i), 1);
-    weights_[i] = cpu::PackedWeights(w.ptr(), n.channels, geo.kernel, geo.in_c);
-  }
 }
 
 cpu::ConvGeometry CpuEngine::geometry(int node, int64_t batch) const {
@@ -84,7 +103,14 @@ cpu::ConvGeometry CpuEngine::geometry(int node, int64_t batch) const {
 }
 
 Int32Tensor CpuEngine::run(const float* input, int64_t batch, const Hook& hook) const {
+  return run_nodes(input, batch, 0, static_cast<int>(model_.graph.nodes.size()), {}, hook);
+}
+
+Int32Tensor CpuEngine::run_nodes(const float* input, int64_t batch, int first, int end, const Given& given,
+                                 const Hook& hook) const {
   const Graph& g = model_.graph;
+  check(first >= 0 && first <= end && end <= static_cast<int>(g.nodes.size()) && (first == 0 || given),
+        "cpu runtime: bad node range");
   const int output = model_.output();
   Buffers buffers;
   {
@@ -99,20 +125,23 @@ Int32Tensor CpuEngine::run(const float* input, int64_t batch, const Hook& hook) 
       buffers.bytes[s] = batch * slot_bytes_[s];
       buffers.data[s].reset(new int8_t[static_cast<size_t>(buffers.bytes[s])]);
     }
-  const auto value = [&](int node) { return buffers.data[slot_[node]].get(); };
-  Int32Tensor logits({batch, shapes_[output].c});
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
+  const auto value = [&](int node) -> const int8_t* {
+    return node < first ? given(node) : buffers.data[slot_[node]].get();
+  };
+  Int32Tensor logits;
+  if (end > output) logits = Int32Tensor({batch, shapes_[output].c});
+  for (size_t i = first; i < static_cast<size_t>(end); ++i) {
     const Node& n = g.nodes[i];
     const NodeQuant& q = model_.quant[i];
     const ActShape out = shapes_[i];
     const ActShape in = n.inputs.empty() ? out : shapes_[n.inputs[0]];
     const int8_t* x = n.inputs.empty() ? nullptr : value(n.inputs[0]);
     if (static_cast<int>(i) == output) {
-      cpu::conv2d_int32(geometry(output, batch), x, weights_[i], q.bias.ptr(), logits.ptr());
+      cpu::conv2d_int32(geometry(output, batch), x, (*weights_)[i], q.bias.ptr(), logits.ptr());
       break;
     }
     const int64_t count = batch * out.numel();
-    int8_t* y = value(static_cast<int>(i));
+    int8_t* y = buffers.data[slot_[i]].get();
     switch (n.op) {
       case Op::Input: cpu::quantize_input(input, batch, out.c, out.h, out.w, q.scale, y); break;
       case Op::Conv2d:
@@ -126,7 +155,7 @@ Int32Tensor CpuEngine::run(const float* input, int64_t batch, const Hook& hook) 
           e.skip = value(n.inputs[1]);
           e.skip_multiplier = q.skip_multiplier.ptr();
         }
-        cpu::conv2d(geometry(static_cast<int>(i), batch), x, weights_[i], e, y);
+        cpu::conv2d(geometry(static_cast<int>(i), batch), x, (*weights_)[i], e, y);
         break;
       }
       case Op::MaxPool2d: cpu::max_pool(x, batch, in.h, in.w, in.c, n.kernel, n.stride, y); break;

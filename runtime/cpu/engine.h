@@ -14,6 +14,11 @@ namespace octet {
 class CpuEngine {
  public:
   explicit CpuEngine(const QuantizedModel& model);  // packs the weights once
+  // `model` shares `packed`'s graph and int8 weights and differs only in
+  // scales, biases and multipliers: the packed weights are shared, not made
+  // again (the quantizer's amax search builds one engine per candidate).
+  // Fails when the graph or a weight differs.
+  CpuEngine(const QuantizedModel& model, const CpuEngine& packed);
 
   // Sees every node's int8 output (NHWC, `count` values) except the logits.
   using Hook = std::function<void(int node, const int8_t* values, int64_t count)>;
@@ -25,6 +30,14 @@ class CpuEngine {
   // finished run are kept for the next one.
   Int32Tensor run(const float* input, int64_t batch, const Hook& hook = {}) const;
 
+  // Runs nodes [first, end) only. `input` is read when first is 0; every node
+  // before `first` that a node from `first` on reads has its int8 output (NHWC,
+  // `batch` images) at given(node). Returns the logits when `end` is past the
+  // output node, else an empty tensor.
+  using Given = std::function<const int8_t*(int node)>;
+  Int32Tensor run_nodes(const float* input, int64_t batch, int first, int end, const Given& given,
+                        const Hook& hook = {}) const;
+
   // Logits as floats: acc * logit_scale[class].
   FloatTensor dequantize_logits(const Int32Tensor& logits) const;
 
@@ -33,10 +46,11 @@ class CpuEngine {
 
  private:
   cpu::ConvGeometry geometry(int node, int64_t batch) const;
+  void plan_buffers();
 
   QuantizedModel model_;
   std::vector<ActShape> shapes_;
-  std::vector<cpu::PackedWeights> weights_;  // per node (convs and linears)
+  std::shared_ptr<const std::vector<cpu::PackedWeights>> weights_;  // per node (convs and linears)
   std::vector<int> last_use_;                // last node reading each value
   // Activations share buffers: node i writes buffer slot_[i] (-1: the
   // logits), which holds slot_bytes_[slot] bytes per sample, and a buffer is
