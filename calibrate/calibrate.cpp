@@ -28,7 +28,7 @@ Calibration calibrate(const FloatExecutor& executor, std::vector<float> images, 
   Progress progress("calibrating", count);
   for (int64_t first = 0; first < count; first += batch_size) {
     const int64_t n = std::min(batch_size, count - first);
-    executor.run(images.data() + first * image_numel, n, [&](int node, FloatTensor& act) {
+    executor.run(images.data() + first * image_numel, n, [&](int node, const FloatTensor& act) {
       result.stats[node].add(act.ptr(), act.numel(), "calibration of node '" + g.nodes[node].name + "'");
       if (also) also(node, act, first);
     });

@@ -64,7 +64,7 @@ std::vector<LayerHistogram> activation_histograms(const FloatExecutor& executor,
   const int64_t image_numel = executor.shapes()[0].numel(), batch = 128;
   for (int64_t first = 0; first < cal.samples; first += batch) {
     const int64_t n = std::min(batch, cal.samples - first);
-    executor.run(cal.images.data() + first * image_numel, n, [&](int node, FloatTensor& act) {
+    executor.run(cal.images.data() + first * image_numel, n, [&](int node, const FloatTensor& act) {
       if (!op_traits(g.nodes[node].op).owns_scale) return;
       const Histogram part = histogram_of(act.ptr(), act.numel(), layers[node].histogram.lo, layers[node].histogram.hi, bins);
       for (int b = 0; b < bins; ++b) layers[node].histogram.counts[b] += part.counts[b];

@@ -74,7 +74,7 @@ EvalReport evaluate(const FloatExecutor& float_model, const CpuEngine& engine, c
     const std::vector<float> x = normalized_images(test, qm.mean, qm.std, first, n);
     std::map<int, FloatTensor> float_values;  // by quantized node
     auto t0 = Clock::now();
-    const FloatTensor float_logits = float_model.run(x.data(), n, [&](int node, FloatTensor& act) {
+    const FloatTensor float_logits = float_model.run(x.data(), n, [&](int node, const FloatTensor& act) {
       auto it = watched.find(node);
       if (it != watched.end()) float_values[it->second] = act;
     });

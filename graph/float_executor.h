@@ -1,6 +1,6 @@
 // Runs an inference graph (fold.h) in float32 on the CPU, without LibTorch.
-// Calibration records activations through the observer, fake quantization
-// rewrites them in place, and `octet eval` takes the float reference from it.
+// Calibration records activations through the observer, and `octet eval`
+// takes the float reference from it.
 //
 // Activations are NHWC ([N][H][W][C]); a flattened vector keeps the HWC order,
 // and the linear layer after a flatten has its weight columns permuted to match.
@@ -15,20 +15,13 @@ namespace octet {
 
 class FloatExecutor {
  public:
-  // Called with every node's output, which it may modify (fake quantization).
-  using Observer = std::function<void(int node, FloatTensor& activation)>;
+  // Called with every node's output.
+  using Observer = std::function<void(int node, const FloatTensor& activation)>;
 
   explicit FloatExecutor(const FloatModel& model);
 
   // `input` is N x C x H x W normalised images; returns the logits [N][classes].
   FloatTensor run(const float* input, int64_t batch, const Observer& observer = {}) const;
-  // Runs nodes [first, end) given the values of all earlier nodes they read;
-  // `values` holds one tensor per node and is updated in place. Each value
-  // that no node at or after `end` reads (the output excepted) is released
-  // once its last reader has run, so memory holds only the live tensors.
-  void run_nodes(std::vector<FloatTensor>& values, int first, int end, const Observer& observer = {}) const;
-  // Whether node i's value is read by a node at or after `boundary` (or is the output).
-  bool live_at(int i, int boundary) const { return last_reader_[i] >= boundary; }
 
   // Computes node i from the values of the nodes it reads (does not store it).
   FloatTensor run_node(int i, const std::vector<FloatTensor>& values) const;
@@ -37,6 +30,12 @@ class FloatExecutor {
   const std::vector<ActShape>& shapes() const { return shapes_; }
 
  private:
+  // Runs nodes [first, end) given the values of all earlier nodes they read;
+  // `values` holds one tensor per node and is updated in place. Each value
+  // that no node at or after `end` reads (the output excepted) is released
+  // once its last reader has run, so memory holds only the live tensors.
+  void run_nodes(std::vector<FloatTensor>& values, int first, int end, const Observer& observer) const;
+
   struct Layer {
     FloatTensor weight;  // [out][K], K in the order the NHWC input is read
     std::vector<float> bias;

@@ -24,7 +24,7 @@ void FloatPassRecord::run(const FloatExecutor& executor, const std::vector<float
   for (int64_t first = 0; first < count; first += batch_size) {
     const int64_t n = std::min(batch_size, count - first);
     executor.run(images.data() + first * image_numel, n,
-                 [&](int node, FloatTensor& activation) { observe(node, activation, first); });
+                 [&](int node, const FloatTensor& activation) { observe(node, activation, first); });
   }
 }
 

@@ -338,11 +338,6 @@ FloatPassRecord float_pass_record(const FloatExecutor& executor, const QuantizeO
                          o.method == AmaxMethod::Auto ? std::min(o.auto_samples, calibration_samples) : 0);
 }
 
-void fake_quantize(FloatTensor& values, float scale, float lo) {
-  const float inv = 1.0f / scale;
-  for (float& v : values.data) v = std::clamp(std::floor(v * scale + 0.5f), lo, 127.0f) * inv;
-}
-
 QuantizedWeights quantize_weights(const FloatTensor& w, bool per_channel, bool lab_scheme, const std::string& layer) {
   const int64_t O = w.dim(0), per = w.numel() / O;
   for (float v : w.data)
@@ -392,10 +387,10 @@ QuantizedModel quantize(const Checkpoint& checkpoint, const FloatModel& folded, 
     record = &*own_record;
   }
   const std::map<std::string, QuantizedWeights> weights = quantize_all_weights(folded, *record, o);
+  QuantizedModel qm = model_header(checkpoint, plan, o, cal);
   clock->start("amax search");
   if (o.method == AmaxMethod::Auto) {
-    choose_auto(plan, folded, weights, cal, record->logits(), o, points, model_header(checkpoint, plan, o, cal),
-                &amax, &methods);
+    choose_auto(plan, folded, weights, cal, record->logits(), o, points, qm, &amax, &methods);
   } else {
     for (int p : points) {
       amax[p] = compute_amax(cal.stats[p], o.method, o.percentile);
@@ -404,7 +399,6 @@ QuantizedModel quantize(const Checkpoint& checkpoint, const FloatModel& folded, 
   }
 
   clock->start("assembly");
-  QuantizedModel qm = model_header(checkpoint, plan, o, cal);
   fill_quant(plan, folded, weights, amax, methods, &qm);
   qm.validate();
   return qm;

@@ -52,7 +52,4 @@ struct QuantizedWeights {
 QuantizedWeights quantize_weights(const FloatTensor& weight, bool per_channel, bool lab_scheme,
                                   const std::string& layer);
 
-// x -> clamp(round(x * scale), lo, 127) / scale, the float image of int8 values.
-void fake_quantize(FloatTensor& values, float scale, float lo = -128.0f);
-
 }  // namespace octet

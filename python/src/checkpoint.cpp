@@ -43,7 +43,7 @@ py::dict float_activations(const PyCheckpoint& c, const py::handle& images) {
   std::vector<std::vector<float>> values(g.nodes.size());
   {
     py::gil_scoped_release release;
-    c.executor().run(x.data(), n, [&](int node, FloatTensor& act) {
+    c.executor().run(x.data(), n, [&](int node, const FloatTensor& act) {
       values[node] = node_output_nchw(g, shapes, node, act.ptr(), n);
     });
   }
