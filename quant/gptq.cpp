@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <optional>
+#include <exception>
 
 #include "common/progress.h"
 #include "graph/layout.h"
@@ -23,21 +23,59 @@ constexpr int64_t kRowsPerBlock = 16;
 // Dampening added to H's diagonal, relative to its mean (GPTQ's default).
 constexpr double kDamp = 0.01;
 
-// The upper Cholesky factor U of H^-1 (H^-1 = U^T U), or nothing when H, even
-// damped, is not positive definite in floating point (degenerate or
-// overflowing inputs; Eigen's LLT lets NaN through, hence the finiteness test).
-// With J the order reversal and J H J = M M^T, U = J M^-1 J: one Cholesky
-// factorisation and one triangular inverse, without forming H^-1.
-std::optional<RowMatrixD> inverse_cholesky(const Eigen::MatrixXd& H) {
-  if (!H.allFinite()) return std::nullopt;
-  const Eigen::LLT<Eigen::MatrixXd> llt(H.reverse());
-  if (llt.info() != Eigen::Success) return std::nullopt;
-  Eigen::MatrixXd M_inv = Eigen::MatrixXd::Identity(H.rows(), H.cols());
-  llt.matrixL().solveInPlace(M_inv);
-  RowMatrixD U = M_inv.reverse();
-  U.triangularView<Eigen::StrictlyLower>().setZero();
-  if (!U.allFinite() || (U.diagonal().array() <= 0).any()) return std::nullopt;
-  return U;
+// H's lower triangle += X^T X's: the Gram matrix is symmetric, so half of it
+// is computed, in fixed column blocks shared between threads (so its rounding
+// does not depend on the thread count).
+void add_lower_gram(const Eigen::Ref<const RowMatrixF>& X, Eigen::MatrixXf& H) {
+  constexpr int64_t kColumns = 64;
+  const int64_t K = X.cols();
+#pragma omp parallel for schedule(dynamic)
+  for (int64_t j = 0; j < K; j += kColumns) {
+    const int64_t width = std::min(kColumns, K - j);
+    H.block(j, j, K - j, width).noalias() += X.rightCols(K - j).transpose() * X.middleCols(j, width);
+  }
+}
+
+// Inverts the lower-triangular matrix held in A's lower triangle, in place
+// (LAPACK's blocked trtri: K^3/3 flops, a third of solving L X = I, and no
+// second K x K buffer). With L = [L11 0; L21 L22], L^-1's lower-left block is
+// -L22^-1 L21 L11^-1, so block columns are done from the last one back.
+void invert_lower_in_place(Eigen::MatrixXd& A) {
+  constexpr Eigen::Index kBlock = 128;
+  const Eigen::Index K = A.rows();
+  for (Eigen::Index j = (K - 1) / kBlock * kBlock; j >= 0; j -= kBlock) {
+    const Eigen::Index width = std::min(kBlock, K - j), below = K - j - width;
+    auto diagonal = A.block(j, j, width, width);
+    if (below > 0) {
+      auto left = A.block(j + width, j, below, width);
+      const Eigen::MatrixXd product =
+          A.block(j + width, j + width, below, below).triangularView<Eigen::Lower>() * left;
+      left = -product;
+      diagonal.triangularView<Eigen::Lower>().solveInPlace<Eigen::OnTheRight>(left);
+    }
+    Eigen::MatrixXd inverse = Eigen::MatrixXd::Identity(width, width);
+    diagonal.triangularView<Eigen::Lower>().solveInPlace(inverse);
+    diagonal.triangularView<Eigen::Lower>() = inverse;
+  }
+}
+
+// Turns H (damped, symmetric) into the upper Cholesky factor U of H^-1
+// (H^-1 = U^T U), in place, laid out so that H.data() is U row-major; false
+// when H is not positive definite in floating point (degenerate or
+// overflowing inputs; Eigen's LLT lets NaN through, hence the finiteness
+// tests). With J the order reversal and J H J = M M^T, U = J M^-1 J: one
+// Cholesky factorisation and one triangular inverse, without forming H^-1.
+bool inverse_cholesky_in_place(Eigen::MatrixXd& H) {
+  if (!H.allFinite()) return false;
+  H.reverseInPlace();
+  const Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>> llt(H);
+  if (llt.info() != Eigen::Success) return false;
+  invert_lower_in_place(H);
+  H.triangularView<Eigen::StrictlyUpper>().setZero();
+  // Column-major J M^-T J is U^T, whose memory is U row-major.
+  H.transposeInPlace();
+  H.reverseInPlace();
+  return H.allFinite() && (H.diagonal().array() > 0).all();
 }
 }  // namespace
 
@@ -49,15 +87,14 @@ Int8Tensor gptq_round_layer(RowMatrixD& W, const std::vector<float>& scale, Eige
     if (H(k, k) == 0) H(k, k) = 1;  // an input that is always zero: its weights do not matter
     H(k, k) += damp;
   }
-  const std::optional<RowMatrixD> factor = inverse_cholesky(H);
-  if (!factor)
+  const bool compensate = inverse_cholesky_in_place(H);
+  if (!compensate)
     std::fprintf(stderr,
                  "warning: gptq: layer '%s': the statistics of its inputs cannot be factorised (even damped); "
                  "its weights are rounded to nearest\n",
                  layer.c_str());
   // Without a factor no error is compensated: each weight rounds to nearest.
-  const RowMatrixD U = factor.value_or(RowMatrixD());
-  const bool compensate = factor.has_value();
+  const double* U = H.data();
   Int8Tensor q({O, K});
   // Rows in blocks that share each row of U while it is in cache; every
   // weight sees the same updates in the same order as row by row.
@@ -65,7 +102,7 @@ Int8Tensor gptq_round_layer(RowMatrixD& W, const std::vector<float>& scale, Eige
   for (int64_t first = 0; first < O; first += kRowsPerBlock) {
     const int64_t end = std::min(O, first + kRowsPerBlock);
     for (int64_t k = 0; k < K; ++k) {
-      const double* u = U.data() + k * K;
+      const double* u = U + k * K;
       for (int64_t o = first; o < end; ++o) {
         const double s = scale[o], w = W(o, k);
         const double level = std::clamp(std::round(w * s), -128.0, 127.0);
@@ -101,27 +138,48 @@ void GptqStatistics::add(int producer, const FloatTensor& act, int64_t first) {
     for (int64_t r = (stride - offset % stride) % stride; r < rows; r += stride) {
       gather_patches(node, in, out, act.ptr(), r, 1, chunk.data() + filled * K);
       if (++filled == kRowsPerChunk) {
-        H.noalias() += chunk.transpose() * chunk;
+        add_lower_gram(chunk, H);
         filled = 0;
       }
     }
-    if (filled) H.noalias() += chunk.topRows(filled).transpose() * chunk.topRows(filled);
+    if (filled) add_lower_gram(chunk.topRows(filled), H);
   }
 }
 
 std::map<std::string, Int8Tensor> GptqStatistics::round(const FloatModel& folded,
                                                         const std::map<std::string, FloatTensor>& scales) const {
-  std::map<std::string, Int8Tensor> out;
-  Progress rounding("gptq: rounding", static_cast<int64_t>(graph_.nodes.size()));
-  for (size_t i = 0; i < graph_.nodes.size(); ++i) {
+  // Layers side by side, the largest first: a layer's factorisation runs on
+  // one thread, and the few largest layers are most of the time.
+  std::vector<int> layers;
+  for (size_t i = 0; i < graph_.nodes.size(); ++i)
+    if (op_traits(graph_.nodes[i].op).weighted) layers.push_back(static_cast<int>(i));
+  std::stable_sort(layers.begin(), layers.end(), [&](int a, int b) { return hessians_[a].rows() > hessians_[b].rows(); });
+  std::vector<Int8Tensor> levels(graph_.nodes.size());
+  Progress rounding("gptq: rounding", static_cast<int64_t>(layers.size()));
+  std::exception_ptr error;
+#pragma omp parallel for schedule(dynamic, 1)
+  for (size_t l = 0; l < layers.size(); ++l) {
+    try {
+      const int i = layers[l];
+      const Node& node = graph_.nodes[i];
+      const FloatTensor nhwc = nhwc_weight(graph_, shapes_, i, folded.weight(node));
+      RowMatrixD W = Eigen::Map<const RowMatrixF>(nhwc.ptr(), nhwc.dim(0), nhwc.dim(1)).cast<double>();
+      Eigen::MatrixXd H = hessians_[i].cast<double>();
+      for (Eigen::Index c = 1; c < H.cols(); ++c)  // add() kept the lower triangle
+        for (Eigen::Index r = 0; r < c; ++r) H(r, c) = H(c, r);
+      levels[i] = gptq_round_layer(W, scales.at(node.name).data, std::move(H), node.name);
+    } catch (...) {
+#pragma omp critical(octet_gptq_error)
+      error = std::current_exception();
+    }
+#pragma omp critical(octet_gptq_progress)
     rounding.advance();
+  }
+  if (error) std::rethrow_exception(error);
+  std::map<std::string, Int8Tensor> out;
+  for (int i : layers) {
     const Node& node = graph_.nodes[i];
-    if (!op_traits(node.op).weighted) continue;
-    const FloatTensor& w = folded.weight(node);
-    const FloatTensor nhwc = nhwc_weight(graph_, shapes_, static_cast<int>(i), w);
-    RowMatrixD W = Eigen::Map<const RowMatrixF>(nhwc.ptr(), nhwc.dim(0), nhwc.dim(1)).cast<double>();
-    const Int8Tensor levels = gptq_round_layer(W, scales.at(node.name).data, hessians_[i].cast<double>(), node.name);
-    out[node.name] = torch_weight(graph_, shapes_, static_cast<int>(i), levels, w.shape);
+    out[node.name] = torch_weight(graph_, shapes_, i, levels[i], folded.weight(node).shape);
   }
   return out;
 }

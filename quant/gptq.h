@@ -35,7 +35,7 @@ class GptqStatistics {
   Graph graph_;
   std::vector<ActShape> shapes_;
   int64_t count_;
-  std::vector<Eigen::MatrixXf> hessians_;  // per node; empty for nodes without weights
+  std::vector<Eigen::MatrixXf> hessians_;  // per node, lower triangle; empty for nodes without weights
 };
 
 using RowMatrixD = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
