@@ -16,8 +16,11 @@ using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::Ro
 using ConstMap = Eigen::Map<const RowMatrix>;
 using Map = Eigen::Map<RowMatrix>;
 
-// Rows of im2col handled per task: bounds the scratch buffer and gives OpenMP work to share.
+// Rows of im2col handled per task: bounds the scratch buffer (to 8 MB for
+// wide patches) and gives OpenMP work to share (a late ResNet-18 layer has
+// only 2048 rows per batch of 128).
 constexpr int64_t kRowsPerTask = 2048;
+int64_t conv_rows_per_task(int64_t patch) { return std::min<int64_t>(kRowsPerTask, (int64_t(1) << 21) / patch); }
 
 }  // namespace
 
@@ -98,12 +101,12 @@ FloatTensor FloatExecutor::run_node(int i, const std::vector<FloatTensor>& value
   switch (n.op) {
     case Op::Conv2d: {
       const Layer& layer = layers_[i];
-      const int64_t K = layer.weight.dim(1), rows = N * out.h * out.w;
+      const int64_t K = layer.weight.dim(1), rows = N * out.h * out.w, per_task = conv_rows_per_task(K);
       const ConstMap W(layer.weight.ptr(), out.c, K);
       const Eigen::Map<const Eigen::RowVectorXf> bias(layer.bias.data(), out.c);
 #pragma omp parallel for schedule(dynamic)
-      for (int64_t first = 0; first < rows; first += kRowsPerTask) {
-        const int64_t count = std::min(kRowsPerTask, rows - first);
+      for (int64_t first = 0; first < rows; first += per_task) {
+        const int64_t count = std::min(per_task, rows - first);
         RowMatrix patches(count, K);
         gather_patches(n, in, out, x.ptr(), first, count, patches.data());
         Map(y.ptr() + first * out.c, count, out.c).noalias() = (patches * W.transpose()).rowwise() + bias;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <exception>
+#include <limits>
 #include <map>
 #include <memory>
 #include <numeric>
@@ -202,6 +203,9 @@ constexpr int64_t kAutoChunk = 32;
 // and scoring them further was most of the search's time.
 constexpr int64_t kShortlistImages = 256;
 constexpr size_t kFinalists = 3;
+// The methods `auto` tries. Not 3-sigma: on post-ReLU activations mean + 3
+// std clips far too much, and on the zoo models it never made the shortlist.
+const AmaxMethod kAutoCandidates[] = {AmaxMethod::Max, AmaxMethod::Percentile, AmaxMethod::Entropy, AmaxMethod::Mse};
 // The amax of points `auto` has not decided yet: mse, the method it picks
 // most often on the zoo models.
 constexpr AmaxMethod kProvisional = AmaxMethod::Mse;
@@ -242,6 +246,9 @@ void choose_auto(const Plan& plan, const FloatModel& folded, const std::map<std:
   const auto given_at = [&](int64_t first_image) {
     return [&, first_image](int node) { return state[node].data() + first_image * shapes[node].numel(); };
   };
+  // Per image, the KL of the model as decided so far (undecided points
+  // provisional); empty while unknown.
+  std::vector<double> current_kl;
   Progress progress("auto: choosing amax per tensor", static_cast<int64_t>(points.size()));
   for (int p : points) {
     const int q = plan_node[p];
@@ -262,7 +269,7 @@ void choose_auto(const Plan& plan, const FloatModel& folded, const std::map<std:
       computed = q;
     }
     std::vector<std::pair<double, AmaxMethod>> candidates;
-    for (AmaxMethod m : statistic_methods()) {
+    for (AmaxMethod m : kAutoCandidates) {
       const double a = compute_amax(cal.stats[p], m, o.percentile);
       const bool seen = std::any_of(candidates.begin(), candidates.end(),
                                     [&](const auto& c) { return std::abs(c.first - a) <= 1e-4 * std::max(a, 1e-12); });
@@ -270,11 +277,20 @@ void choose_auto(const Plan& plan, const FloatModel& folded, const std::map<std:
     }
     // Each candidate's int8 model; one whose bias overflows int32 (an amax
     // so small the input scale is too fine) is not a candidate.
+    // The candidate that leaves the model as it is (the provisional amax)
+    // already has its score when the previous point's winner was scored.
     std::vector<std::unique_ptr<CpuEngine>> engines;
     std::vector<int> alive;
+    int unchanged = -1;
     for (size_t c = 0; c < candidates.size(); ++c) {
       std::vector<double> trial = *amax;
       trial[p] = candidates[c].first;
+      if (trial == *amax && !current_kl.empty()) {
+        engines.push_back(nullptr);
+        alive.push_back(static_cast<int>(c));
+        unchanged = static_cast<int>(c);
+        continue;
+      }
       try {
         engines.push_back(std::make_unique<CpuEngine>(model_with(trial), packed));
         alive.push_back(static_cast<int>(c));
@@ -287,7 +303,20 @@ void choose_auto(const Plan& plan, const FloatModel& folded, const std::map<std:
     // stage run side by side, one per thread (the layers inside on one thread
     // each); int8 results do not depend on threads, so neither does the choice.
     std::vector<std::vector<double>> kl(candidates.size(), std::vector<double>(samples));  // per image
-    const auto score = [&](const std::vector<int>& which, int64_t begin, int64_t end) {
+    if (unchanged >= 0) kl[unchanged] = current_kl;
+    // KL sums over the images scored so far. KL >= 0, so a candidate whose
+    // sum passes `bound`, another candidate's total, cannot win: it is not
+    // scored further (which does not change the winner).
+    std::vector<double> partial(candidates.size(), 0.0);
+    double bound = std::numeric_limits<double>::infinity();
+    const auto cannot_win = [&](int c) {
+      double sum;
+#pragma omp critical(octet_auto_partial)
+      sum = partial[c];
+      return sum > bound;
+    };
+    const auto score = [&](std::vector<int> which, int64_t begin, int64_t end) {
+      which.erase(std::remove(which.begin(), which.end(), unchanged), which.end());
       const int64_t chunks = (end - begin + kAutoChunk - 1) / kAutoChunk;
       const int64_t tasks = static_cast<int64_t>(which.size()) * chunks;
       std::exception_ptr error;
@@ -295,10 +324,14 @@ void choose_auto(const Plan& plan, const FloatModel& folded, const std::map<std:
       for (int64_t t = 0; t < tasks; ++t) {
         try {
           const int c = which[t / chunks];
+          if (cannot_win(c)) continue;
           const int64_t first = begin + (t % chunks) * kAutoChunk, rows = std::min(kAutoChunk, end - first);
           const FloatTensor logits = engines[c]->dequantize_logits(
               engines[c]->run_nodes(cal.images.data() + first * per_image, rows, q, nodes, given_at(first)));
           softmax_kl(target.ptr() + first * classes, logits.ptr(), rows, classes, kl[c].data() + first);
+          const double sum = std::accumulate(kl[c].begin() + first, kl[c].begin() + first + rows, 0.0);
+#pragma omp critical(octet_auto_partial)
+          partial[c] += sum;
         } catch (...) {
 #pragma omp critical(octet_auto_error)
           error = std::current_exception();
@@ -313,15 +346,24 @@ void choose_auto(const Plan& plan, const FloatModel& folded, const std::map<std:
       std::stable_sort(which.begin(), which.end(), [&](int x, int y) { return sums[x] < sums[y]; });
       return which;
     };
-    if (alive.size() > 1) {
+    const bool compared = alive.size() > 1;
+    if (compared) {
       const int64_t shortlist_end = std::min(samples, kShortlistImages);
       score(alive, 0, shortlist_end);
       alive = rank(alive, shortlist_end);
       if (alive.size() > kFinalists) alive.resize(kFinalists);
       std::sort(alive.begin(), alive.end());
+      for (int c : alive) partial[c] = std::accumulate(kl[c].begin(), kl[c].begin() + shortlist_end, 0.0);
+      if (std::find(alive.begin(), alive.end(), unchanged) != alive.end())
+        bound = std::accumulate(current_kl.begin(), current_kl.end(), 0.0);
       score(alive, shortlist_end, samples);
+      alive.erase(std::remove_if(alive.begin(), alive.end(), cannot_win), alive.end());
       alive = rank(alive, samples);
     }
+    if (compared)  // the winner was scored on every image
+      current_kl = kl[alive[0]];
+    else if (!alive.empty() && candidates[alive[0]].first != (*amax)[p])
+      current_kl.clear();
     if (!alive.empty()) {
       (*amax)[p] = candidates[alive[0]].first;
       (*methods)[p] = amax_method_name(candidates[alive[0]].second);
