@@ -6,7 +6,9 @@
 // row lie at a constant stride. A register block of MR such pixels x J blocks
 // of 16 output channels then accumulates with one vpdpbusd per (pixel, block)
 // per 4 bytes of the run, reading the padded image in place (no im2col
-// buffer), and the epilogue requantizes in registers. Threads share out whole
+// buffer), and the epilogue requantizes in registers. A 3x3, stride-1 conv
+// broadcasts each input quad once for the three output pixels that read it.
+// Threads share out whole
 // output rows (chunks of pixels for a 1x1, stride-1 conv or a linear layer,
 // whose pixels all lie at one stride); the k input rows an output row reads
 // stay in L1.
@@ -29,7 +31,7 @@ namespace octet::cpu::vnni {
 namespace {
 
 constexpr uint8_t kZeroPoint = 0x80;  // int8 0 as u8
-constexpr int64_t kMaxBlockPixels = 8;  // the largest MR below
+constexpr int64_t kMaxBlockPixels = 16;  // the largest MR below
 // Output pixels per unit of work shared among threads.
 constexpr int64_t kPixelsPerTask = 256;
 // Smaller convolutions (multiply-adds) run on the calling thread: waking the
@@ -162,6 +164,31 @@ inline void store_int8(__m512i acc, const ChannelVectors& v, const int8_t* skip,
   _mm512_mask_cvtsepi32_storeu_epi8(out, mask, _mm512_max_epi32(q, lo));
 }
 
+// Requantizes and stores (or, for the logits, adds the bias to) the
+// accumulators of MR pixels x J blocks; pixels past `valid` are not stored.
+template <int MR, int J>
+__attribute__((always_inline)) inline void store_block(const __m512i (&acc)[MR][J], int64_t first_pixel,
+                                                       int64_t valid, int64_t first_block, const ConvGeometry& g,
+                                                       const EpilogueTables& e, int8_t* output, int32_t* logits) {
+  const int64_t out_c = g.out_c;
+  const __m512i lo = _mm512_set1_epi32(e.relu ? 0 : -128);
+#pragma GCC unroll 4
+  for (int j = 0; j < J; ++j) {
+    const int64_t channel = (first_block + j) * kBlock;
+    const __mmask16 mask = lane_mask(out_c - channel);
+    const ChannelVectors v(e, channel);
+#pragma GCC unroll 32
+    for (int r = 0; r < MR; ++r) {
+      if (r >= valid) break;
+      const int64_t at = (first_pixel + r) * out_c + channel;
+      if (output)
+        store_int8(acc[r][j], v, e.skip ? e.skip + at : nullptr, lo, mask, output + at);
+      else
+        _mm512_mask_storeu_epi32(logits + at, mask, _mm512_add_epi32(acc[r][j], v.bias));
+    }
+  }
+}
+
 // MR pixels of one line x J blocks of 16 channels. `a`: the receptive field
 // of the first pixel; `w`: the first block; pixels past `valid` are computed
 // (from readable memory) but not stored.
@@ -190,27 +217,50 @@ inline void register_block(const uint8_t* a, const Layout& l, const int8_t* w, i
       }
     }
   }
-  const int64_t out_c = g.out_c;
-  const __m512i lo = _mm512_set1_epi32(e.relu ? 0 : -128);
-#pragma GCC unroll 4
-  for (int j = 0; j < J; ++j) {
-    const int64_t channel = (first_block + j) * kBlock;
-    const __mmask16 mask = lane_mask(out_c - channel);
-    const ChannelVectors v(e, channel);
+  store_block<MR, J>(acc, first_pixel, valid, first_block, g, e, output, logits);
+}
+
+// register_block for a 3x3, stride-1 conv. Neighbouring output pixels read
+// overlapping input pixels there, so each input quad is broadcast once and
+// multiplied by the three kx weights it meets (one load per ~2.5 vpdpbusd
+// instead of per one or two: the few-channel layers were load-bound).
+template <int MR, int J>
+inline void register_block_3x3(const uint8_t* a, const Layout& l, const int8_t* w, int64_t block_bytes,
+                               int64_t first_pixel, int64_t valid, int64_t first_block, const ConvGeometry& g,
+                               const EpilogueTables& e, int8_t* output, int32_t* logits) {
+  __m512i acc[MR][J];
 #pragma GCC unroll 32
-    for (int r = 0; r < MR; ++r) {
-      if (r >= valid) break;
-      const int64_t at = (first_pixel + r) * out_c + channel;
-      if (output)
-        store_int8(acc[r][j], v, e.skip ? e.skip + at : nullptr, lo, mask, output + at);
-      else
-        _mm512_mask_storeu_epi32(logits + at, mask, _mm512_add_epi32(acc[r][j], v.bias));
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 4
+    for (int j = 0; j < J; ++j) acc[r][j] = _mm512_setzero_si512();
+  const int64_t quads = l.cp / 4, cp = l.cp;
+  for (int ky = 0; ky < 3; ++ky, a += l.row_stride, w += 3 * quads * 64) {
+    for (int64_t c4 = 0; c4 < quads; ++c4) {
+      __m512i b[3][J];
+#pragma GCC unroll 3
+      for (int kx = 0; kx < 3; ++kx)
+#pragma GCC unroll 4
+        for (int j = 0; j < J; ++j) b[kx][j] = _mm512_loadu_si512(w + (kx * quads + c4) * 64 + j * block_bytes);
+#pragma GCC unroll 40
+      for (int i = 0; i < MR + 2; ++i) {  // input pixel i feeds output pixel i - kx
+        int32_t quad;
+        std::memcpy(&quad, a + i * cp + c4 * 4, 4);
+        const __m512i x = _mm512_set1_epi32(quad);
+#pragma GCC unroll 3
+        for (int kx = 0; kx < 3; ++kx) {
+          const int r = i - kx;
+          if (r < 0 || r >= MR) continue;
+#pragma GCC unroll 4
+          for (int j = 0; j < J; ++j) acc[r][j] = _mm512_dpbusd_epi32(acc[r][j], x, b[kx][j]);
+        }
+      }
     }
   }
+  store_block<MR, J>(acc, first_pixel, valid, first_block, g, e, output, logits);
 }
 
 // Pixels [first, first + count) of `line` against blocks [first_block, first_block + J).
-template <int MR, int J>
+template <int MR, int J, bool k3s1 = false>
 void line_columns(const uint8_t* padded, const Layout& l, int64_t line, int64_t first, int64_t count,
                   const int8_t* blocked, int64_t first_block, const ConvGeometry& g, const EpilogueTables& e,
                   int8_t* output, int32_t* logits) {
@@ -219,8 +269,12 @@ void line_columns(const uint8_t* padded, const Layout& l, int64_t line, int64_t 
   const uint8_t* a = padded + l.line_offset(g, line) + first * l.pixel_stride;
   const int64_t first_pixel = line * l.line_pixels + first;
   for (int64_t r = 0; r < count; r += MR)
-    register_block<MR, J>(a + r * l.pixel_stride, l, w, block_bytes, first_pixel + r, count - r, first_block, g, e,
-                          output, logits);
+    if constexpr (k3s1)
+      register_block_3x3<MR, J>(a + r * l.pixel_stride, l, w, block_bytes, first_pixel + r, count - r, first_block, g,
+                                e, output, logits);
+    else
+      register_block<MR, J>(a + r * l.pixel_stride, l, w, block_bytes, first_pixel + r, count - r, first_block, g,
+                            e, output, logits);
 }
 
 // Pixels [first, first + count) of lines [first_line, end_line), all output
@@ -231,14 +285,28 @@ void lines_all_columns(const uint8_t* padded, const Layout& l, int64_t first_lin
                        int64_t count, const int8_t* blocked, const ConvGeometry& g, const EpilogueTables& e,
                        int8_t* output, int32_t* logits) {
   const int64_t blocks = (g.out_c + kBlock - 1) / kBlock;
+  const bool k3s1 = g.kernel == 3 && g.stride == 1;
   int64_t block = 0;
   for (; block + 4 <= blocks; block += 4)
     for (int64_t line = first_line; line < end_line; ++line)
-      line_columns<4, 4>(padded, l, line, first, count, blocked, block, g, e, output, logits);
+      if (k3s1)
+        line_columns<4, 4, true>(padded, l, line, first, count, blocked, block, g, e, output, logits);
+      else
+        line_columns<4, 4>(padded, l, line, first, count, blocked, block, g, e, output, logits);
   for (int64_t line = first_line; line < end_line; ++line) switch (blocks - block) {
       case 3: line_columns<8, 3>(padded, l, line, first, count, blocked, block, g, e, output, logits); break;
-      case 2: line_columns<8, 2>(padded, l, line, first, count, blocked, block, g, e, output, logits); break;
-      case 1: line_columns<8, 1>(padded, l, line, first, count, blocked, block, g, e, output, logits); break;
+      case 2:
+        if (k3s1)
+          line_columns<8, 2, true>(padded, l, line, first, count, blocked, block, g, e, output, logits);
+        else
+          line_columns<8, 2>(padded, l, line, first, count, blocked, block, g, e, output, logits);
+        break;
+      case 1:
+        if (k3s1)
+          line_columns<16, 1, true>(padded, l, line, first, count, blocked, block, g, e, output, logits);
+        else
+          line_columns<8, 1>(padded, l, line, first, count, blocked, block, g, e, output, logits);
+        break;
       default: break;
     }
 }
