@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <exception>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <memory>
@@ -223,9 +224,25 @@ void choose_auto(const Plan& plan, const FloatModel& folded, const std::map<std:
                  std::vector<std::string>* methods) {
   const int64_t samples = target.dim(0), classes = target.dim(1);
   const int64_t per_image = static_cast<int64_t>(cal.images.size()) / cal.samples;
-  for (int p : points) {
-    (*amax)[p] = compute_amax(cal.stats[p], kProvisional, o.percentile);
-    (*methods)[p] = amax_method_name(kProvisional);
+  // Every candidate amax of every point, side by side (entropy and mse search the histograms).
+  constexpr size_t kMethods = std::size(kAutoCandidates);
+  std::vector<double> candidate_amax(points.size() * kMethods);
+  std::exception_ptr amax_error;
+#pragma omp parallel for schedule(dynamic)
+  for (size_t t = 0; t < candidate_amax.size(); ++t) {
+    try {
+      candidate_amax[t] = compute_amax(cal.stats[points[t / kMethods]], kAutoCandidates[t % kMethods], o.percentile);
+    } catch (...) {
+#pragma omp critical(octet_auto_error)
+      amax_error = std::current_exception();
+    }
+  }
+  if (amax_error) std::rethrow_exception(amax_error);
+  const size_t provisional = std::find(std::begin(kAutoCandidates), std::end(kAutoCandidates), kProvisional) -
+                             std::begin(kAutoCandidates);
+  for (size_t k = 0; k < points.size(); ++k) {
+    (*amax)[points[k]] = candidate_amax[k * kMethods + provisional];
+    (*methods)[points[k]] = amax_method_name(kProvisional);
   }
   const auto model_with = [&](const std::vector<double>& trial) {
     QuantizedModel m = header;
@@ -250,8 +267,8 @@ void choose_auto(const Plan& plan, const FloatModel& folded, const std::map<std:
   // provisional); empty while unknown.
   std::vector<double> current_kl;
   Progress progress("auto: choosing amax per tensor", static_cast<int64_t>(points.size()));
-  for (int p : points) {
-    const int q = plan_node[p];
+  for (size_t k = 0; k < points.size(); ++k) {
+    const int p = points[k], q = plan_node[p];
     if (q > computed) {  // advance the kept outputs to node q with the choices made so far
       const CpuEngine decided(model_with(*amax), packed);
       for (int i = computed; i < q; ++i)
@@ -269,11 +286,11 @@ void choose_auto(const Plan& plan, const FloatModel& folded, const std::map<std:
       computed = q;
     }
     std::vector<std::pair<double, AmaxMethod>> candidates;
-    for (AmaxMethod m : kAutoCandidates) {
-      const double a = compute_amax(cal.stats[p], m, o.percentile);
+    for (size_t m = 0; m < kMethods; ++m) {
+      const double a = candidate_amax[k * kMethods + m];
       const bool seen = std::any_of(candidates.begin(), candidates.end(),
                                     [&](const auto& c) { return std::abs(c.first - a) <= 1e-4 * std::max(a, 1e-12); });
-      if (!seen) candidates.emplace_back(a, m);
+      if (!seen) candidates.emplace_back(a, kAutoCandidates[m]);
     }
     // Each candidate's int8 model; one whose bias overflows int32 (an amax
     // so small the input scale is too fine) is not a candidate.
