@@ -20,6 +20,8 @@ using Map = Eigen::Map<RowMatrix>;
 // wide patches) and gives OpenMP work to share (a late ResNet-18 layer has
 // only 2048 rows per batch of 128).
 constexpr int64_t kRowsPerTask = 2048;
+// Element-wise loops this short run on the calling thread (waking the others costs more).
+constexpr int64_t kMinParallelElements = int64_t(1) << 15;
 int64_t conv_rows_per_task(int64_t patch) { return std::min<int64_t>(kRowsPerTask, (int64_t(1) << 21) / patch); }
 
 }  // namespace
@@ -27,6 +29,7 @@ int64_t conv_rows_per_task(int64_t patch) { return std::min<int64_t>(kRowsPerTas
 FloatTensor to_nhwc(const float* nchw, int64_t batch, const ActShape& s) {
   FloatTensor out({batch, s.h, s.w, s.c});
   const int64_t plane = static_cast<int64_t>(s.h) * s.w;
+#pragma omp parallel for
   for (int64_t n = 0; n < batch; ++n)
     for (int c = 0; c < s.c; ++c)
       for (int64_t p = 0; p < plane; ++p) out.data[(n * plane + p) * s.c + c] = nchw[(n * s.c + c) * plane + p];
@@ -161,6 +164,7 @@ FloatTensor FloatExecutor::run_node(int i, const std::vector<FloatTensor>& value
     }
     case Op::Add: {
       const FloatTensor& z = values[n.inputs[1]];
+#pragma omp parallel for if (y.numel() >= kMinParallelElements)
       for (int64_t k = 0; k < y.numel(); ++k) y.data[k] = x.data[k] + z.data[k];
       break;
     }
@@ -178,12 +182,16 @@ FloatTensor FloatExecutor::run_node(int i, const std::vector<FloatTensor>& value
     case Op::Input:
     case Op::BatchNorm2d: fail(std::string("float executor: unexpected ") + op_name(n.op) + " node '" + n.name + "'");
   }
+  // Element-wise: the threads' shares do not change any value.
   if (op_traits(n.op).absorbs_residual && n.inputs.size() == 2) {
     const FloatTensor& skip = values[n.inputs[1]];
+#pragma omp parallel for if (y.numel() >= kMinParallelElements)
     for (int64_t k = 0; k < y.numel(); ++k) y.data[k] += skip.data[k];
   }
-  if (n.relu || n.op == Op::ReLU)
-    for (float& v : y.data) v = std::max(v, 0.0f);
+  if (n.relu || n.op == Op::ReLU) {
+#pragma omp parallel for if (y.numel() >= kMinParallelElements)
+    for (int64_t k = 0; k < y.numel(); ++k) y.data[k] = std::max(y.data[k], 0.0f);
+  }
   return y;
 }
 

@@ -132,17 +132,17 @@ void GptqStatistics::add(int producer, const FloatTensor& act, int64_t first) {
     const int64_t stride = std::max<int64_t>(1, total_rows / kMaxRows);
     Eigen::MatrixXf& H = hessians_[i];
     if (H.size() == 0) H = Eigen::MatrixXf::Zero(K, K);
-    RowMatrixF chunk(kRowsPerChunk, K);
-    int64_t filled = 0;
-    const int64_t offset = patch_rows(node, out, first);
-    for (int64_t r = (stride - offset % stride) % stride; r < rows; r += stride) {
-      gather_patches(node, in, out, act.ptr(), r, 1, chunk.data() + filled * K);
-      if (++filled == kRowsPerChunk) {
-        add_lower_gram(chunk, H);
-        filled = 0;
-      }
+    // Every stride-th row of the whole calibration set, counted from its first image.
+    const int64_t offset = patch_rows(node, out, first), first_row = (stride - offset % stride) % stride;
+    const int64_t picked = first_row < rows ? (rows - 1 - first_row) / stride + 1 : 0;
+    RowMatrixF chunk(std::min(kRowsPerChunk, picked), K);
+    for (int64_t done = 0; done < picked; done += kRowsPerChunk) {
+      const int64_t count = std::min(kRowsPerChunk, picked - done);
+#pragma omp parallel for
+      for (int64_t k = 0; k < count; ++k)
+        gather_patches(node, in, out, act.ptr(), first_row + (done + k) * stride, 1, chunk.data() + k * K);
+      add_lower_gram(chunk.topRows(count), H);
     }
-    if (filled) add_lower_gram(chunk.topRows(filled), H);
   }
 }
 
@@ -153,7 +153,8 @@ std::map<std::string, Int8Tensor> GptqStatistics::round(const FloatModel& folded
   std::vector<int> layers;
   for (size_t i = 0; i < graph_.nodes.size(); ++i)
     if (op_traits(graph_.nodes[i].op).weighted) layers.push_back(static_cast<int>(i));
-  std::stable_sort(layers.begin(), layers.end(), [&](int a, int b) { return hessians_[a].rows() > hessians_[b].rows(); });
+  std::stable_sort(layers.begin(), layers.end(),
+                   [&](int a, int b) { return hessians_[a].rows() > hessians_[b].rows(); });
   std::vector<Int8Tensor> levels(graph_.nodes.size());
   Progress rounding("gptq: rounding", static_cast<int64_t>(layers.size()));
   std::exception_ptr error;

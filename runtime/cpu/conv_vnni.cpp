@@ -277,6 +277,21 @@ void line_columns(const uint8_t* padded, const Layout& l, int64_t line, int64_t 
                             e, output, logits);
 }
 
+// One group of J blocks over lines [first_line, end_line): MR pixels per
+// register block, MR3 for a 3x3 stride-1 conv (as many as the registers left
+// by J blocks' accumulators and three kx weights hold).
+template <int J, int MR, int MR3>
+void group_lines(const uint8_t* padded, const Layout& l, int64_t first_line, int64_t end_line, int64_t first,
+                 int64_t count, const int8_t* blocked, int64_t block, const ConvGeometry& g, const EpilogueTables& e,
+                 int8_t* output, int32_t* logits) {
+  const bool k3s1 = g.kernel == 3 && g.stride == 1;
+  for (int64_t line = first_line; line < end_line; ++line)
+    if (k3s1)
+      line_columns<MR3, J, true>(padded, l, line, first, count, blocked, block, g, e, output, logits);
+    else
+      line_columns<MR, J>(padded, l, line, first, count, blocked, block, g, e, output, logits);
+}
+
 // Pixels [first, first + count) of lines [first_line, end_line), all output
 // channels. Column groups outside, lines inside: a group's weights (up to
 // 64 channels x the receptive field) stay in L2 while every line reads them;
@@ -285,30 +300,14 @@ void lines_all_columns(const uint8_t* padded, const Layout& l, int64_t first_lin
                        int64_t count, const int8_t* blocked, const ConvGeometry& g, const EpilogueTables& e,
                        int8_t* output, int32_t* logits) {
   const int64_t blocks = (g.out_c + kBlock - 1) / kBlock;
-  const bool k3s1 = g.kernel == 3 && g.stride == 1;
   int64_t block = 0;
   for (; block + 4 <= blocks; block += 4)
-    for (int64_t line = first_line; line < end_line; ++line)
-      if (k3s1)
-        line_columns<4, 4, true>(padded, l, line, first, count, blocked, block, g, e, output, logits);
-      else
-        line_columns<4, 4>(padded, l, line, first, count, blocked, block, g, e, output, logits);
-  for (int64_t line = first_line; line < end_line; ++line) switch (blocks - block) {
-      case 3: line_columns<8, 3>(padded, l, line, first, count, blocked, block, g, e, output, logits); break;
-      case 2:
-        if (k3s1)
-          line_columns<8, 2, true>(padded, l, line, first, count, blocked, block, g, e, output, logits);
-        else
-          line_columns<8, 2>(padded, l, line, first, count, blocked, block, g, e, output, logits);
-        break;
-      case 1:
-        if (k3s1)
-          line_columns<16, 1, true>(padded, l, line, first, count, blocked, block, g, e, output, logits);
-        else
-          line_columns<8, 1>(padded, l, line, first, count, blocked, block, g, e, output, logits);
-        break;
-      default: break;
-    }
+    group_lines<4, 4, 4>(padded, l, first_line, end_line, first, count, blocked, block, g, e, output, logits);
+  const auto tail = blocks - block == 3   ? group_lines<3, 8, 6>
+                    : blocks - block == 2 ? group_lines<2, 8, 8>
+                    : blocks - block == 1 ? group_lines<1, 8, 16>
+                                          : nullptr;
+  if (tail) tail(padded, l, first_line, end_line, first, count, blocked, block, g, e, output, logits);
 }
 
 }  // namespace
