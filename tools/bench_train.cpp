@@ -17,6 +17,7 @@
 #include "tools/bench_train_summary.h"
 #include "tools/commands.h"
 #include "tools/options.h"
+#include "tools/torch_helper.h"
 #ifdef OCTET_HAVE_TORCH
 #include <torch/cuda.h>
 
@@ -163,7 +164,10 @@ void add_bench_train_command(CLI::App& bench) {
 #ifdef OCTET_HAVE_TORCH
   cmd->callback([o] { run_bench_train(*o); });
 #else
-  cmd->callback([] { fail(kTrainingNeedsTorch); });
+  cmd->callback([] {
+    use_torch_helper();
+    fail(kTrainingNeedsTorch);
+  });
 #endif
 }
 

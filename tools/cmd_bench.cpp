@@ -24,6 +24,7 @@
 #include "tools/bench_timing.h"
 #include "tools/commands.h"
 #include "tools/options.h"
+#include "tools/torch_helper.h"
 #ifdef OCTET_HAVE_CUDA
 #include <cuda_runtime_api.h>
 
@@ -102,6 +103,9 @@ std::vector<cpu::KernelPath> cpu_kernel_paths(const std::string& list) {
 }
 
 void run_infer(const InferCommand& c) {
+#ifndef OCTET_HAVE_TORCH
+  use_torch_helper();  // LibTorch's float baselines
+#endif
   std::FILE* out = report_stream(c.json);
   check(c.iterations > 0 && c.warmup >= 0, "--iterations must be positive and --warmup non-negative");
   check(c.threads >= 0, "--threads must be >= 0 (0: all cores)");

@@ -8,6 +8,7 @@
 #include "models/torch_import.h"
 #include "tools/commands.h"
 #include "tools/options.h"
+#include "tools/torch_helper.h"
 #ifdef OCTET_HAVE_TORCH
 #include "train/torch_state_dict.h"
 #endif
@@ -21,8 +22,9 @@ struct ImportOptions {
   TorchImportOptions torch;
 };
 
-void run_import(ImportOptions o) {
+void run_import([[maybe_unused]] ImportOptions o) {
 #ifndef OCTET_HAVE_TORCH
+  use_torch_helper();
   fail("octet import reads torch.save files with LibTorch, and this octet was built without it: install it "
        "(Debian: apt-get install libtorch-dev) and build again, or use octet.from_torch(model, ...) in Python");
 #else

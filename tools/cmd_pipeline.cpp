@@ -9,6 +9,7 @@
 #include "quant/pipeline.h"
 #include "tools/commands.h"
 #include "tools/options.h"
+#include "tools/torch_helper.h"
 #include "train/options.h"
 #ifdef OCTET_HAVE_TORCH
 #include "train/trainer.h"
@@ -26,6 +27,7 @@ struct PipelineCommand {
 void run_pipeline(PipelineCommand c) {
   std::FILE* out = report_stream(c.json);
 #ifndef OCTET_HAVE_TORCH
+  if (c.checkpoint.empty()) use_torch_helper();
   check(!c.checkpoint.empty(), std::string(kTrainingNeedsTorch) + " (octet pipeline --checkpoint FILE)");
 #endif
   make_directories(c.out_dir);

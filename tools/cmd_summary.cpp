@@ -9,6 +9,7 @@
 #include "models/registry.h"
 #include "tools/commands.h"
 #include "tools/options.h"
+#include "tools/torch_helper.h"
 #ifdef OCTET_HAVE_TORCH
 #include "train/graph_net.h"
 #endif
@@ -29,6 +30,9 @@ void run_summary(const SummaryOptions& o) {
     for (const auto& name : model_names()) std::printf("%-10s %s\n", name.c_str(), find_model(name).description.c_str());
     return;
   }
+#ifndef OCTET_HAVE_TORCH
+  use_torch_helper();  // the gradient count runs a backward pass
+#endif
   std::FILE* out = report_stream(o.json);
   const Graph g = build_model(o.model, model_options_for(o.dataset, o.batch_norm));
   const std::vector<ActShape> shapes = g.shapes();

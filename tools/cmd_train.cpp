@@ -5,6 +5,7 @@
 #include "common/error.h"
 #include "tools/commands.h"
 #include "tools/options.h"
+#include "tools/torch_helper.h"
 #include "train/options.h"
 #ifdef OCTET_HAVE_TORCH
 #include "train/trainer.h"
@@ -70,7 +71,10 @@ void add_train_command(CLI::App& app) {
 #ifdef OCTET_HAVE_TORCH
   cmd->callback([o] { train(*o, o->json == "-" ? std::cerr : std::cout); });
 #else
-  cmd->callback([] { fail(kTrainingNeedsTorch); });
+  cmd->callback([] {
+    use_torch_helper();
+    fail(kTrainingNeedsTorch);
+  });
 #endif
 }
 
