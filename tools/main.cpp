@@ -6,7 +6,7 @@
 #include "tools/torch_helper.h"
 
 int main(int argc, char** argv) {
-  octet::remember_command_line(argc, argv);
+  octet::remember_command_line(argv);
   CLI::App app{"octet: int8 quantization toolkit and int8 inference runtime for convolutional networks"};
   app.require_subcommand(1);
   octet::add_train_command(app);

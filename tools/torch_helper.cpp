@@ -15,7 +15,7 @@ namespace {
 char** command_line = nullptr;
 }  // namespace
 
-void remember_command_line(int, char** argv) { command_line = argv; }
+void remember_command_line(char** argv) { command_line = argv; }
 
 void use_torch_helper() {
 #ifdef OCTET_TORCH_HELPER

@@ -8,7 +8,7 @@
 namespace octet {
 
 // Kept from main for use_torch_helper.
-void remember_command_line(int argc, char** argv);
+void remember_command_line(char** argv);
 
 // In an `octet` built beside octet-torch, replaces this process with
 // octet-torch (same arguments; fails naming it if it cannot start). Returns

@@ -17,12 +17,12 @@ run() {
   nice "$octet" train "$@" --optimizer sgd --schedule constant --threads 1 \
     --step-log "$out/$name.csv" --json "$out/$name.json" > "$out/$name.txt"
 }
-# CIFAR-10 ResNets: one pass over the first 15360 training images (960 steps of
-# 16; one epoch, so the test set is evaluated once), lr 0.01 after a warm-up of
-# 96 steps from lr/10.
+# CIFAR-10 ResNets: ten passes over the first 15360 training images (9600
+# steps of 16; each epoch scored on the first 1000 test images only), lr 0.01
+# after a warm-up of 96 steps from lr/10.
 for depth in 20 32 44 56; do
   run resnet$depth --model resnet$depth --dataset cifar10 --data "$cifar" --train-samples 15360 --batch-size 16 \
-    --epochs 1 --lr 0.01 --warmup-epochs 0.1 --seed 1
+    --epochs 10 --test-samples 1000 --lr 0.01 --warmup-epochs 0.1 --seed 1
 done
 # LeNet-5 on Fashion-MNIST: 3 epochs of 938 steps, three learning rates, two seeds.
 for lr in 0.005 0.01 0.02; do
