@@ -376,7 +376,7 @@ def main():
                               "octet": {"quantize": octet_quantize}})
             return
         report_accuracy_and_speed(args, ckpt, data_dir, quantized, float_model, model, test, labels, count, threads,
-                                  torch_ao_quantize_s, torch_ao_quantize_cpu_s, octet_quantize)
+                                  torch_ao_quantize_s, torch_ao_quantize_cpu_s, torch_ao_memory, octet_quantize)
 
 
 def peak_rss_mb():
@@ -410,7 +410,7 @@ def write_json(args, results):
 
 
 def report_accuracy_and_speed(args, ckpt, data_dir, quantized, float_model, model, test, labels, count, threads,
-                              torch_ao_quantize_s, torch_ao_quantize_cpu_s, octet_quantize):
+                              torch_ao_quantize_s, torch_ao_quantize_cpu_s, torch_ao_memory, octet_quantize):
     float_pred = top1_predictions(float_model, test)
     int8_pred = top1_predictions(model, test)
 
@@ -460,7 +460,8 @@ def report_accuracy_and_speed(args, ckpt, data_dir, quantized, float_model, mode
     if octet:
         print(f"octet int8 is {peer['int8_ms'] / octet['int8_ms']:.2f}x torch.ao int8 "
               f"(both against LibTorch/PyTorch float32 of the same network, measured in their own processes)")
-    print_quantize_times(args, ckpt, count, threads, torch_ao_quantize_s, torch_ao_quantize_cpu_s, octet_quantize)
+    print_quantize_times(args, ckpt, count, threads, torch_ao_quantize_s, torch_ao_quantize_cpu_s, torch_ao_memory,
+                         octet_quantize)
     write_json(args, {"model": ckpt["model"], "dataset": ckpt["dataset"], "images": images, "threads": threads,
                       "batch": args.batch, "torch_ao": peer, "octet": octet and dict(octet, quantize=octet_quantize)})
 
