@@ -60,11 +60,8 @@ void gather_patches(const Node& n, const ActShape& in, const ActShape& out, cons
 }
 
 FloatExecutor::FloatExecutor(const FloatModel& model) : graph_(model.graph), shapes_(model.graph.shapes()) {
-  const int count = static_cast<int>(graph_.nodes.size());
-  last_reader_.assign(count, -1);
-  for (int i = 0; i < count; ++i)
-    for (int in : graph_.nodes[i].inputs) last_reader_[in] = std::max(last_reader_[in], i);
-  last_reader_.back() = count;
+  last_reader_ = graph_.last_readers();
+  last_reader_.back() = static_cast<int>(graph_.nodes.size());  // the output outlives every range
   layers_.resize(graph_.nodes.size());
   for (size_t i = 0; i < graph_.nodes.size(); ++i) {
     const Node& n = graph_.nodes[i];

@@ -118,6 +118,13 @@ std::vector<std::vector<int>> Graph::consumers() const {
   return out;
 }
 
+std::vector<int> Graph::last_readers() const {
+  std::vector<int> out(nodes.size(), -1);
+  for (size_t i = 0; i < nodes.size(); ++i)  // nodes come after their inputs
+    for (int in : nodes[i].inputs) out[in] = static_cast<int>(i);
+  return out;
+}
+
 int Graph::find(const std::string& name) const {
   for (size_t i = 0; i < nodes.size(); ++i)
     if (nodes[i].name == name) return static_cast<int>(i);

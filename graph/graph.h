@@ -63,6 +63,8 @@ class Graph {
   std::vector<ActShape> shapes() const;
   // Consumers of each node (indices), in order.
   std::vector<std::vector<int>> consumers() const;
+  // Per node, the last node that reads it (-1 if none): when its value can be freed.
+  std::vector<int> last_readers() const;
   int find(const std::string& name) const;  // -1 if absent
 
   // Parameter names (and their shapes) that this graph's ops own, in node order:

@@ -252,11 +252,10 @@ void choose_auto(const Plan& plan, const FloatModel& folded, const std::map<std:
   const CpuEngine packed(model_with(*amax));
   const int nodes = static_cast<int>(plan.graph.nodes.size());
   const std::vector<ActShape> shapes = plan.graph.shapes();
-  std::vector<int> last_reader(nodes, -1), plan_node(folded.graph.nodes.size(), -1);
-  for (int i = 0; i < nodes; ++i) {
-    for (int in : plan.graph.nodes[i].inputs) last_reader[in] = i;
+  const std::vector<int> last_reader = plan.graph.last_readers();
+  std::vector<int> plan_node(folded.graph.nodes.size(), -1);
+  for (int i = 0; i < nodes; ++i)
     if (plan.own_scale[i]) plan_node[plan.stats_node[i]] = i;
-  }
   // int8 outputs of the decided nodes [0, computed) that a later node reads, for all images.
   std::vector<std::vector<int8_t>> state(nodes);
   int computed = 0;

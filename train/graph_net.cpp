@@ -18,10 +18,9 @@ GraphNetImpl::GraphNetImpl(Graph graph) : graph_(std::move(graph)) {
   graph_.validate();
   const std::vector<ActShape> shapes = graph_.shapes();
   node_tensors_.resize(graph_.nodes.size());
-  last_use_.assign(graph_.nodes.size(), -1);
+  last_use_ = graph_.last_readers();
   for (size_t i = 0; i < graph_.nodes.size(); ++i) {
     const Node& n = graph_.nodes[i];
-    for (int in : n.inputs) last_use_[in] = static_cast<int>(i);
     const int in_c = n.inputs.empty() ? 0 : shapes[n.inputs[0]].c;
     NodeTensors& t = node_tensors_[i];
     if (n.op == Op::Conv2d || n.op == Op::Linear) {

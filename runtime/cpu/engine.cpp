@@ -64,9 +64,7 @@ CpuEngine::CpuEngine(const QuantizedModel& model, const CpuEngine& packed)
 // Buffer plan: inputs are freed once their last reader has been placed.
 void CpuEngine::plan_buffers() {
   const Graph& g = model_.graph;
-  last_use_.assign(g.nodes.size(), -1);
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    for (int in : g.nodes[i].inputs) last_use_[in] = static_cast<int>(i);
+  last_use_ = g.last_readers();
   std::vector<int> free_slots;
   slot_.assign(g.nodes.size(), -1);
   for (int i = 0; i < model_.output(); ++i) {
