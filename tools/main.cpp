@@ -2,10 +2,12 @@
 #include <cstdio>
 
 #include "common/error.h"
+#include "common/memory_policy.h"
 #include "tools/commands.h"
 #include "tools/torch_helper.h"
 
 int main(int argc, char** argv) {
+  octet::keep_freed_memory_for_reuse();
   octet::remember_command_line(argv);
   CLI::App app{"octet: int8 quantization toolkit and int8 inference runtime for convolutional networks"};
   app.require_subcommand(1);

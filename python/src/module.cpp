@@ -2,12 +2,14 @@
 #include <pybind11/pybind11.h>
 
 #include "common/error.h"
+#include "common/memory_policy.h"
 #include "python/src/module.h"
 
 PYBIND11_MODULE(_octet, m) {
   m.doc() = "octet: int8 quantization toolkit and int8 inference runtime (compiled part; import octet)";
   // Every failure octet reports (a missing file, an unknown option, a model
   // that does not fit the data) arrives as octet.Error with octet's message.
+  octet::keep_freed_memory_for_reuse();
   pybind11::register_exception<octet::Error>(m, "Error", PyExc_RuntimeError);
   octet::python::bind_checkpoint(m);
   octet::python::bind_quantized(m);
