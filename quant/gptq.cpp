@@ -27,7 +27,7 @@ constexpr double kDamp = 0.01;
 // is computed, in fixed column blocks shared between threads (so its rounding
 // does not depend on the thread count).
 void add_lower_gram(const Eigen::Ref<const RowMatrixF>& X, Eigen::MatrixXf& H) {
-  constexpr int64_t kColumns = 256;
+  constexpr int64_t kColumns = 64;
   const int64_t K = X.cols();
 #pragma omp parallel for schedule(dynamic)
   for (int64_t j = 0; j < K; j += kColumns) {
