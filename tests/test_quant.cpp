@@ -3,6 +3,7 @@
 // reference (zero tolerance) and the float simulation (1 LSB).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -85,6 +86,35 @@ TEST(TensorStats, HistogramGrowsByDoublingAndKeepsEveryCount) {
   std::vector<float> bad = {1.0f, std::nanf("")};
   EXPECT_NE(error_of([&] { s.add(bad.data(), 2, "layer2.0.conv1"); }).find("layer2.0.conv1: activation is NaN"),
             std::string::npos);
+}
+
+// The vectorised pass: exact min and max, sums to rounding, and a NaN or an
+// infinity anywhere in a vector body or the tail is found.
+TEST(TensorStats, VectorPassMatchesAPlainLoopAndFindsEveryBadValue) {
+  std::mt19937_64 rng(11);
+  std::normal_distribution<float> normal(0.5f, 2.0f);
+  std::vector<float> v(1003);
+  for (float& x : v) x = normal(rng);
+  TensorStats s;
+  s.add(v.data(), static_cast<int64_t>(v.size()), "t");
+  const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+  EXPECT_EQ(s.min(), *lo);
+  EXPECT_EQ(s.max(), *hi);
+  double sum = 0, sum_sq = 0;
+  for (float x : v) {
+    sum += x;
+    sum_sq += double(x) * x;
+  }
+  EXPECT_NEAR(s.mean(), sum / 1003, 1e-12);
+  EXPECT_NEAR(s.std(), std::sqrt(sum_sq / 1003 - (sum / 1003) * (sum / 1003)), 1e-12);
+  for (size_t at : {size_t{0}, size_t{517}, size_t{1002}}) {
+    std::vector<float> bad = v;
+    bad[at] = at == 517 ? std::nanf("") : -INFINITY;
+    const std::string want = at == 517 ? "t: activation is NaN" : "t: activation is infinite";
+    EXPECT_NE(error_of([&] { TensorStats().add(bad.data(), static_cast<int64_t>(bad.size()), "t"); }).find(want),
+              std::string::npos)
+        << at;
+  }
 }
 
 TensorStats laplace_stats(int64_t n, uint64_t seed) {
