@@ -14,6 +14,7 @@
 #include "data/dataset.h"
 #include "quant/pipeline.h"
 #include "runtime/cpu/engine.h"
+#include "runtime/cuda/cublaslt_library.h"
 #include "runtime/cuda/cuda_engine.h"
 #include "tests/difference.h"
 #include "tests/op_model.h"
@@ -203,6 +204,18 @@ TEST(CudaEngineWithoutDevice, ListsTheBackendsAndExplainsWhyItCannotStart) {
     EXPECT_NE(std::string(e.what()).find("no usable CUDA device: " + why_not), std::string::npos) << e.what();
   }
   EXPECT_NE(error_of([&] { make_engine(model, "cuda"); }).find("cuda-imma: no usable CUDA device"), std::string::npos);
+}
+
+// cuBLASLt is not linked but opened on first use: that works without a GPU.
+TEST(CublasLtLibrary, OpensOnFirstUseAndResolvesItsFunctions) {
+  const cuda::CublasLtLibrary& lt = cuda::cublaslt();
+  EXPECT_EQ(&lt, &cuda::cublaslt());
+  EXPECT_STREQ(lt.status_name(CUBLAS_STATUS_NOT_SUPPORTED), "CUBLAS_STATUS_NOT_SUPPORTED");
+  EXPECT_NE(std::string(lt.status_string(CUBLAS_STATUS_INVALID_VALUE)), "");
+  for (const void* f : {reinterpret_cast<const void*>(lt.create), reinterpret_cast<const void*>(lt.matmul),
+                        reinterpret_cast<const void*>(lt.algo_get_heuristic),
+                        reinterpret_cast<const void*>(lt.layout_destroy)})
+    EXPECT_NE(f, nullptr);
 }
 
 }  // namespace

@@ -4,7 +4,6 @@
 // device layout of activations and weights is in device_layout.h.
 #pragma once
 
-#include <cublasLt.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -12,6 +11,7 @@
 #include <utility>
 
 #include "common/error.h"
+#include "runtime/cuda/cublaslt_library.h"
 #include "runtime/cuda/device_layout.h"
 #include "runtime/requantize.h"
 
@@ -37,8 +37,8 @@ inline void check_cuda(cudaError_t status, const char* statement, const char* fu
 inline void check_cublas(cublasStatus_t status, const char* statement, const char* function, const char* file,
                          int line) {
   if (status == CUBLAS_STATUS_SUCCESS) return;
-  fail(std::string("cuBLAS error ") + std::to_string(static_cast<int>(status)) + " " + cublasLtGetStatusName(status) +
-       " (" + cublasLtGetStatusString(status) + ")" + error_site(statement, function, file, line));
+  fail(std::string("cuBLAS error ") + std::to_string(static_cast<int>(status)) + " " + cublaslt().status_name(status) +
+       " (" + cublaslt().status_string(status) + ")" + error_site(statement, function, file, line));
 }
 
 // Threads per block of the one-thread-per-element kernels, and their grid.

@@ -95,8 +95,10 @@ struct Destroyer {
 };
 using StreamOwner =
     std::unique_ptr<std::remove_pointer_t<cudaStream_t>, Destroyer<cudaStream_t, cudaError_t, cudaStreamDestroy>>;
-using LtOwner = std::unique_ptr<std::remove_pointer_t<cublasLtHandle_t>,
-                                Destroyer<cublasLtHandle_t, cublasStatus_t, cublasLtDestroy>>;
+struct LtDestroyer {
+  void operator()(cublasLtHandle_t h) const { cuda::cublaslt().destroy(h); }
+};
+using LtOwner = std::unique_ptr<std::remove_pointer_t<cublasLtHandle_t>, LtDestroyer>;
 using GraphOwner =
     std::unique_ptr<std::remove_pointer_t<cudaGraph_t>, Destroyer<cudaGraph_t, cudaError_t, cudaGraphDestroy>>;
 using GraphExecOwner = std::unique_ptr<std::remove_pointer_t<cudaGraphExec_t>,
@@ -215,7 +217,7 @@ CudaEngine::Impl::Impl(const QuantizedModel& m, CudaBackend b, int d) : device(d
   stream.reset(s);
   if (backend == CudaBackend::CublasLt) {
     cublasLtHandle_t handle = nullptr;
-    CUBLAS_CHECK(cublasLtCreate(&handle));
+    CUBLAS_CHECK(cuda::cublaslt().create(&handle));
     lt.reset(handle);
     lt_workspace = DeviceBuffer<uint8_t>(kCublasLtWorkspace);
   }

@@ -19,7 +19,7 @@ std::string LtGemm::unsupported(int64_t m, int64_t n, int64_t k) {
 
 LtGemm::Layout LtGemm::make_layout(cudaDataType_t type, int64_t rows, int64_t cols, int64_t ld) {
   cublasLtMatrixLayout_t layout = nullptr;
-  CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&layout, type, static_cast<uint64_t>(rows), static_cast<uint64_t>(cols), ld));
+  CUBLAS_CHECK(cublaslt().layout_create(&layout, type, static_cast<uint64_t>(rows), static_cast<uint64_t>(cols), ld));
   return Layout(layout);
 }
 
@@ -28,26 +28,26 @@ LtGemm::LtGemm(cublasLtHandle_t handle, int64_t m, int64_t n, int64_t k, size_t 
   const std::string why = unsupported(m, n, k);
   check(why.empty(), "cuBLASLt int8 GEMM: " + why);
   cublasLtMatmulDesc_t desc = nullptr;
-  CUBLAS_CHECK(cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32I, CUDA_R_32I));
+  CUBLAS_CHECK(cublaslt().desc_create(&desc, CUBLAS_COMPUTE_32I, CUDA_R_32I));
   desc_.reset(desc);
   const cublasOperation_t transpose = CUBLAS_OP_T;
-  CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &transpose, sizeof(transpose)));
+  CUBLAS_CHECK(cublaslt().desc_set_attribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &transpose, sizeof(transpose)));
   weights_ = make_layout(CUDA_R_8I, k, m, k);  // column-major k x m, used transposed
   patches_ = make_layout(CUDA_R_8I, k, n, k);  // column-major k x n
   out_ = make_layout(CUDA_R_32I, m, n, m);     // column-major m x n
 
   cublasLtMatmulPreference_t preference = nullptr;
-  CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&preference));
+  CUBLAS_CHECK(cublaslt().preference_create(&preference));
   const Preference preference_owner(preference);
   const uint64_t max_workspace = workspace_bytes;
-  CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+  CUBLAS_CHECK(cublaslt().preference_set_attribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                                     &max_workspace, sizeof(max_workspace)));
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
-  const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(handle, desc, weights_.get(), patches_.get(), out_.get(),
+  const cublasStatus_t status = cublaslt().algo_get_heuristic(handle, desc, weights_.get(), patches_.get(), out_.get(),
                                                                out_.get(), preference, 1, &result, &found);
   check(status == CUBLAS_STATUS_SUCCESS && found > 0, "cuBLASLt offers no int8 algorithm for the TN GEMM " +
-                                                          shape_text(m, n, k) + " (" + cublasLtGetStatusName(status) +
+                                                          shape_text(m, n, k) + " (" + cublaslt().status_name(status) +
                                                           ", " + std::to_string(found) + " results)");
   algo_ = result.algo;
 }
@@ -58,7 +58,7 @@ void LtGemm::run(const int8_t* weights, const int8_t* patches, int32_t* out, voi
             reinterpret_cast<uintptr_t>(out) % 16 == 0,
         "cuBLASLt int8 GEMM: operands must be 16-byte aligned");
   const int32_t alpha = 1, beta = 0;  // host pointer mode: read during the call
-  CUBLAS_CHECK(cublasLtMatmul(handle_, desc_.get(), &alpha, weights, weights_.get(), patches, patches_.get(), &beta,
+  CUBLAS_CHECK(cublaslt().matmul(handle_, desc_.get(), &alpha, weights, weights_.get(), patches, patches_.get(), &beta,
                               out, out_.get(), out, out_.get(), &algo_, workspace, workspace_bytes_, stream));
 }
 

@@ -30,16 +30,16 @@ class LtGemm {
   void run(const int8_t* weights, const int8_t* patches, int32_t* out, void* workspace, cudaStream_t stream) const;
 
  private:
-  template <typename Handle, cublasStatus_t (*Destroy)(Handle)>
+  template <typename Handle, auto CublasLtLibrary::*Destroy>
   struct Destroyer {
-    void operator()(Handle h) const { Destroy(h); }
+    void operator()(Handle h) const { (cublaslt().*Destroy)(h); }
   };
   using MatmulDesc = std::unique_ptr<std::remove_pointer_t<cublasLtMatmulDesc_t>,
-                                     Destroyer<cublasLtMatmulDesc_t, cublasLtMatmulDescDestroy>>;
+                                     Destroyer<cublasLtMatmulDesc_t, &CublasLtLibrary::desc_destroy>>;
   using Layout = std::unique_ptr<std::remove_pointer_t<cublasLtMatrixLayout_t>,
-                                 Destroyer<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy>>;
+                                 Destroyer<cublasLtMatrixLayout_t, &CublasLtLibrary::layout_destroy>>;
   using Preference = std::unique_ptr<std::remove_pointer_t<cublasLtMatmulPreference_t>,
-                                     Destroyer<cublasLtMatmulPreference_t, cublasLtMatmulPreferenceDestroy>>;
+                                     Destroyer<cublasLtMatmulPreference_t, &CublasLtLibrary::preference_destroy>>;
   static Layout make_layout(cudaDataType_t type, int64_t rows, int64_t cols, int64_t ld);
 
   cublasLtHandle_t handle_;
