@@ -117,6 +117,41 @@ TEST(TensorStats, VectorPassMatchesAPlainLoopAndFindsEveryBadValue) {
   }
 }
 
+// im2col rows against one tap at a time, zero outside the image: kernels
+// wider than the image, strides, and padding on every side.
+TEST(GatherPatches, MatchesTapByTapIncludingBorders) {
+  struct Case {
+    int c, h, w, kernel, stride, padding;
+  };
+  for (const Case& k : {Case{3, 5, 7, 3, 1, 1}, Case{4, 6, 6, 3, 2, 1}, Case{2, 4, 3, 5, 1, 2}, Case{5, 3, 2, 7, 2, 3},
+                        Case{1, 6, 5, 1, 2, 0}, Case{6, 8, 8, 5, 1, 0}}) {
+    Node n;
+    n.op = Op::Conv2d;
+    n.kernel = k.kernel;
+    n.stride = k.stride;
+    n.padding = k.padding;
+    const ActShape in{k.c, k.h, k.w};
+    const ActShape out{7, (k.h + 2 * k.padding - k.kernel) / k.stride + 1, (k.w + 2 * k.padding - k.kernel) / k.stride + 1};
+    const int64_t batch = 2, K = patch_size(n, in), rows = patch_rows(n, out, batch);
+    std::vector<float> x(static_cast<size_t>(batch * in.numel()));
+    for (size_t i = 0; i < x.size(); ++i) x[i] = 1.0f + static_cast<float>(i);
+    std::vector<float> got(static_cast<size_t>(rows * K), -1.0f);
+    gather_patches(n, in, out, x.data(), 0, rows, got.data());
+    for (int64_t r = 0; r < rows; ++r)
+      for (int ky = 0; ky < k.kernel; ++ky)
+        for (int kx = 0; kx < k.kernel; ++kx)
+          for (int c = 0; c < k.c; ++c) {
+            const int64_t ox = r % out.w, oy = (r / out.w) % out.h, b = r / (int64_t(out.w) * out.h);
+            const int64_t iy = oy * k.stride - k.padding + ky, ix = ox * k.stride - k.padding + kx;
+            const bool inside = iy >= 0 && iy < k.h && ix >= 0 && ix < k.w;
+            const float want = inside ? x[((b * k.h + iy) * k.w + ix) * k.c + c] : 0.0f;
+            ASSERT_EQ(got[r * K + (ky * k.kernel + kx) * k.c + c], want)
+                << "c" << k.c << " " << k.h << "x" << k.w << " k" << k.kernel << " s" << k.stride << " p" << k.padding
+                << " row " << r;
+          }
+  }
+}
+
 TensorStats laplace_stats(int64_t n, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::exponential_distribution<float> e(1.0f);
