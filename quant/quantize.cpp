@@ -321,19 +321,30 @@ void choose_auto(const Plan& plan, const FloatModel& folded, const std::map<std:
     std::vector<std::vector<double>> kl(candidates.size(), std::vector<double>(samples));  // per image
     if (unchanged >= 0) kl[unchanged] = current_kl;
     // KL sums over the images scored so far. KL >= 0, so a candidate whose
-    // sum passes `bound`, another candidate's total, cannot win: it is not
-    // scored further (which does not change the winner).
+    // sum passes `bound`, the lowest total of a candidate scored on every
+    // image, cannot win: it is not scored further (which does not change the
+    // winner, only how soon the others stop).
     std::vector<double> partial(candidates.size(), 0.0);
     double bound = std::numeric_limits<double>::infinity();
+    // The slack covers the rounding of sums added in whatever order threads
+    // finish: a near tie is left to rank(), whose order is fixed.
     const auto cannot_win = [&](int c) {
-      double sum;
+      double sum, limit;
 #pragma omp critical(octet_auto_partial)
-      sum = partial[c];
-      return sum > bound;
+      {
+        sum = partial[c];
+        limit = bound;
+      }
+      return sum > limit * (1 + 1e-9);
     };
-    const auto score = [&](std::vector<int> which, int64_t begin, int64_t end) {
+    // Scores the candidates in `which` on images [begin, end), one after the
+    // other (so the first completes first). In the last stage (`last`: the
+    // earlier images already in `partial`), a candidate scored on every image
+    // bounds the others with its total.
+    const auto score = [&](std::vector<int> which, int64_t begin, int64_t end, bool last) {
       which.erase(std::remove(which.begin(), which.end(), unchanged), which.end());
       const int64_t chunks = (end - begin + kAutoChunk - 1) / kAutoChunk;
+      std::vector<int64_t> chunks_done(candidates.size(), 0);
       const int64_t tasks = static_cast<int64_t>(which.size()) * chunks;
       std::exception_ptr error;
 #pragma omp parallel for schedule(dynamic, 1)
@@ -347,7 +358,10 @@ void choose_auto(const Plan& plan, const FloatModel& folded, const std::map<std:
           softmax_kl(target.ptr() + first * classes, logits.ptr(), rows, classes, kl[c].data() + first);
           const double sum = std::accumulate(kl[c].begin() + first, kl[c].begin() + first + rows, 0.0);
 #pragma omp critical(octet_auto_partial)
-          partial[c] += sum;
+          {
+            partial[c] += sum;
+            if (++chunks_done[c] == chunks && last) bound = std::min(bound, partial[c]);
+          }
         } catch (...) {
 #pragma omp critical(octet_auto_error)
           error = std::current_exception();
@@ -365,14 +379,15 @@ void choose_auto(const Plan& plan, const FloatModel& folded, const std::map<std:
     const bool compared = alive.size() > 1;
     if (compared) {
       const int64_t shortlist_end = std::min(samples, kShortlistImages);
-      score(alive, 0, shortlist_end);
+      score(alive, 0, shortlist_end, false);
       alive = rank(alive, shortlist_end);
       if (alive.size() > kFinalists) alive.resize(kFinalists);
+      const std::vector<int> finalists_by_rank = alive;
       std::sort(alive.begin(), alive.end());
       for (int c : alive) partial[c] = std::accumulate(kl[c].begin(), kl[c].begin() + shortlist_end, 0.0);
       if (std::find(alive.begin(), alive.end(), unchanged) != alive.end())
         bound = std::accumulate(current_kl.begin(), current_kl.end(), 0.0);
-      score(alive, shortlist_end, samples);
+      score(finalists_by_rank, shortlist_end, samples, true);
       alive.erase(std::remove_if(alive.begin(), alive.end(), cannot_win), alive.end());
       alive = rank(alive, samples);
     }
