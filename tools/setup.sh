@@ -51,9 +51,13 @@ fi
 
 # CIFAR-10 (JPEG copy) in the official binary layout, for the tests and zoo models that need it.
 cifar_src=${OCTET_CIFAR10_SOURCE:-../shared/data/cifar10}
-if [ ! -f .data/cifar-10-batches-bin/test_batch.bin ] && [ -f "$cifar_src/make_cifar10_bin.py" ]; then
-  echo "octet setup: writing CIFAR-10 (JPEG copy) to .data/cifar-10-batches-bin"
-  /usr/bin/python3 "$cifar_src/make_cifar10_bin.py" .data
+if [ ! -f .data/cifar-10-batches-bin/test_batch.bin ]; then
+  if [ -f "$cifar_src/make_cifar10_bin.py" ]; then
+    echo "octet setup: writing CIFAR-10 (JPEG copy) to .data/cifar-10-batches-bin"
+    /usr/bin/python3 "$cifar_src/make_cifar10_bin.py" .data
+  else
+    echo "octet setup: warning: no CIFAR-10 source at $cifar_src (set OCTET_CIFAR10_SOURCE); the CIFAR-10 tests will skip" >&2
+  fi
 fi
 
 # configure_and_build DIR [cmake options...]
