@@ -86,22 +86,39 @@ FloatTensor FloatExecutor::run(const float* input, int64_t batch, const Observer
 }
 
 void FloatExecutor::run_nodes(std::vector<FloatTensor>& values, int first, int end, const Observer& observer) const {
+  // Buffers of released values, reused for outputs of the same size (a fresh one is zero-filled on
+  // this thread); only the newest few are kept, so that no more memory is held than before.
+  std::vector<std::vector<float>> freed;
+  constexpr size_t kFreedKept = 2;
   for (int i = first; i < end; ++i) {
-    values[i] = run_node(i, values);
+    const size_t size = static_cast<size_t>(values[graph_.nodes[i].inputs.at(0)].dim(0) * shapes_[i].numel());
+    const auto fits = std::find_if(freed.begin(), freed.end(), [&](const auto& b) { return b.size() == size; });
+    std::vector<float> storage;
+    if (fits != freed.end()) {
+      storage = std::move(*fits);
+      freed.erase(fits);
+    }
+    values[i] = run_node(i, values, std::move(storage));
     if (observer) observer(i, values[i]);
     for (int in : graph_.nodes[i].inputs)
-      if (last_reader_[in] == i) values[in] = FloatTensor();
+      if (last_reader_[in] == i) {
+        freed.push_back(std::move(values[in].data));
+        if (freed.size() > kFreedKept) freed.erase(freed.begin());
+        values[in] = FloatTensor();
+      }
   }
   for (int i = first; i < end; ++i)
     if (last_reader_[i] < end) values[i] = FloatTensor();
 }
 
-FloatTensor FloatExecutor::run_node(int i, const std::vector<FloatTensor>& values) const {
+FloatTensor FloatExecutor::run_node(int i, const std::vector<FloatTensor>& values, std::vector<float> storage) const {
   const Node& n = graph_.nodes[i];
   const FloatTensor& x = values[n.inputs.at(0)];
   const int64_t N = x.dim(0);
   const ActShape in = shapes_[n.inputs[0]], out = shapes_[i];
-  FloatTensor y({N, out.h, out.w, out.c});
+  const Shape shape = {N, out.h, out.w, out.c};
+  FloatTensor y = static_cast<int64_t>(storage.size()) == shape_numel(shape) ? FloatTensor(shape, std::move(storage))
+                                                                             : FloatTensor(shape);
   switch (n.op) {
     case Op::Conv2d: {
       const Layer& layer = layers_[i];

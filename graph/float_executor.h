@@ -24,7 +24,9 @@ class FloatExecutor {
   FloatTensor run(const float* input, int64_t batch, const Observer& observer = {}) const;
 
   // Computes node i from the values of the nodes it reads (does not store it).
-  FloatTensor run_node(int i, const std::vector<FloatTensor>& values) const;
+  // `storage`, when it has the output's size, becomes the output (its contents
+  // are overwritten): a freed activation reused without a fresh, zeroed one.
+  FloatTensor run_node(int i, const std::vector<FloatTensor>& values, std::vector<float> storage = {}) const;
 
   const Graph& graph() const { return graph_; }
   const std::vector<ActShape>& shapes() const { return shapes_; }

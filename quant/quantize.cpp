@@ -270,16 +270,23 @@ void choose_auto(const Plan& plan, const FloatModel& folded, const std::map<std:
     const int p = points[k], q = plan_node[p];
     if (q > computed) {  // advance the kept outputs to node q with the choices made so far
       const CpuEngine decided(model_with(*amax), packed);
+      std::vector<bool> kept(static_cast<size_t>(nodes), false);
       for (int i = computed; i < q; ++i)
-        if (last_reader[i] >= q) state[i].resize(static_cast<size_t>(samples * shapes[i].numel()));
+        if (last_reader[i] >= q) {
+          kept[i] = true;
+          state[i].reserve(static_cast<size_t>(samples * shapes[i].numel()));
+        }
+      // The chunks run in order, so each kept output is appended (not zeroed, then overwritten).
       for (int64_t first = 0; first < samples; first += kAutoChunk) {
         const int64_t rows = std::min(kAutoChunk, samples - first);
         decided.run_nodes(cal.images.data() + first * per_image, rows, computed, q, given_at(first),
                           [&](int node, const int8_t* values, int64_t count) {
-                            if (!state[node].empty())
-                              std::copy(values, values + count, state[node].data() + first * shapes[node].numel());
+                            if (kept[node]) state[node].insert(state[node].end(), values, values + count);
                           });
       }
+      for (int i = computed; i < q; ++i)
+        check(!kept[i] || state[i].size() == static_cast<size_t>(samples * shapes[i].numel()),
+              "auto: the int8 output of node '" + plan.graph.nodes[i].name + "' was not seen for every image");
       for (int i = 0; i < q; ++i)
         if (last_reader[i] < q) std::vector<int8_t>().swap(state[i]);
       computed = q;
