@@ -1,20 +1,18 @@
 #include "graph/float_executor.h"
 
-#include <Eigen/Core>
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <memory>
 
 #include "common/error.h"
 #include "graph/layout.h"
 #include "graph/op_traits.h"
+#include "graph/ordered_gemm.h"
 
 namespace octet {
 
 namespace {
-using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-using ConstMap = Eigen::Map<const RowMatrix>;
-using Map = Eigen::Map<RowMatrix>;
 
 // Rows of im2col handled per task: bounds the scratch buffer (to 8 MB for
 // wide patches) and gives OpenMP work to share (a late ResNet-18 layer has
@@ -120,32 +118,32 @@ FloatTensor FloatExecutor::run_node(int i, const std::vector<FloatTensor>& value
   FloatTensor y = static_cast<int64_t>(storage.size()) == shape_numel(shape) ? FloatTensor(shape, std::move(storage))
                                                                              : FloatTensor(shape);
   switch (n.op) {
-    case Op::Conv2d: {
+    case Op::Conv2d:
+    case Op::Linear: {
+      // Fixed row tasks, each an OrderedGemm: the bits depend on neither the
+      // thread count nor the CPU's vector width.
       const Layer& layer = layers_[i];
-      const int64_t K = layer.weight.dim(1), rows = N * out.h * out.w, per_task = conv_rows_per_task(K);
-      const ConstMap W(layer.weight.ptr(), out.c, K);
-      const Eigen::Map<const Eigen::RowVectorXf> bias(layer.bias.data(), out.c);
+      const bool conv = n.op == Op::Conv2d;
+      const int64_t K = layer.weight.dim(1), rows = conv ? N * out.h * out.w : N;
+      const int64_t per_task = conv ? conv_rows_per_task(K) : kRowsPerTask;
+      const std::vector<float> weight_t = transpose_padded(layer.weight.ptr(), out.c, K);
 #pragma omp parallel for schedule(dynamic)
       for (int64_t first = 0; first < rows; first += per_task) {
         const int64_t count = std::min(per_task, rows - first);
-        RowMatrix patches(count, K);
-        gather_patches(n, in, out, x.ptr(), first, count, patches.data());
-        Map(y.ptr() + first * out.c, count, out.c).noalias() = (patches * W.transpose()).rowwise() + bias;
-      }
-      break;
-    }
-    case Op::Linear: {
-      // Fixed row tasks, as for convs: Eigen left to split a product over
-      // threads picks its blocking, hence its rounding, by the thread count.
-      const Layer& layer = layers_[i];
-      const int64_t K = in.numel();
-      const ConstMap W(layer.weight.ptr(), out.c, K);
-      const Eigen::Map<const Eigen::RowVectorXf> bias(layer.bias.data(), out.c);
-#pragma omp parallel for schedule(dynamic)
-      for (int64_t first = 0; first < N; first += kRowsPerTask) {
-        const int64_t count = std::min(kRowsPerTask, N - first);
-        Map(y.ptr() + first * out.c, count, out.c).noalias() =
-            (ConstMap(x.ptr() + first * K, count, K) * W.transpose()).rowwise() + bias;
+        std::unique_ptr<float[]> patches;  // not zero-filled: gather_patches writes every value
+        if (conv) {
+          patches.reset(new float[static_cast<size_t>(count * K)]);
+          gather_patches(n, in, out, x.ptr(), first, count, patches.get());
+        }
+        OrderedGemm g;
+        g.rows = count, g.cols = out.c, g.depth = K;
+        g.a = conv ? patches.get() : x.ptr() + first * K;
+        g.a_row_stride = K, g.a_depth_stride = 1;
+        g.b = weight_t.data(), g.b_depth_stride = ordered_gemm_padded(out.c);
+        g.c = y.ptr() + first * out.c, g.c_row_stride = out.c;
+        ordered_gemm(g);
+        for (int64_t r = 0; r < count; ++r)
+          for (int c = 0; c < out.c; ++c) g.c[r * out.c + c] += layer.bias[c];
       }
       break;
     }
