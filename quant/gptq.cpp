@@ -9,6 +9,7 @@
 #include "common/progress.h"
 #include "graph/layout.h"
 #include "graph/op_traits.h"
+#include "graph/ordered_gemm.h"
 
 namespace octet {
 
@@ -23,16 +24,23 @@ constexpr int64_t kRowsPerBlock = 16;
 // Dampening added to H's diagonal, relative to its mean (GPTQ's default).
 constexpr double kDamp = 0.01;
 
-// H's lower triangle += X^T X's: the Gram matrix is symmetric, so half of it
-// is computed, in fixed column blocks shared between threads (so its rounding
-// does not depend on the thread count).
-void add_lower_gram(const Eigen::Ref<const RowMatrixF>& X, Eigen::MatrixXf& H) {
+// H's lower triangle += X^T X's, X [rows][K] with rows `stride` apart: the
+// Gram matrix is symmetric, so half of it is computed, in fixed column blocks
+// shared between threads. Each value is one OrderedGemm chain over the rows,
+// so H does not depend on the thread count or the CPU's vector width.
+void add_lower_gram(const float* X, int64_t rows, int64_t stride, Eigen::MatrixXf& H) {
   constexpr int64_t kColumns = 64;
-  const int64_t K = X.cols();
+  const int64_t K = H.cols();
 #pragma omp parallel for schedule(dynamic)
   for (int64_t j = 0; j < K; j += kColumns) {
-    const int64_t width = std::min(kColumns, K - j);
-    H.block(j, j, K - j, width).noalias() += X.rightCols(K - j).transpose() * X.middleCols(j, width);
+    // Column c of H (contiguous in Eigen's column-major H) from row j down.
+    OrderedGemm g;
+    g.rows = std::min(kColumns, K - j), g.cols = K - j, g.depth = rows;
+    g.a = X + j, g.a_row_stride = 1, g.a_depth_stride = stride;
+    g.b = X + j, g.b_depth_stride = stride;
+    g.c = H.data() + j * K + j, g.c_row_stride = K;
+    g.accumulate = true;
+    ordered_gemm(g);
   }
 }
 
@@ -135,13 +143,15 @@ void GptqStatistics::add(int producer, const FloatTensor& act, int64_t first) {
     // Every stride-th row of the whole calibration set, counted from its first image.
     const int64_t offset = patch_rows(node, out, first), first_row = (stride - offset % stride) % stride;
     const int64_t picked = first_row < rows ? (rows - 1 - first_row) / stride + 1 : 0;
-    RowMatrixF chunk(std::min(kRowsPerChunk, picked), K);
+    // Rows padded for OrderedGemm, whose B rows are read in whole vectors.
+    const int64_t padded = ordered_gemm_padded(K);
+    std::vector<float> chunk(static_cast<size_t>(std::min(kRowsPerChunk, picked) * padded), 0.0f);
     for (int64_t done = 0; done < picked; done += kRowsPerChunk) {
       const int64_t count = std::min(kRowsPerChunk, picked - done);
 #pragma omp parallel for
       for (int64_t k = 0; k < count; ++k)
-        gather_patches(node, in, out, act.ptr(), first_row + (done + k) * stride, 1, chunk.data() + k * K);
-      add_lower_gram(chunk.topRows(count), H);
+        gather_patches(node, in, out, act.ptr(), first_row + (done + k) * stride, 1, chunk.data() + k * padded);
+      add_lower_gram(chunk.data(), count, padded, H);
     }
   }
 }
