@@ -62,6 +62,7 @@ void gather_patches(const Node& n, const ActShape& in, const ActShape& out, cons
 }
 
 FloatExecutor::FloatExecutor(const FloatModel& model) : graph_(model.graph), shapes_(model.graph.shapes()) {
+  ordered_gemm_default_path();  // a bad OCTET_ORDERED_GEMM is refused here, not inside a parallel loop
   last_reader_ = graph_.last_readers();
   last_reader_.back() = static_cast<int>(graph_.nodes.size());  // the output outlives every range
   layers_.resize(graph_.nodes.size());

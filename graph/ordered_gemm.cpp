@@ -1,6 +1,8 @@
 #include "graph/ordered_gemm.h"
 
 #include <cmath>
+#include <cstdlib>
+#include <string>
 
 #include "common/error.h"
 
@@ -72,10 +74,35 @@ std::vector<OrderedGemmPath> ordered_gemm_paths() {
   return paths;
 }
 
-void ordered_gemm(const OrderedGemm& g) {
-  static const OrderedGemmPath fastest = ordered_gemm_paths().back();
-  ordered_gemm(g, fastest);
+const char* ordered_gemm_path_name(OrderedGemmPath path) {
+  switch (path) {
+    case OrderedGemmPath::Reference: return "reference";
+    case OrderedGemmPath::Avx2: return "avx2";
+    case OrderedGemmPath::Avx512: return "avx512";
+  }
+  return "?";
 }
+
+namespace {
+OrderedGemmPath chosen_path() {
+  const std::vector<OrderedGemmPath> paths = ordered_gemm_paths();
+  const char* wanted = std::getenv("OCTET_ORDERED_GEMM");
+  if (!wanted || !*wanted) return paths.back();
+  std::string known;
+  for (OrderedGemmPath p : paths) {
+    if (std::string(wanted) == ordered_gemm_path_name(p)) return p;
+    known += std::string(known.empty() ? "" : ", ") + ordered_gemm_path_name(p);
+  }
+  fail("OCTET_ORDERED_GEMM='" + std::string(wanted) + "' is not a path this CPU has (" + known + ")");
+}
+}  // namespace
+
+OrderedGemmPath ordered_gemm_default_path() {
+  static const OrderedGemmPath path = chosen_path();
+  return path;
+}
+
+void ordered_gemm(const OrderedGemm& g) { ordered_gemm(g, ordered_gemm_default_path()); }
 
 void ordered_gemm(const OrderedGemm& g, OrderedGemmPath path) {
   if (g.rows <= 0 || g.cols <= 0) return;

@@ -32,9 +32,15 @@ enum class OrderedGemmPath { Reference, Avx2, Avx512 };
 
 // The paths this CPU can run, the reference first.
 std::vector<OrderedGemmPath> ordered_gemm_paths();
-// Runs on the calling thread, by the fastest path this CPU has (every path gives the same bits).
+const char* ordered_gemm_path_name(OrderedGemmPath path);  // "reference", "avx2", "avx512"
+// Runs on the calling thread, by the fastest path this CPU has, or the one
+// the environment variable OCTET_ORDERED_GEMM names (every path gives the
+// same bits; tests compare them on whole quantize runs).
 void ordered_gemm(const OrderedGemm& g);
 void ordered_gemm(const OrderedGemm& g, OrderedGemmPath path);
+// The path ordered_gemm(g) takes; throws on a bad OCTET_ORDERED_GEMM. Users
+// call it before their parallel regions, where an exception would terminate.
+OrderedGemmPath ordered_gemm_default_path();
 
 // w [rows][cols] transposed to [cols][rows rounded up to kOrderedGemmPadding],
 // zero-padded: a weight [out][depth] as an OrderedGemm's B.

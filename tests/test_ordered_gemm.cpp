@@ -31,9 +31,7 @@ bool same_bits(const std::vector<float>& x, const std::vector<float>& y) {
   return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0;
 }
 
-std::string name(OrderedGemmPath p) {
-  return p == OrderedGemmPath::Reference ? "reference" : p == OrderedGemmPath::Avx2 ? "avx2" : "avx512";
-}
+std::string name(OrderedGemmPath p) { return ordered_gemm_path_name(p); }
 
 // A row-major [rows][depth] (a patch matrix) or, transposed, [depth][rows]
 // (a Gram matrix's columns); B [depth][cols padded]; C with a wider stride.
