@@ -85,6 +85,77 @@ std::vector<DepthForecast> depth_forecasts(const std::vector<RunStudy>& runs, De
   return result;
 }
 
+int study_window(const StudyRun& run, const StudyOptions& options) {
+  return options.window > 0 ? options.window : default_window(run.log.rows.size());
+}
+
+// The complete fits of the runs in `members`, weighted as the curve regression
+// weighs them over depth, or alike when the runs are not a depth family.
+std::vector<FamilyMember> family_of(const std::vector<RunStudy>& runs, const std::vector<size_t>& members,
+                                    double depth, const StudyOptions& options) {
+  std::vector<FamilyMember> family;
+  std::vector<RunCoefficients> coefficients;
+  for (size_t j : members) {
+    family.push_back({&runs[j].fit, 1.0 / static_cast<double>(members.size())});
+    coefficients.push_back({runs[j].depth, runs[j].fit.b});
+  }
+  bool distinct = false;
+  for (const RunCoefficients& c : coefficients) distinct |= c.depth != coefficients.front().depth;
+  if (options.depth_regression && distinct) {
+    const std::vector<double> w = fit_depth_model(coefficients, DepthKernel::ridge, options.lambda).weights(depth);
+    for (size_t j = 0; j < family.size(); ++j) family[j].weight = w[j];
+  }
+  return family;
+}
+
+// Run `held`'s cut `cut` forecast from the runs in `members`.
+FamilyForecast family_cut_forecast(const std::vector<StudyRun>& inputs, const std::vector<RunStudy>& runs,
+                                   size_t held, size_t cut, const std::vector<size_t>& members,
+                                   const StudyOptions& options) {
+  const CutForecast& c = runs[held].cuts[cut];
+  const Curve part = aggregate(cut_step_log(inputs[held].log, c.fraction), study_window(inputs[held], options));
+  return forecast_from_family(part, c.fit.origin, family_of(runs, members, runs[held].depth, options),
+                              runs[held].target_loss, options.fit.weighting, 100 * c.last_step);
+}
+
+// Each cut of each run that reaches the target, forecast from all the other
+// runs; its band from the same method's errors on those others (each forecast
+// at the same cut from the rest): were the run's error one of theirs, its real
+// step would be forecast / (1 + error).
+void add_family_forecasts(const std::vector<StudyRun>& inputs, const StudyOptions& options,
+                          std::vector<RunStudy>& runs) {
+  if (runs.size() < 3) return;
+  std::vector<size_t> reaching;
+  for (size_t i = 0; i < runs.size(); ++i)
+    if (runs[i].reaches) reaching.push_back(i);
+  const auto all_but = [&](std::vector<size_t> excluded) {
+    std::vector<size_t> members;
+    for (size_t j = 0; j < runs.size(); ++j)
+      if (std::find(excluded.begin(), excluded.end(), j) == excluded.end()) members.push_back(j);
+    return members;
+  };
+  for (size_t held : reaching)
+    for (size_t cut = 0; cut < runs[held].cuts.size(); ++cut) {
+      CutForecast& c = runs[held].cuts[cut];
+      c.family = family_cut_forecast(inputs, runs, held, cut, all_but({held}), options);
+      c.has_family = true;
+      const std::vector<FamilyMember> family = family_of(runs, all_but({held}), runs[held].depth, options);
+      for (double step : runs[held].curve.step)
+        if (step > c.fit.origin) c.family_curve_step.push_back(step), c.family_curve.push_back(c.family.at(family, step));
+      c.family_error = (c.family.steps - runs[held].real_step) / runs[held].real_step;
+      std::vector<double> candidates = {c.family.steps};
+      for (size_t other : reaching)
+        if (other != held && runs.size() >= 4) {
+          const double steps = family_cut_forecast(inputs, runs, other, cut, all_but({held, other}), options).steps;
+          const double error = (steps - runs[other].real_step) / runs[other].real_step;
+          candidates.push_back(c.family.steps / (1 + error));
+        }
+      std::sort(candidates.begin(), candidates.end());
+      c.family_band = {candidates.front(), c.family.steps, candidates.back()};
+      c.family_inside = c.family_band.contains(runs[held].real_step);
+    }
+}
+
 }  // namespace
 
 double median_abs(std::vector<double> values) {
@@ -93,10 +164,6 @@ double median_abs(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   const size_t n = values.size();
   return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-}
-
-int study_window(const StudyRun& run, const StudyOptions& options) {
-  return options.window > 0 ? options.window : default_window(run.log.rows.size());
 }
 
 double reachable_target(const std::vector<StudyRun>& runs, const StudyOptions& options) {
@@ -153,6 +220,7 @@ Study run_study(const std::vector<StudyRun>& runs, const StudyOptions& options) 
     }
     study.runs.push_back(r);
   }
+  add_family_forecasts(runs, options, study.runs);
   if (options.depth_regression) {
     study.ridge = depth_forecasts(study.runs, DepthKernel::ridge, options.lambda);
     study.rbf = depth_forecasts(study.runs, DepthKernel::rbf, options.lambda);

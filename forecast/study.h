@@ -1,7 +1,8 @@
 // The Optimus lab as one computation over several runs' logs: each run's fit;
 // from the first part of each run (cuts), the forecast steps to the target
 // accuracy against the real run; and across runs, the depth regression's
-// leave-one-out forecasts of a depth it has not seen.
+// leave-one-out forecasts of a depth it has not seen; and each cut again from
+// the other runs' complete curves (forecast/family_forecast.h).
 #pragma once
 
 #include <cstdint>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "forecast/depth_regression.h"
+#include "forecast/family_forecast.h"
 #include "forecast/forecast.h"
 #include "forecast/loss_model.h"
 #include "forecast/step_log.h"
@@ -48,6 +50,16 @@ struct CutForecast {
   double error = 0;  // (forecast - real) / real, signed
   bool inside = false;
   double seconds = -1;  // forecast wall time to target (-1: no record)
+  // The same cut forecast from the other runs' complete curves (depth-regressed
+  // weights in a depth family, else alike), when there are at least 2 others.
+  bool has_family = false;
+  FamilyForecast family;
+  double family_error = 0;
+  // p10, p90: the forecast corrected by the lowest and highest error the same
+  // method makes on the other runs (each from the rest; 4 runs or more); p50: the forecast.
+  Band family_band;
+  bool family_inside = false;
+  std::vector<double> family_curve_step, family_curve;  // its loss at the run's windows after the fit's start
 };
 
 struct RunStudy {

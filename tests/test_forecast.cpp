@@ -317,11 +317,41 @@ TEST(ForecastStudy, ForecastsCutsAndAHeldOutDepthOfSyntheticRuns) {
     ASSERT_TRUE(r.reaches) << r.name;
     EXPECT_LT(std::abs(r.cuts[0].error), 0.10) << r.name;
   }
+  for (const RunStudy& r : study.runs) {
+    ASSERT_TRUE(r.cuts[0].has_family) << r.name;
+    EXPECT_LT(std::abs(r.cuts[0].family_error), 0.05) << r.name;
+    EXPECT_TRUE(r.cuts[0].family_band.contains(r.cuts[0].family.steps)) << r.name;
+  }
   ASSERT_EQ(study.ridge.size(), 4u);
   for (const DepthPrediction& p : {study.ridge[1].from_coefficients, study.ridge[1].from_curves}) {
     EXPECT_LT(std::abs(p.error), 0.10);  // depth 32, between the others
     EXPECT_LT(p.curve_error, 0.02);
   }
+}
+
+TEST(ForecastFamily, RecoversTheStretchAndShiftOfARunAgainstItsFamily) {
+  // The run is its family's curve 1.25 times as fast and e^0.1 times as high,
+  // seen for its first 3000 steps: the rest of it, and where it reaches a loss
+  // its part never showed, follow from the family.
+  LossFit slow, fast;
+  slow.b = {0.002, 0.4, 0.3, 0.6};
+  fast.b = {0.0024, 0.4, 0.3, 0.6};
+  const std::vector<FamilyMember> family = {{&slow, 0.5}, {&fast, 0.5}};
+  const auto template_loss = [&](double step) { return std::sqrt(slow.at(step) * fast.at(step)); };
+  std::mt19937_64 rng(3);
+  std::normal_distribution<double> noise(0, 0.01);
+  StepLog log;
+  for (int k = 1; k <= 3000; ++k)
+    log.rows.push_back({1, k, std::exp(0.1) * template_loss(1.25 * k) * (1 + noise(rng)), 50});
+  const double target = std::exp(0.1) * template_loss(1.25 * 20000);
+  const FamilyForecast f = forecast_from_family(aggregate(log, 30), 0, family, target, Weighting::late, 1e6);
+  expect_within(f.scale, 1.25, 0.01);
+  EXPECT_NEAR(f.shift, 0.1, 0.01);
+  expect_within(f.steps, 20000, 0.02);
+  expect_within(f.at(family, 20000), target, 0.005);
+  // Never reached within the horizon: infinity, not the horizon.
+  EXPECT_TRUE(std::isinf(forecast_from_family(aggregate(log, 30), 0, family, 0.01, Weighting::late, 1e6).steps));
+  EXPECT_THROW(forecast_from_family(aggregate(log, 30), 0, {{&slow, 1.0}}, target, Weighting::late, 1e6), Error);
 }
 
 TEST(ForecastTrainRecord, ReadsEpochsAndRefusesOtherJson) {

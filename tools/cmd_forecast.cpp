@@ -228,8 +228,9 @@ nlohmann::json depth_json(const std::vector<DepthForecast>& forecasts) {
           {"median_abs_error_from_curves", finite_or_null(median_abs(curve_errors))}};
 }
 
-// Real loss of each run (points), the fit from half of it, and the held-out
-// depth's curve forecast from the other depths (dashed; ridge and rbf).
+// Real loss of each run (points), the fit from half of it, and for the held-out
+// depth its half-run forecast with the other runs and its curve forecast from
+// the other depths alone (dashed; ridge and rbf).
 std::string study_svg(const Study& study, const std::string& held_out) {
   static const char* colors[] = {"#3b6ea5", "#c0504d", "#4f8f3a", "#8064a2", "#e07b00", "#2b9ca8", "#7f7f7f"};
   std::vector<SvgSeries> series;
@@ -243,6 +244,8 @@ std::string study_svg(const Study& study, const std::string& held_out) {
         for (double s : r.curve.step)
           if (s > c.fit.origin) fit.x.push_back(s), fit.y.push_back(c.fit.at(s));
         series.push_back(fit);
+        if (r.name == held_out && c.has_family)
+          series.push_back({r.name + ": 1st half with the other runs", c.family_curve_step, c.family_curve, color, true});
       }
     if (r.name != held_out) continue;
     for (const auto* forecasts : {&study.ridge, &study.rbf})
@@ -269,6 +272,8 @@ void run_study_command(const StudyCommand& c) {
   nlohmann::json run_rows = nlohmann::json::array();
   std::vector<std::vector<double>> errors(c.options.cuts.size());
   std::vector<int> inside(c.options.cuts.size(), 0);
+  std::vector<std::vector<double>> family_errors(c.options.cuts.size());
+  std::vector<int> family_inside(c.options.cuts.size(), 0);
   for (const RunStudy& r : study.runs) {
     const double total = r.curve.step.empty() ? 0 : r.curve.step.back();
     std::fprintf(out, "%-12s %6.0f %6.0f %10.4g %10.4g %8.4f %6.3f %7.4f %9s %8s\n", r.name.c_str(), r.depth, total,
@@ -295,10 +300,24 @@ void run_study_command(const StudyCommand& c) {
         errors[i].push_back(k.error);
         inside[i] += k.inside;
       }
-      cut_rows.push_back({{"fraction", k.fraction}, {"last_step", k.last_step}, {"fit", fit_json(k.fit)},
-                          {"steps", finite_or_null(k.steps.point)}, {"band", band_json(k.steps.band)},
-                          {"error", finite_or_null(k.error)}, {"inside", k.inside}, {"target_after_cut", ahead},
-                          {"seconds", k.seconds >= 0 ? nlohmann::json(k.seconds) : nlohmann::json(nullptr)}});
+      nlohmann::json cut_row = {{"fraction", k.fraction}, {"last_step", k.last_step}, {"fit", fit_json(k.fit)},
+                                {"steps", finite_or_null(k.steps.point)}, {"band", band_json(k.steps.band)},
+                                {"error", finite_or_null(k.error)}, {"inside", k.inside}, {"target_after_cut", ahead},
+                                {"seconds", k.seconds >= 0 ? nlohmann::json(k.seconds) : nlohmann::json(nullptr)}};
+      if (k.has_family) {
+        const FamilyForecast& f = k.family;
+        std::fprintf(out, "      with the other runs: %7.0f steps, band    %7.0f-%-7.0f error %8s %s  (stretch %.3f, shift %+.4f)\n",
+                     f.steps, k.family_band.p10, k.family_band.p90, percent(k.family_error).c_str(),
+                     k.family_inside ? "inside" : "outside", f.scale, f.shift);
+        if (ahead) {
+          family_errors[i].push_back(k.family_error);
+          family_inside[i] += k.family_inside;
+        }
+        cut_row["with_other_runs"] = {{"steps", finite_or_null(f.steps)}, {"band", band_json(k.family_band)},
+                                      {"error", finite_or_null(k.family_error)}, {"inside", k.family_inside},
+                                      {"stretch", f.scale}, {"shift", f.shift}};
+      }
+      cut_rows.push_back(cut_row);
     }
     row["cuts"] = cut_rows;
     run_rows.push_back(row);
@@ -307,8 +326,15 @@ void run_study_command(const StudyCommand& c) {
   for (size_t i = 0; i < c.options.cuts.size(); ++i) {
     std::fprintf(out, "from %.0f%% of each run that reaches the target after it: median |error| of steps to target %.1f%%, real value inside P10-P90 in %d of %zu runs\n",
                  100 * c.options.cuts[i], 100 * median_abs(errors[i]), inside[i], errors[i].size());
-    summary.push_back({{"fraction", c.options.cuts[i]}, {"median_abs_error", finite_or_null(median_abs(errors[i]))},
-                       {"inside", inside[i]}, {"runs", errors[i].size()}});
+    nlohmann::json row = {{"fraction", c.options.cuts[i]}, {"median_abs_error", finite_or_null(median_abs(errors[i]))},
+                          {"inside", inside[i]}, {"runs", errors[i].size()}};
+    if (!family_errors[i].empty()) {
+      std::fprintf(out, "  with the other runs' curves: median |error| %.1f%%, real value inside the band from the others' errors in %d of %zu runs\n",
+                   100 * median_abs(family_errors[i]), family_inside[i], family_errors[i].size());
+      row["with_other_runs"] = {{"median_abs_error", finite_or_null(median_abs(family_errors[i]))},
+                                {"inside", family_inside[i]}, {"runs", family_errors[i].size()}};
+    }
+    summary.push_back(row);
   }
   if (c.options.depth_regression && study.ridge.empty())
     std::fprintf(out, "\nno depth regression: it needs 3 runs that reach the target and hold 2 depths besides each\n");

@@ -1,0 +1,111 @@
+#include "forecast/family_forecast.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "common/error.h"
+
+namespace octet {
+
+namespace {
+
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+constexpr int kScaleGrid = 121;  // log-spaced over [kMinFamilyScale, kMaxFamilyScale]: 1.2% apart
+constexpr int kScaleRefine = 41;  // then between the best point's neighbours
+
+// A member's log loss at a step; before its fit's origin (a warm-up) it holds
+// the origin's value, so every template falls monotonically.
+double member_log_loss(const LossFit& fit, double step) {
+  return std::log(fit.b.at(std::max(0.0, step - fit.origin)));
+}
+
+double template_log_loss(const std::vector<FamilyMember>& family, double step) {
+  double sum = 0;
+  for (const FamilyMember& m : family) sum += m.weight * member_log_loss(*m.fit, step);
+  return sum;
+}
+
+struct Calibration {
+  double scale = 1, shift = 0, cost = kInfinity;
+};
+
+// For a fixed scale the best shift is the weighted mean residual.
+Calibration calibrate_at(const std::vector<FamilyMember>& family, const std::vector<double>& step,
+                         const std::vector<double>& log_loss, const std::vector<double>& weight, double scale) {
+  std::vector<double> residual(step.size());
+  double weight_sum = 0, shift = 0;
+  for (size_t i = 0; i < step.size(); ++i) {
+    residual[i] = log_loss[i] - template_log_loss(family, scale * step[i]);
+    shift += weight[i] * residual[i];
+    weight_sum += weight[i];
+  }
+  shift /= weight_sum;
+  double cost = 0;
+  for (size_t i = 0; i < step.size(); ++i) cost += weight[i] * (residual[i] - shift) * (residual[i] - shift);
+  return {scale, shift, std::isfinite(cost) ? cost : kInfinity};
+}
+
+Calibration calibrate(const std::vector<FamilyMember>& family, const std::vector<double>& step,
+                      const std::vector<double>& log_loss, const std::vector<double>& weight) {
+  const double low = std::log(kMinFamilyScale), high = std::log(kMaxFamilyScale);
+  const double gap = (high - low) / (kScaleGrid - 1);
+  Calibration best;
+  for (int i = 0; i < kScaleGrid; ++i) {
+    const Calibration c = calibrate_at(family, step, log_loss, weight, std::exp(low + gap * i));
+    if (c.cost < best.cost) best = c;
+  }
+  const double centre = std::log(best.scale);
+  for (int i = 0; i < kScaleRefine; ++i) {
+    const double s = std::clamp(centre - gap + 2 * gap * i / (kScaleRefine - 1), low, high);
+    const Calibration c = calibrate_at(family, step, log_loss, weight, std::exp(s));
+    if (c.cost < best.cost) best = c;
+  }
+  return best;
+}
+
+// The template falls monotonically, so the first step at or under the target
+// is found by bisection, to one step.
+double first_step_reaching(const std::vector<FamilyMember>& family, const Calibration& c, double target_loss,
+                           double from, double horizon) {
+  const double log_target = std::log(target_loss);
+  const auto reached = [&](double step) { return c.shift + template_log_loss(family, c.scale * step) <= log_target; };
+  if (!reached(horizon)) return kInfinity;
+  double low = from, high = horizon;
+  if (reached(low)) return low;
+  while (high - low > 1) {
+    const double mid = 0.5 * (low + high);
+    (reached(mid) ? high : low) = mid;
+  }
+  return std::ceil(high);
+}
+
+}  // namespace
+
+double FamilyForecast::at(const std::vector<FamilyMember>& family, double step) const {
+  return std::exp(shift + template_log_loss(family, scale * step));
+}
+
+FamilyForecast forecast_from_family(const Curve& part, double from, const std::vector<FamilyMember>& family,
+                                    double target_loss, Weighting weighting, double horizon) {
+  check(family.size() >= 2, "a family forecast needs at least 2 complete runs, has " + std::to_string(family.size()));
+  check(target_loss > 0, "the target loss must be positive");
+  std::vector<double> step, log_loss, weight;
+  for (size_t i = 0; i < part.size(); ++i)
+    if (part.step[i] > from && part.loss[i] > 0 && std::isfinite(part.loss[i])) {
+      step.push_back(part.step[i]);
+      log_loss.push_back(std::log(part.loss[i]));
+      weight.push_back(weighting == Weighting::late ? part.step[i] - from : 1.0);
+    }
+  check(step.size() >= 3, "a family forecast needs at least 3 windows after step " + std::to_string(from) +
+                              ", has " + std::to_string(step.size()));
+
+  const Calibration mix = calibrate(family, step, log_loss, weight);
+  FamilyForecast result;
+  result.scale = mix.scale;
+  result.shift = mix.shift;
+  result.steps = first_step_reaching(family, mix, target_loss, from, horizon);
+  return result;
+}
+
+}  // namespace octet

@@ -1,0 +1,40 @@
+// A partial run forecast from complete runs of its family (other depths of the
+// same network, other learning rates or seeds): the weighted geometric mean of
+// their fitted curves, stretched along the steps and shifted in log loss to
+// match the part that has run. A run's own first half pins down where it is
+// and how fast it moves; the family says how the curve bends later, which half
+// a curve alone does not (a loss model fitted to it may flatten too early or
+// never reach the target).
+#pragma once
+
+#include <vector>
+
+#include "forecast/loss_model.h"
+#include "forecast/step_log.h"
+
+namespace octet {
+
+struct FamilyMember {
+  const LossFit* fit = nullptr;  // a complete run's fit
+  double weight = 0;             // e.g. the depth regression's; the weights sum to 1
+};
+
+struct FamilyForecast {
+  // The forecast loss at step k is exp(shift) * template(scale * k).
+  double scale = 1, shift = 0;
+  double steps = 0;  // to the target loss; infinity when never within the horizon
+  double at(const std::vector<FamilyMember>& family, double step) const;
+};
+
+// Smallest and largest stretch searched: runs of one family differ by less than
+// a factor of two in speed, or they are not one family.
+constexpr double kMinFamilyScale = 0.5, kMaxFamilyScale = 2;
+
+// Fits scale and shift to the part's windows after `from` (late weighting:
+// window i by its step after `from`, on log losses, i.e. relative residuals;
+// even: alike), then the first step at which the forecast reaches
+// `target_loss`, searched up to `horizon`. Needs at least 2 members and 3 windows.
+FamilyForecast forecast_from_family(const Curve& part, double from, const std::vector<FamilyMember>& family,
+                                    double target_loss, Weighting weighting, double horizon);
+
+}  // namespace octet
