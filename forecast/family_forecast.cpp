@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "common/error.h"
+#include "forecast/depth_regression.h"
 
 namespace octet {
 
@@ -81,6 +82,17 @@ double first_step_reaching(const std::vector<FamilyMember>& family, const Calibr
 }
 
 }  // namespace
+
+std::vector<double> family_weights(const std::vector<double>& member_depths, double depth, bool by_depth,
+                                   double lambda) {
+  check(!member_depths.empty(), "a family needs members");
+  bool distinct = false;
+  for (double d : member_depths) distinct |= d != member_depths.front();
+  if (!by_depth || !distinct) return std::vector<double>(member_depths.size(), 1.0 / static_cast<double>(member_depths.size()));
+  std::vector<RunCoefficients> runs;
+  for (double d : member_depths) runs.push_back({d, {}});
+  return fit_depth_model(runs, DepthKernel::ridge, lambda).weights(depth);
+}
 
 double FamilyForecast::at(const std::vector<FamilyMember>& family, double step) const {
   return std::exp(shift + template_log_loss(family, scale * step));

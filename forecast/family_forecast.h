@@ -26,6 +26,12 @@ struct FamilyForecast {
   double at(const std::vector<FamilyMember>& family, double step) const;
 };
 
+// The members' weights for a run of `depth`: the ridge regression's over the
+// members' depths (depth_regression.h) when `by_depth` and they hold two
+// depths or more, else alike.
+std::vector<double> family_weights(const std::vector<double>& member_depths, double depth, bool by_depth,
+                                   double lambda = 1e-3);
+
 // Smallest and largest stretch searched: runs of one family differ by less than
 // a factor of two in speed, or they are not one family.
 constexpr double kMinFamilyScale = 0.5, kMaxFamilyScale = 2;

@@ -89,22 +89,14 @@ int study_window(const StudyRun& run, const StudyOptions& options) {
   return options.window > 0 ? options.window : default_window(run.log.rows.size());
 }
 
-// The complete fits of the runs in `members`, weighted as the curve regression
-// weighs them over depth, or alike when the runs are not a depth family.
+// The complete fits of the runs in `members`, weighted for `depth`.
 std::vector<FamilyMember> family_of(const std::vector<RunStudy>& runs, const std::vector<size_t>& members,
                                     double depth, const StudyOptions& options) {
+  std::vector<double> depths;
+  for (size_t j : members) depths.push_back(runs[j].depth);
+  const std::vector<double> w = family_weights(depths, depth, options.depth_regression, options.lambda);
   std::vector<FamilyMember> family;
-  std::vector<RunCoefficients> coefficients;
-  for (size_t j : members) {
-    family.push_back({&runs[j].fit, 1.0 / static_cast<double>(members.size())});
-    coefficients.push_back({runs[j].depth, runs[j].fit.b});
-  }
-  bool distinct = false;
-  for (const RunCoefficients& c : coefficients) distinct |= c.depth != coefficients.front().depth;
-  if (options.depth_regression && distinct) {
-    const std::vector<double> w = fit_depth_model(coefficients, DepthKernel::ridge, options.lambda).weights(depth);
-    for (size_t j = 0; j < family.size(); ++j) family[j].weight = w[j];
-  }
+  for (size_t j = 0; j < members.size(); ++j) family.push_back({&runs[members[j]].fit, w[j]});
   return family;
 }
 

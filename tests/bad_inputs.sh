@@ -82,5 +82,13 @@ expect "-n must be between" "$octet" launch -n 0 -- true
 expect "rank 1 of 2 exited with status 3" "$octet" launch -n 2 -- sh -c '[ "$RANK" = 1 ] && exit 3; exec sleep 60'
 expect "cannot run 'no-such-program'" "$octet" launch -n 2 -- no-such-program
 
+# Forecasts: a family of one, a run without its log, a loss that is not a number.
+logs=$src/forecast/logs
+fit=("$octet" forecast fit --log "$logs/resnet20.csv" --cut 0.5 --target-acc 68 --json "$dir/out.json")
+expect "--with-run: give at least 2" "${fit[@]}" --with-run "resnet32=$logs/resnet32.csv"
+expect "--with-run 'resnet44': expected NAME=STEP_LOG" "${fit[@]}" --with-run "resnet32=$logs/resnet32.csv" --with-run resnet44
+printf 'epoch,step,loss,acc\n1,1,2.3,10\n1,2,nan,12\n' >"$dir/nan.csv"
+expect "nan.csv:3: loss is nan" "$octet" forecast fit --log "$dir/nan.csv" --json "$dir/out.json"
+
 [ $failures -eq 0 ] && echo "every bad input refused with status 1, a message and no file"
 exit $((failures > 0))

@@ -3,6 +3,7 @@
 // its first part; `study` the lab over several runs (cuts against the real
 // runs, the depth regression's held-out depths); `speed` the time to a target
 // over workers and parameter servers. The fitting lives in forecast/.
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -75,8 +76,62 @@ StepLog read_curve_source(const std::string& path) {
 
 // ---- fit ----------------------------------------------------------------
 
+// NAME=PATH, the depth being the digits NAME ends with (resnet56 -> 56).
+StudyRun parse_run(const std::string& spec, const std::string& option = "--run") {
+  const size_t eq = spec.find('=');
+  check(eq != std::string::npos && eq > 0 && eq + 1 < spec.size(),
+        option + " '" + spec + "': expected NAME=STEP_LOG, e.g. resnet20=forecast/logs/resnet20.csv");
+  StudyRun run;
+  run.name = spec.substr(0, eq);
+  size_t digits = run.name.size();
+  while (digits > 0 && std::isdigit(static_cast<unsigned char>(run.name[digits - 1]))) --digits;
+  check(digits < run.name.size(), option + " '" + spec + "': the name must end in the model's depth, e.g. resnet20");
+  run.depth = std::stod(run.name.substr(digits));
+  const std::string path = spec.substr(eq + 1);
+  run.log = read_curve_source(path);
+  run.record = record_beside(path);
+  return run;
+}
+
+
+// A complete run of the family that `fit --with-run` forecasts with.
+struct Member {
+  StudyRun run;
+  Curve curve;
+  LossFit fit;
+  Crossing crossing;  // of the target accuracy, when one is given
+};
+
+Member fit_member(const std::string& spec, const StudyOptions& o, double target_acc) {
+  Member m{parse_run(spec, "--with-run"), {}, {}, {}};
+  m.curve = aggregate(m.run.log, o.window > 0 ? o.window : default_window(m.run.log.rows.size()));
+  m.fit = fit_loss(m.curve.step, m.curve.loss, o.after_warmup && m.run.record ? m.run.record->warmup_steps() : 0,
+                   o.fit);
+  if (target_acc > 0) {
+    m.crossing = first_reaching_accuracy(m.curve, target_acc);
+    check(m.crossing.step >= 0, "--with-run " + spec + ": the run never reaches " + std::to_string(target_acc) +
+                                    "% training accuracy");
+  }
+  return m;
+}
+
+// The members but one (`skip`; none when out of range), weighted for `depth`
+// (alike without one).
+std::vector<FamilyMember> family_from(const std::vector<Member>& members, size_t skip, double depth) {
+  std::vector<double> depths;
+  std::vector<const LossFit*> fits;
+  for (size_t i = 0; i < members.size(); ++i)
+    if (i != skip) depths.push_back(members[i].run.depth), fits.push_back(&members[i].fit);
+  const std::vector<double> w = family_weights(depths, depth, depth >= 0);
+  std::vector<FamilyMember> family;
+  for (size_t i = 0; i < fits.size(); ++i) family.push_back({fits[i], w[i]});
+  return family;
+}
+
 struct FitCommand {
   std::string log, record, json;
+  std::vector<std::string> with_runs;
+  double depth = -1;
   double cut = 1, target_acc = 0, target_loss = 0, restart_at = -1;
   double gap_fraction = 0.05, relative_change = 0.01;
   StudyOptions options;
@@ -87,6 +142,9 @@ void run_fit(const FitCommand& c) {
   const StepLog full = read_curve_source(c.log);
   std::optional<TrainRecord> record = c.record.empty() ? record_beside(c.log) : read_train_record(c.record);
   check(c.target_acc <= 0 || c.target_loss <= 0, "give --target-acc or --target-loss, not both");
+  check(c.with_runs.empty() || c.with_runs.size() >= 2, "--with-run: give at least 2 complete runs of the family");
+  std::vector<Member> members;
+  for (const std::string& spec : c.with_runs) members.push_back(fit_member(spec, c.options, c.target_acc));
   const int window = c.options.window > 0 ? c.options.window : default_window(full.rows.size());
   const Curve full_curve = aggregate(full, window);
   const StepLog part = cut_step_log(full, c.cut);
@@ -124,13 +182,19 @@ void run_fit(const FitCommand& c) {
   double real_step = -1;
   if (c.target_acc > 0) {
     const Crossing crossing = first_reaching_accuracy(full_curve, c.target_acc);
-    check(crossing.step >= 0, c.log + ": the log never reaches " + std::to_string(c.target_acc) +
+    if (crossing.step >= 0) {
+      target_loss = crossing.loss;
+      real_step = crossing.step;
+      std::fprintf(out, "target: %.2f%% training accuracy, reached at step %.0f with loss %.4f (whole log, monotone fits)\n",
+                   c.target_acc, crossing.step, target_loss);
+    } else {
+      check(!members.empty(), c.log + ": the log never reaches " + std::to_string(c.target_acc) +
                                   "% training accuracy (monotone fit of windows of " + std::to_string(window) +
-                                  " steps), so it gives no target loss: pass --target-loss");
-    target_loss = crossing.loss;
-    real_step = crossing.step;
-    std::fprintf(out, "target: %.2f%% training accuracy, reached at step %.0f with loss %.4f (whole log, monotone fits)\n",
-                 c.target_acc, crossing.step, target_loss);
+                                  " steps), so it gives no target loss: pass --target-loss, or --with-run");
+      for (const Member& m : members) target_loss += m.crossing.loss / static_cast<double>(members.size());
+      std::fprintf(out, "target: %.2f%% training accuracy, at loss %.4f (the mean of the --with-run runs' losses there; "
+                   "this log does not reach it)\n", c.target_acc, target_loss);
+    }
   }
   if (target_loss > 0) {
     const StepsForecast f = forecast_steps_to_loss(curve, fit, target_loss, c.options.replicates, c.options.seed,
@@ -149,6 +213,34 @@ void run_fit(const FitCommand& c) {
     if (record) j["target"]["seconds"] = finite_or_null(f.point * record->seconds_per_step(last_step));
     if (real_step > 0) j["target"]["real_steps"] = real_step, j["target"]["accuracy"] = c.target_acc;
   }
+  if (!members.empty() && target_loss > 0) {
+    const FamilyForecast f = forecast_from_family(curve, origin, family_from(members, members.size(), c.depth),
+                                                  target_loss, c.options.fit.weighting, 100 * last_step);
+    // The band: the same forecast of each member from the others, cut where
+    // this log is, against its real step (with a target accuracy and 3 runs or more).
+    std::vector<double> candidates = {f.steps};
+    if (c.target_acc > 0 && members.size() >= 3)
+      for (size_t i = 0; i < members.size(); ++i) {
+        const Member& m = members[i];
+        const double fraction = std::min(1.0, last_step / static_cast<double>(m.run.log.rows.back().step));
+        const Curve part = aggregate(cut_step_log(m.run.log, fraction),
+                                     c.options.window > 0 ? c.options.window : default_window(m.run.log.rows.size()));
+        const double steps = forecast_from_family(part, m.fit.origin, family_from(members, i, c.depth),
+                                                  m.crossing.loss, c.options.fit.weighting, 100 * last_step)
+                                 .steps;
+        candidates.push_back(f.steps / (1 + (steps - m.crossing.step) / m.crossing.step));
+      }
+    std::sort(candidates.begin(), candidates.end());
+    const Band band{candidates.front(), f.steps, candidates.back()};
+    std::fprintf(out, "with the %zu other runs (%s): steps to loss %.4f: %.0f (band %.0f-%.0f from their own errors), "
+                 "stretch %.3f, shift %+.4f\n", members.size(), c.depth >= 0 ? "weighted by depth" : "alike",
+                 target_loss, f.steps, band.p10, band.p90, f.scale, f.shift);
+    if (real_step > 0)
+      std::fprintf(out, "the real run: step %.0f; forecast error %+.1f%%, %s the band\n", real_step,
+                   100 * (f.steps - real_step) / real_step, band.contains(real_step) ? "inside" : "outside");
+    j["with_other_runs"] = {{"runs", c.with_runs}, {"loss", target_loss}, {"steps", finite_or_null(f.steps)},
+                            {"band", band_json(band)}, {"stretch", f.scale}, {"shift", f.shift}};
+  }
   if (!c.json.empty()) write_text_output(c.json, j.dump(2) + "\n");
 }
 
@@ -159,23 +251,6 @@ struct StudyCommand {
   std::string held_out, svg, json;
   StudyOptions options;
 };
-
-// NAME=PATH, the depth being the digits NAME ends with (resnet56 -> 56).
-StudyRun parse_run(const std::string& spec) {
-  const size_t eq = spec.find('=');
-  check(eq != std::string::npos && eq > 0 && eq + 1 < spec.size(),
-        "--run '" + spec + "': expected NAME=STEP_LOG, e.g. resnet20=forecast/logs/resnet20.csv");
-  StudyRun run;
-  run.name = spec.substr(0, eq);
-  size_t digits = run.name.size();
-  while (digits > 0 && std::isdigit(static_cast<unsigned char>(run.name[digits - 1]))) --digits;
-  check(digits < run.name.size(), "--run '" + spec + "': the name must end in the model's depth, e.g. resnet20");
-  run.depth = std::stod(run.name.substr(digits));
-  const std::string path = spec.substr(eq + 1);
-  run.log = read_curve_source(path);
-  run.record = record_beside(path);
-  return run;
-}
 
 std::string percent(double x) {
   char buf[32];
@@ -447,6 +522,12 @@ void add_forecast_command(CLI::App& app) {
       ->capture_default_str();
   fit->add_option("--relative-change", f->relative_change, "Convergence: loss falls by less than this per epoch")
       ->capture_default_str();
+  fit->add_option("--with-run", f->with_runs,
+                  "NAME=STEP_LOG of a complete run of the same family (other depths, seeds, learning rates): "
+                  "forecast also from their curves, stretched and shifted to this log (at least 2)");
+  fit->add_option("--depth", f->depth, "This run's depth: weight the --with-run runs (names ending in their depth) "
+                                       "by a ridge regression over depth (default: alike)")
+      ->check(CLI::PositiveNumber);
   add_fit_options(fit, f->options);
   add_json_option(fit, f->json);
   fit->callback([f] { run_fit(*f); });
