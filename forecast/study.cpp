@@ -126,6 +126,13 @@ void add_family_forecasts(const std::vector<StudyRun>& inputs, const StudyOption
       if (std::find(excluded.begin(), excluded.end(), j) == excluded.end()) members.push_back(j);
     return members;
   };
+  for (size_t held : reaching) {
+    RunStudy& run = runs[held];
+    for (size_t other : reaching)
+      if (other != held) run.others_mean_step += runs[other].real_step / static_cast<double>(reaching.size() - 1);
+    if (reaching.size() >= 3) run.others_mean_error = (run.others_mean_step - run.real_step) / run.real_step;
+    else run.others_mean_step = 0;
+  }
   for (size_t held : reaching)
     for (size_t cut = 0; cut < runs[held].cuts.size(); ++cut) {
       CutForecast& c = runs[held].cuts[cut];

@@ -73,6 +73,10 @@ struct RunStudy {
   double steps_per_epoch = 0;
   double real_seconds = -1;  // -1: no record
   std::vector<CutForecast> cuts;
+  // The baseline a forecast must beat: the mean step at which the other runs
+  // reach the target, ignoring this run (0: fewer than 2 others reach it).
+  double others_mean_step = 0;
+  double others_mean_error = 0;
 };
 
 // A held-out run's forecast steps to the target loss, against the real run.

@@ -349,6 +349,7 @@ void run_study_command(const StudyCommand& c) {
   std::vector<int> inside(c.options.cuts.size(), 0);
   std::vector<std::vector<double>> family_errors(c.options.cuts.size());
   std::vector<int> family_inside(c.options.cuts.size(), 0);
+  std::vector<double> baseline_errors;
   for (const RunStudy& r : study.runs) {
     const double total = r.curve.step.empty() ? 0 : r.curve.step.back();
     std::fprintf(out, "%-12s %6.0f %6.0f %10.4g %10.4g %8.4f %6.3f %7.4f %9s %8s\n", r.name.c_str(), r.depth, total,
@@ -395,6 +396,13 @@ void run_study_command(const StudyCommand& c) {
       cut_rows.push_back(cut_row);
     }
     row["cuts"] = cut_rows;
+    if (r.others_mean_step > 0) {
+      std::fprintf(out, "    baseline, the other runs' mean step: %7.0f, error %8s\n", r.others_mean_step,
+                   percent(r.others_mean_error).c_str());
+      row["others_mean_steps"] = r.others_mean_step;
+      row["others_mean_error"] = r.others_mean_error;
+      baseline_errors.push_back(r.others_mean_error);
+    }
     run_rows.push_back(row);
   }
   nlohmann::json summary = nlohmann::json::array();
@@ -411,6 +419,9 @@ void run_study_command(const StudyCommand& c) {
     }
     summary.push_back(row);
   }
+  if (!baseline_errors.empty())
+    std::fprintf(out, "baseline without forecasting (each run's step taken as the other runs' mean): median |error| %.1f%%\n",
+                 100 * median_abs(baseline_errors));
   if (c.options.depth_regression && study.ridge.empty())
     std::fprintf(out, "\nno depth regression: it needs 3 runs that reach the target and hold 2 depths besides each\n");
   if (!study.ridge.empty()) {
@@ -433,6 +444,7 @@ void run_study_command(const StudyCommand& c) {
                                               {"target_acc", study.target_acc},
                                               {"runs", run_rows},
                                               {"cuts", summary},
+                                              {"baseline_median_abs_error", finite_or_null(median_abs(baseline_errors))},
                                               {"depth_ridge", depth_json(study.ridge)},
                                               {"depth_rbf", depth_json(study.rbf)}})
                                       .dump(2) +

@@ -65,8 +65,12 @@ std::string histogram_svg(const std::string& title, const Histogram& h, const st
 
 std::string line_chart_svg(const std::string& title, const std::vector<SvgSeries>& series, const std::string& x_label,
                            const std::string& y_label) {
-  const double width = 720, height = 420, left = 70, right = 190, top = 40, bottom = 50;
-  const double plot_w = width - left - right, plot_h = height - top - bottom;
+  // The legend's column is as wide as its longest name (about 7 px a character at 12 px).
+  size_t longest = 0;
+  for (const SvgSeries& s : series) longest = std::max(longest, s.name.size());
+  const double plot_w = 460, height = 420, left = 70, top = 40, bottom = 50;
+  const double right = std::max(190.0, 50 + 7.0 * static_cast<double>(longest)), width = left + plot_w + right;
+  const double plot_h = height - top - bottom;
   double x_lo = std::numeric_limits<double>::infinity(), x_hi = -x_lo, y_lo = x_lo, y_hi = -x_lo;
   for (const SvgSeries& s : series)
     for (size_t i = 0; i < s.x.size(); ++i)
