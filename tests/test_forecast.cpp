@@ -317,7 +317,10 @@ TEST(ForecastStudy, ForecastsCutsAndAHeldOutDepthOfSyntheticRuns) {
     ASSERT_TRUE(r.reaches) << r.name;
     EXPECT_LT(std::abs(r.cuts[0].error), 0.10) << r.name;
   }
+  double real_sum = 0;
+  for (const RunStudy& r : study.runs) real_sum += r.real_step;
   for (const RunStudy& r : study.runs) {
+    EXPECT_NEAR(r.others_mean_step, (real_sum - r.real_step) / 3, 1e-6) << r.name;  // the baseline
     ASSERT_TRUE(r.cuts[0].has_family) << r.name;
     EXPECT_LT(std::abs(r.cuts[0].family_error), 0.05) << r.name;
     EXPECT_TRUE(r.cuts[0].family_band.contains(r.cuts[0].family.steps)) << r.name;
