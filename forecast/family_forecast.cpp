@@ -65,20 +65,30 @@ Calibration calibrate(const std::vector<FamilyMember>& family, const std::vector
   return best;
 }
 
-// The template falls monotonically, so the first step at or under the target
-// is found by bisection, to one step.
+// The first step at or under the target: a log-spaced scan finds the first
+// grid point there, bisection the step (a depth regression's weights may be
+// negative, so the template need not fall monotonically everywhere).
 double first_step_reaching(const std::vector<FamilyMember>& family, const Calibration& c, double target_loss,
                            double from, double horizon) {
+  constexpr int kScan = 2000;
   const double log_target = std::log(target_loss);
   const auto reached = [&](double step) { return c.shift + template_log_loss(family, c.scale * step) <= log_target; };
-  if (!reached(horizon)) return kInfinity;
-  double low = from, high = horizon;
-  if (reached(low)) return low;
-  while (high - low > 1) {
-    const double mid = 0.5 * (low + high);
-    (reached(mid) ? high : low) = mid;
+  if (reached(from)) return from;
+  const double first = std::max(from, 1.0), ratio = std::pow(horizon / first, 1.0 / kScan);
+  double low = from;
+  for (int i = 1; i <= kScan; ++i) {
+    double high = first * std::pow(ratio, i);
+    if (!reached(high)) {
+      low = high;
+      continue;
+    }
+    while (high - low > 1) {
+      const double mid = 0.5 * (low + high);
+      (reached(mid) ? high : low) = mid;
+    }
+    return std::ceil(high);
   }
-  return std::ceil(high);
+  return kInfinity;
 }
 
 }  // namespace
