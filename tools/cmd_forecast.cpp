@@ -258,6 +258,19 @@ std::string percent(double x) {
   return buf;
 }
 
+// A median over forecasts some of which never reach the target: infinite when
+// half or more never do, which reads better as words than as "inf%".
+std::string median_text(const std::vector<double>& errors) {
+  const double m = median_abs(errors);
+  if (std::isfinite(m)) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f%%", 100 * m);
+    return buf;
+  }
+  const auto never = std::count_if(errors.begin(), errors.end(), [](double e) { return !std::isfinite(e); });
+  return "undefined (" + std::to_string(never) + " of " + std::to_string(errors.size()) + " forecasts never reach the target)";
+}
+
 void print_depth(std::FILE* out, const char* kernel, const std::vector<DepthForecast>& forecasts,
                  const Study& study) {
   std::vector<double> coefficient_errors, curve_errors;
@@ -352,7 +365,8 @@ void run_study_command(const StudyCommand& c) {
   std::vector<double> baseline_errors;
   for (const RunStudy& r : study.runs) {
     const double total = r.curve.step.empty() ? 0 : r.curve.step.back();
-    std::fprintf(out, "%-12s %6.0f %6.0f %10.4g %10.4g %8.4f %6.3f %7.4f %9s %8s\n", r.name.c_str(), r.depth, total,
+    const std::string depth = c.options.depth_regression ? std::to_string(static_cast<long>(r.depth)) : "-";
+    std::fprintf(out, "%-12s %6s %6.0f %10.4g %10.4g %8.4f %6.3f %7.4f %9s %8s\n", r.name.c_str(), depth.c_str(), total,
                  r.fit.b.b0, r.fit.b.b1, r.fit.b.b2, r.fit.b.a, r.fit.r2,
                  r.reaches ? std::to_string(static_cast<long>(r.real_step)).c_str() : "never",
                  r.reaches ? std::to_string(r.real_step / r.steps_per_epoch).substr(0, 5).c_str() : "-");
@@ -407,13 +421,13 @@ void run_study_command(const StudyCommand& c) {
   }
   nlohmann::json summary = nlohmann::json::array();
   for (size_t i = 0; i < c.options.cuts.size(); ++i) {
-    std::fprintf(out, "from %.0f%% of each run that reaches the target after it: median |error| of steps to target %.1f%%, real value inside P10-P90 in %d of %zu runs\n",
-                 100 * c.options.cuts[i], 100 * median_abs(errors[i]), inside[i], errors[i].size());
+    std::fprintf(out, "from %.0f%% of each run that reaches the target after it: median |error| of steps to target %s, real value inside P10-P90 in %d of %zu runs\n",
+                 100 * c.options.cuts[i], median_text(errors[i]).c_str(), inside[i], errors[i].size());
     nlohmann::json row = {{"fraction", c.options.cuts[i]}, {"median_abs_error", finite_or_null(median_abs(errors[i]))},
                           {"inside", inside[i]}, {"runs", errors[i].size()}};
     if (!family_errors[i].empty()) {
-      std::fprintf(out, "  with the other runs' curves: median |error| %.1f%%, real value inside the band from the others' errors in %d of %zu runs\n",
-                   100 * median_abs(family_errors[i]), family_inside[i], family_errors[i].size());
+      std::fprintf(out, "  with the other runs' curves: median |error| %s, real value inside the band from the others' errors in %d of %zu runs\n",
+                   median_text(family_errors[i]).c_str(), family_inside[i], family_errors[i].size());
       row["with_other_runs"] = {{"median_abs_error", finite_or_null(median_abs(family_errors[i]))},
                                 {"inside", family_inside[i]}, {"runs", family_errors[i].size()}};
     }
