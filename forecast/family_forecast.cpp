@@ -104,6 +104,25 @@ std::vector<double> family_weights(const std::vector<double>& member_depths, dou
   return fit_depth_model(runs, DepthKernel::ridge, lambda).weights(depth);
 }
 
+std::vector<FamilyMember> weighted_family(const std::vector<const LossFit*>& fits,
+                                          const std::vector<double>& member_depths, double depth, bool by_depth,
+                                          double lambda) {
+  const std::vector<double> weights = family_weights(member_depths, depth, by_depth, lambda);
+  std::vector<FamilyMember> family;
+  for (size_t i = 0; i < fits.size(); ++i) family.push_back({fits[i], weights[i]});
+  return family;
+}
+
+Band band_from_errors(double steps, const std::vector<double>& errors) {
+  double low = steps, high = steps;
+  for (double error : errors) {
+    const double real = steps / (1 + error);
+    low = std::min(low, real);
+    high = std::max(high, real);
+  }
+  return {low, steps, high};
+}
+
 double FamilyForecast::at(const std::vector<FamilyMember>& family, double step) const {
   return std::exp(shift + template_log_loss(family, scale * step));
 }

@@ -9,6 +9,7 @@
 
 #include <vector>
 
+#include "forecast/forecast.h"
 #include "forecast/loss_model.h"
 #include "forecast/step_log.h"
 
@@ -31,6 +32,17 @@ struct FamilyForecast {
 // depths or more, else alike.
 std::vector<double> family_weights(const std::vector<double>& member_depths, double depth, bool by_depth,
                                    double lambda = 1e-3);
+
+// The complete fits as members, weighted for a run of `depth` by family_weights.
+std::vector<FamilyMember> weighted_family(const std::vector<const LossFit*>& fits,
+                                          const std::vector<double>& member_depths, double depth, bool by_depth,
+                                          double lambda = 1e-3);
+
+// The band of a family forecast of `steps` from the same method's errors on
+// other runs ((forecast - real) / real): were its error one of theirs, the real
+// step would be steps / (1 + error). p10 and p90: the smallest and largest of
+// those and `steps`; p50: `steps`.
+Band band_from_errors(double steps, const std::vector<double>& errors);
 
 // Smallest and largest stretch searched: runs of one family differ by less than
 // a factor of two in speed, or they are not one family.

@@ -8,6 +8,10 @@
 
 namespace octet {
 
+int study_window(const StudyRun& run, const StudyOptions& options) {
+  return options.window > 0 ? options.window : default_window(run.log.rows.size());
+}
+
 namespace {
 
 // Fits after `start` (the warm-up's end), or after a schedule change found later.
@@ -85,35 +89,28 @@ std::vector<DepthForecast> depth_forecasts(const std::vector<RunStudy>& runs, De
   return result;
 }
 
-int study_window(const StudyRun& run, const StudyOptions& options) {
-  return options.window > 0 ? options.window : default_window(run.log.rows.size());
-}
-
 // The complete fits of the runs in `members`, weighted for `depth`.
 std::vector<FamilyMember> family_of(const std::vector<RunStudy>& runs, const std::vector<size_t>& members,
                                     double depth, const StudyOptions& options) {
+  std::vector<const LossFit*> fits;
   std::vector<double> depths;
-  for (size_t j : members) depths.push_back(runs[j].depth);
-  const std::vector<double> w = family_weights(depths, depth, options.depth_regression, options.lambda);
-  std::vector<FamilyMember> family;
-  for (size_t j = 0; j < members.size(); ++j) family.push_back({&runs[members[j]].fit, w[j]});
-  return family;
+  for (size_t j : members) fits.push_back(&runs[j].fit), depths.push_back(runs[j].depth);
+  return weighted_family(fits, depths, depth, options.depth_regression, options.lambda);
 }
 
-// Run `held`'s cut `cut` forecast from the runs in `members`.
+// Run `held`'s cut `cut` forecast from `family`.
 FamilyForecast family_cut_forecast(const std::vector<StudyRun>& inputs, const std::vector<RunStudy>& runs,
-                                   size_t held, size_t cut, const std::vector<size_t>& members,
+                                   size_t held, size_t cut, const std::vector<FamilyMember>& family,
                                    const StudyOptions& options) {
   const CutForecast& c = runs[held].cuts[cut];
   const Curve part = aggregate(cut_step_log(inputs[held].log, c.fraction), study_window(inputs[held], options));
-  return forecast_from_family(part, c.fit.origin, family_of(runs, members, runs[held].depth, options),
-                              runs[held].target_loss, options.fit.weighting, 100 * c.last_step);
+  return forecast_from_family(part, c.fit.origin, family, runs[held].target_loss, options.fit.weighting,
+                              100 * c.last_step);
 }
 
 // Each cut of each run that reaches the target, forecast from all the other
-// runs; its band from the same method's errors on those others (each forecast
-// at the same cut from the rest): were the run's error one of theirs, its real
-// step would be forecast / (1 + error).
+// runs; its band from the same method's errors on those others, each forecast
+// at the same cut from the rest (4 runs or more).
 void add_family_forecasts(const std::vector<StudyRun>& inputs, const StudyOptions& options,
                           std::vector<RunStudy>& runs) {
   if (runs.size() < 3) return;
@@ -126,33 +123,33 @@ void add_family_forecasts(const std::vector<StudyRun>& inputs, const StudyOption
       if (std::find(excluded.begin(), excluded.end(), j) == excluded.end()) members.push_back(j);
     return members;
   };
+  if (reaching.size() >= 3)
+    for (size_t held : reaching) {
+      RunStudy& run = runs[held];
+      for (size_t other : reaching)
+        if (other != held) run.others_mean_step += runs[other].real_step / static_cast<double>(reaching.size() - 1);
+      run.others_mean_error = (run.others_mean_step - run.real_step) / run.real_step;
+    }
   for (size_t held : reaching) {
-    RunStudy& run = runs[held];
-    for (size_t other : reaching)
-      if (other != held) run.others_mean_step += runs[other].real_step / static_cast<double>(reaching.size() - 1);
-    if (reaching.size() >= 3) run.others_mean_error = (run.others_mean_step - run.real_step) / run.real_step;
-    else run.others_mean_step = 0;
-  }
-  for (size_t held : reaching)
+    const std::vector<FamilyMember> family = family_of(runs, all_but({held}), runs[held].depth, options);
     for (size_t cut = 0; cut < runs[held].cuts.size(); ++cut) {
       CutForecast& c = runs[held].cuts[cut];
-      c.family = family_cut_forecast(inputs, runs, held, cut, all_but({held}), options);
+      c.family = family_cut_forecast(inputs, runs, held, cut, family, options);
       c.has_family = true;
-      const std::vector<FamilyMember> family = family_of(runs, all_but({held}), runs[held].depth, options);
       for (double step : runs[held].curve.step)
         if (step > c.fit.origin) c.family_curve_step.push_back(step), c.family_curve.push_back(c.family.at(family, step));
       c.family_error = (c.family.steps - runs[held].real_step) / runs[held].real_step;
-      std::vector<double> candidates = {c.family.steps};
+      std::vector<double> other_errors;
       for (size_t other : reaching)
         if (other != held && runs.size() >= 4) {
-          const double steps = family_cut_forecast(inputs, runs, other, cut, all_but({held, other}), options).steps;
-          const double error = (steps - runs[other].real_step) / runs[other].real_step;
-          candidates.push_back(c.family.steps / (1 + error));
+          const std::vector<FamilyMember> rest = family_of(runs, all_but({held, other}), runs[other].depth, options);
+          const double steps = family_cut_forecast(inputs, runs, other, cut, rest, options).steps;
+          other_errors.push_back((steps - runs[other].real_step) / runs[other].real_step);
         }
-      std::sort(candidates.begin(), candidates.end());
-      c.family_band = {candidates.front(), c.family.steps, candidates.back()};
+      c.family_band = band_from_errors(c.family.steps, other_errors);
       c.family_inside = c.family_band.contains(runs[held].real_step);
     }
+  }
 }
 
 }  // namespace

@@ -109,4 +109,8 @@ Study run_study(const std::vector<StudyRun>& runs, const StudyOptions& options);
 // Median of |x|; NaN for none.
 double median_abs(std::vector<double> values);
 
+// The steps averaged into one window of `run`: options.window, or by default
+// about 100 windows over its log.
+int study_window(const StudyRun& run, const StudyOptions& options);
+
 }  // namespace octet

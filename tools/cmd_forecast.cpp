@@ -104,7 +104,7 @@ struct Member {
 
 Member fit_member(const std::string& spec, const StudyOptions& o, double target_acc) {
   Member m{parse_run(spec, "--with-run"), {}, {}, {}};
-  m.curve = aggregate(m.run.log, o.window > 0 ? o.window : default_window(m.run.log.rows.size()));
+  m.curve = aggregate(m.run.log, study_window(m.run, o));
   m.fit = fit_loss(m.curve.step, m.curve.loss, o.after_warmup && m.run.record ? m.run.record->warmup_steps() : 0,
                    o.fit);
   if (target_acc > 0) {
@@ -122,10 +122,7 @@ std::vector<FamilyMember> family_from(const std::vector<Member>& members, size_t
   std::vector<const LossFit*> fits;
   for (size_t i = 0; i < members.size(); ++i)
     if (i != skip) depths.push_back(members[i].run.depth), fits.push_back(&members[i].fit);
-  const std::vector<double> w = family_weights(depths, depth, depth >= 0);
-  std::vector<FamilyMember> family;
-  for (size_t i = 0; i < fits.size(); ++i) family.push_back({fits[i], w[i]});
-  return family;
+  return weighted_family(fits, depths, depth, depth >= 0);
 }
 
 struct FitCommand {
@@ -218,20 +215,18 @@ void run_fit(const FitCommand& c) {
                                                   target_loss, c.options.fit.weighting, 100 * last_step);
     // The band: the same forecast of each member from the others, cut where
     // this log is, against its real step (with a target accuracy and 3 runs or more).
-    std::vector<double> candidates = {f.steps};
+    std::vector<double> member_errors;
     if (c.target_acc > 0 && members.size() >= 3)
       for (size_t i = 0; i < members.size(); ++i) {
         const Member& m = members[i];
         const double fraction = std::min(1.0, last_step / static_cast<double>(m.run.log.rows.back().step));
-        const Curve part = aggregate(cut_step_log(m.run.log, fraction),
-                                     c.options.window > 0 ? c.options.window : default_window(m.run.log.rows.size()));
+        const Curve part = aggregate(cut_step_log(m.run.log, fraction), study_window(m.run, c.options));
         const double steps = forecast_from_family(part, m.fit.origin, family_from(members, i, c.depth),
                                                   m.crossing.loss, c.options.fit.weighting, 100 * last_step)
                                  .steps;
-        candidates.push_back(f.steps / (1 + (steps - m.crossing.step) / m.crossing.step));
+        member_errors.push_back((steps - m.crossing.step) / m.crossing.step);
       }
-    std::sort(candidates.begin(), candidates.end());
-    const Band band{candidates.front(), f.steps, candidates.back()};
+    const Band band = band_from_errors(f.steps, member_errors);
     std::fprintf(out, "with the %zu other runs (%s): steps to loss %.4f: %.0f (band %.0f-%.0f from their own errors), "
                  "stretch %.3f, shift %+.4f\n", members.size(), c.depth >= 0 ? "weighted by depth" : "alike",
                  target_loss, f.steps, band.p10, band.p90, f.scale, f.shift);
