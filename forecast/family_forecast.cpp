@@ -123,6 +123,30 @@ Band band_from_errors(double steps, const std::vector<double>& errors) {
   return {low, steps, high};
 }
 
+double blend_weight(const std::vector<Hindcast>& hindcasts) {
+  double xy = 0, xx = 0;
+  for (const Hindcast& h : hindcasts) {
+    check(h.mean > 0 && h.real > 0 && h.forecast > 0, "a hindcast needs positive steps");
+    if (!std::isfinite(h.forecast)) return 0;
+    const double x = std::log(h.forecast / h.mean), y = std::log(h.real / h.mean);
+    xy += x * y;
+    xx += x * x;
+  }
+  return xx > 0 ? std::clamp(xy / xx, 0.0, 1.0) : 1.0;
+}
+
+double blended_steps(double forecast, double mean, double weight) {
+  if (weight <= 0) return mean;
+  if (!std::isfinite(forecast)) return kInfinity;
+  return mean * std::pow(forecast / mean, weight);
+}
+
+std::vector<double> blend_errors(const std::vector<Hindcast>& hindcasts, double weight) {
+  std::vector<double> errors;
+  for (const Hindcast& h : hindcasts) errors.push_back((blended_steps(h.forecast, h.mean, weight) - h.real) / h.real);
+  return errors;
+}
+
 double FamilyForecast::at(const std::vector<FamilyMember>& family, double step) const {
   return std::exp(shift + template_log_loss(family, scale * step));
 }

@@ -44,6 +44,28 @@ std::vector<FamilyMember> weighted_family(const std::vector<const LossFit*>& fit
 // those and `steps`; p50: `steps`.
 Band band_from_errors(double steps, const std::vector<double>& errors);
 
+// One run forecast without itself, for judging a forecast method: the family
+// forecast of its steps to target (from the rest), the rest's mean step, and
+// its real step.
+struct Hindcast {
+  double forecast = 0, mean = 0, real = 0;
+};
+
+// How far to trust a family forecast over the family's mean step, learnt from
+// hindcasts: the k in [0, 1] that best fits log(real / mean) = k log(forecast /
+// mean) by least squares. Near 0 where the runs reach the target alike whatever
+// their early pace (the mean wins); near 1 where the forecast explains their
+// spread. A hindcast that never reaches the target gives 0: the forecast failed
+// on a run like this one. No hindcasts: 1.
+double blend_weight(const std::vector<Hindcast>& hindcasts);
+
+// mean (forecast / mean)^weight; infinity when the forecast never reaches the
+// target and weight > 0.
+double blended_steps(double forecast, double mean, double weight);
+
+// The blend's errors ((blended - real) / real) on the hindcasts, for its band.
+std::vector<double> blend_errors(const std::vector<Hindcast>& hindcasts, double weight);
+
 // Smallest and largest stretch searched: runs of one family differ by less than
 // a factor of two in speed, or they are not one family.
 constexpr double kMinFamilyScale = 0.5, kMaxFamilyScale = 2;

@@ -131,23 +131,38 @@ void add_family_forecasts(const std::vector<StudyRun>& inputs, const StudyOption
       run.others_mean_error = (run.others_mean_step - run.real_step) / run.real_step;
     }
   for (size_t held : reaching) {
-    const std::vector<FamilyMember> family = family_of(runs, all_but({held}), runs[held].depth, options);
-    for (size_t cut = 0; cut < runs[held].cuts.size(); ++cut) {
-      CutForecast& c = runs[held].cuts[cut];
+    RunStudy& run = runs[held];
+    const std::vector<FamilyMember> family = family_of(runs, all_but({held}), run.depth, options);
+    for (size_t cut = 0; cut < run.cuts.size(); ++cut) {
+      CutForecast& c = run.cuts[cut];
       c.family = family_cut_forecast(inputs, runs, held, cut, family, options);
       c.has_family = true;
-      for (double step : runs[held].curve.step)
+      for (double step : run.curve.step)
         if (step > c.fit.origin) c.family_curve_step.push_back(step), c.family_curve.push_back(c.family.at(family, step));
-      c.family_error = (c.family.steps - runs[held].real_step) / runs[held].real_step;
+      c.family_error = (c.family.steps - run.real_step) / run.real_step;
       std::vector<double> other_errors;
+      std::vector<Hindcast> hindcasts;
       for (size_t other : reaching)
         if (other != held && runs.size() >= 4) {
           const std::vector<FamilyMember> rest = family_of(runs, all_but({held, other}), runs[other].depth, options);
           const double steps = family_cut_forecast(inputs, runs, other, cut, rest, options).steps;
-          other_errors.push_back((steps - runs[other].real_step) / runs[other].real_step);
+          const double real = runs[other].real_step;
+          other_errors.push_back((steps - real) / real);
+          double rest_mean = 0;
+          for (size_t j : reaching)
+            if (j != held && j != other) rest_mean += runs[j].real_step / static_cast<double>(reaching.size() - 2);
+          hindcasts.push_back({steps, rest_mean, real});
         }
       c.family_band = band_from_errors(c.family.steps, other_errors);
-      c.family_inside = c.family_band.contains(runs[held].real_step);
+      c.family_inside = c.family_band.contains(run.real_step);
+      if (hindcasts.size() >= 2) {
+        c.has_blend = true;
+        c.blend_weight = blend_weight(hindcasts);
+        c.blend_steps = blended_steps(c.family.steps, run.others_mean_step, c.blend_weight);
+        c.blend_error = (c.blend_steps - run.real_step) / run.real_step;
+        c.blend_band = band_from_errors(c.blend_steps, blend_errors(hindcasts, c.blend_weight));
+        c.blend_inside = c.blend_band.contains(run.real_step);
+      }
     }
   }
 }

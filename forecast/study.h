@@ -59,6 +59,13 @@ struct CutForecast {
   // method makes on the other runs (each from the rest; 4 runs or more); p50: the forecast.
   Band family_band;
   bool family_inside = false;
+  // The family forecast blended with the other runs' mean step (blend_weight
+  // from the same hindcasts as the band; 4 runs or more that reach the target);
+  // its band from the blend's errors on those hindcasts.
+  bool has_blend = false;
+  double blend_weight = 0, blend_steps = 0, blend_error = 0;
+  Band blend_band;
+  bool blend_inside = false;
   std::vector<double> family_curve_step, family_curve;  // its loss at the run's windows after the fit's start
 };
 

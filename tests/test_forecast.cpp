@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <random>
 
 #include "common/error.h"
@@ -324,6 +325,10 @@ TEST(ForecastStudy, ForecastsCutsAndAHeldOutDepthOfSyntheticRuns) {
     ASSERT_TRUE(r.cuts[0].has_family) << r.name;
     EXPECT_LT(std::abs(r.cuts[0].family_error), 0.05) << r.name;
     EXPECT_TRUE(r.cuts[0].family_band.contains(r.cuts[0].family.steps)) << r.name;
+    // The runs' steps differ as their curves say, so the blend leans on the forecast.
+    ASSERT_TRUE(r.cuts[0].has_blend) << r.name;
+    EXPECT_GT(r.cuts[0].blend_weight, 0.9) << r.name;
+    EXPECT_LT(std::abs(r.cuts[0].blend_error), 0.05) << r.name;
   }
   ASSERT_EQ(study.ridge.size(), 4u);
   for (const DepthPrediction& p : {study.ridge[1].from_coefficients, study.ridge[1].from_curves}) {
@@ -355,6 +360,31 @@ TEST(ForecastFamily, RecoversTheStretchAndShiftOfARunAgainstItsFamily) {
   // Never reached within the horizon: infinity, not the horizon.
   EXPECT_TRUE(std::isinf(forecast_from_family(aggregate(log, 30), 0, family, 0.01, Weighting::late, 1e6).steps));
   EXPECT_THROW(forecast_from_family(aggregate(log, 30), 0, {{&slow, 1.0}}, target, Weighting::late, 1e6), Error);
+}
+
+TEST(ForecastFamily, BlendTrustsTheForecastAsFarAsItsHindcastsEarn) {
+  // Forecasts 20% and 10% off the mean step of 1000, in both directions.
+  const std::vector<double> forecasts = {1200, 900, 1100, 800};
+  const auto hindcasts_with = [&](double earned) {
+    std::vector<Hindcast> h;
+    for (double f : forecasts) h.push_back({f, 1000, 1000 * std::pow(f / 1000, earned)});
+    return h;
+  };
+  EXPECT_NEAR(blend_weight(hindcasts_with(1)), 1, 1e-12);  // the real steps are the forecasts
+  EXPECT_NEAR(blend_weight(hindcasts_with(0)), 0, 1e-12);  // the real steps are the mean
+  EXPECT_NEAR(blend_weight(hindcasts_with(0.4)), 0.4, 1e-12);
+  EXPECT_EQ(blend_weight(hindcasts_with(2)), 1);    // overshooting reality still trusts it only fully
+  EXPECT_EQ(blend_weight(hindcasts_with(-1)), 0);   // wrong way round: the mean alone
+  for (double e : blend_errors(hindcasts_with(0.4), 0.4)) EXPECT_NEAR(e, 0, 1e-12);
+  EXPECT_NEAR(blended_steps(1210, 1000, 0.5), 1100, 1e-9);
+  // A forecast that never reached the target on a like run: the mean alone.
+  std::vector<Hindcast> failed = hindcasts_with(1);
+  failed.push_back({std::numeric_limits<double>::infinity(), 1000, 1100});
+  EXPECT_EQ(blend_weight(failed), 0);
+  EXPECT_EQ(blended_steps(std::numeric_limits<double>::infinity(), 1000, 0), 1000);
+  EXPECT_TRUE(std::isinf(blended_steps(std::numeric_limits<double>::infinity(), 1000, 0.5)));
+  EXPECT_EQ(blend_weight({}), 1);
+  EXPECT_THROW(blend_weight({{1000, 0, 900}}), Error);
 }
 
 TEST(ForecastTrainRecord, ReadsEpochsAndRefusesOtherJson) {

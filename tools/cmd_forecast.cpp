@@ -216,6 +216,9 @@ void run_fit(const FitCommand& c) {
     // The band: the same forecast of each member from the others, cut where
     // this log is, against its real step (with a target accuracy and 3 runs or more).
     std::vector<double> member_errors;
+    std::vector<Hindcast> hindcasts;  // and the mean step of the rest, for the blend
+    double mean_step = 0;
+    for (const Member& m : members) mean_step += m.crossing.step / static_cast<double>(members.size());
     if (c.target_acc > 0 && members.size() >= 3)
       for (size_t i = 0; i < members.size(); ++i) {
         const Member& m = members[i];
@@ -225,6 +228,9 @@ void run_fit(const FitCommand& c) {
                                                   m.crossing.loss, c.options.fit.weighting, 100 * last_step)
                                  .steps;
         member_errors.push_back((steps - m.crossing.step) / m.crossing.step);
+        const double rest_mean = (mean_step * static_cast<double>(members.size()) - m.crossing.step) /
+                                 static_cast<double>(members.size() - 1);
+        hindcasts.push_back({steps, rest_mean, m.crossing.step});
       }
     const Band band = band_from_errors(f.steps, member_errors);
     std::fprintf(out, "with the %zu other runs (%s): steps to loss %.4f: %.0f (band %.0f-%.0f from their own errors), "
@@ -235,6 +241,18 @@ void run_fit(const FitCommand& c) {
                    100 * (f.steps - real_step) / real_step, band.contains(real_step) ? "inside" : "outside");
     j["with_other_runs"] = {{"runs", c.with_runs}, {"loss", target_loss}, {"steps", finite_or_null(f.steps)},
                             {"band", band_json(band)}, {"stretch", f.scale}, {"shift", f.shift}};
+    if (!hindcasts.empty()) {
+      const double weight = blend_weight(hindcasts);
+      const double steps = blended_steps(f.steps, mean_step, weight);
+      const Band blend_band = band_from_errors(steps, blend_errors(hindcasts, weight));
+      std::fprintf(out, "blended with their mean step %.0f (weight %.2f on the forecast, from their own forecasts): %.0f "
+                   "(band %.0f-%.0f)\n", mean_step, weight, steps, blend_band.p10, blend_band.p90);
+      if (real_step > 0)
+        std::fprintf(out, "the real run: step %.0f; blended error %+.1f%%, %s the band\n", real_step,
+                     100 * (steps - real_step) / real_step, blend_band.contains(real_step) ? "inside" : "outside");
+      j["blended"] = {{"mean_steps", mean_step}, {"weight", weight}, {"steps", finite_or_null(steps)},
+                      {"band", band_json(blend_band)}};
+    }
   }
   if (!c.json.empty()) write_text_output(c.json, j.dump(2) + "\n");
 }
@@ -357,6 +375,8 @@ void run_study_command(const StudyCommand& c) {
   std::vector<int> inside(c.options.cuts.size(), 0);
   std::vector<std::vector<double>> family_errors(c.options.cuts.size());
   std::vector<int> family_inside(c.options.cuts.size(), 0);
+  std::vector<std::vector<double>> blended_errors(c.options.cuts.size());
+  std::vector<int> blended_inside(c.options.cuts.size(), 0);
   std::vector<double> baseline_errors;
   for (const RunStudy& r : study.runs) {
     const double total = r.curve.step.empty() ? 0 : r.curve.step.back();
@@ -402,6 +422,18 @@ void run_study_command(const StudyCommand& c) {
                                       {"error", finite_or_null(k.family_error)}, {"inside", k.family_inside},
                                       {"stretch", f.scale}, {"shift", f.shift}};
       }
+      if (k.has_blend) {
+        std::fprintf(out, "      blended with their mean: %7.0f steps, band    %7.0f-%-7.0f error %8s %s  (weight %.2f on the forecast)\n",
+                     k.blend_steps, k.blend_band.p10, k.blend_band.p90, percent(k.blend_error).c_str(),
+                     k.blend_inside ? "inside" : "outside", k.blend_weight);
+        if (ahead) {
+          blended_errors[i].push_back(k.blend_error);
+          blended_inside[i] += k.blend_inside;
+        }
+        cut_row["blended"] = {{"steps", finite_or_null(k.blend_steps)}, {"band", band_json(k.blend_band)},
+                              {"error", finite_or_null(k.blend_error)}, {"inside", k.blend_inside},
+                              {"weight", k.blend_weight}};
+      }
       cut_rows.push_back(cut_row);
     }
     row["cuts"] = cut_rows;
@@ -425,6 +457,12 @@ void run_study_command(const StudyCommand& c) {
                    median_text(family_errors[i]).c_str(), family_inside[i], family_errors[i].size());
       row["with_other_runs"] = {{"median_abs_error", finite_or_null(median_abs(family_errors[i]))},
                                 {"inside", family_inside[i]}, {"runs", family_errors[i].size()}};
+    }
+    if (!blended_errors[i].empty()) {
+      std::fprintf(out, "  blended with the other runs' mean step: median |error| %s, real value inside the band in %d of %zu runs\n",
+                   median_text(blended_errors[i]).c_str(), blended_inside[i], blended_errors[i].size());
+      row["blended"] = {{"median_abs_error", finite_or_null(median_abs(blended_errors[i]))},
+                        {"inside", blended_inside[i]}, {"runs", blended_errors[i].size()}};
     }
     summary.push_back(row);
   }

@@ -17,6 +17,6 @@ for depth in 20 32 44 56; do
     echo "resnet$depth seed 2, first $percent%:"
     "$octet" forecast fit --log $cut.csv --target-acc 68 --depth $depth \
       --with-run resnet20=$logs/resnet20.csv --with-run resnet32=$logs/resnet32.csv \
-      --with-run resnet44=$logs/resnet44.csv --with-run resnet56=$logs/resnet56.csv | grep '^steps to\|^with the'
+      --with-run resnet44=$logs/resnet44.csv --with-run resnet56=$logs/resnet56.csv | grep "^steps to\|^with the\|^blended"
   done
 done
