@@ -583,7 +583,8 @@ void add_forecast_command(CLI::App& app) {
       ->capture_default_str();
   fit->add_option("--with-run", f->with_runs,
                   "NAME=STEP_LOG of a complete run of the same family (other depths, seeds, learning rates): "
-                  "forecast also from their curves, stretched and shifted to this log (at least 2)");
+                  "forecast also from their curves, stretched and shifted to this log (at least 2), and with 3 or "
+                  "more that forecast blended with their mean step as far as their own hindcasts earn");
   fit->add_option("--depth", f->depth, "This run's depth: weight the --with-run runs (names ending in their depth) "
                                        "by a ridge regression over depth (default: alike)")
       ->check(CLI::PositiveNumber);
@@ -592,7 +593,8 @@ void add_forecast_command(CLI::App& app) {
   fit->callback([f] { run_fit(*f); });
 
   auto* study = forecast->add_subcommand(
-      "study", "The Optimus lab over several runs: forecasts from their first parts, and over depth");
+      "study", "The Optimus lab over several runs: forecasts from their first parts (alone, from the other "
+               "runs, blended with their mean step), and over depth");
   auto s = std::make_shared<StudyCommand>();
   study->add_option("--run", s->runs, "NAME=STEP_LOG, NAME ending in the depth (resnet20=logs/resnet20.csv)")
       ->required();
