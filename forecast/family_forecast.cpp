@@ -147,6 +147,23 @@ std::vector<double> blend_errors(const std::vector<Hindcast>& hindcasts, double 
   return errors;
 }
 
+std::vector<double> hindcast_errors(const std::vector<Hindcast>& hindcasts) {
+  std::vector<double> errors;
+  for (const Hindcast& h : hindcasts) errors.push_back((h.forecast - h.real) / h.real);
+  return errors;
+}
+
+JudgedForecast judge_by_hindcasts(double forecast, double mean, const std::vector<Hindcast>& hindcasts) {
+  JudgedForecast j;
+  j.band = band_from_errors(forecast, hindcast_errors(hindcasts));
+  j.has_blend = hindcasts.size() >= 2;
+  if (!j.has_blend) return j;
+  j.blend_weight = blend_weight(hindcasts);
+  j.blend_steps = blended_steps(forecast, mean, j.blend_weight);
+  j.blend_band = band_from_errors(j.blend_steps, blend_errors(hindcasts, j.blend_weight));
+  return j;
+}
+
 double FamilyForecast::at(const std::vector<FamilyMember>& family, double step) const {
   return std::exp(shift + template_log_loss(family, scale * step));
 }

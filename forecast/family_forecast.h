@@ -66,6 +66,20 @@ double blended_steps(double forecast, double mean, double weight);
 // The blend's errors ((blended - real) / real) on the hindcasts, for its band.
 std::vector<double> blend_errors(const std::vector<Hindcast>& hindcasts, double weight);
 
+// The family forecast's own errors ((forecast - real) / real) on the hindcasts.
+std::vector<double> hindcast_errors(const std::vector<Hindcast>& hindcasts);
+
+// A family forecast of `forecast` steps judged by its hindcasts: its band
+// (band_from_errors of their errors) and, from 2 hindcasts on, its blend with
+// the family's `mean` step.
+struct JudgedForecast {
+  Band band;
+  bool has_blend = false;
+  double blend_weight = 1, blend_steps = 0;
+  Band blend_band;
+};
+JudgedForecast judge_by_hindcasts(double forecast, double mean, const std::vector<Hindcast>& hindcasts);
+
 // Smallest and largest stretch searched: runs of one family differ by less than
 // a factor of two in speed, or they are not one family.
 constexpr double kMinFamilyScale = 0.5, kMaxFamilyScale = 2;

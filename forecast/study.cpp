@@ -140,27 +140,25 @@ void add_family_forecasts(const std::vector<StudyRun>& inputs, const StudyOption
       for (double step : run.curve.step)
         if (step > c.fit.origin) c.family_curve_step.push_back(step), c.family_curve.push_back(c.family.at(family, step));
       c.family_error = (c.family.steps - run.real_step) / run.real_step;
-      std::vector<double> other_errors;
       std::vector<Hindcast> hindcasts;
       for (size_t other : reaching)
         if (other != held && runs.size() >= 4) {
           const std::vector<FamilyMember> rest = family_of(runs, all_but({held, other}), runs[other].depth, options);
-          const double steps = family_cut_forecast(inputs, runs, other, cut, rest, options).steps;
-          const double real = runs[other].real_step;
-          other_errors.push_back((steps - real) / real);
           double rest_mean = 0;
           for (size_t j : reaching)
             if (j != held && j != other) rest_mean += runs[j].real_step / static_cast<double>(reaching.size() - 2);
-          hindcasts.push_back({steps, rest_mean, real});
+          hindcasts.push_back(
+              {family_cut_forecast(inputs, runs, other, cut, rest, options).steps, rest_mean, runs[other].real_step});
         }
-      c.family_band = band_from_errors(c.family.steps, other_errors);
+      const JudgedForecast judged = judge_by_hindcasts(c.family.steps, run.others_mean_step, hindcasts);
+      c.family_band = judged.band;
       c.family_inside = c.family_band.contains(run.real_step);
-      if (hindcasts.size() >= 2) {
+      if (judged.has_blend) {
         c.has_blend = true;
-        c.blend_weight = blend_weight(hindcasts);
-        c.blend_steps = blended_steps(c.family.steps, run.others_mean_step, c.blend_weight);
+        c.blend_weight = judged.blend_weight;
+        c.blend_steps = judged.blend_steps;
         c.blend_error = (c.blend_steps - run.real_step) / run.real_step;
-        c.blend_band = band_from_errors(c.blend_steps, blend_errors(hindcasts, c.blend_weight));
+        c.blend_band = judged.blend_band;
         c.blend_inside = c.blend_band.contains(run.real_step);
       }
     }

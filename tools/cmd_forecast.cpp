@@ -215,8 +215,7 @@ void run_fit(const FitCommand& c) {
                                                   target_loss, c.options.fit.weighting, 100 * last_step);
     // The band: the same forecast of each member from the others, cut where
     // this log is, against its real step (with a target accuracy and 3 runs or more).
-    std::vector<double> member_errors;
-    std::vector<Hindcast> hindcasts;  // and the mean step of the rest, for the blend
+    std::vector<Hindcast> hindcasts;
     double mean_step = 0;
     for (const Member& m : members) mean_step += m.crossing.step / static_cast<double>(members.size());
     if (c.target_acc > 0 && members.size() >= 3)
@@ -227,12 +226,12 @@ void run_fit(const FitCommand& c) {
         const double steps = forecast_from_family(part, m.fit.origin, family_from(members, i, c.depth),
                                                   m.crossing.loss, c.options.fit.weighting, 100 * last_step)
                                  .steps;
-        member_errors.push_back((steps - m.crossing.step) / m.crossing.step);
         const double rest_mean = (mean_step * static_cast<double>(members.size()) - m.crossing.step) /
                                  static_cast<double>(members.size() - 1);
         hindcasts.push_back({steps, rest_mean, m.crossing.step});
       }
-    const Band band = band_from_errors(f.steps, member_errors);
+    const JudgedForecast judged = judge_by_hindcasts(f.steps, mean_step, hindcasts);
+    const Band& band = judged.band;
     std::fprintf(out, "with the %zu other runs (%s): steps to loss %.4f: %.0f (band %.0f-%.0f from their own errors), "
                  "stretch %.3f, shift %+.4f\n", members.size(), c.depth >= 0 ? "weighted by depth" : "alike",
                  target_loss, f.steps, band.p10, band.p90, f.scale, f.shift);
@@ -241,10 +240,9 @@ void run_fit(const FitCommand& c) {
                    100 * (f.steps - real_step) / real_step, band.contains(real_step) ? "inside" : "outside");
     j["with_other_runs"] = {{"runs", c.with_runs}, {"loss", target_loss}, {"steps", finite_or_null(f.steps)},
                             {"band", band_json(band)}, {"stretch", f.scale}, {"shift", f.shift}};
-    if (!hindcasts.empty()) {
-      const double weight = blend_weight(hindcasts);
-      const double steps = blended_steps(f.steps, mean_step, weight);
-      const Band blend_band = band_from_errors(steps, blend_errors(hindcasts, weight));
+    if (judged.has_blend) {
+      const double weight = judged.blend_weight, steps = judged.blend_steps;
+      const Band& blend_band = judged.blend_band;
       std::fprintf(out, "blended with their mean step %.0f (weight %.2f on the forecast, from their own forecasts): %.0f "
                    "(band %.0f-%.0f)\n", mean_step, weight, steps, blend_band.p10, blend_band.p90);
       if (real_step > 0)
