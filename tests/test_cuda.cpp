@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <thread>
 
 #include "common/error.h"
@@ -16,7 +17,10 @@
 #include "runtime/cpu/engine.h"
 #include "runtime/cuda/cublaslt_library.h"
 #include "runtime/cuda/cuda_engine.h"
+#include "runtime/cuda/device_layout.h"
+#include "runtime/cuda/implicit_gemm.h"
 #include "tests/difference.h"
+#include "tests/op_cases.h"
 #include "tests/op_model.h"
 #include "tests/random_model.h"
 #include "tests/test_util.h"
@@ -181,6 +185,108 @@ TEST(CudaImma, IsTheDefaultAndItsKernelsDoNotSpill) {
     std::printf("%s\n", info.c_str());
     EXPECT_NE(info.find(" 0 B local memory"), std::string::npos) << info;
   }
+}
+
+// Sets an environment variable for a scope.
+class ScopedEnvironment {
+ public:
+  ScopedEnvironment(const char* name, const std::string& value) : name_(name) { ::setenv(name, value.c_str(), 1); }
+  ~ScopedEnvironment() { ::unsetenv(name_); }
+
+ private:
+  const char* name_;
+};
+
+// Every tile configuration, forced with OCTET_IMMA_TILE, on the convolutions
+// it can run: node by node the CPU runtime's bits. The tuner may pick any
+// tile for a shape, so each must be right on its own.
+TEST(CudaImma, EveryTileMatchesTheCpuRuntime) {
+  SKIP_WITHOUT_CUDA_DEVICE();
+  struct Layer {
+    int batch, channels, size, out_c, kernel, stride;
+    bool residual;
+  };
+  const Layer layers[] = {
+      {3, 3, 17, 64, 3, 1, false},    // a first layer: 4-byte words
+      {2, 6, 9, 20, 5, 2, true},      // LeNet-like: words, kernel 5, stride 2, residual
+      {5, 64, 9, 64, 3, 1, true},     // several row tiles, residual
+      {2, 32, 8, 128, 1, 2, false},   // 1x1 stride-2 shortcut
+      {1, 144, 4, 48, 3, 1, true},    // long K, channels not a multiple of 32
+      {1, 512, 2, 256, 3, 1, false},  // ResNet-18 layer4-like at batch 1
+      {2, 16, 33, 16, 3, 2, false},   // 16 channels, odd size
+  };
+  for (int tile = 0; tile < cuda::igemm::kTileCount; ++tile) {
+    const std::string name = cuda::igemm::tile_config(tile).name;
+    const ScopedEnvironment forced("OCTET_IMMA_TILE", name);
+    int ran = 0;
+    for (const Layer& l : layers) {
+      cuda::igemm::Problem p;
+      p.batch = l.batch, p.in_h = p.in_w = l.size, p.in_stride = cuda::padded_channels(l.channels, 16);
+      p.tap_c = cuda::igemm::tap_channels(l.channels), p.kernel = l.kernel, p.stride = l.stride;
+      p.padding = l.kernel / 2, p.out_h = p.out_w = (l.size + 2 * p.padding - l.kernel) / l.stride + 1;
+      p.out_c = cuda::padded_channels(l.out_c, 16);
+      if (!cuda::igemm::unsupported(p, tile).empty()) continue;
+      OpModel m(100 + tile);
+      const int x = m.input(l.channels, l.size, l.size);
+      const int skip = l.residual ? m.conv(x, l.out_c, l.kernel, l.stride, p.padding, false) : -1;
+      m.conv(x, l.out_c, l.kernel, l.stride, p.padding, true, skip);
+      const QuantizedModel model = m.finish();
+      const OpCase images_of{"layer", l.batch, nullptr, CaseImages::Int8};
+      const std::vector<float> images = case_images(images_of, model.graph.shapes()[0], l.batch, 11);
+      const CpuEngine cpu(model);
+      std::vector<std::vector<int8_t>> expected(model.graph.nodes.size());
+      const Int32Tensor logits = cpu.run(images.data(), l.batch, [&](int node, const int8_t* v, int64_t count) {
+        expected[node].assign(v, v + count);
+      });
+      CudaEngine gpu(model, CudaBackend::Imma);
+      gpu.retain_node_outputs(true);
+      EXPECT_EQ(gpu.run(images.data(), l.batch).data, logits.data) << name;
+      for (int i = 0; i < model.output(); ++i)
+        ASSERT_EQ(gpu.node_output(i), expected[i]) << name << ", node " << model.graph.nodes[i].name;
+      for (const CudaEngine::TileChoice& c : gpu.imma_tile_choices()) {
+        EXPECT_EQ(c.tile, name) << c.shape;
+        EXPECT_TRUE(c.trials.empty()) << c.shape << ": one candidate is not timed";
+      }
+      ++ran;
+    }
+    EXPECT_GT(ran, 0) << name << " ran no layer";
+  }
+}
+
+// Each conv shape's candidate tiles are timed once, the fastest kept; with
+// OCTET_IMMA_TUNE=0 the cost model's choice is taken untimed. Either way the
+// logits are the same.
+TEST(CudaImma, TunerKeepsTheFastestCandidate) {
+  SKIP_WITHOUT_CUDA_DEVICE();
+  const QuantizedModel model = random_quantized("resnet20", 9);
+  const int64_t batch = 32;
+  const std::vector<float> images = random_images(batch, model.graph.shapes()[0], 61);
+  CudaEngine tuned(model, CudaBackend::Imma);
+  const Int32Tensor logits = tuned.run(images.data(), batch);
+  const std::vector<CudaEngine::TileChoice> choices = tuned.imma_tile_choices();
+  ASSERT_GE(choices.size(), 3u) << "ResNet-20 has a first layer and three stages of convs";
+  int timed = 0;
+  for (const CudaEngine::TileChoice& c : choices) {
+    if (c.trials.empty()) continue;
+    ++timed;
+    double fastest = c.trials.front().second;
+    for (const auto& [tile, ms] : c.trials) {
+      EXPECT_GT(ms, 0.0) << c.shape << " " << tile;
+      fastest = std::min(fastest, ms);
+    }
+    const auto chosen =
+        std::find_if(c.trials.begin(), c.trials.end(), [&](const auto& t) { return t.first == c.tile; });
+    ASSERT_NE(chosen, c.trials.end()) << c.shape;
+    EXPECT_EQ(chosen->second, fastest) << c.shape;
+  }
+  EXPECT_GT(timed, 0);
+  tuned.run(images.data(), batch);
+  EXPECT_EQ(tuned.imma_tile_choices().size(), choices.size()) << "a shape met again is not timed again";
+
+  const ScopedEnvironment untimed("OCTET_IMMA_TUNE", "0");
+  CudaEngine modelled(model, CudaBackend::Imma);
+  EXPECT_EQ(modelled.run(images.data(), batch).data, logits.data);
+  EXPECT_TRUE(modelled.imma_tile_choices().empty());
 }
 
 // Built with CUDA, the backends are listed; without a device, making one

@@ -102,6 +102,30 @@ std::vector<cpu::KernelPath> cpu_kernel_paths(const std::string& list) {
   return paths;
 }
 
+#ifdef OCTET_HAVE_CUDA
+// cuda-imma's tile per conv shape: every candidate's milliseconds, the chosen one starred.
+void print_tile_choices(std::FILE* out, const std::vector<CudaEngine::TileChoice>& choices) {
+  std::fprintf(out, "  cuda-imma tile per conv shape (ms of one launch, * chosen)\n");
+  for (const CudaEngine::TileChoice& c : choices) {
+    std::fprintf(out, "  %-34s", c.shape.c_str());
+    if (c.trials.empty()) std::fprintf(out, " %s (the only candidate)", c.tile.c_str());
+    for (const auto& [tile, ms] : c.trials)
+      std::fprintf(out, " %s %.4f%s", tile.c_str(), ms, tile == c.tile ? "*" : "");
+    std::fprintf(out, "\n");
+  }
+}
+
+nlohmann::json tile_choices_json(const std::vector<CudaEngine::TileChoice>& choices) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const CudaEngine::TileChoice& c : choices) {
+    nlohmann::json trials = nlohmann::json::array();  // in the cost model's order
+    for (const auto& [tile, ms] : c.trials) trials.push_back({{"tile", tile}, {"milliseconds", ms}});
+    out.push_back({{"shape", c.shape}, {"tile", c.tile}, {"trials", trials}});
+  }
+  return out;
+}
+#endif
+
 void run_infer(const InferCommand& c) {
 #ifndef OCTET_HAVE_TORCH
   use_torch_helper();  // LibTorch's float baselines
@@ -249,6 +273,14 @@ void run_infer(const InferCommand& c) {
     std::fflush(out);
     results.insert(results.end(), rows.begin(), rows.end());
   }
+  nlohmann::json imma_tiles = nlohmann::json::array();
+#ifdef OCTET_HAVE_CUDA
+  if (const auto imma = engines.find("cuda-imma"); imma != engines.end()) {
+    const std::vector<CudaEngine::TileChoice> choices = dynamic_cast<CudaEngine&>(*imma->second).imma_tile_choices();
+    if (c.layers) print_tile_choices(out, choices);
+    imma_tiles = tile_choices_json(choices);
+  }
+#endif
   if (c.json.empty()) return;
   nlohmann::json measurements = nlohmann::json::array();
   for (const Measurement& m : results)
@@ -269,7 +301,8 @@ void run_infer(const InferCommand& c) {
                                             {"results", measurements},
                                             {"speedups", speedups},
                                             {"largest_conv", largest_convs},
-                                            {"layers", layer_reports}})
+                                            {"layers", layer_reports},
+                                            {"imma_tiles", imma_tiles}})
                                     .dump(2) +
                                 "\n");
 }
@@ -299,7 +332,8 @@ void add_bench_command(CLI::App& app) {
                     "CPU kernel paths to measure, comma-separated: reference, avx512-vnni (default: the one in "
                     "use, the fastest this CPU has unless OCTET_CPU_KERNELS=reference)");
   infer->add_flag("--layers", i->layers,
-                  "Also time every node, with achieved TOPS (CPU: from the engine's hook; CUDA: profile())");
+                  "Also time every node, with achieved TOPS (CPU: from the engine's hook; CUDA: profile()), and "
+                  "show the time of each cuda-imma tile candidate per conv shape");
   add_json_option(infer, i->json);
   infer->callback([i] { run_infer(*i); });
 

@@ -207,6 +207,11 @@ for path in sys.argv[1:]:
         print(f"{b['model']} batch {s['batch']}: over {s.get('peer')}: {s.get('over_peer')}")
     for c in b["largest_conv"]:
         print(f"{b['model']} batch {c['batch']} {c['backend']}: largest conv {c['node']} {c['tops']:.1f} TOPS")
+    for t in b["imma_tiles"]:  # the cost model's choice is the first trial
+        model_pick = t["trials"][0] if t["trials"] else {"tile": t["tile"], "milliseconds": float("nan")}
+        best = min((x["milliseconds"] for x in t["trials"]), default=float("nan"))
+        print(f"{b['model']} cuda-imma {t['shape']}: {t['tile']} {best:.4f} ms; "
+              f"cost model {model_pick['tile']} {model_pick['milliseconds']:.4f} ms")
 EOF
 }
 

@@ -1,6 +1,8 @@
 #include "runtime/cuda/cuda_engine.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <mutex>
 #include <type_traits>
 
@@ -18,6 +20,7 @@
 #include "runtime/cuda/pool.cuh"
 #include "runtime/cuda/quantize_input.cuh"
 #include "runtime/cuda/shortcut_a.cuh"
+#include "runtime/cuda/tile_tuner.h"
 
 namespace octet {
 
@@ -26,6 +29,14 @@ namespace {
 using cuda::DeviceBuffer;
 
 constexpr size_t kCublasLtWorkspace = size_t{32} << 20;  // NVIDIA's recommendation for Hopper
+// Timed launches per cuda-imma tile candidate (the fastest counts), after one untimed.
+constexpr int kTuningRuns = 3;
+
+// OCTET_IMMA_TUNE=0: take the cost model's tile instead of timing the candidates.
+bool tile_tuning_enabled() {
+  const char* v = std::getenv("OCTET_IMMA_TUNE");
+  return !(v && std::string(v) == "0");
+}
 
 const char* backend_name(CudaBackend backend) { return cuda_backend_name(backend); }
 
@@ -104,7 +115,7 @@ using GraphOwner =
 using GraphExecOwner = std::unique_ptr<std::remove_pointer_t<cudaGraphExec_t>,
                                        Destroyer<cudaGraphExec_t, cudaError_t, cudaGraphExecDestroy>>;
 
-// Events destroyed with the object (for profile()).
+// Events destroyed with the object (for profile() and the tile timing).
 class Events {
  public:
   explicit Events(size_t count) : events_(count, nullptr) {
@@ -152,6 +163,8 @@ struct CudaEngine::Impl {
   cuda::ConvShape conv_shape(int node, int64_t batch) const;
   cuda::igemm::Problem imma_problem(int node, int64_t batch) const;
   int imma_tile(int node, int64_t batch, std::string* why_not) const;
+  int tuned_tile(const Plan& p, int node);
+  double time_imma(const Plan& p, int node, int tile) const;
   bool uses_imma(int node) const { return backend == CudaBackend::Imma && model.graph.nodes[node].op == Op::Conv2d; }
   // The global average pool of a fused network tail, or -1 (not when every node's value is retained).
   int fused_pool(const Plan& p) const { return p.retains_all ? -1 : tail_pool; }
@@ -162,7 +175,7 @@ struct CudaEngine::Impl {
   int8_t* value(const Plan& p, int node) const { return p.arena.get() + p.offset[values.owner[node]]; }
   const cuda::Storage& storage(int node) const { return values.storage[node]; }
   Plan& plan(int64_t batch);
-  std::unique_ptr<Plan> make_plan(int64_t batch) const;
+  std::unique_ptr<Plan> make_plan(int64_t batch);
   void synchronize() const { CUDA_CHECK(cudaStreamSynchronize(stream.get())); }
   void enqueue_node(const Plan& p, int node) const;
   void enqueue_weighted(const Plan& p, int node) const;
@@ -180,6 +193,8 @@ struct CudaEngine::Impl {
   std::vector<DeviceLayer> layers;  // per node; convs and linears only
   std::vector<int> imma_resident;   // cuda-imma: blocks of each tile per multiprocessor
   int multiprocessors = 0;
+  bool tune_tiles = tile_tuning_enabled();
+  cuda::igemm::TileTuner tuner;  // cuda-imma: the tile of each conv shape met so far
   // GlobalAvgPool -> Flatten -> output Linear, the pooled value read by
   // nothing else: the pool node, run with the logits in one kernel; or -1.
   int tail_pool = -1;
@@ -323,7 +338,7 @@ CudaEngine::Impl::Plan& CudaEngine::Impl::plan(int64_t batch) {
   return plans.insert(batch, std::move(made));
 }
 
-std::unique_ptr<CudaEngine::Impl::Plan> CudaEngine::Impl::make_plan(int64_t batch) const {
+std::unique_ptr<CudaEngine::Impl::Plan> CudaEngine::Impl::make_plan(int64_t batch) {
   check(batch > 0, std::string(backend_name(backend)) + ": batch size must be positive, got " + std::to_string(batch));
   const Graph& g = model.graph;
   const int n_nodes = static_cast<int>(g.nodes.size());
@@ -344,7 +359,6 @@ std::unique_ptr<CudaEngine::Impl::Plan> CudaEngine::Impl::make_plan(int64_t batc
     const std::string at = where(i) + " at batch " + std::to_string(batch);
     const std::string why = unsupported(i, batch);
     check(why.empty(), at + ": the kernel cannot run it: " + why);
-    if (uses_imma(i)) p->tiles[i] = imma_tile(i, batch, nullptr);
     if (backend != CudaBackend::CublasLt) continue;
     const cuda::ConvShape s = conv_shape(i, batch);
     if (n.op == Op::Conv2d && !s.is_pointwise())
@@ -364,7 +378,38 @@ std::unique_ptr<CudaEngine::Impl::Plan> CudaEngine::Impl::make_plan(int64_t batc
   p->logits = DeviceBuffer<int32_t>(static_cast<size_t>(batch * classes()));
   p->arena = DeviceBuffer<int8_t>(static_cast<size_t>(arena.bytes));
   p->scratch = DeviceBuffer<int8_t>(static_cast<size_t>(patch_bytes + acc_bytes));
+  for (int i = 0; i < n_nodes; ++i)
+    if (uses_imma(i)) p->tiles[i] = tuned_tile(*p, i);  // timed on this plan's buffers
   return p;
+}
+
+int CudaEngine::Impl::tuned_tile(const Plan& p, int node) {
+  const cuda::igemm::Problem problem = imma_problem(node, p.batch);
+  const std::vector<int> candidates = cuda::igemm::tile_candidates(problem, imma_resident.data(), multiprocessors);
+  check(!candidates.empty(), where(node) + " at batch " + std::to_string(p.batch) + ": no tile can run it");
+  if (!tune_tiles) return candidates.front();
+  return tuner.choose(problem, candidates, [&](int tile) { return time_imma(p, node, tile); });
+}
+
+double CudaEngine::Impl::time_imma(const Plan& p, int node, int tile) const {
+  const Node& n = model.graph.nodes[node];
+  const auto launch = [&] {
+    cuda::conv2d_imma(imma_problem(node, p.batch), tile, value(p, n.inputs[0]), layers[node].weights.get(),
+                      epilogue(p, node), value(p, node), stream.get());
+  };
+  launch();  // loads the kernel; the arena's bytes are whatever it holds, the time does not depend on them
+  const Events events(2);
+  double fastest = INFINITY;
+  for (int run = 0; run < kTuningRuns; ++run) {
+    CUDA_CHECK(cudaEventRecord(events[0], stream.get()));
+    launch();
+    CUDA_CHECK(cudaEventRecord(events[1], stream.get()));
+    CUDA_CHECK(cudaEventSynchronize(events[1]));
+    float ms = 0;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, events[0], events[1]));
+    fastest = std::min(fastest, double(ms));
+  }
+  return fastest;
 }
 
 void CudaEngine::Impl::enqueue_tail(const Plan& p) const {
@@ -513,6 +558,18 @@ CudaBackend CudaEngine::default_backend(int device) {
     return CudaBackend::Imma;
   }
   return major >= 8 ? CudaBackend::Imma : CudaBackend::Dp4a;
+}
+
+std::vector<CudaEngine::TileChoice> CudaEngine::imma_tile_choices() {
+  const std::lock_guard<std::mutex> lock(impl_->mutex);
+  std::vector<TileChoice> out;
+  for (const cuda::igemm::TunedShape& d : impl_->tuner.decided()) {
+    TileChoice c{cuda::igemm::describe(d.problem), cuda::igemm::tile_config(d.tile).name, {}};
+    for (const cuda::igemm::TileTrial& t : d.trials)
+      c.trials.push_back({cuda::igemm::tile_config(t.tile).name, t.milliseconds});
+    out.push_back(c);
+  }
+  return out;
 }
 
 std::vector<std::string> CudaEngine::imma_kernel_info() {

@@ -13,8 +13,10 @@
 //
 // Backends: "cuda-imma" (sm_80+: implicit-GEMM conv on int8 tensor cores,
 // mma.sync.m16n8k32, requantizing epilogue fused; the default where it
-// runs), "cuda-dp4a" (hand-written __dp4a kernels: implicit-GEMM conv and a
-// GEMM for linear layers, epilogues fused) and "cuda-cublaslt" (int8 im2col +
+// runs; each conv shape runs the fastest of its candidate tile
+// configurations, timed when the first plan that meets the shape is made),
+// "cuda-dp4a" (hand-written __dp4a kernels: implicit-GEMM conv and a GEMM for
+// linear layers, epilogues fused) and "cuda-cublaslt" (int8 im2col +
 // cuBLASLt int8 GEMM with int32 output, then a requantizing epilogue kernel).
 // Linear layers of cuda-imma use the dp4a GEMM. Pooling, add, ReLU, shortcut
 // and input quantization are shared; a network ending in global average pool,
@@ -31,6 +33,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runtime/engine.h"
@@ -86,6 +89,18 @@ class CudaEngine : public Engine {
     double milliseconds;
   };
   std::vector<NodeTiming> profile(int64_t batch, int iterations);
+
+  // cuda-imma: every convolution shape met so far, with the milliseconds of
+  // each candidate tile (timed when the plan of a batch size is made; none
+  // when only one tile can run the shape) and the tile chosen, the fastest.
+  // Empty on the other backends, and with OCTET_IMMA_TUNE=0 (the cost
+  // model's tile, untimed).
+  struct TileChoice {
+    std::string shape;  // igemm::describe
+    std::string tile;
+    std::vector<std::pair<std::string, double>> trials;  // (tile, milliseconds)
+  };
+  std::vector<TileChoice> imma_tile_choices();
 
   // False, with the reason, when there is no usable GPU.
   static bool device_available(std::string* why_not);

@@ -68,14 +68,14 @@ int tile_index(const std::string& name) {
   return -1;
 }
 
-int choose_tile(const Problem& p, const int* resident, int multiprocessors) {
+std::vector<int> tile_candidates(const Problem& p, const int* resident, int multiprocessors) {
   if (const char* forced = std::getenv("OCTET_IMMA_TILE"); forced && *forced) {
     const int i = tile_index(forced);
     check(i >= 0, std::string("environment variable OCTET_IMMA_TILE: unknown tile '") + forced + "'");
-    return unsupported(p, i).empty() && resident[i] > 0 ? i : -1;
+    if (unsupported(p, i).empty() && resident[i] > 0) return {i};
+    return {};
   }
-  int best = -1;
-  double best_cycles = 0;
+  std::vector<std::pair<double, int>> modelled;  // (cycles, tile)
   for (int i = 0; i < kTileCount; ++i) {
     if (resident[i] <= 0 || !unsupported(p, i).empty()) continue;
     const TileConfig t = tile_config(i);
@@ -86,10 +86,17 @@ int choose_tile(const Problem& p, const int* resident, int multiprocessors) {
     const double mma_per_stage =
         double(per_sm) * t.warps() * t.steps_per_warp() * (t.wm() / kMmaM) * (t.wn() / kMmaN) / kSubPartitions;
     const double stage_cycles = std::max(kStageFloorCycles, mma_per_stage * kMmaCycles);
-    const double cycles = double(waves) * (ceil_div(p.packed_depth(), t.bk) * stage_cycles + kBlockOverheadCycles);
-    if (best < 0 || cycles < best_cycles) best = i, best_cycles = cycles;
+    modelled.push_back({double(waves) * (ceil_div(p.packed_depth(), t.bk) * stage_cycles + kBlockOverheadCycles), i});
   }
-  return best;
+  std::stable_sort(modelled.begin(), modelled.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<int> out;
+  for (const auto& [cycles, tile] : modelled) out.push_back(tile);
+  return out;
+}
+
+int choose_tile(const Problem& p, const int* resident, int multiprocessors) {
+  const std::vector<int> candidates = tile_candidates(p, resident, multiprocessors);
+  return candidates.empty() ? -1 : candidates.front();
 }
 
 }  // namespace octet::cuda::igemm

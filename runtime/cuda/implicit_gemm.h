@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "runtime/requantize.h"  // OCTET_HOST_DEVICE
 
@@ -91,16 +92,27 @@ struct TileConfig {
 };
 
 // The tile configurations the kernel is compiled for. Large tiles for many
-// output pixels, narrow ones for 16 and 32 channels, sliced K for few pixels
-// and long K (batch 1, the last stages), word loads for first layers.
-constexpr int kTileCount = 9;
+// output pixels (4 warps, or 8 ("x8") for more warps per multiprocessor;
+// 128-byte K stages halve the barriers of long-K layers), narrow ones for 16
+// and 32 channels, sliced K for few pixels and long K (batch 1, the last
+// stages), word loads for first layers. The engine times the candidates of
+// each layer shape (tile_tuner.h), so a configuration only has to win
+// somewhere.
+constexpr int kTileCount = 12;
 OCTET_HOST_DEVICE constexpr TileConfig tile_config(int index) {
   constexpr TileConfig tiles[kTileCount] = {
-      {"m128n128k64", 128, 128, 64, 2, 2, 1, 4, kVectorBytes}, {"m128n64k64", 128, 64, 64, 2, 2, 1, 4, kVectorBytes},
-      {"m128n32k64", 128, 32, 64, 4, 1, 1, 4, kVectorBytes},   {"m128n16k64", 128, 16, 64, 4, 1, 1, 4, kVectorBytes},
-      {"m64n64k64", 64, 64, 64, 2, 2, 1, 4, kVectorBytes},     {"m32n64k128s2", 32, 64, 128, 1, 2, 2, 3, kVectorBytes},
-      {"m16n64k128s4", 16, 64, 128, 1, 2, 4, 3, kVectorBytes}, {"m64n64k64w", 64, 64, 64, 2, 2, 1, 4, kWordBytes},
+      {"m128n128k64", 128, 128, 64, 2, 2, 1, 4, kVectorBytes},
+      {"m128n64k64", 128, 64, 64, 2, 2, 1, 4, kVectorBytes},
+      {"m128n32k64", 128, 32, 64, 4, 1, 1, 4, kVectorBytes},
+      {"m128n16k64", 128, 16, 64, 4, 1, 1, 4, kVectorBytes},
+      {"m64n64k64", 64, 64, 64, 2, 2, 1, 4, kVectorBytes},
+      {"m32n64k128s2", 32, 64, 128, 1, 2, 2, 3, kVectorBytes},
+      {"m16n64k128s4", 16, 64, 128, 1, 2, 4, 3, kVectorBytes},
+      {"m64n64k64w", 64, 64, 64, 2, 2, 1, 4, kWordBytes},
       {"m128n16k64w", 128, 16, 64, 4, 1, 1, 4, kWordBytes},
+      {"m128n128k128", 128, 128, 128, 2, 2, 1, 3, kVectorBytes},
+      {"m128n64k128", 128, 64, 128, 2, 2, 1, 3, kVectorBytes},
+      {"m128n128k64x8", 128, 128, 64, 4, 2, 1, 4, kVectorBytes},
   };
   return tiles[index];
 }
@@ -236,11 +248,14 @@ OCTET_HOST_DEVICE BlockTile block_tile(int block_x, int block_y, int bm, int bn)
 std::string tile_invalid(const TileConfig& t);
 // Why tile `tile` cannot run `p`, or "" (CUTLASS's can_implement).
 std::string unsupported(const Problem& p, int tile);
-// The tile expected to be fastest for `p` among those that can run it, from
-// a simple model: waves of resident blocks x K stages x the larger of the
+// The tiles that can run `p`, the one expected to be fastest first, from a
+// simple model: waves of resident blocks x K stages x the larger of the
 // tensor-core time and a per-stage latency floor. `resident[i]`: blocks of
-// tile i that fit on one multiprocessor (0: not usable). -1 when none can.
-// The environment variable OCTET_IMMA_TILE=<name> forces a tile (for tuning).
+// tile i that fit on one multiprocessor (0: not usable). The environment
+// variable OCTET_IMMA_TILE=<name> leaves only that tile (none if it cannot
+// run p). The engine times these candidates (tile_tuner.h).
+std::vector<int> tile_candidates(const Problem& p, const int* resident, int multiprocessors);
+// The first candidate, or -1 when no tile can run `p`.
 int choose_tile(const Problem& p, const int* resident, int multiprocessors);
 int tile_index(const std::string& name);  // -1 when unknown
 

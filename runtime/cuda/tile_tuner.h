@@ -1,0 +1,50 @@
+// Measured tile choice for cuda-imma, as TensorRT picks tactics and cuDNN's
+// benchmark mode picks algorithms: for each distinct convolution shape, every
+// tile configuration that can run it is timed once on the device and the
+// fastest is kept. Every tile computes the same integer sums, so the choice
+// changes speed only, never the bits. Host code; the engine supplies the
+// timing (conv2d_imma launches), the tests a fake one.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "runtime/cuda/implicit_gemm.h"
+
+namespace octet::cuda::igemm {
+
+// One timed candidate.
+struct TileTrial {
+  int tile;
+  double milliseconds;
+};
+
+// A shape the tuner has decided: its candidates' times (empty when there was
+// only one candidate) and the chosen tile.
+struct TunedShape {
+  Problem problem;
+  int tile;
+  std::vector<TileTrial> trials;
+};
+
+std::string describe(const Problem& p);  // "256x32x32x64 -> 64, 3x3 stride 1"
+
+class TileTuner {
+ public:
+  // Milliseconds of one launch of `tile` on the shape being tuned.
+  using Measure = std::function<double(int tile)>;
+
+  // The tile for `p`: the one decided before for an equal problem, else the
+  // fastest of `candidates` by `measure` (ties and unusable times, <= 0 or
+  // not finite, go to the earlier candidate), remembered. One candidate is
+  // not measured. `candidates` must not be empty.
+  int choose(const Problem& p, const std::vector<int>& candidates, const Measure& measure);
+
+  const std::vector<TunedShape>& decided() const { return decided_; }
+
+ private:
+  std::vector<TunedShape> decided_;
+};
+
+}  // namespace octet::cuda::igemm
