@@ -1,5 +1,6 @@
 #include "runtime/cuda/tile_tuner.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "common/error.h"
@@ -28,13 +29,15 @@ int TileTuner::choose(const Problem& p, const std::vector<int>& candidates, cons
     if (same_problem(d.problem, p)) return d.tile;
   TunedShape shape{p, candidates.front(), {}};
   if (candidates.size() > 1) {
-    double best = 0;
-    for (const int tile : candidates) {
-      const double ms = measure(tile);
-      shape.trials.push_back({tile, ms});
-      const bool usable = std::isfinite(ms) && ms > 0;
-      if (usable && (best == 0 || ms < best)) best = ms, shape.tile = tile;
-    }
+    for (const int tile : candidates) shape.trials.push_back({tile, INFINITY});
+    for (int round = 0; round < kRounds; ++round)
+      for (TileTrial& t : shape.trials) {
+        const double ms = measure(t.tile);
+        if (std::isfinite(ms) && ms > 0) t.milliseconds = std::min(t.milliseconds, ms);
+      }
+    double best = INFINITY;
+    for (const TileTrial& t : shape.trials)
+      if (t.milliseconds < best) best = t.milliseconds, shape.tile = t.tile;
   }
   decided_.push_back(shape);
   return shape.tile;

@@ -20,8 +20,8 @@ struct TileTrial {
   double milliseconds;
 };
 
-// A shape the tuner has decided: its candidates' times (empty when there was
-// only one candidate) and the chosen tile.
+// A shape the tuner has decided: its candidates' fastest times (empty when
+// there was only one candidate) and the chosen tile.
 struct TunedShape {
   Problem problem;
   int tile;
@@ -34,6 +34,11 @@ class TileTuner {
  public:
   // Milliseconds of one launch of `tile` on the shape being tuned.
   using Measure = std::function<double(int tile)>;
+
+  // Each candidate is measured in kRounds rounds over all of them, its
+  // fastest time counting: a GPU whose clocks are still rising when tuning
+  // starts would otherwise make the candidates timed first look slow.
+  static constexpr int kRounds = 2;
 
   // The tile for `p`: the one decided before for an equal problem, else the
   // fastest of `candidates` by `measure` (ties and unusable times, <= 0 or
