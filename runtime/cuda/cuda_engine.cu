@@ -397,7 +397,7 @@ double CudaEngine::Impl::time_imma(const Plan& p, int node, int tile) const {
     cuda::conv2d_imma(imma_problem(node, p.batch), tile, value(p, n.inputs[0]), layers[node].weights.get(),
                       epilogue(p, node), value(p, node), stream.get());
   };
-  launch();  // loads the kernel; the arena's bytes are whatever it holds, the time does not depend on them
+  launch();  // loads the kernel; the arena holds any bytes: no branch of the kernel depends on them
   const Events events(2);
   double fastest = INFINITY;
   for (int run = 0; run < kTuningRuns; ++run) {
