@@ -133,6 +133,19 @@ void add_family_forecasts(const std::vector<StudyRun>& inputs, const StudyOption
   for (size_t held : reaching) {
     RunStudy& run = runs[held];
     const std::vector<FamilyMember> family = family_of(runs, all_but({held}), run.depth, options);
+    // For the hindcasts (4 runs or more): each other run's family and mean step without it and `held`.
+    std::vector<size_t> others;
+    std::vector<std::vector<FamilyMember>> rest_family;
+    std::vector<double> rest_mean;
+    for (size_t other : reaching)
+      if (other != held && runs.size() >= 4) {
+        others.push_back(other);
+        rest_family.push_back(family_of(runs, all_but({held, other}), runs[other].depth, options));
+        double mean = 0;
+        for (size_t j : reaching)
+          if (j != held && j != other) mean += runs[j].real_step / static_cast<double>(reaching.size() - 2);
+        rest_mean.push_back(mean);
+      }
     for (size_t cut = 0; cut < run.cuts.size(); ++cut) {
       CutForecast& c = run.cuts[cut];
       c.family = family_cut_forecast(inputs, runs, held, cut, family, options);
@@ -141,15 +154,9 @@ void add_family_forecasts(const std::vector<StudyRun>& inputs, const StudyOption
         if (step > c.fit.origin) c.family_curve_step.push_back(step), c.family_curve.push_back(c.family.at(family, step));
       c.family_error = (c.family.steps - run.real_step) / run.real_step;
       std::vector<Hindcast> hindcasts;
-      for (size_t other : reaching)
-        if (other != held && runs.size() >= 4) {
-          const std::vector<FamilyMember> rest = family_of(runs, all_but({held, other}), runs[other].depth, options);
-          double rest_mean = 0;
-          for (size_t j : reaching)
-            if (j != held && j != other) rest_mean += runs[j].real_step / static_cast<double>(reaching.size() - 2);
-          hindcasts.push_back(
-              {family_cut_forecast(inputs, runs, other, cut, rest, options).steps, rest_mean, runs[other].real_step});
-        }
+      for (size_t i = 0; i < others.size(); ++i)
+        hindcasts.push_back({family_cut_forecast(inputs, runs, others[i], cut, rest_family[i], options).steps,
+                             rest_mean[i], runs[others[i]].real_step});
       const JudgedForecast judged = judge_by_hindcasts(c.family.steps, run.others_mean_step, hindcasts);
       c.family_band = judged.band;
       c.family_inside = c.family_band.contains(run.real_step);

@@ -17,7 +17,6 @@
 #include "runtime/cpu/engine.h"
 #include "runtime/cuda/cublaslt_library.h"
 #include "runtime/cuda/cuda_engine.h"
-#include "runtime/cuda/device_layout.h"
 #include "runtime/cuda/implicit_gemm.h"
 #include "tests/difference.h"
 #include "tests/op_cases.h"
@@ -220,11 +219,8 @@ TEST(CudaImma, EveryTileMatchesTheCpuRuntime) {
     const ScopedEnvironment forced("OCTET_IMMA_TILE", name);
     int ran = 0;
     for (const Layer& l : layers) {
-      cuda::igemm::Problem p;
-      p.batch = l.batch, p.in_h = p.in_w = l.size, p.in_stride = cuda::padded_channels(l.channels, 16);
-      p.tap_c = cuda::igemm::tap_channels(l.channels), p.kernel = l.kernel, p.stride = l.stride;
-      p.padding = l.kernel / 2, p.out_h = p.out_w = (l.size + 2 * p.padding - l.kernel) / l.stride + 1;
-      p.out_c = cuda::padded_channels(l.out_c, 16);
+      const cuda::igemm::Problem p =
+          cuda::igemm::conv_problem(l.batch, l.size, l.size, l.channels, l.out_c, l.kernel, l.stride, l.kernel / 2);
       if (!cuda::igemm::unsupported(p, tile).empty()) continue;
       OpModel m(100 + tile);
       const int x = m.input(l.channels, l.size, l.size);

@@ -95,13 +95,7 @@ std::string conv_name(const Conv& v) {
 }
 
 Problem problem_of(const Conv& v) {
-  Problem p;
-  p.batch = v.batch, p.in_h = v.h, p.in_w = v.w, p.in_stride = round_up(v.c, kChannelAlignment);
-  p.tap_c = tap_channels(v.c);
-  p.out_h = (v.h + 2 * v.padding - v.kernel) / v.stride + 1, p.out_w = (v.w + 2 * v.padding - v.kernel) / v.stride + 1;
-  p.out_c = round_up(v.out_c, kChannelAlignment);
-  p.kernel = v.kernel, p.stride = v.stride, p.padding = v.padding;
-  return p;
+  return conv_problem(v.batch, v.h, v.w, v.c, v.out_c, v.kernel, v.stride, v.padding);
 }
 
 // Random tensors in the CPU runtime's layouts and in cuda-imma's.

@@ -13,15 +13,7 @@ namespace octet::cuda::igemm {
 namespace {
 
 Problem conv(int batch, int size, int in_c, int out_c, int kernel, int stride) {
-  Problem p;
-  p.batch = batch;
-  p.in_h = p.in_w = size;
-  p.in_stride = round_up(in_c, kChannelAlignment);
-  p.tap_c = tap_channels(in_c);
-  p.kernel = kernel, p.stride = stride, p.padding = kernel / 2;
-  p.out_h = p.out_w = (size + 2 * p.padding - kernel) / stride + 1;
-  p.out_c = round_up(out_c, kChannelAlignment);
-  return p;
+  return conv_problem(batch, size, size, in_c, out_c, kernel, stride, kernel / 2);
 }
 
 const std::vector<int> kAllResident(kTileCount, 2);

@@ -68,6 +68,19 @@ inline int tap_channels(int channels) {
   return 2 * words <= vectors ? words : vectors;
 }
 
+// A convolution over `channels` real input channels and `out_c` output ones,
+// as cuda-imma stores its tensors (channels padded to 16) and reads its input
+// (tap_channels).
+inline Problem conv_problem(int batch, int h, int w, int channels, int out_c, int kernel, int stride, int padding) {
+  Problem p;
+  p.batch = batch, p.in_h = h, p.in_w = w, p.in_stride = round_up(channels, kChannelAlignment);
+  p.tap_c = tap_channels(channels);
+  p.out_h = (h + 2 * padding - kernel) / stride + 1, p.out_w = (w + 2 * padding - kernel) / stride + 1;
+  p.out_c = round_up(out_c, kChannelAlignment);
+  p.kernel = kernel, p.stride = stride, p.padding = padding;
+  return p;
+}
+
 // A thread-block tile shape and its pipeline.
 struct TileConfig {
   const char* name;
