@@ -18,12 +18,20 @@
 #   train  ResNet-18 on CIFAR-10 (the command of issue 10), quantized; float vs
 #          int8 top-1 and agreement, CPU and GPU runtimes compared image by image
 #   bench  octet bench infer, ResNet-18 and ResNet-20, batch 256 and 1, --layers
+#          (the trained ResNet-18 of `train` if there is one, else one trained
+#          for a few steps: int8 speed does not depend on the weights)
 #   all    every stage in order
 #
 # Results go to $OUT (default build-gpu/out): one log and JSON file per stage,
-# and summary.txt. Every stage stops at the first failure with a message
-# saying what failed; stages can be run one call at a time (each call of the
-# device tool has 10 minutes), as build-gpu stays between calls.
+# and summary.txt. With BUNDLE=1 (for the device tool, which brings back at
+# most 8 files, and what is in $OUT when a call is stopped at its time limit)
+# $OUT holds only summary.txt and results.tar.gz, all the rest, updated after
+# every stage and when the script ends, whether it passed or failed.
+#
+# Every stage stops at the first failure with a message saying what failed.
+# A stage runs the stages it needs first (deps and build, quick where
+# build-gpu already has them), so each call of the device tool (10 minutes;
+# the machine goes back 30 s after a call) can start on a fresh machine.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -36,21 +44,49 @@ ARCH=${OCTET_CUDA_ARCH:-90}
 PYTHON=${PYTHON:-python3}
 OCTET="$BUILD/tools/octet"
 R18="$BUILD/r18"
-mkdir -p "$OUT"
-SUMMARY="$OUT/summary.txt"
+# Idle OpenMP threads sleep: spinning ones of parallel processes slow each other many times over.
+export OMP_WAIT_POLICY=passive
+RESULTS=$OUT
+if [ "${BUNDLE:-0}" = 1 ]; then
+  RESULTS="$BUILD/results"
+  rm -rf "$RESULTS"
+fi
+mkdir -p "$OUT" "$RESULTS"
+SUMMARY="$RESULTS/summary.txt"
+# $RESULTS packed into $OUT (BUNDLE=1), replacing the last pack whole.
+bundle_results() {
+  [ "$RESULTS" != "$OUT" ] || return 0
+  tar czf "$OUT/results.tar.gz.part" -C "$RESULTS" . && mv "$OUT/results.tar.gz.part" "$OUT/results.tar.gz"
+  cp "$SUMMARY" "$OUT/summary.txt" 2>/dev/null || true
+}
+trap bundle_results EXIT
 
 die() {
   echo "gpu_check: FAILED: $*" | tee -a "$SUMMARY" >&2
   exit 1
 }
 note() { echo "gpu_check: $*" | tee -a "$SUMMARY"; }
-# Runs a command with its output in $OUT/<name>.log; fails naming the log.
+# Runs stage $1 unless this invocation already ran it.
+declare -A stage_ran
+run_stage() {
+  [ -z "${stage_ran[$1]:-}" ] || return 0
+  stage_ran[$1]=1
+  note "stage $1: $(date -u +%H:%M:%S)"
+  "stage_$1"
+  bundle_results
+}
+# deps and build, for the stages that run octet or its tests.
+need_build() {
+  run_stage deps
+  run_stage build
+}
+# Runs a command with its output in $RESULTS/<name>.log; fails naming the log.
 run_logged() {
   local name=$1
   shift
-  echo "+ $*" >"$OUT/$name.log"
-  "$@" >>"$OUT/$name.log" 2>&1 || die "$name: '$*' exited with status $? (last lines of $OUT/$name.log below)
-$(tail -n 30 "$OUT/$name.log")"
+  echo "+ $*" >"$RESULTS/$name.log"
+  "$@" >>"$RESULTS/$name.log" 2>&1 || die "$name: '$*' exited with status $? (last lines of $RESULTS/$name.log below)
+$(tail -n 30 "$RESULTS/$name.log")"
 }
 need() { command -v "$1" >/dev/null || die "'$1' is not on PATH: $2"; }
 
@@ -64,8 +100,8 @@ stage_carry() {
   [ -f "$cifar/cifar10-jpeg.tar.xz" ] || die "$cifar/cifar10-jpeg.tar.xz is missing"
   rm -rf "$CARRIED"
   mkdir -p "$CARRIED/debs" "$CARRIED/cifar10"
-  (cd "$CARRIED/debs" && apt-get download "${CARRIED_PACKAGES[@]}") >"$OUT/carry.log" 2>&1 ||
-    die "apt-get download failed (run apt-get update first?): $(tail -n 5 "$OUT/carry.log")"
+  (cd "$CARRIED/debs" && apt-get download "${CARRIED_PACKAGES[@]}") >"$RESULTS/carry.log" 2>&1 ||
+    die "apt-get download failed (run apt-get update first?): $(tail -n 5 "$RESULTS/carry.log")"
   cp -r "$cifar/cifar10-jpeg.tar.xz" "$cifar/order" "$cifar/make_cifar10_bin.py" "$CARRIED/cifar10/"
   local mib=$(( $(du -sk "$CARRIED" | cut -f1) / 1024 ))
   [ "$mib" -lt 60 ] || die ".gpu is $mib MiB: too close to the 64 MiB that travels with a device call"
@@ -95,6 +131,9 @@ stage_deps() {
   fi
   [ -f "$DATA/cifar-10-batches-bin/test_batch.bin" ] || die "CIFAR-10 was not made in $DATA"
   note "deps: packages unpacked into $DEPS, CIFAR-10 in $DATA/cifar-10-batches-bin"
+  local fmnist=/usr/share/datasets/fashion-mnist
+  [ -f "$fmnist/train-images-idx3-ubyte.gz" ] ||
+    note "deps: WARNING: no Fashion-MNIST in $fmnist: the tests on it (trainer, zoo LeNet-5, Python) will fail"
 }
 
 stage_build() {
@@ -110,11 +149,11 @@ stage_build() {
   run_logged configure cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     "-DCMAKE_PREFIX_PATH=$prefix;$DEPS/usr" "-DCMAKE_CUDA_ARCHITECTURES=$ARCH" \
     "-DPython_EXECUTABLE=$(command -v "$PYTHON")" "-DOCTET_CIFAR10_DIR=$DATA/cifar-10-batches-bin"
-  grep -q "CUDA runtime enabled" "$OUT/configure.log" || die "configure did not enable the CUDA runtime"
-  grep -q "LibTorch has CUDA" "$OUT/configure.log" ||
-    die "configure did not find LibTorch's CUDA: no CUDA-graph baseline (see $OUT/configure.log)"
+  grep -q "CUDA runtime enabled" "$RESULTS/configure.log" || die "configure did not enable the CUDA runtime"
+  grep -q "LibTorch has CUDA" "$RESULTS/configure.log" ||
+    die "configure did not find LibTorch's CUDA: no CUDA-graph baseline (see $RESULTS/configure.log)"
   run_logged build cmake --build "$BUILD"
-  if grep -E "warning" "$OUT/build.log" | grep -v "lto-wrapper" >/dev/null; then
+  if grep -E "warning" "$RESULTS/build.log" | grep -v "lto-wrapper" >/dev/null; then
     note "build: warnings, see build.log"
   fi
   note "build: ok ($(nproc) cores), $OCTET"
@@ -126,49 +165,52 @@ stage_sass() {
   local object="$BUILD/imma_sm$ARCH.o"
   run_logged ptxas nvcc -std=c++17 -O3 -I"$ROOT" "-gencode=arch=compute_$ARCH,code=sm_$ARCH" -Xptxas -v \
     -c "$ROOT/runtime/cuda/conv2d_imma.cu" -o "$object"
-  grep -E "Used [0-9]+ registers|spill|stack frame" "$OUT/ptxas.log" >"$OUT/ptxas_summary.txt"
-  if grep -E "[1-9][0-9]* bytes (spill|stack)" "$OUT/ptxas.log"; then
+  grep -E "Used [0-9]+ registers|spill|stack frame" "$RESULTS/ptxas.log" >"$RESULTS/ptxas_summary.txt"
+  if grep -E "[1-9][0-9]* bytes (spill|stack)" "$RESULTS/ptxas.log"; then
     die "a cuda-imma kernel spills or has a stack frame (ptxas.log)"
   fi
-  cuobjdump --dump-sass "$object" >"$OUT/imma.sass" || die "cuobjdump failed"
+  cuobjdump --dump-sass "$object" >"$RESULTS/imma.sass" || die "cuobjdump failed"
   awk '/Function :/ { f = $3 } /IMMA/ { imma[f]++ } /IDP4A/ { dp4a[f]++ } /LDSM/ { ldsm[f]++ } /LDGSTS/ { cp[f]++ }
        END { for (k in imma) printf "%s IMMA %d LDSM %d LDGSTS %d IDP4A %d\n", k, imma[k], ldsm[k], cp[k], dp4a[k] }' \
-    "$OUT/imma.sass" >"$OUT/sass_summary.txt"
-  [ -s "$OUT/sass_summary.txt" ] || die "no IMMA instruction in the cuda-imma kernels ($OUT/imma.sass)"
-  if grep -q "IDP4A [1-9]" "$OUT/sass_summary.txt"; then die "IDP4A in a cuda-imma kernel"; fi
-  note "sass: $(wc -l <"$OUT/sass_summary.txt") kernels with IMMA, no spills (ptxas_summary.txt, sass_summary.txt)"
+    "$RESULTS/imma.sass" >"$RESULTS/sass_summary.txt"
+  [ -s "$RESULTS/sass_summary.txt" ] || die "no IMMA instruction in the cuda-imma kernels ($RESULTS/imma.sass)"
+  if grep -q "IDP4A [1-9]" "$RESULTS/sass_summary.txt"; then die "IDP4A in a cuda-imma kernel"; fi
+  note "sass: $(wc -l <"$RESULTS/sass_summary.txt") kernels with IMMA, no spills (ptxas_summary.txt, sass_summary.txt)"
 }
 
 stage_test() {
-  [ -x "$OCTET" ] || die "run the build stage first"
-  # ctest's exit status is read below, after its summary is saved.
-  (cd "$BUILD" && ctest --output-on-failure -j 4 --timeout 1500) >"$OUT/ctest.log" 2>&1 || true
-  grep -E "tests passed|tests failed" "$OUT/ctest.log" | tail -1 | tee -a "$SUMMARY"
-  grep -A200 "The following tests FAILED" "$OUT/ctest.log" | tee -a "$SUMMARY" || true
+  need_build
+  # Four tests at a time, with a quarter of the cores each. ctest's exit
+  # status is read below, after its summary is saved.
+  local threads=$(( $(nproc) / 4 > 0 ? $(nproc) / 4 : 1 ))
+  (cd "$BUILD" && OMP_NUM_THREADS=$threads ctest --output-on-failure -j 4 --timeout 1500) >"$RESULTS/ctest.log" 2>&1 ||
+    true
+  grep -E "tests passed|tests failed" "$RESULTS/ctest.log" | tail -1 | tee -a "$SUMMARY"
+  grep -A200 "The following tests FAILED" "$RESULTS/ctest.log" | tee -a "$SUMMARY" || true
   # The operator harness once more in one process, for its cases x backends table.
-  "$BUILD/tests/test_backend_ops" --gtest_brief=1 >"$OUT/backend_ops.log" 2>&1 || true
-  grep -E "^(case|[A-G] = |cases x backends)" "$OUT/backend_ops.log" | tee -a "$SUMMARY" || true
-  grep -q "100% tests passed" "$OUT/ctest.log" || die "ctest: some tests failed (ctest.log)"
+  "$BUILD/tests/test_backend_ops" --gtest_brief=1 >"$RESULTS/backend_ops.log" 2>&1 || true
+  grep -E "^(case|[A-G] = |cases x backends)" "$RESULTS/backend_ops.log" | tee -a "$SUMMARY" || true
+  grep -q "100% tests passed" "$RESULTS/ctest.log" || die "ctest: some tests failed (ctest.log)"
 }
 
 stage_train() {
-  [ -x "$OCTET" ] || die "run the build stage first"
+  need_build
   local data="$DATA/cifar-10-batches-bin"
   if [ ! -f "$R18.octet" ]; then
     run_logged train "$OCTET" train --model resnet18 --dataset cifar10 --data "$data" --epochs 30 --batch-size 128 \
       --optimizer sgd --lr 0.1 --momentum 0.9 --weight-decay 5e-4 --schedule cosine --device cuda --workers 4 \
-      -o "$R18.octet" --json "$OUT/train_r18.json"
+      -o "$R18.octet" --json "$RESULTS/train_r18.json"
   fi
   [ -f "$R18.int8.octet" ] || run_logged quantize "$OCTET" quantize --checkpoint "$R18.octet" --data "$data" \
-    -o "$R18.int8.octet" --json "$OUT/quantize_r18.json"
+    -o "$R18.int8.octet" --json "$RESULTS/quantize_r18.json"
   run_logged eval "$OCTET" eval --checkpoint "$R18.octet" --data "$data" --quantized "$R18.int8.octet" \
-    --json "$OUT/eval_r18.json"
+    --json "$RESULTS/eval_r18.json"
   for backend in cpu cuda; do
     run_logged "predict_$backend" "$OCTET" predict --quantized "$R18.int8.octet" --data "$data" --backend "$backend" \
       --json "$BUILD/predict_r18_$backend.json"
   done
   local report
-  report=$("$PYTHON" - "$OUT/eval_r18.json" "$BUILD/predict_r18_cpu.json" "$BUILD/predict_r18_cuda.json" <<'EOF'
+  report=$("$PYTHON" - "$RESULTS/eval_r18.json" "$BUILD/predict_r18_cpu.json" "$BUILD/predict_r18_cuda.json" <<'EOF'
 import json, sys
 evaluation = json.load(open(sys.argv[1]))
 cpu, gpu = json.load(open(sys.argv[2])), json.load(open(sys.argv[3]))
@@ -181,22 +223,29 @@ print(f"int8 top-1 on the CPU {cpu['int8_top1']:.2f}%, on {gpu['backend']} {gpu[
 sys.exit(0 if same_logits else 1)
 EOF
   ) || die "train: the CPU and GPU runtimes differ: $report"
-  echo "$report" >"$OUT/train_summary.txt"
+  echo "$report" >"$RESULTS/train_summary.txt"
   note "$report"
 }
 
 stage_bench() {
-  [ -x "$OCTET" ] || die "run the build stage first"
-  local data="$DATA/cifar-10-batches-bin"
-  [ -f "$R18.int8.octet" ] || die "run the train stage first (the ResNet-18 checkpoint)"
+  need_build
+  local data="$DATA/cifar-10-batches-bin" r18=$R18
+  if [ ! -f "$R18.int8.octet" ]; then
+    r18="$BUILD/r18_brief"
+    note "bench: no trained ResNet-18 (the train stage): timing one trained for 20 steps"
+    [ -f "$r18.octet" ] || run_logged train_brief "$OCTET" train --model resnet18 --dataset cifar10 --data "$data" \
+      --epochs 1 --max-steps 20 --batch-size 128 --device cuda -o "$r18.octet"
+    [ -f "$r18.int8.octet" ] || run_logged quantize_brief "$OCTET" quantize --checkpoint "$r18.octet" --data "$data" \
+      --method max --weight-rounding nearest -o "$r18.int8.octet"
+  fi
   run_logged quantize_r20 "$OCTET" quantize --checkpoint "$ROOT/models/zoo/resnet20_cifar10.octet" --data "$data" \
     -o "$BUILD/r20.int8.octet"
-  run_logged bench_r18 "$OCTET" bench infer --checkpoint "$R18.octet" --quantized "$R18.int8.octet" --batch 256,1 \
-    --backend cuda-imma,cuda-dp4a,cuda-cublaslt --iterations 50 --warmup 10 --layers --json "$OUT/bench_r18.json"
+  run_logged bench_r18 "$OCTET" bench infer --checkpoint "$r18.octet" --quantized "$r18.int8.octet" --batch 256,1 \
+    --backend cuda-imma,cuda-dp4a,cuda-cublaslt --iterations 50 --warmup 10 --layers --json "$RESULTS/bench_r18.json"
   run_logged bench_r20 "$OCTET" bench infer --checkpoint "$ROOT/models/zoo/resnet20_cifar10.octet" \
     --quantized "$BUILD/r20.int8.octet" --batch 256,1 --backend cuda-imma,cuda-dp4a,cuda-cublaslt \
-    --iterations 50 --warmup 10 --layers --json "$OUT/bench_r20.json"
-  "$PYTHON" - "$OUT/bench_r18.json" "$OUT/bench_r20.json" <<'EOF' | tee -a "$SUMMARY"
+    --iterations 50 --warmup 10 --layers --json "$RESULTS/bench_r20.json"
+  "$PYTHON" - "$RESULTS/bench_r18.json" "$RESULTS/bench_r20.json" <<'EOF' | tee -a "$SUMMARY"
 import json, sys
 for path in sys.argv[1:]:
     b = json.load(open(path))
@@ -222,9 +271,6 @@ for stage in "$@"; do
     carry | deps | build | sass | test | train | bench) stages=("$stage") ;;
     *) die "unknown stage '$stage' (carry deps build sass test train bench all)" ;;
   esac
-  for s in "${stages[@]}"; do
-    note "stage $s: $(date -u +%H:%M:%S)"
-    "stage_$s"
-  done
+  for s in "${stages[@]}"; do run_stage "$s"; done
 done
 note "done: results in $OUT"
