@@ -20,6 +20,8 @@
 #   bench  octet bench infer, ResNet-18 and ResNet-20, batch 256 and 1, --layers
 #          (the trained ResNet-18 of `train` if there is one, else one trained
 #          for a few steps: int8 speed does not depend on the weights)
+#   profile  Nsight Compute on each convolution of one cuda-imma ResNet-18 batch
+#          (not in all)
 #   all    every stage in order
 #
 # Results go to $OUT (default build-gpu/out): one log and JSON file per stage,
@@ -227,17 +229,23 @@ EOF
   note "$report"
 }
 
+# Sets r18 to the ResNet-18 to time: the train stage's, else one trained for
+# 20 steps and quantized quickly (int8 speed does not depend on the weights).
+timed_r18() {
+  r18=$R18
+  [ ! -f "$R18.int8.octet" ] || return 0
+  r18="$BUILD/r18_brief"
+  note "$1: no trained ResNet-18 (the train stage): timing one trained for 20 steps"
+  [ -f "$r18.octet" ] || run_logged train_brief "$OCTET" train --model resnet18 --dataset cifar10 \
+    --data "$DATA/cifar-10-batches-bin" --epochs 1 --max-steps 20 --batch-size 128 --device cuda -o "$r18.octet"
+  [ -f "$r18.int8.octet" ] || run_logged quantize_brief "$OCTET" quantize --checkpoint "$r18.octet" \
+    --data "$DATA/cifar-10-batches-bin" --method max --weight-rounding nearest -o "$r18.int8.octet"
+}
+
 stage_bench() {
   need_build
-  local data="$DATA/cifar-10-batches-bin" r18=$R18
-  if [ ! -f "$R18.int8.octet" ]; then
-    r18="$BUILD/r18_brief"
-    note "bench: no trained ResNet-18 (the train stage): timing one trained for 20 steps"
-    [ -f "$r18.octet" ] || run_logged train_brief "$OCTET" train --model resnet18 --dataset cifar10 --data "$data" \
-      --epochs 1 --max-steps 20 --batch-size 128 --device cuda -o "$r18.octet"
-    [ -f "$r18.int8.octet" ] || run_logged quantize_brief "$OCTET" quantize --checkpoint "$r18.octet" --data "$data" \
-      --method max --weight-rounding nearest -o "$r18.int8.octet"
-  fi
+  local data="$DATA/cifar-10-batches-bin" r18
+  timed_r18 bench
   run_logged quantize_r20 "$OCTET" quantize --checkpoint "$ROOT/models/zoo/resnet20_cifar10.octet" --data "$data" \
     -o "$BUILD/r20.int8.octet"
   run_logged bench_r18 "$OCTET" bench infer --checkpoint "$r18.octet" --quantized "$r18.int8.octet" --batch 256,1 \
@@ -264,12 +272,43 @@ for path in sys.argv[1:]:
 EOF
 }
 
+# Nsight Compute on the convolutions of one ResNet-18 batch of 256, at the
+# card's own clocks, with the tiles the cost model picks (OCTET_IMMA_TUNE=0:
+# the tuner's timing launches would be profiled too).
+stage_profile() {
+  need_build
+  need ncu "Nsight Compute comes with the CUDA toolkit"
+  local r18
+  timed_r18 profile
+  rm -f "$BUILD/r18_imma.ncu-rep"
+  run_logged ncu env OCTET_IMMA_TUNE=0 ncu --clock-control none --kernel-name regex:conv2d_imma --launch-count 20 \
+    --section SpeedOfLight --section Occupancy --section WarpStateStats --section MemoryWorkloadAnalysis \
+    -o "$BUILD/r18_imma" "$OCTET" bench infer --checkpoint "$r18.octet" --quantized "$r18.int8.octet" --batch 256 \
+    --backend cuda-imma --iterations 1 --warmup 0
+  ncu --import "$BUILD/r18_imma.ncu-rep" --csv --page details >"$RESULTS/ncu_r18.csv" ||
+    die "ncu --import of $BUILD/r18_imma.ncu-rep failed"
+  "$PYTHON" - "$RESULTS/ncu_r18.csv" <<'EOF' | tee "$RESULTS/ncu_summary.txt" | tee -a "$SUMMARY"
+import csv, sys
+wanted = ["Duration", "Compute (SM) Throughput", "Memory Throughput", "DRAM Throughput", "L2 Cache Throughput",
+          "Achieved Occupancy", "Registers Per Thread", "Warp Cycles Per Issued Instruction"]
+lines = open(sys.argv[1]).read().splitlines()
+header = next(i for i, line in enumerate(lines) if line.startswith('"ID"'))  # after any ==PROF== lines
+kernels = {}
+for row in csv.DictReader(lines[header:]):
+    k = kernels.setdefault(row["ID"], {"name": row["Kernel Name"], "grid": row.get("Grid Size", "")})
+    if row["Metric Name"] in wanted:
+        k[row["Metric Name"]] = f"{row['Metric Value']} {row['Metric Unit']}".strip()
+for id_, k in sorted(kernels.items(), key=lambda item: int(item[0])):
+    print(f"ncu conv {id_} {k['name']} grid {k['grid']}: " + "; ".join(f"{m} {k[m]}" for m in wanted if m in k))
+EOF
+}
+
 [ $# -gt 0 ] || die "name the stages to run: carry, or deps build sass test train bench, or all"
 for stage in "$@"; do
   case "$stage" in
     all) stages=(deps build sass test train bench) ;;
-    carry | deps | build | sass | test | train | bench) stages=("$stage") ;;
-    *) die "unknown stage '$stage' (carry deps build sass test train bench all)" ;;
+    carry | deps | build | sass | test | train | bench | profile) stages=("$stage") ;;
+    *) die "unknown stage '$stage' (carry deps build sass test train bench profile all)" ;;
   esac
   for s in "${stages[@]}"; do run_stage "$s"; done
 done
