@@ -274,6 +274,8 @@ TEST(CudaImma, TunerKeepsTheFastestCandidate) {
         std::find_if(c.trials.begin(), c.trials.end(), [&](const auto& t) { return t.first == c.tile; });
     ASSERT_NE(chosen, c.trials.end()) << c.shape;
     EXPECT_EQ(chosen->second, fastest) << c.shape;
+    // At least 2 rounds of 4 launches of each candidate, its fastest counting.
+    EXPECT_GE(c.tuning_milliseconds, 2 * 4 * fastest * c.trials.size()) << c.shape;
   }
   EXPECT_GT(timed, 0);
   tuned.run(images.data(), batch);

@@ -2,9 +2,11 @@
 // fake timer: the candidates, the fastest kept, each shape timed once.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <thread>
 
 #include "runtime/cuda/tile_tuner.h"
 #include "tests/test_util.h"
@@ -104,6 +106,7 @@ TEST(TileTuner, OneCandidateIsNotTimedAndBadTimesLose) {
   EXPECT_EQ(tuner.choose(first_layer, {7}, [&](int) { return ++measured, 1.0; }), 7);
   EXPECT_EQ(measured, 0);
   EXPECT_TRUE(tuner.decided().back().trials.empty());
+  EXPECT_EQ(tuner.decided().back().tuning_milliseconds, 0.0) << "nothing timed, no time spent";
   EXPECT_EQ(describe(first_layer), "256x32x32x4 -> 64, 3x3 stride 1") << "the first layer's 3 channels read as 4";
 
   // A failed or empty timing never wins; a tie goes to the model's order.
@@ -114,6 +117,23 @@ TEST(TileTuner, OneCandidateIsNotTimedAndBadTimesLose) {
   EXPECT_NE(error_of([&] { tuner.choose(conv(2, 8, 64, 64, 3, 1), {}, [](int) { return 1.0; }); })
                 .find("no candidate tile for 2x8x8x64 -> 64"),
             std::string::npos);
+}
+
+// The wall time a shape's timing took is recorded: here each of the 2 x 3
+// measurements sleeps at least 2 ms, so the timing took at least 12 ms.
+TEST(TileTuner, RecordsHowLongTheTimingTook) {
+  TileTuner tuner;
+  const auto sleepy = [](int tile) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    return 0.01 * (tile + 1);
+  };
+  const Problem layer = conv(256, 16, 128, 128, 3, 1);
+  EXPECT_EQ(tuner.choose(layer, {0, 1, 2}, sleepy), 0);
+  const double first = tuner.decided().back().tuning_milliseconds;
+  EXPECT_GE(first, 2.0 * 3 * TileTuner::kRounds);
+  EXPECT_LT(first, 10e3) << "milliseconds, not microseconds";
+  tuner.choose(layer, {0, 1, 2}, sleepy);
+  ASSERT_EQ(tuner.decided().size(), 1u) << "a shape met again is neither timed nor recorded again";
 }
 
 }  // namespace

@@ -103,16 +103,22 @@ std::vector<cpu::KernelPath> cpu_kernel_paths(const std::string& list) {
 }
 
 #ifdef OCTET_HAVE_CUDA
-// cuda-imma's tile per conv shape: every candidate's milliseconds, the chosen one starred.
+// cuda-imma's tile per conv shape: every candidate's milliseconds, the
+// chosen one starred, and what the timing cost the first run.
 void print_tile_choices(std::FILE* out, const std::vector<CudaEngine::TileChoice>& choices) {
-  std::fprintf(out, "  cuda-imma tile per conv shape (ms of one launch, * chosen)\n");
+  std::fprintf(out, "  cuda-imma tile per conv shape (ms of one launch, * chosen; ms the timing took)\n");
+  double tuning = 0;
   for (const CudaEngine::TileChoice& c : choices) {
     std::fprintf(out, "  %-34s", c.shape.c_str());
     if (c.trials.empty()) std::fprintf(out, " %s (the only candidate)", c.tile.c_str());
     for (const auto& [tile, ms] : c.trials)
       std::fprintf(out, " %s %.4f%s", tile.c_str(), ms, tile == c.tile ? "*" : "");
+    if (!c.trials.empty()) std::fprintf(out, "; timed in %.1f ms", c.tuning_milliseconds);
     std::fprintf(out, "\n");
+    tuning += c.tuning_milliseconds;
   }
+  std::fprintf(out, "  tile timing: %.1f ms for %zu shapes, added to the first run of their batch sizes\n", tuning,
+               choices.size());
 }
 
 nlohmann::json tile_choices_json(const std::vector<CudaEngine::TileChoice>& choices) {
@@ -120,7 +126,7 @@ nlohmann::json tile_choices_json(const std::vector<CudaEngine::TileChoice>& choi
   for (const CudaEngine::TileChoice& c : choices) {
     nlohmann::json trials = nlohmann::json::array();  // in the cost model's order
     for (const auto& [tile, ms] : c.trials) trials.push_back({{"tile", tile}, {"milliseconds", ms}});
-    out.push_back({{"shape", c.shape}, {"tile", c.tile}, {"trials", trials}});
+    out.push_back({{"shape", c.shape}, {"tile", c.tile}, {"trials", trials}, {"tuning_ms", c.tuning_milliseconds}});
   }
   return out;
 }

@@ -269,6 +269,8 @@ for path in sys.argv[1:]:
         best = min((x["milliseconds"] for x in t["trials"]), default=float("nan"))
         print(f"{b['model']} cuda-imma {t['shape']}: {t['tile']} {best:.4f} ms; "
               f"cost model {model_pick['tile']} {model_pick['milliseconds']:.4f} ms")
+    tuning = sum(t["tuning_ms"] for t in b["imma_tiles"])
+    print(f"{b['model']} cuda-imma tile timing: {tuning:.1f} ms for {len(b['imma_tiles'])} shapes")
 EOF
 }
 

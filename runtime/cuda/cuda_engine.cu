@@ -564,7 +564,7 @@ std::vector<CudaEngine::TileChoice> CudaEngine::imma_tile_choices() {
   const std::lock_guard<std::mutex> lock(impl_->mutex);
   std::vector<TileChoice> out;
   for (const cuda::igemm::TunedShape& d : impl_->tuner.decided()) {
-    TileChoice c{cuda::igemm::describe(d.problem), cuda::igemm::tile_config(d.tile).name, {}};
+    TileChoice c{cuda::igemm::describe(d.problem), cuda::igemm::tile_config(d.tile).name, {}, d.tuning_milliseconds};
     for (const cuda::igemm::TileTrial& t : d.trials)
       c.trials.push_back({cuda::igemm::tile_config(t.tile).name, t.milliseconds});
     out.push_back(c);

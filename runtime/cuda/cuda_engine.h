@@ -99,6 +99,7 @@ class CudaEngine : public Engine {
     std::string shape;  // igemm::describe
     std::string tile;
     std::vector<std::pair<std::string, double>> trials;  // (tile, milliseconds)
+    double tuning_milliseconds = 0;                      // wall time of the timing
   };
   std::vector<TileChoice> imma_tile_choices();
 

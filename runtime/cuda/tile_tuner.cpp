@@ -1,6 +1,7 @@
 #include "runtime/cuda/tile_tuner.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 
 #include "common/error.h"
@@ -29,6 +30,7 @@ int TileTuner::choose(const Problem& p, const std::vector<int>& candidates, cons
     if (same_problem(d.problem, p)) return d.tile;
   TunedShape shape{p, candidates.front(), {}};
   if (candidates.size() > 1) {
+    const auto start = std::chrono::steady_clock::now();
     for (const int tile : candidates) shape.trials.push_back({tile, INFINITY});
     for (int round = 0; round < kRounds; ++round)
       for (TileTrial& t : shape.trials) {
@@ -38,6 +40,8 @@ int TileTuner::choose(const Problem& p, const std::vector<int>& candidates, cons
     double best = INFINITY;
     for (const TileTrial& t : shape.trials)
       if (t.milliseconds < best) best = t.milliseconds, shape.tile = t.tile;
+    shape.tuning_milliseconds =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   }
   decided_.push_back(shape);
   return shape.tile;

@@ -21,11 +21,13 @@ struct TileTrial {
 };
 
 // A shape the tuner has decided: its candidates' fastest times (empty when
-// there was only one candidate) and the chosen tile.
+// there was only one candidate), the chosen tile, and the wall time its
+// timing took (what tuning adds to the first run of a batch size).
 struct TunedShape {
   Problem problem;
   int tile;
   std::vector<TileTrial> trials;
+  double tuning_milliseconds = 0;
 };
 
 std::string describe(const Problem& p);  // "256x32x32x64 -> 64, 3x3 stride 1"
