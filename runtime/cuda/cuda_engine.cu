@@ -162,7 +162,7 @@ struct CudaEngine::Impl {
   int classes() const { return model.num_classes(); }
   cuda::ConvShape conv_shape(int node, int64_t batch) const;
   cuda::igemm::Problem imma_problem(int node, int64_t batch) const;
-  int imma_tile(int node, int64_t batch, std::string* why_not) const;
+  std::string imma_unsupported(int node, int64_t batch) const;
   int tuned_tile(const Plan& p, int node);
   double time_imma(const Plan& p, int node, int tile) const;
   bool uses_imma(int node) const { return backend == CudaBackend::Imma && model.graph.nodes[node].op == Op::Conv2d; }
@@ -273,26 +273,22 @@ cuda::igemm::Problem CudaEngine::Impl::imma_problem(int node, int64_t batch) con
   return p;
 }
 
-int CudaEngine::Impl::imma_tile(int node, int64_t batch, std::string* why_not) const {
+// Why no cuda-imma tile can run the conv, or "" when one can.
+std::string CudaEngine::Impl::imma_unsupported(int node, int64_t batch) const {
   const cuda::igemm::Problem p = imma_problem(node, batch);
-  const int tile = cuda::igemm::choose_tile(p, imma_resident.data(), multiprocessors);
-  if (tile < 0 && why_not) {
-    *why_not = "no cuda-imma tile configuration can run it:";
-    for (int i = 0; i < cuda::igemm::kTileCount; ++i) {
-      const std::string why = imma_resident[i] > 0 ? cuda::igemm::unsupported(p, i) : "does not fit the device";
-      *why_not += std::string(" ") + cuda::igemm::tile_config(i).name + ": " + (why.empty() ? "not chosen" : why) + ";";
-    }
+  if (!cuda::igemm::tile_candidates(p, imma_resident.data(), multiprocessors).empty()) return "";
+  std::string why_not = "no cuda-imma tile configuration can run it:";
+  for (int i = 0; i < cuda::igemm::kTileCount; ++i) {
+    const std::string why = imma_resident[i] > 0 ? cuda::igemm::unsupported(p, i) : "does not fit the device";
+    why_not += std::string(" ") + cuda::igemm::tile_config(i).name + ": " + (why.empty() ? "not chosen" : why) + ";";
   }
-  return tile;
+  return why_not;
 }
 
 std::string CudaEngine::Impl::unsupported(int node, int64_t batch) const {
   const cuda::ConvShape s = conv_shape(node, batch);
   if (backend == CudaBackend::CublasLt) return cuda::LtGemm::unsupported(s.out_c, s.rows(), s.depth());
-  if (uses_imma(node)) {
-    std::string why;
-    return imma_tile(node, batch, &why) < 0 ? why : "";
-  }
+  if (uses_imma(node)) return imma_unsupported(node, batch);
   if (model.graph.nodes[node].op == Op::Conv2d) return cuda::conv2d_dp4a_unsupported(s);
   return cuda::linear_dp4a_unsupported(s.rows(), s.depth(), s.out_c);
 }
