@@ -81,6 +81,15 @@ bool conflict_free(const std::vector<int>& addresses) {
   return groups.size() == addresses.size();
 }
 
+// The same for `bytes`-wide accesses of one phase (8 bytes: a half-warp, 16:
+// a quarter-warp): the 4-byte banks of all their words must differ.
+bool conflict_free_words(const std::vector<int>& addresses, int bytes) {
+  std::set<int> banks;
+  for (int a : addresses)
+    for (int word = 0; word < bytes / 4; ++word) banks.insert((a / 4 + word) % 32);
+  return banks.size() == addresses.size() * size_t(bytes / 4);
+}
+
 // ---------------------------------------------------------------- a convolution to emulate
 
 struct Conv {
@@ -186,7 +195,7 @@ std::vector<int8_t> cpu_outputs(const Conv& v, const Problem& p, const Data& d) 
 
 struct BlockResult {
   std::vector<int32_t> acc;  // [bm][bn], the K slices summed
-  bool conflict_free_ldmatrix = true, conflict_free_copies = true;
+  bool conflict_free_ldmatrix = true, conflict_free_copies = true, conflict_free_staging = true;
 };
 
 // Emulates block (bx, by) of tile `tile` on `p`, writing its int8 outputs
@@ -304,14 +313,35 @@ BlockResult run_block(const Problem& p, int tile, const Data& d, int bx, int by,
     const WarpTile warp = warp_tile(w, T.warps_m, T.warps_n);
     for (int mi = 0; mi < mma_rows; ++mi)
       for (int ni = 0; ni < mma_cols; ++ni)
-        for (int lane = 0; lane < 32; ++lane)
-          for (int i = 0; i < 4; ++i) {
+        for (int i = 0; i < 4; i += 2) {  // registers i, i + 1 in one 8-byte store
+          std::array<int, 32> address;
+          for (int lane = 0; lane < 32; ++lane) {
             const int row = warp.m * T.wm() + mi * kMmaM + acc_row(lane, i);
             const int col = warp.n * T.wn() + ni * kMmaN + acc_col(lane, i);
-            staging.at(size_t(staging_index(warp.k, row, col, T.bm, T.bn))) =
-                int32_t(acc[w][mi * mma_cols + ni][lane][i]);
+            EXPECT_EQ(acc_row(lane, i + 1), acc_row(lane, i));
+            EXPECT_EQ(acc_col(lane, i + 1), acc_col(lane, i) + 1);
+            const int at = staging_index(warp.k, row, col, T.bm, T.bn);
+            address[lane] = 4 * at;
+            staging.at(size_t(at)) = int32_t(acc[w][mi * mma_cols + ni][lane][i]);
+            staging.at(size_t(at) + 1) = int32_t(acc[w][mi * mma_cols + ni][lane][i + 1]);
           }
+          for (int half = 0; half < 32; half += 16)
+            result.conflict_free_staging &=
+                conflict_free_words(std::vector<int>(&address[half], &address[half + 16]), 8);
+        }
   }
+  // The 16-byte reads of the staging tile: each 8-thread phase of a warp.
+  for (int pass = 0; pass < epilogue_passes(T.bm, T.bn, threads); ++pass)
+    for (int slice = 0; slice < T.warps_k; ++slice)
+      for (int t0 = 0; t0 < threads; t0 += 8) {
+        std::vector<int> phase;
+        for (int t = t0; t < t0 + 8; ++t) {
+          const int row = epilogue_row(t, pass, threads, T.bn);
+          if (block.n0 + epilogue_col(t, T.bn) < p.out_c && block.m0 + row < p.rows())
+            phase.push_back(4 * staging_index(slice, row, epilogue_col(t, T.bn), T.bm, T.bn));
+        }
+        result.conflict_free_staging &= conflict_free_words(phase, 16);
+      }
   result.acc.assign(size_t(T.bm) * T.bn, 0);
   for (int t = 0; t < threads; ++t) {
     const int tile_col = epilogue_col(t, T.bn), col = block.n0 + tile_col;
@@ -344,12 +374,13 @@ void expect_tile_matches(const Conv& v, int tile, bool residual, bool relu, uint
   const Data d = make_data(v, p, residual, relu, seed);
   const std::vector<int32_t> expected_acc = direct_accumulators(v, p, d);
   std::vector<int8_t> output(size_t(p.rows()) * p.out_c, int8_t{0x33});
-  bool ldmatrix_ok = true, copies_ok = true;
+  bool ldmatrix_ok = true, copies_ok = true, staging_ok = true;
   for (int bx = 0; bx < ceil_div(p.rows(), T.bm); ++bx)
     for (int by = 0; by < ceil_div(p.out_c, T.bn); ++by) {
       const BlockResult r = run_block(p, tile, d, bx, by, output);
       ldmatrix_ok &= r.conflict_free_ldmatrix;
       copies_ok &= r.conflict_free_copies;
+      staging_ok &= r.conflict_free_staging;
       for (int row = 0; row < T.bm; ++row)
         for (int col = 0; col < T.bn; ++col) {
           const int m = bx * T.bm + row, n = by * T.bn + col;
@@ -359,6 +390,7 @@ void expect_tile_matches(const Conv& v, int tile, bool residual, bool relu, uint
     }
   EXPECT_TRUE(ldmatrix_ok) << "ldmatrix phases with shared-memory bank conflicts";
   EXPECT_TRUE(copies_ok) << "cp.async phases with shared-memory bank conflicts";
+  EXPECT_TRUE(staging_ok) << "epilogue staging stores or reads with shared-memory bank conflicts";
   const std::vector<int8_t> expected = cpu_outputs(v, p, d);
   for (int m = 0; m < p.rows(); ++m)
     for (int n = 0; n < p.out_c; ++n) {

@@ -240,10 +240,16 @@ OCTET_HOST_DEVICE int staging_index(int slice, int row, int col, int bm, int bn)
   return (slice * bm + row) * (bn + kStagingPad) + col;
 }
 // Each thread requantizes 4 adjacent channels (column 4 x (thread % (bn/4)))
-// of rows thread / (bn/4) + pass x threads / (bn/4).
+// of rows q + pass x threads / (bn/4), q = thread / (bn/4). With bn = 16 the
+// 8 threads of a 16-byte read phase span two rows q, q + 1: staging rows are
+// 24 words apart, so those two would share 8 banks. Swapping q's bits 0 and
+// 1 reads rows 0 and 2 of each 4 together (48 words apart: no shared bank),
+// then 1 and 3; the stores to global memory stay within one warp's rows.
 OCTET_HOST_DEVICE int epilogue_col(int thread, int bn) { return thread % (bn / 4) * 4; }
 OCTET_HOST_DEVICE int epilogue_row(int thread, int pass, int threads, int bn) {
-  return thread / (bn / 4) + pass * (threads / (bn / 4));
+  int q = thread / (bn / 4);
+  if (bn == 16) q = (q & ~3) | (q & 1) << 1 | (q >> 1 & 1);
+  return q + pass * (threads / (bn / 4));
 }
 OCTET_HOST_DEVICE constexpr int epilogue_passes(int bm, int bn, int threads) { return bm / (threads / (bn / 4)); }
 
