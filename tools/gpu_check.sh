@@ -31,9 +31,10 @@
 # every stage and when the script ends, whether it passed or failed.
 #
 # Every stage stops at the first failure with a message saying what failed.
-# A stage runs the stages it needs first (deps and build, quick where
-# build-gpu already has them), so each call of the device tool (10 minutes;
-# the machine goes back 30 s after a call) can start on a fresh machine.
+# A stage runs what it needs first (deps, configure and a build: all of it
+# for test, only octet for train, bench and profile; quick where build-gpu
+# already has them), so each call of the device tool (10 minutes; the
+# machine goes back 30 s after a call) can start on a fresh machine.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -55,13 +56,35 @@ if [ "${BUNDLE:-0}" = 1 ]; then
 fi
 mkdir -p "$OUT" "$RESULTS"
 SUMMARY="$RESULTS/summary.txt"
-# $RESULTS packed into $OUT (BUNDLE=1), replacing the last pack whole.
+# $RESULTS packed into $OUT (BUNDLE=1), replacing the last pack whole. tar's
+# status 1 (a log grew while it was read) still makes a usable pack.
 bundle_results() {
   [ "$RESULTS" != "$OUT" ] || return 0
-  tar czf "$OUT/results.tar.gz.part" -C "$RESULTS" . && mv "$OUT/results.tar.gz.part" "$OUT/results.tar.gz"
+  local part="$OUT/.results.$BASHPID.part" status=0
+  tar czf "$part" -C "$RESULTS" . 2>/dev/null || status=$?
+  if [ "$status" -le 1 ]; then mv "$part" "$OUT/results.tar.gz"; else rm -f "$part"; fi
   cp "$SUMMARY" "$OUT/summary.txt" 2>/dev/null || true
 }
-trap bundle_results EXIT
+# Also every minute while a stage runs, so that a call stopped at its time
+# limit (no EXIT trap runs then) still brings back the logs so far.
+bundler=
+if [ "$RESULTS" != "$OUT" ]; then
+  (
+    trap 'kill "$sleeper" 2>/dev/null; exit 0' TERM
+    while :; do
+      sleep 60 &
+      sleeper=$!
+      wait "$sleeper"
+      bundle_results
+    done
+  ) </dev/null >/dev/null 2>&1 &
+  bundler=$!
+fi
+finish() {
+  [ -z "$bundler" ] || kill "$bundler" 2>/dev/null || true
+  bundle_results
+}
+trap finish EXIT
 
 die() {
   echo "gpu_check: FAILED: $*" | tee -a "$SUMMARY" >&2
@@ -77,10 +100,16 @@ run_stage() {
   "stage_$1"
   bundle_results
 }
-# deps and build, for the stages that run octet or its tests.
+# deps, configure and a build of the targets named (all when none): the
+# stages that only run octet build it alone, which skips the tests' objects.
 need_build() {
   run_stage deps
-  run_stage build
+  run_stage configure
+  if [ $# -eq 0 ]; then
+    run_stage build
+  elif [ -z "${stage_ran[build]:-}" ]; then
+    compile "build_$1" --target "$@"
+  fi
 }
 # Runs a command with its output in $RESULTS/<name>.log; fails naming the log.
 run_logged() {
@@ -138,7 +167,7 @@ stage_deps() {
     note "deps: WARNING: no Fashion-MNIST in $fmnist: the tests on it (trainer, zoo LeNet-5, Python) will fail"
 }
 
-stage_build() {
+stage_configure() {
   need nvcc "the CUDA toolkit's bin folder must be on PATH"
   need cmake "install cmake"
   need ninja "install ninja"
@@ -154,11 +183,22 @@ stage_build() {
   grep -q "CUDA runtime enabled" "$RESULTS/configure.log" || die "configure did not enable the CUDA runtime"
   grep -q "LibTorch has CUDA" "$RESULTS/configure.log" ||
     die "configure did not find LibTorch's CUDA: no CUDA-graph baseline (see $RESULTS/configure.log)"
-  run_logged build cmake --build "$BUILD"
-  if grep -E "warning" "$RESULTS/build.log" | grep -v "lto-wrapper" >/dev/null; then
-    note "build: warnings, see build.log"
+}
+
+# cmake --build with the arguments after the log's name.
+compile() {
+  local name=$1
+  shift
+  run_logged "$name" cmake --build "$BUILD" "$@"
+  if grep -E "warning" "$RESULTS/$name.log" | grep -v "lto-wrapper" >/dev/null; then
+    note "$name: warnings, see $name.log"
   fi
-  note "build: ok ($(nproc) cores), $OCTET"
+  note "$name: ok ($(nproc) cores) $*"
+}
+
+stage_build() {
+  run_stage configure
+  compile build
 }
 
 stage_sass() {
@@ -196,7 +236,7 @@ stage_test() {
 }
 
 stage_train() {
-  need_build
+  need_build octet
   local data="$DATA/cifar-10-batches-bin"
   if [ ! -f "$R18.octet" ]; then
     run_logged train "$OCTET" train --model resnet18 --dataset cifar10 --data "$data" --epochs 30 --batch-size 128 \
@@ -243,7 +283,7 @@ timed_r18() {
 }
 
 stage_bench() {
-  need_build
+  need_build octet
   local data="$DATA/cifar-10-batches-bin" r18
   timed_r18 bench
   run_logged quantize_r20 "$OCTET" quantize --checkpoint "$ROOT/models/zoo/resnet20_cifar10.octet" --data "$data" \
@@ -278,7 +318,7 @@ EOF
 # card's own clocks, with the tiles the cost model picks (OCTET_IMMA_TUNE=0:
 # the tuner's timing launches would be profiled too).
 stage_profile() {
-  need_build
+  need_build octet
   need ncu "Nsight Compute comes with the CUDA toolkit"
   local r18
   timed_r18 profile
