@@ -1,7 +1,8 @@
 // Data-parallel training through the octet binary: `octet launch` starts the
 // ranks, c10d's Gloo all-reduces their gradients. LeNet-5 runs without batch
 // norm, whose per-rank batch statistics would make two half batches differ
-// from one whole batch.
+// from one whole batch. A build without Gloo (against pip's LibTorch, which
+// has no Gloo headers) refuses such training, and these tests check that.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -9,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/test_util.h"
+#include "train/process_group.h"
 
 namespace octet {
 namespace {
@@ -34,6 +36,8 @@ std::string lenet_training(int batch_size, const std::string& name, const TempDi
 // then SGD amplifies the rounding as it amplifies that of a different thread
 // count in one process (measured: both reach ~2e-2 at step 300).
 TEST(DataParallel, TwoRanksWithHalfTheBatchFollowOneProcessWithTheWhole) {
+  const std::string no_gloo = process_group_missing("cpu");
+  if (!no_gloo.empty()) GTEST_SKIP() << no_gloo;
   TempDir dir;
   ASSERT_EQ(run(lenet_training(64, "one", dir), dir.path("one.log")), 0) << read_text(dir.path("one.log"));
   const std::string launch = std::string(OCTET_BINARY) + " launch -n 2 -- ";
@@ -76,6 +80,8 @@ TEST(DataParallel, TwoRanksWithHalfTheBatchFollowOneProcessWithTheWhole) {
 // launcher's SIGTERM here to show that), and `octet launch` exits non-zero
 // naming the killed rank. `timeout` only guards against a hang.
 TEST(DataParallel, AKilledRankStopsTheOthersWithAnError) {
+  const std::string no_gloo = process_group_missing("cpu");
+  if (!no_gloo.empty()) GTEST_SKIP() << no_gloo;
   TempDir dir;
   const std::string rank_script =
       "'trap \"\" TERM; if [ \"$RANK\" = 1 ]; then (sleep 3; kill -9 $$) & fi; exec \"$0\" train --model lenet5 "
@@ -88,6 +94,19 @@ TEST(DataParallel, AKilledRankStopsTheOthersWithAnError) {
   EXPECT_EQ(status, 1) << log;
   EXPECT_NE(log.find("rank 1 of 2 was killed by signal 9"), std::string::npos) << log;
   EXPECT_NE(log.find("octet: error: data-parallel rank 0 of 2: "), std::string::npos) << log;
+}
+
+// Without Gloo, every rank stops before training with an error saying why.
+TEST(DataParallel, WithoutGlooTheRanksRefuseSayingWhy) {
+  const std::string no_gloo = process_group_missing("cpu");
+  if (no_gloo.empty()) GTEST_SKIP() << "this build has Gloo: the tests above train on it";
+  TempDir dir;
+  const int status =
+      run(std::string(OCTET_BINARY) + " launch -n 2 -- " + lenet_training(32, "two", dir), dir.path("two.log"));
+  const std::string log = read_text(dir.path("two.log"));
+  EXPECT_EQ(status, 1) << log;
+  EXPECT_NE(log.find("octet: error: rank 0 of 2: " + no_gloo), std::string::npos) << log;
+  EXPECT_FALSE(file_exists(dir.path("two.json"))) << "nothing is written";
 }
 
 }  // namespace

@@ -21,6 +21,7 @@
 #ifdef OCTET_HAVE_TORCH
 #include <torch/cuda.h>
 
+#include "train/process_group.h"
 #include "train/trainer.h"
 #endif
 
@@ -34,6 +35,8 @@ DeviceChoice this_machine() {
   DeviceChoice d;
   d.cuda = torch::cuda::is_available();
   if (!d.cuda) d.cuda_missing = "LibTorch sees no CUDA GPU (a CPU-only LibTorch, or no GPU on this machine)";
+  d.cpu_process_group_missing = process_group_missing("cpu");
+  d.cuda_process_group_missing = process_group_missing("cuda");
   return d;
 }
 

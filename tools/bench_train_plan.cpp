@@ -132,7 +132,7 @@ std::vector<PlannedRun> plan_batch_size(const BenchTrainOptions& o) {
   return runs;
 }
 
-std::vector<PlannedRun> plan_scaling(const BenchTrainOptions& o) {
+std::vector<PlannedRun> plan_scaling(const BenchTrainOptions& o, const DeviceChoice& d) {
   const std::vector<int64_t> counts = parse_positive_list(o.processes, "--processes", false);
   check(std::find(counts.begin(), counts.end(), 1) != counts.end(),
         "--processes must include 1: speed-up and efficiency are measured against one process");
@@ -152,6 +152,8 @@ std::vector<PlannedRun> plan_scaling(const BenchTrainOptions& o) {
                                  {"global batch", per_process * p}});
       run.options.batch_size = per_process;
       run.processes = static_cast<int>(p);
+      const std::string& missing = o.base.device == "cuda" ? d.cuda_process_group_missing : d.cpu_process_group_missing;
+      if (p > 1 && !missing.empty()) run.skipped = "needs data-parallel training: " + missing;
       // One process with the whole batch is the same run in both modes.
       if (!weak && p == 1)
         for (size_t i = 0; i < runs.size(); ++i)
@@ -199,7 +201,7 @@ std::vector<PlannedRun> plan_scenario(const BenchTrainOptions& o, const DeviceCh
   if (s == "device") return plan_device(o, d);
   if (s == "precision") return plan_precision(o, d);
   if (s == "batch-size") return plan_batch_size(o);
-  if (s == "scaling") return plan_scaling(o);
+  if (s == "scaling") return plan_scaling(o, d);
   fail("unknown scenario '" + s + "' (known:" + scenario_help() + ")");
 }
 

@@ -36,10 +36,12 @@ struct PlannedRun {
   int same_as = -1;        // a run of the same options earlier in the plan: its record is reused
 };
 
-// Whether this machine can train on CUDA (LibTorch's answer).
+// Whether this machine can train on CUDA (LibTorch's answer), and whether
+// this build can train data-parallel on each device.
 struct DeviceChoice {
   bool cuda = false;
   std::string cuda_missing;  // why not, when !cuda
+  std::string cpu_process_group_missing, cuda_process_group_missing;  // why not ("": it can)
 };
 
 // The runs of `o.scenario` in order; fails on an unknown scenario or option

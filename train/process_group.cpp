@@ -2,6 +2,12 @@
 
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #include <torch/version.h>
+// The collectives' base class, declared whichever process groups this build has.
+#if TORCH_VERSION_MAJOR >= 2
+#include <torch/csrc/distributed/c10d/Backend.hpp>
+#else
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#endif
 
 #include <cstdlib>
 #include <cstring>
@@ -9,12 +15,15 @@
 #include "common/error.h"
 
 // Gloo's headers ship with Debian's libtorch-dev (libgloo-dev) but not with
-// every LibTorch; NCCL only with a CUDA LibTorch built with it.
+// pip's LibTorch, whose build does not install them; NCCL's process group
+// needs a CUDA LibTorch built with it and NCCL's own header (pip puts it in
+// another package, not on LibTorch's include path).
 #if defined(USE_C10D_GLOO) && __has_include(<gloo/config.h>)
 #define OCTET_HAVE_GLOO 1
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #endif
-#ifdef USE_C10D_NCCL
+#if defined(USE_C10D_NCCL) && __has_include(<nccl.h>)
+#define OCTET_HAVE_NCCL 1
 #include <c10/cuda/CUDAFunctions.h>
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 #endif
@@ -77,14 +86,33 @@ DistributedEnvironment read_distributed_environment() {
   return env;
 }
 
+std::string process_group_missing(const std::string& device) {
+  if (device == "cuda") {
+#ifdef OCTET_HAVE_NCCL
+    return "";
+#elif defined(USE_C10D_NCCL)
+    return "octet was built without NCCL's header (nccl.h), so it has no NCCL process group";
+#else
+    return "this LibTorch was built without NCCL (USE_C10D_NCCL)";
+#endif
+  }
+#ifdef OCTET_HAVE_GLOO
+  return "";
+#elif defined(USE_C10D_GLOO)
+  return "octet was built without Gloo's headers (gloo/config.h; pip's LibTorch leaves them out), so it has no Gloo "
+         "process group";
+#else
+  return "this LibTorch was built without Gloo (USE_C10D_GLOO)";
+#endif
+}
+
 torch::Device rank_device(const std::string& device, const DistributedEnvironment& env) {
   if (device != "cuda") return torch::Device(torch::kCPU);
   check(torch::cuda::is_available(), "--device cuda: this LibTorch has no CUDA or no GPU is visible");
   if (!env.distributed()) return torch::Device(torch::kCUDA);
-#ifndef USE_C10D_NCCL
-  fail("--device cuda with WORLD_SIZE=" + std::to_string(env.world_size) +
-       ": this LibTorch was built without NCCL (USE_C10D_NCCL), so data-parallel training runs on the CPU "
-       "only (Gloo); train on one GPU, or build against a CUDA LibTorch with NCCL");
+#ifndef OCTET_HAVE_NCCL
+  fail("--device cuda with WORLD_SIZE=" + std::to_string(env.world_size) + ": " + process_group_missing("cuda") +
+       "; train on one GPU, or data-parallel on the CPU (Gloo)");
 #else
   const int gpus = static_cast<int>(torch::cuda::device_count());
   check(env.local_rank < gpus, "LOCAL_RANK=" + std::to_string(env.local_rank) + " but only " +
@@ -116,7 +144,7 @@ ProcessGroup::ProcessGroup(const DistributedEnvironment& env, const torch::Devic
     store_options.timeout = timeout;
     backend_->store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, store_options);
     if (device.is_cuda()) {
-#ifdef USE_C10D_NCCL
+#ifdef OCTET_HAVE_NCCL
       c10::cuda::set_device(device.index());
       auto options = c10d::ProcessGroupNCCL::Options::create();
       options->timeout = timeout;
@@ -150,8 +178,7 @@ ProcessGroup::ProcessGroup(const DistributedEnvironment& env, const torch::Devic
   } catch (const std::exception& e) {  // LibTorch 1.13's socket errors are not c10::Errors
     fail_to_join(e.what());
   }
-  check(backend_->group.defined(),
-        where + "this LibTorch has no " + (device.is_cuda() ? "NCCL" : "Gloo") + " process group");
+  check(backend_->group.defined(), where + process_group_missing(device.is_cuda() ? "cuda" : "cpu"));
 }
 
 ProcessGroup::~ProcessGroup() = default;

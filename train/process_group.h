@@ -31,6 +31,10 @@ DistributedEnvironment read_distributed_environment();
 // The device a rank trains on: on CUDA, LOCAL_RANK picks the GPU.
 torch::Device rank_device(const std::string& device, const DistributedEnvironment& env);
 
+// Why this build cannot make the process group of data-parallel training on
+// `device` ("cpu": Gloo, "cuda": NCCL), or "" when it can.
+std::string process_group_missing(const std::string& device);
+
 class ProcessGroup {
  public:
   // Blocks until all ranks have joined (or `timeout` passes).
