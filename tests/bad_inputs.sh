@@ -2,9 +2,11 @@
 # Bad input as a new user would give it: every case must exit with status 1,
 # print "octet: error:" and a message naming the problem, and leave no output
 # file behind.   bad_inputs.sh OCTET_BINARY SOURCE_DIR
+# $PYTHON (default python3; the standard library only) writes the bad files.
 set -uo pipefail
 octet=$1
 src=$2
+python=${PYTHON:-python3}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 lenet=$src/models/zoo/lenet5_fmnist.octet
@@ -28,7 +30,7 @@ expect() {
 }
 
 # safetensors files: write_file NAME PYTHON-BYTES-EXPRESSION
-make_file() { /usr/bin/python3 -c "import struct, json, sys; sys.stdout.buffer.write($2)" >"$dir/$1"; }
+make_file() { "$python" -c "import struct, json, sys; sys.stdout.buffer.write($2)" >"$dir/$1"; }
 make_file empty.octet "b''"
 make_file short.octet "b'abc'"
 make_file huge_header.octet "struct.pack('<Q', 1 << 62) + b'{}'"
@@ -52,7 +54,7 @@ expect "not an octet quantized model" "$octet" predict --quantized "$lenet" --li
 # CIFAR-10 files of the wrong size or with a bad label.
 mkdir -p "$dir/cifar_size" "$dir/cifar_label"
 head -c 3000 /dev/zero >"$dir/cifar_size/test_batch.bin"
-/usr/bin/python3 -c "import sys; sys.stdout.buffer.write(bytes([200]) + bytes(3072))" >"$dir/cifar_label/test_batch.bin"
+"$python" -c "import sys; sys.stdout.buffer.write(bytes([200]) + bytes(3072))" >"$dir/cifar_label/test_batch.bin"
 cifar=$src/models/zoo/lenet5_cifar10.octet
 expect "not a multiple of the 3073-byte" "$octet" eval --checkpoint "$cifar" --data "$dir/cifar_size"
 expect "label 200" "$octet" eval --checkpoint "$cifar" --data "$dir/cifar_label"

@@ -4,8 +4,10 @@
 # SVG and JSON with the rows it planned; bad scenarios and options are refused
 # with status 1 and nothing written. No timing is asserted.
 #   bench_train.sh OCTET_BINARY     (exit 77: no Fashion-MNIST, skipped)
+# $PYTHON (default python3; the standard library only) reads the files.
 set -uo pipefail
 octet=$1
+python=${PYTHON:-python3}
 fmnist=/usr/share/datasets/fashion-mnist
 [ -d "$fmnist" ] || { echo "skipped: no Fashion-MNIST in $fmnist"; exit 77; }
 dir=$(mktemp -d)
@@ -20,7 +22,7 @@ fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 # rows the JSON's rows; PYTHON-CHECK then asserts on `rows` (dicts by column).
 check_files() {
   local scenario=$1 check=$2 base=$dir/$1/$1
-  /usr/bin/python3 - "$base" "$scenario" <<PY || fail "$scenario: files"
+  "$python" - "$base" "$scenario" <<PY || fail "$scenario: files"
 import csv, json, sys, xml.etree.ElementTree as ET
 base, scenario = sys.argv[1], sys.argv[2]
 summary = json.load(open(base + ".json"))
@@ -102,7 +104,7 @@ if no_gloo:
 else:
     assert all(float(r["MB all-reduced/step"]) > 0 and float(r["ring MB/step"]) > 0 for r in two), two
 assert all(float(r["s/epoch"]) > 0 for r in rows if r["processes"] == "1"), rows'
-/usr/bin/python3 - "$dir/scaling/speed.csv" "$dir/scaling/scaling.csv" <<'PY' || fail "scaling: speed.csv"
+"$python" - "$dir/scaling/speed.csv" "$dir/scaling/scaling.csv" <<'PY' || fail "scaling: speed.csv"
 import csv, sys
 rows = list(csv.reader(open(sys.argv[1])))
 ran = sorted({r["processes"] for r in csv.DictReader(open(sys.argv[2])) if r["s/epoch"]})
