@@ -130,6 +130,9 @@ ProcessGroup::ProcessGroup(const DistributedEnvironment& env, const torch::Devic
                            std::chrono::seconds timeout)
     : env_(env), timeout_(timeout), backend_(std::make_unique<Backend>()) {
   const std::string where = "rank " + std::to_string(env.rank) + " of " + std::to_string(env.world_size) + ": ";
+  // Before the rendezvous: every rank stops at once, none waits on the others.
+  const std::string missing = process_group_missing(device.is_cuda() ? "cuda" : "cpu");
+  check(missing.empty(), where + missing);
   const auto fail_to_join = [&](const std::string& cause) {
     fail(where + "joining the process group at MASTER_ADDR:MASTER_PORT = " + env.master_addr + ":" +
          std::to_string(env.master_port) + " failed within --dist-timeout " + std::to_string(timeout.count()) +
@@ -178,7 +181,6 @@ ProcessGroup::ProcessGroup(const DistributedEnvironment& env, const torch::Devic
   } catch (const std::exception& e) {  // LibTorch 1.13's socket errors are not c10::Errors
     fail_to_join(e.what());
   }
-  check(backend_->group.defined(), where + process_group_missing(device.is_cuda() ? "cuda" : "cpu"));
 }
 
 ProcessGroup::~ProcessGroup() = default;
