@@ -3,7 +3,8 @@
 # ninja and python3 with pip PyTorch (CUDA), from a clean tree. docs/gpu.md
 # says what to carry there and how to run it with the `device` tool.
 #
-#   tools/gpu_check.sh STAGE...     stages: deps build sass test train bench all
+#   tools/gpu_check.sh STAGE...     stages: deps build sass test train bench all,
+#                                   and profile, sanitize
 #   tools/gpu_check.sh carry        on the build machine (Debian): fills .gpu/
 #
 #   carry  apt-get download the header and test packages into .gpu/debs and copy
@@ -22,6 +23,8 @@
 #          for a few steps: int8 speed does not depend on the weights)
 #   profile  Nsight Compute on each convolution of one cuda-imma ResNet-18 batch
 #          (not in all)
+#   sanitize  compute-sanitizer's memcheck, racecheck and synccheck on every
+#          cuda-imma tile, forced, on small layers (not in all)
 #   all    every stage in order
 #
 # Results go to $OUT (default build-gpu/out): one log and JSON file per stage,
@@ -345,12 +348,29 @@ for id_, k in sorted(kernels.items(), key=lambda item: int(item[0])):
 EOF
 }
 
+# compute-sanitizer on CudaImma.EveryTileMatchesTheCpuRuntime (each tile,
+# forced, on seven small layers): memcheck for out-of-bounds and misaligned
+# accesses, racecheck for shared-memory hazards between the pipeline's stages
+# and the epilogue's staging, synccheck for barriers.
+stage_sanitize() {
+  need compute-sanitizer "compute-sanitizer comes with the CUDA toolkit"
+  need_build test_cuda
+  local tool
+  for tool in memcheck racecheck synccheck; do
+    run_logged "sanitize_$tool" compute-sanitizer --tool "$tool" --error-exitcode 1 "$BUILD/tests/test_cuda" \
+      --gtest_filter=CudaImma.EveryTileMatchesTheCpuRuntime
+    grep -q "\[  PASSED  \] 1 test" "$RESULTS/sanitize_$tool.log" ||
+      die "sanitize: $tool: the test did not pass (sanitize_$tool.log)"
+    note "sanitize: $tool: $(grep -E "(ERROR|RACECHECK) SUMMARY" "$RESULTS/sanitize_$tool.log" | tail -1)"
+  done
+}
+
 [ $# -gt 0 ] || die "name the stages to run: carry, or deps build sass test train bench, or all"
 for stage in "$@"; do
   case "$stage" in
     all) stages=(deps build sass test train bench) ;;
-    carry | deps | build | sass | test | train | bench | profile) stages=("$stage") ;;
-    *) die "unknown stage '$stage' (carry deps build sass test train bench profile all)" ;;
+    carry | deps | build | sass | test | train | bench | profile | sanitize) stages=("$stage") ;;
+    *) die "unknown stage '$stage' (carry deps build sass test train bench profile sanitize all)" ;;
   esac
   for s in "${stages[@]}"; do run_stage "$s"; done
 done
