@@ -73,17 +73,10 @@ void mma(std::array<Registers4, 32>& d, const std::array<Registers4, 32>& a,
   }
 }
 
-// Shared memory bank conflicts: the 16-byte groups of 4 banks that 8
-// addresses of one phase touch must all differ.
-bool conflict_free(const std::vector<int>& addresses) {
-  std::set<int> groups;
-  for (int a : addresses) groups.insert(a / 16 % 8);
-  return groups.size() == addresses.size();
-}
-
-// The same for `bytes`-wide accesses of one phase (8 bytes: a half-warp, 16:
-// a quarter-warp): the 4-byte banks of all their words must differ.
-bool conflict_free_words(const std::vector<int>& addresses, int bytes) {
+// Shared memory bank conflicts of one phase of `bytes`-wide accesses (16:
+// 8 threads, as ldmatrix rows and cp.async copies; 8: a half-warp): the
+// 4-byte banks of all their words must differ.
+bool conflict_free(const std::vector<int>& addresses, int bytes) {
   std::set<int> banks;
   for (int a : addresses)
     for (int word = 0; word < bytes / 4; ++word) banks.insert((a / 4 + word) % 32);
@@ -264,7 +257,7 @@ BlockResult run_block(const Problem& p, int tile, const Data& d, int bx, int by,
         std::vector<int> phase;
         for (int t = t0; t < t0 + 8; ++t)
           if (state[t].a_active[i]) phase.push_back(state[t].a_shared[i]);
-        result.conflict_free_copies &= conflict_free(phase);
+        result.conflict_free_copies &= conflict_free(phase, kVectorBytes);
       }
   };
 
@@ -290,7 +283,7 @@ BlockResult run_block(const Problem& p, int tile, const Data& d, int bx, int by,
             address[lane] = base + at;
           }
           for (int j = 0; j < 4; ++j)
-            result.conflict_free_ldmatrix &= conflict_free(std::vector<int>(&address[8 * j], &address[8 * j + 8]));
+            result.conflict_free_ldmatrix &= conflict_free(std::vector<int>(&address[8 * j], &address[8 * j + 8]), 16);
           return ldmatrix_x4(shared, address);
         };
         for (int mi = 0; mi < mma_rows; ++mi) a[mi] = load(a_base, warp.m * T.wm(), a_fragment_row, a_fragment_k, mi);
@@ -327,7 +320,7 @@ BlockResult run_block(const Problem& p, int tile, const Data& d, int bx, int by,
           }
           for (int half = 0; half < 32; half += 16)
             result.conflict_free_staging &=
-                conflict_free_words(std::vector<int>(&address[half], &address[half + 16]), 8);
+                conflict_free(std::vector<int>(&address[half], &address[half + 16]), 8);
         }
   }
   // The 16-byte reads of the staging tile: each 8-thread phase of a warp.
@@ -340,7 +333,7 @@ BlockResult run_block(const Problem& p, int tile, const Data& d, int bx, int by,
           if (block.n0 + epilogue_col(t, T.bn) < p.out_c && block.m0 + row < p.rows())
             phase.push_back(4 * staging_index(slice, row, epilogue_col(t, T.bn), T.bm, T.bn));
         }
-        result.conflict_free_staging &= conflict_free_words(phase, 16);
+        result.conflict_free_staging &= conflict_free(phase, 16);
       }
   result.acc.assign(size_t(T.bm) * T.bn, 0);
   for (int t = 0; t < threads; ++t) {
