@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "common/error.h"
 
@@ -11,6 +13,20 @@ namespace octet {
 double load_average() {
   double load = 0;
   return getloadavg(&load, 1) == 1 ? load : 0;
+}
+
+std::string cpu_description() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line, model = "unknown CPU";
+  while (std::getline(cpuinfo, line))
+    if (line.rfind("model name", 0) == 0) {
+      const size_t colon = line.find(':');
+      const size_t value = colon == std::string::npos ? colon : line.find_first_not_of(" \t", colon + 1);
+      if (value != std::string::npos) model = line.substr(value);
+      break;
+    }
+  const unsigned cores = std::thread::hardware_concurrency();
+  return model + ", " + std::to_string(cores) + (cores == 1 ? " core" : " cores");
 }
 
 double median(std::vector<double> values) {

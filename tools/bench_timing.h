@@ -18,6 +18,10 @@ inline double milliseconds_since(BenchClock::time_point start) {
 // skews every timing, so the reports carry it.
 double load_average();
 
+// The CPU the numbers come from, as /proc/cpuinfo names it, and its core
+// count (e.g. "AMD EPYC 9R14 96-Core Processor, 2 cores").
+std::string cpu_description();
+
 double median(std::vector<double> values);
 
 // "1,32,256" -> {1, 32, 256}; fails naming `option` on anything else.

@@ -170,6 +170,14 @@ void run_infer(const InferCommand& c) {
   std::fprintf(out, "%s (%s), %d threads, CPU kernels %s, median of %d runs after %d warm-up, load average %.2f\n",
                checkpoint.model.c_str(), checkpoint.dataset.c_str(), threads,
                cpu::kernel_path_name(cpu::kernel_path()), c.iterations, c.warmup, load);
+  // The machine, so that numbers from several machines are never mixed up.
+  const std::string cpu = cpu_description();
+  std::string gpu;
+#ifdef OCTET_HAVE_CUDA
+  if (cuda_requested) gpu = CudaEngine::device_description();
+#endif
+  std::fprintf(out, "CPU: %s\n", cpu.c_str());
+  if (!gpu.empty()) std::fprintf(out, "GPU: %s\n", gpu.c_str());
   if (load > 0.5)
     std::fprintf(out, "note: other processes use the CPU; with more threads than idle cores, OpenMP's spin-waiting "
                       "slows octet and LibTorch alike (OMP_WAIT_POLICY=passive or fewer --threads help)\n");
@@ -299,6 +307,8 @@ void run_infer(const InferCommand& c) {
                                             {"quantized", c.quantized},
                                             {"model", checkpoint.model},
                                             {"dataset", checkpoint.dataset},
+                                            {"cpu", cpu},
+                                            {"gpu", gpu.empty() ? nlohmann::json() : nlohmann::json(gpu)},
                                             {"threads", threads},
                                             {"cpu_kernels", cpu::kernel_path_name(cpu::kernel_path())},
                                             {"load_average", load},

@@ -300,6 +300,7 @@ stage_bench() {
 import json, sys
 for path in sys.argv[1:]:
     b = json.load(open(path))
+    print(f"{b['model']} measured on GPU {b['gpu']}; CPU {b['cpu']}")
     for r in b["results"]:
         print(f"{b['model']} batch {r['batch']}: {r['backend']} {r['precision']} {r['latency_ms']:.4f} ms "
               f"{r['images_per_second']:.0f} images/s")

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <type_traits>
@@ -575,6 +576,22 @@ std::vector<std::string> CudaEngine::imma_kernel_info() {
   std::vector<std::string> out;
   for (int i = 0; i < cuda::igemm::kTileCount; ++i) out.push_back(cuda::conv2d_imma_kernel_info(i));
   return out;
+}
+
+std::string CudaEngine::device_description(int device) {
+  const std::string why = device_unusable(device);
+  if (!why.empty()) return "no usable CUDA device: " + why;
+  cudaDeviceProp d{};
+  int driver = 0, runtime = 0;
+  CUDA_CHECK(cudaGetDeviceProperties(&d, device));
+  CUDA_CHECK(cudaDriverGetVersion(&driver));
+  CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
+  const auto version = [](int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); };
+  char memory[32];
+  std::snprintf(memory, sizeof memory, "%.1f GiB", static_cast<double>(d.totalGlobalMem) / (1 << 30));
+  return std::string(d.name) + ", compute capability " + std::to_string(d.major) + "." + std::to_string(d.minor) +
+         ", " + std::to_string(d.multiProcessorCount) + " multiprocessors, " + memory + ", " +
+         std::to_string(d.l2CacheSize >> 20) + " MiB L2; driver " + version(driver) + ", runtime " + version(runtime);
 }
 
 Int32Tensor CudaEngine::run(const float* host_input, int64_t batch) {

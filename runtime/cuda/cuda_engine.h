@@ -110,6 +110,12 @@ class CudaEngine : public Engine {
   static CudaBackend default_backend(int device = 0);
   // Registers, shared and local memory of each cuda-imma kernel on device 0.
   static std::vector<std::string> imma_kernel_info();
+  // `device` as benchmark reports name it: its name, compute capability,
+  // multiprocessors, memory and L2, and the driver and runtime versions
+  // (e.g. "NVIDIA H100 80GB HBM3, compute capability 9.0, 132
+  // multiprocessors, 79.2 GiB, 50 MiB L2; driver 13.0, runtime 13.0"); the
+  // reason when it is not usable.
+  static std::string device_description(int device = 0);
 
  private:
   struct Impl;
