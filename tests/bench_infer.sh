@@ -3,7 +3,7 @@
 # timed runs): the JSON names the machine and model, has an int8 and a float
 # row per batch whose images/s and speed-ups follow from their latencies, and
 # per-node MACs (what the TOPS figures divide by) that are LeNet-5's exact
-# counts; the text names the CPU; bad options are refused with nothing
+# counts, and its largest conv's TOPS; the text names the CPU; bad options are refused with nothing
 # written. No timing is asserted.
 #   bench_infer.sh OCTET_BINARY SOURCE_DIR   (exit 77: no Fashion-MNIST, skipped)
 # $PYTHON (default python3; the standard library only) reads the JSON.
@@ -58,7 +58,14 @@ for batch in (1, 3):
     assert macs == {k: v * batch for k, v in expected.items()}, (batch, macs)
     for l in report["layers"]:
         assert l["milliseconds"] >= 0 and (l["macs"] == 0 or l["tops"] > 0), l
-assert bench["largest_conv"] == [] and bench["imma_tiles"] == [], "no CUDA rows on --backend cpu"
+    # LeNet-5's largest conv is conv2, alone: its line and entry repeat its row of the node table.
+    (conv2,) = [l for l in report["layers"] if l["name"] == "conv2"]
+    (largest,) = [e for e in bench["largest_conv"] if e["batch"] == batch]
+    assert largest == {"batch": batch, "backend": "cpu", "node": "conv2", "macs": conv2["macs"],
+                       "milliseconds": conv2["milliseconds"], "tops": conv2["tops"]}, (largest, conv2)
+    assert math.isclose(conv2["tops"], 2 * conv2["macs"] / (conv2["milliseconds"] * 1e9), rel_tol=1e-9), conv2
+    assert f"cpu batch {batch}: largest conv conv2, {conv2['macs'] / 1e6:.1f} MMACs in " in text, text
+assert bench["imma_tiles"] == [], "no cuda-imma tiles on --backend cpu"
 PY
 
 # Bad options: status 1, the option named, no JSON written.

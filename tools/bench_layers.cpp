@@ -1,5 +1,7 @@
 #include "tools/bench_layers.h"
 
+#include <algorithm>
+
 #include "tools/bench_timing.h"
 
 namespace octet {
@@ -43,6 +45,16 @@ std::vector<LayerTiming> cpu_layer_times(const CpuEngine& engine, const float* i
 
 double tops(const LayerTiming& layer) {
   return layer.milliseconds > 0 ? 2 * layer.macs / (layer.milliseconds * 1e9) : 0;
+}
+
+std::vector<LayerTiming> largest_convs(const std::vector<LayerTiming>& layers) {
+  double most = 0;
+  for (const LayerTiming& l : layers)
+    if (l.op == "conv2d") most = std::max(most, l.macs);
+  std::vector<LayerTiming> out;
+  for (const LayerTiming& l : layers)
+    if (l.op == "conv2d" && l.macs == most) out.push_back(l);
+  return out;
 }
 
 void print_layers(std::FILE* out, const std::string& title, const std::vector<LayerTiming>& layers) {

@@ -26,6 +26,10 @@ std::vector<LayerTiming> cpu_layer_times(const CpuEngine& engine, const float* i
 // Achieved int8 tera-operations per second (2 per multiply-add).
 double tops(const LayerTiming& layer);
 
+// The convolutions with the most multiply-adds: all of them when several tie
+// (CIFAR ResNets have one per stage, each with the same count), in graph order.
+std::vector<LayerTiming> largest_convs(const std::vector<LayerTiming>& layers);
+
 void print_layers(std::FILE* out, const std::string& title, const std::vector<LayerTiming>& layers);
 nlohmann::json layers_json(const std::vector<LayerTiming>& layers);
 

@@ -49,6 +49,33 @@ std::vector<float> random_inputs(int64_t count, const ActShape& shape) {
   return out;
 }
 
+// The achieved TOPS of the convolutions with the most multiply-adds: one
+// line (the best and the worst when several tie) and a JSON entry for each.
+void report_largest_convs(std::FILE* out, const std::string& backend, int64_t batch,
+                          const std::vector<LayerTiming>& layers, nlohmann::json& entries) {
+  const std::vector<LayerTiming> largest = largest_convs(layers);
+  if (largest.empty()) return;
+  const auto [worst, best] = std::minmax_element(
+      largest.begin(), largest.end(), [](const LayerTiming& a, const LayerTiming& b) { return tops(a) < tops(b); });
+  const long long images = batch;
+  if (largest.size() == 1)
+    std::fprintf(out, "  %s batch %lld: largest conv %s, %.1f MMACs in %.3f ms: %.2f int8 TOPS\n", backend.c_str(),
+                 images, best->name.c_str(), best->macs / 1e6, best->milliseconds, tops(*best));
+  else
+    std::fprintf(out,
+                 "  %s batch %lld: largest convs, %zu of %.1f MMACs each: %.2f int8 TOPS at best (%s, %.3f ms), "
+                 "%.2f at worst (%s, %.3f ms)\n",
+                 backend.c_str(), images, largest.size(), best->macs / 1e6, tops(*best), best->name.c_str(),
+                 best->milliseconds, tops(*worst), worst->name.c_str(), worst->milliseconds);
+  for (const LayerTiming& l : largest)
+    entries.push_back({{"batch", batch},
+                       {"backend", backend},
+                       {"node", l.name},
+                       {"macs", l.macs},
+                       {"milliseconds", l.milliseconds},
+                       {"tops", tops(l)}});
+}
+
 // The backends of --backend: a comma-separated list, or "all" (those this machine can run).
 std::vector<std::string> requested_backends(const std::string& list) {
   const std::vector<std::string> known = engine_backends();
@@ -182,7 +209,7 @@ void run_infer(const InferCommand& c) {
     std::fprintf(out, "note: other processes use the CPU; with more threads than idle cores, OpenMP's spin-waiting "
                       "slows octet and LibTorch alike (OMP_WAIT_POLICY=passive or fewer --threads help)\n");
   std::vector<Measurement> results;
-  nlohmann::json largest_convs = nlohmann::json::array(), layer_reports = nlohmann::json::array();
+  nlohmann::json largest_conv_entries = nlohmann::json::array(), layer_reports = nlohmann::json::array();
   nlohmann::json speedups = nlohmann::json::array();
   for (const int64_t batch : batches) {
     std::vector<Measurement> rows;
@@ -199,6 +226,7 @@ void run_infer(const InferCommand& c) {
             const std::vector<LayerTiming> layers =
                 cpu_layer_times(layer_engine, images.data(), batch, c.warmup, c.iterations);
             print_layers(out, name + " int8 per node, batch " + std::to_string(batch), layers);
+            report_largest_convs(out, name, batch, layers, largest_conv_entries);
             layer_reports.push_back({{"batch", batch}, {"backend", name}, {"layers", layers_json(layers)}});
           }
         }
@@ -217,20 +245,7 @@ void run_infer(const InferCommand& c) {
       std::vector<LayerTiming> layers;
       for (const CudaEngine::NodeTiming& t : cuda.profile(batch, c.iterations))
         layers.push_back({t.name, t.op, t.macs, t.milliseconds, t.kernel});
-      const auto conv = std::max_element(layers.begin(), layers.end(), [](const LayerTiming& a, const LayerTiming& b) {
-        return (a.op == "conv2d" ? a.macs : -1) < (b.op == "conv2d" ? b.macs : -1);
-      });
-      if (conv != layers.end() && conv->op == "conv2d") {
-        const double tops = 2 * conv->macs / (conv->milliseconds * 1e-3) / 1e12;
-        std::fprintf(out, "  %s batch %lld: largest conv %s, %.1f MMACs in %.3f ms: %.2f int8 TOPS\n", backend.c_str(),
-                    static_cast<long long>(batch), conv->name.c_str(), conv->macs / 1e6, conv->milliseconds, tops);
-        largest_convs.push_back({{"batch", batch},
-                                 {"backend", backend},
-                                 {"node", conv->name},
-                                 {"macs", conv->macs},
-                                 {"milliseconds", conv->milliseconds},
-                                 {"tops", tops}});
-      }
+      report_largest_convs(out, backend, batch, layers, largest_conv_entries);
       if (c.layers) {
         print_layers(out, backend + " per node (launched one by one), batch " + std::to_string(batch), layers);
         layer_reports.push_back({{"batch", batch}, {"backend", backend}, {"layers", layers_json(layers)}});
@@ -316,7 +331,7 @@ void run_infer(const InferCommand& c) {
                                             {"warmup", c.warmup},
                                             {"results", measurements},
                                             {"speedups", speedups},
-                                            {"largest_conv", largest_convs},
+                                            {"largest_conv", largest_conv_entries},
                                             {"layers", layer_reports},
                                             {"imma_tiles", imma_tiles}})
                                     .dump(2) +

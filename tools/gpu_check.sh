@@ -306,8 +306,13 @@ for path in sys.argv[1:]:
               f"{r['images_per_second']:.0f} images/s")
     for s in b["speedups"]:
         print(f"{b['model']} batch {s['batch']}: over {s.get('peer')}: {s.get('over_peer')}")
+    largest = {}  # the convs with the most MACs (several tie in CIFAR ResNets), per batch and backend
     for c in b["largest_conv"]:
-        print(f"{b['model']} batch {c['batch']} {c['backend']}: largest conv {c['node']} {c['tops']:.1f} TOPS")
+        largest.setdefault((c["batch"], c["backend"]), []).append(c)
+    for (batch, backend), convs in largest.items():
+        best, worst = max(convs, key=lambda c: c["tops"]), min(convs, key=lambda c: c["tops"])
+        print(f"{b['model']} batch {batch} {backend}: largest convs ({len(convs)} of {best['macs'] / 1e6:.1f} MMACs): "
+              f"best {best['node']} {best['tops']:.1f} TOPS, worst {worst['node']} {worst['tops']:.1f} TOPS")
     for t in b["imma_tiles"]:  # the cost model's choice is the first trial
         model_pick = t["trials"][0] if t["trials"] else {"tile": t["tile"], "milliseconds": float("nan")}
         best = min((x["milliseconds"] for x in t["trials"]), default=float("nan"))
