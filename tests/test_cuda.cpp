@@ -308,6 +308,22 @@ TEST(CudaEngineWithoutDevice, ListsTheBackendsAndExplainsWhyItCannotStart) {
     EXPECT_NE(std::string(e.what()).find("no usable CUDA device: " + why_not), std::string::npos) << e.what();
   }
   EXPECT_NE(error_of([&] { make_engine(model, "cuda"); }).find("cuda-imma: no usable CUDA device"), std::string::npos);
+  EXPECT_EQ(CudaEngine::device_description(), "no usable CUDA device: " + why_not);
+}
+
+// What benchmark reports say of the card: its own name and figures.
+TEST(CudaEngineDevice, DescriptionNamesTheCard) {
+  SKIP_WITHOUT_CUDA_DEVICE();
+  cudaDeviceProp d{};
+  ASSERT_EQ(cudaGetDeviceProperties(&d, 0), cudaSuccess);
+  const std::string description = CudaEngine::device_description();
+  EXPECT_EQ(description.rfind(std::string(d.name) + ", compute capability " + std::to_string(d.major) + "." +
+                                  std::to_string(d.minor) + ", " + std::to_string(d.multiProcessorCount) +
+                                  " multiprocessors, ",
+                              0),
+            0u)
+      << description;
+  EXPECT_NE(description.find(" MiB L2; driver "), std::string::npos) << description;
 }
 
 // cuBLASLt is not linked but opened on first use: that works without a GPU.
