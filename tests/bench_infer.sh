@@ -5,19 +5,13 @@
 # per-node MACs (what the TOPS figures divide by) that are LeNet-5's exact
 # counts, and its largest conv's TOPS; the text names the CPU; bad options are refused with nothing
 # written. No timing is asserted.
-#   bench_infer.sh OCTET_BINARY SOURCE_DIR   (exit 77: no Fashion-MNIST, skipped)
+#   bench_infer.sh OCTET_BINARY SOURCE_DIR   (exit 77: no Fashion-MNIST for calibration, skipped)
 # $PYTHON (default python3; the standard library only) reads the JSON.
 set -uo pipefail
 octet=$1
 source_dir=$2
-python=${PYTHON:-python3}
-fmnist=/usr/share/datasets/fashion-mnist
-[ -d "$fmnist" ] || { echo "skipped: no Fashion-MNIST in $fmnist (calibration data)"; exit 77; }
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-export OMP_WAIT_POLICY=passive
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+# shellcheck source=tests/bench_script_setup.sh
+source "$(dirname "$0")/bench_script_setup.sh"
 bench=("$octet" bench infer --checkpoint "$source_dir/models/zoo/lenet5_fmnist.octet" --threads 1)
 
 "${bench[@]}" --backend cpu --batch 1,3 --iterations 2 --warmup 0 --layers --json "$dir/bench.json" >"$dir/bench.txt" 2>&1 ||
@@ -85,5 +79,4 @@ refused "no iterations" "--iterations" --backend cpu --iterations 0
 refused "unknown backend" "--backend" --backend cuda-tensorrt
 refused "unknown CPU kernels" "--cpu-kernels" --backend cpu --cpu-kernels amx
 
-[ "$failures" -eq 0 ] || { echo "$failures check(s) failed"; exit 1; }
-echo "bench infer: JSON and text well-formed, MACs exact, 5 bad options refused"
+finish "bench infer: JSON and text well-formed, MACs exact, 5 bad options refused"

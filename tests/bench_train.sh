@@ -7,15 +7,9 @@
 # $PYTHON (default python3; the standard library only) reads the files.
 set -uo pipefail
 octet=$1
-python=${PYTHON:-python3}
-fmnist=/usr/share/datasets/fashion-mnist
-[ -d "$fmnist" ] || { echo "skipped: no Fashion-MNIST in $fmnist"; exit 77; }
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-export OMP_WAIT_POLICY=passive
+# shellcheck source=tests/bench_script_setup.sh
+source "$(dirname "$0")/bench_script_setup.sh"
 tiny=(--model lenet5 --dataset fashion-mnist --train-samples 300 --test-samples 500 --epochs 1 --threads 1)
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
 # check_files SCENARIO PYTHON-CHECK: the four files parse (CSV, JSON, SVG as
 # XML, markdown with a table), the CSV's header is the JSON's columns and its
@@ -133,5 +127,4 @@ refuse "octet: error: .*no-such-model" workers --model no-such-model
 refuse "octet: error: --epochs" workers --epochs 0
 refuse "octet: error: --device must be" workers --device tpu
 
-[ $failures -eq 0 ] && echo "bench train: all checks passed"
-exit $((failures > 0))
+finish "bench train: all checks passed"
