@@ -194,9 +194,9 @@ void run_infer(const InferCommand& c) {
   for (const std::string& backend : backends) engines[backend] = make_engine(model, backend);
   const CpuEngine layer_engine(model);  // for --layers: the hook sees each node
   const double load = load_average();
-  std::fprintf(out, "%s (%s), %d threads, CPU kernels %s, median of %d runs after %d warm-up, load average %.2f\n",
-               checkpoint.model.c_str(), checkpoint.dataset.c_str(), threads,
-               cpu::kernel_path_name(cpu::kernel_path()), c.iterations, c.warmup, load);
+  std::fprintf(out, "%s (%s), %d thread%s, CPU kernels %s, median of %d run%s after %d warm-up, load average %.2f\n",
+               checkpoint.model.c_str(), checkpoint.dataset.c_str(), threads, threads == 1 ? "" : "s",
+               cpu::kernel_path_name(cpu::kernel_path()), c.iterations, c.iterations == 1 ? "" : "s", c.warmup, load);
   // The machine, so that numbers from several machines are never mixed up.
   const std::string cpu = cpu_description();
   std::string gpu;
