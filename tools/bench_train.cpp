@@ -167,7 +167,8 @@ void add_bench_train_command(CLI::App& bench) {
 #ifdef OCTET_HAVE_TORCH
   cmd->callback([o] { run_bench_train(*o); });
 #else
-  cmd->callback([] {
+  // Captures `o` all the same: parsing writes the options into it before the callback runs.
+  cmd->callback([o] {
     use_torch_helper();
     fail(kTrainingNeedsTorch);
   });

@@ -71,7 +71,8 @@ void add_train_command(CLI::App& app) {
 #ifdef OCTET_HAVE_TORCH
   cmd->callback([o] { train(*o, o->json == "-" ? std::cerr : std::cout); });
 #else
-  cmd->callback([] {
+  // Captures `o` all the same: parsing writes the options into it before the callback runs.
+  cmd->callback([o] {
     use_torch_helper();
     fail(kTrainingNeedsTorch);
   });
