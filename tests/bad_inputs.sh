@@ -92,5 +92,13 @@ expect "--with-run 'resnet44': expected NAME=STEP_LOG" "${fit[@]}" --with-run "r
 printf 'epoch,step,loss,acc\n1,1,2.3,10\n1,2,nan,12\n' >"$dir/nan.csv"
 expect "nan.csv:3: loss is nan" "$octet" forecast fit --log "$dir/nan.csv" --json "$dir/out.json"
 
+# `octet bench infer`'s options, refused before anything is measured.
+infer=("$octet" bench infer --checkpoint "$lenet" --json "$dir/out.json")
+expect "--batch" "${infer[@]}" --backend cpu --batch 0
+expect "--batch" "${infer[@]}" --backend cpu --batch 1,x
+expect "--iterations" "${infer[@]}" --backend cpu --iterations 0
+expect "--backend cuda-tensorrt is not one" "${infer[@]}" --backend cuda-tensorrt
+expect "--cpu-kernels" "${infer[@]}" --backend cpu --cpu-kernels amx
+
 [ $failures -eq 0 ] && echo "every bad input refused with status 1, a message and no file"
 exit $((failures > 0))
