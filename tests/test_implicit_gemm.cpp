@@ -207,7 +207,7 @@ BlockResult run_block(const Problem& p, int tile, const Data& d, int bx, int by,
   // Per-thread loader state.
   struct ThreadState {
     std::vector<RowOrigin> a_origin;
-    std::vector<int> a_shared, b_row, b_shared;
+    std::vector<int> a_shared, b_row, b_start, b_shared;
     std::vector<bool> a_active, b_active;
     TapCursor cursor;
     int b_k;
@@ -218,6 +218,10 @@ BlockResult run_block(const Problem& p, int tile, const Data& d, int bx, int by,
     for (int i = 0; i < a_copies; ++i) {
       const CopySlot slot = copy_slot(t, i, threads, T.bk, T.access);
       EXPECT_EQ(slot.k, copy_slot(t, 0, threads, T.bk, T.access).k) << "a thread's k changes between its copies";
+      // The kernel skips the bounds test when the copies cover the tile exactly.
+      if (a_copies * threads == T.bm * (T.bk / T.access)) {
+        EXPECT_LT(slot.row, T.bm);
+      }
       s.a_active.push_back(slot.row < T.bm);
       s.a_origin.push_back(row_origin(p, block.m0 + slot.row));
       s.a_shared.push_back(tile_offset(slot.row, slot.k, T.bk));
@@ -225,8 +229,14 @@ BlockResult run_block(const Problem& p, int tile, const Data& d, int bx, int by,
     s.cursor = tap_cursor(p, copy_slot(t, 0, threads, T.bk, T.access).k);
     for (int i = 0; i < b_copies; ++i) {
       const CopySlot slot = copy_slot(t, i, threads, T.bk, kVectorBytes);
+      if (b_copies * threads == T.bn * (T.bk / kVectorBytes)) {
+        EXPECT_LT(slot.row, T.bn);
+      }
       s.b_active.push_back(slot.row < T.bn);
       s.b_row.push_back(block.n0 + slot.row);
+      s.b_start.push_back(block.n0 + slot.row < p.out_c
+                              ? b_row_start(p, block.n0 + slot.row) + copy_slot(t, 0, threads, T.bk, kVectorBytes).k
+                              : 0);
       s.b_shared.push_back(tile_offset(slot.row, slot.k, T.bk));
     }
     s.b_k = copy_slot(t, 0, threads, T.bk, kVectorBytes).k;
@@ -243,12 +253,14 @@ BlockResult run_block(const Problem& p, int tile, const Data& d, int bx, int by,
       ThreadState& s = state[t];
       for (int i = 0; i < a_copies; ++i)
         if (s.a_active[i])
-          copy(a_base + s.a_shared[i], d.device_input, a_source(p, s.a_origin[i], s.cursor), T.access,
+          copy(a_base + s.a_shared[i], d.device_input,
+               a_inside(p, s.a_origin[i], s.cursor) ? a_offset(s.a_origin[i], s.cursor) : -1, T.access,
                a_base + a_stage);
       advance(s.cursor, p, T.bk);
       for (int i = 0; i < b_copies; ++i)
         if (s.b_active[i])
-          copy(b_base + s.b_shared[i], d.packed, b_source(p, s.b_row[i], k_tile * T.bk + s.b_k), kVectorBytes,
+          copy(b_base + s.b_shared[i], d.packed,
+               b_inside(p, s.b_row[i], k_tile * T.bk + s.b_k) ? s.b_start[i] + k_tile * T.bk : -1, kVectorBytes,
                b_base + b_stage);
     }
     // Bank conflicts of the 16-byte copies: each 8-thread phase of a warp.
@@ -481,6 +493,7 @@ TEST(ImplicitGemm, TapCursorMovesLikeDividing) {
           ASSERT_EQ(t.ky, want.ky) << conv_name(v) << " k " << k;
           ASSERT_EQ(t.kx, want.kx) << conv_name(v) << " k " << k;
           ASSERT_EQ(t.c, want.c) << conv_name(v) << " k " << k;
+          ASSERT_EQ(t.offset, want.offset) << conv_name(v) << " k " << k;
           advance(t, p, step);
         }
       }
@@ -495,7 +508,8 @@ TEST(ImplicitGemm, ActivationOffsetsAndPaddingMasksMatchIm2col) {
     for (int m = 0; m < p.rows() + 3; ++m) {
       const RowOrigin r = row_origin(p, m);
       for (int k = 0; k < p.packed_depth() + 64; k += p.access()) {
-        const int at = a_source(p, r, tap_cursor(p, k));
+        const TapCursor t = tap_cursor(p, k);
+        const int at = a_inside(p, r, t) ? a_offset(r, t) : -1;
         for (int b = 0; b < p.access(); ++b) {
           const int kk = k + b, tap = kk / p.tap_c, c = kk % p.tap_c, ky = tap / v.kernel, kx = tap % v.kernel;
           const int ox = m % p.out_w, oy = m / p.out_w % p.out_h, n = m / (p.out_w * p.out_h);
@@ -539,6 +553,12 @@ TEST(ImplicitGemm, UnsupportedSaysWhy) {
   p = problem_of({2, 8, 8, 64, 64, 3, 1, 1});
   p.batch = 1 << 20;
   EXPECT_NE(unsupported(p, vector_tile).find("32-bit indexing"), std::string::npos) << unsupported(p, vector_tile);
+  // 2147479552 bytes of input fit 32 bits; a row's origin offset reaches past
+  // them by the padding (row_origin), which must fit as well.
+  p = problem_of({524287, 8, 8, 64, 64, 3, 1, 1});
+  EXPECT_EQ(unsupported(p, vector_tile), "");
+  p.padding = 8;
+  EXPECT_NE(unsupported(p, vector_tile).find("the input"), std::string::npos) << unsupported(p, vector_tile);
   EXPECT_NE(unsupported(p, kTileCount).find("no tile configuration"), std::string::npos);
 }
 

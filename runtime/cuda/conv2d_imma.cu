@@ -33,6 +33,11 @@ __global__ void __launch_bounds__(tile_config(kTile).threads())
   constexpr int kMmaRows = kWM / kMmaM, kMmaCols = kWN / kMmaN;
   static_assert(kMmaCols % 2 == 0, "B fragments are loaded two n8 blocks at a time");
   extern __shared__ __align__(128) int8_t shared[];
+  // The pipeline's stages as shared-state-space addresses (A stages, then B).
+  const uint32_t a_stages = shared_address(shared), b_stages = a_stages + kStages * kAStage;
+  // Whether every thread's every copy lands in the tile (no bounds test).
+  constexpr bool kAExact = kACopies * kThreads == kBM * (kBK / kAccess);
+  constexpr bool kBExact = kBCopies * kThreads == kBN * (kBK / kVectorBytes);
 
   const int thread = threadIdx.x, lane = thread % kWarpSize;
   const igemm::BlockTile block = igemm::block_tile(blockIdx.x, blockIdx.y, kBM, kBN);
@@ -50,34 +55,36 @@ __global__ void __launch_bounds__(tile_config(kTile).threads())
     a_shared[i] = igemm::tile_offset(s.row, s.k, kBK);
   }
   igemm::TapCursor a_cursor = igemm::tap_cursor(p, igemm::copy_slot(thread, 0, kThreads, kBK, kAccess).k);
-  int b_row[kBCopies], b_shared[kBCopies];
+  const int b_k = igemm::copy_slot(thread, 0, kThreads, kBK, kVectorBytes).k;
+  int b_row[kBCopies], b_start[kBCopies], b_shared[kBCopies];
   bool b_active[kBCopies];
 #pragma unroll
   for (int i = 0; i < kBCopies; ++i) {
     const igemm::CopySlot s = igemm::copy_slot(thread, i, kThreads, kBK, kVectorBytes);
     b_active[i] = s.row < kBN;
     b_row[i] = block.n0 + s.row;
+    b_start[i] = b_row[i] < p.out_c ? igemm::b_row_start(p, b_row[i]) + b_k : 0;  // rows past out_c are zeros
     b_shared[i] = igemm::tile_offset(s.row, s.k, kBK);
   }
-  const int b_k = igemm::copy_slot(thread, 0, kThreads, kBK, kVectorBytes).k;
 
   // Issues the copies of K tile `k_tile` into `stage` (none past the last tile).
   auto load_stage = [&](int stage, int k_tile) {
     if (k_tile >= k_tiles) return;
-    int8_t* a = shared + stage * kAStage;
-    int8_t* b = shared + kStages * kAStage + stage * kBStage;
+    const uint32_t a = a_stages + stage * kAStage, b = b_stages + stage * kBStage;
 #pragma unroll
     for (int i = 0; i < kACopies; ++i) {
-      if (!a_active[i]) continue;
-      const int from = igemm::a_source(p, a_origin[i], a_cursor);
-      cp_async_zero_fill<kAccess>(a + a_shared[i], input + (from < 0 ? 0 : from), from >= 0);
+      if (!kAExact && !a_active[i]) continue;
+      const bool inside = igemm::a_inside(p, a_origin[i], a_cursor);
+      const uint32_t from = inside ? igemm::a_offset(a_origin[i], a_cursor) : 0;  // unsigned: no sign extension
+      cp_async_zero_fill<kAccess>(a + a_shared[i], input + from, inside);
     }
     igemm::advance(a_cursor, p, kBK);
 #pragma unroll
     for (int i = 0; i < kBCopies; ++i) {
-      if (!b_active[i]) continue;
-      const int from = igemm::b_source(p, b_row[i], k_tile * kBK + b_k);
-      cp_async_zero_fill<kVectorBytes>(b + b_shared[i], weights + (from < 0 ? 0 : from), from >= 0);
+      if (!kBExact && !b_active[i]) continue;
+      const bool inside = igemm::b_inside(p, b_row[i], k_tile * kBK + b_k);
+      const uint32_t from = inside ? b_start[i] + k_tile * kBK : 0;
+      cp_async_zero_fill<kVectorBytes>(b + b_shared[i], weights + from, inside);
     }
   };
 
@@ -95,8 +102,7 @@ __global__ void __launch_bounds__(tile_config(kTile).threads())
     __syncthreads();  // tile kt landed for every thread; stage (kt - 1) % kStages is free
     load_stage((kt + kStages - 1) % kStages, kt + kStages - 1);
     cp_async_commit();
-    const int8_t* a = shared + (kt % kStages) * kAStage;
-    const int8_t* b = shared + kStages * kAStage + (kt % kStages) * kBStage;
+    const uint32_t a = a_stages + (kt % kStages) * kAStage, b = b_stages + (kt % kStages) * kBStage;
 #pragma unroll
     for (int s = 0; s < kSteps; ++s) {
       const int k = igemm::k_step(warp.k, s, kWarpsK) * kMmaK;

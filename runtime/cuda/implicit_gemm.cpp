@@ -54,7 +54,9 @@ std::string unsupported(const Problem& p, int tile) {
   const int64_t in_bytes = int64_t(p.batch) * p.in_h * p.in_w * p.in_stride;
   const int64_t rows = int64_t(p.batch) * p.out_h * p.out_w;
   const int64_t depth = int64_t(p.kernel) * p.kernel * p.tap_c;
-  if (in_bytes >= INT_MAX) return "the input (" + text(in_bytes) + " bytes) exceeds 32-bit indexing";
+  // A row's origin offset may reach past the input by the padding (row_origin).
+  const int64_t in_reach = in_bytes + int64_t(p.padding) * (p.in_w + 1) * p.in_stride;
+  if (in_reach >= INT_MAX) return "the input (" + text(in_bytes) + " bytes) exceeds 32-bit indexing";
   if (rows * p.out_c >= INT_MAX) return "the output (" + text(rows * p.out_c) + " bytes) exceeds 32-bit indexing";
   if (int64_t(p.out_c) * (depth + kDepthMultiple) >= INT_MAX)
     return "the weights (K = " + text(depth) + ") exceed 32-bit indexing";

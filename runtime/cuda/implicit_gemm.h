@@ -155,25 +155,33 @@ OCTET_HOST_DEVICE constexpr int copies_per_thread(int rows, int bk, int access, 
   return ceil_div(rows * (bk / access), threads);
 }
 
-// An output pixel m as the A loader needs it: where its image starts in the
-// input (-1 past the last row) and the input pixel of its window's top-left tap.
+// An output pixel m as the A loader needs it: the input pixel of its
+// window's top-left tap (y, x) and that pixel's offset in the input (which
+// lies outside it where y or x is negative). Past the last row y is far above
+// the image, so that every tap falls outside.
 struct RowOrigin {
-  int image, y, x;
+  int offset, y, x;
 };
+constexpr int kOutsideRow = -(1 << 30);
 OCTET_HOST_DEVICE RowOrigin row_origin(const Problem& p, int m) {
-  if (m >= p.rows()) return {-1, 0, 0};
+  if (m >= p.rows()) return {0, kOutsideRow, 0};
   const int ox = m % p.out_w, oy = (m / p.out_w) % p.out_h, n = m / (p.out_w * p.out_h);
-  return {n * p.in_h * p.in_w * p.in_stride, oy * p.stride - p.padding, ox * p.stride - p.padding};
+  const int y = oy * p.stride - p.padding, x = ox * p.stride - p.padding;
+  return {((n * p.in_h + y) * p.in_w + x) * p.in_stride, y, x};
 }
 
-// A position k in K as (tap ky, kx; channel c). Made once by division, then
-// moved forward stage by stage without dividing.
+// A position k in K as (tap ky, kx; channel c), and its offset from a row's
+// origin pixel. Made once by division, then moved forward stage by stage
+// without dividing.
 struct TapCursor {
-  int k, ky, kx, c;
+  int k, ky, kx, c, offset;
 };
+OCTET_HOST_DEVICE int tap_offset(const Problem& p, int ky, int kx, int c) {
+  return (ky * p.in_w + kx) * p.in_stride + c;
+}
 OCTET_HOST_DEVICE TapCursor tap_cursor(const Problem& p, int k) {
-  const int tap = k / p.tap_c;
-  return {k, tap / p.kernel, tap % p.kernel, k % p.tap_c};
+  const int tap = k / p.tap_c, ky = tap / p.kernel, kx = tap % p.kernel, c = k % p.tap_c;
+  return {k, ky, kx, c, tap_offset(p, ky, kx, c)};
 }
 OCTET_HOST_DEVICE void advance(TapCursor& t, const Problem& p, int step) {
   t.k += step;
@@ -185,21 +193,23 @@ OCTET_HOST_DEVICE void advance(TapCursor& t, const Problem& p, int step) {
       ++t.ky;
     }
   }
+  t.offset = tap_offset(p, t.ky, t.kx, t.c);
 }
 
-// Offset in the input of A's bytes (m, t.k ..) for m's origin, or -1 where
-// they are zeros (padding, past K, past the last row).
-OCTET_HOST_DEVICE int a_source(const Problem& p, const RowOrigin& r, const TapCursor& t) {
-  if (r.image < 0 || t.k >= p.depth()) return -1;
-  const int iy = r.y + t.ky, ix = r.x + t.kx;
-  if (iy < 0 || iy >= p.in_h || ix < 0 || ix >= p.in_w) return -1;
-  return r.image + (iy * p.in_w + ix) * p.in_stride + t.c;
+// Whether A's bytes (m, t.k ..) for m's origin hold data, not zeros (padding,
+// past K, past the last row). One unsigned compare per axis tests both of
+// its bounds.
+OCTET_HOST_DEVICE bool a_inside(const Problem& p, const RowOrigin& r, const TapCursor& t) {
+  return t.k < p.depth() && static_cast<unsigned>(r.y + t.ky) < static_cast<unsigned>(p.in_h) &&
+         static_cast<unsigned>(r.x + t.kx) < static_cast<unsigned>(p.in_w);
 }
+// Their offset in the input, where a_inside.
+OCTET_HOST_DEVICE int a_offset(const RowOrigin& r, const TapCursor& t) { return r.offset + t.offset; }
 
-// Offset in the packed weights of B's 16 bytes (n, k ..), or -1 (zeros).
-OCTET_HOST_DEVICE int b_source(const Problem& p, int n, int k) {
-  return n < p.out_c && k < p.packed_depth() ? n * p.packed_depth() + k : -1;
-}
+// B's 16 bytes (n, k ..) in the packed weights: data where b_inside (else
+// zeros), at b_row_start(n) + k.
+OCTET_HOST_DEVICE bool b_inside(const Problem& p, int n, int k) { return n < p.out_c && k < p.packed_depth(); }
+OCTET_HOST_DEVICE int b_row_start(const Problem& p, int n) { return n * p.packed_depth(); }
 
 // ---------------------------------------------------------------- warps and fragments
 // Warp w of the block: its sub-tile (m, n) and its K slice.

@@ -14,16 +14,16 @@ __device__ __forceinline__ uint32_t shared_address(const void* p) {
 
 // Copies kBytes (16 or 4) from global to shared memory asynchronously, or
 // writes kBytes zeros when !valid (`global` must still be a valid address).
+// `shared`: a shared-state-space address (shared_address), made once per
+// kernel rather than converted at every copy.
 template <int kBytes>
-__device__ __forceinline__ void cp_async_zero_fill(void* shared, const void* global, bool valid) {
+__device__ __forceinline__ void cp_async_zero_fill(uint32_t shared, const void* global, bool valid) {
   static_assert(kBytes == 16 || kBytes == 4, "cp.async copies 4, 8 or 16 bytes; we use 16 and 4");
   const int source_bytes = valid ? kBytes : 0;
   if constexpr (kBytes == 16)
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared_address(shared)), "l"(global),
-                 "r"(source_bytes));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared), "l"(global), "r"(source_bytes));
   else
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(shared_address(shared)), "l"(global),
-                 "r"(source_bytes));
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(shared), "l"(global), "r"(source_bytes));
 }
 
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
@@ -34,11 +34,12 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
 }
 
-// Four 8 x 16-byte matrices; lane l gives the address of row l % 8 of matrix l / 8.
-__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const void* shared) {
+// Four 8 x 16-byte matrices; lane l gives the shared-state-space address of
+// row l % 8 of matrix l / 8.
+__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], uint32_t shared) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(shared_address(shared)));
+               : "r"(shared));
 }
 
 // d += a (16 x 32, row) x b (32 x 8, col), int8 -> int32.
