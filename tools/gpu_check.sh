@@ -14,7 +14,8 @@
 #   build  configure (LibTorch from torch.utils.cmake_prefix_path, sm_90 unless
 #          OCTET_CUDA_ARCH says otherwise) and build into build-gpu
 #   sass   -Xptxas -v of the cuda-imma kernels (registers, spills, stack) and
-#          their SASS: IMMA instructions, no IDP4A
+#          their SASS: IMMA instructions, no IDP4A, and each main loop's
+#          instructions per IMMA (tools/sass_main_loop.py)
 #   test   the full ctest suite, CUDA tests included
 #   train  ResNet-18 on CIFAR-10 (the command of issue 10), quantized; float vs
 #          int8 top-1 and agreement, CPU and GPU runtimes compared image by image
@@ -220,7 +221,11 @@ stage_sass() {
     "$RESULTS/imma.sass" >"$RESULTS/sass_summary.txt"
   [ -s "$RESULTS/sass_summary.txt" ] || die "no IMMA instruction in the cuda-imma kernels ($RESULTS/imma.sass)"
   if grep -q "IDP4A [1-9]" "$RESULTS/sass_summary.txt"; then die "IDP4A in a cuda-imma kernel"; fi
+  "$PYTHON" "$ROOT/tools/sass_main_loop.py" "$RESULTS/imma.sass" "$ROOT/runtime/cuda/implicit_gemm.h" \
+    >"$RESULTS/sass_main_loop.txt" || die "a cuda-imma kernel's main loop has no IMMA (sass_main_loop.txt)"
   note "sass: $(wc -l <"$RESULTS/sass_summary.txt") kernels with IMMA, no spills (ptxas_summary.txt, sass_summary.txt)"
+  note "sass: main loop per K stage (static SASS instructions per warp):"
+  while read -r line; do note "  $line"; done <"$RESULTS/sass_main_loop.txt"
 }
 
 stage_test() {
