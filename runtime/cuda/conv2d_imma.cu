@@ -97,30 +97,42 @@ __global__ void __launch_bounds__(tile_config(kTile).threads())
     load_stage(stage, stage);
     cp_async_commit();
   }
+  // Warp tiles of 64 x 64 (128 accumulators a thread) leave a multiprocessor
+  // 2 warps per scheduler: they load step 0's fragments before the copies of
+  // the next stage, so that ldmatrix's latency passes while those are issued
+  // (ptxas keeps shared-memory reads after writes it cannot tell apart). In
+  // smaller tiles this costs registers, so resident blocks, and more warps
+  // hide the latency anyway.
+  constexpr bool kEarlyFragments = kMmaRows * kMmaCols >= 32;
+  // The A and B fragments of K step s of the stage at (a, b).
+  uint32_t a_fragment[kMmaRows][4], b_fragment[kMmaCols][2];
+  auto load_fragments = [&](uint32_t a, uint32_t b, int s) {
+    const int k = igemm::k_step(warp.k, s, kWarpsK) * kMmaK;
+#pragma unroll
+    for (int mi = 0; mi < kMmaRows; ++mi)
+      ldmatrix_x4(a_fragment[mi], a + igemm::fragment_offset(warp.m * kWM, igemm::a_fragment_row(lane),
+                                                             k + igemm::a_fragment_k(lane), mi, kBK));
+#pragma unroll
+    for (int nj = 0; nj < kMmaCols / 2; ++nj) {
+      uint32_t r[4];
+      ldmatrix_x4(r, b + igemm::fragment_offset(warp.n * kWN, igemm::b_fragment_row(lane),
+                                                k + igemm::b_fragment_k(lane), nj, kBK));
+      b_fragment[2 * nj][0] = r[0];
+      b_fragment[2 * nj][1] = r[1];
+      b_fragment[2 * nj + 1][0] = r[2];
+      b_fragment[2 * nj + 1][1] = r[3];
+    }
+  };
   for (int kt = 0; kt < k_tiles; ++kt) {
     cp_async_wait<kStages - 2>();
     __syncthreads();  // tile kt landed for every thread; stage (kt - 1) % kStages is free
+    const uint32_t a = a_stages + (kt % kStages) * kAStage, b = b_stages + (kt % kStages) * kBStage;
+    if constexpr (kEarlyFragments) load_fragments(a, b, 0);
     load_stage((kt + kStages - 1) % kStages, kt + kStages - 1);
     cp_async_commit();
-    const uint32_t a = a_stages + (kt % kStages) * kAStage, b = b_stages + (kt % kStages) * kBStage;
 #pragma unroll
     for (int s = 0; s < kSteps; ++s) {
-      const int k = igemm::k_step(warp.k, s, kWarpsK) * kMmaK;
-      uint32_t a_fragment[kMmaRows][4], b_fragment[kMmaCols][2];
-#pragma unroll
-      for (int mi = 0; mi < kMmaRows; ++mi)
-        ldmatrix_x4(a_fragment[mi], a + igemm::fragment_offset(warp.m * kWM, igemm::a_fragment_row(lane),
-                                                               k + igemm::a_fragment_k(lane), mi, kBK));
-#pragma unroll
-      for (int nj = 0; nj < kMmaCols / 2; ++nj) {
-        uint32_t r[4];
-        ldmatrix_x4(r, b + igemm::fragment_offset(warp.n * kWN, igemm::b_fragment_row(lane),
-                                                  k + igemm::b_fragment_k(lane), nj, kBK));
-        b_fragment[2 * nj][0] = r[0];
-        b_fragment[2 * nj][1] = r[1];
-        b_fragment[2 * nj + 1][0] = r[2];
-        b_fragment[2 * nj + 1][1] = r[3];
-      }
+      if (s > 0 || !kEarlyFragments) load_fragments(a, b, s);
 #pragma unroll
       for (int mi = 0; mi < kMmaRows; ++mi)
 #pragma unroll
