@@ -1,77 +1,29 @@
 // The index math of the cuda-imma convolution (runtime/cuda/implicit_gemm.h)
 // on the CPU, without nvcc or a GPU: a host emulation of the kernel's thread
-// blocks (conv2d_imma.cu) copies tiles into an emulated shared memory with
-// the same per-thread index functions, feeds every warp lane's fragments
-// through ldmatrix and mma.m16n8k32 as the PTX ISA defines them (written
-// here independently of the header), and runs the epilogue. Its int32
-// accumulators must equal a direct convolution's and its int8 outputs the
-// CPU runtime's, for every tile configuration over a table of shapes.
+// blocks (conv2d_imma_kernel.cuh) copies tiles into an emulated shared memory
+// with the same per-thread index functions, feeds every warp lane's fragments
+// through ldmatrix and mma.m16n8k32 as the PTX ISA defines them
+// (tests/ptx_isa.h), and runs the epilogue. Its int32 accumulators must
+// equal a direct convolution's and its int8 outputs the CPU runtime's, for
+// every tile configuration over the table of shapes of tests/imma_cases.h,
+// and its shared-memory accesses must be free of bank conflicts. (The
+// kernel's own code runs on the CPU in test_imma_kernel_on_cpu.cpp.)
 #include <gtest/gtest.h>
 
 #include <array>
 #include <cstdlib>
-#include <random>
 #include <set>
-#include <sstream>
 
-#include "runtime/cpu/kernels.h"
-#include "runtime/cuda/device_layout.h"
 #include "runtime/cuda/implicit_gemm.h"
 #include "runtime/requantize.h"
+#include "tests/imma_cases.h"
+#include "tests/ptx_isa.h"
 #include "tests/test_util.h"
 
 namespace octet::cuda::igemm {
 namespace {
 
-// ---------------------------------------------------------------- the PTX ISA, independently
-
-using Registers4 = std::array<uint32_t, 4>;
-
-uint32_t load_word(const std::vector<int8_t>& bytes, int at) {
-  uint32_t w = 0;
-  for (int b = 0; b < 4; ++b) w |= uint32_t(uint8_t(bytes.at(static_cast<size_t>(at + b)))) << (8 * b);
-  return w;
-}
-int8_t byte_of(uint32_t word, int b) { return static_cast<int8_t>(word >> (8 * b)); }
-
-// ldmatrix.sync.aligned.m8n8.x4.shared.b16: lanes 8j..8j+7 give the
-// addresses of rows 0..7 of matrix j (16 bytes each); lane l receives in
-// register j elements 2(l%4), 2(l%4)+1 of row l/4, i.e. bytes 4(l%4)..+3.
-std::array<Registers4, 32> ldmatrix_x4(const std::vector<int8_t>& shared, const std::array<int, 32>& address) {
-  std::array<Registers4, 32> out{};
-  for (int lane = 0; lane < 32; ++lane)
-    for (int j = 0; j < 4; ++j) out[lane][j] = load_word(shared, address[8 * j + lane / 4] + 4 * (lane % 4));
-  return out;
-}
-
-// mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32, g = lane / 4, t = lane % 4:
-// A a0: row g, cols 4t..4t+3; a1: row g+8; a2: row g, cols 16+4t..; a3: row g+8, cols 16+4t..
-// B b0: rows (k) 4t..4t+3, col g; b1: rows 16+4t..
-// D d0, d1: row g, cols 2t, 2t+1; d2, d3: row g+8.
-void mma(std::array<Registers4, 32>& d, const std::array<Registers4, 32>& a,
-         const std::array<std::array<uint32_t, 2>, 32>& b) {
-  int8_t A[16][32], B[32][8];
-  for (int lane = 0; lane < 32; ++lane) {
-    const int g = lane / 4, t = lane % 4;
-    for (int x = 0; x < 4; ++x) {
-      A[g][4 * t + x] = byte_of(a[lane][0], x);
-      A[g + 8][4 * t + x] = byte_of(a[lane][1], x);
-      A[g][16 + 4 * t + x] = byte_of(a[lane][2], x);
-      A[g + 8][16 + 4 * t + x] = byte_of(a[lane][3], x);
-      B[4 * t + x][g] = byte_of(b[lane][0], x);
-      B[16 + 4 * t + x][g] = byte_of(b[lane][1], x);
-    }
-  }
-  for (int lane = 0; lane < 32; ++lane) {
-    const int g = lane / 4, t = lane % 4;
-    for (int i = 0; i < 4; ++i) {
-      const int row = g + (i >= 2 ? 8 : 0), col = 2 * t + i % 2;
-      int32_t sum = 0;
-      for (int k = 0; k < 32; ++k) sum += int32_t(A[row][k]) * int32_t(B[k][col]);
-      d[lane][i] = uint32_t(int32_t(d[lane][i]) + sum);
-    }
-  }
-}
+using ptx::Registers4;
 
 // Shared memory bank conflicts of one phase of `bytes`-wide accesses (16:
 // 8 threads, as ldmatrix rows and cp.async copies; 8: a half-warp): the
@@ -81,107 +33,6 @@ bool conflict_free(const std::vector<int>& addresses, int bytes) {
   for (int a : addresses)
     for (int word = 0; word < bytes / 4; ++word) banks.insert((a / 4 + word) % 32);
   return banks.size() == addresses.size() * size_t(bytes / 4);
-}
-
-// ---------------------------------------------------------------- a convolution to emulate
-
-struct Conv {
-  int batch, h, w, c, out_c, kernel, stride, padding;
-};
-
-std::string conv_name(const Conv& v) {
-  std::ostringstream s;
-  s << "b" << v.batch << "_" << v.h << "x" << v.w << "x" << v.c << "_o" << v.out_c << "_k" << v.kernel << "s"
-    << v.stride << "p" << v.padding;
-  return s.str();
-}
-
-Problem problem_of(const Conv& v) {
-  return conv_problem(v.batch, v.h, v.w, v.c, v.out_c, v.kernel, v.stride, v.padding);
-}
-
-// Random tensors in the CPU runtime's layouts and in cuda-imma's.
-struct Data {
-  std::vector<int8_t> input;                                      // NHWC, c channels (CPU)
-  std::vector<int8_t> device_input;                               // NHWC, in_stride channels, garbage in the padding
-  std::vector<int8_t> weights;                                    // [out_c][kernel][kernel][c] (CPU)
-  std::vector<int8_t> packed;                                     // [stored out_c][packed_depth]
-  std::vector<int32_t> bias, multiplier, shift, skip_multiplier;  // stored out_c each, padding requantizes to 0
-  std::vector<int8_t> skip, device_skip;  // residual: [M][out_c] and [M][stored out_c]; empty without
-  bool relu = false;
-};
-
-Data make_data(const Conv& v, const Problem& p, bool residual, bool relu, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<int> byte(-128, 127);
-  Data d;
-  d.relu = relu;
-  d.input.resize(size_t(v.batch) * v.h * v.w * v.c);
-  for (int8_t& x : d.input) x = static_cast<int8_t>(byte(rng));
-  // Padding channels hold garbage here, which the zero weights there must cancel.
-  d.device_input.assign(size_t(v.batch) * v.h * v.w * p.in_stride, int8_t{0x5A});
-  for (size_t px = 0; px < size_t(v.batch) * v.h * v.w; ++px)
-    std::copy_n(d.input.begin() + px * v.c, v.c, d.device_input.begin() + px * p.in_stride);
-  d.weights.resize(size_t(v.out_c) * v.kernel * v.kernel * v.c);
-  for (int8_t& x : d.weights) x = static_cast<int8_t>(byte(rng));
-  d.packed = pack_weight_rows(d.weights.data(), v.out_c, p.taps(), v.c, p.out_c, p.tap_c, p.packed_depth());
-  const double spread = 74.0 * 74.0 * std::sqrt(double(v.kernel) * v.kernel * v.c);
-  std::uniform_real_distribution<double> unit(0.0, 1.0);
-  d.bias.assign(p.out_c, 0);
-  d.multiplier.assign(p.out_c, 0);
-  d.shift.assign(p.out_c, 1);
-  d.skip_multiplier.assign(p.out_c, 0);
-  for (int o = 0; o < v.out_c; ++o) {
-    d.shift[o] = 20 + static_cast<int>(unit(rng) * 10);
-    d.bias[o] = static_cast<int32_t>((unit(rng) * 2 - 1) * spread);
-    d.multiplier[o] = static_cast<int32_t>(std::ldexp((0.2 + 1.8 * unit(rng)) * 64.0 / spread, d.shift[o]));
-    if (residual) d.skip_multiplier[o] = static_cast<int32_t>(std::ldexp(unit(rng), d.shift[o]));
-  }
-  if (residual) {
-    d.skip.resize(size_t(p.rows()) * v.out_c);
-    for (int8_t& x : d.skip) x = static_cast<int8_t>(byte(rng));
-    d.device_skip.assign(size_t(p.rows()) * p.out_c, 0);
-    for (int m = 0; m < p.rows(); ++m)
-      std::copy_n(d.skip.begin() + size_t(m) * v.out_c, v.out_c, d.device_skip.begin() + size_t(m) * p.out_c);
-  }
-  return d;
-}
-
-// The direct convolution's int32 accumulators [M][out_c] (no bias).
-std::vector<int32_t> direct_accumulators(const Conv& v, const Problem& p, const Data& d) {
-  std::vector<int32_t> acc(size_t(p.rows()) * v.out_c, 0);
-  for (int m = 0; m < p.rows(); ++m) {
-    const int ox = m % p.out_w, oy = m / p.out_w % p.out_h, n = m / (p.out_w * p.out_h);
-    for (int o = 0; o < v.out_c; ++o) {
-      int32_t sum = 0;
-      for (int ky = 0; ky < v.kernel; ++ky)
-        for (int kx = 0; kx < v.kernel; ++kx) {
-          const int iy = oy * v.stride - v.padding + ky, ix = ox * v.stride - v.padding + kx;
-          if (iy < 0 || iy >= v.h || ix < 0 || ix >= v.w) continue;
-          for (int c = 0; c < v.c; ++c)
-            sum += int32_t(d.input[((size_t(n) * v.h + iy) * v.w + ix) * v.c + c]) *
-                   d.weights[((size_t(o) * v.kernel + ky) * v.kernel + kx) * v.c + c];
-        }
-      acc[size_t(m) * v.out_c + o] = sum;
-    }
-  }
-  return acc;
-}
-
-// The CPU runtime's int8 outputs [M][out_c].
-std::vector<int8_t> cpu_outputs(const Conv& v, const Problem& p, const Data& d) {
-  cpu::ConvGeometry g;
-  g.batch = v.batch, g.in_h = v.h, g.in_w = v.w, g.in_c = v.c;
-  g.out_h = p.out_h, g.out_w = p.out_w, g.out_c = v.out_c;
-  g.kernel = v.kernel, g.stride = v.stride, g.padding = v.padding;
-  const cpu::PackedWeights w(d.weights.data(), v.out_c, v.kernel, v.c);
-  cpu::Epilogue e;
-  e.bias = d.bias.data(), e.multiplier = d.multiplier.data(), e.shift = d.shift.data();
-  e.relu = d.relu;
-  if (!d.skip.empty()) e.skip = d.skip.data(), e.skip_multiplier = d.skip_multiplier.data();
-  std::vector<int8_t> out(size_t(p.rows()) * v.out_c);
-  cpu::conv2d(g, d.input.data(), w, e, out.data());
-  return out;
 }
 
 // ---------------------------------------------------------------- one thread block, as conv2d_imma_kernel
@@ -285,7 +136,7 @@ BlockResult run_block(const Problem& p, int tile, const Data& d, int bx, int by,
       for (int s = 0; s < T.steps_per_warp(); ++s) {
         const int k = k_step(warp.k, s, T.warps_k) * kMmaK;
         std::vector<std::array<Registers4, 32>> a(mma_rows);
-        std::vector<std::array<std::array<uint32_t, 2>, 32>> b(mma_cols);
+        std::vector<std::array<ptx::Registers2, 32>> b(mma_cols);
         // One ldmatrix.x4 of 16-row block `block` below row0, its lanes' rows and ks from the header.
         auto load = [&](int base, int row0, int (*lane_row)(int), int (*lane_k)(int), int block) {
           std::array<int, 32> address;
@@ -296,7 +147,7 @@ BlockResult run_block(const Problem& p, int tile, const Data& d, int bx, int by,
           }
           for (int j = 0; j < 4; ++j)
             result.conflict_free_ldmatrix &= conflict_free(std::vector<int>(&address[8 * j], &address[8 * j + 8]), 16);
-          return ldmatrix_x4(shared, address);
+          return ptx::ldmatrix_x4(shared.data(), shared.size(), address);
         };
         for (int mi = 0; mi < mma_rows; ++mi) a[mi] = load(a_base, warp.m * T.wm(), a_fragment_row, a_fragment_k, mi);
         for (int nj = 0; nj < mma_cols / 2; ++nj) {
@@ -307,7 +158,7 @@ BlockResult run_block(const Problem& p, int tile, const Data& d, int bx, int by,
           }
         }
         for (int mi = 0; mi < mma_rows; ++mi)
-          for (int ni = 0; ni < mma_cols; ++ni) mma(acc[w][mi * mma_cols + ni], a[mi], b[ni]);
+          for (int ni = 0; ni < mma_cols; ++ni) ptx::mma_m16n8k32_s8(acc[w][mi * mma_cols + ni], a[mi], b[ni]);
       }
     }
   }
@@ -404,22 +255,6 @@ void expect_tile_matches(const Conv& v, int tile, bool residual, bool relu, uint
     }
 }
 
-const Conv kConvs[] = {
-    {1, 8, 8, 3, 16, 3, 1, 1},     // first layer, batch 1: 4-byte words, K = 9 x 4
-    {2, 9, 7, 3, 64, 3, 2, 1},     // first layer, odd sizes, stride 2
-    {2, 6, 6, 6, 10, 5, 1, 2},     // LeNet-like: 6 channels in words, kernel 5
-    {1, 6, 6, 16, 32, 3, 1, 1},    // 16 channels: one vector per tap
-    {2, 5, 5, 64, 64, 3, 1, 1},    // odd spatial size
-    {3, 8, 8, 64, 128, 1, 2, 0},   // 1x1 stride-2 shortcut
-    {1, 4, 4, 256, 16, 3, 1, 1},   // batch 1, long K
-    {2, 7, 7, 13, 20, 5, 2, 2},    // odd channels padded to 16, kernel 5 stride 2
-    {1, 3, 3, 32, 144, 3, 1, 0},   // a 1x1 output, channels over several tiles
-    {4, 5, 5, 48, 16, 1, 1, 0},    // pointwise
-    {1, 2, 2, 512, 32, 3, 1, 1},   // ResNet-18 layer4-like at batch 1
-    {2, 16, 16, 32, 64, 3, 1, 1},  // several row tiles of every size
-    {1, 32, 32, 3, 16, 3, 1, 1},   // ResNet-20's first layer at batch 1
-};
-
 class ImplicitGemmEmulation : public ::testing::TestWithParam<std::tuple<int, int>> {};
 
 TEST_P(ImplicitGemmEmulation, MatchesTheDirectConvolutionAndTheCpuRuntime) {
@@ -430,13 +265,8 @@ TEST_P(ImplicitGemmEmulation, MatchesTheDirectConvolutionAndTheCpuRuntime) {
   expect_tile_matches(v, tile, conv % 2 == 1, conv % 3 != 2, 1000 + 17 * conv + tile);
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, ImplicitGemmEmulation,
-                         ::testing::Combine(::testing::Range(0, int(std::size(kConvs))),
-                                            ::testing::Range(0, kTileCount)),
-                         [](const ::testing::TestParamInfo<ImplicitGemmEmulation::ParamType>& info) {
-                           return conv_name(kConvs[std::get<0>(info.param)]) + "_" +
-                                  tile_config(std::get<1>(info.param)).name;
-                         });
+INSTANTIATE_TEST_SUITE_P(Shapes, ImplicitGemmEmulation, every_shape_and_tile(),
+                         [](const auto& info) { return shape_and_tile_name(info.param); });
 
 // Every shape of the table runs on at least one tile, and every tile on at least one shape.
 TEST(ImplicitGemm, EveryShapeAndEveryTileIsCovered) {

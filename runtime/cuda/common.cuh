@@ -1,7 +1,8 @@
 // Helpers shared by the CUDA runtime's kernels and host code: the error-check
 // macros, device buffers, launch arithmetic, and the description of an int8
-// convolution and its requantizing epilogue that both backends use. The
-// device layout of activations and weights is in device_layout.h.
+// convolution that both backends use (its requantizing epilogue is in
+// requant_epilogue.h). The device layout of activations and weights is in
+// device_layout.h.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -13,6 +14,7 @@
 #include "common/error.h"
 #include "runtime/cuda/cublaslt_library.h"
 #include "runtime/cuda/device_layout.h"
+#include "runtime/cuda/requant_epilogue.h"
 #include "runtime/requantize.h"
 
 // Check a CUDA runtime or cuBLAS(Lt) status; on failure throw octet::Error
@@ -87,32 +89,5 @@ struct ConvShape {
   // The input rows are the patches (no im2col needed).
   bool is_pointwise() const { return kernel == 1 && stride == 1 && padding == 0; }
 };
-
-// Per-output-channel requantization of a conv or linear layer; every array
-// has out_c (padded) entries in device memory, the padding channels having
-// bias 0, multiplier 0 and shift 1 so that they come out 0.
-struct RequantEpilogue {
-  const int32_t* bias = nullptr;
-  const int32_t* multiplier = nullptr;
-  const int32_t* shift = nullptr;
-  const int32_t* skip_multiplier = nullptr;  // with `skip`
-  const int8_t* skip = nullptr;              // fused residual: same layout as the output, or null
-  bool relu = false;
-};
-
-#if defined(__CUDACC__)
-// The int8 output of channel `c` at NHWC offset `at` (row * out_c + c) from its accumulator.
-__device__ __forceinline__ int32_t requantize_output(int32_t acc, int c, int64_t at, const RequantEpilogue& e) {
-  const int32_t skip = e.skip ? e.skip[at] : 0;
-  const int32_t skip_multiplier = e.skip ? e.skip_multiplier[c] : 0;
-  return ::octet::requantize(acc + e.bias[c], e.multiplier[c], skip, skip_multiplier, e.shift[c], e.relu ? 0 : -128);
-}
-
-// Four int8 values (in [-128, 127]) as one little-endian word, element 0 at the lowest address.
-__device__ __forceinline__ uint32_t pack_int8x4(int32_t v0, int32_t v1, int32_t v2, int32_t v3) {
-  return (static_cast<uint32_t>(v0) & 0xFFu) | ((static_cast<uint32_t>(v1) & 0xFFu) << 8) |
-         ((static_cast<uint32_t>(v2) & 0xFFu) << 16) | ((static_cast<uint32_t>(v3) & 0xFFu) << 24);
-}
-#endif
 
 }  // namespace octet::cuda

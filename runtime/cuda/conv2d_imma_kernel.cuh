@@ -1,0 +1,199 @@
+// The cuda-imma convolution kernel (conv2d_imma.cuh launches it). Compiled
+// by nvcc for the GPU, and for the CPU by tests/cuda_on_cpu.h, which defines
+// CUDA's keywords and built-ins and the primitives of tensor_core.cuh before
+// including this file, so that the kernel's own code runs in the tests.
+#pragma once
+
+#include <cstdint>
+
+#include "runtime/cuda/implicit_gemm.h"
+#include "runtime/cuda/requant_epilogue.h"
+#include "runtime/requantize.h"
+#if defined(__CUDACC__)
+#include "runtime/cuda/tensor_core.cuh"
+#endif
+
+namespace octet::cuda {
+
+// One block computes a BM x BN tile of the output (see implicit_gemm.h for
+// the layout of every piece); every address below comes from there.
+template <int kTile>
+__global__ void __launch_bounds__(igemm::tile_config(kTile).threads())
+    conv2d_imma_kernel(const igemm::Problem p, const int8_t* __restrict__ input, const int8_t* __restrict__ weights,
+                       const RequantEpilogue e, int8_t* __restrict__ output) {
+  using igemm::kMmaK;
+  using igemm::kMmaM;
+  using igemm::kMmaN;
+  using igemm::kVectorBytes;
+  using igemm::kWarpSize;
+  using igemm::tile_config;
+  constexpr int kBM = tile_config(kTile).bm, kBN = tile_config(kTile).bn, kBK = tile_config(kTile).bk;
+  constexpr int kWarpsM = tile_config(kTile).warps_m, kWarpsN = tile_config(kTile).warps_n;
+  constexpr int kWarpsK = tile_config(kTile).warps_k, kStages = tile_config(kTile).stages;
+  constexpr int kAccess = tile_config(kTile).access, kThreads = tile_config(kTile).threads();
+  constexpr int kWM = tile_config(kTile).wm(), kWN = tile_config(kTile).wn();
+  constexpr int kSteps = tile_config(kTile).steps_per_warp();
+  constexpr int kAStage = kBM * kBK, kBStage = kBN * kBK;
+  constexpr int kACopies = igemm::copies_per_thread(kBM, kBK, kAccess, kThreads);
+  constexpr int kBCopies = igemm::copies_per_thread(kBN, kBK, kVectorBytes, kThreads);
+  constexpr int kMmaRows = kWM / kMmaM, kMmaCols = kWN / kMmaN;
+  static_assert(kMmaCols % 2 == 0, "B fragments are loaded two n8 blocks at a time");
+  extern __shared__ __align__(128) int8_t shared[];
+  // The pipeline's stages as shared-state-space addresses (A stages, then B).
+  const uint32_t a_stages = shared_address(shared), b_stages = a_stages + kStages * kAStage;
+  // Whether every thread's every copy lands in the tile (no bounds test).
+  constexpr bool kAExact = kACopies * kThreads == kBM * (kBK / kAccess);
+  constexpr bool kBExact = kBCopies * kThreads == kBN * (kBK / kVectorBytes);
+
+  const int thread = threadIdx.x, lane = thread % kWarpSize;
+  const igemm::BlockTile block = igemm::block_tile(blockIdx.x, blockIdx.y, kBM, kBN);
+  const int k_tiles = igemm::ceil_div(p.packed_depth(), kBK);
+
+  // The rows this thread copies into every stage (one k per thread).
+  igemm::RowOrigin a_origin[kACopies];
+  int a_shared[kACopies];
+  bool a_active[kACopies];
+#pragma unroll
+  for (int i = 0; i < kACopies; ++i) {
+    const igemm::CopySlot s = igemm::copy_slot(thread, i, kThreads, kBK, kAccess);
+    a_active[i] = s.row < kBM;
+    a_origin[i] = igemm::row_origin(p, block.m0 + s.row);
+    a_shared[i] = igemm::tile_offset(s.row, s.k, kBK);
+  }
+  igemm::TapCursor a_cursor = igemm::tap_cursor(p, igemm::copy_slot(thread, 0, kThreads, kBK, kAccess).k);
+  const int b_k = igemm::copy_slot(thread, 0, kThreads, kBK, kVectorBytes).k;
+  int b_row[kBCopies], b_start[kBCopies], b_shared[kBCopies];
+  bool b_active[kBCopies];
+#pragma unroll
+  for (int i = 0; i < kBCopies; ++i) {
+    const igemm::CopySlot s = igemm::copy_slot(thread, i, kThreads, kBK, kVectorBytes);
+    b_active[i] = s.row < kBN;
+    b_row[i] = block.n0 + s.row;
+    b_start[i] = b_row[i] < p.out_c ? igemm::b_row_start(p, b_row[i]) + b_k : 0;  // rows past out_c are zeros
+    b_shared[i] = igemm::tile_offset(s.row, s.k, kBK);
+  }
+
+  // Issues the copies of K tile `k_tile` into `stage` (none past the last tile).
+  auto load_stage = [&](int stage, int k_tile) {
+    if (k_tile >= k_tiles) return;
+    const uint32_t a = a_stages + stage * kAStage, b = b_stages + stage * kBStage;
+#pragma unroll
+    for (int i = 0; i < kACopies; ++i) {
+      if (!kAExact && !a_active[i]) continue;
+      const bool inside = igemm::a_inside(p, a_origin[i], a_cursor);
+      const uint32_t from = inside ? igemm::a_offset(a_origin[i], a_cursor) : 0;  // unsigned: no sign extension
+      cp_async_zero_fill<kAccess>(a + a_shared[i], input + from, inside);
+    }
+    igemm::advance(a_cursor, p, kBK);
+#pragma unroll
+    for (int i = 0; i < kBCopies; ++i) {
+      if (!kBExact && !b_active[i]) continue;
+      const bool inside = igemm::b_inside(p, b_row[i], k_tile * kBK + b_k);
+      const uint32_t from = inside ? b_start[i] + k_tile * kBK : 0;
+      cp_async_zero_fill<kVectorBytes>(b + b_shared[i], weights + from, inside);
+    }
+  };
+
+  const igemm::WarpTile warp = igemm::warp_tile(thread / kWarpSize, kWarpsM, kWarpsN);
+  int32_t acc[kMmaRows][kMmaCols][4] = {};
+
+  // Multistage pipeline: kStages - 1 tiles in flight while one is computed.
+#pragma unroll
+  for (int stage = 0; stage < kStages - 1; ++stage) {
+    load_stage(stage, stage);
+    cp_async_commit();
+  }
+  // Warp tiles of 64 x 64 (128 accumulators a thread) leave a multiprocessor
+  // 2 warps per scheduler: they load step 0's fragments before the copies of
+  // the next stage, so that ldmatrix's latency passes while those are issued
+  // (ptxas keeps shared-memory reads after writes it cannot tell apart). In
+  // smaller tiles this costs registers, so resident blocks, and more warps
+  // hide the latency anyway.
+  constexpr bool kEarlyFragments = kMmaRows * kMmaCols >= 32;
+  // The A and B fragments of K step s of the stage at (a, b).
+  uint32_t a_fragment[kMmaRows][4], b_fragment[kMmaCols][2];
+  auto load_fragments = [&](uint32_t a, uint32_t b, int s) {
+    const int k = igemm::k_step(warp.k, s, kWarpsK) * kMmaK;
+#pragma unroll
+    for (int mi = 0; mi < kMmaRows; ++mi)
+      ldmatrix_x4(a_fragment[mi], a + igemm::fragment_offset(warp.m * kWM, igemm::a_fragment_row(lane),
+                                                             k + igemm::a_fragment_k(lane), mi, kBK));
+#pragma unroll
+    for (int nj = 0; nj < kMmaCols / 2; ++nj) {
+      uint32_t r[4];
+      ldmatrix_x4(r, b + igemm::fragment_offset(warp.n * kWN, igemm::b_fragment_row(lane),
+                                                k + igemm::b_fragment_k(lane), nj, kBK));
+      b_fragment[2 * nj][0] = r[0];
+      b_fragment[2 * nj][1] = r[1];
+      b_fragment[2 * nj + 1][0] = r[2];
+      b_fragment[2 * nj + 1][1] = r[3];
+    }
+  };
+  for (int kt = 0; kt < k_tiles; ++kt) {
+    cp_async_wait<kStages - 2>();
+    __syncthreads();  // tile kt landed for every thread; stage (kt - 1) % kStages is free
+    const uint32_t a = a_stages + (kt % kStages) * kAStage, b = b_stages + (kt % kStages) * kBStage;
+    if constexpr (kEarlyFragments) load_fragments(a, b, 0);
+    load_stage((kt + kStages - 1) % kStages, kt + kStages - 1);
+    cp_async_commit();
+#pragma unroll
+    for (int s = 0; s < kSteps; ++s) {
+      if (s > 0 || !kEarlyFragments) load_fragments(a, b, s);
+#pragma unroll
+      for (int mi = 0; mi < kMmaRows; ++mi)
+#pragma unroll
+        for (int ni = 0; ni < kMmaCols; ++ni) mma_s8(acc[mi][ni], a_fragment[mi], b_fragment[ni]);
+    }
+  }
+
+  // Epilogue: the accumulators (of every K slice) through shared memory, so
+  // each thread reads 4 adjacent channels of a row and stores one word.
+  cp_async_wait<0>();
+  __syncthreads();
+  int32_t* staging = reinterpret_cast<int32_t*>(shared);
+#pragma unroll
+  for (int mi = 0; mi < kMmaRows; ++mi)
+#pragma unroll
+    for (int ni = 0; ni < kMmaCols; ++ni)
+#pragma unroll
+      for (int i = 0; i < 4; i += 2) {
+        const int row = warp.m * kWM + mi * kMmaM + igemm::acc_row(lane, i);
+        const int col = warp.n * kWN + ni * kMmaN + igemm::acc_col(lane, i);
+        *reinterpret_cast<int2*>(staging + igemm::staging_index(warp.k, row, col, kBM, kBN)) =
+            make_int2(acc[mi][ni][i], acc[mi][ni][i + 1]);
+      }
+  __syncthreads();
+
+  const int tile_col = igemm::epilogue_col(thread, kBN), col = block.n0 + tile_col;
+  if (col >= p.out_c) return;
+  const int4 bias = *reinterpret_cast<const int4*>(e.bias + col);
+  const int4 multiplier = *reinterpret_cast<const int4*>(e.multiplier + col);
+  const int4 shift = *reinterpret_cast<const int4*>(e.shift + col);
+  const int4 skip_multiplier = e.skip ? *reinterpret_cast<const int4*>(e.skip_multiplier + col) : make_int4(0, 0, 0, 0);
+  const int32_t lo = e.relu ? 0 : -128;
+  const int rows = p.rows();
+#pragma unroll 4
+  for (int pass = 0; pass < igemm::epilogue_passes(kBM, kBN, kThreads); ++pass) {
+    const int row = igemm::epilogue_row(thread, pass, kThreads, kBN), m = block.m0 + row;
+    if (m >= rows) break;  // rows grow with the pass
+    int4 sum = make_int4(0, 0, 0, 0);
+#pragma unroll
+    for (int slice = 0; slice < kWarpsK; ++slice) {
+      const int4 v = *reinterpret_cast<const int4*>(staging + igemm::staging_index(slice, row, tile_col, kBM, kBN));
+      sum.x += v.x, sum.y += v.y, sum.z += v.z, sum.w += v.w;
+    }
+    const int at = m * p.out_c + col;
+    const uint32_t skip = e.skip ? *reinterpret_cast<const uint32_t*>(e.skip + at) : 0u;
+    auto out = [&](int32_t a, int32_t b, int32_t m_, int32_t sm, int32_t sh, int byte) {
+      const int32_t s = static_cast<int8_t>(skip >> (8 * byte));
+      return ::octet::requantize(a + b, m_, s, sm, sh, lo);
+    };
+    *reinterpret_cast<uint32_t*>(output + at) =
+        pack_int8x4(out(sum.x, bias.x, multiplier.x, skip_multiplier.x, shift.x, 0),
+                    out(sum.y, bias.y, multiplier.y, skip_multiplier.y, shift.y, 1),
+                    out(sum.z, bias.z, multiplier.z, skip_multiplier.z, shift.z, 2),
+                    out(sum.w, bias.w, multiplier.w, skip_multiplier.w, shift.w, 3));
+  }
+}
+
+}  // namespace octet::cuda

@@ -1,0 +1,67 @@
+// Convolutions for the cuda-imma tests on the CPU (test_implicit_gemm.cpp's
+// emulation and test_imma_kernel_on_cpu.cpp's run of the kernel itself): a
+// table of shapes, random data in the CPU runtime's layouts and in
+// cuda-imma's, and what the results must be.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <iterator>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "runtime/cuda/implicit_gemm.h"
+
+namespace octet::cuda::igemm {
+
+struct Conv {
+  int batch, h, w, c, out_c, kernel, stride, padding;
+};
+
+inline const Conv kConvs[] = {
+    {1, 8, 8, 3, 16, 3, 1, 1},     // first layer, batch 1: 4-byte words, K = 9 x 4
+    {2, 9, 7, 3, 64, 3, 2, 1},     // first layer, odd sizes, stride 2
+    {2, 6, 6, 6, 10, 5, 1, 2},     // LeNet-like: 6 channels in words, kernel 5
+    {1, 6, 6, 16, 32, 3, 1, 1},    // 16 channels: one vector per tap
+    {2, 5, 5, 64, 64, 3, 1, 1},    // odd spatial size
+    {3, 8, 8, 64, 128, 1, 2, 0},   // 1x1 stride-2 shortcut
+    {1, 4, 4, 256, 16, 3, 1, 1},   // batch 1, long K
+    {2, 7, 7, 13, 20, 5, 2, 2},    // odd channels padded to 16, kernel 5 stride 2
+    {1, 3, 3, 32, 144, 3, 1, 0},   // a 1x1 output, channels over several tiles
+    {4, 5, 5, 48, 16, 1, 1, 0},    // pointwise
+    {1, 2, 2, 512, 32, 3, 1, 1},   // ResNet-18 layer4-like at batch 1
+    {2, 16, 16, 32, 64, 3, 1, 1},  // several row tiles of every size
+    {1, 32, 32, 3, 16, 3, 1, 1},   // ResNet-20's first layer at batch 1
+};
+
+std::string conv_name(const Conv& v);
+Problem problem_of(const Conv& v);
+
+// Test parameters: (index in kConvs, tile configuration), every pair, and
+// their names in test names.
+inline auto every_shape_and_tile() {
+  return ::testing::Combine(::testing::Range(0, int(std::size(kConvs))), ::testing::Range(0, kTileCount));
+}
+std::string shape_and_tile_name(const std::tuple<int, int>& shape_and_tile);
+
+// Random tensors in the CPU runtime's layouts and in cuda-imma's.
+struct Data {
+  std::vector<int8_t> input;                                      // NHWC, c channels (CPU)
+  std::vector<int8_t> device_input;                               // NHWC, in_stride channels, garbage in the padding
+  std::vector<int8_t> weights;                                    // [out_c][kernel][kernel][c] (CPU)
+  std::vector<int8_t> packed;                                     // [stored out_c][packed_depth]
+  std::vector<int32_t> bias, multiplier, shift, skip_multiplier;  // stored out_c each, padding requantizes to 0
+  std::vector<int8_t> skip, device_skip;  // residual: [M][out_c] and [M][stored out_c]; empty without
+  bool relu = false;
+};
+Data make_data(const Conv& v, const Problem& p, bool residual, bool relu, uint64_t seed);
+
+// The direct convolution's int32 accumulators [M][out_c] (no bias).
+std::vector<int32_t> direct_accumulators(const Conv& v, const Problem& p, const Data& d);
+
+// The CPU runtime's int8 outputs [M][out_c].
+std::vector<int8_t> cpu_outputs(const Conv& v, const Problem& p, const Data& d);
+
+}  // namespace octet::cuda::igemm
