@@ -31,7 +31,7 @@ constexpr size_t kStackBytes = size_t{256} << 10;
 constexpr int8_t kUnwritten = 0x77;  // shared memory's bytes before the kernel writes them
 
 // What a thread waits for.
-enum class Wait { Nothing, Barrier, Ldmatrix, Mma, Returned };
+enum class Wait { Nothing, Barrier, Ldmatrix, Mma, Shuffle, Returned };
 
 struct Copy {
   uint32_t to;
@@ -46,7 +46,8 @@ struct Thread {
   Dim3 index;
   bool started = false;
   Wait wait = Wait::Nothing;
-  // A warp instruction's operands (address, a, b, d) and results (d).
+  // A warp instruction's operands (address: ldmatrix's row or the shuffle's
+  // lane mask; a, b, d) and results (d; a shuffle's in d[0]).
   int address = 0;
   ptx::Registers4 a{}, d{};
   ptx::Registers2 b{};
@@ -139,6 +140,10 @@ void complete_warp(Block& b, int w) {
     const std::array<ptx::Registers4, kWarpSize> r =
         ptx::ldmatrix_x4(cuda::shared, static_cast<size_t>(b.run.shared_bytes), address);
     for (int l = 0; l < kWarpSize; ++l) lanes[l].d = r[l];
+  } else if (op == Wait::Shuffle) {
+    std::array<uint32_t, kWarpSize> value;
+    for (int l = 0; l < kWarpSize; ++l) value[l] = lanes[l].a[0];
+    for (int l = 0; l < kWarpSize; ++l) lanes[l].d[0] = value[(l ^ lanes[l].address) % kWarpSize];
   } else if (op == Wait::Mma) {
     std::array<ptx::Registers4, kWarpSize> a, d;
     std::array<ptx::Registers2, kWarpSize> bs;
@@ -166,11 +171,12 @@ bool release_barrier(Block& b) {
 }
 
 std::string deadlock(const Block& b) {
-  int at[5] = {};
+  int at[6] = {};
   for (const Thread& t : b.threads) ++at[static_cast<int>(t.wait)];
   return where(b) + ": deadlock: " + std::to_string(at[int(Wait::Barrier)]) + " threads at __syncthreads, " +
          std::to_string(at[int(Wait::Ldmatrix)]) + " at ldmatrix, " + std::to_string(at[int(Wait::Mma)]) + " at mma, " +
-         std::to_string(at[int(Wait::Returned)]) + " returned";
+         std::to_string(at[int(Wait::Shuffle)]) + " at shuffles, " + std::to_string(at[int(Wait::Returned)]) +
+         " returned";
 }
 
 // A warp instruction of the running thread: its lanes' operands are complete
@@ -233,7 +239,7 @@ void run_block(const BlockRun& run, const std::function<void()>& kernel) {
       b.current = i;
       resume(b, t);
       ran = true;
-      if (b.error.empty() && (t.wait == Wait::Ldmatrix || t.wait == Wait::Mma)) {
+      if (b.error.empty() && (t.wait == Wait::Ldmatrix || t.wait == Wait::Mma || t.wait == Wait::Shuffle)) {
         try {
           complete_warp(b, i / kWarpSize);
         } catch (const Error& e) {
@@ -319,6 +325,14 @@ void mma_s8(int32_t (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
   t.b = {b[0], b[1]};
   warp_instruction(Wait::Mma);
   for (int j = 0; j < 4; ++j) d[j] = static_cast<int32_t>(t.d[j]);
+}
+
+int32_t shfl_xor(int32_t value, int lane_mask) {
+  Thread& t = self();
+  t.a[0] = static_cast<uint32_t>(value);
+  t.address = lane_mask;
+  warp_instruction(Wait::Shuffle);
+  return static_cast<int32_t>(t.d[0]);
 }
 
 }  // namespace octet::cuda_on_cpu

@@ -6,9 +6,9 @@
 // and built-ins and for tensor_core.cuh's primitives.
 //
 // Every thread of a block is a fiber on the calling thread. They switch at
-// __syncthreads and at the warp-wide ldmatrix and mma.sync, which run as the
-// PTX ISA defines them (tests/ptx_isa.h) once all 32 lanes of the warp have
-// reached one. cp.async copies land when issued or only when waited for
+// __syncthreads and at the warp-wide ldmatrix, mma.sync and __shfl_xor_sync,
+// which run (the first two as the PTX ISA defines them, tests/ptx_isa.h)
+// once all 32 lanes of the warp have reached one. cp.async copies land when issued or only when waited for
 // (either is legal, so a kernel must be right under both), and between
 // switches the threads run first to last or last to first. Each is a
 // BlockRun option. A deadlock (a barrier or warp instruction that some
@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <stdexcept>
 
 namespace octet::cuda_on_cpu {
 
@@ -50,6 +51,7 @@ void cp_async_commit();
 void cp_async_wait(int pending);
 void ldmatrix_x4(uint32_t (&r)[4], uint32_t shared);
 void mma_s8(int32_t (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]);
+int32_t shfl_xor(int32_t value, int lane_mask);  // every lane of the warp
 
 }  // namespace octet::cuda_on_cpu
 
@@ -74,6 +76,17 @@ struct int4 {
 };
 inline int2 make_int2(int x, int y) { return {x, y}; }
 inline int4 make_int4(int x, int y, int z, int w) { return {x, y, z, w}; }
+
+// The sum of c and the products of a's and b's signed bytes.
+inline int __dp4a(int a, int b, int c) {
+  for (int i = 0; i < 4; ++i) c += int(int8_t(uint32_t(a) >> (8 * i))) * int(int8_t(uint32_t(b) >> (8 * i)));
+  return c;
+}
+// Only the full warp (mask 0xFFFFFFFF), as the kernels use it.
+inline int __shfl_xor_sync(unsigned mask, int value, int lane_mask) {
+  if (mask != 0xFFFFFFFFu) throw std::invalid_argument("cuda_on_cpu: __shfl_xor_sync with a partial warp mask");
+  return ::octet::cuda_on_cpu::shfl_xor(value, lane_mask);
+}
 
 namespace octet::cuda {
 
