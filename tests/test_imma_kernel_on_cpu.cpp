@@ -11,18 +11,10 @@
 
 #include <gtest/gtest.h>
 
-#include <utility>
-
 #include "tests/imma_cases.h"
 
 namespace octet::cuda::igemm {
 namespace {
-
-// Calls f(std::integral_constant<int, tile>) for the runtime `tile`.
-template <typename F, int... kTiles>
-void with_tile(int tile, F f, std::integer_sequence<int, kTiles...>) {
-  ((tile == kTiles ? f(std::integral_constant<int, kTiles>{}) : void()), ...);
-}
 
 // The kernel's output [M][stored out_c], every block run on the CPU.
 std::vector<int8_t> run_kernel(const Problem& p, const Data& d, int tile, bool copies_at_wait, bool last_to_first) {
@@ -38,14 +30,11 @@ std::vector<int8_t> run_kernel(const Problem& p, const Data& d, int tile, bool c
       run.threads = T.threads(), run.shared_bytes = T.shared_bytes();
       run.block = {unsigned(bx), unsigned(by), 0};
       run.copies_at_wait = copies_at_wait, run.last_to_first = last_to_first;
-      with_tile(
-          tile,
-          [&](auto t) {
-            cuda_on_cpu::run_block(run, [&] {
-              conv2d_imma_kernel<decltype(t)::value>(p, d.device_input.data(), d.packed.data(), e, output.data());
-            });
-          },
-          std::make_integer_sequence<int, kTileCount>{});
+      with_tile(tile, [&](auto t) {
+        cuda_on_cpu::run_block(run, [&] {
+          conv2d_imma_kernel<decltype(t)::value>(p, d.device_input.data(), d.packed.data(), e, output.data());
+        });
+      });
     }
   return output;
 }

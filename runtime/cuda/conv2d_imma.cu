@@ -1,21 +1,9 @@
-#include <utility>
-
 #include "runtime/cuda/conv2d_imma.cuh"
 #include "runtime/cuda/conv2d_imma_kernel.cuh"
 
 namespace octet::cuda {
 
 namespace {
-
-// Calls f(std::integral_constant<int, tile>) for the runtime `tile`.
-template <typename F, int... kTiles>
-void with_tile(int tile, F f, std::integer_sequence<int, kTiles...>) {
-  ((tile == kTiles ? f(std::integral_constant<int, kTiles>{}) : void()), ...);
-}
-template <typename F>
-void with_tile(int tile, F f) {
-  with_tile(tile, f, std::make_integer_sequence<int, igemm::kTileCount>{});
-}
 
 bool aligned(const void* p, uintptr_t bytes) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 
 #include "runtime/cuda/implicit_gemm.h"
 #include "runtime/cuda/requant_epilogue.h"
@@ -194,6 +195,20 @@ __global__ void __launch_bounds__(igemm::tile_config(kTile).threads())
                     out(sum.z, bias.z, multiplier.z, skip_multiplier.z, shift.z, 2),
                     out(sum.w, bias.w, multiplier.w, skip_multiplier.w, shift.w, 3));
   }
+}
+
+namespace detail {
+template <typename F, int... kTiles>
+void with_tile(int tile, F f, std::integer_sequence<int, kTiles...>) {
+  ((tile == kTiles ? f(std::integral_constant<int, kTiles>{}) : void()), ...);
+}
+}  // namespace detail
+
+// Calls f(std::integral_constant<int, tile>) for the runtime `tile`, so that
+// f can name conv2d_imma_kernel<tile> (host code: the launcher and the tests).
+template <typename F>
+void with_tile(int tile, F f) {
+  detail::with_tile(tile, f, std::make_integer_sequence<int, igemm::kTileCount>{});
 }
 
 }  // namespace octet::cuda
