@@ -3,8 +3,8 @@
 # ninja and python3 with pip PyTorch (CUDA), from a clean tree. docs/gpu.md
 # says what to carry there and how to run it with the `device` tool.
 #
-#   tools/gpu_check.sh STAGE...     stages: deps build sass test train bench all,
-#                                   and profile, sanitize
+#   tools/gpu_check.sh STAGE...     stages: deps build sass cuda bench test train
+#                                   all, and profile, sanitize
 #   tools/gpu_check.sh carry        on the build machine (Debian): fills .gpu/
 #
 #   carry  apt-get download the header and test packages into .gpu/debs and copy
@@ -16,7 +16,8 @@
 #   sass   -Xptxas -v of the cuda-imma kernels (registers, spills, stack) and
 #          their SASS: IMMA instructions, no IDP4A, and each main loop's
 #          instructions per IMMA (tools/sass_main_loop.py)
-#   test   the full ctest suite, CUDA tests included
+#   cuda   test_cuda alone: the CUDA backends against the CPU runtime
+#   test   the full ctest suite (test_cuda's tests too, unless cuda passed)
 #   train  ResNet-18 on CIFAR-10 (the command of issue 10), quantized; float vs
 #          int8 top-1 and agreement, CPU and GPU runtimes compared image by image
 #   bench  octet bench infer, ResNet-18 and ResNet-20, batch 256 and 1, --layers
@@ -26,7 +27,8 @@
 #          (not in all)
 #   sanitize  compute-sanitizer's memcheck, racecheck and synccheck on every
 #          cuda-imma tile, forced, on small layers (not in all)
-#   all    every stage in order
+#   all    deps build sass cuda bench, then test and train side by side:
+#          the figures that matter most first, the timed ones on an idle GPU
 #
 # Results go to $OUT (default build-gpu/out): one log and JSON file per stage,
 # and summary.txt. With BUNDLE=1 (for the device tool, which brings back at
@@ -37,8 +39,8 @@
 # Every stage stops at the first failure with a message saying what failed.
 # A stage runs what it needs first (deps, configure and a build: all of it
 # for test, only octet for train, bench and profile; quick where build-gpu
-# already has them), so each call of the device tool (10 minutes; the
-# machine goes back 30 s after a call) can start on a fresh machine.
+# already has them), so each call of the device tool can start on a fresh
+# machine. Each stage's time goes to the summary.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -95,14 +97,29 @@ die() {
   exit 1
 }
 note() { echo "gpu_check: $*" | tee -a "$SUMMARY"; }
-# Runs stage $1 unless this invocation already ran it.
+# Runs stage $1 unless this invocation already ran it, and says how long it
+# took: what the next GPU session plans its 15 minutes with.
 declare -A stage_ran
 run_stage() {
   [ -z "${stage_ran[$1]:-}" ] || return 0
   stage_ran[$1]=1
+  local started=$SECONDS
   note "stage $1: $(date -u +%H:%M:%S)"
   "stage_$1"
+  note "stage $1: done in $((SECONDS - started)) s"
   bundle_results
+}
+# Runs the stages named side by side (each in its own subshell, so a die
+# ends only its stage) and fails when any of them failed. Each stage then
+# holds a part of the cores and of the GPU: never a timed one.
+run_side_by_side() {
+  local stage pids=() failed=()
+  for stage in "$@"; do
+    run_stage "$stage" &
+    pids+=($!)
+  done
+  for i in "${!pids[@]}"; do wait "${pids[$i]}" || failed+=("${*:i+1:1}"); done
+  [ ${#failed[@]} -eq 0 ] || die "stages ${failed[*]} failed (their lines above say why)"
 }
 # deps, configure and a build of the targets named (all when none): the
 # stages that only run octet build it alone, which skips the tests' objects.
@@ -228,13 +245,23 @@ stage_sass() {
   while read -r line; do note "  $line"; done <"$RESULTS/sass_main_loop.txt"
 }
 
+# test_cuda alone, before anything is timed: the CUDA backends against the
+# CPU runtime (every cuda-imma tile, the zoo models' test sets).
+stage_cuda() {
+  need_build test_cuda
+  run_logged test_cuda "$BUILD/tests/test_cuda" --gtest_brief=1
+  note "cuda: $(grep -E "^\[  PASSED  \]|tests? skipped" "$RESULTS/test_cuda.log" | tr '\n' ' ')"
+}
+
 stage_test() {
   need_build
   # Four tests at a time, with a quarter of the cores each. ctest's exit
-  # status is read below, after its summary is saved.
-  local threads=$(( $(nproc) / 4 > 0 ? $(nproc) / 4 : 1 ))
-  (cd "$BUILD" && OMP_NUM_THREADS=$threads ctest --output-on-failure -j 4 --timeout 1500) >"$RESULTS/ctest.log" 2>&1 ||
-    true
+  # status is read below, after its summary is saved. test_cuda's tests
+  # (label gpu) run again only if the cuda stage did not pass here.
+  local threads=$(( $(nproc) / 4 > 0 ? $(nproc) / 4 : 1 )) skip=()
+  [ -z "${stage_ran[cuda]:-}" ] || skip=(-LE gpu)
+  (cd "$BUILD" && OMP_NUM_THREADS=$threads ctest --output-on-failure -j 4 --timeout 1500 "${skip[@]}") \
+    >"$RESULTS/ctest.log" 2>&1 || true
   grep -E "tests passed|tests failed" "$RESULTS/ctest.log" | tail -1 | tee -a "$SUMMARY"
   grep -A200 "The following tests FAILED" "$RESULTS/ctest.log" | tee -a "$SUMMARY" || true
   # The operator harness once more in one process, for its cases x backends table.
@@ -376,13 +403,17 @@ stage_sanitize() {
   done
 }
 
-[ $# -gt 0 ] || die "name the stages to run: carry, or deps build sass test train bench, or all"
+[ $# -gt 0 ] || die "name the stages to run: carry, or deps build sass cuda bench test train, or all"
 for stage in "$@"; do
   case "$stage" in
-    all) stages=(deps build sass test train bench) ;;
-    carry | deps | build | sass | test | train | bench | profile | sanitize) stages=("$stage") ;;
-    *) die "unknown stage '$stage' (carry deps build sass test train bench profile sanitize all)" ;;
+    all)
+      # What matters most first, in case the call is stopped at its limit;
+      # the speed figures on an otherwise idle machine.
+      for s in deps build sass cuda bench; do run_stage "$s"; done
+      run_side_by_side test train
+      ;;
+    carry | deps | build | sass | cuda | test | train | bench | profile | sanitize) run_stage "$stage" ;;
+    *) die "unknown stage '$stage' (carry deps build sass cuda test train bench profile sanitize all)" ;;
   esac
-  for s in "${stages[@]}"; do run_stage "$s"; done
 done
 note "done: results in $OUT"
