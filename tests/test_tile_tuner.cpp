@@ -2,6 +2,7 @@
 // fake timer: the candidates, the fastest kept, each shape timed once.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
