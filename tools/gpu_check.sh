@@ -144,7 +144,7 @@ need() { command -v "$1" >/dev/null || die "'$1' is not on PATH: $2"; }
 
 # The Debian packages the GPU machine lacks (headers and test libraries).
 CARRIED_PACKAGES=(libeigen3-dev libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev googletest zlib1g-dev
-  libbenchmark-dev pybind11-dev)
+  libbenchmark-dev pybind11-dev libssl-dev)
 
 stage_carry() {
   need apt-get "the carry stage runs on the Debian build machine"
@@ -173,7 +173,18 @@ stage_deps() {
   rm -f "$libdir/libz.a" "$libdir/libz.so"
   [ -e /lib/x86_64-linux-gnu/libz.so.1 ] || die "/lib/x86_64-linux-gnu/libz.so.1 is missing (zlib)"
   ln -s /lib/x86_64-linux-gnu/libz.so.1 "$libdir/libz.so"
-  for header in Eigen3/Eigen/Core CLI/CLI.hpp nlohmann/json.hpp gtest/gtest.h pybind11/pybind11.h zlib.h; do
+  # OpenSSL's libcrypto (SHA-256 of checkpoints, added after the 2026-11-22
+  # GPU build) is linked from the carried static archive, whatever that
+  # machine has; its configuration headers join the others, as the compiler
+  # does not search $DEPS's multiarch folder.
+  rm -f "$libdir/libcrypto.so" "$libdir/libssl.so"
+  if [ -d "$DEPS/usr/include/x86_64-linux-gnu/openssl" ]; then
+    mv "$DEPS"/usr/include/x86_64-linux-gnu/openssl/*.h "$DEPS/usr/include/openssl/"
+    rm -r "$DEPS/usr/include/x86_64-linux-gnu/openssl"
+  fi
+  [ -f "$libdir/libcrypto.a" ] || die "libcrypto.a is not in the carried packages (libssl-dev)"
+  for header in Eigen3/Eigen/Core CLI/CLI.hpp nlohmann/json.hpp gtest/gtest.h pybind11/pybind11.h zlib.h \
+    openssl/evp.h openssl/configuration.h; do
     [ -e "$DEPS/usr/include/$header" ] || [ -e "$DEPS/usr/include/eigen3/${header#Eigen3/}" ] ||
       die "header $header is not in the carried packages"
   done
@@ -200,6 +211,7 @@ stage_configure() {
     die "this PyTorch sees no CUDA device"
   run_logged configure cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     "-DCMAKE_PREFIX_PATH=$prefix;$DEPS/usr" "-DCMAKE_CUDA_ARCHITECTURES=$ARCH" \
+    -DOPENSSL_USE_STATIC_LIBS=TRUE "-DOPENSSL_ROOT_DIR=$DEPS/usr" \
     "-DPython_EXECUTABLE=$(command -v "$PYTHON")" "-DOCTET_CIFAR10_DIR=$DATA/cifar-10-batches-bin"
   grep -q "CUDA runtime enabled" "$RESULTS/configure.log" || die "configure did not enable the CUDA runtime"
   grep -q "LibTorch has CUDA" "$RESULTS/configure.log" ||
