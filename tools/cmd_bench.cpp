@@ -235,8 +235,10 @@ void run_infer(const InferCommand& c) {
       }
 #ifdef OCTET_HAVE_CUDA
       auto& cuda = dynamic_cast<CudaEngine&>(*engine);
+      // The engine's stream does not wait for this copy (cuda_engine.h).
       check(cudaMemcpy(cuda.device_input(batch), images.data(), sizeof(float) * batch * input_shape.numel(),
-                       cudaMemcpyHostToDevice) == cudaSuccess,
+                       cudaMemcpyHostToDevice) == cudaSuccess &&
+                cudaDeviceSynchronize() == cudaSuccess,
             backend + ": copying the input to the device failed");
       rows.push_back({batch, backend, "int8", median(time_calls(c.warmup, c.iterations, [&] {
                         cuda.run_device(batch);

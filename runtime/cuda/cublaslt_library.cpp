@@ -10,15 +10,21 @@ namespace octet::cuda {
 
 namespace {
 
+std::string last_dlerror() {
+  const char* why = dlerror();
+  return why ? why : "no reason given";
+}
+
 void* open_library() {
+  // A copy the process already has (LibTorch's, in octet-torch) rather than a second one.
+  if (void* handle = dlopen(OCTET_CUBLASLT_SONAME, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD)) return handle;
   const std::string in_toolkit = std::string(OCTET_CUBLASLT_DIR) + "/" + OCTET_CUBLASLT_SONAME;
   if (void* handle = dlopen(in_toolkit.c_str(), RTLD_NOW | RTLD_LOCAL)) return handle;
+  const std::string toolkit_why = last_dlerror();
   void* handle = dlopen(OCTET_CUBLASLT_SONAME, RTLD_NOW | RTLD_LOCAL);
-  if (!handle) {
-    const char* why = dlerror();
-    fail(std::string("the cuda-cublaslt backend needs cuBLASLt, and neither ") + in_toolkit + " nor " +
-         OCTET_CUBLASLT_SONAME + " on the library path could be opened (" + (why ? why : "no reason given") + ")");
-  }
+  if (!handle)
+    fail(std::string("the cuda-cublaslt backend needs cuBLASLt, and neither ") + in_toolkit + " (" + toolkit_why +
+         ") nor " + OCTET_CUBLASLT_SONAME + " on the library path (" + last_dlerror() + ") could be opened");
   return handle;
 }
 

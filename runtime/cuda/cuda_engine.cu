@@ -505,6 +505,7 @@ void CudaEngine::Impl::launch(Plan& p) {
     } catch (...) {
       cudaGraph_t broken = nullptr;
       cudaStreamEndCapture(stream.get(), &broken);  // leaves the stream usable
+      cudaGetLastError();  // the invalidated capture's error, which the next launch check would report
       GraphOwner discard(broken);
       throw;
     }
