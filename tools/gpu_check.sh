@@ -16,7 +16,8 @@
 #   sass   -Xptxas -v of the cuda-imma kernels (registers, spills, stack) and
 #          their SASS: IMMA instructions, no IDP4A, and each main loop's
 #          instructions per IMMA (tools/sass_main_loop.py)
-#   cuda   test_cuda alone: the CUDA backends against the CPU runtime
+#   cuda   test_cuda alone: the CUDA backends against the CPU runtime (not
+#          in all, whose test stage runs it)
 #   test   the full ctest suite (test_cuda's tests too, unless cuda passed)
 #   train  ResNet-18 on CIFAR-10 (the command of issue 10), quantized; float vs
 #          int8 top-1 and agreement, CPU and GPU runtimes compared image by image
@@ -27,8 +28,8 @@
 #          (not in all)
 #   sanitize  compute-sanitizer's memcheck, racecheck and synccheck on every
 #          cuda-imma tile, forced, on small layers (not in all)
-#   all    deps build sass cuda bench, then test and train side by side:
-#          the figures that matter most first, the timed ones on an idle GPU
+#   all    deps build sass bench, then test and train side by side: the
+#          speed figures first, on an idle GPU
 #
 # Results go to $OUT (default build-gpu/out): one log and JSON file per stage,
 # and summary.txt. With BUNDLE=1 (for the device tool, which brings back at
@@ -419,10 +420,14 @@ stage_sanitize() {
 for stage in "$@"; do
   case "$stage" in
     all)
-      # What matters most first, in case the call is stopped at its limit;
-      # the speed figures on an otherwise idle machine.
-      for s in deps build sass cuda bench; do run_stage "$s"; done
+      # The speed figures first, on an otherwise idle machine, in case the
+      # call is stopped at its limit; a failed bench (a kernel fault, say)
+      # still lets the tests say which kernel and the training run.
+      for s in deps build sass; do run_stage "$s"; done
+      bench_failed=
+      (run_stage bench) || bench_failed=1
       run_side_by_side test train
+      [ -z "$bench_failed" ] || die "stage bench failed (its lines above say why)"
       ;;
     carry | deps | build | sass | cuda | test | train | bench | profile | sanitize) run_stage "$stage" ;;
     *) die "unknown stage '$stage' (carry deps build sass cuda test train bench profile sanitize all)" ;;
