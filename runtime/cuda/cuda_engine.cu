@@ -255,8 +255,9 @@ CudaEngine::Impl::Impl(const QuantizedModel& m, CudaBackend b, int d) : device(d
     check(why.empty(), where(i) + ": the kernel cannot run it: " + why);
   }
   // cudaMemcpy from pageable memory may return before its DMA ends, and the
-  // engine's non-blocking stream does not wait for the legacy stream.
-  CUDA_CHECK(cudaDeviceSynchronize());
+  // engine's non-blocking stream does not wait for the legacy stream. Not the
+  // whole device: that would break another engine's graph capture under way.
+  CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
 }
 
 std::string CudaEngine::Impl::where(int node) const {
