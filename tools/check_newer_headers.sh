@@ -4,8 +4,9 @@
 # meets: LibTorch 2.x, with its CUDA paths (the CUDA-graph float peer of
 # octet-torch, NCCL's process group) that Debian 12's CPU-only LibTorch 1.13
 # never compiles, and a newer libstdc++, which includes fewer headers from
-# others. Debian 13's libtorch-dev (2.6) and libstdc++-14-dev are downloaded
-# into BUILD/newer-headers, not installed.
+# others; and, as there, without the ONNX library (octet export's fallback).
+# Debian 13's libtorch-dev (2.6) and libstdc++-14-dev are downloaded into
+# BUILD/newer-headers, not installed.
 #
 #   tools/check_newer_headers.sh [BUILD]     default build/ (tools/setup.sh build)
 #
@@ -64,7 +65,9 @@ for entry in json.load(open(compdb)):
     for word in words[1:]:
         if skip: skip = False; continue
         if word in ("-o", "-MT", "-MF"): skip = True; continue
-        if word in ("-MD", "-fopenmp", "-fno-fat-lto-objects") or word.startswith("-flto"): continue
+        # No ONNX library there (pip's onnx has no C++ one): its fallback is what builds.
+        if word in ("-MD", "-fopenmp", "-fno-fat-lto-objects", "-DOCTET_HAVE_ONNX") or word.startswith("-flto"):
+            continue
         # Debian 12's LibTorch API folder becomes 2.6's.
         command.append(word.replace("/usr/include/torch/csrc/api/include", f"{root}/usr/include/torch/csrc/api/include"))
     if "-DOCTET_HAVE_TORCH" in command and has_cuda:

@@ -20,7 +20,7 @@ struct ExportOptions {
   std::string quantized, onnx, json;
 };
 
-void run_export(const ExportOptions& o) {
+void run_export([[maybe_unused]] const ExportOptions& o) {  // unused without ONNX
 #ifndef OCTET_HAVE_ONNX
   fail("octet export --onnx needs the ONNX library, and this octet was built without it: install it (Debian: "
        "apt-get install libonnx-dev) and build again (tools/setup.sh build)");
