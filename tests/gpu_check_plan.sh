@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# The order and failure handling of tools/gpu_check.sh's `all`, which runs in
+# a GPU session's scarce minutes: its stages replaced by stubs that record
+# when they start and end, in a copy of the script whose root is a scratch
+# folder. Usage: gpu_check_plan.sh SOURCE_DIR SCRATCH_DIR
+set -euo pipefail
+source_dir=$1
+scratch=$2
+rm -rf "$scratch"
+mkdir -p "$scratch/tools"
+
+# The stubs go where the script's stages are dispatched.
+marker='[ $# -gt 0 ] || die "name the stages'
+grep -qF "$marker" "$source_dir/tools/gpu_check.sh" || {
+  echo "gpu_check_plan: the dispatch line of tools/gpu_check.sh changed: update this test" >&2
+  exit 1
+}
+awk -v marker="$marker" 'index($0, marker) == 1 { print "source \"$ROOT/stubs.sh\"" } { print }' \
+  "$source_dir/tools/gpu_check.sh" >"$scratch/tools/gpu_check.sh"
+cat >"$scratch/stubs.sh" <<'EOF'
+# Each stage logs its start and end; FAIL names the stage that dies. test
+# ends only once train has started (or after 30 s): side by side, the log
+# then has train's start before test's end.
+wait_for_train() {
+  for _ in $(seq 300); do
+    ! grep -q "^start train$" "$ROOT/events" || return 0
+    sleep 0.1
+  done
+}
+for stage in deps build sass cuda bench test train; do
+  eval "stage_$stage() {
+    echo \"start $stage\" >>\"\$ROOT/events\"
+    [ $stage != test ] || wait_for_train
+    [ \"\${FAIL:-}\" != $stage ] || die \"$stage broke\"
+    echo \"end $stage\" >>\"\$ROOT/events\"
+  }"
+done
+EOF
+
+failures=0
+fail() {
+  echo "FAILED: $1" >&2
+  failures=$((failures + 1))
+}
+# run NAME [VAR=value...]: `all` with BUNDLE=1; sets status, events (the
+# stubs' log) and summary.
+run() {
+  local name=$1
+  shift
+  rm -f "$scratch/events"
+  status=0
+  env "$@" OUT="$scratch/out_$name" BUNDLE=1 bash "$scratch/tools/gpu_check.sh" all \
+    >"$scratch/$name.log" 2>&1 || status=$?
+  events=$(cat "$scratch/events")
+  summary=$(cat "$scratch/out_$name/summary.txt")
+}
+line_of() { echo "$events" | grep -n "^$1\$" | cut -d: -f1; }
+has() { echo "$events" | grep -q "^$1\$"; }
+
+run passing
+[ "$status" -eq 0 ] || fail "all passes"
+[ "$(echo "$events" | head -n 8 | tr '\n' ' ')" = \
+  "start deps end deps start build end build start sass end sass start bench end bench " ] ||
+  fail "deps, build, sass, bench end before test and train start"
+[ "$(line_of "start train")" -lt "$(line_of "end test")" ] || fail "test and train run side by side"
+! echo "$events" | grep -q cuda || fail "the cuda stage is not in all"
+[ "$(echo "$summary" | grep -c "done in [0-9]* s")" -eq 6 ] || fail "the summary gives each stage's time"
+[ -f "$scratch/out_passing/results.tar.gz" ] || fail "the results come back packed"
+
+run bench_fails FAIL=bench
+[ "$status" -ne 0 ] || fail "a failed bench fails the run"
+{ has "end test" && has "end train"; } || fail "a failed bench still lets test and train run"
+echo "$summary" | grep -q "FAILED: bench broke" || fail "the summary says bench failed"
+
+run test_fails FAIL=test
+[ "$status" -ne 0 ] || fail "a failed test fails the run"
+has "end train" || fail "train ends though test failed beside it"
+echo "$summary" | grep -q "FAILED: stages test failed" || fail "the summary names the failed stage"
+
+run build_fails FAIL=build
+{ [ "$status" -ne 0 ] && ! has "start sass"; } || fail "a failed build stops the run"
+
+[ $failures -eq 0 ] || exit 1
+echo "gpu_check_plan: all passes, in order, and failures are reported as expected"
