@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The order and failure handling of tools/gpu_check.sh's `all`, which runs in
-# a GPU session's scarce minutes: its stages replaced by stubs that record
-# when they start and end, in a copy of the script whose root is a scratch
-# folder. Usage: gpu_check_plan.sh SOURCE_DIR SCRATCH_DIR
+# a GPU session's scarce minutes, and the diagnostics it adds when TIME_LIMIT
+# leaves time: its stages replaced by stubs that record when they start and
+# end, in a copy of the script whose root is a scratch folder.
+# Usage: gpu_check_plan.sh SOURCE_DIR SCRATCH_DIR
 set -euo pipefail
 source_dir=$1
 scratch=$2
@@ -27,7 +28,7 @@ wait_for_train() {
     sleep 0.1
   done
 }
-for stage in deps build sass cuda bench test train; do
+for stage in deps build sass cuda bench test train profile sanitize; do
   eval "stage_$stage() {
     echo \"start $stage\" >>\"\$ROOT/events\"
     [ $stage != test ] || wait_for_train
@@ -66,6 +67,13 @@ run passing
 ! echo "$events" | grep -q cuda || fail "the cuda stage is not in all"
 [ "$(echo "$summary" | grep -c "done in [0-9]* s")" -eq 6 ] || fail "the summary gives each stage's time"
 [ -f "$scratch/out_passing/results.tar.gz" ] || fail "the results come back packed"
+! has "start profile" || fail "no TIME_LIMIT, no profile"
+echo "$summary" | grep -q "sanitize: skipped: .* left of TIME_LIMIT=unset" || fail "the summary says sanitize was skipped"
+
+run time_left TIME_LIMIT=3600
+[ "$status" -eq 0 ] || fail "all passes with the diagnostics"
+[ "$(echo "$events" | tail -n 4 | tr '\n' ' ')" = "start profile end profile start sanitize end sanitize " ] ||
+  fail "profile and sanitize run last when TIME_LIMIT leaves time"
 
 run bench_fails FAIL=bench
 [ "$status" -ne 0 ] || fail "a failed bench fails the run"
@@ -76,6 +84,9 @@ run test_fails FAIL=test
 [ "$status" -ne 0 ] || fail "a failed test fails the run"
 has "end train" || fail "train ends though test failed beside it"
 echo "$summary" | grep -q "FAILED: stages test failed" || fail "the summary names the failed stage"
+
+run profile_fails FAIL=profile TIME_LIMIT=3600
+{ [ "$status" -ne 0 ] && has "end sanitize"; } || fail "a failed profile fails the run, sanitize still runs"
 
 run build_fails FAIL=build
 { [ "$status" -ne 0 ] && ! has "start sass"; } || fail "a failed build stops the run"

@@ -25,11 +25,11 @@
 #          (the trained ResNet-18 of `train` if there is one, else one trained
 #          for a few steps: int8 speed does not depend on the weights)
 #   profile  Nsight Compute on each convolution of one cuda-imma ResNet-18 batch
-#          (not in all)
 #   sanitize  compute-sanitizer's memcheck, racecheck and synccheck on every
-#          cuda-imma tile, forced, on small layers (not in all)
-#   all    deps build sass bench, then test and train side by side: the
-#          speed figures first, on an idle GPU
+#          cuda-imma tile, forced, on small layers
+#   all    deps build sass bench, then test and train side by side (the
+#          speed figures first, on an idle GPU), then profile and sanitize
+#          if TIME_LIMIT (seconds since the start) leaves 2 minutes for each
 #
 # Results go to $OUT (default build-gpu/out): one log and JSON file per stage,
 # and summary.txt. With BUNDLE=1 (for the device tool, which brings back at
@@ -110,17 +110,17 @@ run_stage() {
   note "stage $1: done in $((SECONDS - started)) s"
   bundle_results
 }
-# Runs the stages named side by side (each in its own subshell, so a die
-# ends only its stage) and fails when any of them failed. Each stage then
+# Runs the stages named side by side, each in its own subshell (a die ends
+# only its stage), adding those that fail to failed_stages. Each stage then
 # holds a part of the cores and of the GPU: never a timed one.
+failed_stages=()
 run_side_by_side() {
-  local stage pids=() failed=()
+  local stage pids=()
   for stage in "$@"; do
     run_stage "$stage" &
     pids+=($!)
   done
-  for i in "${!pids[@]}"; do wait "${pids[$i]}" || failed+=("${*:i+1:1}"); done
-  [ ${#failed[@]} -eq 0 ] || die "stages ${failed[*]} failed (their lines above say why)"
+  for i in "${!pids[@]}"; do wait "${pids[$i]}" || failed_stages+=("${*:i+1:1}"); done
 }
 # deps, configure and a build of the targets named (all when none): the
 # stages that only run octet build it alone, which skips the tests' objects.
@@ -424,10 +424,19 @@ for stage in "$@"; do
       # call is stopped at its limit; a failed bench (a kernel fault, say)
       # still lets the tests say which kernel and the training run.
       for s in deps build sass; do run_stage "$s"; done
-      bench_failed=
-      (run_stage bench) || bench_failed=1
+      run_side_by_side bench
       run_side_by_side test train
-      [ -z "$bench_failed" ] || die "stage bench failed (its lines above say why)"
+      # The diagnostics, in what is left of TIME_LIMIT seconds (the device
+      # call's timeout_s): the logs so far come back even if it runs out.
+      for s in profile sanitize; do
+        left=$((${TIME_LIMIT:-0} - SECONDS))
+        if [ "$left" -ge 120 ]; then
+          run_side_by_side "$s"
+        else
+          note "$s: skipped: $left s left of TIME_LIMIT=${TIME_LIMIT:-unset}, 120 wanted"
+        fi
+      done
+      [ ${#failed_stages[@]} -eq 0 ] || die "stages ${failed_stages[*]} failed (their lines above say why)"
       ;;
     carry | deps | build | sass | cuda | test | train | bench | profile | sanitize) run_stage "$stage" ;;
     *) die "unknown stage '$stage' (carry deps build sass cuda test train bench profile sanitize all)" ;;
