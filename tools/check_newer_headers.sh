@@ -13,6 +13,10 @@
 # What it cannot see: LibTorch changes after 2.6 (pip's is 2.11), GCC's own
 # diagnostics (clang 14 parses), the .cu files (nvcc).
 set -euo pipefail
+if [ "${1:-}" = -h ] || [ "${1:-}" = --help ]; then
+  sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
+  exit 0
+fi
 cd "$(dirname "$0")/.."
 build=${1:-build}
 [ -f "$build/build.ninja" ] || { echo "check_newer_headers: no $build/build.ninja: build first (tools/setup.sh build)" >&2; exit 2; }

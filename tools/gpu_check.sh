@@ -43,6 +43,10 @@
 # already has them), so each call of the device tool can start on a fresh
 # machine. Each stage's time goes to the summary.
 set -euo pipefail
+if [ "${1:-}" = -h ] || [ "${1:-}" = --help ]; then
+  sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
+  exit 0
+fi
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD="$ROOT/build-gpu"
