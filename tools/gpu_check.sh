@@ -114,11 +114,11 @@ run_stage() {
   note "stage $1: done in $((SECONDS - started)) s"
   bundle_results
 }
-# Runs the stages named side by side, each in its own subshell (a die ends
-# only its stage), adding those that fail to failed_stages. Each stage then
-# holds a part of the cores and of the GPU: never a timed one.
+# Runs the stages named at the same time, each in its own subshell (a die
+# ends only its stage), and adds those that fail to failed_stages. Stages
+# run together share the cores and the GPU: never a timed one with another.
 failed_stages=()
-run_side_by_side() {
+run_and_collect() {
   local stage pids=()
   for stage in "$@"; do
     run_stage "$stage" &
@@ -262,8 +262,8 @@ stage_sass() {
   while read -r line; do note "  $line"; done <"$RESULTS/sass_main_loop.txt"
 }
 
-# test_cuda alone, before anything is timed: the CUDA backends against the
-# CPU runtime (every cuda-imma tile, the zoo models' test sets).
+# test_cuda alone: the CUDA backends against the CPU runtime (every
+# cuda-imma tile, the zoo models' test sets).
 stage_cuda() {
   need_build test_cuda
   run_logged test_cuda "$BUILD/tests/test_cuda" --gtest_brief=1
@@ -428,14 +428,14 @@ for stage in "$@"; do
       # call is stopped at its limit; a failed bench (a kernel fault, say)
       # still lets the tests say which kernel and the training run.
       for s in deps build sass; do run_stage "$s"; done
-      run_side_by_side bench
-      run_side_by_side test train
+      run_and_collect bench
+      run_and_collect test train
       # The diagnostics, in what is left of TIME_LIMIT seconds (the device
       # call's timeout_s): the logs so far come back even if it runs out.
       for s in profile sanitize; do
         left=$((${TIME_LIMIT:-0} - SECONDS))
         if [ "$left" -ge 120 ]; then
-          run_side_by_side "$s"
+          run_and_collect "$s"
         else
           note "$s: skipped: $left s left of TIME_LIMIT=${TIME_LIMIT:-unset}, 120 wanted"
         fi
