@@ -50,7 +50,7 @@ run() {
   shift
   rm -f "$scratch/events"
   status=0
-  env "$@" OUT="$scratch/out_$name" BUNDLE=1 bash "$scratch/tools/gpu_check.sh" all \
+  env -u TIME_LIMIT "$@" OUT="$scratch/out_$name" BUNDLE=1 bash "$scratch/tools/gpu_check.sh" all \
     >"$scratch/$name.log" 2>&1 || status=$?
   events=$(cat "$scratch/events")
   summary=$(cat "$scratch/out_$name/summary.txt")
