@@ -20,12 +20,12 @@ struct ExportOptions {
   std::string quantized, onnx, json;
 };
 
-void run_export([[maybe_unused]] const ExportOptions& o) {  // unused without ONNX
+void run_export(const ExportOptions& o) {
+  [[maybe_unused]] const QuantizedModel model = load_quantized_model(o.quantized);  // a bad file is named first
 #ifndef OCTET_HAVE_ONNX
   fail("octet export --onnx needs the ONNX library, and this octet was built without it: install it (Debian: "
        "apt-get install libonnx-dev) and build again (tools/setup.sh build)");
 #else
-  const QuantizedModel model = load_quantized_model(o.quantized);
   const OnnxExportSummary s = export_onnx(model, o.onnx);
   std::fprintf(report_stream(o.json),
                "%s -> %s: ONNX opset %d, %lld nodes (%lld QuantizeLinear, %lld DequantizeLinear), %lld "
