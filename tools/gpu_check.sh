@@ -58,6 +58,8 @@ ARCH=${OCTET_CUDA_ARCH:-90}
 PYTHON=${PYTHON:-python3}
 OCTET="$BUILD/tools/octet"
 R18="$BUILD/r18"
+# Where the tests read Fashion-MNIST: Debian's dataset-fashion-mnist.
+FASHION_MNIST=/usr/share/datasets/fashion-mnist
 # Idle OpenMP threads sleep: spinning ones of parallel processes slow each other many times over.
 export OMP_WAIT_POLICY=passive
 RESULTS=$OUT
@@ -162,10 +164,11 @@ stage_carry() {
   cp -r "$cifar/cifar10-jpeg.tar.xz" "$cifar/order" "$cifar/make_cifar10_bin.py" "$CARRIED/cifar10/"
   # Fashion-MNIST, which that machine lacks (2026-11-26): its raw IDX files
   # (the tests read either form) in xz, 25 MiB against 29.5 for the .gz ones.
-  local fmnist=/usr/share/datasets/fashion-mnist raw="$CARRIED/fashion-mnist"
-  [ -f "$fmnist/t10k-images-idx3-ubyte.gz" ] || die "no Fashion-MNIST in $fmnist (apt-get install dataset-fashion-mnist)"
+  local raw="$CARRIED/fashion-mnist"
+  [ -f "$FASHION_MNIST/t10k-images-idx3-ubyte.gz" ] ||
+    die "no Fashion-MNIST in $FASHION_MNIST (apt-get install dataset-fashion-mnist)"
   mkdir -p "$raw"
-  for gz in "$fmnist"/*-ubyte.gz; do gzip -dc "$gz" >"$raw/$(basename "$gz" .gz)"; done
+  for gz in "$FASHION_MNIST"/*-ubyte.gz; do gzip -dc "$gz" >"$raw/$(basename "$gz" .gz)"; done
   tar cf - -C "$raw" . | xz -9e -T0 >"$CARRIED/fashion-mnist.tar.xz"
   rm -r "$raw"
   local tree_kib carried_kib
@@ -211,8 +214,8 @@ stage_deps() {
   fi
   [ -f "$DATA/cifar-10-batches-bin/test_batch.bin" ] || die "CIFAR-10 was not made in $DATA"
   note "deps: packages unpacked into $DEPS, CIFAR-10 in $DATA/cifar-10-batches-bin"
-  # Where the tests read Fashion-MNIST (Debian's place): from .gpu if the machine has none.
-  local fmnist=/usr/share/datasets/fashion-mnist
+  # Fashion-MNIST from .gpu if the machine has none.
+  local fmnist=$FASHION_MNIST
   if [ ! -f "$fmnist/train-images-idx3-ubyte.gz" ] && [ ! -f "$fmnist/train-images-idx3-ubyte" ]; then
     if [ -f "$CARRIED/fashion-mnist.tar.xz" ]; then
       mkdir -p "$fmnist"
