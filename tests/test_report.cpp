@@ -26,7 +26,11 @@ struct Quantized {
   CalibrationReport report;
 };
 
-bool data_available() { return path_exists(fashion_mnist_dir() + "/t10k-labels-idx1-ubyte.gz"); }
+// The loader reads the IDX files raw or gzipped (Debian ships them gzipped).
+bool data_available() {
+  const std::string labels = fashion_mnist_dir() + "/t10k-labels-idx1-ubyte";
+  return path_exists(labels) || path_exists(labels + ".gz");
+}
 
 // LeNet-5 quantized once per option set for the whole suite.
 const Quantized& quantized(bool per_channel) {

@@ -34,6 +34,7 @@ namespace {
 DeviceChoice this_machine() {
   DeviceChoice d;
   d.cuda = torch::cuda::is_available();
+  d.cuda_devices = d.cuda ? static_cast<int>(torch::cuda::device_count()) : 0;
   if (!d.cuda) d.cuda_missing = "LibTorch sees no CUDA GPU (a CPU-only LibTorch, or no GPU on this machine)";
   d.cpu_process_group_missing = process_group_missing("cpu");
   d.cuda_process_group_missing = process_group_missing("cuda");

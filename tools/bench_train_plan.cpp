@@ -152,8 +152,13 @@ std::vector<PlannedRun> plan_scaling(const BenchTrainOptions& o, const DeviceCho
                                  {"global batch", per_process * p}});
       run.options.batch_size = per_process;
       run.processes = static_cast<int>(p);
-      const std::string& missing = o.base.device == "cuda" ? d.cuda_process_group_missing : d.cpu_process_group_missing;
-      if (p > 1 && !missing.empty()) run.skipped = "needs data-parallel training: " + missing;
+      const bool cuda = o.base.device == "cuda";
+      const std::string& missing = cuda ? d.cuda_process_group_missing : d.cpu_process_group_missing;
+      if (p > 1 && !missing.empty())
+        run.skipped = "needs data-parallel training: " + missing;
+      else if (cuda && p > d.cuda_devices)
+        run.skipped =
+            "needs " + std::to_string(p) + " GPUs (NCCL: one per rank), " + std::to_string(d.cuda_devices) + " visible";
       // One process with the whole batch is the same run in both modes.
       if (!weak && p == 1)
         for (size_t i = 0; i < runs.size(); ++i)

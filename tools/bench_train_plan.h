@@ -40,6 +40,7 @@ struct PlannedRun {
 // this build can train data-parallel on each device.
 struct DeviceChoice {
   bool cuda = false;
+  int cuda_devices = 0;      // GPUs LibTorch sees
   std::string cuda_missing;  // why not, when !cuda
   std::string cpu_process_group_missing, cuda_process_group_missing;  // why not ("": it can)
 };
