@@ -10,15 +10,19 @@ namespace octet {
 namespace {
 constexpr float kBatchNormEps = 1e-5f;
 
-const FloatTensor& lookup(const std::map<std::string, FloatTensor>& params, const std::string& name) {
+// The layer's name and the suffix apart: a caller passing `layer + suffix`
+// would hand GCC 13's -Wdangling-reference a temporary to warn about.
+const FloatTensor& lookup(const std::map<std::string, FloatTensor>& params, const std::string& layer,
+                          const char* suffix) {
+  const std::string name = layer + suffix;
   auto it = params.find(name);
   check(it != params.end(), "parameter '" + name + "' is missing");
   return it->second;
 }
 }  // namespace
 
-const FloatTensor& FloatModel::weight(const Node& n) const { return lookup(params, n.name + ".weight"); }
-const FloatTensor& FloatModel::bias(const Node& n) const { return lookup(params, n.name + ".bias"); }
+const FloatTensor& FloatModel::weight(const Node& n) const { return lookup(params, n.name, ".weight"); }
+const FloatTensor& FloatModel::bias(const Node& n) const { return lookup(params, n.name, ".bias"); }
 
 FloatModel fold_for_inference(const Graph& graph, const std::map<std::string, FloatTensor>& params) {
   graph.validate();
@@ -39,10 +43,10 @@ FloatModel fold_for_inference(const Graph& graph, const std::map<std::string, Fl
       Node& conv = model.graph.nodes[new_index[producer]];
       FloatTensor& w = model.params[conv.name + ".weight"];
       FloatTensor& b = model.params[conv.name + ".bias"];
-      const FloatTensor& gamma = lookup(params, n.name + ".weight");
-      const FloatTensor& beta = lookup(params, n.name + ".bias");
-      const FloatTensor& mean = lookup(params, n.name + ".running_mean");
-      const FloatTensor& var = lookup(params, n.name + ".running_var");
+      const FloatTensor& gamma = lookup(params, n.name, ".weight");
+      const FloatTensor& beta = lookup(params, n.name, ".bias");
+      const FloatTensor& mean = lookup(params, n.name, ".running_mean");
+      const FloatTensor& var = lookup(params, n.name, ".running_var");
       const int64_t out = w.dim(0), per_channel = w.numel() / out;
       for (int64_t c = 0; c < out; ++c) {
         check(var.data[c] >= 0, "batch norm '" + n.name + "' has a negative running variance");
@@ -66,10 +70,9 @@ FloatModel fold_for_inference(const Graph& graph, const std::map<std::string, Fl
     Node copy = n;
     for (int& in : copy.inputs) in = new_index[in];
     if (op_traits(n.op).weighted) {
-      const FloatTensor& w = lookup(params, n.name + ".weight");
+      const FloatTensor& w = lookup(params, n.name, ".weight");
       model.params[n.name + ".weight"] = w;
-      model.params[n.name + ".bias"] =
-          n.bias ? lookup(params, n.name + ".bias") : FloatTensor({w.dim(0)}, 0.0f);
+      model.params[n.name + ".bias"] = n.bias ? lookup(params, n.name, ".bias") : FloatTensor({w.dim(0)}, 0.0f);
       copy.bias = true;
     }
     model.graph.nodes.push_back(std::move(copy));
