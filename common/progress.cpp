@@ -3,13 +3,22 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <string>
 
 namespace octet {
+
+namespace {
+bool forced_by_parent() {
+  const char* value = std::getenv(kForceProgressVariable);
+  return value != nullptr && std::string(value) == "1";
+}
+}  // namespace
 
 Progress::Progress(std::string label, int64_t total)
     : label_(std::move(label)),
       total_(total),
-      enabled_(::isatty(STDERR_FILENO) != 0),
+      enabled_(::isatty(STDERR_FILENO) != 0 || forced_by_parent()),
       start_(std::chrono::steady_clock::now()),
       last_draw_(start_) {}
 

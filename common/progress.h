@@ -1,6 +1,7 @@
 // A one-line progress indicator for long work (calibration, evaluation,
 // training epochs). It draws only when standard error is a terminal, so logs
-// and pipes stay clean.
+// and pipes stay clean, or when kForceProgressVariable is 1: set by a parent
+// that copies this process's output to its own terminal.
 #pragma once
 
 #include <chrono>
@@ -8,6 +9,8 @@
 #include <string>
 
 namespace octet {
+
+inline constexpr char kForceProgressVariable[] = "OCTET_FORCE_PROGRESS";
 
 class Progress {
  public:

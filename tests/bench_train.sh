@@ -109,6 +109,48 @@ assert rows[0] == ["p", "w", "seconds"] and [r[:2] for r in rows[1:]] == [[p, p]
 assert ran[0] == "1" and all(float(r[2]) > 0 for r in rows[1:])
 PY
 
+# The launched ranks' output is copied through a pipe: their progress is drawn
+# when bench's standard error is a terminal (here a pseudo-terminal), not in a log.
+grep -q $'\r' "$dir/stderr" && fail "scaling: progress drawn into a log"
+"$python" - "$octet" "$dir/on-terminal" "${tiny[@]}" <<'PY' || fail "scaling on a terminal: no progress from the launched ranks"
+import os, subprocess, sys
+octet, out, tiny = sys.argv[1], sys.argv[2], sys.argv[3:]
+main, terminal = os.openpty()
+run = subprocess.Popen([octet, "bench", "train", "scaling", "--processes", "1", "--batch-size", "64", "--out", out] + tiny,
+                       stdout=subprocess.DEVNULL, stderr=terminal)
+os.close(terminal)
+seen = b""
+while True:
+    try:
+        chunk = os.read(main, 4096)
+    except OSError:  # EIO: every writer is gone
+        break
+    if not chunk:
+        break
+    seen += chunk
+assert run.wait() == 0, seen.decode(errors="replace")
+assert b"\repoch 1: 5/5 (100%)" in seen, seen.decode(errors="replace")
+PY
+
+# A 2-process run that fails once launched (its rendezvous port is taken)
+# leaves its row with the ranks' own error, not only an exit status.
+"$python" - "$octet" "$dir/busy" "${tiny[@]}" <<'PY' || fail "scaling, port taken: the failed row does not say why"
+import csv, socket, subprocess, sys
+octet, out, tiny = sys.argv[1], sys.argv[2], sys.argv[3:]
+with socket.socket() as taken:
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    port = taken.getsockname()[1]
+    # Run 0 (weak, 1 process) gets --port, run 1 (weak, 2 processes) the taken port.
+    subprocess.run([octet, "bench", "train", "scaling", "--processes", "1,2", "--batch-size", "64",
+                    "--port", str(port - 1), "--out", out] + tiny, check=True, capture_output=True)
+rows = list(csv.DictReader(open(out + "/scaling.csv")))
+weak_two = rows[1]
+assert weak_two["processes"] == "2", rows
+if not weak_two.get("note", "").startswith("skipped: "):
+    assert weak_two["note"].startswith("failed: ") and "Address already in use" in weak_two["note"], weak_two
+PY
+
 # Refused before any run: status 1 (CLI11's own checks: 105/106), a message, no folder.
 refuse() {
   local pattern=$1

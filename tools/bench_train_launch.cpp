@@ -1,5 +1,6 @@
 #include "tools/bench_train_launch.h"
 
+#include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,6 +14,7 @@
 
 #include "common/error.h"
 #include "common/file_io.h"
+#include "common/progress.h"
 
 extern char** environ;
 
@@ -34,19 +36,58 @@ std::string this_executable() {
   return std::string(path, static_cast<size_t>(n));
 }
 
-// Runs argv with its standard output sent to standard error (the bench's own
-// standard output carries only its table); returns the exit status.
-int run_to_stderr(const std::vector<std::string>& argv) {
+// Runs argv with its standard output and error copied to standard error (the
+// bench's own standard output carries only its table) as they come; returns
+// the exit status and keeps the first "octet: error: " line, the ranks' own
+// reason, which the status alone does not give.
+int run_to_stderr(const std::vector<std::string>& argv, std::string* first_error) {
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  // Through the pipe the ranks see no terminal; they draw their progress
+  // anyway when it ends on one.
+  std::vector<std::string> environment;
+  for (char** e = environ; *e != nullptr; ++e) environment.emplace_back(*e);
+  if (isatty(STDERR_FILENO)) environment.push_back(std::string(kForceProgressVariable) + "=1");
+  std::vector<char*> env;
+  for (std::string& e : environment) env.push_back(e.data());
+  env.push_back(nullptr);
+  int pipe_ends[2];
+  check(pipe2(pipe_ends, O_CLOEXEC) == 0, std::string("cannot make a pipe: ") + std::strerror(errno));
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, STDERR_FILENO, STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, pipe_ends[1], STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, pipe_ends[1], STDERR_FILENO);
   pid_t pid = 0;
-  const int error = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
+  const int error = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), env.data());
   posix_spawn_file_actions_destroy(&actions);
+  close(pipe_ends[1]);
+  if (error != 0) close(pipe_ends[0]);
   check(error == 0, "cannot start " + argv[0] + ": " + std::strerror(error));
+  // Read until every process holding the pipe (launch and its ranks) is gone.
+  const std::string marker = "octet: error: ";
+  std::string line;
+  char buffer[4096];
+  for (;;) {
+    const ssize_t n = read(pipe_ends[0], buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    for (ssize_t done = 0; done < n;) {
+      const ssize_t written = write(STDERR_FILENO, buffer + done, static_cast<size_t>(n - done));
+      if (written < 0 && errno == EINTR) continue;
+      if (written <= 0) break;
+      done += written;
+    }
+    for (ssize_t i = 0; i < n; ++i) {
+      if (buffer[i] != '\n') {
+        line += buffer[i];
+        continue;
+      }
+      if (first_error->empty() && line.rfind(marker, 0) == 0) *first_error = line.substr(marker.size());
+      line.clear();
+    }
+  }
+  close(pipe_ends[0]);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0)
     check(errno == EINTR, std::string("waiting for octet launch failed: ") + std::strerror(errno));
@@ -96,8 +137,10 @@ nlohmann::json launch_training(const TrainOptions& o, int processes, int port) {
   std::string command;
   for (size_t i = 0; i < argv.size(); ++i) command += (i ? " " : "") + argv[i];
   try {
-    const int status = run_to_stderr(argv);
-    check(status == 0, "'" + command + "' exited with status " + std::to_string(status));
+    std::string first_error;
+    const int status = run_to_stderr(argv, &first_error);
+    check(status == 0, "'" + command + "' exited with status " + std::to_string(status) +
+                           (first_error.empty() ? "" : ": " + first_error));
     std::ifstream in(json_path);
     check(in.good(), "'" + command + "' wrote no training record");
     nlohmann::json record = nlohmann::json::parse(in);
