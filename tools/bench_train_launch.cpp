@@ -36,42 +36,26 @@ std::string this_executable() {
   return std::string(path, static_cast<size_t>(n));
 }
 
-// Runs argv with its standard output and error copied to standard error (the
-// bench's own standard output carries only its table) as they come; returns
-// the exit status and keeps the first "octet: error: " line, the ranks' own
-// reason, which the status alone does not give.
-int run_to_stderr(const std::vector<std::string>& argv, std::string* first_error) {
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  // Through the pipe the ranks see no terminal; they draw their progress
-  // anyway when it ends on one.
+// This process's environment for a child whose output goes through a pipe:
+// it sees no terminal, so it is told to draw its progress when ours is one.
+std::vector<std::string> child_environment() {
   std::vector<std::string> environment;
   for (char** e = environ; *e != nullptr; ++e) environment.emplace_back(*e);
   if (isatty(STDERR_FILENO)) environment.push_back(std::string(kForceProgressVariable) + "=1");
-  std::vector<char*> env;
-  for (std::string& e : environment) env.push_back(e.data());
-  env.push_back(nullptr);
-  int pipe_ends[2];
-  check(pipe2(pipe_ends, O_CLOEXEC) == 0, std::string("cannot make a pipe: ") + std::strerror(errno));
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, pipe_ends[1], STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, pipe_ends[1], STDERR_FILENO);
-  pid_t pid = 0;
-  const int error = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), env.data());
-  posix_spawn_file_actions_destroy(&actions);
-  close(pipe_ends[1]);
-  if (error != 0) close(pipe_ends[0]);
-  check(error == 0, "cannot start " + argv[0] + ": " + std::strerror(error));
-  // Read until every process holding the pipe (launch and its ranks) is gone.
+  return environment;
+}
+
+// Copies everything read from `fd` to standard error as it comes, until every
+// process holding its other end is gone; keeps the first "octet: error: "
+// line's message.
+void copy_to_stderr(int fd, std::string* first_error) {
   const std::string marker = "octet: error: ";
   std::string line;
   char buffer[4096];
   for (;;) {
-    const ssize_t n = read(pipe_ends[0], buffer, sizeof buffer);
+    const ssize_t n = read(fd, buffer, sizeof buffer);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
+    if (n <= 0) return;
     for (ssize_t done = 0; done < n;) {
       const ssize_t written = write(STDERR_FILENO, buffer + done, static_cast<size_t>(n - done));
       if (written < 0 && errno == EINTR) continue;
@@ -87,6 +71,33 @@ int run_to_stderr(const std::vector<std::string>& argv, std::string* first_error
       line.clear();
     }
   }
+}
+
+// Runs argv with its standard output and error copied to standard error (the
+// bench's own standard output carries only its table); returns the exit
+// status and keeps the first "octet: error: " line, the ranks' own reason,
+// which the status alone does not give.
+int run_to_stderr(const std::vector<std::string>& argv, std::string* first_error) {
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  std::vector<std::string> environment = child_environment();
+  std::vector<char*> env;
+  for (std::string& e : environment) env.push_back(e.data());
+  env.push_back(nullptr);
+  int pipe_ends[2];
+  check(pipe2(pipe_ends, O_CLOEXEC) == 0, std::string("cannot make a pipe: ") + std::strerror(errno));
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, pipe_ends[1], STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, pipe_ends[1], STDERR_FILENO);
+  pid_t pid = 0;
+  const int error = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), env.data());
+  posix_spawn_file_actions_destroy(&actions);
+  close(pipe_ends[1]);
+  if (error != 0) close(pipe_ends[0]);
+  check(error == 0, "cannot start " + argv[0] + ": " + std::strerror(error));
+  copy_to_stderr(pipe_ends[0], first_error);
   close(pipe_ends[0]);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0)

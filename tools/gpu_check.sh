@@ -215,14 +215,14 @@ stage_deps() {
   [ -f "$DATA/cifar-10-batches-bin/test_batch.bin" ] || die "CIFAR-10 was not made in $DATA"
   note "deps: packages unpacked into $DEPS, CIFAR-10 in $DATA/cifar-10-batches-bin"
   # Fashion-MNIST from .gpu if the machine has none.
-  local fmnist=$FASHION_MNIST
-  if [ ! -f "$fmnist/train-images-idx3-ubyte.gz" ] && [ ! -f "$fmnist/train-images-idx3-ubyte" ]; then
+  if [ ! -f "$FASHION_MNIST/train-images-idx3-ubyte.gz" ] && [ ! -f "$FASHION_MNIST/train-images-idx3-ubyte" ]; then
     if [ -f "$CARRIED/fashion-mnist.tar.xz" ]; then
-      mkdir -p "$fmnist"
-      tar xJf "$CARRIED/fashion-mnist.tar.xz" -C "$fmnist" || die "could not unpack $CARRIED/fashion-mnist.tar.xz into $fmnist"
-      note "deps: Fashion-MNIST unpacked into $fmnist"
+      mkdir -p "$FASHION_MNIST"
+      tar xJf "$CARRIED/fashion-mnist.tar.xz" -C "$FASHION_MNIST" ||
+        die "could not unpack $CARRIED/fashion-mnist.tar.xz into $FASHION_MNIST"
+      note "deps: Fashion-MNIST unpacked into $FASHION_MNIST"
     else
-      note "deps: WARNING: no Fashion-MNIST in $fmnist nor in .gpu: the tests on it (trainer, zoo LeNet-5, Python) will fail"
+      note "deps: WARNING: no Fashion-MNIST in $FASHION_MNIST nor in .gpu: the tests on it (trainer, zoo LeNet-5, Python) will fail"
     fi
   fi
 }
