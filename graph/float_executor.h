@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "graph/fold.h"
+#include "graph/op.h"
 
 namespace octet {
 
@@ -38,29 +39,10 @@ class FloatExecutor {
   // once its last reader has run, so memory holds only the live tensors.
   void run_nodes(std::vector<FloatTensor>& values, int first, int end, const Observer& observer) const;
 
-  struct Layer {
-    FloatTensor weight;  // [out][K], K in the order the NHWC input is read
-    std::vector<float> bias;
-  };
   Graph graph_;
   std::vector<ActShape> shapes_;
-  std::vector<Layer> layers_;
+  std::vector<FloatLayer> layers_;  // per node; weighted ones only
   std::vector<int> last_reader_;  // per node: the last node reading it (the output: past the end)
 };
-
-// Rows [first, first + count) of the im2col matrix of a conv reading NHWC
-// `x`: each row is one output pixel's receptive field in (ky, kx, c) order,
-// zero outside the image. For a linear layer the rows are the input vectors.
-void gather_patches(const Node& n, const ActShape& in, const ActShape& out, const float* x, int64_t first,
-                    int64_t count, float* rows);
-inline int64_t patch_size(const Node& n, const ActShape& in) {
-  return n.op == Op::Conv2d ? int64_t(n.kernel) * n.kernel * in.c : in.numel();
-}
-inline int64_t patch_rows(const Node& n, const ActShape& out, int64_t batch) {
-  return n.op == Op::Conv2d ? batch * out.h * out.w : batch;
-}
-
-// NCHW -> NHWC float conversion of a batch of images.
-FloatTensor to_nhwc(const float* nchw, int64_t batch, const ActShape& shape);
 
 }  // namespace octet

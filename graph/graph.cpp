@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
-#include "graph/op_traits.h"
+#include "graph/op.h"
 
 namespace octet {
 
@@ -12,21 +12,6 @@ namespace {
 bool arity_ok(Op op, size_t inputs) {
   const OpTraits& t = op_traits(op);
   return inputs == static_cast<size_t>(t.inputs) || (t.absorbs_residual && inputs == static_cast<size_t>(t.inputs) + 1);
-}
-
-// Activations larger than this are refused: every size and index then fits
-// int and int32 arithmetic (graphs come from files, see graph/graph.h).
-constexpr int64_t kMaxActivationValues = 2147483647;
-
-// Whether c x h x w positive sizes (each below 2^33) stay within the bound,
-// multiplied in an order that cannot overflow int64.
-bool within_bound(int64_t c, int64_t h, int64_t w) {
-  return h <= kMaxActivationValues && w <= kMaxActivationValues && c <= kMaxActivationValues &&
-         c * h <= kMaxActivationValues && c * h * w <= kMaxActivationValues;
-}
-
-int64_t pooled(int64_t size, int64_t kernel, int64_t stride, int64_t padding) {
-  return (size + 2 * padding - kernel) / stride + 1;
 }
 
 // An int attribute of a graph node in JSON; absent gives `fallback`.
@@ -42,8 +27,8 @@ int int_attribute(const nlohmann::json& node, const char* key, int fallback) {
 const char* op_name(Op op) { return op_traits(op).name; }
 
 Op op_from_name(const std::string& name) {
-  for (const OpTraits& t : all_op_traits())
-    if (name == t.name) return t.op;
+  for (const OpDef* def : all_op_defs())
+    if (name == def->traits.name) return def->traits.op;
   fail("unknown graph op '" + name + "'");
 }
 
@@ -59,51 +44,12 @@ std::vector<ActShape> Graph::shapes() const {
     check(arity_ok(n.op, n.inputs.size()), where + "has " + std::to_string(n.inputs.size()) + " inputs");
     for (int in : n.inputs)
       check(in >= 0 && static_cast<size_t>(in) < i, where + "input " + std::to_string(in) + " is not an earlier node");
-    const ActShape x = n.inputs.empty() ? ActShape{} : out[n.inputs[0]];
-    ActShape& y = out[i];
-    switch (n.op) {
-      case Op::Input:
-        check(n.channels > 0 && n.height > 0 && n.width > 0 && within_bound(n.channels, n.height, n.width),
-              where + "bad input shape");
-        y = {n.channels, n.height, n.width};
-        break;
-      case Op::Conv2d: {
-        check(n.channels > 0 && n.kernel > 0 && n.stride > 0 && n.padding >= 0, where + "bad conv attributes");
-        const int64_t h = pooled(x.h, n.kernel, n.stride, n.padding), w = pooled(x.w, n.kernel, n.stride, n.padding);
-        check(h > 0 && w > 0, where + "kernel larger than the padded input " + to_string(x));
-        check(within_bound(n.channels, h, w), where + "output has more than 2^31 - 1 values");
-        y = {n.channels, static_cast<int>(h), static_cast<int>(w)};
-        break;
-      }
-      case Op::Linear:
-        check(n.channels > 0, where + "bad output features");  // an int: within the bound
-        check(x.h == 1 && x.w == 1, where + "input " + to_string(x) + " is not flat (add a flatten)");
-        y = {n.channels, 1, 1};
-        break;
-      case Op::MaxPool2d:
-      case Op::AvgPool2d:
-        check(n.kernel > 0 && n.stride > 0, where + "bad pool attributes");
-        y = {x.c, static_cast<int>(pooled(x.h, n.kernel, n.stride, 0)),
-             static_cast<int>(pooled(x.w, n.kernel, n.stride, 0))};
-        check(y.h > 0 && y.w > 0, where + "pool window larger than the input " + to_string(x));
-        break;
-      case Op::GlobalAvgPool: y = {x.c, 1, 1}; break;
-      case Op::Add:
-        check(out[n.inputs[0]] == out[n.inputs[1]], where + "adds shapes " + to_string(out[n.inputs[0]]) + " and " +
-                                                         to_string(out[n.inputs[1]]));
-        y = x;
-        break;
-      case Op::Flatten: y = {static_cast<int>(x.numel()), 1, 1}; break;  // numel() is bounded above
-      case Op::ShortcutA: {
-        check(n.channels >= 0, where + "bad channel padding");
-        const int64_t c = x.c + 2 * int64_t{n.channels};
-        check(within_bound(c, (x.h + 1) / 2, (x.w + 1) / 2), where + "output has more than 2^31 - 1 values");
-        y = {static_cast<int>(c), (x.h + 1) / 2, (x.w + 1) / 2};
-        break;
-      }
-      case Op::BatchNorm2d:
-      case Op::ReLU: y = x; break;
+    try {
+      out[i] = op_def(n.op).shape(n, input_shapes(n, out));
+    } catch (const Error& e) {
+      fail(where + e.what());
     }
+    const ActShape y = out[i];
     if (op_traits(n.op).absorbs_residual && n.inputs.size() == 2)
       check(out[n.inputs[1]] == y, where + "residual input " + to_string(out[n.inputs[1]]) + " does not match output " +
                                        to_string(y));
@@ -135,19 +81,9 @@ std::vector<Graph::Param> Graph::params() const {
   const std::vector<ActShape> s = shapes();
   std::vector<Param> out;
   for (const Node& n : nodes) {
-    const ActShape x = n.inputs.empty() ? ActShape{} : s[n.inputs[0]];
-    if (n.op == Op::Conv2d) {
-      out.push_back({n.name + ".weight", {n.channels, x.c, n.kernel, n.kernel}, true});
-      if (n.bias) out.push_back({n.name + ".bias", {n.channels}, true});
-    } else if (n.op == Op::Linear) {
-      out.push_back({n.name + ".weight", {n.channels, x.c}, true});
-      if (n.bias) out.push_back({n.name + ".bias", {n.channels}, true});
-    } else if (n.op == Op::BatchNorm2d) {
-      out.push_back({n.name + ".weight", {x.c}, true});
-      out.push_back({n.name + ".bias", {x.c}, true});
-      out.push_back({n.name + ".running_mean", {x.c}, false});
-      out.push_back({n.name + ".running_var", {x.c}, false});
-    }
+    const OpDef& def = op_def(n.op);
+    if (!def.params) continue;
+    for (const ParamShape& p : def.params(n, input_shapes(n, s))) out.push_back({n.name + p.suffix, p.shape, p.trainable});
   }
   return out;
 }

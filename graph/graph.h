@@ -12,20 +12,15 @@
 #include <string>
 #include <vector>
 
+#include "graph/ops/op_list.h"
+
 namespace octet {
 
+// What each operator is and does: graph/op.h and graph/ops/<name>.cpp.
 enum class Op {
-  Input,
-  Conv2d,
-  BatchNorm2d,
-  Linear,
-  ReLU,
-  MaxPool2d,
-  AvgPool2d,
-  GlobalAvgPool,
-  Add,
-  Flatten,
-  ShortcutA,  // He et al. option A: stride-2 subsample, zero-pad channels
+#define OCTET_OP_ENUMERATOR(enumerator, name) enumerator,
+  OCTET_OPS(OCTET_OP_ENUMERATOR)
+#undef OCTET_OP_ENUMERATOR
 };
 
 const char* op_name(Op op);

@@ -1,9 +1,8 @@
-// What each operator is, in one table (op_traits.cpp) that every stage reads:
-// the graph (names, arity), batch-norm folding and ReLU fusion, the quantizer
-// (which tensors get a scale of their own, which ops take a fused residual),
-// the quantized-model format (which parameters a node owns), the runtimes'
-// layouts and the reports. Adding an operator is one entry here plus its
-// kernels (the float executor, every runtime backend, the test reference).
+// What each operator is, as every stage reads it: the graph (names, arity),
+// batch-norm folding and ReLU fusion, the quantizer (which tensors get a scale
+// of their own, which ops take a fused residual), the quantized-model format
+// (which parameters a node owns), the runtimes' layouts and the reports. Each
+// operator's traits are part of its definition (graph/op.h, graph/ops/).
 #pragma once
 
 #include "graph/graph.h"
@@ -29,8 +28,6 @@ struct OpTraits {
   int input_multipliers;
 };
 
-const OpTraits& op_traits(Op op);
-// Every operator, in the order of the Op enum.
-const std::vector<OpTraits>& all_op_traits();
+const OpTraits& op_traits(Op op);  // op_def(op).traits
 
 }  // namespace octet

@@ -32,4 +32,7 @@ struct OnnxExportSummary {
 // express and writes nothing.
 OnnxExportSummary export_onnx(const QuantizedModel& model, const std::string& path);
 
+// Whether the export has a kernel for `op` (interop/onnx_ops.cpp).
+bool onnx_exports(Op op);
+
 }  // namespace octet

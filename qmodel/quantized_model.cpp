@@ -8,7 +8,7 @@
 #include "common/error.h"
 #include "common/json_values.h"
 #include "common/safetensors.h"
-#include "graph/op_traits.h"
+#include "graph/op.h"
 
 namespace octet {
 
@@ -38,10 +38,17 @@ void check_accumulators(const NodeQuant& q, int64_t depth, const std::string& at
   }
 }
 
-void check_window(int64_t window, const std::string& at) {
-  check(window <= kInt32Max / kMaxInput, at + ": a pooling window of " + std::to_string(window) +
-                                             " values could overflow its int32 sum (at most " +
-                                             std::to_string(kInt32Max / kMaxInput) + ")");
+void check_window(double window, const std::string& at) {
+  check(window <= double(kInt32Max / kMaxInput), at + ": a pooling window of " + std::to_string(int64_t(window)) +
+                                                     " values could overflow its int32 sum (at most " +
+                                                     std::to_string(kInt32Max / kMaxInput) + ")");
+}
+
+// The int8 weight's shape: the float model's ".weight" (torch's layout).
+Shape weight_shape(const Node& n, const std::vector<ActShape>& shapes) {
+  for (const ParamShape& p : op_def(n.op).params(n, input_shapes(n, shapes)))
+    if (std::string(p.suffix) == ".weight") return p.shape;
+  fail("operator '" + std::string(op_name(n.op)) + "' is weighted but owns no weight");
 }
 
 bool is_sha256(const std::string& s) {
@@ -119,9 +126,8 @@ void QuantizedModel::validate(const std::string& where) const {
                                                        " is not a positive finite number");
     }
     if (traits.weighted) {
-      const ActShape in = shapes[n.inputs[0]];
       const int64_t O = n.channels;
-      const Shape wshape = n.op == Op::Conv2d ? Shape{O, in.c, n.kernel, n.kernel} : Shape{O, in.numel()};
+      const Shape wshape = weight_shape(n, shapes);
       expect_shape(q.weight, wshape, at + ".weight");
       expect_shape(q.weight_scale, {O}, at + ".weight_scale");
       for (float s : q.weight_scale.data)
@@ -144,9 +150,7 @@ void QuantizedModel::validate(const std::string& where) const {
       expect_shape(q.multiplier, {traits.input_multipliers}, at + ".multiplier");
       expect_shape(q.shift, {1}, at + ".shift");
       check_shifts(q.multiplier, q.shift, at);
-      const ActShape in = shapes[n.inputs[0]];
-      if (n.op == Op::AvgPool2d) check_window(int64_t{n.kernel} * n.kernel, at);
-      if (n.op == Op::GlobalAvgPool) check_window(int64_t{in.h} * in.w, at);
+      check_window(op_window(n, shapes), at);
     } else if (n.op != Op::Input) {
       check(q.scale == quant[n.inputs[0]].scale,
             at + ": a " + std::string(op_name(n.op)) + " keeps its input's scale, but the file gives another");

@@ -18,27 +18,9 @@
 
 #include "common/tensor.h"
 #include "graph/graph.h"
+#include "graph/node_quant.h"
 
 namespace octet {
-
-// Quantization parameters of one node of the quantized graph.
-struct NodeQuant {
-  float scale = 0;     // output activation scale; 0 for the int32 logits output
-  float amax = 0;      // clipping value the scale came from (127 / scale)
-  std::string method;  // how amax was chosen ("max", "entropy", ..., "inherited")
-
-  // Conv2d / Linear: weight in torch's layout, conv [O][I][KH][KW] and linear
-  // [O][I] (a linear after a flatten reads C, H, W order); runtimes pack their
-  // own layouts when they load the model.
-  Int8Tensor weight;
-  FloatTensor weight_scale;  // [O]
-  Int32Tensor bias;          // [O], at scale s_in * s_w[o]
-  // Conv2d / Linear: [O] per output channel; Add: [2] (the two inputs, one
-  // shift); AvgPool2d / GlobalAvgPool: [1].
-  Int32Tensor multiplier, shift;
-  Int32Tensor skip_multiplier;  // conv / linear with a fused residual: [O]
-  FloatTensor logit_scale;      // output node: [O], logit = acc * logit_scale
-};
 
 // Which float checkpoint a quantized model was made from, so a mismatched pair
 // (a model quantized from another network, or other weights) is refused.

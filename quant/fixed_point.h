@@ -1,4 +1,4 @@
-// Real multipliers as int32 fixed point for runtime/requantize.h: a set of
+// Real multipliers as int32 fixed point for common/requantize.h: a set of
 // multipliers that share one right shift (a conv channel and its fused
 // residual, the two inputs of an add) is encoded with the largest in
 // [2^30, 2^31) so that it keeps 31 significant bits.

@@ -10,6 +10,7 @@
 #include "graph/layout.h"
 #include "graph/op_traits.h"
 #include "graph/ordered_gemm.h"
+#include "graph/patches.h"
 
 namespace octet {
 

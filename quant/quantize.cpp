@@ -12,7 +12,7 @@
 
 #include "common/error.h"
 #include "common/progress.h"
-#include "graph/op_traits.h"
+#include "graph/op.h"
 #include "qmodel/checkpoint_identity.h"
 #include "quant/fixed_point.h"
 #include "runtime/cpu/engine.h"
@@ -161,14 +161,10 @@ void fill_quant(const Plan& plan, const FloatModel& folded, const std::map<std::
         }
       }
     } else if (op_traits(n.op).input_multipliers > 0) {
+      // One multiplier per input it rescales: output scale / (input scale x window).
       std::vector<double> reals;
-      if (n.op == Op::Add) {
-        reals = {double(q.scale) / s_in, double(q.scale) / qm->quant[n.inputs[1]].scale};
-      } else {
-        const ActShape in = shapes[n.inputs[0]];
-        const double window = n.op == Op::AvgPool2d ? double(n.kernel) * n.kernel : double(in.h) * in.w;
-        reals = {double(q.scale) / (double(s_in) * window)};
-      }
+      const double window = op_window(n, shapes);
+      for (int in : n.inputs) reals.push_back(double(q.scale) / (double(qm->quant[in].scale) * window));
       const FixedPoint fp = to_fixed_point(reals, where);
       q.multiplier = Int32Tensor({static_cast<int64_t>(reals.size())}, fp.multipliers);
       q.shift = Int32Tensor({1}, std::vector<int32_t>{fp.shift});

@@ -3,9 +3,9 @@
 #include <algorithm>
 
 #include "common/error.h"
+#include "common/requantize.h"
 #include "runtime/cuda/device_layout.h"
 #include "runtime/cuda/implicit_gemm.h"
-#include "runtime/requantize.h"
 
 namespace octet {
 

@@ -1,7 +1,10 @@
-// A deliberately naive implementation of octet's integer inference, written
-// independently of the runtime: NCHW activations, torch-layout weights, one
-// output element at a time, sharing only runtime/requantize.h. The tests hold
-// every runtime to it with zero tolerance.
+// The oracle of octet's integer inference: every operator's int8 reference
+// (graph/op.h), run node by node. Deliberately naive and written independently
+// of the runtimes: NCHW activations, torch-layout weights, one output element
+// at a time, sharing only common/requantize.h. Each reference sizes its output
+// from its inputs' dimensions, not from Graph::shapes(), which the runtimes
+// plan with: a wrong shape rule shows as a mismatch. The tests hold every
+// runtime to it with zero tolerance.
 #pragma once
 
 #include <vector>

@@ -11,7 +11,7 @@
 #include <map>
 #include <set>
 
-#include "graph/op_traits.h"
+#include "graph/op.h"
 #include "tests/backend_runners.h"
 #include "tests/difference.h"
 #include "tests/op_cases.h"
@@ -48,6 +48,11 @@ TEST_P(BackendOps, MatchesTheReferenceBitForBit) {
     // The runtimes flatten NHWC values as they lie (the next linear's weights
     // are permuted to match); the reference flattens NCHW, like torch.
     const int value = n.op == Op::Flatten ? n.inputs[0] : i;
+    // The reference sizes its values itself: a shape rule the runtimes plan with must agree.
+    const ActShape s = shapes[value];
+    ASSERT_EQ(reference.values[value].shape, (Shape{batch, s.c, s.h, s.w}))
+        << "node " << value << " '" << model.graph.nodes[value].name << "': the reference's shape differs from "
+        << "the shape rule's";
     ASSERT_EQ(difference(nchw_to_nhwc(reference.values[value]).data, out.values[i], shapes[value]), "")
         << "node " << i << " '" << n.name << "' (" << op_name(n.op) << ", " << to_string(shapes[i]) << ") at batch "
         << batch << " on " << backend.name;
@@ -81,9 +86,9 @@ TEST(BackendOpsTable, CoversEveryOperator) {
     if (c.images == CaseImages::Normalised) continue;  // networks do not count: each op needs its own shapes
     for (const Node& n : c.model().graph.nodes) covered.insert(n.op);
   }
-  for (const OpTraits& t : all_op_traits()) {
-    if (!t.training_only) {
-      EXPECT_TRUE(covered.count(t.op)) << "no case exercises '" << t.name << "'";
+  for (const OpDef* def : all_op_defs()) {
+    if (!def->traits.training_only) {
+      EXPECT_TRUE(covered.count(def->traits.op)) << "no case exercises '" << def->traits.name << "'";
     }
   }
 }

@@ -14,8 +14,8 @@
 #include <cstdlib>
 #include <set>
 
+#include "common/requantize.h"
 #include "runtime/cuda/implicit_gemm.h"
-#include "runtime/requantize.h"
 #include "tests/imma_cases.h"
 #include "tests/ptx_isa.h"
 #include "tests/test_util.h"

@@ -13,7 +13,7 @@
 #include <random>
 #include <vector>
 
-#include "runtime/requantize.h"
+#include "common/requantize.h"
 
 namespace octet::cuda {
 namespace {

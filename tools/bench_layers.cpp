@@ -2,22 +2,11 @@
 
 #include <algorithm>
 
+#include "graph/op.h"
 #include "tools/bench_timing.h"
 
 namespace octet {
 
-namespace {
-
-double layer_macs(const Graph& g, const std::vector<ActShape>& shapes, int node, int64_t batch) {
-  const Node& n = g.nodes[node];
-  if (n.op == Op::Conv2d)
-    return double(batch) * shapes[node].h * shapes[node].w * shapes[node].c * n.kernel * n.kernel *
-           shapes[n.inputs[0]].c;
-  if (n.op == Op::Linear) return double(batch) * shapes[node].c * double(shapes[n.inputs[0]].numel());
-  return 0;
-}
-
-}  // namespace
 
 std::vector<LayerTiming> cpu_layer_times(const CpuEngine& engine, const float* input, int64_t batch, int warmup,
                                          int iterations) {
@@ -38,7 +27,7 @@ std::vector<LayerTiming> cpu_layer_times(const CpuEngine& engine, const float* i
   }
   std::vector<LayerTiming> out;
   for (size_t i = 0; i < nodes; ++i)
-    out.push_back({g.nodes[i].name, op_name(g.nodes[i].op), layer_macs(g, engine.shapes(), static_cast<int>(i), batch),
+    out.push_back({g.nodes[i].name, op_name(g.nodes[i].op), double(batch) * op_macs(g.nodes[i], engine.shapes(), static_cast<int>(i)),
                    median(ms[i]), ""});
   return out;
 }

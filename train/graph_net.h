@@ -1,7 +1,7 @@
 // A LibTorch module that executes a model graph (models/) for training: it
-// owns one parameter set per conv, linear and batch-norm node and runs the ops
-// with torch functionals. State is exchanged with checkpoints under the graph's
-// parameter names.
+// owns the parameters each node's operator lists (graph/op.h) and runs every
+// node by the trainer's kernel for its operator (train/torch_ops.h). State is
+// exchanged with checkpoints under the graph's parameter names.
 #pragma once
 
 #include <torch/torch.h>
@@ -12,6 +12,7 @@
 
 #include "common/tensor.h"
 #include "graph/graph.h"
+#include "train/torch_ops.h"
 
 namespace octet {
 
@@ -27,13 +28,11 @@ class GraphNetImpl : public torch::nn::Module {
   void import_state(const std::map<std::string, FloatTensor>& params);
 
  private:
-  struct NodeTensors {
-    torch::Tensor weight, bias, running_mean, running_var;
-  };
   torch::Tensor add_state(const std::string& name, torch::Tensor value, bool trainable);
 
   Graph graph_;
-  std::vector<NodeTensors> node_tensors_;
+  std::vector<TorchParams> node_params_;
+  std::vector<const TorchOp*> ops_;  // per node
   std::vector<std::pair<std::string, torch::Tensor>> state_;
   std::vector<int> last_use_;  // index of the last node reading each value
 };

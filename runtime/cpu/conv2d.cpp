@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "common/error.h"
+#include "common/requantize.h"
 #include "runtime/cpu/conv_vnni.h"
 #include "runtime/cpu/kernels.h"
-#include "runtime/requantize.h"
 
 namespace octet::cpu {
 
@@ -136,9 +136,10 @@ uint8_t* vnni_workspace(const ConvGeometry& g, const PackedWeights& w) {
 
 }  // namespace
 
-void conv2d(const ConvGeometry& g, const int8_t* input, const PackedWeights& w, const Epilogue& e, int8_t* output) {
+void conv2d(const ConvGeometry& g, const int8_t* input, const PackedWeights& w, const Epilogue& e, int8_t* output,
+            KernelPath path) {
 #if defined(OCTET_CPU_VNNI)
-  if (kernel_path() == KernelPath::Avx512Vnni) {
+  if (path == KernelPath::Avx512Vnni) {
     const VnniEpilogue epilogue(w, e.bias, &e);
     return vnni::conv2d(g, input, w.blocked.data(), epilogue.tables, vnni_workspace(g, w), output, nullptr);
   }
@@ -147,9 +148,9 @@ void conv2d(const ConvGeometry& g, const int8_t* input, const PackedWeights& w, 
 }
 
 void conv2d_int32(const ConvGeometry& g, const int8_t* input, const PackedWeights& w, const int32_t* bias,
-                  int32_t* output) {
+                  int32_t* output, KernelPath path) {
 #if defined(OCTET_CPU_VNNI)
-  if (kernel_path() == KernelPath::Avx512Vnni) {
+  if (path == KernelPath::Avx512Vnni) {
     const VnniEpilogue epilogue(w, bias, nullptr);
     return vnni::conv2d(g, input, w.blocked.data(), epilogue.tables, vnni_workspace(g, w), nullptr, output);
   }

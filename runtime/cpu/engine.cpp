@@ -6,8 +6,6 @@
 #include <mutex>
 
 #include "common/error.h"
-#include "graph/layout.h"
-#include "graph/op_traits.h"
 
 namespace octet {
 
@@ -34,20 +32,49 @@ struct CpuEngine::Buffers {
 CpuEngine::CpuEngine(const QuantizedModel& model) : model_(model), shapes_(model.graph.shapes()) {
   model_.validate();
   plan_buffers();
-  const Graph& g = model_.graph;
-  auto weights = std::make_shared<std::vector<cpu::PackedWeights>>(g.nodes.size());
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    const Node& n = g.nodes[i];
-    if (!op_traits(n.op).weighted) continue;
-    const Int8Tensor w = nhwc_weight(g, shapes_, static_cast<int>(i), model_.quant[i].weight);
-    const cpu::ConvGeometry geo = geometry(static_cast<int>(i), 1);
-    (*weights)[i] = cpu::PackedWeights(w.ptr(), n.channels, geo.kernel, geo.in_c);
+  plan_kernels();
+}
+
+void CpuEngine::plan_kernels() {
+  auto kernels = std::make_shared<std::vector<NodeKernels>>(model_.graph.nodes.size());
+  for (int i = 0; i < static_cast<int>(model_.graph.nodes.size()); ++i) {
+    const Node& n = model_.graph.nodes[i];
+    const cpu::NodeView view{model_, shapes_, i};
+    NodeKernels& chosen = (*kernels)[i];
+    std::string refusals;
+    for (const cpu::Kernel& k : cpu::kernel_table()) {
+      if (k.op != n.op) continue;
+      const std::string why = k.can_implement(view);
+      if (!why.empty()) {
+        refusals += std::string("; ") + k.name + ": " + why;
+        continue;
+      }
+      std::shared_ptr<const cpu::KernelData> data;
+      for (size_t j = 0; j < chosen.kernels.size() && k.prepare && !data; ++j)
+        if (chosen.kernels[j]->prepare == k.prepare) data = chosen.data[j];
+      if (k.prepare && !data) data = k.prepare(view);
+      chosen.kernels.push_back(&k);
+      chosen.data.push_back(std::move(data));
+    }
+    const bool portable = std::any_of(chosen.kernels.begin(), chosen.kernels.end(),
+                                      [](const cpu::Kernel* k) { return k->path == cpu::KernelPath::Reference; });
+    check(portable, "cpu runtime: node '" + n.name + "' (" + op_name(n.op) + "): no portable kernel can run it" +
+                        (refusals.empty() ? std::string(" (the CPU kernel table has none for this operator)")
+                                          : " (" + refusals.substr(2) + ")"));
   }
-  weights_ = std::move(weights);
+  kernels_ = std::move(kernels);
+}
+
+size_t CpuEngine::pick(int node) const {
+  const std::vector<const cpu::Kernel*>& candidates = (*kernels_)[node].kernels;
+  const cpu::KernelPath path = cpu::kernel_path();
+  for (size_t k = 0; k < candidates.size(); ++k)
+    if (candidates[k]->path == path || candidates[k]->path == cpu::KernelPath::Reference) return k;
+  fail("cpu runtime: no kernel for node " + std::to_string(node));  // plan_kernels keeps a portable one
 }
 
 CpuEngine::CpuEngine(const QuantizedModel& model, const CpuEngine& packed)
-    : model_(model), shapes_(model.graph.shapes()), weights_(packed.weights_) {
+    : model_(model), shapes_(model.graph.shapes()), kernels_(packed.kernels_) {
   model_.validate();
   const Graph& g = model_.graph;
   const Graph& h = packed.model_.graph;
@@ -84,22 +111,6 @@ void CpuEngine::plan_buffers() {
   spare_ = std::make_shared<Buffers>();
 }
 
-cpu::ConvGeometry CpuEngine::geometry(int node, int64_t batch) const {
-  const Node& n = model_.graph.nodes[node];
-  const ActShape in = shapes_[n.inputs[0]], out = shapes_[node];
-  cpu::ConvGeometry g;
-  g.batch = batch;
-  g.out_c = out.c;
-  if (n.op == Op::Conv2d) {
-    g.in_h = in.h, g.in_w = in.w, g.in_c = in.c;
-    g.out_h = out.h, g.out_w = out.w;
-    g.kernel = n.kernel, g.stride = n.stride, g.padding = n.padding;
-  } else {
-    g.in_c = static_cast<int>(in.numel());
-  }
-  return g;
-}
-
 Int32Tensor CpuEngine::run(const float* input, int64_t batch, const Hook& hook) const {
   return run_nodes(input, batch, 0, static_cast<int>(model_.graph.nodes.size()), {}, hook);
 }
@@ -128,51 +139,20 @@ Int32Tensor CpuEngine::run_nodes(const float* input, int64_t batch, int first, i
   };
   Int32Tensor logits;
   if (end > output) logits = Int32Tensor({batch, shapes_[output].c});
-  for (size_t i = first; i < static_cast<size_t>(end); ++i) {
+  for (int i = first; i < end; ++i) {
     const Node& n = g.nodes[i];
-    const NodeQuant& q = model_.quant[i];
-    const ActShape out = shapes_[i];
-    const ActShape in = n.inputs.empty() ? out : shapes_[n.inputs[0]];
-    const int8_t* x = n.inputs.empty() ? nullptr : value(n.inputs[0]);
-    if (static_cast<int>(i) == output) {
-      cpu::conv2d_int32(geometry(output, batch), x, (*weights_)[i], q.bias.ptr(), logits.ptr());
+    const cpu::NodeView view{model_, shapes_, i};
+    const size_t k = pick(i);
+    cpu::KernelArgs args{view, batch, {}, input, nullptr, nullptr, (*kernels_)[i].data[k].get()};
+    for (int in : n.inputs) args.inputs.push_back(value(in));
+    if (i == output) {
+      args.logits = logits.ptr();
+      (*kernels_)[i].kernels[k]->run(args);
       break;
     }
-    const int64_t count = batch * out.numel();
-    int8_t* y = buffers.data[slot_[i]].get();
-    switch (n.op) {
-      case Op::Input: cpu::quantize_input(input, batch, out.c, out.h, out.w, q.scale, y); break;
-      case Op::Conv2d:
-      case Op::Linear: {
-        cpu::Epilogue e;
-        e.bias = q.bias.ptr();
-        e.multiplier = q.multiplier.ptr();
-        e.shift = q.shift.ptr();
-        e.relu = n.relu;
-        if (n.inputs.size() == 2) {
-          e.skip = value(n.inputs[1]);
-          e.skip_multiplier = q.skip_multiplier.ptr();
-        }
-        cpu::conv2d(geometry(static_cast<int>(i), batch), x, (*weights_)[i], e, y);
-        break;
-      }
-      case Op::MaxPool2d: cpu::max_pool(x, batch, in.h, in.w, in.c, n.kernel, n.stride, y); break;
-      case Op::AvgPool2d:
-        cpu::avg_pool(x, batch, in.h, in.w, in.c, n.kernel, n.stride, q.multiplier.data[0], q.shift.data[0], y);
-        break;
-      case Op::GlobalAvgPool:
-        cpu::global_avg_pool(x, batch, in.h, in.w, in.c, q.multiplier.data[0], q.shift.data[0], y);
-        break;
-      case Op::Add:
-        cpu::add(x, value(n.inputs[1]), count, q.multiplier.data[0], q.multiplier.data[1], q.shift.data[0],
-                 n.relu, y);
-        break;
-      case Op::ShortcutA: cpu::shortcut_a(x, batch, in.h, in.w, in.c, n.channels, y); break;
-      case Op::ReLU: cpu::relu(x, count, y); break;
-      case Op::Flatten: std::memcpy(y, x, static_cast<size_t>(count)); break;
-      case Op::BatchNorm2d: fail("cpu runtime: unexpected batch norm '" + n.name + "'");
-    }
-    if (hook) hook(static_cast<int>(i), y, count);
+    args.y = buffers.data[slot_[i]].get();
+    (*kernels_)[i].kernels[k]->run(args);
+    if (hook) hook(i, args.y, batch * shapes_[i].numel());
   }
   const std::lock_guard<std::mutex> lock(spare_->mutex);
   if (spare_->data.empty()) {  // keep them for the next run, unless an overlapping run already did

@@ -1,5 +1,5 @@
 // The CPU integer runtime: executes a quantized model with int8 activations,
-// int32 accumulation and runtime/requantize.h, using all cores (OpenMP).
+// int32 accumulation and common/requantize.h, using all cores (OpenMP).
 #pragma once
 
 #include <functional>
@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "qmodel/quantized_model.h"
-#include "runtime/cpu/kernels.h"
+#include "runtime/cpu/kernel.h"
 
 namespace octet {
 
@@ -15,9 +15,10 @@ class CpuEngine {
  public:
   explicit CpuEngine(const QuantizedModel& model);  // packs the weights once
   // `model` shares `packed`'s graph and int8 weights and differs only in
-  // scales, biases and multipliers: the packed weights are shared, not made
-  // again (the quantizer's amax search builds one engine per candidate).
-  // Fails when the graph or a weight differs.
+  // scales, biases and multipliers: the kernels' choice and what they
+  // prepared (packed weights) are shared, not made again (the quantizer's
+  // amax search builds one engine per candidate). Fails when the graph or a
+  // weight differs.
   CpuEngine(const QuantizedModel& model, const CpuEngine& packed);
 
   // Sees every node's int8 output (NHWC, `count` values) except the logits.
@@ -45,12 +46,20 @@ class CpuEngine {
   const std::vector<ActShape>& shapes() const { return shapes_; }
 
  private:
-  cpu::ConvGeometry geometry(int node, int64_t batch) const;
+  // Per node, the kernels of cpu::kernel_table() that can run it (in table
+  // order) and what each prepared (shared by kernels with one prepare).
+  struct NodeKernels {
+    std::vector<const cpu::Kernel*> kernels;
+    std::vector<std::shared_ptr<const cpu::KernelData>> data;
+  };
+  void plan_kernels();
   void plan_buffers();
+  // The kernel that runs `node` on the kernel path in use, and its data.
+  size_t pick(int node) const;
 
   QuantizedModel model_;
   std::vector<ActShape> shapes_;
-  std::shared_ptr<const std::vector<cpu::PackedWeights>> weights_;  // per node (convs and linears)
+  std::shared_ptr<const std::vector<NodeKernels>> kernels_;
   std::vector<int> last_use_;                // last node reading each value
   // Activations share buffers: node i writes buffer slot_[i] (-1: the
   // logits), which holds slot_bytes_[slot] bytes per sample, and a buffer is

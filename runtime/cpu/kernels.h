@@ -1,5 +1,7 @@
-// Integer kernels of the CPU runtime. Activations are NHWC int8; every output
-// is produced by runtime/requantize.h. Kernels parallelise with OpenMP.
+// The CPU runtime's convolution (a linear layer is one too) and the choice of
+// kernel path. Activations are NHWC int8; every output is produced by
+// common/requantize.h. Kernels parallelise with OpenMP. The table of kernels
+// per operator is kernel.h.
 #pragma once
 
 #include <cstdint>
@@ -74,24 +76,12 @@ class PackedWeights {
   std::vector<int8_t> rows_;
 };
 
-// Int8 convolution with fused bias, requantization, residual and ReLU.
-void conv2d(const ConvGeometry& g, const int8_t* input, const PackedWeights& w, const Epilogue& e, int8_t* output);
+// Int8 convolution with fused bias, requantization, residual and ReLU, by
+// `path` (its kernel, and the dense layout it reads, must be supported).
+void conv2d(const ConvGeometry& g, const int8_t* input, const PackedWeights& w, const Epilogue& e, int8_t* output,
+            KernelPath path = kernel_path());
 // The network's last layer: int32 accumulators plus bias, no requantization.
 void conv2d_int32(const ConvGeometry& g, const int8_t* input, const PackedWeights& w, const int32_t* bias,
-                  int32_t* output);
-
-// Float NCHW image batch -> int8 NHWC with quantize_input().
-void quantize_input(const float* nchw, int64_t batch, int c, int h, int w, float scale, int8_t* nhwc);
-void max_pool(const int8_t* in, int64_t batch, int h, int w, int c, int kernel, int stride, int8_t* out);
-// Average over each window (or the whole plane): the int32 window sum is requantized.
-void avg_pool(const int8_t* in, int64_t batch, int h, int w, int c, int kernel, int stride, int32_t multiplier,
-              int32_t shift, int8_t* out);
-void global_avg_pool(const int8_t* in, int64_t batch, int h, int w, int c, int32_t multiplier, int32_t shift,
-                     int8_t* out);
-void add(const int8_t* a, const int8_t* b, int64_t count, int32_t multiplier_a, int32_t multiplier_b, int32_t shift,
-         bool relu, int8_t* out);
-// He et al. option A: stride-2 subsample, `pad` zero channels on each side.
-void shortcut_a(const int8_t* in, int64_t batch, int h, int w, int c, int pad, int8_t* out);
-void relu(const int8_t* in, int64_t count, int8_t* out);
+                  int32_t* output, KernelPath path = kernel_path());
 
 }  // namespace octet::cpu

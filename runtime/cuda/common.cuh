@@ -12,10 +12,10 @@
 #include <utility>
 
 #include "common/error.h"
+#include "common/requantize.h"
 #include "runtime/cuda/cublaslt_library.h"
 #include "runtime/cuda/device_layout.h"
 #include "runtime/cuda/requant_epilogue.h"
-#include "runtime/requantize.h"
 
 // Check a CUDA runtime or cuBLAS(Lt) status; on failure throw octet::Error
 // naming the statement, the function, the file and the line.

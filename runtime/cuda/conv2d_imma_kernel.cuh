@@ -7,9 +7,9 @@
 #include <cstdint>
 #include <utility>
 
+#include "common/requantize.h"
 #include "runtime/cuda/implicit_gemm.h"
 #include "runtime/cuda/requant_epilogue.h"
-#include "runtime/requantize.h"
 #if defined(__CUDACC__)
 #include "runtime/cuda/tensor_core.cuh"
 #endif

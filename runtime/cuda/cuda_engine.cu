@@ -7,6 +7,7 @@
 #include <mutex>
 #include <type_traits>
 
+#include "graph/op.h"
 #include "runtime/cuda/common.cuh"
 #include "runtime/cuda/conv2d_dp4a.cuh"
 #include "runtime/cuda/conv2d_imma.cuh"
@@ -16,6 +17,7 @@
 #include "runtime/cuda/gemm_cublaslt.cuh"
 #include "runtime/cuda/im2col.cuh"
 #include "runtime/cuda/linear_dp4a.cuh"
+#include "runtime/cuda/op_support.h"
 #include "runtime/cuda/plan_cache.h"
 #include "runtime/cuda/pool_linear.cuh"
 #include "runtime/cuda/pool.cuh"
@@ -134,6 +136,65 @@ class Events {
   std::vector<cudaEvent_t> events_;
 };
 
+// What a launcher of the operators other than conv and linear reads (their
+// values as the device layout stores them, device_layout.h).
+struct NodeLaunch {
+  const Node& n;
+  const NodeQuant& q;
+  int64_t batch;
+  const float* image;          // the input node: the plan's float input
+  const int8_t* x;             // the first input's value
+  const int8_t* x2;            // the second input's (add)
+  int8_t* y;                   // the output's
+  ActShape in, out;            // per-sample shapes of the first input and the output
+  int in_c, out_c;             // channels as stored (padded)
+  int64_t out_bytes;           // per sample, as stored
+  cudaStream_t stream;
+};
+
+// The CUDA runtime's launcher of each such operator (op_support.h lists what it runs).
+struct OpLauncher {
+  Op op;
+  void (*launch)(const NodeLaunch& l);
+};
+const OpLauncher kLaunchers[] = {
+    {Op::Input,
+     [](const NodeLaunch& l) {
+       cuda::quantize_input(l.image, l.batch, l.out.c, l.out.h, l.out.w, l.out_c, l.q.scale, l.y, l.stream);
+     }},
+    {Op::MaxPool2d,
+     [](const NodeLaunch& l) {
+       cuda::max_pool(l.x, l.batch, l.in.h, l.in.w, l.in_c, l.n.kernel, l.n.stride, l.y, l.stream);
+     }},
+    {Op::AvgPool2d,
+     [](const NodeLaunch& l) {
+       cuda::avg_pool(l.x, l.batch, l.in.h, l.in.w, l.in_c, l.n.kernel, l.n.stride, l.q.multiplier.data[0],
+                      l.q.shift.data[0], l.y, l.stream);
+     }},
+    {Op::GlobalAvgPool,
+     [](const NodeLaunch& l) {
+       cuda::global_avg_pool(l.x, l.batch, l.in.h, l.in.w, l.in_c, l.q.multiplier.data[0], l.q.shift.data[0], l.y,
+                             l.stream);
+     }},
+    {Op::Add,
+     [](const NodeLaunch& l) {
+       cuda::add(l.x, l.x2, l.batch * l.out_bytes, l.q.multiplier.data[0], l.q.multiplier.data[1], l.q.shift.data[0],
+                 l.n.relu, l.y, l.stream);
+     }},
+    {Op::ShortcutA,
+     [](const NodeLaunch& l) {
+       cuda::shortcut_a(l.x, l.batch, l.in.h, l.in.w, l.in.c, l.in_c, l.n.channels, l.out_c, l.y, l.stream);
+     }},
+    {Op::ReLU, [](const NodeLaunch& l) { cuda::relu(l.x, l.batch * l.out_bytes, l.y, l.stream); }},
+    {Op::Flatten, [](const NodeLaunch&) {}},  // its value is its input's bytes
+};
+
+const OpLauncher* launcher(Op op) {
+  for (const OpLauncher& l : kLaunchers)
+    if (l.op == op) return &l;
+  return nullptr;
+}
+
 }  // namespace
 
 struct CudaEngine::Impl {
@@ -211,6 +272,8 @@ CudaEngine::Impl::Impl(const QuantizedModel& m, CudaBackend b, int d) : device(d
   CUDA_CHECK(cudaSetDevice(device));
   model.validate();
   const Graph& g = model.graph;
+  const std::string unsupported_node = cuda::why_graph_unsupported(g);
+  check(unsupported_node.empty(), std::string(backend_name(backend)) + ": " + unsupported_node);
   shapes = g.shapes();
   const int n_nodes = static_cast<int>(g.nodes.size());
 
@@ -458,39 +521,25 @@ void CudaEngine::Impl::enqueue_weighted(const Plan& p, int node) const {
 
 void CudaEngine::Impl::enqueue_node(const Plan& p, int node) const {
   const Node& n = model.graph.nodes[node];
-  const NodeQuant& q = model.quant[node];
-  const int64_t batch = p.batch;
-  cudaStream_t s = stream.get();
-  if (n.op == Op::Conv2d || n.op == Op::Linear) return enqueue_weighted(p, node);
-  if (n.op == Op::Flatten) return;  // its value is its input's bytes
+  if (op_traits(n.op).weighted) return enqueue_weighted(p, node);
   if (node == fused_pool(p)) return;  // computed with the logits
-  int8_t* y = value(p, node);
-  if (n.op == Op::Input) {
-    const ActShape in = shapes[0];
-    cuda::quantize_input(p.input.get(), batch, in.c, in.h, in.w, storage(0).padded_c, q.scale, y, s);
-    return;
-  }
-  const int8_t* x = value(p, n.inputs[0]);
-  const ActShape in = shapes[n.inputs[0]];
-  const int in_c = storage(n.inputs[0]).padded_c;
-  switch (n.op) {
-    case Op::MaxPool2d: cuda::max_pool(x, batch, in.h, in.w, in_c, n.kernel, n.stride, y, s); break;
-    case Op::AvgPool2d:
-      cuda::avg_pool(x, batch, in.h, in.w, in_c, n.kernel, n.stride, q.multiplier.data[0], q.shift.data[0], y, s);
-      break;
-    case Op::GlobalAvgPool:
-      cuda::global_avg_pool(x, batch, in.h, in.w, in_c, q.multiplier.data[0], q.shift.data[0], y, s);
-      break;
-    case Op::Add:
-      cuda::add(x, value(p, n.inputs[1]), batch * storage(node).bytes(), q.multiplier.data[0], q.multiplier.data[1],
-                q.shift.data[0], n.relu, y, s);
-      break;
-    case Op::ShortcutA:
-      cuda::shortcut_a(x, batch, in.h, in.w, in.c, in_c, n.channels, storage(node).padded_c, y, s);
-      break;
-    case Op::ReLU: cuda::relu(x, batch * storage(node).bytes(), y, s); break;
-    default: fail(std::string(backend_name(backend)) + ": node '" + n.name + "': unexpected op " + op_name(n.op));
-  }
+  const OpLauncher* l = launcher(n.op);
+  check(l != nullptr, where(node) + ": no launcher for its operator");
+  const bool reads = !n.inputs.empty();
+  const NodeLaunch args{n,
+                        model.quant[node],
+                        p.batch,
+                        p.input.get(),
+                        reads ? value(p, n.inputs[0]) : nullptr,
+                        n.inputs.size() == 2 ? value(p, n.inputs[1]) : nullptr,
+                        n.op == Op::Flatten ? nullptr : value(p, node),
+                        reads ? shapes[n.inputs[0]] : ActShape{},
+                        shapes[node],
+                        reads ? storage(n.inputs[0]).padded_c : 0,
+                        storage(node).padded_c,
+                        storage(node).bytes(),
+                        stream.get()};
+  l->launch(args);
 }
 
 void CudaEngine::Impl::launch(Plan& p) {
@@ -521,11 +570,7 @@ void CudaEngine::Impl::launch(Plan& p) {
 }
 
 double CudaEngine::Impl::macs(int node, int64_t batch) const {
-  const Node& n = model.graph.nodes[node];
-  const ActShape x = n.inputs.empty() ? ActShape{} : shapes[n.inputs[0]], y = shapes[node];
-  if (n.op == Op::Conv2d) return double(batch) * y.h * y.w * y.c * (double(n.kernel) * n.kernel * x.c);
-  if (n.op == Op::Linear) return double(batch) * y.c * double(x.numel());
-  return 0.0;
+  return double(batch) * op_macs(model.graph.nodes[node], shapes, node);
 }
 
 const char* cuda_backend_name(CudaBackend backend) {

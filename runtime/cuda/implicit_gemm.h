@@ -16,14 +16,14 @@
 // fragments loaded by ldmatrix, and optionally only some of the 32-byte K
 // steps of each stage ("sliced K": the warps' partial sums are added in the
 // epilogue). The epilogue stages the accumulators in shared memory and writes
-// 4 channels per thread through runtime/requantize.h.
+// 4 channels per thread through common/requantize.h.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "runtime/requantize.h"  // OCTET_HOST_DEVICE
+#include "common/requantize.h"  // OCTET_HOST_DEVICE
 
 namespace octet::cuda::igemm {
 

@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "runtime/requantize.h"
+#include "common/requantize.h"
 
 namespace octet::cuda {
 

@@ -1,12 +1,12 @@
 // The requantizing epilogue of a CUDA conv or linear layer: its parameters
-// and the per-channel step through runtime/requantize.h. Plain C++ with
+// and the per-channel step through common/requantize.h. Plain C++ with
 // host+device functions (no CUDA header), so that kernels can also be
 // compiled for the CPU (tests/cuda_on_cpu.h).
 #pragma once
 
 #include <cstdint>
 
-#include "runtime/requantize.h"
+#include "common/requantize.h"
 
 namespace octet::cuda {
 

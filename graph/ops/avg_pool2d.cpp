@@ -1,0 +1,27 @@
+// AvgPool2d: the mean of each window. Attributes: kernel, stride. In int8 the
+// window's sum is requantized to the output's own scale (one multiplier that
+// divides by the window).
+#include "graph/ops/pool2d.h"
+
+namespace octet::ops {
+
+namespace {
+double window(const Node& n, const std::vector<ActShape>&) { return double(n.kernel) * n.kernel; }
+
+void run_float(const FloatOpArgs& a) {
+  const float inv = 1.0f / static_cast<float>(a.node.kernel * a.node.kernel);
+  pool_float(a, 0.0f, [](float acc, float v) { return acc + v; }, [inv](float acc) { return acc * inv; });
+}
+
+void run_int8_reference(const Int8ReferenceArgs& a) {
+  const NodeQuant& q = a.q;
+  pool_int8_reference(
+      a, [&](int32_t, int32_t sum) { return requantize(sum, q.multiplier.data[0], 0, 0, q.shift.data[0], -128); });
+}
+}  // namespace
+
+//                               name          in train  weight image  relu   resid  scale  mult
+extern const OpDef avg_pool2d = {{Op::AvgPool2d, "avg_pool2d", 1, false, false, true, false, false, true, 1},
+                                 pool_shape, nullptr, nullptr, window, run_float, run_int8_reference};
+
+}  // namespace octet::ops

@@ -1,0 +1,55 @@
+// Conv2d: a 2-D convolution over an image with a square kernel and the same
+// stride and zero padding on every side. Attributes: channels (out), kernel,
+// stride, padding, bias. Weight [out][in][kernel][kernel] (torch's layout).
+#include "common/error.h"
+#include "graph/ops/float_reference.h"
+#include "graph/ops/int8_reference.h"
+#include "graph/ops/shape_rules.h"
+
+namespace octet::ops {
+
+namespace {
+ActShape shape(const Node& n, const std::vector<ActShape>& in) {
+  const ActShape x = in[0];
+  check(n.channels > 0 && n.kernel > 0 && n.stride > 0 && n.padding >= 0, "bad conv attributes");
+  const int64_t h = window_positions(x.h, n.kernel, n.stride, n.padding);
+  const int64_t w = window_positions(x.w, n.kernel, n.stride, n.padding);
+  check(h > 0 && w > 0, "kernel larger than the padded input " + to_string(x));
+  check(within_bound(n.channels, h, w), "output has more than 2^31 - 1 values");
+  return {n.channels, static_cast<int>(h), static_cast<int>(w)};
+}
+
+std::vector<ParamShape> params(const Node& n, const std::vector<ActShape>& in) {
+  std::vector<ParamShape> out = {{".weight", {n.channels, in[0].c, n.kernel, n.kernel}, true}};
+  if (n.bias) out.push_back({".bias", {n.channels}, true});
+  return out;
+}
+
+double macs(const Node& n, const std::vector<ActShape>& in, const ActShape& out) {
+  return double(out.h) * out.w * out.c * (double(n.kernel) * n.kernel * in[0].c);
+}
+
+void run_int8_reference(const Int8ReferenceArgs& a) {
+  const Node& n = a.node;
+  const Int8Tensor& x = *a.inputs[0];
+  const int64_t C = x.dim(1), H = x.dim(2), W = x.dim(3), k = n.kernel;
+  const int64_t OH = (H + 2 * n.padding - k) / n.stride + 1, OW = (W + 2 * n.padding - k) / n.stride + 1;
+  const std::vector<int8_t>& w = a.q.weight.data;
+  write_weighted(a, n.channels, OH, OW, [&](int64_t b, int64_t o, int64_t oy, int64_t ox) {
+    int32_t acc = 0;
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t ky = 0; ky < k; ++ky)
+        for (int64_t kx = 0; kx < k; ++kx) {
+          const int64_t iy = oy * n.stride - n.padding + ky, ix = ox * n.stride - n.padding + kx;
+          if (iy >= 0 && iy < H && ix >= 0 && ix < W) acc += int32_t(w[((o * C + c) * k + ky) * k + kx]) * at(x, b, c, iy, ix);
+        }
+    return acc;
+  });
+}
+}  // namespace
+
+//                           name      in train  weight image  relu   resid  scale  mult
+extern const OpDef conv2d = {{Op::Conv2d, "conv2d", 1, false, true, true, true, true, true, 0},
+                             shape, params, macs, nullptr, run_weighted_float, run_int8_reference};
+
+}  // namespace octet::ops

@@ -1,0 +1,30 @@
+// Helpers of the operators' int8 references (graph/op.h): NCHW tensors read
+// and written one value at a time, and the epilogue of weighted operators.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+#include "common/requantize.h"
+#include "graph/op.h"
+
+namespace octet::ops {
+
+inline int8_t at(const Int8Tensor& x, int64_t n, int64_t c, int64_t y, int64_t w) {
+  return x.data[((n * x.dim(1) + c) * x.dim(2) + y) * x.dim(3) + w];
+}
+
+inline int8_t& at(Int8Tensor& x, int64_t n, int64_t c, int64_t y, int64_t w) {
+  return x.data[((n * x.dim(1) + c) * x.dim(2) + y) * x.dim(3) + w];
+}
+
+// The lowest int8 output: 0 when a ReLU is fused.
+inline int32_t output_floor(const Node& n) { return n.relu ? 0 : -128; }
+
+// A weighted operator's outputs from their accumulators (bias excluded): the
+// int32 logits of the output node, else requantized with the node's fused
+// residual (its second input) and ReLU.
+void write_weighted(const Int8ReferenceArgs& a, int64_t channels, int64_t height, int64_t width,
+                    const std::function<int32_t(int64_t n, int64_t c, int64_t y, int64_t x)>& accumulator);
+
+}  // namespace octet::ops

@@ -1,0 +1,31 @@
+// ReLU: max(x, 0). Fused into the op before it where that op absorbs it
+// (graph/fold.cpp); in int8 it keeps its input's scale.
+#include <algorithm>
+
+#include "graph/ops/float_reference.h"
+#include "graph/ops/int8_reference.h"
+
+namespace octet::ops {
+
+namespace {
+ActShape shape(const Node&, const std::vector<ActShape>& in) { return in[0]; }
+
+void run_float(const FloatOpArgs& a) {
+  const FloatTensor& x = *a.inputs[0];
+  FloatTensor& y = a.y;
+#pragma omp parallel for if (y.numel() >= kMinParallelElements)
+  for (int64_t k = 0; k < y.numel(); ++k) y.data[k] = std::max(x.data[k], 0.0f);
+}
+
+void run_int8_reference(const Int8ReferenceArgs& a) {
+  const Int8Tensor& x = *a.inputs[0];
+  a.y = Int8Tensor(x.shape);
+  for (int64_t k = 0; k < x.numel(); ++k) a.y.data[k] = std::max<int8_t>(x.data[k], 0);
+}
+}  // namespace
+
+//                         name    in train  weight image  relu   resid  scale  mult
+extern const OpDef relu = {{Op::ReLU, "relu", 1, false, false, false, false, false, false, 0},
+                           shape, nullptr, nullptr, nullptr, run_float, run_int8_reference};
+
+}  // namespace octet::ops

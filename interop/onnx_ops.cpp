@@ -1,0 +1,125 @@
+#include "interop/onnx_ops.h"
+
+#include <limits>
+
+namespace octet {
+
+namespace {
+using onnx::TensorProto;
+using Writer = QdqGraphWriter;
+
+// The float weight and bias of a conv or linear as DequantizeLinear of its
+// int8 weight (per output channel, axis 0) and int32 bias (scale s_in * s_w).
+std::pair<std::string, std::string> dequantized_parameters(const OnnxNodeContext& c) {
+  Writer& w = c.w;
+  const Node& n = c.n;
+  const NodeQuant& q = c.q;
+  const int64_t out = q.weight.dim(0);
+  std::vector<float> weight_step(out), bias_step(out);
+  for (int64_t o = 0; o < out; ++o) {
+    weight_step[o] = 1.0f / q.weight_scale.data[o];
+    bias_step[o] = (1.0f / c.input_scale) * weight_step[o];
+  }
+  const std::string weight = w.initializer(n.name + ".weight_quantized", TensorProto::INT8, q.weight.shape, q.weight.data);
+  w.initializer(n.name + ".weight_scale", TensorProto::FLOAT, {out}, weight_step);
+  w.initializer(n.name + ".weight_zero_point", TensorProto::INT8, {out}, std::vector<int8_t>(out, 0));
+  const std::string bias = w.initializer(n.name + ".bias_quantized", TensorProto::INT32, {out}, q.bias.data);
+  w.initializer(n.name + ".bias_scale", TensorProto::FLOAT, {out}, bias_step);
+  Writer::integer(
+      w.node("DequantizeLinear", {weight, n.name + ".weight_scale", n.name + ".weight_zero_point"}, n.name + ".weight"),
+      "axis", 0);
+  Writer::integer(w.node("DequantizeLinear", {bias, n.name + ".bias_scale"}, n.name + ".bias"), "axis", 0);
+  return {n.name + ".weight", n.name + ".bias"};
+}
+
+// A fused residual: added to a weighted node's result before its ReLU.
+std::string with_residual(const OnnxNodeContext& c, const std::string& y) {
+  return c.inputs.size() == 2 ? c.w.step("Add", {y, c.inputs[1]}, c.n.name + ".residual") : y;
+}
+
+std::string input(const OnnxNodeContext& c) {
+  const Node& n = c.n;
+  set_float_value(c.w.graph()->add_input(), "input", {n.channels, n.height, n.width});
+  return c.w.qdq("input", c.q.scale, n.name + ".int8");  // octet names its input node "input" too
+}
+
+std::string conv2d(const OnnxNodeContext& c) {
+  const Node& n = c.n;
+  const auto [weight, bias] = dequantized_parameters(c);
+  const std::string y = n.name + ".conv";
+  onnx::NodeProto* conv = c.w.node("Conv", {c.inputs[0], weight, bias}, y);
+  Writer::ints(conv, "kernel_shape", {n.kernel, n.kernel});
+  Writer::ints(conv, "strides", {n.stride, n.stride});
+  Writer::ints(conv, "pads", {n.padding, n.padding, n.padding, n.padding});
+  return with_residual(c, y);
+}
+
+std::string linear(const OnnxNodeContext& c) {
+  const Node& n = c.n;
+  const auto [weight, bias] = dequantized_parameters(c);
+  std::string rows = c.inputs[0];
+  if (!c.input_flat) {
+    rows = n.name + ".flat";
+    Writer::integer(c.w.node("Flatten", {c.inputs[0]}, rows), "axis", 1);
+  }
+  const std::string y = c.is_output ? std::string("logits") : n.name + ".gemm";
+  Writer::integer(c.w.node("Gemm", {rows, weight, bias}, y), "transB", 1);
+  return with_residual(c, y);
+}
+
+std::string pool(const OnnxNodeContext& c, const char* op_type) {
+  const std::string y = c.n.name + ".pool";
+  onnx::NodeProto* pool = c.w.node(op_type, {c.inputs[0]}, y);
+  Writer::ints(pool, "kernel_shape", {c.n.kernel, c.n.kernel});
+  Writer::ints(pool, "strides", {c.n.stride, c.n.stride});
+  return y;
+}
+
+// Every second row and column, zero channels either side: exact on int8 values.
+std::string shortcut_a(const OnnxNodeContext& c) {
+  Writer& w = c.w;
+  const Node& n = c.n;
+  const int64_t end = std::numeric_limits<int64_t>::max(), pad = n.channels;
+  w.initializer(n.name + ".starts", TensorProto::INT64, {2}, std::vector<int64_t>{0, 0});
+  w.initializer(n.name + ".ends", TensorProto::INT64, {2}, std::vector<int64_t>{end, end});
+  w.initializer(n.name + ".axes", TensorProto::INT64, {2}, std::vector<int64_t>{2, 3});
+  w.initializer(n.name + ".steps", TensorProto::INT64, {2}, std::vector<int64_t>{2, 2});
+  w.initializer(n.name + ".pads", TensorProto::INT64, {8}, std::vector<int64_t>{0, pad, 0, 0, 0, pad, 0, 0});
+  w.node("Slice", {c.inputs[0], n.name + ".starts", n.name + ".ends", n.name + ".axes", n.name + ".steps"},
+         n.name + ".subsampled");
+  return w.step("Pad", {n.name + ".subsampled", n.name + ".pads"}, n.name);
+}
+
+const OnnxOp kOps[] = {
+    {Op::Input, input, true, false},
+    {Op::Conv2d, conv2d, false, false},
+    {Op::Linear, linear, false, true},
+    {Op::ReLU, [](const OnnxNodeContext& c) { return c.w.step("Relu", {c.inputs[0]}, c.n.name + ".relu"); }, false,
+     false},
+    {Op::MaxPool2d, [](const OnnxNodeContext& c) { return pool(c, "MaxPool"); }, false, false},
+    {Op::AvgPool2d, [](const OnnxNodeContext& c) { return pool(c, "AveragePool"); }, false, false},
+    {Op::GlobalAvgPool,
+     [](const OnnxNodeContext& c) { return c.w.step("GlobalAveragePool", {c.inputs[0]}, c.n.name + ".pool"); }, false,
+     false},
+    {Op::Add, [](const OnnxNodeContext& c) { return c.w.step("Add", {c.inputs[0], c.inputs[1]}, c.n.name + ".add"); },
+     false, false},
+    // No arithmetic: the same int8 values in C, H, W order.
+    {Op::Flatten,
+     [](const OnnxNodeContext& c) {
+       Writer::integer(c.w.node("Flatten", {c.inputs[0]}, c.n.name), "axis", 1);
+       return c.n.name;
+     },
+     true, true},
+    {Op::ShortcutA, shortcut_a, true, false},
+};
+}  // namespace
+
+const OnnxOp* onnx_op(Op op) {
+  for (const OnnxOp& o : kOps)
+    if (o.op == op) return &o;
+  return nullptr;
+}
+
+bool onnx_exports(Op op) { return onnx_op(op) != nullptr; }
+
+}  // namespace octet

@@ -1,0 +1,39 @@
+// The ONNX export's kernel for each operator (graph/op.h), in one table
+// (onnx_ops.cpp): the ONNX nodes that compute a quantized node's float
+// result from the dequantized values of its inputs. The export refuses a
+// model holding an operator that has no entry, naming the node.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "interop/qdq_writer.h"
+#include "qmodel/quantized_model.h"
+
+namespace octet {
+
+struct OnnxNodeContext {
+  QdqGraphWriter& w;
+  const Node& n;
+  const NodeQuant& q;
+  bool is_output;
+  std::vector<std::string> inputs;  // the float values of its inputs (dequantized int8)
+  float input_scale;                // its first input's int8 scale
+  bool input_flat;                  // its first input is N x F rather than NCHW
+};
+
+struct OnnxOp {
+  Op op;
+  // Writes the node's ONNX nodes; returns the name of its float result.
+  std::string (*emit)(const OnnxNodeContext& c);
+  // Its result is already the int8 value (exact on int8 values: flatten,
+  // shortcut, or quantized by emit itself: the input): no ReLU or
+  // QuantizeLinear follows it.
+  bool exact;
+  bool flat;  // its result is N x F
+};
+
+// The entry of `op`, or null when the export has none.
+const OnnxOp* onnx_op(Op op);
+
+}  // namespace octet

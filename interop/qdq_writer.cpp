@@ -1,0 +1,62 @@
+#include "interop/qdq_writer.h"
+
+namespace octet {
+
+using onnx::TensorProto;
+
+onnx::NodeProto* QdqGraphWriter::node(const std::string& op, const std::vector<std::string>& inputs,
+                                      const std::string& output) {
+  onnx::NodeProto* n = g_->add_node();
+  n->set_op_type(op);
+  n->set_name(output);
+  for (const std::string& in : inputs) n->add_input(in);
+  n->add_output(output);
+  if (op == "QuantizeLinear") ++summary.quantize_linear;
+  if (op == "DequantizeLinear") ++summary.dequantize_linear;
+  ++summary.nodes;
+  return n;
+}
+
+std::string QdqGraphWriter::step(const std::string& op, const std::vector<std::string>& inputs,
+                                 const std::string& output) {
+  node(op, inputs, output);
+  return output;
+}
+
+std::string QdqGraphWriter::int8_zero() {
+  if (!has_int8_zero_) initializer("zero_point_int8", TensorProto::INT8, {}, std::vector<int8_t>{0});
+  has_int8_zero_ = true;
+  return "zero_point_int8";
+}
+
+std::string QdqGraphWriter::qdq(const std::string& x, float scale, const std::string& name) {
+  const std::string step = initializer(name + ".scale", TensorProto::FLOAT, {}, std::vector<float>{1.0f / scale});
+  node("QuantizeLinear", {x, step, int8_zero()}, name + ".quantized");
+  node("DequantizeLinear", {name + ".quantized", step, int8_zero()}, name);
+  return name;
+}
+
+void QdqGraphWriter::ints(onnx::NodeProto* n, const std::string& name, const std::vector<int64_t>& values) {
+  onnx::AttributeProto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (int64_t v : values) a->add_ints(v);
+}
+
+void QdqGraphWriter::integer(onnx::NodeProto* n, const std::string& name, int64_t value) {
+  onnx::AttributeProto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(value);
+}
+
+void set_float_value(onnx::ValueInfoProto* v, const std::string& name, const std::vector<int64_t>& dims) {
+  v->set_name(name);
+  onnx::TypeProto_Tensor* t = v->mutable_type()->mutable_tensor_type();
+  t->set_elem_type(TensorProto::FLOAT);
+  onnx::TensorShapeProto* shape = t->mutable_shape();
+  shape->add_dim()->set_dim_param("batch");
+  for (int64_t d : dims) shape->add_dim()->set_dim_value(d);
+}
+
+}  // namespace octet

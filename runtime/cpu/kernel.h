@@ -1,0 +1,68 @@
+// The CPU runtime's kernels as one table (kernel_table.cpp), in the manner
+// of CUTLASS's can_implement: each entry runs one operator (graph/op.h), says
+// why it cannot run a node, prepares what it needs once (packed weights) and
+// runs a batch. Each operator's kernels are one file of runtime/cpu/ops/.
+//
+// The engine (engine.h) keeps, per node, the kernels that can run it, in
+// table order, and at each run takes the first that belongs to the kernel
+// path in use (kernels.h kernel_path()): a Reference kernel is portable C++
+// and runs on every path; an Avx512Vnni one only on that path.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "qmodel/quantized_model.h"
+#include "runtime/cpu/kernels.h"
+
+namespace octet::cpu {
+
+// A node of a quantized model, as a kernel sees it.
+struct NodeView {
+  const QuantizedModel& model;
+  const std::vector<ActShape>& shapes;  // every node's per-sample output shape
+  int index;
+
+  const Node& node() const { return model.graph.nodes[index]; }
+  const NodeQuant& quant() const { return model.quant[index]; }
+  ActShape input(size_t k = 0) const { return shapes[node().inputs.at(k)]; }
+  ActShape output() const { return shapes[index]; }
+  // The model's last node: its int32 accumulators are the logits.
+  bool is_output() const { return index == model.output(); }
+};
+
+// What a kernel prepares once for a node (each kernel its own type).
+struct KernelData {
+  virtual ~KernelData() = default;
+};
+
+struct KernelArgs {
+  const NodeView& node;
+  int64_t batch;
+  std::vector<const int8_t*> inputs;  // NHWC int8 values of the node's inputs
+  const float* image;                 // the input node: batch x C x H x W normalised floats
+  int8_t* y;                          // NHWC int8 output (null for the output node)
+  int32_t* logits;                    // the output node: [batch][classes]
+  const KernelData* data;             // what the kernel's prepare made (null without one)
+};
+
+struct Kernel {
+  Op op;
+  const char* name;  // "conv2d-avx512-vnni", ...
+  KernelPath path;   // Reference: portable, every path; Avx512Vnni: only on that path
+  // "" when it can run the node, else why not.
+  std::string (*can_implement)(const NodeView& node);
+  // Null: nothing to prepare. Kernels with the same prepare share what it makes.
+  std::unique_ptr<KernelData> (*prepare)(const NodeView& node);
+  void (*run)(const KernelArgs& args);
+};
+
+// can_implement of a kernel that runs every node of its operator.
+inline std::string runs_every_node(const NodeView&) { return ""; }
+
+// Every kernel of the CPU runtime; the fastest of an operator's first.
+const std::vector<Kernel>& kernel_table();
+
+}  // namespace octet::cpu

@@ -1,0 +1,73 @@
+// Conv2d and Linear (a 1x1 convolution over a 1x1 image) on the CPU: the
+// AVX-512 VNNI kernels (conv_vnni.cpp) and the portable reference path
+// (conv2d.cpp), both on weights packed once (PackedWeights).
+#include "common/error.h"
+#include "graph/layout.h"
+#include "runtime/cpu/kernel.h"
+
+namespace octet::cpu {
+
+namespace {
+struct Packed : KernelData {
+  PackedWeights weights;
+};
+
+ConvGeometry geometry(const NodeView& v, int64_t batch) {
+  const Node& n = v.node();
+  const ActShape in = v.input(), out = v.output();
+  ConvGeometry g;
+  g.batch = batch;
+  g.out_c = out.c;
+  if (n.op == Op::Conv2d) {
+    g.in_h = in.h, g.in_w = in.w, g.in_c = in.c;
+    g.out_h = out.h, g.out_w = out.w;
+    g.kernel = n.kernel, g.stride = n.stride, g.padding = n.padding;
+  } else {
+    g.in_c = static_cast<int>(in.numel());
+  }
+  return g;
+}
+
+std::unique_ptr<KernelData> pack(const NodeView& v) {
+  const Int8Tensor w = nhwc_weight(v.model.graph, v.shapes, v.index, v.quant().weight);
+  const ConvGeometry g = geometry(v, 1);
+  auto packed = std::make_unique<Packed>();
+  packed->weights = PackedWeights(w.ptr(), v.node().channels, g.kernel, g.in_c);
+  return packed;
+}
+
+void run(const KernelArgs& a, KernelPath path) {
+  const NodeView& v = a.node;
+  const NodeQuant& q = v.quant();
+  const PackedWeights& w = static_cast<const Packed*>(a.data)->weights;
+  const ConvGeometry g = geometry(v, a.batch);
+  if (v.is_output()) return conv2d_int32(g, a.inputs[0], w, q.bias.ptr(), a.logits, path);
+  Epilogue e;
+  e.bias = q.bias.ptr();
+  e.multiplier = q.multiplier.ptr();
+  e.shift = q.shift.ptr();
+  e.relu = v.node().relu;
+  if (a.inputs.size() == 2) {
+    e.skip = a.inputs[1];
+    e.skip_multiplier = q.skip_multiplier.ptr();
+  }
+  conv2d(g, a.inputs[0], w, e, a.y, path);
+}
+
+std::string vnni_supported(const NodeView&) {
+  return kernel_path_supported(KernelPath::Avx512Vnni) ? "" : "this CPU lacks AVX-512 VNNI";
+}
+void run_vnni(const KernelArgs& a) { run(a, KernelPath::Avx512Vnni); }
+void run_reference(const KernelArgs& a) { run(a, KernelPath::Reference); }
+}  // namespace
+
+extern const Kernel conv2d_vnni = {Op::Conv2d, "conv2d-avx512-vnni", KernelPath::Avx512Vnni, vnni_supported, pack,
+                                   run_vnni};
+extern const Kernel conv2d_reference = {Op::Conv2d, "conv2d-reference", KernelPath::Reference, runs_every_node, pack,
+                                        run_reference};
+extern const Kernel linear_vnni = {Op::Linear, "linear-avx512-vnni", KernelPath::Avx512Vnni, vnni_supported, pack,
+                                   run_vnni};
+extern const Kernel linear_reference = {Op::Linear, "linear-reference", KernelPath::Reference, runs_every_node, pack,
+                                        run_reference};
+
+}  // namespace octet::cpu

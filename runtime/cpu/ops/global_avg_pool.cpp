@@ -1,0 +1,30 @@
+// GlobalAvgPool on the CPU: each channel's int32 plane sum, requantized.
+#include <vector>
+
+#include "common/requantize.h"
+#include "runtime/cpu/kernel.h"
+
+namespace octet::cpu {
+
+namespace {
+void run(const KernelArgs& a) {
+  const ActShape in = a.node.input();
+  const int c = in.c;
+  const int64_t plane = int64_t(in.h) * in.w;
+  const int32_t multiplier = a.node.quant().multiplier.data[0], shift = a.node.quant().shift.data[0];
+  const int8_t* x = a.inputs[0];
+#pragma omp parallel for if (a.batch * plane * c >= kMinParallelWork)
+  for (int64_t b = 0; b < a.batch; ++b) {
+    std::vector<int32_t> sum(static_cast<size_t>(c), 0);
+    for (int64_t p = 0; p < plane; ++p)
+      for (int ch = 0; ch < c; ++ch) sum[ch] += x[(b * plane + p) * c + ch];
+    for (int ch = 0; ch < c; ++ch)
+      a.y[b * c + ch] = static_cast<int8_t>(requantize(sum[ch], multiplier, 0, 0, shift, -128));
+  }
+}
+}  // namespace
+
+extern const Kernel global_avg_pool_kernel = {Op::GlobalAvgPool, "global_avg_pool", KernelPath::Reference,
+                                              runs_every_node, nullptr, run};
+
+}  // namespace octet::cpu

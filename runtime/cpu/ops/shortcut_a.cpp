@@ -1,0 +1,27 @@
+// ShortcutA on the CPU: every second row and column, zero channels either side.
+#include <cstring>
+
+#include "runtime/cpu/kernel.h"
+
+namespace octet::cpu {
+
+namespace {
+void run(const KernelArgs& a) {
+  const ActShape in = a.node.input(), out = a.node.output();
+  const int pad = a.node.node().channels, c = in.c;
+#pragma omp parallel for if (a.batch * in.h * in.w * c >= kMinParallelWork)
+  for (int64_t b = 0; b < a.batch; ++b)
+    for (int oy = 0; oy < out.h; ++oy)
+      for (int ox = 0; ox < out.w; ++ox) {
+        int8_t* dst = a.y + ((b * out.h + oy) * out.w + ox) * out.c;
+        std::memset(dst, 0, pad);
+        std::memcpy(dst + pad, a.inputs[0] + ((b * in.h + 2 * oy) * in.w + 2 * ox) * c, c);
+        std::memset(dst + pad + c, 0, pad);
+      }
+}
+}  // namespace
+
+extern const Kernel shortcut_a_kernel = {Op::ShortcutA, "shortcut_a", KernelPath::Reference, runs_every_node, nullptr,
+                                         run};
+
+}  // namespace octet::cpu

@@ -1,0 +1,34 @@
+#include "runtime/cuda/op_support.h"
+
+namespace octet::cuda {
+
+namespace {
+struct OpSupport {
+  Op op;
+  std::string (*can_implement)(const Node& n);
+};
+
+std::string always(const Node&) { return ""; }
+
+// The operators with a CUDA kernel (cuda_engine.cu launches them); any other is refused.
+const OpSupport kSupported[] = {
+    {Op::Input, always},     {Op::Conv2d, always}, {Op::Linear, always},    {Op::ReLU, always},
+    {Op::MaxPool2d, always}, {Op::AvgPool2d, always}, {Op::GlobalAvgPool, always}, {Op::Add, always},
+    {Op::Flatten, always},   {Op::ShortcutA, always},
+};
+}  // namespace
+
+std::string why_node_unsupported(const Node& n) {
+  for (const OpSupport& s : kSupported)
+    if (s.op == n.op) return s.can_implement(n);
+  return std::string("the CUDA runtime has no kernel for operator '") + op_name(n.op) + "'";
+}
+
+std::string why_graph_unsupported(const Graph& g) {
+  for (const Node& n : g.nodes)
+    if (const std::string why = why_node_unsupported(n); !why.empty())
+      return "node '" + n.name + "' (" + op_name(n.op) + "): " + why;
+  return "";
+}
+
+}  // namespace octet::cuda

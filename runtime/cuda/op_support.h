@@ -1,0 +1,19 @@
+// Which operators the CUDA runtime runs, as its table of can_implement checks
+// (op_support.cpp; plain C++, so any machine can ask): the engine refuses a
+// model holding a node none of its kernels can run, naming the node, and the
+// tests' host executor of the device layout skips such models likewise.
+#pragma once
+
+#include <string>
+
+#include "graph/graph.h"
+
+namespace octet::cuda {
+
+// "" when the CUDA runtime has a kernel for the node (its operator and
+// attributes), else why not.
+std::string why_node_unsupported(const Node& n);
+// "" when it runs every node of `g`, else "node 'x' (op): why" of the first it cannot.
+std::string why_graph_unsupported(const Graph& g);
+
+}  // namespace octet::cuda

@@ -1,0 +1,73 @@
+#include "train/torch_ops.h"
+
+#include <cmath>
+
+namespace octet {
+
+namespace {
+using torch::indexing::None;
+using torch::indexing::Slice;
+using Inputs = std::vector<torch::Tensor>;
+
+bool is_weight(const ParamShape& p) { return std::string(p.suffix) == ".weight"; }
+
+// A bias as torch's layers make it: uniform in +-1/sqrt(fan-in).
+torch::Tensor default_bias(const ParamShape& p, int64_t fan_in) {
+  const double bound = 1.0 / std::sqrt(static_cast<double>(fan_in));
+  return torch::empty(p.shape).uniform_(-bound, bound);
+}
+
+// Convs: He et al.'s normal init (as the CIFAR ResNet code does).
+torch::Tensor init_conv(const Node& n, const std::vector<ActShape>& in, const ParamShape& p) {
+  if (is_weight(p)) return torch::nn::init::kaiming_normal_(torch::empty(p.shape), 0.0, torch::kFanIn, torch::kReLU);
+  return default_bias(p, int64_t{in[0].c} * n.kernel * n.kernel);
+}
+
+// Linears: torch's default.
+torch::Tensor init_linear(const Node&, const std::vector<ActShape>& in, const ParamShape& p) {
+  if (is_weight(p)) return torch::nn::init::kaiming_uniform_(torch::empty(p.shape), std::sqrt(5.0));
+  return default_bias(p, in[0].c);
+}
+
+torch::Tensor init_batch_norm(const Node&, const std::vector<ActShape>&, const ParamShape& p) {
+  const std::string s = p.suffix;
+  return s == ".weight" || s == ".running_var" ? torch::ones(p.shape) : torch::zeros(p.shape);
+}
+
+const TorchOp kOps[] = {
+    {Op::Input, nullptr, [](const Node&, const Inputs& x, const TorchParams&, bool) { return x[0]; }},
+    {Op::Conv2d, init_conv,
+     [](const Node& n, const Inputs& x, const TorchParams& t, bool) {
+       return torch::conv2d(x[0], t.weight, t.bias, n.stride, n.padding);
+     }},
+    {Op::BatchNorm2d, init_batch_norm,
+     [](const Node&, const Inputs& x, const TorchParams& t, bool training) {
+       return torch::batch_norm(x[0], t.weight, t.bias, t.running_mean, t.running_var, training, 0.1, 1e-5,
+                                /*cudnn_enabled=*/true);
+     }},
+    {Op::Linear, init_linear,
+     [](const Node&, const Inputs& x, const TorchParams& t, bool) { return torch::linear(x[0], t.weight, t.bias); }},
+    {Op::ReLU, nullptr, [](const Node&, const Inputs& x, const TorchParams&, bool) { return torch::relu(x[0]); }},
+    {Op::MaxPool2d, nullptr,
+     [](const Node& n, const Inputs& x, const TorchParams&, bool) { return torch::max_pool2d(x[0], n.kernel, n.stride); }},
+    {Op::AvgPool2d, nullptr,
+     [](const Node& n, const Inputs& x, const TorchParams&, bool) { return torch::avg_pool2d(x[0], n.kernel, n.stride); }},
+    {Op::GlobalAvgPool, nullptr,
+     [](const Node&, const Inputs& x, const TorchParams&, bool) { return torch::adaptive_avg_pool2d(x[0], {1, 1}); }},
+    {Op::Add, nullptr, [](const Node&, const Inputs& x, const TorchParams&, bool) { return x[0] + x[1]; }},
+    {Op::Flatten, nullptr, [](const Node&, const Inputs& x, const TorchParams&, bool) { return x[0].flatten(1); }},
+    {Op::ShortcutA, nullptr,
+     [](const Node& n, const Inputs& x, const TorchParams&, bool) {
+       return torch::constant_pad_nd(x[0].index({Slice(), Slice(), Slice(None, None, 2), Slice(None, None, 2)}),
+                                     {0, 0, 0, 0, n.channels, n.channels}, 0);
+     }},
+};
+}  // namespace
+
+const TorchOp* torch_op(Op op) {
+  for (const TorchOp& t : kOps)
+    if (t.op == op) return &t;
+  return nullptr;
+}
+
+}  // namespace octet
