@@ -103,6 +103,7 @@ std::string Graph::to_json() const {
     if (n.kernel) node["kernel"] = n.kernel;
     if (n.stride != 1) node["stride"] = n.stride;
     if (n.padding) node["padding"] = n.padding;
+    if (n.groups != 1) node["groups"] = n.groups;
     if (n.bias) node["bias"] = true;
     if (n.relu) node["relu"] = true;
     if (n.height) node["height"] = n.height;
@@ -135,6 +136,7 @@ Graph Graph::from_json(const std::string& text) {
         n.kernel = int_attribute(node, "kernel", 0);
         n.stride = int_attribute(node, "stride", 1);
         n.padding = int_attribute(node, "padding", 0);
+        n.groups = int_attribute(node, "groups", 1);
         n.height = int_attribute(node, "height", 0);
         n.width = int_attribute(node, "width", 0);
       } catch (const Error& e) {
@@ -171,13 +173,14 @@ int GraphBuilder::input(int channels, int height, int width) {
 }
 
 int GraphBuilder::conv(const std::string& name, int x, int out_channels, int kernel, int stride, int padding,
-                       bool bias) {
+                       bool bias, int groups) {
   Node& n = push(Op::Conv2d, name, {x});
   n.channels = out_channels;
   n.kernel = kernel;
   n.stride = stride;
   n.padding = padding;
   n.bias = bias;
+  n.groups = groups;
   return last();
 }
 

@@ -44,6 +44,7 @@ struct Node {
   // channels added on each side; Input: channels of the input image.
   int channels = 0;
   int kernel = 0, stride = 1, padding = 0;  // Conv2d, MaxPool2d, AvgPool2d
+  int groups = 1;                           // Conv2d: channel groups (as many as input channels: depthwise)
   bool bias = false;                        // Conv2d, Linear
   bool relu = false;                        // ReLU fused into this op (inference graphs)
   int height = 0, width = 0;                // Input
@@ -81,7 +82,8 @@ class Graph {
 class GraphBuilder {
  public:
   int input(int channels, int height, int width);
-  int conv(const std::string& name, int x, int out_channels, int kernel, int stride, int padding, bool bias);
+  int conv(const std::string& name, int x, int out_channels, int kernel, int stride, int padding, bool bias,
+           int groups = 1);
   int batch_norm(const std::string& name, int x);
   // A bias-free conv followed by a batch norm when `with_bn` (ResNet style).
   int conv_bn(const std::string& conv_name, const std::string& bn_name, int x, int out_channels, int kernel,

@@ -134,7 +134,7 @@ void GptqStatistics::add(int producer, const FloatTensor& act, int64_t first) {
   if (n <= 0) return;
   for (size_t i = static_cast<size_t>(producer) + 1; i < graph_.nodes.size(); ++i) {
     const Node& node = graph_.nodes[i];
-    if (!op_traits(node.op).weighted || node.inputs[0] != producer) continue;
+    if (!op_traits(node.op).weighted || node.groups > 1 || node.inputs[0] != producer) continue;
     const ActShape in = shapes_[producer], out = shapes_[i];
     const int64_t K = patch_size(node, in), rows = patch_rows(node, out, n);
     const int64_t total_rows = patch_rows(node, out, count_);
@@ -162,8 +162,16 @@ std::map<std::string, Int8Tensor> GptqStatistics::round(const FloatModel& folded
   // Layers side by side, the largest first: a layer's factorisation runs on
   // one thread, and the few largest layers are most of the time.
   std::vector<int> layers;
-  for (size_t i = 0; i < graph_.nodes.size(); ++i)
-    if (op_traits(graph_.nodes[i].op).weighted) layers.push_back(static_cast<int>(i));
+  for (size_t i = 0; i < graph_.nodes.size(); ++i) {
+    const Node& n = graph_.nodes[i];
+    if (!op_traits(n.op).weighted) continue;
+    if (n.groups == 1) {
+      layers.push_back(static_cast<int>(i));
+      continue;
+    }
+    std::fprintf(stderr, "note: gptq: layer '%s' is a grouped convolution (groups %d), which GPTQ does not round yet: "
+                 "its weights are rounded to nearest\n", n.name.c_str(), n.groups);
+  }
   std::stable_sort(layers.begin(), layers.end(),
                    [&](int a, int b) { return hessians_[a].rows() > hessians_[b].rows(); });
   std::vector<Int8Tensor> levels(graph_.nodes.size());

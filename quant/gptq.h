@@ -26,7 +26,8 @@ class GptqStatistics {
   // come in order and start at the same images on every call sequence (the
   // subsampling of rows depends on where a batch starts).
   void add(int producer, const FloatTensor& activation, int64_t first);
-  // Int8 weights (torch layout) of every conv and linear, given each layer's
+  // Int8 weights (torch layout) of every conv and linear but the grouped
+  // convs (whose weights the caller rounds to nearest), given each layer's
   // per-output-channel scales.
   std::map<std::string, Int8Tensor> round(const FloatModel& folded,
                                           const std::map<std::string, FloatTensor>& scales) const;

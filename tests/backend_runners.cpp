@@ -1,6 +1,7 @@
 #include "tests/backend_runners.h"
 
 #include "runtime/cpu/engine.h"
+#include "runtime/cuda/op_support.h"
 #include "tests/device_layout_executor.h"
 
 namespace octet {
@@ -22,6 +23,7 @@ BackendRunner cpu_runner(cpu::KernelPath path) {
           [path]() -> std::string {
             return cpu::kernel_path_supported(path) ? "" : std::string("this CPU lacks ") + cpu::kernel_path_name(path);
           },
+          [](const QuantizedModel&) { return std::string(); },  // the CPU runtime runs every operator
           [path](const QuantizedModel& model, const std::vector<float>& images, int64_t batch) {
             const KernelPathScope scope(path);
             const CpuEngine engine(model);
@@ -37,6 +39,7 @@ BackendRunner cpu_runner(cpu::KernelPath path) {
 // The naive host executor is slow: a few images show every layout bug.
 BackendRunner host_layout_runner(bool imma) {
   return {imma ? "host-layout-imma" : "host-layout-dp4a", 3, [] { return std::string(); },
+          [](const QuantizedModel& model) { return cuda::why_graph_unsupported(model.graph); },
           [imma](const QuantizedModel& model, const std::vector<float>& images, int64_t batch) {
             LayoutRun retained = run_in_device_layout(model, images, batch, true, imma);
             BackendOutputs out;
@@ -54,7 +57,7 @@ std::vector<BackendRunner> cuda_runners_not_built() {
     runners.push_back(
         {name, 0,
          [] { return std::string("this build has no CUDA runtime (no nvcc when configuring, or -DOCTET_WITH_CUDA=OFF)"); },
-         nullptr});
+         nullptr, nullptr});
   return runners;
 }
 #endif

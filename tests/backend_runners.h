@@ -24,6 +24,8 @@ struct BackendRunner {
   std::string name;   // "cpu-reference", "cuda-imma", ...
   int64_t max_batch;  // runs at most this many of a case's images (0: all of them)
   std::function<std::string()> why_unavailable;  // "" where it runs
+  // "" when it has a kernel for every node of `model`, else why not (the case is then skipped).
+  std::function<std::string(const QuantizedModel& model)> why_unsupported;
   // `images`: batch x C x H x W floats.
   std::function<BackendOutputs(const QuantizedModel& model, const std::vector<float>& images, int64_t batch)> run;
 };

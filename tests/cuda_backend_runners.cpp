@@ -2,6 +2,7 @@
 // back, then the logits of three runs with the buffer-reusing memory plan
 // (kernels launched one by one, captured into a CUDA graph, replayed).
 #include "runtime/cuda/cuda_engine.h"
+#include "runtime/cuda/op_support.h"
 #include "tests/backend_runners.h"
 
 namespace octet {
@@ -14,6 +15,7 @@ std::vector<BackendRunner> cuda_backend_runners() {
                          std::string why_not;
                          return CudaEngine::device_available(&why_not) ? std::string() : "no CUDA device: " + why_not;
                        },
+                       [](const QuantizedModel& model) { return cuda::why_graph_unsupported(model.graph); },
                        [backend](const QuantizedModel& model, const std::vector<float>& images, int64_t batch) {
                          CudaEngine gpu(model, backend);
                          gpu.retain_node_outputs(true);

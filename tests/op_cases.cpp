@@ -100,6 +100,41 @@ std::vector<OpCase> make_cases() {
                      }});
   }
 
+  // Grouped and depthwise convolutions: depthwise 3x3 and 5x5 at stride 1 and
+  // 2, channel counts off multiples of 4 and 16, group counts that do not
+  // divide by 4, a channel multiplier of 2, residual and ReLU epilogues.
+  struct Grouped {
+    int64_t batch;
+    int c, h, w, out_c, kernel, stride, padding, groups;
+    bool relu, residual;
+    Requant requant = Requant::Typical;
+  };
+  const Grouped grouped[] = {
+      {2, 16, 8, 8, 16, 3, 1, 1, 16, true, false},    {3, 32, 9, 9, 32, 3, 2, 1, 32, true, true},
+      {2, 24, 10, 10, 24, 5, 1, 2, 24, false, true},  {1, 13, 11, 11, 13, 5, 2, 2, 13, true, false},
+      {4, 3, 7, 7, 3, 3, 1, 0, 3, false, false},      {64, 32, 8, 8, 32, 3, 1, 1, 32, true, true},
+      {2, 17, 6, 5, 17, 3, 2, 0, 17, false, false},   {2, 8, 6, 6, 16, 3, 1, 1, 8, true, false},
+      {3, 12, 7, 7, 18, 3, 1, 1, 3, true, true},      {2, 10, 5, 5, 5, 1, 1, 0, 5, false, false},
+      {2, 6, 9, 9, 14, 3, 2, 1, 2, true, false},      {1, 35, 6, 6, 21, 3, 1, 1, 7, false, true},
+      {2, 20, 6, 6, 20, 3, 1, 1, 20, true, true, Requant::Extreme},
+  };
+  for (const Grouped& v : grouped) {
+    const uint64_t s = seed++;
+    cases.push_back({"grouped_conv_" + shape_name(v.batch, v.c, v.h, v.w) + "_o" + std::to_string(v.out_c) + "_k" +
+                         std::to_string(v.kernel) + "s" + std::to_string(v.stride) + "p" + std::to_string(v.padding) +
+                         "_g" + std::to_string(v.groups) + (v.relu ? "_relu" : "") + (v.residual ? "_residual" : "") +
+                         (v.requant == Requant::Extreme ? "_extreme" : ""),
+                     v.batch, [v, s] {
+                       OpModel m(s);
+                       const int x = m.input(v.c, v.h, v.w);
+                       const int skip = v.residual ? m.conv(x, v.out_c, v.kernel, v.stride, v.padding, false, -1,
+                                                            Requant::Typical, v.groups)
+                                                   : -1;
+                       m.conv(x, v.out_c, v.kernel, v.stride, v.padding, v.relu, skip, v.requant, v.groups);
+                       return m.finish();
+                     }});
+  }
+
   // Linear layers: on flat inputs and on flattened images with padded
   // channels (3 of 4, 1 of 4), with and without a residual.
   struct Linear {
@@ -229,6 +264,12 @@ std::vector<OpCase> make_cases() {
     cases.push_back({std::string("network_") + v.model + "_" + shape_name(v.batch, v.channels, v.size, v.size),
                      v.batch,
                      [v, s] { return random_network(v.model, ModelOptions{v.channels, v.size, v.size}, s, v.calibration); },
+                     CaseImages::Normalised});
+  }
+  for (const int64_t batch : {1, 6}) {
+    const uint64_t s = seed++;
+    cases.push_back({"network_grouped_" + shape_name(batch, 3, 16, 16), batch,
+                     [s] { return quantize_random(random_grouped_checkpoint(s), quick_quantize_options(), 32); },
                      CaseImages::Normalised});
   }
   return cases;

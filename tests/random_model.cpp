@@ -31,6 +31,27 @@ Checkpoint random_checkpoint(const std::string& model, const ModelOptions& o, ui
   return c;
 }
 
+Checkpoint random_grouped_checkpoint(uint64_t seed) {
+  GraphBuilder b;
+  int x = b.input(3, 16, 16);
+  x = b.relu(b.conv_bn("stem", "stem_bn", x, 12, 3, 1, 1, true));
+  x = b.relu(b.batch_norm("dw_bn", b.conv("dw", x, 12, 3, 2, 1, false, 12)));  // depthwise
+  const int expand = b.relu(b.batch_norm("gc_bn", b.conv("gc", x, 18, 1, 1, 0, false, 3)));
+  const int project = b.conv("project", b.relu(b.conv("dw5", expand, 18, 5, 1, 2, true, 18)), 12, 1, 1, 0, true);
+  x = b.relu(b.add(project, x));  // an inverted residual, as MobileNetV2's
+  b.linear("fc", b.flatten(b.global_avg_pool(b.conv("dw_m2", x, 24, 3, 2, 1, true, 12))), 10);
+  Checkpoint c;
+  c.model = "grouped-test";
+  c.dataset = "cifar10";
+  c.batch_norm = true;
+  c.graph = b.finish();
+  c.classes = dataset_info(c.dataset).classes;
+  c.mean.assign(3, 0.5f);
+  c.std.assign(3, 0.25f);
+  draw_random_params(&c, seed);
+  return c;
+}
+
 void draw_random_params(Checkpoint* checkpoint, uint64_t seed) {
   Checkpoint& c = *checkpoint;
   c.params.clear();

@@ -11,6 +11,9 @@ namespace octet {
 
 // He-initialised weights, small random biases and batch-norm statistics.
 Checkpoint random_checkpoint(const std::string& model, const ModelOptions& options, uint64_t seed);
+// A small network of grouped and depthwise convolutions (none of the
+// registry's has them) on 3 x 16 x 16 images, with random weights as above.
+Checkpoint random_grouped_checkpoint(uint64_t seed);
 // Replaces the parameters of `checkpoint` with random ones (as above) for its graph.
 void draw_random_params(Checkpoint* checkpoint, uint64_t seed);
 // Normalised-looking images: N x C x H x W values in about [-2, 2].

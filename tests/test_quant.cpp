@@ -216,7 +216,9 @@ class RuntimeExactness : public ::testing::TestWithParam<RuntimeCase> {};
 TEST_P(RuntimeExactness, MatchesReferenceExactlyAndSimulationWithinOneLsb) {
   const RuntimeCase& c = GetParam();
   const ModelOptions mo{c.channels, c.size, c.size, 10, c.batch_norm};
-  const QuantizedModel qm = quantize_random(random_checkpoint(c.model, mo, 5), options_of(c));
+  const Checkpoint checkpoint =
+      c.model == "grouped-test" ? random_grouped_checkpoint(5) : random_checkpoint(c.model, mo, 5);
+  const QuantizedModel qm = quantize_random(checkpoint, options_of(c));
   const CpuEngine engine(qm);
   const std::vector<float> images = random_images(c.batch, engine.shapes()[0], 99);
 
@@ -265,7 +267,9 @@ INSTANTIATE_TEST_SUITE_P(
                       RuntimeCase{"lenet5_cifar_auto_gptq", "lenet5", 3, 32, true, "auto", "per-channel", "octet", "gptq", 4},
                       RuntimeCase{"resnet20_entropy", "resnet20", 3, 32, true, "entropy", "per-channel", "octet", "nearest", 3},
                       RuntimeCase{"resnet20_nobn_pertensor", "resnet20", 3, 32, false, "percentile", "per-tensor", "octet", "gptq", 2},
-                      RuntimeCase{"resnet18_mse", "resnet18", 3, 32, true, "mse", "per-channel", "octet", "nearest", 1}),
+                      RuntimeCase{"resnet18_mse", "resnet18", 3, 32, true, "mse", "per-channel", "octet", "nearest", 1},
+                      RuntimeCase{"grouped_auto_gptq", "grouped-test", 3, 16, true, "auto", "per-channel", "octet", "gptq", 4},
+                      RuntimeCase{"grouped_lab", "grouped-test", 3, 16, true, "max", "per-tensor", "lab", "nearest", 3}),
     [](const auto& info) { return info.param.name; });
 
 // quantize_checkpoint records GPTQ's statistics and auto's logits during the

@@ -228,6 +228,34 @@ TEST_P(FloatGraphMatchesTorch, SameLogits) {
   EXPECT_LT(max_diff, 1e-4 * std::max(1.0, max_abs));
 }
 
+// Grouped and depthwise convolutions (with batch norm folded into them): the
+// float executor's float reference against LibTorch's conv2d with groups.
+TEST(GroupedConvGraph, FloatExecutorMatchesTorch) {
+  GraphBuilder b;
+  int x = b.input(3, 16, 16);
+  x = b.relu(b.conv_bn("stem", "stem_bn", x, 12, 3, 1, 1, true));
+  x = b.relu(b.batch_norm("dw_bn", b.conv("dw", x, 12, 3, 2, 1, false, 12)));    // depthwise
+  x = b.relu(b.batch_norm("gc_bn", b.conv("gc", x, 18, 1, 1, 0, false, 3)));     // 3 groups of 4 -> 6
+  x = b.conv("dw5", x, 36, 5, 1, 2, true, 18);                                     // depthwise, multiplier 2
+  b.linear("fc", b.flatten(b.global_avg_pool(x)), 10);
+  torch::manual_seed(5);
+  GraphNet net(b.finish());
+  torch::NoGradGuard no_grad;
+  for (auto& [name, t] : net->named_state()) {  // non-trivial batch-norm statistics
+    if (name.find("running_var") != std::string::npos) t.uniform_(0.5, 2.0);
+    if (name.find("running_mean") != std::string::npos) t.uniform_(-0.2, 0.2);
+  }
+  net->eval();
+  const FloatExecutor exec(fold_for_inference(net->graph(), net->export_state()));
+  const torch::Tensor in = torch::randn({4, 3, 16, 16});
+  const torch::Tensor expected = net->forward(in);
+  const FloatTensor logits = exec.run(in.data_ptr<float>(), 4);
+  ASSERT_EQ(logits.numel(), expected.numel());
+  for (int64_t i = 0; i < logits.numel(); ++i)
+    EXPECT_NEAR(logits.data[i], expected.data_ptr<float>()[i], 1e-4 * std::max(1.0f, std::abs(logits.data[i])))
+        << "logit " << i;
+}
+
 INSTANTIATE_TEST_SUITE_P(Models, FloatGraphMatchesTorch,
                          ::testing::Values(FloatGraphCase{"lenet5", true, 1, 28}, FloatGraphCase{"lenet5", true, 3, 32},
                                            FloatGraphCase{"resnet20", true, 3, 32},

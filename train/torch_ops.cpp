@@ -20,7 +20,7 @@ torch::Tensor default_bias(const ParamShape& p, int64_t fan_in) {
 // Convs: He et al.'s normal init (as the CIFAR ResNet code does).
 torch::Tensor init_conv(const Node& n, const std::vector<ActShape>& in, const ParamShape& p) {
   if (is_weight(p)) return torch::nn::init::kaiming_normal_(torch::empty(p.shape), 0.0, torch::kFanIn, torch::kReLU);
-  return default_bias(p, int64_t{in[0].c} * n.kernel * n.kernel);
+  return default_bias(p, int64_t{in[0].c / n.groups} * n.kernel * n.kernel);
 }
 
 // Linears: torch's default.
@@ -38,7 +38,7 @@ const TorchOp kOps[] = {
     {Op::Input, nullptr, [](const Node&, const Inputs& x, const TorchParams&, bool) { return x[0]; }},
     {Op::Conv2d, init_conv,
      [](const Node& n, const Inputs& x, const TorchParams& t, bool) {
-       return torch::conv2d(x[0], t.weight, t.bias, n.stride, n.padding);
+       return torch::conv2d(x[0], t.weight, t.bias, n.stride, n.padding, /*dilation=*/1, n.groups);
      }},
     {Op::BatchNorm2d, init_batch_norm,
      [](const Node&, const Inputs& x, const TorchParams& t, bool training) {

@@ -1,6 +1,9 @@
 // Conv2d: a 2-D convolution over an image with a square kernel and the same
-// stride and zero padding on every side. Attributes: channels (out), kernel,
-// stride, padding, bias. Weight [out][in][kernel][kernel] (torch's layout).
+// stride and zero padding on every side, its channels in `groups` groups:
+// output channel o reads the input channels of group o / (out / groups)
+// only (groups = input channels: a depthwise convolution). Attributes:
+// channels (out), kernel, stride, padding, groups, bias. Weight
+// [out][in / groups][kernel][kernel] (torch's layout).
 #include "common/error.h"
 #include "graph/ops/float_reference.h"
 #include "graph/ops/int8_reference.h"
@@ -12,6 +15,9 @@ namespace {
 ActShape shape(const Node& n, const std::vector<ActShape>& in) {
   const ActShape x = in[0];
   check(n.channels > 0 && n.kernel > 0 && n.stride > 0 && n.padding >= 0, "bad conv attributes");
+  check(n.groups > 0 && x.c % n.groups == 0 && n.channels % n.groups == 0,
+        std::to_string(n.groups) + " groups do not divide its " + std::to_string(x.c) + " input and " +
+            std::to_string(n.channels) + " output channels");
   const int64_t h = window_positions(x.h, n.kernel, n.stride, n.padding);
   const int64_t w = window_positions(x.w, n.kernel, n.stride, n.padding);
   check(h > 0 && w > 0, "kernel larger than the padded input " + to_string(x));
@@ -20,13 +26,13 @@ ActShape shape(const Node& n, const std::vector<ActShape>& in) {
 }
 
 std::vector<ParamShape> params(const Node& n, const std::vector<ActShape>& in) {
-  std::vector<ParamShape> out = {{".weight", {n.channels, in[0].c, n.kernel, n.kernel}, true}};
+  std::vector<ParamShape> out = {{".weight", {n.channels, in[0].c / n.groups, n.kernel, n.kernel}, true}};
   if (n.bias) out.push_back({".bias", {n.channels}, true});
   return out;
 }
 
 double macs(const Node& n, const std::vector<ActShape>& in, const ActShape& out) {
-  return double(out.h) * out.w * out.c * (double(n.kernel) * n.kernel * in[0].c);
+  return double(out.h) * out.w * out.c * (double(n.kernel) * n.kernel * (in[0].c / n.groups));
 }
 
 void run_int8_reference(const Int8ReferenceArgs& a) {
@@ -34,14 +40,17 @@ void run_int8_reference(const Int8ReferenceArgs& a) {
   const Int8Tensor& x = *a.inputs[0];
   const int64_t C = x.dim(1), H = x.dim(2), W = x.dim(3), k = n.kernel;
   const int64_t OH = (H + 2 * n.padding - k) / n.stride + 1, OW = (W + 2 * n.padding - k) / n.stride + 1;
+  const int64_t group_in = C / n.groups, group_out = n.channels / n.groups;
   const std::vector<int8_t>& w = a.q.weight.data;
   write_weighted(a, n.channels, OH, OW, [&](int64_t b, int64_t o, int64_t oy, int64_t ox) {
+    const int64_t first = o / group_out * group_in;  // the group's first input channel
     int32_t acc = 0;
-    for (int64_t c = 0; c < C; ++c)
+    for (int64_t c = 0; c < group_in; ++c)
       for (int64_t ky = 0; ky < k; ++ky)
         for (int64_t kx = 0; kx < k; ++kx) {
           const int64_t iy = oy * n.stride - n.padding + ky, ix = ox * n.stride - n.padding + kx;
-          if (iy >= 0 && iy < H && ix >= 0 && ix < W) acc += int32_t(w[((o * C + c) * k + ky) * k + kx]) * at(x, b, c, iy, ix);
+          if (iy >= 0 && iy < H && ix >= 0 && ix < W)
+            acc += int32_t(w[((o * group_in + c) * k + ky) * k + kx]) * at(x, b, first + c, iy, ix);
         }
     return acc;
   });

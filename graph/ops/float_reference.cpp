@@ -23,26 +23,28 @@ void run_weighted_float(const FloatOpArgs& a) {
   const ActShape in = a.in[0], out = a.out;
   const FloatLayer& layer = *a.layer;
   const bool conv = n.op == Op::Conv2d;
-  const int64_t K = layer.weight.dim(1), rows = patch_rows(n, out, N);
+  const int groups = conv ? n.groups : 1;
+  const int64_t K = layer.weight.dim(1), rows = patch_rows(n, out, N), group_out = out.c / groups;
   const int64_t per_task = conv ? conv_rows_per_task(K) : kRowsPerTask;
-  const std::vector<float> weight_t = transpose_padded(layer.weight.ptr(), out.c, K);
+  std::vector<std::vector<float>> weight_t(groups);  // each group's weight rows as an OrderedGemm's B
+  for (int g = 0; g < groups; ++g) weight_t[g] = transpose_padded(layer.weight.ptr() + g * group_out * K, group_out, K);
 #pragma omp parallel for schedule(dynamic)
   for (int64_t first = 0; first < rows; first += per_task) {
     const int64_t count = std::min(per_task, rows - first);
     std::unique_ptr<float[]> patches;  // not zero-filled: gather_patches writes every value
-    if (conv) {
-      patches.reset(new float[static_cast<size_t>(count * K)]);
-      gather_patches(n, in, out, x.ptr(), first, count, patches.get());
+    if (conv) patches.reset(new float[static_cast<size_t>(count * K)]);
+    for (int g = 0; g < groups; ++g) {
+      if (conv) gather_patches(n, in, out, x.ptr(), first, count, patches.get(), g);
+      OrderedGemm gemm;
+      gemm.rows = count, gemm.cols = group_out, gemm.depth = K;
+      gemm.a = conv ? patches.get() : x.ptr() + first * K;
+      gemm.a_row_stride = K, gemm.a_depth_stride = 1;
+      gemm.b = weight_t[g].data(), gemm.b_depth_stride = ordered_gemm_padded(group_out);
+      gemm.c = a.y.ptr() + first * out.c + g * group_out, gemm.c_row_stride = out.c;
+      ordered_gemm(gemm);
+      for (int64_t r = 0; r < count; ++r)
+        for (int64_t c = 0; c < group_out; ++c) gemm.c[r * out.c + c] += layer.bias[g * group_out + c];
     }
-    OrderedGemm g;
-    g.rows = count, g.cols = out.c, g.depth = K;
-    g.a = conv ? patches.get() : x.ptr() + first * K;
-    g.a_row_stride = K, g.a_depth_stride = 1;
-    g.b = weight_t.data(), g.b_depth_stride = ordered_gemm_padded(out.c);
-    g.c = a.y.ptr() + first * out.c, g.c_row_stride = out.c;
-    ordered_gemm(g);
-    for (int64_t r = 0; r < count; ++r)
-      for (int c = 0; c < out.c; ++c) g.c[r * out.c + c] += layer.bias[c];
   }
 }
 

@@ -10,9 +10,13 @@ struct OpSupport {
 
 std::string always(const Node&) { return ""; }
 
+std::string dense_conv(const Node& n) {
+  return n.groups == 1 ? "" : "no CUDA kernel for grouped convolutions (groups " + std::to_string(n.groups) + ") yet";
+}
+
 // The operators with a CUDA kernel (cuda_engine.cu launches them); any other is refused.
 const OpSupport kSupported[] = {
-    {Op::Input, always},     {Op::Conv2d, always}, {Op::Linear, always},    {Op::ReLU, always},
+    {Op::Input, always},     {Op::Conv2d, dense_conv}, {Op::Linear, always},    {Op::ReLU, always},
     {Op::MaxPool2d, always}, {Op::AvgPool2d, always}, {Op::GlobalAvgPool, always}, {Op::Add, always},
     {Op::Flatten, always},   {Op::ShortcutA, always},
 };

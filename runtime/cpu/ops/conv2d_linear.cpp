@@ -54,20 +54,26 @@ void run(const KernelArgs& a, KernelPath path) {
   conv2d(g, a.inputs[0], w, e, a.y, path);
 }
 
-std::string vnni_supported(const NodeView&) {
-  return kernel_path_supported(KernelPath::Avx512Vnni) ? "" : "this CPU lacks AVX-512 VNNI";
+std::string dense(const NodeView& v) {
+  const Node& n = v.node();
+  return n.op == Op::Conv2d && n.groups > 1
+             ? "grouped (groups " + std::to_string(n.groups) + "): conv2d_grouped.cpp's kernels run it"
+             : "";
+}
+std::string dense_on_vnni(const NodeView& v) {
+  return kernel_path_supported(KernelPath::Avx512Vnni) ? dense(v) : "this CPU lacks AVX-512 VNNI";
 }
 void run_vnni(const KernelArgs& a) { run(a, KernelPath::Avx512Vnni); }
 void run_reference(const KernelArgs& a) { run(a, KernelPath::Reference); }
 }  // namespace
 
-extern const Kernel conv2d_vnni = {Op::Conv2d, "conv2d-avx512-vnni", KernelPath::Avx512Vnni, vnni_supported, pack,
+extern const Kernel conv2d_vnni = {Op::Conv2d, "conv2d-avx512-vnni", KernelPath::Avx512Vnni, dense_on_vnni, pack,
                                    run_vnni};
-extern const Kernel conv2d_reference = {Op::Conv2d, "conv2d-reference", KernelPath::Reference, runs_every_node, pack,
+extern const Kernel conv2d_reference = {Op::Conv2d, "conv2d-reference", KernelPath::Reference, dense, pack,
                                         run_reference};
-extern const Kernel linear_vnni = {Op::Linear, "linear-avx512-vnni", KernelPath::Avx512Vnni, vnni_supported, pack,
+extern const Kernel linear_vnni = {Op::Linear, "linear-avx512-vnni", KernelPath::Avx512Vnni, dense_on_vnni, pack,
                                    run_vnni};
-extern const Kernel linear_reference = {Op::Linear, "linear-reference", KernelPath::Reference, runs_every_node, pack,
+extern const Kernel linear_reference = {Op::Linear, "linear-reference", KernelPath::Reference, dense, pack,
                                         run_reference};
 
 }  // namespace octet::cpu

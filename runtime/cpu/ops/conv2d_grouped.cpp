@@ -1,0 +1,136 @@
+// Conv2d with groups > 1 on the CPU (grouped and depthwise convolutions),
+// both portable C++: a depthwise kernel for one output channel per input
+// channel, whose channel loops the compiler vectorises (activations are
+// NHWC, so a pixel's channels are adjacent), and a kernel for every
+// grouping, one dot product of a group's receptive field per output. The
+// dense kernels (conv2d_linear.cpp) refuse groups > 1.
+#include <cstring>
+
+#include "common/requantize.h"
+#include "graph/layout.h"
+#include "runtime/cpu/kernel.h"
+
+namespace octet::cpu {
+
+namespace {
+// The weights in NHWC reading order: [out][kernel][kernel][in / groups].
+struct GroupRows : KernelData {
+  std::vector<int8_t> rows;
+};
+
+std::unique_ptr<KernelData> pack_rows(const NodeView& v) {
+  auto packed = std::make_unique<GroupRows>();
+  packed->rows = conv_weight_ohwi(v.quant().weight).data;
+  return packed;
+}
+
+std::string grouped(const NodeView& v) {
+  return v.node().groups > 1 ? "" : "not grouped (groups 1): the dense kernels run it";
+}
+
+int32_t dot(const int8_t* a, const int8_t* b, int64_t n) {
+  int32_t acc = 0;
+  for (int64_t k = 0; k < n; ++k) acc += int32_t(a[k]) * int32_t(b[k]);
+  return acc;
+}
+
+// Output m's value of channel o from its accumulator (bias included).
+inline int8_t requantized(const NodeQuant& q, int32_t acc, const int8_t* skip, int64_t at, int o, int32_t lo) {
+  return static_cast<int8_t>(requantize(acc, q.multiplier.data[o], skip ? skip[at] : 0,
+                                        skip ? q.skip_multiplier.data[o] : 0, q.shift.data[o], lo));
+}
+
+void run_grouped(const KernelArgs& a) {
+  const Node& n = a.node.node();
+  const NodeQuant& q = a.node.quant();
+  const ActShape in = a.node.input(), out = a.node.output();
+  const int groups = n.groups, group_in = in.c / groups, group_out = out.c / groups, k = n.kernel;
+  const int64_t depth = int64_t(k) * k * group_in, rows = a.batch * out.h * out.w;
+  const int8_t *x = a.inputs[0], *skip = a.inputs.size() == 2 ? a.inputs[1] : nullptr;
+  const int8_t* weights = static_cast<const GroupRows*>(a.data)->rows.data();
+  const int32_t lo = n.relu ? 0 : -128;
+#pragma omp parallel if (rows * depth * out.c >= kMinParallelWork)
+  {
+    std::vector<int8_t> patch(static_cast<size_t>(depth));
+#pragma omp for schedule(static)
+    for (int64_t m = 0; m < rows; ++m) {
+      const int64_t ox = m % out.w, oy = (m / out.w) % out.h, b = m / (int64_t(out.w) * out.h);
+      for (int g = 0; g < groups; ++g) {
+        int8_t* p = patch.data();
+        for (int ky = 0; ky < k; ++ky)
+          for (int kx = 0; kx < k; ++kx, p += group_in) {
+            const int64_t iy = oy * n.stride - n.padding + ky, ix = ox * n.stride - n.padding + kx;
+            if (iy < 0 || iy >= in.h || ix < 0 || ix >= in.w)
+              std::memset(p, 0, group_in);
+            else
+              std::memcpy(p, x + ((b * in.h + iy) * in.w + ix) * in.c + int64_t(g) * group_in, group_in);
+          }
+        for (int o = g * group_out; o < (g + 1) * group_out; ++o)
+          a.y[m * out.c + o] = requantized(q, dot(patch.data(), weights + o * depth, depth) + q.bias.data[o], skip,
+                                           m * out.c + o, o, lo);
+      }
+    }
+  }
+}
+
+// The depthwise weights tap-major, [kernel * kernel][channels], so that a
+// tap's channels are adjacent like the pixel's.
+struct DepthwiseTaps : KernelData {
+  std::vector<int32_t> taps;
+};
+
+std::string depthwise(const NodeView& v) {
+  const Node& n = v.node();
+  if (n.groups > 1 && n.groups == v.input().c && n.channels == n.groups) return "";
+  return "not depthwise with one output channel per input channel (groups " + std::to_string(n.groups) + ", " +
+         std::to_string(v.input().c) + " -> " + std::to_string(n.channels) + " channels)";
+}
+
+std::unique_ptr<KernelData> pack_taps(const NodeView& v) {
+  const int channels = v.node().channels, taps = v.node().kernel * v.node().kernel;
+  auto packed = std::make_unique<DepthwiseTaps>();
+  packed->taps.resize(static_cast<size_t>(taps) * channels);
+  for (int c = 0; c < channels; ++c)  // the weight is [channels][1][kernel][kernel]
+    for (int t = 0; t < taps; ++t) packed->taps[t * channels + c] = v.quant().weight.data[c * taps + t];
+  return packed;
+}
+
+void run_depthwise(const KernelArgs& a) {
+  const Node& n = a.node.node();
+  const NodeQuant& q = a.node.quant();
+  const ActShape in = a.node.input(), out = a.node.output();
+  const int channels = in.c, k = n.kernel;
+  const int64_t pixels = a.batch * out.h * out.w;
+  const int8_t *x = a.inputs[0], *skip = a.inputs.size() == 2 ? a.inputs[1] : nullptr;
+  const int32_t* taps = static_cast<const DepthwiseTaps*>(a.data)->taps.data();
+  const int32_t lo = n.relu ? 0 : -128;
+#pragma omp parallel if (pixels * channels * k * k >= kMinParallelWork)
+  {
+    std::vector<int32_t> acc(static_cast<size_t>(channels));
+#pragma omp for schedule(static)
+    for (int64_t m = 0; m < pixels; ++m) {
+      const int64_t ox = m % out.w, oy = (m / out.w) % out.h, b = m / (int64_t(out.w) * out.h);
+      std::copy(q.bias.data.begin(), q.bias.data.end(), acc.begin());
+      for (int ky = 0; ky < k; ++ky) {
+        const int64_t iy = oy * n.stride - n.padding + ky;
+        if (iy < 0 || iy >= in.h) continue;
+        for (int kx = 0; kx < k; ++kx) {
+          const int64_t ix = ox * n.stride - n.padding + kx;
+          if (ix < 0 || ix >= in.w) continue;
+          const int8_t* pixel = x + ((b * in.h + iy) * in.w + ix) * channels;
+          const int32_t* w = taps + (ky * k + kx) * channels;
+          for (int c = 0; c < channels; ++c) acc[c] += int32_t(pixel[c]) * w[c];
+        }
+      }
+      for (int c = 0; c < channels; ++c) a.y[m * channels + c] = requantized(q, acc[c], skip, m * channels + c, c, lo);
+    }
+  }
+}
+}  // namespace
+
+extern const Kernel conv2d_depthwise = {Op::Conv2d, "conv2d-depthwise", KernelPath::Reference, depthwise, pack_taps,
+                                        run_depthwise};
+extern const Kernel conv2d_grouped = {Op::Conv2d, "conv2d-grouped", KernelPath::Reference, grouped, pack_rows,
+                                      run_grouped};
+
+}  // namespace octet::cpu
