@@ -297,9 +297,9 @@ stage_test() {
   need_build
   # Four tests at a time, with a quarter of the cores each. ctest's exit
   # status is read below, after its summary is saved. test_cuda's tests
-  # (label gpu) run again only if the cuda stage did not pass here.
+  # (label test_cuda) run again only if the cuda stage did not pass here.
   local threads=$(( $(nproc) / 4 > 0 ? $(nproc) / 4 : 1 )) skip=()
-  [ -z "${stage_ran[cuda]:-}" ] || skip=(-LE gpu)
+  [ -z "${stage_ran[cuda]:-}" ] || skip=(-LE '^test_cuda$')
   (cd "$BUILD" && OMP_NUM_THREADS=$threads ctest --output-on-failure -j 4 --timeout 1500 "${skip[@]}") \
     >"$RESULTS/ctest.log" 2>&1 || true
   grep -E "tests passed|tests failed" "$RESULTS/ctest.log" | tail -1 | tee -a "$SUMMARY"
