@@ -6,8 +6,8 @@ failed, and how many were skipped, grouped by reason. ctest's own
     ctest --test-dir build --output-junit ctest-junit.xml
     python3 tests/ctest_summary.py build/ctest-junit.xml
 
-prints, for example,
-    ctest: ran 866: passed 866, failed 0; skipped 394: no CUDA device (378), ...
+prints
+    ctest: ran R: passed P, failed F; skipped S: <reason> (n), ...[; disabled D][; failed: <names>]
 
 The reason of a skip is the first line of its message: for a GoogleTest skip
 (SKIP_REGULAR_EXPRESSION), the line after "<file>:<line>: Skipped"; for a
