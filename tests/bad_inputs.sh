@@ -61,7 +61,8 @@ expect "label 200" "$octet" eval --checkpoint "$cifar" --data "$dir/cifar_label"
 expect "no-such-folder" "$octet" eval --checkpoint "$cifar" --data "$dir/no-such-folder"
 
 # Outputs in missing folders, bad options.
-expect "" "$octet" quantize --checkpoint "$lenet" -o "$dir/missing/out.octet" --calib-samples 16
+expect "cannot open '$dir/missing/out.octet.tmp-[0-9]*' for writing" \
+  "$octet" quantize --checkpoint "$lenet" -o "$dir/missing/out.octet" --calib-samples 16
 expect "calib" "$octet" quantize --checkpoint "$lenet" -o "$dir/out.octet" --calib-samples 0
 expect "calib" "$octet" quantize --checkpoint "$lenet" -o "$dir/out.octet" --calib-samples -5
 expect "method" "$octet" quantize --checkpoint "$lenet" -o "$dir/out.octet" --method nonsense

@@ -17,6 +17,14 @@ std::string conv_name(const Conv& v) {
   return s.str();
 }
 
+std::vector<std::tuple<int, int>> runnable_shapes_and_tiles() {
+  std::vector<std::tuple<int, int>> pairs;
+  for (int conv = 0; conv < int(std::size(kConvs)); ++conv)
+    for (int tile = 0; tile < kTileCount; ++tile)
+      if (unsupported(problem_of(kConvs[conv]), tile).empty()) pairs.emplace_back(conv, tile);
+  return pairs;
+}
+
 std::string shape_and_tile_name(const std::tuple<int, int>& shape_and_tile) {
   return conv_name(kConvs[std::get<0>(shape_and_tile)]) + "_" + tile_config(std::get<1>(shape_and_tile)).name;
 }

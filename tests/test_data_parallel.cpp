@@ -78,15 +78,19 @@ TEST(DataParallel, TwoRanksWithHalfTheBatchFollowOneProcessWithTheWhole) {
 // A rank killed in the middle of training: the surviving rank notices the
 // broken connection itself and exits with an error naming it (it ignores the
 // launcher's SIGTERM here to show that), and `octet launch` exits non-zero
-// naming the killed rank. `timeout` only guards against a hang.
+// naming the killed rank. Rank 1 is killed once rank 0's step log has a row
+// of the first epoch (written when the epoch ends): the process group is up
+// and its all-reduces have run, however slow the machine. `timeout` only
+// guards against a hang.
 TEST(DataParallel, AKilledRankStopsTheOthersWithAnError) {
   const std::string no_gloo = process_group_missing("cpu");
   if (!no_gloo.empty()) GTEST_SKIP() << no_gloo;
   TempDir dir;
+  const std::string steps = dir.path("steps.csv");
   const std::string rank_script =
-      "'trap \"\" TERM; if [ \"$RANK\" = 1 ]; then (sleep 3; kill -9 $$) & fi; exec \"$0\" train --model lenet5 "
-      "--dataset fashion-mnist --data " +
-      fashion_mnist_dir() + " --epochs 20 --batch-size 16 --threads 1'";
+      "'trap \"\" TERM; if [ \"$RANK\" = 1 ]; then (until grep -qs \"^1,\" " + steps +
+      "; do sleep 0.1; done; kill -9 $$) & fi; exec \"$0\" train --model lenet5 --dataset fashion-mnist --data " +
+      fashion_mnist_dir() + " --train-samples 640 --epochs 1000 --batch-size 16 --threads 1 --step-log " + steps + "'";
   const int status = run("timeout 300 " + std::string(OCTET_BINARY) + " launch -n 2 -- sh -c " + rank_script + " " +
                              OCTET_BINARY,
                          dir.path("log"));
@@ -94,6 +98,7 @@ TEST(DataParallel, AKilledRankStopsTheOthersWithAnError) {
   EXPECT_EQ(status, 1) << log;
   EXPECT_NE(log.find("rank 1 of 2 was killed by signal 9"), std::string::npos) << log;
   EXPECT_NE(log.find("octet: error: data-parallel rank 0 of 2: "), std::string::npos) << log;
+  EXPECT_NE(read_text(steps).find("\n1,"), std::string::npos) << "rank 1 was killed before training";
 }
 
 // Without Gloo, every rank stops before training with an error saying why.

@@ -64,8 +64,28 @@ TEST(FixedPoint, PairsShareOneShiftAndRefuseOverflow) {
   EXPECT_NE(error_of([] { to_fixed_point({std::ldexp(1.0, 30)}, "conv7"); }).find("conv7"), std::string::npos);
   EXPECT_NE(error_of([] { to_fixed_point({-1.0}, "x"); }).find("negative"), std::string::npos);
   EXPECT_EQ(to_fixed_point({0.0}, "zero").multipliers[0], 0);
-  const FixedPoint tiny = to_fixed_point({1e-25}, "tiny");  // below 2^-31: shift 62, multiplier rounds to 0
-  EXPECT_EQ(tiny.shift, 62);
+}
+
+// From 2^-32 down a multiplier keeps the largest shift, 62, and
+// llround(m x 2^62) as its multiplier (fewer than 31 bits), which represents
+// it to half a unit of 2^-62; under 2^-63 it becomes 0 (its output is 0).
+TEST(FixedPoint, TinyMultipliersKeepShift62AndRoundTheirBits) {
+  for (const double m : {std::ldexp(1.0, -32), 1e-12, std::ldexp(3.0, -60), std::ldexp(2.7, -62),
+                         std::ldexp(1.0, -62), 1e-19}) {
+    const FixedPoint fp = to_fixed_point({m}, "tiny");
+    EXPECT_EQ(fp.shift, 62) << m;
+    ASSERT_EQ(fp.multipliers.size(), 1u);
+    EXPECT_EQ(fp.multipliers[0], std::llround(std::ldexp(m, 62))) << m;
+    EXPECT_LE(std::abs(std::ldexp(double(fp.multipliers[0]), -62) - m), std::ldexp(1.0, -63)) << m;
+  }
+  EXPECT_EQ(to_fixed_point({std::ldexp(1.0, -32)}, "tiny").multipliers[0], 1 << 30);
+  EXPECT_EQ(to_fixed_point({std::ldexp(2.7, -62)}, "tiny").multipliers[0], 3);
+  EXPECT_EQ(to_fixed_point({1e-19}, "tiny").multipliers[0], 0);  // 1e-19 x 2^62 = 0.46
+  const FixedPoint zero = to_fixed_point({1e-25}, "tiny");
+  EXPECT_EQ(zero.shift, 62);
+  EXPECT_EQ(zero.multipliers[0], 0);
+  // Its output: the largest accumulator requantizes to 0.
+  EXPECT_EQ(requantize(2147483647, zero.multipliers[0], 0, 0, zero.shift, -128), 0);
 }
 
 TEST(TensorStats, HistogramGrowsByDoublingAndKeepsEveryCount) {
@@ -163,6 +183,75 @@ TensorStats laplace_stats(int64_t n, uint64_t seed) {
   return s;
 }
 
+// The entropy and MSE searches again, written plainly: every candidate clip
+// bin i from 128 (one bin per positive int8 level) to the histogram's end,
+// each objective computed from scratch, the best kept.
+
+// TensorRT's entropy calibration at clip bin i: KL(P || Q). P: the first i
+// bins with every count beyond folded into bin i-1. Q: the first i bins
+// (without the folded counts) merged into 128 levels, each level's count
+// spread evenly over its non-empty bins. A bin where P has mass and Q none
+// costs 40 x its mass, as calibrate/amax.cpp does.
+double entropy_divergence(const std::vector<int64_t>& h, int i) {
+  std::vector<double> p(h.begin(), h.begin() + i), q(static_cast<size_t>(i), 0.0);
+  for (size_t b = static_cast<size_t>(i); b < h.size(); ++b) p[i - 1] += static_cast<double>(h[b]);
+  for (int level = 0; level < 128; ++level) {
+    const int start = static_cast<int>(std::floor(level * i / 128.0));
+    const int end = level == 127 ? i : static_cast<int>(std::floor((level + 1) * i / 128.0));
+    double total = 0;
+    int nonzero = 0;
+    for (int b = start; b < end; ++b) total += static_cast<double>(h[b]), nonzero += h[b] != 0;
+    for (int b = start; b < end; ++b) q[b] = h[b] != 0 ? total / nonzero : 0.0;
+  }
+  double p_sum = 0, q_sum = 0;
+  for (int b = 0; b < i; ++b) p_sum += p[b], q_sum += q[b];
+  double kl = 0;
+  for (int b = 0; b < i; ++b) {
+    if (p[b] == 0) continue;
+    const double pn = p[b] / p_sum, qn = q[b] / q_sum;
+    kl += qn > 0 ? pn * std::log(pn / qn) : pn * 40.0;
+  }
+  return kl;
+}
+
+double brute_force_entropy_amax(const TensorStats& s) {
+  std::vector<int64_t> h = s.histogram();
+  h[0] = h[1];  // exact zeros (a ReLU's spike) count as their neighbours, as in pytorch-quantization
+  int last_nonzero = 0;
+  for (int b = 0; b < TensorStats::kBins; ++b)
+    if (h[b]) last_nonzero = b;
+  if (last_nonzero < 128) return s.abs_max();
+  int best = 0;
+  double best_kl = 0;
+  for (int i = 128; i <= last_nonzero + 1; ++i) {
+    const double kl = entropy_divergence(h, i);
+    if (best == 0 || kl <= best_kl) best = i, best_kl = kl;  // ties: the largest threshold
+  }
+  return std::min(s.abs_max(), best * s.bin_width());
+}
+
+// Squared error of quantizing every bin's centre with 127 levels up to amax.
+double quantization_error(const std::vector<int64_t>& h, double width, double amax) {
+  const double step = amax / 127.0;
+  double err = 0;
+  for (size_t b = 0; b < h.size(); ++b) {
+    if (h[b] == 0) continue;
+    const double centre = (static_cast<double>(b) + 0.5) * width;
+    const double q = std::min(std::floor(centre / step + 0.5), 127.0) * step;
+    err += static_cast<double>(h[b]) * (centre - q) * (centre - q);
+  }
+  return err;
+}
+
+double brute_force_mse_amax(const TensorStats& s) {
+  double best = 0, best_err = 0;
+  for (int i = 128; i <= TensorStats::kBins; ++i) {
+    const double err = quantization_error(s.histogram(), s.bin_width(), i * s.bin_width());
+    if (best == 0 || err < best_err) best = i * s.bin_width(), best_err = err;  // ties: the smallest
+  }
+  return std::min(s.abs_max(), best);
+}
+
 TEST(Amax, MethodsOnALaplaceDistribution) {
   const TensorStats s = laplace_stats(1 << 20, 3);
   const double max = compute_amax(s, AmaxMethod::Max);
@@ -172,11 +261,36 @@ TEST(Amax, MethodsOnALaplaceDistribution) {
   EXPECT_NEAR(compute_amax(s, AmaxMethod::Percentile, 99.0), std::log(100.0), 0.1);
   EXPECT_NEAR(compute_amax(s, AmaxMethod::Sigma3), 3 * std::sqrt(2.0), 0.05);  // Laplace(1): std sqrt(2)
   const double entropy = compute_amax(s, AmaxMethod::Entropy), mse = compute_amax(s, AmaxMethod::Mse);
-  // Both clip a heavy tail well below its maximum, but keep the bulk.
+  EXPECT_EQ(entropy, brute_force_entropy_amax(s));
+  EXPECT_EQ(mse, brute_force_mse_amax(s));
+  // Both clip the heavy tail well below its maximum.
   EXPECT_LT(entropy, 0.8 * max);
-  EXPECT_GT(entropy, 3.0);
   EXPECT_LT(mse, 0.8 * max);
-  EXPECT_GT(mse, 3.0);
+}
+
+// The same searches on histograms whose shape matters to them: a ReLU's
+// output (half exact zeros), a bulk with far outliers (empty bins between,
+// so some candidates fold the outliers into an empty bin), eight spikes
+// (mostly empty bins, where candidates tie), and a bulk within the first 128
+// bins below one far maximum (MSE's best is next to the smallest candidate).
+TEST(Amax, EntropyAndMseAreTheBestCandidatesOfTheirHistogram) {
+  std::mt19937_64 rng(5);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
+  std::uniform_int_distribution<int> eighths(1, 8);
+  std::vector<float> relu(200000), outliers(100000), spikes(10000), lone_max(1 << 22);
+  for (float& x : relu) x = std::max(0.0f, normal(rng));
+  for (size_t i = 0; i < outliers.size(); ++i) outliers[i] = i % 5000 == 0 ? 40.0f + uniform(rng) : uniform(rng);
+  for (float& x : spikes) x = static_cast<float>(eighths(rng)) / 8.0f;
+  for (float& x : lone_max) x = uniform(rng);
+  lone_max[0] = 16.5f;  // bin width 16.5 / 2048: the bulk [0, 1) fills bins 0 to 124
+  for (const auto& [name, values] : {std::make_pair("relu", &relu), std::make_pair("outliers", &outliers),
+                                     std::make_pair("spikes", &spikes), std::make_pair("lone maximum", &lone_max)}) {
+    TensorStats s;
+    s.add(values->data(), static_cast<int64_t>(values->size()), name);
+    EXPECT_EQ(compute_amax(s, AmaxMethod::Entropy), brute_force_entropy_amax(s)) << name;
+    EXPECT_EQ(compute_amax(s, AmaxMethod::Mse), brute_force_mse_amax(s)) << name;
+  }
 }
 
 TEST(Amax, AllZeroTensorHasZeroAmax) {
@@ -378,17 +492,50 @@ class QuantizedFile : public ::testing::Test {
 
 QuantizedModel* QuantizedFile::model_ = nullptr;
 
+// Shape and values of one tensor of a node's record, as saved and as loaded.
+template <typename T>
+void expect_same_tensor(const Tensor<T>& loaded, const Tensor<T>& saved, const std::string& what) {
+  EXPECT_EQ(loaded.shape, saved.shape) << what;
+  EXPECT_EQ(loaded.data, saved.data) << what;
+}
+
+// Every field the file holds comes back as it was written: the graph, every
+// node's scale, amax, method and tensors, and the model's metadata.
 TEST_F(QuantizedFile, RoundTripKeepsEverything) {
   const QuantizedModel loaded = load_quantized_model(dir_.path("good.octet"));
-  ASSERT_EQ(loaded.graph.to_json(), model_->graph.to_json());
+  const QuantizedModel& saved = *model_;
+  ASSERT_EQ(loaded.graph.to_json(), saved.graph.to_json());
+  ASSERT_EQ(loaded.quant.size(), saved.quant.size());
+  int residuals = 0;
   for (size_t i = 0; i < loaded.quant.size(); ++i) {
-    EXPECT_EQ(loaded.quant[i].scale, model_->quant[i].scale);
-    EXPECT_EQ(loaded.quant[i].weight.data, model_->quant[i].weight.data);
-    EXPECT_EQ(loaded.quant[i].multiplier.data, model_->quant[i].multiplier.data);
-    EXPECT_EQ(loaded.quant[i].skip_multiplier.data, model_->quant[i].skip_multiplier.data);
+    const NodeQuant &got = loaded.quant[i], &want = saved.quant[i];
+    const std::string node = "node " + std::to_string(i) + " '" + saved.graph.nodes[i].name + "'";
+    EXPECT_EQ(got.scale, want.scale) << node;
+    EXPECT_EQ(got.amax, want.amax) << node;
+    EXPECT_EQ(got.method, want.method) << node;
+    expect_same_tensor(got.weight, want.weight, node + " weight");
+    expect_same_tensor(got.weight_scale, want.weight_scale, node + " weight_scale");
+    expect_same_tensor(got.bias, want.bias, node + " bias");
+    expect_same_tensor(got.multiplier, want.multiplier, node + " multiplier");
+    expect_same_tensor(got.shift, want.shift, node + " shift");
+    expect_same_tensor(got.skip_multiplier, want.skip_multiplier, node + " skip_multiplier");
+    expect_same_tensor(got.logit_scale, want.logit_scale, node + " logit_scale");
+    residuals += !want.skip_multiplier.data.empty();
   }
-  EXPECT_EQ(loaded.classes, model_->classes);
+  // The model holds every kind of tensor, so that none goes unchecked.
+  EXPECT_GT(residuals, 0);
+  EXPECT_EQ(loaded.quant.back().logit_scale.numel(), saved.num_classes());
+  EXPECT_EQ(loaded.model, saved.model);
+  EXPECT_EQ(loaded.dataset, saved.dataset);
+  EXPECT_EQ(loaded.classes, saved.classes);
+  EXPECT_EQ(loaded.mean, saved.mean);
+  EXPECT_EQ(loaded.std, saved.std);
+  EXPECT_EQ(loaded.method, saved.method);
+  EXPECT_EQ(loaded.granularity, saved.granularity);
+  EXPECT_EQ(loaded.scheme, saved.scheme);
   EXPECT_EQ(loaded.weight_rounding, "gptq");
+  EXPECT_EQ(loaded.calibration_samples, saved.calibration_samples);
+  EXPECT_EQ(loaded.source, saved.source);
 }
 
 TEST_F(QuantizedFile, RefusesDamagedFilesNamingWhatIsWrong) {

@@ -297,12 +297,13 @@ stage_test() {
   need_build
   # Four tests at a time, with a quarter of the cores each. ctest's exit
   # status is read below, after its summary is saved. test_cuda's tests
-  # (label gpu) run again only if the cuda stage did not pass here.
+  # (label test_cuda) run again only if the cuda stage did not pass here.
   local threads=$(( $(nproc) / 4 > 0 ? $(nproc) / 4 : 1 )) skip=()
-  [ -z "${stage_ran[cuda]:-}" ] || skip=(-LE gpu)
-  (cd "$BUILD" && OMP_NUM_THREADS=$threads ctest --output-on-failure -j 4 --timeout 1500 "${skip[@]}") \
-    >"$RESULTS/ctest.log" 2>&1 || true
+  [ -z "${stage_ran[cuda]:-}" ] || skip=(-LE '^test_cuda$')
+  (cd "$BUILD" && OMP_NUM_THREADS=$threads ctest --output-on-failure -j 4 --timeout 1500 "${skip[@]}" \
+    --output-junit "$RESULTS/ctest-junit.xml") >"$RESULTS/ctest.log" 2>&1 || true
   grep -E "tests passed|tests failed" "$RESULTS/ctest.log" | tail -1 | tee -a "$SUMMARY"
+  "$PYTHON" "$ROOT/tests/ctest_summary.py" "$RESULTS/ctest-junit.xml" | tee -a "$SUMMARY" || true
   grep -A200 "The following tests FAILED" "$RESULTS/ctest.log" | tee -a "$SUMMARY" || true
   # The operator harness once more in one process, for its cases x backends table.
   "$BUILD/tests/test_backend_ops" --gtest_brief=1 >"$RESULTS/backend_ops.log" 2>&1 || true

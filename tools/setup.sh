@@ -68,25 +68,35 @@ configure_and_build() {
   cmake --build "$dir"
 }
 
+# run_tests DIR: the whole suite with ctest, then one line of ran / passed /
+# failed / skipped by reason (tests/ctest_summary.py, from ctest's JUnit
+# file); returns ctest's exit status.
+run_tests() {
+  local status=0
+  ctest --test-dir "$1" --output-on-failure --output-junit ctest-junit.xml || status=$?
+  /usr/bin/python3 tests/ctest_summary.py "$1/ctest-junit.xml" || true
+  return $status
+}
+
 case "$mode" in
   core)
     configure_and_build build-core -DOCTET_WITH_TORCH=OFF
-    exec ctest --test-dir build-core --output-on-failure
+    run_tests build-core
     ;;
   test)
     echo "octet setup: 1/2 without LibTorch (build-core/)"
     configure_and_build build-core -DOCTET_WITH_TORCH=OFF
-    ctest --test-dir build-core --output-on-failure
+    run_tests build-core
     echo "octet setup: 2/2 with LibTorch (build/)"
     configure_and_build build
-    exec ctest --test-dir build --output-on-failure
+    run_tests build
     ;;
   build) configure_and_build build ;;
   sanitize)
     configure_and_build build-sanitize -DOCTET_WITH_TORCH=OFF -DOCTET_WITH_CUDA=OFF \
       -DOCTET_SANITIZE=address,undefined -DCMAKE_BUILD_TYPE=RelWithDebInfo
     ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1} UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1} \
-      exec ctest --test-dir build-sanitize --output-on-failure
+      run_tests build-sanitize
     ;;
   fuzz) exec tools/fuzz.sh all "${OCTET_FUZZ_SECONDS:-30}" ;;
   demo)

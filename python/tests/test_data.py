@@ -32,6 +32,7 @@ def test_fashion_mnist_test_split(fmnist_test):
 def test_fashion_mnist_train_split_from_the_default_folder():
     images, labels = octet.load_fashion_mnist(split="train")
     assert images.shape == (60000, 1, 28, 28) and labels.shape == (60000,)
+    assert np.bincount(labels, minlength=10).tolist() == [6000] * 10
 
 
 def write_cifar10_records(path, labels, pixels):
