@@ -8,9 +8,9 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "common/requantize.h"
 #include "common/safetensors.h"
 #include "runtime/cpu/engine.h"
-#include "runtime/requantize.h"
 #include "tests/random_model.h"
 #include "tests/reference_int8.h"
 #include "tests/test_util.h"
