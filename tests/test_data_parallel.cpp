@@ -32,9 +32,12 @@ std::string lenet_training(int batch_size, const std::string& name, const TempDi
 // Two ranks with half the batch each see, step by step, exactly the samples of
 // one process with the whole batch, and average the same gradient. Only float
 // rounding differs (a half-batch sum plus the all-reduce instead of one sum):
-// the logged losses agree to their printed 6 digits for the first 150 steps,
-// then SGD amplifies the rounding as it amplifies that of a different thread
-// count in one process (measured: both reach ~2e-2 at step 300).
+// the logged losses agree to 1e-4 through the first epoch (100 steps), then
+// SGD amplifies the rounding as it amplifies that of a different thread count
+// in one process. How fast depends on the CPU's kernels: on an AVX-512 EPYC
+// the losses agreed to 1e-4 for 150 steps and to ~2e-2 at step 300; on an
+// AVX2-only EPYC (2026-11-26) steps 1-98 were bit-identical, step 109 2e-4
+// apart and step 300 5.1%.
 TEST(DataParallel, TwoRanksWithHalfTheBatchFollowOneProcessWithTheWhole) {
   const std::string no_gloo = process_group_missing("cpu");
   if (!no_gloo.empty()) GTEST_SKIP() << no_gloo;
@@ -49,10 +52,10 @@ TEST(DataParallel, TwoRanksWithHalfTheBatchFollowOneProcessWithTheWhole) {
   ASSERT_EQ(one.size(), 300u);
   ASSERT_EQ(two.size(), 300u);
   for (size_t i = 0; i < one.size(); ++i) {
-    if (i < 150)
+    if (i < 100)
       ASSERT_NEAR(two[i], one[i], 1e-4 * one[i]) << "step " << i + 1;
     else
-      ASSERT_NEAR(two[i], one[i], 0.05 * one[i]) << "step " << i + 1;
+      ASSERT_NEAR(two[i], one[i], 0.1 * one[i]) << "step " << i + 1;
   }
   // Overlapped and after-backward all-reduces sum the same buckets: bit-identical runs.
   EXPECT_EQ(read_text(dir.path("after.csv")), read_text(dir.path("two.csv")));
