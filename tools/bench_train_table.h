@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "tools/svg_plot.h"
+#include "common/svg_plot.h"
 
 namespace octet {
 

@@ -12,13 +12,13 @@
 
 #include "common/error.h"
 #include "common/file_io.h"
+#include "common/svg_plot.h"
 #include "forecast/forecast.h"
 #include "forecast/speed_model.h"
 #include "forecast/study.h"
 #include "forecast/train_record.h"
 #include "tools/commands.h"
 #include "tools/options.h"
-#include "tools/svg_plot.h"
 
 namespace octet {
 

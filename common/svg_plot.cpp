@@ -1,4 +1,4 @@
-#include "tools/svg_plot.h"
+#include "common/svg_plot.h"
 
 #include <algorithm>
 #include <cmath>
@@ -39,11 +39,12 @@ std::string axes_and_end(double height, double left, double top, double plot_w, 
 
 }  // namespace
 
-std::string histogram_svg(const std::string& title, const Histogram& h, const std::string& x_label) {
+std::string histogram_svg(const std::string& title, const std::vector<int64_t>& counts, double lo, double hi,
+                          const std::string& x_label) {
   const double width = 640, height = 360, left = 70, right = 20, top = 40, bottom = 50;
   const double plot_w = width - left - right, plot_h = height - top - bottom;
-  const int64_t peak = std::max<int64_t>(1, *std::max_element(h.counts.begin(), h.counts.end()));
-  const double bar_w = plot_w / static_cast<double>(h.counts.size());
+  const int64_t peak = std::max<int64_t>(1, *std::max_element(counts.begin(), counts.end()));
+  const double bar_w = plot_w / static_cast<double>(counts.size());
   std::string svg;
   char buf[512];
   std::snprintf(buf, sizeof buf,
@@ -52,13 +53,13 @@ std::string histogram_svg(const std::string& title, const Histogram& h, const st
                 "<text x=\"%.0f\" y=\"24\" text-anchor=\"middle\" font-size=\"15\">%s</text>\n",
                 width, height, width / 2, title.c_str());
   svg += buf;
-  for (size_t b = 0; b < h.counts.size(); ++b) {
-    const double bh = plot_h * static_cast<double>(h.counts[b]) / static_cast<double>(peak);
+  for (size_t b = 0; b < counts.size(); ++b) {
+    const double bh = plot_h * static_cast<double>(counts[b]) / static_cast<double>(peak);
     std::snprintf(buf, sizeof buf, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"#3b6ea5\"/>\n",
                   left + b * bar_w, top + plot_h - bh, std::max(bar_w - 0.5, 0.5), bh);
     svg += buf;
   }
-  svg += axes_and_end(height, left, top, plot_w, plot_h, format_number(h.lo), format_number(h.hi), x_label,
+  svg += axes_and_end(height, left, top, plot_w, plot_h, format_number(lo), format_number(hi), x_label,
                       std::to_string(peak), "0", "count");
   return svg;
 }

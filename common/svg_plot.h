@@ -1,14 +1,16 @@
-// A histogram as a small standalone SVG bar chart (no plotting library needed).
+// Small standalone SVG charts (no plotting library needed): a histogram's
+// bars, and lines on shared axes.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
-#include "calibrate/layer_histograms.h"
-
 namespace octet {
 
-std::string histogram_svg(const std::string& title, const Histogram& histogram, const std::string& x_label);
+// Bars of `counts`, the bins splitting [lo, hi] evenly.
+std::string histogram_svg(const std::string& title, const std::vector<int64_t>& counts, double lo, double hi,
+                          const std::string& x_label);
 
 // One line of a line chart; `points` draws markers only (measured data).
 struct SvgSeries {
