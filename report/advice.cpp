@@ -1,4 +1,4 @@
-#include "tools/report_advice.h"
+#include "report/advice.h"
 
 #include <algorithm>
 #include <cmath>

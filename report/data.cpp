@@ -1,4 +1,4 @@
-#include "tools/report_data.h"
+#include "report/data.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,7 @@
 
 #include "common/error.h"
 #include "graph/op_traits.h"
-#include "tools/report_advice.h"
+#include "report/advice.h"
 
 namespace octet {
 

@@ -1,4 +1,4 @@
-#include "tools/report_svg.h"
+#include "report/figures.h"
 
 #include <algorithm>
 #include <cmath>

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "tools/report_data.h"
+#include "report/data.h"
 
 namespace octet {
 

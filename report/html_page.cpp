@@ -1,10 +1,10 @@
-#include "tools/report_html.h"
+#include "report/html_page.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 
-#include "tools/report_svg.h"
+#include "report/figures.h"
 
 namespace octet {
 

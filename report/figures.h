@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "tools/report_data.h"
+#include "report/data.h"
 
 namespace octet {
 
