@@ -19,7 +19,7 @@ set(OCTET_LAYERS
     "tests")
 
 # The folders that hold libraries, in build order.
-set(OCTET_LIBRARY_FOLDERS common data graph models train forecast calibrate qmodel runtime quant evaluate interop report)
+set(OCTET_LIBRARY_FOLDERS common data graph models train forecast calibrate qmodel runtime quant evaluate interop report bench)
 
 # The layer index of a top-level folder, or -1 when it is not a layer.
 function(octet_layer_of folder out)

@@ -4,10 +4,10 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "bench/timing.h"
 #include "common/error.h"
 #include "common/file_io.h"
 #include "data/loader.h"
-#include "tools/bench_timing.h"
 #include "tools/commands.h"
 #include "tools/options.h"
 

@@ -1,4 +1,4 @@
-#include "tools/bench_train_launch.h"
+#include "bench/train_launch.h"
 
 #include <fcntl.h>
 #include <spawn.h>

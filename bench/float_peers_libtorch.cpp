@@ -1,25 +1,19 @@
-#include "tools/bench_float_peers.h"
+// The float peers with LibTorch (octet-torch): float32 on the CPU; on a GPU,
+// float32 and float16 (channels_last) eager and float16 in a CUDA graph.
+#include <torch/torch.h>
 
 #include <cstdio>
 
-#include "tools/bench_timing.h"
-#ifdef OCTET_HAVE_TORCH
-#include <torch/torch.h>
-
+#include "bench/float_peers.h"
+#include "bench/timing.h"
 #include "train/graph_net.h"
-#else
-#include "graph/float_executor.h"
-#include "graph/fold.h"
-#endif
-#ifdef OCTET_TORCH_CUDA  // a LibTorch built with CUDA (tools/CMakeLists.txt)
+#ifdef OCTET_TORCH_CUDA  // a LibTorch built with CUDA (bench/CMakeLists.txt)
 #include <ATen/cuda/CUDAGraph.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #endif
 
 namespace octet {
-
-#ifdef OCTET_HAVE_TORCH
 
 namespace {
 #ifdef OCTET_TORCH_CUDA
@@ -93,26 +87,6 @@ void FloatPeers::measure(const float* images, const ActShape& shape, int64_t bat
   std::fprintf(stderr, "note: this octet was built without LibTorch's CUDA: no CUDA-graph float baseline\n");
 #endif
 }
-
-#else  // without LibTorch
-
-struct FloatPeers::Impl {
-  FloatExecutor executor;
-};
-
-FloatPeers::FloatPeers(const Checkpoint& checkpoint, int, bool)
-    : impl_(new Impl{FloatExecutor(fold_for_inference(checkpoint.graph, checkpoint.params))}) {
-  std::fprintf(stderr, "note: built without LibTorch: the float baseline is octet's own float executor (Eigen), "
-                       "slower than LibTorch's\n");
-}
-
-void FloatPeers::measure(const float* images, const ActShape&, int64_t batch, bool, int warmup, int iterations,
-                         std::vector<Measurement>& rows) {
-  rows.push_back({batch, "octet-float-cpu", "float32",
-                  median(time_calls(warmup, iterations, [&] { impl_->executor.run(images, batch); }))});
-}
-
-#endif
 
 FloatPeers::~FloatPeers() = default;
 

@@ -17,7 +17,7 @@ the wall time of `octet quantize` (loading included) with its phase breakdown.
 Needs the Debian torch (1.13, engine onednn; fbgemm and x86 are not built) and
 numpy, nothing else. Run with /usr/bin/python3:
 
-  tools/peer_torch_ao.py --checkpoint models/zoo/lenet5_fmnist.octet --octet build/tools/octet
+  bench/peer_torch_ao.py --checkpoint models/zoo/lenet5_fmnist.octet --octet build/tools/octet
 """
 
 import argparse

@@ -1,8 +1,8 @@
-#include "tools/bench_layers.h"
+#include "bench/layer_timing.h"
 
 #include <algorithm>
 
-#include "tools/bench_timing.h"
+#include "bench/timing.h"
 
 namespace octet {
 

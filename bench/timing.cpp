@@ -1,4 +1,4 @@
-#include "tools/bench_timing.h"
+#include "bench/timing.h"
 
 #include <algorithm>
 #include <cstdlib>

@@ -1,4 +1,4 @@
-#include "tools/bench_train_table.h"
+#include "bench/train_table.h"
 
 #include <algorithm>
 #include <cmath>

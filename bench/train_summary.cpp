@@ -1,4 +1,4 @@
-#include "tools/bench_train_summary.h"
+#include "bench/train_summary.h"
 
 #include <algorithm>
 #include <cmath>

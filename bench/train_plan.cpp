@@ -1,10 +1,10 @@
-#include "tools/bench_train_plan.h"
+#include "bench/train_plan.h"
 
 #include <algorithm>
 #include <thread>
 
+#include "bench/timing.h"
 #include "common/error.h"
-#include "tools/bench_timing.h"
 
 namespace octet {
 

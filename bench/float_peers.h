@@ -2,7 +2,8 @@
 // on the same network in the same run: LibTorch float32 on the CPU; on a GPU,
 // LibTorch float32 and float16 (channels_last) eager and float16 captured in a
 // CUDA graph (the peer users would pick); without LibTorch, octet's own float
-// executor (Eigen), which is slower than LibTorch.
+// executor (Eigen), which is slower than LibTorch. float_peers_libtorch.cpp and
+// float_peers_octet.cpp are the two, built into octet-torch and octet.
 #pragma once
 
 #include <cstdint>

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "tools/bench_train_plan.h"
-#include "tools/bench_train_table.h"
+#include "bench/train_plan.h"
+#include "bench/train_table.h"
 
 namespace octet {
 
