@@ -6,7 +6,6 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <thread>
 
@@ -22,6 +21,7 @@
 #include "train/optimizer.h"
 #include "train/precision.h"
 #include "train/process_group.h"
+#include "train/run_record.h"
 
 namespace octet {
 
@@ -145,59 +145,6 @@ void check_same_model(const TrainOptions& o, const Checkpoint& checkpoint, const
         where + "checkpoint holds " + checkpoint.model + " on " + checkpoint.dataset +
             (checkpoint.batch_norm ? "" : " without batch norm") + ", this run trains " + o.model + " on " +
             o.dataset + (o.batch_norm ? "" : " without batch norm"));
-}
-
-EpochStats epoch_from_json(const nlohmann::json& j) {
-  EpochStats e;
-  e.epoch = j.at("epoch");
-  e.steps = j.at("steps");
-  e.lr = j.at("lr");
-  e.train_loss = j.at("train_loss");
-  e.train_top1 = j.at("train_top1");
-  e.data_seconds = j.at("data_seconds");
-  e.compute_seconds = j.at("compute_seconds");
-  e.epoch_seconds = j.at("epoch_seconds");
-  e.test_loss = j.at("test_loss");
-  e.test_top1 = j.at("test_top1");
-  e.eval_seconds = j.at("eval_seconds");
-  e.communication_seconds = j.value("communication_seconds", 0.0);
-  e.allreduce_bytes = j.value("allreduce_bytes", int64_t{0});
-  e.skipped_steps = j.value("skipped_steps", int64_t{0});
-  return e;
-}
-
-// The finished epochs and totals of the run that wrote `checkpoint`, after checking
-// that it is the same run: the options that shape the weights or the schedule must match.
-TrainReport resumed_report(const TrainOptions& o, const Checkpoint& checkpoint) {
-  const std::string where = "--resume " + o.resume + ": ";
-  nlohmann::json training;
-  try {
-    training = nlohmann::json::parse(checkpoint.training_json);
-    const nlohmann::json& recorded = training.at("options");
-    const auto expect = [&](const char* key, const nlohmann::json& value, const char* option) {
-      check(recorded.at(key) == value, where + "checkpoint was trained with " + option + " " +
-                                           recorded.at(key).dump() + ", this run asks for " + value.dump());
-    };
-    expect("epochs", o.epochs, "--epochs");
-    expect("batch_size", o.batch_size, "--batch-size");
-    expect("optimizer", o.optimizer.name, "--optimizer");
-    expect("lr", o.optimizer.lr, "--lr");
-    expect("schedule", o.schedule, "--schedule");
-    expect("seed", o.seed, "--seed");
-    check(recorded.value("init", std::string()) == o.init,
-          where + "checkpoint's run started from --init '" + recorded.value("init", std::string()) +
-              "', this run from '" + o.init + "'");
-    TrainReport report;
-    for (const nlohmann::json& e : training.at("epochs")) report.epochs.push_back(epoch_from_json(e));
-    report.total_data_seconds = training.at("total_data_seconds");
-    report.total_compute_seconds = training.at("total_compute_seconds");
-    report.total_communication_seconds = training.value("total_communication_seconds", 0.0);
-    report.total_seconds = training.at("total_seconds");
-    report.final_test_top1 = training.at("final_test_top1");
-    return report;
-  } catch (const nlohmann::json::exception& e) {
-    fail(where + "the checkpoint's training record is not one octet train wrote (" + e.what() + ")");
-  }
 }
 
 // Keeps the header and the rows of epochs up to `last_epoch`, dropping the
@@ -424,60 +371,6 @@ TrainReport train(const TrainOptions& o, std::ostream& main_log) {
   log << totals << std::endl;
   if (!o.json.empty() && main_rank) write_text_output(o.json, to_json(o, report) + "\n");
   return report;
-}
-
-std::string to_json(const TrainOptions& o, const TrainReport& r) {
-  nlohmann::json epochs = nlohmann::json::array();
-  for (const EpochStats& e : r.epochs)
-    epochs.push_back({{"epoch", e.epoch},
-                      {"steps", e.steps},
-                      {"lr", e.lr},
-                      {"train_loss", e.train_loss},
-                      {"train_top1", e.train_top1},
-                      {"data_seconds", e.data_seconds},
-                      {"compute_seconds", e.compute_seconds},
-                      {"epoch_seconds", e.epoch_seconds},
-                      {"test_loss", e.test_loss},
-                      {"test_top1", e.test_top1},
-                      {"eval_seconds", e.eval_seconds},
-                      {"communication_seconds", e.communication_seconds},
-                      {"allreduce_bytes", e.allreduce_bytes},
-                      {"skipped_steps", e.skipped_steps}});
-  nlohmann::json j = {
-      {"options",
-       {{"model", o.model},
-        {"dataset", o.dataset},
-        {"epochs", o.epochs},
-        {"batch_size", o.batch_size},
-        {"optimizer", o.optimizer.name},
-        {"lr", o.optimizer.lr},
-        {"momentum", o.optimizer.momentum},
-        {"weight_decay", o.optimizer.weight_decay},
-        {"schedule", o.schedule},
-        {"warmup_epochs", o.warmup_epochs},
-        {"batch_norm", o.batch_norm},
-        {"augment", o.augment && o.dataset == "cifar10"},  // augmentation applies to CIFAR-10 only
-        {"device", o.device},
-        {"precision", o.precision},
-        {"channels_last", o.channels_last},
-        {"cuda_graph", o.cuda_graph},
-        {"allreduce", o.allreduce},
-        {"bucket_mb", o.bucket_mb},
-        {"workers", o.workers},
-        {"threads", o.threads},
-        {"seed", o.seed},
-        {"test_samples", o.test_limit},
-        {"init", o.init}}},
-      {"parameters", r.parameters},
-      {"world_size", r.world_size},
-      {"epochs", epochs},
-      {"total_data_seconds", r.total_data_seconds},
-      {"total_compute_seconds", r.total_compute_seconds},
-      {"total_communication_seconds", r.total_communication_seconds},
-      {"total_seconds", r.total_seconds},
-      {"final_test_top1", r.final_test_top1},
-  };
-  return j.dump(2);
 }
 
 }  // namespace octet
