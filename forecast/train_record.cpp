@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "common/error.h"
+#include "common/file_io.h"
 
 namespace octet {
 
@@ -40,6 +41,13 @@ TrainRecord read_train_record(const std::string& path) {
   return record;
 }
 
+std::optional<TrainRecord> record_beside(const std::string& log_path) {
+  const size_t dot = log_path.rfind('.');
+  const std::string path = (dot == std::string::npos ? log_path : log_path.substr(0, dot)) + ".json";
+  if (!file_exists(path)) return std::nullopt;
+  return read_train_record(path);
+}
+
 StepLog epoch_log(const TrainRecord& record) {
   StepLog log;
   log.path = record.path;
@@ -51,6 +59,11 @@ StepLog epoch_log(const TrainRecord& record) {
     log.rows.push_back({e.epoch, step, e.train_loss, e.train_top1});
   }
   return log;
+}
+
+StepLog read_curve_source(const std::string& path) {
+  const bool record = path.size() > 5 && path.compare(path.size() - 5, 5, ".json") == 0;
+  return record ? epoch_log(read_train_record(path)) : read_step_log(path);
 }
 
 }  // namespace octet

@@ -3,6 +3,7 @@
 // time, and the warm-up a fit should start after.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "forecast/step_log.h"
@@ -24,9 +25,16 @@ struct TrainRecord {
 // and one without a finished epoch.
 TrainRecord read_train_record(const std::string& path);
 
+// The record next to a step log (x.csv -> x.json) when octet train wrote one;
+// an epoch record is its own.
+std::optional<TrainRecord> record_beside(const std::string& log_path);
+
 // The record's epochs as a coarse step log: one row per epoch at its last step,
 // with the epoch's mean training loss and accuracy. Long runs kept without a
 // step log (models/zoo/*.json) can be fitted this way.
 StepLog epoch_log(const TrainRecord& record);
+
+// A step log, or an epoch record (.json) read as one point per epoch.
+StepLog read_curve_source(const std::string& path);
 
 }  // namespace octet
