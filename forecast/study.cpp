@@ -12,7 +12,7 @@ namespace octet {
 StudyRun read_study_run(const std::string& spec, const std::string& option) {
   const size_t eq = spec.find('=');
   check(eq != std::string::npos && eq > 0 && eq + 1 < spec.size(),
-        option + " '" + spec + "': expected NAME=STEP_LOG, e.g. resnet20=forecast/logs/resnet20.csv");
+        option + " '" + spec + "': expected NAME=STEP_LOG, e.g. resnet20=datasets/forecast-logs/resnet20.csv");
   StudyRun run;
   run.name = spec.substr(0, eq);
   size_t digits = run.name.size();

@@ -13,14 +13,14 @@ namespace octet {
 namespace {
 
 std::string committed_record(const std::string& name) {
-  return read_text(std::string(OCTET_SOURCE_DIR) + "/forecast/logs/" + name);
+  return read_text(std::string(OCTET_SOURCE_DIR) + "/datasets/forecast-logs/" + name);
 }
 
 TEST(TrainingRecord, RecordsOctetTrainWroteComeBackByteForByte) {
   // resnet20.json: the current writer's fields; lenet5_lr0.01_seed1.json: a
   // record from before the data-parallel options, read with their defaults.
   const std::string text = committed_record("resnet20.json");
-  ASSERT_FALSE(text.empty()) << "forecast/logs/resnet20.json is missing";
+  ASSERT_FALSE(text.empty()) << "datasets/forecast-logs/resnet20.json is missing";
   const TrainingRecord record = parse_training_record(text);
   EXPECT_EQ(training_record_json(record) + "\n", text);
   EXPECT_EQ(record.options.model, "resnet20");

@@ -5,11 +5,11 @@
 # describes: a constant learning rate, after a short linear warm-up for the
 # ResNets (deep ResNets at a full rate from the first step rise before they
 # fall). Run from the repository root:
-#   forecast/logs/make_logs.sh [OCTET] [CIFAR10_DIR] [OUT_DIR]
+#   datasets/forecast-logs/make_logs.sh [OCTET] [CIFAR10_DIR] [OUT_DIR]
 set -e
 octet=${1:-build/tools/octet}
 cifar=${2:-.data/cifar-10-batches-bin}
-out=${3:-forecast/logs}
+out=${3:-datasets/forecast-logs}
 export OMP_WAIT_POLICY=passive
 run() {
   name=$1

@@ -3,10 +3,10 @@
 # going would be (the log cut off, so the target loss at 68% comes from the
 # seed-1 runs), with the four complete seed-1 runs as its family weighted by
 # depth. No forecasting choice saw the seed-2 runs. Run from the repository root:
-#   forecast/logs/heldout_seed2.sh [OCTET]
+#   datasets/forecast-logs/heldout_seed2.sh [OCTET]
 set -e
 octet=${1:-build/tools/octet}
-logs=forecast/logs
+logs=datasets/forecast-logs
 cut_dir=$(mktemp -d)
 trap 'rm -rf "$cut_dir"' EXIT
 for depth in 20 32 44 56; do
