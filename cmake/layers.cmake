@@ -2,7 +2,8 @@
 # and link libraries of, folders in lower layers only; folders that share a
 # layer stand side by side and may not use each other. Configuring fails on a
 # link that breaks this (octet_check_link_layers); the test
-# architecture_includes checks every #include (cmake/check_includes.cmake).
+# architecture_includes checks every #include of C++ and CUDA and every import
+# of the project's Python modules (cmake/check_includes.cmake).
 set(OCTET_LAYERS
     "common"
     "data"

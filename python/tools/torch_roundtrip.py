@@ -3,7 +3,7 @@
 few epochs, imports it with octet.from_torch, quantizes it with octet and
 prints float and int8 top-1 and their agreement on the full test set.
 
-    PYTHONPATH=build/python /usr/bin/python3 tools/torch_roundtrip.py --epochs 3 --out lenet5_torch.octet
+    PYTHONPATH=build/python /usr/bin/python3 python/tools/torch_roundtrip.py --epochs 3 --out lenet5_torch.octet
 
 Needs Debian's python3-torch and numpy (/usr/bin/python3) and octet's module."""
 

@@ -3,7 +3,7 @@
 compares it with octet's int8 runtime on the same quantized model: top-1 of
 each, how often their predictions agree, and how far their logits differ.
 
-    PYTHONPATH=build/python /usr/bin/python3 tools/onnx_agreement.py r20.int8.octet r20.int8.onnx \\
+    PYTHONPATH=build/python /usr/bin/python3 python/tools/onnx_agreement.py r20.int8.octet r20.int8.onnx \\
         --data .data/cifar-10-batches-bin [--limit N] [--json FILE]
 
 The ONNX model runs on onnxruntime where it is installed (the GPU machine),
@@ -40,7 +40,7 @@ def onnx_runner(path):
         evaluator = ReferenceEvaluator(model)
         return f"onnx {onnx.__version__} ReferenceEvaluator", lambda x: evaluator.run(["logits"], {"input": x})[0]
     except ImportError:
-        sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "python" / "tests"))
+        sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests"))
         import qdq_reference
 
         return "octet's test evaluator (qdq_reference)", lambda x: qdq_reference.run(model, {"input": x})["logits"]
