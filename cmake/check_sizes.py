@@ -23,7 +23,6 @@ KNOWN_OVER = {
     "runtime/cuda/cuda_engine.cu": "the backend contract of issue 39 (the lead's part) splits it",
     "tools/cmd_bench.cpp: run_infer": "the backend contract of issue 39 (the lead's part) splits it",
     "runtime/cuda/conv2d_imma_kernel.cuh: conv2d_imma_kernel": "issue 39: split along its steps",
-    "quant/quantize.cpp: choose_auto": "issue 39: split along its steps",
 }
 
 
