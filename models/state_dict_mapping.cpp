@@ -1,4 +1,4 @@
-#include "models/torch_import.h"
+#include "models/state_dict_mapping.h"
 
 #include <nlohmann/json.hpp>
 #include <set>

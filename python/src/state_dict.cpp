@@ -1,9 +1,9 @@
 // PyTorch weights in: the compiled half of octet.from_torch (python/octet/
-// torch_import.py turns a module or state_dict into float32 numpy arrays
+// torch_weights.py turns a module or state_dict into float32 numpy arrays
 // without octet needing torch) and Checkpoint.save.
 #include <pybind11/stl.h>
 
-#include "models/torch_import.h"
+#include "models/state_dict_mapping.h"
 #include "python/src/arrays.h"
 #include "python/src/handles.h"
 #include "python/src/module.h"
@@ -42,7 +42,7 @@ std::shared_ptr<PyCheckpoint> checkpoint_from_state_dict(const py::dict& state_d
 
 }  // namespace
 
-void bind_torch_import(py::module_& m) {
+void bind_state_dict(py::module_& m) {
   m.def("checkpoint_from_state_dict", &checkpoint_from_state_dict, py::arg("state_dict"), py::arg("model"),
         py::arg("dataset"), py::arg("batch_norm") = true, py::arg("mean") = std::vector<float>{},
         py::arg("std") = std::vector<float>{}, py::arg("source") = "",
