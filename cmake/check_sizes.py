@@ -22,7 +22,8 @@ CXX_SUFFIXES = (".cpp", ".h", ".cu", ".cuh")
 KNOWN_OVER = {
     "runtime/cuda/cuda_engine.cu": "the backend contract of issue 39 (the lead's part) splits it",
     "tools/cmd_bench.cpp: run_infer": "the backend contract of issue 39 (the lead's part) splits it",
-    "runtime/cuda/conv2d_imma_kernel.cuh: conv2d_imma_kernel": "issue 39: split along its steps",
+    "runtime/cuda/conv2d_imma_kernel.cuh: conv2d_imma_kernel": "its epilogue is where the shared CPU/CUDA epilogue "
+    "type of issue 39 (the lead's part) lands: split it there, checking tools/gpu_check.sh's sass stage on a GPU",
 }
 
 
