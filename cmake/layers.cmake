@@ -2,7 +2,8 @@
 # and link libraries of, folders in lower layers only; folders that share a
 # layer stand side by side and may not use each other. Configuring fails on a
 # link that breaks this (octet_check_link_layers); the test
-# architecture_includes checks every #include (cmake/check_includes.cmake).
+# architecture_includes checks every #include of C++ and CUDA and every import
+# of the project's Python modules (cmake/check_includes.cmake).
 set(OCTET_LAYERS
     "common"
     "data"
@@ -14,11 +15,12 @@ set(OCTET_LAYERS
     "runtime"
     "quant"
     "evaluate interop"
+    "report bench"
     "tools python"
     "tests")
 
 # The folders that hold libraries, in build order.
-set(OCTET_LIBRARY_FOLDERS common data graph models train forecast calibrate qmodel runtime quant evaluate interop)
+set(OCTET_LIBRARY_FOLDERS common data graph models train forecast calibrate qmodel runtime quant evaluate interop report bench)
 
 # The layer index of a top-level folder, or -1 when it is not a layer.
 function(octet_layer_of folder out)

@@ -51,7 +51,7 @@ constexpr double kMinExponent = 0.05, kMaxExponent = 4;
 //   the loss falls: in proportion on the ResNet-20 log here, by a fifth while
 //   the loss halves on LeNet-5's); k because a forecast extrapolates the recent
 //   trend, and the early transient the model describes worst counts least.
-//   Chosen on two development runs (forecast/logs/README.md), not the others.
+//   Chosen on two development runs (datasets/forecast-logs/README.md), not the others.
 enum class Weighting { even, late };
 Weighting parse_weighting(const std::string& name);
 const char* weighting_name(Weighting weighting);

@@ -1,12 +1,29 @@
 #include "forecast/study.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <limits>
 
 #include "common/error.h"
 
 namespace octet {
+
+StudyRun read_study_run(const std::string& spec, const std::string& option) {
+  const size_t eq = spec.find('=');
+  check(eq != std::string::npos && eq > 0 && eq + 1 < spec.size(),
+        option + " '" + spec + "': expected NAME=STEP_LOG, e.g. resnet20=datasets/forecast-logs/resnet20.csv");
+  StudyRun run;
+  run.name = spec.substr(0, eq);
+  size_t digits = run.name.size();
+  while (digits > 0 && std::isdigit(static_cast<unsigned char>(run.name[digits - 1]))) --digits;
+  check(digits < run.name.size(), option + " '" + spec + "': the name must end in the model's depth, e.g. resnet20");
+  run.depth = std::stod(run.name.substr(digits));
+  const std::string path = spec.substr(eq + 1);
+  run.log = read_curve_source(path);
+  run.record = record_beside(path);
+  return run;
+}
 
 int study_window(const StudyRun& run, const StudyOptions& options) {
   return options.window > 0 ? options.window : default_window(run.log.rows.size());

@@ -26,6 +26,11 @@ struct StudyRun {
   std::optional<TrainRecord> record;  // for wall time
 };
 
+// A run from NAME=PATH (`option` names the option it came from): the depth is
+// the digits NAME ends with (resnet56 -> 56), PATH a step log or an epoch
+// record, with the record beside a step log when there is one.
+StudyRun read_study_run(const std::string& spec, const std::string& option);
+
 struct StudyOptions {
   // Training top-1, percent, of the aggregated step log; 0: the highest whole
   // percent every run reaches (monotone fit), the most demanding target all share.

@@ -86,7 +86,7 @@ expect "rank 1 of 2 exited with status 3" "$octet" launch -n 2 -- sh -c '[ "$RAN
 expect "cannot run 'no-such-program'" "$octet" launch -n 2 -- no-such-program
 
 # Forecasts: a family of one, a run without its log, a loss that is not a number.
-logs=$src/forecast/logs
+logs=$src/datasets/forecast-logs
 fit=("$octet" forecast fit --log "$logs/resnet20.csv" --cut 0.5 --target-acc 68 --json "$dir/out.json")
 expect "--with-run: give at least 2" "${fit[@]}" --with-run "resnet32=$logs/resnet32.csv"
 expect "--with-run 'resnet44': expected NAME=STEP_LOG" "${fit[@]}" --with-run "resnet32=$logs/resnet32.csv" --with-run resnet44

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "tools/bench_train_plan.h"
+#include "bench/train_plan.h"
 
 namespace octet {
 namespace {

@@ -16,6 +16,7 @@
 #include "forecast/step_log.h"
 #include "forecast/study.h"
 #include "forecast/train_record.h"
+#include "models/training_record.h"
 #include "test_util.h"
 
 namespace octet {
@@ -390,19 +391,29 @@ TEST(ForecastFamily, BlendTrustsTheForecastAsFarAsItsHindcastsEarn) {
 TEST(ForecastTrainRecord, ReadsEpochsAndRefusesOtherJson) {
   TempDir dir;
   const std::string good = dir.path() + "/run.json", bad = dir.path() + "/other.json";
-  write_text_output(good, R"({"options": {"model": "resnet20", "dataset": "cifar10", "device": "cpu"},
-    "epochs": [{"epoch": 1, "steps": 391, "epoch_seconds": 78.2, "test_top1": 40, "train_loss": 1.6, "train_top1": 39},
-               {"epoch": 2, "steps": 391, "epoch_seconds": 80.0, "test_top1": 50, "train_loss": 1.2, "train_top1": 55}]})");
+  TrainingRecord written;
+  written.options.model = "resnet20", written.options.dataset = "cifar10", written.options.device = "cpu";
+  written.options.warmup_epochs = 0.5;
+  EpochStats first, second;
+  first.epoch = 1, first.steps = 391, first.epoch_seconds = 78.2, first.train_loss = 1.6, first.train_top1 = 39;
+  second.epoch = 2, second.steps = 391, second.epoch_seconds = 80.0, second.train_loss = 1.2, second.train_top1 = 55;
+  written.results.epochs = {first, second};
+  write_text_output(good, training_record_json(written));
   write_text_output(bad, R"({"epochs": []})");
   const TrainRecord record = read_train_record(good);
   EXPECT_DOUBLE_EQ(record.seconds_per_step(391), 0.2);
   EXPECT_DOUBLE_EQ(record.seconds_per_step(782), 158.2 / 782);
+  EXPECT_DOUBLE_EQ(record.warmup_steps(), 0.5 * 391);
   const StepLog log = epoch_log(record);
   ASSERT_EQ(log.rows.size(), 2u);
   EXPECT_EQ(log.rows[1].step, 782);
   EXPECT_DOUBLE_EQ(log.rows[1].loss, 1.2);
   const std::string message = error_of([&] { read_train_record(bad); });
   EXPECT_NE(message.find(bad + ": not a training record written by octet train"), std::string::npos) << message;
+  // A record whose epoch has no time is no finished epoch.
+  written.results.epochs[1].epoch_seconds = 0;
+  write_text_output(good, training_record_json(written));
+  EXPECT_NE(error_of([&] { read_train_record(good); }).find("epoch 2 has no steps or no time"), std::string::npos);
 }
 
 }  // namespace

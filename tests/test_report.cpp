@@ -9,11 +9,11 @@
 #include <set>
 
 #include "graph/op_traits.h"
+#include "report/advice.h"
+#include "report/data.h"
+#include "report/figures.h"
+#include "report/html_page.h"
 #include "tests/test_util.h"
-#include "tools/report_advice.h"
-#include "tools/report_data.h"
-#include "tools/report_html.h"
-#include "tools/report_svg.h"
 
 namespace octet {
 namespace {

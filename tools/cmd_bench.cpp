@@ -1,6 +1,6 @@
 // `octet bench`: speed benchmarks that print numbers (the project keeps speed
 // targets out of the tests). This file holds `bench infer`: the int8 runtimes
-// against the float peers (tools/bench_float_peers.h) on the same network, in
+// against the float peers (bench/float_peers.h) on the same network, in
 // the same run, with every row's speed-up; the other subcommands have files
 // of their own.
 #include <omp.h>
@@ -19,9 +19,9 @@
 #include "quant/pipeline.h"
 #include "runtime/cpu/engine.h"
 #include "runtime/engine.h"
-#include "tools/bench_float_peers.h"
-#include "tools/bench_layers.h"
-#include "tools/bench_timing.h"
+#include "bench/float_peers.h"
+#include "bench/layer_timing.h"
+#include "bench/timing.h"
 #include "tools/commands.h"
 #include "tools/options.h"
 #include "tools/torch_helper.h"

@@ -5,12 +5,13 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "calibrate/layer_histograms.h"
 #include "common/error.h"
 #include "common/file_io.h"
+#include "common/svg_plot.h"
 #include "quant/pipeline.h"
 #include "tools/commands.h"
 #include "tools/options.h"
-#include "tools/svg_plot.h"
 
 namespace octet {
 
@@ -60,7 +61,8 @@ void run_hist(const HistCommand& c) {
     std::printf("%-10s %-22s %11.4f %11.4f %11.4f %11.4f\n", h.kind.c_str(), h.name.c_str(), h.min, h.max, s3_lo, s3_hi);
     const std::string title = h.name + (h.kind == "weight" ? " weights" : " output") + " (" + checkpoint.model + ")";
     write_text_output(c.out + "/" + file_stem(h) + ".svg",
-                      histogram_svg(title, h.histogram, h.kind == "weight" ? "weight value" : "activation value"));
+                      histogram_svg(title, h.histogram.counts, h.histogram.lo, h.histogram.hi,
+                                    h.kind == "weight" ? "weight value" : "activation value"));
   }
   write_text_output(c.out + "/histograms.csv", hist_csv.str());
   write_text_output(c.out + "/ranges.csv", range_csv.str());

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/file_io.h"
-#include "models/torch_import.h"
+#include "models/state_dict_mapping.h"
 #include "tools/commands.h"
 #include "tools/options.h"
 #include "tools/torch_helper.h"

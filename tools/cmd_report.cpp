@@ -7,10 +7,10 @@
 #include "common/error.h"
 #include "common/file_io.h"
 #include "qmodel/checkpoint_identity.h"
+#include "report/data.h"
+#include "report/html_page.h"
 #include "tools/commands.h"
 #include "tools/options.h"
-#include "tools/report_data.h"
-#include "tools/report_html.h"
 
 namespace octet {
 

@@ -6,7 +6,6 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <thread>
 
@@ -22,6 +21,7 @@
 #include "train/optimizer.h"
 #include "train/precision.h"
 #include "train/process_group.h"
+#include "train/run_record.h"
 
 namespace octet {
 
@@ -147,59 +147,6 @@ void check_same_model(const TrainOptions& o, const Checkpoint& checkpoint, const
             o.dataset + (o.batch_norm ? "" : " without batch norm"));
 }
 
-EpochStats epoch_from_json(const nlohmann::json& j) {
-  EpochStats e;
-  e.epoch = j.at("epoch");
-  e.steps = j.at("steps");
-  e.lr = j.at("lr");
-  e.train_loss = j.at("train_loss");
-  e.train_top1 = j.at("train_top1");
-  e.data_seconds = j.at("data_seconds");
-  e.compute_seconds = j.at("compute_seconds");
-  e.epoch_seconds = j.at("epoch_seconds");
-  e.test_loss = j.at("test_loss");
-  e.test_top1 = j.at("test_top1");
-  e.eval_seconds = j.at("eval_seconds");
-  e.communication_seconds = j.value("communication_seconds", 0.0);
-  e.allreduce_bytes = j.value("allreduce_bytes", int64_t{0});
-  e.skipped_steps = j.value("skipped_steps", int64_t{0});
-  return e;
-}
-
-// The finished epochs and totals of the run that wrote `checkpoint`, after checking
-// that it is the same run: the options that shape the weights or the schedule must match.
-TrainReport resumed_report(const TrainOptions& o, const Checkpoint& checkpoint) {
-  const std::string where = "--resume " + o.resume + ": ";
-  nlohmann::json training;
-  try {
-    training = nlohmann::json::parse(checkpoint.training_json);
-    const nlohmann::json& recorded = training.at("options");
-    const auto expect = [&](const char* key, const nlohmann::json& value, const char* option) {
-      check(recorded.at(key) == value, where + "checkpoint was trained with " + option + " " +
-                                           recorded.at(key).dump() + ", this run asks for " + value.dump());
-    };
-    expect("epochs", o.epochs, "--epochs");
-    expect("batch_size", o.batch_size, "--batch-size");
-    expect("optimizer", o.optimizer.name, "--optimizer");
-    expect("lr", o.optimizer.lr, "--lr");
-    expect("schedule", o.schedule, "--schedule");
-    expect("seed", o.seed, "--seed");
-    check(recorded.value("init", std::string()) == o.init,
-          where + "checkpoint's run started from --init '" + recorded.value("init", std::string()) +
-              "', this run from '" + o.init + "'");
-    TrainReport report;
-    for (const nlohmann::json& e : training.at("epochs")) report.epochs.push_back(epoch_from_json(e));
-    report.total_data_seconds = training.at("total_data_seconds");
-    report.total_compute_seconds = training.at("total_compute_seconds");
-    report.total_communication_seconds = training.value("total_communication_seconds", 0.0);
-    report.total_seconds = training.at("total_seconds");
-    report.final_test_top1 = training.at("final_test_top1");
-    return report;
-  } catch (const nlohmann::json::exception& e) {
-    fail(where + "the checkpoint's training record is not one octet train wrote (" + e.what() + ")");
-  }
-}
-
 // Keeps the header and the rows of epochs up to `last_epoch`, dropping the
 // rows of an epoch that was interrupted before its checkpoint was written.
 void truncate_step_log(const std::string& path, int last_epoch) {
@@ -218,154 +165,198 @@ std::vector<torch::Tensor> model_state(GraphNet& net) {
   return state;
 }
 
-}  // namespace
-
-TrainReport train(const TrainOptions& o, std::ostream& main_log) {
-  validate(o);
-  // Data-parallel ranks other than 0 write no files and print nothing but errors.
-  const DistributedEnvironment env = read_distributed_environment();
-  const bool main_rank = env.rank == 0;
-  std::ostream silent(nullptr);
-  std::ostream& log = main_rank ? main_log : silent;
-  const DatasetInfo& info = dataset_info(o.dataset);
-  std::string dir = o.data_dir.empty() ? info.default_dir : o.data_dir;
-  check(!dir.empty(), "--data DIR is required for dataset '" + o.dataset + "'");
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  torch::set_num_threads(o.threads > 0 ? o.threads : std::max(1, cores / env.local_world_size));
-  torch::manual_seed(o.seed);
-
-  const torch::Device device = rank_device(o.device, env);
-  apply_precision(o, device);
-  if (device.is_cuda()) at::globalContext().setBenchmarkCuDNN(true);
-  std::unique_ptr<ProcessGroup> group;
-  if (env.distributed()) group = std::make_unique<ProcessGroup>(env, device, std::chrono::seconds(o.dist_timeout));
-
-  Dataset train_set = load_dataset(o.dataset, dir, Split::Train);
-  Dataset test_set = load_dataset(o.dataset, dir, Split::Test);
-  keep_first(train_set, o.train_limit);
-  keep_first(test_set, o.test_limit);
-
-  GraphNet net(build_model(o.model, model_options_for(o.dataset, o.batch_norm)));
-  net->to(device);
-
-  TrainReport report;
-  if (!o.init.empty() && o.resume.empty()) {  // a resumed run takes its weights from --resume
-    const Checkpoint checkpoint = load_checkpoint(o.init);
-    check_same_model(o, checkpoint, "--init " + o.init + ": ");
-    net->import_state(checkpoint.params);
-  }
-  if (!o.resume.empty()) {
-    const Checkpoint checkpoint = load_checkpoint(o.resume);
-    check_same_model(o, checkpoint, "--resume " + o.resume + ": ");
-    report = resumed_report(o, checkpoint);
-    check(static_cast<int>(report.epochs.size()) < o.epochs,
-          "--resume " + o.resume + ": all " + std::to_string(o.epochs) + " epochs are already done");
-    net->import_state(checkpoint.params);
-  }
-  const std::vector<torch::Tensor> params = net->parameters();
-  if (o.channels_last) to_channels_last(params);
-  for (const auto& p : params) report.parameters += p.numel();
-  report.world_size = env.world_size;
-  const int first_epoch = static_cast<int>(report.epochs.size()) + 1;
-  auto optimizer = make_optimizer(o.optimizer, params);
-  std::optional<LossScaler> scaler;
-  if (uses_loss_scaling(o)) scaler.emplace();
-  std::unique_ptr<GradientReducer> reducer;
-  if (group) {
-    group->broadcast_from_rank0(model_state(net));  // every rank starts from rank 0's weights
-    reducer = std::make_unique<GradientReducer>(*group, params, allreduce_mode(o.allreduce), o.bucket_mb);
+// One training run from its set-up to its last epoch. The members are made
+// in the order the run needs them: the device and process group before the
+// data, the model before its weights, the weights before the optimizer.
+class TrainingRun {
+ public:
+  TrainingRun(const TrainOptions& o, std::ostream& main_log)
+      : o_(o), env_(read_distributed_environment()), main_rank_(env_.rank == 0), silent_(nullptr),
+        log_(main_rank_ ? main_log : silent_), info_(dataset_info(o.dataset)), data_dir_(data_dir()),
+        device_(set_up_device()),
+        group_(env_.distributed() ? std::make_unique<ProcessGroup>(env_, device_, std::chrono::seconds(o.dist_timeout))
+                                  : nullptr) {
+    load_data();
+    make_model();
+    build_optimizer();
+    make_loader();
+    open_step_log();
+    log_start();
   }
 
-  LoaderOptions loader_options;
-  loader_options.batch_size = o.batch_size;
-  loader_options.shuffle = true;
-  loader_options.drop_last = o.drop_last;
-  loader_options.augment = o.augment && o.dataset == "cifar10";
-  loader_options.workers = o.workers;
-  loader_options.seed = o.seed;
-  loader_options.rank = env.rank;
-  loader_options.world_size = env.world_size;
-  Loader loader(train_set, info, loader_options);
-
-  std::vector<float> test_pixels = normalized_images(test_set, info.mean, info.std, 0, test_set.size());
-  const torch::Tensor test_images =
-      torch::from_blob(test_pixels.data(), {test_set.size(), info.channels, info.height, info.width}).to(device);
-  const torch::Tensor test_labels =
-      torch::tensor(std::vector<int64_t>(test_set.labels.begin(), test_set.labels.end())).to(device);
-
-  std::ofstream step_log;
-  if (!o.step_log.empty() && main_rank) {
-    const bool append = first_epoch > 1 && std::ifstream(o.step_log).good();
-    if (append) truncate_step_log(o.step_log, first_epoch - 1);
-    step_log.open(o.step_log, append ? std::ios::app : std::ios::trunc);
-    check(step_log.good(), "cannot open step log '" + o.step_log + "'");
-    if (!append) step_log << "epoch,step,loss,acc\n";
+  TrainReport run() {
+    const double resumed_seconds = report_.total_seconds;
+    const auto run_start = Clock::now();
+    int64_t global_step = 0;
+    for (const EpochStats& e : report_.epochs) global_step += e.steps;
+    for (int epoch = first_epoch(); epoch <= o_.epochs; ++epoch) {
+      if (o_.max_steps > 0 && global_step >= o_.max_steps) break;
+      EpochStats stats = train_epoch(epoch, global_step);
+      evaluate_epoch(stats);
+      if (!o_.checkpoint.empty() && main_rank_) {
+        report_.total_seconds = resumed_seconds + seconds_since(run_start);
+        save_checkpoint(checkpoint_now(), o_.checkpoint);
+      }
+    }
+    report_.total_seconds = resumed_seconds + seconds_since(run_start);
+    log_totals();
+    if (!o_.json.empty() && main_rank_) write_text_output(o_.json, to_json(o_, report_) + "\n");
+    return report_;
   }
 
-  log << "training " << o.model << " (" << report.parameters << " parameters) on " << o.dataset << " ("
-      << train_set.size() << " train / " << test_set.size() << " test images), " << o.optimizer.name << " lr "
-      << o.optimizer.lr << ", batch " << o.batch_size << ", " << o.workers << " workers, "
-      << torch::get_num_threads() << " threads, " << o.device << "\n";
-  if (group)
-    log << "data-parallel: " << env.world_size << " ranks, batch " << o.batch_size << " per rank ("
-        << o.batch_size * env.world_size << " in all), gradients all-reduced " << o.allreduce << " in "
-        << reducer->buckets() << " bucket(s) of at most " << o.bucket_mb << " MB\n";
-  if (first_epoch > 1) log << "resuming after epoch " << first_epoch - 1 << " from " << o.resume << "\n";
+ private:
+  std::string data_dir() const {
+    const std::string dir = o_.data_dir.empty() ? info_.default_dir : o_.data_dir;
+    check(!dir.empty(), "--data DIR is required for dataset '" + o_.dataset + "'");
+    return dir;
+  }
 
-  const double resumed_seconds = report.total_seconds;
-  const auto run_start = Clock::now();
-  const int64_t steps_per_epoch = loader.batches_per_epoch();
-  int64_t global_step = 0;
-  for (const EpochStats& e : report.epochs) global_step += e.steps;
-  for (int epoch = first_epoch; epoch <= o.epochs; ++epoch) {
-    if (o.max_steps > 0 && global_step >= o.max_steps) break;
+  // Threads, seed, the rank's device and its precision.
+  torch::Device set_up_device() {
+    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    torch::set_num_threads(o_.threads > 0 ? o_.threads : std::max(1, cores / env_.local_world_size));
+    torch::manual_seed(o_.seed);
+    const torch::Device device = rank_device(o_.device, env_);
+    apply_precision(o_, device);
+    if (device.is_cuda()) at::globalContext().setBenchmarkCuDNN(true);
+    return device;
+  }
+
+  void load_data() {
+    train_set_ = load_dataset(o_.dataset, data_dir_, Split::Train);
+    test_set_ = load_dataset(o_.dataset, data_dir_, Split::Test);
+    keep_first(train_set_, o_.train_limit);
+    keep_first(test_set_, o_.test_limit);
+  }
+
+  // The model on the device with its first weights: --init's, or --resume's
+  // with the finished epochs of the run it continues.
+  void make_model() {
+    net_ = GraphNet(build_model(o_.model, model_options_for(o_.dataset, o_.batch_norm)));
+    net_->to(device_);
+    if (!o_.init.empty() && o_.resume.empty()) {  // a resumed run takes its weights from --resume
+      const Checkpoint checkpoint = load_checkpoint(o_.init);
+      check_same_model(o_, checkpoint, "--init " + o_.init + ": ");
+      net_->import_state(checkpoint.params);
+    }
+    if (!o_.resume.empty()) {
+      const Checkpoint checkpoint = load_checkpoint(o_.resume);
+      check_same_model(o_, checkpoint, "--resume " + o_.resume + ": ");
+      report_ = resumed_report(o_, checkpoint);
+      check(static_cast<int>(report_.epochs.size()) < o_.epochs,
+            "--resume " + o_.resume + ": all " + std::to_string(o_.epochs) + " epochs are already done");
+      net_->import_state(checkpoint.params);
+    }
+    params_ = net_->parameters();
+    if (o_.channels_last) to_channels_last(params_);
+    for (const auto& p : params_) report_.parameters += p.numel();
+    report_.world_size = env_.world_size;
+  }
+
+  void build_optimizer() {
+    optimizer_ = make_optimizer(o_.optimizer, params_);
+    if (uses_loss_scaling(o_)) scaler_.emplace();
+    if (group_) {
+      group_->broadcast_from_rank0(model_state(net_));  // every rank starts from rank 0's weights
+      reducer_ = std::make_unique<GradientReducer>(*group_, params_, allreduce_mode(o_.allreduce), o_.bucket_mb);
+    }
+  }
+
+  // The training loader, and the test set on the device.
+  void make_loader() {
+    LoaderOptions loader_options;
+    loader_options.batch_size = o_.batch_size;
+    loader_options.shuffle = true;
+    loader_options.drop_last = o_.drop_last;
+    loader_options.augment = o_.augment && o_.dataset == "cifar10";
+    loader_options.workers = o_.workers;
+    loader_options.seed = o_.seed;
+    loader_options.rank = env_.rank;
+    loader_options.world_size = env_.world_size;
+    loader_ = std::make_unique<Loader>(train_set_, info_, loader_options);
+    test_pixels_ = normalized_images(test_set_, info_.mean, info_.std, 0, test_set_.size());
+    test_images_ =
+        torch::from_blob(test_pixels_.data(), {test_set_.size(), info_.channels, info_.height, info_.width}).to(device_);
+    test_labels_ = torch::tensor(std::vector<int64_t>(test_set_.labels.begin(), test_set_.labels.end())).to(device_);
+  }
+
+  int first_epoch() const { return static_cast<int>(report_.epochs.size()) + 1; }
+
+  void open_step_log() {
+    if (o_.step_log.empty() || !main_rank_) return;
+    const bool append = first_epoch() > 1 && std::ifstream(o_.step_log).good();
+    if (append) truncate_step_log(o_.step_log, first_epoch() - 1);
+    step_log_.open(o_.step_log, append ? std::ios::app : std::ios::trunc);
+    check(step_log_.good(), "cannot open step log '" + o_.step_log + "'");
+    if (!append) step_log_ << "epoch,step,loss,acc\n";
+  }
+
+  void log_start() {
+    log_ << "training " << o_.model << " (" << report_.parameters << " parameters) on " << o_.dataset << " ("
+         << train_set_.size() << " train / " << test_set_.size() << " test images), " << o_.optimizer.name << " lr "
+         << o_.optimizer.lr << ", batch " << o_.batch_size << ", " << o_.workers << " workers, "
+         << torch::get_num_threads() << " threads, " << o_.device << "\n";
+    if (group_)
+      log_ << "data-parallel: " << env_.world_size << " ranks, batch " << o_.batch_size << " per rank ("
+           << o_.batch_size * env_.world_size << " in all), gradients all-reduced " << o_.allreduce << " in "
+           << reducer_->buckets() << " bucket(s) of at most " << o_.bucket_mb << " MB\n";
+    if (first_epoch() > 1) log_ << "resuming after epoch " << first_epoch() - 1 << " from " << o_.resume << "\n";
+  }
+
+  // One optimizer step on `batch`; returns the step's totals on the host
+  // (loss sum, correct, samples) of every rank.
+  torch::Tensor train_step(Batch& batch, int64_t global_step, EpochStats& stats) {
+    const auto compute_start = Clock::now();
+    const double lr = scheduled_lr(o_, global_step, loader_->batches_per_epoch());
+    optimizer_->set_lr(lr);
+    stats.lr = lr;
+    const torch::Tensor x = input_layout(
+        torch::from_blob(batch.images.data(), {batch.size, info_.channels, info_.height, info_.width}).to(device_),
+        o_.channels_last);
+    const torch::Tensor y = torch::from_blob(batch.labels.data(), {batch.size}, torch::kInt64).to(device_);
+    optimizer_->zero_grad();
+    torch::Tensor logits, loss;
+    {
+      AutocastScope autocast(o_, device_);
+      logits = net_->forward(x);
+      loss = torch::nn::functional::cross_entropy(logits, y);
+    }
+    // Data-parallel ranks sum the step's totals behind the backward pass, so that the log shows the global step.
+    const torch::Tensor totals = step_totals(logits, loss, y);
+    ProcessGroup::Pending global_totals;
+    if (group_) global_totals = group_->all_reduce_sum(totals);
+    (scaler_ ? scaler_->scale(loss) : loss).backward();
+    const double communication = reducer_ ? wait_for_all_reduces(*reducer_, global_totals, device_) : 0;
+    if (reducer_) stats.allreduce_bytes += reducer_->bytes_per_step();
+    if (!scaler_ || scaler_->unscale(params_))
+      optimizer_->step();
+    else
+      ++stats.skipped_steps;  // float16 gradients overflowed: the scale is halved instead
+    const torch::Tensor host_totals = totals.cpu();  // synchronises like the lab's loss.item()
+    synchronize(device_);
+    stats.compute_seconds += seconds_since(compute_start) - communication;
+    stats.communication_seconds += communication;
+    return host_totals;
+  }
+
+  // The epoch's steps (up to --max-steps), with their step-log rows.
+  EpochStats train_epoch(int epoch, int64_t& global_step) {
     EpochStats stats;
     stats.epoch = epoch;
     const auto epoch_start = Clock::now();
-    loader.start_epoch(epoch);
-    net->train();
+    loader_->start_epoch(epoch);
+    net_->train();
     double loss_sum = 0;
     int64_t correct = 0, seen = 0;
     std::optional<Progress> progress;
-    if (main_rank) progress.emplace("epoch " + std::to_string(epoch), steps_per_epoch);
+    if (main_rank_) progress.emplace("epoch " + std::to_string(epoch), loader_->batches_per_epoch());
     Batch batch;
     for (;;) {
       const auto wait_start = Clock::now();
-      const bool more = loader.next(&batch);
+      const bool more = loader_->next(&batch);
       stats.data_seconds += seconds_since(wait_start);
-      if (!more || (o.max_steps > 0 && global_step >= o.max_steps)) break;
-
-      const auto compute_start = Clock::now();
-      const double lr = scheduled_lr(o, global_step, steps_per_epoch);
-      optimizer->set_lr(lr);
-      stats.lr = lr;
-      const torch::Tensor x = input_layout(
-          torch::from_blob(batch.images.data(), {batch.size, info.channels, info.height, info.width}).to(device),
-          o.channels_last);
-      const torch::Tensor y = torch::from_blob(batch.labels.data(), {batch.size}, torch::kInt64).to(device);
-      optimizer->zero_grad();
-      torch::Tensor logits, loss;
-      {
-        AutocastScope autocast(o, device);
-        logits = net->forward(x);
-        loss = torch::nn::functional::cross_entropy(logits, y);
-      }
-      // Data-parallel ranks sum the step's totals behind the backward pass, so that the log shows the global step.
-      const torch::Tensor totals = step_totals(logits, loss, y);
-      ProcessGroup::Pending global_totals;
-      if (group) global_totals = group->all_reduce_sum(totals);
-      (scaler ? scaler->scale(loss) : loss).backward();
-      const double communication = reducer ? wait_for_all_reduces(*reducer, global_totals, device) : 0;
-      if (reducer) stats.allreduce_bytes += reducer->bytes_per_step();
-      if (!scaler || scaler->unscale(params))
-        optimizer->step();
-      else
-        ++stats.skipped_steps;  // float16 gradients overflowed: the scale is halved instead
-      const torch::Tensor host_totals = totals.cpu();  // synchronises like the lab's loss.item()
-      synchronize(device);
-      stats.compute_seconds += seconds_since(compute_start) - communication;
-      stats.communication_seconds += communication;
-
+      if (!more || (o_.max_steps > 0 && global_step >= o_.max_steps)) break;
+      const torch::Tensor host_totals = train_step(batch, global_step, stats);
       const double* sums = host_totals.data_ptr<double>();
       const double batch_loss = sums[0] / sums[2];
       const int64_t batch_correct = std::llround(sums[1]), batch_size = std::llround(sums[2]);
@@ -374,110 +365,89 @@ TrainReport train(const TrainOptions& o, std::ostream& main_log) {
       loss_sum += sums[0];
       correct += batch_correct;
       seen += batch_size;
-      if (step_log.is_open())
-        step_log << epoch << ',' << global_step << ',' << batch_loss << ','
-                 << 100.0 * static_cast<double>(batch_correct) / static_cast<double>(batch_size) << '\n';
+      if (step_log_.is_open())
+        step_log_ << epoch << ',' << global_step << ',' << batch_loss << ','
+                  << 100.0 * static_cast<double>(batch_correct) / static_cast<double>(batch_size) << '\n';
       if (progress) progress->advance();
     }
     if (progress) progress->finish();
     stats.epoch_seconds = seconds_since(epoch_start);
     stats.train_loss = seen ? loss_sum / static_cast<double>(seen) : 0;
     stats.train_top1 = seen ? 100.0 * static_cast<double>(correct) / static_cast<double>(seen) : 0;
+    return stats;
+  }
+
+  // Scores the epoch's model on the test set and adds the epoch to the report.
+  void evaluate_epoch(EpochStats& stats) {
     const auto eval_start = Clock::now();
     // Batch-norm statistics stay local while training; evaluation and the
     // checkpoint use rank 0's, as every rank's weights (equal up to rounding).
-    if (group) group->broadcast_from_rank0(model_state(net));
-    const Evaluation test = evaluate(net, test_images, test_labels, group.get(), o);
+    if (group_) group_->broadcast_from_rank0(model_state(net_));
+    const Evaluation test = evaluate(net_, test_images_, test_labels_, group_.get(), o_);
     stats.eval_seconds = seconds_since(eval_start);
     stats.test_loss = test.loss;
     stats.test_top1 = test.top1;
-    report.epochs.push_back(stats);
-    report.total_data_seconds += stats.data_seconds;
-    report.total_compute_seconds += stats.compute_seconds;
-    report.total_communication_seconds += stats.communication_seconds;
-    report.final_test_top1 = stats.test_top1;
-    log << epoch_line(stats, o.epochs, group != nullptr) << std::endl;
-    if (step_log.is_open()) step_log.flush();
-
-    if (!o.checkpoint.empty() && main_rank) {
-      Checkpoint c;
-      c.model = o.model;
-      c.dataset = o.dataset;
-      c.batch_norm = o.batch_norm;
-      c.graph = net->graph();
-      c.classes = info.classes;
-      c.mean = info.mean;
-      c.std = info.std;
-      c.params = net->export_state();
-      report.total_seconds = resumed_seconds + seconds_since(run_start);
-      c.training_json = to_json(o, report);
-      save_checkpoint(c, o.checkpoint);
-    }
+    report_.epochs.push_back(stats);
+    report_.total_data_seconds += stats.data_seconds;
+    report_.total_compute_seconds += stats.compute_seconds;
+    report_.total_communication_seconds += stats.communication_seconds;
+    report_.final_test_top1 = stats.test_top1;
+    log_ << epoch_line(stats, o_.epochs, group_ != nullptr) << std::endl;
+    if (step_log_.is_open()) step_log_.flush();
   }
-  report.total_seconds = resumed_seconds + seconds_since(run_start);
-  char totals[240], communication[64] = "";
-  if (group) std::snprintf(communication, sizeof communication, ", all-reduce %.2fs", report.total_communication_seconds);
-  std::snprintf(totals, sizeof totals,
-                "total: data loading %.2fs, compute %.2fs%s, run %.2fs, final test top-1 %.2f%%",
-                report.total_data_seconds, report.total_compute_seconds, communication, report.total_seconds,
-                report.final_test_top1);
-  log << totals << std::endl;
-  if (!o.json.empty() && main_rank) write_text_output(o.json, to_json(o, report) + "\n");
-  return report;
-}
 
-std::string to_json(const TrainOptions& o, const TrainReport& r) {
-  nlohmann::json epochs = nlohmann::json::array();
-  for (const EpochStats& e : r.epochs)
-    epochs.push_back({{"epoch", e.epoch},
-                      {"steps", e.steps},
-                      {"lr", e.lr},
-                      {"train_loss", e.train_loss},
-                      {"train_top1", e.train_top1},
-                      {"data_seconds", e.data_seconds},
-                      {"compute_seconds", e.compute_seconds},
-                      {"epoch_seconds", e.epoch_seconds},
-                      {"test_loss", e.test_loss},
-                      {"test_top1", e.test_top1},
-                      {"eval_seconds", e.eval_seconds},
-                      {"communication_seconds", e.communication_seconds},
-                      {"allreduce_bytes", e.allreduce_bytes},
-                      {"skipped_steps", e.skipped_steps}});
-  nlohmann::json j = {
-      {"options",
-       {{"model", o.model},
-        {"dataset", o.dataset},
-        {"epochs", o.epochs},
-        {"batch_size", o.batch_size},
-        {"optimizer", o.optimizer.name},
-        {"lr", o.optimizer.lr},
-        {"momentum", o.optimizer.momentum},
-        {"weight_decay", o.optimizer.weight_decay},
-        {"schedule", o.schedule},
-        {"warmup_epochs", o.warmup_epochs},
-        {"batch_norm", o.batch_norm},
-        {"augment", o.augment && o.dataset == "cifar10"},  // augmentation applies to CIFAR-10 only
-        {"device", o.device},
-        {"precision", o.precision},
-        {"channels_last", o.channels_last},
-        {"cuda_graph", o.cuda_graph},
-        {"allreduce", o.allreduce},
-        {"bucket_mb", o.bucket_mb},
-        {"workers", o.workers},
-        {"threads", o.threads},
-        {"seed", o.seed},
-        {"test_samples", o.test_limit},
-        {"init", o.init}}},
-      {"parameters", r.parameters},
-      {"world_size", r.world_size},
-      {"epochs", epochs},
-      {"total_data_seconds", r.total_data_seconds},
-      {"total_compute_seconds", r.total_compute_seconds},
-      {"total_communication_seconds", r.total_communication_seconds},
-      {"total_seconds", r.total_seconds},
-      {"final_test_top1", r.final_test_top1},
-  };
-  return j.dump(2);
+  Checkpoint checkpoint_now() {
+    Checkpoint c;
+    c.model = o_.model;
+    c.dataset = o_.dataset;
+    c.batch_norm = o_.batch_norm;
+    c.graph = net_->graph();
+    c.classes = info_.classes;
+    c.mean = info_.mean;
+    c.std = info_.std;
+    c.params = net_->export_state();
+    c.training_json = to_json(o_, report_);
+    return c;
+  }
+
+  void log_totals() {
+    char totals[240], communication[64] = "";
+    if (group_)
+      std::snprintf(communication, sizeof communication, ", all-reduce %.2fs", report_.total_communication_seconds);
+    std::snprintf(totals, sizeof totals,
+                  "total: data loading %.2fs, compute %.2fs%s, run %.2fs, final test top-1 %.2f%%",
+                  report_.total_data_seconds, report_.total_compute_seconds, communication, report_.total_seconds,
+                  report_.final_test_top1);
+    log_ << totals << std::endl;
+  }
+
+  const TrainOptions& o_;
+  const DistributedEnvironment env_;
+  const bool main_rank_;
+  std::ostream silent_;  // data-parallel ranks other than 0 write no files and print nothing but errors
+  std::ostream& log_;
+  const DatasetInfo& info_;
+  const std::string data_dir_;
+  const torch::Device device_;
+  std::unique_ptr<ProcessGroup> group_;
+  Dataset train_set_, test_set_;
+  GraphNet net_{nullptr};
+  TrainReport report_;
+  std::vector<torch::Tensor> params_;
+  std::unique_ptr<Optimizer> optimizer_;
+  std::optional<LossScaler> scaler_;
+  std::unique_ptr<GradientReducer> reducer_;
+  std::unique_ptr<Loader> loader_;
+  std::vector<float> test_pixels_;
+  torch::Tensor test_images_, test_labels_;
+  std::ofstream step_log_;
+};
+
+}  // namespace
+
+TrainReport train(const TrainOptions& o, std::ostream& main_log) {
+  validate(o);
+  return TrainingRun(o, main_log).run();
 }
 
 }  // namespace octet

@@ -32,7 +32,7 @@ from ._octet import (
     quantize,
 )
 from .reports import accuracy_table, plot_histogram, plot_sqnr
-from .torch_import import from_torch
+from .torch_weights import from_torch
 
 # Shown as octet.X in messages and tracebacks rather than octet._octet.X.
 for _public in (Checkpoint, Error, QuantizedModel, QuantizeResult):

@@ -16,5 +16,5 @@ PYBIND11_MODULE(_octet, m) {
   octet::python::bind_quantize(m);
   octet::python::bind_evaluate(m);
   octet::python::bind_data(m);
-  octet::python::bind_torch_import(m);
+  octet::python::bind_state_dict(m);
 }

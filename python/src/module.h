@@ -13,6 +13,6 @@ void bind_quantized(py::module_& m);   // quantized models and the backends
 void bind_quantize(py::module_& m);    // octet.quantize and its calibration statistics
 void bind_evaluate(py::module_& m);    // octet.evaluate
 void bind_data(py::module_& m);        // datasets
-void bind_torch_import(py::module_& m);  // PyTorch weights in (octet.from_torch)
+void bind_state_dict(py::module_& m);  // PyTorch weights in (octet.from_torch)
 
 }  // namespace octet::python

@@ -1,0 +1,40 @@
+// `--method auto`, scored on the int8 runtime: walking the quantization points
+// in graph order, each candidate amax is built into the int8 model it makes
+// (earlier points as decided, later ones at a provisional amax) and the one
+// whose logits are closest (softmax KL) to float's on calibration images wins.
+// Scoring the integer model itself counts the later points' rounding too, and
+// runs at int8 speed. The int8 outputs up to the point being decided are
+// computed once; each candidate runs only the rest of the network.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "calibrate/calibrate.h"
+#include "common/tensor.h"
+#include "graph/graph.h"
+#include "qmodel/quantized_model.h"
+
+namespace octet {
+
+// The int8 model of an amax and a method name per float node.
+using Int8ModelBuilder =
+    std::function<QuantizedModel(const std::vector<double>& amax, const std::vector<std::string>& methods)>;
+
+// What the search walks: the quantized graph, and for every quantization
+// point (a float node, in graph order) the quantized node whose scale it sets.
+struct AutoSearchPoints {
+  const Graph* graph = nullptr;
+  std::vector<int> float_nodes;
+  std::vector<int> quantized_nodes;
+};
+
+// Sets `amax` and `methods` (by float node) at every point: the winner among
+// max, percentile (at `percentile`), entropy and mse, scored against `target`,
+// float's logits on the calibration images.
+void choose_auto_amax(const AutoSearchPoints& points, const Int8ModelBuilder& build, const Calibration& calibration,
+                      const FloatTensor& target, double percentile, std::vector<double>* amax,
+                      std::vector<std::string>* methods);
+
+}  // namespace octet

@@ -1,0 +1,214 @@
+#include "report/figures.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdarg>
+#include <cstdio>
+
+namespace octet {
+
+namespace {
+// Appends printf-formatted text.
+void add(std::string& out, const char* fmt, ...) {
+  char buf[1024];
+  va_list args;
+  va_start(args, fmt);
+  std::vsnprintf(buf, sizeof buf, fmt, args);
+  va_end(args);
+  out += buf;
+}
+
+struct Frame {
+  double width, height, left, right, top, bottom;
+  double plot_w() const { return width - left - right; }
+  double plot_h() const { return height - top - bottom; }
+};
+
+void open_svg(std::string& out, const Frame& f, const std::string& label) {
+  add(out,
+      "<svg class=\"chart\" viewBox=\"0 0 %.0f %.0f\" width=\"%.0f\" height=\"%.0f\" role=\"img\" aria-label=\"%s\">\n",
+      f.width, f.height, f.width, f.height, html_escape(label).c_str());
+}
+
+void axes(std::string& out, const Frame& f) {
+  add(out, "<path d=\"M%.1f %.1f V%.1f H%.1f\" class=\"axis\"/>\n", f.left, f.top, f.top + f.plot_h(),
+      f.left + f.plot_w());
+}
+}  // namespace
+
+const char* method_colour(const std::string& method) {
+  if (method == "max") return "#d62728";
+  if (method == "sigma3") return "#9467bd";
+  if (method == "percentile") return "#2ca02c";
+  if (method == "entropy") return "#1f77b4";
+  if (method == "mse") return "#ff7f0e";
+  return "#555555";
+}
+
+std::string html_escape(const std::string& text) {
+  std::string out;
+  for (char ch : text) {
+    switch (ch) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += ch;
+    }
+  }
+  return out;
+}
+
+std::string activation_histogram_svg(const ActivationView& a) {
+  const Frame f{560, 250, 52, 16, 30, 36};
+  constexpr int kShownBins = 140;
+  double x_max = a.chosen_amax;
+  for (const MethodChoice& m : a.methods) x_max = std::max(x_max, m.amax);
+  x_max = x_max > 0 ? x_max * 1.04 : 1.0;
+
+  // Merge the recorded bins into the shown ones; values past x_max fall in the last.
+  std::vector<double> shown(kShownBins, 0.0);
+  const double width = a.range / static_cast<double>(a.abs_histogram.size());
+  for (size_t b = 0; b < a.abs_histogram.size(); ++b) {
+    const double centre = (static_cast<double>(b) + 0.5) * width;
+    const int k = std::min(kShownBins - 1, static_cast<int>(centre / x_max * kShownBins));
+    shown[k] += static_cast<double>(a.abs_histogram[b]);
+  }
+  const double peak = std::log10(1.0 + *std::max_element(shown.begin(), shown.end()));
+  auto x_of = [&](double v) { return f.left + f.plot_w() * std::min(v, x_max) / x_max; };
+
+  std::string out;
+  open_svg(out, f, "histogram of |x| with every method's amax");
+  // Shaded: what the chosen amax clips.
+  add(out,
+      "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" class=\"clipped\"><title>clipped by the chosen "
+      "amax</title></rect>\n",
+      x_of(a.chosen_amax), f.top, std::max(0.0, f.left + f.plot_w() - x_of(a.chosen_amax)), f.plot_h());
+  const double bar_w = f.plot_w() / kShownBins;
+  out += "<g class=\"bars\">";
+  for (int k = 0; k < kShownBins; ++k) {
+    if (shown[k] == 0) continue;
+    const double h = peak > 0 ? f.plot_h() * std::log10(1.0 + shown[k]) / peak : 0;
+    add(out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\"/>", f.left + k * bar_w, f.top + f.plot_h() - h,
+        std::max(bar_w - 0.4, 0.6), h);
+  }
+  out += "</g>\n";
+  axes(out, f);
+  for (double t : {0.0, 0.25, 0.5, 0.75, 1.0})
+    add(out, "<text x=\"%.1f\" y=\"%.1f\" class=\"tick\" text-anchor=\"middle\">%.3g</text>\n", f.left + t * f.plot_w(),
+        f.top + f.plot_h() + 14, t * x_max);
+  add(out, "<text x=\"%.1f\" y=\"%.1f\" class=\"tick\" text-anchor=\"middle\">|x|</text>\n", f.left + f.plot_w() / 2,
+      f.height - 4);
+  for (int e = 0; e <= static_cast<int>(peak); ++e)
+    add(out, "<text x=\"%.1f\" y=\"%.1f\" class=\"tick\" text-anchor=\"end\">1e%d</text>\n", f.left - 4,
+        f.top + f.plot_h() - f.plot_h() * std::log10(1.0 + std::pow(10.0, e)) / std::max(peak, 1e-9) + 4, e);
+
+  // Every method's amax, then the chosen one on top.
+  for (const MethodChoice& m : a.methods)
+    add(out,
+        "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" class=\"amax\"><title>%s: amax "
+        "%.4g</title></line>\n",
+        x_of(m.amax), f.top, x_of(m.amax), f.top + f.plot_h(), method_colour(m.method), m.method.c_str(), m.amax);
+  const double cx = x_of(a.chosen_amax);
+  const bool label_left = cx > f.left + 0.6 * f.plot_w();
+  add(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" class=\"chosen\"/>\n", cx, f.top - 6,
+      cx, f.top + f.plot_h(), method_colour(a.chosen_method));
+  add(out, "<text x=\"%.1f\" y=\"%.1f\" class=\"chosen-label\" text-anchor=\"%s\">chosen: %s, amax %.4g</text>\n",
+      label_left ? cx - 5 : cx + 5, f.top - 12, label_left ? "end" : "start", html_escape(a.chosen_method).c_str(),
+      a.chosen_amax);
+  out += "</svg>\n";
+  return out;
+}
+
+std::string channel_spread_svg(const WeightView& w) {
+  const Frame f{560, 170, 52, 16, 14, 30};
+  std::vector<size_t> order(w.channel_amax.size());
+  for (size_t c = 0; c < order.size(); ++c) order[c] = c;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return w.channel_amax[a] > w.channel_amax[b]; });
+  double top = 0;
+  for (size_t c = 0; c < order.size(); ++c) top = std::max({top, double(w.channel_amax[c]), double(w.used_amax[c])});
+  top = top > 0 ? top * 1.05 : 1.0;
+  auto y_of = [&](double v) { return f.top + f.plot_h() * (1.0 - v / top); };
+
+  std::string out;
+  open_svg(out, f, "max |w| per output channel");
+  const double bar_w = f.plot_w() / static_cast<double>(order.size());
+  for (size_t k = 0; k < order.size(); ++k) {
+    const size_t c = order[k];
+    const double x = f.left + k * bar_w;
+    add(out,
+        "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" class=\"channel\"><title>channel %zu: max|w| %.4g, "
+        "quantized with amax %.4g</title></rect>",
+        x, y_of(w.channel_amax[c]), std::max(bar_w - 0.3, 0.5), f.top + f.plot_h() - y_of(w.channel_amax[c]), c,
+        w.channel_amax[c], w.used_amax[c]);
+    add(out, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" class=\"used\"/>", x,
+        x + std::max(bar_w - 0.3, 0.5), y_of(w.used_amax[c]), y_of(w.used_amax[c]));
+  }
+  out += "\n";
+  axes(out, f);
+  for (double t : {0.0, 0.5, 1.0})
+    add(out, "<text x=\"%.1f\" y=\"%.1f\" class=\"tick\" text-anchor=\"end\">%.3g</text>\n", f.left - 4,
+        y_of(t * top / 1.05) + 4, t * top / 1.05);
+  add(out,
+      "<text x=\"%.1f\" y=\"%.1f\" class=\"tick\" text-anchor=\"middle\">%zu output channels, largest max|w| "
+      "first</text>\n",
+      f.left + f.plot_w() / 2, f.height - 8, order.size());
+  out += "</svg>\n";
+  return out;
+}
+
+std::string sqnr_overview_svg(const std::vector<LayerView>& layers) {
+  const double row = 17;
+  const Frame f{760, 42 + row * static_cast<double>(layers.size()), 170, 60, 8, 34};
+  double top = 1;
+  for (const LayerView& l : layers)
+    if (std::isfinite(l.sqnr_db)) top = std::max(top, l.sqnr_db);
+  top = std::ceil(top / 10.0) * 10.0;
+
+  std::string out;
+  open_svg(out, f, "SQNR per layer in graph order");
+  for (double t = 0; t <= top + 1e-9; t += 10) {
+    const double x = f.left + f.plot_w() * t / top;
+    add(out,
+        "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" class=\"grid\"/><text x=\"%.1f\" y=\"%.1f\" "
+        "class=\"tick\" text-anchor=\"middle\">%.0f</text>\n",
+        x, x, f.top, f.top + f.plot_h(), x, f.top + f.plot_h() + 14, t);
+  }
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const LayerView& l = layers[i];
+    const double y = f.top + row * static_cast<double>(i);
+    const bool measured = !std::isnan(l.sqnr_db);
+    const double value = std::isfinite(l.sqnr_db) ? std::max(0.0, l.sqnr_db) : (measured ? top : 0);
+    const char* quality = !measured ? "unmeasured" : l.sqnr_db < 20 ? "poor" : l.sqnr_db < 30 ? "fair" : "good";
+    char value_text[32] = "n/a";
+    if (std::isinf(l.sqnr_db)) std::snprintf(value_text, sizeof value_text, "exact");
+    if (std::isfinite(l.sqnr_db)) std::snprintf(value_text, sizeof value_text, "%.1f dB", l.sqnr_db);
+    add(out,
+        "<a href=\"#%s\"><text x=\"%.1f\" y=\"%.1f\" class=\"name\" text-anchor=\"end\">%s</text>"
+        "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" class=\"%s\"/>"
+        "<text x=\"%.1f\" y=\"%.1f\" class=\"tick\">%s</text></a>\n",
+        l.id.c_str(), f.left - 6, y + row - 5, html_escape(l.name).c_str(), f.left, y + 2, f.plot_w() * value / top,
+        row - 4, quality, f.left + f.plot_w() * value / top + 4, y + row - 5, value_text);
+  }
+  add(out,
+      "<text x=\"%.1f\" y=\"%.1f\" class=\"tick\" text-anchor=\"middle\">SQNR (dB) of each layer's int8 output against "
+      "float</text>\n",
+      f.left + f.plot_w() / 2, f.height - 2);
+  out += "</svg>\n";
+  return out;
+}
+
+}  // namespace octet
