@@ -26,6 +26,10 @@ struct OpTraits {
   // Requantization multipliers it owns besides a weighted op's per-channel
   // ones: one per input whose int8 values it rescales (add: 2, pools: 1).
   int input_multipliers;
+  // Its output is its input's int8 values moved, none computed (flatten,
+  // shortcut): exact in int8, and exact in an exported QDQ graph without a
+  // QuantizeLinear of its own.
+  bool moves_values;
 };
 
 const OpTraits& op_traits(Op op);  // op_def(op).traits

@@ -8,6 +8,7 @@
 
 #include "common/error.h"
 #include "common/file_io.h"
+#include "graph/op_traits.h"
 #include "interop/onnx_ops.h"
 
 namespace octet {
@@ -60,7 +61,7 @@ onnx::ModelProto build_model(const QuantizedModel& m, OnnxExportSummary* summary
     if (!n.inputs.empty()) c.input_scale = m.quant[n.inputs[0]].scale, c.input_flat = flat[n.inputs[0]];
     std::string y = op->emit(c);  // the float result before this node's own quantization
     flat[i] = op->flat;
-    if (op->exact) {
+    if (op->quantizes || op_traits(n.op).moves_values) {
       value[i] = y;
       continue;
     }

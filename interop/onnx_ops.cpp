@@ -110,8 +110,8 @@ const OnnxOp kOps[] = {
        Writer::integer(c.w.node("Flatten", {c.inputs[0]}, c.n.name), "axis", 1);
        return c.n.name;
      },
-     true, true},
-    {Op::ShortcutA, shortcut_a, true, false},
+     false, true},
+    {Op::ShortcutA, shortcut_a, false, false},
 };
 }  // namespace
 

@@ -26,10 +26,10 @@ struct OnnxOp {
   Op op;
   // Writes the node's ONNX nodes; returns the name of its float result.
   std::string (*emit)(const OnnxNodeContext& c);
-  // Its result is already the int8 value (exact on int8 values: flatten,
-  // shortcut, or quantized by emit itself: the input): no ReLU or
-  // QuantizeLinear follows it.
-  bool exact;
+  // Its result is already the int8 value, quantized by emit itself (the
+  // input): no ReLU or QuantizeLinear follows it. (Nor do they follow an
+  // operator that moves values, graph/op_traits.h moves_values.)
+  bool quantizes;
   bool flat;  // its result is N x F
 };
 

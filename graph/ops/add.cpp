@@ -30,8 +30,8 @@ void run_int8_reference(const Int8ReferenceArgs& a) {
 }
 }  // namespace
 
-//                        name   in train  weight image  relu   resid  scale  mult
-extern const OpDef add = {{Op::Add, "add", 2, false, false, false, true, false, true, 2},
+//                        name   in train  weight image  relu   resid  scale  mult  moves
+extern const OpDef add = {{Op::Add, "add", 2, false, false, false, true, false, true, 2, false},
                           shape, nullptr, nullptr, nullptr, run_float, run_int8_reference};
 
 }  // namespace octet::ops

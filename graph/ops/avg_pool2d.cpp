@@ -20,8 +20,8 @@ void run_int8_reference(const Int8ReferenceArgs& a) {
 }
 }  // namespace
 
-//                               name          in train  weight image  relu   resid  scale  mult
-extern const OpDef avg_pool2d = {{Op::AvgPool2d, "avg_pool2d", 1, false, false, true, false, false, true, 1},
+//                               name          in train  weight image  relu   resid  scale  mult  moves
+extern const OpDef avg_pool2d = {{Op::AvgPool2d, "avg_pool2d", 1, false, false, true, false, false, true, 1, false},
                                  pool_shape, nullptr, nullptr, window, run_float, run_int8_reference};
 
 }  // namespace octet::ops

@@ -14,8 +14,8 @@ std::vector<ParamShape> params(const Node&, const std::vector<ActShape>& in) {
 }
 }  // namespace
 
-//                                 name            in train  weight image  relu   resid  scale  mult
-extern const OpDef batch_norm2d = {{Op::BatchNorm2d, "batch_norm2d", 1, true, false, true, false, false, false, 0},
+//                                 name            in train  weight image  relu   resid  scale  mult  moves
+extern const OpDef batch_norm2d = {{Op::BatchNorm2d, "batch_norm2d", 1, true, false, true, false, false, false, 0, false},
                                    shape, params, nullptr, nullptr, nullptr, nullptr};
 
 }  // namespace octet::ops

@@ -57,8 +57,8 @@ void run_int8_reference(const Int8ReferenceArgs& a) {
 }
 }  // namespace
 
-//                           name      in train  weight image  relu   resid  scale  mult
-extern const OpDef conv2d = {{Op::Conv2d, "conv2d", 1, false, true, true, true, true, true, 0},
+//                           name      in train  weight image  relu   resid  scale  mult  moves
+extern const OpDef conv2d = {{Op::Conv2d, "conv2d", 1, false, true, true, true, true, true, 0, false},
                              shape, params, macs, nullptr, run_weighted_float, run_int8_reference};
 
 }  // namespace octet::ops

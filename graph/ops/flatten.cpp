@@ -18,8 +18,8 @@ void run_int8_reference(const Int8ReferenceArgs& a) {
 }
 }  // namespace
 
-//                            name       in train  weight image  relu   resid  scale  mult
-extern const OpDef flatten = {{Op::Flatten, "flatten", 1, false, false, false, false, false, false, 0},
+//                            name       in train  weight image  relu   resid  scale  mult  moves
+extern const OpDef flatten = {{Op::Flatten, "flatten", 1, false, false, false, false, false, false, 0, true},
                               shape, nullptr, nullptr, nullptr, run_float, run_int8_reference};
 
 }  // namespace octet::ops

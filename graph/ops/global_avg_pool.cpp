@@ -36,8 +36,8 @@ void run_int8_reference(const Int8ReferenceArgs& a) {
 }
 }  // namespace
 
-//                                    name               in train  weight image  relu   resid  scale  mult
-extern const OpDef global_avg_pool = {{Op::GlobalAvgPool, "global_avg_pool", 1, false, false, true, false, false, true, 1},
+//                                    name               in train  weight image  relu   resid  scale  mult  moves
+extern const OpDef global_avg_pool = {{Op::GlobalAvgPool, "global_avg_pool", 1, false, false, true, false, false, true, 1, false},
                                       shape, nullptr, nullptr, window, run_float, run_int8_reference};
 
 }  // namespace octet::ops

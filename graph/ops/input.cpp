@@ -29,8 +29,8 @@ void run_int8_reference(const Int8ReferenceArgs& a) {
 }
 }  // namespace
 
-//                         name     in train  weight image  relu   resid  scale  mult
-extern const OpDef input = {{Op::Input, "input", 0, false, false, false, false, false, true, 0},
+//                         name     in train  weight image  relu   resid  scale  mult  moves
+extern const OpDef input = {{Op::Input, "input", 0, false, false, false, false, false, true, 0, false},
                             shape, nullptr, nullptr, nullptr, run_float, run_int8_reference};
 
 }  // namespace octet::ops

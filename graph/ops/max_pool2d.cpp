@@ -17,8 +17,8 @@ void run_int8_reference(const Int8ReferenceArgs& a) {
 }
 }  // namespace
 
-//                               name          in train  weight image  relu   resid  scale  mult
-extern const OpDef max_pool2d = {{Op::MaxPool2d, "max_pool2d", 1, false, false, true, false, false, false, 0},
+//                               name          in train  weight image  relu   resid  scale  mult  moves
+extern const OpDef max_pool2d = {{Op::MaxPool2d, "max_pool2d", 1, false, false, true, false, false, false, 0, false},
                                  pool_shape, nullptr, nullptr, nullptr, run_float, run_int8_reference};
 
 }  // namespace octet::ops

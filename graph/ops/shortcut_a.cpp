@@ -45,8 +45,8 @@ void run_int8_reference(const Int8ReferenceArgs& a) {
 }
 }  // namespace
 
-//                               name          in train  weight image  relu   resid  scale  mult
-extern const OpDef shortcut_a = {{Op::ShortcutA, "shortcut_a", 1, false, false, true, false, false, false, 0},
+//                               name          in train  weight image  relu   resid  scale  mult  moves
+extern const OpDef shortcut_a = {{Op::ShortcutA, "shortcut_a", 1, false, false, true, false, false, false, 0, true},
                                  shape, nullptr, nullptr, nullptr, run_float, run_int8_reference};
 
 }  // namespace octet::ops
