@@ -1,5 +1,7 @@
-// Per-node timing for `octet bench infer --layers`: each node's MACs, time and
-// achieved int8 TOPS, as a table and as JSON.
+// Per-node timing for `octet bench infer` (Engine::profile): each node's
+// MACs, time and achieved int8 TOPS as a table and as JSON, the largest
+// convolutions' TOPS, and the choices a backend made by timing (cuda-imma's
+// tile per convolution shape).
 #pragma once
 
 #include <cstdint>
@@ -8,29 +10,30 @@
 #include <string>
 #include <vector>
 
-#include "runtime/cpu/engine.h"
+#include "runtime/engine.h"
 
 namespace octet {
 
-struct LayerTiming {
-  std::string name, op;
-  double macs = 0, milliseconds = 0;
-  std::string kernel;  // cuda-imma: the tile configuration
-};
-
-// Median milliseconds of every node of the CPU runtime: the engine's hook
-// sees each node finish, the logits node ends the run.
-std::vector<LayerTiming> cpu_layer_times(const CpuEngine& engine, const float* input, int64_t batch, int warmup,
-                                         int iterations);
+using NodeTimings = std::vector<Engine::NodeTiming>;
 
 // Achieved int8 tera-operations per second (2 per multiply-add).
-double tops(const LayerTiming& layer);
+double tops(const Engine::NodeTiming& node);
 
 // The convolutions with the most multiply-adds: all of them when several tie
 // (CIFAR ResNets have one per stage, each with the same count), in graph order.
-std::vector<LayerTiming> largest_convs(const std::vector<LayerTiming>& layers);
+NodeTimings largest_convs(const NodeTimings& nodes);
 
-void print_layers(std::FILE* out, const std::string& title, const std::vector<LayerTiming>& layers);
-nlohmann::json layers_json(const std::vector<LayerTiming>& layers);
+void print_layers(std::FILE* out, const std::string& title, const NodeTimings& nodes);
+nlohmann::json layers_json(const NodeTimings& nodes);
+
+// The achieved TOPS of the largest convolutions: one line (the best and the
+// worst when several tie) and a JSON entry for each, appended to `entries`.
+void report_largest_convs(std::FILE* out, const std::string& backend, int64_t batch, const NodeTimings& nodes,
+                          nlohmann::json& entries);
+
+// Each timed problem's candidates in milliseconds, the chosen one starred,
+// and what the timing cost the first run.
+void print_timed_choices(std::FILE* out, const std::string& backend, const std::vector<Engine::TimedChoice>& choices);
+nlohmann::json timed_choices_json(const std::vector<Engine::TimedChoice>& choices);
 
 }  // namespace octet

@@ -45,16 +45,17 @@ std::vector<int> float_counterparts(const Graph& fg, const Graph& qg) {
   return out;
 }
 
-EvalReport evaluate(const FloatExecutor& float_model, const CpuEngine& engine, const Dataset& test, int64_t limit,
+EvalReport evaluate(const FloatExecutor& float_model, const Engine& engine, const Dataset& test, int64_t limit,
                     bool with_layers, int64_t batch_size) {
   const QuantizedModel& qm = engine.model();
+  const ActShape input = qm.graph.shapes()[0];
   const int64_t images = limit > 0 ? std::min(limit, test.size()) : test.size();
   check(images > 0, "no test images to evaluate");
-  check(float_model.shapes()[0] == engine.shapes()[0],
+  check(float_model.shapes()[0] == input,
         "the float and quantized models take different inputs (" + to_string(float_model.shapes()[0]) + " vs " +
-            to_string(engine.shapes()[0]) + ")");
-  check(test.channels == engine.shapes()[0].c && test.height == engine.shapes()[0].h,
-        "the dataset's images do not fit the model's input " + to_string(engine.shapes()[0]));
+            to_string(input) + ")");
+  check(test.channels == input.c && test.height == input.h,
+        "the dataset's images do not fit the model's input " + to_string(input));
 
   const std::vector<int> counterpart = float_counterparts(float_model.graph(), qm.graph);
   std::map<int, int> watched;  // float node -> quantized node
@@ -79,17 +80,21 @@ EvalReport evaluate(const FloatExecutor& float_model, const CpuEngine& engine, c
       if (it != watched.end()) float_values[it->second] = act;
     });
     auto t1 = Clock::now();
-    const FloatTensor int8_logits = engine.dequantize_logits(engine.run(x.data(), n, [&](int node, const int8_t* q, int64_t count) {
-      auto it = float_values.find(node);
-      if (it == float_values.end()) return;
-      const float inv = 1.0f / qm.quant[node].scale;
-      const float* ref = it->second.ptr();
-      for (int64_t k = 0; k < count; ++k) {
-        const double e = ref[k] - q[k] * inv;
-        signal[node] += double(ref[k]) * ref[k];
-        noise[node] += e * e;
-      }
-    }));
+    // The hook only where layers are compared: a backend may run slower with one.
+    Engine::Hook hook;
+    if (with_layers)
+      hook = [&](int node, const int8_t* q, int64_t count) {
+        auto it = float_values.find(node);
+        if (it == float_values.end()) return;
+        const float inv = 1.0f / qm.quant[node].scale;
+        const float* ref = it->second.ptr();
+        for (int64_t k = 0; k < count; ++k) {
+          const double e = ref[k] - q[k] * inv;
+          signal[node] += double(ref[k]) * ref[k];
+          noise[node] += e * e;
+        }
+      };
+    const FloatTensor int8_logits = engine.dequantize_logits(engine.run(x.data(), n, hook));
     auto t2 = Clock::now();
     report.float_seconds += std::chrono::duration<double>(t1 - t0).count();
     report.int8_seconds += std::chrono::duration<double>(t2 - t1).count();

@@ -8,7 +8,7 @@
 
 #include "data/dataset.h"
 #include "graph/float_executor.h"
-#include "runtime/cpu/engine.h"
+#include "runtime/engine.h"
 
 namespace octet {
 
@@ -31,7 +31,7 @@ struct EvalReport {
 std::vector<int> float_counterparts(const Graph& float_graph, const Graph& quantized_graph);
 
 // Evaluates the first `limit` test images (0: all); `with_layers` adds the SQNR report.
-EvalReport evaluate(const FloatExecutor& float_model, const CpuEngine& engine, const Dataset& test, int64_t limit,
+EvalReport evaluate(const FloatExecutor& float_model, const Engine& engine, const Dataset& test, int64_t limit,
                     bool with_layers, int64_t batch_size = 250);
 
 std::string eval_report_json(const EvalReport& report);

@@ -11,7 +11,7 @@
 #include "calibrate/amax.h"
 #include "common/error.h"
 #include "common/progress.h"
-#include "runtime/cpu/engine.h"
+#include "runtime/cpu/cpu_engine.h"
 
 namespace octet {
 

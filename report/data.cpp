@@ -106,7 +106,7 @@ CalibrationReport build_calibration_report(const Checkpoint& checkpoint, const F
 
   const FloatExecutor float_model(folded);
   const Dataset test = load_dataset(checkpoint.dataset, resolve_data_dir(checkpoint.dataset, data_dir), Split::Test);
-  r.eval = evaluate(float_model, CpuEngine(model), test, limit, true);
+  r.eval = evaluate(float_model, *make_engine(model, backend_names::kCpu), test, limit, true);
   std::map<std::string, double> measured;
   for (const LayerReport& l : r.eval.layers) measured[l.name] = l.sqnr_db;
 

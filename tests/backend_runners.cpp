@@ -1,6 +1,6 @@
 #include "tests/backend_runners.h"
 
-#include "runtime/cpu/engine.h"
+#include "runtime/cpu/cpu_engine.h"
 #include "runtime/cuda/op_support.h"
 #include "tests/device_layout_executor.h"
 
@@ -50,17 +50,23 @@ BackendRunner host_layout_runner(bool imma) {
           }};
 }
 
-#ifndef OCTET_HAVE_CUDA
-std::vector<BackendRunner> cuda_runners_not_built() {
-  std::vector<BackendRunner> runners;
-  for (const char* name : {"cuda-imma", "cuda-dp4a", "cuda-cublaslt"})
-    runners.push_back(
-        {name, 0,
-         [] { return std::string("this build has no CUDA runtime (no nvcc when configuring, or -DOCTET_WITH_CUDA=OFF)"); },
-         nullptr, nullptr});
-  return runners;
+// A backend of the registry (runtime/engine.h): every node read through the
+// hook, then the logits of three runs as it runs by default (CUDA: with the
+// buffer-reusing plan, launched one by one, captured into a graph, replayed).
+BackendRunner registry_runner(const EngineBackend& b) {
+  return {b.name, 0, b.why_unavailable, b.why_unsupported,
+          [&b](const QuantizedModel& model, const std::vector<float>& images, int64_t batch) {
+            const std::unique_ptr<Engine> engine = b.make(model);
+            BackendOutputs out;
+            out.values.resize(model.graph.nodes.size());
+            out.logits.emplace_back("", engine->run(images.data(), batch, [&](int node, const int8_t* v, int64_t count) {
+              out.values[node].assign(v, v + count);
+            }));
+            for (int run = 0; run < 3; ++run)
+              out.logits.emplace_back("with buffer reuse, run " + std::to_string(run), engine->run(images.data(), batch));
+            return out;
+          }};
 }
-#endif
 
 }  // namespace
 
@@ -68,11 +74,8 @@ const std::vector<BackendRunner>& backend_runners() {
   static const std::vector<BackendRunner> runners = [] {
     std::vector<BackendRunner> r = {cpu_runner(cpu::KernelPath::Reference), cpu_runner(cpu::KernelPath::Avx512Vnni),
                                     host_layout_runner(false), host_layout_runner(true)};
-#ifdef OCTET_HAVE_CUDA
-    for (BackendRunner& c : cuda_backend_runners()) r.push_back(std::move(c));
-#else
-    for (BackendRunner& c : cuda_runners_not_built()) r.push_back(std::move(c));
-#endif
+    for (const EngineBackend& b : engine_backends())  // the CPU's runs above, one per kernel path
+      if (std::string(b.name) != backend_names::kCpu) r.push_back(registry_runner(b));
     return r;
   }();
   return runners;

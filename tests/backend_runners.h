@@ -1,7 +1,7 @@
 // Every backend the operator harness (test_backend_ops) holds to the
 // reference, as one table: the CPU runtime's kernel paths, the CUDA device
-// layout executed on the host, and the CUDA backends where this build and
-// machine have them. Adding a backend is one entry here.
+// layout executed on the host, and every other backend of the registry
+// (runtime/engine.h: the CUDA ones where this build has them).
 #pragma once
 
 #include <cstdint>
@@ -31,8 +31,5 @@ struct BackendRunner {
 };
 
 const std::vector<BackendRunner>& backend_runners();
-
-// The CUDA backends' entries (tests/cuda_backend_runners.cpp, built with CUDA).
-std::vector<BackendRunner> cuda_backend_runners();
 
 }  // namespace octet

@@ -68,6 +68,17 @@ expect "calib" "$octet" quantize --checkpoint "$lenet" -o "$dir/out.octet" --cal
 expect "method" "$octet" quantize --checkpoint "$lenet" -o "$dir/out.octet" --method nonsense
 expect "--limit must be 0" "$octet" eval --checkpoint "$lenet" --limit -1
 
+# --backend names a backend of the registry (runtime/engine.h); one this build or machine lacks is
+# refused saying why (without CUDA: built without it; without a GPU: no usable CUDA device).
+"$octet" quantize --checkpoint "$lenet" -o "$dir/lenet.int8.octet" --method max --weight-rounding nearest \
+  --calib-samples 64 >/dev/null 2>&1
+expect "unknown backend 'tpu' (known: cpu" "$octet" eval --checkpoint "$lenet" --quantized "$dir/lenet.int8.octet" \
+  --backend tpu --json "$dir/out.json"
+if ! command -v nvidia-smi >/dev/null; then
+  expect "cuda-imma.*\(no usable CUDA device\|built without CUDA\)" "$octet" eval --checkpoint "$lenet" \
+    --quantized "$dir/lenet.int8.octet" --backend cuda-imma --json "$dir/out.json"
+fi
+
 # Data-parallel: torchrun's variables, octet launch's options, a failing rank.
 if [[ "$("$octet" train --epochs 0 2>&1)" != *"needs LibTorch"* ]]; then  # a build without LibTorch has no trainer
   train=("$octet" train --json "$dir/out.json")

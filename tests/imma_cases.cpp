@@ -95,7 +95,7 @@ std::vector<int8_t> cpu_outputs(const Conv& v, const Problem& p, const Data& d) 
   g.out_h = p.out_h, g.out_w = p.out_w, g.out_c = v.out_c;
   g.kernel = v.kernel, g.stride = v.stride, g.padding = v.padding;
   const cpu::PackedWeights w(d.weights.data(), v.out_c, v.kernel, v.c);
-  cpu::Epilogue e;
+  RequantEpilogue e;
   e.bias = d.bias.data(), e.multiplier = d.multiplier.data(), e.shift = d.shift.data();
   e.relu = d.relu;
   if (!d.skip.empty()) e.skip = d.skip.data(), e.skip_multiplier = d.skip_multiplier.data();

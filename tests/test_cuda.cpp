@@ -14,7 +14,7 @@
 #include "common/error.h"
 #include "data/dataset.h"
 #include "quant/pipeline.h"
-#include "runtime/cpu/engine.h"
+#include "runtime/cpu/cpu_engine.h"
 #include "runtime/cuda/cublaslt_library.h"
 #include "runtime/cuda/cuda_engine.h"
 #include "runtime/cuda/implicit_gemm.h"
@@ -105,7 +105,7 @@ TEST_P(CudaNetwork, DevicePathAndProfile) {
     ASSERT_EQ(logits.data, expected.data) << "replay " << replay;
   }
 
-  const std::vector<CudaEngine::NodeTiming> timings = gpu.profile(batch, 3);
+  const std::vector<Engine::NodeTiming> timings = gpu.profile(images.data(), batch, 1, 3);
   ASSERT_EQ(timings.size(), model.graph.nodes.size());
   const std::vector<ActShape> shapes = model.graph.shapes();
   double total_ms = 0;
@@ -239,9 +239,9 @@ TEST(CudaImma, EveryTileMatchesTheCpuRuntime) {
       EXPECT_EQ(gpu.run(images.data(), l.batch).data, logits.data) << name;
       for (int i = 0; i < model.output(); ++i)
         ASSERT_EQ(gpu.node_output(i), expected[i]) << name << ", node " << model.graph.nodes[i].name;
-      for (const CudaEngine::TileChoice& c : gpu.imma_tile_choices()) {
-        EXPECT_EQ(c.tile, name) << c.shape;
-        EXPECT_TRUE(c.trials.empty()) << c.shape << ": one candidate is not timed";
+      for (const Engine::TimedChoice& c : gpu.timed_choices()) {
+        EXPECT_EQ(c.chosen, name) << c.problem;
+        EXPECT_TRUE(c.trials.empty()) << c.problem << ": one candidate is not timed";
       }
       ++ran;
     }
@@ -259,38 +259,38 @@ TEST(CudaImma, TunerKeepsTheFastestCandidate) {
   const std::vector<float> images = random_images(batch, model.graph.shapes()[0], 61);
   CudaEngine tuned(model, CudaBackend::Imma);
   const Int32Tensor logits = tuned.run(images.data(), batch);
-  const std::vector<CudaEngine::TileChoice> choices = tuned.imma_tile_choices();
+  const std::vector<Engine::TimedChoice> choices = tuned.timed_choices();
   ASSERT_GE(choices.size(), 3u) << "ResNet-20 has a first layer and three stages of convs";
   int timed = 0;
-  for (const CudaEngine::TileChoice& c : choices) {
+  for (const Engine::TimedChoice& c : choices) {
     if (c.trials.empty()) continue;
     ++timed;
     double fastest = c.trials.front().second;
     for (const auto& [tile, ms] : c.trials) {
-      EXPECT_GT(ms, 0.0) << c.shape << " " << tile;
+      EXPECT_GT(ms, 0.0) << c.problem << " " << tile;
       fastest = std::min(fastest, ms);
     }
     const auto chosen =
-        std::find_if(c.trials.begin(), c.trials.end(), [&](const auto& t) { return t.first == c.tile; });
-    ASSERT_NE(chosen, c.trials.end()) << c.shape;
-    EXPECT_EQ(chosen->second, fastest) << c.shape;
+        std::find_if(c.trials.begin(), c.trials.end(), [&](const auto& t) { return t.first == c.chosen; });
+    ASSERT_NE(chosen, c.trials.end()) << c.problem;
+    EXPECT_EQ(chosen->second, fastest) << c.problem;
     // At least 2 rounds of 4 launches of each candidate, its fastest counting.
-    EXPECT_GE(c.tuning_milliseconds, 2 * 4 * fastest * c.trials.size()) << c.shape;
+    EXPECT_GE(c.tuning_milliseconds, 2 * 4 * fastest * c.trials.size()) << c.problem;
   }
   EXPECT_GT(timed, 0);
   tuned.run(images.data(), batch);
-  EXPECT_EQ(tuned.imma_tile_choices().size(), choices.size()) << "a shape met again is not timed again";
+  EXPECT_EQ(tuned.timed_choices().size(), choices.size()) << "a shape met again is not timed again";
 
   const ScopedEnvironment untimed("OCTET_IMMA_TUNE", "0");
   CudaEngine modelled(model, CudaBackend::Imma);
   EXPECT_EQ(modelled.run(images.data(), batch).data, logits.data);
-  EXPECT_TRUE(modelled.imma_tile_choices().empty());
+  EXPECT_TRUE(modelled.timed_choices().empty());
 }
 
 // Built with CUDA, the backends are listed; without a device, making one
 // fails with the reason instead of crashing.
 TEST(CudaEngineWithoutDevice, ListsTheBackendsAndExplainsWhyItCannotStart) {
-  const std::vector<std::string> backends = engine_backends();
+  const std::vector<std::string> backends = engine_backend_names();
   ASSERT_GE(backends.size(), 4u);
   EXPECT_EQ(backends[1], "cuda-imma") << "the default CUDA backend comes first";
   EXPECT_NE(std::find(backends.begin(), backends.end(), "cuda-dp4a"), backends.end());

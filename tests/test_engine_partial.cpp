@@ -1,11 +1,11 @@
 // The CPU engine's entry points for the quantizer's `auto` search
-// (runtime/cpu/engine.h): running a range of nodes from kept int8 outputs,
+// (runtime/cpu/cpu_engine.h): running a range of nodes from kept int8 outputs,
 // and an engine that shares another's packed weights. Both must give the
 // bits of a whole run of the model's own engine.
 #include <gtest/gtest.h>
 
 #include "common/error.h"
-#include "runtime/cpu/engine.h"
+#include "runtime/cpu/cpu_engine.h"
 #include "tests/random_model.h"
 
 namespace octet {

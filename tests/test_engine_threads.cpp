@@ -1,11 +1,11 @@
-// What may be called concurrently (runtime/cpu/engine.h): one CpuEngine run
+// What may be called concurrently (runtime/cpu/cpu_engine.h): one CpuEngine run
 // from several threads at once gives the same bits as one thread running the
 // same batches in turn.
 #include <gtest/gtest.h>
 
 #include <thread>
 
-#include "runtime/cpu/engine.h"
+#include "runtime/cpu/cpu_engine.h"
 #include "tests/random_model.h"
 
 namespace octet {

@@ -10,7 +10,7 @@
 
 #include "common/requantize.h"
 #include "common/safetensors.h"
-#include "runtime/cpu/engine.h"
+#include "runtime/cpu/cpu_engine.h"
 #include "tests/random_model.h"
 #include "tests/reference_int8.h"
 #include "tests/test_util.h"

@@ -16,7 +16,7 @@
 #include "graph/patches.h"
 #include "quant/fixed_point.h"
 #include "quant/simulate.h"
-#include "runtime/cpu/engine.h"
+#include "runtime/cpu/cpu_engine.h"
 #include "tests/random_model.h"
 #include "tests/reference_int8.h"
 #include "tests/test_util.h"

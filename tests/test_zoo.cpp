@@ -33,7 +33,7 @@ TEST_P(ZooAccuracy, DefaultQuantizationKeepsAccuracy) {
 
   const QuantizeResult q = quantize_checkpoint(checkpoint, dir, QuantizeOptions{}, 1024);
   const Dataset test = load_dataset(checkpoint.dataset, dir, Split::Test);
-  const EvalReport r = evaluate(FloatExecutor(q.folded), CpuEngine(q.model), test, 0, false);
+  const EvalReport r = evaluate(FloatExecutor(q.folded), *make_engine(q.model, backend_names::kCpu), test, 0, false);
   std::printf("%s: float %.2f%%  int8 %.2f%%  difference %+.2f  agreement %.2f%%\n", z.name, r.float_top1, r.int8_top1,
               r.int8_top1 - r.float_top1, r.agreement);
   EXPECT_EQ(r.images, 10000);

@@ -14,7 +14,7 @@ namespace octet {
 
 namespace {
 struct EvalCommand {
-  std::string checkpoint, data, quantized, json;
+  std::string checkpoint, data, quantized, json, backend = backend_names::kCpu;
   int64_t limit = 0;
   bool layers = true;
 };
@@ -44,10 +44,12 @@ void run_eval(const EvalCommand& c) {
   } else {
     const QuantizedModel model = load_quantized_model(c.quantized);
     check_quantized_from(model, "'" + c.quantized + "'", checkpoint, "'" + c.checkpoint + "'");
-    const CpuEngine engine(model);
-    const EvalReport report = evaluate(float_model, engine, test, c.limit, c.layers);
-    std::fprintf(report_stream(c.json), "%s", eval_report_table(report).c_str());
-    json = eval_report_json(report);
+    const std::unique_ptr<Engine> engine = make_engine(model, c.backend);
+    const EvalReport report = evaluate(float_model, *engine, test, c.limit, c.layers);
+    std::fprintf(report_stream(c.json), "int8 on %s\n%s", engine->backend().c_str(), eval_report_table(report).c_str());
+    nlohmann::json j = nlohmann::json::parse(eval_report_json(report));
+    j["backend"] = engine->backend();
+    json = j.dump(2);
   }
   if (!c.json.empty()) write_text_output(c.json, json + "\n");
 }
@@ -60,6 +62,7 @@ void add_eval_command(CLI::App& app) {
   add_data_option(cmd, c->data);
   cmd->add_option("--quantized", c->quantized, "Quantized model (octet quantize) to compare with float");
   cmd->add_option("--limit", c->limit, "Evaluate only the first N test images (0: all)");
+  add_backend_option(cmd, c->backend);
   cmd->add_flag("!--no-layers", c->layers, "Skip the per-layer SQNR report");
   add_json_option(cmd, c->json);
   cmd->callback([c] { run_eval(*c); });

@@ -55,7 +55,7 @@ void run_pipeline(PipelineCommand c) {
   std::fprintf(out, "== 3/3 compare int8 with float on the %s test set\n", checkpoint.dataset.c_str());
   std::fflush(out);
   const Dataset test = load_dataset(checkpoint.dataset, data_dir, Split::Test);
-  const EvalReport report = evaluate(FloatExecutor(r.folded), CpuEngine(r.model), test, 0, true);
+  const EvalReport report = evaluate(FloatExecutor(r.folded), *make_engine(r.model, backend_names::kCpu), test, 0, true);
   std::fprintf(out, "%s", eval_report_table(report).c_str());
   if (!c.json.empty()) write_text_output(c.json, eval_report_json(report) + "\n");
 }

@@ -20,7 +20,7 @@ namespace octet {
 
 namespace {
 struct PredictCommand {
-  std::string quantized, checkpoint, data, backend = "cpu", json;
+  std::string quantized, checkpoint, data, backend = backend_names::kCpu, json;
   int64_t limit = 0;
 };
 
@@ -113,10 +113,7 @@ void add_predict_command(CLI::App& app) {
   cmd->add_option("--checkpoint", c->checkpoint, "Float checkpoint: add its float logits and predictions");
   add_data_option(cmd, c->data);
   cmd->add_option("--limit", c->limit, "Only the first N test images (0, the default: all)");
-  cmd->add_option("--backend", c->backend,
-                  "Runtime backend: cpu, cuda (the GPU's default: cuda-imma on sm_80+, else cuda-dp4a), cuda-imma, "
-                  "cuda-dp4a or cuda-cublaslt")
-      ->capture_default_str();
+  add_backend_option(cmd, c->backend);
   add_json_option(cmd, c->json, "labels, logits and predictions");
   cmd->callback([c] { run_predict(*c); });
 }

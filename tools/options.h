@@ -6,6 +6,7 @@
 
 #include "common/error.h"
 #include "quant/pipeline.h"
+#include "runtime/engine.h"
 
 namespace octet {
 
@@ -17,6 +18,20 @@ inline void add_data_option(CLI::App* cmd, std::string& dir) {
 // --json FILE ('-': standard output); `what` says what is written.
 inline void add_json_option(CLI::App* cmd, std::string& path, const std::string& what = "the results") {
   cmd->add_option("--json", path, "Write " + what + " as JSON to FILE ('-': standard output)");
+}
+
+// The backends of this build, from the registry (runtime/engine.h): "cpu, cuda-imma, ...".
+inline std::string backend_names_list() {
+  std::string names;
+  for (const std::string& b : engine_backend_names()) names += (names.empty() ? "" : ", ") + b;
+  return names;
+}
+
+// --backend NAME: the int8 runtime backend that runs the quantized model.
+inline void add_backend_option(CLI::App* cmd, std::string& backend) {
+  std::string help = "Int8 runtime backend: " + backend_names_list();
+  if (engine_backend_names().size() > 1) help += ", or " + std::string(backend_names::kCudaDefault) + " (the GPU's default)";
+  cmd->add_option("--backend", backend, help)->capture_default_str();
 }
 
 inline void add_quantize_options(CLI::App* cmd, NamedQuantizeOptions& q) {

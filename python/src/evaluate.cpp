@@ -16,7 +16,7 @@ namespace octet::python {
 namespace {
 
 py::dict evaluate_py(const PyCheckpoint& c, PyQuantized& q, const std::optional<std::string>& data_dir,
-                     int64_t limit, bool layers, int64_t batch_size) {
+                     int64_t limit, bool layers, int64_t batch_size, const std::string& backend) {
   check_batch_size(batch_size);
   const QuantizedModel& qm = q.model();
   check_quantized_from(qm, "the quantized model", c.checkpoint(), "'" + c.path() + "'");
@@ -24,7 +24,7 @@ py::dict evaluate_py(const PyCheckpoint& c, PyQuantized& q, const std::optional<
   {
     py::gil_scoped_release release;
     const Dataset test = load_dataset(qm.dataset, resolve_data_dir(qm.dataset, data_dir.value_or("")), Split::Test);
-    report = evaluate(c.executor(), q.cpu_engine(), test, limit, layers, batch_size);
+    report = evaluate(c.executor(), q.engine(backend), test, limit, layers, batch_size);
   }
   py::list layer_list;
   for (const LayerReport& l : report.layers) {
@@ -38,6 +38,7 @@ py::dict evaluate_py(const PyCheckpoint& c, PyQuantized& q, const std::optional<
     layer_list.append(d);
   }
   py::dict d;
+  d["backend"] = q.engine(backend).backend();
   d["images"] = report.images;
   d["float_top1"] = report.float_top1;
   d["int8_top1"] = report.int8_top1;
@@ -54,7 +55,9 @@ py::dict evaluate_py(const PyCheckpoint& c, PyQuantized& q, const std::optional<
 void bind_evaluate(py::module_& m) {
   m.def("evaluate", &evaluate_py, py::arg("checkpoint"), py::arg("quantized"), py::kw_only(),
         py::arg("data_dir") = py::none(), py::arg("limit") = 0, py::arg("layers") = true, py::arg("batch_size") = 250,
-        "Float vs int8 (CPU) on the test set, as `octet eval`: a dict with images, float_top1, int8_top1, "
+        py::arg("backend") = backend_names::kCpu,
+        "Float vs int8 on the test set, as `octet eval`, int8 on `backend` (octet.backends()): a dict with images, "
+        "float_top1, int8_top1, "
         "top1_difference, agreement (percent), float_seconds, int8_seconds and layers, the per-layer SQNR report "
         "(a list of dicts: name, op, scale, amax, method, sqnr_db). limit: the first N test images (0: all).");
 }

@@ -11,7 +11,6 @@
 #include "graph/float_executor.h"
 #include "models/checkpoint.h"
 #include "qmodel/quantized_model.h"
-#include "runtime/cpu/engine.h"
 #include "runtime/engine.h"
 
 namespace octet::python {
@@ -46,29 +45,30 @@ class PyQuantized {
   const std::vector<ActShape>& shapes() const { return shapes_; }
   ActShape input() const { return shapes_[0]; }
 
-  // The int32 logits of `batch` images on `backend`; its engine is made on
-  // first use and kept. Called without the GIL, so several Python threads may
-  // call one model at once: their runs are serialised by the lock
-  // (python/tests/test_threads.py checks they give the bits of one thread).
-  std::vector<int32_t> run(const float* x, int64_t batch, int64_t batch_size, const std::string& backend) {
+  // The engine of `backend` (runtime/engine.h), made on first use and kept.
+  // Called without the GIL: several Python threads may ask at once.
+  const Engine& engine(const std::string& backend) {
     const std::lock_guard<std::mutex> lock(mutex_);
     std::unique_ptr<Engine>& engine = engines_[backend];
     if (!engine) engine = make_engine(model_, backend);
+    return *engine;
+  }
+
+  // The int32 logits of `batch` images on `backend`. Called without the GIL,
+  // so several Python threads may call one model at once: their runs are
+  // serialised by the lock (python/tests/test_threads.py checks they give the
+  // bits of one thread).
+  std::vector<int32_t> run(const float* x, int64_t batch, int64_t batch_size, const std::string& backend) {
+    const Engine& e = engine(backend);
+    const std::lock_guard<std::mutex> lock(mutex_);
     const int64_t numel = input().numel(), classes = model_.num_classes();
     std::vector<int32_t> logits(static_cast<size_t>(batch * classes));
     for (int64_t first = 0; first < batch; first += batch_size) {
       const int64_t count = std::min(batch_size, batch - first);
-      const Int32Tensor batch_logits = engine->run(x + first * numel, count);
+      const Int32Tensor batch_logits = e.run(x + first * numel, count);
       std::copy(batch_logits.data.begin(), batch_logits.data.end(), logits.begin() + first * classes);
     }
     return logits;
-  }
-
-  // The CPU reference engine, which reports every node's int8 output. Called without the GIL.
-  const CpuEngine& cpu_engine() {
-    const std::lock_guard<std::mutex> lock(mutex_);
-    if (!cpu_engine_) cpu_engine_ = std::make_unique<CpuEngine>(model_);
-    return *cpu_engine_;
   }
 
  private:
@@ -76,7 +76,6 @@ class PyQuantized {
   std::vector<ActShape> shapes_;
   std::mutex mutex_;  // engines may keep per-run state (device buffers)
   std::map<std::string, std::unique_ptr<Engine>> engines_;
-  std::unique_ptr<CpuEngine> cpu_engine_;
 };
 
 }  // namespace octet::python

@@ -40,14 +40,14 @@ py::array int8_predict(PyQuantized& q, const py::handle& images, const std::stri
   return to_numpy(std::move(logits), {n, classes});
 }
 
-py::dict int8_activations(PyQuantized& q, const py::handle& images) {
+py::dict int8_activations(PyQuantized& q, const py::handle& images, const std::string& backend) {
   const auto x = image_batch(images, q.input());
   const int64_t n = x.shape(0);
   const Graph& g = q.model().graph;
   std::vector<std::vector<int8_t>> values(g.nodes.size());
   {
     py::gil_scoped_release release;
-    q.cpu_engine().run(x.data(), n, [&](int node, const int8_t* v, int64_t) {
+    q.engine(backend).run(x.data(), n, [&](int node, const int8_t* v, int64_t) {
       values[node] = node_output_nchw(g, q.shapes(), node, v, n);
     });
   }
@@ -88,7 +88,7 @@ py::array_t<float> dequantized_weight(const PyQuantized& q, const std::string& l
 }  // namespace
 
 void bind_quantized(py::module_& m) {
-  m.def("backends", &engine_backends, "The int8 inference backends this build has: 'cpu', and the CUDA ones when built with CUDA.");
+  m.def("backends", &engine_backend_names, "The int8 inference backends this build has: 'cpu', and the CUDA ones when built with CUDA.");
 
   py::class_<PyQuantized, std::shared_ptr<PyQuantized>>(
       m, "QuantizedModel", "An int8 model: int8 weights, int32 biases, one scale per activation tensor.")
@@ -133,7 +133,7 @@ void bind_quantized(py::module_& m) {
           py::arg("layer"), "int32 bias of a conv or linear layer (at scale input scale * weight scale).")
       .def("dequantized_weight", &dequantized_weight, py::arg("layer"),
            "The float values the int8 weight stands for: weight / weight_scale per output channel.")
-      .def("predict", &int8_predict, py::arg("images"), py::arg("backend") = "cpu",
+      .def("predict", &int8_predict, py::arg("images"), py::arg("backend") = backend_names::kCpu,
            py::arg("batch_size") = kDefaultBatch, py::arg("dequantize") = false,
            "int32 logits [N, classes] of normalised float32 images [N, C, H, W] on a backend "
            "('cpu', 'cuda' for the GPU's default, 'cuda-imma', 'cuda-dp4a', 'cuda-cublaslt'; see octet.backends()). "
@@ -141,8 +141,9 @@ void bind_quantized(py::module_& m) {
            "scale (per-channel weights): take the argmax of dequantize=True's float32 logits (int32 * logit_scale).")
       .def("dequantize_logits", &dequantize_logits, py::arg("logits"),
            "int32 logits [N, classes] -> float32 logits (times logit_scale).")
-      .def("activations", &int8_activations, py::arg("images"),
-           "Every node's int8 output on the CPU runtime, by node name (N x C x H x W, or N x F); not the logits.")
+      .def("activations", &int8_activations, py::arg("images"), py::kw_only(), py::arg("backend") = backend_names::kCpu,
+           "Every node's int8 output on `backend` (octet.backends()), by node name (N x C x H x W, or N x F); "
+           "not the logits.")
       .def(
           "save",
           [](const PyQuantized& q, const std::string& path) {

@@ -23,6 +23,7 @@ def test_evaluate_matches_octet_eval(lenet, lenet_path, quantized, octet_bin, tm
     subprocess.run([octet_bin, "eval", "--checkpoint", lenet_path, "--quantized", model_path, "--limit", "1000",
                     "--json", str(out)], check=True, capture_output=True)
     cli = json.loads(out.read_text())
+    assert report["backend"] == cli["backend"] == "cpu"
     for key in ("images", "float_top1", "int8_top1", "agreement"):
         assert report[key] == pytest.approx(cli[key])
     assert [l["name"] for l in report["layers"]] == [l["name"] for l in cli["layers"]]
@@ -60,3 +61,11 @@ def test_evaluate_refuses_a_checkpoint_it_was_not_quantized_from(quantized, lene
         octet.evaluate(cifar, quantized.model)
     with pytest.raises(octet.Error, match="no-such-dir"):
         octet.evaluate(octet.load_checkpoint(lenet_path), quantized.model, data_dir="/no-such-dir")
+
+
+def test_evaluate_on_a_backend_by_name(lenet, quantized):
+    on_cpu = octet.evaluate(lenet, quantized.model, limit=200, backend="cpu")
+    assert on_cpu["backend"] == "cpu"
+    assert on_cpu["int8_top1"] == octet.evaluate(lenet, quantized.model, limit=200)["int8_top1"]
+    with pytest.raises(octet.Error, match=r"unknown backend 'tpu' \(known: cpu"):
+        octet.evaluate(lenet, quantized.model, limit=200, backend="tpu")

@@ -218,7 +218,7 @@ def test_int8_activations_are_int8_nchw(quantized, test_images):
         c, h, w = by_name[name]["shape"]
         assert value.shape == ((3, c) if h == w == 1 else (3, c, h, w))
     assert_flatten_is_in_torch_order(q.layers, acts)
-    # The quantized input is rint(x * scale) in float32, clamped (runtime/requantize.h).
+    # The quantized input is rint(x * scale) in float32, clamped (common/requantize.h).
     scale = np.float32(q.layers[0]["scale"])
     expected = np.clip(np.rint(x[:3] * scale), -128, 127).astype(np.int8)
     np.testing.assert_array_equal(acts[q.layers[0]["name"]], expected)

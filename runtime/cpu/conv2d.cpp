@@ -60,17 +60,12 @@ void for_each_patch(const ConvGeometry& g, const int8_t* input, Body body) {
   }
 }
 
-void reference_conv2d(const ConvGeometry& g, const int8_t* input, const PackedWeights& w, const Epilogue& e,
+void reference_conv2d(const ConvGeometry& g, const int8_t* input, const PackedWeights& w, const RequantEpilogue& e,
                       int8_t* output) {
-  const int32_t lo = e.relu ? 0 : -128;
   for_each_patch(g, input, [&](int64_t m, const int8_t* patch) {
-    int8_t* out = output + m * g.out_c;
-    const int8_t* skip = e.skip ? e.skip + m * g.out_c : nullptr;
-    for (int o = 0; o < g.out_c; ++o) {
-      const int32_t acc = dot(patch, w.rows() + o * g.depth(), g.depth()) + e.bias[o];
-      out[o] = static_cast<int8_t>(requantize(acc, e.multiplier[o], skip ? skip[o] : 0,
-                                              skip ? e.skip_multiplier[o] : 0, e.shift[o], lo));
-    }
+    for (int o = 0; o < g.out_c; ++o)
+      output[m * g.out_c + o] =
+          static_cast<int8_t>(requantize_output(dot(patch, w.rows() + o * g.depth(), g.depth()), o, m * g.out_c + o, e));
   });
 }
 
@@ -88,7 +83,7 @@ struct VnniEpilogue {
   std::vector<int64_t> multiplier, rounding, shift, skip_multiplier;
   vnni::EpilogueTables tables;
 
-  VnniEpilogue(const PackedWeights& w, const int32_t* bias_in, const Epilogue* e) {
+  VnniEpilogue(const PackedWeights& w, const int32_t* bias_in, const RequantEpilogue* e) {
     const size_t padded = static_cast<size_t>((w.out_c() + vnni::kBlock - 1) / vnni::kBlock * vnni::kBlock);
     bias.assign(padded, 0);
     for (int o = 0; o < w.out_c(); ++o)  // unsigned activations add 128 * sum(w); take it back
@@ -136,7 +131,7 @@ uint8_t* vnni_workspace(const ConvGeometry& g, const PackedWeights& w) {
 
 }  // namespace
 
-void conv2d(const ConvGeometry& g, const int8_t* input, const PackedWeights& w, const Epilogue& e, int8_t* output,
+void conv2d(const ConvGeometry& g, const int8_t* input, const PackedWeights& w, const RequantEpilogue& e, int8_t* output,
             KernelPath path) {
 #if defined(OCTET_CPU_VNNI)
   if (path == KernelPath::Avx512Vnni) {

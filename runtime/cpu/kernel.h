@@ -59,6 +59,22 @@ struct Kernel {
   void (*run)(const KernelArgs& args);
 };
 
+// A weighted node's requantizing epilogue: its parameters, its fused
+// residual (the second input) and its ReLU.
+inline RequantEpilogue requant_epilogue(const KernelArgs& a) {
+  const NodeQuant& q = a.node.quant();
+  RequantEpilogue e;
+  e.bias = q.bias.ptr();
+  e.multiplier = q.multiplier.ptr();
+  e.shift = q.shift.ptr();
+  e.relu = a.node.node().relu;
+  if (a.inputs.size() == 2) {
+    e.skip = a.inputs[1];
+    e.skip_multiplier = q.skip_multiplier.ptr();
+  }
+  return e;
+}
+
 // can_implement of a kernel that runs every node of its operator.
 inline std::string runs_every_node(const NodeView&) { return ""; }
 

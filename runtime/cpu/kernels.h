@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "runtime/requant_epilogue.h"
+
 namespace octet::cpu {
 
 // Below this many values (or multiply-adds) a kernel runs on the calling
@@ -22,16 +24,6 @@ struct ConvGeometry {
   int kernel = 1, stride = 1, padding = 0;
   int64_t rows() const { return batch * out_h * out_w; }        // GEMM M
   int64_t depth() const { return int64_t(kernel) * kernel * in_c; }  // GEMM K
-};
-
-// Per-output-channel epilogue: requantize(acc + bias, multiplier, skip, skip_multiplier, shift).
-struct Epilogue {
-  const int32_t* bias = nullptr;
-  const int32_t* multiplier = nullptr;
-  const int32_t* shift = nullptr;
-  const int32_t* skip_multiplier = nullptr;  // with `skip`: a fused residual
-  const int8_t* skip = nullptr;              // NHWC, same shape as the output
-  bool relu = false;
 };
 
 // The implementations of conv2d and conv2d_int32. Both compute the same bits;
@@ -78,7 +70,7 @@ class PackedWeights {
 
 // Int8 convolution with fused bias, requantization, residual and ReLU, by
 // `path` (its kernel, and the dense layout it reads, must be supported).
-void conv2d(const ConvGeometry& g, const int8_t* input, const PackedWeights& w, const Epilogue& e, int8_t* output,
+void conv2d(const ConvGeometry& g, const int8_t* input, const PackedWeights& w, const RequantEpilogue& e, int8_t* output,
             KernelPath path = kernel_path());
 // The network's last layer: int32 accumulators plus bias, no requantization.
 void conv2d_int32(const ConvGeometry& g, const int8_t* input, const PackedWeights& w, const int32_t* bias,

@@ -15,7 +15,8 @@
 #include "common/requantize.h"
 #include "runtime/cuda/cublaslt_library.h"
 #include "runtime/cuda/device_layout.h"
-#include "runtime/cuda/requant_epilogue.h"
+#include "runtime/cuda/int8x4.h"
+#include "runtime/requant_epilogue.h"
 
 // Check a CUDA runtime or cuBLAS(Lt) status; on failure throw octet::Error
 // naming the statement, the function, the file and the line.

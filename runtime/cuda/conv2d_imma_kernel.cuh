@@ -9,12 +9,101 @@
 
 #include "common/requantize.h"
 #include "runtime/cuda/implicit_gemm.h"
-#include "runtime/cuda/requant_epilogue.h"
+#include "runtime/cuda/int8x4.h"
+#include "runtime/requant_epilogue.h"
 #if defined(__CUDACC__)
 #include "runtime/cuda/tensor_core.cuh"
 #endif
 
 namespace octet::cuda {
+
+// conv2d_imma_kernel's A and B fragments of K step `s` of the stage at
+// shared addresses (a, b), for this thread's `lane` of its warp tile.
+template <int kTile, int kMmaRows, int kMmaCols>
+__device__ __forceinline__ void load_fragments(uint32_t a, uint32_t b, int s, const igemm::WarpTile& warp, int lane,
+                                               uint32_t (&a_fragment)[kMmaRows][4],
+                                               uint32_t (&b_fragment)[kMmaCols][2]) {
+  using igemm::tile_config;
+  constexpr int kBK = tile_config(kTile).bk, kWarpsK = tile_config(kTile).warps_k;
+  constexpr int kWM = tile_config(kTile).wm(), kWN = tile_config(kTile).wn();
+  const int k = igemm::k_step(warp.k, s, kWarpsK) * igemm::kMmaK;
+#pragma unroll
+  for (int mi = 0; mi < kMmaRows; ++mi)
+    ldmatrix_x4(a_fragment[mi], a + igemm::fragment_offset(warp.m * kWM, igemm::a_fragment_row(lane),
+                                                           k + igemm::a_fragment_k(lane), mi, kBK));
+#pragma unroll
+  for (int nj = 0; nj < kMmaCols / 2; ++nj) {
+    uint32_t r[4];
+    ldmatrix_x4(r, b + igemm::fragment_offset(warp.n * kWN, igemm::b_fragment_row(lane),
+                                              k + igemm::b_fragment_k(lane), nj, kBK));
+    b_fragment[2 * nj][0] = r[0];
+    b_fragment[2 * nj][1] = r[1];
+    b_fragment[2 * nj + 1][0] = r[2];
+    b_fragment[2 * nj + 1][1] = r[3];
+  }
+}
+
+// conv2d_imma_kernel's epilogue: the accumulators (of every K slice) through
+// shared memory, so that each thread reads 4 adjacent channels of a row, sums
+// the slices and stores one word, requantized by `e` (bias, residual, ReLU).
+template <int kTile, int kMmaRows, int kMmaCols>
+__device__ __forceinline__ void store_output_tile(const igemm::Problem& p, const igemm::BlockTile& block,
+                                                  const igemm::WarpTile& warp, int thread,
+                                                  const int32_t (&acc)[kMmaRows][kMmaCols][4], int8_t* shared,
+                                                  const RequantEpilogue& e, int8_t* __restrict__ output) {
+  using igemm::kMmaM;
+  using igemm::kMmaN;
+  using igemm::tile_config;
+  constexpr int kBM = tile_config(kTile).bm, kBN = tile_config(kTile).bn, kWarpsK = tile_config(kTile).warps_k;
+  constexpr int kThreads = tile_config(kTile).threads(), kWM = tile_config(kTile).wm(), kWN = tile_config(kTile).wn();
+  const int lane = thread % igemm::kWarpSize;
+  cp_async_wait<0>();
+  __syncthreads();
+  int32_t* staging = reinterpret_cast<int32_t*>(shared);
+#pragma unroll
+  for (int mi = 0; mi < kMmaRows; ++mi)
+#pragma unroll
+    for (int ni = 0; ni < kMmaCols; ++ni)
+#pragma unroll
+      for (int i = 0; i < 4; i += 2) {
+        const int row = warp.m * kWM + mi * kMmaM + igemm::acc_row(lane, i);
+        const int col = warp.n * kWN + ni * kMmaN + igemm::acc_col(lane, i);
+        *reinterpret_cast<int2*>(staging + igemm::staging_index(warp.k, row, col, kBM, kBN)) =
+            make_int2(acc[mi][ni][i], acc[mi][ni][i + 1]);
+      }
+  __syncthreads();
+
+  const int tile_col = igemm::epilogue_col(thread, kBN), col = block.n0 + tile_col;
+  if (col >= p.out_c) return;
+  const int4 bias = *reinterpret_cast<const int4*>(e.bias + col);
+  const int4 multiplier = *reinterpret_cast<const int4*>(e.multiplier + col);
+  const int4 shift = *reinterpret_cast<const int4*>(e.shift + col);
+  const int4 skip_multiplier = e.skip ? *reinterpret_cast<const int4*>(e.skip_multiplier + col) : make_int4(0, 0, 0, 0);
+  const int32_t lo = e.relu ? 0 : -128;
+  const int rows = p.rows();
+#pragma unroll 4
+  for (int pass = 0; pass < igemm::epilogue_passes(kBM, kBN, kThreads); ++pass) {
+    const int row = igemm::epilogue_row(thread, pass, kThreads, kBN), m = block.m0 + row;
+    if (m >= rows) break;  // rows grow with the pass
+    int4 sum = make_int4(0, 0, 0, 0);
+#pragma unroll
+    for (int slice = 0; slice < kWarpsK; ++slice) {
+      const int4 v = *reinterpret_cast<const int4*>(staging + igemm::staging_index(slice, row, tile_col, kBM, kBN));
+      sum.x += v.x, sum.y += v.y, sum.z += v.z, sum.w += v.w;
+    }
+    const int at = m * p.out_c + col;
+    const uint32_t skip = e.skip ? *reinterpret_cast<const uint32_t*>(e.skip + at) : 0u;
+    auto out = [&](int32_t a, int32_t b, int32_t m_, int32_t sm, int32_t sh, int byte) {
+      const int32_t s = static_cast<int8_t>(skip >> (8 * byte));
+      return ::octet::requantize(a + b, m_, s, sm, sh, lo);
+    };
+    *reinterpret_cast<uint32_t*>(output + at) =
+        pack_int8x4(out(sum.x, bias.x, multiplier.x, skip_multiplier.x, shift.x, 0),
+                    out(sum.y, bias.y, multiplier.y, skip_multiplier.y, shift.y, 1),
+                    out(sum.z, bias.z, multiplier.z, skip_multiplier.z, shift.z, 2),
+                    out(sum.w, bias.w, multiplier.w, skip_multiplier.w, shift.w, 3));
+  }
+}
 
 // One block computes a BM x BN tile of the output (see implicit_gemm.h for
 // the layout of every piece); every address below comes from there.
@@ -22,7 +111,6 @@ template <int kTile>
 __global__ void __launch_bounds__(igemm::tile_config(kTile).threads())
     conv2d_imma_kernel(const igemm::Problem p, const int8_t* __restrict__ input, const int8_t* __restrict__ weights,
                        const RequantEpilogue e, int8_t* __restrict__ output) {
-  using igemm::kMmaK;
   using igemm::kMmaM;
   using igemm::kMmaN;
   using igemm::kVectorBytes;
@@ -30,7 +118,7 @@ __global__ void __launch_bounds__(igemm::tile_config(kTile).threads())
   using igemm::tile_config;
   constexpr int kBM = tile_config(kTile).bm, kBN = tile_config(kTile).bn, kBK = tile_config(kTile).bk;
   constexpr int kWarpsM = tile_config(kTile).warps_m, kWarpsN = tile_config(kTile).warps_n;
-  constexpr int kWarpsK = tile_config(kTile).warps_k, kStages = tile_config(kTile).stages;
+  constexpr int kStages = tile_config(kTile).stages;
   constexpr int kAccess = tile_config(kTile).access, kThreads = tile_config(kTile).threads();
   constexpr int kWM = tile_config(kTile).wm(), kWN = tile_config(kTile).wn();
   constexpr int kSteps = tile_config(kTile).steps_per_warp();
@@ -111,35 +199,17 @@ __global__ void __launch_bounds__(igemm::tile_config(kTile).threads())
   // smaller tiles this costs registers, so resident blocks, and more warps
   // hide the latency anyway.
   constexpr bool kEarlyFragments = kMmaRows * kMmaCols >= 32;
-  // The A and B fragments of K step s of the stage at (a, b).
   uint32_t a_fragment[kMmaRows][4], b_fragment[kMmaCols][2];
-  auto load_fragments = [&](uint32_t a, uint32_t b, int s) {
-    const int k = igemm::k_step(warp.k, s, kWarpsK) * kMmaK;
-#pragma unroll
-    for (int mi = 0; mi < kMmaRows; ++mi)
-      ldmatrix_x4(a_fragment[mi], a + igemm::fragment_offset(warp.m * kWM, igemm::a_fragment_row(lane),
-                                                             k + igemm::a_fragment_k(lane), mi, kBK));
-#pragma unroll
-    for (int nj = 0; nj < kMmaCols / 2; ++nj) {
-      uint32_t r[4];
-      ldmatrix_x4(r, b + igemm::fragment_offset(warp.n * kWN, igemm::b_fragment_row(lane),
-                                                k + igemm::b_fragment_k(lane), nj, kBK));
-      b_fragment[2 * nj][0] = r[0];
-      b_fragment[2 * nj][1] = r[1];
-      b_fragment[2 * nj + 1][0] = r[2];
-      b_fragment[2 * nj + 1][1] = r[3];
-    }
-  };
   for (int kt = 0; kt < k_tiles; ++kt) {
     cp_async_wait<kStages - 2>();
     __syncthreads();  // tile kt landed for every thread; stage (kt - 1) % kStages is free
     const uint32_t a = a_stages + (kt % kStages) * kAStage, b = b_stages + (kt % kStages) * kBStage;
-    if constexpr (kEarlyFragments) load_fragments(a, b, 0);
+    if constexpr (kEarlyFragments) load_fragments<kTile>(a, b, 0, warp, lane, a_fragment, b_fragment);
     load_stage((kt + kStages - 1) % kStages, kt + kStages - 1);
     cp_async_commit();
 #pragma unroll
     for (int s = 0; s < kSteps; ++s) {
-      if (s > 0 || !kEarlyFragments) load_fragments(a, b, s);
+      if (s > 0 || !kEarlyFragments) load_fragments<kTile>(a, b, s, warp, lane, a_fragment, b_fragment);
 #pragma unroll
       for (int mi = 0; mi < kMmaRows; ++mi)
 #pragma unroll
@@ -147,54 +217,7 @@ __global__ void __launch_bounds__(igemm::tile_config(kTile).threads())
     }
   }
 
-  // Epilogue: the accumulators (of every K slice) through shared memory, so
-  // each thread reads 4 adjacent channels of a row and stores one word.
-  cp_async_wait<0>();
-  __syncthreads();
-  int32_t* staging = reinterpret_cast<int32_t*>(shared);
-#pragma unroll
-  for (int mi = 0; mi < kMmaRows; ++mi)
-#pragma unroll
-    for (int ni = 0; ni < kMmaCols; ++ni)
-#pragma unroll
-      for (int i = 0; i < 4; i += 2) {
-        const int row = warp.m * kWM + mi * kMmaM + igemm::acc_row(lane, i);
-        const int col = warp.n * kWN + ni * kMmaN + igemm::acc_col(lane, i);
-        *reinterpret_cast<int2*>(staging + igemm::staging_index(warp.k, row, col, kBM, kBN)) =
-            make_int2(acc[mi][ni][i], acc[mi][ni][i + 1]);
-      }
-  __syncthreads();
-
-  const int tile_col = igemm::epilogue_col(thread, kBN), col = block.n0 + tile_col;
-  if (col >= p.out_c) return;
-  const int4 bias = *reinterpret_cast<const int4*>(e.bias + col);
-  const int4 multiplier = *reinterpret_cast<const int4*>(e.multiplier + col);
-  const int4 shift = *reinterpret_cast<const int4*>(e.shift + col);
-  const int4 skip_multiplier = e.skip ? *reinterpret_cast<const int4*>(e.skip_multiplier + col) : make_int4(0, 0, 0, 0);
-  const int32_t lo = e.relu ? 0 : -128;
-  const int rows = p.rows();
-#pragma unroll 4
-  for (int pass = 0; pass < igemm::epilogue_passes(kBM, kBN, kThreads); ++pass) {
-    const int row = igemm::epilogue_row(thread, pass, kThreads, kBN), m = block.m0 + row;
-    if (m >= rows) break;  // rows grow with the pass
-    int4 sum = make_int4(0, 0, 0, 0);
-#pragma unroll
-    for (int slice = 0; slice < kWarpsK; ++slice) {
-      const int4 v = *reinterpret_cast<const int4*>(staging + igemm::staging_index(slice, row, tile_col, kBM, kBN));
-      sum.x += v.x, sum.y += v.y, sum.z += v.z, sum.w += v.w;
-    }
-    const int at = m * p.out_c + col;
-    const uint32_t skip = e.skip ? *reinterpret_cast<const uint32_t*>(e.skip + at) : 0u;
-    auto out = [&](int32_t a, int32_t b, int32_t m_, int32_t sm, int32_t sh, int byte) {
-      const int32_t s = static_cast<int8_t>(skip >> (8 * byte));
-      return ::octet::requantize(a + b, m_, s, sm, sh, lo);
-    };
-    *reinterpret_cast<uint32_t*>(output + at) =
-        pack_int8x4(out(sum.x, bias.x, multiplier.x, skip_multiplier.x, shift.x, 0),
-                    out(sum.y, bias.y, multiplier.y, skip_multiplier.y, shift.y, 1),
-                    out(sum.z, bias.z, multiplier.z, skip_multiplier.z, shift.z, 2),
-                    out(sum.w, bias.w, multiplier.w, skip_multiplier.w, shift.w, 3));
-  }
+  store_output_tile<kTile>(p, block, warp, thread, acc, shared, e, output);
 }
 
 namespace detail {

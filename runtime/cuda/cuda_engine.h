@@ -53,9 +53,24 @@ class CudaEngine : public Engine {
   CudaEngine& operator=(const CudaEngine&) = delete;
 
   // Synchronous: `host_input` is batch x C x H x W normalised floats; returns
-  // the int32 logits [batch][classes].
-  Int32Tensor run(const float* host_input, int64_t batch) override;
+  // the int32 logits [batch][classes]. With a hook, the run keeps every
+  // node's value in a buffer of its own (retain_node_outputs) and reads it
+  // back; the buffer-reusing plans are made again on the next run.
+  Int32Tensor run(const float* host_input, int64_t batch, const Hook& hook = {}) const override;
   std::string backend() const override;  // cuda_backend_name()
+  const QuantizedModel& model() const override;
+  // run_device's time, the input copied to the device once before.
+  std::vector<double> time_runs(const float* input, int64_t batch, int warmup, int iterations) override;
+  // Per node, CUDA events around each node's launches (launched one node at
+  // a time, not from the graph), the mean of `iterations` runs; convs of
+  // cuda-imma name their tile configuration.
+  std::vector<NodeTiming> profile(const float* input, int64_t batch, int warmup, int iterations) override;
+  // cuda-imma: every convolution shape met so far, with the milliseconds of
+  // each candidate tile (timed when the plan of a batch size is made; none
+  // when only one tile can run the shape) and the tile chosen, the fastest.
+  // Empty on the other backends, and with OCTET_IMMA_TUNE=0 (the cost
+  // model's tile, untimed).
+  std::vector<TimedChoice> timed_choices() const override;
 
   // Per-batch-size plans kept at once (least recently used dropped first).
   static constexpr size_t kMaxPlans = 4;
@@ -78,31 +93,6 @@ class CudaEngine : public Engine {
   // CPU runtime's layout). Needs retain_node_outputs(true) before that run.
   std::vector<int8_t> node_output(int node);
 
-  // Per-node timing for the benchmark: MACs of convs and linears (0 for
-  // other ops) and milliseconds per run, averaged over `iterations` runs
-  // after one warm-up run (launched one node at a time, not from the graph).
-  struct NodeTiming {
-    std::string name;
-    std::string op;
-    std::string kernel;  // cuda-imma convs: the tile configuration; else empty
-    double macs;
-    double milliseconds;
-  };
-  std::vector<NodeTiming> profile(int64_t batch, int iterations);
-
-  // cuda-imma: every convolution shape met so far, with the milliseconds of
-  // each candidate tile (timed when the plan of a batch size is made; none
-  // when only one tile can run the shape) and the tile chosen, the fastest.
-  // Empty on the other backends, and with OCTET_IMMA_TUNE=0 (the cost
-  // model's tile, untimed).
-  struct TileChoice {
-    std::string shape;  // igemm::describe
-    std::string tile;
-    std::vector<std::pair<std::string, double>> trials;  // (tile, milliseconds)
-    double tuning_milliseconds = 0;                      // wall time of the timing
-  };
-  std::vector<TileChoice> imma_tile_choices();
-
   // False, with the reason, when there is no usable GPU.
   static bool device_available(std::string* why_not);
   // The backend to use on `device` when none is named: cuda-imma on compute
@@ -118,6 +108,7 @@ class CudaEngine : public Engine {
   static std::string device_description(int device = 0);
 
  private:
+  Int32Tensor run_retaining(const float* host_input, int64_t batch, const Hook& hook) const;
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

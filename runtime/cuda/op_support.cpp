@@ -11,7 +11,7 @@ struct OpSupport {
 std::string always(const Node&) { return ""; }
 
 std::string dense_conv(const Node& n) {
-  return n.groups == 1 ? "" : "no CUDA kernel for grouped convolutions (groups " + std::to_string(n.groups) + ") yet";
+  return n.groups == 1 ? "" : "no CUDA kernel for grouped convolutions yet";
 }
 
 // The operators with a CUDA kernel (cuda_engine.cu launches them); any other is refused.
@@ -31,7 +31,7 @@ std::string why_node_unsupported(const Node& n) {
 std::string why_graph_unsupported(const Graph& g) {
   for (const Node& n : g.nodes)
     if (const std::string why = why_node_unsupported(n); !why.empty())
-      return "node '" + n.name + "' (" + op_name(n.op) + "): " + why;
+      return why + ", at node '" + n.name + "' (" + op_name(n.op) + ")";
   return "";
 }
 

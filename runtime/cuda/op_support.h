@@ -13,7 +13,7 @@ namespace octet::cuda {
 // "" when the CUDA runtime has a kernel for the node (its operator and
 // attributes), else why not.
 std::string why_node_unsupported(const Node& n);
-// "" when it runs every node of `g`, else "node 'x' (op): why" of the first it cannot.
+// "" when it runs every node of `g`, else "why, at node 'x' (op)" of the first it cannot.
 std::string why_graph_unsupported(const Graph& g);
 
 }  // namespace octet::cuda

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "qmodel/quantized_model.h"
-#include "runtime/cpu/engine.h"
+#include "runtime/cpu/cpu_engine.h"
 #include "tests/fuzz/fuzz_input.h"
 
 namespace {

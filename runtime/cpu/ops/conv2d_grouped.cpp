@@ -6,7 +6,6 @@
 // dense kernels (conv2d_linear.cpp) refuse groups > 1.
 #include <cstring>
 
-#include "common/requantize.h"
 #include "graph/layout.h"
 #include "runtime/cpu/kernel.h"
 
@@ -34,21 +33,14 @@ int32_t dot(const int8_t* a, const int8_t* b, int64_t n) {
   return acc;
 }
 
-// Output m's value of channel o from its accumulator (bias included).
-inline int8_t requantized(const NodeQuant& q, int32_t acc, const int8_t* skip, int64_t at, int o, int32_t lo) {
-  return static_cast<int8_t>(requantize(acc, q.multiplier.data[o], skip ? skip[at] : 0,
-                                        skip ? q.skip_multiplier.data[o] : 0, q.shift.data[o], lo));
-}
-
 void run_grouped(const KernelArgs& a) {
   const Node& n = a.node.node();
-  const NodeQuant& q = a.node.quant();
   const ActShape in = a.node.input(), out = a.node.output();
   const int groups = n.groups, group_in = in.c / groups, group_out = out.c / groups, k = n.kernel;
   const int64_t depth = int64_t(k) * k * group_in, rows = a.batch * out.h * out.w;
-  const int8_t *x = a.inputs[0], *skip = a.inputs.size() == 2 ? a.inputs[1] : nullptr;
+  const int8_t* x = a.inputs[0];
   const int8_t* weights = static_cast<const GroupRows*>(a.data)->rows.data();
-  const int32_t lo = n.relu ? 0 : -128;
+  const RequantEpilogue e = requant_epilogue(a);
 #pragma omp parallel if (rows * depth * out.c >= kMinParallelWork)
   {
     std::vector<int8_t> patch(static_cast<size_t>(depth));
@@ -66,8 +58,8 @@ void run_grouped(const KernelArgs& a) {
               std::memcpy(p, x + ((b * in.h + iy) * in.w + ix) * in.c + int64_t(g) * group_in, group_in);
           }
         for (int o = g * group_out; o < (g + 1) * group_out; ++o)
-          a.y[m * out.c + o] = requantized(q, dot(patch.data(), weights + o * depth, depth) + q.bias.data[o], skip,
-                                           m * out.c + o, o, lo);
+          a.y[m * out.c + o] =
+              static_cast<int8_t>(requantize_output(dot(patch.data(), weights + o * depth, depth), o, m * out.c + o, e));
       }
     }
   }
@@ -97,20 +89,19 @@ std::unique_ptr<KernelData> pack_taps(const NodeView& v) {
 
 void run_depthwise(const KernelArgs& a) {
   const Node& n = a.node.node();
-  const NodeQuant& q = a.node.quant();
   const ActShape in = a.node.input(), out = a.node.output();
   const int channels = in.c, k = n.kernel;
   const int64_t pixels = a.batch * out.h * out.w;
-  const int8_t *x = a.inputs[0], *skip = a.inputs.size() == 2 ? a.inputs[1] : nullptr;
+  const int8_t* x = a.inputs[0];
   const int32_t* taps = static_cast<const DepthwiseTaps*>(a.data)->taps.data();
-  const int32_t lo = n.relu ? 0 : -128;
+  const RequantEpilogue e = requant_epilogue(a);
 #pragma omp parallel if (pixels * channels * k * k >= kMinParallelWork)
   {
     std::vector<int32_t> acc(static_cast<size_t>(channels));
 #pragma omp for schedule(static)
     for (int64_t m = 0; m < pixels; ++m) {
       const int64_t ox = m % out.w, oy = (m / out.w) % out.h, b = m / (int64_t(out.w) * out.h);
-      std::copy(q.bias.data.begin(), q.bias.data.end(), acc.begin());
+      std::fill(acc.begin(), acc.end(), 0);
       for (int ky = 0; ky < k; ++ky) {
         const int64_t iy = oy * n.stride - n.padding + ky;
         if (iy < 0 || iy >= in.h) continue;
@@ -122,7 +113,8 @@ void run_depthwise(const KernelArgs& a) {
           for (int c = 0; c < channels; ++c) acc[c] += int32_t(pixel[c]) * w[c];
         }
       }
-      for (int c = 0; c < channels; ++c) a.y[m * channels + c] = requantized(q, acc[c], skip, m * channels + c, c, lo);
+      for (int c = 0; c < channels; ++c)
+        a.y[m * channels + c] = static_cast<int8_t>(requantize_output(acc[c], c, m * channels + c, e));
     }
   }
 }

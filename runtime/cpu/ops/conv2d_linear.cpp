@@ -42,16 +42,7 @@ void run(const KernelArgs& a, KernelPath path) {
   const PackedWeights& w = static_cast<const Packed*>(a.data)->weights;
   const ConvGeometry g = geometry(v, a.batch);
   if (v.is_output()) return conv2d_int32(g, a.inputs[0], w, q.bias.ptr(), a.logits, path);
-  Epilogue e;
-  e.bias = q.bias.ptr();
-  e.multiplier = q.multiplier.ptr();
-  e.shift = q.shift.ptr();
-  e.relu = v.node().relu;
-  if (a.inputs.size() == 2) {
-    e.skip = a.inputs[1];
-    e.skip_multiplier = q.skip_multiplier.ptr();
-  }
-  conv2d(g, a.inputs[0], w, e, a.y, path);
+  conv2d(g, a.inputs[0], w, requant_epilogue(a), a.y, path);
 }
 
 std::string dense(const NodeView& v) {

@@ -1,11 +1,13 @@
-#include "runtime/cpu/engine.h"
+#include "runtime/cpu/cpu_engine.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <mutex>
 
 #include "common/error.h"
+#include "graph/op.h"
 
 namespace octet {
 
@@ -35,32 +37,63 @@ CpuEngine::CpuEngine(const QuantizedModel& model) : model_(model), shapes_(model
   plan_kernels();
 }
 
+namespace {
+// The kernels of the table that can run node `index` (in table order), and
+// why each of the others cannot, as "; name: why".
+std::vector<const cpu::Kernel*> candidates(const cpu::NodeView& view, std::string* refusals) {
+  std::vector<const cpu::Kernel*> out;
+  for (const cpu::Kernel& k : cpu::kernel_table()) {
+    if (k.op != view.node().op) continue;
+    const std::string why = k.can_implement(view);
+    if (why.empty())
+      out.push_back(&k);
+    else
+      *refusals += std::string("; ") + k.name + ": " + why;
+  }
+  return out;
+}
+
+// "" when a portable kernel is among them, else why the node cannot run.
+std::string without_portable(const cpu::NodeView& view, const std::vector<const cpu::Kernel*>& kernels,
+                             const std::string& refusals) {
+  for (const cpu::Kernel* k : kernels)
+    if (k->path == cpu::KernelPath::Reference) return "";
+  const Node& n = view.node();
+  return std::string("no portable CPU kernel can run it") +
+         (refusals.empty() ? std::string(" (the CPU kernel table has none for this operator)")
+                           : " (" + refusals.substr(2) + ")") +
+         ", at node '" + n.name + "' (" + op_name(n.op) + ")";
+}
+}  // namespace
+
+std::string CpuEngine::why_unsupported(const QuantizedModel& model) {
+  const std::vector<ActShape> shapes = model.graph.shapes();
+  for (int i = 0; i < static_cast<int>(model.graph.nodes.size()); ++i) {
+    const cpu::NodeView view{model, shapes, i};
+    std::string refusals;
+    const std::string why = without_portable(view, candidates(view, &refusals), refusals);
+    if (!why.empty()) return why;
+  }
+  return "";
+}
+
 void CpuEngine::plan_kernels() {
   auto kernels = std::make_shared<std::vector<NodeKernels>>(model_.graph.nodes.size());
   for (int i = 0; i < static_cast<int>(model_.graph.nodes.size()); ++i) {
-    const Node& n = model_.graph.nodes[i];
     const cpu::NodeView view{model_, shapes_, i};
     NodeKernels& chosen = (*kernels)[i];
     std::string refusals;
-    for (const cpu::Kernel& k : cpu::kernel_table()) {
-      if (k.op != n.op) continue;
-      const std::string why = k.can_implement(view);
-      if (!why.empty()) {
-        refusals += std::string("; ") + k.name + ": " + why;
-        continue;
-      }
+    chosen.kernels = candidates(view, &refusals);
+    const std::string why = without_portable(view, chosen.kernels, refusals);
+    check(why.empty(), "cpu runtime: " + why);
+    for (size_t k = 0; k < chosen.kernels.size(); ++k) {
+      const cpu::Kernel& kernel = *chosen.kernels[k];
       std::shared_ptr<const cpu::KernelData> data;
-      for (size_t j = 0; j < chosen.kernels.size() && k.prepare && !data; ++j)
-        if (chosen.kernels[j]->prepare == k.prepare) data = chosen.data[j];
-      if (k.prepare && !data) data = k.prepare(view);
-      chosen.kernels.push_back(&k);
+      for (size_t j = 0; j < k && kernel.prepare && !data; ++j)
+        if (chosen.kernels[j]->prepare == kernel.prepare) data = chosen.data[j];
+      if (kernel.prepare && !data) data = kernel.prepare(view);
       chosen.data.push_back(std::move(data));
     }
-    const bool portable = std::any_of(chosen.kernels.begin(), chosen.kernels.end(),
-                                      [](const cpu::Kernel* k) { return k->path == cpu::KernelPath::Reference; });
-    check(portable, "cpu runtime: node '" + n.name + "' (" + op_name(n.op) + "): no portable kernel can run it" +
-                        (refusals.empty() ? std::string(" (the CPU kernel table has none for this operator)")
-                                          : " (" + refusals.substr(2) + ")"));
   }
   kernels_ = std::move(kernels);
 }
@@ -162,11 +195,47 @@ Int32Tensor CpuEngine::run_nodes(const float* input, int64_t batch, int first, i
   return logits;
 }
 
-FloatTensor CpuEngine::dequantize_logits(const Int32Tensor& logits) const {
-  const FloatTensor& scale = model_.quant[model_.output()].logit_scale;
-  FloatTensor out(logits.shape);
-  const int64_t classes = scale.numel();
-  for (int64_t i = 0; i < logits.numel(); ++i) out.data[i] = static_cast<float>(logits.data[i]) * scale.data[i % classes];
+const char* CpuEngine::kernel_name(int node) const { return (*kernels_)[node].kernels[pick(node)]->name; }
+
+std::vector<double> CpuEngine::time_runs(const float* input, int64_t batch, int warmup, int iterations) {
+  for (int i = 0; i < warmup; ++i) run(input, batch);
+  std::vector<double> ms;
+  for (int i = 0; i < iterations; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    run(input, batch);
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  }
+  return ms;
+}
+
+std::vector<Engine::NodeTiming> CpuEngine::profile(const float* input, int64_t batch, int warmup, int iterations) {
+  check(iterations > 0 && warmup >= 0, "cpu profile: iterations must be positive and warm-up runs non-negative");
+  const Graph& g = model_.graph;
+  const size_t nodes = g.nodes.size();
+  std::vector<std::vector<double>> ms(nodes);
+  for (int it = 0; it < warmup + iterations; ++it) {
+    std::vector<double> finished(nodes, 0);
+    const auto start = std::chrono::steady_clock::now();
+    const auto since_start = [&] {
+      return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    };
+    run(input, batch, [&](int node, const int8_t*, int64_t) { finished[node] = since_start(); });
+    finished[nodes - 1] = since_start();
+    if (it < warmup) continue;
+    double previous = 0;
+    for (size_t i = 0; i < nodes; ++i) {
+      ms[i].push_back(finished[i] - previous);
+      previous = finished[i];
+    }
+  }
+  std::vector<NodeTiming> out;
+  for (size_t i = 0; i < nodes; ++i) {
+    const int node = static_cast<int>(i);
+    std::vector<double>& times = ms[i];
+    std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
+    out.push_back({g.nodes[i].name, op_name(g.nodes[i].op), kernel_name(node),
+                   double(batch) * op_macs(g.nodes[i], shapes_, node), times[times.size() / 2]});
+  }
   return out;
 }
 

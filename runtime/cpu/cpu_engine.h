@@ -1,5 +1,6 @@
-// The CPU integer runtime: executes a quantized model with int8 activations,
-// int32 accumulation and common/requantize.h, using all cores (OpenMP).
+// The CPU integer runtime (backend "cpu"): executes a quantized model with
+// int8 activations, int32 accumulation and common/requantize.h, using all
+// cores (OpenMP), each node by its kernel from runtime/cpu/kernel.h's table.
 #pragma once
 
 #include <functional>
@@ -8,10 +9,11 @@
 
 #include "qmodel/quantized_model.h"
 #include "runtime/cpu/kernel.h"
+#include "runtime/engine.h"
 
 namespace octet {
 
-class CpuEngine {
+class CpuEngine : public Engine {
  public:
   explicit CpuEngine(const QuantizedModel& model);  // packs the weights once
   // `model` shares `packed`'s graph and int8 weights and differs only in
@@ -21,15 +23,11 @@ class CpuEngine {
   // weight differs.
   CpuEngine(const QuantizedModel& model, const CpuEngine& packed);
 
-  // Sees every node's int8 output (NHWC, `count` values) except the logits.
-  using Hook = std::function<void(int node, const int8_t* values, int64_t count)>;
-
-  // `input`: batch x C x H x W normalised float images. Returns the int32
-  // logits [batch][classes]. Threads: run and dequantize_logits may be called
-  // from several threads at once on one engine, and each run gives the bits it
-  // gives alone (tests/test_engine_threads.cpp); the activation buffers of a
-  // finished run are kept for the next one.
-  Int32Tensor run(const float* input, int64_t batch, const Hook& hook = {}) const;
+  // Threads: run and dequantize_logits may be called from several threads at
+  // once on one engine, and each run gives the bits it gives alone
+  // (tests/test_engine_threads.cpp); the activation buffers of a finished run
+  // are kept for the next one.
+  Int32Tensor run(const float* input, int64_t batch, const Hook& hook = {}) const override;
 
   // Runs nodes [first, end) only. `input` is read when first is 0; every node
   // before `first` that a node from `first` on reads has its int8 output (NHWC,
@@ -39,11 +37,18 @@ class CpuEngine {
   Int32Tensor run_nodes(const float* input, int64_t batch, int first, int end, const Given& given,
                         const Hook& hook = {}) const;
 
-  // Logits as floats: acc * logit_scale[class].
-  FloatTensor dequantize_logits(const Int32Tensor& logits) const;
-
-  const QuantizedModel& model() const { return model_; }
+  std::string backend() const override { return backend_names::kCpu; }
+  const QuantizedModel& model() const override { return model_; }
   const std::vector<ActShape>& shapes() const { return shapes_; }
+  std::vector<double> time_runs(const float* input, int64_t batch, int warmup, int iterations) override;
+  // The median of each node's time, from the moments the hook sees it finish.
+  std::vector<NodeTiming> profile(const float* input, int64_t batch, int warmup, int iterations) override;
+  // The kernel that runs `node` on the kernel path in use.
+  const char* kernel_name(int node) const;
+
+  // "" when the CPU runtime has a portable kernel for every node of `model`,
+  // else the first node it cannot run and every kernel's reason.
+  static std::string why_unsupported(const QuantizedModel& model);
 
  private:
   // Per node, the kernels of cpu::kernel_table() that can run it (in table

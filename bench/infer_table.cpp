@@ -1,0 +1,62 @@
+#include "bench/infer_table.h"
+
+#include <string>
+
+#include "runtime/engine.h"
+
+namespace octet {
+
+namespace {
+bool is_cpu_float(const Measurement& m) { return m.name == "libtorch-cpu" || m.name == "octet-float-cpu"; }
+// The CPU backend's rows: "cpu", or "cpu/<kernel path>" when several paths are measured.
+bool is_cpu_int8(const Measurement& m) { return m.name.rfind(backend_names::kCpu, 0) == 0; }
+}  // namespace
+
+nlohmann::json print_batch_table(std::FILE* out, int64_t batch, const std::vector<Measurement>& rows) {
+  // The table of this batch size, and int8 against float: every row's
+  // speed-up over the float peer (LibTorch float16 + CUDA graph on a GPU,
+  // else LibTorch float32 on the CPU).
+  const Measurement* peer = nullptr;
+  for (const Measurement& m : rows)
+    if (m.name == "libtorch-cuda-graph" || (!peer && is_cpu_float(m))) peer = &m;
+  const std::string peer_name = peer ? peer->name + " " + peer->precision : "";
+  std::fprintf(out, "batch %lld\n  %-20s %-9s %12s %14s  %s\n", static_cast<long long>(batch), "backend",
+               "precision", "ms/batch", "images/s", peer ? ("x " + peer_name).c_str() : "");
+  const Measurement *best_int8 = nullptr, *best_float = nullptr, *cpu_int8 = nullptr, *cpu_float = nullptr;
+  for (const Measurement& m : rows) {
+    const std::string ratio = peer ? std::to_string(peer->latency_ms / m.latency_ms).substr(0, 5) + "x" : "";
+    std::fprintf(out, "  %-20s %-9s %12.4f %14.0f  %s\n", m.name.c_str(), m.precision.c_str(), m.latency_ms,
+                 m.images_per_second(), ratio.c_str());
+    const bool int8 = m.precision == "int8";
+    const Measurement*& best = int8 ? best_int8 : best_float;
+    if (!best || m.latency_ms < best->latency_ms) best = &m;
+    if (is_cpu_int8(m) && (!cpu_int8 || m.latency_ms < cpu_int8->latency_ms)) cpu_int8 = &m;
+    if (is_cpu_float(m)) cpu_float = &m;
+  }
+  nlohmann::json speedup = {{"batch", batch}};
+  if (peer) {
+    speedup["peer"] = peer_name;
+    for (const Measurement& m : rows)
+      if (m.precision == "int8") speedup["over_peer"][m.name] = peer->latency_ms / m.latency_ms;
+  }
+  if (cpu_int8 && cpu_float) {
+    for (const Measurement& m : rows)
+      if (is_cpu_int8(m))
+        std::fprintf(out, "  CPU: int8 (%s) is %.2fx %s float32\n", m.name.c_str(),
+                     cpu_float->latency_ms / m.latency_ms, cpu_float->name.c_str());
+    const double ratio = cpu_float->latency_ms / cpu_int8->latency_ms;
+    speedup["cpu_int8_over_cpu_float32"] = ratio;
+  }
+  if (best_int8 && best_float) {
+    const double ratio = best_float->latency_ms / best_int8->latency_ms;
+    if (best_int8 != cpu_int8 || best_float != cpu_float)  // a GPU row won
+      std::fprintf(out, "  best int8 (%s) is %.2fx the best float (%s %s)\n", best_int8->name.c_str(), ratio,
+                   best_float->name.c_str(), best_float->precision.c_str());
+    speedup["best_int8"] = best_int8->name;
+    speedup["best_float"] = best_float->name + " " + best_float->precision;
+    speedup["best_int8_over_best_float"] = ratio;
+  }
+  return speedup;
+}
+
+}  // namespace octet

@@ -1,0 +1,189 @@
+// The CUDA engine's internals (cuda_engine.h), shared by its translation
+// units: cuda_engine.cu (making it, its public members), engine_plan.cu (the
+// per-batch-size plans: buffers, cuBLASLt GEMMs, cuda-imma tiles) and
+// engine_launch.cu (launching the nodes, capturing the CUDA graph).
+#pragma once
+
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "graph/op.h"
+#include "runtime/cuda/common.cuh"
+#include "runtime/cuda/cuda_engine.h"
+#include "runtime/cuda/device_layout.h"
+#include "runtime/cuda/gemm_cublaslt.cuh"
+#include "runtime/cuda/implicit_gemm.h"
+#include "runtime/cuda/plan_cache.h"
+#include "runtime/cuda/tile_tuner.h"
+
+namespace octet {
+
+namespace cuda {
+
+inline constexpr size_t kCublasLtWorkspace = size_t{32} << 20;  // NVIDIA's recommendation for Hopper
+// Timed launches per cuda-imma tile candidate (the fastest counts), after one untimed.
+inline constexpr int kTuningRuns = 3;
+
+// OCTET_IMMA_TUNE=0: take the cost model's tile instead of timing the candidates.
+inline bool tile_tuning_enabled() {
+  const char* v = std::getenv("OCTET_IMMA_TUNE");
+  return !(v && std::string(v) == "0");
+}
+
+inline const char* backend_name(CudaBackend backend) { return cuda_backend_name(backend); }
+
+inline int channel_alignment(CudaBackend backend) {
+  return backend == CudaBackend::Imma ? igemm::kChannelAlignment : kDp4aChannelAlignment;
+}
+
+template <typename T>
+DeviceBuffer<T> upload(const std::vector<T>& host) {
+  DeviceBuffer<T> buffer(host.size());
+  if (!host.empty()) CUDA_CHECK(cudaMemcpy(buffer.get(), host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
+  return buffer;
+}
+
+// A conv's or linear's cuda::PackedLayer on the device.
+struct DeviceLayer {
+  int out_c = 0, tap_channels = 0;
+  int64_t depth = 0;
+  DeviceBuffer<int8_t> weights;
+  DeviceBuffer<int32_t> bias, multiplier, shift, skip_multiplier;
+
+  DeviceLayer() = default;
+  explicit DeviceLayer(const PackedLayer& p)
+      : out_c(p.out_c),
+        tap_channels(p.tap_channels),
+        depth(p.depth),
+        weights(upload(p.weights)),
+        bias(upload(p.bias)),
+        multiplier(upload(p.multiplier)),
+        shift(upload(p.shift)),
+        skip_multiplier(upload(p.skip_multiplier)) {}
+};
+
+// Why `device` cannot run this build's kernels, or "".
+std::string device_unusable(int device);
+
+template <typename Handle, typename Status, Status (*Destroy)(Handle)>
+struct Destroyer {
+  void operator()(Handle h) const { Destroy(h); }
+};
+using StreamOwner =
+    std::unique_ptr<std::remove_pointer_t<cudaStream_t>, Destroyer<cudaStream_t, cudaError_t, cudaStreamDestroy>>;
+struct LtDestroyer {
+  void operator()(cublasLtHandle_t h) const { cublaslt().destroy(h); }
+};
+using LtOwner = std::unique_ptr<std::remove_pointer_t<cublasLtHandle_t>, LtDestroyer>;
+using GraphOwner =
+    std::unique_ptr<std::remove_pointer_t<cudaGraph_t>, Destroyer<cudaGraph_t, cudaError_t, cudaGraphDestroy>>;
+using GraphExecOwner = std::unique_ptr<std::remove_pointer_t<cudaGraphExec_t>,
+                                       Destroyer<cudaGraphExec_t, cudaError_t, cudaGraphExecDestroy>>;
+
+// Events destroyed with the object (for profile() and the tile timing).
+class Events {
+ public:
+  explicit Events(size_t count) : events_(count, nullptr) {
+    for (cudaEvent_t& e : events_) CUDA_CHECK(cudaEventCreate(&e));
+  }
+  Events(const Events&) = delete;
+  Events& operator=(const Events&) = delete;
+  ~Events() {
+    for (cudaEvent_t e : events_)
+      if (e) cudaEventDestroy(e);
+  }
+  cudaEvent_t operator[](size_t i) const { return events_[i]; }
+
+ private:
+  std::vector<cudaEvent_t> events_;
+};
+
+}  // namespace cuda
+
+using cuda::backend_name;
+using cuda::channel_alignment;
+using cuda::device_unusable;
+using cuda::DeviceBuffer;
+using cuda::DeviceLayer;
+using cuda::Events;
+using cuda::kCublasLtWorkspace;
+using cuda::kTuningRuns;
+using cuda::GraphExecOwner;
+using cuda::GraphOwner;
+using cuda::LtOwner;
+using cuda::StreamOwner;
+
+struct CudaEngine::Impl {
+  // Everything that depends on the batch size.
+  struct Plan {
+    int64_t batch = 0;
+    bool retains_all = false;
+    DeviceBuffer<float> input;  // NCHW floats
+    DeviceBuffer<int32_t> logits;
+    DeviceBuffer<int8_t> arena;    // every stored value, at offset[owner] (device_layout.h plan_arena)
+    DeviceBuffer<int8_t> scratch;  // cuBLASLt path: im2col patches, then the int32 accumulators at acc_offset
+    int64_t acc_offset = 0;
+    std::vector<int64_t> offset;                       // per node that owns storage, else -1
+    std::vector<std::unique_ptr<cuda::LtGemm>> gemms;  // per conv / linear on the cuBLASLt path
+    std::vector<int> tiles;                            // per conv on the imma path: its tile configuration
+    int64_t runs = 0;
+    GraphExecOwner graph;  // captured on the second run (the first, direct one loads the kernels lazily)
+  };
+
+  Impl(const QuantizedModel& m, CudaBackend b, int d);
+  ~Impl() {  // the members are freed on the engine's device, after its last work
+    cudaSetDevice(device);
+    if (stream) cudaStreamSynchronize(stream.get());
+  }
+
+  int output() const { return model.output(); }
+  int classes() const { return model.num_classes(); }
+  cuda::ConvShape conv_shape(int node, int64_t batch) const;
+  cuda::igemm::Problem imma_problem(int node, int64_t batch) const;
+  std::string imma_unsupported(int node, int64_t batch) const;
+  int tuned_tile(const Plan& p, int node);
+  double time_imma(const Plan& p, int node, int tile) const;
+  bool uses_imma(int node) const { return backend == CudaBackend::Imma && model.graph.nodes[node].op == Op::Conv2d; }
+  // The global average pool of a fused network tail, or -1 (not when every node's value is retained).
+  int fused_pool(const Plan& p) const { return p.retains_all ? -1 : tail_pool; }
+  void enqueue_tail(const Plan& p) const;
+  std::string unsupported(int node, int64_t batch) const;
+  std::string where(int node) const;
+  RequantEpilogue epilogue(const Plan& p, int node) const;
+  int8_t* value(const Plan& p, int node) const { return p.arena.get() + p.offset[values.owner[node]]; }
+  const cuda::Storage& storage(int node) const { return values.storage[node]; }
+  Plan& plan(int64_t batch);
+  std::unique_ptr<Plan> make_plan(int64_t batch);
+  void synchronize() const { CUDA_CHECK(cudaStreamSynchronize(stream.get())); }
+  void enqueue_node(const Plan& p, int node) const;
+  void enqueue_weighted(const Plan& p, int node) const;
+  void launch(Plan& p);
+  double macs(int node, int64_t batch) const;
+
+  int device;
+  CudaBackend backend;
+  QuantizedModel model;
+  std::vector<ActShape> shapes;
+  cuda::ValueLayout values;
+  StreamOwner stream;
+  LtOwner lt;
+  DeviceBuffer<uint8_t> lt_workspace;
+  std::vector<DeviceLayer> layers;  // per node; convs and linears only
+  std::vector<int> imma_resident;   // cuda-imma: blocks of each tile per multiprocessor
+  int multiprocessors = 0;
+  bool tune_tiles = cuda::tile_tuning_enabled();
+  cuda::igemm::TileTuner tuner;  // cuda-imma: the tile of each conv shape met so far
+  // GlobalAvgPool -> Flatten -> output Linear, the pooled value read by
+  // nothing else: the pool node, run with the logits in one kernel; or -1.
+  int tail_pool = -1;
+  cuda::PlanCache<int64_t, Plan> plans{kMaxPlans};
+  bool retain = false;
+  Plan* last_run = nullptr;
+  std::mutex mutex;  // held by every public member of CudaEngine
+};
+
+}  // namespace octet

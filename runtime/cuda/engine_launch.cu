@@ -1,0 +1,117 @@
+// Launching the CUDA engine's nodes (engine_impl.cuh): conv and linear by
+// the backend's GEMM path, the other operators through op_launchers.cuh, the
+// network's tail in one kernel; and the CUDA graph of a plan, captured on its
+// second run and replayed after.
+#include "runtime/cuda/conv2d_dp4a.cuh"
+#include "runtime/cuda/conv2d_imma.cuh"
+#include "runtime/cuda/engine_impl.cuh"
+#include "runtime/cuda/epilogue.cuh"
+#include "runtime/cuda/im2col.cuh"
+#include "runtime/cuda/linear_dp4a.cuh"
+#include "runtime/cuda/op_launchers.cuh"
+#include "runtime/cuda/pool_linear.cuh"
+
+namespace octet {
+
+void CudaEngine::Impl::enqueue_tail(const Plan& p) const {
+  const int pool = tail_pool, x = model.graph.nodes[pool].inputs[0];
+  const ActShape in = shapes[x];
+  const NodeQuant& q = model.quant[pool];
+  const DeviceLayer& layer = layers[output()];
+  cuda::global_avg_pool_logits(value(p, x), p.batch, in.h, in.w, storage(x).padded_c, q.multiplier.data[0],
+                               q.shift.data[0], layer.weights.get(), classes(), layer.bias.get(), p.logits.get(),
+                               stream.get());
+}
+
+void CudaEngine::Impl::enqueue_weighted(const Plan& p, int node) const {
+  const Node& n = model.graph.nodes[node];
+  const DeviceLayer& layer = layers[node];
+  const cuda::ConvShape s = conv_shape(node, p.batch);
+  const int8_t* x = value(p, n.inputs[0]);
+  const bool is_output = node == output();
+  if (is_output && fused_pool(p) >= 0) return enqueue_tail(p);
+  if (uses_imma(node)) {
+    cuda::conv2d_imma(imma_problem(node, p.batch), p.tiles[node], x, layer.weights.get(), epilogue(p, node),
+                      value(p, node), stream.get());
+    return;
+  }
+  if (backend != CudaBackend::CublasLt) {  // dp4a; imma's linear layers too
+    if (is_output)
+      cuda::linear_dp4a_logits(x, layer.weights.get(), s.rows(), s.depth(), classes(), layer.bias.get(), p.logits.get(),
+                               stream.get());
+    else if (n.op == Op::Linear)
+      cuda::linear_dp4a(x, layer.weights.get(), s.rows(), s.depth(), s.out_c, epilogue(p, node), value(p, node),
+                        stream.get());
+    else
+      cuda::conv2d_dp4a(s, x, layer.weights.get(), epilogue(p, node), value(p, node), stream.get());
+    return;
+  }
+  const int8_t* patches = x;  // a linear's or pointwise conv's input rows are its patches
+  if (n.op == Op::Conv2d && !s.is_pointwise()) {
+    cuda::im2col(s, x, p.scratch.get(), stream.get());
+    patches = p.scratch.get();
+  }
+  int32_t* acc = reinterpret_cast<int32_t*>(p.scratch.get() + p.acc_offset);
+  p.gemms[node]->run(layer.weights.get(), patches, acc, lt_workspace.get(), stream.get());
+  if (is_output)
+    cuda::logits_from_accumulators(acc, s.rows(), s.out_c, classes(), layer.bias.get(), p.logits.get(), stream.get());
+  else
+    cuda::requantize_accumulators(acc, s.rows(), s.out_c, epilogue(p, node), value(p, node), stream.get());
+}
+
+void CudaEngine::Impl::enqueue_node(const Plan& p, int node) const {
+  const Node& n = model.graph.nodes[node];
+  if (op_traits(n.op).weighted) return enqueue_weighted(p, node);
+  if (node == fused_pool(p)) return;  // computed with the logits
+  const cuda::OpLauncher launch = cuda::launcher(n.op);
+  check(launch != nullptr, where(node) + ": no launcher for its operator");
+  const bool reads = !n.inputs.empty();
+  const cuda::NodeLaunch args{n,
+                        model.quant[node],
+                        p.batch,
+                        p.input.get(),
+                        reads ? value(p, n.inputs[0]) : nullptr,
+                        n.inputs.size() == 2 ? value(p, n.inputs[1]) : nullptr,
+                        n.op == Op::Flatten ? nullptr : value(p, node),
+                        reads ? shapes[n.inputs[0]] : ActShape{},
+                        shapes[node],
+                        reads ? storage(n.inputs[0]).padded_c : 0,
+                        storage(node).padded_c,
+                        storage(node).bytes(),
+                        stream.get()};
+  launch(args);
+}
+
+void CudaEngine::Impl::launch(Plan& p) {
+  last_run = &p;
+  if (p.runs++ == 0) {
+    for (int i = 0; i <= output(); ++i) enqueue_node(p, i);
+    return;
+  }
+  if (!p.graph) {
+    CUDA_CHECK(cudaStreamBeginCapture(stream.get(), cudaStreamCaptureModeThreadLocal));
+    try {
+      for (int i = 0; i <= output(); ++i) enqueue_node(p, i);
+    } catch (...) {
+      cudaGraph_t broken = nullptr;
+      cudaStreamEndCapture(stream.get(), &broken);  // leaves the stream usable
+      cudaGetLastError();  // the invalidated capture's error, which the next launch check would report
+      GraphOwner discard(broken);
+      throw;
+    }
+    cudaGraph_t captured = nullptr;
+    CUDA_CHECK(cudaStreamEndCapture(stream.get(), &captured));
+    const GraphOwner graph(captured);
+    cudaGraphExec_t exec = nullptr;
+    CUDA_CHECK(cudaGraphInstantiate(&exec, captured, 0));
+    p.graph.reset(exec);
+  }
+  CUDA_CHECK(cudaGraphLaunch(p.graph.get(), stream.get()));
+}
+
+double CudaEngine::Impl::macs(int node, int64_t batch) const {
+  return double(batch) * op_macs(model.graph.nodes[node], shapes, node);
+}
+
+
+}  // namespace octet

@@ -1,0 +1,35 @@
+// The requantizing epilogue of a conv or linear layer, one type for every
+// backend: its per-output-channel parameters and the step through
+// common/requantize.h. Plain C++ with host+device functions (no CUDA header):
+// the CPU kernels, the CUDA kernels and the CUDA kernels compiled for the
+// CPU (tests/cuda_on_cpu.h) share it.
+#pragma once
+
+#include <cstdint>
+
+#include "common/requantize.h"
+
+namespace octet {
+
+// Per-output-channel requantization: requantize(acc + bias, multiplier,
+// skip, skip_multiplier, shift). Every array has one entry per output
+// channel (on CUDA: per stored channel, the padding channels having bias 0,
+// multiplier 0 and shift 1 so that they come out 0), in the memory of the
+// backend that reads it.
+struct RequantEpilogue {
+  const int32_t* bias = nullptr;
+  const int32_t* multiplier = nullptr;
+  const int32_t* shift = nullptr;
+  const int32_t* skip_multiplier = nullptr;  // with `skip`
+  const int8_t* skip = nullptr;              // fused residual: same layout as the output, or null
+  bool relu = false;
+};
+
+// The int8 output of channel `c` at NHWC offset `at` (row * out_c + c) from its accumulator.
+OCTET_HOST_DEVICE int32_t requantize_output(int32_t acc, int c, int64_t at, const RequantEpilogue& e) {
+  const int32_t skip = e.skip ? e.skip[at] : 0;
+  const int32_t skip_multiplier = e.skip ? e.skip_multiplier[c] : 0;
+  return ::octet::requantize(acc + e.bias[c], e.multiplier[c], skip, skip_multiplier, e.shift[c], e.relu ? 0 : -128);
+}
+
+}  // namespace octet
