@@ -48,6 +48,7 @@ onnx::ModelProto build_model(const QuantizedModel& m, OnnxExportSummary* summary
   QdqGraphWriter w(g);
   std::vector<std::string> value(m.graph.nodes.size());  // each node's int8 output, dequantized
   std::vector<bool> flat(m.graph.nodes.size(), false);    // rank 2 (N x F) rather than NCHW
+  const std::vector<ActShape> shapes = m.graph.shapes();
   for (size_t i = 0; i < m.graph.nodes.size(); ++i) {
     const Node& n = m.graph.nodes[i];
     const NodeQuant& q = m.quant[i];
@@ -56,9 +57,10 @@ onnx::ModelProto build_model(const QuantizedModel& m, OnnxExportSummary* summary
     const OnnxOp* op = onnx_op(n.op);
     check(op != nullptr, where + "the export has no kernel for this operator (interop/onnx_ops.cpp)");
     check(!is_output || n.op == Op::Linear, where + "the output must be the linear whose int32 logits octet returns");
-    OnnxNodeContext c{w, n, q, is_output, {}, 0.0f, false};
+    OnnxNodeContext c{w, n, q, is_output, {}, 0.0f, false, {}};
     for (int in : n.inputs) c.inputs.push_back(value[in]);
-    if (!n.inputs.empty()) c.input_scale = m.quant[n.inputs[0]].scale, c.input_flat = flat[n.inputs[0]];
+    if (!n.inputs.empty())
+      c.input_scale = m.quant[n.inputs[0]].scale, c.input_flat = flat[n.inputs[0]], c.in = shapes[n.inputs[0]];
     std::string y = op->emit(c);  // the float result before this node's own quantization
     flat[i] = op->flat;
     if (op->quantizes || op_traits(n.op).moves_values) {

@@ -20,6 +20,7 @@ struct OnnxNodeContext {
   std::vector<std::string> inputs;  // the float values of its inputs (dequantized int8)
   float input_scale;                // its first input's int8 scale
   bool input_flat;                  // its first input is N x F rather than NCHW
+  ActShape in;                      // its first input's per-sample shape
 };
 
 struct OnnxOp {
