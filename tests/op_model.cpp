@@ -77,22 +77,24 @@ int OpModel::shortcut_a(int x, int pad) {
   n.op = Op::ShortcutA;
   n.inputs = {x};
   n.channels = pad;
-  return push(n, activation());
+  return keeps_scale(n);
 }
 
 int OpModel::relu(int x) {
   Node n;
   n.op = Op::ReLU;
   n.inputs = {x};
-  return push(n, activation());
+  return keeps_scale(n);
 }
 
 int OpModel::flatten(int x) {
   Node n;
   n.op = Op::Flatten;
   n.inputs = {x};
-  return push(n, activation());
+  return keeps_scale(n);
 }
+
+int OpModel::keeps_scale(Node n) { return push(std::move(n), activation()); }
 
 QuantizedModel OpModel::finish(int classes) {
   int x = static_cast<int>(graph_.nodes.size()) - 1;

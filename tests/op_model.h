@@ -34,6 +34,9 @@ class OpModel {
   int shortcut_a(int x, int pad);
   int relu(int x);
   int flatten(int x);
+  // Any operator without parameters that keeps its input's scale (its op,
+  // inputs and attributes set in `n`).
+  int keeps_scale(Node n);
 
   // Ends with a flatten (when needed) and the output linear; validates.
   QuantizedModel finish(int classes = 4);
