@@ -121,7 +121,8 @@ LayoutRun run_in_device_layout(const QuantizedModel& model, const std::vector<fl
               }
         break;
       case Op::Flatten: break;
-      case Op::BatchNorm2d: throw Error(n.name + ": batch norm in a quantized graph");
+      default:  // runtime/cuda/op_support.h: the runners skip models the CUDA runtime cannot run
+        throw Error(n.name + ": the CUDA runtime has no kernel for operator '" + op_name(n.op) + "'");
     }
     if (i != model.output())
       run.values[i] = cuda::strip_padding(std::vector<int8_t>(value(i), value(i) + batch * out.bytes()), out, batch);
