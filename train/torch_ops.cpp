@@ -45,8 +45,11 @@ const TorchOp kOps[] = {
        return torch::batch_norm(x[0], t.weight, t.bias, t.running_mean, t.running_var, training, 0.1, 1e-5,
                                 /*cudnn_enabled=*/true);
      }},
+    // A flat vector of F features is F x 1 x 1 in octet's graph (graph.h); in torch, [N, F].
     {Op::Linear, init_linear,
-     [](const Node&, const Inputs& x, const TorchParams& t, bool) { return torch::linear(x[0], t.weight, t.bias); }},
+     [](const Node&, const Inputs& x, const TorchParams& t, bool) {
+       return torch::linear(x[0].flatten(1), t.weight, t.bias);
+     }},
     {Op::ReLU, nullptr, [](const Node&, const Inputs& x, const TorchParams&, bool) { return torch::relu(x[0]); }},
     {Op::MaxPool2d, nullptr,
      [](const Node& n, const Inputs& x, const TorchParams&, bool) { return torch::max_pool2d(x[0], n.kernel, n.stride); }},
