@@ -91,6 +91,20 @@ std::string shortcut_a(const OnnxNodeContext& c) {
   return w.step("Pad", {n.name + ".subsampled", n.name + ".pads"}, n.name);
 }
 
+// ShuffleNet's channel shuffle, as its exporters write it: Reshape to
+// [N, g, C/g, H, W], swap the two channel axes, Reshape back. Moves values.
+std::string channel_shuffle(const OnnxNodeContext& c) {
+  Writer& w = c.w;
+  const Node& n = c.n;
+  const int64_t groups = n.groups, channels = c.in.c, h = c.in.h, wd = c.in.w;
+  w.initializer(n.name + ".grouped_shape", TensorProto::INT64, {5},
+                std::vector<int64_t>{0, groups, channels / groups, h, wd});  // 0: the batch, copied
+  w.initializer(n.name + ".shape", TensorProto::INT64, {4}, std::vector<int64_t>{0, channels, h, wd});
+  w.step("Reshape", {c.inputs[0], n.name + ".grouped_shape"}, n.name + ".grouped");
+  Writer::ints(w.node("Transpose", {n.name + ".grouped"}, n.name + ".transposed"), "perm", {0, 2, 1, 3, 4});
+  return w.step("Reshape", {n.name + ".transposed", n.name + ".shape"}, n.name);
+}
+
 const OnnxOp kOps[] = {
     {Op::Input, input, true, false},
     {Op::Conv2d, conv2d, false, false},
@@ -112,6 +126,7 @@ const OnnxOp kOps[] = {
      },
      false, true},
     {Op::ShortcutA, shortcut_a, false, false},
+    {Op::ChannelShuffle, channel_shuffle, false, false},
 };
 }  // namespace
 

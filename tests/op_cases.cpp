@@ -232,6 +232,22 @@ std::vector<OpCase> make_cases() {
          }});
   }
 
+  struct Shuffle {
+    int64_t batch;
+    int c, h, w, groups;
+  };
+  for (const Shuffle& v : {Shuffle{2, 12, 5, 5, 3}, Shuffle{3, 58, 4, 6, 2}, Shuffle{64, 16, 2, 2, 8}, Shuffle{1, 21, 3, 3, 7}}) {
+    const uint64_t s = seed++;
+    cases.push_back({"channel_shuffle_" + shape_name(v.batch, v.c, v.h, v.w) + "_g" + std::to_string(v.groups), v.batch,
+                     [v, s] {
+                       OpModel m(s);
+                       Node n;
+                       n.op = Op::ChannelShuffle, n.inputs = {m.input(v.c, v.h, v.w)}, n.groups = v.groups;
+                       m.keeps_scale(n);
+                       return m.finish();
+                     }});
+  }
+
   // Input quantization of float images (scale 4: exact half-way cases).
   struct Input {
     int64_t batch;

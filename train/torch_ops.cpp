@@ -64,6 +64,11 @@ const TorchOp kOps[] = {
        return torch::constant_pad_nd(x[0].index({Slice(), Slice(), Slice(None, None, 2), Slice(None, None, 2)}),
                                      {0, 0, 0, 0, n.channels, n.channels}, 0);
      }},
+    {Op::ChannelShuffle, nullptr,
+     [](const Node& n, const Inputs& x, const TorchParams&, bool) {
+       const auto s = x[0].sizes();
+       return x[0].reshape({s[0], n.groups, s[1] / n.groups, s[2], s[3]}).transpose(1, 2).reshape(s);
+     }},
 };
 }  // namespace
 

@@ -16,4 +16,5 @@
   X(GlobalAvgPool, global_avg_pool)  \
   X(Add, add)                        \
   X(Flatten, flatten)                \
-  X(ShortcutA, shortcut_a)
+  X(ShortcutA, shortcut_a)          \
+  X(ChannelShuffle, channel_shuffle)
