@@ -10,7 +10,7 @@
 // (runtime/cuda/op_kernels.cu), the LibTorch trainer (train/torch_ops.cpp)
 // and the ONNX export (interop/onnx_ops.cpp). Adding an operator is its
 // definition, its line in op_list.h, a kernel per backend that runs it and
-// its cases in tests/op_cases.cpp; a backend without a kernel for it says so.
+// its cases in tests/ops/op_cases.cpp; a backend without a kernel for it says so.
 #pragma once
 
 #include <cstdint>

@@ -2,7 +2,7 @@
 // backend: its per-output-channel parameters and the step through
 // common/requantize.h. Plain C++ with host+device functions (no CUDA header):
 // the CPU kernels, the CUDA kernels and the CUDA kernels compiled for the
-// CPU (tests/cuda_on_cpu.h) share it.
+// CPU (tests/cuda/cuda_on_cpu.h) share it.
 #pragma once
 
 #include <cstdint>

@@ -303,7 +303,7 @@ stage_test() {
   (cd "$BUILD" && OMP_NUM_THREADS=$threads ctest --output-on-failure -j 4 --timeout 1500 "${skip[@]}" \
     --output-junit "$RESULTS/ctest-junit.xml") >"$RESULTS/ctest.log" 2>&1 || true
   grep -E "tests passed|tests failed" "$RESULTS/ctest.log" | tail -1 | tee -a "$SUMMARY"
-  "$PYTHON" "$ROOT/tests/ctest_summary.py" "$RESULTS/ctest-junit.xml" | tee -a "$SUMMARY" || true
+  "$PYTHON" "$ROOT/tests/tools/ctest_summary.py" "$RESULTS/ctest-junit.xml" | tee -a "$SUMMARY" || true
   grep -A200 "The following tests FAILED" "$RESULTS/ctest.log" | tee -a "$SUMMARY" || true
   # The operator harness once more in one process, for its cases x backends table.
   "$BUILD/tests/test_backend_ops" --gtest_brief=1 >"$RESULTS/backend_ops.log" 2>&1 || true

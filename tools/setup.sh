@@ -69,12 +69,12 @@ configure_and_build() {
 }
 
 # run_tests DIR: the whole suite with ctest, then one line of ran / passed /
-# failed / skipped by reason (tests/ctest_summary.py, from ctest's JUnit
+# failed / skipped by reason (tests/tools/ctest_summary.py, from ctest's JUnit
 # file); returns ctest's exit status.
 run_tests() {
   local status=0
   ctest --test-dir "$1" --output-on-failure --output-junit ctest-junit.xml || status=$?
-  /usr/bin/python3 tests/ctest_summary.py "$1/ctest-junit.xml" || true
+  /usr/bin/python3 tests/tools/ctest_summary.py "$1/ctest-junit.xml" || true
   return $status
 }
 

@@ -25,7 +25,7 @@ class CpuEngine : public Engine {
 
   // Threads: run and dequantize_logits may be called from several threads at
   // once on one engine, and each run gives the bits it gives alone
-  // (tests/test_engine_threads.cpp); the activation buffers of a finished run
+  // (tests/runtime/test_engine_threads.cpp); the activation buffers of a finished run
   // are kept for the next one.
   Int32Tensor run(const float* input, int64_t batch, const Hook& hook = {}) const override;
 

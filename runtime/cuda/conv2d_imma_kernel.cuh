@@ -1,5 +1,5 @@
 // The cuda-imma convolution kernel (conv2d_imma.cuh launches it). Compiled
-// by nvcc for the GPU, and for the CPU by tests/cuda_on_cpu.h, which defines
+// by nvcc for the GPU, and for the CPU by tests/cuda/cuda_on_cpu.h, which defines
 // CUDA's keywords and built-ins and the primitives of tensor_core.cuh before
 // including this file, so that the kernel's own code runs in the tests.
 #pragma once

@@ -1,6 +1,6 @@
 // The index math of the cuda-imma convolution (conv2d_imma.cu) as plain
 // host+device functions: the kernel calls them for every address it forms,
-// and tests/test_implicit_gemm.cpp calls the same functions in a CPU
+// and tests/cuda/test_implicit_gemm.cpp calls the same functions in a CPU
 // emulation of a thread block, so the logic is checked without a GPU.
 //
 // The convolution is an implicit GEMM, out[M][N] = A[M][K] x B[N][K]^T:

@@ -1,6 +1,6 @@
 // Four int8 values as one 32-bit word, as the CUDA kernels store them. Plain
 // C++ with host+device functions (no CUDA header), so that kernels can also be
-// compiled for the CPU (tests/cuda_on_cpu.h).
+// compiled for the CPU (tests/cuda/cuda_on_cpu.h).
 #pragma once
 
 #include <cstdint>

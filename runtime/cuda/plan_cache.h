@@ -1,7 +1,7 @@
 // A small least-recently-used cache of owned values, for the CUDA engine's
 // per-batch-size plans (each holds device buffers and a CUDA graph, so a
 // server seeing many batch sizes must not keep them all). Plain C++, tested
-// on the CPU (tests/test_plan_cache.cpp). Not thread-safe: its owner locks.
+// on the CPU (tests/cuda/test_plan_cache.cpp). Not thread-safe: its owner locks.
 #pragma once
 
 #include <algorithm>

@@ -1,6 +1,6 @@
 // The network tail's kernel (pool_linear.cuh launches it): global average
 // pool, then the output linear layer's int32 logits. Compiled by nvcc for the
-// GPU, and for the CPU by tests/cuda_on_cpu.h, which stands in for CUDA's
+// GPU, and for the CPU by tests/cuda/cuda_on_cpu.h, which stands in for CUDA's
 // keywords and built-ins before including this file.
 #pragma once
 

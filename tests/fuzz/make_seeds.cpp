@@ -8,7 +8,7 @@
 
 #include "common/error.h"
 #include "common/file_io.h"
-#include "tests/random_model.h"
+#include "tests/support/random_model.h"
 
 namespace octet {
 namespace {

@@ -1,0 +1,338 @@
+#include "tests/cuda/cuda_on_cpu.h"
+
+#include <ucontext.h>
+
+#include <array>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/error.h"
+#include "tests/cuda/ptx_isa.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/common_interface_defs.h>
+#endif
+
+namespace octet::cuda {
+
+alignas(128) int8_t shared[cuda_on_cpu::kMaxSharedBytes];
+
+}  // namespace octet::cuda
+
+namespace octet::cuda_on_cpu {
+
+namespace {
+
+constexpr int kWarpSize = 32;
+constexpr size_t kStackBytes = size_t{256} << 10;
+constexpr int8_t kUnwritten = 0x77;  // shared memory's bytes before the kernel writes them
+
+// What a thread waits for.
+enum class Wait { Nothing, Barrier, Ldmatrix, Mma, Shuffle, Returned };
+
+struct Copy {
+  uint32_t to;
+  const void* from;
+  int bytes;
+  bool valid;
+};
+
+struct Thread {
+  ucontext_t context{};
+  std::unique_ptr<char[]> stack;
+  Dim3 index;
+  bool started = false;
+  Wait wait = Wait::Nothing;
+  // A warp instruction's operands (address: ldmatrix's row or the shuffle's
+  // lane mask; a, b, d) and results (d; a shuffle's in d[0]).
+  int address = 0;
+  ptx::Registers4 a{}, d{};
+  ptx::Registers2 b{};
+  std::vector<Copy> open;                 // cp.async copies since the last commit
+  std::vector<std::vector<Copy>> groups;  // committed, not yet landed (copies_at_wait)
+};
+
+struct Block {
+  BlockRun run;
+  const std::function<void()>* kernel = nullptr;
+  std::vector<Thread> threads;
+  int current = -1;
+  ucontext_t scheduler{};
+  std::string error;      // the first error, thrown by run_block
+  bool aborting = false;  // after an error: every thread unwinds when resumed
+#if defined(__SANITIZE_ADDRESS__)
+  const void* scheduler_stack = nullptr;
+  size_t scheduler_stack_bytes = 0;
+#endif
+};
+
+Block* running = nullptr;
+
+Block& block() {
+  check(running != nullptr, "cuda_on_cpu: a kernel primitive called outside run_block");
+  return *running;
+}
+Thread& self() { return block().threads[static_cast<size_t>(block().current)]; }
+
+std::string where(const Block& b) {
+  return "block (" + std::to_string(b.run.block.x) + ", " + std::to_string(b.run.block.y) + ")";
+}
+
+// Thrown in a thread that the failed run resumes, to unwind its stack.
+struct Abort {};
+
+// Hands the CPU from the running thread back to the scheduler, until it runs the thread again.
+void yield() {
+  Block& b = block();
+  Thread& t = self();
+#if defined(__SANITIZE_ADDRESS__)
+  void* fake_stack = nullptr;
+  __sanitizer_start_switch_fiber(&fake_stack, b.scheduler_stack, b.scheduler_stack_bytes);
+#endif
+  swapcontext(&t.context, &b.scheduler);
+#if defined(__SANITIZE_ADDRESS__)
+  __sanitizer_finish_switch_fiber(fake_stack, nullptr, nullptr);
+#endif
+  if (b.aborting) throw Abort{};
+}
+
+void thread_entry() {
+  Block& b = block();
+#if defined(__SANITIZE_ADDRESS__)
+  __sanitizer_finish_switch_fiber(nullptr, &b.scheduler_stack, &b.scheduler_stack_bytes);
+#endif
+  try {
+    (*b.kernel)();
+  } catch (const Abort&) {
+  } catch (const std::exception& e) {
+    if (b.error.empty()) b.error = where(b) + ", thread " + std::to_string(self().index.x) + ": " + e.what();
+  }
+  self().wait = Wait::Returned;
+#if defined(__SANITIZE_ADDRESS__)
+  __sanitizer_start_switch_fiber(nullptr, b.scheduler_stack, b.scheduler_stack_bytes);  // this fiber ends
+#endif
+}  // the context's uc_link resumes the scheduler
+
+void land(const Copy& c) {
+  int8_t* to = cuda::shared + c.to;
+  if (c.valid)
+    std::memcpy(to, c.from, static_cast<size_t>(c.bytes));
+  else
+    std::memset(to, 0, static_cast<size_t>(c.bytes));
+}
+
+// Runs warp w's instruction once all its lanes wait at the same one.
+void complete_warp(Block& b, int w) {
+  Thread* lanes = &b.threads[static_cast<size_t>(w * kWarpSize)];
+  const Wait op = lanes[0].wait;
+  for (int l = 0; l < kWarpSize; ++l) {
+    if (lanes[l].wait == Wait::Nothing || lanes[l].wait == Wait::Barrier) return;  // not all there yet
+    if (lanes[l].wait != op)
+      fail(where(b) + ", warp " + std::to_string(w) + ": lanes 0 and " + std::to_string(l) +
+           " are at different warp instructions (or one has returned)");
+  }
+  if (op == Wait::Ldmatrix) {
+    std::array<int, kWarpSize> address;
+    for (int l = 0; l < kWarpSize; ++l) address[l] = lanes[l].address;
+    const std::array<ptx::Registers4, kWarpSize> r =
+        ptx::ldmatrix_x4(cuda::shared, static_cast<size_t>(b.run.shared_bytes), address);
+    for (int l = 0; l < kWarpSize; ++l) lanes[l].d = r[l];
+  } else if (op == Wait::Shuffle) {
+    std::array<uint32_t, kWarpSize> value;
+    for (int l = 0; l < kWarpSize; ++l) value[l] = lanes[l].a[0];
+    for (int l = 0; l < kWarpSize; ++l) lanes[l].d[0] = value[(l ^ lanes[l].address) % kWarpSize];
+  } else if (op == Wait::Mma) {
+    std::array<ptx::Registers4, kWarpSize> a, d;
+    std::array<ptx::Registers2, kWarpSize> bs;
+    for (int l = 0; l < kWarpSize; ++l) a[l] = lanes[l].a, bs[l] = lanes[l].b, d[l] = lanes[l].d;
+    ptx::mma_m16n8k32_s8(d, a, bs);
+    for (int l = 0; l < kWarpSize; ++l) lanes[l].d = d[l];
+  } else {
+    return;  // every lane returned
+  }
+  for (int l = 0; l < kWarpSize; ++l) lanes[l].wait = Wait::Nothing;
+}
+
+// Wakes the threads at the barrier once every thread that has not returned is there.
+bool release_barrier(Block& b) {
+  int waiting = 0, other = 0;
+  for (const Thread& t : b.threads)
+    if (t.wait == Wait::Barrier)
+      ++waiting;
+    else if (t.wait != Wait::Returned)
+      ++other;
+  if (waiting == 0 || other > 0) return false;
+  for (Thread& t : b.threads)
+    if (t.wait == Wait::Barrier) t.wait = Wait::Nothing;
+  return true;
+}
+
+std::string deadlock(const Block& b) {
+  int at[6] = {};
+  for (const Thread& t : b.threads) ++at[static_cast<int>(t.wait)];
+  return where(b) + ": deadlock: " + std::to_string(at[int(Wait::Barrier)]) + " threads at __syncthreads, " +
+         std::to_string(at[int(Wait::Ldmatrix)]) + " at ldmatrix, " + std::to_string(at[int(Wait::Mma)]) + " at mma, " +
+         std::to_string(at[int(Wait::Shuffle)]) + " at shuffles, " + std::to_string(at[int(Wait::Returned)]) +
+         " returned";
+}
+
+// A warp instruction of the running thread: its lanes' operands are complete
+// once the last of them arrives (complete_warp, from the scheduler).
+void warp_instruction(Wait op) {
+  self().wait = op;
+  yield();
+}
+
+// Makes thread i's context, to start in thread_entry. (Not inlined: no local
+// of run_block lives across getcontext, which may return twice.)
+[[gnu::noinline]] void prepare(Block& b, int i) {
+  Thread& t = b.threads[static_cast<size_t>(i)];
+  t.index.x = static_cast<unsigned>(i);
+  t.stack = std::make_unique<char[]>(kStackBytes);
+  getcontext(&t.context);
+  t.context.uc_stack.ss_sp = t.stack.get();
+  t.context.uc_stack.ss_size = kStackBytes;
+  t.context.uc_link = &b.scheduler;
+  makecontext(&t.context, thread_entry, 0);
+}
+
+// Runs thread t until it yields or returns; after an error, until it has
+// unwound. (Not inlined: no local of run_block lives across swapcontext.)
+[[gnu::noinline]] void resume(Block& b, Thread& t) {
+  t.started = true;
+#if defined(__SANITIZE_ADDRESS__)
+  void* fake_stack = nullptr;
+  __sanitizer_start_switch_fiber(&fake_stack, t.stack.get(), kStackBytes);
+#endif
+  swapcontext(&b.scheduler, &t.context);
+#if defined(__SANITIZE_ADDRESS__)
+  __sanitizer_finish_switch_fiber(fake_stack, nullptr, nullptr);
+#endif
+}
+
+}  // namespace
+
+void run_block(const BlockRun& run, const std::function<void()>& kernel) {
+  check(running == nullptr, "cuda_on_cpu::run_block: a block is already running");
+  check(run.threads > 0 && run.threads % kWarpSize == 0,
+        "cuda_on_cpu::run_block: " + std::to_string(run.threads) + " threads are not whole warps");
+  check(run.shared_bytes >= 0 && run.shared_bytes <= kMaxSharedBytes,
+        "cuda_on_cpu::run_block: " + std::to_string(run.shared_bytes) + " bytes of shared memory");
+  std::memset(cuda::shared, kUnwritten, sizeof cuda::shared);
+
+  Block b;
+  b.run = run;
+  b.kernel = &kernel;
+  b.threads.resize(static_cast<size_t>(run.threads));
+  for (int i = 0; i < run.threads; ++i) prepare(b, i);
+  running = &b;
+  for (;;) {
+    bool ran = false, live = false;
+    for (int k = 0; k < run.threads; ++k) {
+      const int i = run.last_to_first ? run.threads - 1 - k : k;
+      Thread& t = b.threads[static_cast<size_t>(i)];
+      if (t.wait != Wait::Returned) live = true;
+      if (t.wait != Wait::Nothing) continue;
+      b.current = i;
+      resume(b, t);
+      ran = true;
+      if (b.error.empty() && (t.wait == Wait::Ldmatrix || t.wait == Wait::Mma || t.wait == Wait::Shuffle)) {
+        try {
+          complete_warp(b, i / kWarpSize);
+        } catch (const Error& e) {
+          b.error = e.what();
+        }
+      }
+      if (!b.error.empty()) break;
+    }
+    if (!b.error.empty() || !live) break;
+    if (!ran && !release_barrier(b)) {
+      b.error = deadlock(b);
+      break;
+    }
+  }
+  b.aborting = !b.error.empty();
+  for (int i = 0; i < run.threads && b.aborting; ++i) {
+    Thread& t = b.threads[static_cast<size_t>(i)];
+    b.current = i;
+    if (t.started && t.wait != Wait::Returned) resume(b, t);
+  }
+  running = nullptr;
+  if (b.error.empty())
+    for (int i = run.shared_bytes; i < kMaxSharedBytes; ++i)
+      if (cuda::shared[i] != kUnwritten) {
+        b.error = where(b) + ": wrote shared byte " + std::to_string(i) + ", past the block's " +
+                  std::to_string(run.shared_bytes);
+        break;
+      }
+  check(b.error.empty(), "cuda_on_cpu: " + b.error);
+}
+
+Dim3 thread_index() { return self().index; }
+Dim3 block_index() { return block().run.block; }
+
+void syncthreads() {
+  self().wait = Wait::Barrier;
+  yield();
+}
+
+uint32_t shared_offset(const void* p) {
+  const auto* at = static_cast<const int8_t*>(p);
+  if (at < cuda::shared || at > cuda::shared + kMaxSharedBytes)
+    fail("shared_address of a pointer outside shared memory");
+  return static_cast<uint32_t>(at - cuda::shared);
+}
+
+void cp_async(uint32_t to, const void* global, int bytes, bool valid) {
+  Block& b = block();
+  if (to % static_cast<uint32_t>(bytes) != 0 || to + static_cast<uint32_t>(bytes) > uint32_t(b.run.shared_bytes))
+    fail("cp.async of " + std::to_string(bytes) + " bytes to shared byte " + std::to_string(to) +
+         ": not aligned, or past the block's " + std::to_string(b.run.shared_bytes));
+  const Copy c{to, global, bytes, valid};
+  if (b.run.copies_at_wait)
+    self().open.push_back(c);
+  else
+    land(c);
+}
+
+void cp_async_commit() {
+  Thread& t = self();
+  t.groups.push_back(std::move(t.open));
+  t.open.clear();
+}
+
+void cp_async_wait(int pending) {
+  Thread& t = self();
+  while (t.groups.size() > static_cast<size_t>(pending)) {
+    for (const Copy& c : t.groups.front()) land(c);
+    t.groups.erase(t.groups.begin());
+  }
+}
+
+void ldmatrix_x4(uint32_t (&r)[4], uint32_t at) {
+  Thread& t = self();
+  t.address = static_cast<int>(at);
+  warp_instruction(Wait::Ldmatrix);
+  for (int j = 0; j < 4; ++j) r[j] = t.d[j];
+}
+
+void mma_s8(int32_t (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+  Thread& t = self();
+  for (int j = 0; j < 4; ++j) t.a[j] = a[j], t.d[j] = static_cast<uint32_t>(d[j]);
+  t.b = {b[0], b[1]};
+  warp_instruction(Wait::Mma);
+  for (int j = 0; j < 4; ++j) d[j] = static_cast<int32_t>(t.d[j]);
+}
+
+int32_t shfl_xor(int32_t value, int lane_mask) {
+  Thread& t = self();
+  t.a[0] = static_cast<uint32_t>(value);
+  t.address = lane_mask;
+  warp_instruction(Wait::Shuffle);
+  return static_cast<int32_t>(t.d[0]);
+}
+
+}  // namespace octet::cuda_on_cpu

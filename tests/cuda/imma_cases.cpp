@@ -1,0 +1,107 @@
+#include "tests/cuda/imma_cases.h"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <sstream>
+
+#include "runtime/cpu/kernels.h"
+#include "runtime/cuda/device_layout.h"
+
+namespace octet::cuda::igemm {
+
+std::string conv_name(const Conv& v) {
+  std::ostringstream s;
+  s << "b" << v.batch << "_" << v.h << "x" << v.w << "x" << v.c << "_o" << v.out_c << "_k" << v.kernel << "s"
+    << v.stride << "p" << v.padding;
+  return s.str();
+}
+
+std::vector<std::tuple<int, int>> runnable_shapes_and_tiles() {
+  std::vector<std::tuple<int, int>> pairs;
+  for (int conv = 0; conv < int(std::size(kConvs)); ++conv)
+    for (int tile = 0; tile < kTileCount; ++tile)
+      if (unsupported(problem_of(kConvs[conv]), tile).empty()) pairs.emplace_back(conv, tile);
+  return pairs;
+}
+
+std::string shape_and_tile_name(const std::tuple<int, int>& shape_and_tile) {
+  return conv_name(kConvs[std::get<0>(shape_and_tile)]) + "_" + tile_config(std::get<1>(shape_and_tile)).name;
+}
+
+Problem problem_of(const Conv& v) {
+  return conv_problem(v.batch, v.h, v.w, v.c, v.out_c, v.kernel, v.stride, v.padding);
+}
+
+Data make_data(const Conv& v, const Problem& p, bool residual, bool relu, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int> byte(-128, 127);
+  Data d;
+  d.relu = relu;
+  d.input.resize(size_t(v.batch) * v.h * v.w * v.c);
+  for (int8_t& x : d.input) x = static_cast<int8_t>(byte(rng));
+  // Padding channels hold garbage here, which the zero weights there must cancel.
+  d.device_input.assign(size_t(v.batch) * v.h * v.w * p.in_stride, int8_t{0x5A});
+  for (size_t px = 0; px < size_t(v.batch) * v.h * v.w; ++px)
+    std::copy_n(d.input.begin() + px * v.c, v.c, d.device_input.begin() + px * p.in_stride);
+  d.weights.resize(size_t(v.out_c) * v.kernel * v.kernel * v.c);
+  for (int8_t& x : d.weights) x = static_cast<int8_t>(byte(rng));
+  d.packed = pack_weight_rows(d.weights.data(), v.out_c, p.taps(), v.c, p.out_c, p.tap_c, p.packed_depth());
+  const double spread = 74.0 * 74.0 * std::sqrt(double(v.kernel) * v.kernel * v.c);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  d.bias.assign(p.out_c, 0);
+  d.multiplier.assign(p.out_c, 0);
+  d.shift.assign(p.out_c, 1);
+  d.skip_multiplier.assign(p.out_c, 0);
+  for (int o = 0; o < v.out_c; ++o) {
+    d.shift[o] = 20 + static_cast<int>(unit(rng) * 10);
+    d.bias[o] = static_cast<int32_t>((unit(rng) * 2 - 1) * spread);
+    d.multiplier[o] = static_cast<int32_t>(std::ldexp((0.2 + 1.8 * unit(rng)) * 64.0 / spread, d.shift[o]));
+    if (residual) d.skip_multiplier[o] = static_cast<int32_t>(std::ldexp(unit(rng), d.shift[o]));
+  }
+  if (residual) {
+    d.skip.resize(size_t(p.rows()) * v.out_c);
+    for (int8_t& x : d.skip) x = static_cast<int8_t>(byte(rng));
+    d.device_skip.assign(size_t(p.rows()) * p.out_c, 0);
+    for (int m = 0; m < p.rows(); ++m)
+      std::copy_n(d.skip.begin() + size_t(m) * v.out_c, v.out_c, d.device_skip.begin() + size_t(m) * p.out_c);
+  }
+  return d;
+}
+
+std::vector<int32_t> direct_accumulators(const Conv& v, const Problem& p, const Data& d) {
+  std::vector<int32_t> acc(size_t(p.rows()) * v.out_c, 0);
+  for (int m = 0; m < p.rows(); ++m) {
+    const int ox = m % p.out_w, oy = m / p.out_w % p.out_h, n = m / (p.out_w * p.out_h);
+    for (int o = 0; o < v.out_c; ++o) {
+      int32_t sum = 0;
+      for (int ky = 0; ky < v.kernel; ++ky)
+        for (int kx = 0; kx < v.kernel; ++kx) {
+          const int iy = oy * v.stride - v.padding + ky, ix = ox * v.stride - v.padding + kx;
+          if (iy < 0 || iy >= v.h || ix < 0 || ix >= v.w) continue;
+          for (int c = 0; c < v.c; ++c)
+            sum += int32_t(d.input[((size_t(n) * v.h + iy) * v.w + ix) * v.c + c]) *
+                   d.weights[((size_t(o) * v.kernel + ky) * v.kernel + kx) * v.c + c];
+        }
+      acc[size_t(m) * v.out_c + o] = sum;
+    }
+  }
+  return acc;
+}
+
+std::vector<int8_t> cpu_outputs(const Conv& v, const Problem& p, const Data& d) {
+  cpu::ConvGeometry g;
+  g.batch = v.batch, g.in_h = v.h, g.in_w = v.w, g.in_c = v.c;
+  g.out_h = p.out_h, g.out_w = p.out_w, g.out_c = v.out_c;
+  g.kernel = v.kernel, g.stride = v.stride, g.padding = v.padding;
+  const cpu::PackedWeights w(d.weights.data(), v.out_c, v.kernel, v.c);
+  RequantEpilogue e;
+  e.bias = d.bias.data(), e.multiplier = d.multiplier.data(), e.shift = d.shift.data();
+  e.relu = d.relu;
+  if (!d.skip.empty()) e.skip = d.skip.data(), e.skip_multiplier = d.skip_multiplier.data();
+  std::vector<int8_t> out(size_t(p.rows()) * v.out_c);
+  cpu::conv2d(g, d.input.data(), w, e, out.data());
+  return out;
+}
+
+}  // namespace octet::cuda::igemm

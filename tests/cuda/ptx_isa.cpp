@@ -1,0 +1,60 @@
+#include "tests/cuda/ptx_isa.h"
+
+#include <string>
+
+#include "common/error.h"
+
+namespace octet::ptx {
+
+namespace {
+
+int8_t byte_of(uint32_t word, int b) { return static_cast<int8_t>(word >> (8 * b)); }
+
+}  // namespace
+
+std::array<Registers4, 32> ldmatrix_x4(const int8_t* shared, size_t bytes, const std::array<int, 32>& address) {
+  for (int lane = 0; lane < 32; ++lane)
+    check(address[lane] >= 0 && address[lane] % 16 == 0 && size_t(address[lane]) + 16 <= bytes,
+          "ldmatrix: lane " + std::to_string(lane) + "'s row at shared byte " + std::to_string(address[lane]) +
+              " is not 16 aligned bytes within the " + std::to_string(bytes) + " of shared memory");
+  std::array<Registers4, 32> out{};
+  for (int lane = 0; lane < 32; ++lane)
+    for (int j = 0; j < 4; ++j) {
+      const int8_t* row = shared + address[8 * j + lane / 4] + 4 * (lane % 4);
+      uint32_t w = 0;
+      for (int b = 0; b < 4; ++b) w |= uint32_t(uint8_t(row[b])) << (8 * b);
+      out[lane][j] = w;
+    }
+  return out;
+}
+
+// g = lane / 4, t = lane % 4:
+// A a0: row g, cols 4t..4t+3; a1: row g+8; a2: row g, cols 16+4t..; a3: row g+8, cols 16+4t..
+// B b0: rows (k) 4t..4t+3, col g; b1: rows 16+4t..
+// D d0, d1: row g, cols 2t, 2t+1; d2, d3: row g+8.
+void mma_m16n8k32_s8(std::array<Registers4, 32>& d, const std::array<Registers4, 32>& a,
+                     const std::array<Registers2, 32>& b) {
+  int8_t A[16][32], B[32][8];
+  for (int lane = 0; lane < 32; ++lane) {
+    const int g = lane / 4, t = lane % 4;
+    for (int x = 0; x < 4; ++x) {
+      A[g][4 * t + x] = byte_of(a[lane][0], x);
+      A[g + 8][4 * t + x] = byte_of(a[lane][1], x);
+      A[g][16 + 4 * t + x] = byte_of(a[lane][2], x);
+      A[g + 8][16 + 4 * t + x] = byte_of(a[lane][3], x);
+      B[4 * t + x][g] = byte_of(b[lane][0], x);
+      B[16 + 4 * t + x][g] = byte_of(b[lane][1], x);
+    }
+  }
+  for (int lane = 0; lane < 32; ++lane) {
+    const int g = lane / 4, t = lane % 4;
+    for (int i = 0; i < 4; ++i) {
+      const int row = g + (i >= 2 ? 8 : 0), col = 2 * t + i % 2;
+      int32_t sum = 0;
+      for (int k = 0; k < 32; ++k) sum += int32_t(A[row][k]) * int32_t(B[k][col]);
+      d[lane][i] = uint32_t(int32_t(d[lane][i]) + sum);
+    }
+  }
+}
+
+}  // namespace octet::ptx

@@ -1,0 +1,342 @@
+// The CUDA engine's own behaviour on every CUDA backend: the zoo checkpoints'
+// complete test sets against the CPU runtime, the device-resident path and
+// CUDA-graph replays, the per-node profile, bounded plans and threads, device
+// selection and the default backend. Every operator and random networks are
+// compared with the reference by test_backend_ops. Without a GPU these skip.
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+
+#include "common/error.h"
+#include "data/dataset.h"
+#include "quant/pipeline.h"
+#include "runtime/cpu/cpu_engine.h"
+#include "runtime/cuda/cublaslt_library.h"
+#include "runtime/cuda/cuda_engine.h"
+#include "runtime/cuda/implicit_gemm.h"
+#include "tests/support/difference.h"
+#include "tests/ops/op_cases.h"
+#include "tests/ops/op_model.h"
+#include "tests/support/random_model.h"
+#include "tests/support/test_util.h"
+
+namespace octet {
+
+// How gtest names a backend parameter (found by argument-dependent lookup).
+static void PrintTo(CudaBackend backend, std::ostream* out) {
+  *out << cuda_backend_name(backend);
+}
+
+namespace {
+
+#define SKIP_WITHOUT_CUDA_DEVICE()                                                              \
+  do {                                                                                          \
+    std::string why_not;                                                                        \
+    if (!CudaEngine::device_available(&why_not)) GTEST_SKIP() << "no CUDA device: " << why_not; \
+  } while (0)
+
+std::string backend_label(CudaBackend backend) { return std::string(cuda_backend_name(backend)).substr(5); }
+const auto kBackends = ::testing::Values(CudaBackend::Imma, CudaBackend::Dp4a, CudaBackend::CublasLt);
+
+class CudaNetwork : public ::testing::TestWithParam<CudaBackend> {};
+
+QuantizedModel random_quantized(const std::string& name, uint64_t seed) {
+  return quantize_random(random_checkpoint(name, ModelOptions{}, seed), quick_quantize_options());
+}
+
+// Every zoo checkpoint, quantized on its training set, on its whole test set.
+TEST_P(CudaNetwork, ZooModelsMatchTheCpuOnTheirTestSets) {
+  SKIP_WITHOUT_CUDA_DEVICE();
+  int compared = 0;
+  std::string skipped;
+  for (const std::string& file : list_directory(source_dir() + "/models/zoo")) {
+    if (file.size() < 6 || file.substr(file.size() - 6) != ".octet") continue;
+    const Checkpoint checkpoint = load_checkpoint(source_dir() + "/models/zoo/" + file);
+    const std::string data_dir =
+        checkpoint.dataset == "cifar10" ? cifar10_dir() : resolve_data_dir(checkpoint.dataset, "");
+    if (data_dir.empty() || !path_exists(data_dir)) {
+      skipped += " " + file + " (no " + checkpoint.dataset + " data)";
+      continue;
+    }
+    SCOPED_TRACE(file);
+    const QuantizedModel model = quantize_checkpoint(checkpoint, data_dir, QuantizeOptions{}).model;
+    const Dataset test = load_dataset(checkpoint.dataset, data_dir, Split::Test);
+    const CpuEngine cpu(model);
+    CudaEngine gpu(model, GetParam());
+    const int64_t batch = 500;
+    for (int64_t first = 0; first < test.size(); first += batch) {
+      const int64_t n = std::min(batch, test.size() - first);
+      const std::vector<float> images = normalized_images(test, model.mean, model.std, first, n);
+      ASSERT_EQ(difference(cpu.run(images.data(), n).data, gpu.run(images.data(), n).data,
+                           ActShape{model.num_classes(), 1, 1}),
+                "")
+          << "test images " << first << ".." << first + n - 1;
+    }
+    ++compared;
+  }
+  if (compared == 0) GTEST_SKIP() << "no zoo model has its dataset here:" << skipped;
+  if (!skipped.empty()) std::printf("not compared:%s\n", skipped.c_str());
+}
+
+// The device-resident path gives run()'s logits, on every graph replay, and
+// the profile covers every node with the convs' and linears' MACs.
+TEST_P(CudaNetwork, DevicePathAndProfile) {
+  SKIP_WITHOUT_CUDA_DEVICE();
+  const QuantizedModel model = random_quantized("resnet20", 5);
+  const ActShape in = model.graph.shapes()[0];
+  const int64_t batch = 64;
+  const std::vector<float> images = random_images(batch, in, 60);
+  CudaEngine gpu(model, GetParam());
+  const Int32Tensor expected = gpu.run(images.data(), batch);
+  ASSERT_EQ(cudaMemcpy(gpu.device_input(batch), images.data(), images.size() * sizeof(float), cudaMemcpyHostToDevice),
+            cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);  // the engine's stream does not wait for the legacy one
+  for (int replay = 0; replay < 3; ++replay) {
+    gpu.run_device(batch);
+    gpu.synchronize();
+    Int32Tensor logits(expected.shape);
+    ASSERT_EQ(cudaMemcpy(logits.ptr(), gpu.device_logits(batch), logits.data.size() * sizeof(int32_t),
+                         cudaMemcpyDeviceToHost),
+              cudaSuccess);
+    ASSERT_EQ(logits.data, expected.data) << "replay " << replay;
+  }
+
+  const std::vector<Engine::NodeTiming> timings = gpu.profile(images.data(), batch, 1, 3);
+  ASSERT_EQ(timings.size(), model.graph.nodes.size());
+  const std::vector<ActShape> shapes = model.graph.shapes();
+  double total_ms = 0;
+  for (size_t i = 0; i < timings.size(); ++i) {
+    const Node& n = model.graph.nodes[i];
+    EXPECT_EQ(timings[i].name, n.name);
+    EXPECT_EQ(timings[i].op, op_name(n.op));
+    EXPECT_GE(timings[i].milliseconds, 0.0);
+    total_ms += timings[i].milliseconds;
+    if (n.op == Op::Conv2d) {
+      const ActShape x = shapes[n.inputs[0]], y = shapes[i];
+      EXPECT_EQ(timings[i].macs, double(batch) * y.h * y.w * y.c * n.kernel * n.kernel * x.c) << n.name;
+    } else if (n.op != Op::Linear) {
+      EXPECT_EQ(timings[i].macs, 0.0) << n.name;
+    }
+  }
+  EXPECT_GT(total_ms, 0.0);
+}
+
+// More batch sizes than the engine keeps plans for: plans are dropped and
+// remade (graphs captured again) and every run still gives the CPU's logits;
+// then two threads share one engine, each with its own batch size.
+TEST_P(CudaNetwork, ManyBatchSizesAndThreads) {
+  SKIP_WITHOUT_CUDA_DEVICE();
+  const QuantizedModel model = random_quantized("resnet20", 7);
+  const ActShape in = model.graph.shapes()[0];
+  const CpuEngine cpu(model);
+  CudaEngine gpu(model, GetParam());
+  const ActShape logits_shape{model.num_classes(), 1, 1};
+  for (int round = 0; round < 3; ++round)
+    for (int64_t batch = 1; batch <= int64_t(CudaEngine::kMaxPlans) + 3; ++batch) {
+      const std::vector<float> images = random_images(batch, in, 70 + batch);
+      ASSERT_EQ(difference(cpu.run(images.data(), batch).data, gpu.run(images.data(), batch).data, logits_shape), "")
+          << "batch " << batch << ", round " << round;
+    }
+  std::vector<std::string> failures(2);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t)
+    threads.emplace_back([&, t] {
+      const int64_t batch = 5 + t;
+      const std::vector<float> images = random_images(batch, in, 90 + t);
+      const std::vector<int32_t> expected = cpu.run(images.data(), batch).data;
+      for (int run = 0; run < 20 && failures[t].empty(); ++run)
+        failures[t] = difference(expected, gpu.run(images.data(), batch).data, logits_shape);
+    });
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(failures[0], "");
+  EXPECT_EQ(failures[1], "");
+}
+
+TEST_P(CudaNetwork, MakeEngineOffersTheBackend) {
+  SKIP_WITHOUT_CUDA_DEVICE();
+  const std::string name = cuda_backend_name(GetParam());
+  const QuantizedModel model = random_quantized("resnet20", 6);
+  EXPECT_EQ(make_engine(model, name)->backend(), name);
+  try {
+    CudaEngine(model, GetParam(), 1000);
+    ADD_FAILURE() << "device 1000 accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("device 1000"), std::string::npos) << e.what();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, CudaNetwork, kBackends,
+                         [](const ::testing::TestParamInfo<CudaBackend>& info) { return backend_label(info.param); });
+
+// "cuda" picks cuda-imma on GPUs with int8 tensor cores; its kernels keep
+// everything in registers and shared memory (no local memory: no spills).
+TEST(CudaImma, IsTheDefaultAndItsKernelsDoNotSpill) {
+  SKIP_WITHOUT_CUDA_DEVICE();
+  int major = 0;
+  ASSERT_EQ(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0), cudaSuccess);
+  const QuantizedModel model = random_quantized("resnet20", 8);
+  EXPECT_EQ(make_engine(model, "cuda")->backend(), major >= 8 ? "cuda-imma" : "cuda-dp4a");
+  for (const std::string& info : CudaEngine::imma_kernel_info()) {
+    std::printf("%s\n", info.c_str());
+    EXPECT_NE(info.find(" 0 B local memory"), std::string::npos) << info;
+  }
+}
+
+// Sets an environment variable for a scope.
+class ScopedEnvironment {
+ public:
+  ScopedEnvironment(const char* name, const std::string& value) : name_(name) { ::setenv(name, value.c_str(), 1); }
+  ~ScopedEnvironment() { ::unsetenv(name_); }
+
+ private:
+  const char* name_;
+};
+
+// Every tile configuration, forced with OCTET_IMMA_TILE, on the convolutions
+// it can run: node by node the CPU runtime's bits. The tuner may pick any
+// tile for a shape, so each must be right on its own.
+TEST(CudaImma, EveryTileMatchesTheCpuRuntime) {
+  SKIP_WITHOUT_CUDA_DEVICE();
+  struct Layer {
+    int batch, channels, size, out_c, kernel, stride;
+    bool residual;
+  };
+  const Layer layers[] = {
+      {3, 3, 17, 64, 3, 1, false},    // a first layer: 4-byte words
+      {2, 6, 9, 20, 5, 2, true},      // LeNet-like: words, kernel 5, stride 2, residual
+      {5, 64, 9, 64, 3, 1, true},     // several row tiles, residual
+      {2, 32, 8, 128, 1, 2, false},   // 1x1 stride-2 shortcut
+      {1, 144, 4, 48, 3, 1, true},    // long K, channels not a multiple of 32
+      {1, 512, 2, 256, 3, 1, false},  // ResNet-18 layer4-like at batch 1
+      {2, 16, 33, 16, 3, 2, false},   // 16 channels, odd size
+  };
+  for (int tile = 0; tile < cuda::igemm::kTileCount; ++tile) {
+    const std::string name = cuda::igemm::tile_config(tile).name;
+    const ScopedEnvironment forced("OCTET_IMMA_TILE", name);
+    int ran = 0;
+    for (const Layer& l : layers) {
+      const cuda::igemm::Problem p =
+          cuda::igemm::conv_problem(l.batch, l.size, l.size, l.channels, l.out_c, l.kernel, l.stride, l.kernel / 2);
+      if (!cuda::igemm::unsupported(p, tile).empty()) continue;
+      OpModel m(100 + tile);
+      const int x = m.input(l.channels, l.size, l.size);
+      const int skip = l.residual ? m.conv(x, l.out_c, l.kernel, l.stride, p.padding, false) : -1;
+      m.conv(x, l.out_c, l.kernel, l.stride, p.padding, true, skip);
+      const QuantizedModel model = m.finish();
+      const OpCase images_of{"layer", l.batch, nullptr, CaseImages::Int8};
+      const std::vector<float> images = case_images(images_of, model.graph.shapes()[0], l.batch, 11);
+      const CpuEngine cpu(model);
+      std::vector<std::vector<int8_t>> expected(model.graph.nodes.size());
+      const Int32Tensor logits = cpu.run(images.data(), l.batch, [&](int node, const int8_t* v, int64_t count) {
+        expected[node].assign(v, v + count);
+      });
+      CudaEngine gpu(model, CudaBackend::Imma);
+      gpu.retain_node_outputs(true);
+      EXPECT_EQ(gpu.run(images.data(), l.batch).data, logits.data) << name;
+      for (int i = 0; i < model.output(); ++i)
+        ASSERT_EQ(gpu.node_output(i), expected[i]) << name << ", node " << model.graph.nodes[i].name;
+      for (const Engine::TimedChoice& c : gpu.timed_choices()) {
+        EXPECT_EQ(c.chosen, name) << c.problem;
+        EXPECT_TRUE(c.trials.empty()) << c.problem << ": one candidate is not timed";
+      }
+      ++ran;
+    }
+    EXPECT_GT(ran, 0) << name << " ran no layer";
+  }
+}
+
+// Each conv shape's candidate tiles are timed once, the fastest kept; with
+// OCTET_IMMA_TUNE=0 the cost model's choice is taken untimed. Either way the
+// logits are the same.
+TEST(CudaImma, TunerKeepsTheFastestCandidate) {
+  SKIP_WITHOUT_CUDA_DEVICE();
+  const QuantizedModel model = random_quantized("resnet20", 9);
+  const int64_t batch = 32;
+  const std::vector<float> images = random_images(batch, model.graph.shapes()[0], 61);
+  CudaEngine tuned(model, CudaBackend::Imma);
+  const Int32Tensor logits = tuned.run(images.data(), batch);
+  const std::vector<Engine::TimedChoice> choices = tuned.timed_choices();
+  ASSERT_GE(choices.size(), 3u) << "ResNet-20 has a first layer and three stages of convs";
+  int timed = 0;
+  for (const Engine::TimedChoice& c : choices) {
+    if (c.trials.empty()) continue;
+    ++timed;
+    double fastest = c.trials.front().second;
+    for (const auto& [tile, ms] : c.trials) {
+      EXPECT_GT(ms, 0.0) << c.problem << " " << tile;
+      fastest = std::min(fastest, ms);
+    }
+    const auto chosen =
+        std::find_if(c.trials.begin(), c.trials.end(), [&](const auto& t) { return t.first == c.chosen; });
+    ASSERT_NE(chosen, c.trials.end()) << c.problem;
+    EXPECT_EQ(chosen->second, fastest) << c.problem;
+    // At least 2 rounds of 4 launches of each candidate, its fastest counting.
+    EXPECT_GE(c.tuning_milliseconds, 2 * 4 * fastest * c.trials.size()) << c.problem;
+  }
+  EXPECT_GT(timed, 0);
+  tuned.run(images.data(), batch);
+  EXPECT_EQ(tuned.timed_choices().size(), choices.size()) << "a shape met again is not timed again";
+
+  const ScopedEnvironment untimed("OCTET_IMMA_TUNE", "0");
+  CudaEngine modelled(model, CudaBackend::Imma);
+  EXPECT_EQ(modelled.run(images.data(), batch).data, logits.data);
+  EXPECT_TRUE(modelled.timed_choices().empty());
+}
+
+// Built with CUDA, the backends are listed; without a device, making one
+// fails with the reason instead of crashing.
+TEST(CudaEngineWithoutDevice, ListsTheBackendsAndExplainsWhyItCannotStart) {
+  const std::vector<std::string> backends = engine_backend_names();
+  ASSERT_GE(backends.size(), 4u);
+  EXPECT_EQ(backends[1], "cuda-imma") << "the default CUDA backend comes first";
+  EXPECT_NE(std::find(backends.begin(), backends.end(), "cuda-dp4a"), backends.end());
+  EXPECT_NE(std::find(backends.begin(), backends.end(), "cuda-cublaslt"), backends.end());
+  std::string why_not;
+  if (CudaEngine::device_available(&why_not)) GTEST_SKIP() << "a CUDA device is present";
+  EXPECT_FALSE(why_not.empty());
+  OpModel op(1);
+  op.input(3, 4, 4);
+  const QuantizedModel model = op.finish();
+  try {
+    make_engine(model, "cuda-dp4a");
+    ADD_FAILURE() << "made a CUDA engine without a device";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no usable CUDA device: " + why_not), std::string::npos) << e.what();
+  }
+  EXPECT_NE(error_of([&] { make_engine(model, "cuda"); }).find("cuda-imma: no usable CUDA device"), std::string::npos);
+  EXPECT_EQ(CudaEngine::device_description(), "no usable CUDA device: " + why_not);
+}
+
+// What benchmark reports say of the card: its own name and figures.
+TEST(CudaEngineDevice, DescriptionNamesTheCard) {
+  SKIP_WITHOUT_CUDA_DEVICE();
+  cudaDeviceProp d{};
+  ASSERT_EQ(cudaGetDeviceProperties(&d, 0), cudaSuccess);
+  const std::string description = CudaEngine::device_description();
+  EXPECT_EQ(description.rfind(std::string(d.name) + ", compute capability " + std::to_string(d.major) + "." +
+                                  std::to_string(d.minor) + ", " + std::to_string(d.multiProcessorCount) +
+                                  " multiprocessors, ",
+                              0),
+            0u)
+      << description;
+  EXPECT_NE(description.find(" MiB L2; driver "), std::string::npos) << description;
+}
+
+// cuBLASLt is not linked but opened on first use: that works without a GPU.
+TEST(CublasLtLibrary, OpensOnFirstUseAndResolvesItsFunctions) {
+  const cuda::CublasLtLibrary& lt = cuda::cublaslt();
+  EXPECT_EQ(&lt, &cuda::cublaslt());
+  EXPECT_STREQ(lt.status_name(CUBLAS_STATUS_NOT_SUPPORTED), "CUBLAS_STATUS_NOT_SUPPORTED");
+  EXPECT_NE(std::string(lt.status_string(CUBLAS_STATUS_INVALID_VALUE)), "");
+  for (const void* f : {reinterpret_cast<const void*>(lt.create), reinterpret_cast<const void*>(lt.matmul),
+                        reinterpret_cast<const void*>(lt.algo_get_heuristic),
+                        reinterpret_cast<const void*>(lt.layout_destroy)})
+    EXPECT_NE(f, nullptr);
+}
+
+}  // namespace
+}  // namespace octet

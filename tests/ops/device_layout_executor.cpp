@@ -1,0 +1,133 @@
+#include "tests/ops/device_layout_executor.h"
+
+#include <algorithm>
+
+#include "common/error.h"
+#include "common/requantize.h"
+#include "runtime/cuda/device_layout.h"
+#include "runtime/cuda/implicit_gemm.h"
+
+namespace octet {
+
+LayoutRun run_in_device_layout(const QuantizedModel& model, const std::vector<float>& images, int64_t batch,
+                               bool retain_all, bool imma) {
+  const Graph& g = model.graph;
+  const std::vector<ActShape> shapes = g.shapes();
+  const cuda::ValueLayout layout = cuda::plan_values(
+      g, shapes, "host layout", imma ? cuda::igemm::kChannelAlignment : cuda::kDp4aChannelAlignment);
+  const cuda::ArenaPlan plan = cuda::plan_arena(g, layout, batch, retain_all);
+  std::vector<int8_t> arena(static_cast<size_t>(plan.bytes), int8_t{0x5A});  // not zeros, like fresh device memory
+  auto value = [&](int node) { return arena.data() + plan.offset[layout.owner[node]]; };
+  LayoutRun run;
+  run.arena_bytes = plan.bytes;
+  run.values.resize(g.nodes.size());
+  const int classes = model.num_classes();
+  run.logits = Int32Tensor({batch, classes});
+  for (int i = 0; i <= model.output(); ++i) {
+    const Node& n = g.nodes[i];
+    const NodeQuant& q = model.quant[i];
+    const ActShape y = shapes[i];
+    const ActShape x = n.inputs.empty() ? y : shapes[n.inputs[0]];
+    const cuda::Storage& out = layout.storage[i];
+    const int in_c = n.inputs.empty() ? 0 : layout.storage[n.inputs[0]].padded_c;
+    const int8_t* src = n.inputs.empty() ? nullptr : value(n.inputs[0]);
+    int8_t* dst = i == model.output() ? nullptr : value(i);
+    auto at = [](int64_t b, int yy, int xx, int c, int h, int w, int cs) { return ((b * h + yy) * w + xx) * cs + c; };
+    switch (n.op) {
+      case Op::Input:
+        for (int64_t b = 0; b < batch; ++b)
+          for (int p = 0; p < y.h * y.w; ++p)
+            for (int c = 0; c < out.padded_c; ++c)
+              dst[(b * y.h * y.w + p) * out.padded_c + c] =
+                  c < y.c ? quantize_input(images[(b * y.c + c) * y.h * y.w + p], q.scale) : int8_t{0};
+        break;
+      case Op::Conv2d:
+      case Op::Linear: {
+        const bool conv = n.op == Op::Conv2d;
+        cuda::WeightPacking packing;
+        if (imma && conv) packing = {cuda::igemm::tap_channels(x.c), cuda::igemm::kDepthMultiple};
+        const cuda::PackedLayer layer = cuda::pack_layer(model, shapes, layout, i, packing);
+        const int k = conv ? n.kernel : 1, stride = conv ? n.stride : 1, pad = conv ? n.padding : 0;
+        const int h = conv ? x.h : 1, w = conv ? x.w : 1, oh = conv ? y.h : 1, ow = conv ? y.w : 1;
+        const int channels = conv ? in_c : static_cast<int>(layout.storage[n.inputs[0]].bytes());
+        const int tap_c = conv ? layer.tap_channels : channels;
+        check(layer.depth == cuda::round_up(int64_t(k) * k * tap_c, imma && conv ? 32 : 4),
+              n.name + ": packed depth " + std::to_string(layer.depth) + " is not the taps' depth rounded up");
+        for (int64_t b = 0; b < batch; ++b)
+          for (int oy = 0; oy < oh; ++oy)
+            for (int ox = 0; ox < ow; ++ox)
+              for (int o = 0; o < layer.out_c; ++o) {
+                int32_t acc = 0;
+                for (int ky = 0; ky < k; ++ky)
+                  for (int kx = 0; kx < k; ++kx) {
+                    const int iy = oy * stride - pad + ky, ix = ox * stride - pad + kx;
+                    if (iy < 0 || iy >= h || ix < 0 || ix >= w) continue;
+                    for (int c = 0; c < tap_c; ++c)
+                      acc += int32_t(src[at(b, iy, ix, c, h, w, channels)]) *
+                             layer.weights[o * layer.depth + (ky * k + kx) * tap_c + c];
+                  }
+                const int64_t row = (b * oh + oy) * ow + ox;
+                if (i == model.output()) {
+                  if (o < classes) run.logits.data[row * classes + o] = acc + layer.bias[o];
+                  continue;
+                }
+                const bool residual = n.inputs.size() == 2;
+                const int32_t skip = residual ? value(n.inputs[1])[row * layer.out_c + o] : 0;
+                dst[row * layer.out_c + o] = static_cast<int8_t>(
+                    requantize(acc + layer.bias[o], layer.multiplier[o], skip, residual ? layer.skip_multiplier[o] : 0,
+                               layer.shift[o], n.relu ? 0 : -128));
+              }
+        break;
+      }
+      case Op::MaxPool2d:
+      case Op::AvgPool2d:
+      case Op::GlobalAvgPool: {
+        const bool global = n.op == Op::GlobalAvgPool;
+        const int kh = global ? x.h : n.kernel, kw = global ? x.w : n.kernel, stride = global ? 1 : n.stride;
+        for (int64_t b = 0; b < batch; ++b)
+          for (int oy = 0; oy < y.h; ++oy)
+            for (int ox = 0; ox < y.w; ++ox)
+              for (int c = 0; c < in_c; ++c) {
+                int32_t best = -128, sum = 0;
+                for (int ky = 0; ky < kh; ++ky)
+                  for (int kx = 0; kx < kw; ++kx) {
+                    const int8_t v = src[at(b, oy * stride + ky, ox * stride + kx, c, x.h, x.w, in_c)];
+                    best = std::max<int32_t>(best, v);
+                    sum += v;
+                  }
+                dst[at(b, oy, ox, c, y.h, y.w, in_c)] =
+                    n.op == Op::MaxPool2d
+                        ? static_cast<int8_t>(best)
+                        : static_cast<int8_t>(requantize(sum, q.multiplier.data[0], 0, 0, q.shift.data[0], -128));
+              }
+        break;
+      }
+      case Op::Add:
+        for (int64_t e = 0; e < batch * out.bytes(); ++e)
+          dst[e] = static_cast<int8_t>(requantize(src[e], q.multiplier.data[0], value(n.inputs[1])[e],
+                                                  q.multiplier.data[1], q.shift.data[0], n.relu ? 0 : -128));
+        break;
+      case Op::ReLU:
+        for (int64_t e = 0; e < batch * out.bytes(); ++e) dst[e] = std::max<int8_t>(src[e], 0);
+        break;
+      case Op::ShortcutA:
+        for (int64_t b = 0; b < batch; ++b)
+          for (int oy = 0; oy < y.h; ++oy)
+            for (int ox = 0; ox < y.w; ++ox)
+              for (int c = 0; c < out.padded_c; ++c) {
+                const int from = c - n.channels;
+                dst[at(b, oy, ox, c, y.h, y.w, out.padded_c)] =
+                    from >= 0 && from < x.c ? src[at(b, 2 * oy, 2 * ox, from, x.h, x.w, in_c)] : int8_t{0};
+              }
+        break;
+      case Op::Flatten: break;
+      default:  // runtime/cuda/op_support.h: the runners skip models the CUDA runtime cannot run
+        throw Error(n.name + ": the CUDA runtime has no kernel for operator '" + op_name(n.op) + "'");
+    }
+    if (i != model.output())
+      run.values[i] = cuda::strip_padding(std::vector<int8_t>(value(i), value(i) + batch * out.bytes()), out, batch);
+  }
+  return run;
+}
+
+}  // namespace octet

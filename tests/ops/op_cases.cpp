@@ -1,0 +1,325 @@
+#include "tests/ops/op_cases.h"
+
+#include <limits>
+#include <random>
+
+#include "tests/ops/op_model.h"
+#include "tests/support/random_model.h"
+
+namespace octet {
+
+namespace {
+
+std::string shape_name(int64_t batch, int c, int h, int w) {
+  return "b" + std::to_string(batch) + "_" + std::to_string(c) + "x" + std::to_string(h) + "x" + std::to_string(w);
+}
+
+struct Conv {
+  int64_t batch;
+  int c, h, w, out_c, kernel, stride, padding;
+  bool relu, residual;
+  Requant requant = Requant::Typical;
+};
+
+std::string conv_name(const Conv& v) {
+  return "conv_" + shape_name(v.batch, v.c, v.h, v.w) + "_o" + std::to_string(v.out_c) + "_k" +
+         std::to_string(v.kernel) + "s" + std::to_string(v.stride) + "p" + std::to_string(v.padding) +
+         (v.relu ? "_relu" : "") + (v.residual ? "_residual" : "") +
+         (v.requant == Requant::Extreme ? "_extreme" : "");
+}
+
+// A deterministic random sample of conv shapes: kernel 1/3/5, stride 1/2,
+// padding 0-2, channels around the multiples of 4, 16 and 32.
+std::vector<Conv> sampled_convs(size_t count) {
+  std::vector<Conv> convs;
+  std::mt19937 rng(2024);
+  auto pick = [&](std::initializer_list<int> values) {
+    return *(values.begin() + std::uniform_int_distribution<size_t>(0, values.size() - 1)(rng));
+  };
+  while (convs.size() < count) {
+    Conv v{};
+    v.kernel = pick({1, 3, 5});
+    v.stride = pick({1, 2});
+    v.padding = pick({0, 1, 2});
+    v.c = pick({1, 3, 4, 5, 8, 15, 16, 17, 32, 33, 64});
+    v.out_c = pick({1, 3, 6, 10, 16, 17, 31, 32, 48, 64, 65});
+    v.h = pick({1, 2, 5, 8, 13, 16});
+    v.w = pick({1, 3, 5, 8, 13, 16});
+    v.batch = pick({1, 2, 3, 7, 16, 64});
+    v.residual = pick({0, 1});
+    v.relu = pick({0, 1});
+    v.requant = pick({0, 0, 0, 1}) ? Requant::Extreme : Requant::Typical;
+    if (v.h + 2 * v.padding < v.kernel || v.w + 2 * v.padding < v.kernel) continue;
+    if (v.batch * v.h * v.w > 4096) v.batch = 1;  // keeps the naive reference quick
+    convs.push_back(v);
+  }
+  return convs;
+}
+
+QuantizedModel random_network(const std::string& name, const ModelOptions& options, uint64_t seed,
+                              int64_t calibration) {
+  return quantize_random(random_checkpoint(name, options, seed), quick_quantize_options(), calibration);
+}
+
+std::vector<OpCase> make_cases() {
+  std::vector<OpCase> cases;
+  uint64_t seed = 100;
+
+  // Convolutions: hand-picked (first layers with K = 27, 25, 75; ResNet and
+  // LeNet layers; 1x1 projections; linears as 1x1 convs over 1x1 images;
+  // batch 1 to 512; requantization at its extremes), then a random sample.
+  std::vector<Conv> convs = {
+      {1, 3, 8, 8, 16, 3, 1, 1, true, false},    {2, 1, 28, 28, 6, 5, 1, 2, true, false},
+      {3, 3, 32, 32, 6, 5, 1, 0, true, false},   {4, 6, 14, 14, 16, 5, 1, 0, true, false},
+      {5, 5, 9, 9, 7, 3, 2, 1, false, true},     {7, 16, 16, 16, 16, 3, 1, 1, true, true},
+      {2, 16, 16, 16, 32, 3, 2, 1, true, false}, {3, 16, 15, 15, 32, 1, 2, 0, false, false},
+      {2, 13, 7, 7, 130, 1, 1, 0, true, true},   {1, 7, 11, 11, 65, 5, 2, 2, true, false},
+      {2, 64, 8, 8, 64, 3, 1, 1, true, true},    {1, 3, 5, 5, 3, 5, 1, 0, false, false},
+      {512, 3, 8, 8, 10, 3, 1, 1, true, false},  {64, 33, 6, 6, 17, 3, 1, 2, false, true},
+      {2, 2, 6, 7, 5, 3, 2, 0, true, false},     {256, 16, 8, 8, 33, 3, 2, 1, true, false},
+      {9, 4, 10, 10, 24, 1, 1, 1, true, false},  {128, 32, 8, 8, 64, 3, 2, 1, false, true},
+      {4, 3, 32, 32, 16, 3, 1, 1, true, false},  {2, 32, 8, 8, 64, 1, 2, 0, false, false},
+      {2, 64, 4, 4, 48, 3, 1, 1, true, false},   {64, 400, 1, 1, 120, 1, 1, 0, true, false},
+      {33, 84, 1, 1, 10, 1, 1, 0, false, false}, {1, 7, 1, 1, 5, 1, 1, 0, false, false},
+      {5, 13, 9, 7, 17, 3, 2, 2, false, true},   {3, 5, 11, 11, 21, 5, 2, 2, true, false},
+      {2, 24, 12, 12, 80, 1, 1, 0, true, true},
+      {2, 16, 10, 10, 33, 3, 1, 1, true, true, Requant::Extreme},
+      {1, 9, 6, 6, 70, 3, 1, 0, false, false, Requant::Extreme},
+  };
+  for (const Conv& v : sampled_convs(60)) convs.push_back(v);
+  for (size_t i = 0; i < convs.size(); ++i) {
+    const Conv v = convs[i];
+    const uint64_t s = seed++;
+    // The index keeps sampled shapes that coincide apart.
+    cases.push_back({conv_name(v) + "_" + std::to_string(i), v.batch, [v, s] {
+                       OpModel m(s);
+                       const int x = m.input(v.c, v.h, v.w);
+                       const int skip = v.residual ? m.conv(x, v.out_c, v.kernel, v.stride, v.padding, false) : -1;
+                       m.conv(x, v.out_c, v.kernel, v.stride, v.padding, v.relu, skip, v.requant);
+                       return m.finish();
+                     }});
+  }
+
+  // Grouped and depthwise convolutions: depthwise 3x3 and 5x5 at stride 1 and
+  // 2, channel counts off multiples of 4 and 16, group counts that do not
+  // divide by 4, a channel multiplier of 2, residual and ReLU epilogues.
+  struct Grouped {
+    int64_t batch;
+    int c, h, w, out_c, kernel, stride, padding, groups;
+    bool relu, residual;
+    Requant requant = Requant::Typical;
+  };
+  const Grouped grouped[] = {
+      {2, 16, 8, 8, 16, 3, 1, 1, 16, true, false},    {3, 32, 9, 9, 32, 3, 2, 1, 32, true, true},
+      {2, 24, 10, 10, 24, 5, 1, 2, 24, false, true},  {1, 13, 11, 11, 13, 5, 2, 2, 13, true, false},
+      {4, 3, 7, 7, 3, 3, 1, 0, 3, false, false},      {64, 32, 8, 8, 32, 3, 1, 1, 32, true, true},
+      {2, 17, 6, 5, 17, 3, 2, 0, 17, false, false},   {2, 8, 6, 6, 16, 3, 1, 1, 8, true, false},
+      {3, 12, 7, 7, 18, 3, 1, 1, 3, true, true},      {2, 10, 5, 5, 5, 1, 1, 0, 5, false, false},
+      {2, 6, 9, 9, 14, 3, 2, 1, 2, true, false},      {1, 35, 6, 6, 21, 3, 1, 1, 7, false, true},
+      {2, 20, 6, 6, 20, 3, 1, 1, 20, true, true, Requant::Extreme},
+  };
+  for (const Grouped& v : grouped) {
+    const uint64_t s = seed++;
+    cases.push_back({"grouped_conv_" + shape_name(v.batch, v.c, v.h, v.w) + "_o" + std::to_string(v.out_c) + "_k" +
+                         std::to_string(v.kernel) + "s" + std::to_string(v.stride) + "p" + std::to_string(v.padding) +
+                         "_g" + std::to_string(v.groups) + (v.relu ? "_relu" : "") + (v.residual ? "_residual" : "") +
+                         (v.requant == Requant::Extreme ? "_extreme" : ""),
+                     v.batch, [v, s] {
+                       OpModel m(s);
+                       const int x = m.input(v.c, v.h, v.w);
+                       const int skip = v.residual ? m.conv(x, v.out_c, v.kernel, v.stride, v.padding, false, -1,
+                                                            Requant::Typical, v.groups)
+                                                   : -1;
+                       m.conv(x, v.out_c, v.kernel, v.stride, v.padding, v.relu, skip, v.requant, v.groups);
+                       return m.finish();
+                     }});
+  }
+
+  // Linear layers: on flat inputs and on flattened images with padded
+  // channels (3 of 4, 1 of 4), with and without a residual.
+  struct Linear {
+    int64_t batch;
+    int c, h, w, out_c;
+    bool relu, residual;
+  };
+  const Linear linears[] = {
+      {1, 5, 1, 1, 7, true, false},       {3, 16, 5, 5, 120, true, false}, {17, 3, 4, 4, 30, false, true},
+      {512, 512, 1, 1, 10, false, false}, {64, 84, 1, 1, 84, true, true},  {2, 1, 28, 28, 33, true, false},
+  };
+  for (const Linear& v : linears) {
+    const uint64_t s = seed++;
+    cases.push_back({"linear_" + shape_name(v.batch, v.c, v.h, v.w) + "_o" + std::to_string(v.out_c) +
+                         (v.relu ? "_relu" : "") + (v.residual ? "_residual" : ""),
+                     v.batch, [v, s] {
+                       OpModel m(s);
+                       int x = m.input(v.c, v.h, v.w);
+                       if (v.h * v.w > 1) x = m.flatten(x);
+                       const int skip = v.residual ? m.linear(x, v.out_c, false) : -1;
+                       m.linear(x, v.out_c, v.relu, skip);
+                       return m.finish(10);
+                     }});
+  }
+
+  // Pools.
+  struct Pool {
+    int64_t batch;
+    int c, h, w, kernel, stride;
+  };
+  const Pool pools[] = {{2, 6, 28, 28, 2, 2}, {3, 5, 9, 9, 3, 2}, {512, 16, 10, 10, 2, 2}, {1, 3, 7, 6, 3, 1}};
+  for (const Pool& v : pools) {
+    const std::string suffix =
+        shape_name(v.batch, v.c, v.h, v.w) + "_k" + std::to_string(v.kernel) + "s" + std::to_string(v.stride);
+    const uint64_t s = seed++;
+    cases.push_back({"max_pool_" + suffix, v.batch, [v, s] {
+                       OpModel m(s);
+                       m.max_pool(m.input(v.c, v.h, v.w), v.kernel, v.stride);
+                       return m.finish();
+                     }});
+    cases.push_back({"avg_pool_" + suffix, v.batch, [v, s] {
+                       OpModel m(s);
+                       m.avg_pool(m.input(v.c, v.h, v.w), v.kernel, v.stride);
+                       return m.finish();
+                     }});
+  }
+  struct Plane {
+    int64_t batch;
+    int c, h, w;
+  };
+  for (const Plane& v : {Plane{1, 16, 8, 8}, Plane{7, 13, 4, 4}, Plane{512, 64, 8, 8}, Plane{2, 3, 1, 1}}) {
+    const uint64_t s = seed++;
+    cases.push_back({"global_avg_pool_" + shape_name(v.batch, v.c, v.h, v.w), v.batch, [v, s] {
+                       OpModel m(s);
+                       m.global_avg_pool(m.input(v.c, v.h, v.w));
+                       return m.finish();
+                     }});
+  }
+
+  // Add (of the input and a 1x1 conv of it), ReLU, shortcut A.
+  struct Add {
+    int64_t batch;
+    int c, h, w;
+    bool relu;
+  };
+  for (const Add& v : {Add{1, 5, 6, 6, true}, Add{33, 16, 8, 8, false}, Add{512, 3, 4, 4, true}}) {
+    const uint64_t s = seed++;
+    cases.push_back({"add_" + shape_name(v.batch, v.c, v.h, v.w) + (v.relu ? "_relu" : ""), v.batch, [v, s] {
+                       OpModel m(s);
+                       const int x = m.input(v.c, v.h, v.w);
+                       m.add(x, m.conv(x, v.c, 1, 1, 0, false), v.relu);
+                       return m.finish();
+                     }});
+  }
+  for (const Plane& v : {Plane{1, 3, 5, 5}, Plane{100, 7, 3, 3}}) {
+    const uint64_t s = seed++;
+    cases.push_back({"relu_" + shape_name(v.batch, v.c, v.h, v.w), v.batch, [v, s] {
+                       OpModel m(s);
+                       m.relu(m.input(v.c, v.h, v.w));
+                       return m.finish();
+                     }});
+  }
+  struct Shortcut {
+    int64_t batch;
+    int c, h, w, pad;
+  };
+  for (const Shortcut& v :
+       {Shortcut{1, 16, 32, 32, 8}, Shortcut{3, 3, 7, 7, 1}, Shortcut{512, 5, 5, 6, 2}, Shortcut{2, 32, 16, 16, 16}}) {
+    const uint64_t s = seed++;
+    cases.push_back(
+        {"shortcut_a_" + shape_name(v.batch, v.c, v.h, v.w) + "_pad" + std::to_string(v.pad), v.batch, [v, s] {
+           OpModel m(s);
+           m.shortcut_a(m.input(v.c, v.h, v.w), v.pad);
+           return m.finish();
+         }});
+  }
+
+  struct Shuffle {
+    int64_t batch;
+    int c, h, w, groups;
+  };
+  for (const Shuffle& v : {Shuffle{2, 12, 5, 5, 3}, Shuffle{3, 58, 4, 6, 2}, Shuffle{64, 16, 2, 2, 8}, Shuffle{1, 21, 3, 3, 7}}) {
+    const uint64_t s = seed++;
+    cases.push_back({"channel_shuffle_" + shape_name(v.batch, v.c, v.h, v.w) + "_g" + std::to_string(v.groups), v.batch,
+                     [v, s] {
+                       OpModel m(s);
+                       Node n;
+                       n.op = Op::ChannelShuffle, n.inputs = {m.input(v.c, v.h, v.w)}, n.groups = v.groups;
+                       m.keeps_scale(n);
+                       return m.finish();
+                     }});
+  }
+
+  // Input quantization of float images (scale 4: exact half-way cases).
+  struct Input {
+    int64_t batch;
+    int c, h, w;
+    float scale;
+  };
+  for (const Input& v :
+       {Input{1, 1, 28, 28, 4.0f}, Input{3, 3, 32, 32, 21.7f}, Input{5, 5, 3, 3, 4.0f}, Input{512, 3, 8, 8, 63.5f}}) {
+    const uint64_t s = seed++;
+    cases.push_back({"quantize_input_" + shape_name(v.batch, v.c, v.h, v.w), v.batch,
+                     [v, s] {
+                       OpModel m(s);
+                       m.input(v.c, v.h, v.w, v.scale);
+                       return m.finish();
+                     },
+                     CaseImages::Float});
+  }
+
+  // Whole networks: random weights, quantized with max and nearest rounding.
+  struct Network {
+    const char* model;
+    int channels, size;
+    int64_t batch, calibration;
+  };
+  // (Batches stay small: the naive reference computes every image.)
+  for (const Network& v : {Network{"resnet20", 3, 32, 1, 64}, Network{"resnet20", 3, 32, 7, 64},
+                           Network{"resnet20", 3, 32, 48, 64}, Network{"resnet18", 3, 32, 3, 16},
+                           Network{"lenet5", 1, 28, 5, 16}, Network{"lenet5", 3, 32, 5, 16}}) {
+    const uint64_t s = seed++;
+    cases.push_back({std::string("network_") + v.model + "_" + shape_name(v.batch, v.channels, v.size, v.size),
+                     v.batch,
+                     [v, s] { return random_network(v.model, ModelOptions{v.channels, v.size, v.size}, s, v.calibration); },
+                     CaseImages::Normalised});
+  }
+  for (const int64_t batch : {1, 6}) {
+    const uint64_t s = seed++;
+    cases.push_back({"network_grouped_" + shape_name(batch, 3, 16, 16), batch,
+                     [s] { return quantize_random(random_grouped_checkpoint(s), quick_quantize_options(), 32); },
+                     CaseImages::Normalised});
+  }
+  return cases;
+}
+
+}  // namespace
+
+const std::vector<OpCase>& op_cases() {
+  static const std::vector<OpCase> cases = make_cases();
+  return cases;
+}
+
+std::vector<float> case_images(const OpCase& c, const ActShape& s, int64_t batch, uint64_t seed) {
+  if (c.images == CaseImages::Normalised) return random_images(batch, s, seed);
+  std::mt19937_64 rng(seed);
+  std::vector<float> out(static_cast<size_t>(batch * s.numel()));
+  if (c.images == CaseImages::Int8) {
+    std::uniform_int_distribution<int> value(-128, 127);
+    for (float& v : out) v = static_cast<float>(value(rng));
+    return out;
+  }
+  // Scale-4 half-way cases, values far out of range, infinities and NaN.
+  std::normal_distribution<float> normal(0.0f, 2.0f);
+  std::uniform_int_distribution<int> kind(0, 9), half_steps(-300, 300);
+  for (float& v : out) {
+    switch (kind(rng)) {
+      case 0: v = (static_cast<float>(half_steps(rng)) + 0.5f) / 4.0f; break;
+      case 1: v = normal(rng) * 100.0f; break;
+      case 2: v = std::numeric_limits<float>::infinity() * (normal(rng) < 0 ? -1.0f : 1.0f); break;
+      case 3: v = std::numeric_limits<float>::quiet_NaN(); break;
+      default: v = normal(rng);
+    }
+  }
+  return out;
+}
+
+}  // namespace octet

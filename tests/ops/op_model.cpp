@@ -1,0 +1,192 @@
+#include "tests/ops/op_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+namespace octet {
+
+namespace {
+// gain * 2^shift as a valid multiplier (clamped below 2^31).
+int32_t fixed(double gain, int32_t shift) {
+  return static_cast<int32_t>(std::min(std::round(std::ldexp(gain, shift)), 2147483647.0));
+}
+}  // namespace
+
+int OpModel::input(int c, int h, int w, float scale) {
+  scale_ = scale;
+  Node n;
+  n.op = Op::Input;
+  n.channels = c, n.height = h, n.width = w;
+  return push(n, activation());
+}
+
+int OpModel::conv(int x, int out_c, int kernel, int stride, int padding, bool relu, int skip, Requant requant,
+                  int groups) {
+  Node n;
+  n.op = Op::Conv2d;
+  n.inputs = {x};
+  if (skip >= 0) n.inputs.push_back(skip);
+  n.channels = out_c, n.kernel = kernel, n.stride = stride, n.padding = padding, n.groups = groups;
+  n.bias = true, n.relu = relu;
+  const int64_t in_c = shape(x).c;
+  return push(n, weighted({out_c, in_c / groups, kernel, kernel}, skip >= 0, false, requant));
+}
+
+int OpModel::linear(int x, int out_c, bool relu, int skip) {
+  Node n;
+  n.op = Op::Linear;
+  n.inputs = {x};
+  if (skip >= 0) n.inputs.push_back(skip);
+  n.channels = out_c, n.bias = true, n.relu = relu;
+  return push(n, weighted({out_c, shape(x).numel()}, skip >= 0, false, Requant::Typical));
+}
+
+int OpModel::max_pool(int x, int kernel, int stride) { return pool(Op::MaxPool2d, x, kernel, stride, activation()); }
+
+int OpModel::avg_pool(int x, int kernel, int stride) {
+  NodeQuant q = activation();
+  set_pool_requant(q, double(kernel) * kernel);
+  return pool(Op::AvgPool2d, x, kernel, stride, q);
+}
+
+int OpModel::global_avg_pool(int x) {
+  Node n;
+  n.op = Op::GlobalAvgPool;
+  n.inputs = {x};
+  NodeQuant q = activation();
+  set_pool_requant(q, double(shape(x).h) * shape(x).w);
+  return push(n, q);
+}
+
+int OpModel::add(int a, int b, bool relu) {
+  Node n;
+  n.op = Op::Add;
+  n.inputs = {a, b};
+  n.relu = relu;
+  NodeQuant q = activation();
+  const int32_t shift = uniform_int(26, 30);
+  q.multiplier =
+      Int32Tensor({2}, std::vector<int32_t>{fixed(uniform(0.1, 1.5), shift), fixed(uniform(0.1, 1.5), shift)});
+  q.shift = Int32Tensor({1}, std::vector<int32_t>{shift});
+  return push(n, q);
+}
+
+int OpModel::shortcut_a(int x, int pad) {
+  Node n;
+  n.op = Op::ShortcutA;
+  n.inputs = {x};
+  n.channels = pad;
+  return keeps_scale(n);
+}
+
+int OpModel::relu(int x) {
+  Node n;
+  n.op = Op::ReLU;
+  n.inputs = {x};
+  return keeps_scale(n);
+}
+
+int OpModel::flatten(int x) {
+  Node n;
+  n.op = Op::Flatten;
+  n.inputs = {x};
+  return keeps_scale(n);
+}
+
+int OpModel::keeps_scale(Node n) { return push(std::move(n), activation()); }
+
+QuantizedModel OpModel::finish(int classes) {
+  int x = static_cast<int>(graph_.nodes.size()) - 1;
+  if (shape(x).h * shape(x).w > 1) x = flatten(x);
+  Node n;
+  n.op = Op::Linear;
+  n.inputs = {x};
+  n.channels = classes, n.bias = true;
+  push(n, weighted({classes, shape(x).numel()}, false, true, Requant::Typical));
+  QuantizedModel m;
+  m.graph = graph_;
+  m.quant = quant_;
+  m.model = "op-test";
+  m.source = {"op-test", std::string(64, '0'), std::string(64, '0')};  // no checkpoint behind it
+  m.dataset = "random";
+  for (int c = 0; c < classes; ++c) m.classes.push_back("class" + std::to_string(c));
+  m.mean.assign(graph_.nodes[0].channels, 0.0f);
+  m.std.assign(graph_.nodes[0].channels, 1.0f);
+  m.validate("op test model");
+  return m;
+}
+
+int OpModel::push(Node n, NodeQuant q) {
+  n.name = std::string(op_name(n.op)) + "_" + std::to_string(graph_.nodes.size());
+  graph_.nodes.push_back(n);
+  quant_.push_back(std::move(q));
+  return static_cast<int>(graph_.nodes.size()) - 1;
+}
+
+ActShape OpModel::shape(int node) const { return graph_.shapes()[node]; }
+
+NodeQuant OpModel::activation() const {
+  NodeQuant q;
+  q.scale = scale_;
+  q.amax = 127.0f / scale_;
+  q.method = "test";
+  return q;
+}
+
+int OpModel::pool(Op op, int x, int kernel, int stride, NodeQuant q) {
+  Node n;
+  n.op = op;
+  n.inputs = {x};
+  n.kernel = kernel, n.stride = stride;
+  return push(n, q);
+}
+
+double OpModel::uniform(double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng_); }
+int32_t OpModel::uniform_int(int32_t lo, int32_t hi) { return std::uniform_int_distribution<int32_t>(lo, hi)(rng_); }
+
+// A window of `window` int8 values sums to about +-74 sqrt(window); map that to about +-64.
+void OpModel::set_pool_requant(NodeQuant& q, double window) {
+  const int32_t shift = uniform_int(20, 30);
+  q.multiplier =
+      Int32Tensor({1}, std::vector<int32_t>{fixed(uniform(0.5, 2.0) * 64.0 / (74.0 * std::sqrt(window)), shift)});
+  q.shift = Int32Tensor({1}, std::vector<int32_t>{shift});
+}
+
+// Random int8 weights and int32 biases. Typical requantization: per channel a
+// random shift and gains that spread the outputs over the int8 range (a dot
+// product of K random int8 pairs has a standard deviation near 74^2 sqrt(K)).
+NodeQuant OpModel::weighted(const Shape& weight_shape, bool residual, bool is_output, Requant requant) {
+  NodeQuant q = activation();
+  const int64_t out_c = weight_shape[0];
+  const double depth = double(shape_numel(weight_shape) / out_c);
+  const double spread = 74.0 * 74.0 * std::sqrt(depth);
+  q.weight = Int8Tensor(weight_shape);
+  for (int8_t& w : q.weight.data) w = static_cast<int8_t>(uniform_int(-128, 127));
+  q.weight_scale = FloatTensor({out_c}, 1.0f);
+  q.bias = Int32Tensor({out_c});
+  for (int32_t& b : q.bias.data) b = static_cast<int32_t>(std::round(uniform(-spread, spread)));
+  if (is_output) {
+    q.scale = 0;
+    q.logit_scale = FloatTensor({out_c}, 1.0f);
+    return q;
+  }
+  q.multiplier = Int32Tensor({out_c});
+  q.shift = Int32Tensor({out_c});
+  if (residual) q.skip_multiplier = Int32Tensor({out_c});
+  for (int64_t o = 0; o < out_c; ++o) {
+    if (requant == Requant::Extreme) {
+      q.shift.data[o] = uniform_int(1, 62);
+      q.multiplier.data[o] = uniform_int(0, 2147483647);
+      const int64_t skip_bound = std::min<int64_t>(2147483647, int64_t{1} << std::min(q.shift.data[o], 40));
+      if (residual) q.skip_multiplier.data[o] = static_cast<int32_t>(uniform(0.0, double(skip_bound)));
+      continue;
+    }
+    q.shift.data[o] = uniform_int(20, 30);
+    q.multiplier.data[o] = fixed(uniform(0.2, 2.0) * 64.0 / spread, q.shift.data[o]);
+    if (residual) q.skip_multiplier.data[o] = fixed(uniform(0.0, 1.0), q.shift.data[o]);
+  }
+  return q;
+}
+
+}  // namespace octet

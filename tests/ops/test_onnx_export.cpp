@@ -1,0 +1,32 @@
+// The ONNX export (interop/onnx_ops.cpp) of every case of the operator
+// harness (tests/ops/op_cases.cpp): each model is written, passing ONNX's own
+// checker and strict shape inference (export_onnx runs both), with one
+// QuantizeLinear per int8 value of the model but those of the operators that
+// move values (graph/op_traits.h moves_values: exact without one).
+#include <gtest/gtest.h>
+
+#include "graph/op.h"
+#include "interop/onnx_export.h"
+#include "tests/ops/op_cases.h"
+#include "tests/support/test_util.h"
+
+namespace octet {
+namespace {
+
+class OnnxExport : public ::testing::TestWithParam<size_t> {};
+
+TEST_P(OnnxExport, PassesOnnxChecksWithOneQuantizePerInt8Value) {
+  const QuantizedModel model = op_cases()[GetParam()].model();
+  TempDir dir;
+  const OnnxExportSummary summary = export_onnx(model, dir.path("model.onnx"));
+  int64_t values = 0;
+  for (int i = 0; i < model.output(); ++i) values += !op_traits(model.graph.nodes[i].op).moves_values;
+  EXPECT_EQ(summary.quantize_linear, values);
+  EXPECT_GT(summary.bytes, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, OnnxExport, ::testing::Range<size_t>(0, op_cases().size()),
+                         [](const ::testing::TestParamInfo<size_t>& info) { return op_cases()[info.param].name; });
+
+}  // namespace
+}  // namespace octet

@@ -1,0 +1,78 @@
+// Numbers in files are range-checked before any cast or product that could
+// overflow (undefined behaviour, which the fuzz targets under UBSan look for):
+// each case below is refused with a message instead.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "common/safetensors.h"
+#include "data/dataset.h"
+#include "graph/graph.h"
+#include "models/checkpoint.h"
+#include "tests/support/random_model.h"
+#include "tests/support/test_util.h"
+
+namespace octet {
+namespace {
+
+std::string graph_error(const std::string& json) {
+  return error_of([&] { Graph::from_json(json); });
+}
+
+TEST(FileRanges, GraphAttributesOutsideIntAndHugeActivationsAreRefused) {
+  EXPECT_NE(graph_error(R"([{"name":"input","op":"input","inputs":[],"channels":1e300,"height":2,"width":2}])")
+                .find("graph node 0: attribute 'channels' is 1e+300, not an integer in int range"),
+            std::string::npos);
+  EXPECT_NE(graph_error(R"([{"name":"input","op":"input","inputs":[],"channels":3,"height":2147483648,"width":2}])")
+                .find("attribute 'height' is 2147483648, not an integer in int range"),
+            std::string::npos);
+  EXPECT_NE(graph_error(R"([{"name":"input","op":"input","inputs":[],"channels":65536,"height":65536,"width":65536}])")
+                .find("bad input shape"),
+            std::string::npos);
+  EXPECT_NE(graph_error(R"([{"name":"input","op":"input","inputs":[],"channels":1,"height":4,"width":4},
+                            {"name":"c","op":"conv2d","inputs":[0],"channels":2147483647,"kernel":1,"padding":1000}])")
+                .find("output has more than 2^31 - 1 values"),
+            std::string::npos);
+  EXPECT_NE(graph_error(R"([{"name":"input","op":"input","inputs":[1.5],"channels":1,"height":4,"width":4}])")
+                .find("input 1.5 is not an earlier node"),
+            std::string::npos);
+}
+
+TEST(FileRanges, SafetensorsShapesWhoseElementCountOverflowsAreRefused) {
+  const std::string header = R"({"t":{"dtype":"F32","shape":[4611686018427387904,4,0],"data_offsets":[0,0]}})";
+  // The 8-byte little-endian header length, then the header. (Not
+  // vector::insert: GCC 12 warns falsely about its copy, -Warray-bounds.)
+  std::vector<uint8_t> bytes(8 + header.size(), 0);
+  bytes[0] = static_cast<uint8_t>(header.size());
+  std::copy(header.begin(), header.end(), bytes.begin() + 8);
+  EXPECT_NE(error_of([&] { TensorFile::parse(bytes, "f"); }).find("tensor 't': shape [4611686018427387904,4,0] has too many elements"),
+            std::string::npos);
+}
+
+TEST(FileRanges, IdxDimensionsBeyondTheDataAreRefused) {
+  TempDir dir;
+  const std::string path = dir.path("images-idx3-ubyte");
+  // Three dimensions of 2^31 - 1: their product wraps 64 bits' worth of bytes.
+  const uint8_t header[] = {0, 0, 8, 3, 0x7f, 0xff, 0xff, 0xff, 0x7f, 0xff, 0xff, 0xff, 0x7f, 0xff, 0xff, 0xff, 1, 2};
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  std::fwrite(header, 1, sizeof(header), f);
+  std::fclose(f);
+  std::vector<int> dims;
+  EXPECT_NE(error_of([&] { read_idx_file(path, &dims); }).find("its header announces more data than the file's 2 bytes"),
+            std::string::npos);
+}
+
+TEST(FileRanges, MetadataFloatsBeyondFloatAreRefused) {
+  Checkpoint c = random_checkpoint("lenet5", ModelOptions{1, 28, 28, 10, true}, 3);
+  TempDir dir;
+  save_checkpoint(c, dir.path("c.octet"));
+  TensorFile file = TensorFile::load(dir.path("c.octet"));
+  file.metadata["mean"] = "[1e300]";
+  file.save(dir.path("bad.octet"));
+  EXPECT_NE(error_of([&] { load_checkpoint(dir.path("bad.octet")); }).find("metadata 'mean' value is 1e+300, outside the float range"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace octet

@@ -1,0 +1,53 @@
+// Accuracy regression tests: every zoo checkpoint is quantized with the
+// default settings (auto, per-channel, GPTQ, 1024 calibration images) and
+// evaluated on its full test set. octet is deterministic, so the int8 top-1
+// is pinned exactly; the float-int8 gap is bounded, and agreement may not
+// fall below what the float-scored `auto` reached (99.56%, 98.72%, 99.32%).
+#include <gtest/gtest.h>
+
+
+#include "evaluate/evaluate.h"
+#include "quant/pipeline.h"
+#include "tests/support/test_util.h"
+
+namespace octet {
+namespace {
+
+struct ZooCase {
+  const char* name;
+  double float_top1, int8_top1;  // pinned, percent of the full test set
+  double max_drop;               // int8 >= float - max_drop (points)
+  double min_agreement;          // percent of images where int8 and float agree
+};
+
+class ZooAccuracy : public ::testing::TestWithParam<ZooCase> {};
+
+TEST_P(ZooAccuracy, DefaultQuantizationKeepsAccuracy) {
+  const ZooCase& z = GetParam();
+  const std::string path = zoo_checkpoint(z.name);
+  ASSERT_TRUE(file_exists(path)) << path;
+  const Checkpoint checkpoint = load_checkpoint(path);
+  const std::string dir = checkpoint.dataset == "cifar10" ? cifar10_dir() : fashion_mnist_dir();
+  if (dir.empty() || !path_exists(dir + (checkpoint.dataset == "cifar10" ? "/test_batch.bin" : "")))
+    GTEST_SKIP() << checkpoint.dataset << " files are not available (run tools/setup.sh, which writes CIFAR-10)";
+
+  const QuantizeResult q = quantize_checkpoint(checkpoint, dir, QuantizeOptions{}, 1024);
+  const Dataset test = load_dataset(checkpoint.dataset, dir, Split::Test);
+  const EvalReport r = evaluate(FloatExecutor(q.folded), *make_engine(q.model, backend_names::kCpu), test, 0, false);
+  std::printf("%s: float %.2f%%  int8 %.2f%%  difference %+.2f  agreement %.2f%%\n", z.name, r.float_top1, r.int8_top1,
+              r.int8_top1 - r.float_top1, r.agreement);
+  EXPECT_EQ(r.images, 10000);
+  EXPECT_NEAR(r.float_top1, z.float_top1, 1e-9);
+  EXPECT_NEAR(r.int8_top1, z.int8_top1, 1e-9);
+  EXPECT_GE(r.int8_top1, r.float_top1 - z.max_drop);
+  EXPECT_GE(r.agreement, z.min_agreement);
+}
+
+INSTANTIATE_TEST_SUITE_P(Zoo, ZooAccuracy,
+                         ::testing::Values(ZooCase{"lenet5_fmnist", 91.32, 91.27, 0.3, 99.56},
+                                           ZooCase{"lenet5_cifar10", 71.77, 71.71, 0.5, 98.72},
+                                           ZooCase{"resnet20_cifar10", 88.08, 88.05, 0.3, 99.32}),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+}  // namespace
+}  // namespace octet

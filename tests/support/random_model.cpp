@@ -1,0 +1,97 @@
+#include "tests/support/random_model.h"
+
+#include <cmath>
+#include <random>
+#include <algorithm>
+#include <cstring>
+
+#include "calibrate/calibrate.h"
+#include "data/dataset.h"
+#include "graph/fold.h"
+
+namespace octet {
+
+QuantizeOptions quick_quantize_options() {
+  QuantizeOptions o;
+  o.method = AmaxMethod::Max;
+  o.weight_rounding = "nearest";
+  return o;
+}
+
+Checkpoint random_checkpoint(const std::string& model, const ModelOptions& o, uint64_t seed) {
+  Checkpoint c;
+  c.model = model;
+  c.dataset = o.channels == 1 ? "fashion-mnist" : "cifar10";
+  c.batch_norm = o.batch_norm;
+  c.graph = build_model(model, o);
+  c.classes = dataset_info(c.dataset).classes;
+  c.mean.assign(o.channels, 0.5f);
+  c.std.assign(o.channels, 0.25f);
+  draw_random_params(&c, seed);
+  return c;
+}
+
+Checkpoint random_grouped_checkpoint(uint64_t seed) {
+  GraphBuilder b;
+  int x = b.input(3, 16, 16);
+  x = b.relu(b.conv_bn("stem", "stem_bn", x, 12, 3, 1, 1, true));
+  x = b.relu(b.batch_norm("dw_bn", b.conv("dw", x, 12, 3, 2, 1, false, 12)));  // depthwise
+  const int expand = b.relu(b.batch_norm("gc_bn", b.conv("gc", x, 18, 1, 1, 0, false, 3)));
+  const int project = b.conv("project", b.relu(b.conv("dw5", expand, 18, 5, 1, 2, true, 18)), 12, 1, 1, 0, true);
+  x = b.relu(b.add(project, x));  // an inverted residual, as MobileNetV2's
+  b.linear("fc", b.flatten(b.global_avg_pool(b.conv("dw_m2", x, 24, 3, 2, 1, true, 12))), 10);
+  Checkpoint c;
+  c.model = "grouped-test";
+  c.dataset = "cifar10";
+  c.batch_norm = true;
+  c.graph = b.finish();
+  c.classes = dataset_info(c.dataset).classes;
+  c.mean.assign(3, 0.5f);
+  c.std.assign(3, 0.25f);
+  draw_random_params(&c, seed);
+  return c;
+}
+
+void draw_random_params(Checkpoint* checkpoint, uint64_t seed) {
+  Checkpoint& c = *checkpoint;
+  c.params.clear();
+  std::mt19937_64 rng(seed);
+  for (const Graph::Param& p : c.graph.params()) {
+    FloatTensor t(Shape(p.shape.begin(), p.shape.end()));
+    const std::string& name = p.name;
+    auto ends_with = [&](const char* s) { return name.size() >= std::strlen(s) && name.compare(name.size() - std::strlen(s), std::string::npos, s) == 0; };
+    if (ends_with(".running_var")) {
+      std::uniform_real_distribution<float> d(0.5f, 2.0f);
+      for (float& v : t.data) v = d(rng);
+    } else if (ends_with(".running_mean") || ends_with(".bias")) {
+      std::normal_distribution<float> d(0.0f, 0.1f);
+      for (float& v : t.data) v = d(rng);
+    } else if (p.shape.size() == 1) {  // batch-norm gamma
+      std::uniform_real_distribution<float> d(0.5f, 1.5f);
+      for (float& v : t.data) v = d(rng);
+    } else {
+      const double fan_in = static_cast<double>(t.numel() / t.dim(0));
+      std::normal_distribution<float> d(0.0f, static_cast<float>(std::sqrt(2.0 / fan_in)));
+      for (float& v : t.data) v = d(rng);
+    }
+    c.params[name] = std::move(t);
+  }
+}
+
+std::vector<float> random_images(int64_t count, const ActShape& s, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> d(0.0f, 0.8f);
+  std::vector<float> out(static_cast<size_t>(count * s.numel()));
+  for (float& v : out) v = std::clamp(d(rng), -2.0f, 2.0f);
+  return out;
+}
+
+QuantizedModel quantize_random(const Checkpoint& c, const QuantizeOptions& options, int64_t calibration, uint64_t seed) {
+  const FloatModel folded = fold_for_inference(c.graph, c.params);
+  const FloatExecutor executor(folded);
+  const Calibration cal =
+      calibrate(executor, random_images(calibration, executor.shapes()[0], seed), calibration, 32);
+  return quantize(c, folded, cal, options);
+}
+
+}  // namespace octet
