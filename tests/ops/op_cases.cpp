@@ -97,7 +97,8 @@ std::vector<OpCase> make_cases() {
                        const int skip = v.residual ? m.conv(x, v.out_c, v.kernel, v.stride, v.padding, false) : -1;
                        m.conv(x, v.out_c, v.kernel, v.stride, v.padding, v.relu, skip, v.requant);
                        return m.finish();
-                     }});
+                     },
+                     CaseImages::Int8, v.residual});
   }
 
   // Grouped and depthwise convolutions: depthwise 3x3 and 5x5 at stride 1 and
@@ -132,7 +133,8 @@ std::vector<OpCase> make_cases() {
                                                    : -1;
                        m.conv(x, v.out_c, v.kernel, v.stride, v.padding, v.relu, skip, v.requant, v.groups);
                        return m.finish();
-                     }});
+                     },
+                     CaseImages::Int8, v.residual});
   }
 
   // Linear layers: on flat inputs and on flattened images with padded
@@ -157,7 +159,8 @@ std::vector<OpCase> make_cases() {
                        const int skip = v.residual ? m.linear(x, v.out_c, false) : -1;
                        m.linear(x, v.out_c, v.relu, skip);
                        return m.finish(10);
-                     }});
+                     },
+                     CaseImages::Int8, v.residual});
   }
 
   // Pools.
@@ -271,27 +274,34 @@ std::vector<OpCase> make_cases() {
     const char* model;
     int channels, size;
     int64_t batch, calibration;
+    bool fused_residual;  // a ResNet's shortcuts, added in its convolutions
   };
   // (Batches stay small: the naive reference computes every image.)
-  for (const Network& v : {Network{"resnet20", 3, 32, 1, 64}, Network{"resnet20", 3, 32, 7, 64},
-                           Network{"resnet20", 3, 32, 48, 64}, Network{"resnet18", 3, 32, 3, 16},
-                           Network{"lenet5", 1, 28, 5, 16}, Network{"lenet5", 3, 32, 5, 16}}) {
+  for (const Network& v : {Network{"resnet20", 3, 32, 1, 64, true}, Network{"resnet20", 3, 32, 7, 64, true},
+                           Network{"resnet20", 3, 32, 48, 64, true}, Network{"resnet18", 3, 32, 3, 16, true},
+                           Network{"lenet5", 1, 28, 5, 16, false}, Network{"lenet5", 3, 32, 5, 16, false}}) {
     const uint64_t s = seed++;
     cases.push_back({std::string("network_") + v.model + "_" + shape_name(v.batch, v.channels, v.size, v.size),
                      v.batch,
                      [v, s] { return random_network(v.model, ModelOptions{v.channels, v.size, v.size}, s, v.calibration); },
-                     CaseImages::Normalised});
+                     CaseImages::Normalised, v.fused_residual});
   }
   for (const int64_t batch : {1, 6}) {
     const uint64_t s = seed++;
     cases.push_back({"network_grouped_" + shape_name(batch, 3, 16, 16), batch,
                      [s] { return quantize_random(random_grouped_checkpoint(s), quick_quantize_options(), 32); },
-                     CaseImages::Normalised});
+                     CaseImages::Normalised, true});
   }
   return cases;
 }
 
 }  // namespace
+
+bool has_fused_residual(const Graph& g) {
+  for (const Node& n : g.nodes)
+    if (op_traits(n.op).absorbs_residual && n.inputs.size() == 2) return true;
+  return false;
+}
 
 const std::vector<OpCase>& op_cases() {
   static const std::vector<OpCase> cases = make_cases();

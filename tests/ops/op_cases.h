@@ -24,7 +24,14 @@ struct OpCase {
   int64_t batch;
   std::function<QuantizedModel()> model;
   CaseImages images = CaseImages::Int8;
+  // The model fuses a residual into a convolution or linear layer, a form only
+  // quantized graphs hold (the float and LibTorch checks leave it out). Said here so that choosing
+  // cases builds no model: every test process lists the cases.
+  bool fused_residual = false;
 };
+
+// Whether a node of `g` adds a residual it absorbs (what `fused_residual` says).
+bool has_fused_residual(const Graph& g);
 
 const std::vector<OpCase>& op_cases();
 

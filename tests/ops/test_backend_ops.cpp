@@ -97,6 +97,12 @@ TEST(BackendOpsTable, CoversEveryOperator) {
   }
 }
 
+// The float and LibTorch checks choose their cases by OpCase::fused_residual
+// without building the models: it must say what each model holds.
+TEST(BackendOpsTable, EveryCaseSaysWhetherItFusesAResidual) {
+  for (const OpCase& c : op_cases()) EXPECT_EQ(c.fused_residual, has_fused_residual(c.model().graph)) << c.name;
+}
+
 // The closing table when more than one case ran in this process: a row per
 // case, a column per backend ('.' equal, 'F' different, 's' skipped).
 class OutcomeTable : public ::testing::EmptyTestEventListener {
