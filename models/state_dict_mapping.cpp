@@ -1,5 +1,8 @@
 #include "models/state_dict_mapping.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -72,7 +75,7 @@ std::map<std::string, FloatTensor> map_torch_state_dict(const Graph& graph,
 
   std::map<std::string, FloatTensor> params;
   std::map<std::string, std::string> source_of;  // octet name -> state_dict name
-  std::vector<std::string> unknown, duplicated, misshapen;
+  std::vector<std::string> unknown, duplicated, misshapen, non_finite;
   for (const auto& [torch_name, tensor] : state_dict) {
     const std::string bare = strip_wrappers(torch_name);
     std::string name = wanted.count(bare) ? bare : octet_spelling(bare);
@@ -93,6 +96,8 @@ std::map<std::string, FloatTensor> map_torch_state_dict(const Graph& graph,
                           shape_string(it->second) + ")");
       continue;
     }
+    if (!std::all_of(tensor.data.begin(), tensor.data.end(), [](float v) { return std::isfinite(v); }))
+      non_finite.push_back(torch_name);
     params[name] = tensor;
   }
   std::vector<std::string> missing;
@@ -107,6 +112,7 @@ std::map<std::string, FloatTensor> map_torch_state_dict(const Graph& graph,
   report(missing, "parameters the state_dict lacks");
   report(duplicated, "tensors given twice");
   report(misshapen, "tensors of the wrong shape");
+  report(non_finite, "tensors holding NaN or infinite values");
   check(problems.empty(), where + "the state_dict does not match the model:" + problems);
   return params;
 }

@@ -1,6 +1,7 @@
-// `octet import`: a float checkpoint from a PyTorch state_dict that torch.save
-// wrote, read with LibTorch's pickle reader (so only where LibTorch is built
-// in; Python users have octet.from_torch without it).
+// `octet import`: a float checkpoint from a float ONNX model (any CNN of the
+// operators interop/onnx_import.h lists), or from a PyTorch state_dict that
+// torch.save wrote, read with LibTorch's pickle reader (so only where LibTorch
+// is built in; Python users have octet.from_torch without it).
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
@@ -9,6 +10,9 @@
 #include "tools/commands.h"
 #include "tools/options.h"
 #include "tools/torch_helper.h"
+#ifdef OCTET_HAVE_ONNX
+#include "interop/onnx_import.h"
+#endif
 #ifdef OCTET_HAVE_TORCH
 #include "train/torch_state_dict.h"
 #endif
@@ -22,7 +26,51 @@ struct ImportOptions {
   TorchImportOptions torch;
 };
 
+bool is_onnx_file(const std::string& path) {
+  return path.size() > 5 && path.compare(path.size() - 5, 5, ".onnx") == 0;
+}
+
+void run_onnx_import([[maybe_unused]] const ImportOptions& o) {
+#ifndef OCTET_HAVE_ONNX
+  fail("octet import of '" + o.state_dict + "' needs the ONNX library, and this octet was built without it: install "
+       "it (Debian: apt-get install libonnx-dev) and build again");
+#else
+  check(o.torch.model.empty(), "--model is for PyTorch state_dicts; an ONNX file carries its own graph");
+  OnnxImportSummary summary;
+  const Checkpoint checkpoint =
+      import_onnx(o.state_dict, OnnxImportOptions{o.torch.dataset, o.torch.mean, o.torch.std}, &summary);
+  save_checkpoint(checkpoint, o.output);
+  int64_t values = 0;
+  for (const auto& entry : checkpoint.params) values += entry.second.numel();
+  std::FILE* out = report_stream(o.json);
+  std::fprintf(out,
+               "imported %s (ONNX opset %lld, %lld nodes) as %lld octet nodes for %s: %lld batch norms folded, %zu "
+               "tensors, %lld values -> %s\n",
+               o.state_dict.c_str(), static_cast<long long>(summary.opset), static_cast<long long>(summary.onnx_nodes),
+               static_cast<long long>(summary.octet_nodes), checkpoint.dataset.c_str(),
+               static_cast<long long>(summary.folded_batch_norms), checkpoint.params.size(),
+               static_cast<long long>(values), o.output.c_str());
+  if (!o.json.empty())
+    write_text_output(o.json, nlohmann::json{{"onnx", o.state_dict},
+                                             {"checkpoint", o.output},
+                                             {"model", checkpoint.model},
+                                             {"dataset", checkpoint.dataset},
+                                             {"opset", summary.opset},
+                                             {"onnx_nodes", summary.onnx_nodes},
+                                             {"octet_nodes", summary.octet_nodes},
+                                             {"folded_batch_norms", summary.folded_batch_norms},
+                                             {"dropped", summary.dropped},
+                                             {"tensors", checkpoint.params.size()},
+                                             {"values", values},
+                                             {"mean", checkpoint.mean},
+                                             {"std", checkpoint.std}}
+                                  .dump(2) + "\n");
+#endif
+}
+
 void run_import([[maybe_unused]] ImportOptions o) {
+  if (is_onnx_file(o.state_dict)) return run_onnx_import(o);
+  check(!o.torch.model.empty(), "--model is required for a PyTorch state_dict (octet summary --list)");
 #ifndef OCTET_HAVE_TORCH
   use_torch_helper();
   fail("octet import reads torch.save files with LibTorch, and this octet was built without it: install it "
@@ -56,11 +104,14 @@ void add_import_command(CLI::App& app) {
   auto o = std::make_shared<ImportOptions>();
   o->torch.dataset = "cifar10";
   auto* cmd = app.add_subcommand(
-      "import", "Write an octet float checkpoint from a PyTorch state_dict (torch.save of dict(model.state_dict()))");
-  cmd->add_option("state_dict", o->state_dict, "File torch.save wrote")->required();
-  cmd->add_option("--model", o->torch.model, "Architecture (octet summary --list)")->required();
-  cmd->add_option("--dataset", o->torch.dataset, "Dataset the model was trained on")->capture_default_str();
-  cmd->add_flag("!--no-bn", o->torch.batch_norm, "The model has no batch norms");
+      "import",
+      "Write an octet float checkpoint from a float ONNX model (file.onnx) or a PyTorch state_dict (torch.save of "
+      "dict(model.state_dict()))");
+  cmd->add_option("model_file", o->state_dict, "The .onnx file, or the file torch.save wrote")->required();
+  cmd->add_option("--model", o->torch.model, "Architecture of a state_dict (octet summary --list)");
+  cmd->add_option("--dataset", o->torch.dataset, "Dataset the model was trained on (its images must fit the input)")
+      ->capture_default_str();
+  cmd->add_flag("!--no-bn", o->torch.batch_norm, "The state_dict's model has no batch norms");
   cmd->add_option("--mean", o->torch.mean, "Input normalisation mean per channel (default: the dataset's)");
   cmd->add_option("--std", o->torch.std, "Input normalisation std per channel (default: the dataset's)");
   cmd->add_option("-o,--output", o->output, "Checkpoint to write (.octet)")->required();

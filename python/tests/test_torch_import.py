@@ -175,6 +175,19 @@ def test_non_float_tensors_are_refused():
         octet.from_torch(state_dict, model="resnet20", dataset="cifar10")
 
 
+def test_non_finite_weights_are_named_and_nothing_is_written(tmp_path, octet_bin):
+    state_dict = dict(randomized(resnet20(), seed=8).state_dict())
+    state_dict["layer2.1.conv2.weight"][0, 0, 1, 1] = float("nan")
+    state_dict["conv1.weight"][3, 0, 0, 0] = float("inf")
+    with pytest.raises(octet.Error, match=r"holding NaN or infinite values: 'conv1.weight', 'layer2.1.conv2.weight'"):
+        octet.from_torch(state_dict, model="resnet20", dataset="cifar10", path=tmp_path / "nan.octet")
+    torch.save(state_dict, tmp_path / "nan.pt")
+    result = run_import(octet_bin, tmp_path / "nan.pt", "--model", "resnet20", "-o", tmp_path / "nan_cli.octet")
+    skip_without_libtorch(result)
+    assert result.returncode == 1 and "'layer2.1.conv2.weight'" in result.stderr, result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["nan.pt"]
+
+
 def run_import(octet_bin, *args):
     return subprocess.run([octet_bin, "import", *map(str, args)], capture_output=True, text=True)
 

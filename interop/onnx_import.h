@@ -1,0 +1,39 @@
+// A float ONNX model (as torch.onnx.export writes it, opsets 11 to 17) as an
+// octet float checkpoint: Conv (grouped and depthwise included) with the
+// BatchNormalization after it folded in at its own epsilon, Relu, MaxPool and
+// AveragePool without padding, GlobalAveragePool, Add of two tensors,
+// Flatten, Reshape to (batch, features) with the exporters' shape arithmetic
+// (Shape, Gather, Unsqueeze, Concat...) dropped, Gemm and MatMul (+ Add of a
+// bias) as linear layers; Identity and Dropout pass through and a trailing
+// Softmax is dropped (it does not change the top-1), as is a Pad of zeros.
+// Anything else is
+// refused naming the node, its op type and the opset; nothing is written.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/checkpoint.h"
+
+namespace octet {
+
+struct OnnxImportOptions {
+  std::string dataset;           // gives the classes and the default normalisation; must match the input shape
+  std::vector<float> mean, std;  // input normalisation; empty: the dataset's
+};
+
+struct OnnxImportSummary {
+  int64_t opset = 0;
+  int64_t onnx_nodes = 0;                  // nodes in the file
+  int64_t octet_nodes = 0;                 // nodes of the imported graph
+  int64_t folded_batch_norms = 0;          // BatchNormalization folded into the conv before it
+  std::vector<std::string> dropped;        // op types passed through or dropped (Identity, Dropout, Softmax, shape arithmetic)
+};
+
+// Fails naming `where` (the file) and the node on anything it cannot import.
+Checkpoint import_onnx_bytes(const std::string& bytes, const std::string& where, const OnnxImportOptions& options,
+                             OnnxImportSummary* summary = nullptr);
+Checkpoint import_onnx(const std::string& path, const OnnxImportOptions& options, OnnxImportSummary* summary = nullptr);
+
+}  // namespace octet

@@ -1,0 +1,226 @@
+"""`octet import model.onnx`: CNNs that torch.onnx.export writes (random
+weights, batch-norm statistics that are not the identity) come in as float
+checkpoints whose logits match PyTorch's, quantize and evaluate like built-in
+models; what octet cannot import is refused naming the node, and nothing is
+written."""
+
+import os
+import pathlib
+import subprocess
+
+import numpy as np
+import pytest
+
+import octet
+
+torch = pytest.importorskip("torch")
+onnx = pytest.importorskip("onnx")
+from onnx import helper, numpy_helper  # noqa: E402
+
+SOURCE_DIR = pathlib.Path(os.environ.get("OCTET_SOURCE_DIR", pathlib.Path(__file__).resolve().parents[2]))
+nn = torch.nn
+
+
+class Block(nn.Module):
+    """A MobileNet-style block: depthwise 3x3 (stride 1) and pointwise, with a residual."""
+
+    def __init__(self, channels):
+        super().__init__()
+        self.depthwise = nn.Conv2d(channels, channels, 3, padding=1, groups=channels, bias=False)
+        self.bn1 = nn.BatchNorm2d(channels, eps=1e-3)
+        self.pointwise = nn.Conv2d(channels, channels, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(channels)
+
+    def forward(self, x):
+        y = torch.relu(self.bn1(self.depthwise(x)))
+        return torch.relu(self.bn2(self.pointwise(y)) + x)
+
+
+class SmallCnn(nn.Module):
+    """Conv+BN+ReLU, depthwise 5x5 at stride 2, a grouped conv, a residual
+    block, both pools, global pooling, dropout, view(N, -1), two linears and a
+    softmax at the end."""
+
+    def __init__(self, flatten_by_view=True):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 12, 3, padding=1, bias=False), nn.BatchNorm2d(12), nn.ReLU())
+        self.down = nn.Conv2d(12, 12, 5, stride=2, padding=2, groups=12)
+        self.grouped = nn.Conv2d(12, 24, 3, padding=1, groups=3)
+        self.block = Block(24)
+        self.max_pool = nn.MaxPool2d(2)
+        self.avg_pool = nn.AvgPool2d(2, stride=2)
+        self.gap = nn.AdaptiveAvgPool2d(1)
+        self.dropout = nn.Dropout(0.2)
+        self.fc1 = nn.Linear(24, 32)
+        self.fc2 = nn.Linear(32, 10)
+        self.flatten_by_view = flatten_by_view
+        self.softmax = True
+
+    def forward(self, x):
+        x = torch.relu(self.grouped(torch.relu(self.down(self.stem(x)))))
+        x = self.avg_pool(self.max_pool(self.block(x)))
+        x = self.gap(x)
+        x = x.view(x.size(0), -1) if self.flatten_by_view else torch.flatten(x, 1)
+        x = self.fc2(torch.relu(self.fc1(self.dropout(x))))
+        return torch.softmax(x, 1) if self.softmax else x
+
+
+def random_model(seed, **kwargs):
+    torch.manual_seed(seed)
+    model = SmallCnn(**kwargs)
+    for m in model.modules():  # statistics that make folding matter
+        if isinstance(m, nn.BatchNorm2d):
+            m.running_mean.uniform_(-0.5, 0.5)
+            m.running_var.uniform_(0.5, 2.0)
+            m.weight.data.uniform_(0.5, 1.5)
+            m.bias.data.uniform_(-0.2, 0.2)
+    model.fc2.weight.data *= 20  # logits of a few units, so that 1e-4 of the largest sees a batch norm's epsilon
+    return model.eval()
+
+
+def export(model, path, opset=13, **kwargs):
+    torch.onnx.export(model, torch.zeros(1, 3, 32, 32), str(path), opset_version=opset, input_names=["image"],
+                      output_names=["probabilities"], **kwargs)
+
+
+def run_import(octet_bin, onnx_path, out, *extra):
+    return subprocess.run([octet_bin, "import", str(onnx_path), "--dataset", "cifar10", "-o", str(out), *extra],
+                          capture_output=True, text=True)
+
+
+def logits_of(model, images):
+    model.softmax = False
+    with torch.no_grad():
+        out = model(torch.from_numpy(images)).numpy()
+    model.softmax = True
+    return out
+
+
+@pytest.fixture(scope="module")
+def images():
+    return np.random.default_rng(3).normal(size=(64, 3, 32, 32)).astype(np.float32)
+
+
+# torch's exporter folds each batch norm into the conv before it in eval mode;
+# TrainingMode.PRESERVE keeps them, for octet to fold at their own epsilon.
+@pytest.mark.parametrize("flatten_by_view, keep_batch_norms, folded", [(True, True, 3), (False, False, 0)],
+                         ids=["view_reshape_batch_norms", "flatten"])
+def test_imported_logits_match_pytorch(tmp_path, octet_bin, images, flatten_by_view, keep_batch_norms, folded):
+    model = random_model(1, flatten_by_view=flatten_by_view)
+    # The first also has a free batch size: view(x.size(0), -1) then exports as Shape, Gather, Unsqueeze, Concat.
+    options = {"training": torch.onnx.TrainingMode.PRESERVE, "dynamic_axes": {"image": {0: "n"}}} if keep_batch_norms else {}
+    export(model, tmp_path / "small.onnx", **options)
+    kept = sum(n.op_type == "BatchNormalization" for n in onnx.load(str(tmp_path / "small.onnx")).graph.node)
+    assert kept == folded
+    result = run_import(octet_bin, tmp_path / "small.onnx", tmp_path / "small.octet", "--json", str(tmp_path / "i.json"))
+    if "built without it" in result.stderr:
+        pytest.skip("this octet has no ONNX library: " + result.stderr.strip())
+    assert result.returncode == 0, result.stderr
+    assert f"{folded} batch norms folded" in result.stdout, result.stdout
+    checkpoint = octet.load_checkpoint(str(tmp_path / "small.octet"))
+    assert checkpoint.dataset == "cifar10"
+    got = checkpoint.predict(images)
+    expected = logits_of(model, images)
+    assert got.shape == expected.shape == (64, 10)
+    largest = np.abs(expected).max()
+    assert largest > 1
+    assert np.abs(got - expected).max() <= 1e-4 * largest, (np.abs(got - expected).max(), largest)
+
+
+def test_imported_model_quantizes_and_evaluates(tmp_path, octet_bin):
+    cifar = os.environ.get("OCTET_CIFAR10_DIR", str(SOURCE_DIR / ".data" / "cifar-10-batches-bin"))
+    if not os.path.exists(os.path.join(cifar, "test_batch.bin")):
+        pytest.skip(f"CIFAR-10 binary files not found in {cifar} (tools/setup.sh writes them)")
+    export(random_model(2), tmp_path / "small.onnx")
+    result = run_import(octet_bin, tmp_path / "small.onnx", tmp_path / "small.octet")
+    if "built without it" in result.stderr:
+        pytest.skip("this octet has no ONNX library: " + result.stderr.strip())
+    assert result.returncode == 0, result.stderr
+    quantize = subprocess.run([octet_bin, "quantize", "--checkpoint", str(tmp_path / "small.octet"), "--data", cifar,
+                               "--method", "max", "--calib-samples", "128", "-o", str(tmp_path / "small.int8")],
+                              capture_output=True, text=True)
+    assert quantize.returncode == 0, quantize.stderr
+    checkpoint = octet.load_checkpoint(str(tmp_path / "small.octet"))
+    quantized = octet.load_quantized(str(tmp_path / "small.int8"))
+    images, _ = octet.load_cifar10(cifar)
+    images = octet.normalize(images[:256], checkpoint.mean, checkpoint.std)
+    agreement = np.mean(checkpoint.predict(images).argmax(1) == quantized.predict(images).argmax(1))
+    assert agreement >= 0.9, agreement  # random weights: int8 follows float on most images
+
+
+def refused(tmp_path, octet_bin, onnx_path, *fragments):
+    out = tmp_path / "refused.octet"
+    result = run_import(octet_bin, onnx_path, out)
+    if "built without it" in result.stderr:
+        pytest.skip("this octet has no ONNX library: " + result.stderr.strip())
+    assert result.returncode == 1, (result.returncode, result.stdout)
+    for fragment in fragments:
+        assert fragment in result.stderr, result.stderr
+    assert not out.exists()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("refused")] == []
+
+
+class WithHardswish(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 10, 3)
+        self.act = nn.Hardswish()
+
+    def forward(self, x):
+        return self.act(self.conv(x)).mean((2, 3))
+
+
+def test_an_unsupported_operator_is_refused_by_node_and_type(tmp_path, octet_bin):
+    export(WithHardswish().eval(), tmp_path / "m.onnx", opset=14)
+    refused(tmp_path, octet_bin, tmp_path / "m.onnx", "HardSwish", "opset 14", "cannot import HardSwish yet")
+
+
+def test_dynamic_spatial_dimensions_are_refused(tmp_path, octet_bin):
+    export(random_model(4), tmp_path / "m.onnx", dynamic_axes={"image": {0: "n", 2: "h", 3: "w"}})
+    refused(tmp_path, octet_bin, tmp_path / "m.onnx", "input 'image'", "dynamic")
+
+
+def test_wrong_dataset_shape_and_old_opsets_are_refused(tmp_path, octet_bin):
+    export(random_model(5), tmp_path / "m.onnx")
+    result = subprocess.run([octet_bin, "import", str(tmp_path / "m.onnx"), "--dataset", "fashion-mnist", "-o",
+                             str(tmp_path / "x.octet")], capture_output=True, text=True)
+    if "built without it" in result.stderr:
+        pytest.skip("this octet has no ONNX library")
+    assert result.returncode == 1 and "3x32x32" in result.stderr and "1x28x28" in result.stderr, result.stderr
+    export(random_model(5), tmp_path / "old.onnx", opset=9)
+    refused(tmp_path, octet_bin, tmp_path / "old.onnx", "opset 9")
+
+
+def test_truncated_non_finite_cyclic_and_external_files_are_refused(tmp_path, octet_bin):
+    export(random_model(6), tmp_path / "m.onnx")
+    data = (tmp_path / "m.onnx").read_bytes()
+    (tmp_path / "truncated.onnx").write_bytes(data[: len(data) // 2])
+    refused(tmp_path, octet_bin, tmp_path / "truncated.onnx", "truncated.onnx")
+
+    model = onnx.load(str(tmp_path / "m.onnx"))
+    weight = next(t for t in model.graph.initializer if t.name == "fc1.weight")
+    values = numpy_helper.to_array(weight).copy()
+    values[3, 5] = np.nan
+    weight.CopyFrom(numpy_helper.from_array(values, "fc1.weight"))
+    onnx.save(model, str(tmp_path / "nan.onnx"))
+    refused(tmp_path, octet_bin, tmp_path / "nan.onnx", "fc1.weight", "NaN")
+
+    model = onnx.load(str(tmp_path / "m.onnx"))
+    nodes = list(model.graph.node)
+    del model.graph.node[:]
+    model.graph.node.extend(nodes[1:] + nodes[:1])  # the first node last: its consumers read before it writes
+    onnx.save(model, str(tmp_path / "cycle.onnx"))
+    refused(tmp_path, octet_bin, tmp_path / "cycle.onnx", nodes[1].name, "before any node writes it")
+
+    model = onnx.load(str(tmp_path / "m.onnx"))
+    onnx.save(model, str(tmp_path / "external.onnx"), save_as_external_data=True, all_tensors_to_one_file=True,
+              location="weights.bin", size_threshold=0)
+    refused(tmp_path, octet_bin, tmp_path / "external.onnx", "external file")
+
+
+def test_a_graph_built_by_hand_with_a_concat_names_the_node(tmp_path, octet_bin):
+    x = helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 3, 32, 32])
+    y = helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1, 6, 32, 32])
+    graph = helper.make_graph([helper.make_node("Concat", ["x", "x"], ["y"], name="join", axis=1)], "g", [x], [y])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(tmp_path / "concat.onnx"))
+    refused(tmp_path, octet_bin, tmp_path / "concat.onnx", "node 'join' (Concat, opset 13)")

@@ -1,0 +1,40 @@
+"""Writes the seed corpus of fuzz_onnx_import (tests/fuzz/corpus/onnx_import):
+small CNNs as torch.onnx.export writes them, with random weights. Run with
+Debian's python3 (torch and onnx): /usr/bin/python3 tests/fuzz/make_onnx_seeds.py"""
+
+import pathlib
+
+import torch
+from torch import nn
+
+OUT = pathlib.Path(__file__).resolve().parent / "corpus" / "onnx_import"
+
+
+class Tiny(nn.Module):
+    def __init__(self, by_view):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, stride=2, padding=1, bias=False)
+        self.bn = nn.BatchNorm2d(4)
+        self.depthwise = nn.Conv2d(4, 4, 3, padding=1, groups=4)
+        self.pool = nn.MaxPool2d(2)
+        self.fc = nn.Linear(4 * 8 * 8, 10)
+        self.by_view = by_view
+
+    def forward(self, x):
+        y = torch.relu(self.bn(self.conv(x)))
+        y = self.pool(torch.relu(self.depthwise(y)) + y)
+        y = y.view(y.size(0), -1) if self.by_view else torch.flatten(y, 1)
+        return torch.softmax(self.fc(y), 1)
+
+
+def main():
+    OUT.mkdir(parents=True, exist_ok=True)
+    torch.manual_seed(0)
+    for by_view, training in [(True, torch.onnx.TrainingMode.PRESERVE), (False, torch.onnx.TrainingMode.EVAL)]:
+        name = ("view_batch_norm" if by_view else "flatten_folded") + ".onnx"
+        torch.onnx.export(Tiny(by_view).eval(), torch.zeros(1, 3, 32, 32), str(OUT / name), opset_version=13,
+                          training=training, dynamic_axes={"x": {0: "n"}}, input_names=["x"])
+
+
+if __name__ == "__main__":
+    main()
