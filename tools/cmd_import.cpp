@@ -26,6 +26,14 @@ struct ImportOptions {
   TorchImportOptions torch;
 };
 
+// What both imports write: the checkpoint's file, model, data and size.
+[[maybe_unused]] nlohmann::json written(const Checkpoint& c, const std::string& path, int64_t* values) {
+  *values = 0;
+  for (const auto& entry : c.params) *values += entry.second.numel();
+  return {{"checkpoint", path}, {"model", c.model}, {"dataset", c.dataset}, {"tensors", c.params.size()},
+          {"values", *values},  {"mean", c.mean},   {"std", c.std}};
+}
+
 bool is_onnx_file(const std::string& path) {
   return path.size() > 5 && path.compare(path.size() - 5, 5, ".onnx") == 0;
 }
@@ -41,7 +49,7 @@ void run_onnx_import([[maybe_unused]] const ImportOptions& o) {
       import_onnx(o.state_dict, OnnxImportOptions{o.torch.dataset, o.torch.mean, o.torch.std}, &summary);
   save_checkpoint(checkpoint, o.output);
   int64_t values = 0;
-  for (const auto& entry : checkpoint.params) values += entry.second.numel();
+  nlohmann::json result = written(checkpoint, o.output, &values);
   std::FILE* out = report_stream(o.json);
   std::fprintf(out,
                "imported %s (ONNX opset %lld, %lld nodes) as %lld octet nodes for %s: %lld batch norms folded, %zu "
@@ -50,21 +58,13 @@ void run_onnx_import([[maybe_unused]] const ImportOptions& o) {
                static_cast<long long>(summary.octet_nodes), checkpoint.dataset.c_str(),
                static_cast<long long>(summary.folded_batch_norms), checkpoint.params.size(),
                static_cast<long long>(values), o.output.c_str());
-  if (!o.json.empty())
-    write_text_output(o.json, nlohmann::json{{"onnx", o.state_dict},
-                                             {"checkpoint", o.output},
-                                             {"model", checkpoint.model},
-                                             {"dataset", checkpoint.dataset},
-                                             {"opset", summary.opset},
-                                             {"onnx_nodes", summary.onnx_nodes},
-                                             {"octet_nodes", summary.octet_nodes},
-                                             {"folded_batch_norms", summary.folded_batch_norms},
-                                             {"dropped", summary.dropped},
-                                             {"tensors", checkpoint.params.size()},
-                                             {"values", values},
-                                             {"mean", checkpoint.mean},
-                                             {"std", checkpoint.std}}
-                                  .dump(2) + "\n");
+  result.update({{"onnx", o.state_dict},
+                 {"opset", summary.opset},
+                 {"onnx_nodes", summary.onnx_nodes},
+                 {"octet_nodes", summary.octet_nodes},
+                 {"folded_batch_norms", summary.folded_batch_norms},
+                 {"dropped", summary.dropped}});
+  if (!o.json.empty()) write_text_output(o.json, result.dump(2) + "\n");
 #endif
 }
 
@@ -80,21 +80,13 @@ void run_import([[maybe_unused]] ImportOptions o) {
   const Checkpoint checkpoint = checkpoint_from_torch(read_torch_state_dict(o.state_dict), o.torch);
   save_checkpoint(checkpoint, o.output);
   int64_t values = 0;
-  for (const auto& entry : checkpoint.params) values += entry.second.numel();
+  nlohmann::json result = written(checkpoint, o.output, &values);
+  result["state_dict"] = o.state_dict;
   std::FILE* out = report_stream(o.json);
   std::fprintf(out, "imported %s as %s on %s: %zu tensors, %lld values -> %s\n", o.state_dict.c_str(),
                checkpoint.model.c_str(), checkpoint.dataset.c_str(), checkpoint.params.size(),
                static_cast<long long>(values), o.output.c_str());
-  if (!o.json.empty())
-    write_text_output(o.json, nlohmann::json{{"state_dict", o.state_dict},
-                                             {"checkpoint", o.output},
-                                             {"model", checkpoint.model},
-                                             {"dataset", checkpoint.dataset},
-                                             {"tensors", checkpoint.params.size()},
-                                             {"values", values},
-                                             {"mean", checkpoint.mean},
-                                             {"std", checkpoint.std}}
-                                  .dump(2) + "\n");
+  if (!o.json.empty()) write_text_output(o.json, result.dump(2) + "\n");
 #endif
 }
 
