@@ -64,12 +64,12 @@ fi
 
 # configure_and_build DIR [cmake options...]. Through ccache, with paths taken
 # relative to the checkout: build/ then reuses every object of build-core/ that
-# LibTorch does not change (two thirds of its compiling).
+# LibTorch does not change (about 150 of its 250 compilations, measured).
 configure_and_build() {
-  local dir=$1
+  local dir=$1 launcher=()
   shift
-  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython_EXECUTABLE=/usr/bin/python3 \
-    -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache "$@"
+  command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython_EXECUTABLE=/usr/bin/python3 "${launcher[@]}" "$@"
   CCACHE_BASEDIR=$PWD cmake --build "$dir"
 }
 
