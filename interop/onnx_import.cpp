@@ -3,6 +3,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <cctype>
+#include <climits>
 #include <cmath>
 #include <map>
 #include <set>
@@ -78,7 +79,7 @@ class Importer {
   const DatasetInfo& info_;
   std::map<std::string, const onnx::TensorProto*> initializers_;
   std::map<std::string, FloatTensor> constants_;       // from Constant nodes
-  std::set<std::string> int_values_, shape_values_;  // integer constants, and shapes computed from activations
+  std::set<std::string> int_values_;  // integer constants
   std::map<std::string, int> values_;                 // tensor name -> octet node holding it
   std::map<std::string, int> uses_;                   // how many node inputs read each tensor
   std::map<std::string, ShapeValue> shape_kinds_;
@@ -137,7 +138,7 @@ bool Importer::is_shape_arithmetic(const onnx::NodeProto& n) const {
   if (!kShapeArithmetic.count(n.op_type())) return false;
   if (n.op_type() == "Shape") return true;
   for (const auto& in : n.input())
-    if (!in.empty() && !shape_values_.count(in) && !int_values_.count(in)) return false;
+    if (!in.empty() && !shape_kinds_.count(in) && !int_values_.count(in)) return false;
   return true;
 }
 
@@ -379,8 +380,8 @@ void Importer::import_node(const onnx::NodeProto& n) {
   if (n.output_size() < 1) refuse(n, "no output");
   if (op == "Constant") return constant_node(n);
   if (is_shape_arithmetic(n)) {
-    for (const auto& out : n.output()) shape_values_.insert(out);
-    shape_kinds_[n.output(0)] = shape_kind(n);
+    const ShapeValue kind = shape_kind(n);
+    for (const auto& out : n.output()) shape_kinds_[out] = kind;
     summary_.dropped.push_back(op);
     return;
   }
@@ -464,9 +465,10 @@ Checkpoint Importer::finish() {
 
 Checkpoint Importer::run(OnnxImportSummary* summary) {
   read_opset();
-  for (const auto& t : g_.initializer()) initializers_[t.name()] = &t;
-  for (const auto& t : g_.initializer())
+  for (const auto& t : g_.initializer()) {
+    initializers_[t.name()] = &t;
     if (t.data_type() == onnx::TensorProto::INT64 || t.data_type() == onnx::TensorProto::INT32) int_values_.insert(t.name());
+  }
   for (const auto& n : g_.node())
     for (const auto& in : n.input()) ++uses_[in];
   read_input();
@@ -480,17 +482,13 @@ Checkpoint Importer::run(OnnxImportSummary* summary) {
 
 }  // namespace
 
-Checkpoint import_onnx_bytes(const std::string& bytes, const std::string& where, const OnnxImportOptions& options,
-                             OnnxImportSummary* summary) {
-  onnx::ModelProto model;
-  check(model.ParseFromString(bytes) && model.has_graph(),
-        where + " is not an ONNX model (truncated, or another kind of file)");
-  return Importer(model, where, options).run(summary);
-}
-
 Checkpoint import_onnx(const std::string& path, const OnnxImportOptions& options, OnnxImportSummary* summary) {
   const std::vector<uint8_t> bytes = read_file_bytes(path);
-  return import_onnx_bytes(std::string(bytes.begin(), bytes.end()), path, options, summary);
+  onnx::ModelProto model;
+  check(bytes.size() <= static_cast<size_t>(INT32_MAX) &&
+            model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())) && model.has_graph(),
+        path + " is not an ONNX model (truncated, or another kind of file)");
+  return Importer(model, path, options).run(summary);
 }
 
 }  // namespace octet

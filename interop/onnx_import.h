@@ -31,9 +31,7 @@ struct OnnxImportSummary {
   std::vector<std::string> dropped;        // op types passed through or dropped (Identity, Dropout, Softmax, shape arithmetic)
 };
 
-// Fails naming `where` (the file) and the node on anything it cannot import.
-Checkpoint import_onnx_bytes(const std::string& bytes, const std::string& where, const OnnxImportOptions& options,
-                             OnnxImportSummary* summary = nullptr);
+// Fails naming the file and the node on anything it cannot import.
 Checkpoint import_onnx(const std::string& path, const OnnxImportOptions& options, OnnxImportSummary* summary = nullptr);
 
 }  // namespace octet
