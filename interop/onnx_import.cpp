@@ -38,7 +38,7 @@ class Importer {
  public:
   Importer(const onnx::ModelProto& model, std::string where, const OnnxImportOptions& options)
       : model_(model), g_(model.graph()), where_(std::move(where)), options_(options),
-        info_(dataset_info(options.dataset)) {}
+        info_(options.dataset.empty() ? nullptr : &dataset_info(options.dataset)) {}
 
   Checkpoint run(OnnxImportSummary* summary);
 
@@ -76,7 +76,7 @@ class Importer {
   const onnx::GraphProto& g_;
   std::string where_;
   OnnxImportOptions options_;
-  const DatasetInfo& info_;
+  const DatasetInfo* info_;  // the --dataset the model must fit; null: the file alone says
   std::map<std::string, const onnx::TensorProto*> initializers_;
   std::map<std::string, FloatTensor> constants_;       // from Constant nodes
   std::set<std::string> int_values_;  // integer constants
@@ -125,10 +125,11 @@ void Importer::read_input() {
               "'); octet needs fixed channels, height and width (export with a fixed-size dummy input)");
     chw[k - 1] = static_cast<int>(dims[k].dim_value());
   }
-  check(chw[0] == info_.channels && chw[1] == info_.height && chw[2] == info_.width,
-        what + " takes " + std::to_string(chw[0]) + "x" + std::to_string(chw[1]) + "x" + std::to_string(chw[2]) +
-            " images, and " + info_.name + "'s are " + std::to_string(info_.channels) + "x" +
-            std::to_string(info_.height) + "x" + std::to_string(info_.width) + " (--dataset)");
+  if (info_)
+    check(chw[0] == info_->channels && chw[1] == info_->height && chw[2] == info_->width,
+          what + " takes " + std::to_string(chw[0]) + "x" + std::to_string(chw[1]) + "x" + std::to_string(chw[2]) +
+              " images, and " + info_->name + "'s are " + std::to_string(info_->channels) + "x" +
+              std::to_string(info_->height) + "x" + std::to_string(info_->width) + " (--dataset)");
   values_[in.name()] = builder_.input(chw[0], chw[1], chw[2]);
   ops_.push_back(Op::Input);
   layers_.push_back("input");
@@ -446,17 +447,25 @@ Checkpoint Importer::finish() {
   }
   const ActShape logits = shapes.back();
   const int64_t outputs = int64_t{logits.c} * logits.h * logits.w;
-  check(outputs == static_cast<int64_t>(info_.classes.size()),
-        where_ + ": the model returns " + std::to_string(outputs) + " values per image and " + info_.name + " has " +
-            std::to_string(info_.classes.size()) + " classes");
+  if (info_)
+    check(outputs == static_cast<int64_t>(info_->classes.size()),
+          where_ + ": the model returns " + std::to_string(outputs) + " values per image and " + info_->name +
+              " has " + std::to_string(info_->classes.size()) + " classes");
+  const int channels = c.graph.nodes[0].channels;
   c.model = file_stem(where_);
-  c.dataset = info_.name;
   c.batch_norm = false;
-  c.classes = info_.classes;
-  c.mean = options_.mean.empty() ? info_.mean : options_.mean;
-  c.std = options_.std.empty() ? info_.std : options_.std;
-  check(c.mean.size() == static_cast<size_t>(info_.channels) && c.std.size() == c.mean.size(),
-        where_ + ": the normalisation needs " + std::to_string(info_.channels) + " means and stds");
+  if (info_) {
+    c.dataset = info_->name;
+    c.classes = info_->classes;
+  } else {  // no dataset named: classes by number, the input taken as the model reads it
+    c.dataset = kNoDataset;
+    for (int64_t k = 0; k < outputs; ++k) c.classes.push_back(std::to_string(k));
+  }
+  const std::vector<float> no_mean(static_cast<size_t>(channels), 0.0f), no_std(static_cast<size_t>(channels), 1.0f);
+  c.mean = !options_.mean.empty() ? options_.mean : info_ ? info_->mean : no_mean;
+  c.std = !options_.std.empty() ? options_.std : info_ ? info_->std : no_std;
+  check(c.mean.size() == static_cast<size_t>(channels) && c.std.size() == c.mean.size(),
+        where_ + ": the normalisation needs " + std::to_string(channels) + " means and stds");
   for (float s : c.std) check(s > 0, where_ + ": every normalisation std must be positive");
   c.training_json = nlohmann::json{{"imported_from", where_}, {"onnx_opset", summary_.opset}}.dump();
   c.params = std::move(params_);

@@ -19,9 +19,14 @@
 namespace octet {
 
 struct OnnxImportOptions {
-  std::string dataset;           // gives the classes and the default normalisation; must match the input shape
-  std::vector<float> mean, std;  // input normalisation; empty: the dataset's
+  // Gives the classes and the default normalisation, and must fit the input's
+  // shape; empty: none, the classes numbered from the output's size.
+  std::string dataset;
+  std::vector<float> mean, std;  // input normalisation; empty: the dataset's, or none (mean 0, std 1)
 };
+
+// The checkpoint's dataset when the import named none.
+constexpr const char* kNoDataset = "none";
 
 struct OnnxImportSummary {
   int64_t opset = 0;

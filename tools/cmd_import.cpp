@@ -71,6 +71,7 @@ void run_onnx_import([[maybe_unused]] const ImportOptions& o) {
 void run_import([[maybe_unused]] ImportOptions o) {
   if (is_onnx_file(o.state_dict)) return run_onnx_import(o);
   check(!o.torch.model.empty(), "--model is required for a PyTorch state_dict (octet summary --list)");
+  if (o.torch.dataset.empty()) o.torch.dataset = "cifar10";
 #ifndef OCTET_HAVE_TORCH
   use_torch_helper();
   fail("octet import reads torch.save files with LibTorch, and this octet was built without it: install it "
@@ -94,15 +95,15 @@ void run_import([[maybe_unused]] ImportOptions o) {
 
 void add_import_command(CLI::App& app) {
   auto o = std::make_shared<ImportOptions>();
-  o->torch.dataset = "cifar10";
   auto* cmd = app.add_subcommand(
       "import",
       "Write an octet float checkpoint from a float ONNX model (file.onnx) or a PyTorch state_dict (torch.save of "
       "dict(model.state_dict()))");
   cmd->add_option("model_file", o->state_dict, "The .onnx file, or the file torch.save wrote")->required();
   cmd->add_option("--model", o->torch.model, "Architecture of a state_dict (octet summary --list)");
-  cmd->add_option("--dataset", o->torch.dataset, "Dataset the model was trained on (its images must fit the input)")
-      ->capture_default_str();
+  cmd->add_option("--dataset", o->torch.dataset,
+                  "Dataset the model was trained on (its images must fit the input; a state_dict's default: cifar10; "
+                  "an ONNX model's: none, its input and classes as the file has them)");
   cmd->add_flag("!--no-bn", o->torch.batch_norm, "The state_dict's model has no batch norms");
   cmd->add_option("--mean", o->torch.mean, "Input normalisation mean per channel (default: the dataset's)");
   cmd->add_option("--std", o->torch.std, "Input normalisation std per channel (default: the dataset's)");
