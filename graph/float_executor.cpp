@@ -78,7 +78,10 @@ FloatTensor FloatExecutor::run_node(int i, const std::vector<FloatTensor>& value
 #pragma omp parallel for if (y.numel() >= ops::kMinParallelElements)
     for (int64_t k = 0; k < y.numel(); ++k) y.data[k] += skip.data[k];
   }
-  if (n.relu) {
+  if (n.relu && n.relu_max > 0) {
+#pragma omp parallel for if (y.numel() >= ops::kMinParallelElements)
+    for (int64_t k = 0; k < y.numel(); ++k) y.data[k] = std::min(std::max(y.data[k], 0.0f), n.relu_max);
+  } else if (n.relu) {
 #pragma omp parallel for if (y.numel() >= ops::kMinParallelElements)
     for (int64_t k = 0; k < y.numel(); ++k) y.data[k] = std::max(y.data[k], 0.0f);
   }

@@ -57,12 +57,16 @@ FloatModel fold_for_inference(const Graph& graph, const std::map<std::string, Fl
       new_index[i] = new_index[producer];
       continue;
     }
-    if (n.op == Op::ReLU) {
+    // A ReLU, or a Clip(0, max) (ReLU6), into the op before it: int8's floor
+    // at 0 is the ReLU and, the scale's amax kept within max, its saturation the clip.
+    const bool bounded_relu = n.op == Op::Activation && n.function == "clip" && n.alpha == 0 && n.beta > 0;
+    if (n.op == Op::ReLU || bounded_relu) {
       const int producer = new_index[n.inputs[0]];
       Node& p = model.graph.nodes[producer];
       const bool fusable = op_traits(p.op).absorbs_relu && !p.relu && consumers[n.inputs[0]].size() == 1;
       if (fusable) {
         p.relu = true;
+        if (bounded_relu) p.relu_max = n.beta;
         new_index[i] = producer;
         continue;
       }

@@ -1,5 +1,6 @@
 #include "graph/graph.h"
 
+#include <cmath>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 
@@ -11,6 +12,7 @@ namespace octet {
 namespace {
 bool arity_ok(Op op, size_t inputs) {
   const OpTraits& t = op_traits(op);
+  if (t.inputs == kAnyInputs) return inputs >= 1;
   return inputs == static_cast<size_t>(t.inputs) || (t.absorbs_residual && inputs == static_cast<size_t>(t.inputs) + 1);
 }
 
@@ -21,6 +23,15 @@ int int_attribute(const nlohmann::json& node, const char* key, int fallback) {
   check(v.is_number_integer() && v.get<int64_t>() >= INT32_MIN && v.get<int64_t>() <= INT32_MAX,
         std::string("attribute '") + key + "' is " + v.dump() + ", not an integer in int range");
   return static_cast<int>(v.get<int64_t>());
+}
+
+// A finite float attribute of a graph node in JSON; absent gives `fallback`.
+float float_attribute(const nlohmann::json& node, const char* key, float fallback) {
+  if (!node.contains(key)) return fallback;
+  const nlohmann::json& v = node.at(key);
+  check(v.is_number() && std::isfinite(v.get<double>()) && std::abs(v.get<double>()) < 1e30,
+        std::string("attribute '") + key + "' is " + v.dump() + ", not a finite number");
+  return v.get<float>();
 }
 }  // namespace
 
@@ -104,8 +115,15 @@ std::string Graph::to_json() const {
     if (n.stride != 1) node["stride"] = n.stride;
     if (n.padding) node["padding"] = n.padding;
     if (n.groups != 1) node["groups"] = n.groups;
+    if (n.ceil_mode) node["ceil_mode"] = true;
+    if (n.exclude_padding) node["exclude_padding"] = true;
+    if (n.offset) node["offset"] = n.offset;
+    if (!n.function.empty()) node["function"] = n.function;
+    if (n.alpha != 0) node["alpha"] = n.alpha;
+    if (n.beta != 0) node["beta"] = n.beta;
     if (n.bias) node["bias"] = true;
     if (n.relu) node["relu"] = true;
+    if (n.relu_max != 0) node["relu_max"] = n.relu_max;
     if (n.height) node["height"] = n.height;
     if (n.width) node["width"] = n.width;
     j.push_back(node);
@@ -137,6 +155,10 @@ Graph Graph::from_json(const std::string& text) {
         n.stride = int_attribute(node, "stride", 1);
         n.padding = int_attribute(node, "padding", 0);
         n.groups = int_attribute(node, "groups", 1);
+        n.offset = int_attribute(node, "offset", 0);
+        n.alpha = float_attribute(node, "alpha", 0.0f);
+        n.beta = float_attribute(node, "beta", 0.0f);
+        n.relu_max = float_attribute(node, "relu_max", 0.0f);
         n.height = int_attribute(node, "height", 0);
         n.width = int_attribute(node, "width", 0);
       } catch (const Error& e) {
@@ -144,6 +166,9 @@ Graph Graph::from_json(const std::string& text) {
       }
       n.bias = node.value("bias", false);
       n.relu = node.value("relu", false);
+      n.ceil_mode = node.value("ceil_mode", false);
+      n.exclude_padding = node.value("exclude_padding", false);
+      n.function = node.value("function", std::string());
       g.nodes.push_back(std::move(n));
     }
   } catch (const nlohmann::json::exception& e) {
@@ -207,17 +232,53 @@ int GraphBuilder::relu(int x) {
   return last();
 }
 
-int GraphBuilder::max_pool(int x, int kernel, int stride) {
+int GraphBuilder::max_pool(int x, int kernel, int stride, int padding, bool ceil_mode) {
   Node& n = push(Op::MaxPool2d, "", {x});
   n.kernel = kernel;
   n.stride = stride;
+  n.padding = padding;
+  n.ceil_mode = ceil_mode;
   return last();
 }
 
-int GraphBuilder::avg_pool(int x, int kernel, int stride) {
+int GraphBuilder::avg_pool(int x, int kernel, int stride, int padding, bool ceil_mode, bool exclude_padding) {
   Node& n = push(Op::AvgPool2d, "", {x});
   n.kernel = kernel;
   n.stride = stride;
+  n.padding = padding;
+  n.ceil_mode = ceil_mode;
+  n.exclude_padding = exclude_padding;
+  return last();
+}
+
+int GraphBuilder::activation(int x, const std::string& function, float alpha, float beta) {
+  Node& n = push(Op::Activation, "", {x});
+  n.function = function;
+  n.alpha = alpha;
+  n.beta = beta;
+  return last();
+}
+
+int GraphBuilder::mul(int a, int b) {
+  push(Op::Mul, "", {a, b});
+  return last();
+}
+
+int GraphBuilder::concat(std::vector<int> inputs) {
+  push(Op::Concat, "", std::move(inputs));
+  return last();
+}
+
+int GraphBuilder::channel_slice(int x, int offset, int channels) {
+  Node& n = push(Op::ChannelSlice, "", {x});
+  n.offset = offset;
+  n.channels = channels;
+  return last();
+}
+
+int GraphBuilder::channel_shuffle(int x, int groups) {
+  Node& n = push(Op::ChannelShuffle, "", {x});
+  n.groups = groups;
   return last();
 }
 

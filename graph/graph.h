@@ -41,12 +41,19 @@ struct Node {
   // residual added to its output before the (fused) ReLU.
   std::vector<int> inputs;
   // Conv2d: output channels; Linear: output features; ShortcutA: zero
-  // channels added on each side; Input: channels of the input image.
+  // channels added on each side; Input: channels of the input image;
+  // ChannelSlice: channels it keeps.
   int channels = 0;
   int kernel = 0, stride = 1, padding = 0;  // Conv2d, MaxPool2d, AvgPool2d
   int groups = 1;                           // Conv2d: channel groups (as many as input channels: depthwise)
+  bool ceil_mode = false;                   // pools: the output size rounded up (a last, partial window)
+  bool exclude_padding = false;             // AvgPool2d: padded values not counted (ONNX count_include_pad 0)
+  int offset = 0;                           // ChannelSlice: its first channel
+  std::string function;                     // Activation: which one (graph/ops/activation.h)
+  float alpha = 0, beta = 0;                // Activation: its parameters
   bool bias = false;                        // Conv2d, Linear
   bool relu = false;                        // ReLU fused into this op (inference graphs)
+  float relu_max = 0;                       // with relu: its upper bound where a Clip(0, max) was fused (ReLU6); 0: none
   int height = 0, width = 0;                // Input
 };
 
@@ -90,13 +97,19 @@ class GraphBuilder {
               int stride, int padding, bool with_bn);
   int linear(const std::string& name, int x, int out_features, bool bias = true);
   int relu(int x);
-  int max_pool(int x, int kernel, int stride);
-  int avg_pool(int x, int kernel, int stride);
+  int max_pool(int x, int kernel, int stride, int padding = 0, bool ceil_mode = false);
+  int avg_pool(int x, int kernel, int stride, int padding = 0, bool ceil_mode = false, bool exclude_padding = false);
+  int activation(int x, const std::string& function, float alpha = 0, float beta = 0);
+  int mul(int a, int b);  // b: the same shape as a, or one value per channel (C x 1 x 1)
+  int concat(std::vector<int> inputs);  // on channels
+  int channel_slice(int x, int offset, int channels);
+  int channel_shuffle(int x, int groups);
   int global_avg_pool(int x);
   int add(int a, int b);
   int flatten(int x);
   int shortcut_a(int x, int pad_channels);
   Graph finish();
+  const Graph& graph() const { return graph_; }  // as built so far
 
  private:
   // Appends a node; an empty name becomes "<op>_<index>".

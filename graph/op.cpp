@@ -49,4 +49,9 @@ double op_window(const Node& n, const std::vector<ActShape>& shapes) {
   return def.window ? def.window(n, input_shapes(n, shapes)) : 1.0;
 }
 
+int64_t input_multiplier_count(const Node& n) {
+  const int count = op_traits(n.op).input_multipliers;
+  return count == kAnyInputs ? static_cast<int64_t>(n.inputs.size()) : count;
+}
+
 }  // namespace octet

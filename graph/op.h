@@ -60,6 +60,7 @@ struct Int8ReferenceArgs {
   bool is_output;      // the last node: int32 accumulators into `logits`, no requantization
   Int8Tensor& y;       // [N][C][H][W]
   Int32Tensor& logits;  // [N][classes]
+  std::vector<float> input_scales = {};  // the inputs' int8 scales (table-driven operators read them)
 };
 
 struct OpDef {
@@ -88,5 +89,8 @@ const std::vector<const OpDef*>& all_op_defs();
 std::vector<ActShape> input_shapes(const Node& n, const std::vector<ActShape>& shapes);
 double op_macs(const Node& n, const std::vector<ActShape>& shapes, int node);
 double op_window(const Node& n, const std::vector<ActShape>& shapes);
+// How many requantization multipliers a non-weighted node owns (traits'
+// input_multipliers; one per input for an operator of any number of inputs).
+int64_t input_multiplier_count(const Node& n);
 
 }  // namespace octet

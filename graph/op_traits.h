@@ -9,10 +9,13 @@
 
 namespace octet {
 
+// OpTraits::inputs of an operator that reads any number of values (concat).
+constexpr int kAnyInputs = -1;
+
 struct OpTraits {
   Op op;
   const char* name;    // in graph JSON, reports and messages
-  int inputs;          // values it reads (not counting a fused residual)
+  int inputs;          // values it reads (not counting a fused residual); kAnyInputs: one or more
   bool training_only;  // exists only in training graphs: folded away before inference (batch norm)
   bool weighted;       // owns a weight [out][in...] and a bias: int8 weights, int32 bias in quantized models
   bool reads_image;    // reads its input as H x W x C (not as one flat vector)
@@ -30,6 +33,9 @@ struct OpTraits {
   // shortcut): exact in int8, and exact in an exported QDQ graph without a
   // QuantizeLinear of its own.
   bool moves_values;
+  // Its int8 output is its inputs' product requantized (mul): one
+  // multiplier, s_out / (s_in0 x s_in1), in place of one per input.
+  bool multiplies_inputs = false;
 };
 
 const OpTraits& op_traits(Op op);  // op_def(op).traits

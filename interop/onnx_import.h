@@ -1,13 +1,16 @@
 // A float ONNX model (as torch.onnx.export writes it, opsets 11 to 17) as an
 // octet float checkpoint: Conv (grouped and depthwise included) with the
-// BatchNormalization after it folded in at its own epsilon, Relu, MaxPool and
-// AveragePool without padding, GlobalAveragePool, Add of two tensors,
-// Flatten, Reshape to (batch, features) with the exporters' shape arithmetic
-// (Shape, Gather, Unsqueeze, Concat...) dropped, Gemm and MatMul (+ Add of a
-// bias) as linear layers; Identity and Dropout pass through and a trailing
-// Softmax is dropped (it does not change the top-1), as is a Pad of zeros.
-// Anything else is
-// refused naming the node, its op type and the opset; nothing is written.
+// BatchNormalization after it folded in at its own epsilon; Relu, Clip,
+// LeakyRelu, Sigmoid, HardSigmoid, HardSwish (x * Sigmoid(x) and
+// x * HardSigmoid(x) become one SiLU or HardSwish); MaxPool and AveragePool
+// (padding, ceil_mode), GlobalAveragePool; Add and Mul of two computed values
+// (Mul's second may be per channel); Concat and Split on channels, Slice of
+// channels; the channel shuffle as exported (Reshape, Transpose, Reshape);
+// Flatten and Reshape to (batch, features); Gemm and MatMul (+ Add of a bias)
+// as linear layers. The integer arithmetic on shapes that exporters write is
+// evaluated (interop/onnx_shape_values.h) and dropped; Identity, Dropout, a
+// Pad of zeros and a trailing Softmax pass through. Anything else is refused
+// naming the node, its op type and the opset; nothing is written.
 #pragma once
 
 #include <cstdint>

@@ -73,6 +73,9 @@ std::string pool(const OnnxNodeContext& c, const char* op_type) {
   onnx::NodeProto* pool = c.w.node(op_type, {c.inputs[0]}, y);
   Writer::ints(pool, "kernel_shape", {c.n.kernel, c.n.kernel});
   Writer::ints(pool, "strides", {c.n.stride, c.n.stride});
+  if (c.n.padding) Writer::ints(pool, "pads", {c.n.padding, c.n.padding, c.n.padding, c.n.padding});
+  if (c.n.ceil_mode) Writer::integer(pool, "ceil_mode", 1);
+  if (c.n.op == Op::AvgPool2d && c.n.padding && !c.n.exclude_padding) Writer::integer(pool, "count_include_pad", 1);
   return y;
 }
 
@@ -105,6 +108,48 @@ std::string channel_shuffle(const OnnxNodeContext& c) {
   return w.step("Reshape", {n.name + ".transposed", n.name + ".shape"}, n.name);
 }
 
+// graph/ops/activation.h's functions as ONNX operators.
+std::string activation(const OnnxNodeContext& c) {
+  Writer& w = c.w;
+  const Node& n = c.n;
+  const std::string& f = n.function;
+  const std::string y = n.name + "." + f;
+  if (f == "clip") {
+    w.initializer(n.name + ".min", TensorProto::FLOAT, {}, std::vector<float>{n.alpha});
+    w.initializer(n.name + ".max", TensorProto::FLOAT, {}, std::vector<float>{n.beta});
+    return w.step("Clip", {c.inputs[0], n.name + ".min", n.name + ".max"}, y);
+  }
+  if (f == "leaky_relu") {
+    Writer::real(w.node("LeakyRelu", {c.inputs[0]}, y), "alpha", n.alpha);
+    return y;
+  }
+  if (f == "sigmoid") return w.step("Sigmoid", {c.inputs[0]}, y);
+  if (f == "hard_sigmoid") {
+    onnx::NodeProto* node = w.node("HardSigmoid", {c.inputs[0]}, y);
+    Writer::real(node, "alpha", n.alpha);
+    Writer::real(node, "beta", n.beta);
+    return y;
+  }
+  if (f == "hard_swish") {  // HardSwish itself is opset 14, and the export writes 13
+    onnx::NodeProto* gate = w.node("HardSigmoid", {c.inputs[0]}, n.name + ".gate");
+    Writer::real(gate, "alpha", 1.0f / 6.0f);
+    Writer::real(gate, "beta", 0.5f);
+  } else {  // silu
+    w.step("Sigmoid", {c.inputs[0]}, n.name + ".gate");
+  }
+  return w.step("Mul", {c.inputs[0], n.name + ".gate"}, y);
+}
+
+// Channels [offset, offset + channels): exact on int8 values.
+std::string channel_slice(const OnnxNodeContext& c) {
+  Writer& w = c.w;
+  const Node& n = c.n;
+  w.initializer(n.name + ".starts", TensorProto::INT64, {1}, std::vector<int64_t>{n.offset});
+  w.initializer(n.name + ".ends", TensorProto::INT64, {1}, std::vector<int64_t>{int64_t{n.offset} + n.channels});
+  w.initializer(n.name + ".axes", TensorProto::INT64, {1}, std::vector<int64_t>{1});
+  return w.step("Slice", {c.inputs[0], n.name + ".starts", n.name + ".ends", n.name + ".axes"}, n.name);
+}
+
 const OnnxOp kOps[] = {
     {Op::Input, input, true, false},
     {Op::Conv2d, conv2d, false, false},
@@ -127,6 +172,16 @@ const OnnxOp kOps[] = {
      false, true},
     {Op::ShortcutA, shortcut_a, false, false},
     {Op::ChannelShuffle, channel_shuffle, false, false},
+    {Op::Activation, activation, false, false},
+    {Op::Mul, [](const OnnxNodeContext& c) { return c.w.step("Mul", {c.inputs[0], c.inputs[1]}, c.n.name + ".mul"); },
+     false, false},
+    {Op::Concat,
+     [](const OnnxNodeContext& c) {
+       Writer::integer(c.w.node("Concat", c.inputs, c.n.name + ".concat"), "axis", 1);
+       return c.n.name + ".concat";
+     },
+     false, false},
+    {Op::ChannelSlice, channel_slice, false, false},
 };
 }  // namespace
 

@@ -50,6 +50,13 @@ void QdqGraphWriter::integer(onnx::NodeProto* n, const std::string& name, int64_
   a->set_i(value);
 }
 
+void QdqGraphWriter::real(onnx::NodeProto* n, const std::string& name, float value) {
+  onnx::AttributeProto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::FLOAT);
+  a->set_f(value);
+}
+
 void set_float_value(onnx::ValueInfoProto* v, const std::string& name, const std::vector<int64_t>& dims) {
   v->set_name(name);
   onnx::TypeProto_Tensor* t = v->mutable_type()->mutable_tensor_type();

@@ -71,7 +71,7 @@ std::set<std::string> tensor_suffixes(const Node& n, bool is_output) {
     if (n.inputs.size() == 2) names.insert(".skip_multiplier");
     return names;
   }
-  if (t.input_multipliers > 0) return {".multiplier", ".shift"};
+  if (t.input_multipliers != 0) return {".multiplier", ".shift"};
   return {};
 }
 
@@ -146,12 +146,12 @@ void QuantizedModel::validate(const std::string& where) const {
           check_shifts(q.skip_multiplier, q.shift, at);
         }
       }
-    } else if (traits.input_multipliers > 0) {
-      expect_shape(q.multiplier, {traits.input_multipliers}, at + ".multiplier");
+    } else if (traits.input_multipliers != 0) {
+      expect_shape(q.multiplier, {input_multiplier_count(n)}, at + ".multiplier");
       expect_shape(q.shift, {1}, at + ".shift");
       check_shifts(q.multiplier, q.shift, at);
       check_window(op_window(n, shapes), at);
-    } else if (n.op != Op::Input) {
+    } else if (!traits.owns_scale && n.op != Op::Input) {
       check(q.scale == quant[n.inputs[0]].scale,
             at + ": a " + std::string(op_name(n.op)) + " keeps its input's scale, but the file gives another");
     }

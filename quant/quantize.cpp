@@ -55,6 +55,7 @@ Plan plan_graph(const Graph& fg) {
       n = fg.nodes[fused_conv[f]];
       n.inputs = {n.inputs[0], skip_of[f]};
       n.relu = add.relu;
+      n.relu_max = add.relu_max;
     }
     for (int& in : n.inputs) in = new_index[in];
     plan.graph.nodes.push_back(n);
@@ -116,8 +117,10 @@ void fill_quant(const Plan& plan, const FloatModel& folded, const std::map<std::
     const std::string where = "layer '" + n.name + "'";
     if (plan.own_scale[i]) {
       const int f = plan.stats_node[i];
-      q.amax = static_cast<float>(amax[f]);
-      q.scale = scale_for(amax[f]);
+      // A fused Clip(0, max): int8's saturation at amax is the clip, so amax may not pass it.
+      const double clipped = n.relu_max > 0 ? std::min<double>(amax[f], n.relu_max) : amax[f];
+      q.amax = static_cast<float>(clipped);
+      q.scale = scale_for(clipped);
       q.method = amax[f] > 0 ? methods[f] : "zero tensor (scale 1)";
     } else if (i + 1 < N) {
       q.scale = qm->quant[n.inputs[0]].scale;
@@ -154,7 +157,14 @@ void fill_quant(const Plan& plan, const FloatModel& folded, const std::map<std::
           if (n.inputs.size() == 2) q.skip_multiplier.data[c] = fp.multipliers[1];
         }
       }
-    } else if (op_traits(n.op).input_multipliers > 0) {
+    } else if (op_traits(n.op).multiplies_inputs) {
+      // One multiplier for the product: output scale / (input scales' product).
+      double inputs_scale = 1;
+      for (int in : n.inputs) inputs_scale *= qm->quant[in].scale;
+      const FixedPoint fp = to_fixed_point({double(q.scale) / inputs_scale}, where);
+      q.multiplier = Int32Tensor({1}, fp.multipliers);
+      q.shift = Int32Tensor({1}, std::vector<int32_t>{fp.shift});
+    } else if (op_traits(n.op).input_multipliers != 0) {
       // One multiplier per input it rescales: output scale / (input scale x window).
       std::vector<double> reals;
       const double window = op_window(n, shapes);

@@ -1,6 +1,7 @@
 #include "train/torch_ops.h"
 
 #include <cmath>
+#include <stdexcept>
 
 namespace octet {
 
@@ -34,6 +35,18 @@ torch::Tensor init_batch_norm(const Node&, const std::vector<ActShape>&, const P
   return s == ".weight" || s == ".running_var" ? torch::ones(p.shape) : torch::zeros(p.shape);
 }
 
+// graph/ops/activation.h's functions, as torch computes them.
+torch::Tensor activation(const Node& n, const torch::Tensor& x) {
+  const std::string& f = n.function;
+  if (f == "clip") return torch::clamp(x, n.alpha, n.beta);
+  if (f == "leaky_relu") return torch::leaky_relu(x, n.alpha);
+  if (f == "sigmoid") return torch::sigmoid(x);
+  if (f == "hard_sigmoid") return torch::clamp(x * n.alpha + n.beta, 0, 1);
+  if (f == "hard_swish") return torch::hardswish(x);
+  if (f == "silu") return torch::silu(x);
+  throw std::invalid_argument("unknown activation function '" + f + "'");
+}
+
 const TorchOp kOps[] = {
     {Op::Input, nullptr, [](const Node&, const Inputs& x, const TorchParams&, bool) { return x[0]; }},
     {Op::Conv2d, init_conv,
@@ -52,9 +65,13 @@ const TorchOp kOps[] = {
      }},
     {Op::ReLU, nullptr, [](const Node&, const Inputs& x, const TorchParams&, bool) { return torch::relu(x[0]); }},
     {Op::MaxPool2d, nullptr,
-     [](const Node& n, const Inputs& x, const TorchParams&, bool) { return torch::max_pool2d(x[0], n.kernel, n.stride); }},
+     [](const Node& n, const Inputs& x, const TorchParams&, bool) {
+       return torch::max_pool2d(x[0], n.kernel, n.stride, n.padding, 1, n.ceil_mode);
+     }},
     {Op::AvgPool2d, nullptr,
-     [](const Node& n, const Inputs& x, const TorchParams&, bool) { return torch::avg_pool2d(x[0], n.kernel, n.stride); }},
+     [](const Node& n, const Inputs& x, const TorchParams&, bool) {
+       return torch::avg_pool2d(x[0], n.kernel, n.stride, n.padding, n.ceil_mode, !n.exclude_padding);
+     }},
     {Op::GlobalAvgPool, nullptr,
      [](const Node&, const Inputs& x, const TorchParams&, bool) { return torch::adaptive_avg_pool2d(x[0], {1, 1}); }},
     {Op::Add, nullptr, [](const Node&, const Inputs& x, const TorchParams&, bool) { return x[0] + x[1]; }},
@@ -69,6 +86,15 @@ const TorchOp kOps[] = {
        const auto s = x[0].sizes();
        return x[0].reshape({s[0], n.groups, s[1] / n.groups, s[2], s[3]}).transpose(1, 2).reshape(s);
      }},
+    {Op::Activation, nullptr, [](const Node& n, const Inputs& x, const TorchParams&, bool) { return activation(n, x[0]); }},
+    // A C x 1 x 1 gate is [N, C] in torch when it comes from a flat vector, [N, C, 1, 1] from a pool.
+    {Op::Mul, nullptr,
+     [](const Node&, const Inputs& x, const TorchParams&, bool) {
+       return x[1].dim() == 2 ? x[0] * x[1].unsqueeze(-1).unsqueeze(-1) : x[0] * x[1];
+     }},
+    {Op::Concat, nullptr, [](const Node&, const Inputs& x, const TorchParams&, bool) { return torch::cat(x, 1); }},
+    {Op::ChannelSlice, nullptr,
+     [](const Node& n, const Inputs& x, const TorchParams&, bool) { return x[0].narrow(1, n.offset, n.channels); }},
 };
 }  // namespace
 

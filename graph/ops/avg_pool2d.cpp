@@ -1,16 +1,23 @@
-// AvgPool2d: the mean of each window. Attributes: kernel, stride. In int8 the
-// window's sum is requantized to the output's own scale (one multiplier that
-// divides by the window).
+// AvgPool2d: the mean of each window. Attributes: kernel, stride, padding
+// (counted as zeros unless exclude_padding), ceil_mode. In int8 the window's
+// sum is requantized to the output's own scale (one multiplier that divides by
+// the window), so every window must count kernel x kernel values.
 #include "graph/ops/pool2d.h"
 
 namespace octet::ops {
 
 namespace {
-double window(const Node& n, const std::vector<ActShape>&) { return double(n.kernel) * n.kernel; }
+double window(const Node& n, const std::vector<ActShape>& in) {
+  check(pool_windows_uniform(n, in[0], pool_shape(n, in)),
+        "average pool '" + n.name + "': int8 averages need every window to count " + std::to_string(n.kernel) + "x" +
+            std::to_string(n.kernel) + " values, and here " +
+            (n.exclude_padding ? "padding is not counted" : "ceil_mode cuts the last window short"));
+  return double(n.kernel) * n.kernel;
+}
 
 void run_float(const FloatOpArgs& a) {
-  const float inv = 1.0f / static_cast<float>(a.node.kernel * a.node.kernel);
-  pool_float(a, 0.0f, [](float acc, float v) { return acc + v; }, [inv](float acc) { return acc * inv; });
+  pool_float(a, 0.0f, [](float acc, float v) { return acc + v; },
+             [](float acc, int count) { return acc * (1.0f / static_cast<float>(count)); });
 }
 
 void run_int8_reference(const Int8ReferenceArgs& a) {

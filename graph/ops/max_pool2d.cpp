@@ -1,4 +1,5 @@
-// MaxPool2d: the largest value of each window. Attributes: kernel, stride.
+// MaxPool2d: the largest value of each window. Attributes: kernel, stride,
+// padding (never the maximum), ceil_mode.
 // int8 values keep their scale: the maximum of int8 values is exact.
 #include <limits>
 
@@ -9,7 +10,7 @@ namespace octet::ops {
 namespace {
 void run_float(const FloatOpArgs& a) {
   pool_float(a, -std::numeric_limits<float>::infinity(), [](float acc, float v) { return std::max(acc, v); },
-             [](float acc) { return acc; });
+             [](float acc, int) { return acc; });
 }
 
 void run_int8_reference(const Int8ReferenceArgs& a) {

@@ -16,5 +16,9 @@
   X(GlobalAvgPool, global_avg_pool)  \
   X(Add, add)                        \
   X(Flatten, flatten)                \
-  X(ShortcutA, shortcut_a)          \
-  X(ChannelShuffle, channel_shuffle)
+  X(ShortcutA, shortcut_a)           \
+  X(ChannelShuffle, channel_shuffle) \
+  X(Activation, activation)          \
+  X(Mul, mul)                        \
+  X(Concat, concat)                  \
+  X(ChannelSlice, channel_slice)

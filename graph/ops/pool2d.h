@@ -1,5 +1,8 @@
 // What max_pool2d and avg_pool2d share: the window's shape rule and the
-// loops over each output's window (no padding; stride and kernel square).
+// loops over each output's window. Square kernel and stride, the same zero
+// padding on every side, and ceil_mode as torch and ONNX define them: the
+// output size rounded up, the last window allowed past the input (not past
+// its padding), and never one that starts in the padding alone.
 #pragma once
 
 #include <algorithm>
@@ -10,16 +13,46 @@
 
 namespace octet::ops {
 
-inline ActShape pool_shape(const Node& n, const std::vector<ActShape>& in) {
-  const ActShape x = in[0];
-  check(n.kernel > 0 && n.stride > 0, "bad pool attributes");
-  const ActShape y = {x.c, static_cast<int>(window_positions(x.h, n.kernel, n.stride, 0)),
-                      static_cast<int>(window_positions(x.w, n.kernel, n.stride, 0))};
-  check(y.h > 0 && y.w > 0, "pool window larger than the input " + to_string(x));
-  return y;
+// Output positions along one dimension.
+inline int64_t pool_positions(int64_t size, const Node& n) {
+  const int64_t span = size + 2 * n.padding - n.kernel;
+  if (!n.ceil_mode) return span / n.stride + 1;
+  int64_t out = (span + n.stride - 1) / n.stride + 1;
+  if ((out - 1) * n.stride >= size + n.padding) --out;  // the last window would start in the padding
+  return out;
 }
 
-// y = finish(reduce over the window of each output), NHWC float.
+inline ActShape pool_shape(const Node& n, const std::vector<ActShape>& in) {
+  const ActShape x = in[0];
+  check(n.kernel > 0 && n.stride > 0 && n.padding >= 0, "bad pool attributes");
+  check(2 * n.padding <= n.kernel, "padding " + std::to_string(n.padding) + " is more than half the kernel " +
+                                       std::to_string(n.kernel));
+  check(x.h + 2 * n.padding >= n.kernel && x.w + 2 * n.padding >= n.kernel,
+        "pool window larger than the padded input " + to_string(x));
+  return {x.c, static_cast<int>(pool_positions(x.h, n)), static_cast<int>(pool_positions(x.w, n))};
+}
+
+// One output's window along one dimension: [begin, end) inside the input,
+// and `counted`, its length with padding (not past it), which torch divides by.
+struct PoolSpan {
+  int begin, end, counted;
+};
+
+inline PoolSpan pool_span(int out_index, int size, const Node& n) {
+  const int start = out_index * n.stride - n.padding;
+  const int stop = std::min(start + n.kernel, size + n.padding);
+  return {std::max(start, 0), std::min(stop, size), stop - start};
+}
+
+// Whether every window holds kernel x kernel counted values (so that int8
+// averages divide by one window): no window cut short by ceil_mode, and the
+// padding counted where there is some.
+inline bool pool_windows_uniform(const Node& n, const ActShape& in, const ActShape& out) {
+  if (n.padding > 0 && n.exclude_padding) return false;
+  return pool_span(out.h - 1, in.h, n).counted == n.kernel && pool_span(out.w - 1, in.w, n).counted == n.kernel;
+}
+
+// y = finish(reduce over the window of each output, its counted size), NHWC float.
 template <typename Reduce, typename Finish>
 void pool_float(const FloatOpArgs& a, float init, Reduce reduce, Finish finish) {
   const Node& n = a.node;
@@ -29,31 +62,36 @@ void pool_float(const FloatOpArgs& a, float init, Reduce reduce, Finish finish) 
 #pragma omp parallel for
   for (int64_t b = 0; b < N; ++b)
     for (int oy = 0; oy < out.h; ++oy)
-      for (int ox = 0; ox < out.w; ++ox)
+      for (int ox = 0; ox < out.w; ++ox) {
+        const PoolSpan sy = pool_span(oy, in.h, n), sx = pool_span(ox, in.w, n);
+        const int count = n.exclude_padding ? (sy.end - sy.begin) * (sx.end - sx.begin) : sy.counted * sx.counted;
         for (int c = 0; c < out.c; ++c) {
           float acc = init;
-          for (int ky = 0; ky < n.kernel; ++ky)
-            for (int kx = 0; kx < n.kernel; ++kx)
-              acc = reduce(acc, x.data[((b * in.h + oy * n.stride + ky) * in.w + ox * n.stride + kx) * in.c + c]);
-          a.y.data[((b * out.h + oy) * out.w + ox) * out.c + c] = finish(acc);
+          for (int iy = sy.begin; iy < sy.end; ++iy)
+            for (int ix = sx.begin; ix < sx.end; ++ix) acc = reduce(acc, x.data[((b * in.h + iy) * in.w + ix) * in.c + c]);
+          a.y.data[((b * out.h + oy) * out.w + ox) * out.c + c] = finish(acc, count);
         }
+      }
 }
 
-// y = finish(max and sum of each output's window), NCHW int8.
+// y = finish(max and sum of each output's window), NCHW int8; the padding adds nothing.
 template <typename Finish>
 void pool_int8_reference(const Int8ReferenceArgs& a, Finish finish) {
   const Node& n = a.node;
   const Int8Tensor& x = *a.inputs[0];
-  const int64_t C = x.dim(1), OH = (x.dim(2) - n.kernel) / n.stride + 1, OW = (x.dim(3) - n.kernel) / n.stride + 1;
+  const int64_t C = x.dim(1);
+  const int H = static_cast<int>(x.dim(2)), W = static_cast<int>(x.dim(3));
+  const int64_t OH = pool_positions(H, n), OW = pool_positions(W, n);
   a.y = Int8Tensor({a.batch, C, OH, OW});
   for (int64_t b = 0; b < a.batch; ++b)
     for (int64_t c = 0; c < C; ++c)
-      for (int64_t oy = 0; oy < OH; ++oy)
-        for (int64_t ox = 0; ox < OW; ++ox) {
+      for (int oy = 0; oy < OH; ++oy)
+        for (int ox = 0; ox < OW; ++ox) {
+          const PoolSpan sy = pool_span(oy, H, n), sx = pool_span(ox, W, n);
           int32_t best = -128, sum = 0;
-          for (int ky = 0; ky < n.kernel; ++ky)
-            for (int kx = 0; kx < n.kernel; ++kx) {
-              const int8_t v = at(x, b, c, oy * n.stride + ky, ox * n.stride + kx);
+          for (int iy = sy.begin; iy < sy.end; ++iy)
+            for (int ix = sx.begin; ix < sx.end; ++ix) {
+              const int8_t v = at(x, b, c, iy, ix);
               best = std::max<int32_t>(best, v);
               sum += v;
             }

@@ -160,19 +160,118 @@ def refused(tmp_path, octet_bin, onnx_path, *fragments):
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith("refused")] == []
 
 
-class WithHardswish(nn.Module):
+class WithTanh(nn.Module):
     def __init__(self):
         super().__init__()
         self.conv = nn.Conv2d(3, 10, 3)
-        self.act = nn.Hardswish()
 
     def forward(self, x):
-        return self.act(self.conv(x)).mean((2, 3))
+        return torch.tanh(self.conv(x)).mean((2, 3))
 
 
 def test_an_unsupported_operator_is_refused_by_node_and_type(tmp_path, octet_bin):
-    export(WithHardswish().eval(), tmp_path / "m.onnx", opset=14)
-    refused(tmp_path, octet_bin, tmp_path / "m.onnx", "HardSwish", "opset 14", "cannot import HardSwish yet")
+    export(WithTanh().eval(), tmp_path / "m.onnx", opset=14)
+    refused(tmp_path, octet_bin, tmp_path / "m.onnx", "Tanh", "opset 14", "cannot import Tanh yet")
+
+
+class SqueezeExcite(nn.Module):
+    def __init__(self, channels, gate):
+        super().__init__()
+        self.reduce = nn.Conv2d(channels, channels // 2, 1)
+        self.expand = nn.Conv2d(channels // 2, channels, 1)
+        self.gate = gate
+
+    def forward(self, x):
+        s = self.gate(self.expand(torch.relu(self.reduce(nn.functional.adaptive_avg_pool2d(x, 1)))))
+        return s * x  # the gate first, as torchvision writes it
+
+
+class ImageNetOps(nn.Module):
+    """The operators of torchvision's ImageNet CNNs on a CIFAR-sized image:
+    ReLU6 (Clip), a padded 3x3/2 max pool, HardSwish, squeeze-and-excitation
+    with HardSigmoid and Sigmoid gates, an inception-style concat with a
+    ceil_mode pool, ShuffleNet's chunk and channel shuffle, SiLU, LeakyReLU,
+    a padded average pool counting its padding and a ceil_mode one."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 16, 3, padding=1, bias=False), nn.BatchNorm2d(16), nn.ReLU6())
+        self.pool = nn.MaxPool2d(3, stride=2, padding=1)
+        self.depthwise = nn.Conv2d(16, 16, 3, padding=1, groups=16)
+        self.se1 = SqueezeExcite(16, nn.Hardsigmoid())
+        self.branch_a = nn.Conv2d(16, 8, 1)
+        self.branch_b = nn.Conv2d(16, 12, 3, padding=1)
+        self.branch_pool = nn.MaxPool2d(3, stride=1, padding=1, ceil_mode=True)
+        self.shuffled = nn.Conv2d(18, 18, 3, padding=1, groups=18)
+        self.se2 = SqueezeExcite(36, nn.Sigmoid())
+        self.avg_counting = nn.AvgPool2d(3, stride=1, padding=1)
+        self.ceil_pool = nn.MaxPool2d(3, stride=2, ceil_mode=True)
+        self.fc = nn.Linear(36, 10)
+
+    def forward(self, x):
+        x = self.pool(self.stem(x))
+        x = nn.functional.hardswish(self.depthwise(x))
+        x = self.se1(x)
+        x = torch.cat([self.branch_a(x), self.branch_b(x), self.branch_pool(x)], 1)  # 8 + 12 + 16
+        left, right = x.chunk(2, dim=1)
+        right = nn.functional.silu(self.shuffled(right))
+        x = torch.cat([left, right], 1)
+        n, c, h, w = x.size()
+        x = x.view(n, 2, c // 2, h, w).transpose(1, 2).contiguous().view(n, -1, h, w)
+        x = nn.functional.leaky_relu(self.se2(x), 0.1)
+        x = self.ceil_pool(self.avg_counting(x))
+        x = nn.functional.adaptive_avg_pool2d(x, 1).flatten(1)
+        return self.fc(x)
+
+
+def imagenet_ops_model(seed):
+    torch.manual_seed(seed)
+    model = ImageNetOps()
+    for m in model.modules():
+        if isinstance(m, nn.BatchNorm2d):
+            m.running_mean.uniform_(-0.5, 0.5)
+            m.running_var.uniform_(0.5, 2.0)
+    model.fc.weight.data *= 20
+    return model.eval()
+
+
+def test_imagenet_operators_import_and_match_pytorch(tmp_path, octet_bin, images):
+    model = imagenet_ops_model(7)
+    export(model, tmp_path / "ops.onnx", training=torch.onnx.TrainingMode.PRESERVE, dynamic_axes={"image": {0: "n"}})
+    types = {n.op_type for n in onnx.load(str(tmp_path / "ops.onnx")).graph.node}
+    assert {"Clip", "HardSigmoid", "Sigmoid", "Mul", "Concat", "Transpose", "LeakyRelu", "MaxPool", "AveragePool",
+            "Pad"} <= types and types & {"Split", "Slice"}, types
+    result = run_import(octet_bin, tmp_path / "ops.onnx", tmp_path / "ops.octet")
+    if "built without it" in result.stderr:
+        pytest.skip("this octet has no ONNX library: " + result.stderr.strip())
+    assert result.returncode == 0, result.stderr
+    got = octet.load_checkpoint(str(tmp_path / "ops.octet")).predict(images)
+    with torch.no_grad():
+        expected = model(torch.from_numpy(images)).numpy()
+    largest = np.abs(expected).max()
+    assert largest > 1
+    assert np.abs(got - expected).max() <= 1e-4 * largest, (np.abs(got - expected).max(), largest)
+
+
+def test_imagenet_operators_quantize_and_follow_float(tmp_path, octet_bin):
+    cifar = os.environ.get("OCTET_CIFAR10_DIR", str(SOURCE_DIR / ".data" / "cifar-10-batches-bin"))
+    if not os.path.exists(os.path.join(cifar, "test_batch.bin")):
+        pytest.skip(f"CIFAR-10 binary files not found in {cifar} (tools/setup.sh writes them)")
+    export(imagenet_ops_model(8), tmp_path / "ops.onnx")
+    result = run_import(octet_bin, tmp_path / "ops.onnx", tmp_path / "ops.octet")
+    if "built without it" in result.stderr:
+        pytest.skip("this octet has no ONNX library: " + result.stderr.strip())
+    assert result.returncode == 0, result.stderr
+    quantize = subprocess.run([octet_bin, "quantize", "--checkpoint", str(tmp_path / "ops.octet"), "--data", cifar,
+                               "--method", "max", "--calib-samples", "128", "-o", str(tmp_path / "ops.int8")],
+                              capture_output=True, text=True)
+    assert quantize.returncode == 0, quantize.stderr
+    checkpoint = octet.load_checkpoint(str(tmp_path / "ops.octet"))
+    quantized = octet.load_quantized(str(tmp_path / "ops.int8"))
+    images, _ = octet.load_cifar10(cifar)
+    images = octet.normalize(images[:256], checkpoint.mean, checkpoint.std)
+    agreement = np.mean(checkpoint.predict(images).argmax(1) == quantized.predict(images).argmax(1))
+    assert agreement >= 0.8, agreement  # random weights: int8 follows float on most images
 
 
 def test_dynamic_spatial_dimensions_are_refused(tmp_path, octet_bin):
@@ -218,9 +317,9 @@ def test_truncated_non_finite_cyclic_and_external_files_are_refused(tmp_path, oc
     refused(tmp_path, octet_bin, tmp_path / "external.onnx", "external file")
 
 
-def test_a_graph_built_by_hand_with_a_concat_names_the_node(tmp_path, octet_bin):
+def test_a_graph_built_by_hand_with_a_concat_of_rows_names_the_node(tmp_path, octet_bin):
     x = helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 3, 32, 32])
-    y = helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1, 6, 32, 32])
-    graph = helper.make_graph([helper.make_node("Concat", ["x", "x"], ["y"], name="join", axis=1)], "g", [x], [y])
+    y = helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1, 3, 64, 32])
+    graph = helper.make_graph([helper.make_node("Concat", ["x", "x"], ["y"], name="join", axis=2)], "g", [x], [y])
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(tmp_path / "concat.onnx"))
-    refused(tmp_path, octet_bin, tmp_path / "concat.onnx", "node 'join' (Concat, opset 13)")
+    refused(tmp_path, octet_bin, tmp_path / "concat.onnx", "node 'join' (Concat, opset 13)", "axis 2")

@@ -3,6 +3,7 @@
 #include <limits>
 #include <random>
 
+#include "graph/ops/pool2d.h"
 #include "tests/ops/op_model.h"
 #include "tests/support/random_model.h"
 
@@ -59,6 +60,130 @@ std::vector<Conv> sampled_convs(size_t count) {
 QuantizedModel random_network(const std::string& name, const ModelOptions& options, uint64_t seed,
                               int64_t calibration) {
   return quantize_random(random_checkpoint(name, options, seed), quick_quantize_options(), calibration);
+}
+
+// The operators imported CNNs bring (issue 40): padded and ceil_mode pools,
+// activations by table, per-channel and element-wise products, concats of
+// 2 to 4 inputs at different scales, channel slices. Seeded apart from the
+// cases above, so that those keep their models.
+void add_image_net_operator_cases(std::vector<OpCase>& cases) {
+  uint64_t seed = 5000;
+  struct Pool {
+    int64_t batch;
+    int c, h, w, kernel, stride, padding;
+    bool ceil_mode;
+  };
+  const Pool pools[] = {{2, 5, 9, 9, 3, 2, 1, false},  {3, 6, 8, 8, 3, 2, 1, false}, {2, 4, 8, 8, 3, 2, 0, true},
+                        {1, 7, 13, 13, 3, 2, 0, true}, {2, 3, 7, 7, 3, 1, 1, true},  {64, 16, 6, 6, 2, 2, 0, true},
+                        {3, 5, 10, 11, 5, 3, 2, true}};
+  for (const Pool& v : pools) {
+    const std::string suffix = shape_name(v.batch, v.c, v.h, v.w) + "_k" + std::to_string(v.kernel) + "s" +
+                               std::to_string(v.stride) + "p" + std::to_string(v.padding) + (v.ceil_mode ? "_ceil" : "");
+    const uint64_t s = seed++;
+    cases.push_back({"max_pool_" + suffix, v.batch, [v, s] {
+                       OpModel m(s);
+                       m.max_pool(m.input(v.c, v.h, v.w), v.kernel, v.stride, v.padding, v.ceil_mode);
+                       return m.finish();
+                     }});
+    // Average pools only where every window counts kernel x kernel values (graph/ops/avg_pool2d.cpp).
+    Node probe;
+    probe.kernel = v.kernel, probe.stride = v.stride, probe.padding = v.padding, probe.ceil_mode = v.ceil_mode;
+    const ActShape in = {v.c, v.h, v.w};
+    if (!ops::pool_windows_uniform(probe, in, ops::pool_shape(probe, {in}))) continue;
+    cases.push_back({"avg_pool_" + suffix, v.batch, [v, s] {
+                       OpModel m(s);
+                       m.avg_pool(m.input(v.c, v.h, v.w), v.kernel, v.stride, v.padding, v.ceil_mode);
+                       return m.finish();
+                     }});
+  }
+
+  // Activations: the input rescaled so that its 256 levels span the
+  // function's bends, the output at the scale of its range.
+  struct Activation {
+    const char* function;
+    float alpha, beta, input_scale, output_scale;
+  };
+  const Activation activations[] = {
+      {"clip", 0.0f, 6.0f, 16.0f, 21.0f},          {"clip", -1.0f, 1.0f, 50.0f, 127.0f},
+      {"leaky_relu", 0.1f, 0.0f, 10.0f, 12.0f},     {"sigmoid", 0.0f, 0.0f, 20.0f, 127.0f},
+      {"hard_sigmoid", 0.2f, 0.5f, 20.0f, 127.0f},  {"hard_sigmoid", 1.0f / 6.0f, 0.5f, 15.0f, 127.0f},
+      {"hard_swish", 0.0f, 0.0f, 15.0f, 16.0f},     {"silu", 0.0f, 0.0f, 18.0f, 19.0f},
+  };
+  const Activation* previous = nullptr;
+  for (const Activation& v : activations) {
+    for (const int64_t batch : {int64_t{1}, int64_t{33}}) {
+      const uint64_t s = seed++;
+      const bool again = previous && std::string(previous->function) == v.function;
+      cases.push_back({std::string("activation_") + v.function + (again ? "_2" : "") + "_" +
+                           shape_name(batch, 5, 6, 7),
+                       batch, [v, s] {
+                         OpModel m(s);
+                         const int x = m.rescaled(m.input(5, 6, 7), v.input_scale);
+                         m.activation_op(x, v.function, v.alpha, v.beta, v.output_scale);
+                         return m.finish();
+                       }});
+    }
+    previous = &v;
+  }
+
+  // Mul: a squeeze-and-excitation gate (one value per channel) and an
+  // element-wise product.
+  struct Product {
+    int64_t batch;
+    int c, h, w;
+    bool per_channel;
+  };
+  for (const Product& v : {Product{1, 8, 5, 5, true}, Product{3, 17, 7, 6, true}, Product{64, 16, 4, 4, true},
+                           Product{2, 6, 5, 5, false}, Product{5, 3, 9, 2, false}}) {
+    const uint64_t s = seed++;
+    cases.push_back({"mul_" + shape_name(v.batch, v.c, v.h, v.w) + (v.per_channel ? "_per_channel" : ""), v.batch,
+                     [v, s] {
+                       OpModel m(s);
+                       const int x = m.input(v.c, v.h, v.w);
+                       const int gate = v.per_channel ? m.global_avg_pool(x) : m.conv(x, v.c, 1, 1, 0, false);
+                       m.mul(x, gate);
+                       return m.finish();
+                     }});
+  }
+
+  // Concat of the input and 1 to 3 convs of it (each its own channel count and requantization).
+  struct Join {
+    int64_t batch;
+    int c, h, w;
+    std::vector<int> branch_channels;
+  };
+  for (const Join& v : {Join{1, 4, 5, 5, {3}}, Join{3, 5, 6, 6, {8, 13}}, Join{2, 16, 4, 4, {16, 7, 1}},
+                        Join{64, 3, 3, 3, {5, 6}}}) {
+    const uint64_t s = seed++;
+    cases.push_back({"concat_" + std::to_string(v.branch_channels.size() + 1) + "_" + shape_name(v.batch, v.c, v.h, v.w),
+                     v.batch, [v, s] {
+                       OpModel m(s);
+                       const int x = m.input(v.c, v.h, v.w);
+                       std::vector<int> inputs = {x};
+                       for (int channels : v.branch_channels) inputs.push_back(m.conv(x, channels, 1, 1, 0, false));
+                       m.concat(inputs);
+                       return m.finish();
+                     }});
+  }
+
+  // Channel slices: the first half, a middle run, the last channel.
+  struct Slice {
+    int64_t batch;
+    int c, h, w, offset, channels;
+  };
+  for (const Slice& v : {Slice{2, 8, 4, 4, 0, 4}, Slice{3, 13, 5, 3, 5, 6}, Slice{1, 7, 2, 2, 6, 1}}) {
+    const uint64_t s = seed++;
+    cases.push_back({"channel_slice_" + shape_name(v.batch, v.c, v.h, v.w) + "_" + std::to_string(v.offset) + "_" +
+                         std::to_string(v.channels),
+                     v.batch, [v, s] {
+                       OpModel m(s);
+                       Node n;
+                       n.op = Op::ChannelSlice, n.inputs = {m.input(v.c, v.h, v.w)};
+                       n.offset = v.offset, n.channels = v.channels;
+                       m.keeps_scale(n);
+                       return m.finish();
+                     }});
+  }
 }
 
 std::vector<OpCase> make_cases() {
@@ -292,6 +417,7 @@ std::vector<OpCase> make_cases() {
                      [s] { return quantize_random(random_grouped_checkpoint(s), quick_quantize_options(), 32); },
                      CaseImages::Normalised, true});
   }
+  add_image_net_operator_cases(cases);
   return cases;
 }
 

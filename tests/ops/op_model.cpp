@@ -42,12 +42,60 @@ int OpModel::linear(int x, int out_c, bool relu, int skip) {
   return push(n, weighted({out_c, shape(x).numel()}, skip >= 0, false, Requant::Typical));
 }
 
-int OpModel::max_pool(int x, int kernel, int stride) { return pool(Op::MaxPool2d, x, kernel, stride, activation()); }
+int OpModel::max_pool(int x, int kernel, int stride, int padding, bool ceil_mode) {
+  NodeQuant q = activation();
+  q.scale = quant_[x].scale;
+  return pool(Op::MaxPool2d, x, kernel, stride, padding, ceil_mode, q);
+}
 
-int OpModel::avg_pool(int x, int kernel, int stride) {
+int OpModel::avg_pool(int x, int kernel, int stride, int padding, bool ceil_mode) {
   NodeQuant q = activation();
   set_pool_requant(q, double(kernel) * kernel);
-  return pool(Op::AvgPool2d, x, kernel, stride, q);
+  return pool(Op::AvgPool2d, x, kernel, stride, padding, ceil_mode, q);
+}
+
+int OpModel::rescaled(int x, float scale) {
+  NodeQuant q = activation();
+  q.scale = scale;
+  q.amax = 127.0f / scale;
+  set_pool_requant(q, 1.0);
+  return pool(Op::AvgPool2d, x, 1, 1, 0, false, q);
+}
+
+int OpModel::activation_op(int x, const std::string& function, float alpha, float beta, float scale) {
+  Node n;
+  n.op = Op::Activation;
+  n.inputs = {x};
+  n.function = function, n.alpha = alpha, n.beta = beta;
+  NodeQuant q = activation();
+  q.scale = scale;
+  q.amax = 127.0f / scale;
+  return push(n, q);
+}
+
+// The product of two int8 values (about +-74^2 apart from saturation) mapped to about +-64.
+int OpModel::mul(int x, int gate) {
+  Node n;
+  n.op = Op::Mul;
+  n.inputs = {x, gate};
+  NodeQuant q = activation();
+  const int32_t shift = uniform_int(26, 34);
+  q.multiplier = Int32Tensor({1}, std::vector<int32_t>{fixed(uniform(0.5, 2.0) * 64.0 / (74.0 * 74.0), shift)});
+  q.shift = Int32Tensor({1}, std::vector<int32_t>{shift});
+  return push(n, q);
+}
+
+int OpModel::concat(const std::vector<int>& inputs) {
+  Node n;
+  n.op = Op::Concat;
+  n.inputs = inputs;
+  NodeQuant q = activation();
+  const int32_t shift = uniform_int(26, 30);
+  std::vector<int32_t> multipliers;
+  for (size_t i = 0; i < inputs.size(); ++i) multipliers.push_back(fixed(uniform(0.1, 1.5), shift));
+  q.multiplier = Int32Tensor({static_cast<int64_t>(inputs.size())}, multipliers);
+  q.shift = Int32Tensor({1}, std::vector<int32_t>{shift});
+  return push(n, q);
 }
 
 int OpModel::global_avg_pool(int x) {
@@ -94,7 +142,12 @@ int OpModel::flatten(int x) {
   return keeps_scale(n);
 }
 
-int OpModel::keeps_scale(Node n) { return push(std::move(n), activation()); }
+int OpModel::keeps_scale(Node n) {
+  NodeQuant q = activation();
+  q.scale = quant_[n.inputs.at(0)].scale;
+  q.amax = 127.0f / q.scale;
+  return push(std::move(n), q);
+}
 
 QuantizedModel OpModel::finish(int classes) {
   int x = static_cast<int>(graph_.nodes.size()) - 1;
@@ -134,11 +187,11 @@ NodeQuant OpModel::activation() const {
   return q;
 }
 
-int OpModel::pool(Op op, int x, int kernel, int stride, NodeQuant q) {
+int OpModel::pool(Op op, int x, int kernel, int stride, int padding, bool ceil_mode, NodeQuant q) {
   Node n;
   n.op = op;
   n.inputs = {x};
-  n.kernel = kernel, n.stride = stride;
+  n.kernel = kernel, n.stride = stride, n.padding = padding, n.ceil_mode = ceil_mode;
   return push(n, q);
 }
 

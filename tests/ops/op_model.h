@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "qmodel/quantized_model.h"
@@ -27,8 +28,15 @@ class OpModel {
   int conv(int x, int out_c, int kernel, int stride, int padding, bool relu, int skip = -1,
            Requant requant = Requant::Typical, int groups = 1);
   int linear(int x, int out_c, bool relu, int skip = -1);
-  int max_pool(int x, int kernel, int stride);
-  int avg_pool(int x, int kernel, int stride);
+  int max_pool(int x, int kernel, int stride, int padding = 0, bool ceil_mode = false);
+  int avg_pool(int x, int kernel, int stride, int padding = 0, bool ceil_mode = false);
+  // x's int8 values at another scale (a 1x1 average pool requantizing them):
+  // the input of an operator whose int8 form reads its input's scale.
+  int rescaled(int x, float scale);
+  // An Activation (graph/ops/activation.h) with output scale `scale`.
+  int activation_op(int x, const std::string& function, float alpha, float beta, float scale);
+  int mul(int x, int gate);
+  int concat(const std::vector<int>& inputs);
   int global_avg_pool(int x);
   int add(int a, int b, bool relu);
   int shortcut_a(int x, int pad);
@@ -45,7 +53,7 @@ class OpModel {
   int push(Node n, NodeQuant q);
   ActShape shape(int node) const;
   NodeQuant activation() const;
-  int pool(Op op, int x, int kernel, int stride, NodeQuant q);
+  int pool(Op op, int x, int kernel, int stride, int padding, bool ceil_mode, NodeQuant q);
   double uniform(double lo, double hi);
   int32_t uniform_int(int32_t lo, int32_t hi);
   void set_pool_requant(NodeQuant& q, double window);

@@ -1,5 +1,6 @@
 // AvgPool2d on the CPU: each window's int32 sum, requantized.
 #include "common/requantize.h"
+#include "graph/ops/pool2d.h"
 #include "runtime/cpu/kernel.h"
 
 namespace octet::cpu {
@@ -7,7 +8,8 @@ namespace octet::cpu {
 namespace {
 void run(const KernelArgs& a) {
   const ActShape in = a.node.input(), out = a.node.output();
-  const int kernel = a.node.node().kernel, stride = a.node.node().stride, c = in.c;
+  const Node& n = a.node.node();
+  const int c = in.c;
   const int32_t multiplier = a.node.quant().multiplier.data[0], shift = a.node.quant().shift.data[0];
   const int8_t* x = a.inputs[0];
 #pragma omp parallel for if (a.batch * in.h * in.w * c >= kMinParallelWork)
@@ -15,9 +17,10 @@ void run(const KernelArgs& a) {
     for (int oy = 0; oy < out.h; ++oy)
       for (int ox = 0; ox < out.w; ++ox)
         for (int ch = 0; ch < c; ++ch) {
+          const ops::PoolSpan sy = ops::pool_span(oy, in.h, n), sx = ops::pool_span(ox, in.w, n);
           int32_t sum = 0;
-          for (int ky = 0; ky < kernel; ++ky)
-            for (int kx = 0; kx < kernel; ++kx) sum += x[((b * in.h + oy * stride + ky) * in.w + ox * stride + kx) * c + ch];
+          for (int iy = sy.begin; iy < sy.end; ++iy)
+            for (int ix = sx.begin; ix < sx.end; ++ix) sum += x[((b * in.h + iy) * in.w + ix) * c + ch];
           a.y[((b * out.h + oy) * out.w + ox) * c + ch] = static_cast<int8_t>(requantize(sum, multiplier, 0, 0, shift, -128));
         }
 }

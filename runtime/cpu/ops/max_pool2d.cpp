@@ -1,6 +1,7 @@
 // MaxPool2d on the CPU: the largest int8 value of each window.
 #include <algorithm>
 
+#include "graph/ops/pool2d.h"
 #include "runtime/cpu/kernel.h"
 
 namespace octet::cpu {
@@ -8,16 +9,18 @@ namespace octet::cpu {
 namespace {
 void run(const KernelArgs& a) {
   const ActShape in = a.node.input(), out = a.node.output();
-  const int kernel = a.node.node().kernel, stride = a.node.node().stride, c = in.c;
+  const Node& n = a.node.node();
+  const int c = in.c;
 #pragma omp parallel for if (a.batch * in.h * in.w * c >= kMinParallelWork)
   for (int64_t b = 0; b < a.batch; ++b)
     for (int oy = 0; oy < out.h; ++oy)
       for (int ox = 0; ox < out.w; ++ox) {
+        const ops::PoolSpan sy = ops::pool_span(oy, in.h, n), sx = ops::pool_span(ox, in.w, n);
         int8_t* dst = a.y + ((b * out.h + oy) * out.w + ox) * c;
         std::fill(dst, dst + c, static_cast<int8_t>(-128));
-        for (int ky = 0; ky < kernel; ++ky)
-          for (int kx = 0; kx < kernel; ++kx) {
-            const int8_t* src = a.inputs[0] + ((b * in.h + oy * stride + ky) * in.w + ox * stride + kx) * c;
+        for (int iy = sy.begin; iy < sy.end; ++iy)
+          for (int ix = sx.begin; ix < sx.end; ++ix) {
+            const int8_t* src = a.inputs[0] + ((b * in.h + iy) * in.w + ix) * c;
             for (int ch = 0; ch < c; ++ch) dst[ch] = std::max(dst[ch], src[ch]);
           }
       }

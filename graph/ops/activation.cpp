@@ -1,0 +1,73 @@
+// Activation: an element-wise function of one value (graph/ops/activation.h
+// names them): Clip, LeakyRelu, Sigmoid, HardSigmoid, HardSwish and SiLU as
+// ONNX and torch define them. Attributes: function, alpha, beta. In int8 its
+// output has a scale of its own and each input level maps to one output level
+// through a 256-entry table; a Clip(0, max) after a conv is instead fused into
+// the conv as a bounded ReLU (graph/fold.cpp).
+#include "graph/ops/activation.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "common/error.h"
+#include "graph/ops/float_reference.h"
+#include "graph/ops/int8_reference.h"
+
+namespace octet::ops {
+
+const std::vector<std::string>& activation_functions() {
+  static const std::vector<std::string> names = {"clip", "leaky_relu", "sigmoid", "hard_sigmoid", "hard_swish", "silu"};
+  return names;
+}
+
+double activation_value(const Node& n, double x) {
+  const double alpha = n.alpha, beta = n.beta;
+  const std::string& f = n.function;
+  if (f == "clip") return std::min(std::max(x, alpha), beta);
+  if (f == "leaky_relu") return x >= 0 ? x : alpha * x;
+  if (f == "sigmoid") return 1.0 / (1.0 + std::exp(-x));
+  if (f == "hard_sigmoid") return std::min(std::max(alpha * x + beta, 0.0), 1.0);
+  if (f == "hard_swish") return x * std::min(std::max(x / 6.0 + 0.5, 0.0), 1.0);
+  if (f == "silu") return x / (1.0 + std::exp(-x));
+  fail("unknown activation function '" + f + "'");
+}
+
+std::array<int8_t, 256> activation_table(const Node& n, float input_scale, float output_scale) {
+  std::array<int8_t, 256> table;
+  for (int q = -128; q <= 127; ++q) {
+    const double y = std::floor(activation_value(n, q / double(input_scale)) * output_scale + 0.5);
+    table[static_cast<size_t>(q + 128)] = static_cast<int8_t>(std::clamp(y, -128.0, 127.0));
+  }
+  return table;
+}
+
+namespace {
+ActShape shape(const Node& n, const std::vector<ActShape>& in) {
+  const auto& names = activation_functions();
+  check(std::find(names.begin(), names.end(), n.function) != names.end(),
+        "unknown activation function '" + n.function + "'");
+  check(n.function != "clip" || n.alpha <= n.beta, "clip's min is above its max");
+  return in[0];
+}
+
+void run_float(const FloatOpArgs& a) {
+  const FloatTensor& x = *a.inputs[0];
+  FloatTensor& y = a.y;
+  const Node& n = a.node;
+#pragma omp parallel for if (y.numel() >= kMinParallelElements)
+  for (int64_t k = 0; k < y.numel(); ++k) y.data[k] = static_cast<float>(activation_value(n, x.data[k]));
+}
+
+void run_int8_reference(const Int8ReferenceArgs& a) {
+  const Int8Tensor& x = *a.inputs[0];
+  const std::array<int8_t, 256> table = activation_table(a.node, a.input_scales.at(0), a.q.scale);
+  a.y = Int8Tensor(x.shape);
+  for (int64_t k = 0; k < x.numel(); ++k) a.y.data[k] = table[static_cast<size_t>(x.data[k] + 128)];
+}
+}  // namespace
+
+//                               name          in train  weight image  relu   resid  scale  mult  moves
+extern const OpDef activation = {{Op::Activation, "activation", 1, false, false, false, false, false, true, 0, false},
+                                 shape, nullptr, nullptr, nullptr, run_float, run_int8_reference};
+
+}  // namespace octet::ops

@@ -1,0 +1,29 @@
+// The functions of the Activation operator (graph/ops/activation.cpp), by
+// the name a node's `function` holds, and their int8 form: a table of 256
+// output levels, one per input level, made once from the two scales by this
+// one function for every backend and the oracle (as TFLite does for its
+// logistic and hard-swish kernels), so that every backend computes the same bits.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+
+namespace octet::ops {
+
+// "clip" (alpha: min, beta: max), "leaky_relu" (alpha: the negative slope),
+// "sigmoid", "hard_sigmoid" (max(0, min(1, alpha x + beta))), "hard_swish"
+// (x hard_sigmoid(x) at alpha 1/6, beta 1/2) and "silu" (x sigmoid(x)).
+const std::vector<std::string>& activation_functions();
+
+// The function of `n` at x, in double (the int8 tables' precision).
+double activation_value(const Node& n, double x);
+
+// Output level for each input level q (at index q + 128):
+// clamp(floor(f(q / s_in) s_out + 1/2), -128, 127).
+std::array<int8_t, 256> activation_table(const Node& n, float input_scale, float output_scale);
+
+}  // namespace octet::ops

@@ -1,0 +1,48 @@
+// Mul: the element-wise product of two values, the second of the same shape
+// or one value per channel (C x 1 x 1, broadcast over the plane: a
+// squeeze-and-excitation gate). In int8 the product of the two int8 values is
+// requantized to the output's own scale by one multiplier, s_out / (s_a s_b).
+#include "common/error.h"
+#include "graph/ops/float_reference.h"
+#include "graph/ops/int8_reference.h"
+
+namespace octet::ops {
+
+namespace {
+ActShape shape(const Node&, const std::vector<ActShape>& in) {
+  const ActShape per_channel = {in[0].c, 1, 1};
+  check(in[1] == in[0] || in[1] == per_channel,
+        "multiplies " + to_string(in[0]) + " by " + to_string(in[1]) + " (the second must match or be C x 1 x 1)");
+  return in[0];
+}
+
+void run_float(const FloatOpArgs& a) {
+  const FloatTensor &x = *a.inputs[0], &z = *a.inputs[1];
+  const int64_t channels = a.out.c, plane = int64_t{a.out.h} * a.out.w, per_sample = plane * channels;
+  const bool broadcast = !(a.in[1] == a.in[0]);
+  FloatTensor& y = a.y;
+#pragma omp parallel for if (y.numel() >= kMinParallelElements)
+  for (int64_t k = 0; k < y.numel(); ++k)
+    y.data[k] = x.data[k] * z.data[broadcast ? k / per_sample * channels + k % channels : k];
+}
+
+void run_int8_reference(const Int8ReferenceArgs& a) {
+  const Int8Tensor &x = *a.inputs[0], &z = *a.inputs[1];
+  const int64_t C = x.dim(1), H = x.dim(2), W = x.dim(3);
+  const bool broadcast = z.dim(2) * z.dim(3) != H * W;
+  a.y = Int8Tensor(x.shape);
+  for (int64_t b = 0; b < a.batch; ++b)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t y = 0; y < H; ++y)
+        for (int64_t w = 0; w < W; ++w) {
+          const int32_t product = int32_t{at(x, b, c, y, w)} * (broadcast ? at(z, b, c, 0, 0) : at(z, b, c, y, w));
+          at(a.y, b, c, y, w) = static_cast<int8_t>(requantize(product, a.q.multiplier.data[0], 0, 0, a.q.shift.data[0], -128));
+        }
+}
+}  // namespace
+
+//                        name   in train  weight image  relu   resid  scale  mult  moves  multiplies
+extern const OpDef mul = {{Op::Mul, "mul", 2, false, false, false, false, false, true, 1, false, true},
+                          shape, nullptr, nullptr, nullptr, run_float, run_int8_reference};
+
+}  // namespace octet::ops

@@ -1,0 +1,117 @@
+#include "interop/onnx_shape_values.h"
+
+#include <set>
+
+#include "common/error.h"
+#include "interop/onnx_tensors.h"
+
+namespace octet::onnx_import {
+
+namespace {
+const std::set<std::string> kShapeOps = {"Shape", "Gather", "Unsqueeze", "Squeeze", "Concat", "Cast",      "Slice",
+                                         "Mul",   "Div",    "Add",       "Sub",     "ReduceProd", "Identity"};
+
+bool known(int64_t v) { return v != kBatchDim && v != kUnknownDim; }
+
+const ShapeValue& input(const std::vector<const ShapeValue*>& inputs, size_t i) {
+  check(i < inputs.size() && inputs[i], "input " + std::to_string(i) + " is missing");
+  return *inputs[i];
+}
+
+// Constant indices or axes: every value known.
+std::vector<int64_t> constants(const std::vector<const ShapeValue*>& inputs, size_t i, const char* what) {
+  const ShapeValue& v = input(inputs, i);
+  for (int64_t x : v.values) check(known(x), std::string(what) + " that are not constants");
+  return v.values;
+}
+
+int64_t arithmetic(const std::string& op, int64_t a, int64_t b) {
+  if (op == "Mul") {
+    if (a == kBatchDim && b == 1) return a;
+    if (b == kBatchDim && a == 1) return b;
+  }
+  if (op == "Div" && a == kBatchDim && b == 1) return a;
+  if ((op == "Add" || op == "Sub") && a == kBatchDim && b == 0) return a;
+  if (!known(a) || !known(b)) return kUnknownDim;
+  if (op == "Mul") return a * b;
+  if (op == "Add") return a + b;
+  if (op == "Sub") return a - b;
+  check(b != 0, "a division by zero");
+  return a / b;  // ONNX's integer Div truncates
+}
+
+ShapeValue elementwise(const std::string& op, const ShapeValue& a, const ShapeValue& b) {
+  const size_t n = std::max(a.values.size(), b.values.size());
+  check((a.values.size() == n || a.values.size() == 1) && (b.values.size() == n || b.values.size() == 1),
+        "operands of " + std::to_string(a.values.size()) + " and " + std::to_string(b.values.size()) + " values");
+  ShapeValue y;
+  y.scalar = a.scalar && b.scalar;
+  for (size_t k = 0; k < n; ++k)
+    y.values.push_back(arithmetic(op, a.values[a.values.size() == 1 ? 0 : k], b.values[b.values.size() == 1 ? 0 : k]));
+  return y;
+}
+
+int64_t wrap(int64_t index, int64_t size) {
+  const int64_t i = index < 0 ? index + size : index;
+  check(i >= 0 && i < size, "index " + std::to_string(index) + " outside " + std::to_string(size) + " values");
+  return i;
+}
+}  // namespace
+
+bool is_shape_op(const std::string& op_type) { return kShapeOps.count(op_type) > 0; }
+
+std::vector<ShapeValue> evaluate_shape_op(const onnx::NodeProto& n, const std::vector<const ShapeValue*>& inputs) {
+  const std::string& op = n.op_type();
+  const ShapeValue& x = input(inputs, 0);
+  ShapeValue y;
+  if (op == "Cast" || op == "Identity") {
+    y = x;
+  } else if (op == "Gather") {
+    check(int_attribute(n, "axis", 0) == 0, "a gather on an axis other than 0");
+    const ShapeValue& indices = input(inputs, 1);
+    y.scalar = indices.scalar;
+    for (int64_t i : constants(inputs, 1, "indices"))
+      y.values.push_back(x.values[static_cast<size_t>(wrap(i, static_cast<int64_t>(x.values.size())))]);
+  } else if (op == "Unsqueeze") {
+    check(x.scalar, "an unsqueeze of more than one value");
+    y.values = x.values;
+  } else if (op == "Squeeze") {
+    check(x.values.size() == 1, "a squeeze of " + std::to_string(x.values.size()) + " values");
+    y.values = x.values;
+    y.scalar = true;
+  } else if (op == "Concat") {
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const ShapeValue& part = input(inputs, i);
+      y.values.insert(y.values.end(), part.values.begin(), part.values.end());
+    }
+  } else if (op == "Slice") {
+    const std::vector<int64_t> starts = constants(inputs, 1, "starts"), ends = constants(inputs, 2, "ends");
+    check(starts.size() == 1 && ends.size() == 1, "a slice on more than one axis of a shape");
+    check(inputs.size() < 5 || !inputs[4] || constants(inputs, 4, "steps") == std::vector<int64_t>{1},
+          "a slice of a shape with steps");
+    const int64_t size = static_cast<int64_t>(x.values.size());
+    const auto clamp = [&](int64_t v) { return std::min(std::max(v < 0 ? v + size : v, int64_t{0}), size); };
+    for (int64_t k = clamp(starts[0]); k < clamp(ends[0]); ++k) y.values.push_back(x.values[static_cast<size_t>(k)]);
+  } else if (op == "ReduceProd") {
+    int64_t product = 1;
+    for (int64_t v : x.values) product = known(v) && known(product) ? product * v : kUnknownDim;
+    y.values = {product};
+    y.scalar = int_attribute(n, "keepdims", 1) == 0;
+  } else if (op == "Mul" || op == "Div" || op == "Add" || op == "Sub") {
+    y = elementwise(op, x, input(inputs, 1));
+  } else {
+    fail("octet does not evaluate " + op + " on shapes");
+  }
+  return {y};
+}
+
+std::string shape_value_string(const ShapeValue& v) {
+  std::string s = v.scalar ? "" : "[";
+  for (size_t k = 0; k < v.values.size(); ++k) {
+    const int64_t x = v.values[k];
+    s += (k ? "," : "") + (x == kBatchDim ? std::string("batch") : x == kUnknownDim ? "?" : std::to_string(x));
+  }
+  return v.scalar ? s : s + "]";
+}
+
+}  // namespace octet::onnx_import

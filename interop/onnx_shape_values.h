@@ -1,0 +1,34 @@
+// The integer arithmetic exporters write on shapes (torch.onnx.export's
+// x.size(0), x.view(b, g, c // g, h, w), chunk's Slice bounds; tf2onnx's
+// Shape/Gather/Concat chains), evaluated while importing: every dimension but
+// the batch is fixed, so each value is known, or is the batch size (symbolic).
+#pragma once
+
+#include <onnx/onnx_pb.h>
+
+#include <climits>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace octet::onnx_import {
+
+constexpr int64_t kBatchDim = INT64_MIN;        // the batch size, known only at run time
+constexpr int64_t kUnknownDim = INT64_MIN + 1;  // a value the evaluation cannot tell
+
+struct ShapeValue {
+  std::vector<int64_t> values;
+  bool scalar = false;  // rank 0 (one value), else rank 1
+};
+
+// Whether octet evaluates `op_type` on shape values (Shape itself is made by the importer).
+bool is_shape_op(const std::string& op_type);
+
+// The outputs of a shape node from its inputs' values (null for an absent
+// optional input); fails saying why for what it cannot evaluate.
+std::vector<ShapeValue> evaluate_shape_op(const onnx::NodeProto& n, const std::vector<const ShapeValue*>& inputs);
+
+// "[batch,3,224,224]", for messages.
+std::string shape_value_string(const ShapeValue& v);
+
+}  // namespace octet::onnx_import
