@@ -62,6 +62,25 @@ if [ ! -f .data/cifar-10-batches-bin/test_batch.bin ]; then
   fi
 fi
 
+# ONNX Runtime (CPU), the peer of the ONNX import and export tests (python/tests/ort_peer.py,
+# tools/ort_run.mjs): npm's onnxruntime-node, its binaries inside the package, into .ort/
+# (git ignores it), once. Without npm those tests skip, saying so.
+ort_version=1.30.0
+install_onnx_runtime() {
+  if grep -qs "\"version\": \"$ort_version\"" .ort/node_modules/onnxruntime-node/package.json; then
+    return 0
+  fi
+  if ! command -v npm >/dev/null || ! command -v node >/dev/null; then
+    echo "octet setup: warning: npm or node not found: ONNX Runtime is not installed, its tests will skip" >&2
+    return 0
+  fi
+  echo "octet setup: installing onnxruntime-node $ort_version into .ort/ (npm)"
+  mkdir -p .ort
+  (cd .ort && npm install --ignore-scripts --no-audit --no-fund --loglevel=error "onnxruntime-node@$ort_version") ||
+    echo "octet setup: warning: npm could not install onnxruntime-node: its tests will skip" >&2
+}
+if [ "$mode" = test ]; then install_onnx_runtime; fi
+
 # configure_and_build DIR [cmake options...]. Through ccache, with paths taken
 # relative to the checkout: build/ then reuses every object of build-core/ that
 # LibTorch does not change (about 150 of its 250 compilations, measured).
