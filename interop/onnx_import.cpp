@@ -497,7 +497,13 @@ Checkpoint import_onnx(const std::string& path, const OnnxImportOptions& options
   check(bytes.size() <= static_cast<size_t>(INT32_MAX) &&
             model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())) && model.has_graph(),
         path + " is not an ONNX model (truncated, or another kind of file)");
-  return Importer(model, path, options).run(summary);
+  return import_onnx_model(model, path, options, summary);
+}
+
+Checkpoint import_onnx_model(const onnx::ModelProto& model, const std::string& where, const OnnxImportOptions& options,
+                             OnnxImportSummary* summary) {
+  check(model.has_graph(), where + " is not an ONNX model (it has no graph)");
+  return Importer(model, where, options).run(summary);
 }
 
 }  // namespace octet
