@@ -27,8 +27,9 @@ core_packages=(build-essential cmake ninja-build ccache libeigen3-dev libcli11-d
   python3-pytest libgtest-dev libgmock-dev dataset-fashion-mnist nlohmann-json3-dev zlib1g-dev libssl-dev libbenchmark-dev
   python3-matplotlib python3-nbconvert python3-ipykernel jupyter-nbconvert python3-pil libonnx-dev python3-onnx)
 torch_packages=(libtorch-dev python3-torch libgloo-dev)
-# The test configuration also opens `octet report`'s page in headless Chromium.
-test_packages=(chromium fonts-dejavu-core)
+# The test configuration also opens `octet report`'s page in headless Chromium, and runs
+# ONNX's own operator tests (libonnx-testdata's node tests) through the ONNX importer.
+test_packages=(chromium fonts-dejavu-core libonnx-testdata)
 # libFuzzer comes with Debian's clang runtime; OpenMP under clang needs libomp.
 fuzz_packages=(clang libclang-rt-dev libomp-dev)
 packages=("${core_packages[@]}")
