@@ -446,6 +446,9 @@ Checkpoint Importer::finish() {
               " values from images of " + std::to_string(int64_t{s.c} * s.h * s.w) + ": octet reshapes only per image");
   }
   const ActShape logits = shapes.back();
+  check(logits.h == 1 && logits.w == 1, where_ + ": the model returns " + to_string(logits) +
+                                            " values per image, and octet's models return a vector of logits (end "
+                                            "it with a Flatten or a global pooling)");
   const int64_t outputs = int64_t{logits.c} * logits.h * logits.w;
   if (info_)
     check(outputs == static_cast<int64_t>(info_->classes.size()),
