@@ -14,6 +14,7 @@ QDQ and run in ORT against octet's int8 runtime on CIFAR-10 test images,
 both as written (level "disabled") and through ORT's int8 kernels (level
 "all"): the top-1 agreement of each has a floor."""
 
+import collections
 import os
 import pathlib
 import subprocess
@@ -258,6 +259,15 @@ def test_int8_export_in_onnx_runtime_agrees_with_octet_int8(tmp_path, octet_bin,
         lines.append(f"{name}: ORT {ort_peer.version()} level {level}: top-1 agreement with octet int8 "
                      f"{agreements[level]:.4f} (floor {INT8_AGREEMENT_FLOOR[level]}), "
                      f"max |diff| / max |logit| {diff:.3g}")
+    # What ORT runs (ort_peer.optimized_op_types): unoptimized, the graph's own nodes (ORT gives each reader
+    # of a shared DequantizeLinear, the residual blocks' input, its own copy even then).
+    import onnx
+
+    written = collections.Counter(n.op_type for n in onnx.load(str(tmp_path / "q.onnx")).graph.node)
+    unoptimized = collections.Counter(ort_peer.optimized_op_types(tmp_path / "q.onnx", level="disabled"))
+    assert set(unoptimized - written) <= {"DequantizeLinear"} and not written - unoptimized, (unoptimized, written)
+    optimized = collections.Counter(ort_peer.optimized_op_types(tmp_path / "q.onnx", level="all"))
+    lines.append(f"{name}: ORT level all runs " + ", ".join(f"{n} {op}" for op, n in sorted(optimized.items())))
     float_agreement = float(np.mean(float_logits.argmax(1) == octet_int8.argmax(1)))
     lines.append(f"{name}: octet int8 against octet float: top-1 agreement {float_agreement:.4f}")
     print("\n".join(lines))
