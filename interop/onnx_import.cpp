@@ -673,6 +673,9 @@ Checkpoint Importer::finish() {
   }
   const std::vector<ActShape> shapes = c.graph.shapes();
   const ActShape logits = shapes.back();
+  check(logits.h == 1 && logits.w == 1, where_ + ": the model returns " + to_string(logits) +
+                                            " values per image, and octet's models return a vector of logits (end "
+                                            "it with a Flatten or a global pooling)");
   const int64_t outputs = int64_t{logits.c} * logits.h * logits.w;
   if (info_)
     check(outputs == static_cast<int64_t>(info_->classes.size()),
@@ -728,7 +731,13 @@ Checkpoint import_onnx(const std::string& path, const OnnxImportOptions& options
   check(bytes.size() <= static_cast<size_t>(INT32_MAX) &&
             model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())) && model.has_graph(),
         path + " is not an ONNX model (truncated, or another kind of file)");
-  return Importer(model, path, options).run(summary);
+  return import_onnx_model(model, path, options, summary);
+}
+
+Checkpoint import_onnx_model(const onnx::ModelProto& model, const std::string& where, const OnnxImportOptions& options,
+                             OnnxImportSummary* summary) {
+  check(model.has_graph(), where + " is not an ONNX model (it has no graph)");
+  return Importer(model, where, options).run(summary);
 }
 
 }  // namespace octet

@@ -19,6 +19,10 @@
 
 #include "models/checkpoint.h"
 
+namespace onnx {
+class ModelProto;
+}
+
 namespace octet {
 
 struct OnnxImportOptions {
@@ -41,5 +45,9 @@ struct OnnxImportSummary {
 
 // Fails naming the file and the node on anything it cannot import.
 Checkpoint import_onnx(const std::string& path, const OnnxImportOptions& options, OnnxImportSummary* summary = nullptr);
+// The same for a model already in memory (e.g. rewritten by a test); `where`
+// names it in messages, and its last component names the checkpoint's model.
+Checkpoint import_onnx_model(const onnx::ModelProto& model, const std::string& where, const OnnxImportOptions& options,
+                             OnnxImportSummary* summary = nullptr);
 
 }  // namespace octet

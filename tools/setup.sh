@@ -27,8 +27,9 @@ core_packages=(build-essential cmake ninja-build ccache libeigen3-dev libcli11-d
   python3-pytest libgtest-dev libgmock-dev dataset-fashion-mnist nlohmann-json3-dev zlib1g-dev libssl-dev libbenchmark-dev
   python3-matplotlib python3-nbconvert python3-ipykernel jupyter-nbconvert python3-pil libonnx-dev python3-onnx)
 torch_packages=(libtorch-dev python3-torch libgloo-dev)
-# The test configuration also opens `octet report`'s page in headless Chromium.
-test_packages=(chromium fonts-dejavu-core)
+# The test configuration also opens `octet report`'s page in headless Chromium, and runs
+# ONNX's own operator tests (libonnx-testdata's node tests) through the ONNX importer.
+test_packages=(chromium fonts-dejavu-core libonnx-testdata)
 # libFuzzer comes with Debian's clang runtime; OpenMP under clang needs libomp.
 fuzz_packages=(clang libclang-rt-dev libomp-dev)
 packages=("${core_packages[@]}")
@@ -61,6 +62,25 @@ if [ ! -f .data/cifar-10-batches-bin/test_batch.bin ]; then
     echo "octet setup: warning: no CIFAR-10 source at $cifar_src (set OCTET_CIFAR10_SOURCE); the CIFAR-10 tests will skip" >&2
   fi
 fi
+
+# ONNX Runtime (CPU), the peer of the ONNX import and export tests (python/tests/ort_peer.py,
+# tools/ort_run.mjs): npm's onnxruntime-node, its binaries inside the package, into .ort/
+# (git ignores it), once. Without npm those tests skip, saying so.
+ort_version=1.30.0
+install_onnx_runtime() {
+  if grep -qs "\"version\": \"$ort_version\"" .ort/node_modules/onnxruntime-node/package.json; then
+    return 0
+  fi
+  if ! command -v npm >/dev/null || ! command -v node >/dev/null; then
+    echo "octet setup: warning: npm or node not found: ONNX Runtime is not installed, its tests will skip" >&2
+    return 0
+  fi
+  echo "octet setup: installing onnxruntime-node $ort_version into .ort/ (npm)"
+  mkdir -p .ort
+  (cd .ort && npm install --ignore-scripts --no-audit --no-fund --loglevel=error "onnxruntime-node@$ort_version") ||
+    echo "octet setup: warning: npm could not install onnxruntime-node: its tests will skip" >&2
+}
+if [ "$mode" = test ]; then install_onnx_runtime; fi
 
 # configure_and_build DIR [cmake options...]. Through ccache, with paths taken
 # relative to the checkout: build/ then reuses every object of build-core/ that
