@@ -1,0 +1,310 @@
+#include "interop/onnx_importer.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "common/error.h"
+#include "interop/onnx_tensors.h"
+
+namespace octet::onnx_import {
+
+void Importer::conv(const onnx::NodeProto& n) {
+  int padded = 0;
+  const int x = padded_input(n, &padded);
+  FloatTensor w = constant(n, 1);
+  if (w.shape.size() != 4) refuse(n, "a weight of shape " + shape_string(w.shape) + ": octet imports 2-D convolutions");
+  const int64_t out = w.dim(0), kernel = w.dim(2);
+  const auto strides = ints_attribute(n, "strides", {1, 1});
+  const auto pads = ints_attribute(n, "pads", {0, 0, 0, 0});
+  const auto dilations = ints_attribute(n, "dilations", {1, 1});
+  const std::string auto_pad = string_attribute(n, "auto_pad", "NOTSET");
+  const int64_t groups = int_attribute(n, "group", 1);
+  if (auto_pad != "NOTSET" && auto_pad != "VALID") refuse(n, "auto_pad " + auto_pad + ": give explicit pads");
+  if (w.dim(3) != kernel) refuse(n, "a non-square kernel " + shape_string(w.shape) + ": octet's kernels are square");
+  if (strides.size() != 2 || strides[0] != strides[1] || strides[0] < 1 || strides[0] > 64)
+    refuse(n, "strides " + ints_string(strides) + ": octet's are alike in both directions");
+  if (pads.size() != 4 || pads[0] != pads[1] || pads[0] != pads[2] || pads[0] != pads[3] || pads[0] < 0 ||
+      pads[0] > 64)
+    refuse(n, "pads " + ints_string(pads) + ": octet pads all four sides alike");
+  if (dilations != std::vector<int64_t>{1, 1}) refuse(n, "dilations " + ints_string(dilations) + ": octet does not dilate");
+  if (groups < 1 || groups > out || out % groups != 0) refuse(n, "group " + std::to_string(groups));
+  FloatTensor bias(Shape{out}, 0.0f);
+  if (has_input(n, 2)) bias = constant(n, 2);
+  if (bias.shape != Shape{out}) refuse(n, "a bias of shape " + shape_string(bias.shape));
+  const std::string name = layer_name(n);
+  define(n, builder_.conv(name, x, static_cast<int>(out), static_cast<int>(kernel), static_cast<int>(strides[0]),
+                          static_cast<int>(pads[0]) + padded, true, static_cast<int>(groups)),
+         Op::Conv2d, name);
+  params_[name + ".weight"] = std::move(w);
+  params_[name + ".bias"] = std::move(bias);
+}
+
+void Importer::batch_norm(const onnx::NodeProto& n) {
+  int x = activation(n, 0);
+  if (int_attribute(n, "training_mode", 0) != 0) refuse(n, "training_mode 1: export the model in eval() mode");
+  const bool own_conv = ops_[x] != Op::Conv2d || uses_[n.input(0)] != 1;
+  if (own_conv) {
+    const int channels = shape_of(x).c;
+    if (is_flat(x)) refuse(n, "a batch norm of rows (BatchNorm1d): octet normalises images' channels");
+    const std::string name = layer_name(n);
+    x = builder_.conv(name, x, channels, 1, 1, 0, true, channels);
+    ops_.push_back(Op::Conv2d);
+    layers_.push_back(name);
+    params_[name + ".weight"] = FloatTensor({channels, 1, 1, 1}, 1.0f);
+    params_[name + ".bias"] = FloatTensor({channels}, 0.0f);
+  }
+  const FloatTensor gamma = constant(n, 1), beta = constant(n, 2), mean = constant(n, 3), var = constant(n, 4);
+  const double eps = float_attribute(n, "epsilon", 1e-5f);
+  FloatTensor& w = params_[layers_[x] + ".weight"];
+  FloatTensor& b = params_[layers_[x] + ".bias"];
+  const int64_t out = w.dim(0), per_channel = w.numel() / out;
+  for (const FloatTensor* t : {&gamma, &beta, &mean, &var})
+    if (t->shape != Shape{out}) refuse(n, "a parameter of shape " + shape_string(t->shape) + " for " +
+                                              std::to_string(out) + " channels");
+  for (int64_t c = 0; c < out; ++c) {
+    if (!(var.data[c] + eps > 0)) refuse(n, "channel " + std::to_string(c) + " has a variance + epsilon <= 0");
+    const double g = gamma.data[c] / std::sqrt(double{var.data[c]} + eps);
+    for (int64_t k = 0; k < per_channel; ++k) w.data[c * per_channel + k] = static_cast<float>(w.data[c * per_channel + k] * g);
+    b.data[c] = static_cast<float>((b.data[c] - double{mean.data[c]}) * g + beta.data[c]);
+  }
+  if (!own_conv) ++summary_.folded_batch_norms;
+  define(n, x, Op::Conv2d);
+}
+
+void Importer::pool(const onnx::NodeProto& n) {
+  int padded = 0;
+  const int x = padded_input(n, &padded);
+  const auto kernel = ints_attribute(n, "kernel_shape", {});
+  const auto strides = ints_attribute(n, "strides", {1, 1});
+  const auto pads = ints_attribute(n, "pads", {0, 0, 0, 0});
+  if (kernel.size() != 2 || kernel[0] != kernel[1] || kernel[0] < 1 || kernel[0] > 64)
+    refuse(n, "kernel_shape " + ints_string(kernel) + ": octet's pooling windows are square");
+  if (strides.size() != 2 || strides[0] != strides[1] || strides[0] < 1 || strides[0] > 64)
+    refuse(n, "strides " + ints_string(strides) + ": octet's are alike in both directions");
+  if (pads.size() != 4 || pads[0] != pads[1] || pads[0] != pads[2] || pads[0] != pads[3] || pads[0] < 0 ||
+      2 * pads[0] > kernel[0])
+    refuse(n, "pads " + ints_string(pads) + ": octet's pools pad every side alike, at most half the kernel");
+  if (ints_attribute(n, "dilations", {1, 1}) != std::vector<int64_t>{1, 1}) refuse(n, "dilated pooling");
+  if (string_attribute(n, "auto_pad", "NOTSET") != "NOTSET") refuse(n, "auto_pad: give explicit pads");
+  if (n.op_type() == "MaxPool" && n.output_size() > 1 && uses_[n.output(1)] > 0) refuse(n, "its indices are read");
+  if (padded > 0 && pads[0] > 0) refuse(n, "pads of its own after a Pad");
+  const int k = static_cast<int>(kernel[0]), stride = static_cast<int>(strides[0]);
+  const int padding = static_cast<int>(pads[0]) + padded;
+  if (2 * padding > k) refuse(n, "a Pad before it of more than half its kernel");
+  const bool ceil_mode = int_attribute(n, "ceil_mode", 0) != 0;
+  if (n.op_type() == "MaxPool") return define(n, builder_.max_pool(x, k, stride, padding, ceil_mode), Op::MaxPool2d);
+  const bool exclude_padding = padded == 0 && int_attribute(n, "count_include_pad", 0) == 0;
+  define(n, builder_.avg_pool(x, k, stride, padding, ceil_mode, exclude_padding), Op::AvgPool2d);
+}
+
+void Importer::linear(const onnx::NodeProto& n) {
+  const int x = activation(n, 0);
+  FloatTensor b_matrix = constant(n, 1);
+  if (b_matrix.shape.size() != 2) refuse(n, "a weight of shape " + shape_string(b_matrix.shape));
+  const bool gemm = n.op_type() == "Gemm";
+  if (gemm && (int_attribute(n, "transA", 0) != 0 || float_attribute(n, "alpha", 1) != 1.0f ||
+               float_attribute(n, "beta", 1) != 1.0f))
+    refuse(n, "transA, alpha or beta other than 0, 1, 1");
+  const bool transposed = gemm && int_attribute(n, "transB", 0) != 0;  // already out x in
+  const int64_t out = transposed ? b_matrix.dim(0) : b_matrix.dim(1), in = transposed ? b_matrix.dim(1) : b_matrix.dim(0);
+  FloatTensor w(Shape{out, in});
+  for (int64_t o = 0; o < out; ++o)
+    for (int64_t k = 0; k < in; ++k) w.data[o * in + k] = transposed ? b_matrix.data[o * in + k] : b_matrix.data[k * out + o];
+  FloatTensor bias(Shape{out}, 0.0f);
+  if (gemm && has_input(n, 2)) {
+    const FloatTensor c = constant(n, 2);
+    if (c.numel() != out) refuse(n, "a bias of shape " + shape_string(c.shape) + " for " + std::to_string(out) + " outputs");
+    bias.data = c.data;
+  }
+  const std::string name = layer_name(n);
+  define(n, builder_.linear(name, x, static_cast<int>(out), true), Op::Linear, name);
+  params_[name + ".weight"] = std::move(w);
+  params_[name + ".bias"] = std::move(bias);
+}
+
+void Importer::add(const onnx::NodeProto& n) {
+  const bool first_constant = !values_.count(n.input(0)), second_constant = !values_.count(n.input(1));
+  if (!first_constant && !second_constant) {
+    define(n, builder_.add(activation(n, 0), activation(n, 1)), Op::Add);
+    return;
+  }
+  const int i = first_constant ? 1 : 0;
+  const int x = activation(n, i);
+  if (ops_[x] != Op::Linear || uses_[n.input(i)] != 1)
+    refuse(n, "adds a constant to something other than a MatMul's output; octet adds constants only as biases");
+  const FloatTensor c = constant(n, 1 - i);
+  FloatTensor& bias = params_[layers_[x] + ".bias"];
+  if (c.numel() != bias.numel()) refuse(n, "a bias of shape " + shape_string(c.shape));
+  for (int64_t o = 0; o < c.numel(); ++o) bias.data[o] += c.data[o];
+  define(n, x, Op::Linear);
+}
+
+void Importer::reshape(const onnx::NodeProto& n) {
+  const auto view = grouped_views_.find(n.input(0));
+  const int x = view != grouped_views_.end() ? view->second.node : activation(n, 0);
+  const ShapeValue* target = shape_value(n, 1);
+  if (!target) refuse(n, "a target shape octet cannot evaluate");
+  std::vector<int64_t> dims = target->values;
+  const ActShape in = shape_of(x);
+  const bool flat = is_flat(x);
+  const std::vector<int64_t> in_dims =
+      flat ? std::vector<int64_t>{kBatchDim, in.numel()} : std::vector<int64_t>{kBatchDim, in.c, in.h, in.w};
+  for (size_t k = 0; k < dims.size(); ++k)  // 0 copies the input's dimension
+    if (dims[k] == 0 && k < in_dims.size() && int_attribute(n, "allowzero", 0) == 0) dims[k] = in_dims[k];
+  if (dims.empty() || (dims[0] != kBatchDim && dims[0] != -1 && dims[0] != file_batch_))
+    refuse(n, "a reshape to " + shape_value_string(*target) + ", which does not keep the batch first");
+  if (dims.size() == 5 && view == grouped_views_.end() && !flat && dims[1] > 0 && in.c % dims[1] == 0 &&
+      dims[2] == in.c / dims[1] && dims[3] == in.h && dims[4] == in.w) {
+    grouped_views_[n.output(0)] = {x, static_cast<int>(dims[1]), false};
+    return;
+  }
+  if (dims.size() == 4 && view != grouped_views_.end() && view->second.transposed &&
+      (dims[1] == in.c || dims[1] == -1) && dims[2] == in.h && dims[3] == in.w)
+    return define(n, builder_.channel_shuffle(view->second.node, view->second.groups), Op::ChannelShuffle);
+  if (view != grouped_views_.end()) refuse(n, "a reshape of a grouped view other than a channel shuffle's");
+  if (dims == in_dims && !flat) return define(n, x, ops_[x]);
+  if (dims.size() != 2 || (dims[1] != -1 && dims[1] != in.numel()))
+    refuse(n, "a reshape to " + shape_value_string(*target) + " of " + (flat ? "rows" : "images") + " " +
+                  to_string(in) + ": octet reshapes only to (batch, features) or to a channel shuffle");
+  define(n, builder_.flatten(x), Op::Flatten);
+}
+
+void Importer::transpose(const onnx::NodeProto& n) {
+  const auto view = grouped_views_.find(n.input(0));
+  if (view == grouped_views_.end() || view->second.transposed ||
+      ints_attribute(n, "perm", {}) != std::vector<int64_t>{0, 2, 1, 3, 4})
+    refuse(n, "a transpose other than a channel shuffle's (Reshape to [N, g, C/g, H, W], perm [0,2,1,3,4])");
+  grouped_views_[n.output(0)] = {view->second.node, view->second.groups, true};
+}
+
+void Importer::slice(const onnx::NodeProto& n) {
+  const int x = activation(n, 0);
+  const ShapeValue *starts = shape_value(n, 1), *ends = shape_value(n, 2), *axes = shape_value(n, 3),
+                   *steps = shape_value(n, 4);
+  if (!starts || !ends || (has_input(n, 3) && !axes) || (has_input(n, 4) && !steps))
+    refuse(n, "bounds octet cannot evaluate");
+  const int channels = shape_of(x).c;
+  const bool channel_axis =
+      axes && axes->values.size() == 1 && (axes->values[0] == 1 || (axes->values[0] == -3 && !is_flat(x)));
+  if (!channel_axis || starts->values.size() != 1 || ends->values.size() != 1 ||
+      (steps && steps->values != std::vector<int64_t>{1}) || is_flat(x))
+    refuse(n, "a slice other than of channels (axis 1) with step 1");
+  const auto bound = [&](int64_t b) {
+    if (b == kBatchDim || b == kUnknownDim) refuse(n, "bounds octet cannot evaluate");
+    return std::min<int64_t>(std::max<int64_t>(b < 0 ? b + channels : b, 0), channels);
+  };
+  const int64_t first = bound(starts->values[0]), end = bound(ends->values[0]);
+  if (end <= first) refuse(n, "an empty slice");
+  define(n, builder_.channel_slice(x, static_cast<int>(first), static_cast<int>(end - first)), Op::ChannelSlice);
+}
+
+void Importer::pad(const onnx::NodeProto& n) {
+  const int x = activation(n, 0);
+  const ShapeValue* pads = shape_value(n, 1);
+  if (!pads) refuse(n, "pads that are not a constant");
+  summary_.dropped.push_back(n.op_type());
+  const std::vector<int64_t>& p = pads->values;
+  if (std::all_of(p.begin(), p.end(), [](int64_t v) { return v == 0; })) return define(n, x, ops_[x]);
+  const bool zeros = string_attribute(n, "mode", "constant") == "constant" && (!has_input(n, 2) || scalar(n, 2) == 0);
+  const bool spatial = p.size() == 8 && p[0] == 0 && p[1] == 0 && p[4] == 0 && p[5] == 0 && p[2] == p[3] &&
+                       p[2] == p[6] && p[2] == p[7] && p[2] > 0 && p[2] <= 64;
+  bool readers_pad = true;
+  for (const onnx::NodeProto* r : readers_[n.output(0)])
+    readers_pad = readers_pad && (r->op_type() == "AveragePool" || r->op_type() == "Conv") && r->input(0) == n.output(0);
+  if (!zeros || !spatial || !readers_pad || is_flat(x))
+    refuse(n, "pads " + shape_value_string(*pads) +
+                  ": octet pads height and width alike with zeros, before the convolutions or average pools that read them");
+  pending_pads_[n.output(0)] = {x, static_cast<int>(p[2])};
+}
+
+void Importer::clip(const onnx::NodeProto& n) {
+  const int x = activation(n, 0);
+  if (!has_input(n, 1) || !has_input(n, 2)) refuse(n, "a Clip without both min and max");
+  const float lo = scalar(n, 1), hi = scalar(n, 2);
+  if (lo > hi) refuse(n, "min " + std::to_string(lo) + " above max " + std::to_string(hi));
+  define(n, builder_.activation(x, "clip", lo, hi), Op::Activation);
+}
+
+void Importer::gate(const onnx::NodeProto& n) {
+  const int x = activation(n, 0);
+  const bool hard = n.op_type() == "HardSigmoid";
+  const float alpha = hard ? float_attribute(n, "alpha", 0.2f) : 0.0f, beta = hard ? float_attribute(n, "beta", 0.5f) : 0.0f;
+  const auto& readers = readers_[n.output(0)];
+  const bool swish_form = !hard || (std::abs(alpha - 1.0f / 6.0f) < 1e-6f && beta == 0.5f);
+  if (readers.size() == 1 && readers[0]->op_type() == "Mul" && readers[0]->input_size() == 2 && swish_form) {
+    const onnx::NodeProto& m = *readers[0];
+    const std::string& other = m.input(0) == n.output(0) ? m.input(1) : m.input(0);
+    if (other == n.input(0)) {
+      const int y = builder_.activation(x, hard ? "hard_swish" : "silu");
+      fused_muls_[&m] = y;
+      return define(n, y, Op::Activation);
+    }
+  }
+  define(n, builder_.activation(x, hard ? "hard_sigmoid" : "sigmoid", alpha, beta), Op::Activation);
+}
+
+void Importer::mul(const onnx::NodeProto& n) {
+  if (const auto it = fused_muls_.find(&n); it != fused_muls_.end())  // the activation before it is the product
+    return define(n, it->second, Op::Activation);
+  if (!values_.count(n.input(0)) || !values_.count(n.input(1)))
+    refuse(n, "multiplies by a constant; octet multiplies two computed values");
+  int a = activation(n, 0), b = activation(n, 1);
+  const ActShape sa = shape_of(a), sb = shape_of(b);
+  if (sa.numel() < sb.numel()) std::swap(a, b);
+  define(n, builder_.mul(a, b), Op::Mul);
+}
+
+void Importer::concat(const onnx::NodeProto& n) {
+  const int64_t axis = int_attribute(n, "axis", 0);
+  if (axis != 1 && axis != -3) refuse(n, "axis " + std::to_string(axis) + ": octet concatenates channels (axis 1)");
+  std::vector<int> xs;
+  for (int i = 0; i < n.input_size(); ++i) xs.push_back(activation(n, i));
+  define(n, builder_.concat(xs), Op::Concat);
+}
+
+void Importer::split(const onnx::NodeProto& n) {
+  const int x = activation(n, 0);
+  const int64_t axis = int_attribute(n, "axis", 0);
+  if (axis != 1 && axis != -3) refuse(n, "axis " + std::to_string(axis) + ": octet splits channels (axis 1)");
+  const int channels = shape_of(x).c;
+  const ShapeValue* given = shape_value(n, 1);
+  if (has_input(n, 1) && !given) refuse(n, "split sizes that are not a constant");
+  std::vector<int64_t> sizes = given ? given->values : ints_attribute(n, "split", {});
+  if (sizes.empty()) {
+    if (channels % n.output_size() != 0) refuse(n, "channels that do not divide into equal parts");
+    sizes.assign(static_cast<size_t>(n.output_size()), channels / n.output_size());
+  }
+  int64_t total = 0;
+  for (int64_t s : sizes) total += s;
+  if (static_cast<int>(sizes.size()) != n.output_size() || total != channels)
+    refuse(n, "split sizes " + ints_string(sizes) + " for " + std::to_string(channels) + " channels");
+  int offset = 0;
+  for (int k = 0; k < n.output_size(); ++k) {
+    const int size = static_cast<int>(sizes[static_cast<size_t>(k)]);
+    values_[n.output(k)] = builder_.channel_slice(x, offset, size);
+    ops_.push_back(Op::ChannelSlice);
+    layers_.push_back("");
+    offset += size;
+  }
+}
+
+void Importer::reduce_mean(const onnx::NodeProto& n) {
+  const int x = activation(n, 0);
+  std::vector<int64_t> axes = ints_attribute(n, "axes", {});
+  if (has_input(n, 1)) {
+    const ShapeValue* given = shape_value(n, 1);
+    if (!given) refuse(n, "axes that are not a constant");
+    axes = given->values;
+  }
+  for (int64_t& a : axes) a = a < 0 ? a + 4 : a;
+  std::sort(axes.begin(), axes.end());
+  if (is_flat(x) || axes != std::vector<int64_t>{2, 3})
+    refuse(n, "a mean over axes other than height and width (2, 3)");
+  const int pooled = builder_.global_avg_pool(x);
+  if (int_attribute(n, "keepdims", 1) != 0) return define(n, pooled, Op::GlobalAvgPool);
+  ops_.push_back(Op::GlobalAvgPool);
+  layers_.push_back("");
+  define(n, builder_.flatten(pooled), Op::Flatten);
+}
+
+}  // namespace octet::onnx_import

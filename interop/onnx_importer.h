@@ -1,0 +1,103 @@
+// The ONNX importer's state and steps (interop/onnx_import.h is its entry):
+// onnx_import.cpp walks the graph, follows shapes and writes the checkpoint;
+// onnx_import_nodes.cpp turns each kind of ONNX node into octet nodes.
+#pragma once
+
+#include <onnx/onnx_pb.h>
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/error.h"
+#include "data/dataset.h"
+#include "graph/graph.h"
+#include "interop/onnx_import.h"
+#include "interop/onnx_shape_values.h"
+
+namespace octet::onnx_import {
+
+class Importer {
+ public:
+  Importer(const onnx::ModelProto& model, std::string where, const OnnxImportOptions& options)
+      : model_(model), g_(model.graph()), where_(std::move(where)), options_(options),
+        info_(options.dataset.empty() ? nullptr : &dataset_info(options.dataset)) {}
+
+  Checkpoint run(OnnxImportSummary* summary);
+
+ private:
+  [[noreturn]] void refuse(const onnx::NodeProto& n, const std::string& why) const {
+    fail(where_ + ": node '" + n.name() + "' (" + n.op_type() + ", opset " + std::to_string(summary_.opset) + "): " +
+         why);
+  }
+  void read_opset();
+  void read_input();
+  void import_node(const onnx::NodeProto& n);
+  bool is_shape_arithmetic(const onnx::NodeProto& n) const;
+  void shape_node(const onnx::NodeProto& n);
+  const ShapeValue* shape_value(const onnx::NodeProto& n, int i) const;
+  bool is_flat(int node) const;
+  void transpose(const onnx::NodeProto& n);
+  void reduce_mean(const onnx::NodeProto& n);
+  void slice(const onnx::NodeProto& n);
+  int activation(const onnx::NodeProto& n, int i) const;
+  int padded_input(const onnx::NodeProto& n, int* padding) const;
+  bool has_input(const onnx::NodeProto& n, int i) const { return n.input_size() > i && !n.input(i).empty(); }
+  FloatTensor constant(const onnx::NodeProto& n, int i) const;
+  std::string layer_name(const onnx::NodeProto& n);
+  void define(const onnx::NodeProto& n, int node, Op op, const std::string& name = "");
+  void conv(const onnx::NodeProto& n);
+  void batch_norm(const onnx::NodeProto& n);
+  void pool(const onnx::NodeProto& n);
+  void linear(const onnx::NodeProto& n);
+  void add(const onnx::NodeProto& n);
+  void reshape(const onnx::NodeProto& n);
+  void pad(const onnx::NodeProto& n);
+  void constant_node(const onnx::NodeProto& n);
+  float scalar(const onnx::NodeProto& n, int i);
+  void clip(const onnx::NodeProto& n);
+  void gate(const onnx::NodeProto& n);
+  void mul(const onnx::NodeProto& n);
+  void concat(const onnx::NodeProto& n);
+  void split(const onnx::NodeProto& n);
+  ActShape shape_of(int node) const;
+  Checkpoint finish();
+
+  const onnx::ModelProto& model_;
+  const onnx::GraphProto& g_;
+  std::string where_;
+  OnnxImportOptions options_;
+  const DatasetInfo* info_;  // the --dataset the model must fit; null: the file alone says
+  std::map<std::string, const onnx::TensorProto*> initializers_;
+  std::map<std::string, FloatTensor> constants_;       // from Constant nodes
+  std::map<std::string, ShapeValue> shape_values_;  // integer constants and evaluated shape arithmetic
+  int64_t file_batch_ = kBatchDim;
+  struct PendingPad {
+    int node;     // the value padded
+    int padding;  // on each side of height and width
+  };
+  std::map<std::string, PendingPad> pending_pads_;  // Pad outputs, taken up by the convs and pools reading them  // the input's batch size where the file fixes one (its shapes hold it)
+  std::map<std::string, int> values_;                 // tensor name -> octet node holding it
+  std::map<std::string, int> uses_;                   // how many node inputs read each tensor
+  std::map<std::string, std::vector<const onnx::NodeProto*>> readers_;  // the nodes reading each tensor
+  // The Mul of x * sigmoid(x) or x * hard_sigmoid(x), by the activation node that computes it.
+  std::map<const onnx::NodeProto*, int> fused_muls_;
+  // ShuffleNet's channel shuffle as exported: Reshape to [N, g, C/g, H, W],
+  // Transpose(0, 2, 1, 3, 4), Reshape back. The values of the first two steps
+  // (by tensor name): the octet node of the image and g.
+  struct GroupedView {
+    int node;
+    int groups;
+    bool transposed;
+  };
+  std::map<std::string, GroupedView> grouped_views_;
+  GraphBuilder builder_;
+  std::vector<Op> ops_;              // per octet node
+  std::vector<std::string> layers_;  // per octet node: its parameters' prefix
+  std::set<std::string> taken_names_;
+  std::map<std::string, FloatTensor> params_;
+  OnnxImportSummary summary_;
+};
+
+}  // namespace octet::onnx_import
