@@ -95,11 +95,16 @@ configure_and_build() {
 
 # run_tests DIR [ctest options...]: the suite with ctest, then one line of ran /
 # passed / failed / skipped by reason (tests/tools/ctest_summary.py, from
-# ctest's JUnit file); returns ctest's exit status.
+# ctest's JUnit file); returns ctest's exit status. Two entries at a time
+# (OCTET_TEST_JOBS): most are short processes whose start-up (LibTorch's
+# loading, a model built) leaves a core idle; OpenMP threads wait passively,
+# so that two entries' threads do not spin against each other.
 run_tests() {
   local dir=$1 status=0
   shift
-  ctest --test-dir "$dir" --output-on-failure --output-junit ctest-junit.xml "$@" || status=$?
+  OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive} \
+    ctest --test-dir "$dir" -j "${OCTET_TEST_JOBS:-2}" --output-on-failure --output-junit ctest-junit.xml "$@" ||
+    status=$?
   /usr/bin/python3 tests/tools/ctest_summary.py "$dir/ctest-junit.xml" || true
   return $status
 }
