@@ -38,8 +38,9 @@ py::tuple load_dataset_py(const std::string& name, const std::optional<std::stri
     data = load_dataset(name, resolve_data_dir(name, data_dir.value_or("")), split_from_name(split));
   }
   const int64_t n = data.size();
+  std::vector<uint8_t> labels(data.labels.begin(), data.labels.end());  // the built-in datasets have 10 classes
   return py::make_tuple(to_numpy(std::move(data.images), {n, data.channels, data.height, data.width}),
-                        to_numpy(std::move(data.labels), {n}));
+                        to_numpy(std::move(labels), {n}));
 }
 
 py::array_t<float> normalize(const py::handle& images, const std::vector<float>& mean, const std::vector<float>& std) {
