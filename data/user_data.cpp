@@ -66,8 +66,11 @@ Image folder_image(const std::string& path, const ImageSource& source, const Mod
   if (source.resize > 0 || source.crop > 0) why += ", " + shape_of(image) + " after --resize/--crop,";
   why += " and the model takes " + expected;
   if (mixed) why += " (the images differ in size: the first was " + shape_of(first) + ")";
-  fail(why + ": pass --resize and --crop (e.g. --resize " + std::to_string(std::min(model.height, model.width)) +
-       " --crop " + std::to_string(model.height) + ")");
+  const std::string example = "--resize " + std::to_string(std::min(model.height, model.width)) + " --crop " +
+                              std::to_string(model.height);
+  fail(why + (source.resize > 0 || source.crop > 0 ? ": --resize and --crop must give the model's size (e.g. "
+                                                   : ": pass --resize and --crop (e.g. ") +
+       example + ")");
 }
 
 // Decodes `files` in parallel into `data->images`; the first failure in file order is reported.
