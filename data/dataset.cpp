@@ -135,7 +135,7 @@ std::vector<float> normalized_images(const Dataset& data, const std::vector<floa
     std::vector<float> out;
     out.reserve(indices.size() * static_cast<size_t>(numel));
     for (int64_t index : indices) {
-      check(index >= 0 && index < data.size(), "image index " + std::to_string(index) + " out of range");
+      if (index < 0 || index >= data.size()) fail("image index " + std::to_string(index) + " out of range");
       out.insert(out.end(), data.inputs.begin() + index * numel, data.inputs.begin() + (index + 1) * numel);
     }
     return out;

@@ -215,13 +215,14 @@ std::vector<float> read_npy_images(const std::string& path, const NpyHeader& h, 
     out.resize(at + static_cast<size_t>(count * numel));
     std::memcpy(out.data() + at, bytes.data(), bytes.size());
     for (int64_t k = 0; k < count * numel; ++k)
-      check(std::isfinite(out[at + k]), path + ": image " + std::to_string(first + k / numel) + " holds " +
-                                            std::to_string(out[at + k]) + " (images must be finite)");
+      if (!std::isfinite(out[at + k]))  // (the message only when it fails: this runs for every value)
+        fail(path + ": image " + std::to_string(first + k / numel) + " holds " + std::to_string(out[at + k]) +
+             " (images must be finite)");
   };
   out.reserve(rows.size() * static_cast<size_t>(numel));
   const size_t run_limit = static_cast<size_t>(std::max<int64_t>(1, (int64_t{64} << 20) / std::max<int64_t>(1, numel * 4)));
   for (size_t k = 0; k < rows.size();) {  // runs of consecutive images (up to 64 MiB) in one read each
-    check(rows[k] >= 0 && rows[k] < h.shape[0], path + ": image " + std::to_string(rows[k]) + " out of range");
+    if (rows[k] < 0 || rows[k] >= h.shape[0]) fail(path + ": image " + std::to_string(rows[k]) + " out of range");
     size_t end = k + 1;
     while (end < rows.size() && end - k < run_limit && rows[end] == rows[end - 1] + 1 && rows[end] < h.shape[0]) ++end;
     append(rows[k], static_cast<int64_t>(end - k));
@@ -246,9 +247,9 @@ std::vector<int32_t> read_npy_labels(const std::string& path, int64_t classes) {
       std::memcpy(&v32, bytes.data() + i * 4, 4);
       v = v32;
     }
-    check(v >= 0 && (classes <= 0 || v < classes) && v <= INT32_MAX,
-          path + ": label " + std::to_string(i) + " is " + std::to_string(v) +
-              (classes > 0 ? " (the model has classes 0.." + std::to_string(classes - 1) + ")" : " (negative)"));
+    if (v < 0 || (classes > 0 && v >= classes) || v > INT32_MAX)
+      fail(path + ": label " + std::to_string(i) + " is " + std::to_string(v) +
+           (classes > 0 ? " (the model has classes 0.." + std::to_string(classes - 1) + ")" : " (out of range)"));
     labels[static_cast<size_t>(i)] = static_cast<int32_t>(v);
   }
   return labels;

@@ -108,8 +108,8 @@ std::vector<int64_t> picked(const IndexPicker& pick, int64_t size, const std::st
     for (int64_t i = 0; i < size; ++i) indices.push_back(i);
   }
   for (int64_t i : indices)
-    check(i >= 0 && i < size, what + ": image index " + std::to_string(i) + " out of range (" + std::to_string(size) +
-                                  " images)");
+    if (i < 0 || i >= size)
+      fail(what + ": image index " + std::to_string(i) + " out of range (" + std::to_string(size) + " images)");
   check(!indices.empty(), what + ": no images were picked");
   return indices;
 }
