@@ -65,7 +65,8 @@ void load_idx(const std::string& dir, Split split, Dataset* data) {
   const std::string image_path = dir + "/" + prefix + "-images-idx3-ubyte";
   const std::string label_path = dir + "/" + prefix + "-labels-idx1-ubyte";
   data->images = read_idx_file(image_path, &image_dims);
-  data->labels = read_idx_file(label_path, &label_dims);
+  const std::vector<uint8_t> labels = read_idx_file(label_path, &label_dims);
+  data->labels.assign(labels.begin(), labels.end());
   check(image_dims.size() == 3, image_path + ": expected 3 dimensions (N, rows, cols)");
   check(label_dims.size() == 1, label_path + ": expected 1 dimension (N)");
   check(image_dims[0] == label_dims[0], image_path + " holds " + std::to_string(image_dims[0]) + " images but " +
@@ -73,7 +74,7 @@ void load_idx(const std::string& dir, Split split, Dataset* data) {
   check(image_dims[1] == data->height && image_dims[2] == data->width,
         image_path + ": images are " + std::to_string(image_dims[1]) + "x" + std::to_string(image_dims[2]) +
             ", expected " + std::to_string(data->height) + "x" + std::to_string(data->width));
-  for (uint8_t label : data->labels)
+  for (int32_t label : data->labels)
     check(label < data->num_classes, label_path + ": label " + std::to_string(label) + " is out of range");
 }
 }  // namespace
@@ -129,6 +130,16 @@ Dataset load_dataset_images(const std::string& name, const std::string& dir, Spl
 
 std::vector<float> normalized_images(const Dataset& data, const std::vector<float>& mean, const std::vector<float>& std,
                                      const std::vector<int64_t>& indices) {
+  if (!data.inputs.empty()) {  // already normalised
+    const int64_t numel = data.image_numel();
+    std::vector<float> out;
+    out.reserve(indices.size() * static_cast<size_t>(numel));
+    for (int64_t index : indices) {
+      if (index < 0 || index >= data.size()) fail("image index " + std::to_string(index) + " out of range");
+      out.insert(out.end(), data.inputs.begin() + index * numel, data.inputs.begin() + (index + 1) * numel);
+    }
+    return out;
+  }
   check(static_cast<int>(mean.size()) == data.channels && static_cast<int>(std.size()) == data.channels,
         "normalisation needs one mean and std per channel");
   const int64_t plane = static_cast<int64_t>(data.height) * data.width;

@@ -1,5 +1,8 @@
-// Image classification datasets held in memory as uint8 pixels (N x C x H x W,
-// the layout of the CIFAR-10 binary files) with uint8 labels.
+// Image classification datasets held in memory: the built-in ones (CIFAR-10,
+// Fashion-MNIST, MNIST) as uint8 pixels (N x C x H x W, the layout of the
+// CIFAR-10 binary files) with their labels; the user's own images
+// (data/user_data.h) as pixels too, or as model inputs already normalised
+// (a .npy of float32), with or without labels.
 #pragma once
 
 #include <cstdint>
@@ -25,15 +28,25 @@ std::vector<std::string> dataset_names();
 // `dir` if given, else the dataset's default folder; fails when neither exists.
 std::string resolve_data_dir(const std::string& dataset, const std::string& dir);
 
+// The checkpoint's dataset when its model came without one (octet import of
+// an ONNX file without --dataset): its images are the user's own.
+constexpr const char* kNoDataset = "none";
+
 struct Dataset {
   std::string name;
   int channels = 0, height = 0, width = 0;
   int num_classes = 0;
-  std::vector<uint8_t> images;  // N x C x H x W
-  std::vector<uint8_t> labels;  // N
+  std::vector<uint8_t> images;  // N x C x H x W pixels; empty when `inputs` holds the images
+  std::vector<float> inputs;    // N x C x H x W model inputs, already normalised (a .npy); else empty
+  std::vector<int32_t> labels;  // N, in 0 .. num_classes - 1; empty: the images have no labels
 
-  int64_t size() const { return static_cast<int64_t>(labels.size()); }
   int64_t image_numel() const { return static_cast<int64_t>(channels) * height * width; }
+  int64_t size() const {
+    const int64_t numel = image_numel();
+    if (numel == 0) return static_cast<int64_t>(labels.size());
+    return static_cast<int64_t>(inputs.empty() ? images.size() : inputs.size()) / numel;
+  }
+  bool labelled() const { return !labels.empty(); }
   const uint8_t* image(int64_t i) const { return images.data() + i * image_numel(); }
 };
 
@@ -55,7 +68,8 @@ void read_cifar10_records(const std::string& path, const std::vector<int64_t>& r
 // IDX (MNIST family): returns the dimensions and the raw bytes; gzip is detected.
 std::vector<uint8_t> read_idx_file(const std::string& path, std::vector<int>* dims);
 
-// Normalised float pixels, NCHW: (pixel / 255 - mean[c]) / std[c].
+// Normalised float pixels, NCHW: (pixel / 255 - mean[c]) / std[c]; a dataset
+// of `inputs` (already normalised) gives them as they are, mean and std unused.
 std::vector<float> normalized_images(const Dataset& data, const std::vector<float>& mean, const std::vector<float>& std,
                                      const std::vector<int64_t>& indices);
 std::vector<float> normalized_images(const Dataset& data, const std::vector<float>& mean, const std::vector<float>& std,

@@ -25,6 +25,8 @@ Loader::Loader(const Dataset& data, const DatasetInfo& info, LoaderOptions optio
   check(options_.prefetch_per_worker > 0, "prefetch must be positive");
   check(options_.world_size > 0 && options_.rank >= 0 && options_.rank < options_.world_size,
         "loader rank must lie in 0 .. world size - 1");
+  check(data_.inputs.empty() || !options_.augment,
+        "images given as model inputs (a .npy) cannot be augmented: their pixels are not known");
 }
 
 Loader::~Loader() { stop_workers(); }
@@ -124,9 +126,13 @@ void Loader::make_batch(int64_t b, Batch* out) const {
   for (int64_t s = 0; s < size; ++s) {
     const int64_t index = order_[first + s];
     out->indices[s] = index;
-    out->labels[s] = data_.labels[index];
-    const uint8_t* src = data_.image(index);
+    out->labels[s] = data_.labelled() ? data_.labels[index] : -1;
     float* dst = out->images.data() + s * data_.image_numel();
+    if (!data_.inputs.empty()) {  // already normalised
+      std::copy_n(data_.inputs.data() + index * data_.image_numel(), data_.image_numel(), dst);
+      continue;
+    }
+    const uint8_t* src = data_.image(index);
     int dy = 0, dx = 0;
     bool flip = false;
     if (options_.augment) {

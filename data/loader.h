@@ -31,7 +31,7 @@ struct LoaderOptions {
 struct Batch {
   int64_t size = 0;
   std::vector<float> images;   // size x C x H x W, normalised
-  std::vector<int64_t> labels;
+  std::vector<int64_t> labels;   // -1 where the dataset has none
   std::vector<int64_t> indices;  // dataset index of each sample
 };
 

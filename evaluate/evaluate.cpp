@@ -54,7 +54,7 @@ EvalReport evaluate(const FloatExecutor& float_model, const Engine& engine, cons
   check(float_model.shapes()[0] == input,
         "the float and quantized models take different inputs (" + to_string(float_model.shapes()[0]) + " vs " +
             to_string(input) + ")");
-  check(test.channels == input.c && test.height == input.h,
+  check(test.channels == input.c && test.height == input.h && test.width == input.w,
         "the dataset's images do not fit the model's input " + to_string(input));
 
   const std::vector<int> counterpart = float_counterparts(float_model.graph(), qm.graph);
@@ -67,6 +67,7 @@ EvalReport evaluate(const FloatExecutor& float_model, const Engine& engine, cons
 
   EvalReport report;
   report.images = images;
+  report.labelled = test.labelled();
   int64_t float_correct = 0, int8_correct = 0, agree = 0;
   const int64_t classes = qm.num_classes();
   Progress progress("evaluating", images);
@@ -99,7 +100,7 @@ EvalReport evaluate(const FloatExecutor& float_model, const Engine& engine, cons
     report.float_seconds += std::chrono::duration<double>(t1 - t0).count();
     report.int8_seconds += std::chrono::duration<double>(t2 - t1).count();
     for (int64_t b = 0; b < n; ++b) {
-      const int64_t label = test.labels[first + b];
+      const int64_t label = report.labelled ? test.labels[first + b] : -1;
       const int64_t pf = argmax_row(float_logits.ptr() + b * classes, classes);
       const int64_t pq = argmax_row(int8_logits.ptr() + b * classes, classes);
       float_correct += pf == label;
@@ -136,10 +137,12 @@ std::string eval_report_json(const EvalReport& r) {
                       {"amax", l.amax},
                       {"method", l.method},
                       {"sqnr_db", std::isfinite(l.sqnr_db) ? nlohmann::json(l.sqnr_db) : nlohmann::json(nullptr)}});
+  // Without labels the top-1 entries stay, as null: the JSON keeps its shape.
+  auto top1 = [&](double v) { return r.labelled ? nlohmann::json(v) : nlohmann::json(nullptr); };
   return nlohmann::json({{"images", r.images},
-                         {"float_top1", r.float_top1},
-                         {"int8_top1", r.int8_top1},
-                         {"top1_difference", r.int8_top1 - r.float_top1},
+                         {"float_top1", top1(r.float_top1)},
+                         {"int8_top1", top1(r.int8_top1)},
+                         {"top1_difference", top1(r.int8_top1 - r.float_top1)},
                          {"agreement", r.agreement},
                          {"float_seconds", r.float_seconds},
                          {"int8_seconds", r.int8_seconds},
@@ -161,9 +164,13 @@ std::string eval_report_table(const EvalReport& r) {
     }
     out += "\n";
   }
-  std::snprintf(line, sizeof line,
-                "images %lld   float top-1 %.2f%%   int8 top-1 %.2f%%   difference %+.2f   agreement %.2f%%\n",
-                static_cast<long long>(r.images), r.float_top1, r.int8_top1, r.int8_top1 - r.float_top1, r.agreement);
+  if (r.labelled)
+    std::snprintf(line, sizeof line,
+                  "images %lld   float top-1 %.2f%%   int8 top-1 %.2f%%   difference %+.2f   agreement %.2f%%\n",
+                  static_cast<long long>(r.images), r.float_top1, r.int8_top1, r.int8_top1 - r.float_top1, r.agreement);
+  else
+    std::snprintf(line, sizeof line, "images %lld   agreement %.2f%%   (no labels: top-1 not measured)\n",
+                  static_cast<long long>(r.images), r.agreement);
   out += line;
   return out;
 }

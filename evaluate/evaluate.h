@@ -21,6 +21,7 @@ struct LayerReport {
 
 struct EvalReport {
   int64_t images = 0;
+  bool labelled = true;  // false: images without labels, no top-1 (0 below; null in the JSON)
   double float_top1 = 0, int8_top1 = 0, agreement = 0;  // percent
   double float_seconds = 0, int8_seconds = 0;
   std::vector<LayerReport> layers;  // quantization points in graph order, then the logits
@@ -30,7 +31,8 @@ struct EvalReport {
 // same value (a conv with a fused residual stands for the add after it), or -1.
 std::vector<int> float_counterparts(const Graph& float_graph, const Graph& quantized_graph);
 
-// Evaluates the first `limit` test images (0: all); `with_layers` adds the SQNR report.
+// Evaluates the first `limit` test images (0: all); `with_layers` adds the SQNR
+// report. Images without labels give the agreement and SQNR only.
 EvalReport evaluate(const FloatExecutor& float_model, const Engine& engine, const Dataset& test, int64_t limit,
                     bool with_layers, int64_t batch_size = 250);
 

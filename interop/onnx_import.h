@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "data/dataset.h"  // kNoDataset: the checkpoint's dataset when the import named none
 #include "models/checkpoint.h"
 
 namespace onnx {
@@ -31,9 +32,6 @@ struct OnnxImportOptions {
   std::string dataset;
   std::vector<float> mean, std;  // input normalisation; empty: the dataset's, or none (mean 0, std 1)
 };
-
-// The checkpoint's dataset when the import named none.
-constexpr const char* kNoDataset = "none";
 
 struct OnnxImportSummary {
   int64_t opset = 0;

@@ -16,29 +16,60 @@ QuantizeOptions NamedQuantizeOptions::options() const {
   return o;
 }
 
-std::vector<float> calibration_images(const Checkpoint& c, const std::string& data_dir, int64_t samples) {
+namespace {
+ModelInput input_of(const Graph& graph, const std::string& dataset, int classes) {
+  const ActShape in = graph.shapes()[0];
+  return ModelInput{dataset, in.c, in.h, in.w, classes};
+}
+}  // namespace
+
+ModelInput model_input(const Checkpoint& c) {
+  return input_of(c.graph, c.dataset, static_cast<int>(c.classes.size()));
+}
+
+ModelInput model_input(const QuantizedModel& m) { return input_of(m.graph, m.dataset, m.num_classes()); }
+
+std::vector<float> calibration_images(const Checkpoint& c, const DataOptions& data, int64_t samples) {
   check(samples > 0, "the calibration set is empty (--calib-samples must be positive)");
-  const Dataset picked = load_dataset_images(c.dataset, resolve_data_dir(c.dataset, data_dir), Split::Train,
-                                             [&](int64_t size) { return calibration_indices(size, samples); });
+  const Dataset picked =
+      load_calibration_images(model_input(c), data, [&](int64_t size) { return calibration_indices(size, samples); });
   return normalized_images(picked, c.mean, c.std, 0, picked.size());
 }
 
-QuantizeResult quantize_checkpoint(const Checkpoint& c, const std::string& data_dir, const QuantizeOptions& options,
-                                   int64_t calibration_samples, PhaseClock* clock) {
-  PhaseClock own_clock;
-  if (!clock) clock = &own_clock;
-  clock->start("load");
+namespace {
+// Folding and calibration belong to the caller's "load" phase.
+QuantizeResult quantize_loaded(const Checkpoint& c, std::vector<float> images, const QuantizeOptions& options,
+                               PhaseClock* clock) {
   QuantizeResult r;
   r.folded = fold_for_inference(c.graph, c.params);
   const FloatExecutor executor(r.folded);
-  std::vector<float> images = calibration_images(c, data_dir, calibration_samples);
-  const int64_t count = static_cast<int64_t>(images.size()) / executor.shapes()[0].numel();
+  const int64_t numel = executor.shapes()[0].numel();
+  check(!images.empty() && static_cast<int64_t>(images.size()) % numel == 0,
+        "the calibration images do not fit the model's input " + to_string(executor.shapes()[0]));
+  const int64_t count = static_cast<int64_t>(images.size()) / numel;
   clock->start("calibration pass");
   FloatPassRecord record = float_pass_record(executor, options, count);
   r.calibration = calibrate(executor, std::move(images), count, 128,
                             [&](int node, const FloatTensor& act, int64_t first) { record.observe(node, act, first); });
   r.model = quantize(c, r.folded, r.calibration, options, clock, &record);
   return r;
+}
+}  // namespace
+
+QuantizeResult quantize_checkpoint(const Checkpoint& c, const DataOptions& data, const QuantizeOptions& options,
+                                   int64_t calibration_samples, PhaseClock* clock) {
+  PhaseClock own_clock;
+  if (!clock) clock = &own_clock;
+  clock->start("load");
+  return quantize_loaded(c, calibration_images(c, data, calibration_samples), options, clock);
+}
+
+QuantizeResult quantize_checkpoint_on(const Checkpoint& c, std::vector<float> images, const QuantizeOptions& options,
+                                      PhaseClock* clock) {
+  PhaseClock own_clock;
+  if (!clock) clock = &own_clock;
+  clock->start("load");
+  return quantize_loaded(c, std::move(images), options, clock);
 }
 
 }  // namespace octet

@@ -1,11 +1,13 @@
 // The quantization pipeline as one call, shared by `octet quantize`,
 // `octet pipeline` and the Python module: fold the checkpoint, calibrate on
-// training images, choose scales, build the quantized model.
+// training images (or the user's own, DataOptions), choose scales, build the
+// quantized model.
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "data/user_data.h"
 #include "quant/quantize.h"
 
 namespace octet {
@@ -27,15 +29,24 @@ struct QuantizeResult {
   FloatModel folded;
 };
 
-// The checkpoint's calibration images: `samples` training images at evenly
-// spaced indices, normalised like its training (NCHW). Only those images are
-// read (CIFAR-10), or the split is freed before this returns (IDX files).
-std::vector<float> calibration_images(const Checkpoint& checkpoint, const std::string& data_dir, int64_t samples);
+// What images must fit to be a model's input: its dataset, shape, classes.
+ModelInput model_input(const Checkpoint& checkpoint);
+ModelInput model_input(const QuantizedModel& model);
+
+// The checkpoint's calibration images: `samples` training images (or of
+// data.calib) at evenly spaced indices, normalised like its training (NCHW;
+// a .npy's are already). Only those images are read (CIFAR-10, image
+// folders, .npy), or the split is freed before this returns (IDX files).
+std::vector<float> calibration_images(const Checkpoint& checkpoint, const DataOptions& data, int64_t samples);
 
 // `clock`, when given, times the phases: loading (folding, the dataset), the
 // calibration pass, then those of quantize().
-QuantizeResult quantize_checkpoint(const Checkpoint& checkpoint, const std::string& data_dir,
+QuantizeResult quantize_checkpoint(const Checkpoint& checkpoint, const DataOptions& data,
                                    const QuantizeOptions& options, int64_t calibration_samples = 1024,
                                    PhaseClock* clock = nullptr);
+// The same on calibration inputs the caller gives (N x C x H x W, normalised):
+// the Python module's arrays.
+QuantizeResult quantize_checkpoint_on(const Checkpoint& checkpoint, std::vector<float> images,
+                                      const QuantizeOptions& options, PhaseClock* clock = nullptr);
 
 }  // namespace octet

@@ -80,16 +80,16 @@ nlohmann::json choice_json(const MethodChoice& m) {
 }  // namespace
 
 Calibration recalibrate(const Checkpoint& checkpoint, const FloatModel& folded, const QuantizedModel& model,
-                        const std::string& data_dir) {
+                        const DataOptions& data) {
   const FloatExecutor executor(folded);
-  std::vector<float> images = calibration_images(checkpoint, data_dir, model.calibration_samples);
+  std::vector<float> images = calibration_images(checkpoint, data, model.calibration_samples);
   const int64_t count = static_cast<int64_t>(images.size()) / executor.shapes()[0].numel();
   return calibrate(executor, std::move(images), count);
 }
 
 CalibrationReport build_calibration_report(const Checkpoint& checkpoint, const FloatModel& folded,
                                            const Calibration& calibration, const QuantizedModel& model,
-                                           const std::string& data_dir, int64_t limit, double percentile, int worst) {
+                                           const DataOptions& data, int64_t limit, double percentile, int worst) {
   check(model.model == checkpoint.model && model.dataset == checkpoint.dataset,
         "the quantized model is " + model.model + " on " + model.dataset + ", the checkpoint " + checkpoint.model +
             " on " + checkpoint.dataset + ": pass the checkpoint it was quantized from");
@@ -102,10 +102,12 @@ CalibrationReport build_calibration_report(const Checkpoint& checkpoint, const F
   r.scheme = model.scheme;
   r.weight_rounding = model.weight_rounding;
   r.calibration_samples = model.calibration_samples;
+  if (!data.calib.empty()) r.calibration_from = data.calib.path;
+  if (!data.eval.empty()) r.test_from = data.eval.path;
   r.percentile = percentile;
 
   const FloatExecutor float_model(folded);
-  const Dataset test = load_dataset(checkpoint.dataset, resolve_data_dir(checkpoint.dataset, data_dir), Split::Test);
+  const Dataset test = load_evaluation_images(model_input(checkpoint), data, limit);
   r.eval = evaluate(float_model, *make_engine(model, backend_names::kCpu), test, limit, true);
   std::map<std::string, double> measured;
   for (const LayerReport& l : r.eval.layers) measured[l.name] = l.sqnr_db;
@@ -199,8 +201,8 @@ std::string calibration_report_json(const CalibrationReport& r) {
                          {"weight_rounding", r.weight_rounding},
                          {"calibration_samples", r.calibration_samples},
                          {"images", r.eval.images},
-                         {"float_top1", r.eval.float_top1},
-                         {"int8_top1", r.eval.int8_top1},
+                         {"float_top1", r.eval.labelled ? nlohmann::json(r.eval.float_top1) : nlohmann::json()},
+                         {"int8_top1", r.eval.labelled ? nlohmann::json(r.eval.int8_top1) : nlohmann::json()},
                          {"agreement", r.eval.agreement},
                          {"layers", layers}})
       .dump(2);

@@ -49,6 +49,7 @@ struct CalibrationReport {
   std::string checkpoint_path, quantized_path;  // quantized_path empty: quantized by the report itself
   std::string model, dataset, method, granularity, scheme, weight_rounding;
   int64_t calibration_samples = 0;
+  std::string calibration_from = "training split", test_from = "test split";  // or the user's files
   double percentile = 99.99;
   EvalReport eval;
   std::vector<LayerView> layers;  // graph order
@@ -57,13 +58,13 @@ struct CalibrationReport {
 // Calibrates `folded` again on the training images `model` was calibrated on
 // (same count, same indices) so that the histograms are the ones its scales came from.
 Calibration recalibrate(const Checkpoint& checkpoint, const FloatModel& folded, const QuantizedModel& model,
-                        const std::string& data_dir);
+                        const DataOptions& data);
 
 // Evaluates on the first `limit` test images (0: all) and gathers every view.
 // `worst` layers (lowest SQNR) get advice.
 CalibrationReport build_calibration_report(const Checkpoint& checkpoint, const FloatModel& folded,
                                            const Calibration& calibration, const QuantizedModel& model,
-                                           const std::string& data_dir, int64_t limit, double percentile,
+                                           const DataOptions& data, int64_t limit, double percentile,
                                            int worst = 3);
 
 // Layers sorted by SQNR, lowest first.

@@ -78,16 +78,21 @@ std::string summary_section(const CalibrationReport& r) {
   out += row("quantized model", r.quantized_path.empty() ? "quantized by this report (not saved)" : r.quantized_path);
   out += row("amax method", r.method) + row("weight scales", r.granularity) + row("scheme", r.scheme);
   out += row("weight rounding", r.weight_rounding);
-  out += row("calibration images", std::to_string(r.calibration_samples) + " (training split)");
+  out += row("calibration images", std::to_string(r.calibration_samples) + " (" + r.calibration_from + ")");
   out += row("percentile (for the percentile method)", fmt("%g", r.percentile));
-  out += row("test images", std::to_string(e.images));
+  out += row("test images", std::to_string(e.images) + (r.test_from == "test split" ? "" : " (" + r.test_from + ")") +
+                                (e.labelled ? "" : ", without labels"));
   out += "</table><div><div class=\"cards\">";
   auto card = [&](const std::string& value, const std::string& what) {
     out += "<div class=\"card\"><b>" + value + "</b><span>" + what + "</span></div>";
   };
-  card(fmt("%.2f%%", e.float_top1), "float top-1");
-  card(fmt("%.2f%%", e.int8_top1), "int8 top-1");
-  card(fmt("%+.2f", e.int8_top1 - e.float_top1), "difference (points)");
+  if (e.labelled) {
+    card(fmt("%.2f%%", e.float_top1), "float top-1");
+    card(fmt("%.2f%%", e.int8_top1), "int8 top-1");
+    card(fmt("%+.2f", e.int8_top1 - e.float_top1), "difference (points)");
+  } else {
+    card("&ndash;", "top-1 (no labels)");
+  }
   card(fmt("%.2f%%", e.agreement), "agreement (same class)");
   out +=
       "</div><p class=\"sub\">Agreement: the share of test images where int8 and float predict the same class. "

@@ -31,7 +31,8 @@ namespace octet {
 namespace {
 
 struct InferCommand {
-  std::string checkpoint, quantized, data, backend = "all", batches = "1,32,256,1024", cpu_kernels, json;
+  std::string checkpoint, quantized, backend = "all", batches = "1,32,256,1024", cpu_kernels, json;
+  DataArgs data;
   int iterations = 20, warmup = 3, threads = 0;
   bool layers = false;
 };
@@ -96,7 +97,9 @@ std::vector<cpu::KernelPath> cpu_kernel_paths(const std::string& list) {
 QuantizedModel model_to_measure(const InferCommand& c, const Checkpoint& checkpoint) {
   if (c.quantized.empty()) {
     std::fprintf(stderr, "quantizing %s (default options; --quantized FILE skips this)\n", c.checkpoint.c_str());
-    return quantize_checkpoint(checkpoint, c.data, QuantizeOptions{}).model;
+    Checkpoint normalised = checkpoint;
+    c.data.normalise(&normalised.mean, &normalised.std, "'" + c.checkpoint + "'");
+    return quantize_checkpoint(normalised, c.data.data(), QuantizeOptions{}).model;
   }
   QuantizedModel model = load_quantized_model(c.quantized);
   check_quantized_from(model, "'" + c.quantized + "'", checkpoint, "'" + c.checkpoint + "'");
@@ -227,7 +230,7 @@ void add_bench_command(CLI::App& app) {
   auto i = std::make_shared<InferCommand>();
   infer->add_option("--checkpoint", i->checkpoint, "Float checkpoint (octet train)")->required();
   infer->add_option("--quantized", i->quantized, "Quantized model (default: quantize the checkpoint here)");
-  infer->add_option("--data", i->data, "Dataset folder for calibration when quantizing here");
+  add_data_options(infer, i->data, kDatasetFolder | kCalibrationData);  // for calibration when quantizing here
   infer->add_option("--backend", i->backend,
                     "Comma-separated: " + backend_names_list() +
                         "; or all (those this machine can run). LibTorch float32 on the CPU is measured with " +

@@ -14,18 +14,23 @@ namespace octet {
 
 namespace {
 struct EvalCommand {
-  std::string checkpoint, data, quantized, json, backend = backend_names::kCpu;
+  std::string checkpoint, quantized, json, backend = backend_names::kCpu;
+  DataArgs data;
   int64_t limit = 0;
   bool layers = true;
 };
 
 void run_eval(const EvalCommand& c) {
   check(c.limit >= 0, "--limit must be 0 (all test images) or more, not " + std::to_string(c.limit));
-  const Checkpoint checkpoint = load_checkpoint(c.checkpoint);
-  const Dataset test = load_dataset(checkpoint.dataset, resolve_data_dir(checkpoint.dataset, c.data), Split::Test);
+  const DataOptions data = c.data.data();
+  Checkpoint checkpoint = load_checkpoint(c.checkpoint);
   const FloatExecutor float_model(fold_for_inference(checkpoint.graph, checkpoint.params));
   std::string json;
   if (c.quantized.empty()) {
+    c.data.normalise(&checkpoint.mean, &checkpoint.std, "'" + c.checkpoint + "'");
+    const Dataset test = load_evaluation_images(model_input(checkpoint), data, c.limit);
+    check(test.labelled(), test.name + ": images without labels (--eval-labels LABELS.npy): the float top-1 needs "
+                                       "them; with --quantized, octet eval compares int8 with float without labels");
     const int64_t images = c.limit > 0 ? std::min(c.limit, test.size()) : test.size();
     int64_t correct = 0;
     const int64_t classes = static_cast<int64_t>(checkpoint.classes.size());
@@ -42,8 +47,10 @@ void run_eval(const EvalCommand& c) {
     std::fprintf(report_stream(c.json), "images %lld   float top-1 %.2f%%\n", static_cast<long long>(images), top1);
     json = nlohmann::json({{"images", images}, {"float_top1", top1}}).dump(2);
   } else {
-    const QuantizedModel model = load_quantized_model(c.quantized);
+    QuantizedModel model = load_quantized_model(c.quantized);
     check_quantized_from(model, "'" + c.quantized + "'", checkpoint, "'" + c.checkpoint + "'");
+    c.data.normalise(&model.mean, &model.std, "'" + c.quantized + "'");
+    const Dataset test = load_evaluation_images(model_input(checkpoint), data, c.limit);
     const std::unique_ptr<Engine> engine = make_engine(model, c.backend);
     const EvalReport report = evaluate(float_model, *engine, test, c.limit, c.layers);
     std::fprintf(report_stream(c.json), "int8 on %s\n%s", engine->backend().c_str(), eval_report_table(report).c_str());
@@ -59,7 +66,7 @@ void add_eval_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("eval", "Test accuracy of a checkpoint, float and int8");
   auto c = std::make_shared<EvalCommand>();
   cmd->add_option("--checkpoint", c->checkpoint, "Float checkpoint")->required();
-  add_data_option(cmd, c->data);
+  add_data_options(cmd, c->data, kDatasetFolder | kEvaluationData);
   cmd->add_option("--quantized", c->quantized, "Quantized model (octet quantize) to compare with float");
   cmd->add_option("--limit", c->limit, "Evaluate only the first N test images (0: all)");
   add_backend_option(cmd, c->backend);

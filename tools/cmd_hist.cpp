@@ -17,7 +17,8 @@ namespace octet {
 
 namespace {
 struct HistCommand {
-  std::string checkpoint, data, out;
+  std::string checkpoint, out;
+  DataArgs data;
   int bins = 60;
   int64_t samples = 1024;
 };
@@ -31,10 +32,12 @@ std::string file_stem(const LayerHistogram& h) {
 
 void run_hist(const HistCommand& c) {
   check(c.bins > 0, "--bins must be positive");
-  const Checkpoint checkpoint = load_checkpoint(c.checkpoint);
+  const DataOptions data = c.data.data();
+  Checkpoint checkpoint = load_checkpoint(c.checkpoint);
+  c.data.normalise(&checkpoint.mean, &checkpoint.std, "'" + c.checkpoint + "'");
   const FloatModel folded = fold_for_inference(checkpoint.graph, checkpoint.params);
   const FloatExecutor executor(folded);
-  std::vector<float> images = calibration_images(checkpoint, c.data, c.samples);
+  std::vector<float> images = calibration_images(checkpoint, data, c.samples);
   const int64_t count = static_cast<int64_t>(images.size()) / executor.shapes()[0].numel();
   const Calibration cal = calibrate(executor, std::move(images), count);
   std::vector<LayerHistogram> layers = weight_histograms(folded, c.bins);
@@ -79,10 +82,10 @@ void add_hist_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("hist", "Per-layer weight and activation histograms, ranges and plots");
   auto c = std::make_shared<HistCommand>();
   cmd->add_option("--checkpoint", c->checkpoint, "Float checkpoint")->required();
-  add_data_option(cmd, c->data);
+  add_data_options(cmd, c->data, kDatasetFolder | kCalibrationData);
   cmd->add_option("--out", c->out, "Output folder")->required();
   cmd->add_option("--bins", c->bins, "Histogram bins (the lab used 60)")->capture_default_str();
-  cmd->add_option("--calib-samples", c->samples, "Training images the activations are recorded on")->capture_default_str();
+  cmd->add_option("--calib-samples", c->samples, "Training images (or --calib-data's) the activations are recorded on")->capture_default_str();
   cmd->callback([c] { run_hist(*c); });
 }
 

@@ -21,6 +21,7 @@ namespace {
 struct PipelineCommand {
   TrainOptions train;
   std::string checkpoint, out_dir = "out", json;
+  DataArgs data;  // the user's images (--data is the training's)
   NamedQuantizeOptions q;
 };
 
@@ -30,6 +31,11 @@ void run_pipeline(PipelineCommand c) {
   if (c.checkpoint.empty()) use_torch_helper();
   check(!c.checkpoint.empty(), std::string(kTrainingNeedsTorch) + " (octet pipeline --checkpoint FILE)");
 #endif
+  c.data.dir = c.train.data_dir;
+  const DataOptions data = c.data.data();
+  check(!c.checkpoint.empty() || (data.calib.empty() && data.eval.empty()),
+        "octet pipeline trains on a built-in dataset; with your own images, start from a checkpoint (--checkpoint, "
+        "e.g. from octet import model.onnx)");
   make_directories(c.out_dir);
   if (c.checkpoint.empty()) {
     c.checkpoint = c.out_dir + "/" + c.train.model + "_" + c.train.dataset + ".octet";
@@ -43,18 +49,19 @@ void run_pipeline(PipelineCommand c) {
   } else {
     std::fprintf(out, "== 1/3 take checkpoint %s\n", c.checkpoint.c_str());
   }
-  const Checkpoint checkpoint = load_checkpoint(c.checkpoint);
-  const std::string data_dir = resolve_data_dir(checkpoint.dataset, c.train.data_dir);
+  Checkpoint checkpoint = load_checkpoint(c.checkpoint);
+  c.data.normalise(&checkpoint.mean, &checkpoint.std, "'" + c.checkpoint + "'");
   const std::string quantized_path = c.out_dir + "/" + checkpoint.model + "_" + checkpoint.dataset + ".int8.octet";
   std::fprintf(out, "== 2/3 calibrate (%lld images) and quantize (%s, %s) -> %s\n",
               static_cast<long long>(c.q.calibration_samples), c.q.method.c_str(), c.q.granularity.c_str(),
               quantized_path.c_str());
   std::fflush(out);
-  const QuantizeResult r = quantize_checkpoint(checkpoint, data_dir, c.q.options(), c.q.calibration_samples);
+  const QuantizeResult r = quantize_checkpoint(checkpoint, data, c.q.options(), c.q.calibration_samples);
   save_quantized_model(r.model, quantized_path);
-  std::fprintf(out, "== 3/3 compare int8 with float on the %s test set\n", checkpoint.dataset.c_str());
+  std::fprintf(out, "== 3/3 compare int8 with float on %s\n",
+               data.eval.empty() ? ("the " + checkpoint.dataset + " test set").c_str() : data.eval.path.c_str());
   std::fflush(out);
-  const Dataset test = load_dataset(checkpoint.dataset, data_dir, Split::Test);
+  const Dataset test = load_evaluation_images(model_input(checkpoint), data);
   const EvalReport report = evaluate(FloatExecutor(r.folded), *make_engine(r.model, backend_names::kCpu), test, 0, true);
   std::fprintf(out, "%s", eval_report_table(report).c_str());
   if (!c.json.empty()) write_text_output(c.json, eval_report_json(report) + "\n");
@@ -74,6 +81,7 @@ void add_pipeline_command(CLI::App& app) {
   cmd->add_option("--epochs", c->train.epochs, "Training epochs")->capture_default_str();
   cmd->add_option("--lr", c->train.optimizer.lr, "Learning rate (SGD, cosine schedule)")->capture_default_str();
   cmd->add_option("--threads", c->train.threads, "LibTorch threads for training (0: all cores)");
+  add_data_options(cmd, c->data, kCalibrationData | kEvaluationData);
   add_quantize_options(cmd, c->q);
   cmd->add_option("--out", c->out_dir, "Folder for the checkpoint and the quantized model")->capture_default_str();
   add_json_option(cmd, c->json, "the comparison");

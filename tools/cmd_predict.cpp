@@ -20,14 +20,15 @@ namespace octet {
 
 namespace {
 struct PredictCommand {
-  std::string quantized, checkpoint, data, backend = backend_names::kCpu, json;
+  std::string quantized, checkpoint, backend = backend_names::kCpu, json;
+  DataArgs data;
   int64_t limit = 0;
 };
 
 constexpr int64_t kBatch = 250;
 
 // Logits [images][classes] as JSON rows, the predicted classes (argmax of
-// logit * scale[class]) and the count of correct ones.
+// logit * scale[class]) and the count of correct ones (none without labels).
 template <typename T>
 nlohmann::json logit_rows(const std::vector<T>& logits, const std::vector<float>& scale, const Dataset& test,
                           std::vector<int64_t>* predictions, int64_t* correct) {
@@ -42,15 +43,17 @@ nlohmann::json logit_rows(const std::vector<T>& logits, const std::vector<float>
     for (int64_t k = 1; k < classes; ++k)
       if (static_cast<float>(row[k]) * scale[k] > static_cast<float>(row[best]) * scale[best]) best = k;
     predictions->push_back(best);
-    *correct += best == test.labels[i];
+    *correct += test.labelled() && best == test.labels[i];
   }
   return rows;
 }
 
 void run_predict(const PredictCommand& c) {
   check(c.limit >= 0, "--limit must be 0 (all test images) or more, not " + std::to_string(c.limit));
-  const QuantizedModel model = load_quantized_model(c.quantized);
-  const Dataset test = load_dataset(model.dataset, resolve_data_dir(model.dataset, c.data), Split::Test);
+  const DataOptions data = c.data.data();
+  QuantizedModel model = load_quantized_model(c.quantized);
+  c.data.normalise(&model.mean, &model.std, "'" + c.quantized + "'");
+  const Dataset test = load_evaluation_images(model_input(model), data, c.limit);
   const int64_t images = c.limit > 0 ? std::min(c.limit, test.size()) : test.size();
   const int64_t classes = model.num_classes();
   const std::unique_ptr<Engine> engine = make_engine(model, c.backend);
@@ -82,24 +85,30 @@ void run_predict(const PredictCommand& c) {
                         {"dataset", model.dataset},
                         {"backend", engine->backend()},
                         {"images", images},
-                        {"labels", std::vector<int>(test.labels.begin(), test.labels.begin() + images)},
+                        {"labels", test.labelled() ? nlohmann::json(std::vector<int>(test.labels.begin(),
+                                                                                      test.labels.begin() + images))
+                                                   : nlohmann::json()},
                         {"logit_scale", logit_scale},
                         {"int8_logits", logit_rows(int8_logits, logit_scale, test, &int8_predictions, &int8_correct)}};
   out["int8_predictions"] = int8_predictions;
   const double int8_top1 = 100.0 * static_cast<double>(int8_correct) / static_cast<double>(images);
-  out["int8_top1"] = int8_top1;
+  auto top1 = [&](double v) { return test.labelled() ? nlohmann::json(v) : nlohmann::json(); };  // null: no labels
+  out["int8_top1"] = top1(int8_top1);
   // With --json - the JSON owns standard output.
   std::FILE* summary = report_stream(c.json);
-  std::fprintf(summary, "images %lld   int8 top-1 %.2f%% (%s)", static_cast<long long>(images), int8_top1,
-               engine->backend().c_str());
+  if (test.labelled())
+    std::fprintf(summary, "images %lld   int8 top-1 %.2f%% (%s)", static_cast<long long>(images), int8_top1,
+                 engine->backend().c_str());
+  else
+    std::fprintf(summary, "images %lld (no labels) on %s", static_cast<long long>(images), engine->backend().c_str());
   if (float_model) {
     out["checkpoint"] = c.checkpoint;
     out["float_logits"] = logit_rows(float_logits, std::vector<float>(classes, 1.0f), test, &float_predictions,
                                      &float_correct);
     out["float_predictions"] = float_predictions;
     const double float_top1 = 100.0 * static_cast<double>(float_correct) / static_cast<double>(images);
-    out["float_top1"] = float_top1;
-    std::fprintf(summary, "   float top-1 %.2f%%", float_top1);
+    out["float_top1"] = top1(float_top1);
+    if (test.labelled()) std::fprintf(summary, "   float top-1 %.2f%%", float_top1);
   }
   std::fprintf(summary, "\n");
   if (!c.json.empty()) write_text_output(c.json, out.dump() + "\n");
@@ -111,7 +120,7 @@ void add_predict_command(CLI::App& app) {
   auto c = std::make_shared<PredictCommand>();
   cmd->add_option("--quantized", c->quantized, "Quantized model (octet quantize)")->required();
   cmd->add_option("--checkpoint", c->checkpoint, "Float checkpoint: add its float logits and predictions");
-  add_data_option(cmd, c->data);
+  add_data_options(cmd, c->data, kDatasetFolder | kEvaluationData);
   cmd->add_option("--limit", c->limit, "Only the first N test images (0, the default: all)");
   add_backend_option(cmd, c->backend);
   add_json_option(cmd, c->json, "labels, logits and predictions");

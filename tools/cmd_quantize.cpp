@@ -12,15 +12,18 @@ namespace octet {
 
 namespace {
 struct QuantizeCommand {
-  std::string checkpoint, data, output, json;
+  std::string checkpoint, output, json;
+  DataArgs data;
   NamedQuantizeOptions q;
 };
 
 void run_quantize(const QuantizeCommand& c) {
   PhaseClock clock;
   clock.start("load");
-  const Checkpoint checkpoint = load_checkpoint(c.checkpoint);
-  const QuantizeResult r = quantize_checkpoint(checkpoint, c.data, c.q.options(), c.q.calibration_samples, &clock);
+  const DataOptions data = c.data.data();
+  Checkpoint checkpoint = load_checkpoint(c.checkpoint);
+  c.data.normalise(&checkpoint.mean, &checkpoint.std, "'" + c.checkpoint + "'");
+  const QuantizeResult r = quantize_checkpoint(checkpoint, data, c.q.options(), c.q.calibration_samples, &clock);
   clock.start("write");
   save_quantized_model(r.model, c.output);
   clock.stop();
@@ -64,7 +67,7 @@ void add_quantize_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("quantize", "Calibrate a checkpoint and write the int8 model");
   auto c = std::make_shared<QuantizeCommand>();
   cmd->add_option("--checkpoint", c->checkpoint, "Float checkpoint (octet train)")->required();
-  add_data_option(cmd, c->data);
+  add_data_options(cmd, c->data, kDatasetFolder | kCalibrationData);
   add_quantize_options(cmd, c->q);
   cmd->add_option("-o,--output", c->output, "Quantized model file to write")->required();
   add_json_option(cmd, c->json, "the chosen scales");

@@ -16,25 +16,30 @@ namespace octet {
 
 namespace {
 struct ReportCommand {
-  std::string checkpoint, quantized, data, output, json;
+  std::string checkpoint, quantized, output, json;
+  DataArgs data;
   NamedQuantizeOptions q;
   int64_t limit = 0;
 };
 
 void run_report(const ReportCommand& c) {
   check(c.limit >= 0, "--limit must be 0 (all test images) or more, not " + std::to_string(c.limit));
-  const Checkpoint checkpoint = load_checkpoint(c.checkpoint);
+  const DataOptions data = c.data.data();
+  Checkpoint checkpoint = load_checkpoint(c.checkpoint);
   const QuantizeOptions options = c.q.options();
   CalibrationReport report;
   if (c.quantized.empty()) {
-    const QuantizeResult r = quantize_checkpoint(checkpoint, c.data, options, c.q.calibration_samples);
-    report =
-        build_calibration_report(checkpoint, r.folded, r.calibration, r.model, c.data, c.limit, options.percentile);
+    c.data.normalise(&checkpoint.mean, &checkpoint.std, "'" + c.checkpoint + "'");
+    const QuantizeResult r = quantize_checkpoint(checkpoint, data, options, c.q.calibration_samples);
+    report = build_calibration_report(checkpoint, r.folded, r.calibration, r.model, data, c.limit, options.percentile);
   } else {
-    const QuantizedModel model = load_quantized_model(c.quantized);
+    QuantizedModel model = load_quantized_model(c.quantized);
     check_quantized_from(model, "'" + c.quantized + "'", checkpoint, "'" + c.checkpoint + "'");
+    c.data.normalise(&model.mean, &model.std, "'" + c.quantized + "'");
+    checkpoint.mean = model.mean;  // calibrated again as the model was (quantize may have been given --mean/--std)
+    checkpoint.std = model.std;
     const FloatModel folded = fold_for_inference(checkpoint.graph, checkpoint.params);
-    report = build_calibration_report(checkpoint, folded, recalibrate(checkpoint, folded, model, c.data), model, c.data,
+    report = build_calibration_report(checkpoint, folded, recalibrate(checkpoint, folded, model, data), model, data,
                                       c.limit, options.percentile);
   }
   report.checkpoint_path = c.checkpoint;
@@ -60,14 +65,15 @@ void add_report_command(CLI::App& app) {
   cmd->add_option("--checkpoint", c->checkpoint, "Float checkpoint")->required();
   cmd->add_option("--quantized", c->quantized,
                   "Quantized model to report on (default: quantize the checkpoint here with the options below)");
-  add_data_option(cmd, c->data);
+  add_data_options(cmd, c->data, kDatasetFolder | kCalibrationData | kEvaluationData);
   add_quantize_options(cmd, c->q);
   cmd->add_option("--limit", c->limit, "Evaluate only the first N test images (0, the default: all)");
   cmd->add_option("-o,--output", c->output, "HTML file to write")->required();
   add_json_option(cmd, c->json, "the report's figures");
   cmd->footer(
       "With --quantized, the calibration is recorded again on the same training images (the count the model "
-      "records); pass --percentile if the model was quantized with another percentile than the default.");
+      "records; give the same --calib-data as octet quantize had); pass --percentile if the model was quantized with "
+      "another percentile than the default.");
   cmd->callback([c, cmd] {
     if (!c->quantized.empty())
       for (const char* option :

@@ -3,8 +3,10 @@
 
 #include <CLI/CLI.hpp>
 #include <string>
+#include <vector>
 
 #include "common/error.h"
+#include "data/user_data.h"
 #include "quant/pipeline.h"
 #include "runtime/engine.h"
 
@@ -14,6 +16,31 @@ namespace octet {
 inline void add_data_option(CLI::App* cmd, std::string& dir) {
   cmd->add_option("--data", dir, "Folder holding the dataset files (default: the dataset's Debian folder)");
 }
+
+// Where a command's images come from: --data (the checkpoint's dataset), or
+// the user's own images for calibration and evaluation (data/user_data.h)
+// with how a folder's images become the model's input. tools/data_options.cpp.
+struct DataArgs {
+  std::string dir;                      // --data
+  std::string calib, eval, eval_labels;  // --calib-data, --eval-data, --eval-labels
+  int resize = 0, crop = 0;             // --resize, --crop
+  std::vector<float> mean, std;         // --mean, --std
+  std::string preprocess;               // --preprocess imagenet
+
+  // The images to read, with --preprocess's values where no option of its own
+  // was given; fails on options that do not go together.
+  DataOptions data() const;
+  // --mean/--std (or --preprocess's) when given become the normalisation of a
+  // model's input (`mean`, `std`: the checkpoint's or the quantized model's,
+  // named `whose` in messages) when that model has none (mean 0, std 1), and
+  // must equal it otherwise.
+  void normalise(std::vector<float>* mean, std::vector<float>* std, const std::string& whose) const;
+};
+
+enum DataUses { kDatasetFolder = 1, kCalibrationData = 2, kEvaluationData = 4 };
+// The options of `uses`: --data, the user's calibration images, the user's
+// test images; --resize, --crop, --mean, --std, --preprocess with either.
+void add_data_options(CLI::App* cmd, DataArgs& args, int uses);
 
 // --json FILE ('-': standard output); `what` says what is written.
 inline void add_json_option(CLI::App* cmd, std::string& path, const std::string& what = "the results") {
@@ -46,7 +73,8 @@ inline void add_quantize_options(CLI::App* cmd, NamedQuantizeOptions& q) {
                   "gptq (error-compensating, default) or nearest")
       ->capture_default_str();
   cmd->add_option("--percentile", q.percentile, "Quantile for --method percentile")->capture_default_str();
-  cmd->add_option("--calib-samples", q.calibration_samples, "Calibration images from the training split")
+  cmd->add_option("--calib-samples", q.calibration_samples,
+                  "Calibration images, evenly spaced over the training split (or --calib-data)")
       ->capture_default_str();
   cmd->add_option("--auto-samples", q.auto_samples, "Calibration images --method auto scores its choices on")
       ->capture_default_str();

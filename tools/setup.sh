@@ -25,8 +25,10 @@ esac
 
 core_packages=(build-essential cmake ninja-build ccache libeigen3-dev libcli11-dev pybind11-dev python3-pybind11 python3-numpy
   python3-pytest libgtest-dev libgmock-dev dataset-fashion-mnist nlohmann-json3-dev zlib1g-dev libssl-dev libbenchmark-dev
-  python3-matplotlib python3-nbconvert python3-ipykernel jupyter-nbconvert python3-pil libonnx-dev python3-onnx)
-torch_packages=(libtorch-dev python3-torch libgloo-dev)
+  python3-matplotlib python3-nbconvert python3-ipykernel jupyter-nbconvert python3-pil libonnx-dev python3-onnx
+  libpng-dev libjpeg-dev)
+# python3-torchvision: the image folders' decoding and resizing are checked against its own.
+torch_packages=(libtorch-dev python3-torch python3-torchvision libgloo-dev)
 # The test configuration also opens `octet report`'s page in headless Chromium, and runs
 # ONNX's own operator tests (libonnx-testdata's node tests) through the ONNX importer.
 test_packages=(chromium fonts-dejavu-core libonnx-testdata)

@@ -9,6 +9,8 @@ calibration statistics and the per-layer error report, as numpy arrays.
     int32_logits = result.model.predict(x)                  # backend="cpu" by default
     logits = result.model.predict(x, dequantize=True)       # float32: int32 * logit_scale
     report = octet.evaluate(checkpoint, result.model)       # accuracy and per-layer SQNR
+    mine = octet.quantize(checkpoint, calib_data="photos/train")              # your own images: a folder,
+    octet.evaluate(checkpoint, mine.model, eval_data=x, eval_labels=y)        # a .npy, or arrays
     imported = octet.from_torch(torch_model, model="resnet20", path="r20.octet")  # PyTorch weights in
 
 Every failure octet reports raises octet.Error (a RuntimeError) with octet's
@@ -27,6 +29,7 @@ from ._octet import (
     evaluate,
     load_checkpoint,
     load_dataset,
+    load_image_folder,
     load_quantized,
     normalize,
     quantize,
@@ -83,6 +86,7 @@ __all__ = [
     "load_checkpoint",
     "load_cifar10",
     "load_dataset",
+    "load_image_folder",
     "load_fashion_mnist",
     "load_quantized",
     "normalize",

@@ -1,11 +1,14 @@
 // Datasets for Python: the readers octet trains and calibrates with, giving
-// numpy arrays of raw pixels, and the normalisation the models expect.
+// numpy arrays of raw pixels (the built-in datasets and the user's image
+// folders), and the normalisation the models expect.
 #include <pybind11/stl.h>
 
 #include <optional>
 
 #include "common/error.h"
 #include "data/dataset.h"
+#include "data/images.h"
+#include "data/user_data.h"
 #include "python/src/arrays.h"
 #include "python/src/module.h"
 
@@ -38,8 +41,35 @@ py::tuple load_dataset_py(const std::string& name, const std::optional<std::stri
     data = load_dataset(name, resolve_data_dir(name, data_dir.value_or("")), split_from_name(split));
   }
   const int64_t n = data.size();
+  std::vector<uint8_t> labels(data.labels.begin(), data.labels.end());  // the built-in datasets have 10 classes
   return py::make_tuple(to_numpy(std::move(data.images), {n, data.channels, data.height, data.width}),
-                        to_numpy(std::move(data.labels), {n}));
+                        to_numpy(std::move(labels), {n}));
+}
+
+// An ImageFolder folder as the command line reads it, the images' size from
+// the first (after resize and crop): (uint8 images, int64 labels, classes).
+py::tuple load_image_folder_py(const std::string& path, int channels, int resize, int crop) {
+  ImageSource source;
+  source.path = path;
+  source.resize = resize;
+  source.crop = crop;
+  Dataset data;
+  std::vector<std::string> classes;
+  {
+    py::gil_scoped_release release;
+    const ImageFolderListing listing = list_image_folder(path);
+    Image first = read_image_file(listing.files[0], channels);
+    if (resize > 0) first = resize_shorter_side(first, resize);
+    if (crop > 0) first = center_crop(first, crop);
+    data = load_image_source(source, ModelInput{kNoDataset, channels, first.height, first.width,
+                                                static_cast<int>(listing.classes.size())},
+                             true);
+    classes = listing.classes;
+  }
+  const int64_t n = data.size();
+  std::vector<int64_t> labels(data.labels.begin(), data.labels.end());
+  return py::make_tuple(to_numpy(std::move(data.images), {n, data.channels, data.height, data.width}),
+                        to_numpy(std::move(labels), {n}), classes);
 }
 
 py::array_t<float> normalize(const py::handle& images, const std::vector<float>& mean, const std::vector<float>& std) {
@@ -71,6 +101,13 @@ void bind_data(py::module_& m) {
         "Loads a split ('train' or 'test') as (images, labels): uint8 pixels N x C x H x W and uint8 labels N. "
         "data_dir: the folder holding the files (CIFAR-10 .bin files, or the IDX files); default: the dataset's "
         "Debian folder.");
+  m.def("load_image_folder", &load_image_folder_py, py::arg("path"), py::arg("channels") = 3, py::arg("resize") = 0,
+        py::arg("crop") = 0,
+        "Reads a folder in torchvision's ImageFolder layout (one subfolder per class, JPEG or PNG files) as the "
+        "command line's --calib-data/--eval-data do: (uint8 images N x C x H x W, int64 labels N, classes). "
+        "channels: 3 (RGB) or 1 (grey, as PIL's convert('L')); resize: the shorter side to N first, bilinear as "
+        "torchvision's Resize(N); crop: then the centre N x N, as CenterCrop(N). Every image must then have the "
+        "first one's size.");
   m.def("normalize", &normalize, py::arg("images"), py::arg("mean"), py::arg("std"),
         "uint8 pixels N x C x H x W -> float32 model input (pixel / 255 - mean[c]) / std[c], computed as octet "
         "computes it (so logits match the command line's bit for bit).");

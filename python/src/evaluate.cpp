@@ -7,8 +7,10 @@
 #include "data/dataset.h"
 #include "evaluate/evaluate.h"
 #include "qmodel/checkpoint_identity.h"
+#include "quant/pipeline.h"
 #include "python/src/handles.h"
 #include "python/src/module.h"
+#include "python/src/user_images.h"
 #include "python/src/views.h"
 
 namespace octet::python {
@@ -16,14 +18,23 @@ namespace octet::python {
 namespace {
 
 py::dict evaluate_py(const PyCheckpoint& c, PyQuantized& q, const std::optional<std::string>& data_dir,
-                     int64_t limit, bool layers, int64_t batch_size, const std::string& backend) {
+                     const py::object& eval_data, const py::object& eval_labels, int resize, int crop, int64_t limit,
+                     bool layers, int64_t batch_size, const std::string& backend) {
   check_batch_size(batch_size);
   const QuantizedModel& qm = q.model();
   check_quantized_from(qm, "the quantized model", c.checkpoint(), "'" + c.path() + "'");
   EvalReport report;
-  {
+  if (!eval_data.is_none() && !is_path(eval_data)) {  // arrays of model inputs and labels
+    check(resize == 0 && crop == 0, "resize and crop apply to a folder of images, not to an array of model inputs");
+    const Dataset test = array_dataset(eval_data, eval_labels, q.input(), qm.num_classes());
     py::gil_scoped_release release;
-    const Dataset test = load_dataset(qm.dataset, resolve_data_dir(qm.dataset, data_dir.value_or("")), Split::Test);
+    report = evaluate(c.executor(), q.engine(backend), test, limit, layers, batch_size);
+  } else {
+    DataOptions data(data_dir.value_or(""));
+    if (!eval_data.is_none()) data.eval = image_source(eval_data, eval_labels, resize, crop);
+    check(eval_labels.is_none() || !eval_data.is_none(), "eval_labels goes with eval_data");
+    py::gil_scoped_release release;
+    const Dataset test = load_evaluation_images(model_input(qm), data, limit);
     report = evaluate(c.executor(), q.engine(backend), test, limit, layers, batch_size);
   }
   py::list layer_list;
@@ -40,9 +51,10 @@ py::dict evaluate_py(const PyCheckpoint& c, PyQuantized& q, const std::optional<
   py::dict d;
   d["backend"] = q.engine(backend).backend();
   d["images"] = report.images;
-  d["float_top1"] = report.float_top1;
-  d["int8_top1"] = report.int8_top1;
-  d["top1_difference"] = report.int8_top1 - report.float_top1;
+  auto top1 = [&](double v) { return report.labelled ? py::object(py::float_(v)) : py::object(py::none()); };
+  d["float_top1"] = top1(report.float_top1);
+  d["int8_top1"] = top1(report.int8_top1);
+  d["top1_difference"] = top1(report.int8_top1 - report.float_top1);
   d["agreement"] = report.agreement;
   d["float_seconds"] = report.float_seconds;
   d["int8_seconds"] = report.int8_seconds;
@@ -54,12 +66,17 @@ py::dict evaluate_py(const PyCheckpoint& c, PyQuantized& q, const std::optional<
 
 void bind_evaluate(py::module_& m) {
   m.def("evaluate", &evaluate_py, py::arg("checkpoint"), py::arg("quantized"), py::kw_only(),
-        py::arg("data_dir") = py::none(), py::arg("limit") = 0, py::arg("layers") = true, py::arg("batch_size") = 250,
+        py::arg("data_dir") = py::none(), py::arg("eval_data") = py::none(), py::arg("eval_labels") = py::none(),
+        py::arg("resize") = 0, py::arg("crop") = 0, py::arg("limit") = 0, py::arg("layers") = true, py::arg("batch_size") = 250,
         py::arg("backend") = backend_names::kCpu,
         "Float vs int8 on the test set, as `octet eval`, int8 on `backend` (octet.backends()): a dict with images, "
         "float_top1, int8_top1, "
         "top1_difference, agreement (percent), float_seconds, int8_seconds and layers, the per-layer SQNR report "
-        "(a list of dicts: name, op, scale, amax, method, sqnr_db). limit: the first N test images (0: all).");
+        "(a list of dicts: name, op, scale, amax, method, sqnr_db). limit: the first N test images (0: all). eval_data: "
+        "your own test images instead, as `octet eval --eval-data`: a folder in torchvision's ImageFolder layout "
+        "(resize, crop as --resize, --crop; normalised as the quantized model says) or a .npy path with eval_labels "
+        "a .npy path, or a float32 array N x C x H x W of model inputs already normalised with eval_labels an "
+        "integer array; without labels the top-1 entries are None.");
 }
 
 }  // namespace octet::python

@@ -9,6 +9,7 @@
 #include "python/src/arrays.h"
 #include "python/src/handles.h"
 #include "python/src/module.h"
+#include "python/src/user_images.h"
 #include "python/src/views.h"
 #include "quant/pipeline.h"
 
@@ -23,6 +24,7 @@ struct PyQuantizeResult {
 };
 
 std::shared_ptr<PyQuantizeResult> quantize_py(const PyCheckpoint& c, const std::optional<std::string>& data_dir,
+                                              const py::object& calib_data, int resize, int crop,
                                               const std::string& method, const std::string& granularity,
                                               const std::string& scheme, const std::string& weight_rounding,
                                               double percentile, int64_t calib_samples) {
@@ -33,9 +35,20 @@ std::shared_ptr<PyQuantizeResult> quantize_py(const PyCheckpoint& c, const std::
   named.weight_rounding = weight_rounding;
   named.percentile = percentile;
   named.calibration_samples = calib_samples;
-  py::gil_scoped_release release;
-  QuantizeResult r =
-      quantize_checkpoint(c.checkpoint(), data_dir.value_or(""), named.options(), named.calibration_samples);
+  const QuantizeOptions options = named.options();
+  QuantizeResult r;
+  if (!calib_data.is_none() && !is_path(calib_data)) {  // an array of model inputs: evenly spaced ones, as from files
+    check(resize == 0 && crop == 0, "resize and crop apply to a folder of images, not to an array of model inputs");
+    const Dataset d = array_dataset(calib_data, py::none(), c.input(), static_cast<int>(c.classes()));
+    std::vector<float> x = normalized_images(d, {}, {}, calibration_indices(d.size(), named.calibration_samples));
+    py::gil_scoped_release release;
+    r = quantize_checkpoint_on(c.checkpoint(), std::move(x), options);
+  } else {
+    DataOptions data(data_dir.value_or(""));
+    if (!calib_data.is_none()) data.calib = image_source(calib_data, py::none(), resize, crop);
+    py::gil_scoped_release release;
+    r = quantize_checkpoint(c.checkpoint(), data, options, named.calibration_samples);
+  }
   auto result = std::make_shared<PyQuantizeResult>();
   result->model = std::make_shared<PyQuantized>(std::move(r.model));
   result->calibration = std::move(r.calibration);
@@ -97,12 +110,15 @@ void bind_quantize(py::module_& m) {
       });
 
   m.def("quantize", &quantize_py, py::arg("checkpoint"), py::kw_only(), py::arg("data_dir") = py::none(),
-        py::arg("method") = "auto", py::arg("granularity") = "per-channel", py::arg("scheme") = "octet",
+        py::arg("calib_data") = py::none(), py::arg("resize") = 0, py::arg("crop") = 0, py::arg("method") = "auto", py::arg("granularity") = "per-channel", py::arg("scheme") = "octet",
         py::arg("weight_rounding") = "gptq", py::arg("percentile") = 99.99, py::arg("calib_samples") = 1024,
         "Calibrates on training images and quantizes, with the options of `octet quantize`: method (max, sigma3, "
         "percentile, entropy, mse, auto), granularity (per-channel, per-tensor), scheme (octet, lab), "
         "weight_rounding (gptq, nearest), percentile, calib_samples. data_dir: the folder holding the dataset "
-        "(default: the dataset's Debian folder).");
+        "(default: the dataset's Debian folder). calib_data: your own calibration images instead, as `octet quantize "
+        "--calib-data`: a folder in torchvision's ImageFolder layout (JPEG/PNG; resize and crop as --resize and "
+        "--crop, normalised as the checkpoint says) or a .npy path, or a float32 array N x C x H x W of model inputs "
+        "already normalised; calib_samples of them, evenly spaced.");
 }
 
 }  // namespace octet::python

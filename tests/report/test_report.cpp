@@ -231,7 +231,7 @@ TEST(ReportInputs, RefusesAQuantizedModelOfAnotherCheckpoint) {
   other.dataset = "fashion-mnist";
   const std::string message = error_of([&] {
     build_calibration_report(lenet_cifar, fold_for_inference(lenet_cifar.graph, lenet_cifar.params), Calibration{},
-                             other, "", 10, 99.99);
+                             other, DataOptions(), 10, 99.99);
   });
   EXPECT_NE(message.find("pass the checkpoint it was quantized from"), std::string::npos) << message;
 }

@@ -1,0 +1,219 @@
+// JPEG (libjpeg-turbo) and PNG (libpng) decoding as PIL decodes them. Both
+// libraries report errors by longjmp: each decoder runs in a function whose
+// own variables are all trivially destructible (what it fills lives in the
+// caller), so the jump skips no destructor.
+#include <csetjmp>
+#include <cstdio>
+#include <cstring>
+
+#include "common/error.h"
+#include "common/file_io.h"
+#include "data/images.h"
+
+#ifdef OCTET_HAVE_IMAGE_FILES
+#include <jpeglib.h>  // after <cstdio>: it needs FILE
+#include <jerror.h>
+#include <png.h>
+#endif
+
+namespace octet {
+
+namespace {
+// PIL's limit (Image.MAX_IMAGE_PIXELS * 2, where it stops with an error): a
+// header may announce any size, the decoder allocates only what this allows.
+constexpr int64_t kMaxPixels = 2 * int64_t{89478485};
+
+// Interleaved rows (H x W x C) -> planar (C x H x W), to `channels` channels
+// as PIL's convert(): grey replicated to RGB, RGB to grey by ITU-R 601-2.
+Image planar(const std::vector<uint8_t>& rows, int height, int width, int decoded_channels, int channels) {
+  Image out{channels, height, width, {}};
+  const size_t plane = static_cast<size_t>(height) * width;
+  out.pixels.resize(plane * channels);
+  for (size_t p = 0; p < plane; ++p) {
+    const uint8_t* px = rows.data() + p * decoded_channels;
+    if (channels == decoded_channels) {
+      for (int c = 0; c < channels; ++c) out.pixels[c * plane + p] = px[c];
+    } else if (channels == 3) {  // grey -> RGB
+      for (int c = 0; c < 3; ++c) out.pixels[c * plane + p] = px[0];
+    } else {  // RGB -> grey, PIL's L24
+      out.pixels[p] = static_cast<uint8_t>((px[0] * 19595 + px[1] * 38470 + px[2] * 7471 + 0x8000) >> 16);
+    }
+  }
+  return out;
+}
+
+void check_size(int64_t width, int64_t height, const std::string& name) {
+  check(width > 0 && height > 0 && width * height <= kMaxPixels,
+        name + ": an image of " + std::to_string(width) + "x" + std::to_string(height) + " pixels (octet decodes up to " +
+            std::to_string(kMaxPixels) + ")");
+}
+
+#ifdef OCTET_HAVE_IMAGE_FILES
+struct JpegError {
+  jpeg_error_mgr mgr;
+  jmp_buf jump;
+  char message[JMSG_LENGTH_MAX];
+};
+
+extern "C" void jpeg_on_error(j_common_ptr cinfo) {
+  auto* e = reinterpret_cast<JpegError*>(cinfo->err);
+  (*cinfo->err->format_message)(cinfo, e->message);
+  std::longjmp(e->jump, 1);
+}
+
+// Warnings pass (as in PIL), but data that ends early is an error.
+extern "C" void jpeg_on_message(j_common_ptr cinfo, int level) {
+  if (level < 0 && cinfo->err->msg_code == JWRN_JPEG_EOF) {
+    auto* e = reinterpret_cast<JpegError*>(cinfo->err);
+    std::snprintf(e->message, sizeof e->message, "the JPEG data ends early (truncated file)");
+    std::longjmp(e->jump, 1);
+  }
+}
+
+struct Decoded {
+  std::vector<uint8_t> rows;  // H x W x C
+  int64_t width = 0, height = 0;
+  int channels = 0;
+  const char* refusal = nullptr;  // a reason of octet's own
+};
+
+// nullptr, or the library's message (in `error`).
+const char* decode_jpeg(const uint8_t* bytes, size_t size, jpeg_decompress_struct* cinfo, JpegError* error, Decoded* out) {
+  cinfo->err = jpeg_std_error(&error->mgr);
+  error->mgr.error_exit = jpeg_on_error;
+  error->mgr.emit_message = jpeg_on_message;
+  if (setjmp(error->jump)) {
+    jpeg_destroy_decompress(cinfo);
+    return error->message;
+  }
+  jpeg_create_decompress(cinfo);
+  jpeg_mem_src(cinfo, bytes, static_cast<unsigned long>(size));
+  jpeg_read_header(cinfo, TRUE);
+  out->width = cinfo->image_width;
+  out->height = cinfo->image_height;
+  if (cinfo->jpeg_color_space == JCS_CMYK || cinfo->jpeg_color_space == JCS_YCCK)
+    out->refusal = "a CMYK JPEG (octet reads RGB and greyscale JPEGs)";
+  if (out->refusal || out->width * out->height > kMaxPixels) {  // the caller says why
+    jpeg_destroy_decompress(cinfo);
+    return nullptr;
+  }
+  // Greyscale stays grey (PIL's mode L); colour is decoded to RGB, then converted if need be.
+  cinfo->out_color_space = cinfo->jpeg_color_space == JCS_GRAYSCALE ? JCS_GRAYSCALE : JCS_RGB;
+  jpeg_start_decompress(cinfo);
+  out->width = cinfo->output_width;
+  out->height = cinfo->output_height;
+  out->channels = cinfo->output_components;
+  out->rows.resize(static_cast<size_t>(out->width * out->height * out->channels));
+  while (cinfo->output_scanline < cinfo->output_height) {
+    JSAMPROW row = out->rows.data() + static_cast<size_t>(cinfo->output_scanline) * out->width * out->channels;
+    jpeg_read_scanlines(cinfo, &row, 1);
+  }
+  jpeg_finish_decompress(cinfo);
+  jpeg_destroy_decompress(cinfo);
+  return nullptr;
+}
+
+struct PngSource {
+  const uint8_t* bytes;
+  size_t size, at;
+  char message[256];
+};
+
+extern "C" void png_on_error(png_structp png, png_const_charp message) {
+  auto* src = static_cast<PngSource*>(png_get_error_ptr(png));
+  std::snprintf(src->message, sizeof src->message, "%s", message);
+  png_longjmp(png, 1);
+}
+extern "C" void png_on_warning(png_structp, png_const_charp) {}  // as PIL: warnings (an odd colour profile) pass
+
+extern "C" void png_read_bytes(png_structp png, png_bytep data, size_t length) {
+  auto* src = static_cast<PngSource*>(png_get_io_ptr(png));
+  if (length > src->size - src->at) png_error(png, "the PNG data ends early (truncated file)");
+  std::memcpy(data, src->bytes + src->at, length);
+  src->at += length;
+}
+
+// nullptr, or the library's message (in `src`). `row_pointers` is the caller's.
+const char* decode_png(PngSource* src, std::vector<png_bytep>* row_pointers, Decoded* out) {
+  png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, src, png_on_error, png_on_warning);
+  if (!png) return "out of memory";
+  png_infop info = png_create_info_struct(png);
+  if (!info || setjmp(png_jmpbuf(png))) {
+    png_destroy_read_struct(&png, info ? &info : nullptr, nullptr);
+    return src->message;
+  }
+  png_set_read_fn(png, src, png_read_bytes);
+  png_set_user_limits(png, 1u << 20, 1u << 20);
+  png_read_info(png, info);
+  const png_uint_32 width = png_get_image_width(png, info), height = png_get_image_height(png, info);
+  out->width = width;
+  out->height = height;
+  if (out->width * out->height > kMaxPixels) {  // the caller says why
+    png_destroy_read_struct(&png, &info, nullptr);
+    return nullptr;
+  }
+  const int color = png_get_color_type(png, info);
+  if (color == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);  // its transparency is not made alpha
+  if (color == PNG_COLOR_TYPE_GRAY && png_get_bit_depth(png, info) < 8) png_set_expand_gray_1_2_4_to_8(png);
+  png_set_strip_16(png);
+  png_set_strip_alpha(png);
+  png_set_interlace_handling(png);
+  png_read_update_info(png, info);
+  out->channels = png_get_channels(png, info);
+  out->rows.resize(static_cast<size_t>(out->width * out->height * out->channels));
+  row_pointers->resize(height);
+  for (png_uint_32 y = 0; y < height; ++y) (*row_pointers)[y] = out->rows.data() + size_t{y} * width * out->channels;
+  png_read_image(png, row_pointers->data());
+  png_read_end(png, nullptr);
+  png_destroy_read_struct(&png, &info, nullptr);
+  return nullptr;
+}
+#endif
+}  // namespace
+
+std::string image_files_missing() {
+#ifdef OCTET_HAVE_IMAGE_FILES
+  return "";
+#else
+  return "this octet was built without libpng and libjpeg (Debian: apt-get install libpng-dev libjpeg-dev, then build "
+         "again), so it reads no JPEG or PNG files";
+#endif
+}
+
+Image decode_image(const uint8_t* bytes, size_t size, int channels, const std::string& name) {
+  check(channels == 1 || channels == 3,
+        name + ": images are decoded to 1 or 3 channels; the model takes " + std::to_string(channels));
+  const bool png = size >= 8 && std::memcmp(bytes, "\x89PNG\r\n\x1a\n", 8) == 0;
+  const bool jpeg = size >= 3 && bytes[0] == 0xff && bytes[1] == 0xd8 && bytes[2] == 0xff;
+  check(png || jpeg, name + ": not a JPEG or PNG file (octet reads those two formats)");
+  const std::string missing = image_files_missing();
+  check(missing.empty(), name + ": " + missing);
+#ifdef OCTET_HAVE_IMAGE_FILES
+  Decoded d;
+  const char* error = nullptr;
+  if (jpeg) {
+    jpeg_decompress_struct cinfo;
+    JpegError jpeg_error;
+    error = decode_jpeg(bytes, size, &cinfo, &jpeg_error, &d);
+    if (error) fail(name + ": cannot decode this JPEG: " + std::string(error));
+  } else {
+    PngSource src{bytes, size, 0, "unknown error"};
+    std::vector<png_bytep> row_pointers;
+    error = decode_png(&src, &row_pointers, &d);
+    if (error) fail(name + ": cannot decode this PNG: " + std::string(error));
+  }
+  check(d.refusal == nullptr, name + ": " + (d.refusal ? d.refusal : ""));
+  check_size(d.width, d.height, name);
+  check(!d.rows.empty(), name + ": decoded to nothing");
+  return planar(d.rows, static_cast<int>(d.height), static_cast<int>(d.width), d.channels, channels);
+#else
+  return {};
+#endif
+}
+
+Image read_image_file(const std::string& path, int channels) {
+  const std::vector<uint8_t> bytes = read_file_bytes(path);
+  return decode_image(bytes.data(), bytes.size(), channels, path);
+}
+
+}  // namespace octet

@@ -1,0 +1,45 @@
+// Image files as torchvision's ImageFolder reads them for a model (PIL's
+// Image.open(...).convert("RGB"), then Resize and CenterCrop): JPEG and PNG
+// decoded with libjpeg-turbo and libpng to 8-bit pixels, converted as PIL's
+// convert() does, resized with PIL's bilinear filter (antialiased when it
+// shrinks) bit for bit, and cropped at the centre as torchvision does.
+// Refusals name the file. Built without libpng or libjpeg (both found by
+// CMake or neither used), decoding fails saying so.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace octet {
+
+struct Image {
+  int channels = 0, height = 0, width = 0;
+  std::vector<uint8_t> pixels;  // C x H x W (planar)
+};
+
+// "" when this build decodes JPEG and PNG files, else why not.
+std::string image_files_missing();
+
+// A JPEG or PNG file's bytes (recognised by their first bytes, not the name)
+// as `channels` channels: 3, RGB (grey replicated, as convert("RGB")), or 1,
+// grey (colour as convert("L"): (19595 R + 38470 G + 7471 B + 2^15) >> 16).
+// Alpha and PNG transparency are dropped, 16-bit PNG samples keep their high
+// byte, CMYK JPEGs are refused. `name` names the file in messages.
+Image decode_image(const uint8_t* bytes, size_t size, int channels, const std::string& name);
+Image read_image_file(const std::string& path, int channels);
+
+// PIL's Image.resize((width, height), Image.BILINEAR) on 8-bit pixels.
+Image resize_bilinear(const Image& image, int height, int width);
+
+// torchvision's Resize(size) (an int): the shorter side becomes `size`, the
+// longer int(size * long / short); unchanged when it is already so.
+Image resize_shorter_side(const Image& image, int size);
+
+// torchvision's CenterCrop(size): the size x size square at top
+// round((H - size) / 2), left round((W - size) / 2) (Python's round: halves
+// to even); an image smaller than `size` is padded with zeros first, as
+// torchvision pads it.
+Image center_crop(const Image& image, int size);
+
+}  // namespace octet
