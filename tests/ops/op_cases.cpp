@@ -417,6 +417,12 @@ std::vector<OpCase> make_cases() {
                      [s] { return quantize_random(random_grouped_checkpoint(s), quick_quantize_options(), 32); },
                      CaseImages::Normalised, true});
   }
+  for (const int64_t batch : {1, 5}) {
+    const uint64_t s = seed++;
+    cases.push_back({"network_imagenet_ops_" + shape_name(batch, 3, 16, 16), batch,
+                     [s] { return quantize_random(random_imagenet_ops_checkpoint(s), quick_quantize_options(), 32); },
+                     CaseImages::Normalised, false});
+  }
   add_image_net_operator_cases(cases);
   return cases;
 }

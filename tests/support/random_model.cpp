@@ -52,6 +52,33 @@ Checkpoint random_grouped_checkpoint(uint64_t seed) {
   return c;
 }
 
+Checkpoint random_imagenet_ops_checkpoint(uint64_t seed) {
+  GraphBuilder b;
+  int x = b.input(3, 16, 16);
+  x = b.activation(b.conv_bn("stem", "stem_bn", x, 16, 3, 1, 1, true), "clip", 0.0f, 6.0f);  // ReLU6, fused
+  x = b.max_pool(x, 3, 2, 1);
+  x = b.activation(b.conv("dw", x, 16, 3, 1, 1, true, 16), "hard_swish");
+  const int squeezed = b.relu(b.conv("se_reduce", b.global_avg_pool(x), 8, 1, 1, 0, true));
+  x = b.mul(x, b.activation(b.conv("se_expand", squeezed, 16, 1, 1, 0, true), "hard_sigmoid", 1.0f / 6.0f, 0.5f));
+  const int branch = b.activation(b.conv("branch", x, 12, 3, 1, 1, true), "silu");
+  x = b.concat({b.conv("a", x, 8, 1, 1, 0, true), branch, b.max_pool(x, 3, 1, 1, true)});  // 36 channels
+  const int left = b.channel_slice(x, 0, 18);
+  const int right = b.activation(b.conv("right", b.channel_slice(x, 18, 18), 18, 3, 1, 1, true, 18), "leaky_relu", 0.1f);
+  x = b.channel_shuffle(b.concat({left, right}), 2);
+  x = b.avg_pool(b.activation(x, "sigmoid"), 2, 2, 0, true);
+  b.linear("fc", b.flatten(b.global_avg_pool(x)), 10);
+  Checkpoint c;
+  c.model = "imagenet-ops-test";
+  c.dataset = "cifar10";
+  c.batch_norm = true;
+  c.graph = b.finish();
+  c.classes = dataset_info(c.dataset).classes;
+  c.mean.assign(3, 0.5f);
+  c.std.assign(3, 0.25f);
+  draw_random_params(&c, seed);
+  return c;
+}
+
 void draw_random_params(Checkpoint* checkpoint, uint64_t seed) {
   Checkpoint& c = *checkpoint;
   c.params.clear();

@@ -14,6 +14,10 @@ Checkpoint random_checkpoint(const std::string& model, const ModelOptions& optio
 // A small network of grouped and depthwise convolutions (none of the
 // registry's has them) on 3 x 16 x 16 images, with random weights as above.
 Checkpoint random_grouped_checkpoint(uint64_t seed);
+// Every operator of issue 40's ImageNet CNNs in one network on 3 x 16 x 16
+// images: ReLU6, padded and ceil_mode pools, hard swish, a squeeze-and-
+// excitation gate, SiLU, concats, channel slices and shuffle, LeakyReLU, sigmoid.
+Checkpoint random_imagenet_ops_checkpoint(uint64_t seed);
 // Replaces the parameters of `checkpoint` with random ones (as above) for its graph.
 void draw_random_params(Checkpoint* checkpoint, uint64_t seed);
 // Normalised-looking images: N x C x H x W values in about [-2, 2].
