@@ -296,6 +296,35 @@ void Importer::import_node(const onnx::NodeProto& n) {
   refuse(n, "octet cannot import " + op + " yet");
 }
 
+// int8 models return their last layer's int32 accumulators as the logits, so
+// that layer must be a linear one: a model ending otherwise (SqueezeNet's
+// conv, ReLU and global pool) gets an identity linear layer, exact in float
+// and in int8 (its int8 weights 127 at scale 127, its logits the int8 values
+// dequantized).
+void Importer::end_in_a_linear_layer() {
+  const int last = static_cast<int>(ops_.size()) - 1;
+  const Node& n = builder_.graph().nodes.at(static_cast<size_t>(last));
+  if (n.op == Op::Linear && !n.relu) return;
+  const ActShape s = shape_of(last);
+  if (s.h != 1 || s.w != 1) return;  // refused below
+  int x = last;
+  if (!is_flat(x)) {
+    x = builder_.flatten(x);
+    ops_.push_back(Op::Flatten);
+    layers_.push_back("");
+  }
+  std::string name = "identity_logits";
+  while (taken_names_.count(name)) name += "_";
+  taken_names_.insert(name);
+  builder_.linear(name, x, s.c, true);
+  ops_.push_back(Op::Linear);
+  layers_.push_back(name);
+  FloatTensor identity({s.c, s.c}, 0.0f);
+  for (int k = 0; k < s.c; ++k) identity.data[static_cast<size_t>(k) * s.c + k] = 1.0f;
+  params_[name + ".weight"] = std::move(identity);
+  params_[name + ".bias"] = FloatTensor({s.c}, 0.0f);
+}
+
 Checkpoint Importer::finish() {
   check(g_.output_size() == 1, where_ + ": the graph has " + std::to_string(g_.output_size()) +
                                     " outputs; octet imports models with one (the logits)");
@@ -304,6 +333,7 @@ Checkpoint Importer::finish() {
   check(it != values_.end(), where_ + ": no node computes the graph's output '" + out + "'");
   check(it->second == static_cast<int>(ops_.size()) - 1,
         where_ + ": the output '" + out + "' is not computed last: nodes after it compute nothing the model returns");
+  end_in_a_linear_layer();
   Checkpoint c;
   try {
     c.graph = builder_.finish();

@@ -62,6 +62,7 @@ class Importer {
   void concat(const onnx::NodeProto& n);
   void split(const onnx::NodeProto& n);
   ActShape shape_of(int node) const;
+  void end_in_a_linear_layer();
   Checkpoint finish();
 
   const onnx::ModelProto& model_;
