@@ -127,24 +127,30 @@ def test_imported_logits_match_pytorch(tmp_path, octet_bin, images, flatten_by_v
     assert np.abs(got - expected).max() <= 1e-4 * largest, (np.abs(got - expected).max(), largest)
 
 
-def test_imported_model_quantizes_and_evaluates(tmp_path, octet_bin):
+def int8_agreement(tmp_path, octet_bin, model):
+    """Imports `model` (exported to ONNX), quantizes it on 128 CIFAR-10 training images
+    (max) and returns int8's top-1 agreement with float on 256 test images."""
     cifar = os.environ.get("OCTET_CIFAR10_DIR", str(SOURCE_DIR / ".data" / "cifar-10-batches-bin"))
     if not os.path.exists(os.path.join(cifar, "test_batch.bin")):
         pytest.skip(f"CIFAR-10 binary files not found in {cifar} (tools/setup.sh writes them)")
-    export(random_model(2), tmp_path / "small.onnx")
-    result = run_import(octet_bin, tmp_path / "small.onnx", tmp_path / "small.octet")
+    export(model, tmp_path / "m.onnx")
+    result = run_import(octet_bin, tmp_path / "m.onnx", tmp_path / "m.octet")
     if "built without it" in result.stderr:
         pytest.skip("this octet has no ONNX library: " + result.stderr.strip())
     assert result.returncode == 0, result.stderr
-    quantize = subprocess.run([octet_bin, "quantize", "--checkpoint", str(tmp_path / "small.octet"), "--data", cifar,
-                               "--method", "max", "--calib-samples", "128", "-o", str(tmp_path / "small.int8")],
+    quantize = subprocess.run([octet_bin, "quantize", "--checkpoint", str(tmp_path / "m.octet"), "--data", cifar,
+                               "--method", "max", "--calib-samples", "128", "-o", str(tmp_path / "m.int8")],
                               capture_output=True, text=True)
     assert quantize.returncode == 0, quantize.stderr
-    checkpoint = octet.load_checkpoint(str(tmp_path / "small.octet"))
-    quantized = octet.load_quantized(str(tmp_path / "small.int8"))
+    checkpoint = octet.load_checkpoint(str(tmp_path / "m.octet"))
+    quantized = octet.load_quantized(str(tmp_path / "m.int8"))
     images, _ = octet.load_cifar10(cifar)
     images = octet.normalize(images[:256], checkpoint.mean, checkpoint.std)
-    agreement = np.mean(checkpoint.predict(images).argmax(1) == quantized.predict(images).argmax(1))
+    return np.mean(checkpoint.predict(images).argmax(1) == quantized.predict(images).argmax(1))
+
+
+def test_imported_model_quantizes_and_evaluates(tmp_path, octet_bin):
+    agreement = int8_agreement(tmp_path, octet_bin, random_model(2))
     assert agreement >= 0.9, agreement  # random weights: int8 follows float on most images
 
 
@@ -254,23 +260,7 @@ def test_imagenet_operators_import_and_match_pytorch(tmp_path, octet_bin, images
 
 
 def test_imagenet_operators_quantize_and_follow_float(tmp_path, octet_bin):
-    cifar = os.environ.get("OCTET_CIFAR10_DIR", str(SOURCE_DIR / ".data" / "cifar-10-batches-bin"))
-    if not os.path.exists(os.path.join(cifar, "test_batch.bin")):
-        pytest.skip(f"CIFAR-10 binary files not found in {cifar} (tools/setup.sh writes them)")
-    export(imagenet_ops_model(8), tmp_path / "ops.onnx")
-    result = run_import(octet_bin, tmp_path / "ops.onnx", tmp_path / "ops.octet")
-    if "built without it" in result.stderr:
-        pytest.skip("this octet has no ONNX library: " + result.stderr.strip())
-    assert result.returncode == 0, result.stderr
-    quantize = subprocess.run([octet_bin, "quantize", "--checkpoint", str(tmp_path / "ops.octet"), "--data", cifar,
-                               "--method", "max", "--calib-samples", "128", "-o", str(tmp_path / "ops.int8")],
-                              capture_output=True, text=True)
-    assert quantize.returncode == 0, quantize.stderr
-    checkpoint = octet.load_checkpoint(str(tmp_path / "ops.octet"))
-    quantized = octet.load_quantized(str(tmp_path / "ops.int8"))
-    images, _ = octet.load_cifar10(cifar)
-    images = octet.normalize(images[:256], checkpoint.mean, checkpoint.std)
-    agreement = np.mean(checkpoint.predict(images).argmax(1) == quantized.predict(images).argmax(1))
+    agreement = int8_agreement(tmp_path, octet_bin, imagenet_ops_model(8))
     assert agreement >= 0.8, agreement  # random weights: int8 follows float on most images
 
 

@@ -31,6 +31,22 @@ Checkpoint random_checkpoint(const std::string& model, const ModelOptions& o, ui
   return c;
 }
 
+namespace {
+// A CIFAR-10 checkpoint of a hand-built graph with random parameters.
+Checkpoint cifar_test_checkpoint(const std::string& model, Graph graph, uint64_t seed) {
+  Checkpoint c;
+  c.model = model;
+  c.dataset = "cifar10";
+  c.batch_norm = true;
+  c.graph = std::move(graph);
+  c.classes = dataset_info(c.dataset).classes;
+  c.mean.assign(3, 0.5f);
+  c.std.assign(3, 0.25f);
+  draw_random_params(&c, seed);
+  return c;
+}
+}  // namespace
+
 Checkpoint random_grouped_checkpoint(uint64_t seed) {
   GraphBuilder b;
   int x = b.input(3, 16, 16);
@@ -40,16 +56,7 @@ Checkpoint random_grouped_checkpoint(uint64_t seed) {
   const int project = b.conv("project", b.relu(b.conv("dw5", expand, 18, 5, 1, 2, true, 18)), 12, 1, 1, 0, true);
   x = b.relu(b.add(project, x));  // an inverted residual, as MobileNetV2's
   b.linear("fc", b.flatten(b.global_avg_pool(b.conv("dw_m2", x, 24, 3, 2, 1, true, 12))), 10);
-  Checkpoint c;
-  c.model = "grouped-test";
-  c.dataset = "cifar10";
-  c.batch_norm = true;
-  c.graph = b.finish();
-  c.classes = dataset_info(c.dataset).classes;
-  c.mean.assign(3, 0.5f);
-  c.std.assign(3, 0.25f);
-  draw_random_params(&c, seed);
-  return c;
+  return cifar_test_checkpoint("grouped-test", b.finish(), seed);
 }
 
 Checkpoint random_imagenet_ops_checkpoint(uint64_t seed) {
@@ -67,16 +74,7 @@ Checkpoint random_imagenet_ops_checkpoint(uint64_t seed) {
   x = b.channel_shuffle(b.concat({left, right}), 2);
   x = b.avg_pool(b.activation(x, "sigmoid"), 2, 2, 0, true);
   b.linear("fc", b.flatten(b.global_avg_pool(x)), 10);
-  Checkpoint c;
-  c.model = "imagenet-ops-test";
-  c.dataset = "cifar10";
-  c.batch_norm = true;
-  c.graph = b.finish();
-  c.classes = dataset_info(c.dataset).classes;
-  c.mean.assign(3, 0.5f);
-  c.std.assign(3, 0.25f);
-  draw_random_params(&c, seed);
-  return c;
+  return cifar_test_checkpoint("imagenet-ops-test", b.finish(), seed);
 }
 
 void draw_random_params(Checkpoint* checkpoint, uint64_t seed) {
