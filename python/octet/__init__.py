@@ -12,6 +12,7 @@ calibration statistics and the per-layer error report, as numpy arrays.
     mine = octet.quantize(checkpoint, calib_data="photos/train")              # your own images: a folder,
     octet.evaluate(checkpoint, mine.model, eval_data=x, eval_labels=y)        # a .npy, or arrays
     imported = octet.from_torch(torch_model, model="resnet20", path="r20.octet")  # PyTorch weights in
+    mobilenet = octet.import_onnx("mobilenet_v2.onnx")                         # any CNN from ONNX
 
 Every failure octet reports raises octet.Error (a RuntimeError) with octet's
 message; input arrays of the wrong dtype raise TypeError, of the wrong shape
@@ -27,6 +28,7 @@ from ._octet import (
     dataset_info,
     datasets,
     evaluate,
+    import_onnx,
     load_checkpoint,
     load_dataset,
     load_image_folder,
@@ -83,6 +85,7 @@ __all__ = [
     "datasets",
     "evaluate",
     "from_torch",
+    "import_onnx",
     "load_checkpoint",
     "load_cifar10",
     "load_dataset",

@@ -17,4 +17,5 @@ PYBIND11_MODULE(_octet, m) {
   octet::python::bind_evaluate(m);
   octet::python::bind_data(m);
   octet::python::bind_state_dict(m);
+  octet::python::bind_onnx_import(m);
 }

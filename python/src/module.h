@@ -14,5 +14,6 @@ void bind_quantize(py::module_& m);    // octet.quantize and its calibration sta
 void bind_evaluate(py::module_& m);    // octet.evaluate
 void bind_data(py::module_& m);        // datasets
 void bind_state_dict(py::module_& m);  // PyTorch weights in (octet.from_torch)
+void bind_onnx_import(py::module_& m);  // ONNX models in (octet.import_onnx)
 
 }  // namespace octet::python

@@ -120,6 +120,8 @@ def test_imported_logits_match_pytorch(tmp_path, octet_bin, images, flatten_by_v
     checkpoint = octet.load_checkpoint(str(tmp_path / "small.octet"))
     assert checkpoint.dataset == "cifar10"
     got = checkpoint.predict(images)
+    in_python = octet.import_onnx(str(tmp_path / "small.onnx"), dataset="cifar10")  # the same import, no file
+    assert np.array_equal(in_python.predict(images), got)
     expected = logits_of(model, images)
     assert got.shape == expected.shape == (64, 10)
     largest = np.abs(expected).max()

@@ -1,0 +1,37 @@
+// octet.import_onnx: a float ONNX model as a checkpoint, as `octet import
+// model.onnx` makes it (interop/onnx_import.h); where octet was built without
+// the ONNX library it says so.
+#include <pybind11/stl.h>
+
+#include "common/error.h"
+#include "python/src/handles.h"
+#include "python/src/module.h"
+#ifdef OCTET_HAVE_ONNX
+#include "interop/onnx_import.h"
+#endif
+
+namespace octet::python {
+
+namespace {
+std::shared_ptr<PyCheckpoint> import_onnx_py(const std::string& path, const std::string& dataset,
+                                             const std::vector<float>& mean, const std::vector<float>& std) {
+#ifdef OCTET_HAVE_ONNX
+  py::gil_scoped_release release;
+  return std::make_shared<PyCheckpoint>(path, import_onnx(path, OnnxImportOptions{dataset, mean, std}));
+#else
+  fail("octet.import_onnx('" + path + "') needs the ONNX library, and this octet was built without it: install it "
+       "(Debian: apt-get install libonnx-dev) and build again");
+#endif
+}
+}  // namespace
+
+void bind_onnx_import(py::module_& m) {
+  m.def("import_onnx", &import_onnx_py, py::arg("path"), py::kw_only(), py::arg("dataset") = "",
+        py::arg("mean") = std::vector<float>{}, py::arg("std") = std::vector<float>{},
+        "A float ONNX model (opsets 11-17) as a checkpoint, as `octet import model.onnx` makes it: dataset "
+        "(optional: 'cifar10', 'fashion-mnist'; the model must fit its images) gives the classes and the "
+        "normalisation, else the classes are numbered and mean/std (default none) normalise the input. Save it "
+        "with checkpoint.save(path), or use it directly (predict, octet.quantize).");
+}
+
+}  // namespace octet::python
