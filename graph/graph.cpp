@@ -1,5 +1,6 @@
 #include "graph/graph.h"
 
+#include <cfloat>
 #include <cmath>
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -29,7 +30,7 @@ int int_attribute(const nlohmann::json& node, const char* key, int fallback) {
 float float_attribute(const nlohmann::json& node, const char* key, float fallback) {
   if (!node.contains(key)) return fallback;
   const nlohmann::json& v = node.at(key);
-  check(v.is_number() && std::isfinite(v.get<double>()) && std::abs(v.get<double>()) < 1e30,
+  check(v.is_number() && std::isfinite(v.get<double>()) && std::abs(v.get<double>()) <= FLT_MAX,
         std::string("attribute '") + key + "' is " + v.dump() + ", not a finite number");
   return v.get<float>();
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "common/error.h"
 #include "interop/onnx_tensors.h"
@@ -122,6 +123,29 @@ void Importer::linear(const onnx::NodeProto& n) {
   params_[name + ".bias"] = std::move(bias);
 }
 
+// x * scale + shift by constants of one value or one per channel, as a
+// depthwise 1x1 conv of its own (weight: the scale, bias: the shift).
+int Importer::channel_affine(const onnx::NodeProto& n, int x, const FloatTensor* scale, const FloatTensor* shift) {
+  const ActShape s = shape_of(x);
+  if (is_flat(x)) refuse(n, "a constant " + n.op_type() + " of rows; octet applies constants per image channel");
+  const auto per_channel = [&](const FloatTensor* t, float fallback) {
+    std::vector<float> v(static_cast<size_t>(s.c), fallback);
+    if (!t) return v;
+    const bool one = t->numel() == 1, channels = t->numel() == s.c && t->shape.size() >= 3 &&
+                                                 t->dim(static_cast<int>(t->shape.size()) - 3) == s.c;
+    if (!one && !channels)
+      refuse(n, "a constant of shape " + shape_string(t->shape) + " for " + to_string(s) +
+                    " images; octet takes one value or one per channel");
+    for (int c = 0; c < s.c; ++c) v[static_cast<size_t>(c)] = t->data[one ? 0 : static_cast<size_t>(c)];
+    return v;
+  };
+  const std::string name = layer_name(n);
+  const int y = builder_.conv(name, x, s.c, 1, 1, 0, true, s.c);
+  params_[name + ".weight"] = FloatTensor({s.c, 1, 1, 1}, per_channel(scale, 1.0f));
+  params_[name + ".bias"] = FloatTensor({s.c}, per_channel(shift, 0.0f));
+  return y;
+}
+
 void Importer::add(const onnx::NodeProto& n) {
   const bool first_constant = !values_.count(n.input(0)), second_constant = !values_.count(n.input(1));
   if (!first_constant && !second_constant) {
@@ -130,9 +154,9 @@ void Importer::add(const onnx::NodeProto& n) {
   }
   const int i = first_constant ? 1 : 0;
   const int x = activation(n, i);
-  if (ops_[x] != Op::Linear || uses_[n.input(i)] != 1)
-    refuse(n, "adds a constant to something other than a MatMul's output; octet adds constants only as biases");
   const FloatTensor c = constant(n, 1 - i);
+  if (ops_[x] != Op::Linear || uses_[n.input(i)] != 1)
+    return define(n, channel_affine(n, x, nullptr, &c), Op::Conv2d);
   FloatTensor& bias = params_[layers_[x] + ".bias"];
   if (c.numel() != bias.numel()) refuse(n, "a bias of shape " + shape_string(c.shape));
   for (int64_t o = 0; o < c.numel(); ++o) bias.data[o] += c.data[o];
@@ -219,8 +243,9 @@ void Importer::pad(const onnx::NodeProto& n) {
 
 void Importer::clip(const onnx::NodeProto& n) {
   const int x = activation(n, 0);
-  if (!has_input(n, 1) || !has_input(n, 2)) refuse(n, "a Clip without both min and max");
-  const float lo = scalar(n, 1), hi = scalar(n, 2);
+  // An absent bound is none (the float range's end).
+  const float lo = has_input(n, 1) ? scalar(n, 1) : std::numeric_limits<float>::lowest();
+  const float hi = has_input(n, 2) ? scalar(n, 2) : std::numeric_limits<float>::max();
   if (lo > hi) refuse(n, "min " + std::to_string(lo) + " above max " + std::to_string(hi));
   define(n, builder_.activation(x, "clip", lo, hi), Op::Activation);
 }
@@ -246,8 +271,11 @@ void Importer::gate(const onnx::NodeProto& n) {
 void Importer::mul(const onnx::NodeProto& n) {
   if (const auto it = fused_muls_.find(&n); it != fused_muls_.end())  // the activation before it is the product
     return define(n, it->second, Op::Activation);
-  if (!values_.count(n.input(0)) || !values_.count(n.input(1)))
-    refuse(n, "multiplies by a constant; octet multiplies two computed values");
+  if (!values_.count(n.input(0)) || !values_.count(n.input(1))) {
+    const int i = values_.count(n.input(0)) ? 0 : 1;
+    const FloatTensor c = constant(n, 1 - i);
+    return define(n, channel_affine(n, activation(n, i), &c, nullptr), Op::Conv2d);
+  }
   int a = activation(n, 0), b = activation(n, 1);
   const ActShape sa = shape_of(a), sb = shape_of(b);
   if (sa.numel() < sb.numel()) std::swap(a, b);

@@ -59,6 +59,7 @@ class Importer {
   void clip(const onnx::NodeProto& n);
   void gate(const onnx::NodeProto& n);
   void mul(const onnx::NodeProto& n);
+  int channel_affine(const onnx::NodeProto& n, int x, const FloatTensor* scale, const FloatTensor* shift);
   void concat(const onnx::NodeProto& n);
   void split(const onnx::NodeProto& n);
   ActShape shape_of(int node) const;

@@ -196,7 +196,8 @@ class SqueezeExcite(nn.Module):
 
 class ImageNetOps(nn.Module):
     """The operators of torchvision's ImageNet CNNs on a CIFAR-sized image:
-    ReLU6 (Clip), a padded 3x3/2 max pool, HardSwish, squeeze-and-excitation
+    ReLU6 (Clip), a padded 3x3/2 max pool, a constant per-channel gain and
+    offset, HardSwish, squeeze-and-excitation
     with HardSigmoid and Sigmoid gates, an inception-style concat with a
     ceil_mode pool, ShuffleNet's chunk and channel shuffle, SiLU, LeakyReLU,
     a padded average pool counting its padding and a ceil_mode one."""
@@ -215,9 +216,10 @@ class ImageNetOps(nn.Module):
         self.avg_counting = nn.AvgPool2d(3, stride=1, padding=1)
         self.ceil_pool = nn.MaxPool2d(3, stride=2, ceil_mode=True)
         self.fc = nn.Linear(36, 10)
+        self.register_buffer("gain", torch.linspace(0.5, 1.5, 16).reshape(16, 1, 1))
 
     def forward(self, x):
-        x = self.pool(self.stem(x))
+        x = self.pool(self.stem(x)) * self.gain + 0.25  # constants per channel and for all: a 1x1 depthwise conv
         x = nn.functional.hardswish(self.depthwise(x))
         x = self.se1(x)
         x = torch.cat([self.branch_a(x), self.branch_b(x), self.branch_pool(x)], 1)  # 8 + 12 + 16
