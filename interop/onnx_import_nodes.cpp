@@ -303,7 +303,10 @@ void Importer::split(const onnx::NodeProto& n) {
     sizes.assign(static_cast<size_t>(n.output_size()), channels / n.output_size());
   }
   int64_t total = 0;
-  for (int64_t s : sizes) total += s;
+  for (int64_t s : sizes) {
+    if (s < 1 || s > channels) refuse(n, "split sizes " + ints_string(sizes) + " for " + std::to_string(channels) + " channels");
+    total += s;
+  }
   if (static_cast<int>(sizes.size()) != n.output_size() || total != channels)
     refuse(n, "split sizes " + ints_string(sizes) + " for " + std::to_string(channels) + " channels");
   int offset = 0;

@@ -33,9 +33,12 @@ int64_t arithmetic(const std::string& op, int64_t a, int64_t b) {
   if (op == "Div" && a == kBatchDim && b == 1) return a;
   if ((op == "Add" || op == "Sub") && a == kBatchDim && b == 0) return a;
   if (!known(a) || !known(b)) return kUnknownDim;
-  if (op == "Mul") return a * b;
-  if (op == "Add") return a + b;
-  if (op == "Sub") return a - b;
+  int64_t y = 0;
+  const bool overflow = op == "Mul"   ? __builtin_mul_overflow(a, b, &y)
+                        : op == "Add" ? __builtin_add_overflow(a, b, &y)
+                        : op == "Sub" ? __builtin_sub_overflow(a, b, &y)
+                                      : false;
+  if (op != "Div") return overflow || !known(y) ? kUnknownDim : y;
   check(b != 0, "a division by zero");
   return a / b;  // ONNX's integer Div truncates
 }
@@ -94,7 +97,9 @@ std::vector<ShapeValue> evaluate_shape_op(const onnx::NodeProto& n, const std::v
     for (int64_t k = clamp(starts[0]); k < clamp(ends[0]); ++k) y.values.push_back(x.values[static_cast<size_t>(k)]);
   } else if (op == "ReduceProd") {
     int64_t product = 1;
-    for (int64_t v : x.values) product = known(v) && known(product) ? product * v : kUnknownDim;
+    for (int64_t v : x.values)
+      if (!known(v) || !known(product) || __builtin_mul_overflow(product, v, &product) || !known(product))
+        product = kUnknownDim;
     y.values = {product};
     y.scalar = int_attribute(n, "keepdims", 1) == 0;
   } else if (op == "Mul" || op == "Div" || op == "Add" || op == "Sub") {
