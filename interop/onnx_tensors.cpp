@@ -45,10 +45,11 @@ FloatTensor float_tensor(const onnx::TensorProto& t, const std::string& what) {
                          "): octet imports float models; quantized ONNX models are not read");
   const int64_t n = element_count(t, what);
   FloatTensor out(shape_of(t));
+  // (memcpy only when there is something to copy: an empty vector's data() may be null.)
   if (t.has_raw_data()) {
     check(static_cast<int64_t>(t.raw_data().size()) == n * 4,
           what + " holds " + std::to_string(t.raw_data().size()) + " bytes for " + std::to_string(n) + " floats");
-    std::memcpy(out.data.data(), t.raw_data().data(), t.raw_data().size());
+    if (n > 0) std::memcpy(out.data.data(), t.raw_data().data(), t.raw_data().size());
   } else {
     check(t.float_data_size() == n,
           what + " holds " + std::to_string(t.float_data_size()) + " values for " + std::to_string(n) + " elements");
@@ -65,7 +66,7 @@ std::vector<int64_t> int_tensor(const onnx::TensorProto& t, const std::string& w
   if (t.data_type() == onnx::TensorProto::INT64) {
     if (t.has_raw_data()) {
       check(static_cast<int64_t>(t.raw_data().size()) == n * 8, what + " holds the wrong number of bytes");
-      std::memcpy(out.data(), t.raw_data().data(), t.raw_data().size());
+      if (n > 0) std::memcpy(out.data(), t.raw_data().data(), t.raw_data().size());
     } else {
       check(t.int64_data_size() == n, what + " holds the wrong number of values");
       std::copy(t.int64_data().begin(), t.int64_data().end(), out.begin());
@@ -74,7 +75,7 @@ std::vector<int64_t> int_tensor(const onnx::TensorProto& t, const std::string& w
     if (t.has_raw_data()) {
       check(static_cast<int64_t>(t.raw_data().size()) == n * 4, what + " holds the wrong number of bytes");
       std::vector<int32_t> v(out.size());
-      std::memcpy(v.data(), t.raw_data().data(), t.raw_data().size());
+      if (n > 0) std::memcpy(v.data(), t.raw_data().data(), t.raw_data().size());
       std::copy(v.begin(), v.end(), out.begin());
     } else {
       check(t.int32_data_size() == n, what + " holds the wrong number of values");
