@@ -66,8 +66,6 @@ void Importer::read_input() {
               " images, and " + info_->name + "'s are " + std::to_string(info_->channels) + "x" +
               std::to_string(info_->height) + "x" + std::to_string(info_->width) + " (--dataset)");
   values_[in.name()] = builder_.input(chw[0], chw[1], chw[2]);
-  ops_.push_back(Op::Input);
-  layers_.push_back("input");
 }
 
 bool Importer::is_shape_arithmetic(const onnx::NodeProto& n) const {
@@ -160,18 +158,14 @@ std::string Importer::layer_name(const onnx::NodeProto& n) {
     name = n.name();
   for (char& ch : name)
     if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '.' && ch != '_') ch = '_';
-  if (name.empty() || name.front() == '.' || name.back() == '.') name = n.op_type() + "_" + std::to_string(ops_.size());
+  if (name.empty() || name.front() == '.' || name.back() == '.') name = n.op_type() + "_" + std::to_string(node_count());
   std::string unique = name;
   for (int k = 1; taken_names_.count(unique); ++k) unique = name + "_" + std::to_string(k);
   taken_names_.insert(unique);
   return unique;
 }
 
-void Importer::define(const onnx::NodeProto& n, int node, Op op, const std::string& name) {
-  if (node == static_cast<int>(ops_.size())) {  // a new octet node
-    ops_.push_back(op);
-    layers_.push_back(name);
-  }
+void Importer::define(const onnx::NodeProto& n, int node) {
   values_[n.output(0)] = node;
   for (int k = 1; k < n.output_size(); ++k)
     if (!n.output(k).empty() && uses_[n.output(k)] > 0) refuse(n, "its output " + std::to_string(k) + " is read");
@@ -255,16 +249,15 @@ void Importer::import_node(const onnx::NodeProto& n) {
   }
   if (op == "Conv") return conv(n);
   if (op == "BatchNormalization") return batch_norm(n);
-  if (op == "Relu") return define(n, builder_.relu(activation(n, 0)), Op::ReLU);
+  if (op == "Relu") return define(n, builder_.relu(activation(n, 0)));
   if (op == "MaxPool" || op == "AveragePool") return pool(n);
-  if (op == "GlobalAveragePool") return define(n, builder_.global_avg_pool(activation(n, 0)), Op::GlobalAvgPool);
+  if (op == "GlobalAveragePool") return define(n, builder_.global_avg_pool(activation(n, 0)));
   if (op == "Add") return add(n);
   if (op == "Clip") return clip(n);
   if (op == "Sigmoid" || op == "HardSigmoid") return gate(n);
-  if (op == "HardSwish") return define(n, builder_.activation(activation(n, 0), "hard_swish"), Op::Activation);
+  if (op == "HardSwish") return define(n, builder_.activation(activation(n, 0), "hard_swish"));
   if (op == "LeakyRelu")
-    return define(n, builder_.activation(activation(n, 0), "leaky_relu", float_attribute(n, "alpha", 0.01f)),
-                  Op::Activation);
+    return define(n, builder_.activation(activation(n, 0), "leaky_relu", float_attribute(n, "alpha", 0.01f)));
   if (op == "Mul") return mul(n);
   if (op == "Concat") return concat(n);
   if (op == "Split") return split(n);
@@ -276,7 +269,7 @@ void Importer::import_node(const onnx::NodeProto& n) {
   if (op == "Pad") return pad(n);
   if (op == "Flatten") {
     if (int_attribute(n, "axis", 1) != 1) refuse(n, "axis other than 1");
-    return define(n, builder_.flatten(activation(n, 0)), Op::Flatten);
+    return define(n, builder_.flatten(activation(n, 0)));
   }
   if (op == "Identity" && !values_.count(n.input(0))) {  // torch names a shared weight twice this way
     if (const auto it = initializers_.find(n.input(0)); it != initializers_.end()) {
@@ -291,7 +284,7 @@ void Importer::import_node(const onnx::NodeProto& n) {
     if (softmax && (uses_[n.output(0)] > 0 || g_.output_size() != 1 || g_.output(0).name() != n.output(0)))
       refuse(n, "a softmax that is not the model's output; octet drops only a final one");
     summary_.dropped.push_back(op);
-    return define(n, activation(n, 0), ops_[activation(n, 0)]);
+    return define(n, activation(n, 0));
   }
   refuse(n, "octet cannot import " + op + " yet");
 }
@@ -302,7 +295,7 @@ void Importer::import_node(const onnx::NodeProto& n) {
 // and in int8 (its int8 weights 127 at scale 127, its logits the int8 values
 // dequantized).
 void Importer::end_in_a_linear_layer() {
-  const int last = static_cast<int>(ops_.size()) - 1;
+  const int last = node_count() - 1;
   const Node& n = builder_.graph().nodes.at(static_cast<size_t>(last));
   if (n.op == Op::Linear && !n.relu) return;
   const ActShape s = shape_of(last);
@@ -310,15 +303,11 @@ void Importer::end_in_a_linear_layer() {
   int x = last;
   if (!is_flat(x)) {
     x = builder_.flatten(x);
-    ops_.push_back(Op::Flatten);
-    layers_.push_back("");
   }
   std::string name = "identity_logits";
   while (taken_names_.count(name)) name += "_";
   taken_names_.insert(name);
   builder_.linear(name, x, s.c, true);
-  ops_.push_back(Op::Linear);
-  layers_.push_back(name);
   FloatTensor identity({s.c, s.c}, 0.0f);
   for (int k = 0; k < s.c; ++k) identity.data[static_cast<size_t>(k) * s.c + k] = 1.0f;
   params_[name + ".weight"] = std::move(identity);
@@ -331,7 +320,7 @@ Checkpoint Importer::finish() {
   const std::string& out = g_.output(0).name();
   const auto it = values_.find(out);
   check(it != values_.end(), where_ + ": no node computes the graph's output '" + out + "'");
-  check(it->second == static_cast<int>(ops_.size()) - 1,
+  check(it->second == node_count() - 1,
         where_ + ": the output '" + out + "' is not computed last: nodes after it compute nothing the model returns");
   end_in_a_linear_layer();
   Checkpoint c;

@@ -34,8 +34,7 @@ void Importer::conv(const onnx::NodeProto& n) {
   if (bias.shape != Shape{out}) refuse(n, "a bias of shape " + shape_string(bias.shape));
   const std::string name = layer_name(n);
   define(n, builder_.conv(name, x, static_cast<int>(out), static_cast<int>(kernel), static_cast<int>(strides[0]),
-                          static_cast<int>(pads[0]) + padded, true, static_cast<int>(groups)),
-         Op::Conv2d, name);
+                          static_cast<int>(pads[0]) + padded, true, static_cast<int>(groups)));
   params_[name + ".weight"] = std::move(w);
   params_[name + ".bias"] = std::move(bias);
 }
@@ -43,21 +42,19 @@ void Importer::conv(const onnx::NodeProto& n) {
 void Importer::batch_norm(const onnx::NodeProto& n) {
   int x = activation(n, 0);
   if (int_attribute(n, "training_mode", 0) != 0) refuse(n, "training_mode 1: export the model in eval() mode");
-  const bool own_conv = ops_[x] != Op::Conv2d || uses_[n.input(0)] != 1;
+  const bool own_conv = node_at(x).op != Op::Conv2d || uses_[n.input(0)] != 1;
   if (own_conv) {
     const int channels = shape_of(x).c;
     if (is_flat(x)) refuse(n, "a batch norm of rows (BatchNorm1d): octet normalises images' channels");
     const std::string name = layer_name(n);
     x = builder_.conv(name, x, channels, 1, 1, 0, true, channels);
-    ops_.push_back(Op::Conv2d);
-    layers_.push_back(name);
     params_[name + ".weight"] = FloatTensor({channels, 1, 1, 1}, 1.0f);
     params_[name + ".bias"] = FloatTensor({channels}, 0.0f);
   }
   const FloatTensor gamma = constant(n, 1), beta = constant(n, 2), mean = constant(n, 3), var = constant(n, 4);
   const double eps = float_attribute(n, "epsilon", 1e-5f);
-  FloatTensor& w = params_[layers_[x] + ".weight"];
-  FloatTensor& b = params_[layers_[x] + ".bias"];
+  FloatTensor& w = params_[node_at(x).name + ".weight"];
+  FloatTensor& b = params_[node_at(x).name + ".bias"];
   const int64_t out = w.dim(0), per_channel = w.numel() / out;
   for (const FloatTensor* t : {&gamma, &beta, &mean, &var})
     if (t->shape != Shape{out}) refuse(n, "a parameter of shape " + shape_string(t->shape) + " for " +
@@ -69,7 +66,7 @@ void Importer::batch_norm(const onnx::NodeProto& n) {
     b.data[c] = static_cast<float>((b.data[c] - double{mean.data[c]}) * g + beta.data[c]);
   }
   if (!own_conv) ++summary_.folded_batch_norms;
-  define(n, x, Op::Conv2d);
+  define(n, x);
 }
 
 void Importer::pool(const onnx::NodeProto& n) {
@@ -93,9 +90,9 @@ void Importer::pool(const onnx::NodeProto& n) {
   const int padding = static_cast<int>(pads[0]) + padded;
   if (2 * padding > k) refuse(n, "a Pad before it of more than half its kernel");
   const bool ceil_mode = int_attribute(n, "ceil_mode", 0) != 0;
-  if (n.op_type() == "MaxPool") return define(n, builder_.max_pool(x, k, stride, padding, ceil_mode), Op::MaxPool2d);
+  if (n.op_type() == "MaxPool") return define(n, builder_.max_pool(x, k, stride, padding, ceil_mode));
   const bool exclude_padding = padded == 0 && int_attribute(n, "count_include_pad", 0) == 0;
-  define(n, builder_.avg_pool(x, k, stride, padding, ceil_mode, exclude_padding), Op::AvgPool2d);
+  define(n, builder_.avg_pool(x, k, stride, padding, ceil_mode, exclude_padding));
 }
 
 void Importer::linear(const onnx::NodeProto& n) {
@@ -118,7 +115,7 @@ void Importer::linear(const onnx::NodeProto& n) {
     bias.data = c.data;
   }
   const std::string name = layer_name(n);
-  define(n, builder_.linear(name, x, static_cast<int>(out), true), Op::Linear, name);
+  define(n, builder_.linear(name, x, static_cast<int>(out), true));
   params_[name + ".weight"] = std::move(w);
   params_[name + ".bias"] = std::move(bias);
 }
@@ -149,18 +146,18 @@ int Importer::channel_affine(const onnx::NodeProto& n, int x, const FloatTensor*
 void Importer::add(const onnx::NodeProto& n) {
   const bool first_constant = !values_.count(n.input(0)), second_constant = !values_.count(n.input(1));
   if (!first_constant && !second_constant) {
-    define(n, builder_.add(activation(n, 0), activation(n, 1)), Op::Add);
+    define(n, builder_.add(activation(n, 0), activation(n, 1)));
     return;
   }
   const int i = first_constant ? 1 : 0;
   const int x = activation(n, i);
   const FloatTensor c = constant(n, 1 - i);
-  if (ops_[x] != Op::Linear || uses_[n.input(i)] != 1)
-    return define(n, channel_affine(n, x, nullptr, &c), Op::Conv2d);
-  FloatTensor& bias = params_[layers_[x] + ".bias"];
+  if (node_at(x).op != Op::Linear || uses_[n.input(i)] != 1)
+    return define(n, channel_affine(n, x, nullptr, &c));
+  FloatTensor& bias = params_[node_at(x).name + ".bias"];
   if (c.numel() != bias.numel()) refuse(n, "a bias of shape " + shape_string(c.shape));
   for (int64_t o = 0; o < c.numel(); ++o) bias.data[o] += c.data[o];
-  define(n, x, Op::Linear);
+  define(n, x);
 }
 
 void Importer::reshape(const onnx::NodeProto& n) {
@@ -184,13 +181,13 @@ void Importer::reshape(const onnx::NodeProto& n) {
   }
   if (dims.size() == 4 && view != grouped_views_.end() && view->second.transposed &&
       (dims[1] == in.c || dims[1] == -1) && dims[2] == in.h && dims[3] == in.w)
-    return define(n, builder_.channel_shuffle(view->second.node, view->second.groups), Op::ChannelShuffle);
+    return define(n, builder_.channel_shuffle(view->second.node, view->second.groups));
   if (view != grouped_views_.end()) refuse(n, "a reshape of a grouped view other than a channel shuffle's");
-  if (dims == in_dims && !flat) return define(n, x, ops_[x]);
+  if (dims == in_dims && !flat) return define(n, x);
   if (dims.size() != 2 || (dims[1] != -1 && dims[1] != in.numel()))
     refuse(n, "a reshape to " + shape_value_string(*target) + " of " + (flat ? "rows" : "images") + " " +
                   to_string(in) + ": octet reshapes only to (batch, features) or to a channel shuffle");
-  define(n, builder_.flatten(x), Op::Flatten);
+  define(n, builder_.flatten(x));
 }
 
 void Importer::transpose(const onnx::NodeProto& n) {
@@ -219,7 +216,7 @@ void Importer::slice(const onnx::NodeProto& n) {
   };
   const int64_t first = bound(starts->values[0]), end = bound(ends->values[0]);
   if (end <= first) refuse(n, "an empty slice");
-  define(n, builder_.channel_slice(x, static_cast<int>(first), static_cast<int>(end - first)), Op::ChannelSlice);
+  define(n, builder_.channel_slice(x, static_cast<int>(first), static_cast<int>(end - first)));
 }
 
 void Importer::pad(const onnx::NodeProto& n) {
@@ -228,7 +225,7 @@ void Importer::pad(const onnx::NodeProto& n) {
   if (!pads) refuse(n, "pads that are not a constant");
   summary_.dropped.push_back(n.op_type());
   const std::vector<int64_t>& p = pads->values;
-  if (std::all_of(p.begin(), p.end(), [](int64_t v) { return v == 0; })) return define(n, x, ops_[x]);
+  if (std::all_of(p.begin(), p.end(), [](int64_t v) { return v == 0; })) return define(n, x);
   const bool zeros = string_attribute(n, "mode", "constant") == "constant" && (!has_input(n, 2) || scalar(n, 2) == 0);
   const bool spatial = p.size() == 8 && p[0] == 0 && p[1] == 0 && p[4] == 0 && p[5] == 0 && p[2] == p[3] &&
                        p[2] == p[6] && p[2] == p[7] && p[2] > 0 && p[2] <= 64;
@@ -247,7 +244,7 @@ void Importer::clip(const onnx::NodeProto& n) {
   const float lo = has_input(n, 1) ? scalar(n, 1) : std::numeric_limits<float>::lowest();
   const float hi = has_input(n, 2) ? scalar(n, 2) : std::numeric_limits<float>::max();
   if (lo > hi) refuse(n, "min " + std::to_string(lo) + " above max " + std::to_string(hi));
-  define(n, builder_.activation(x, "clip", lo, hi), Op::Activation);
+  define(n, builder_.activation(x, "clip", lo, hi));
 }
 
 void Importer::gate(const onnx::NodeProto& n) {
@@ -262,24 +259,24 @@ void Importer::gate(const onnx::NodeProto& n) {
     if (other == n.input(0)) {
       const int y = builder_.activation(x, hard ? "hard_swish" : "silu");
       fused_muls_[&m] = y;
-      return define(n, y, Op::Activation);
+      return define(n, y);
     }
   }
-  define(n, builder_.activation(x, hard ? "hard_sigmoid" : "sigmoid", alpha, beta), Op::Activation);
+  define(n, builder_.activation(x, hard ? "hard_sigmoid" : "sigmoid", alpha, beta));
 }
 
 void Importer::mul(const onnx::NodeProto& n) {
   if (const auto it = fused_muls_.find(&n); it != fused_muls_.end())  // the activation before it is the product
-    return define(n, it->second, Op::Activation);
+    return define(n, it->second);
   if (!values_.count(n.input(0)) || !values_.count(n.input(1))) {
     const int i = values_.count(n.input(0)) ? 0 : 1;
     const FloatTensor c = constant(n, 1 - i);
-    return define(n, channel_affine(n, activation(n, i), &c, nullptr), Op::Conv2d);
+    return define(n, channel_affine(n, activation(n, i), &c, nullptr));
   }
   int a = activation(n, 0), b = activation(n, 1);
   const ActShape sa = shape_of(a), sb = shape_of(b);
   if (sa.numel() < sb.numel()) std::swap(a, b);
-  define(n, builder_.mul(a, b), Op::Mul);
+  define(n, builder_.mul(a, b));
 }
 
 void Importer::concat(const onnx::NodeProto& n) {
@@ -287,7 +284,7 @@ void Importer::concat(const onnx::NodeProto& n) {
   if (axis != 1 && axis != -3) refuse(n, "axis " + std::to_string(axis) + ": octet concatenates channels (axis 1)");
   std::vector<int> xs;
   for (int i = 0; i < n.input_size(); ++i) xs.push_back(activation(n, i));
-  define(n, builder_.concat(xs), Op::Concat);
+  define(n, builder_.concat(xs));
 }
 
 void Importer::split(const onnx::NodeProto& n) {
@@ -313,8 +310,6 @@ void Importer::split(const onnx::NodeProto& n) {
   for (int k = 0; k < n.output_size(); ++k) {
     const int size = static_cast<int>(sizes[static_cast<size_t>(k)]);
     values_[n.output(k)] = builder_.channel_slice(x, offset, size);
-    ops_.push_back(Op::ChannelSlice);
-    layers_.push_back("");
     offset += size;
   }
 }
@@ -332,10 +327,8 @@ void Importer::reduce_mean(const onnx::NodeProto& n) {
   if (is_flat(x) || axes != std::vector<int64_t>{2, 3})
     refuse(n, "a mean over axes other than height and width (2, 3)");
   const int pooled = builder_.global_avg_pool(x);
-  if (int_attribute(n, "keepdims", 1) != 0) return define(n, pooled, Op::GlobalAvgPool);
-  ops_.push_back(Op::GlobalAvgPool);
-  layers_.push_back("");
-  define(n, builder_.flatten(pooled), Op::Flatten);
+  if (int_attribute(n, "keepdims", 1) != 0) return define(n, pooled);
+  define(n, builder_.flatten(pooled));
 }
 
 }  // namespace octet::onnx_import

@@ -46,7 +46,10 @@ class Importer {
   bool has_input(const onnx::NodeProto& n, int i) const { return n.input_size() > i && !n.input(i).empty(); }
   FloatTensor constant(const onnx::NodeProto& n, int i) const;
   std::string layer_name(const onnx::NodeProto& n);
-  void define(const onnx::NodeProto& n, int node, Op op, const std::string& name = "");
+  // The ONNX node's output is the octet node's value.
+  void define(const onnx::NodeProto& n, int node);
+  const Node& node_at(int node) const { return builder_.graph().nodes.at(static_cast<size_t>(node)); }
+  int node_count() const { return static_cast<int>(builder_.graph().nodes.size()); }
   void conv(const onnx::NodeProto& n);
   void batch_norm(const onnx::NodeProto& n);
   void pool(const onnx::NodeProto& n);
@@ -95,8 +98,6 @@ class Importer {
   };
   std::map<std::string, GroupedView> grouped_views_;
   GraphBuilder builder_;
-  std::vector<Op> ops_;              // per octet node
-  std::vector<std::string> layers_;  // per octet node: its parameters' prefix
   std::set<std::string> taken_names_;
   std::map<std::string, FloatTensor> params_;
   OnnxImportSummary summary_;
