@@ -1,6 +1,7 @@
 #include "graph/float_executor.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "common/error.h"
 #include "graph/layout.h"
@@ -78,12 +79,10 @@ FloatTensor FloatExecutor::run_node(int i, const std::vector<FloatTensor>& value
 #pragma omp parallel for if (y.numel() >= ops::kMinParallelElements)
     for (int64_t k = 0; k < y.numel(); ++k) y.data[k] += skip.data[k];
   }
-  if (n.relu && n.relu_max > 0) {
+  if (n.relu) {
+    const float hi = n.relu_max > 0 ? n.relu_max : std::numeric_limits<float>::infinity();
 #pragma omp parallel for if (y.numel() >= ops::kMinParallelElements)
-    for (int64_t k = 0; k < y.numel(); ++k) y.data[k] = std::min(std::max(y.data[k], 0.0f), n.relu_max);
-  } else if (n.relu) {
-#pragma omp parallel for if (y.numel() >= ops::kMinParallelElements)
-    for (int64_t k = 0; k < y.numel(); ++k) y.data[k] = std::max(y.data[k], 0.0f);
+    for (int64_t k = 0; k < y.numel(); ++k) y.data[k] = std::min(std::max(y.data[k], 0.0f), hi);
   }
   return y;
 }
