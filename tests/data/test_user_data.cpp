@@ -352,7 +352,8 @@ TEST_F(ImageData, BrokenFilesAreRefusedNamingTheFile) {
       {"cut.jpg", "ends early (truncated file)"},   {"header.jpg", "cannot decode this JPEG"},
       {"text.png", "not a JPEG or PNG file"},
   };
-  for (const auto& [file, fragment] : cases) {
+  for (const auto& [name, fragment] : cases) {
+    const std::string file = name;  // C++17 lambdas cannot capture a structured binding
     const std::string msg = error_of([&] { read_image_file(dir.path(file), 3); });
     EXPECT_HAS(msg, dir.path(file));
     EXPECT_HAS(msg, fragment);
