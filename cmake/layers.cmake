@@ -64,12 +64,11 @@ endfunction()
 # Fails configuring when a target links a library of a folder that is not
 # below its own.
 function(octet_check_link_layers)
-  set(folders ${OCTET_LIBRARY_FOLDERS} tools python tests)
-  foreach(folder ${folders})
-    if(NOT EXISTS "${PROJECT_SOURCE_DIR}/${folder}/CMakeLists.txt")
-      continue()
-    endif()
-    get_property(targets DIRECTORY "${PROJECT_SOURCE_DIR}/${folder}" PROPERTY BUILDSYSTEM_TARGETS)
+  # The folders this configuration added (tests/ only with BUILD_TESTING).
+  get_property(folder_dirs DIRECTORY "${PROJECT_SOURCE_DIR}" PROPERTY SUBDIRECTORIES)
+  foreach(folder_dir ${folder_dirs})
+    octet_folder_of("${folder_dir}" folder)
+    get_property(targets DIRECTORY "${folder_dir}" PROPERTY BUILDSYSTEM_TARGETS)
     foreach(target ${targets})
       get_target_property(links ${target} LINK_LIBRARIES)
       get_target_property(interface_links ${target} INTERFACE_LINK_LIBRARIES)

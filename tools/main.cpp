@@ -10,6 +10,7 @@ int main(int argc, char** argv) {
   octet::keep_freed_memory_for_reuse();
   octet::remember_command_line(argv);
   CLI::App app{"octet: int8 quantization toolkit and int8 inference runtime for convolutional networks"};
+  app.set_version_flag("--version", "octet " OCTET_VERSION);
   app.require_subcommand(1);
   octet::add_train_command(app);
   octet::add_launch_command(app);

@@ -29,9 +29,10 @@ core_packages=(build-essential cmake ninja-build ccache libeigen3-dev libcli11-d
   libpng-dev libjpeg-dev)
 # python3-torchvision: the image folders' decoding and resizing are checked against its own.
 torch_packages=(libtorch-dev python3-torch python3-torchvision libgloo-dev)
-# The test configuration also opens `octet report`'s page in headless Chromium, and runs
-# ONNX's own operator tests (libonnx-testdata's node tests) through the ONNX importer.
-test_packages=(chromium fonts-dejavu-core libonnx-testdata)
+# The test configuration also opens `octet report`'s page in headless Chromium, runs
+# ONNX's own operator tests (libonnx-testdata's node tests) through the ONNX importer, and
+# installs the pip package into a venv (python/tests/wheel_install.py).
+test_packages=(chromium fonts-dejavu-core libonnx-testdata python3-pip python3-setuptools python3-wheel python3-venv)
 # libFuzzer comes with Debian's clang runtime; OpenMP under clang needs libomp.
 fuzz_packages=(clang libclang-rt-dev libomp-dev)
 packages=("${core_packages[@]}")

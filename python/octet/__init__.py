@@ -24,6 +24,7 @@ from ._octet import (
     Error,
     QuantizedModel,
     QuantizeResult,
+    __version__,
     backends,
     dataset_info,
     datasets,

@@ -7,6 +7,7 @@
 
 PYBIND11_MODULE(_octet, m) {
   m.doc() = "octet: int8 quantization toolkit and int8 inference runtime (compiled part; import octet)";
+  m.attr("__version__") = OCTET_VERSION;
   // Every failure octet reports (a missing file, an unknown option, a model
   // that does not fit the data) arrives as octet.Error with octet's message.
   octet::keep_freed_memory_for_reuse();
