@@ -32,15 +32,20 @@ DeviceChoice this_machine() {
 
 // One run's training record, or why there is none.
 RunRecord make_run(const BenchTrainOptions& o, const PlannedRun& run, int index) {
-  RunRecord record{run, run.skipped.empty() ? "" : "skipped: " + run.skipped, nlohmann::json()};
+  RunRecord record{run, run.skipped.empty() ? "" : "skipped: " + run.skipped, nlohmann::json(), {}};
   if (!run.skipped.empty()) return record;
   try {
     if (run.processes > 0) {
       // A port of its own per run: a rank that lingers cannot block the next rendezvous.
       record.training = launch_training(run.options, run.processes, o.port > 0 ? o.port + index : 0);
     } else {
-      const TrainReport report = train(run.options, std::cerr);
-      record.training = nlohmann::json::parse(to_json(run.options, report));
+      // Kept beside the table: the loss plots draw every step, not only the epochs' means.
+      TrainOptions options = run.options;
+      options.step_log = o.out + "/" + o.scenario + "-run" + std::to_string(index + 1) + "-steps.csv";
+      make_directories(o.out);
+      const TrainReport report = train(options, std::cerr);
+      record.training = nlohmann::json::parse(to_json(options, report));
+      record.step_losses = read_step_losses(options.step_log, record.training);
     }
   } catch (const std::exception& e) {
     record.status = std::string("failed: ") + e.what();

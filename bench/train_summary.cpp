@@ -104,6 +104,32 @@ std::vector<SvgSeries> per_epoch_series(const std::vector<RunRecord>& records, c
   return series;
 }
 
+// The training loss of each run that ran, per step where it logged them (about
+// 100 window means), else per epoch. A run repeated in the plan (same_as: sgd
+// at lr 0.1 is both the lab's lr and its usual one) is one line. Runs with the
+// same `colour_key` value share a colour, the later ones dashed.
+std::vector<SvgSeries> loss_series(const std::vector<RunRecord>& records, const std::string& colour_key) {
+  std::vector<SvgSeries> series;
+  std::vector<std::string> colour_values;
+  for (const RunRecord& r : records) {
+    if (!ran(r) || r.run.same_as >= 0) continue;
+    const std::string value = colour_key.empty() ? r.run.label : r.run.keys.at(colour_key).dump();
+    const auto found = std::find(colour_values.begin(), colour_values.end(), value);
+    const size_t colour = static_cast<size_t>(found - colour_values.begin());
+    const bool repeat = found != colour_values.end();
+    if (!repeat) colour_values.push_back(value);
+    SvgSeries s = series_named(r.run.label, kPalette[colour % kPalette.size()], repeat || colour >= kPalette.size());
+    for (const StepLoss& p : window_means(r.step_losses, 100)) s.x.push_back(p.epochs), s.y.push_back(p.loss);
+    if (r.step_losses.empty())
+      for (const json& e : r.training.at("epochs")) {
+        s.x.push_back(e.at("epoch").get<double>());
+        s.y.push_back(number_of(e.at("train_loss")));
+      }
+    series.push_back(s);
+  }
+  return series;
+}
+
 void add_note_column_if_needed(ResultTable& t) {
   for (const json& row : t.rows)
     if (row.contains("note")) {
@@ -159,7 +185,7 @@ void summarize_workers(const std::vector<RunRecord>& records, ResultTable& t) {
 
 // optimizers and batchnorm: one row per run, loss and accuracy after the last epoch.
 void summarize_accuracy(const std::vector<RunRecord>& records, ResultTable& t, const std::vector<std::string>& keys,
-                        bool parameters) {
+                        bool parameters, const std::string& colour_key) {
   t.columns = keys;
   if (parameters) t.columns.push_back("parameters");
   for (const char* c : {"s/epoch", "train loss", "train top-1 %", "test top-1 %"}) t.columns.push_back(c);
@@ -175,7 +201,7 @@ void summarize_accuracy(const std::vector<RunRecord>& records, ResultTable& t, c
     }
     t.rows.push_back(row);
   }
-  t.plot = per_epoch_series(records, "train_loss");
+  t.plot = loss_series(records, colour_key);
   t.plot_x_label = "epoch";
   t.plot_y_label = "training loss";
 }
@@ -345,11 +371,11 @@ ResultTable summarize_scenario(const BenchTrainOptions& o, const std::vector<Run
   } else if (s == "optimizers") {
     t.title = "Optimizers, " + setup;
     t.group_column = "lr setting";
-    summarize_accuracy(records, t, {"lr setting", "optimizer", "lr"}, false);
+    summarize_accuracy(records, t, {"lr setting", "optimizer", "lr"}, false, "optimizer");
     note_best_accuracy(records, t, "lr setting");
   } else if (s == "batchnorm") {
     t.title = "Batch norm, " + setup;
-    summarize_accuracy(records, t, {"batch norm"}, true);
+    summarize_accuracy(records, t, {"batch norm"}, true, "");
     if (ran(records[0]) && ran(records[1]) && records[0].training.at("parameters") == records[1].training.at("parameters"))
       t.notes.push_back(b.model + " has no batch norm: both runs train the same network (take a ResNet)");
   } else if (s == "device") {
@@ -368,7 +394,7 @@ ResultTable summarize_scenario(const BenchTrainOptions& o, const std::vector<Run
     fail("unknown scenario '" + s + "'");
   }
   for (const RunRecord& r : records)
-    if (ran(r) && !std::isfinite(last_epoch(r.training, "train_loss")))
+    if (ran(r) && r.run.same_as < 0 && !std::isfinite(last_epoch(r.training, "train_loss")))
       t.notes.push_back(r.run.label + ": the training diverged (loss NaN)");
   add_note_column_if_needed(t);
   json runs = json::array();

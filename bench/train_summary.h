@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/step_losses.h"
 #include "bench/train_plan.h"
 #include "bench/train_table.h"
 
@@ -16,6 +17,7 @@ struct RunRecord {
   PlannedRun run;
   std::string status;  // "" when it ran, else "skipped: why" or "failed: why"
   nlohmann::json training;  // the run's `octet train --json` document
+  std::vector<StepLoss> step_losses;  // from its step log; empty where it wrote none
 };
 
 // `train_images`: the training images of one epoch (after --train-samples).
