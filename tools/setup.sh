@@ -23,24 +23,31 @@ case "$mode" in
   *) echo "usage: tools/setup.sh demo|test|core|build|sanitize|fuzz" >&2; exit 2 ;;
 esac
 
-core_packages=(build-essential cmake ninja-build ccache libeigen3-dev libcli11-dev pybind11-dev python3-pybind11 python3-numpy
-  python3-pytest libgtest-dev libgmock-dev dataset-fashion-mnist nlohmann-json3-dev zlib1g-dev libssl-dev libbenchmark-dev
-  python3-matplotlib python3-nbconvert python3-ipykernel jupyter-nbconvert python3-pil libonnx-dev python3-onnx
-  libpng-dev libjpeg-dev)
-# python3-torchvision: the image folders' decoding and resizing are checked against its own.
-torch_packages=(libtorch-dev python3-torch python3-torchvision libgloo-dev)
+# What building the `octet` command line needs (the demo installs only these and LibTorch's).
+octet_packages=(build-essential cmake ninja-build ccache libeigen3-dev libcli11-dev nlohmann-json3-dev zlib1g-dev
+  libssl-dev libonnx-dev libpng-dev libjpeg-dev dataset-fashion-mnist)
+# The Python module, and the test suite (GoogleTest, the Python tests and the notebook).
+python_packages=(pybind11-dev python3-pybind11 python3-numpy)
+suite_packages=(libgtest-dev libgmock-dev python3-pytest python3-matplotlib python3-nbconvert python3-ipykernel
+  jupyter-nbconvert python3-pil python3-onnx)
+# The trainer and the float baselines; python3-torch and -torchvision are the tests' peers (the
+# image folders' decoding and resizing are checked against torchvision's own).
+torch_packages=(libtorch-dev libgloo-dev)
+torch_peer_packages=(python3-torch python3-torchvision)
 # The test configuration also opens `octet report`'s page in headless Chromium, runs
 # ONNX's own operator tests (libonnx-testdata's node tests) through the ONNX importer, and
 # installs the pip package into a venv (python/tests/wheel_install.py).
 test_packages=(chromium fonts-dejavu-core libonnx-testdata python3-pip python3-setuptools python3-wheel python3-venv)
 # libFuzzer comes with Debian's clang runtime; OpenMP under clang needs libomp.
 fuzz_packages=(clang libclang-rt-dev libomp-dev)
-packages=("${core_packages[@]}")
+packages=("${octet_packages[@]}")
 case "$mode" in
-  core | sanitize) ;;
-  fuzz) packages+=("${fuzz_packages[@]}") ;;
-  test) packages+=("${torch_packages[@]}" "${test_packages[@]}") ;;
-  *) packages+=("${torch_packages[@]}") ;;
+  demo) packages+=("${torch_packages[@]}") ;;
+  build) packages+=("${python_packages[@]}" "${suite_packages[@]}" "${torch_packages[@]}") ;;
+  core | sanitize) packages+=("${python_packages[@]}" "${suite_packages[@]}" "${test_packages[@]}") ;;
+  fuzz) packages+=("${suite_packages[@]}" "${fuzz_packages[@]}") ;;
+  test) packages+=("${python_packages[@]}" "${suite_packages[@]}" "${torch_packages[@]}" "${torch_peer_packages[@]}"
+    "${test_packages[@]}") ;;
 esac
 
 missing=()
@@ -56,8 +63,9 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 # CIFAR-10 (JPEG copy) in the official binary layout, for the tests and zoo models that need it.
+# The demo's job reads Fashion-MNIST only.
 cifar_src=${OCTET_CIFAR10_SOURCE:-../shared/data/cifar10}
-if [ ! -f .data/cifar-10-batches-bin/test_batch.bin ]; then
+if [ "$mode" != demo ] && [ ! -f .data/cifar-10-batches-bin/test_batch.bin ]; then
   if [ -f "$cifar_src/make_cifar10_bin.py" ]; then
     echo "octet setup: writing CIFAR-10 (JPEG copy) to .data/cifar-10-batches-bin"
     /usr/bin/python3 "$cifar_src/make_cifar10_bin.py" .data
@@ -88,12 +96,19 @@ if [ "$mode" = test ]; then install_onnx_runtime; fi
 # configure_and_build DIR [cmake options...]. Through ccache, with paths taken
 # relative to the checkout: build/ then reuses every object of build-core/ that
 # LibTorch does not change (about 150 of its 250 compilations, measured).
+# OCTET_BUILD_TARGETS (space-separated) builds only those targets.
 configure_and_build() {
-  local dir=$1 launcher=()
+  local dir=$1 launcher=() targets=()
   shift
   command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
-  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython_EXECUTABLE=/usr/bin/python3 "${launcher[@]}" "$@"
-  CCACHE_BASEDIR=$PWD cmake --build "$dir"
+  [ -n "${OCTET_BUILD_TARGETS:-}" ] && read -ra targets <<<"--target $OCTET_BUILD_TARGETS"
+  echo "octet setup: configuring $dir/"
+  mkdir -p "$dir"
+  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython_EXECUTABLE=/usr/bin/python3 "${launcher[@]}" "$@" \
+    >"$dir/configure.log" 2>&1 || { cat "$dir/configure.log" >&2; return 1; }
+  grep '^-- octet:' "$dir/configure.log" || true  # what was found and what is built
+  echo "octet setup: building $dir/ ${targets[*]:+(${targets[*]:1})} ([done/total] steps below)"
+  CCACHE_BASEDIR=$PWD cmake --build "$dir" "${targets[@]}"
 }
 
 # run_tests DIR [ctest options...]: the suite with ctest, then one line of ran /
@@ -122,10 +137,10 @@ case "$mode" in
     configure_and_build build-core -DOCTET_WITH_TORCH=OFF
     run_tests build-core
     echo "octet setup: 2/2 with LibTorch (build/): the entries that need it or change with it (label torch)"
-    configure_and_build build
+    configure_and_build build -DOCTET_WITH_CUDA=ON -DBUILD_TESTING=ON
     run_tests build -L '^torch$'
     ;;
-  build) configure_and_build build ;;
+  build) configure_and_build build -DOCTET_WITH_CUDA=ON -DBUILD_TESTING=ON ;;
   sanitize)
     # Line tables only (-g1): the reports' stacks still name files and lines, for less
     # compiling. -O1: GCC's instrumented -O2 took 3.5x a plain build's time (cmd_eval.cpp
@@ -140,7 +155,12 @@ case "$mode" in
     ;;
   fuzz) exec tools/fuzz.sh all "${OCTET_FUZZ_SECONDS:-30}" ;;
   demo)
-    configure_and_build build
+    # Only what the job runs: the command line (octet, and octet-torch, which trains), not the
+    # test suite; the CUDA backends only where a GPU answers (build and test turn both back on).
+    cuda=OFF
+    nvidia-smi -L >/dev/null 2>&1 && cuda=ON
+    OCTET_BUILD_TARGETS=octet configure_and_build build -DOCTET_WITH_CUDA=$cuda -DBUILD_TESTING=OFF
+    echo "octet setup: running octet pipeline (train LeNet-5 on Fashion-MNIST, calibrate, quantize, compare)"
     exec build/tools/octet pipeline
     ;;
 esac
