@@ -62,7 +62,8 @@ for entry in json.load(open(compdb)):
     words = shlex.split(entry.get("command", ""))
     if words and words[0].endswith("ccache"): words = words[1:]
     source = entry["file"]
-    if not words or not words[0].endswith(("c++", "g++")) or not source.endswith(".cpp") or source in seen:
+    # Unity builds' sources (CMake's unity_*.cxx) include the .cpp files they stand for.
+    if not words or not words[0].endswith(("c++", "g++")) or not source.endswith((".cpp", ".cxx")) or source in seen:
         continue
     seen.add(source)
     command, skip = ["clang++"] + newer, False
