@@ -1,5 +1,6 @@
 #include "interop/onnx_import.h"
 
+#include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
@@ -237,10 +238,27 @@ ActShape Importer::shape_of(int node) const {
 
 // Over height and width: a global average pool (then rows, without keepdims).
 
+// The importer reads a node's inputs and outputs by position: their counts
+// first, against ONNX's own schema of the op at the model's opset.
+void Importer::check_arity(const onnx::NodeProto& n) {
+  const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(n.op_type(), summary_.opset, "");
+  if (!schema) return;  // not an ONNX op: refused by name below
+  const auto count = [](int k, int lo, int hi) {
+    return std::to_string(k) + (lo == hi ? " (ONNX says " + std::to_string(lo) + ")"
+                                         : " (ONNX says " + std::to_string(lo) + " to " +
+                                               (hi == INT_MAX ? std::string("any") : std::to_string(hi)) + ")");
+  };
+  if (n.input_size() < schema->min_input() || n.input_size() > schema->max_input())
+    refuse(n, "inputs: " + count(n.input_size(), schema->min_input(), schema->max_input()));
+  if (n.output_size() < schema->min_output() || n.output_size() > schema->max_output())
+    refuse(n, "outputs: " + count(n.output_size(), schema->min_output(), schema->max_output()));
+}
+
 void Importer::import_node(const onnx::NodeProto& n) {
   const std::string& op = n.op_type();
   if (!n.domain().empty() && n.domain() != "ai.onnx") refuse(n, "its domain '" + n.domain() + "' is not ONNX's own");
   if (n.output_size() < 1) refuse(n, "no output");
+  check_arity(n);
   if (op == "Constant") return constant_node(n);
   if (is_shape_arithmetic(n)) {
     shape_node(n);

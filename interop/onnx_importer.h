@@ -32,6 +32,7 @@ class Importer {
          why);
   }
   void read_opset();
+  void check_arity(const onnx::NodeProto& n);
   void read_input();
   void import_node(const onnx::NodeProto& n);
   bool is_shape_arithmetic(const onnx::NodeProto& n) const;

@@ -317,3 +317,16 @@ def test_a_graph_built_by_hand_with_a_concat_of_rows_names_the_node(tmp_path, oc
     graph = helper.make_graph([helper.make_node("Concat", ["x", "x"], ["y"], name="join", axis=2)], "g", [x], [y])
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(tmp_path / "concat.onnx"))
     refused(tmp_path, octet_bin, tmp_path / "concat.onnx", "node 'join' (Concat, opset 13)", "axis 2")
+
+
+def test_a_node_with_too_few_or_too_many_inputs_is_refused_by_its_schema(tmp_path, octet_bin):
+    # Found by the fuzzer: an Identity without an input was read at input 0.
+    x = helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 3, 32, 32])
+    y = helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1, 3, 32, 32])
+    for name, node, count in (("bare", helper.make_node("Identity", [], ["y"], name="bare"), "inputs: 0 (ONNX says 1)"),
+                              ("wide", helper.make_node("Relu", ["x", "x"], ["y"], name="wide"), "inputs: 2 (ONNX says 1)"),
+                              ("add1", helper.make_node("Add", ["x"], ["y"], name="add1"), "inputs: 1 (ONNX says 2)")):
+        graph = helper.make_graph([node], "g", [x], [y])
+        path = tmp_path / f"{name}.onnx"
+        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(path))
+        refused(tmp_path, octet_bin, path, f"node '{name}' (", count)
