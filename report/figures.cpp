@@ -4,6 +4,9 @@
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
+#include <string>
+
+#include "common/svg_axis.h"
 
 namespace octet {
 
@@ -96,6 +99,7 @@ std::string activation_histogram_svg(const ActivationView& a) {
       "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" class=\"clipped\"><title>clipped by the chosen "
       "amax</title></rect>\n",
       x_of(a.chosen_amax), f.top, std::max(0.0, f.left + f.plot_w() - x_of(a.chosen_amax)), f.plot_h());
+  const size_t under_the_bars = out.size();  // the gridlines go here, below the bars
   const double bar_w = f.plot_w() / kShownBins;
   out += "<g class=\"bars\">";
   for (int k = 0; k < kShownBins; ++k) {
@@ -106,14 +110,24 @@ std::string activation_histogram_svg(const ActivationView& a) {
   }
   out += "</g>\n";
   axes(out, f);
-  for (double t : {0.0, 0.25, 0.5, 0.75, 1.0})
-    add(out, "<text x=\"%.1f\" y=\"%.1f\" class=\"tick\" text-anchor=\"middle\">%.3g</text>\n", f.left + t * f.plot_w(),
-        f.top + f.plot_h() + 14, t * x_max);
+  std::string grid;
+  const ChartAxis x_axis = linear_axis(0, x_max, false);
+  for (double t : x_axis.ticks) {
+    const double x = f.left + f.plot_w() * x_axis.fraction(t);
+    add(grid, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" class=\"grid\"/>", x, x, f.top, f.top + f.plot_h());
+    add(out, "<text x=\"%.1f\" y=\"%.1f\" class=\"tick\" text-anchor=\"middle\">%s</text>\n", x,
+        f.top + f.plot_h() + 14, x_axis.label(t).c_str());
+  }
   add(out, "<text x=\"%.1f\" y=\"%.1f\" class=\"tick\" text-anchor=\"middle\">|x|</text>\n", f.left + f.plot_w() / 2,
       f.height - 4);
-  for (int e = 0; e <= static_cast<int>(peak); ++e)
-    add(out, "<text x=\"%.1f\" y=\"%.1f\" class=\"tick\" text-anchor=\"end\">1e%d</text>\n", f.left - 4,
-        f.top + f.plot_h() - f.plot_h() * std::log10(1.0 + std::pow(10.0, e)) / std::max(peak, 1e-9) + 4, e);
+  // Counts on a log scale (of 1 + count): a gridline at each decade.
+  for (int e = 0; e <= static_cast<int>(peak); ++e) {
+    const double y = f.top + f.plot_h() - f.plot_h() * std::log10(1.0 + std::pow(10.0, e)) / std::max(peak, 1e-9);
+    add(grid, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" class=\"grid\"/>", f.left, f.left + f.plot_w(), y, y);
+    add(out, "<text x=\"%.1f\" y=\"%.1f\" class=\"tick\" text-anchor=\"end\">%s</text>\n", f.left - 4, y + 4,
+        e <= 4 ? std::to_string(static_cast<long>(std::pow(10.0, e) + 0.5)).c_str() : ("1e" + std::to_string(e)).c_str());
+  }
+  out.insert(under_the_bars, grid + "\n");
 
   // Every method's amax, then the chosen one on top.
   for (const MethodChoice& m : a.methods)
@@ -145,6 +159,11 @@ std::string channel_spread_svg(const WeightView& w) {
 
   std::string out;
   open_svg(out, f, "max |w| per output channel");
+  const ChartAxis y_axis = linear_axis(0, top, false);
+  for (double t : y_axis.ticks)
+    add(out, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" class=\"grid\"/>", f.left, f.left + f.plot_w(),
+        y_of(t), y_of(t));
+  out += "\n";
   const double bar_w = f.plot_w() / static_cast<double>(order.size());
   for (size_t k = 0; k < order.size(); ++k) {
     const size_t c = order[k];
@@ -159,9 +178,9 @@ std::string channel_spread_svg(const WeightView& w) {
   }
   out += "\n";
   axes(out, f);
-  for (double t : {0.0, 0.5, 1.0})
-    add(out, "<text x=\"%.1f\" y=\"%.1f\" class=\"tick\" text-anchor=\"end\">%.3g</text>\n", f.left - 4,
-        y_of(t * top / 1.05) + 4, t * top / 1.05);
+  for (double t : y_axis.ticks)
+    add(out, "<text x=\"%.1f\" y=\"%.1f\" class=\"tick\" text-anchor=\"end\">%s</text>\n", f.left - 4, y_of(t) + 4,
+        y_axis.label(t).c_str());
   add(out,
       "<text x=\"%.1f\" y=\"%.1f\" class=\"tick\" text-anchor=\"middle\">%zu output channels, largest max|w| "
       "first</text>\n",
