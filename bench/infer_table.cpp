@@ -47,6 +47,15 @@ nlohmann::json print_batch_table(std::FILE* out, int64_t batch, const std::vecto
     const double ratio = cpu_float->latency_ms / cpu_int8->latency_ms;
     speedup["cpu_int8_over_cpu_float32"] = ratio;
   }
+  // octet's CPU int8 against ONNX Runtime's rows (--onnxruntime), same batch and threads.
+  if (cpu_int8)
+    for (const Measurement& m : rows)
+      if (m.name == "onnxruntime-cpu") {
+        const double ratio = m.latency_ms / cpu_int8->latency_ms;
+        std::fprintf(out, "  CPU: int8 (%s) is %.2fx onnxruntime-cpu %s\n", cpu_int8->name.c_str(), ratio,
+                     m.precision.c_str());
+        speedup["cpu_int8_over_onnxruntime_" + m.precision] = ratio;
+      }
   if (best_int8 && best_float) {
     const double ratio = best_float->latency_ms / best_int8->latency_ms;
     if (best_int8 != cpu_int8 || best_float != cpu_float)  // a GPU row won

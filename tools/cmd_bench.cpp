@@ -14,12 +14,17 @@
 
 #include "common/error.h"
 #include "common/file_io.h"
+#include "common/memory_budget.h"
 #include "qmodel/checkpoint_identity.h"
 #include "quant/pipeline.h"
 #include "bench/float_peers.h"
 #include "bench/infer_table.h"
 #include "bench/layer_timing.h"
+#include "bench/onnxruntime_peer.h"
 #include "bench/timing.h"
+#ifdef OCTET_HAVE_ONNX
+#include "interop/onnx_export.h"
+#endif
 #include "runtime/cpu/kernels.h"
 #include "runtime/engine.h"
 #include "tools/commands.h"
@@ -31,11 +36,28 @@ namespace octet {
 namespace {
 
 struct InferCommand {
-  std::string checkpoint, quantized, backend = "all", batches = "1,32,256,1024", cpu_kernels, json;
+  std::string checkpoint, quantized, backend = "all", batches = "1,32,256,1024", cpu_kernels, json, onnx;
   DataArgs data;
   int iterations = 20, warmup = 3, threads = 0;
-  bool layers = false;
+  bool layers = false, onnxruntime = false;
 };
+
+// --onnxruntime: octet's QDQ export of the measured model (int8) and --onnx (float32), timed by ORT.
+void add_onnxruntime_models(const InferCommand& c, const QuantizedModel& model, OnnxRuntimePeer& peer) {
+  if (!c.onnx.empty()) {
+    check(file_exists(c.onnx), "--onnx " + c.onnx + ": no such file");
+    peer.add_model({c.onnx, "float32", "the float model"});
+  }
+  const std::string exported = peer.scratch_file("octet_int8.onnx");
+  if (exported.empty()) return;
+#ifdef OCTET_HAVE_ONNX
+  export_onnx(model, exported);
+  peer.add_model({exported, "int8", "octet's QDQ export"});
+#else
+  (void)model;
+  std::fprintf(stderr, "note: this octet was built without the ONNX library: ONNX Runtime int8 is not measured\n");
+#endif
+}
 
 std::vector<float> random_inputs(int64_t count, const ActShape& shape) {
   std::mt19937 rng(1234);
@@ -153,8 +175,15 @@ void run_infer(const InferCommand& c) {
   const Checkpoint checkpoint = load_checkpoint(c.checkpoint);
   const QuantizedModel model = model_to_measure(c, checkpoint);
   const ActShape input_shape = model.graph.shapes()[0];
-  const std::vector<float> images =
-      random_inputs(*std::max_element(batches.begin(), batches.end()), input_shape);
+  const int64_t largest_batch = *std::max_element(batches.begin(), batches.end());
+  // Before the first batch-sized buffer; every node's output in float32 bounds
+  // what the engines and the float peers hold per sample.
+  double bytes_per_sample = 0;
+  for (const ActShape& shape : model.graph.shapes()) bytes_per_sample += 4.0 * static_cast<double>(shape.numel());
+  check_batch_fits("octet bench infer", largest_batch, bytes_per_sample,
+                   "input images (" + to_string(input_shape) + " float32) and activations (every node's output, "
+                   "float32)");
+  const std::vector<float> images = random_inputs(largest_batch, input_shape);
   std::vector<std::unique_ptr<Engine>> engines;
   std::string gpu;  // the machine of the first backend off the host CPU
   for (const std::string& backend : backends) {
@@ -163,6 +192,8 @@ void run_infer(const InferCommand& c) {
   }
   const bool cpu_requested = std::find(backends.begin(), backends.end(), backend_names::kCpu) != backends.end();
   FloatPeers float_peers(checkpoint, threads, !gpu.empty());
+  OnnxRuntimePeer onnxruntime(threads);
+  if (c.onnxruntime || !c.onnx.empty()) add_onnxruntime_models(c, model, onnxruntime);
 
   const double load = load_average();
   std::fprintf(out, "%s (%s), %d thread%s, CPU kernels %s, median of %d run%s after %d warm-up, load average %.2f\n",
@@ -182,7 +213,10 @@ void run_infer(const InferCommand& c) {
     for (const std::unique_ptr<Engine>& engine : engines)
       measure_backend(out, c, *engine, images, batch, cpu_paths, rows, reports);
     float_peers.measure(images.data(), input_shape, batch, cpu_requested, c.warmup, c.iterations, rows);
+    std::vector<std::string> notes;
+    onnxruntime.measure(images.data(), input_shape, batch, c.warmup, c.iterations, rows, notes);
     reports.speedups.push_back(print_batch_table(out, batch, rows));
+    for (const std::string& note : notes) std::fprintf(out, "  note: %s\n", note.c_str());
     std::fflush(out);
     results.insert(results.end(), rows.begin(), rows.end());
   }
@@ -210,6 +244,9 @@ void run_infer(const InferCommand& c) {
                                             {"cpu_kernels", cpu::kernel_path_name(cpu::kernel_path())},
                                             {"load_average", load},
                                             {"iterations", c.iterations},
+                                            {"onnxruntime", onnxruntime.version().empty()
+                                                                ? nlohmann::json()
+                                                                : nlohmann::json(onnxruntime.version())},
                                             {"warmup", c.warmup},
                                             {"results", measurements},
                                             {"speedups", reports.speedups},
@@ -248,6 +285,12 @@ void add_bench_command(CLI::App& app) {
   infer->add_flag("--layers", i->layers,
                   "Also time every node, with achieved TOPS (CPU: from the engine's hook; CUDA: profile()), and "
                   "show the time of each cuda-imma tile candidate per conv shape");
+  infer->add_flag("--onnxruntime", i->onnxruntime,
+                  "Also time ONNX Runtime (CPU, npm's onnxruntime-node; tools/setup.sh test installs it) on octet's "
+                  "QDQ export of the quantized model (int8), same images, batches and threads");
+  infer->add_option("--onnx", i->onnx,
+                    "The float model as ONNX (e.g. the file octet import read), timed in ONNX Runtime too "
+                    "(float32); implies --onnxruntime");
   add_json_option(infer, i->json);
   infer->callback([i] { run_infer(*i); });
 

@@ -1,5 +1,6 @@
 // `octet`: one binary, one subcommand per step of the pipeline.
 #include <cstdio>
+#include <new>
 
 #include "common/error.h"
 #include "common/memory_policy.h"
@@ -31,6 +32,9 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const octet::Error& e) {
     std::fprintf(stderr, "octet: error: %s\n", e.what());
+    return 1;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "octet: error: out of memory: a buffer could not be allocated (a smaller --batch needs less)\n");
     return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "octet: internal error: %s\n", e.what());

@@ -7,10 +7,13 @@
 //
 //   node tools/ort_run.mjs MODEL.onnx [--input [NAME=]FILE.npy]... [--out DIR]
 //        [--optimized FILE.onnx] [--level disabled|basic|extended|all] [--threads N]
+//        [--time RUNS [--warmup N]]
 //
 // Inputs without a NAME take the model's inputs in order. Each output K is
 // written to DIR/output_K.npy. Prints one JSON line: ORT's version, the
-// inputs read and the outputs written (name, file, dims, type).
+// inputs read and the outputs written (name, file, dims, type); with --time,
+// also "timing": the median and fastest of RUNS timed runs (milliseconds, ORT's
+// session.run on the same inputs) after N untimed ones (default 3).
 // onnxruntime-node is looked for in $OCTET_ORT_DIR/node_modules, else in
 // .ort/node_modules of the checkout (tools/setup.sh test installs it there).
 // Exit status 1 with a message on any failure, 3 when ORT is not installed.
@@ -80,7 +83,7 @@ function writeNpy(file, tensor) {
 }
 
 function parseArgs(argv) {
-  const args = { model: null, inputs: [], out: ".", optimized: null, level: "all", threads: 0 };
+  const args = { model: null, inputs: [], out: ".", optimized: null, level: "all", threads: 0, time: 0, warmup: 3 };
   for (let i = 0; i < argv.length; ++i) {
     const a = argv[i];
     const value = () => (i + 1 < argv.length ? argv[++i] : die(`${a} needs a value`));
@@ -89,6 +92,8 @@ function parseArgs(argv) {
     else if (a === "--optimized") args.optimized = value();
     else if (a === "--level") args.level = value();
     else if (a === "--threads") args.threads = Number(value());
+    else if (a === "--time") args.time = Number(value());
+    else if (a === "--warmup") args.warmup = Number(value());
     else if (a === "-h" || a === "--help") {
       process.stdout.write(fs.readFileSync(fileURLToPath(import.meta.url), "utf8").split("\nimport ")[0] + "\n");
       process.exit(0);
@@ -97,6 +102,9 @@ function parseArgs(argv) {
     else die(`a second model ${a}`);
   }
   if (!args.model) die("no model given (--help)");
+  for (const name of ["threads", "time", "warmup"])
+    if (!Number.isInteger(args[name]) || args[name] < 0) die(`--${name} ${args[name]}: a whole number >= 0`);
+  if (args.time > 0 && !args.inputs.length) die("--time needs --input");
   if (!["disabled", "basic", "extended", "all"].includes(args.level))
     die(`--level ${args.level}: disabled, basic, extended or all`);
   return args;
@@ -139,6 +147,19 @@ async function main() {
     });
   }
   const summary = { onnxruntime: ort.env.versions.node ?? ort.env.versions.common, level: args.level, inputs, outputs };
+  if (args.time > 0) {
+    for (let k = 0; k < args.warmup; ++k) await session.run(feeds);
+    const ms = [];
+    for (let k = 0; k < args.time; ++k) {
+      const start = process.hrtime.bigint();
+      await session.run(feeds);
+      ms.push(Number(process.hrtime.bigint() - start) / 1e6);
+    }
+    ms.sort((a, b) => a - b);
+    const mid = ms.length >> 1;
+    summary.timing = { runs: ms.length, warmup: args.warmup, threads: args.threads,
+                       median_ms: ms.length % 2 ? ms[mid] : (ms[mid - 1] + ms[mid]) / 2, fastest_ms: ms[0] };
+  }
   if (args.optimized) summary.optimized = path.resolve(args.optimized);
   process.stdout.write(JSON.stringify(summary) + "\n");
 }

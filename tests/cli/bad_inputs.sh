@@ -111,6 +111,9 @@ expect "--batch" "${infer[@]}" --backend cpu --batch 1,x
 expect "--iterations" "${infer[@]}" --backend cpu --iterations 0
 expect "--backend cuda-tensorrt is not one" "${infer[@]}" --backend cuda-tensorrt
 expect "--cpu-kernels" "${infer[@]}" --backend cpu --cpu-kernels amx
+# A batch larger than the machine's memory: the buffers, their bytes and the batch that fits.
+expect "a batch of 1000000000 does not fit in memory: its input images (1x28x28 float32) .* need .* TB .* the largest batch that fits is [0-9]" \
+  "${infer[@]}" --backend cpu --batch 1000000000
 
 [ $failures -eq 0 ] && echo "every bad input refused with status 1, a message and no file"
 exit $((failures > 0))

@@ -1,0 +1,142 @@
+#include "bench/onnxruntime_peer.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "common/error.h"
+
+extern char** environ;
+
+namespace octet {
+
+namespace {
+
+// argv[0] looked up on PATH; its standard output and error together.
+int run_capturing(const std::vector<std::string>& argv, std::string* output) {
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  int pipe_ends[2];
+  check(pipe2(pipe_ends, O_CLOEXEC) == 0, std::string("cannot make a pipe: ") + std::strerror(errno));
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, pipe_ends[1], STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, pipe_ends[1], STDERR_FILENO);
+  pid_t pid = 0;
+  const int error = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(pipe_ends[1]);
+  if (error != 0) {
+    close(pipe_ends[0]);
+    *output = std::string("cannot start ") + argv[0] + ": " + std::strerror(error);
+    return 127;
+  }
+  char buffer[4096];
+  for (ssize_t n; (n = read(pipe_ends[0], buffer, sizeof buffer)) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    output->append(buffer, static_cast<size_t>(n));
+  }
+  close(pipe_ends[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) return 127;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+// float32 N x C x H x W as numpy.save writes it (format 1.0).
+void write_npy(const std::string& path, const float* values, int64_t batch, const ActShape& shape) {
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + std::to_string(batch) + ", " +
+                       std::to_string(shape.c) + ", " + std::to_string(shape.h) + ", " + std::to_string(shape.w) +
+                       "), }";
+  header += std::string(63 - (10 + header.size()) % 64, ' ') + "\n";
+  std::ofstream out(path, std::ios::binary);
+  const unsigned char prefix[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, static_cast<unsigned char>(header.size() & 0xff),
+                                    static_cast<unsigned char>(header.size() >> 8)};
+  out.write(reinterpret_cast<const char*>(prefix), sizeof prefix);
+  out << header;
+  out.write(reinterpret_cast<const char*>(values), static_cast<std::streamsize>(sizeof(float) * batch * shape.numel()));
+  check(static_cast<bool>(out), "cannot write " + path);
+}
+
+// The last line of ort_run's output that is a JSON object, or the last line (its error).
+std::string last_line(const std::string& output) {
+  std::string line, last;
+  for (size_t start = 0; start < output.size();) {
+    const size_t end = std::min(output.find('\n', start), output.size());
+    line = output.substr(start, end - start);
+    if (!line.empty()) last = line;
+    start = end + 1;
+  }
+  return last;
+}
+
+}  // namespace
+
+OnnxRuntimePeer::OnnxRuntimePeer(int threads) : threads_(threads) {
+  const char* override_script = std::getenv("OCTET_ORT_RUN");
+  script_ = override_script ? override_script : OCTET_ORT_RUN_SCRIPT;
+  if (!std::ifstream(script_)) {
+    unavailable_ = "no " + script_ + " (set OCTET_ORT_RUN to tools/ort_run.mjs of an octet checkout)";
+    return;
+  }
+  char dir[] = "/tmp/octet-bench-onnxruntime-XXXXXX";
+  check(mkdtemp(dir) != nullptr, std::string("cannot make a scratch folder in /tmp: ") + std::strerror(errno));
+  scratch_ = dir;
+}
+
+OnnxRuntimePeer::~OnnxRuntimePeer() {
+  if (scratch_.empty()) return;
+  if (DIR* dir = opendir(scratch_.c_str())) {
+    while (const dirent* entry = readdir(dir))
+      if (entry->d_name[0] != '.') std::remove((scratch_ + "/" + entry->d_name).c_str());
+    closedir(dir);
+  }
+  rmdir(scratch_.c_str());
+}
+
+std::string OnnxRuntimePeer::scratch_file(const std::string& name) const {
+  return scratch_.empty() ? "" : scratch_ + "/" + name;
+}
+
+void OnnxRuntimePeer::measure(const float* images, const ActShape& shape, int64_t batch, int warmup, int iterations,
+                              std::vector<Measurement>& rows, std::vector<std::string>& notes) {
+  if (unavailable_.empty()) write_npy(scratch_ + "/images.npy", images, batch, shape);
+  for (const OnnxRuntimeModel& model : models_) {
+    if (!unavailable_.empty()) break;
+    std::string output;
+    const int status = run_capturing({"node", script_, model.path, "--input", scratch_ + "/images.npy", "--out",
+                                      scratch_, "--threads", std::to_string(threads_), "--time",
+                                      std::to_string(iterations), "--warmup", std::to_string(warmup)},
+                                     &output);
+    const std::string line = last_line(output);
+    if (status == 3 || status == 127) {  // ORT not installed, or no node
+      unavailable_ = line;
+      break;
+    }
+    nlohmann::json result = nlohmann::json::parse(line, nullptr, false);
+    if (status != 0 || result.is_discarded() || !result.contains("timing")) {
+      notes.push_back("onnxruntime " + model.precision + " (" + model.what + ", " + model.path + ") at batch " +
+                      std::to_string(batch) + ": " + line);
+      continue;
+    }
+    rows.push_back({batch, "onnxruntime-cpu", model.precision, result["timing"]["median_ms"].get<double>()});
+    if (version_.empty() && result["onnxruntime"].is_string()) version_ = result["onnxruntime"].get<std::string>();
+  }
+  if (!unavailable_.empty() && !unavailable_noted_) {
+    notes.push_back("ONNX Runtime not measured: " + unavailable_);
+    unavailable_noted_ = true;
+  }
+}
+
+}  // namespace octet
