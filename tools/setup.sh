@@ -18,6 +18,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 mode=${1:-}
+# Every step's line starts with the seconds since the set-up began.
+say() { echo "octet setup [${SECONDS} s]: $*"; }
 case "$mode" in
   demo | test | core | build | sanitize | fuzz) ;;
   *) echo "usage: tools/setup.sh demo|test|core|build|sanitize|fuzz" >&2; exit 2 ;;
@@ -55,11 +57,12 @@ for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
-  echo "octet setup: installing ${missing[*]}"
+  say "installing ${missing[*]}"
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
   $sudo apt-get update -q
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+  say "installed ${#missing[@]} packages"
 fi
 
 # CIFAR-10 (JPEG copy) in the official binary layout, for the tests and zoo models that need it.
@@ -67,10 +70,10 @@ fi
 cifar_src=${OCTET_CIFAR10_SOURCE:-../shared/data/cifar10}
 if [ "$mode" != demo ] && [ ! -f .data/cifar-10-batches-bin/test_batch.bin ]; then
   if [ -f "$cifar_src/make_cifar10_bin.py" ]; then
-    echo "octet setup: writing CIFAR-10 (JPEG copy) to .data/cifar-10-batches-bin"
+    say "writing CIFAR-10 (JPEG copy) to .data/cifar-10-batches-bin"
     /usr/bin/python3 "$cifar_src/make_cifar10_bin.py" .data
   else
-    echo "octet setup: warning: no CIFAR-10 source at $cifar_src (set OCTET_CIFAR10_SOURCE); the CIFAR-10 tests will skip" >&2
+    say "warning: no CIFAR-10 source at $cifar_src (set OCTET_CIFAR10_SOURCE); the CIFAR-10 tests will skip" >&2
   fi
 fi
 
@@ -83,13 +86,13 @@ install_onnx_runtime() {
     return 0
   fi
   if ! command -v npm >/dev/null || ! command -v node >/dev/null; then
-    echo "octet setup: warning: npm or node not found: ONNX Runtime is not installed, its tests will skip" >&2
+    say "warning: npm or node not found: ONNX Runtime is not installed, its tests will skip" >&2
     return 0
   fi
-  echo "octet setup: installing onnxruntime-node $ort_version into .ort/ (npm)"
+  say "installing onnxruntime-node $ort_version into .ort/ (npm)"
   mkdir -p .ort
   (cd .ort && npm install --ignore-scripts --no-audit --no-fund --loglevel=error "onnxruntime-node@$ort_version") ||
-    echo "octet setup: warning: npm could not install onnxruntime-node: its tests will skip" >&2
+    say "warning: npm could not install onnxruntime-node: its tests will skip" >&2
 }
 if [ "$mode" = test ]; then install_onnx_runtime; fi
 
@@ -102,13 +105,14 @@ configure_and_build() {
   shift
   command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
   [ -n "${OCTET_BUILD_TARGETS:-}" ] && read -ra targets <<<"--target $OCTET_BUILD_TARGETS"
-  echo "octet setup: configuring $dir/"
+  say "configuring $dir/"
   mkdir -p "$dir"
   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython_EXECUTABLE=/usr/bin/python3 "${launcher[@]}" "$@" \
     >"$dir/configure.log" 2>&1 || { cat "$dir/configure.log" >&2; return 1; }
   grep '^-- octet:' "$dir/configure.log" || true  # what was found and what is built
-  echo "octet setup: building $dir/ ${targets[*]:+(${targets[*]:1})} ([done/total] steps below)"
+  say "building $dir/ ${targets[*]:+(${targets[*]:1})} ([done/total] steps below)"
   CCACHE_BASEDIR=$PWD cmake --build "$dir" "${targets[@]}"
+  say "built $dir/"
 }
 
 # run_tests DIR [ctest options...]: the suite with ctest, then one line of ran /
@@ -133,10 +137,10 @@ case "$mode" in
     run_tests build-core
     ;;
   test)
-    echo "octet setup: 1/2 without LibTorch (build-core/)"
+    say "1/2 without LibTorch (build-core/)"
     configure_and_build build-core -DOCTET_WITH_TORCH=OFF
     run_tests build-core
-    echo "octet setup: 2/2 with LibTorch (build/): the entries that need it or change with it (label torch)"
+    say "2/2 with LibTorch (build/): the entries that need it or change with it (label torch)"
     configure_and_build build -DOCTET_WITH_CUDA=ON -DBUILD_TESTING=ON
     run_tests build -L '^torch$'
     ;;
@@ -160,7 +164,8 @@ case "$mode" in
     cuda=OFF
     nvidia-smi -L >/dev/null 2>&1 && cuda=ON
     OCTET_BUILD_TARGETS=octet configure_and_build build -DOCTET_WITH_CUDA=$cuda -DBUILD_TESTING=OFF
-    echo "octet setup: running octet pipeline (train LeNet-5 on Fashion-MNIST, calibrate, quantize, compare)"
-    exec build/tools/octet pipeline
+    say "running octet pipeline (train LeNet-5 on Fashion-MNIST, calibrate, quantize, compare)"
+    build/tools/octet pipeline
+    say "the demo's job is done"
     ;;
 esac
