@@ -1,9 +1,6 @@
 #include "bench/onnxruntime_peer.h"
 
 #include <dirent.h>
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -13,9 +10,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "common/child_process.h"
 #include "common/error.h"
-
-extern char** environ;
 
 namespace octet {
 
@@ -23,35 +19,21 @@ namespace {
 
 // argv[0] looked up on PATH; its standard output and error together.
 int run_capturing(const std::vector<std::string>& argv, std::string* output) {
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  int pipe_ends[2];
-  check(pipe2(pipe_ends, O_CLOEXEC) == 0, std::string("cannot make a pipe: ") + std::strerror(errno));
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, pipe_ends[1], STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, pipe_ends[1], STDERR_FILENO);
-  pid_t pid = 0;
-  const int error = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  close(pipe_ends[1]);
-  if (error != 0) {
-    close(pipe_ends[0]);
-    *output = std::string("cannot start ") + argv[0] + ": " + std::strerror(error);
+  PipedChild child;
+  try {
+    child = spawn_piped(argv, this_environment());
+  } catch (const Error& e) {
+    *output = e.what();
     return 127;
   }
   char buffer[4096];
-  for (ssize_t n; (n = read(pipe_ends[0], buffer, sizeof buffer)) != 0;) {
+  for (ssize_t n; (n = read(child.output, buffer, sizeof buffer)) != 0;) {
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) break;
     output->append(buffer, static_cast<size_t>(n));
   }
-  close(pipe_ends[0]);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) return 127;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+  close(child.output);
+  return wait_for_exit(child.pid);
 }
 
 // float32 N x C x H x W as numpy.save writes it (format 1.0).

@@ -1,8 +1,5 @@
 #include "bench/train_launch.h"
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -12,11 +9,10 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/child_process.h"
 #include "common/error.h"
 #include "common/file_io.h"
 #include "common/progress.h"
-
-extern char** environ;
 
 namespace octet {
 
@@ -39,8 +35,7 @@ std::string this_executable() {
 // This process's environment for a child whose output goes through a pipe:
 // it sees no terminal, so it is told to draw its progress when ours is one.
 std::vector<std::string> child_environment() {
-  std::vector<std::string> environment;
-  for (char** e = environ; *e != nullptr; ++e) environment.emplace_back(*e);
+  std::vector<std::string> environment = this_environment();
   if (isatty(STDERR_FILENO)) environment.push_back(std::string(kForceProgressVariable) + "=1");
   return environment;
 }
@@ -78,32 +73,10 @@ void copy_to_stderr(int fd, std::string* first_error) {
 // status and keeps the first "octet: error: " line, the ranks' own reason,
 // which the status alone does not give.
 int run_to_stderr(const std::vector<std::string>& argv, std::string* first_error) {
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  std::vector<std::string> environment = child_environment();
-  std::vector<char*> env;
-  for (std::string& e : environment) env.push_back(e.data());
-  env.push_back(nullptr);
-  int pipe_ends[2];
-  check(pipe2(pipe_ends, O_CLOEXEC) == 0, std::string("cannot make a pipe: ") + std::strerror(errno));
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, pipe_ends[1], STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, pipe_ends[1], STDERR_FILENO);
-  pid_t pid = 0;
-  const int error = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), env.data());
-  posix_spawn_file_actions_destroy(&actions);
-  close(pipe_ends[1]);
-  if (error != 0) close(pipe_ends[0]);
-  check(error == 0, "cannot start " + argv[0] + ": " + std::strerror(error));
-  copy_to_stderr(pipe_ends[0], first_error);
-  close(pipe_ends[0]);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0)
-    check(errno == EINTR, std::string("waiting for octet launch failed: ") + std::strerror(errno));
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  const PipedChild child = spawn_piped(argv, child_environment());
+  copy_to_stderr(child.output, first_error);
+  close(child.output);
+  return wait_for_exit(child.pid);
 }
 
 }  // namespace
