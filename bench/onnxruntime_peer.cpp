@@ -1,6 +1,5 @@
 #include "bench/onnxruntime_peer.h"
 
-#include <dirent.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -12,6 +11,7 @@
 
 #include "common/child_process.h"
 #include "common/error.h"
+#include "common/file_io.h"
 
 namespace octet {
 
@@ -51,16 +51,10 @@ void write_npy(const std::string& path, const float* values, int64_t batch, cons
   check(static_cast<bool>(out), "cannot write " + path);
 }
 
-// The last line of ort_run's output that is a JSON object, or the last line (its error).
-std::string last_line(const std::string& output) {
-  std::string line, last;
-  for (size_t start = 0; start < output.size();) {
-    const size_t end = std::min(output.find('\n', start), output.size());
-    line = output.substr(start, end - start);
-    if (!line.empty()) last = line;
-    start = end + 1;
-  }
-  return last;
+// ort_run's last line: its JSON summary, or its error.
+std::string last_line(std::string output) {
+  while (!output.empty() && output.back() == '\n') output.pop_back();
+  return output.substr(output.rfind('\n') + 1);  // from 0 when there is one line (npos + 1)
 }
 
 }  // namespace
@@ -68,7 +62,7 @@ std::string last_line(const std::string& output) {
 OnnxRuntimePeer::OnnxRuntimePeer(int threads) : threads_(threads) {
   const char* override_script = std::getenv("OCTET_ORT_RUN");
   script_ = override_script ? override_script : OCTET_ORT_RUN_SCRIPT;
-  if (!std::ifstream(script_)) {
+  if (!file_exists(script_)) {
     unavailable_ = "no " + script_ + " (set OCTET_ORT_RUN to tools/ort_run.mjs of an octet checkout)";
     return;
   }
@@ -79,12 +73,10 @@ OnnxRuntimePeer::OnnxRuntimePeer(int threads) : threads_(threads) {
 
 OnnxRuntimePeer::~OnnxRuntimePeer() {
   if (scratch_.empty()) return;
-  if (DIR* dir = opendir(scratch_.c_str())) {
-    while (const dirent* entry = readdir(dir))
-      if (entry->d_name[0] != '.') std::remove((scratch_ + "/" + entry->d_name).c_str());
-    closedir(dir);
+  try {
+    remove_tree(scratch_);
+  } catch (const Error&) {  // a scratch folder left in /tmp is not worth failing the benchmark for
   }
-  rmdir(scratch_.c_str());
 }
 
 std::string OnnxRuntimePeer::scratch_file(const std::string& name) const {
@@ -95,7 +87,7 @@ void OnnxRuntimePeer::measure(const float* images, const ActShape& shape, int64_
                               std::vector<Measurement>& rows, std::vector<std::string>& notes) {
   if (unavailable_.empty()) write_npy(scratch_ + "/images.npy", images, batch, shape);
   for (const OnnxRuntimeModel& model : models_) {
-    if (!unavailable_.empty()) break;
+    if (!unavailable_.empty()) break;  // set by the first model when node or ORT is missing
     std::string output;
     const int status = run_capturing({"node", script_, model.path, "--input", scratch_ + "/images.npy", "--out",
                                       scratch_, "--threads", std::to_string(threads_), "--time",
