@@ -1,11 +1,10 @@
 #include "graph/float_executor.h"
 
 #include <algorithm>
-#include <limits>
 
 #include "common/error.h"
+#include "graph/float_node.h"
 #include "graph/layout.h"
-#include "graph/ops/float_reference.h"
 #include "graph/ordered_gemm.h"
 
 namespace octet {
@@ -72,18 +71,7 @@ FloatTensor FloatExecutor::run_node(int i, const std::vector<FloatTensor>& value
   check(def.run_float, std::string("float executor: unexpected ") + op_name(n.op) + " node '" + n.name + "'");
   FloatOpArgs args{n, nullptr, {}, input_shapes(n, shapes_), out, &layers_[i], y};
   for (int input : n.inputs) args.inputs.push_back(&values[input]);
-  def.run_float(args);
-  // Element-wise: the threads' shares do not change any value.
-  if (op_traits(n.op).absorbs_residual && n.inputs.size() == 2) {
-    const FloatTensor& skip = values[n.inputs[1]];
-#pragma omp parallel for if (y.numel() >= ops::kMinParallelElements)
-    for (int64_t k = 0; k < y.numel(); ++k) y.data[k] += skip.data[k];
-  }
-  if (n.relu) {
-    const float hi = n.relu_max > 0 ? n.relu_max : std::numeric_limits<float>::infinity();
-#pragma omp parallel for if (y.numel() >= ops::kMinParallelElements)
-    for (int64_t k = 0; k < y.numel(); ++k) y.data[k] = std::min(std::max(y.data[k], 0.0f), hi);
-  }
+  run_float_fused(args);
   return y;
 }
 

@@ -26,6 +26,14 @@ struct NodeQuant {
   Int32Tensor multiplier, shift;
   Int32Tensor skip_multiplier;  // conv / linear with a fused residual: [O]
   FloatTensor logit_scale;      // output node: [O], logit = acc * logit_scale
+
+  // Kept in float (mixed precision; graph/float_node.h): the node reads its
+  // inputs dequantized, runs its float reference and quantizes its output at
+  // `scale`. It owns none of the integer parameters above; a weighted one owns
+  // these, torch's layout like `weight`.
+  bool in_float = false;
+  FloatTensor float_weight;
+  FloatTensor float_bias;  // [O]
 };
 
 }  // namespace octet

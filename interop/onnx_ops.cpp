@@ -9,11 +9,15 @@ using onnx::TensorProto;
 using Writer = QdqGraphWriter;
 
 // The float weight and bias of a conv or linear as DequantizeLinear of its
-// int8 weight (per output channel, axis 0) and int32 bias (scale s_in * s_w).
+// int8 weight (per output channel, axis 0) and int32 bias (scale s_in * s_w);
+// those of a node kept in float as they are.
 std::pair<std::string, std::string> dequantized_parameters(const OnnxNodeContext& c) {
   Writer& w = c.w;
   const Node& n = c.n;
   const NodeQuant& q = c.q;
+  if (q.in_float)
+    return {w.initializer(n.name + ".weight", TensorProto::FLOAT, q.float_weight.shape, q.float_weight.data),
+            w.initializer(n.name + ".bias", TensorProto::FLOAT, q.float_bias.shape, q.float_bias.data)};
   const int64_t out = q.weight.dim(0);
   std::vector<float> weight_step(out), bias_step(out);
   for (int64_t o = 0; o < out; ++o) {

@@ -62,8 +62,9 @@ void check_shifts(const Int32Tensor& multiplier, const Int32Tensor& shift, const
 }
 
 // Suffixes of the tensors a node owns in the file.
-std::set<std::string> tensor_suffixes(const Node& n, bool is_output) {
+std::set<std::string> tensor_suffixes(const Node& n, const NodeQuant& q, bool is_output) {
   const OpTraits& t = op_traits(n.op);
+  if (q.in_float) return t.weighted ? std::set<std::string>{".float_weight", ".float_bias"} : std::set<std::string>{};
   if (t.weighted) {
     std::set<std::string> names = {".weight", ".weight_scale", ".bias"};
     if (is_output) return names.insert(".logit_scale"), names;
@@ -85,12 +86,38 @@ void for_each_tensor(Record& q, Visit visit) {
   visit(".shift", q.shift);
   visit(".skip_multiplier", q.skip_multiplier);
   visit(".logit_scale", q.logit_scale);
+  visit(".float_weight", q.float_weight);
+  visit(".float_bias", q.float_bias);
+}
+
+void check_finite(const FloatTensor& t, const std::string& what) {
+  for (float v : t.data) check(std::isfinite(v), what + " holds a NaN or infinite value");
+}
+
+// A node kept in float: not the input (it is the image's quantization) nor the
+// output (its int32 accumulators are the logits); a weighted one owns its float
+// parameters.
+void check_float_node(const Node& n, const NodeQuant& q, const Shape& weight_shape, bool is_output,
+                      const std::string& at) {
+  check(n.op != Op::Input && !is_output,
+        at + ": only nodes between the input and the output can run in float (mixed precision)");
+  if (!op_traits(n.op).weighted) return;
+  expect_shape(q.float_weight, weight_shape, at + ".float_weight");
+  check_finite(q.float_weight, at + ".float_weight");
+  expect_shape(q.float_bias, {int64_t(n.channels)}, at + ".float_bias");
+  check_finite(q.float_bias, at + ".float_bias");
 }
 
 }  // namespace
 
 std::string CheckpointIdentity::describe() const {
   return model + " (parameters sha256 " + params_sha256.substr(0, 12) + ", graph " + graph_sha256.substr(0, 12) + ")";
+}
+
+bool QuantizedModel::mixed_precision() const {
+  for (const NodeQuant& q : quant)
+    if (q.in_float) return true;
+  return false;
 }
 
 void QuantizedModel::validate(const std::string& where) const {
@@ -125,7 +152,9 @@ void QuantizedModel::validate(const std::string& where) const {
       check(std::isfinite(q.scale) && q.scale > 0, at + ": activation scale " + std::to_string(q.scale) +
                                                        " is not a positive finite number");
     }
-    if (traits.weighted) {
+    if (q.in_float) {
+      check_float_node(n, q, traits.weighted ? weight_shape(n, shapes) : Shape{}, is_output, at);
+    } else if (traits.weighted) {
       const int64_t O = n.channels;
       const Shape wshape = weight_shape(n, shapes);
       expect_shape(q.weight, wshape, at + ".weight");
@@ -151,7 +180,8 @@ void QuantizedModel::validate(const std::string& where) const {
       expect_shape(q.shift, {1}, at + ".shift");
       check_shifts(q.multiplier, q.shift, at);
       check_window(op_window(n, shapes), at);
-    } else if (!traits.owns_scale && n.op != Op::Input) {
+    }
+    if (!traits.owns_scale && n.op != Op::Input && !is_output) {
       check(q.scale == quant[n.inputs[0]].scale,
             at + ": a " + std::string(op_name(n.op)) + " keeps its input's scale, but the file gives another");
     }
@@ -167,15 +197,16 @@ void save_quantized_model(const QuantizedModel& m, const std::string& path) {
     nodes[i]["scale"] = q.scale;
     nodes[i]["amax"] = q.amax;
     nodes[i]["method"] = q.method;
+    if (q.in_float) nodes[i]["precision"] = "float";
     const Node& n = m.graph.nodes[i];
-    const std::set<std::string> owned = tensor_suffixes(n, i + 1 == m.graph.nodes.size());
+    const std::set<std::string> owned = tensor_suffixes(n, q, i + 1 == m.graph.nodes.size());
     for_each_tensor(q, [&](const char* suffix, const auto& tensor) {
       if (owned.count(suffix)) file.put(n.name + suffix, tensor);
     });
   }
   file.metadata = {
       {"format", kQuantizedFormat},
-      {"format_version", std::to_string(kQuantizedVersion)},
+      {"format_version", std::to_string(m.mixed_precision() ? kQuantizedMixedVersion : kQuantizedVersion)},
       {"graph", nodes.dump()},
       {"model", m.model},
       {"dataset", m.dataset},
@@ -206,7 +237,8 @@ QuantizedModel load_quantized_model(const std::string& path) {
         where + ": quantized model format version 1 predates the record of the float checkpoint it came from "
                 "(this octet reads version " + std::to_string(kQuantizedVersion) +
             "): quantize the checkpoint again with `octet quantize`");
-  file.check_format(kQuantizedFormat, kQuantizedVersion, "quantized model");
+  const bool mixed = version != file.metadata.end() && version->second == std::to_string(kQuantizedMixedVersion);
+  file.check_format(kQuantizedFormat, mixed ? kQuantizedMixedVersion : kQuantizedVersion, "quantized model");
   QuantizedModel m;
   std::set<std::string> expected_tensors;
   try {
@@ -234,7 +266,14 @@ QuantizedModel load_quantized_model(const std::string& path) {
       q.scale = json_float(nodes[i].at("scale"), "node '" + n.name + "' scale");
       q.amax = json_float(nodes[i].at("amax"), "node '" + n.name + "' amax");
       q.method = nodes[i].at("method").get<std::string>();
-      const std::set<std::string> owned = tensor_suffixes(n, i + 1 == m.graph.nodes.size());
+      if (nodes[i].contains("precision")) {
+        const std::string precision = nodes[i].at("precision").get<std::string>();
+        check(precision == "float", "node '" + n.name + "': precision '" + precision + "' is not 'float'");
+        check(mixed, "node '" + n.name + "' runs in float, which needs format version " +
+                         std::to_string(kQuantizedMixedVersion));
+        q.in_float = true;
+      }
+      const std::set<std::string> owned = tensor_suffixes(n, q, i + 1 == m.graph.nodes.size());
       for_each_tensor(q, [&](const char* suffix, auto& tensor) {
         if (!owned.count(suffix)) return;
         const std::string name = n.name + suffix;

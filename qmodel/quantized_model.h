@@ -10,7 +10,9 @@
 // "<node>.shift", "<node>.skip_multiplier" (I32), "<output>.logit_scale" (F32);
 // __metadata__ holds the format tag and version, the graph with every node's
 // scale, the dataset and normalisation, the calibration record and the
-// identity of the float checkpoint it came from.
+// identity of the float checkpoint it came from. A node kept in float has
+// "precision": "float" and the tensors "<node>.float_weight" and
+// "<node>.float_bias" (F32) in place of its integer ones.
 #pragma once
 
 #include <string>
@@ -49,6 +51,8 @@ struct QuantizedModel {
 
   int output() const { return graph.output(); }
   int num_classes() const { return graph.nodes.back().channels; }
+  // Whether some node runs in float (NodeQuant::in_float).
+  bool mixed_precision() const;
 
   // Checks every invariant the runtimes rely on (shapes, dtypes, ranges, graph
   // consistency); fails with a message naming the node and the field.
@@ -58,6 +62,9 @@ struct QuantizedModel {
 constexpr const char* kQuantizedFormat = "octet-quantized";
 // Version 2 records the source checkpoint's identity (version 1 did not).
 constexpr int kQuantizedVersion = 2;
+// Version 3: some nodes run in float (NodeQuant::in_float); written only then,
+// so an all-int8 model's file is the same as before.
+constexpr int kQuantizedMixedVersion = 3;
 
 void save_quantized_model(const QuantizedModel& model, const std::string& path);
 QuantizedModel load_quantized_model(const std::string& path);

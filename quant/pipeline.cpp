@@ -13,6 +13,7 @@ QuantizeOptions NamedQuantizeOptions::options() const {
   o.percentile = percentile;
   o.weight_rounding = weight_rounding;
   o.auto_samples = auto_samples;
+  o.float_nodes = float_nodes;
   return o;
 }
 

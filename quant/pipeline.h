@@ -18,6 +18,7 @@ struct NamedQuantizeOptions {
   double percentile = 99.99;
   int64_t calibration_samples = 1024;
   int64_t auto_samples = QuantizeOptions{}.auto_samples;
+  std::vector<std::string> float_nodes;  // kept in float (QuantizeOptions::float_nodes)
 
   // Fails naming the option whose value is unknown.
   QuantizeOptions options() const;

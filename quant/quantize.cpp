@@ -23,9 +23,28 @@ struct Plan {
   Graph graph;
   std::vector<int> stats_node;   // float node whose output this node's int8 output stands for
   std::vector<bool> own_scale;   // a quantization point
+  std::vector<bool> in_float;    // kept in float (QuantizeOptions::float_nodes)
 };
 
-Plan plan_graph(const Graph& fg) {
+// Marks the nodes named in `names`; fails on a name that is not a node between
+// the input and the output of the quantized graph.
+std::vector<bool> float_node_flags(const Graph& g, const std::vector<std::string>& names) {
+  std::vector<bool> flags(g.nodes.size(), false);
+  for (const std::string& name : names) {
+    const auto found = std::find_if(g.nodes.begin(), g.nodes.end(), [&](const Node& n) { return n.name == name; });
+    check(found != g.nodes.end(), "float nodes: the quantized graph has no node '" + name +
+                                      "' (an add fused into the conv before it is named by that conv; `octet "
+                                      "summary` lists the nodes)");
+    const size_t i = static_cast<size_t>(found - g.nodes.begin());
+    check(i != 0 && i + 1 != g.nodes.size(),
+          "float nodes: '" + name + "' is the " + (i == 0 ? "input" : "output") +
+              ", which stays int8 (only nodes between the input and the output can run in float)");
+    flags[i] = true;
+  }
+  return flags;
+}
+
+Plan plan_graph(const Graph& fg, const std::vector<std::string>& float_nodes) {
   const auto consumers = fg.consumers();
   const size_t N = fg.nodes.size();
   std::vector<int> fused_conv(N, -1), skip_of(N, -1);
@@ -65,6 +84,7 @@ Plan plan_graph(const Graph& fg) {
     plan.own_scale.push_back(op_traits(n.op).owns_scale && f + 1 != N);
   }
   plan.graph.validate();
+  plan.in_float = float_node_flags(plan.graph, float_nodes);
   return plan;
 }
 
@@ -128,7 +148,10 @@ void fill_quant(const Plan& plan, const FloatModel& folded, const std::map<std::
       q.method = "inherited";
     }
     const float s_in = n.inputs.empty() ? 0.0f : qm->quant[n.inputs[0]].scale;
-    if (op_traits(n.op).weighted) {
+    if (plan.in_float[i]) {
+      q.in_float = true;
+      if (op_traits(n.op).weighted) q.float_weight = folded.weight(n), q.float_bias = folded.bias(n);
+    } else if (op_traits(n.op).weighted) {
       const QuantizedWeights& w = weights.at(n.name);
       q.weight = w.values;
       q.weight_scale = w.scales;
@@ -215,7 +238,7 @@ QuantizedModel quantize(const Checkpoint& checkpoint, const FloatModel& folded, 
         "unknown weight rounding '" + o.weight_rounding + "' (known: gptq, nearest)");
   check(cal.samples > 0 && cal.stats.size() == folded.graph.nodes.size(),
         "calibration does not match the model (was it recorded on another graph?)");
-  const Plan plan = plan_graph(folded.graph);
+  const Plan plan = plan_graph(folded.graph, o.float_nodes);
   const size_t N = plan.graph.nodes.size();
 
   // amax of every quantization point, by float node.

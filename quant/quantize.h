@@ -9,6 +9,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "calibrate/amax.h"
 #include "calibrate/calibrate.h"
@@ -28,6 +29,9 @@ struct QuantizeOptions {
   std::string weight_rounding = "gptq";  // or "nearest" (the lab scheme always rounds to nearest)
   int64_t auto_samples = 1024;    // calibration images `auto` scores candidates on (at most the calibration set)
   int64_t gptq_samples = 512;     // calibration images GPTQ estimates layer inputs from
+  // Nodes of the quantized graph kept in float (mixed precision, NodeQuant::in_float),
+  // by name; an add fused into a conv is named by that conv.
+  std::vector<std::string> float_nodes;
 };
 
 // The float pass record `options` needs (GPTQ statistics, auto's logits) over

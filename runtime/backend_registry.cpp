@@ -19,7 +19,7 @@ std::string cuda_unavailable() {
   std::string why;
   return CudaEngine::device_available(&why) ? "" : "no usable CUDA device: " + why;
 }
-std::string cuda_unsupported(const QuantizedModel& model) { return cuda::why_graph_unsupported(model.graph); }
+std::string cuda_unsupported(const QuantizedModel& model) { return cuda::why_model_unsupported(model); }
 std::string cuda_device() { return CudaEngine::device_description(); }
 template <CudaBackend kBackend>
 std::unique_ptr<Engine> make_cuda(const QuantizedModel& model) {

@@ -16,6 +16,7 @@
 #include "common/file_io.h"
 #include "common/memory_budget.h"
 #include "qmodel/checkpoint_identity.h"
+#include "qmodel/precision.h"
 #include "quant/pipeline.h"
 #include "bench/float_peers.h"
 #include "bench/infer_table.h"
@@ -202,6 +203,8 @@ void run_infer(const InferCommand& c) {
   // The machine, so that numbers from several machines are never mixed up.
   const std::string cpu = cpu_description();
   std::fprintf(out, "CPU: %s\n", cpu.c_str());
+  const PrecisionSummary precision = precision_summary(model);
+  std::fprintf(out, "int8 model: %s\n", precision.describe().c_str());
   if (!gpu.empty()) std::fprintf(out, "GPU: %s\n", gpu.c_str());
   if (load > 0.5)
     std::fprintf(out, "note: other processes use the CPU; with more threads than idle cores, OpenMP's spin-waiting "
@@ -238,6 +241,7 @@ void run_infer(const InferCommand& c) {
                                             {"quantized", c.quantized},
                                             {"model", checkpoint.model},
                                             {"dataset", checkpoint.dataset},
+                                            {"int8_precision", precision_json(precision)},
                                             {"cpu", cpu},
                                             {"gpu", gpu.empty() ? nlohmann::json() : nlohmann::json(gpu)},
                                             {"threads", threads},

@@ -6,6 +6,7 @@
 #include "common/file_io.h"
 #include "evaluate/evaluate.h"
 #include "qmodel/checkpoint_identity.h"
+#include "qmodel/precision.h"
 #include "quant/pipeline.h"
 #include "tools/commands.h"
 #include "tools/options.h"
@@ -53,9 +54,12 @@ void run_eval(const EvalCommand& c) {
     const Dataset test = load_evaluation_images(model_input(checkpoint), data, c.limit);
     const std::unique_ptr<Engine> engine = make_engine(model, c.backend);
     const EvalReport report = evaluate(float_model, *engine, test, c.limit, c.layers);
-    std::fprintf(report_stream(c.json), "int8 on %s\n%s", engine->backend().c_str(), eval_report_table(report).c_str());
+    const PrecisionSummary precision = precision_summary(model);
+    std::fprintf(report_stream(c.json), "int8 on %s (%s)\n%s", engine->backend().c_str(),
+                 precision.describe().c_str(), eval_report_table(report).c_str());
     nlohmann::json j = nlohmann::json::parse(eval_report_json(report));
     j["backend"] = engine->backend();
+    j["precision"] = precision_json(precision);
     json = j.dump(2);
   }
   if (!c.json.empty()) write_text_output(c.json, json + "\n");

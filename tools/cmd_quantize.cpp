@@ -4,6 +4,7 @@
 
 #include "common/file_io.h"
 #include "common/phase_clock.h"
+#include "qmodel/precision.h"
 #include "quant/pipeline.h"
 #include "tools/commands.h"
 #include "tools/options.h"
@@ -39,6 +40,8 @@ void run_quantize(const QuantizeCommand& c) {
   }
   std::fprintf(out, "wrote %s (%s, %s, %s scheme, %lld calibration images)\n", c.output.c_str(), r.model.method.c_str(),
               r.model.granularity.c_str(), r.model.scheme.c_str(), static_cast<long long>(r.model.calibration_samples));
+  const PrecisionSummary precision = precision_summary(r.model);
+  std::fprintf(out, "precision: %s\n", precision.describe().c_str());
   std::fprintf(out, "%-22s %9s %12s %12s\n", "phase", "seconds", "CPU seconds", "peak MB");
   nlohmann::json phases = nlohmann::json::array();
   for (const PhaseTime& p : clock.phases()) {
@@ -53,6 +56,7 @@ void run_quantize(const QuantizeCommand& c) {
                                               {"granularity", r.model.granularity},
                                               {"scheme", r.model.scheme},
                                               {"calibration_samples", r.model.calibration_samples},
+                                              {"precision", precision_json(precision)},
                                               {"points", points},
                                               {"phases", phases},
                                               {"seconds", clock.total_seconds()},

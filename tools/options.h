@@ -78,6 +78,10 @@ inline void add_quantize_options(CLI::App* cmd, NamedQuantizeOptions& q) {
       ->capture_default_str();
   cmd->add_option("--auto-samples", q.auto_samples, "Calibration images --method auto scores its choices on")
       ->capture_default_str();
+  cmd->add_option("--float-nodes", q.float_nodes,
+                  "Nodes to keep in float (mixed precision; comma-separated names, as `octet summary` lists them): "
+                  "each reads its inputs dequantized and quantizes its output; the cpu backend runs such a model")
+      ->delimiter(',');
 }
 
 }  // namespace octet

@@ -27,7 +27,8 @@ std::shared_ptr<PyQuantizeResult> quantize_py(const PyCheckpoint& c, const std::
                                               const py::object& calib_data, int resize, int crop,
                                               const std::string& method, const std::string& granularity,
                                               const std::string& scheme, const std::string& weight_rounding,
-                                              double percentile, int64_t calib_samples) {
+                                              double percentile, int64_t calib_samples,
+                                              const std::vector<std::string>& float_nodes) {
   NamedQuantizeOptions named;  // the same names as the command line's options
   named.method = method;
   named.granularity = granularity;
@@ -35,6 +36,7 @@ std::shared_ptr<PyQuantizeResult> quantize_py(const PyCheckpoint& c, const std::
   named.weight_rounding = weight_rounding;
   named.percentile = percentile;
   named.calibration_samples = calib_samples;
+  named.float_nodes = float_nodes;
   const QuantizeOptions options = named.options();
   QuantizeResult r;
   if (!calib_data.is_none() && !is_path(calib_data)) {  // an array of model inputs: evenly spaced ones, as from files
@@ -112,9 +114,11 @@ void bind_quantize(py::module_& m) {
   m.def("quantize", &quantize_py, py::arg("checkpoint"), py::kw_only(), py::arg("data_dir") = py::none(),
         py::arg("calib_data") = py::none(), py::arg("resize") = 0, py::arg("crop") = 0, py::arg("method") = "auto", py::arg("granularity") = "per-channel", py::arg("scheme") = "octet",
         py::arg("weight_rounding") = "gptq", py::arg("percentile") = 99.99, py::arg("calib_samples") = 1024,
+        py::arg("float_nodes") = std::vector<std::string>(),
         "Calibrates on training images and quantizes, with the options of `octet quantize`: method (max, sigma3, "
         "percentile, entropy, mse, auto), granularity (per-channel, per-tensor), scheme (octet, lab), "
-        "weight_rounding (gptq, nearest), percentile, calib_samples. data_dir: the folder holding the dataset "
+        "weight_rounding (gptq, nearest), percentile, calib_samples, float_nodes (names of nodes to keep in float, as "
+        "--float-nodes: mixed precision, run by the cpu backend). data_dir: the folder holding the dataset "
         "(default: the dataset's Debian folder). calib_data: your own calibration images instead, as `octet quantize "
         "--calib-data`: a folder in torchvision's ImageFolder layout (JPEG/PNG; resize and crop as --resize and "
         "--crop, normalised as the checkpoint says) or a .npy path, or a float32 array N x C x H x W of model inputs "

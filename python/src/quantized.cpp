@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "python/src/arrays.h"
+#include "qmodel/precision.h"
 #include "python/src/handles.h"
 #include "python/src/module.h"
 #include "python/src/views.h"
@@ -74,7 +75,9 @@ py::list quantized_layers(const PyQuantized& q) {
 
 const NodeQuant& weighted_quant(const PyQuantized& q, const std::string& layer) {
   const Node& n = weighted_node(q.model().graph, layer);
-  return q.model().quant[q.model().graph.find(n.name)];
+  const NodeQuant& nq = q.model().quant[q.model().graph.find(n.name)];
+  check(!nq.in_float, "layer '" + n.name + "' runs in float (float_nodes): it has no int8 weight, bias or scales");
+  return nq;
 }
 
 py::array_t<float> dequantized_weight(const PyQuantized& q, const std::string& layer) {
@@ -102,6 +105,17 @@ void bind_quantized(py::module_& m) {
       .def_property_readonly("scheme", [](const PyQuantized& q) { return q.model().scheme; })
       .def_property_readonly("weight_rounding", [](const PyQuantized& q) { return q.model().weight_rounding; })
       .def_property_readonly("calibration_samples", [](const PyQuantized& q) { return q.model().calibration_samples; })
+      .def_property_readonly(
+          "float_nodes",
+          [](const PyQuantized& q) {
+            std::vector<std::string> names;
+            for (const PrecisionSummary::FloatNode& n : precision_summary(q.model()).float_nodes) names.push_back(n.name);
+            return names;
+          },
+          "Names of the nodes kept in float (mixed precision); empty when every node is int8.")
+      .def_property_readonly(
+          "int8_mac_share", [](const PyQuantized& q) { return precision_summary(q.model()).int8_mac_share; },
+          "Share of the model's multiply-adds its int8 nodes compute (1.0: all int8).")
       .def_property_readonly(
           "source_checkpoint",
           [](const PyQuantized& q) {

@@ -32,7 +32,8 @@ def assert_same_quantized_model(a, b):
     assert [(l["name"], l["op"], l["scale"], l["amax"], l["method"]) for l in a.layers] == [
         (l["name"], l["op"], l["scale"], l["amax"], l["method"]) for l in b.layers
     ]
-    for layer in weighted_layers(a):
+    assert a.float_nodes == b.float_nodes
+    for layer in set(weighted_layers(a)) - set(a.float_nodes):
         np.testing.assert_array_equal(a.weight(layer), b.weight(layer))
         np.testing.assert_array_equal(a.weight_scale(layer), b.weight_scale(layer))
         np.testing.assert_array_equal(a.bias(layer), b.bias(layer))
@@ -49,10 +50,11 @@ OPTION_CASES = [
     ({"method": "percentile", "percentile": 99.9, "scheme": "lab"}, ["--method", "percentile", "--percentile", "99.9", "--scheme", "lab"]),
     ({"method": "sigma3"}, ["--method", "sigma3"]),
     ({"method": "mse"}, ["--method", "mse"]),
+    ({"method": "max", "float_nodes": ["conv2", "fc1"]}, ["--method", "max", "--float-nodes", "conv2,fc1"]),
 ]
 
 
-@pytest.mark.parametrize("kwargs,cli_args", OPTION_CASES, ids=["defaults", "max-per-tensor-nearest", "percentile-lab", "sigma3", "mse"])
+@pytest.mark.parametrize("kwargs,cli_args", OPTION_CASES, ids=["defaults", "max-per-tensor-nearest", "percentile-lab", "sigma3", "mse", "max-float-nodes"])
 def test_quantize_matches_octet_quantize(lenet, lenet_path, octet_bin, tmp_path, kwargs, cli_args):
     result = octet.quantize(lenet, calib_samples=128, **kwargs)
     cli_path = str(tmp_path / "cli.safetensors")
@@ -62,6 +64,11 @@ def test_quantize_matches_octet_quantize(lenet, lenet_path, octet_bin, tmp_path,
     expected_method = kwargs.get("method", "auto")
     assert result.model.method == expected_method
     assert result.model.granularity == kwargs.get("granularity", "per-channel")
+    assert result.model.float_nodes == kwargs.get("float_nodes", [])
+    for layer in result.model.float_nodes:
+        with pytest.raises(octet.Error, match=f"layer '{layer}' runs in float"):
+            result.model.weight(layer)
+    assert (result.model.int8_mac_share < 1) == ("float_nodes" in kwargs)
 
 
 def test_int8_logits_equal_octet_predict(lenet, lenet_path, quantized, fmnist_test, octet_bin, tmp_path):
@@ -99,6 +106,8 @@ def test_bad_options_raise_the_command_lines_messages(lenet):
         octet.quantize(lenet, weight_rounding="stochastic", calib_samples=16)
     with pytest.raises(octet.Error, match="calib-samples must be positive"):
         octet.quantize(lenet, calib_samples=0)
+    with pytest.raises(octet.Error, match="no node 'conv9'"):
+        octet.quantize(lenet, float_nodes=["conv9"], calib_samples=16)
     with pytest.raises(octet.Error, match="no-such-dir"):
         octet.quantize(lenet, data_dir="/no-such-dir", calib_samples=16)
     with pytest.raises(TypeError, match=r"quantize\(\): incompatible function arguments"):

@@ -41,6 +41,7 @@ namespace {
 // The kernels of the table that can run node `index` (in table order), and
 // why each of the others cannot, as "; name: why".
 std::vector<const cpu::Kernel*> candidates(const cpu::NodeView& view, std::string* refusals) {
+  if (view.quant().in_float) return {&cpu::float_node_kernel};
   std::vector<const cpu::Kernel*> out;
   for (const cpu::Kernel& k : cpu::kernel_table()) {
     if (k.op != view.node().op) continue;

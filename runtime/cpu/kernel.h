@@ -81,4 +81,9 @@ inline std::string runs_every_node(const NodeView&) { return ""; }
 // Every kernel of the CPU runtime; the fastest of an operator's first.
 const std::vector<Kernel>& kernel_table();
 
+// The kernel of every node a model keeps in float, whatever its operator
+// (ops/float_node.cpp): its inputs dequantized, its float reference, its
+// output quantized. The int8 kernels of the table never run such a node.
+extern const Kernel float_node_kernel;
+
 }  // namespace octet::cpu

@@ -39,4 +39,12 @@ std::string why_graph_unsupported(const Graph& g) {
   return "";
 }
 
+std::string why_model_unsupported(const QuantizedModel& m) {
+  for (size_t i = 0; i < m.graph.nodes.size(); ++i)
+    if (m.quant[i].in_float)
+      return "the CUDA runtime runs int8 nodes only, and the model keeps node '" + m.graph.nodes[i].name + "' (" +
+             op_name(m.graph.nodes[i].op) + ") in float; run it with the cpu backend";
+  return why_graph_unsupported(m.graph);
+}
+
 }  // namespace octet::cuda

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "graph/graph.h"
+#include "qmodel/quantized_model.h"
 
 namespace octet::cuda {
 
@@ -15,5 +16,8 @@ namespace octet::cuda {
 std::string why_node_unsupported(const Node& n);
 // "" when it runs every node of `g`, else "why, at node 'x' (op)" of the first it cannot.
 std::string why_graph_unsupported(const Graph& g);
+// The same for a model, whose nodes kept in float (mixed precision) it refuses
+// too: the CUDA backends run int8 nodes only.
+std::string why_model_unsupported(const QuantizedModel& m);
 
 }  // namespace octet::cuda

@@ -66,6 +66,8 @@ expect "cannot open '$dir/missing/out.octet.tmp-[0-9]*' for writing" \
 expect "calib" "$octet" quantize --checkpoint "$lenet" -o "$dir/out.octet" --calib-samples 0
 expect "calib" "$octet" quantize --checkpoint "$lenet" -o "$dir/out.octet" --calib-samples -5
 expect "method" "$octet" quantize --checkpoint "$lenet" -o "$dir/out.octet" --method nonsense
+expect "no node 'conv9'" "$octet" quantize --checkpoint "$lenet" -o "$dir/out.octet" --float-nodes conv1,conv9
+expect "'fc3' is the output" "$octet" quantize --checkpoint "$lenet" -o "$dir/out.octet" --float-nodes fc3
 expect "--limit must be 0" "$octet" eval --checkpoint "$lenet" --limit -1
 
 # --backend names a backend of the registry (runtime/engine.h); one this build or machine lacks is

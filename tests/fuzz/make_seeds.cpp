@@ -2,7 +2,8 @@
 // by octet's own savers, but of tiny networks (a few hundred parameters) so
 // the fuzzer spends its time on the parsers, not on copying megabytes.
 //   make_seeds CORPUS_DIR   writes CORPUS_DIR/{checkpoint,quantized,safetensors}/*
-// Together the two networks use every inference operator.
+// Together the two networks use every inference operator; one quantized file
+// keeps two nodes in float.
 #include <cstdio>
 #include <string>
 
@@ -67,6 +68,12 @@ void write_seeds(const std::string& dir) {
       const std::string qfile = std::string(name) + "." + rounding + ".int8.octet";
       save_quantized_model(model, dir + "/quantized/" + qfile);
       save_quantized_model(model, dir + "/safetensors/" + qfile);
+    }
+    // Mixed precision: a conv with a fused residual and a pool kept in float (format version 3).
+    if (std::string(name) == "tiny_resnet") {
+      QuantizeOptions options = quick_quantize_options();
+      options.float_nodes = {"block.conv2", "global_avg_pool_12"};
+      save_quantized_model(quantize_random(checkpoint, options, 16), dir + "/quantized/tiny_resnet.mixed.int8.octet");
     }
   }
 }

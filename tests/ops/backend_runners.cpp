@@ -39,7 +39,7 @@ BackendRunner cpu_runner(cpu::KernelPath path) {
 // The naive host executor is slow: a few images show every layout bug.
 BackendRunner host_layout_runner(bool imma) {
   return {imma ? "host-layout-imma" : "host-layout-dp4a", 3, [] { return std::string(); },
-          [](const QuantizedModel& model) { return cuda::why_graph_unsupported(model.graph); },
+          [](const QuantizedModel& model) { return cuda::why_model_unsupported(model); },
           [imma](const QuantizedModel& model, const std::vector<float>& images, int64_t batch) {
             LayoutRun retained = run_in_device_layout(model, images, batch, true, imma);
             BackendOutputs out;

@@ -186,6 +186,34 @@ void add_image_net_operator_cases(std::vector<OpCase>& cases) {
   }
 }
 
+// Networks that keep some nodes in float (mixed precision; graph/float_node.h):
+// a conv with its ReLU, one with a fused residual, a pool, the linear after a
+// flatten, and the int8 nodes that read their quantized outputs. Seeded apart.
+void add_mixed_precision_cases(std::vector<OpCase>& cases) {
+  struct Mixed {
+    const char* model;
+    int channels, size;
+    int64_t batch;
+    std::vector<std::string> float_nodes;
+    bool fused_residual;
+  };
+  uint64_t seed = 9100;
+  for (const Mixed& v : {Mixed{"lenet5", 1, 28, 4, {"conv2", "max_pool2d_6", "fc1"}, false},
+                         Mixed{"resnet20", 3, 32, 3, {"conv1", "layer1.0.conv2", "layer3.2.conv1", "global_avg_pool_69"},
+                               true}}) {
+    const uint64_t s = seed++;
+    cases.push_back({std::string("network_mixed_") + v.model + "_" + shape_name(v.batch, v.channels, v.size, v.size),
+                     v.batch,
+                     [v, s] {
+                       QuantizeOptions options = quick_quantize_options();
+                       options.float_nodes = v.float_nodes;
+                       return quantize_random(random_checkpoint(v.model, ModelOptions{v.channels, v.size, v.size}, s),
+                                              options, 16);
+                     },
+                     CaseImages::Normalised, v.fused_residual});
+  }
+}
+
 std::vector<OpCase> make_cases() {
   std::vector<OpCase> cases;
   uint64_t seed = 100;
@@ -424,6 +452,7 @@ std::vector<OpCase> make_cases() {
                      CaseImages::Normalised, false});
   }
   add_image_net_operator_cases(cases);
+  add_mixed_precision_cases(cases);
   return cases;
 }
 

@@ -1,6 +1,7 @@
 #include "tests/ops/reference_int8.h"
 
 #include "common/error.h"
+#include "graph/float_node.h"
 #include "graph/op.h"
 
 namespace octet {
@@ -15,11 +16,51 @@ Int8Tensor nchw_to_nhwc(const Int8Tensor& x) {
   return out;
 }
 
+namespace {
+Int8Tensor nhwc_to_nchw(const Int8Tensor& x) {
+  const int64_t N = x.dim(0), H = x.dim(1), W = x.dim(2), C = x.dim(3);
+  Int8Tensor out({N, C, H, W});
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t y = 0; y < H; ++y)
+        for (int64_t w = 0; w < W; ++w) out.data[((n * C + c) * H + y) * W + w] = x.data[((n * H + y) * W + w) * C + c];
+  return out;
+}
+
+// A node the model keeps in float: the shared run_dequantized on NHWC copies of
+// its inputs. A flatten's output is read in the runtimes' order (H, W, C), not
+// the oracle's (C, H, W), as the float weights' columns expect.
+Int8Tensor run_float_node(const QuantizedModel& m, const std::vector<ActShape>& shapes, int i,
+                          const std::vector<Int8Tensor>& values, int64_t N) {
+  const Node& n = m.graph.nodes[i];
+  std::vector<Int8Tensor> nhwc;
+  for (int in : n.inputs) {
+    const Node& source = m.graph.nodes[in];
+    nhwc.push_back(nchw_to_nhwc(source.op == Op::Flatten ? values[source.inputs[0]] : values[in]));
+  }
+  const FloatLayer layer = op_traits(n.op).weighted ? float_layer(m.graph, shapes, i, m.quant[i]) : FloatLayer();
+  const ActShape out = shapes[i];
+  Int8Tensor y({N, out.h, out.w, out.c});
+  DequantizedRun r{m.graph, shapes, i, m.quant[i], &layer, N, {}, {}, y.ptr()};
+  for (size_t k = 0; k < n.inputs.size(); ++k) {
+    r.inputs.push_back(nhwc[k].ptr());
+    r.input_scales.push_back(m.quant[n.inputs[k]].scale);
+  }
+  run_dequantized(r);
+  return nhwc_to_nchw(y);
+}
+}  // namespace
+
 ReferenceRun reference_run(const QuantizedModel& m, const float* input, int64_t N) {
   ReferenceRun run;
   run.values.resize(m.graph.nodes.size());
+  const std::vector<ActShape> shapes = m.graph.shapes();
   for (size_t i = 0; i < m.graph.nodes.size(); ++i) {
     const Node& n = m.graph.nodes[i];
+    if (m.quant[i].in_float) {
+      run.values[i] = run_float_node(m, shapes, static_cast<int>(i), run.values, N);
+      continue;
+    }
     const OpDef& def = op_def(n.op);
     check(def.run_int8_reference != nullptr, std::string("int8 reference: '") + op_name(n.op) + "' has none");
     Int8ReferenceArgs args{n, {}, m.quant[i], N, input, static_cast<int>(i) == m.output(), run.values[i], run.logits};

@@ -1,0 +1,39 @@
+// A node computed in float: its operator's float reference followed by its
+// fused residual and ReLU. The float executor runs every node so; a quantized
+// model runs so the nodes it keeps in float (mixed precision), between a
+// dequantize of their int8 inputs and a quantize of their output. Every int8
+// backend and the test oracle call run_dequantized, so they agree bit for bit.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "graph/op.h"
+
+namespace octet {
+
+// def.run_float, then the skip input of a conv or linear with a fused
+// residual added, then the ReLU (or Clip(0, relu_max)).
+void run_float_fused(const FloatOpArgs& args);
+
+// The parameters of a weighted node kept in float (NodeQuant::float_weight,
+// float_bias) in the layout the float reference reads.
+FloatLayer float_layer(const Graph& g, const std::vector<ActShape>& shapes, int node, const NodeQuant& q);
+
+// Node `node` of a quantized graph, kept in float: its inputs (NHWC int8 at
+// `input_scales`) dequantized, run_float_fused, its output quantized at
+// q.scale by quantize_input (round half to even, saturating).
+struct DequantizedRun {
+  const Graph& graph;
+  const std::vector<ActShape>& shapes;  // every node's per-sample shape
+  int node;
+  const NodeQuant& q;
+  const FloatLayer* layer;  // weighted nodes: float_layer's result
+  int64_t batch;
+  std::vector<const int8_t*> inputs;  // NHWC
+  std::vector<float> input_scales;
+  int8_t* y;  // NHWC
+};
+void run_dequantized(const DequantizedRun& run);
+
+}  // namespace octet
