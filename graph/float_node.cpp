@@ -36,7 +36,8 @@ FloatLayer float_layer(const Graph& g, const std::vector<ActShape>& shapes, int 
 
 void run_dequantized(const DequantizedRun& r) {
   const Node& n = r.graph.nodes[r.node];
-  check(r.inputs.size() == n.inputs.size() && r.input_scales.size() == n.inputs.size(),
+  check(r.inputs.size() == n.inputs.size() && r.input_scales.size() == n.inputs.size() &&
+            r.float_inputs.size() == n.inputs.size(),
         "float node '" + n.name + "': " + std::to_string(r.inputs.size()) + " inputs given for " +
             std::to_string(n.inputs.size()));
   std::vector<FloatTensor> values;
@@ -44,10 +45,14 @@ void run_dequantized(const DequantizedRun& r) {
   for (size_t k = 0; k < n.inputs.size(); ++k) {
     const ActShape s = r.shapes[n.inputs[k]];
     FloatTensor x({r.batch, s.h, s.w, s.c});
-    const float step = 1.0f / r.input_scales[k];
-    const int8_t* q = r.inputs[k];
+    if (r.float_inputs[k]) {
+      std::copy(r.float_inputs[k], r.float_inputs[k] + x.numel(), x.data.begin());
+    } else {
+      const float step = 1.0f / r.input_scales[k];
+      const int8_t* q = r.inputs[k];
 #pragma omp parallel for if (x.numel() >= ops::kMinParallelElements)
-    for (int64_t i = 0; i < x.numel(); ++i) x.data[i] = float(q[i]) * step;
+      for (int64_t i = 0; i < x.numel(); ++i) x.data[i] = float(q[i]) * step;
+    }
     values.push_back(std::move(x));
   }
   const ActShape out = r.shapes[r.node];
@@ -55,6 +60,10 @@ void run_dequantized(const DequantizedRun& r) {
   FloatOpArgs args{n, nullptr, {}, input_shapes(n, r.shapes), out, r.layer, y};
   for (const FloatTensor& x : values) args.inputs.push_back(&x);
   run_float_fused(args);
+  if (r.float_y) {
+    std::copy(y.data.begin(), y.data.end(), r.float_y);
+    return;
+  }
 #pragma omp parallel for if (y.numel() >= ops::kMinParallelElements)
   for (int64_t i = 0; i < y.numel(); ++i) r.y[i] = quantize_input(y.data[i], r.q.scale);
 }

@@ -22,7 +22,8 @@ FloatLayer float_layer(const Graph& g, const std::vector<ActShape>& shapes, int 
 
 // Node `node` of a quantized graph, kept in float: its inputs (NHWC int8 at
 // `input_scales`) dequantized, run_float_fused, its output quantized at
-// q.scale by quantize_input (round half to even, saturating).
+// q.scale by quantize_input (round half to even, saturating). Inside a float
+// segment (QuantizedModel::float_outputs) values pass as floats instead.
 struct DequantizedRun {
   const Graph& graph;
   const std::vector<ActShape>& shapes;  // every node's per-sample shape
@@ -30,9 +31,11 @@ struct DequantizedRun {
   const NodeQuant& q;
   const FloatLayer* layer;  // weighted nodes: float_layer's result
   int64_t batch;
-  std::vector<const int8_t*> inputs;  // NHWC
+  std::vector<const int8_t*> inputs;  // NHWC int8; null where float_inputs has the value
   std::vector<float> input_scales;
-  int8_t* y;  // NHWC
+  std::vector<const float*> float_inputs;  // per input, an NHWC float value, or null (then int8)
+  int8_t* y;                               // NHWC int8 output, or null when float_y takes it
+  float* float_y = nullptr;                // NHWC float output (read only by float nodes)
 };
 void run_dequantized(const DequantizedRun& run);
 

@@ -49,6 +49,7 @@ onnx::ModelProto build_model(const QuantizedModel& m, OnnxExportSummary* summary
   std::vector<std::string> value(m.graph.nodes.size());  // each node's int8 output, dequantized
   std::vector<bool> flat(m.graph.nodes.size(), false);    // rank 2 (N x F) rather than NCHW
   const std::vector<ActShape> shapes = m.graph.shapes();
+  const std::vector<bool> float_outputs = m.float_outputs();  // float segments: no QDQ between their nodes
   for (size_t i = 0; i < m.graph.nodes.size(); ++i) {
     const Node& n = m.graph.nodes[i];
     const NodeQuant& q = m.quant[i];
@@ -74,7 +75,7 @@ onnx::ModelProto build_model(const QuantizedModel& m, OnnxExportSummary* summary
       continue;
     }
     check(q.scale > 0, where + "its int8 output has no scale");
-    value[i] = w.qdq(y, q.scale, n.name);
+    value[i] = float_outputs[i] ? y : w.qdq(y, q.scale, n.name);
   }
   *summary = w.summary;
   return model;

@@ -6,7 +6,8 @@
 // normalised float32 NCHW image ("input", batch dimension free) and returns
 // float logits ("logits"): the int32 accumulators octet returns, dequantized.
 // QDQ rounds in float (half to even) where octet requantizes in fixed point,
-// so an exported model may differ from octet's int8 in a few bits.
+// so an exported model may differ from octet's int8 in a few bits. Nodes kept
+// in float have float weights, and no QDQ pair between two of them.
 #pragma once
 
 #include <cstdint>

@@ -120,6 +120,15 @@ bool QuantizedModel::mixed_precision() const {
   return false;
 }
 
+std::vector<bool> QuantizedModel::float_outputs() const {
+  std::vector<bool> out(quant.size(), false);
+  for (size_t i = 0; i < quant.size(); ++i) out[i] = quant[i].in_float;
+  for (const Node& n : graph.nodes)
+    if (!quant[&n - graph.nodes.data()].in_float)
+      for (int in : n.inputs) out[in] = false;
+  return out;
+}
+
 void QuantizedModel::validate(const std::string& where) const {
   try {
     graph.validate();

@@ -53,6 +53,9 @@ struct QuantizedModel {
   int num_classes() const { return graph.nodes.back().channels; }
   // Whether some node runs in float (NodeQuant::in_float).
   bool mixed_precision() const;
+  // Per node: kept in float and read only by nodes kept in float, so its
+  // output stays float (a float segment) and is never rounded to int8.
+  std::vector<bool> float_outputs() const;
 
   // Checks every invariant the runtimes rely on (shapes, dtypes, ranges, graph
   // consistency); fails with a message naming the node and the field.

@@ -298,7 +298,8 @@ void choose_auto_amax(const AutoSearchPoints& points, const Int8ModelBuilder& bu
   std::vector<double> current_kl;
   Progress progress("auto: choosing amax per tensor", static_cast<int64_t>(points.float_nodes.size()));
   for (size_t k = 0; k < points.float_nodes.size(); ++k) {
-    const int p = points.float_nodes[k], q = points.quantized_nodes[k];
+    // Candidates run from node q on, or from before the float segment whose value q or a later node reads.
+    const int p = points.float_nodes[k], q = packed.resume_point(points.quantized_nodes[k]);
     if (q > outputs.computed()) outputs.advance_to(q, CpuEngine(build(*amax, *methods), packed));
     const std::vector<std::pair<double, AmaxMethod>> candidates = distinct_candidates(candidate_amax, k);
     const CandidateEngines engines =

@@ -276,23 +276,23 @@ def test_int8_export_in_onnx_runtime_agrees_with_octet_int8(tmp_path, octet_bin,
 
 
 def test_mixed_precision_export_in_onnx_runtime_agrees_with_octet(tmp_path, octet_bin):
-    """A model keeping its second conv and first linear in float (`--float-nodes`): the export writes
-    their float weights (no DequantizeLinear of an int8 weight for them) and ORT, running the graph as
-    written, agrees with octet's CPU runtime, which runs those nodes in float between a dequantize and
-    a quantize."""
+    """A model keeping its second conv, the average pool after it and the first linear in float
+    (`--float-nodes`): the export writes their float weights (no DequantizeLinear of an int8 weight
+    for them) and no QuantizeLinear between the conv and the pool (a float segment), and ORT, running
+    the graph as written, agrees with octet's CPU runtime."""
     data = cifar_dir()
     make, shape = MODELS["plain"]
     export(random_model(make, seed=11), shape, tmp_path / "m.onnx")
     result = octet_import(octet_bin, tmp_path / "m.onnx", tmp_path / "m.octet", "--dataset", "cifar10")
     assert result.returncode == 0, result.stderr
     for command in (["quantize", "--checkpoint", str(tmp_path / "m.octet"), "--data", data, "--method", "max",
-                     "--weight-rounding", "nearest", "--calib-samples", "256", "--float-nodes", "4,8.fc1",
+                     "--weight-rounding", "nearest", "--calib-samples", "256", "--float-nodes", "4,avg_pool2d_6,8.fc1",
                      "-o", str(tmp_path / "q.octet")],
                     ["export", "--quantized", str(tmp_path / "q.octet"), "--onnx", str(tmp_path / "q.onnx")]):
         result = subprocess.run([octet_bin, *command], capture_output=True, text=True)
         assert result.returncode == 0, result.stderr
     quantized = octet.load_quantized(str(tmp_path / "q.octet"))
-    assert quantized.float_nodes == ["4", "8.fc1"]
+    assert quantized.float_nodes == ["4", "avg_pool2d_6", "8.fc1"]
     assert 0 < quantized.int8_mac_share < 1
     import onnx
 
@@ -300,6 +300,8 @@ def test_mixed_precision_export_in_onnx_runtime_agrees_with_octet(tmp_path, octe
     float_weights = {t.name for t in graph.initializer if t.data_type == onnx.TensorProto.FLOAT and
                      t.name.endswith(".weight")}
     assert float_weights == {"4.weight", "8.fc1.weight"}, float_weights
+    quantized_values = {n.input[0] for n in graph.node if n.op_type == "QuantizeLinear"}
+    assert not any(v.startswith("4") for v in quantized_values), quantized_values
     checkpoint = octet.load_checkpoint(str(tmp_path / "m.octet"))
     images, _ = octet.load_cifar10(data)
     x = octet.normalize(images[:INT8_IMAGES], checkpoint.mean, checkpoint.std)

@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "common/error.h"
+#include "common/requantize.h"
 #include "graph/op.h"
 
 namespace octet {
@@ -116,7 +117,8 @@ CpuEngine::CpuEngine(const QuantizedModel& model, const CpuEngine& packed)
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     check(g.nodes[i].name == h.nodes[i].name && g.nodes[i].op == h.nodes[i].op && g.nodes[i].inputs == h.nodes[i].inputs,
           "cpu runtime: node '" + g.nodes[i].name + "' differs from the packed model's");
-    check(model_.quant[i].weight.data == packed.model_.quant[i].weight.data,
+    check(model_.quant[i].weight.data == packed.model_.quant[i].weight.data &&
+              model_.quant[i].in_float == packed.model_.quant[i].in_float,
           "cpu runtime: the weights of '" + g.nodes[i].name + "' differ from the packed model's");
   }
   plan_buffers();
@@ -126,10 +128,17 @@ CpuEngine::CpuEngine(const QuantizedModel& model, const CpuEngine& packed)
 void CpuEngine::plan_buffers() {
   const Graph& g = model_.graph;
   last_use_ = g.last_readers();
+  float_outputs_ = model_.float_outputs();
+  resume_points_.assign(g.nodes.size(), 0);
+  for (int r = 1; r < static_cast<int>(g.nodes.size()); ++r) {
+    bool resumable = true;
+    for (int p = 0; p < r && resumable; ++p) resumable = !(float_outputs_[p] && last_use_[p] >= r);
+    resume_points_[r] = resumable ? r : resume_points_[r - 1];
+  }
   std::vector<int> free_slots;
   slot_.assign(g.nodes.size(), -1);
   for (int i = 0; i < model_.output(); ++i) {
-    const int64_t bytes = shapes_[i].numel();
+    const int64_t bytes = shapes_[i].numel() * (float_outputs_[i] ? int64_t(sizeof(float)) : 1);
     const int k = pick_buffer(free_slots, slot_bytes_, bytes);
     if (k < 0) {
       slot_[i] = static_cast<int>(slot_bytes_.size());
@@ -154,6 +163,8 @@ Int32Tensor CpuEngine::run_nodes(const float* input, int64_t batch, int first, i
   const Graph& g = model_.graph;
   check(first >= 0 && first <= end && end <= static_cast<int>(g.nodes.size()) && (first == 0 || given),
         "cpu runtime: bad node range");
+  check(resume_point(first) == first, "cpu runtime: cannot start at node " + std::to_string(first) +
+                                          ": an earlier float segment's value is read from there on");
   const int output = model_.output();
   Buffers buffers;
   {
@@ -186,7 +197,14 @@ Int32Tensor CpuEngine::run_nodes(const float* input, int64_t batch, int first, i
     }
     args.y = buffers.data[slot_[i]].get();
     (*kernels_)[i].kernels[k]->run(args);
-    if (hook) hook(i, args.y, batch * shapes_[i].numel());
+    if (hook && float_outputs_[i]) {
+      const float* x = reinterpret_cast<const float*>(args.y);
+      std::vector<int8_t> rounded(static_cast<size_t>(batch * shapes_[i].numel()));
+      for (size_t v = 0; v < rounded.size(); ++v) rounded[v] = quantize_input(x[v], model_.quant[i].scale);
+      hook(i, rounded.data(), static_cast<int64_t>(rounded.size()));
+    } else if (hook) {
+      hook(i, args.y, batch * shapes_[i].numel());
+    }
   }
   const std::lock_guard<std::mutex> lock(spare_->mutex);
   if (spare_->data.empty()) {  // keep them for the next run, unless an overlapping run already did
@@ -195,6 +213,8 @@ Int32Tensor CpuEngine::run_nodes(const float* input, int64_t batch, int first, i
   }
   return logits;
 }
+
+int CpuEngine::resume_point(int node) const { return resume_points_.at(node); }
 
 const char* CpuEngine::kernel_name(int node) const { return (*kernels_)[node].kernels[pick(node)]->name; }
 

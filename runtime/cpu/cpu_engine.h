@@ -32,7 +32,9 @@ class CpuEngine : public Engine {
   // Runs nodes [first, end) only. `input` is read when first is 0; every node
   // before `first` that a node from `first` on reads has its int8 output (NHWC,
   // `batch` images) at given(node). Returns the logits when `end` is past the
-  // output node, else an empty tensor.
+  // output node, else an empty tensor. `first` must be a resume point.
+  // The hook sees a float segment's values (QuantizedModel::float_outputs)
+  // rounded to int8 at their scale, which the run itself does not do.
   using Given = std::function<const int8_t*(int node)>;
   Int32Tensor run_nodes(const float* input, int64_t batch, int first, int end, const Given& given,
                         const Hook& hook = {}) const;
@@ -45,6 +47,10 @@ class CpuEngine : public Engine {
   std::vector<NodeTiming> profile(const float* input, int64_t batch, int warmup, int iterations) override;
   // The kernel that runs `node` on the kernel path in use.
   const char* kernel_name(int node) const;
+  // The last node at or before `node` from which run_nodes can start: none
+  // before it holds a float segment's value that it or a later node reads
+  // (those are not int8, so cannot be given). Never decreases with `node`.
+  int resume_point(int node) const;
 
   // "" when the CPU runtime has a portable kernel for every node of `model`,
   // else the first node it cannot run and every kernel's reason.
@@ -66,6 +72,8 @@ class CpuEngine : public Engine {
   std::vector<ActShape> shapes_;
   std::shared_ptr<const std::vector<NodeKernels>> kernels_;
   std::vector<int> last_use_;                // last node reading each value
+  std::vector<bool> float_outputs_;          // QuantizedModel::float_outputs: values held as float
+  std::vector<int> resume_points_;           // resume_point of each node
   // Activations share buffers: node i writes buffer slot_[i] (-1: the
   // logits), which holds slot_bytes_[slot] bytes per sample, and a buffer is
   // reused once the last reader of its value has run.

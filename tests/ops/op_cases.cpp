@@ -188,7 +188,8 @@ void add_image_net_operator_cases(std::vector<OpCase>& cases) {
 
 // Networks that keep some nodes in float (mixed precision; graph/float_node.h):
 // a conv with its ReLU, one with a fused residual, a pool, the linear after a
-// flatten, and the int8 nodes that read their quantized outputs. Seeded apart.
+// flatten, float segments (conv2 -> pool, layer3.2's two convs: float values
+// between them) and the int8 nodes that read their quantized outputs. Seeded apart.
 void add_mixed_precision_cases(std::vector<OpCase>& cases) {
   struct Mixed {
     const char* model;
@@ -199,7 +200,7 @@ void add_mixed_precision_cases(std::vector<OpCase>& cases) {
   };
   uint64_t seed = 9100;
   for (const Mixed& v : {Mixed{"lenet5", 1, 28, 4, {"conv2", "max_pool2d_6", "fc1"}, false},
-                         Mixed{"resnet20", 3, 32, 3, {"conv1", "layer1.0.conv2", "layer3.2.conv1", "global_avg_pool_69"},
+                         Mixed{"resnet20", 3, 32, 3, {"conv1", "layer1.0.conv2", "layer3.2.conv1", "layer3.2.conv2", "global_avg_pool_69"},
                                true}}) {
     const uint64_t s = seed++;
     cases.push_back({std::string("network_mixed_") + v.model + "_" + shape_name(v.batch, v.channels, v.size, v.size),

@@ -1,6 +1,7 @@
 #include "tests/ops/reference_int8.h"
 
 #include "common/error.h"
+#include "common/requantize.h"
 #include "graph/float_node.h"
 #include "graph/op.h"
 
@@ -28,25 +29,38 @@ Int8Tensor nhwc_to_nchw(const Int8Tensor& x) {
 }
 
 // A node the model keeps in float: the shared run_dequantized on NHWC copies of
-// its inputs. A flatten's output is read in the runtimes' order (H, W, C), not
-// the oracle's (C, H, W), as the float weights' columns expect.
+// its inputs, or on the float values of a float segment (`floats`, NHWC, per
+// node), where it writes its own when it is one. A flatten's output is read in
+// the runtimes' order (H, W, C), not the oracle's (C, H, W), as the float
+// weights' columns expect. Its int8 value: its output rounded at its scale.
 Int8Tensor run_float_node(const QuantizedModel& m, const std::vector<ActShape>& shapes, int i,
-                          const std::vector<Int8Tensor>& values, int64_t N) {
+                          const std::vector<Int8Tensor>& values, std::vector<FloatTensor>& floats, int64_t N) {
   const Node& n = m.graph.nodes[i];
+  const std::vector<bool> float_outputs = m.float_outputs();
   std::vector<Int8Tensor> nhwc;
   for (int in : n.inputs) {
     const Node& source = m.graph.nodes[in];
-    nhwc.push_back(nchw_to_nhwc(source.op == Op::Flatten ? values[source.inputs[0]] : values[in]));
+    nhwc.push_back(float_outputs[in] ? Int8Tensor()
+                                     : nchw_to_nhwc(source.op == Op::Flatten ? values[source.inputs[0]] : values[in]));
   }
   const FloatLayer layer = op_traits(n.op).weighted ? float_layer(m.graph, shapes, i, m.quant[i]) : FloatLayer();
   const ActShape out = shapes[i];
   Int8Tensor y({N, out.h, out.w, out.c});
-  DequantizedRun r{m.graph, shapes, i, m.quant[i], &layer, N, {}, {}, y.ptr()};
+  DequantizedRun r{m.graph, shapes, i, m.quant[i], &layer, N, {}, {}, {}, y.ptr()};
   for (size_t k = 0; k < n.inputs.size(); ++k) {
-    r.inputs.push_back(nhwc[k].ptr());
-    r.input_scales.push_back(m.quant[n.inputs[k]].scale);
+    const int in = n.inputs[k];
+    r.inputs.push_back(float_outputs[in] ? nullptr : nhwc[k].ptr());
+    r.float_inputs.push_back(float_outputs[in] ? floats[in].ptr() : nullptr);
+    r.input_scales.push_back(m.quant[in].scale);
   }
-  run_dequantized(r);
+  if (float_outputs[i]) {
+    floats[i] = FloatTensor({N, out.h, out.w, out.c});
+    r.float_y = floats[i].ptr();
+    run_dequantized(r);
+    for (int64_t k = 0; k < y.numel(); ++k) y.data[k] = quantize_input(floats[i].data[k], m.quant[i].scale);
+  } else {
+    run_dequantized(r);
+  }
   return nhwc_to_nchw(y);
 }
 }  // namespace
@@ -55,10 +69,11 @@ ReferenceRun reference_run(const QuantizedModel& m, const float* input, int64_t 
   ReferenceRun run;
   run.values.resize(m.graph.nodes.size());
   const std::vector<ActShape> shapes = m.graph.shapes();
+  std::vector<FloatTensor> floats(m.graph.nodes.size());  // the values of float segments
   for (size_t i = 0; i < m.graph.nodes.size(); ++i) {
     const Node& n = m.graph.nodes[i];
     if (m.quant[i].in_float) {
-      run.values[i] = run_float_node(m, shapes, static_cast<int>(i), run.values, N);
+      run.values[i] = run_float_node(m, shapes, static_cast<int>(i), run.values, floats, N);
       continue;
     }
     const OpDef& def = op_def(n.op);

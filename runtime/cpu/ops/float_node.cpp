@@ -1,13 +1,17 @@
 // Any node a quantized model keeps in float (NodeQuant::in_float), on the
 // CPU: graph/float_node.h's run_dequantized, which the test oracle runs too.
+// Values inside a float segment (QuantizedModel::float_outputs) are floats in
+// the engine's buffers, which it sizes for them.
 #include "graph/float_node.h"
 #include "runtime/cpu/kernel.h"
 
 namespace octet::cpu {
 
 namespace {
-struct Layer : KernelData {
-  FloatLayer layer;
+struct FloatNode : KernelData {
+  FloatLayer layer;              // weighted nodes
+  std::vector<bool> float_input;  // per input: a float segment's value
+  bool float_output = false;
 };
 
 std::string runs_float_nodes(const NodeView& v) {
@@ -15,17 +19,28 @@ std::string runs_float_nodes(const NodeView& v) {
 }
 
 std::unique_ptr<KernelData> prepare(const NodeView& v) {
-  if (!op_traits(v.node().op).weighted) return nullptr;
-  auto data = std::make_unique<Layer>();
-  data->layer = float_layer(v.model.graph, v.shapes, v.index, v.quant());
+  auto data = std::make_unique<FloatNode>();
+  if (op_traits(v.node().op).weighted) data->layer = float_layer(v.model.graph, v.shapes, v.index, v.quant());
+  const std::vector<bool> float_outputs = v.model.float_outputs();
+  for (int in : v.node().inputs) data->float_input.push_back(float_outputs[in]);
+  data->float_output = float_outputs[v.index];
   return data;
 }
 
 void run(const KernelArgs& a) {
   const NodeView& v = a.node;
-  DequantizedRun r{v.model.graph, v.shapes, v.index, v.quant(), nullptr, a.batch, a.inputs, {}, a.y};
-  if (a.data) r.layer = &static_cast<const Layer*>(a.data)->layer;
-  for (int in : v.node().inputs) r.input_scales.push_back(v.model.quant[in].scale);
+  const FloatNode& data = *static_cast<const FloatNode*>(a.data);
+  DequantizedRun r{v.model.graph, v.shapes, v.index, v.quant(), &data.layer, a.batch, {}, {}, {}, a.y};
+  for (size_t k = 0; k < a.inputs.size(); ++k) {
+    const bool is_float = data.float_input[k];
+    r.inputs.push_back(is_float ? nullptr : a.inputs[k]);
+    r.float_inputs.push_back(is_float ? reinterpret_cast<const float*>(a.inputs[k]) : nullptr);
+    r.input_scales.push_back(v.model.quant[v.node().inputs[k]].scale);
+  }
+  if (data.float_output) {
+    r.y = nullptr;
+    r.float_y = reinterpret_cast<float*>(a.y);
+  }
   run_dequantized(r);
 }
 }  // namespace
