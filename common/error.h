@@ -13,6 +13,13 @@ class Error : public std::runtime_error {
   explicit Error(const std::string& what) : std::runtime_error(what) {}
 };
 
+// A goal the user set that the work could not reach (quantize --min-agreement):
+// what it made is written, and the command line exits with status 3.
+class GoalNotMet : public Error {
+ public:
+  using Error::Error;
+};
+
 [[noreturn]] inline void fail(const std::string& what) { throw Error(what); }
 
 inline void check(bool ok, const std::string& what) {

@@ -200,13 +200,17 @@ Dataset load_image_source(const ImageSource& source, const ModelInput& model, bo
   return load_folder(source, model, labels, pick, std::move(data));
 }
 
-Dataset load_calibration_images(const ModelInput& model, const DataOptions& data, const IndexPicker& pick) {
+Dataset load_validation_images(const ModelInput& model, const DataOptions& data, const IndexPicker& pick) {
   if (!data.calib.empty()) return load_image_source(data.calib, model, false, pick);
   check(model.dataset != kNoDataset,
         "the model has no dataset of its own (imported without --dataset): give calibration images with --calib-data "
         "(a folder of class folders of JPEG/PNG images, or a .npy of float32 N x C x H x W model inputs)");
-  Dataset d = load_dataset_images(model.dataset, resolve_data_dir(model.dataset, data.dir), Split::Train, pick);
-  d.labels.clear();
+  return load_dataset_images(model.dataset, resolve_data_dir(model.dataset, data.dir), Split::Train, pick);
+}
+
+Dataset load_calibration_images(const ModelInput& model, const DataOptions& data, const IndexPicker& pick) {
+  Dataset d = load_validation_images(model, data, pick);
+  d.labels.clear();  // calibration needs none
   return d;
 }
 

@@ -65,6 +65,9 @@ struct DataOptions {
 
 // Calibration images (no labels) at the indices `pick` chooses.
 Dataset load_calibration_images(const ModelInput& model, const DataOptions& data, const IndexPicker& pick);
+// The same images with the dataset's labels (the user's calibration images
+// without): a validation split of the calibration source (quantize --min-agreement).
+Dataset load_validation_images(const ModelInput& model, const DataOptions& data, const IndexPicker& pick);
 // Evaluation images with their labels where they have them: the first
 // `limit` (0: all).
 Dataset load_evaluation_images(const ModelInput& model, const DataOptions& data, int64_t limit = 0);

@@ -1,10 +1,12 @@
 // `octet quantize`: checkpoint + calibration data -> quantized model file.
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "common/file_io.h"
 #include "common/phase_clock.h"
 #include "qmodel/precision.h"
+#include "quant/accuracy_target.h"
 #include "quant/pipeline.h"
 #include "tools/commands.h"
 #include "tools/options.h"
@@ -16,7 +18,45 @@ struct QuantizeCommand {
   std::string checkpoint, output, json;
   DataArgs data;
   NamedQuantizeOptions q;
+  AccuracyTarget target;
+  int64_t validation_samples = 1000;
 };
+
+// The accuracy target's search as a table and as JSON; "" and null without one.
+nlohmann::json report_target(std::FILE* out, const TargetResult& t, const AccuracyTarget& target) {
+  std::string goal;
+  if (target.min_agreement >= 0) goal += "agreement >= " + std::to_string(target.min_agreement).substr(0, 6) + "%";
+  if (target.max_drop >= 0)
+    goal += std::string(goal.empty() ? "" : ", ") + "top-1 drop <= " + std::to_string(target.max_drop).substr(0, 5);
+  std::fprintf(out, "accuracy target: %s on %lld validation images (training split, none of the calibration images)\n",
+               goal.c_str(), static_cast<long long>(t.validation_images));
+  const auto score_text = [](const ValidationScore& s) {
+    char text[96];
+    std::snprintf(text, sizeof text, "agreement %.2f%%, top-1 float %.2f%% int8 %.2f%%", s.agreement, s.float_top1,
+                  s.top1);
+    return std::string(text);
+  };
+  std::fprintf(out, "all int8: %s\n", score_text(t.all_int8).c_str());
+  nlohmann::json layers = nlohmann::json::array();
+  if (!t.sensitivity.empty())
+    std::fprintf(out, "%-22s %-10s %7s  %14s %14s\n", "layer", "op", "MACs", "only it float", "only it int8");
+  for (const LayerSensitivity& l : t.sensitivity) {
+    std::fprintf(out, "%-22s %-10s %6.1f%%  %13.2f%% %13.2f%%\n", l.name.c_str(), l.op.c_str(), 100 * l.mac_share,
+                 l.only_it_float, l.only_it_int8);
+    layers.push_back({{"name", l.name}, {"op", l.op}, {"mac_share", l.mac_share},
+                      {"agreement_only_it_float", l.only_it_float}, {"agreement_only_it_int8", l.only_it_int8}});
+  }
+  std::string chosen;
+  for (const std::string& name : t.float_layers) chosen += (chosen.empty() ? "" : ", ") + name;
+  std::fprintf(out, "%s: %s; float layers: %s\n", t.met ? "target met" : "target NOT met, best model written",
+               score_text(t.chosen).c_str(), chosen.empty() ? "none" : chosen.c_str());
+  const auto score_json = [](const ValidationScore& s) {
+    return nlohmann::json{{"agreement", s.agreement}, {"float_top1", s.float_top1}, {"int8_top1", s.top1}};
+  };
+  return {{"min_agreement", target.min_agreement}, {"max_drop", target.max_drop}, {"met", t.met},
+          {"validation_images", t.validation_images}, {"all_int8", score_json(t.all_int8)},
+          {"chosen", score_json(t.chosen)}, {"float_layers", t.float_layers}, {"sensitivity", layers}};
+}
 
 void run_quantize(const QuantizeCommand& c) {
   PhaseClock clock;
@@ -25,22 +65,33 @@ void run_quantize(const QuantizeCommand& c) {
   Checkpoint checkpoint = load_checkpoint(c.checkpoint);
   c.data.normalise(&checkpoint.mean, &checkpoint.std, "'" + c.checkpoint + "'");
   const QuantizeResult r = quantize_checkpoint(checkpoint, data, c.q.options(), c.q.calibration_samples, &clock);
+  std::optional<TargetResult> target;
+  if (c.target.set()) {
+    clock.start("accuracy target");
+    const IndexPicker validation_split = [&](int64_t size) {
+      return validation_indices(size, c.validation_samples, c.q.calibration_samples);
+    };
+    target = quantize_to_target(r.model, r.folded, load_validation_images(model_input(checkpoint), data, validation_split),
+                                c.target);
+  }
+  const QuantizedModel& model = target ? target->model : r.model;
   clock.start("write");
-  save_quantized_model(r.model, c.output);
+  save_quantized_model(model, c.output);
   clock.stop();
   std::FILE* out = report_stream(c.json);
   std::fprintf(out, "%-22s %-16s %10s %10s  %s\n", "tensor", "op", "amax", "scale", "method");
   nlohmann::json points = nlohmann::json::array();
-  for (size_t i = 0; i < r.model.graph.nodes.size(); ++i) {
-    const Node& n = r.model.graph.nodes[i];
-    const NodeQuant& q = r.model.quant[i];
+  for (size_t i = 0; i < model.graph.nodes.size(); ++i) {
+    const Node& n = model.graph.nodes[i];
+    const NodeQuant& q = model.quant[i];
     if (q.method.empty() || q.method == "inherited") continue;
     std::fprintf(out, "%-22s %-16s %10.4f %10.3f  %s\n", n.name.c_str(), op_name(n.op), q.amax, q.scale, q.method.c_str());
     points.push_back({{"name", n.name}, {"op", op_name(n.op)}, {"amax", q.amax}, {"scale", q.scale}, {"method", q.method}});
   }
   std::fprintf(out, "wrote %s (%s, %s, %s scheme, %lld calibration images)\n", c.output.c_str(), r.model.method.c_str(),
               r.model.granularity.c_str(), r.model.scheme.c_str(), static_cast<long long>(r.model.calibration_samples));
-  const PrecisionSummary precision = precision_summary(r.model);
+  const nlohmann::json target_json = target ? report_target(out, *target, c.target) : nlohmann::json();
+  const PrecisionSummary precision = precision_summary(model);
   std::fprintf(out, "precision: %s\n", precision.describe().c_str());
   std::fprintf(out, "%-22s %9s %12s %12s\n", "phase", "seconds", "CPU seconds", "peak MB");
   nlohmann::json phases = nlohmann::json::array();
@@ -57,6 +108,7 @@ void run_quantize(const QuantizeCommand& c) {
                                               {"scheme", r.model.scheme},
                                               {"calibration_samples", r.model.calibration_samples},
                                               {"precision", precision_json(precision)},
+                                              {"accuracy_target", target_json},
                                               {"points", points},
                                               {"phases", phases},
                                               {"seconds", clock.total_seconds()},
@@ -64,6 +116,9 @@ void run_quantize(const QuantizeCommand& c) {
                                               {"peak_mb", clock.peak_mb()}})
                                       .dump(2) +
                                   "\n");
+  if (target && !target->met)
+    throw GoalNotMet("no model met the accuracy target on the validation images; wrote the closest (agreement " +
+                     std::to_string(target->chosen.agreement).substr(0, 5) + "%) to " + c.output);
 }
 }  // namespace
 
@@ -73,6 +128,18 @@ void add_quantize_command(CLI::App& app) {
   cmd->add_option("--checkpoint", c->checkpoint, "Float checkpoint (octet train)")->required();
   add_data_options(cmd, c->data, kDatasetFolder | kCalibrationData);
   add_quantize_options(cmd, c->q);
+  cmd->add_option("--min-agreement", c->target.min_agreement,
+                  "Accuracy target: int8 must agree with float on at least this percentage of validation images "
+                  "(training images other than the calibration ones); layers that cost most in int8 are kept in "
+                  "float until it does. Not met: the closest model is written and the exit status is 3")
+      ->check(CLI::Range(0.0, 100.0));
+  cmd->add_option("--max-drop", c->target.max_drop,
+                  "Accuracy target: int8 top-1 at most this many points below float's on the validation images "
+                  "(needs labelled calibration images), as --min-agreement")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--val-samples", c->validation_samples, "Validation images of an accuracy target")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   cmd->add_option("-o,--output", c->output, "Quantized model file to write")->required();
   add_json_option(cmd, c->json, "the chosen scales");
   cmd->callback([c] { run_quantize(*c); });

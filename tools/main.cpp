@@ -30,6 +30,9 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
+  } catch (const octet::GoalNotMet& e) {
+    std::fprintf(stderr, "octet: goal not met: %s\n", e.what());
+    return 3;
   } catch (const octet::Error& e) {
     std::fprintf(stderr, "octet: error: %s\n", e.what());
     return 1;

@@ -3,12 +3,16 @@ line's, the results are the command line's, and the int8 logits equal those
 `octet predict` prints for the same images."""
 
 import json
+import os
+import pathlib
 import subprocess
 
 import numpy as np
 import pytest
 
 import octet
+
+SOURCE_DIR = pathlib.Path(os.environ.get("OCTET_SOURCE_DIR", pathlib.Path(__file__).resolve().parents[2]))
 
 
 def run_cli(octet_bin, *args):
@@ -151,3 +155,29 @@ def test_relu_outputs_have_no_negative_values(quantized, lenet):
     for layer in lenet.layers:
         if layer["relu"]:
             assert quantized.stats(layer["name"])["min"] >= 0
+
+
+def test_an_unreachable_accuracy_target_writes_the_closest_model_and_exits_3(octet_bin, tmp_path):
+    """LeNet-5 on CIFAR-10, `--min-agreement 100 --max-drop 0`: no mix of float and int8 layers agrees
+    with float on every validation image, so the closest model is written, the JSON says the target was
+    not met, the exit status is 3 (not 1: nothing was wrong with the input), and a rerun writes the
+    same bytes."""
+    cifar = os.environ.get("OCTET_CIFAR10_DIR", str(SOURCE_DIR / ".data" / "cifar-10-batches-bin"))
+    if not os.path.exists(os.path.join(cifar, "test_batch.bin")):
+        pytest.skip(f"CIFAR-10 binary files not found in {cifar} (tools/setup.sh writes them)")
+    checkpoint = str(SOURCE_DIR / "models" / "zoo" / "lenet5_cifar10.octet")
+    outputs = []
+    for run in range(2):
+        path = tmp_path / f"closest{run}.octet"
+        result = subprocess.run([octet_bin, "quantize", "--checkpoint", checkpoint, "--data", cifar, "--method", "max",
+                                 "--calib-samples", "128", "--min-agreement", "100", "--max-drop", "0",
+                                 "--val-samples", "300", "-o", str(path), "--json", str(tmp_path / "q.json")],
+                                capture_output=True, text=True)
+        assert result.returncode == 3, result.stderr
+        assert "goal not met" in result.stderr and str(path) in result.stderr
+        report = json.loads((tmp_path / "q.json").read_text())["accuracy_target"]
+        assert report["met"] is False and report["validation_images"] == 300
+        assert len(report["sensitivity"]) == 4 and report["float_layers"]
+        outputs.append(path.read_bytes())
+    assert outputs[0] == outputs[1]
+    assert octet.load_quantized(str(tmp_path / "closest0.octet")).float_nodes

@@ -5,6 +5,7 @@
 // harness's (tests/ops/op_cases.cpp, network_mixed_*).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <limits>
 
@@ -12,7 +13,10 @@
 #include "common/safetensors.h"
 #include "data/dataset.h"
 #include "evaluate/evaluate.h"
+#include "calibrate/calibrate.h"
+#include "data/user_data.h"
 #include "qmodel/precision.h"
+#include "quant/accuracy_target.h"
 #include "quant/pipeline.h"
 #include "runtime/cpu/cpu_engine.h"
 #include "runtime/cuda/op_support.h"
@@ -143,6 +147,65 @@ TEST(MixedPrecision, RunsResumeOnlyWhereNoFloatSegmentValueIsPending) {
     EXPECT_EQ(engine.run_nodes(images.data(), 2, first, nodes, given).data, whole.data) << "from node " << first;
   }
   EXPECT_EQ(resumable, nodes - 2);
+}
+
+}  // namespace
+}  // namespace octet
+
+namespace octet {
+namespace {
+
+TEST(AccuracyTarget, ValidationImagesAreNeverCalibrationImages) {
+  const std::vector<int64_t> calibration = calibration_indices(60000, 1024);
+  const std::vector<int64_t> validation = validation_indices(60000, 1000, 1024);
+  ASSERT_EQ(validation.size(), 1000u);
+  for (int64_t v : validation) {
+    EXPECT_FALSE(std::binary_search(calibration.begin(), calibration.end(), v)) << v;
+    EXPECT_LT(v, 60000);
+  }
+  EXPECT_TRUE(std::is_sorted(validation.begin(), validation.end()));
+  EXPECT_EQ(validation_indices(10, 100, 4).size(), 6u);  // what the calibration images leave
+  EXPECT_THROW(validation_indices(4, 10, 4), Error);
+}
+
+// LeNet-5 on CIFAR-10 (the zoo's): a reachable target is met by keeping layers
+// in float (validation agreement, never the test set's), a target no model
+// meets gives the closest one found, and the search is deterministic.
+TEST(AccuracyTarget, KeepsLayersInFloatUntilTheTargetHolds) {
+  const std::string dir = cifar10_dir();
+  if (dir.empty() || !path_exists(dir + "/test_batch.bin")) GTEST_SKIP() << "CIFAR-10 is not available";
+  const Checkpoint checkpoint = load_checkpoint(zoo_checkpoint("lenet5_cifar10"));
+  QuantizeOptions options;
+  options.method = AmaxMethod::Max;
+  options.per_channel = false;
+  const QuantizeResult q = quantize_checkpoint(checkpoint, dir, options, 256);
+  const Dataset validation = load_validation_images(
+      model_input(checkpoint), DataOptions(dir), [](int64_t size) { return validation_indices(size, 500, 256); });
+  ASSERT_EQ(validation.size(), 500);
+  ASSERT_EQ(validation.labels.size(), 500u);
+
+  AccuracyTarget reachable;
+  reachable.min_agreement = 99.3;
+  const TargetResult met = quantize_to_target(q.model, q.folded, validation, reachable);
+  std::printf("all int8 %.2f%%, chosen %.2f%% with %zu float layers (%s)\n", met.all_int8.agreement,
+              met.chosen.agreement, met.float_layers.size(), precision_summary(met.model).describe().c_str());
+  ASSERT_LT(met.all_int8.agreement, 99.3);  // 99.0%
+  EXPECT_TRUE(met.met);
+  EXPECT_GE(met.chosen.agreement, 99.3);
+  EXPECT_FALSE(met.float_layers.empty());
+  EXPECT_LT(met.float_layers.size(), 4u);  // the search stops at the first model that meets it
+  EXPECT_EQ(met.sensitivity.size(), 4u);  // conv1, conv2, fc1, fc2: not the output
+  EXPECT_EQ(precision_summary(met.model).float_nodes.empty(), false);
+  const TargetResult again = quantize_to_target(q.model, q.folded, validation, reachable);
+  EXPECT_EQ(again.float_layers, met.float_layers);
+  EXPECT_EQ(again.chosen.agreement, met.chosen.agreement);
+
+  AccuracyTarget unreachable;
+  unreachable.max_drop = 0;
+  unreachable.min_agreement = 100;
+  const TargetResult closest = quantize_to_target(q.model, q.folded, validation, unreachable);
+  EXPECT_FALSE(closest.met);
+  EXPECT_GE(closest.chosen.agreement, met.chosen.agreement);  // the best seen, not the last tried
 }
 
 }  // namespace

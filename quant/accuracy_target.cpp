@@ -1,0 +1,195 @@
+#include "quant/accuracy_target.h"
+
+#include <algorithm>
+#include <numeric>
+#include <set>
+
+#include "calibrate/calibrate.h"
+#include "common/error.h"
+#include "common/progress.h"
+#include "graph/float_executor.h"
+#include "graph/op.h"
+#include "qmodel/precision.h"
+#include "runtime/cpu/cpu_engine.h"
+
+namespace octet {
+
+namespace {
+constexpr int64_t kBatch = 250;
+
+// Scores models on the validation images against the float model's predictions, made once.
+class ValidationScorer {
+ public:
+  ValidationScorer(const FloatModel& folded, const Dataset& validation, const std::vector<float>& mean,
+                   const std::vector<float>& std)
+      : images_(normalized_images(validation, mean, std, 0, validation.size())),
+        labels_(validation.labels),
+        count_(validation.size()),
+        per_image_(validation.image_numel()) {
+    check(count_ > 0, "the validation split has no images");
+    const FloatExecutor executor(folded);
+    float_classes_ = predict([&](const float* x, int64_t n) { return executor.run(x, n); });
+    for (int64_t i = 0; i < count_ && !labels_.empty(); ++i) float_correct_ += float_classes_[i] == labels_[i];
+  }
+
+  bool labelled() const { return !labels_.empty(); }
+  int64_t count() const { return count_; }
+
+  ValidationScore score(const QuantizedModel& model) const {
+    const CpuEngine engine(model);
+    const std::vector<int> classes =
+        predict([&](const float* x, int64_t n) { return engine.dequantize_logits(engine.run(x, n)); });
+    int64_t agree = 0, correct = 0;
+    for (int64_t i = 0; i < count_; ++i) {
+      agree += classes[i] == float_classes_[i];
+      if (labelled()) correct += classes[i] == labels_[i];
+    }
+    ValidationScore s;
+    s.agreement = 100.0 * double(agree) / double(count_);
+    if (labelled()) {
+      s.float_top1 = 100.0 * double(float_correct_) / double(count_);
+      s.top1 = 100.0 * double(correct) / double(count_);
+    }
+    return s;
+  }
+
+ private:
+  template <typename Run>
+  std::vector<int> predict(Run run) const {
+    std::vector<int> classes;
+    for (int64_t first = 0; first < count_; first += kBatch) {
+      const int64_t n = std::min(kBatch, count_ - first);
+      const FloatTensor logits = run(images_.data() + first * per_image_, n);
+      const int64_t width = logits.dim(1);
+      for (int64_t b = 0; b < n; ++b) {
+        const float* row = logits.ptr() + b * width;
+        classes.push_back(static_cast<int>(std::max_element(row, row + width) - row));
+      }
+    }
+    return classes;
+  }
+
+  std::vector<float> images_;
+  std::vector<int32_t> labels_;
+  int64_t count_, per_image_;
+  std::vector<int> float_classes_;
+  int64_t float_correct_ = 0;
+};
+
+// `int8` with the flagged nodes kept in float, and with them every node that
+// only moves or pools values between float nodes (all its inputs and readers
+// float), so that float segments are not cut by a max pool or a flatten.
+QuantizedModel with_float_nodes(const QuantizedModel& int8, const FloatModel& folded, std::vector<bool> flags) {
+  const Graph& g = int8.graph;
+  const std::vector<std::vector<int>> consumers = g.consumers();
+  const int output = int8.output();
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (int i = 1; i < output; ++i) {
+      if (flags[i] || op_traits(g.nodes[i].op).weighted) continue;
+      bool inside = !consumers[i].empty();
+      for (int in : g.nodes[i].inputs) inside = inside && flags[in];
+      for (int c : consumers[i]) inside = inside && flags[c];
+      if (inside) flags[i] = grew = true;
+    }
+  }
+  QuantizedModel m = int8;
+  for (int i = 0; i < static_cast<int>(flags.size()); ++i) {
+    if (!flags[i]) continue;
+    const Node& n = g.nodes[i];
+    NodeQuant& q = m.quant[i];
+    const float scale = q.scale, amax = q.amax;
+    const std::string method = q.method;
+    q = NodeQuant();
+    q.scale = scale, q.amax = amax, q.method = method;
+    q.in_float = true;
+    if (op_traits(n.op).weighted) q.float_weight = folded.weight(n), q.float_bias = folded.bias(n);
+  }
+  return m;
+}
+
+bool meets(const ValidationScore& s, const AccuracyTarget& t) {
+  return (t.min_agreement < 0 || s.agreement >= t.min_agreement) &&
+         (t.max_drop < 0 || s.top1 >= s.float_top1 - t.max_drop);
+}
+}  // namespace
+
+std::vector<int64_t> validation_indices(int64_t size, int64_t samples, int64_t calibration) {
+  check(samples > 0, "the validation split is empty (--val-samples must be positive)");
+  const std::vector<int64_t> taken = calibration_indices(size, calibration);
+  const std::set<int64_t> calibration_set(taken.begin(), taken.end());
+  samples = std::min(samples, size - static_cast<int64_t>(calibration_set.size()));
+  check(samples > 0, "the training split has no image left for validation beside the calibration images");
+  std::vector<int64_t> indices;
+  std::set<int64_t> used;
+  for (int64_t i = 0; i < samples; ++i) {
+    int64_t index = (2 * i + 1) * size / (2 * samples);
+    while (index < size && (calibration_set.count(index) || used.count(index))) ++index;
+    if (index < size) indices.push_back(index), used.insert(index);
+  }
+  return indices;
+}
+
+TargetResult quantize_to_target(const QuantizedModel& int8, const FloatModel& folded, const Dataset& validation,
+                                const AccuracyTarget& target) {
+  check(target.set(), "no accuracy target given (--min-agreement or --max-drop)");
+  check(target.min_agreement <= 100, "--min-agreement is a percentage: at most 100");
+  const ValidationScorer scorer(folded, validation, int8.mean, int8.std);
+  check(target.max_drop < 0 || scorer.labelled(),
+        "--max-drop compares top-1 with float's, which needs labelled calibration images (--min-agreement does not)");
+  const Graph& g = int8.graph;
+  const int nodes = static_cast<int>(g.nodes.size());
+  std::vector<int> layers;  // the weighted nodes that may run in float: all but the output
+  for (int i = 1; i < int8.output(); ++i)
+    if (op_traits(g.nodes[i].op).weighted) layers.push_back(i);
+  const std::vector<ActShape> shapes = g.shapes();
+  double total_macs = 0;
+  for (int i = 0; i < nodes; ++i) total_macs += op_macs(g.nodes[i], shapes, i);
+  const auto share = [&](int i) { return total_macs > 0 ? op_macs(g.nodes[i], shapes, i) / total_macs : 0.0; };
+
+  TargetResult r;
+  r.validation_images = scorer.count();
+  r.all_int8 = scorer.score(int8);
+  r.model = int8;
+  r.chosen = r.all_int8;
+  if ((r.met = meets(r.all_int8, target))) return r;
+
+  Progress progress("accuracy target: per-layer sensitivity, then float layers", 2 * int64_t(layers.size()));
+  for (int i : layers) {
+    std::vector<bool> only(nodes, false), all_but(nodes, false);
+    only[i] = true;
+    for (int j : layers) all_but[j] = j != i;
+    r.sensitivity.push_back({g.nodes[i].name, op_name(g.nodes[i].op), share(i),
+                             scorer.score(with_float_nodes(int8, folded, only)).agreement,
+                             scorer.score(with_float_nodes(int8, folded, all_but)).agreement});
+    progress.advance();
+  }
+  // Most to gain alone in float first, then least agreement alone in int8, then fewest MACs.
+  std::vector<size_t> order(layers.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    const LayerSensitivity &x = r.sensitivity[a], &y = r.sensitivity[b];
+    if (x.only_it_float != y.only_it_float) return x.only_it_float > y.only_it_float;
+    if (x.only_it_int8 != y.only_it_int8) return x.only_it_int8 < y.only_it_int8;
+    return x.mac_share < y.mac_share;
+  });
+  std::vector<bool> flags(nodes, false);
+  std::vector<std::string> chosen;
+  for (size_t k : order) {
+    flags[layers[k]] = true;
+    chosen.push_back(g.nodes[layers[k]].name);
+    QuantizedModel candidate = with_float_nodes(int8, folded, flags);
+    const ValidationScore s = scorer.score(candidate);
+    progress.advance();
+    if (s.agreement > r.chosen.agreement || meets(s, target)) {
+      r.model = std::move(candidate);
+      r.chosen = s;
+      r.float_layers = chosen;
+    }
+    if ((r.met = meets(s, target))) break;
+  }
+  progress.finish();
+  return r;
+}
+
+}  // namespace octet
