@@ -11,6 +11,7 @@
 #include "python/src/module.h"
 #include "python/src/user_images.h"
 #include "python/src/views.h"
+#include "quant/accuracy_target.h"
 #include "quant/pipeline.h"
 
 namespace octet::python {
@@ -21,14 +22,48 @@ struct PyQuantizeResult {
   std::shared_ptr<PyQuantized> model;
   Calibration calibration;  // statistics per node of `float_graph`
   Graph float_graph;        // the folded float inference graph
+  py::object accuracy_target = py::none();  // the accuracy target's search, as a dict
 };
+
+// What quantize --json says of an accuracy target's search.
+py::dict target_dict(const TargetResult& t, const AccuracyTarget& target) {
+  const auto score = [](const ValidationScore& s) {
+    py::dict d;
+    d["agreement"] = s.agreement;
+    d["float_top1"] = s.float_top1;
+    d["int8_top1"] = s.top1;
+    return d;
+  };
+  py::list sensitivity;
+  for (const LayerSensitivity& l : t.sensitivity) {
+    py::dict d;
+    d["name"] = l.name;
+    d["op"] = l.op;
+    d["mac_share"] = l.mac_share;
+    d["agreement_only_it_float"] = l.only_it_float;
+    d["agreement_only_it_int8"] = l.only_it_int8;
+    sensitivity.append(d);
+  }
+  py::dict d;
+  d["min_agreement"] = target.min_agreement;
+  d["max_drop"] = target.max_drop;
+  d["met"] = t.met;
+  d["validation_images"] = t.validation_images;
+  d["all_int8"] = score(t.all_int8);
+  d["chosen"] = score(t.chosen);
+  d["float_layers"] = t.float_layers;
+  d["sensitivity"] = sensitivity;
+  return d;
+}
 
 std::shared_ptr<PyQuantizeResult> quantize_py(const PyCheckpoint& c, const std::optional<std::string>& data_dir,
                                               const py::object& calib_data, int resize, int crop,
                                               const std::string& method, const std::string& granularity,
                                               const std::string& scheme, const std::string& weight_rounding,
                                               double percentile, int64_t calib_samples,
-                                              const std::vector<std::string>& float_nodes) {
+                                              const std::vector<std::string>& float_nodes,
+                                              std::optional<double> min_agreement, std::optional<double> max_drop,
+                                              int64_t val_samples) {
   NamedQuantizeOptions named;  // the same names as the command line's options
   named.method = method;
   named.granularity = granularity;
@@ -38,20 +73,35 @@ std::shared_ptr<PyQuantizeResult> quantize_py(const PyCheckpoint& c, const std::
   named.calibration_samples = calib_samples;
   named.float_nodes = float_nodes;
   const QuantizeOptions options = named.options();
+  AccuracyTarget target;
+  target.min_agreement = min_agreement.value_or(-1);
+  target.max_drop = max_drop.value_or(-1);
+  const auto validation_split = [&](int64_t size) { return validation_indices(size, val_samples, calib_samples); };
   QuantizeResult r;
+  std::optional<TargetResult> reached;
   if (!calib_data.is_none() && !is_path(calib_data)) {  // an array of model inputs: evenly spaced ones, as from files
     check(resize == 0 && crop == 0, "resize and crop apply to a folder of images, not to an array of model inputs");
     const Dataset d = array_dataset(calib_data, py::none(), c.input(), static_cast<int>(c.classes()));
     std::vector<float> x = normalized_images(d, {}, {}, calibration_indices(d.size(), named.calibration_samples));
+    Dataset validation = d;
+    if (target.set()) validation.inputs = normalized_images(d, {}, {}, validation_split(d.size()));
     py::gil_scoped_release release;
     r = quantize_checkpoint_on(c.checkpoint(), std::move(x), options);
+    if (target.set()) reached = quantize_to_target(r.model, r.folded, validation, target);
   } else {
     DataOptions data(data_dir.value_or(""));
     if (!calib_data.is_none()) data.calib = image_source(calib_data, py::none(), resize, crop);
     py::gil_scoped_release release;
     r = quantize_checkpoint(c.checkpoint(), data, options, named.calibration_samples);
+    if (target.set())
+      reached = quantize_to_target(r.model, r.folded, load_validation_images(model_input(c.checkpoint()), data, validation_split),
+                                   target);
   }
   auto result = std::make_shared<PyQuantizeResult>();
+  if (reached) {
+    r.model = std::move(reached->model);
+    result->accuracy_target = target_dict(*reached, target);
+  }
   result->model = std::make_shared<PyQuantized>(std::move(r.model));
   result->calibration = std::move(r.calibration);
   result->calibration.images = {};  // only `auto` needs them, and it has run
@@ -100,6 +150,10 @@ void bind_quantize(py::module_& m) {
       m, "QuantizeResult", "A quantized model with the calibration statistics its scales were chosen from.")
       .def_property_readonly("model", [](const PyQuantizeResult& r) { return r.model; })
       .def_property_readonly("calibration_samples", [](const PyQuantizeResult& r) { return r.calibration.samples; })
+      .def_property_readonly("accuracy_target", [](const PyQuantizeResult& r) { return r.accuracy_target; },
+                             "With min_agreement or max_drop: the search as `octet quantize --json` gives it (met, "
+                             "all_int8, chosen, float_layers, and the per-layer sensitivity list: agreement with "
+                             "the layer alone in float and alone in int8); else None.")
       .def_property_readonly("points", &quantization_points,
                              "One dict per quantization point: name, op, float_node, amax, scale, method, and the "
                              "calibration statistics (histogram of |x|, bin_edges, bin_width, count, min, max, "
@@ -114,11 +168,13 @@ void bind_quantize(py::module_& m) {
   m.def("quantize", &quantize_py, py::arg("checkpoint"), py::kw_only(), py::arg("data_dir") = py::none(),
         py::arg("calib_data") = py::none(), py::arg("resize") = 0, py::arg("crop") = 0, py::arg("method") = "auto", py::arg("granularity") = "per-channel", py::arg("scheme") = "octet",
         py::arg("weight_rounding") = "gptq", py::arg("percentile") = 99.99, py::arg("calib_samples") = 1024,
-        py::arg("float_nodes") = std::vector<std::string>(),
+        py::arg("float_nodes") = std::vector<std::string>(), py::arg("min_agreement") = py::none(),
+        py::arg("max_drop") = py::none(), py::arg("val_samples") = 1000,
         "Calibrates on training images and quantizes, with the options of `octet quantize`: method (max, sigma3, "
         "percentile, entropy, mse, auto), granularity (per-channel, per-tensor), scheme (octet, lab), "
         "weight_rounding (gptq, nearest), percentile, calib_samples, float_nodes (names of nodes to keep in float, as "
-        "--float-nodes: mixed precision, run by the cpu backend). data_dir: the folder holding the dataset "
+        "--float-nodes: mixed precision, run by the cpu backend), min_agreement, max_drop and val_samples (an accuracy "
+        "target, as --min-agreement: the result's accuracy_target tells whether it was met). data_dir: the folder holding the dataset "
         "(default: the dataset's Debian folder). calib_data: your own calibration images instead, as `octet quantize "
         "--calib-data`: a folder in torchvision's ImageFolder layout (JPEG/PNG; resize and crop as --resize and "
         "--crop, normalised as the checkpoint says) or a .npy path, or a float32 array N x C x H x W of model inputs "

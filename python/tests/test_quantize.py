@@ -181,3 +181,23 @@ def test_an_unreachable_accuracy_target_writes_the_closest_model_and_exits_3(oct
         outputs.append(path.read_bytes())
     assert outputs[0] == outputs[1]
     assert octet.load_quantized(str(tmp_path / "closest0.octet")).float_nodes
+
+
+def test_accuracy_target_from_python_gives_the_sensitivity_table(octet_bin, tmp_path):
+    """min_agreement as `--min-agreement`: the same model as the command line's (byte for byte once
+    saved) and the search's record, its sensitivity list one row per weighted layer but the output."""
+    cifar = os.environ.get("OCTET_CIFAR10_DIR", str(SOURCE_DIR / ".data" / "cifar-10-batches-bin"))
+    if not os.path.exists(os.path.join(cifar, "test_batch.bin")):
+        pytest.skip(f"CIFAR-10 binary files not found in {cifar} (tools/setup.sh writes them)")
+    path = str(SOURCE_DIR / "models" / "zoo" / "lenet5_cifar10.octet")
+    result = octet.quantize(octet.load_checkpoint(path), data_dir=cifar, method="max", calib_samples=128,
+                            min_agreement=99.5, val_samples=300)
+    target = result.accuracy_target
+    assert [row["name"] for row in target["sensitivity"]] == ["conv1", "conv2", "fc1", "fc2"]
+    assert target["met"] == (target["chosen"]["agreement"] >= 99.5)
+    assert set(target["float_layers"]) <= set(result.model.float_nodes)
+    run_cli(octet_bin, "quantize", "--checkpoint", path, "--data", cifar, "--method", "max", "--calib-samples", "128",
+            "--min-agreement", "99.5", "--val-samples", "300", "-o", str(tmp_path / "cli.octet"))
+    result.model.save(str(tmp_path / "py.octet"))
+    assert (tmp_path / "py.octet").read_bytes() == (tmp_path / "cli.octet").read_bytes()
+    assert octet.quantize(octet.load_checkpoint(path), data_dir=cifar, method="max", calib_samples=128).accuracy_target is None
