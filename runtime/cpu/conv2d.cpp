@@ -1,5 +1,6 @@
 // The int8 convolution (and the linear layer, a 1x1 convolution): the
-// portable reference path, and the dispatch to the AVX-512 VNNI kernels.
+// portable reference path, and the dispatch to the AVX2 and AVX-512 VNNI
+// kernels.
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -7,6 +8,7 @@
 
 #include "common/error.h"
 #include "common/requantize.h"
+#include "runtime/cpu/conv_avx2.h"
 #include "runtime/cpu/conv_vnni.h"
 #include "runtime/cpu/kernels.h"
 
@@ -112,7 +114,7 @@ struct PaddedEpilogue {
   }
 };
 
-#if defined(OCTET_CPU_VNNI)
+#if defined(OCTET_CPU_AVX2) || defined(OCTET_CPU_VNNI)
 // The padded input image of the SIMD kernels: one buffer per calling thread,
 // grown as needed and kept, so layers do not pay for fresh pages each run.
 uint8_t* workspace(const ConvGeometry& g, const PackedWeights& w, int64_t bytes_needed) {
@@ -141,6 +143,13 @@ void conv2d(const ConvGeometry& g, const int8_t* input, const PackedWeights& w, 
                         output, nullptr);
   }
 #endif
+#if defined(OCTET_CPU_AVX2)
+  if (path == KernelPath::Avx2) {
+    const PaddedEpilogue epilogue(w, e.bias, &e, 0);
+    return avx2::conv2d(g, input, w.blocked_pairs.data(), epilogue.tables,
+                        workspace(g, w, avx2::workspace_bytes(g)), output, nullptr);
+  }
+#endif
   reference_conv2d(g, input, w, e, output);
 }
 
@@ -151,6 +160,13 @@ void conv2d_int32(const ConvGeometry& g, const int8_t* input, const PackedWeight
     const PaddedEpilogue epilogue(w, bias, nullptr, 128);
     return vnni::conv2d(g, input, w.blocked.data(), epilogue.tables, workspace(g, w, vnni::workspace_bytes(g)),
                         nullptr, output);
+  }
+#endif
+#if defined(OCTET_CPU_AVX2)
+  if (path == KernelPath::Avx2) {
+    const PaddedEpilogue epilogue(w, bias, nullptr, 0);
+    return avx2::conv2d(g, input, w.blocked_pairs.data(), epilogue.tables,
+                        workspace(g, w, avx2::workspace_bytes(g)), nullptr, output);
   }
 #endif
   reference_conv2d_int32(g, input, w, bias, output);
