@@ -102,60 +102,98 @@ void pad_row(const ConvGeometry& g, const Layout& l, const int8_t* input, int64_
   }
 }
 
-// The epilogue operands of 8 channels in registers, loaded once per register
-// block (int8 stores may alias anything, so the compiler would reload them
-// after every row). The 64-bit operands of channels 0-3 are [0], of 4-7 [1];
-// those a layer lacks are zero.
+// The epilogue operands of 8 channels, made once per group of lines. The
+// 64-bit lanes of [0] hold the even channels, of [1] the odd ones: the
+// dwords that _mm256_mul_epi32 multiplies. requantize is computed in one of
+// two ways (narrow_is_exact says which):
+// - narrow: q = ((acc + bias) << left) * multiplier + (skip << left) *
+//   skip_multiplier + rounding, its high 32 bits (>> 32), then >> right in
+//   32-bit lanes, where left = max(32 - shift, 0) and right = max(shift -
+//   32, 0), so the total right shift is shift + left and the rounding is
+//   2^(shift - 1 + left). Floor of floor is floor, so this is requantize's
+//   value whenever the left shifts do not overflow.
+// - wide: the sum with rounding 2^(shift - 1), then >> shift in 64-bit lanes
+//   and the clamp there. AVX2 has no 64-bit arithmetic shift: a negative x
+//   is shifted as ~(~x >>> shift).
 struct ChannelVectors {
-  __m256i bias, multiplier[2] = {}, rounding[2] = {}, shift[2] = {}, skip_multiplier[2] = {};
+  bool narrow = true;
+  __m256i bias;                                                      // 8 x int32
+  __m256i multiplier[2], rounding[2], skip_multiplier[2], shift[2];  // 64-bit lanes
+  __m256i left, right;                                               // 8 x int32
 
-  ChannelVectors(const EpilogueTables& e, int64_t channel) {
+  ChannelVectors() = default;
+  ChannelVectors(const EpilogueTables& e, int64_t channel, bool narrow_exact) : narrow(narrow_exact) {
     bias = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(e.bias + channel));
-    if (!e.multiplier) return;  // int32 output: the bias alone
-    for (int h = 0; h < 2; ++h) {
-      multiplier[h] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(e.multiplier + channel + 4 * h));
-      rounding[h] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(e.rounding + channel + 4 * h));
-      shift[h] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(e.shift + channel + 4 * h));
-      if (e.skip)
-        skip_multiplier[h] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(e.skip_multiplier + channel + 4 * h));
+    alignas(32) int64_t m[8] = {}, r[8] = {}, sm[8] = {}, sh[8] = {};
+    alignas(32) int32_t l[8] = {}, rt[8] = {};
+    for (int k = 0; k < 8 && e.multiplier; ++k) {  // none for the int32 output
+      const int64_t c = channel + k, lane = (k % 2) * 4 + k / 2;
+      const int64_t s = e.shift[c], pre = narrow && s < 32 ? 32 - s : 0;
+      m[lane] = e.multiplier[c];
+      r[lane] = int64_t{1} << (s - 1 + pre);
+      if (e.skip) sm[lane] = e.skip_multiplier[c];
+      sh[lane] = s;
+      l[k] = static_cast<int32_t>(pre);
+      rt[k] = static_cast<int32_t>(s + pre - 32);
     }
+    for (int h = 0; h < 2; ++h) {
+      multiplier[h] = _mm256_load_si256(reinterpret_cast<const __m256i*>(m + 4 * h));
+      rounding[h] = _mm256_load_si256(reinterpret_cast<const __m256i*>(r + 4 * h));
+      skip_multiplier[h] = _mm256_load_si256(reinterpret_cast<const __m256i*>(sm + 4 * h));
+      shift[h] = _mm256_load_si256(reinterpret_cast<const __m256i*>(sh + 4 * h));
+    }
+    left = _mm256_load_si256(reinterpret_cast<const __m256i*>(l));
+    right = _mm256_load_si256(reinterpret_cast<const __m256i*>(rt));
   }
 };
 
-// octet::requantize of 8 accumulators of `lanes` (1 to 8) channels: (acc *
-// multiplier + skip * skip_multiplier + rounding) >> shift in 64-bit lanes,
-// clamped to [lo, 127] there. AVX2 has no 64-bit arithmetic shift: a
-// negative x is shifted as ~(~x >>> shift).
-inline void store_int8(__m256i acc, const ChannelVectors& v, const int8_t* skip, __m256i lo, int64_t lanes,
+// Whether the narrow epilogue computes requantize's value for every channel:
+// where shift < 32, (acc + bias) << left and skip << left fit in int32
+// (|activation|, |weight| <= 128, so |acc| <= 2^14 * depth). Then every 64-bit
+// sum is below 2^63 too. Real models have shifts near 31 (a residual's) or
+// more, with accumulators far below 2^29.
+bool narrow_is_exact(const ConvGeometry& g, const EpilogueTables& e) {
+  const int64_t acc_bound = (int64_t{1} << 14) * g.depth();
+  for (int64_t c = 0; c < g.out_c; ++c) {
+    const int64_t s = e.shift[c];
+    if (s >= 32) continue;
+    const int64_t left = 32 - s, bias = e.bias[c] < 0 ? -int64_t{e.bias[c]} : e.bias[c];
+    if (left > 23 || acc_bound + bias >= int64_t{1} << (31 - left)) return false;
+  }
+  return true;
+}
+
+// octet::requantize of 8 accumulators of `lanes` (1 to 8) channels, clamped
+// to [lo, 127] (ChannelVectors says how).
+inline void store_int8(__m256i acc, const ChannelVectors& v, const int8_t* skip, int32_t lo, int64_t lanes,
                        int8_t* out) {
-  acc = _mm256_add_epi32(acc, v.bias);
-  __m256i x[2] = {_mm256_cvtepi32_epi64(_mm256_castsi256_si128(acc)),
-                  _mm256_cvtepi32_epi64(_mm256_extracti128_si256(acc, 1))};
-  __m128i s = _mm_setzero_si128();
+  const __m256i a = _mm256_sllv_epi32(_mm256_add_epi32(acc, v.bias), v.left);
+  __m256i x[2] = {_mm256_add_epi64(_mm256_mul_epi32(a, v.multiplier[0]), v.rounding[0]),
+                  _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(a, 32), v.multiplier[1]), v.rounding[1])};
   if (skip) {
-    if (lanes == kBlock) {
-      s = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(skip));
-    } else {  // not past the end of the skip tensor
-      int64_t part = 0;
-      std::memcpy(&part, skip, static_cast<size_t>(lanes));
-      s = _mm_cvtsi64_si128(part);
-    }
+    int64_t bytes = 0;  // not past the end of the skip tensor
+    if (lanes == kBlock)
+      std::memcpy(&bytes, skip, kBlock);
+    else
+      std::memcpy(&bytes, skip, static_cast<size_t>(lanes));
+    const __m256i s = _mm256_sllv_epi32(_mm256_cvtepi8_epi32(_mm_cvtsi64_si128(bytes)), v.left);
+    x[0] = _mm256_add_epi64(x[0], _mm256_mul_epi32(s, v.skip_multiplier[0]));
+    x[1] = _mm256_add_epi64(x[1], _mm256_mul_epi32(_mm256_srli_epi64(s, 32), v.skip_multiplier[1]));
   }
-  const __m256i zero = _mm256_setzero_si256(), hi = _mm256_set1_epi64x(127);
-  for (int h = 0; h < 2; ++h) {
-    x[h] = _mm256_add_epi64(_mm256_mul_epi32(x[h], v.multiplier[h]), v.rounding[h]);
-    if (skip) {
-      const __m256i sk = _mm256_cvtepi8_epi64(h == 0 ? s : _mm_srli_si128(s, 4));
-      x[h] = _mm256_add_epi64(x[h], _mm256_mul_epi32(sk, v.skip_multiplier[h]));
+  __m256i q;
+  if (v.narrow) {
+    q = _mm256_srav_epi32(_mm256_blend_epi32(_mm256_srli_epi64(x[0], 32), x[1], 0xAA), v.right);
+    q = _mm256_min_epi32(_mm256_max_epi32(q, _mm256_set1_epi32(lo)), _mm256_set1_epi32(127));
+  } else {
+    const __m256i zero = _mm256_setzero_si256(), lo64 = _mm256_set1_epi64x(lo), hi64 = _mm256_set1_epi64x(127);
+    for (int h = 0; h < 2; ++h) {
+      const __m256i negative = _mm256_cmpgt_epi64(zero, x[h]);
+      x[h] = _mm256_xor_si256(_mm256_srlv_epi64(_mm256_xor_si256(x[h], negative), v.shift[h]), negative);
+      x[h] = _mm256_blendv_epi8(x[h], hi64, _mm256_cmpgt_epi64(x[h], hi64));
+      x[h] = _mm256_blendv_epi8(x[h], lo64, _mm256_cmpgt_epi64(lo64, x[h]));
     }
-    const __m256i negative = _mm256_cmpgt_epi64(zero, x[h]);
-    x[h] = _mm256_xor_si256(_mm256_srlv_epi64(_mm256_xor_si256(x[h], negative), v.shift[h]), negative);
-    x[h] = _mm256_blendv_epi8(x[h], hi, _mm256_cmpgt_epi64(x[h], hi));
-    x[h] = _mm256_blendv_epi8(x[h], lo, _mm256_cmpgt_epi64(lo, x[h]));
+    q = _mm256_blend_epi32(x[0], _mm256_slli_epi64(x[1], 32), 0xAA);
   }
-  // The low halves of the 64-bit lanes, as channels 0 4 1 5 | 2 6 3 7, then in order.
-  const __m256i mixed = _mm256_blend_epi32(x[0], _mm256_slli_epi64(x[1], 32), 0xAA);
-  const __m256i q = _mm256_permutevar8x32_epi32(mixed, _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7));
   const __m128i words = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
   const __m128i bytes = _mm_packs_epi16(words, words);
   if (lanes == kBlock) {
@@ -174,22 +212,22 @@ inline __m256i lane_mask(int64_t lanes) {
 // accumulators of MR pixels x J blocks; pixels past `valid` are not stored.
 template <int MR, int J>
 __attribute__((always_inline)) inline void store_block(const __m256i (&acc)[MR][J], int64_t first_pixel, int64_t valid,
-                                                       int64_t first_block, const ConvGeometry& g,
-                                                       const EpilogueTables& e, int8_t* output, int32_t* logits) {
+                                                       int64_t first_block, const ChannelVectors* v,
+                                                       const ConvGeometry& g, const EpilogueTables& e, int8_t* output,
+                                                       int32_t* logits) {
   const int64_t out_c = g.out_c;
-  const __m256i lo = _mm256_set1_epi64x(e.relu ? 0 : -128);
+  const int32_t lo = e.relu ? 0 : -128;
 #pragma GCC unroll 4
   for (int j = 0; j < J; ++j) {
     const int64_t channel = (first_block + j) * kBlock, lanes = min64(kBlock, out_c - channel);
-    const ChannelVectors v(e, channel);
 #pragma GCC unroll 16
     for (int r = 0; r < MR; ++r) {
       if (r >= valid) break;
       const int64_t at = (first_pixel + r) * out_c + channel;
       if (output) {
-        store_int8(acc[r][j], v, e.skip ? e.skip + at : nullptr, lo, lanes, output + at);
+        store_int8(acc[r][j], v[j], e.skip ? e.skip + at : nullptr, lo, lanes, output + at);
       } else {
-        const __m256i sum = _mm256_add_epi32(acc[r][j], v.bias);
+        const __m256i sum = _mm256_add_epi32(acc[r][j], v[j].bias);
         if (lanes == kBlock)
           _mm256_storeu_si256(reinterpret_cast<__m256i*>(logits + at), sum);
         else
@@ -201,11 +239,11 @@ __attribute__((always_inline)) inline void store_block(const __m256i (&acc)[MR][
 
 // MR pixels of one line x J blocks of 8 channels. `a`: the receptive field
 // of the first pixel; `w`: the first block; pixels past `valid` are computed
-// (from readable memory) but not stored.
+// (from readable memory) but not stored; `v`: the blocks' epilogue operands.
 template <int MR, int J>
 inline void register_block(const int16_t* a, const Layout& l, const int16_t* w, int64_t block_values,
-                           int64_t first_pixel, int64_t valid, int64_t first_block, const ConvGeometry& g,
-                           const EpilogueTables& e, int8_t* output, int32_t* logits) {
+                           int64_t first_pixel, int64_t valid, int64_t first_block, const ChannelVectors* v,
+                           const ConvGeometry& g, const EpilogueTables& e, int8_t* output, int32_t* logits) {
   __m256i acc[MR][J];
 #pragma GCC unroll 16
   for (int r = 0; r < MR; ++r)
@@ -227,7 +265,7 @@ inline void register_block(const int16_t* a, const Layout& l, const int16_t* w, 
       }
     }
   }
-  store_block<MR, J>(acc, first_pixel, valid, first_block, g, e, output, logits);
+  store_block<MR, J>(acc, first_pixel, valid, first_block, v, g, e, output, logits);
 }
 
 // One group of J blocks over pixels [first, first + count) of lines
@@ -235,15 +273,17 @@ inline void register_block(const int16_t* a, const Layout& l, const int16_t* w, 
 template <int MR, int J>
 void group_lines(const int16_t* padded, const Layout& l, int64_t first_line, int64_t end_line, int64_t first,
                  int64_t count, const int16_t* blocked, int64_t first_block, const ConvGeometry& g,
-                 const EpilogueTables& e, int8_t* output, int32_t* logits) {
+                 const EpilogueTables& e, bool narrow, int8_t* output, int32_t* logits) {
   const int64_t block_values = g.kernel * g.kernel * l.cp * kBlock;
   const int16_t* w = blocked + first_block * block_values;
+  ChannelVectors v[J];
+  for (int j = 0; j < J; ++j) v[j] = ChannelVectors(e, (first_block + j) * kBlock, narrow);
   for (int64_t line = first_line; line < end_line; ++line) {
     const int16_t* a = padded + l.line_offset(g, line) + first * l.pixel_stride;
     const int64_t first_pixel = line * l.line_pixels + first;
     for (int64_t r = 0; r < count; r += MR)
-      register_block<MR, J>(a + r * l.pixel_stride, l, w, block_values, first_pixel + r, count - r, first_block, g, e,
-                            output, logits);
+      register_block<MR, J>(a + r * l.pixel_stride, l, w, block_values, first_pixel + r, count - r, first_block, v, g,
+                            e, output, logits);
   }
 }
 
@@ -252,13 +292,13 @@ void group_lines(const int16_t* padded, const Layout& l, int64_t first_line, int
 // L2 while every line reads them.
 void lines_all_columns(const int16_t* padded, const Layout& l, int64_t first_line, int64_t end_line, int64_t first,
                        int64_t count, const int16_t* blocked, const ConvGeometry& g, const EpilogueTables& e,
-                       int8_t* output, int32_t* logits) {
+                       bool narrow, int8_t* output, int32_t* logits) {
   const int64_t blocks = (g.out_c + kBlock - 1) / kBlock;
   int64_t block = 0;
   for (; block + 2 <= blocks; block += 2)
-    group_lines<4, 2>(padded, l, first_line, end_line, first, count, blocked, block, g, e, output, logits);
+    group_lines<4, 2>(padded, l, first_line, end_line, first, count, blocked, block, g, e, narrow, output, logits);
   if (block < blocks)
-    group_lines<8, 1>(padded, l, first_line, end_line, first, count, blocked, block, g, e, output, logits);
+    group_lines<8, 1>(padded, l, first_line, end_line, first, count, blocked, block, g, e, narrow, output, logits);
 }
 
 }  // namespace
@@ -281,6 +321,7 @@ void conv2d(const ConvGeometry& g, const int8_t* input, const int16_t* blocked_p
   const int64_t tasks =
       l.line_pixels >= kPixelsPerTask ? l.lines * chunks_per_line : (l.lines + lines_per_task - 1) / lines_per_task;
   const int64_t macs = g.batch * g.out_h * g.out_w * g.out_c * g.kernel * g.kernel * g.in_c;
+  const bool narrow = output && narrow_is_exact(g, e);
 #pragma omp parallel if (macs >= kMinParallelMacs)
   {
 #pragma omp for schedule(dynamic, 32)
@@ -290,10 +331,10 @@ void conv2d(const ConvGeometry& g, const int8_t* input, const int16_t* blocked_p
       if (l.line_pixels >= kPixelsPerTask) {
         const int64_t line = t / chunks_per_line, first = (t % chunks_per_line) * chunk;
         lines_all_columns(padded, l, line, line + 1, first, min64(chunk, l.line_pixels - first), blocked_pairs, g, e,
-                          output, logits);
+                          narrow, output, logits);
       } else {
         lines_all_columns(padded, l, t * lines_per_task, min64(l.lines, (t + 1) * lines_per_task), 0, l.line_pixels,
-                          blocked_pairs, g, e, output, logits);
+                          blocked_pairs, g, e, narrow, output, logits);
       }
     }
   }
