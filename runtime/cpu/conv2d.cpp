@@ -115,8 +115,9 @@ struct PaddedEpilogue {
 };
 
 #if defined(OCTET_CPU_AVX2) || defined(OCTET_CPU_VNNI)
-// The padded input image of the SIMD kernels: one buffer per calling thread,
-// grown as needed and kept, so layers do not pay for fresh pages each run.
+// The scratch buffer of the SIMD kernels (the padded input image, or tiles of
+// it): one per calling thread, grown as needed and kept, so layers do not
+// pay for fresh pages each run.
 uint8_t* workspace(const ConvGeometry& g, const PackedWeights& w, int64_t bytes_needed) {
   check(w.kernel() == g.kernel && w.in_c() == g.in_c && w.out_c() == g.out_c,
         "cpu conv2d: weights packed for kernel " + std::to_string(w.kernel()) + ", " + std::to_string(w.in_c()) +

@@ -1,15 +1,16 @@
 // AVX2 convolution as a direct implicit GEMM, in the structure of
-// conv_vnni.cpp. The input is first copied once into a padded int16 image
-// (a zero border of `padding` pixels, channels rounded up to even), so that
-// the receptive field of output pixel x in kernel row ky is one contiguous run
-// of kernel * channels int16 values, and the runs of neighbouring pixels of
-// one output row lie at a constant stride. A register block of MR such pixels
+// conv_vnni.cpp. Each task (a few output rows, or a chunk of pixels of a 1x1,
+// stride-1 conv or a linear layer) first copies the input rows it reads into
+// a padded int16 buffer of its thread (a zero border of `padding` pixels,
+// channels rounded up to even), where they stay in cache, so that the
+// receptive field of output pixel x in kernel row ky is one contiguous run of
+// kernel * channels int16 values, and the runs of neighbouring pixels of one
+// output row lie at a constant stride. A register block of MR such pixels
 // x J blocks of 8 output channels then accumulates with one vpmaddwd + vpaddd
 // per (pixel, block) per pair of values of the run (a broadcast pair of
 // activations against 2 depth values x 8 channels of int16 weights), reading
-// the padded image in place, and the epilogue requantizes in registers.
-// Threads share out whole output rows (chunks of pixels for a 1x1, stride-1
-// conv or a linear layer, whose pixels all lie at one stride).
+// the buffer in place, and the epilogue requantizes in registers.
+// Threads share out the tasks.
 //
 // This file is compiled with AVX2 flags (a no-op on the x86-64-v3 baseline).
 // Everything in it has internal linkage or is called only after the run-time
@@ -19,6 +20,7 @@
 #include "runtime/cpu/conv_avx2.h"
 
 #include <immintrin.h>
+#include <omp.h>
 
 #include <cstring>
 
@@ -35,40 +37,35 @@ constexpr int64_t kMinParallelMacs = int64_t{1} << 22;
 
 int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
-// Where the padded image is read (in int16 values): pixel m of `line` starts
-// at base + line_offset(line) + m * pixel_stride.
+// How a task's padded rows are laid out (in int16 values): output pixel m
+// of a line reads from that line's start + m * pixel_stride.
 struct Layout {
-  int64_t cp;            // channels padded to even
-  int64_t hp, wp;        // padded image size
-  int64_t lines;         // output rows (or 1 for a 1x1 / stride 1 / unpadded conv: all pixels in one line)
-  int64_t line_pixels;   // output pixels per line
-  int64_t pixel_stride;  // values between the receptive fields of neighbouring pixels
-  int64_t row_stride;    // values between kernel rows (ky)
-  int64_t image_values;  // the padded image, without the slack after it
-  int64_t line_offset(const ConvGeometry& g, int64_t line) const {
-    if (lines == 1) return 0;
-    const int64_t b = line / g.out_h, oy = line % g.out_h;
-    return (b * hp + oy * g.stride) * row_stride;
-  }
+  int64_t cp;              // channels padded to even
+  int64_t wp;              // padded image width
+  bool one_line;           // a 1x1 / stride 1 / unpadded conv: all pixels form one line
+  int64_t line_pixels;     // output pixels per line
+  int64_t lines_per_task;  // output rows per task (1 for one line: a task is a chunk of it)
+  int64_t pixel_stride;    // values between the receptive fields of neighbouring pixels
+  int64_t row_stride;      // values between padded rows (kernel rows ky)
+  int64_t slack;           // values read past a task's rows: a line's last block computes up to MR pixels past its end
+  int64_t task_values;     // a task's padded rows, with the slack after them
 };
 
 Layout layout(const ConvGeometry& g) {
   Layout l;
   l.cp = (g.in_c + 1) / 2 * 2;
-  l.hp = g.in_h + 2 * g.padding;
   l.wp = g.in_w + 2 * g.padding;
+  l.one_line = g.kernel == 1 && g.stride == 1 && g.padding == 0;
+  l.line_pixels = l.one_line ? g.batch * g.out_h * g.out_w : g.out_w;
+  l.lines_per_task = l.one_line ? 1 : (kPixelsPerTask + l.line_pixels - 1) / l.line_pixels;
   l.row_stride = l.wp * l.cp;
   l.pixel_stride = g.stride * l.cp;
-  const bool one_line = g.kernel == 1 && g.stride == 1 && g.padding == 0;
-  l.lines = one_line ? 1 : g.batch * g.out_h;
-  l.line_pixels = one_line ? g.batch * g.out_h * g.out_w : g.out_w;
-  l.image_values = g.batch * l.hp * l.row_stride;
+  l.slack = (kMaxBlockPixels * g.stride + g.kernel) * l.cp;
+  // A task's lines need at most max(stride, kernel) input rows each.
+  l.task_values = l.one_line ? kPixelsPerTask * l.cp + l.slack
+                             : l.lines_per_task * (g.stride > g.kernel ? g.stride : g.kernel) * l.row_stride + l.slack;
   return l;
 }
-
-// Values read past the image: the last block of a line computes up to MR
-// pixels past its end.
-int64_t slack_values(const ConvGeometry& g, const Layout& l) { return (kMaxBlockPixels * g.stride + g.kernel) * l.cp; }
 
 // dst[i] = src[i] widened to int16, for n values.
 inline void widen(const int8_t* src, int64_t n, int16_t* dst) {
@@ -79,9 +76,8 @@ inline void widen(const int8_t* src, int64_t n, int16_t* dst) {
   for (; i < n; ++i) dst[i] = src[i];
 }
 
-// Padded row `py` of image b: zeros in the border, the activations widened.
-void pad_row(const ConvGeometry& g, const Layout& l, const int8_t* input, int64_t b, int64_t py, int16_t* padded) {
-  int16_t* dst = padded + (b * l.hp + py) * l.row_stride;
+// Padded row `py` of image b, to `dst`: zeros in the border, the activations widened.
+void pad_row(const ConvGeometry& g, const Layout& l, const int8_t* input, int64_t b, int64_t py, int16_t* dst) {
   const int64_t iy = py - g.padding;
   if (iy < 0 || iy >= g.in_h) {
     std::memset(dst, 0, static_cast<size_t>(l.row_stride) * 2);
@@ -268,75 +264,89 @@ inline void register_block(const int16_t* a, const Layout& l, const int16_t* w, 
   store_block<MR, J>(acc, first_pixel, valid, first_block, v, g, e, output, logits);
 }
 
-// One group of J blocks over pixels [first, first + count) of lines
-// [first_line, end_line), MR pixels per register block.
+// One group of J blocks over `lines` lines of `count` pixels, line i's
+// receptive fields at line_start[i], their outputs from pixel first_pixel +
+// i * count on; MR pixels per register block.
 template <int MR, int J>
-void group_lines(const int16_t* padded, const Layout& l, int64_t first_line, int64_t end_line, int64_t first,
-                 int64_t count, const int16_t* blocked, int64_t first_block, const ConvGeometry& g,
-                 const EpilogueTables& e, bool narrow, int8_t* output, int32_t* logits) {
+void group_lines(const int16_t* const* line_start, int64_t lines, int64_t first_pixel, int64_t count, const Layout& l,
+                 const int16_t* blocked, int64_t first_block, const ConvGeometry& g, const EpilogueTables& e,
+                 bool narrow, int8_t* output, int32_t* logits) {
   const int64_t block_values = g.kernel * g.kernel * l.cp * kBlock;
   const int16_t* w = blocked + first_block * block_values;
   ChannelVectors v[J];
   for (int j = 0; j < J; ++j) v[j] = ChannelVectors(e, (first_block + j) * kBlock, narrow);
-  for (int64_t line = first_line; line < end_line; ++line) {
-    const int16_t* a = padded + l.line_offset(g, line) + first * l.pixel_stride;
-    const int64_t first_pixel = line * l.line_pixels + first;
+  for (int64_t line = 0; line < lines; ++line, first_pixel += count)
     for (int64_t r = 0; r < count; r += MR)
-      register_block<MR, J>(a + r * l.pixel_stride, l, w, block_values, first_pixel + r, count - r, first_block, v, g,
-                            e, output, logits);
-  }
+      register_block<MR, J>(line_start[line] + r * l.pixel_stride, l, w, block_values, first_pixel + r, count - r,
+                            first_block, v, g, e, output, logits);
 }
 
-// Pixels [first, first + count) of lines [first_line, end_line), all output
-// channels. Column groups outside, lines inside: a group's weights stay in
-// L2 while every line reads them.
-void lines_all_columns(const int16_t* padded, const Layout& l, int64_t first_line, int64_t end_line, int64_t first,
-                       int64_t count, const int16_t* blocked, const ConvGeometry& g, const EpilogueTables& e,
+// The lines of group_lines, all output channels. Column groups outside,
+// lines inside: a group's weights stay in L1/L2 while every line reads them.
+void lines_all_columns(const int16_t* const* line_start, int64_t lines, int64_t first_pixel, int64_t count,
+                       const Layout& l, const int16_t* blocked, const ConvGeometry& g, const EpilogueTables& e,
                        bool narrow, int8_t* output, int32_t* logits) {
   const int64_t blocks = (g.out_c + kBlock - 1) / kBlock;
   int64_t block = 0;
   for (; block + 2 <= blocks; block += 2)
-    group_lines<4, 2>(padded, l, first_line, end_line, first, count, blocked, block, g, e, narrow, output, logits);
+    group_lines<4, 2>(line_start, lines, first_pixel, count, l, blocked, block, g, e, narrow, output, logits);
   if (block < blocks)
-    group_lines<8, 1>(padded, l, first_line, end_line, first, count, blocked, block, g, e, narrow, output, logits);
+    group_lines<8, 1>(line_start, lines, first_pixel, count, l, blocked, block, g, e, narrow, output, logits);
+}
+
+// Task t: the input rows (or pixels) it reads padded and widened into
+// `buffer` (task_values), then its outputs computed from there, so that what
+// a task reads stays in cache. A task of a 1x1 conv is a chunk of its one
+// line; otherwise lines_per_task output rows, whose input rows are copied
+// image by image.
+void run_task(const ConvGeometry& g, const Layout& l, const int8_t* input, int64_t t, const int16_t* blocked,
+              const EpilogueTables& e, bool narrow, int16_t* buffer, int8_t* output, int32_t* logits) {
+  if (l.one_line) {
+    const int64_t first = t * kPixelsPerTask, count = min64(kPixelsPerTask, l.line_pixels - first);
+    if (g.in_c == l.cp) {
+      widen(input + first * g.in_c, count * g.in_c, buffer);
+    } else {
+      for (int64_t p = 0; p < count; ++p) {
+        widen(input + (first + p) * g.in_c, g.in_c, buffer + p * l.cp);
+        buffer[p * l.cp + g.in_c] = 0;  // the one padding channel
+      }
+    }
+    std::memset(buffer + count * l.cp, 0, static_cast<size_t>(l.slack) * 2);
+    const int16_t* line_start[1] = {buffer};
+    return lines_all_columns(line_start, 1, first, count, l, blocked, g, e, narrow, output, logits);
+  }
+  const int16_t* line_start[kPixelsPerTask];
+  const int64_t first_line = t * l.lines_per_task, end = min64(g.batch * g.out_h, first_line + l.lines_per_task);
+  int16_t* rows_end = buffer;
+  for (int64_t line = first_line; line < end;) {  // the lines of one image
+    const int64_t b = line / g.out_h, oy = line % g.out_h, lines = min64(end - line, g.out_h - oy);
+    const int64_t rows = (lines - 1) * g.stride + g.kernel;
+    for (int64_t r = 0; r < rows; ++r) pad_row(g, l, input, b, oy * g.stride + r, rows_end + r * l.row_stride);
+    for (int64_t i = 0; i < lines; ++i) line_start[line - first_line + i] = rows_end + i * g.stride * l.row_stride;
+    rows_end += rows * l.row_stride;
+    line += lines;
+  }
+  std::memset(rows_end, 0, static_cast<size_t>(l.slack) * 2);
+  lines_all_columns(line_start, end - first_line, first_line * l.line_pixels, l.line_pixels, l, blocked, g, e, narrow,
+                    output, logits);
 }
 
 }  // namespace
 
-int64_t workspace_bytes(const ConvGeometry& g) {
-  const Layout l = layout(g);
-  return (l.image_values + slack_values(g, l)) * 2;
-}
+int64_t workspace_bytes(const ConvGeometry& g) { return layout(g).task_values * 2 * omp_get_max_threads(); }
 
 void conv2d(const ConvGeometry& g, const int8_t* input, const int16_t* blocked_pairs, const EpilogueTables& e,
             uint8_t* workspace, int8_t* output, int32_t* logits) {
   const Layout l = layout(g);
-  int16_t* padded = reinterpret_cast<int16_t*>(workspace);
-  std::memset(padded + l.image_values, 0, static_cast<size_t>(slack_values(g, l)) * 2);
-  const int64_t padded_rows = g.batch * l.hp;
-  // Work units: whole lines when lines are short, chunks of one long line otherwise.
-  const int64_t lines_per_task = l.line_pixels >= kPixelsPerTask ? 1 : kPixelsPerTask / l.line_pixels;
-  const int64_t chunks_per_line = (l.line_pixels + kPixelsPerTask - 1) / kPixelsPerTask;
-  const int64_t chunk = l.line_pixels >= kPixelsPerTask ? kPixelsPerTask : l.line_pixels;
-  const int64_t tasks =
-      l.line_pixels >= kPixelsPerTask ? l.lines * chunks_per_line : (l.lines + lines_per_task - 1) / lines_per_task;
+  const int64_t tasks = l.one_line ? (l.line_pixels + kPixelsPerTask - 1) / kPixelsPerTask
+                                   : (g.batch * g.out_h + l.lines_per_task - 1) / l.lines_per_task;
   const int64_t macs = g.batch * g.out_h * g.out_w * g.out_c * g.kernel * g.kernel * g.in_c;
   const bool narrow = output && narrow_is_exact(g, e);
 #pragma omp parallel if (macs >= kMinParallelMacs)
   {
-#pragma omp for schedule(dynamic, 32)
-    for (int64_t row = 0; row < padded_rows; ++row) pad_row(g, l, input, row / l.hp, row % l.hp, padded);
+    int16_t* buffer = reinterpret_cast<int16_t*>(workspace) + omp_get_thread_num() * l.task_values;
 #pragma omp for schedule(dynamic)
-    for (int64_t t = 0; t < tasks; ++t) {
-      if (l.line_pixels >= kPixelsPerTask) {
-        const int64_t line = t / chunks_per_line, first = (t % chunks_per_line) * chunk;
-        lines_all_columns(padded, l, line, line + 1, first, min64(chunk, l.line_pixels - first), blocked_pairs, g, e,
-                          narrow, output, logits);
-      } else {
-        lines_all_columns(padded, l, t * lines_per_task, min64(l.lines, (t + 1) * lines_per_task), 0, l.line_pixels,
-                          blocked_pairs, g, e, narrow, output, logits);
-      }
-    }
+    for (int64_t t = 0; t < tasks; ++t) run_task(g, l, input, t, blocked_pairs, e, narrow, buffer, output, logits);
   }
 }
 

@@ -18,7 +18,8 @@ namespace octet::cpu::avx2 {
 
 constexpr int kBlock = 8;  // output channels per block of PackedWeights::blocked_pairs
 
-// Bytes of the scratch buffer conv2d needs for `g` (the padded int16 input image).
+// Bytes of the scratch buffer conv2d needs for `g` (a padded int16 tile of the
+// input per OpenMP thread).
 int64_t workspace_bytes(const ConvGeometry& g);
 
 // `blocked_pairs` is PackedWeights::blocked_pairs; `e`'s bias is the layer's;
