@@ -284,7 +284,7 @@ void add_bench_command(CLI::App& app) {
   infer->add_option("--threads", i->threads, "CPU threads for octet and LibTorch (0: all cores)")
       ->capture_default_str();
   infer->add_option("--cpu-kernels", i->cpu_kernels,
-                    "CPU kernel paths to measure, comma-separated: reference, avx512-vnni (default: the one in "
+                    "CPU kernel paths to measure, comma-separated: reference, avx2, avx512-vnni (default: the one in "
                     "use, the fastest this CPU has unless OCTET_CPU_KERNELS=reference)");
   infer->add_flag("--layers", i->layers,
                   "Also time every node, with achieved TOPS (CPU: from the engine's hook; CUDA: profile()), and "

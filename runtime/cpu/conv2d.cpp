@@ -1,5 +1,6 @@
 // The int8 convolution (and the linear layer, a 1x1 convolution): the
-// portable reference path, and the dispatch to the AVX-512 VNNI kernels.
+// portable reference path, and the dispatch to the AVX2 and AVX-512 VNNI
+// kernels.
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -7,6 +8,7 @@
 
 #include "common/error.h"
 #include "common/requantize.h"
+#include "runtime/cpu/conv_avx2.h"
 #include "runtime/cpu/conv_vnni.h"
 #include "runtime/cpu/kernels.h"
 
@@ -76,18 +78,19 @@ void reference_conv2d_int32(const ConvGeometry& g, const int8_t* input, const Pa
   });
 }
 
-// The epilogue operands of the VNNI kernels, padded to whole blocks of 16
-// channels (padding lanes compute harmless values that are never stored).
-struct VnniEpilogue {
+// The epilogue operands of the SIMD kernels (conv_epilogue.h). The kernels
+// read each activation plus `offset` (VNNI: 128), which adds offset * sum(w)
+// to each accumulator; the bias takes it back.
+struct PaddedEpilogue {
   std::vector<int32_t> bias;
   std::vector<int64_t> multiplier, rounding, shift, skip_multiplier;
-  vnni::EpilogueTables tables;
+  EpilogueTables tables;
 
-  VnniEpilogue(const PackedWeights& w, const int32_t* bias_in, const RequantEpilogue* e) {
-    const size_t padded = static_cast<size_t>((w.out_c() + vnni::kBlock - 1) / vnni::kBlock * vnni::kBlock);
+  PaddedEpilogue(const PackedWeights& w, const int32_t* bias_in, const RequantEpilogue* e, uint32_t offset) {
+    const size_t padded = static_cast<size_t>((w.out_c() + kEpilogueBlock - 1) / kEpilogueBlock * kEpilogueBlock);
     bias.assign(padded, 0);
-    for (int o = 0; o < w.out_c(); ++o)  // unsigned activations add 128 * sum(w); take it back
-      bias[o] = static_cast<int32_t>(static_cast<uint32_t>(bias_in[o]) - 128u * static_cast<uint32_t>(w.row_sums[o]));
+    for (int o = 0; o < w.out_c(); ++o)
+      bias[o] = static_cast<int32_t>(static_cast<uint32_t>(bias_in[o]) - offset * static_cast<uint32_t>(w.row_sums[o]));
     tables.bias = bias.data();
     if (!e) return;
     multiplier.assign(padded, 0);
@@ -111,21 +114,22 @@ struct VnniEpilogue {
   }
 };
 
-#if defined(OCTET_CPU_VNNI)
-// The padded input image of the VNNI kernels: one buffer per calling thread,
-// grown as needed and kept, so layers do not pay for fresh pages each run.
-uint8_t* vnni_workspace(const ConvGeometry& g, const PackedWeights& w) {
+#if defined(OCTET_CPU_AVX2) || defined(OCTET_CPU_VNNI)
+// The scratch buffer of the SIMD kernels (the padded input image, or tiles of
+// it): one per calling thread, grown as needed and kept, so layers do not
+// pay for fresh pages each run.
+uint8_t* workspace(const ConvGeometry& g, const PackedWeights& w, int64_t bytes_needed) {
   check(w.kernel() == g.kernel && w.in_c() == g.in_c && w.out_c() == g.out_c,
         "cpu conv2d: weights packed for kernel " + std::to_string(w.kernel()) + ", " + std::to_string(w.in_c()) +
             " -> " + std::to_string(w.out_c()) + " channels, called with kernel " + std::to_string(g.kernel) + ", " +
             std::to_string(g.in_c) + " -> " + std::to_string(g.out_c));
-  thread_local std::vector<uint8_t> workspace;
-  const size_t bytes = static_cast<size_t>(vnni::workspace_bytes(g));
-  if (workspace.size() < bytes) {
-    std::vector<uint8_t>().swap(workspace);  // no copy of the old contents
-    workspace.resize(bytes);
+  thread_local std::vector<uint8_t> buffer;
+  const size_t bytes = static_cast<size_t>(bytes_needed);
+  if (buffer.size() < bytes) {
+    std::vector<uint8_t>().swap(buffer);  // no copy of the old contents
+    buffer.resize(bytes);
   }
-  return workspace.data();
+  return buffer.data();
 }
 #endif
 
@@ -135,8 +139,16 @@ void conv2d(const ConvGeometry& g, const int8_t* input, const PackedWeights& w, 
             KernelPath path) {
 #if defined(OCTET_CPU_VNNI)
   if (path == KernelPath::Avx512Vnni) {
-    const VnniEpilogue epilogue(w, e.bias, &e);
-    return vnni::conv2d(g, input, w.blocked.data(), epilogue.tables, vnni_workspace(g, w), output, nullptr);
+    const PaddedEpilogue epilogue(w, e.bias, &e, 128);
+    return vnni::conv2d(g, input, w.blocked.data(), epilogue.tables, workspace(g, w, vnni::workspace_bytes(g)),
+                        output, nullptr);
+  }
+#endif
+#if defined(OCTET_CPU_AVX2)
+  if (path == KernelPath::Avx2) {
+    const PaddedEpilogue epilogue(w, e.bias, &e, 0);
+    return avx2::conv2d(g, input, w.blocked_pairs.data(), epilogue.tables,
+                        workspace(g, w, avx2::workspace_bytes(g)), output, nullptr);
   }
 #endif
   reference_conv2d(g, input, w, e, output);
@@ -146,8 +158,16 @@ void conv2d_int32(const ConvGeometry& g, const int8_t* input, const PackedWeight
                   int32_t* output, KernelPath path) {
 #if defined(OCTET_CPU_VNNI)
   if (path == KernelPath::Avx512Vnni) {
-    const VnniEpilogue epilogue(w, bias, nullptr);
-    return vnni::conv2d(g, input, w.blocked.data(), epilogue.tables, vnni_workspace(g, w), nullptr, output);
+    const PaddedEpilogue epilogue(w, bias, nullptr, 128);
+    return vnni::conv2d(g, input, w.blocked.data(), epilogue.tables, workspace(g, w, vnni::workspace_bytes(g)),
+                        nullptr, output);
+  }
+#endif
+#if defined(OCTET_CPU_AVX2)
+  if (path == KernelPath::Avx2) {
+    const PaddedEpilogue epilogue(w, bias, nullptr, 0);
+    return avx2::conv2d(g, input, w.blocked_pairs.data(), epilogue.tables,
+                        workspace(g, w, avx2::workspace_bytes(g)), nullptr, output);
   }
 #endif
   reference_conv2d_int32(g, input, w, bias, output);

@@ -6,7 +6,7 @@
 // The engine (engine.h) keeps, per node, the kernels that can run it, in
 // table order, and at each run takes the first that belongs to the kernel
 // path in use (kernels.h kernel_path()): a Reference kernel is portable C++
-// and runs on every path; an Avx512Vnni one only on that path.
+// and runs on every path; an Avx2 or Avx512Vnni one only on that path.
 #pragma once
 
 #include <cstdint>
@@ -51,7 +51,7 @@ struct KernelArgs {
 struct Kernel {
   Op op;
   const char* name;  // "conv2d-avx512-vnni", ...
-  KernelPath path;   // Reference: portable, every path; Avx512Vnni: only on that path
+  KernelPath path;   // Reference: portable, every path; Avx2, Avx512Vnni: only on that path
   // "" when it can run the node, else why not.
   std::string (*can_implement)(const NodeView& node);
   // Null: nothing to prepare. Kernels with the same prepare share what it makes.

@@ -10,6 +10,15 @@
 namespace octet::cpu {
 
 namespace {
+bool cpu_has_avx2() {
+#if defined(OCTET_CPU_AVX2)
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2");
+#else
+  return false;  // not an x86-64 build: conv_avx2.cpp is not compiled
+#endif
+}
+
 bool cpu_has_avx512_vnni() {
 #if defined(OCTET_CPU_VNNI)
   __builtin_cpu_init();
@@ -23,8 +32,11 @@ bool cpu_has_avx512_vnni() {
 
 KernelPath path_from_environment() {
   const char* name = std::getenv("OCTET_CPU_KERNELS");
-  if (!name || !*name)
-    return kernel_path_supported(KernelPath::Avx512Vnni) ? KernelPath::Avx512Vnni : KernelPath::Reference;
+  if (!name || !*name) {
+    for (KernelPath path : {KernelPath::Avx512Vnni, KernelPath::Avx2})
+      if (kernel_path_supported(path)) return path;
+    return KernelPath::Reference;
+  }
   try {
     return kernel_path_from_name(name);
   } catch (const Error& e) {
@@ -40,21 +52,30 @@ std::atomic<KernelPath>& selected_path() {
 }  // namespace
 
 const char* kernel_path_name(KernelPath path) {
-  return path == KernelPath::Reference ? "reference" : "avx512-vnni";
+  switch (path) {
+    case KernelPath::Reference:
+      return "reference";
+    case KernelPath::Avx2:
+      return "avx2";
+    case KernelPath::Avx512Vnni:
+      return "avx512-vnni";
+  }
+  fail("unknown CPU kernel path");
 }
 
 bool kernel_path_supported(KernelPath path) {
-  static const bool vnni = cpu_has_avx512_vnni();
-  return path == KernelPath::Reference || vnni;
+  static const bool avx2 = cpu_has_avx2(), vnni = cpu_has_avx512_vnni();
+  return path == KernelPath::Reference || (path == KernelPath::Avx2 && avx2) ||
+         (path == KernelPath::Avx512Vnni && vnni);
 }
 
 KernelPath kernel_path_from_name(const std::string& name) {
-  for (KernelPath path : {KernelPath::Reference, KernelPath::Avx512Vnni})
+  for (KernelPath path : {KernelPath::Reference, KernelPath::Avx2, KernelPath::Avx512Vnni})
     if (name == kernel_path_name(path)) {
       check(kernel_path_supported(path), "this CPU does not support the " + name + " kernels");
       return path;
     }
-  fail("'" + name + "' is not a CPU kernel path (known: reference, avx512-vnni)");
+  fail("'" + name + "' is not a CPU kernel path (known: reference, avx2, avx512-vnni)");
 }
 
 KernelPath kernel_path() { return selected_path().load(); }

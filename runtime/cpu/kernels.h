@@ -30,15 +30,17 @@ struct ConvGeometry {
 // the reference path is portable C++ and the definition of the results.
 enum class KernelPath {
   Reference,   // portable: one dot product per output
+  Avx2,        // AVX2 (vpmaddwd on int16) implicit GEMM over a padded int16 copy of the input (conv_avx2.cpp)
   Avx512Vnni,  // AVX-512 VNNI (vpdpbusd) implicit GEMM over a padded copy of the input (conv_vnni.cpp)
 };
-const char* kernel_path_name(KernelPath path);  // "reference", "avx512-vnni"
+const char* kernel_path_name(KernelPath path);  // "reference", "avx2", "avx512-vnni"
 bool kernel_path_supported(KernelPath path);    // by this CPU
 // The path of that name; fails on an unknown name or a path this CPU lacks.
 KernelPath kernel_path_from_name(const std::string& name);
-// The path in use: the fastest one this CPU supports, unless the environment
-// variable OCTET_CPU_KERNELS=reference (or set_kernel_path) asks for the
-// reference path. OCTET_CPU_KERNELS=avx512-vnni on a CPU without it fails.
+// The path in use: the fastest one this CPU supports (avx512-vnni, then avx2,
+// then reference), unless the environment variable OCTET_CPU_KERNELS (or
+// set_kernel_path) names another. OCTET_CPU_KERNELS=avx512-vnni on a CPU
+// without it fails.
 KernelPath kernel_path();
 // For tests and benchmarks; fails when the CPU lacks the path. A kernel
 // already running keeps the path it started with.
@@ -62,6 +64,11 @@ class PackedWeights {
   // input channels of 16 output channels.
   std::vector<int8_t> blocked;
   std::vector<int32_t> row_sums;  // [O] sum of each channel's weights
+  // The AVX2 layout, made when the CPU supports it: the weights widened to
+  // int16, input channels padded with zeros to even (in_c2), then blocks of
+  // 8 output channels, [O/8][kernel * kernel * in_c2 / 2][8][2], so one
+  // 32-byte load holds 2 input channels of 8 output channels.
+  std::vector<int16_t> blocked_pairs;
 
  private:
   int out_c_ = 0, kernel_ = 0, in_c_ = 0;

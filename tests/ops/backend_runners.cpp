@@ -72,8 +72,9 @@ BackendRunner registry_runner(const EngineBackend& b) {
 
 const std::vector<BackendRunner>& backend_runners() {
   static const std::vector<BackendRunner> runners = [] {
-    std::vector<BackendRunner> r = {cpu_runner(cpu::KernelPath::Reference), cpu_runner(cpu::KernelPath::Avx512Vnni),
-                                    host_layout_runner(false), host_layout_runner(true)};
+    std::vector<BackendRunner> r = {cpu_runner(cpu::KernelPath::Reference), cpu_runner(cpu::KernelPath::Avx2),
+                                    cpu_runner(cpu::KernelPath::Avx512Vnni), host_layout_runner(false),
+                                    host_layout_runner(true)};
     for (const EngineBackend& b : engine_backends())  // the CPU's runs above, one per kernel path
       if (std::string(b.name) != backend_names::kCpu) r.push_back(registry_runner(b));
     return r;

@@ -1,6 +1,7 @@
 // Conv2d and Linear (a 1x1 convolution over a 1x1 image) on the CPU: the
-// AVX-512 VNNI kernels (conv_vnni.cpp) and the portable reference path
-// (conv2d.cpp), both on weights packed once (PackedWeights).
+// AVX-512 VNNI kernels (conv_vnni.cpp), the AVX2 kernels (conv_avx2.cpp) and
+// the portable reference path (conv2d.cpp), all on weights packed once
+// (PackedWeights).
 #include "common/error.h"
 #include "graph/layout.h"
 #include "runtime/cpu/kernel.h"
@@ -54,16 +55,22 @@ std::string dense(const NodeView& v) {
 std::string dense_on_vnni(const NodeView& v) {
   return kernel_path_supported(KernelPath::Avx512Vnni) ? dense(v) : "this CPU lacks AVX-512 VNNI";
 }
+std::string dense_on_avx2(const NodeView& v) {
+  return kernel_path_supported(KernelPath::Avx2) ? dense(v) : "this CPU lacks AVX2";
+}
 void run_vnni(const KernelArgs& a) { run(a, KernelPath::Avx512Vnni); }
+void run_avx2(const KernelArgs& a) { run(a, KernelPath::Avx2); }
 void run_reference(const KernelArgs& a) { run(a, KernelPath::Reference); }
 }  // namespace
 
 extern const Kernel conv2d_vnni = {Op::Conv2d, "conv2d-avx512-vnni", KernelPath::Avx512Vnni, dense_on_vnni, pack,
                                    run_vnni};
+extern const Kernel conv2d_avx2 = {Op::Conv2d, "conv2d-avx2", KernelPath::Avx2, dense_on_avx2, pack, run_avx2};
 extern const Kernel conv2d_reference = {Op::Conv2d, "conv2d-reference", KernelPath::Reference, dense, pack,
                                         run_reference};
 extern const Kernel linear_vnni = {Op::Linear, "linear-avx512-vnni", KernelPath::Avx512Vnni, dense_on_vnni, pack,
                                    run_vnni};
+extern const Kernel linear_avx2 = {Op::Linear, "linear-avx2", KernelPath::Avx2, dense_on_avx2, pack, run_avx2};
 extern const Kernel linear_reference = {Op::Linear, "linear-reference", KernelPath::Reference, dense, pack,
                                         run_reference};
 

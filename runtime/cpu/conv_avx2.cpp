@@ -1,0 +1,353 @@
+// AVX2 convolution as a direct implicit GEMM, in the structure of
+// conv_vnni.cpp. Each task (a few output rows, or a chunk of pixels of a 1x1,
+// stride-1 conv or a linear layer) first copies the input rows it reads into
+// a padded int16 buffer of its thread (a zero border of `padding` pixels,
+// channels rounded up to even), where they stay in cache, so that the
+// receptive field of output pixel x in kernel row ky is one contiguous run of
+// kernel * channels int16 values, and the runs of neighbouring pixels of one
+// output row lie at a constant stride. A register block of MR such pixels
+// x J blocks of 8 output channels then accumulates with one vpmaddwd + vpaddd
+// per (pixel, block) per pair of values of the run (a broadcast pair of
+// activations against 2 depth values x 8 channels of int16 weights), reading
+// the buffer in place, and the epilogue requantizes in registers.
+// Threads share out the tasks.
+//
+// This file is compiled with AVX2 flags (a no-op on the x86-64-v3 baseline).
+// Everything in it has internal linkage or is called only after the run-time
+// CPU check, and it instantiates no template or inline function shared with
+// other files (those could be emitted with AVX2 code and picked by the linker
+// for callers built for an older baseline).
+#include "runtime/cpu/conv_avx2.h"
+
+#include <immintrin.h>
+#include <omp.h>
+
+#include <cstring>
+
+namespace octet::cpu::avx2 {
+
+namespace {
+
+constexpr int64_t kMaxBlockPixels = 8;  // the largest MR below
+// Output pixels per unit of work shared among threads.
+constexpr int64_t kPixelsPerTask = 256;
+// Smaller convolutions (multiply-adds) run on the calling thread: waking the
+// other threads would cost more than they save.
+constexpr int64_t kMinParallelMacs = int64_t{1} << 22;
+
+int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+// How a task's padded rows are laid out (in int16 values): output pixel m
+// of a line reads from that line's start + m * pixel_stride.
+struct Layout {
+  int64_t cp;              // channels padded to even
+  int64_t wp;              // padded image width
+  bool one_line;           // a 1x1 / stride 1 / unpadded conv: all pixels form one line
+  int64_t line_pixels;     // output pixels per line
+  int64_t lines_per_task;  // output rows per task (1 for one line: a task is a chunk of it)
+  int64_t pixel_stride;    // values between the receptive fields of neighbouring pixels
+  int64_t row_stride;      // values between padded rows (kernel rows ky)
+  int64_t slack;           // values read past a task's rows: a line's last block computes up to MR pixels past its end
+  int64_t task_values;     // a task's padded rows, with the slack after them
+};
+
+Layout layout(const ConvGeometry& g) {
+  Layout l;
+  l.cp = (g.in_c + 1) / 2 * 2;
+  l.wp = g.in_w + 2 * g.padding;
+  l.one_line = g.kernel == 1 && g.stride == 1 && g.padding == 0;
+  l.line_pixels = l.one_line ? g.batch * g.out_h * g.out_w : g.out_w;
+  l.lines_per_task = l.one_line ? 1 : (kPixelsPerTask + l.line_pixels - 1) / l.line_pixels;
+  l.row_stride = l.wp * l.cp;
+  l.pixel_stride = g.stride * l.cp;
+  l.slack = (kMaxBlockPixels * g.stride + g.kernel) * l.cp;
+  // A task's lines need at most max(stride, kernel) input rows each.
+  l.task_values = l.one_line ? kPixelsPerTask * l.cp + l.slack
+                             : l.lines_per_task * (g.stride > g.kernel ? g.stride : g.kernel) * l.row_stride + l.slack;
+  return l;
+}
+
+// dst[i] = src[i] widened to int16, for n values.
+inline void widen(const int8_t* src, int64_t n, int16_t* dst) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i),
+                        _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i))));
+  for (; i < n; ++i) dst[i] = src[i];
+}
+
+// Padded row `py` of image b, to `dst`: zeros in the border, the activations widened.
+void pad_row(const ConvGeometry& g, const Layout& l, const int8_t* input, int64_t b, int64_t py, int16_t* dst) {
+  const int64_t iy = py - g.padding;
+  if (iy < 0 || iy >= g.in_h) {
+    std::memset(dst, 0, static_cast<size_t>(l.row_stride) * 2);
+    return;
+  }
+  const int64_t border = g.padding * l.cp, c = g.in_c;
+  std::memset(dst, 0, static_cast<size_t>(border) * 2);
+  std::memset(dst + l.row_stride - border, 0, static_cast<size_t>(border) * 2);
+  const int8_t* src = input + (b * g.in_h + iy) * g.in_w * c;
+  if (c == l.cp) {
+    widen(src, g.in_w * c, dst + border);
+    return;
+  }
+  for (int64_t x = 0; x < g.in_w; ++x) {
+    int16_t* pixel = dst + border + x * l.cp;
+    widen(src + x * c, c, pixel);
+    pixel[c] = 0;  // the one padding channel
+  }
+}
+
+// The epilogue operands of 8 channels, made once per group of lines. The
+// 64-bit lanes of [0] hold the even channels, of [1] the odd ones: the
+// dwords that _mm256_mul_epi32 multiplies. requantize is computed in one of
+// two ways (narrow_is_exact says which):
+// - narrow: q = ((acc + bias) << left) * multiplier + (skip << left) *
+//   skip_multiplier + rounding, its high 32 bits (>> 32), then >> right in
+//   32-bit lanes, where left = max(32 - shift, 0) and right = max(shift -
+//   32, 0), so the total right shift is shift + left and the rounding is
+//   2^(shift - 1 + left). Floor of floor is floor, so this is requantize's
+//   value whenever the left shifts do not overflow.
+// - wide: the sum with rounding 2^(shift - 1), then >> shift in 64-bit lanes
+//   and the clamp there. AVX2 has no 64-bit arithmetic shift: a negative x
+//   is shifted as ~(~x >>> shift).
+struct ChannelVectors {
+  bool narrow = true;
+  __m256i bias;                                                      // 8 x int32
+  __m256i multiplier[2], rounding[2], skip_multiplier[2], shift[2];  // 64-bit lanes
+  __m256i left, right;                                               // 8 x int32
+
+  ChannelVectors() = default;
+  ChannelVectors(const EpilogueTables& e, int64_t channel, bool narrow_exact) : narrow(narrow_exact) {
+    bias = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(e.bias + channel));
+    alignas(32) int64_t m[8] = {}, r[8] = {}, sm[8] = {}, sh[8] = {};
+    alignas(32) int32_t l[8] = {}, rt[8] = {};
+    for (int k = 0; k < 8 && e.multiplier; ++k) {  // none for the int32 output
+      const int64_t c = channel + k, lane = (k % 2) * 4 + k / 2;
+      const int64_t s = e.shift[c], pre = narrow && s < 32 ? 32 - s : 0;
+      m[lane] = e.multiplier[c];
+      r[lane] = int64_t{1} << (s - 1 + pre);
+      if (e.skip) sm[lane] = e.skip_multiplier[c];
+      sh[lane] = s;
+      l[k] = static_cast<int32_t>(pre);
+      rt[k] = static_cast<int32_t>(s + pre - 32);
+    }
+    for (int h = 0; h < 2; ++h) {
+      multiplier[h] = _mm256_load_si256(reinterpret_cast<const __m256i*>(m + 4 * h));
+      rounding[h] = _mm256_load_si256(reinterpret_cast<const __m256i*>(r + 4 * h));
+      skip_multiplier[h] = _mm256_load_si256(reinterpret_cast<const __m256i*>(sm + 4 * h));
+      shift[h] = _mm256_load_si256(reinterpret_cast<const __m256i*>(sh + 4 * h));
+    }
+    left = _mm256_load_si256(reinterpret_cast<const __m256i*>(l));
+    right = _mm256_load_si256(reinterpret_cast<const __m256i*>(rt));
+  }
+};
+
+// Whether the narrow epilogue computes requantize's value for every channel:
+// where shift < 32, (acc + bias) << left and skip << left fit in int32
+// (|activation|, |weight| <= 128, so |acc| <= 2^14 * depth). Then every 64-bit
+// sum is below 2^63 too. Real models have shifts near 31 (a residual's) or
+// more, with accumulators far below 2^29.
+bool narrow_is_exact(const ConvGeometry& g, const EpilogueTables& e) {
+  const int64_t acc_bound = (int64_t{1} << 14) * g.depth();
+  for (int64_t c = 0; c < g.out_c; ++c) {
+    const int64_t s = e.shift[c];
+    if (s >= 32) continue;
+    const int64_t left = 32 - s, bias = e.bias[c] < 0 ? -int64_t{e.bias[c]} : e.bias[c];
+    if (left > 23 || acc_bound + bias >= int64_t{1} << (31 - left)) return false;
+  }
+  return true;
+}
+
+// octet::requantize of 8 accumulators of `lanes` (1 to 8) channels, clamped
+// to [lo, 127] (ChannelVectors says how).
+inline void store_int8(__m256i acc, const ChannelVectors& v, const int8_t* skip, int32_t lo, int64_t lanes,
+                       int8_t* out) {
+  const __m256i a = _mm256_sllv_epi32(_mm256_add_epi32(acc, v.bias), v.left);
+  __m256i x[2] = {_mm256_add_epi64(_mm256_mul_epi32(a, v.multiplier[0]), v.rounding[0]),
+                  _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(a, 32), v.multiplier[1]), v.rounding[1])};
+  if (skip) {
+    int64_t bytes = 0;  // not past the end of the skip tensor
+    if (lanes == kBlock)
+      std::memcpy(&bytes, skip, kBlock);
+    else
+      std::memcpy(&bytes, skip, static_cast<size_t>(lanes));
+    const __m256i s = _mm256_sllv_epi32(_mm256_cvtepi8_epi32(_mm_cvtsi64_si128(bytes)), v.left);
+    x[0] = _mm256_add_epi64(x[0], _mm256_mul_epi32(s, v.skip_multiplier[0]));
+    x[1] = _mm256_add_epi64(x[1], _mm256_mul_epi32(_mm256_srli_epi64(s, 32), v.skip_multiplier[1]));
+  }
+  __m256i q;
+  if (v.narrow) {
+    q = _mm256_srav_epi32(_mm256_blend_epi32(_mm256_srli_epi64(x[0], 32), x[1], 0xAA), v.right);
+    q = _mm256_min_epi32(_mm256_max_epi32(q, _mm256_set1_epi32(lo)), _mm256_set1_epi32(127));
+  } else {
+    const __m256i zero = _mm256_setzero_si256(), lo64 = _mm256_set1_epi64x(lo), hi64 = _mm256_set1_epi64x(127);
+    for (int h = 0; h < 2; ++h) {
+      const __m256i negative = _mm256_cmpgt_epi64(zero, x[h]);
+      x[h] = _mm256_xor_si256(_mm256_srlv_epi64(_mm256_xor_si256(x[h], negative), v.shift[h]), negative);
+      x[h] = _mm256_blendv_epi8(x[h], hi64, _mm256_cmpgt_epi64(x[h], hi64));
+      x[h] = _mm256_blendv_epi8(x[h], lo64, _mm256_cmpgt_epi64(lo64, x[h]));
+    }
+    q = _mm256_blend_epi32(x[0], _mm256_slli_epi64(x[1], 32), 0xAA);
+  }
+  const __m128i words = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+  const __m128i bytes = _mm_packs_epi16(words, words);
+  if (lanes == kBlock) {
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(out), bytes);
+  } else {
+    const int64_t all = _mm_cvtsi128_si64(bytes);
+    std::memcpy(out, &all, static_cast<size_t>(lanes));
+  }
+}
+
+inline __m256i lane_mask(int64_t lanes) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(lanes)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+// Requantizes and stores (or, for the logits, adds the bias to) the
+// accumulators of MR pixels x J blocks; pixels past `valid` are not stored.
+template <int MR, int J>
+__attribute__((always_inline)) inline void store_block(const __m256i (&acc)[MR][J], int64_t first_pixel, int64_t valid,
+                                                       int64_t first_block, const ChannelVectors* v,
+                                                       const ConvGeometry& g, const EpilogueTables& e, int8_t* output,
+                                                       int32_t* logits) {
+  const int64_t out_c = g.out_c;
+  const int32_t lo = e.relu ? 0 : -128;
+#pragma GCC unroll 4
+  for (int j = 0; j < J; ++j) {
+    const int64_t channel = (first_block + j) * kBlock, lanes = min64(kBlock, out_c - channel);
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r) {
+      if (r >= valid) break;
+      const int64_t at = (first_pixel + r) * out_c + channel;
+      if (output) {
+        store_int8(acc[r][j], v[j], e.skip ? e.skip + at : nullptr, lo, lanes, output + at);
+      } else {
+        const __m256i sum = _mm256_add_epi32(acc[r][j], v[j].bias);
+        if (lanes == kBlock)
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(logits + at), sum);
+        else
+          _mm256_maskstore_epi32(logits + at, lane_mask(lanes), sum);
+      }
+    }
+  }
+}
+
+// MR pixels of one line x J blocks of 8 channels. `a`: the receptive field
+// of the first pixel; `w`: the first block; pixels past `valid` are computed
+// (from readable memory) but not stored; `v`: the blocks' epilogue operands.
+template <int MR, int J>
+inline void register_block(const int16_t* a, const Layout& l, const int16_t* w, int64_t block_values,
+                           int64_t first_pixel, int64_t valid, int64_t first_block, const ChannelVectors* v,
+                           const ConvGeometry& g, const EpilogueTables& e, int8_t* output, int32_t* logits) {
+  __m256i acc[MR][J];
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 4
+    for (int j = 0; j < J; ++j) acc[r][j] = _mm256_setzero_si256();
+  const int64_t run_pairs = g.kernel * l.cp / 2, ps = l.pixel_stride;
+  for (int ky = 0; ky < g.kernel; ++ky, a += l.row_stride) {
+    for (int64_t s = 0; s < run_pairs; ++s, w += 2 * kBlock) {
+      __m256i b[J];
+#pragma GCC unroll 4
+      for (int j = 0; j < J; ++j) b[j] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + j * block_values));
+#pragma GCC unroll 16
+      for (int r = 0; r < MR; ++r) {
+        int32_t pair;
+        std::memcpy(&pair, a + r * ps + s * 2, 4);
+        const __m256i x = _mm256_set1_epi32(pair);
+#pragma GCC unroll 4
+        for (int j = 0; j < J; ++j) acc[r][j] = _mm256_add_epi32(acc[r][j], _mm256_madd_epi16(x, b[j]));
+      }
+    }
+  }
+  store_block<MR, J>(acc, first_pixel, valid, first_block, v, g, e, output, logits);
+}
+
+// One group of J blocks over `lines` lines of `count` pixels, line i's
+// receptive fields at line_start[i], their outputs from pixel first_pixel +
+// i * count on; MR pixels per register block.
+template <int MR, int J>
+void group_lines(const int16_t* const* line_start, int64_t lines, int64_t first_pixel, int64_t count, const Layout& l,
+                 const int16_t* blocked, int64_t first_block, const ConvGeometry& g, const EpilogueTables& e,
+                 bool narrow, int8_t* output, int32_t* logits) {
+  const int64_t block_values = g.kernel * g.kernel * l.cp * kBlock;
+  const int16_t* w = blocked + first_block * block_values;
+  ChannelVectors v[J];
+  for (int j = 0; j < J; ++j) v[j] = ChannelVectors(e, (first_block + j) * kBlock, narrow);
+  for (int64_t line = 0; line < lines; ++line, first_pixel += count)
+    for (int64_t r = 0; r < count; r += MR)
+      register_block<MR, J>(line_start[line] + r * l.pixel_stride, l, w, block_values, first_pixel + r, count - r,
+                            first_block, v, g, e, output, logits);
+}
+
+// The lines of group_lines, all output channels. Column groups outside,
+// lines inside: a group's weights stay in L1/L2 while every line reads them.
+void lines_all_columns(const int16_t* const* line_start, int64_t lines, int64_t first_pixel, int64_t count,
+                       const Layout& l, const int16_t* blocked, const ConvGeometry& g, const EpilogueTables& e,
+                       bool narrow, int8_t* output, int32_t* logits) {
+  const int64_t blocks = (g.out_c + kBlock - 1) / kBlock;
+  int64_t block = 0;
+  for (; block + 2 <= blocks; block += 2)
+    group_lines<4, 2>(line_start, lines, first_pixel, count, l, blocked, block, g, e, narrow, output, logits);
+  if (block < blocks)
+    group_lines<8, 1>(line_start, lines, first_pixel, count, l, blocked, block, g, e, narrow, output, logits);
+}
+
+// Task t: the input rows (or pixels) it reads padded and widened into
+// `buffer` (task_values), then its outputs computed from there, so that what
+// a task reads stays in cache. A task of a 1x1 conv is a chunk of its one
+// line; otherwise lines_per_task output rows, whose input rows are copied
+// image by image.
+void run_task(const ConvGeometry& g, const Layout& l, const int8_t* input, int64_t t, const int16_t* blocked,
+              const EpilogueTables& e, bool narrow, int16_t* buffer, int8_t* output, int32_t* logits) {
+  if (l.one_line) {
+    const int64_t first = t * kPixelsPerTask, count = min64(kPixelsPerTask, l.line_pixels - first);
+    if (g.in_c == l.cp) {
+      widen(input + first * g.in_c, count * g.in_c, buffer);
+    } else {
+      for (int64_t p = 0; p < count; ++p) {
+        widen(input + (first + p) * g.in_c, g.in_c, buffer + p * l.cp);
+        buffer[p * l.cp + g.in_c] = 0;  // the one padding channel
+      }
+    }
+    std::memset(buffer + count * l.cp, 0, static_cast<size_t>(l.slack) * 2);
+    const int16_t* line_start[1] = {buffer};
+    return lines_all_columns(line_start, 1, first, count, l, blocked, g, e, narrow, output, logits);
+  }
+  const int16_t* line_start[kPixelsPerTask];
+  const int64_t first_line = t * l.lines_per_task, end = min64(g.batch * g.out_h, first_line + l.lines_per_task);
+  int16_t* rows_end = buffer;
+  for (int64_t line = first_line; line < end;) {  // the lines of one image
+    const int64_t b = line / g.out_h, oy = line % g.out_h, lines = min64(end - line, g.out_h - oy);
+    const int64_t rows = (lines - 1) * g.stride + g.kernel;
+    for (int64_t r = 0; r < rows; ++r) pad_row(g, l, input, b, oy * g.stride + r, rows_end + r * l.row_stride);
+    for (int64_t i = 0; i < lines; ++i) line_start[line - first_line + i] = rows_end + i * g.stride * l.row_stride;
+    rows_end += rows * l.row_stride;
+    line += lines;
+  }
+  std::memset(rows_end, 0, static_cast<size_t>(l.slack) * 2);
+  lines_all_columns(line_start, end - first_line, first_line * l.line_pixels, l.line_pixels, l, blocked, g, e, narrow,
+                    output, logits);
+}
+
+}  // namespace
+
+int64_t workspace_bytes(const ConvGeometry& g) { return layout(g).task_values * 2 * omp_get_max_threads(); }
+
+void conv2d(const ConvGeometry& g, const int8_t* input, const int16_t* blocked_pairs, const EpilogueTables& e,
+            uint8_t* workspace, int8_t* output, int32_t* logits) {
+  const Layout l = layout(g);
+  const int64_t tasks = l.one_line ? (l.line_pixels + kPixelsPerTask - 1) / kPixelsPerTask
+                                   : (g.batch * g.out_h + l.lines_per_task - 1) / l.lines_per_task;
+  const int64_t macs = g.batch * g.out_h * g.out_w * g.out_c * g.kernel * g.kernel * g.in_c;
+  const bool narrow = output && narrow_is_exact(g, e);
+#pragma omp parallel if (macs >= kMinParallelMacs)
+  {
+    int16_t* buffer = reinterpret_cast<int16_t*>(workspace) + omp_get_thread_num() * l.task_values;
+#pragma omp for schedule(dynamic)
+    for (int64_t t = 0; t < tasks; ++t) run_task(g, l, input, t, blocked_pairs, e, narrow, buffer, output, logits);
+  }
+}
+
+}  // namespace octet::cpu::avx2

@@ -1,0 +1,32 @@
+// The AVX2 convolution kernels (conv_avx2.cpp), for x86-64 CPUs without
+// AVX-512 VNNI. That file is compiled with AVX2 flags, so call these only when
+// kernel_path_supported(KernelPath::Avx2); conv2d.cpp dispatches.
+//
+// AVX2 has no exact int8 multiply-add (vpmaddubsw saturates its int16 sums),
+// so the kernels widen both operands to int16 and use vpmaddwd, which adds
+// two int16 x int16 products into an int32 lane exactly. The accumulators are
+// then the reference path's integers, and the requantization is
+// octet::requantize's in 64-bit vector lanes, so the outputs are identical.
+#pragma once
+
+#include <cstdint>
+
+#include "runtime/cpu/conv_epilogue.h"
+#include "runtime/cpu/kernels.h"
+
+namespace octet::cpu::avx2 {
+
+constexpr int kBlock = 8;  // output channels per block of PackedWeights::blocked_pairs
+
+// Bytes of the scratch buffer conv2d needs for `g` (a padded int16 tile of the
+// input per OpenMP thread).
+int64_t workspace_bytes(const ConvGeometry& g);
+
+// `blocked_pairs` is PackedWeights::blocked_pairs; `e`'s bias is the layer's;
+// `workspace` holds workspace_bytes(g) bytes, 2-byte aligned. Exactly one of
+// `output` (int8, requantized) and `logits` (int32 accumulators + bias) is
+// non-null.
+void conv2d(const ConvGeometry& g, const int8_t* input, const int16_t* blocked_pairs, const EpilogueTables& e,
+            uint8_t* workspace, int8_t* output, int32_t* logits);
+
+}  // namespace octet::cpu::avx2
