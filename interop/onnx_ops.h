@@ -14,11 +14,14 @@ namespace octet {
 
 struct OnnxNodeContext {
   QdqGraphWriter& w;
+  OnnxTarget target;
   const Node& n;
   const NodeQuant& q;
+  ActivationType type;  // how its own int8 output is stored
   bool is_output;
   std::vector<std::string> inputs;  // the float values of its inputs (dequantized int8)
-  float input_scale;                // its first input's int8 scale
+  float input_scale;                // its first input's int8 scale (octet's)
+  ActivationType input_type;        // how its first input is stored
   bool input_flat;                  // its first input is N x F rather than NCHW
   ActShape in;                      // its first input's per-sample shape
 };
