@@ -11,8 +11,10 @@ npm's onnxruntime-node through tools/ort_run.mjs; python/tests/ort_peer.py):
   (`octet predict` on the same normalised inputs) for each target, printed,
   above a floor.
 
-usage: onnxruntime_targets.py OCTET_BINARY SOURCE_DIR CIFAR10_DIR [--images N]
-(N: the first N test images, default 1000; 10000 for the whole test set).
+usage: onnxruntime_targets.py OCTET_BINARY SOURCE_DIR CIFAR10_DIR [--images N] [--quantized FILE]
+(N: the first N test images, default 1000; 10000 for the whole test set;
+FILE: a quantized ResNet-20 to export, default one quantized here with
+--method max --weight-rounding nearest --calib-samples 128, for speed).
 Exit 77 (skip) without CIFAR-10, numpy and python's onnx (Debian's
 /usr/bin/python3 has both), node or onnxruntime-node, or an octet built
 without the ONNX library."""
@@ -97,6 +99,7 @@ def main():
     parser.add_argument("source_dir", type=pathlib.Path)
     parser.add_argument("cifar10_dir", type=pathlib.Path)
     parser.add_argument("--images", type=int, default=1000)
+    parser.add_argument("--quantized", type=pathlib.Path)
     args = parser.parse_args()
     if not (args.cifar10_dir / "test_batch.bin").exists():
         skip(f"CIFAR-10 binary files not found in '{args.cifar10_dir}'")
@@ -111,10 +114,11 @@ def main():
     failures = []
     with tempfile.TemporaryDirectory(prefix="octet-ort-targets-") as folder:
         folder = pathlib.Path(folder)
-        quantized = folder / "resnet20.int8.octet"
-        run(args.octet, "quantize", "--checkpoint", args.source_dir / "models" / "zoo" / "resnet20_cifar10.octet",
-            "--data", args.cifar10_dir, "--method", "max", "--weight-rounding", "nearest", "--calib-samples", 128,
-            "-o", quantized)
+        quantized = args.quantized or folder / "resnet20.int8.octet"
+        if not args.quantized:
+            run(args.octet, "quantize", "--checkpoint", args.source_dir / "models" / "zoo" / "resnet20_cifar10.octet",
+                "--data", args.cifar10_dir, "--method", "max", "--weight-rounding", "nearest", "--calib-samples", 128,
+                "-o", quantized)
         exports = {}
         for target in ("default", "faithful", "onnxruntime"):
             exports[target] = folder / f"{target}.onnx"
