@@ -49,10 +49,21 @@ std::vector<ActivationType> activation_types(const Graph& graph, OnnxTarget targ
     if (op_traits(n.op).moves_values && weighted_reads[i]) weighted_reads[n.inputs[0]] = true;
   }
   for (size_t i = 0; i < graph.nodes.size(); ++i)
-    types[i] = non_negative[i]    ? ActivationType::Uint8
-               : weighted_reads[i] ? ActivationType::Uint8SevenBit
-                                   : ActivationType::Uint8Centred;
+    types[i] = op_traits(graph.nodes[i].op).moves_values ? types[graph.nodes[i].inputs[0]]  // the same integers
+               : non_negative[i]                          ? ActivationType::Uint8
+               : weighted_reads[i]                        ? ActivationType::Uint8SevenBit
+                                                          : ActivationType::Uint8Centred;
   return types;
+}
+
+// Whether some reader of each node takes its float value, not the stored
+// integers that the onnxruntime target's value-moving ops take.
+std::vector<bool> read_as_float(const Graph& graph, OnnxTarget target) {
+  std::vector<bool> read(graph.nodes.size(), target == OnnxTarget::Faithful);
+  for (const Node& n : graph.nodes)
+    if (!op_traits(n.op).moves_values)
+      for (int in : n.inputs) read[in] = true;
+  return read;
 }
 
 onnx::ModelProto build_model(const QuantizedModel& m, OnnxTarget target, OnnxExportSummary* summary) {
@@ -86,9 +97,13 @@ onnx::ModelProto build_model(const QuantizedModel& m, OnnxTarget target, OnnxExp
   g->set_name(m.model + "_int8_qdq");
   QdqGraphWriter w(g);
   std::vector<std::string> value(m.graph.nodes.size());  // each node's int8 output, dequantized
+  // The onnxruntime target's value-moving ops move the stored integers (ORT
+  // runs Slice, Pad, Flatten, Reshape and Transpose on uint8), not floats.
+  std::vector<std::string> stored(m.graph.nodes.size());
   std::vector<bool> flat(m.graph.nodes.size(), false);    // rank 2 (N x F) rather than NCHW
   const std::vector<ActShape> shapes = m.graph.shapes();
   const std::vector<ActivationType> types = activation_types(m.graph, target);
+  const std::vector<bool> read_float = read_as_float(m.graph, target);
   for (size_t i = 0; i < m.graph.nodes.size(); ++i) {
     const Node& n = m.graph.nodes[i];
     const NodeQuant& q = m.quant[i];
@@ -97,18 +112,24 @@ onnx::ModelProto build_model(const QuantizedModel& m, OnnxTarget target, OnnxExp
     const OnnxOp* op = onnx_op(n.op);
     check(op != nullptr, where + "the export has no kernel for this operator (interop/onnx_ops.cpp)");
     check(!is_output || n.op == Op::Linear, where + "the output must be the linear whose int32 logits octet returns");
-    OnnxNodeContext c{w, target, n, q, types[i], is_output, {}, 0.0f, ActivationType::Int8, false, {}};
-    for (int in : n.inputs) c.inputs.push_back(value[in]);
+    const bool moves_stored = op_traits(n.op).moves_values && target == OnnxTarget::OnnxRuntime;
+    OnnxNodeContext c{w, target, n, q, types[i], is_output, {}, 0.0f, ActivationType::Int8, false, {}, ""};
+    for (int in : n.inputs) c.inputs.push_back(moves_stored ? stored[in] : value[in]);
     if (!n.inputs.empty())
       c.input_scale = m.quant[n.inputs[0]].scale, c.input_type = types[n.inputs[0]], c.input_flat = flat[n.inputs[0]],
       c.in = shapes[n.inputs[0]];
+    if (moves_stored) c.fill = w.zero_point(types[i]);
     std::string y = op->emit(c);  // the float result before this node's own quantization
     flat[i] = op->flat;
-    // Moved int8 values are exact without a QuantizeLinear of their own; ONNX
-    // Runtime's fusion, though, needs every operator to read a DequantizeLinear.
-    const bool exact_unquantized = op_traits(n.op).moves_values && target == OnnxTarget::Faithful;
-    if (op->quantizes || exact_unquantized) {
+    if (moves_stored) {  // ORT's fusion needs every operator to read a DequantizeLinear
+      stored[i] = y;
+      if (read_float[i]) value[i] = w.dequantize(y, q.scale, n.name + ".int8", types[i]);
+      continue;
+    }
+    // Moved int8 values are exact without a QuantizeLinear of their own.
+    if (op->quantizes || op_traits(n.op).moves_values) {
       value[i] = y;
+      stored[i] = QdqGraphWriter::quantized_name(y);
       continue;
     }
     if (n.relu) y = w.step("Relu", {y}, n.name + ".relu");
@@ -118,8 +139,12 @@ onnx::ModelProto build_model(const QuantizedModel& m, OnnxTarget target, OnnxExp
       continue;
     }
     check(q.scale > 0, where + "its int8 output has no scale");
-    // A value-moving op's result already bears the node's name (the onnxruntime target quantizes it).
-    value[i] = w.qdq(y, q.scale, y == n.name ? n.name + ".int8" : n.name, types[i]);
+    if (read_float[i]) {
+      value[i] = w.qdq(y, q.scale, n.name, types[i]);
+      stored[i] = QdqGraphWriter::quantized_name(value[i]);
+    } else {
+      stored[i] = w.quantize(y, q.scale, n.name, types[i]);
+    }
   }
   *summary = w.summary;
   return model;

@@ -25,8 +25,8 @@
 //    AVX2 kernels sum u8 x s8 products in pairs into int16 and saturate on
 //    uint8 values above 127; any other signed tensor with zero point 128
 //    (octet's 256 values); a conv with a fused residual rounded to its node's
-//    scale before the Add (octet rounds once, after it); and every tensor,
-//    those of operators that only move values too, quantized.
+//    scale before the Add (octet rounds once, after it). Operators that only
+//    move values move the stored uint8 integers, then dequantize them.
 #pragma once
 
 #include <cstdint>

@@ -105,7 +105,9 @@ std::string shortcut_a(const OnnxNodeContext& c) {
   w.initializer(n.name + ".pads", TensorProto::INT64, {8}, std::vector<int64_t>{0, pad, 0, 0, 0, pad, 0, 0});
   w.node("Slice", {c.inputs[0], n.name + ".starts", n.name + ".ends", n.name + ".axes", n.name + ".steps"},
          n.name + ".subsampled");
-  return w.step("Pad", {n.name + ".subsampled", n.name + ".pads"}, n.name);
+  std::vector<std::string> pad_inputs = {n.name + ".subsampled", n.name + ".pads"};
+  if (!c.fill.empty()) pad_inputs.push_back(c.fill);  // zero, as stored
+  return w.step("Pad", pad_inputs, n.name);
 }
 
 // ShuffleNet's channel shuffle, as its exporters write it: Reshape to

@@ -57,11 +57,24 @@ std::string QdqGraphWriter::zero_point(ActivationType type) {
   return z.name;
 }
 
-std::string QdqGraphWriter::qdq(const std::string& x, float scale, const std::string& name, ActivationType type) {
+std::string QdqGraphWriter::quantize(const std::string& x, float scale, const std::string& name,
+                                     ActivationType type) {
   const std::string step =
       initializer(name + ".scale", TensorProto::FLOAT, {}, std::vector<float>{1.0f / stored_scale(scale, type)});
-  node("QuantizeLinear", {x, step, zero_point(type)}, name + ".quantized");
-  node("DequantizeLinear", {name + ".quantized", step, zero_point(type)}, name);
+  node("QuantizeLinear", {x, step, zero_point(type)}, quantized_name(name));
+  return quantized_name(name);
+}
+
+std::string QdqGraphWriter::qdq(const std::string& x, float scale, const std::string& name, ActivationType type) {
+  node("DequantizeLinear", {quantize(x, scale, name, type), name + ".scale", zero_point(type)}, name);
+  return name;
+}
+
+std::string QdqGraphWriter::dequantize(const std::string& q, float scale, const std::string& name,
+                                       ActivationType type) {
+  const std::string step =
+      initializer(name + ".scale", TensorProto::FLOAT, {}, std::vector<float>{1.0f / stored_scale(scale, type)});
+  node("DequantizeLinear", {q, step, zero_point(type)}, name);
   return name;
 }
 

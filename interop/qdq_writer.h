@@ -52,6 +52,12 @@ class QdqGraphWriter {
   // stored as `type` (at stored_scale).
   std::string qdq(const std::string& x, float scale, const std::string& name,
                   ActivationType type = ActivationType::Int8);
+  // The stored integers of qdq's result `dequantized`: its QuantizeLinear's output.
+  static std::string quantized_name(const std::string& dequantized) { return dequantized + ".quantized"; }
+  // qdq's QuantizeLinear alone (for integers nothing reads as float); returns quantized_name(name).
+  std::string quantize(const std::string& x, float scale, const std::string& name, ActivationType type);
+  // DequantizeLinear of stored integers `q` (octet scale `scale`, stored as `type`) to float `name`.
+  std::string dequantize(const std::string& q, float scale, const std::string& name, ActivationType type);
 
   static void ints(onnx::NodeProto* n, const std::string& name, const std::vector<int64_t>& values);
   static void integer(onnx::NodeProto* n, const std::string& name, int64_t value);

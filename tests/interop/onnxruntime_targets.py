@@ -6,7 +6,8 @@ npm's onnxruntime-node through tools/ort_run.mjs; python/tests/ort_peer.py):
   shapes; not the values, which calibration sets) is the one octet wrote
   before the onnxruntime target existed (STRUCTURE_SHA256);
 - ORT's optimized graph of `--target onnxruntime` has no float convolution
-  left (every Conv is a QLinearConv, every residual Add a QLinearAdd);
+  left (every Conv is a QLinearConv, every residual Add a QLinearAdd) and no
+  DequantizeLinear (nothing in float between its int8 kernels);
 - ORT's top-1 on CIFAR-10 test images agrees with octet's int8 runtime
   (`octet predict` on the same normalised inputs) for each target, printed,
   above a floor.
@@ -145,6 +146,8 @@ def main():
         float_convs = {op: count for op, count in ops.items() if op.endswith("Conv") and "QLinear" not in op}
         if float_convs:
             failures.append(f"ONNX Runtime keeps float convolutions: {float_convs}")
+        if ops["DequantizeLinear"]:  # nothing runs in float between its int8 kernels
+            failures.append(f"ONNX Runtime keeps {ops['DequantizeLinear']} DequantizeLinear")
         for op, fused in (("Conv", "QLinearConv"), ("Add", "QLinearAdd")):
             if sum(count for name, count in ops.items() if name.endswith(fused)) != written[op]:
                 failures.append(f"{written[op]} {op} written, ORT runs {fused} {ops}")
