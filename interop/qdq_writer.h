@@ -19,7 +19,7 @@ enum class ActivationType {
   Int8,          // int8, zero point 0: octet's own values
   Uint8,         // uint8, zero point 0: a non-negative tensor, which may reach 255 where octet saturates at 127
   Uint8Centred,  // uint8, zero point 128: octet's 256 values
-  Uint8SevenBit, // uint8, zero point 64, twice octet's step: a signed tensor a conv or linear reads, kept <= 127
+  Uint8SevenBit,  // uint8, zero point 64, twice octet's step: a signed tensor a conv or linear reads, kept <= 127
 };
 
 // The scale (1 / step) at which `type` stores a tensor of octet scale `scale`.
