@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "bench/onnxruntime_peer.h"
 #include "runtime/engine.h"
 
 namespace octet {
@@ -10,6 +11,8 @@ namespace {
 bool is_cpu_float(const Measurement& m) { return m.name == "libtorch-cpu" || m.name == "octet-float-cpu"; }
 // The CPU backend's rows: "cpu", or "cpu/<kernel path>" when several paths are measured.
 bool is_cpu_int8(const Measurement& m) { return m.name.rfind(backend_names::kCpu, 0) == 0; }
+// ONNX Runtime's rows: the float model's, and one per int8 export target.
+bool is_onnxruntime(const Measurement& m) { return m.name.rfind(kOnnxRuntimeRow, 0) == 0; }
 }  // namespace
 
 nlohmann::json print_batch_table(std::FILE* out, int64_t batch, const std::vector<Measurement>& rows) {
@@ -20,12 +23,12 @@ nlohmann::json print_batch_table(std::FILE* out, int64_t batch, const std::vecto
   for (const Measurement& m : rows)
     if (m.name == "libtorch-cuda-graph" || (!peer && is_cpu_float(m))) peer = &m;
   const std::string peer_name = peer ? peer->name + " " + peer->precision : "";
-  std::fprintf(out, "batch %lld\n  %-20s %-9s %12s %14s  %s\n", static_cast<long long>(batch), "backend",
+  std::fprintf(out, "batch %lld\n  %-27s %-9s %12s %14s  %s\n", static_cast<long long>(batch), "backend",
                "precision", "ms/batch", "images/s", peer ? ("x " + peer_name).c_str() : "");
   const Measurement *best_int8 = nullptr, *best_float = nullptr, *cpu_int8 = nullptr, *cpu_float = nullptr;
   for (const Measurement& m : rows) {
     const std::string ratio = peer ? std::to_string(peer->latency_ms / m.latency_ms).substr(0, 5) + "x" : "";
-    std::fprintf(out, "  %-20s %-9s %12.4f %14.0f  %s\n", m.name.c_str(), m.precision.c_str(), m.latency_ms,
+    std::fprintf(out, "  %-27s %-9s %12.4f %14.0f  %s\n", m.name.c_str(), m.precision.c_str(), m.latency_ms,
                  m.images_per_second(), ratio.c_str());
     const bool int8 = m.precision == "int8";
     const Measurement*& best = int8 ? best_int8 : best_float;
@@ -47,15 +50,25 @@ nlohmann::json print_batch_table(std::FILE* out, int64_t batch, const std::vecto
     const double ratio = cpu_float->latency_ms / cpu_int8->latency_ms;
     speedup["cpu_int8_over_cpu_float32"] = ratio;
   }
-  // octet's CPU int8 against ONNX Runtime's rows (--onnxruntime), same batch and threads.
-  if (cpu_int8)
-    for (const Measurement& m : rows)
-      if (m.name == "onnxruntime-cpu") {
-        const double ratio = m.latency_ms / cpu_int8->latency_ms;
-        std::fprintf(out, "  CPU: int8 (%s) is %.2fx onnxruntime-cpu %s\n", cpu_int8->name.c_str(), ratio,
-                     m.precision.c_str());
-        speedup["cpu_int8_over_onnxruntime_" + m.precision] = ratio;
-      }
+  // octet's CPU int8 against ONNX Runtime's rows (--onnxruntime), same batch
+  // and threads; and ORT's int8 against its own float32.
+  const Measurement* onnxruntime_float = nullptr;
+  for (const Measurement& m : rows)
+    if (is_onnxruntime(m) && m.precision == "float32") onnxruntime_float = &m;
+  for (const Measurement& m : rows) {
+    if (!is_onnxruntime(m)) continue;
+    if (cpu_int8) {
+      const double ratio = m.latency_ms / cpu_int8->latency_ms;
+      std::fprintf(out, "  CPU: int8 (%s) is %.2fx %s %s\n", cpu_int8->name.c_str(), ratio, m.name.c_str(),
+                   m.precision.c_str());
+      speedup["cpu_int8_over_onnxruntime"][m.name + " " + m.precision] = ratio;
+    }
+    if (onnxruntime_float && m.precision == "int8") {
+      const double ratio = onnxruntime_float->latency_ms / m.latency_ms;
+      std::fprintf(out, "  ONNX Runtime: int8 (%s) is %.2fx its float32\n", m.name.c_str(), ratio);
+      speedup["onnxruntime_int8_over_float32"][m.name] = ratio;
+    }
+  }
   if (best_int8 && best_float) {
     const double ratio = best_float->latency_ms / best_int8->latency_ms;
     if (best_int8 != cpu_int8 || best_float != cpu_float)  // a GPU row won

@@ -104,7 +104,8 @@ void OnnxRuntimePeer::measure(const float* images, const ActShape& shape, int64_
                       std::to_string(batch) + ": " + line);
       continue;
     }
-    rows.push_back({batch, "onnxruntime-cpu", model.precision, result["timing"]["median_ms"].get<double>()});
+    const std::string row = std::string(kOnnxRuntimeRow) + (model.variant.empty() ? "" : "/" + model.variant);
+    rows.push_back({batch, row, model.precision, result["timing"]["median_ms"].get<double>()});
     if (version_.empty() && result["onnxruntime"].is_string()) version_ = result["onnxruntime"].get<std::string>();
   }
   if (!unavailable_.empty() && !unavailable_noted_) {

@@ -2,7 +2,7 @@
 // infer`: ONNX files timed by ORT itself (tools/ort_run.mjs --time, in a node
 // process) on the same images, batch sizes and thread count as octet's
 // backends; e.g. the user's float model (fp32) and octet's QDQ export of the
-// quantized model (int8).
+// quantized model (int8), one row per export target.
 #pragma once
 
 #include <string>
@@ -13,10 +13,15 @@
 
 namespace octet {
 
+constexpr const char* kOnnxRuntimeRow = "onnxruntime-cpu";
+
 struct OnnxRuntimeModel {
   std::string path;       // an .onnx file
   std::string precision;  // the table's column: "float32", "int8"
-  std::string what;       // for notes: "the float model", "octet's QDQ export"
+  std::string what;       // for notes: "the float model", "octet's QDQ export (target faithful)"
+  // The row's name after kOnnxRuntimeRow and a slash (an export's target,
+  // "onnxruntime-cpu/faithful"); empty: the row is kOnnxRuntimeRow alone.
+  std::string variant;
 };
 
 class OnnxRuntimePeer {
@@ -33,7 +38,7 @@ class OnnxRuntimePeer {
   // to time; empty when the peer is unavailable.
   std::string scratch_file(const std::string& name) const;
 
-  // Appends a row ("onnxruntime-cpu") per model that runs at this batch size
+  // Appends a row ("onnxruntime-cpu[/variant]") per model that runs at this batch size
   // (`images`: batch x C x H x W). A model ORT cannot run (e.g. one exported
   // with a fixed batch of 1) adds a note instead, naming the file and ORT's
   // reason; without node or ORT, one note says so and nothing is measured.

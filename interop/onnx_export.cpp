@@ -4,6 +4,8 @@
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
@@ -18,13 +20,61 @@ namespace {
 // IR version 7 is the one released with opset 13.
 constexpr int64_t kIrVersion = 7;
 
-onnx::ModelProto build_model(const QuantizedModel& m, OnnxExportSummary* summary) {
+// Operators whose output is non-negative where all their inputs are.
+bool keeps_sign(Op op) {
+  return op_traits(op).moves_values || op == Op::MaxPool2d || op == Op::AvgPool2d || op == Op::GlobalAvgPool ||
+         op == Op::Concat;
+}
+
+// How each node's int8 output is stored (onnx_export.h, qdq_writer.h): for
+// ONNX Runtime, uint8 throughout, since its fused kernels need a node's input
+// and output of one type.
+std::vector<ActivationType> activation_types(const Graph& graph, OnnxTarget target) {
+  std::vector<ActivationType> types(graph.nodes.size(), ActivationType::Int8);
+  if (target == OnnxTarget::Faithful) return types;
+  std::vector<bool> non_negative(graph.nodes.size());
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    const Node& n = graph.nodes[i];
+    non_negative[i] = n.relu || n.op == Op::ReLU ||
+                      (keeps_sign(n.op) && !n.inputs.empty() &&
+                       std::all_of(n.inputs.begin(), n.inputs.end(), [&](int in) { return non_negative[in]; }));
+  }
+  // A signed tensor that a conv or linear reads (through value-moving ops):
+  // kept to 7 bits. Backwards, so that a node's readers are settled first.
+  std::vector<bool> weighted_reads(graph.nodes.size(), false);
+  for (size_t i = graph.nodes.size(); i-- > 0;) {
+    const Node& n = graph.nodes[i];
+    if (n.inputs.empty()) continue;
+    if (op_traits(n.op).weighted) weighted_reads[n.inputs[0]] = true;
+    if (op_traits(n.op).moves_values && weighted_reads[i]) weighted_reads[n.inputs[0]] = true;
+  }
+  for (size_t i = 0; i < graph.nodes.size(); ++i)
+    types[i] = op_traits(graph.nodes[i].op).moves_values ? types[graph.nodes[i].inputs[0]]  // the same integers
+               : non_negative[i]                          ? ActivationType::Uint8
+               : weighted_reads[i]                        ? ActivationType::Uint8SevenBit
+                                                          : ActivationType::Uint8Centred;
+  return types;
+}
+
+// Whether some reader of each node takes its float value, not the stored
+// integers that the onnxruntime target's value-moving ops take.
+std::vector<bool> read_as_float(const Graph& graph, OnnxTarget target) {
+  std::vector<bool> read(graph.nodes.size(), target == OnnxTarget::Faithful);
+  for (const Node& n : graph.nodes)
+    if (!op_traits(n.op).moves_values)
+      for (int in : n.inputs) read[in] = true;
+  return read;
+}
+
+onnx::ModelProto build_model(const QuantizedModel& m, OnnxTarget target, OnnxExportSummary* summary) {
   onnx::ModelProto model;
   model.set_ir_version(kIrVersion);
   model.set_producer_name("octet");
   model.set_producer_version("0.1.0");
   model.set_doc_string("octet " + m.model + " on " + m.dataset + ", int8 QDQ (" + m.method + ", " + m.granularity +
-                       "); input: normalised float32 NCHW, (pixel / 255 - mean) / std");
+                       "); input: normalised float32 NCHW, (pixel / 255 - mean) / std" +
+                       (target == OnnxTarget::OnnxRuntime ? "; shaped for ONNX Runtime's QDQ fusion (uint8 activations)"
+                                                          : ""));
   onnx::OperatorSetIdProto* opset = model.add_opset_import();
   opset->set_domain("");
   opset->set_version(kOnnxOpset);
@@ -47,9 +97,14 @@ onnx::ModelProto build_model(const QuantizedModel& m, OnnxExportSummary* summary
   g->set_name(m.model + "_int8_qdq");
   QdqGraphWriter w(g);
   std::vector<std::string> value(m.graph.nodes.size());  // each node's int8 output, dequantized
+  // The onnxruntime target's value-moving ops move the stored integers (ORT
+  // runs Slice, Pad, Flatten, Reshape and Transpose on uint8), not floats.
+  std::vector<std::string> stored(m.graph.nodes.size());
   std::vector<bool> flat(m.graph.nodes.size(), false);    // rank 2 (N x F) rather than NCHW
   const std::vector<ActShape> shapes = m.graph.shapes();
   const std::vector<bool> float_outputs = m.float_outputs();  // float segments: no QDQ between their nodes
+  const std::vector<ActivationType> types = activation_types(m.graph, target);
+  const std::vector<bool> read_float = read_as_float(m.graph, target);
   for (size_t i = 0; i < m.graph.nodes.size(); ++i) {
     const Node& n = m.graph.nodes[i];
     const NodeQuant& q = m.quant[i];
@@ -58,14 +113,24 @@ onnx::ModelProto build_model(const QuantizedModel& m, OnnxExportSummary* summary
     const OnnxOp* op = onnx_op(n.op);
     check(op != nullptr, where + "the export has no kernel for this operator (interop/onnx_ops.cpp)");
     check(!is_output || n.op == Op::Linear, where + "the output must be the linear whose int32 logits octet returns");
-    OnnxNodeContext c{w, n, q, is_output, {}, 0.0f, false, {}};
-    for (int in : n.inputs) c.inputs.push_back(value[in]);
+    const bool moves_stored = op_traits(n.op).moves_values && target == OnnxTarget::OnnxRuntime;
+    OnnxNodeContext c{w, target, n, q, types[i], is_output, {}, 0.0f, ActivationType::Int8, false, {}, ""};
+    for (int in : n.inputs) c.inputs.push_back(moves_stored ? stored[in] : value[in]);
     if (!n.inputs.empty())
-      c.input_scale = m.quant[n.inputs[0]].scale, c.input_flat = flat[n.inputs[0]], c.in = shapes[n.inputs[0]];
+      c.input_scale = m.quant[n.inputs[0]].scale, c.input_type = types[n.inputs[0]], c.input_flat = flat[n.inputs[0]],
+      c.in = shapes[n.inputs[0]];
+    if (moves_stored) c.fill = w.zero_point(types[i]);
     std::string y = op->emit(c);  // the float result before this node's own quantization
     flat[i] = op->flat;
+    if (moves_stored) {  // ORT's fusion needs every operator to read a DequantizeLinear
+      stored[i] = y;
+      if (read_float[i]) value[i] = w.dequantize(y, q.scale, n.name + ".int8", types[i]);
+      continue;
+    }
+    // Moved int8 values are exact without a QuantizeLinear of their own.
     if (op->quantizes || op_traits(n.op).moves_values) {
       value[i] = y;
+      stored[i] = QdqGraphWriter::quantized_name(y);
       continue;
     }
     if (n.relu) y = w.step("Relu", {y}, n.name + ".relu");
@@ -75,7 +140,14 @@ onnx::ModelProto build_model(const QuantizedModel& m, OnnxExportSummary* summary
       continue;
     }
     check(q.scale > 0, where + "its int8 output has no scale");
-    value[i] = float_outputs[i] ? y : w.qdq(y, q.scale, n.name);
+    if (float_outputs[i]) {
+      value[i] = y;
+    } else if (read_float[i]) {
+      value[i] = w.qdq(y, q.scale, n.name, types[i]);
+      stored[i] = QdqGraphWriter::quantized_name(value[i]);
+    } else {
+      stored[i] = w.quantize(y, q.scale, n.name, types[i]);
+    }
   }
   *summary = w.summary;
   return model;
@@ -83,10 +155,23 @@ onnx::ModelProto build_model(const QuantizedModel& m, OnnxExportSummary* summary
 
 }  // namespace
 
-OnnxExportSummary export_onnx(const QuantizedModel& model, const std::string& path) {
+const char* onnx_target_name(OnnxTarget target) {
+  return target == OnnxTarget::Faithful ? "faithful" : "onnxruntime";
+}
+
+OnnxTarget onnx_target_from_name(const std::string& name, const std::string& option) {
+  for (const OnnxTarget target : {OnnxTarget::Faithful, OnnxTarget::OnnxRuntime})
+    if (name == onnx_target_name(target)) return target;
+  fail(option + " " + name + ": faithful or onnxruntime");
+}
+
+OnnxExportSummary export_onnx(const QuantizedModel& model, const std::string& path, OnnxTarget target) {
   model.validate();
+  check(target == OnnxTarget::Faithful || !model.mixed_precision(),
+        "ONNX export of " + model.model + " to '" + path + "': the onnxruntime target exports all-int8 models; " +
+            "this one keeps nodes in float (--float-nodes): export it with --target faithful");
   OnnxExportSummary summary;
-  const onnx::ModelProto proto = build_model(model, &summary);
+  const onnx::ModelProto proto = build_model(model, target, &summary);
   try {
     onnx::checker::check_model(proto);
     onnx::ModelProto inferred = proto;

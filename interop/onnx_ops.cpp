@@ -1,5 +1,6 @@
 #include "interop/onnx_ops.h"
 
+#include <cmath>
 #include <limits>
 
 namespace octet {
@@ -9,7 +10,8 @@ using onnx::TensorProto;
 using Writer = QdqGraphWriter;
 
 // The float weight and bias of a conv or linear as DequantizeLinear of its
-// int8 weight (per output channel, axis 0) and int32 bias (scale s_in * s_w);
+// int8 weight (per output channel, axis 0) and int32 bias (scale s_in * s_w,
+// s_in as its input is stored: octet's bias re-rounded where that differs);
 // those of a node kept in float as they are.
 std::pair<std::string, std::string> dequantized_parameters(const OnnxNodeContext& c) {
   Writer& w = c.w;
@@ -19,15 +21,20 @@ std::pair<std::string, std::string> dequantized_parameters(const OnnxNodeContext
     return {w.initializer(n.name + ".weight", TensorProto::FLOAT, q.float_weight.shape, q.float_weight.data),
             w.initializer(n.name + ".bias", TensorProto::FLOAT, q.float_bias.shape, q.float_bias.data)};
   const int64_t out = q.weight.dim(0);
+  const float input_scale = stored_scale(c.input_scale, c.input_type);
   std::vector<float> weight_step(out), bias_step(out);
   for (int64_t o = 0; o < out; ++o) {
     weight_step[o] = 1.0f / q.weight_scale.data[o];
-    bias_step[o] = (1.0f / c.input_scale) * weight_step[o];
+    bias_step[o] = (1.0f / input_scale) * weight_step[o];
   }
+  std::vector<int32_t> bias_values = q.bias.data;
+  if (input_scale != c.input_scale)
+    for (int32_t& b : bias_values)
+      b = static_cast<int32_t>(std::nearbyint(static_cast<double>(b) * input_scale / c.input_scale));
   const std::string weight = w.initializer(n.name + ".weight_quantized", TensorProto::INT8, q.weight.shape, q.weight.data);
   w.initializer(n.name + ".weight_scale", TensorProto::FLOAT, {out}, weight_step);
   w.initializer(n.name + ".weight_zero_point", TensorProto::INT8, {out}, std::vector<int8_t>(out, 0));
-  const std::string bias = w.initializer(n.name + ".bias_quantized", TensorProto::INT32, {out}, q.bias.data);
+  const std::string bias = w.initializer(n.name + ".bias_quantized", TensorProto::INT32, {out}, bias_values);
   w.initializer(n.name + ".bias_scale", TensorProto::FLOAT, {out}, bias_step);
   Writer::integer(
       w.node("DequantizeLinear", {weight, n.name + ".weight_scale", n.name + ".weight_zero_point"}, n.name + ".weight"),
@@ -36,15 +43,22 @@ std::pair<std::string, std::string> dequantized_parameters(const OnnxNodeContext
   return {n.name + ".weight", n.name + ".bias"};
 }
 
-// A fused residual: added to a weighted node's result before its ReLU.
+// A fused residual: added to a weighted node's result before its ReLU. ONNX
+// Runtime fuses DQ -> Conv -> Q and DQ, DQ -> Add -> Q but nothing between a
+// Conv and its Q, so for it the result is first rounded to the node's scale
+// (signed, hence zero point 128), where octet rounds only the sum.
 std::string with_residual(const OnnxNodeContext& c, const std::string& y) {
-  return c.inputs.size() == 2 ? c.w.step("Add", {y, c.inputs[1]}, c.n.name + ".residual") : y;
+  if (c.inputs.size() != 2) return y;
+  const std::string addend = c.target == OnnxTarget::OnnxRuntime
+                                 ? c.w.qdq(y, c.q.scale, c.n.name + ".before_residual", ActivationType::Uint8Centred)
+                                 : y;
+  return c.w.step("Add", {addend, c.inputs[1]}, c.n.name + ".residual");
 }
 
 std::string input(const OnnxNodeContext& c) {
   const Node& n = c.n;
   set_float_value(c.w.graph()->add_input(), "input", {n.channels, n.height, n.width});
-  return c.w.qdq("input", c.q.scale, n.name + ".int8");  // octet names its input node "input" too
+  return c.w.qdq("input", c.q.scale, n.name + ".int8", c.type);  // octet names its input node "input" too
 }
 
 std::string conv2d(const OnnxNodeContext& c) {
@@ -95,7 +109,9 @@ std::string shortcut_a(const OnnxNodeContext& c) {
   w.initializer(n.name + ".pads", TensorProto::INT64, {8}, std::vector<int64_t>{0, pad, 0, 0, 0, pad, 0, 0});
   w.node("Slice", {c.inputs[0], n.name + ".starts", n.name + ".ends", n.name + ".axes", n.name + ".steps"},
          n.name + ".subsampled");
-  return w.step("Pad", {n.name + ".subsampled", n.name + ".pads"}, n.name);
+  std::vector<std::string> pad_inputs = {n.name + ".subsampled", n.name + ".pads"};
+  if (!c.fill.empty()) pad_inputs.push_back(c.fill);  // zero, as stored
+  return w.step("Pad", pad_inputs, n.name);
 }
 
 // ShuffleNet's channel shuffle, as its exporters write it: Reshape to

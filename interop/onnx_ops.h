@@ -14,13 +14,19 @@ namespace octet {
 
 struct OnnxNodeContext {
   QdqGraphWriter& w;
+  OnnxTarget target;
   const Node& n;
   const NodeQuant& q;
+  ActivationType type;  // how its own int8 output is stored
   bool is_output;
-  std::vector<std::string> inputs;  // the float values of its inputs (dequantized int8)
-  float input_scale;                // its first input's int8 scale
+  // The float values of its inputs (dequantized int8); for a value-moving op
+  // of the onnxruntime target, their stored integers.
+  std::vector<std::string> inputs;
+  float input_scale;                // its first input's int8 scale (octet's)
+  ActivationType input_type;        // how its first input is stored
   bool input_flat;                  // its first input is N x F rather than NCHW
   ActShape in;                      // its first input's per-sample shape
+  std::string fill;                 // moving stored integers: their zero point, for the padding
 };
 
 struct OnnxOp {

@@ -23,16 +23,58 @@ std::string QdqGraphWriter::step(const std::string& op, const std::vector<std::s
   return output;
 }
 
-std::string QdqGraphWriter::int8_zero() {
-  if (!has_int8_zero_) initializer("zero_point_int8", TensorProto::INT8, {}, std::vector<int8_t>{0});
-  has_int8_zero_ = true;
-  return "zero_point_int8";
+namespace {
+
+struct ZeroPoint {
+  const char* name;
+  int data_type;
+  int value;
+};
+
+ZeroPoint zero_point_of(ActivationType type) {
+  switch (type) {
+    case ActivationType::Int8: return {"zero_point_int8", TensorProto::INT8, 0};
+    case ActivationType::Uint8: return {"zero_point_uint8", TensorProto::UINT8, 0};
+    case ActivationType::Uint8Centred: return {"zero_point_uint8_128", TensorProto::UINT8, 128};
+    case ActivationType::Uint8SevenBit: return {"zero_point_uint8_64", TensorProto::UINT8, 64};
+  }
+  return {};
 }
 
-std::string QdqGraphWriter::qdq(const std::string& x, float scale, const std::string& name) {
-  const std::string step = initializer(name + ".scale", TensorProto::FLOAT, {}, std::vector<float>{1.0f / scale});
-  node("QuantizeLinear", {x, step, int8_zero()}, name + ".quantized");
-  node("DequantizeLinear", {name + ".quantized", step, int8_zero()}, name);
+}  // namespace
+
+float stored_scale(float scale, ActivationType type) {
+  return type == ActivationType::Uint8SevenBit ? scale / 2 : scale;
+}
+
+std::string QdqGraphWriter::zero_point(ActivationType type) {
+  const ZeroPoint z = zero_point_of(type);
+  bool& written = has_zero_point_[static_cast<int>(type)];
+  if (!written && z.data_type == TensorProto::INT8) initializer(z.name, z.data_type, {}, std::vector<int8_t>{0});
+  if (!written && z.data_type == TensorProto::UINT8)
+    initializer(z.name, z.data_type, {}, std::vector<uint8_t>{static_cast<uint8_t>(z.value)});
+  written = true;
+  return z.name;
+}
+
+std::string QdqGraphWriter::quantize(const std::string& x, float scale, const std::string& name,
+                                     ActivationType type) {
+  const std::string step =
+      initializer(name + ".scale", TensorProto::FLOAT, {}, std::vector<float>{1.0f / stored_scale(scale, type)});
+  node("QuantizeLinear", {x, step, zero_point(type)}, quantized_name(name));
+  return quantized_name(name);
+}
+
+std::string QdqGraphWriter::qdq(const std::string& x, float scale, const std::string& name, ActivationType type) {
+  node("DequantizeLinear", {quantize(x, scale, name, type), name + ".scale", zero_point(type)}, name);
+  return name;
+}
+
+std::string QdqGraphWriter::dequantize(const std::string& q, float scale, const std::string& name,
+                                       ActivationType type) {
+  const std::string step =
+      initializer(name + ".scale", TensorProto::FLOAT, {}, std::vector<float>{1.0f / stored_scale(scale, type)});
+  node("DequantizeLinear", {q, step, zero_point(type)}, name);
   return name;
 }
 

@@ -11,6 +11,20 @@
 
 namespace octet {
 
+// How the graph stores an int8 activation of octet (scale s, zero point 0).
+// ONNX Runtime fuses QDQ into its int8 kernels on x86 only for uint8
+// activations; its AVX2 u8 x s8 kernels sum products in pairs into int16
+// (vpmaddubsw), which saturates once uint8 values pass 127.
+enum class ActivationType {
+  Int8,          // int8, zero point 0: octet's own values
+  Uint8,         // uint8, zero point 0: a non-negative tensor, which may reach 255 where octet saturates at 127
+  Uint8Centred,  // uint8, zero point 128: octet's 256 values
+  Uint8SevenBit,  // uint8, zero point 64, twice octet's step: a signed tensor a conv or linear reads, kept <= 127
+};
+
+// The scale (1 / step) at which `type` stores a tensor of octet scale `scale`.
+float stored_scale(float scale, ActivationType type);
+
 class QdqGraphWriter {
  public:
   explicit QdqGraphWriter(onnx::GraphProto* graph) : g_(graph) {}
@@ -31,11 +45,19 @@ class QdqGraphWriter {
     return name;
   }
 
-  // A shared scalar int8 zero point: QuantizeLinear's output type comes from it.
-  std::string int8_zero();
+  // A shared scalar zero point of `type`: QuantizeLinear's output type comes from it.
+  std::string zero_point(ActivationType type);
   // QuantizeLinear then DequantizeLinear of a float tensor at octet scale
-  // `scale` (q = x * scale): the int8 tensor octet holds, as ONNX sees it.
-  std::string qdq(const std::string& x, float scale, const std::string& name);
+  // `scale` (q = x * scale): the int8 tensor octet holds, as ONNX sees it,
+  // stored as `type` (at stored_scale).
+  std::string qdq(const std::string& x, float scale, const std::string& name,
+                  ActivationType type = ActivationType::Int8);
+  // The stored integers of qdq's result `dequantized`: its QuantizeLinear's output.
+  static std::string quantized_name(const std::string& dequantized) { return dequantized + ".quantized"; }
+  // qdq's QuantizeLinear alone (for integers nothing reads as float); returns quantized_name(name).
+  std::string quantize(const std::string& x, float scale, const std::string& name, ActivationType type);
+  // DequantizeLinear of stored integers `q` (octet scale `scale`, stored as `type`) to float `name`.
+  std::string dequantize(const std::string& q, float scale, const std::string& name, ActivationType type);
 
   static void ints(onnx::NodeProto* n, const std::string& name, const std::vector<int64_t>& values);
   static void integer(onnx::NodeProto* n, const std::string& name, int64_t value);
@@ -46,7 +68,7 @@ class QdqGraphWriter {
 
  private:
   onnx::GraphProto* g_;
-  bool has_int8_zero_ = false;
+  bool has_zero_point_[4] = {};  // by ActivationType
 };
 
 // A float value of the graph: name and rank-4 dimensions after the batch.

@@ -43,17 +43,21 @@ struct InferCommand {
   bool layers = false, onnxruntime = false;
 };
 
-// --onnxruntime: octet's QDQ export of the measured model (int8) and --onnx (float32), timed by ORT.
+// --onnxruntime: octet's QDQ exports of the measured model (int8, each
+// target) and --onnx (float32), timed by ORT.
 void add_onnxruntime_models(const InferCommand& c, const QuantizedModel& model, OnnxRuntimePeer& peer) {
   if (!c.onnx.empty()) {
     check(file_exists(c.onnx), "--onnx " + c.onnx + ": no such file");
-    peer.add_model({c.onnx, "float32", "the float model"});
+    peer.add_model({c.onnx, "float32", "the float model", ""});
   }
-  const std::string exported = peer.scratch_file("octet_int8.onnx");
-  if (exported.empty()) return;
 #ifdef OCTET_HAVE_ONNX
-  export_onnx(model, exported);
-  peer.add_model({exported, "int8", "octet's QDQ export"});
+  for (const OnnxTarget target : {OnnxTarget::Faithful, OnnxTarget::OnnxRuntime}) {
+    const std::string name = onnx_target_name(target);
+    const std::string exported = peer.scratch_file("octet_int8_" + name + ".onnx");
+    if (exported.empty()) return;  // no ORT runner: the peer's note says why
+    export_onnx(model, exported, target);
+    peer.add_model({exported, "int8", "octet's QDQ export (target " + name + ")", name});
+  }
 #else
   (void)model;
   std::fprintf(stderr, "note: this octet was built without the ONNX library: ONNX Runtime int8 is not measured\n");
@@ -291,7 +295,9 @@ void add_bench_command(CLI::App& app) {
                   "show the time of each cuda-imma tile candidate per conv shape");
   infer->add_flag("--onnxruntime", i->onnxruntime,
                   "Also time ONNX Runtime (CPU, npm's onnxruntime-node; tools/setup.sh test installs it) on octet's "
-                  "QDQ export of the quantized model (int8), same images, batches and threads");
+                  "QDQ exports of the quantized model (int8; rows onnxruntime-cpu/faithful and "
+                  "onnxruntime-cpu/onnxruntime, the two targets of octet export --target), same images, batches "
+                  "and threads");
   infer->add_option("--onnx", i->onnx,
                     "The float model as ONNX (e.g. the file octet import read), timed in ONNX Runtime too "
                     "(float32); implies --onnxruntime");

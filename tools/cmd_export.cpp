@@ -1,5 +1,6 @@
 // `octet export`: a quantized model in a format other tools run. --onnx: a
-// standard ONNX QDQ graph (interop/onnx_export.h) for ONNX Runtime or TensorRT.
+// standard ONNX QDQ graph (interop/onnx_export.h) for ONNX Runtime or TensorRT;
+// --target picks octet's arithmetic (faithful) or ONNX Runtime's int8 kernels.
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
@@ -17,7 +18,7 @@ namespace octet {
 namespace {
 
 struct ExportOptions {
-  std::string quantized, onnx, json;
+  std::string quantized, onnx, target = "faithful", json;
 };
 
 void run_export(const ExportOptions& o) {
@@ -26,16 +27,18 @@ void run_export(const ExportOptions& o) {
   fail("octet export --onnx needs the ONNX library, and this octet was built without it: install it (Debian: "
        "apt-get install libonnx-dev) and build again (tools/setup.sh build)");
 #else
-  const OnnxExportSummary s = export_onnx(model, o.onnx);
+  const OnnxTarget target = onnx_target_from_name(o.target, "--target");
+  const OnnxExportSummary s = export_onnx(model, o.onnx, target);
   std::fprintf(report_stream(o.json),
-               "%s -> %s: ONNX opset %d, %lld nodes (%lld QuantizeLinear, %lld DequantizeLinear), %lld "
+               "%s -> %s (target %s): ONNX opset %d, %lld nodes (%lld QuantizeLinear, %lld DequantizeLinear), %lld "
                "initializers, %lld bytes; checker and shape inference passed\n",
-               o.quantized.c_str(), o.onnx.c_str(), s.opset, static_cast<long long>(s.nodes),
+               o.quantized.c_str(), o.onnx.c_str(), onnx_target_name(target), s.opset, static_cast<long long>(s.nodes),
                static_cast<long long>(s.quantize_linear), static_cast<long long>(s.dequantize_linear),
                static_cast<long long>(s.initializers), static_cast<long long>(s.bytes));
   if (!o.json.empty())
     write_text_output(o.json, nlohmann::json{{"quantized", o.quantized},
                                              {"onnx", o.onnx},
+                                             {"target", onnx_target_name(target)},
                                              {"opset", s.opset},
                                              {"nodes", s.nodes},
                                              {"quantize_linear", s.quantize_linear},
@@ -56,6 +59,15 @@ void add_export_command(CLI::App& app) {
                   "Write an ONNX QDQ graph (opset 13: QuantizeLinear/DequantizeLinear around Conv, Gemm, Add, "
                   "pooling; per-channel int8 weights, int32 biases) to FILE")
       ->required();
+  cmd->add_option("--target", o->target,
+                  "faithful: octet's int8 tensors as they are (int8, zero point 0; a residual added before the "
+                  "conv's one rounding); ONNX Runtime runs it with float convolutions. onnxruntime: the QDQ "
+                  "pattern ONNX Runtime fuses into QLinearConv/QLinearAdd/QGemm, with roundings octet does not "
+                  "make: uint8 activations (a ReLU's output with zero point 0, up to 255 steps where octet "
+                  "saturates at 127; a signed tensor a conv or linear reads at 7 bits, zero point 64, against "
+                  "the int16 saturation of ORT's AVX2 kernels; others zero point 128), a residual conv rounded "
+                  "to its scale before the Add, and value-moving operators on the uint8 integers")
+      ->capture_default_str();
   add_json_option(cmd, o->json, "what was written");
   cmd->callback([o] { run_export(*o); });
 }

@@ -62,8 +62,8 @@ for batch in (1, 3):
 assert bench["imma_tiles"] == [], "no cuda-imma tiles on --backend cpu"
 PY
 
-# --onnxruntime: octet's QDQ export timed by ONNX Runtime beside the int8 CPU backend, or a
-# note saying why not (no node, or onnxruntime-node not in .ort/).
+# --onnxruntime: octet's QDQ exports (both targets) timed by ONNX Runtime beside the int8 CPU
+# backend, or a note saying why not (no node, or onnxruntime-node not in .ort/).
 "${bench[@]}" --backend cpu --batch 2 --iterations 2 --warmup 0 --onnxruntime --json "$dir/ort.json" >"$dir/ort.txt" 2>&1 ||
   fail "bench infer --onnxruntime exited with status $?: $(tail -n 5 "$dir/ort.txt")"
 "$python" - "$dir/ort.json" "$dir/ort.txt" "$source_dir" <<'PY' || fail "ort.json / ort.txt"
@@ -71,17 +71,21 @@ import json, math, os, shutil, sys
 bench = json.load(open(sys.argv[1]))
 text = open(sys.argv[2]).read()
 installed = shutil.which("node") and os.path.isdir(os.path.join(sys.argv[3], ".ort/node_modules/onnxruntime-node"))
-ort = [r for r in bench["results"] if r["backend"] == "onnxruntime-cpu"]
+ort = [r for r in bench["results"] if r["backend"].startswith("onnxruntime-cpu")]
 if not installed:
     assert ort == [] and "note: ONNX Runtime not measured: " in text, text
     sys.exit(0)
-assert [r["precision"] for r in ort] == ["int8"] and ort[0]["batch"] == 2 and ort[0]["latency_ms"] > 0, ort
+rows = ["onnxruntime-cpu/faithful", "onnxruntime-cpu/onnxruntime"]
+assert [(r["backend"], r["precision"], r["batch"]) for r in ort] == [(row, "int8", 2) for row in rows], ort
+assert all(r["latency_ms"] > 0 for r in ort), ort
 assert bench["onnxruntime"].count(".") == 2, bench["onnxruntime"]
 (cpu,) = [r for r in bench["results"] if r["backend"] == "cpu"]
 (speedup,) = bench["speedups"]
-ratio = ort[0]["latency_ms"] / cpu["latency_ms"]
-assert math.isclose(speedup["cpu_int8_over_onnxruntime_int8"], ratio, rel_tol=1e-9), (speedup, ratio)
-assert f"CPU: int8 (cpu) is {ratio:.2f}x onnxruntime-cpu int8" in text, text
+for r in ort:
+    ratio = r["latency_ms"] / cpu["latency_ms"]
+    assert math.isclose(speedup["cpu_int8_over_onnxruntime"][r["backend"] + " int8"], ratio, rel_tol=1e-9), speedup
+    assert f"CPU: int8 (cpu) is {ratio:.2f}x {r['backend']} int8" in text, text
+assert "onnxruntime_int8_over_float32" not in speedup, "no --onnx: no float32 row to compare with"
 PY
 
 finish "bench infer: JSON and text well-formed, MACs exact, ONNX Runtime beside it"

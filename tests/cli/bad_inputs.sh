@@ -76,6 +76,9 @@ expect "--limit must be 0" "$octet" eval --checkpoint "$lenet" --limit -1
   --calib-samples 64 >/dev/null 2>&1
 expect "unknown backend 'tpu' (known: cpu" "$octet" eval --checkpoint "$lenet" --quantized "$dir/lenet.int8.octet" \
   --backend tpu --json "$dir/out.json"
+# An export target that does not exist (a build without ONNX refuses any export first).
+expect "\(--target bogus: faithful or onnxruntime\|needs the ONNX library\)" "$octet" export \
+  --quantized "$dir/lenet.int8.octet" --onnx "$dir/out.onnx" --target bogus
 if ! command -v nvidia-smi >/dev/null; then
   expect "cuda-imma.*\(no usable CUDA device\|built without CUDA\)" "$octet" eval --checkpoint "$lenet" \
     --quantized "$dir/lenet.int8.octet" --backend cuda-imma --json "$dir/out.json"

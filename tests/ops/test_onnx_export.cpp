@@ -2,7 +2,8 @@
 // harness (tests/ops/op_cases.cpp): each model is written, passing ONNX's own
 // checker and strict shape inference (export_onnx runs both), with one
 // QuantizeLinear per int8 value of the model but those of the operators that
-// move values (graph/op_traits.h moves_values: exact without one).
+// move values (graph/op_traits.h moves_values: exact without one), and one
+// more per fused residual for the ONNX Runtime target (rounded before its Add).
 #include <gtest/gtest.h>
 
 #include "graph/op.h"
@@ -25,6 +26,18 @@ TEST_P(OnnxExport, PassesOnnxChecksWithOneQuantizePerInt8Value) {
     values += !op_traits(model.graph.nodes[i].op).moves_values && !float_outputs[i];
   EXPECT_EQ(summary.quantize_linear, values);
   EXPECT_GT(summary.bytes, 0);
+}
+
+TEST_P(OnnxExport, OnnxRuntimeTargetPassesOnnxChecksRoundingResidualsFirst) {
+  const QuantizedModel model = op_cases()[GetParam()].model();
+  TempDir dir;
+  const OnnxExportSummary summary = export_onnx(model, dir.path("model.onnx"), OnnxTarget::OnnxRuntime);
+  int64_t roundings = 0;
+  for (int i = 0; i < model.output(); ++i) {
+    const Node& n = model.graph.nodes[i];
+    roundings += !op_traits(n.op).moves_values + (op_traits(n.op).absorbs_residual && n.inputs.size() == 2);
+  }
+  EXPECT_EQ(summary.quantize_linear, roundings);
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, OnnxExport, ::testing::Range<size_t>(0, op_cases().size()),
