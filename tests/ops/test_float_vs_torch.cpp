@@ -15,13 +15,19 @@
 namespace octet {
 namespace {
 
-// The quantized model's weights and biases, dequantized, as float parameters.
+// The quantized model's weights and biases, dequantized, as float parameters
+// (a node kept in float: its own).
 std::map<std::string, FloatTensor> dequantized_params(const QuantizedModel& m) {
   std::map<std::string, FloatTensor> params;
   for (size_t i = 0; i < m.graph.nodes.size(); ++i) {
     const Node& n = m.graph.nodes[i];
     if (!op_traits(n.op).weighted) continue;
     const NodeQuant& q = m.quant[i];
+    if (q.in_float) {
+      params[n.name + ".weight"] = q.float_weight;
+      params[n.name + ".bias"] = q.float_bias;
+      continue;
+    }
     FloatTensor w(q.weight.shape), b({q.bias.numel()});
     const int64_t per_channel = q.weight.numel() / q.weight.dim(0);
     for (int64_t k = 0; k < w.numel(); ++k) w.data[k] = q.weight.data[k] / q.weight_scale.data[k / per_channel];
