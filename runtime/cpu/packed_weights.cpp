@@ -7,16 +7,20 @@
 namespace octet::cpu {
 
 namespace {
-std::vector<int16_t> avx2_layout(const int8_t* ohwi, int out_c, int kernel, int in_c) {
+// Weights in blocks of `block` output channels with `group` consecutive depth
+// values per lane, [O/block][padded depth/group][block][group], each (ky, kx)
+// position's channels padded with zeros to a multiple of `group`: the layout
+// of the SIMD kernels (AVX2: 8 x 2 int16, VNNI: 16 x 4 int8).
+template <typename T>
+std::vector<T> blocked_layout(const int8_t* ohwi, int out_c, int kernel, int in_c, int block, int group) {
   const int64_t depth = int64_t(kernel) * kernel * in_c;
-  const int64_t in_c2 = (in_c + 1) / 2 * 2, padded_depth = int64_t(kernel) * kernel * in_c2;
-  const int64_t blocks = (out_c + avx2::kBlock - 1) / avx2::kBlock;
-  std::vector<int16_t> out(static_cast<size_t>(blocks * avx2::kBlock * padded_depth), 0);
+  const int64_t in_c_padded = (in_c + group - 1) / group * group, padded_depth = int64_t(kernel) * kernel * in_c_padded;
+  const int64_t blocks = (out_c + block - 1) / block;
+  std::vector<T> out(static_cast<size_t>(blocks * block * padded_depth), 0);
   for (int o = 0; o < out_c; ++o)
     for (int64_t k = 0; k < depth; ++k) {
-      const int64_t padded_k = k / in_c * in_c2 + k % in_c;  // (ky, kx) position, then the channel
-      const int64_t block = o / avx2::kBlock, lane = o % avx2::kBlock;
-      out[((block * (padded_depth / 2) + padded_k / 2) * avx2::kBlock + lane) * 2 + padded_k % 2] =
+      const int64_t padded_k = k / in_c * in_c_padded + k % in_c;  // (ky, kx) position, then the channel
+      out[((o / block * (padded_depth / group) + padded_k / group) * block + o % block) * group + padded_k % group] =
           ohwi[o * depth + k];
     }
   return out;
@@ -29,18 +33,10 @@ PackedWeights::PackedWeights(const int8_t* ohwi, int out_c, int kernel, int in_c
   row_sums.assign(static_cast<size_t>(out_c), 0);
   for (int o = 0; o < out_c; ++o)
     for (int64_t k = 0; k < depth; ++k) row_sums[o] += ohwi[o * depth + k];
-  if (kernel_path_supported(KernelPath::Avx2)) blocked_pairs = avx2_layout(ohwi, out_c, kernel, in_c);
-  if (!kernel_path_supported(KernelPath::Avx512Vnni)) return;
-  const int64_t in_c4 = (in_c + 3) / 4 * 4, padded_depth = int64_t(kernel) * kernel * in_c4;
-  const int64_t blocks = (out_c + vnni::kBlock - 1) / vnni::kBlock;
-  blocked.assign(static_cast<size_t>(blocks * vnni::kBlock * padded_depth), 0);
-  for (int o = 0; o < out_c; ++o)
-    for (int64_t k = 0; k < depth; ++k) {
-      const int64_t padded_k = k / in_c * in_c4 + k % in_c;  // (ky, kx) position, then the channel
-      const int64_t block = o / vnni::kBlock, lane = o % vnni::kBlock;
-      blocked[((block * (padded_depth / 4) + padded_k / 4) * vnni::kBlock + lane) * 4 + padded_k % 4] =
-          ohwi[o * depth + k];
-    }
+  if (kernel_path_supported(KernelPath::Avx2))
+    blocked_pairs = blocked_layout<int16_t>(ohwi, out_c, kernel, in_c, avx2::kBlock, 2);
+  if (kernel_path_supported(KernelPath::Avx512Vnni))
+    blocked = blocked_layout<int8_t>(ohwi, out_c, kernel, in_c, vnni::kBlock, 4);
 }
 
 }  // namespace octet::cpu
