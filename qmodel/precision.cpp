@@ -22,19 +22,24 @@ std::string PrecisionSummary::describe() const {
   return text;
 }
 
-PrecisionSummary precision_summary(const QuantizedModel& m) {
+std::vector<double> mac_shares(const QuantizedModel& m) {
   const std::vector<ActShape> shapes = m.graph.shapes();
-  std::vector<double> macs(m.graph.nodes.size());
+  std::vector<double> shares(m.graph.nodes.size());
   double total = 0;
   for (size_t i = 0; i < m.graph.nodes.size(); ++i)
-    total += macs[i] = op_macs(m.graph.nodes[i], shapes, static_cast<int>(i));
+    total += shares[i] = op_macs(m.graph.nodes[i], shapes, static_cast<int>(i));
+  for (double& share : shares) share = total > 0 ? share / total : 0;
+  return shares;
+}
+
+PrecisionSummary precision_summary(const QuantizedModel& m) {
+  const std::vector<double> shares = mac_shares(m);
   PrecisionSummary s;
   double in_float = 0;
   for (size_t i = 0; i < m.graph.nodes.size(); ++i) {
     if (!m.quant[i].in_float) continue;
-    const double share = total > 0 ? macs[i] / total : 0;
-    s.float_nodes.push_back({m.graph.nodes[i].name, op_name(m.graph.nodes[i].op), share});
-    in_float += share;
+    s.float_nodes.push_back({m.graph.nodes[i].name, op_name(m.graph.nodes[i].op), shares[i]});
+    in_float += shares[i];
   }
   s.int8_mac_share = 1 - in_float;
   return s;

@@ -22,6 +22,8 @@ struct PrecisionSummary {
 };
 
 PrecisionSummary precision_summary(const QuantizedModel& model);
+// Per node, its share of the model's multiply-adds per image.
+std::vector<double> mac_shares(const QuantizedModel& model);
 // {"int8_mac_share": 0.961, "float_nodes": [{"name", "op", "mac_share"}...]}
 nlohmann::json precision_json(const PrecisionSummary& summary);
 

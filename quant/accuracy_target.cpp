@@ -114,6 +114,19 @@ bool meets(const ValidationScore& s, const AccuracyTarget& t) {
 }
 }  // namespace
 
+nlohmann::json target_json(const TargetResult& t, const AccuracyTarget& target) {
+  const auto score = [](const ValidationScore& s) {
+    return nlohmann::json{{"agreement", s.agreement}, {"float_top1", s.float_top1}, {"int8_top1", s.top1}};
+  };
+  nlohmann::json layers = nlohmann::json::array();
+  for (const LayerSensitivity& l : t.sensitivity)
+    layers.push_back({{"name", l.name}, {"op", l.op}, {"mac_share", l.mac_share},
+                      {"agreement_only_it_float", l.only_it_float}, {"agreement_only_it_int8", l.only_it_int8}});
+  return {{"min_agreement", target.min_agreement}, {"max_drop", target.max_drop}, {"met", t.met},
+          {"validation_images", t.validation_images}, {"all_int8", score(t.all_int8)},
+          {"chosen", score(t.chosen)}, {"float_layers", t.float_layers}, {"sensitivity", layers}};
+}
+
 std::vector<int64_t> validation_indices(int64_t size, int64_t samples, int64_t calibration) {
   check(samples > 0, "the validation split is empty (--val-samples must be positive)");
   const std::vector<int64_t> taken = calibration_indices(size, calibration);
@@ -142,10 +155,7 @@ TargetResult quantize_to_target(const QuantizedModel& int8, const FloatModel& fo
   std::vector<int> layers;  // the weighted nodes that may run in float: all but the output
   for (int i = 1; i < int8.output(); ++i)
     if (op_traits(g.nodes[i].op).weighted) layers.push_back(i);
-  const std::vector<ActShape> shapes = g.shapes();
-  double total_macs = 0;
-  for (int i = 0; i < nodes; ++i) total_macs += op_macs(g.nodes[i], shapes, i);
-  const auto share = [&](int i) { return total_macs > 0 ? op_macs(g.nodes[i], shapes, i) / total_macs : 0.0; };
+  const std::vector<double> shares = mac_shares(int8);
 
   TargetResult r;
   r.validation_images = scorer.count();
@@ -159,7 +169,7 @@ TargetResult quantize_to_target(const QuantizedModel& int8, const FloatModel& fo
     std::vector<bool> only(nodes, false), all_but(nodes, false);
     only[i] = true;
     for (int j : layers) all_but[j] = j != i;
-    r.sensitivity.push_back({g.nodes[i].name, op_name(g.nodes[i].op), share(i),
+    r.sensitivity.push_back({g.nodes[i].name, op_name(g.nodes[i].op), shares[i],
                              scorer.score(with_float_nodes(int8, folded, only)).agreement,
                              scorer.score(with_float_nodes(int8, folded, all_but)).agreement});
     progress.advance();

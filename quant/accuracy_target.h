@@ -6,6 +6,7 @@
 // model. Deterministic: the same inputs give the same model.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,9 @@ struct TargetResult {
 // images (labels where it has them) normalised by `mean` and `std`.
 TargetResult quantize_to_target(const QuantizedModel& int8, const FloatModel& folded, const Dataset& validation,
                                 const AccuracyTarget& target);
+
+// The search as `quantize --json` and the Python module give it.
+nlohmann::json target_json(const TargetResult& result, const AccuracyTarget& target);
 
 // The training-split indices of `samples` validation images, evenly spaced
 // half-way between those calibration_indices(size, calibration) picks.

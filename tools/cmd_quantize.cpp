@@ -22,7 +22,7 @@ struct QuantizeCommand {
   int64_t validation_samples = 1000;
 };
 
-// The accuracy target's search as a table and as JSON; "" and null without one.
+// The accuracy target's search as a table; returns it as JSON.
 nlohmann::json report_target(std::FILE* out, const TargetResult& t, const AccuracyTarget& target) {
   std::string goal;
   if (target.min_agreement >= 0) goal += "agreement >= " + std::to_string(target.min_agreement).substr(0, 6) + "%";
@@ -37,25 +37,16 @@ nlohmann::json report_target(std::FILE* out, const TargetResult& t, const Accura
     return std::string(text);
   };
   std::fprintf(out, "all int8: %s\n", score_text(t.all_int8).c_str());
-  nlohmann::json layers = nlohmann::json::array();
   if (!t.sensitivity.empty())
     std::fprintf(out, "%-22s %-10s %7s  %14s %14s\n", "layer", "op", "MACs", "only it float", "only it int8");
-  for (const LayerSensitivity& l : t.sensitivity) {
+  for (const LayerSensitivity& l : t.sensitivity)
     std::fprintf(out, "%-22s %-10s %6.1f%%  %13.2f%% %13.2f%%\n", l.name.c_str(), l.op.c_str(), 100 * l.mac_share,
                  l.only_it_float, l.only_it_int8);
-    layers.push_back({{"name", l.name}, {"op", l.op}, {"mac_share", l.mac_share},
-                      {"agreement_only_it_float", l.only_it_float}, {"agreement_only_it_int8", l.only_it_int8}});
-  }
   std::string chosen;
   for (const std::string& name : t.float_layers) chosen += (chosen.empty() ? "" : ", ") + name;
   std::fprintf(out, "%s: %s; float layers: %s\n", t.met ? "target met" : "target NOT met, best model written",
                score_text(t.chosen).c_str(), chosen.empty() ? "none" : chosen.c_str());
-  const auto score_json = [](const ValidationScore& s) {
-    return nlohmann::json{{"agreement", s.agreement}, {"float_top1", s.float_top1}, {"int8_top1", s.top1}};
-  };
-  return {{"min_agreement", target.min_agreement}, {"max_drop", target.max_drop}, {"met", t.met},
-          {"validation_images", t.validation_images}, {"all_int8", score_json(t.all_int8)},
-          {"chosen", score_json(t.chosen)}, {"float_layers", t.float_layers}, {"sensitivity", layers}};
+  return target_json(t, target);
 }
 
 void run_quantize(const QuantizeCommand& c) {
@@ -90,7 +81,7 @@ void run_quantize(const QuantizeCommand& c) {
   }
   std::fprintf(out, "wrote %s (%s, %s, %s scheme, %lld calibration images)\n", c.output.c_str(), r.model.method.c_str(),
               r.model.granularity.c_str(), r.model.scheme.c_str(), static_cast<long long>(r.model.calibration_samples));
-  const nlohmann::json target_json = target ? report_target(out, *target, c.target) : nlohmann::json();
+  const nlohmann::json target_report = target ? report_target(out, *target, c.target) : nlohmann::json();
   const PrecisionSummary precision = precision_summary(model);
   std::fprintf(out, "precision: %s\n", precision.describe().c_str());
   std::fprintf(out, "%-22s %9s %12s %12s\n", "phase", "seconds", "CPU seconds", "peak MB");
@@ -108,7 +99,7 @@ void run_quantize(const QuantizeCommand& c) {
                                               {"scheme", r.model.scheme},
                                               {"calibration_samples", r.model.calibration_samples},
                                               {"precision", precision_json(precision)},
-                                              {"accuracy_target", target_json},
+                                              {"accuracy_target", target_report},
                                               {"points", points},
                                               {"phases", phases},
                                               {"seconds", clock.total_seconds()},

@@ -25,36 +25,6 @@ struct PyQuantizeResult {
   py::object accuracy_target = py::none();  // the accuracy target's search, as a dict
 };
 
-// What quantize --json says of an accuracy target's search.
-py::dict target_dict(const TargetResult& t, const AccuracyTarget& target) {
-  const auto score = [](const ValidationScore& s) {
-    py::dict d;
-    d["agreement"] = s.agreement;
-    d["float_top1"] = s.float_top1;
-    d["int8_top1"] = s.top1;
-    return d;
-  };
-  py::list sensitivity;
-  for (const LayerSensitivity& l : t.sensitivity) {
-    py::dict d;
-    d["name"] = l.name;
-    d["op"] = l.op;
-    d["mac_share"] = l.mac_share;
-    d["agreement_only_it_float"] = l.only_it_float;
-    d["agreement_only_it_int8"] = l.only_it_int8;
-    sensitivity.append(d);
-  }
-  py::dict d;
-  d["min_agreement"] = target.min_agreement;
-  d["max_drop"] = target.max_drop;
-  d["met"] = t.met;
-  d["validation_images"] = t.validation_images;
-  d["all_int8"] = score(t.all_int8);
-  d["chosen"] = score(t.chosen);
-  d["float_layers"] = t.float_layers;
-  d["sensitivity"] = sensitivity;
-  return d;
-}
 
 std::shared_ptr<PyQuantizeResult> quantize_py(const PyCheckpoint& c, const std::optional<std::string>& data_dir,
                                               const py::object& calib_data, int resize, int crop,
@@ -100,7 +70,7 @@ std::shared_ptr<PyQuantizeResult> quantize_py(const PyCheckpoint& c, const std::
   auto result = std::make_shared<PyQuantizeResult>();
   if (reached) {
     r.model = std::move(reached->model);
-    result->accuracy_target = target_dict(*reached, target);
+    result->accuracy_target = py::module_::import("json").attr("loads")(target_json(*reached, target).dump());
   }
   result->model = std::make_shared<PyQuantized>(std::move(r.model));
   result->calibration = std::move(r.calibration);

@@ -33,10 +33,10 @@ Int8Tensor nhwc_to_nchw(const Int8Tensor& x) {
 // node), where it writes its own when it is one. A flatten's output is read in
 // the runtimes' order (H, W, C), not the oracle's (C, H, W), as the float
 // weights' columns expect. Its int8 value: its output rounded at its scale.
-Int8Tensor run_float_node(const QuantizedModel& m, const std::vector<ActShape>& shapes, int i,
-                          const std::vector<Int8Tensor>& values, std::vector<FloatTensor>& floats, int64_t N) {
+Int8Tensor run_float_node(const QuantizedModel& m, const std::vector<ActShape>& shapes,
+                          const std::vector<bool>& float_outputs, int i, const std::vector<Int8Tensor>& values,
+                          std::vector<FloatTensor>& floats, int64_t N) {
   const Node& n = m.graph.nodes[i];
-  const std::vector<bool> float_outputs = m.float_outputs();
   std::vector<Int8Tensor> nhwc;
   for (int in : n.inputs) {
     const Node& source = m.graph.nodes[in];
@@ -69,11 +69,12 @@ ReferenceRun reference_run(const QuantizedModel& m, const float* input, int64_t 
   ReferenceRun run;
   run.values.resize(m.graph.nodes.size());
   const std::vector<ActShape> shapes = m.graph.shapes();
+  const std::vector<bool> float_outputs = m.float_outputs();
   std::vector<FloatTensor> floats(m.graph.nodes.size());  // the values of float segments
   for (size_t i = 0; i < m.graph.nodes.size(); ++i) {
     const Node& n = m.graph.nodes[i];
     if (m.quant[i].in_float) {
-      run.values[i] = run_float_node(m, shapes, static_cast<int>(i), run.values, floats, N);
+      run.values[i] = run_float_node(m, shapes, float_outputs, static_cast<int>(i), run.values, floats, N);
       continue;
     }
     const OpDef& def = op_def(n.op);
