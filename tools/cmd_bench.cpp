@@ -53,6 +53,10 @@ void add_onnxruntime_models(const InferCommand& c, const QuantizedModel& model, 
 #ifdef OCTET_HAVE_ONNX
   for (const OnnxTarget target : {OnnxTarget::Faithful, OnnxTarget::OnnxRuntime}) {
     const std::string name = onnx_target_name(target);
+    if (target == OnnxTarget::OnnxRuntime && model.mixed_precision()) {
+      std::fprintf(stderr, "note: the model keeps nodes in float: only its faithful export is timed in ORT\n");
+      continue;
+    }
     const std::string exported = peer.scratch_file("octet_int8_" + name + ".onnx");
     if (exported.empty()) return;  // no ORT runner: the peer's note says why
     export_onnx(model, exported, target);
