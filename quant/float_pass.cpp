@@ -3,16 +3,45 @@
 #include <algorithm>
 #include <cstring>
 
+#include "graph/op.h"
+
 namespace octet {
 
-FloatPassRecord::FloatPassRecord(const FloatExecutor& executor, int64_t gptq_images, int64_t logit_images)
-    : output_(static_cast<int>(executor.graph().nodes.size()) - 1) {
+FloatPassRecord::FloatPassRecord(const FloatExecutor& executor, int64_t gptq_images, int64_t logit_images,
+                                 int64_t mean_images)
+    : output_(static_cast<int>(executor.graph().nodes.size()) - 1), mean_images_(mean_images) {
   if (gptq_images > 0) gptq_.emplace(executor, gptq_images);
   if (logit_images > 0) logits_ = FloatTensor({logit_images, executor.shapes().back().c});
+  const Graph& g = executor.graph();
+  channel_sums_.resize(g.nodes.size());
+  summed_values_.assign(g.nodes.size(), 0);
+  if (mean_images > 0)
+    for (const Node& n : g.nodes)
+      if (op_traits(n.op).weighted) channel_sums_[n.inputs[0]].assign(executor.shapes()[n.inputs[0]].c, 0.0);
+}
+
+std::vector<std::vector<double>> FloatPassRecord::channel_means() const {
+  std::vector<std::vector<double>> means = channel_sums_;
+  for (size_t i = 0; i < means.size(); ++i)
+    for (double& m : means[i]) m /= std::max(1.0, summed_values_[i]);
+  return means;
 }
 
 void FloatPassRecord::observe(int node, const FloatTensor& activation, int64_t first) {
   if (gptq_) gptq_->add(node, activation, first);
+  std::vector<double>& sums = channel_sums_[node];
+  if (!sums.empty() && first < mean_images_) {
+    const int64_t C = static_cast<int64_t>(sums.size()), n = std::min(activation.dim(0), mean_images_ - first);
+    const int64_t positions = activation.numel() / (activation.dim(0) * C);
+    for (int64_t b = 0; b < n; ++b)
+      for (int64_t c = 0; c < C; ++c) {
+        const float* x = activation.ptr() + (b * C + c) * positions;
+        double sum = 0;
+        for (int64_t p = 0; p < positions; ++p) sum += x[p];
+        sums[c] += sum;
+      }
+    summed_values_[node] += double(n) * positions;
+  }
   if (node != output_ || logits_.numel() == 0) return;
   const int64_t classes = logits_.dim(1), n = std::min(activation.dim(0), logits_.dim(0) - first);
   if (n > 0) std::memcpy(logits_.ptr() + first * classes, activation.ptr(), sizeof(float) * n * classes);
@@ -20,7 +49,8 @@ void FloatPassRecord::observe(int node, const FloatTensor& activation, int64_t f
 
 void FloatPassRecord::run(const FloatExecutor& executor, const std::vector<float>& images, int64_t batch_size) {
   const int64_t image_numel = executor.shapes()[0].numel();
-  const int64_t count = std::max(gptq_ ? gptq_->count() : 0, logits_.numel() ? logits_.dim(0) : 0);
+  const int64_t count =
+      std::max({gptq_ ? gptq_->count() : 0, logits_.numel() ? logits_.dim(0) : int64_t{0}, mean_images_});
   for (int64_t first = 0; first < count; first += batch_size) {
     const int64_t n = std::min(batch_size, count - first);
     executor.run(images.data() + first * image_numel, n,

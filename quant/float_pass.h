@@ -1,6 +1,7 @@
 // What the quantizer takes from a float pass over the calibration images
-// besides their statistics: GPTQ's input statistics and the float logits that
-// `auto` scores its choices against. quantize_checkpoint records both during
+// besides their statistics: GPTQ's input statistics, the float logits that
+// `auto` scores its choices against, and the channel means bias correction
+// subtracts the weights' rounding at. quantize_checkpoint records both during
 // the calibration pass, which saves quantize() float passes of its own.
 #pragma once
 
@@ -13,9 +14,10 @@ namespace octet {
 
 class FloatPassRecord {
  public:
-  // Records GPTQ's statistics over the first `gptq_images` images and the
-  // logits of the first `logit_images` (0: not needed).
-  FloatPassRecord(const FloatExecutor& executor, int64_t gptq_images, int64_t logit_images);
+  // Records GPTQ's statistics over the first `gptq_images` images, the
+  // logits of the first `logit_images`, and the channel means of every weighted
+  // node's input over the first `mean_images` (0: not needed).
+  FloatPassRecord(const FloatExecutor& executor, int64_t gptq_images, int64_t logit_images, int64_t mean_images = 0);
 
   // Node `node`'s activation for the batch of images that starts at `first`
   // (batches in order, as calibrate() hands them out).
@@ -25,11 +27,17 @@ class FloatPassRecord {
 
   const std::optional<GptqStatistics>& gptq() const { return gptq_; }
   const FloatTensor& logits() const { return logits_; }  // [logit images][classes]
+  // Per node, each channel's mean over images and positions; empty for a node
+  // that no weighted node reads, or without mean images.
+  std::vector<std::vector<double>> channel_means() const;
 
  private:
   int output_;
   std::optional<GptqStatistics> gptq_;
   FloatTensor logits_;
+  int64_t mean_images_;
+  std::vector<std::vector<double>> channel_sums_;  // per node, as channel_means
+  std::vector<double> summed_values_;             // per node: values added into each channel's sum
 };
 
 }  // namespace octet

@@ -14,6 +14,8 @@ QuantizeOptions NamedQuantizeOptions::options() const {
   o.weight_rounding = weight_rounding;
   o.auto_samples = auto_samples;
   o.float_nodes = float_nodes;
+  o.equalize = equalize;
+  o.bias_correction = bias_correction;
   return o;
 }
 
@@ -43,6 +45,11 @@ QuantizeResult quantize_loaded(const Checkpoint& c, std::vector<float> images, c
                                PhaseClock* clock) {
   QuantizeResult r;
   r.folded = fold_for_inference(c.graph, c.params);
+  if (options.equalize) {
+    Equalization e = equalize_cross_layer(r.folded);
+    r.folded = std::move(e.model);
+    r.equalized = std::move(e.pairs);
+  }
   const FloatExecutor executor(r.folded);
   const int64_t numel = executor.shapes()[0].numel();
   check(!images.empty() && static_cast<int64_t>(images.size()) % numel == 0,

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "data/user_data.h"
+#include "quant/equalize.h"
 #include "quant/quantize.h"
 
 namespace octet {
@@ -19,6 +20,7 @@ struct NamedQuantizeOptions {
   int64_t calibration_samples = 1024;
   int64_t auto_samples = QuantizeOptions{}.auto_samples;
   std::vector<std::string> float_nodes;  // kept in float (QuantizeOptions::float_nodes)
+  bool equalize = false, bias_correction = false;
 
   // Fails naming the option whose value is unknown.
   QuantizeOptions options() const;
@@ -27,7 +29,8 @@ struct NamedQuantizeOptions {
 struct QuantizeResult {
   QuantizedModel model;
   Calibration calibration;  // statistics per float inference node
-  FloatModel folded;
+  FloatModel folded;        // the float model quantized: equalized when asked
+  std::vector<EqualizedPair> equalized;
 };
 
 // What images must fit to be a model's input: its dataset, shape, classes.

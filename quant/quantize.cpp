@@ -4,11 +4,13 @@
 #include <cmath>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "common/error.h"
 #include "graph/op.h"
 #include "qmodel/checkpoint_identity.h"
 #include "quant/auto_amax.h"
+#include "quant/bias_correction.h"
 #include "quant/fixed_point.h"
 
 namespace octet {
@@ -204,7 +206,8 @@ void fill_quant(const Plan& plan, const FloatModel& folded, const std::map<std::
 FloatPassRecord float_pass_record(const FloatExecutor& executor, const QuantizeOptions& o, int64_t calibration_samples) {
   const bool gptq = o.weight_rounding == "gptq" && o.scheme != "lab";
   return FloatPassRecord(executor, gptq ? std::min(o.gptq_samples, calibration_samples) : 0,
-                         o.method == AmaxMethod::Auto ? std::min(o.auto_samples, calibration_samples) : 0);
+                         o.method == AmaxMethod::Auto ? std::min(o.auto_samples, calibration_samples) : 0,
+                         o.bias_correction ? calibration_samples : 0);
 }
 
 QuantizedWeights quantize_weights(const FloatTensor& w, bool per_channel, bool lab_scheme, const std::string& layer) {
@@ -256,6 +259,14 @@ QuantizedModel quantize(const Checkpoint& checkpoint, const FloatModel& folded, 
     record = &*own_record;
   }
   const std::map<std::string, QuantizedWeights> weights = quantize_all_weights(folded, *record, o);
+  std::optional<FloatModel> corrected;
+  if (o.bias_correction) {
+    std::set<std::string> kept_in_float;
+    for (size_t i = 0; i < N; ++i)
+      if (plan.in_float[i]) kept_in_float.insert(plan.graph.nodes[i].name);
+    corrected = correct_biases(folded, weights, record->channel_means(), kept_in_float);
+  }
+  const FloatModel& biased = corrected ? *corrected : folded;
   QuantizedModel qm = model_header(checkpoint, plan, o, cal);
   clock->start("amax search");
   if (o.method == AmaxMethod::Auto) {
@@ -264,7 +275,7 @@ QuantizedModel quantize(const Checkpoint& checkpoint, const FloatModel& folded, 
       if (plan.own_scale[i]) search.quantized_nodes.push_back(static_cast<int>(i));
     const auto build = [&](const std::vector<double>& trial, const std::vector<std::string>& trial_methods) {
       QuantizedModel m = qm;
-      fill_quant(plan, folded, weights, trial, trial_methods, &m);
+      fill_quant(plan, biased, weights, trial, trial_methods, &m);
       return m;
     };
     choose_auto_amax(search, build, cal, record->logits(), o.percentile, &amax, &methods);
@@ -276,7 +287,7 @@ QuantizedModel quantize(const Checkpoint& checkpoint, const FloatModel& folded, 
   }
 
   clock->start("assembly");
-  fill_quant(plan, folded, weights, amax, methods, &qm);
+  fill_quant(plan, biased, weights, amax, methods, &qm);
   qm.validate();
   return qm;
 }

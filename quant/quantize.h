@@ -32,6 +32,11 @@ struct QuantizeOptions {
   // Nodes of the quantized graph kept in float (mixed precision, NodeQuant::in_float),
   // by name; an add fused into a conv is named by that conv.
   std::vector<std::string> float_nodes;
+  // Cross-layer equalization of conv pairs before calibration (quant/equalize.h;
+  // applied by quantize_checkpoint, which calibrates), and bias correction of the
+  // weights' rounding (quant/bias_correction.h).
+  bool equalize = false;
+  bool bias_correction = false;
 };
 
 // The float pass record `options` needs (GPTQ statistics, auto's logits) over

@@ -1,4 +1,5 @@
 // `octet quantize`: checkpoint + calibration data -> quantized model file.
+#include <algorithm>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -81,6 +82,16 @@ void run_quantize(const QuantizeCommand& c) {
   }
   std::fprintf(out, "wrote %s (%s, %s, %s scheme, %lld calibration images)\n", c.output.c_str(), r.model.method.c_str(),
               r.model.granularity.c_str(), r.model.scheme.c_str(), static_cast<long long>(r.model.calibration_samples));
+  nlohmann::json equalized = nlohmann::json::array();
+  for (const EqualizedPair& p : r.equalized)
+    equalized.push_back({{"first", p.first}, {"second", p.second}, {"relu6_became_relu", p.relu6_became_relu}});
+  if (c.q.equalize) {
+    const auto relu6 = std::count_if(r.equalized.begin(), r.equalized.end(), [](auto& p) { return p.relu6_became_relu; });
+    std::fprintf(out, "equalized %zu conv pairs (%ld of them through a ReLU6, now ReLU)\n", r.equalized.size(),
+                 static_cast<long>(relu6));
+  }
+  if (c.q.bias_correction) std::fprintf(out, "bias correction: on (%lld calibration images' channel means)\n",
+                                        static_cast<long long>(r.model.calibration_samples));
   const nlohmann::json target_report = target ? report_target(out, *target, c.target) : nlohmann::json();
   const PrecisionSummary precision = precision_summary(model);
   std::fprintf(out, "precision: %s\n", precision.describe().c_str());
@@ -98,6 +109,8 @@ void run_quantize(const QuantizeCommand& c) {
                                               {"granularity", r.model.granularity},
                                               {"scheme", r.model.scheme},
                                               {"calibration_samples", r.model.calibration_samples},
+                                              {"equalized_pairs", c.q.equalize ? equalized : nlohmann::json()},
+                                              {"bias_correction", c.q.bias_correction},
                                               {"precision", precision_json(precision)},
                                               {"accuracy_target", target_report},
                                               {"points", points},

@@ -82,6 +82,13 @@ inline void add_quantize_options(CLI::App* cmd, NamedQuantizeOptions& q) {
                   "Nodes to keep in float (mixed precision; comma-separated names, as `octet summary` lists them): "
                   "each reads its inputs dequantized and quantizes its output; the cpu backend runs such a model")
       ->delimiter(',');
+  cmd->add_flag("--equalize", q.equalize,
+                "Cross-layer equalization before calibration: each conv read only by another conv (through nothing "
+                "or ReLU; a ReLU6 there becomes ReLU) has its output channels' weight ranges balanced with the "
+                "reader's input channels' (Nagel et al. 2019): for per-tensor weights of depthwise networks");
+  cmd->add_flag("--bias-correction", q.bias_correction,
+                "Subtract from each conv's and linear's bias the mean shift its int8 weights' rounding causes, "
+                "from the calibration images' channel means (Nagel et al. 2019)");
 }
 
 }  // namespace octet

@@ -1,0 +1,154 @@
+// Cross-layer equalization (quant/equalize.h) and bias correction
+// (quant/bias_correction.h): what each promises, checked on the zoo's
+// ResNet-20 with CIFAR-10 images and on a grouped/depthwise network.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "data/dataset.h"
+#include "graph/op.h"
+#include "models/checkpoint.h"
+#include "quant/bias_correction.h"
+#include "quant/equalize.h"
+#include "quant/float_pass.h"
+#include "tests/support/random_model.h"
+#include "tests/support/test_util.h"
+
+namespace octet {
+namespace {
+
+// Largest relative difference, over every pair, between output channel c's
+// weight range in the first conv and input channel c's in the second.
+double largest_imbalance(const FloatModel& m, const std::vector<EqualizedPair>& pairs) {
+  double worst = 0;
+  for (const EqualizedPair& p : pairs) {
+    const Node& second = m.graph.nodes[m.graph.find(p.second)];
+    const FloatTensor& w1 = m.params.at(p.first + ".weight");
+    const FloatTensor& w2 = m.params.at(p.second + ".weight");
+    const int64_t C = w1.dim(0), per1 = w1.numel() / C, in_per_group = w2.dim(1);
+    const int64_t window = w2.numel() / (w2.dim(0) * in_per_group), out_per_group = w2.dim(0) / second.groups;
+    std::vector<double> r1(C, 0), r2(C, 0);
+    for (int64_t k = 0; k < w1.numel(); ++k) r1[k / per1] = std::max(r1[k / per1], std::abs(double(w1.data[k])));
+    for (int64_t k = 0; k < w2.numel(); ++k) {
+      const int64_t o = k / (in_per_group * window), j = (k / window) % in_per_group;
+      const int64_t c = (o / out_per_group) * in_per_group + j;
+      r2[c] = std::max(r2[c], std::abs(double(w2.data[k])));
+    }
+    for (int64_t c = 0; c < C; ++c) worst = std::max(worst, std::abs(r1[c] - r2[c]) / std::max(r1[c], r2[c]));
+  }
+  return worst;
+}
+
+double largest_difference(const FloatTensor& a, const FloatTensor& b) {
+  double d = 0;
+  for (int64_t i = 0; i < a.numel(); ++i) d = std::max(d, std::abs(double(a.data[i]) - b.data[i]));
+  return d;
+}
+
+double largest_value(const FloatTensor& a) {
+  double m = 0;
+  for (float v : a.data) m = std::max(m, std::abs(double(v)));
+  return m;
+}
+
+TEST(Equalization, KeepsResNet20sFunctionAndBalancesEveryPair) {
+  const std::string dir = cifar10_dir();
+  if (dir.empty()) GTEST_SKIP() << "CIFAR-10 is not written (OCTET_CIFAR10_DIR; tools/setup.sh writes it)";
+  const Checkpoint checkpoint = load_checkpoint(zoo_checkpoint("resnet20_cifar10"));
+  const FloatModel folded = fold_for_inference(checkpoint.graph, checkpoint.params);
+  const Equalization e = equalize_cross_layer(folded);
+  EXPECT_EQ(e.pairs.size(), 9u);  // each basic block's conv1 -> conv2
+  EXPECT_EQ(e.pairs[0].first, "layer1.0.conv1");
+  EXPECT_EQ(e.pairs[0].second, "layer1.0.conv2");
+  EXPECT_GT(largest_imbalance(folded, e.pairs), 0.5);
+  EXPECT_LT(largest_imbalance(e.model, e.pairs), 1e-3);
+
+  const Dataset test = load_dataset(checkpoint.dataset, dir, Split::Test);
+  const std::vector<float> images = normalized_images(test, checkpoint.mean, checkpoint.std, 0, 64);
+  const FloatTensor before = FloatExecutor(folded).run(images.data(), 64);
+  const FloatTensor after = FloatExecutor(e.model).run(images.data(), 64);
+  EXPECT_LT(largest_difference(before, after), 1e-4 * largest_value(before));
+
+  const Equalization again = equalize_cross_layer(folded);
+  for (const auto& [name, tensor] : e.model.params) EXPECT_EQ(again.model.params.at(name).data, tensor.data) << name;
+}
+
+// Grouped -> depthwise -> pointwise, as in an inverted residual; a ReLU6 between
+// the grouped conv and the depthwise one becomes ReLU.
+TEST(Equalization, ScalesGroupedAndDepthwiseChannelsAndTurnsReLU6IntoReLU) {
+  const Checkpoint c = random_grouped_checkpoint(5);
+  FloatModel folded = fold_for_inference(c.graph, c.params);
+  Node& gc = folded.graph.nodes[folded.graph.find("gc")];
+  ASSERT_TRUE(gc.relu);
+  gc.relu_max = 6;
+  const Equalization e = equalize_cross_layer(folded);
+  ASSERT_EQ(e.pairs.size(), 3u);
+  EXPECT_EQ(e.pairs[0].first + ">" + e.pairs[0].second, "stem>dw");  // dw's output has two readers: no pair
+  EXPECT_EQ(e.pairs[1].first + ">" + e.pairs[1].second, "gc>dw5");
+  EXPECT_EQ(e.pairs[2].first + ">" + e.pairs[2].second, "dw5>project");
+  EXPECT_TRUE(e.pairs[1].relu6_became_relu);
+  EXPECT_FALSE(e.pairs[0].relu6_became_relu);
+  EXPECT_EQ(e.model.graph.nodes[e.model.graph.find("gc")].relu_max, 0.0f);
+  EXPECT_LT(largest_imbalance(e.model, e.pairs), 1e-3);
+
+  FloatModel as_relu = folded;
+  as_relu.graph.nodes[as_relu.graph.find("gc")].relu_max = 0;
+  const std::vector<float> images = random_images(8, folded.graph.shapes()[0], 3);
+  const FloatTensor before = FloatExecutor(as_relu).run(images.data(), 8);
+  const FloatTensor after = FloatExecutor(e.model).run(images.data(), 8);
+  EXPECT_LT(largest_difference(before, after), 1e-4 * largest_value(before));
+}
+
+// Where a layer has no padding nor groups (1 x 1 convs, the linear), its mean output over
+// the calibration images is exactly the float layer's after correction: the
+// int8 weights' rounding moves it, the corrected bias moves it back.
+TEST(BiasCorrection, RemovesTheMeanShiftOfRoundedWeights) {
+  const Checkpoint c = random_grouped_checkpoint(7);
+  const FloatModel folded = fold_for_inference(c.graph, c.params);
+  const FloatExecutor executor(folded);
+  const int64_t count = 32;
+  const std::vector<float> images = random_images(count, executor.shapes()[0], 9);
+  FloatPassRecord record(executor, 0, 0, count);
+  record.run(executor, images);
+  std::map<std::string, QuantizedWeights> weights;
+  for (const Node& n : folded.graph.nodes)
+    if (op_traits(n.op).weighted) weights[n.name] = quantize_weights(folded.weight(n), false, false, n.name);
+  const FloatModel corrected = correct_biases(folded, weights, record.channel_means(), {"dw5"});
+  EXPECT_EQ(corrected.params.at("dw5.bias").data, folded.params.at("dw5.bias").data);  // kept in float
+
+  // Each layer's input, from the float pass, and its mean output shift.
+  std::vector<FloatTensor> values(folded.graph.nodes.size());
+  executor.run(images.data(), count, [&](int node, const FloatTensor& v) { values[node] = v; });
+  const auto mean_shift = [&](const Node& n, const FloatTensor& bias) {
+    const FloatTensor& x = values[n.inputs[0]];
+    const FloatTensor& w = folded.weight(n);
+    const QuantizedWeights& q = weights.at(n.name);
+    const int64_t O = w.dim(0), C = w.dim(1), positions = x.numel() / (count * C);
+    double worst = 0;
+    for (int64_t o = 0; o < O; ++o) {
+      double shift = 0;
+      for (int64_t b = 0; b < count; ++b)
+        for (int64_t p = 0; p < positions; ++p) {
+          double y_float = folded.bias(n).data[o], y_int8 = bias.data[o];
+          for (int64_t k = 0; k < C; ++k) {
+            const double xv = x.data[(b * C + k) * positions + p];
+            y_float += w.data[o * C + k] * xv;
+            y_int8 += double(q.values.data[o * C + k]) / q.scales.data[o] * xv;
+          }
+          shift += y_int8 - y_float;
+        }
+      worst = std::max(worst, std::abs(shift / double(count * positions)));
+    }
+    return worst;
+  };
+  for (const char* name : {"project", "fc"}) {
+    const Node& n = folded.graph.nodes[folded.graph.find(name)];
+    const double before = mean_shift(n, folded.bias(n)), after = mean_shift(n, corrected.bias(n));
+    EXPECT_GT(before, 1e-4) << name;
+    EXPECT_LT(after, 1e-3 * before) << name;
+  }
+}
+
+}  // namespace
+}  // namespace octet
