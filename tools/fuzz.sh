@@ -6,7 +6,8 @@
 # starts from the committed seeds in tests/fuzz/corpus/TARGET and grows a
 # working corpus in build-fuzz/corpus/TARGET; a crash is written to
 # build-fuzz/findings/TARGET/ and the script exits non-zero. The last line of
-# each run's log (build-fuzz/logs/TARGET.log) holds the executions done.
+# each run's log (build-fuzz/logs/TARGET.log) holds the executions done. The
+# targets run side by side, one per core (OCTET_FUZZ_JOBS).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -45,22 +46,41 @@ if [ -z "${TMPDIR:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ]; then
   export TMPDIR=/dev/shm
 fi
 
+# One target: its log, and a status file read below (the targets run side by side).
+fuzz_one() {
+  local target=$1 corpus=$build/corpus/$1 findings=$build/findings/$1
+  shift
+  mkdir -p "$corpus" "$findings"
+  if "$build/tests/fuzz/fuzz_$target" "$corpus" "tests/fuzz/corpus/$target" \
+      -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=20 -max_len=65536 \
+      -artifact_prefix="$findings/" -print_final_stats=1 "$@" >"$build/logs/$target.log" 2>&1; then
+    echo passed >"$build/logs/$target.status"
+  else
+    echo failed >"$build/logs/$target.status"
+  fi
+}
+
+# As many targets at a time as there are cores (OCTET_FUZZ_JOBS): each is one process.
+jobs=${OCTET_FUZZ_JOBS:-$(nproc)}
+mkdir -p "$build/logs"
+for target in "${selected[@]}"; do
+  rm -f "$build/logs/$target.status"
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
+  echo "fuzzing $target for $seconds s (log: $build/logs/$target.log)"
+  fuzz_one "$target" "$@" &
+done
+wait
+
 status=0
 clean=0
 for target in "${selected[@]}"; do
-  corpus=$build/corpus/$target
-  findings=$build/findings/$target
-  mkdir -p "$corpus" "$findings" "$build/logs"
-  echo "fuzzing $target for $seconds s (log: $build/logs/$target.log)"
-  if ! "$build/tests/fuzz/fuzz_$target" "$corpus" "tests/fuzz/corpus/$target" \
-      -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=20 -max_len=65536 \
-      -artifact_prefix="$findings/" -print_final_stats=1 "$@" >"$build/logs/$target.log" 2>&1; then
-    echo "tools/fuzz.sh: $target found a crash (see $build/logs/$target.log and $findings/)" >&2
-    status=1
-  else
+  if [ "$(cat "$build/logs/$target.status" 2>/dev/null)" = passed ]; then
     clean=$((clean + 1))
+  else
+    echo "tools/fuzz.sh: $target found a crash (see $build/logs/$target.log and $build/findings/$target/)" >&2
+    status=1
   fi
-  grep -E "stat::number_of_executed_units|Done [0-9]+ runs" "$build/logs/$target.log" | tail -2 || true
+  echo "$target: $(grep -E "stat::number_of_executed_units|Done [0-9]+ runs" "$build/logs/$target.log" | tail -1 || true)"
 done
 # One line a CI log reader understands: targets that ran clean, and those that crashed.
 echo "fuzz: $clean passed, $((${#selected[@]} - clean)) failed"
