@@ -7,7 +7,8 @@ each, how often their predictions agree, and how far their logits differ.
         --data .data/cifar-10-batches-bin [--limit N] [--json FILE]
 
 The ONNX model runs on onnxruntime where it is installed (the GPU machine),
-else on onnx's ReferenceEvaluator (onnx 1.13 or later), else on the operator
+else on npm's onnxruntime-node where tools/setup.sh test installed it into .ort/
+(python/tests/ort_peer.py), else on onnx's ReferenceEvaluator (onnx 1.13 or later), else on the operator
 evaluator of octet's tests (python/tests/qdq_reference.py)."""
 
 import argparse
@@ -31,6 +32,11 @@ def onnx_runner(path):
         )[0]
     except ImportError:
         pass
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests"))
+    import ort_peer
+
+    if not ort_peer.missing():
+        return f"onnxruntime-node {ort_peer.version()} (CPU)", lambda x: ort_peer.run(path, {"input": x})[0]
     import onnx
 
     model = onnx.load(str(path))
@@ -40,7 +46,6 @@ def onnx_runner(path):
         evaluator = ReferenceEvaluator(model)
         return f"onnx {onnx.__version__} ReferenceEvaluator", lambda x: evaluator.run(["logits"], {"input": x})[0]
     except ImportError:
-        sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests"))
         import qdq_reference
 
         return "octet's test evaluator (qdq_reference)", lambda x: qdq_reference.run(model, {"input": x})["logits"]
