@@ -46,7 +46,7 @@ std::vector<int> float_counterparts(const Graph& fg, const Graph& qg) {
 }
 
 EvalReport evaluate(const FloatExecutor& float_model, const Engine& engine, const Dataset& test, int64_t limit,
-                    bool with_layers, int64_t batch_size) {
+                    bool with_layers, int64_t batch_size, const FloatExecutor* layer_reference) {
   const QuantizedModel& qm = engine.model();
   const ActShape input = qm.graph.shapes()[0];
   const int64_t images = limit > 0 ? std::min(limit, test.size()) : test.size();
@@ -76,10 +76,15 @@ EvalReport evaluate(const FloatExecutor& float_model, const Engine& engine, cons
     const std::vector<float> x = normalized_images(test, qm.mean, qm.std, first, n);
     std::map<int, FloatTensor> float_values;  // by quantized node
     auto t0 = Clock::now();
-    const FloatTensor float_logits = float_model.run(x.data(), n, [&](int node, const FloatTensor& act) {
+    const auto keep_watched = [&](int node, const FloatTensor& act) {
       auto it = watched.find(node);
       if (it != watched.end()) float_values[it->second] = act;
-    });
+    };
+    const bool own_reference = layer_reference && with_layers;
+    const FloatTensor float_logits =
+        own_reference ? float_model.run(x.data(), n) : float_model.run(x.data(), n, keep_watched);
+    const auto float_done = Clock::now();
+    if (own_reference) layer_reference->run(x.data(), n, keep_watched);  // timed by neither side
     auto t1 = Clock::now();
     // The hook only where layers are compared: a backend may run slower with one.
     Engine::Hook hook;
@@ -97,7 +102,7 @@ EvalReport evaluate(const FloatExecutor& float_model, const Engine& engine, cons
       };
     const FloatTensor int8_logits = engine.dequantize_logits(engine.run(x.data(), n, hook));
     auto t2 = Clock::now();
-    report.float_seconds += std::chrono::duration<double>(t1 - t0).count();
+    report.float_seconds += std::chrono::duration<double>(float_done - t0).count();
     report.int8_seconds += std::chrono::duration<double>(t2 - t1).count();
     for (int64_t b = 0; b < n; ++b) {
       const int64_t label = report.labelled ? test.labels[first + b] : -1;

@@ -32,9 +32,12 @@ struct EvalReport {
 std::vector<int> float_counterparts(const Graph& float_graph, const Graph& quantized_graph);
 
 // Evaluates the first `limit` test images (0: all); `with_layers` adds the SQNR
-// report. Images without labels give the agreement and SQNR only.
+// report. Images without labels give the agreement and SQNR only. Layers
+// compare with `layer_reference` where given (an equalized model's float
+// model: quant/equalize.h, equalized_reference), the logits always with
+// `float_model`.
 EvalReport evaluate(const FloatExecutor& float_model, const Engine& engine, const Dataset& test, int64_t limit,
-                    bool with_layers, int64_t batch_size = 250);
+                    bool with_layers, int64_t batch_size = 250, const FloatExecutor* layer_reference = nullptr);
 
 std::string eval_report_json(const EvalReport& report);
 std::string eval_report_table(const EvalReport& report);

@@ -213,6 +213,14 @@ void save_quantized_model(const QuantizedModel& m, const std::string& path) {
       if (owned.count(suffix)) file.put(n.name + suffix, tensor);
     });
   }
+  nlohmann::json calibration = {{"method", m.method},
+                                 {"granularity", m.granularity},
+                                 {"scheme", m.scheme},
+                                 {"weight_rounding", m.weight_rounding},
+                                 {"samples", m.calibration_samples}};
+  // Only when set: a model quantized without them keeps its bytes.
+  if (m.equalized) calibration["equalized"] = true;
+  if (m.bias_corrected) calibration["bias_corrected"] = true;
   file.metadata = {
       {"format", kQuantizedFormat},
       {"format_version", std::to_string(m.mixed_precision() ? kQuantizedMixedVersion : kQuantizedVersion)},
@@ -222,12 +230,7 @@ void save_quantized_model(const QuantizedModel& m, const std::string& path) {
       {"classes", nlohmann::json(m.classes).dump()},
       {"mean", nlohmann::json(m.mean).dump()},
       {"std", nlohmann::json(m.std).dump()},
-      {"calibration", nlohmann::json({{"method", m.method},
-                                      {"granularity", m.granularity},
-                                      {"scheme", m.scheme},
-                                      {"weight_rounding", m.weight_rounding},
-                                      {"samples", m.calibration_samples}})
-                          .dump()},
+      {"calibration", calibration.dump()},
       {"source_checkpoint", nlohmann::json({{"model", m.source.model},
                                             {"params_sha256", m.source.params_sha256},
                                             {"graph_sha256", m.source.graph_sha256}})
@@ -264,6 +267,8 @@ QuantizedModel load_quantized_model(const std::string& path) {
     m.scheme = calibration.at("scheme").get<std::string>();
     m.weight_rounding = calibration.at("weight_rounding").get<std::string>();
     m.calibration_samples = json_int64(calibration.at("samples"), "calibration samples");
+    m.equalized = calibration.value("equalized", false);
+    m.bias_corrected = calibration.value("bias_corrected", false);
     const nlohmann::json source = nlohmann::json::parse(file.meta("source_checkpoint"));
     m.source.model = source.at("model").get<std::string>();
     m.source.params_sha256 = source.at("params_sha256").get<std::string>();

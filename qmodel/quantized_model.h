@@ -47,6 +47,10 @@ struct QuantizedModel {
   std::vector<float> mean, std;
   std::string method, granularity, scheme, weight_rounding;
   int64_t calibration_samples = 0;
+  // Quantized from the checkpoint's folded model after cross-layer equalization
+  // (quant/equalize.h): layer outputs compare with that model's, not the
+  // checkpoint's. With bias correction (quant/bias_correction.h).
+  bool equalized = false, bias_corrected = false;
   CheckpointIdentity source;  // the float checkpoint it was quantized from
 
   int output() const { return graph.output(); }

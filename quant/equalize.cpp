@@ -88,4 +88,9 @@ Equalization equalize_cross_layer(const FloatModel& model) {
   return e;
 }
 
+std::optional<FloatModel> equalized_reference(const FloatModel& folded, const QuantizedModel& model) {
+  if (!model.equalized) return std::nullopt;
+  return equalize_cross_layer(folded).model;
+}
+
 }  // namespace octet

@@ -9,10 +9,12 @@
 // as in the paper (its clip at 6 would move to 6 / s_i, channel by channel).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "graph/fold.h"
+#include "qmodel/quantized_model.h"
 
 namespace octet {
 
@@ -29,5 +31,11 @@ struct Equalization {
 
 // Deterministic; a model without such a pair comes back unchanged.
 Equalization equalize_cross_layer(const FloatModel& model);
+
+// The float model whose layer outputs a quantized model's stand for: the
+// checkpoint's `folded` model, equalized again (the same bytes) where `model`
+// was quantized so; empty otherwise. Its logits differ from the checkpoint's
+// only where a ReLU6 became ReLU.
+std::optional<FloatModel> equalized_reference(const FloatModel& folded, const QuantizedModel& model);
 
 }  // namespace octet

@@ -60,6 +60,7 @@ QuantizeResult quantize_loaded(const Checkpoint& c, std::vector<float> images, c
   r.calibration = calibrate(executor, std::move(images), count, 128,
                             [&](int node, const FloatTensor& act, int64_t first) { record.observe(node, act, first); });
   r.model = quantize(c, r.folded, r.calibration, options, clock, &record);
+  r.model.equalized = options.equalize;
   return r;
 }
 }  // namespace

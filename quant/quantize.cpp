@@ -121,6 +121,7 @@ QuantizedModel model_header(const Checkpoint& checkpoint, const Plan& plan, cons
   qm.scheme = o.scheme;
   qm.weight_rounding = o.scheme == "lab" ? "nearest" : o.weight_rounding;
   qm.calibration_samples = cal.samples;
+  qm.bias_corrected = o.bias_correction;
 
   return qm;
 }

@@ -33,8 +33,9 @@ struct QuantizeOptions {
   // by name; an add fused into a conv is named by that conv.
   std::vector<std::string> float_nodes;
   // Cross-layer equalization of conv pairs before calibration (quant/equalize.h;
-  // applied by quantize_checkpoint, which calibrates), and bias correction of the
-  // weights' rounding (quant/bias_correction.h).
+  // applied by quantize_checkpoint, which calibrates: quantize() takes the
+  // model as given), and bias correction of the weights' rounding
+  // (quant/bias_correction.h).
   bool equalize = false;
   bool bias_correction = false;
 };

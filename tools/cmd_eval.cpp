@@ -2,11 +2,13 @@
 // their difference, agreement and the per-layer SQNR report.
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "common/file_io.h"
 #include "evaluate/evaluate.h"
 #include "qmodel/checkpoint_identity.h"
 #include "qmodel/precision.h"
+#include "quant/equalize.h"
 #include "quant/pipeline.h"
 #include "tools/commands.h"
 #include "tools/options.h"
@@ -25,7 +27,8 @@ void run_eval(const EvalCommand& c) {
   check(c.limit >= 0, "--limit must be 0 (all test images) or more, not " + std::to_string(c.limit));
   const DataOptions data = c.data.data();
   Checkpoint checkpoint = load_checkpoint(c.checkpoint);
-  const FloatExecutor float_model(fold_for_inference(checkpoint.graph, checkpoint.params));
+  const FloatModel folded = fold_for_inference(checkpoint.graph, checkpoint.params);
+  const FloatExecutor float_model(folded);
   std::string json;
   if (c.quantized.empty()) {
     c.data.normalise(&checkpoint.mean, &checkpoint.std, "'" + c.checkpoint + "'");
@@ -53,7 +56,13 @@ void run_eval(const EvalCommand& c) {
     c.data.normalise(&model.mean, &model.std, "'" + c.quantized + "'");
     const Dataset test = load_evaluation_images(model_input(checkpoint), data, c.limit);
     const std::unique_ptr<Engine> engine = make_engine(model, c.backend);
-    const EvalReport report = evaluate(float_model, *engine, test, c.limit, c.layers);
+    const std::optional<FloatModel> equalized = equalized_reference(folded, model);
+    const std::optional<FloatExecutor> layer_reference =
+        equalized ? std::optional<FloatExecutor>(std::in_place, *equalized) : std::nullopt;
+    const EvalReport report =
+        evaluate(float_model, *engine, test, c.limit, c.layers, 250, layer_reference ? &*layer_reference : nullptr);
+    if (model.equalized && c.layers)
+      std::fprintf(report_stream(c.json), "layers compare with the checkpoint equalized as quantized (--equalize)\n");
     const PrecisionSummary precision = precision_summary(model);
     std::fprintf(report_stream(c.json), "int8 on %s (%s)\n%s", engine->backend().c_str(),
                  precision.describe().c_str(), eval_report_table(report).c_str());

@@ -7,6 +7,7 @@
 #include "common/error.h"
 #include "common/file_io.h"
 #include "qmodel/checkpoint_identity.h"
+#include "quant/equalize.h"
 #include "report/data.h"
 #include "report/html_page.h"
 #include "tools/commands.h"
@@ -38,7 +39,8 @@ void run_report(const ReportCommand& c) {
     c.data.normalise(&model.mean, &model.std, "'" + c.quantized + "'");
     checkpoint.mean = model.mean;  // calibrated again as the model was (quantize may have been given --mean/--std)
     checkpoint.std = model.std;
-    const FloatModel folded = fold_for_inference(checkpoint.graph, checkpoint.params);
+    const FloatModel checkpoint_folded = fold_for_inference(checkpoint.graph, checkpoint.params);
+    const FloatModel folded = equalized_reference(checkpoint_folded, model).value_or(checkpoint_folded);
     report = build_calibration_report(checkpoint, folded, recalibrate(checkpoint, folded, model, data), model, data,
                                       c.limit, options.percentile);
   }

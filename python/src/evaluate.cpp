@@ -23,19 +23,24 @@ py::dict evaluate_py(const PyCheckpoint& c, PyQuantized& q, const std::optional<
   check_batch_size(batch_size);
   const QuantizedModel& qm = q.model();
   check_quantized_from(qm, "the quantized model", c.checkpoint(), "'" + c.path() + "'");
+  // An equalized model's layers compare with the float model it was quantized from.
+  const std::optional<FloatModel> equalized = equalized_reference(c.folded(), qm);
+  const std::optional<FloatExecutor> reference =
+      equalized ? std::optional<FloatExecutor>(std::in_place, *equalized) : std::nullopt;
+  const FloatExecutor* layer_reference = reference ? &*reference : nullptr;
   EvalReport report;
   if (!eval_data.is_none() && !is_path(eval_data)) {  // arrays of model inputs and labels
     check(resize == 0 && crop == 0, "resize and crop apply to a folder of images, not to an array of model inputs");
     const Dataset test = array_dataset(eval_data, eval_labels, q.input(), qm.num_classes());
     py::gil_scoped_release release;
-    report = evaluate(c.executor(), q.engine(backend), test, limit, layers, batch_size);
+    report = evaluate(c.executor(), q.engine(backend), test, limit, layers, batch_size, layer_reference);
   } else {
     DataOptions data(data_dir.value_or(""));
     if (!eval_data.is_none()) data.eval = image_source(eval_data, eval_labels, resize, crop);
     check(eval_labels.is_none() || !eval_data.is_none(), "eval_labels goes with eval_data");
     py::gil_scoped_release release;
     const Dataset test = load_evaluation_images(model_input(qm), data, limit);
-    report = evaluate(c.executor(), q.engine(backend), test, limit, layers, batch_size);
+    report = evaluate(c.executor(), q.engine(backend), test, limit, layers, batch_size, layer_reference);
   }
   py::list layer_list;
   for (const LayerReport& l : report.layers) {

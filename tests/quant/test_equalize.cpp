@@ -5,13 +5,18 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <optional>
 
 #include "data/dataset.h"
+#include "evaluate/evaluate.h"
 #include "graph/op.h"
 #include "models/checkpoint.h"
 #include "quant/bias_correction.h"
 #include "quant/equalize.h"
 #include "quant/float_pass.h"
+#include "quant/pipeline.h"
+#include "runtime/cpu/cpu_engine.h"
 #include "tests/support/random_model.h"
 #include "tests/support/test_util.h"
 
@@ -148,6 +153,42 @@ TEST(BiasCorrection, RemovesTheMeanShiftOfRoundedWeights) {
     EXPECT_GT(before, 1e-4) << name;
     EXPECT_LT(after, 1e-3 * before) << name;
   }
+}
+
+// An equalized model says so in its file, and its layers compare with the
+// float model it was quantized from: against the checkpoint's own, the first
+// conv of each pair would be off by its channels' scales.
+TEST(Equalization, EvaluationComparesLayersWithTheEqualizedFloatModel) {
+  const std::string dir = cifar10_dir();
+  if (dir.empty()) GTEST_SKIP() << "CIFAR-10 is not written (OCTET_CIFAR10_DIR; tools/setup.sh writes it)";
+  const Checkpoint checkpoint = load_checkpoint(zoo_checkpoint("resnet20_cifar10"));
+  QuantizeOptions options = quick_quantize_options();
+  options.per_channel = false;
+  options.equalize = true;
+  const QuantizeResult r = quantize_checkpoint(checkpoint, dir, options, 128);
+  const std::string path = testing::TempDir() + "/equalized.int8.octet";
+  save_quantized_model(r.model, path);
+  const QuantizedModel loaded = load_quantized_model(path);
+  std::remove(path.c_str());
+  EXPECT_TRUE(loaded.equalized);
+  EXPECT_FALSE(loaded.bias_corrected);
+
+  const FloatModel folded = fold_for_inference(checkpoint.graph, checkpoint.params);
+  const std::optional<FloatModel> reference = equalized_reference(folded, loaded);
+  ASSERT_TRUE(reference.has_value());
+  const Dataset test = load_dataset(checkpoint.dataset, dir, Split::Test);
+  const CpuEngine engine(loaded);
+  const FloatExecutor as_quantized(*reference), original(folded);
+  const EvalReport right = evaluate(original, engine, test, 200, true, 100, &as_quantized);
+  const EvalReport wrong = evaluate(original, engine, test, 200, true, 100);
+  EXPECT_EQ(right.agreement, wrong.agreement);  // the logits compare with the checkpoint's either way
+  const auto sqnr_of = [](const EvalReport& e, const std::string& name) {
+    for (const LayerReport& l : e.layers)
+      if (l.name == name) return l.sqnr_db;
+    return -1.0;
+  };
+  EXPECT_GT(sqnr_of(right, "layer1.0.conv1"), 20);
+  EXPECT_LT(sqnr_of(wrong, "layer1.0.conv1"), sqnr_of(right, "layer1.0.conv1") - 10);
 }
 
 }  // namespace
