@@ -144,7 +144,7 @@ std::vector<int64_t> validation_indices(int64_t size, int64_t samples, int64_t c
 }
 
 TargetResult quantize_to_target(const QuantizedModel& int8, const FloatModel& folded, const Dataset& validation,
-                                const AccuracyTarget& target) {
+                                const AccuracyTarget& target, bool always_measure_sensitivity) {
   check(target.set(), "no accuracy target given (--min-agreement or --max-drop)");
   check(target.min_agreement <= 100, "--min-agreement is a percentage: at most 100");
   const ValidationScorer scorer(folded, validation, int8.mean, int8.std);
@@ -162,9 +162,11 @@ TargetResult quantize_to_target(const QuantizedModel& int8, const FloatModel& fo
   r.all_int8 = scorer.score(int8);
   r.model = int8;
   r.chosen = r.all_int8;
-  if ((r.met = meets(r.all_int8, target))) return r;
+  if ((r.met = meets(r.all_int8, target)) && !always_measure_sensitivity) return r;
 
-  Progress progress("accuracy target: per-layer sensitivity, then float layers", 2 * int64_t(layers.size()));
+  Progress progress(r.met ? "accuracy target: per-layer sensitivity"
+                          : "accuracy target: per-layer sensitivity, then float layers",
+                    (r.met ? 1 : 2) * int64_t(layers.size()));
   for (int i : layers) {
     std::vector<bool> only(nodes, false), all_but(nodes, false);
     only[i] = true;
@@ -173,6 +175,10 @@ TargetResult quantize_to_target(const QuantizedModel& int8, const FloatModel& fo
                              scorer.score(with_float_nodes(int8, folded, only)).agreement,
                              scorer.score(with_float_nodes(int8, folded, all_but)).agreement});
     progress.advance();
+  }
+  if (r.met) {  // by the all-int8 model
+    progress.finish();
+    return r;
   }
   // Most to gain alone in float first, then least agreement alone in int8, then fewest MACs.
   std::vector<size_t> order(layers.size());

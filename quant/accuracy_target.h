@@ -45,9 +45,11 @@ struct TargetResult {
 };
 
 // `int8` is the all-int8 model quantized from `folded`; `validation` holds
-// images (labels where it has them) normalised by `mean` and `std`.
+// images (labels where it has them) normalised by `mean` and `std`. The
+// per-layer sensitivity is measured where the all-int8 model misses the
+// target, or always with `always_measure_sensitivity` (the report's chart).
 TargetResult quantize_to_target(const QuantizedModel& int8, const FloatModel& folded, const Dataset& validation,
-                                const AccuracyTarget& target);
+                                const AccuracyTarget& target, bool always_measure_sensitivity = false);
 
 // The search as `quantize --json` and the Python module give it.
 nlohmann::json target_json(const TargetResult& result, const AccuracyTarget& target);

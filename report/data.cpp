@@ -101,6 +101,8 @@ CalibrationReport build_calibration_report(const Checkpoint& checkpoint, const F
   r.granularity = model.granularity;
   r.scheme = model.scheme;
   r.weight_rounding = model.weight_rounding;
+  r.equalized = model.equalized;
+  r.bias_corrected = model.bias_corrected;
   r.calibration_samples = model.calibration_samples;
   if (!data.calib.empty()) r.calibration_from = data.calib.path;
   if (!data.eval.empty()) r.test_from = data.eval.path;
@@ -137,7 +139,8 @@ CalibrationReport build_calibration_report(const Checkpoint& checkpoint, const F
       a.chosen = measure(stats, q.method, q.amax);
       layer.activation = std::move(a);
     }
-    if (op_traits(n.op).weighted) {
+    layer.in_float = q.in_float;
+    if (op_traits(n.op).weighted && !q.in_float) {  // a float node keeps its float weights: no int8 to show
       const int f = folded.graph.find(n.name);
       check(f >= 0, "layer '" + n.name + "' of the quantized model has no weights in the checkpoint");
       layer.weights = weight_view(folded.weight(folded.graph.nodes[f]), q);
@@ -173,7 +176,8 @@ std::string calibration_report_json(const CalibrationReport& r) {
                         {"id", l.id},
                         {"sqnr_db", finite_or_null(l.sqnr_db)},
                         {"alone_db", finite_or_null(l.alone_db)},
-                        {"advice", l.advice}};
+                        {"advice", l.advice},
+                        {"in_float", l.in_float}};
     if (l.activation) {
       nlohmann::json methods = nlohmann::json::array();
       for (const MethodChoice& m : l.activation->methods) methods.push_back(choice_json(m));
@@ -199,11 +203,14 @@ std::string calibration_report_json(const CalibrationReport& r) {
                          {"granularity", r.granularity},
                          {"scheme", r.scheme},
                          {"weight_rounding", r.weight_rounding},
+                         {"equalized", r.equalized},
+                         {"bias_corrected", r.bias_corrected},
                          {"calibration_samples", r.calibration_samples},
                          {"images", r.eval.images},
                          {"float_top1", r.eval.labelled ? nlohmann::json(r.eval.float_top1) : nlohmann::json()},
                          {"int8_top1", r.eval.labelled ? nlohmann::json(r.eval.int8_top1) : nlohmann::json()},
                          {"agreement", r.eval.agreement},
+                         {"accuracy_target", r.target ? target_json(*r.target, r.goal) : nlohmann::json()},
                          {"layers", layers}})
       .dump(2);
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "evaluate/evaluate.h"
+#include "quant/accuracy_target.h"
 #include "quant/pipeline.h"
 
 namespace octet {
@@ -43,16 +44,22 @@ struct LayerView {
   double sqnr_db = 0;                        // measured output SQNR against float (infinite: exact)
   double alone_db = 0;              // estimated cost of quantizing only this layer: its output at amax and its weights
   std::vector<std::string> advice;  // "what to try", for the layers that lose most
+  bool in_float = false;            // kept in float (mixed precision): reads dequantized inputs, float weights
 };
 
 struct CalibrationReport {
   std::string checkpoint_path, quantized_path;  // quantized_path empty: quantized by the report itself
   std::string model, dataset, method, granularity, scheme, weight_rounding;
   int64_t calibration_samples = 0;
+  bool equalized = false, bias_corrected = false;  // QuantizedModel's
   std::string calibration_from = "training split", test_from = "test split";  // or the user's files
   double percentile = 99.99;
   EvalReport eval;
   std::vector<LayerView> layers;  // graph order
+  // With an accuracy target (octet report --min-agreement/--max-drop): its
+  // search, whose model the report is of; the sensitivity chart and the decision.
+  std::optional<TargetResult> target;
+  AccuracyTarget goal;
 };
 
 // Calibrates `folded` again on the training images `model` was calibrated on

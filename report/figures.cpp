@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
+#include <set>
 #include <string>
 
 #include "common/svg_axis.h"
@@ -226,6 +227,71 @@ std::string sqnr_overview_svg(const std::vector<LayerView>& layers) {
       "<text x=\"%.1f\" y=\"%.1f\" class=\"tick\" text-anchor=\"middle\">SQNR (dB) of each layer's int8 output against "
       "float</text>\n",
       f.left + f.plot_w() / 2, f.height - 2);
+  out += "</svg>\n";
+  return out;
+}
+
+std::string sensitivity_svg(const TargetResult& t, double goal_agreement) {
+  const double row = 30;
+  const Frame f{760, 88 + row * static_cast<double>(t.sensitivity.size()), 190, 70, 40, 48};
+  // Agreement sits near 100%: the axis starts at the lowest value, rounded down.
+  double low = 100;
+  for (const LayerSensitivity& l : t.sensitivity) low = std::min({low, l.only_it_float, l.only_it_int8});
+  low = std::min(low, t.all_int8.agreement);
+  if (goal_agreement >= 0) low = std::min(low, goal_agreement);
+  double step = 0.1;  // round numbers, at most 8 ticks
+  for (double s : {0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0})
+    if ((100 - low) / s <= 7) {
+      step = s;
+      break;
+    }
+  low = std::max(0.0, std::floor(low / step - 1e-9) * step);
+  const auto x_of = [&](double v) { return f.left + f.plot_w() * (v - low) / (100 - low); };
+
+  std::string out;
+  open_svg(out, f, "Per-layer sensitivity: agreement with float, only this layer in float or in int8");
+  for (double v = low; v <= 100 + 1e-9; v += step)
+    add(out,
+        "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" class=\"grid\"/><text x=\"%.1f\" y=\"%.1f\" "
+        "class=\"tick\" text-anchor=\"middle\">%g</text>\n",
+        x_of(v), x_of(v), f.top, f.top + f.plot_h(), x_of(v), f.top + f.plot_h() + 14, v);
+  const double all_int8 = x_of(t.all_int8.agreement);
+  add(out,
+      "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#333\" stroke-dasharray=\"4 3\"/>"
+      "<text x=\"%.1f\" y=\"%.1f\" class=\"tick\" text-anchor=\"middle\">all int8 %.2f%%</text>\n",
+      all_int8, all_int8, f.top - 4, f.top + f.plot_h(), all_int8, f.top - 8, t.all_int8.agreement);
+  if (goal_agreement >= 0) {
+    const double goal = x_of(goal_agreement);
+    add(out,
+        "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#1f77b4\" stroke-width=\"2\"/>"
+        "<text x=\"%.1f\" y=\"%.1f\" class=\"tick\" text-anchor=\"middle\" fill=\"#1f77b4\">goal %.2f%%</text>\n",
+        goal, goal, f.top - 4, f.top + f.plot_h(), goal, f.top - 18, goal_agreement);
+  }
+  const std::set<std::string> kept(t.float_layers.begin(), t.float_layers.end());
+  for (size_t i = 0; i < t.sensitivity.size(); ++i) {
+    const LayerSensitivity& l = t.sensitivity[i];
+    const double y = f.top + row * static_cast<double>(i);
+    const bool in_float = kept.count(l.name) > 0;
+    add(out, "<text x=\"%.1f\" y=\"%.1f\" class=\"name\" text-anchor=\"end\"%s>%s%s</text>\n", f.left - 6,
+        y + row / 2 + 3, in_float ? " font-weight=\"bold\"" : "", html_escape(l.name).c_str(),
+        in_float ? " (float)" : "");
+    const double bars[2] = {l.only_it_float, l.only_it_int8};
+    const char* colours[2] = {"#2ca02c", "#d62728"};
+    for (int k = 0; k < 2; ++k) {
+      const double top = y + 3 + k * (row - 6) / 2;
+      add(out,
+          "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"/>"
+          "<text x=\"%.1f\" y=\"%.1f\" class=\"tick\">%.2f%%</text>\n",
+          f.left, top, std::max(0.0, x_of(bars[k]) - f.left), (row - 6) / 2 - 1, colours[k], x_of(bars[k]) + 4,
+          top + (row - 6) / 2 - 3, bars[k]);
+    }
+  }
+  add(out,
+      "<rect x=\"%.1f\" y=\"%.1f\" width=\"10\" height=\"8\" fill=\"#2ca02c\"/><text x=\"%.1f\" y=\"%.1f\" "
+      "class=\"tick\">only this layer in float (the rest int8)</text><rect x=\"%.1f\" y=\"%.1f\" width=\"10\" "
+      "height=\"8\" fill=\"#d62728\"/><text x=\"%.1f\" y=\"%.1f\" class=\"tick\">only this layer in int8 (the "
+      "rest float)</text>\n",
+      f.left, f.height - 12, f.left + 14, f.height - 4, f.left + 300, f.height - 12, f.left + 314, f.height - 4);
   out += "</svg>\n";
   return out;
 }

@@ -24,6 +24,12 @@ std::string channel_spread_svg(const WeightView& weights);
 // One bar per layer, graph order, linking to the layer's section.
 std::string sqnr_overview_svg(const std::vector<LayerView>& layers);
 
+// Per weighted layer, graph order: agreement with float on the validation
+// images with only it in float, and with only it in int8; the layers the
+// target's search kept in float marked, the all-int8 agreement and the goal
+// (`goal_agreement` < 0: none) as vertical lines.
+std::string sensitivity_svg(const TargetResult& target, double goal_agreement);
+
 std::string html_escape(const std::string& text);
 
 }  // namespace octet

@@ -78,6 +78,10 @@ std::string summary_section(const CalibrationReport& r) {
   out += row("quantized model", r.quantized_path.empty() ? "quantized by this report (not saved)" : r.quantized_path);
   out += row("amax method", r.method) + row("weight scales", r.granularity) + row("scheme", r.scheme);
   out += row("weight rounding", r.weight_rounding);
+  if (r.equalized || r.bias_corrected)
+    out += row("before rounding", std::string(r.equalized ? "cross-layer equalization" : "") +
+                                      (r.equalized && r.bias_corrected ? ", " : "") +
+                                      (r.bias_corrected ? "bias correction" : ""));
   out += row("calibration images", std::to_string(r.calibration_samples) + " (" + r.calibration_from + ")");
   out += row("percentile (for the percentile method)", fmt("%g", r.percentile));
   out += row("test images", std::to_string(e.images) + (r.test_from == "test split" ? "" : " (" + r.test_from + ")") +
@@ -175,7 +179,8 @@ std::string methods_table(const ActivationView& a) {
 
 std::string layer_section(const LayerView& l) {
   std::string out = "<article class=\"layer\" id=\"" + l.id + "\"><h3>" + html_escape(l.name) + " <span class=\"op\">" +
-                    html_escape(l.op) + "</span><span class=\"db " + db_class(l.sqnr_db) + "\">SQNR " +
+                    html_escape(l.op) + (l.in_float ? " &middot; runs in float" : "") + "</span><span class=\"db " +
+                    db_class(l.sqnr_db) + "\">SQNR " +
                     db_text(l.sqnr_db) + "</span></h3>\n<div class=\"row\">";
   if (const auto& a = l.activation) {
     out += "<div><b>Output activations</b> <span class=\"op\">(|x| on the calibration images, log count; range " +
@@ -201,6 +206,30 @@ std::string layer_section(const LayerView& l) {
   return out + "</article>\n";
 }
 
+// The accuracy target's search: the goal, the scores, the layers kept in float
+// and why (the sensitivity chart).
+std::string target_section(const CalibrationReport& r) {
+  if (!r.target) return "";
+  const TargetResult& t = *r.target;
+  std::string goal;
+  if (r.goal.min_agreement >= 0) goal += fmt("agreement with float at least %.2f%%", r.goal.min_agreement);
+  if (r.goal.max_drop >= 0) goal += (goal.empty() ? "" : ", ") + fmt("top-1 at most %.2f points below float", r.goal.max_drop);
+  std::string layers;
+  for (const std::string& name : t.float_layers) layers += (layers.empty() ? "" : ", ") + name;
+  std::string out =
+      "<section id=\"accuracy-target\"><h2>Accuracy target and per-layer sensitivity</h2>\n<p class=\"sub\">"
+      "Measured on " + std::to_string(t.validation_images) +
+      " validation images: training images other than the calibration ones, never the test set.</p>\n<table>" +
+      row("goal", goal) + row("all int8", fmt("agreement %.2f%%", t.all_int8.agreement)) +
+      row("decision", t.met ? (t.float_layers.empty() ? "met with every layer in int8"
+                                                      : "met with these layers in float: " + layers)
+                            : "not met; the closest model keeps in float: " + layers) +
+      row("chosen model", fmt("agreement %.2f%%", t.chosen.agreement)) + "</table>\n";
+  out += "<p class=\"sub\">The search keeps in float first the layers whose float copy gains most (green), then "
+         "those whose int8 copy loses most alone (red), fewest MACs among equals, until the goal holds.</p>\n";
+  return out + sensitivity_svg(t, r.goal.min_agreement) + "</section>\n";
+}
+
 std::string legend() {
   std::string out = "<p class=\"sub\">amax lines: ";
   for (const char* m : {"max", "sigma3", "percentile", "entropy", "mse"})
@@ -218,7 +247,7 @@ std::string calibration_report_html(const CalibrationReport& r) {
       html_escape(r.model) + " on " + html_escape(r.dataset) + "</title>\n<style>" + kStyle +
       "</style></head>\n<body><main>\n<h1>Calibration report: " + html_escape(r.model) + " on " +
       html_escape(r.dataset) + "</h1>\n<p class=\"sub\">int8 against float, layer by layer (octet report)</p>\n";
-  out += summary_section(r) + worst_section(r) + advice_section(r);
+  out += summary_section(r) + worst_section(r) + advice_section(r) + target_section(r);
   out += "<section id=\"layers\"><h2>Per layer, in graph order</h2>\n" + legend();
   for (const LayerView& l : r.layers) out += layer_section(l);
   out +=

@@ -19,8 +19,7 @@ struct QuantizeCommand {
   std::string checkpoint, output, json;
   DataArgs data;
   NamedQuantizeOptions q;
-  AccuracyTarget target;
-  int64_t validation_samples = 1000;
+  TargetArgs goal;
 };
 
 // The accuracy target's search as a table; returns it as JSON.
@@ -58,13 +57,13 @@ void run_quantize(const QuantizeCommand& c) {
   c.data.normalise(&checkpoint.mean, &checkpoint.std, "'" + c.checkpoint + "'");
   const QuantizeResult r = quantize_checkpoint(checkpoint, data, c.q.options(), c.q.calibration_samples, &clock);
   std::optional<TargetResult> target;
-  if (c.target.set()) {
+  if (c.goal.target.set()) {
     clock.start("accuracy target");
     const IndexPicker validation_split = [&](int64_t size) {
-      return validation_indices(size, c.validation_samples, c.q.calibration_samples);
+      return validation_indices(size, c.goal.validation_samples, c.q.calibration_samples);
     };
     target = quantize_to_target(r.model, r.folded, load_validation_images(model_input(checkpoint), data, validation_split),
-                                c.target);
+                                c.goal.target);
   }
   const QuantizedModel& model = target ? target->model : r.model;
   clock.start("write");
@@ -92,7 +91,7 @@ void run_quantize(const QuantizeCommand& c) {
   }
   if (c.q.bias_correction) std::fprintf(out, "bias correction: on (%lld calibration images' channel means)\n",
                                         static_cast<long long>(r.model.calibration_samples));
-  const nlohmann::json target_report = target ? report_target(out, *target, c.target) : nlohmann::json();
+  const nlohmann::json target_report = target ? report_target(out, *target, c.goal.target) : nlohmann::json();
   const PrecisionSummary precision = precision_summary(model);
   std::fprintf(out, "precision: %s\n", precision.describe().c_str());
   std::fprintf(out, "%-22s %9s %12s %12s\n", "phase", "seconds", "CPU seconds", "peak MB");
@@ -132,18 +131,7 @@ void add_quantize_command(CLI::App& app) {
   cmd->add_option("--checkpoint", c->checkpoint, "Float checkpoint (octet train)")->required();
   add_data_options(cmd, c->data, kDatasetFolder | kCalibrationData);
   add_quantize_options(cmd, c->q);
-  cmd->add_option("--min-agreement", c->target.min_agreement,
-                  "Accuracy target: int8 must agree with float on at least this percentage of validation images "
-                  "(training images other than the calibration ones); layers that cost most in int8 are kept in "
-                  "float until it does. Not met: the closest model is written and the exit status is 3")
-      ->check(CLI::Range(0.0, 100.0));
-  cmd->add_option("--max-drop", c->target.max_drop,
-                  "Accuracy target: int8 top-1 at most this many points below float's on the validation images "
-                  "(needs labelled calibration images), as --min-agreement")
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--val-samples", c->validation_samples, "Validation images of an accuracy target")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+  add_target_options(cmd, c->goal);
   cmd->add_option("-o,--output", c->output, "Quantized model file to write")->required();
   add_json_option(cmd, c->json, "the chosen scales");
   cmd->callback([c] { run_quantize(*c); });

@@ -3,6 +3,7 @@
 // histogram with every amax method, the weights' channel ranges, the SQNR
 // (worst first) and what to try where a layer loses most.
 #include <cstdio>
+#include <optional>
 
 #include "common/error.h"
 #include "common/file_io.h"
@@ -20,6 +21,7 @@ struct ReportCommand {
   std::string checkpoint, quantized, output, json;
   DataArgs data;
   NamedQuantizeOptions q;
+  TargetArgs goal;
   int64_t limit = 0;
 };
 
@@ -32,7 +34,18 @@ void run_report(const ReportCommand& c) {
   if (c.quantized.empty()) {
     c.data.normalise(&checkpoint.mean, &checkpoint.std, "'" + c.checkpoint + "'");
     const QuantizeResult r = quantize_checkpoint(checkpoint, data, options, c.q.calibration_samples);
-    report = build_calibration_report(checkpoint, r.folded, r.calibration, r.model, data, c.limit, options.percentile);
+    std::optional<TargetResult> target;
+    if (c.goal.target.set()) {
+      const IndexPicker validation_split = [&](int64_t size) {
+        return validation_indices(size, c.goal.validation_samples, c.q.calibration_samples);
+      };
+      target = quantize_to_target(r.model, r.folded, load_validation_images(model_input(checkpoint), data, validation_split),
+                                  c.goal.target, true);
+    }
+    report = build_calibration_report(checkpoint, r.folded, r.calibration, target ? target->model : r.model, data,
+                                      c.limit, options.percentile);
+    report.target = std::move(target);
+    report.goal = c.goal.target;
   } else {
     QuantizedModel model = load_quantized_model(c.quantized);
     check_quantized_from(model, "'" + c.quantized + "'", checkpoint, "'" + c.checkpoint + "'");
@@ -57,7 +70,15 @@ void run_report(const ReportCommand& c) {
   const std::vector<const LayerView*> worst = worst_first(report);
   for (size_t k = 0; k < worst.size() && k < 3; ++k)
     std::fprintf(out, "  %s %.1f dB", worst[k]->name.c_str(), worst[k]->sqnr_db);
-  std::fprintf(out, "\nwrote %s (%zu layers)\n", c.output.c_str(), report.layers.size());
+  std::fprintf(out, "\n");
+  if (const auto& t = report.target) {
+    std::string layers;
+    for (const std::string& name : t->float_layers) layers += (layers.empty() ? "" : ", ") + name;
+    std::fprintf(out, "accuracy target %s on %lld validation images: agreement %.2f%% all int8, %.2f%% with %s in float\n",
+                 t->met ? "met" : "NOT met", static_cast<long long>(t->validation_images), t->all_int8.agreement,
+                 t->chosen.agreement, layers.empty() ? "no layer" : layers.c_str());
+  }
+  std::fprintf(out, "wrote %s (%zu layers)\n", c.output.c_str(), report.layers.size());
 }
 }  // namespace
 
@@ -69,17 +90,21 @@ void add_report_command(CLI::App& app) {
                   "Quantized model to report on (default: quantize the checkpoint here with the options below)");
   add_data_options(cmd, c->data, kDatasetFolder | kCalibrationData | kEvaluationData);
   add_quantize_options(cmd, c->q);
+  add_target_options(cmd, c->goal);
   cmd->add_option("--limit", c->limit, "Evaluate only the first N test images (0, the default: all)");
   cmd->add_option("-o,--output", c->output, "HTML file to write")->required();
   add_json_option(cmd, c->json, "the report's figures");
   cmd->footer(
+      "With an accuracy target (--min-agreement, --max-drop), the report is of the model its search chose and shows "
+      "every weighted layer's sensitivity (agreement with only it in float, with only it in int8) and the decision. "
       "With --quantized, the calibration is recorded again on the same training images (the count the model "
       "records; give the same --calib-data as octet quantize had); pass --percentile if the model was quantized with "
       "another percentile than the default.");
   cmd->callback([c, cmd] {
     if (!c->quantized.empty())
       for (const char* option :
-           {"--method", "--granularity", "--scheme", "--weight-rounding", "--calib-samples", "--auto-samples"})
+           {"--method", "--granularity", "--scheme", "--weight-rounding", "--calib-samples", "--auto-samples",
+            "--float-nodes", "--equalize", "--bias-correction", "--min-agreement", "--max-drop", "--val-samples"})
         check(cmd->count(option) == 0, std::string(option) +
                                            " sets how the report quantizes the checkpoint itself; with --quantized "
                                            "the model's own choices are reported");

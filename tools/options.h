@@ -7,6 +7,7 @@
 
 #include "common/error.h"
 #include "data/user_data.h"
+#include "quant/accuracy_target.h"
 #include "quant/pipeline.h"
 #include "runtime/engine.h"
 
@@ -89,6 +90,27 @@ inline void add_quantize_options(CLI::App* cmd, NamedQuantizeOptions& q) {
   cmd->add_flag("--bias-correction", q.bias_correction,
                 "Subtract from each conv's and linear's bias the mean shift its int8 weights' rounding causes, "
                 "from the calibration images' channel means (Nagel et al. 2019)");
+}
+
+// An accuracy target (quant/accuracy_target.h): --min-agreement, --max-drop, --val-samples.
+struct TargetArgs {
+  AccuracyTarget target;
+  int64_t validation_samples = 1000;
+};
+
+inline void add_target_options(CLI::App* cmd, TargetArgs& t) {
+  cmd->add_option("--min-agreement", t.target.min_agreement,
+                  "Accuracy target: int8 must agree with float on at least this percentage of validation images "
+                  "(training images other than the calibration ones); layers that cost most in int8 are kept in "
+                  "float until it does. Not met: the closest model is written and the exit status is 3")
+      ->check(CLI::Range(0.0, 100.0));
+  cmd->add_option("--max-drop", t.target.max_drop,
+                  "Accuracy target: int8 top-1 at most this many points below float's on the validation images "
+                  "(needs labelled calibration images), as --min-agreement")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--val-samples", t.validation_samples, "Validation images of an accuracy target")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
 }
 
 }  // namespace octet

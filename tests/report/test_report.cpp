@@ -6,9 +6,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "graph/op_traits.h"
+#include "data/user_data.h"
+#include "quant/accuracy_target.h"
 #include "report/advice.h"
 #include "report/data.h"
 #include "report/figures.h"
@@ -234,6 +237,44 @@ TEST(ReportInputs, RefusesAQuantizedModelOfAnotherCheckpoint) {
                              other, DataOptions(), 10, 99.99);
   });
   EXPECT_NE(message.find("pass the checkpoint it was quantized from"), std::string::npos) << message;
+}
+
+// An accuracy target's search in the report: every weighted layer but the
+// output has its sensitivity, even where all int8 already meets the goal; a
+// goal all int8 misses keeps layers in float, and the report is of that mixed
+// model: its float layers are marked and show no int8 weights.
+TEST_F(Report, AccuracyTargetShowsEveryLayersSensitivityAndTheDecision) {
+  const Quantized& q = quantized(true);
+  const Dataset validation =
+      load_validation_images(model_input(q.checkpoint), fashion_mnist_dir(),
+                             [](int64_t size) { return validation_indices(size, 200, kCalibration); });
+  AccuracyTarget easy;
+  easy.min_agreement = 0;
+  CalibrationReport met = q.report;
+  met.target = quantize_to_target(q.result.model, q.result.folded, validation, easy, true);
+  met.goal = easy;
+  ASSERT_TRUE(met.target->met);
+  std::vector<std::string> names;
+  for (const LayerSensitivity& l : met.target->sensitivity) names.push_back(l.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"conv1", "conv2", "fc1", "fc2"}));
+  const std::string page = calibration_report_html(met);
+  EXPECT_NE(page.find("id=\"accuracy-target\""), std::string::npos);
+  EXPECT_NE(page.find("met with every layer in int8"), std::string::npos);
+  EXPECT_EQ(nlohmann::json::parse(calibration_report_json(met))["accuracy_target"]["sensitivity"].size(), 4u);
+  EXPECT_EQ(calibration_report_html(q.report).find("id=\"accuracy-target\""), std::string::npos);
+
+  AccuracyTarget unreachable;
+  unreachable.min_agreement = 100;  // never met on LeNet-5: layers end in float
+  const TargetResult missed = quantize_to_target(q.result.model, q.result.folded, validation, unreachable);
+  ASSERT_FALSE(missed.float_layers.empty());
+  CalibrationReport mixed = build_calibration_report(q.checkpoint, q.result.folded, q.result.calibration, missed.model,
+                                                     fashion_mnist_dir(), kTestImages, 99.99);
+  for (const LayerView& l : mixed.layers) {
+    const bool kept = std::count(missed.float_layers.begin(), missed.float_layers.end(), l.name) > 0;
+    EXPECT_EQ(l.in_float, kept) << l.name;
+    if (kept) EXPECT_FALSE(l.weights.has_value()) << l.name;
+  }
+  EXPECT_NE(calibration_report_html(mixed).find("runs in float"), std::string::npos);
 }
 
 }  // namespace
