@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <exception>
 
+#include "common/error.h"
 #include "common/progress.h"
 #include "graph/layout.h"
 #include "graph/op_traits.h"
@@ -134,26 +135,28 @@ void GptqStatistics::add(int producer, const FloatTensor& act, int64_t first) {
   if (n <= 0) return;
   for (size_t i = static_cast<size_t>(producer) + 1; i < graph_.nodes.size(); ++i) {
     const Node& node = graph_.nodes[i];
-    if (!op_traits(node.op).weighted || node.groups > 1 || node.inputs[0] != producer) continue;
+    if (!op_traits(node.op).weighted || node.inputs[0] != producer) continue;
     const ActShape in = shapes_[producer], out = shapes_[i];
     const int64_t K = patch_size(node, in), rows = patch_rows(node, out, n);
     const int64_t total_rows = patch_rows(node, out, count_);
     const int64_t stride = std::max<int64_t>(1, total_rows / kMaxRows);
-    Eigen::MatrixXf& H = hessians_[i];
-    if (H.size() == 0) H = Eigen::MatrixXf::Zero(K, K);
+    std::vector<Eigen::MatrixXf>& group_hessians = hessians_[i];
+    if (group_hessians.empty()) group_hessians.assign(node.groups, Eigen::MatrixXf::Zero(K, K));
     // Every stride-th row of the whole calibration set, counted from its first image.
     const int64_t offset = patch_rows(node, out, first), first_row = (stride - offset % stride) % stride;
     const int64_t picked = first_row < rows ? (rows - 1 - first_row) / stride + 1 : 0;
     // Rows padded for OrderedGemm, whose B rows are read in whole vectors.
     const int64_t padded = ordered_gemm_padded(K);
     std::vector<float> chunk(static_cast<size_t>(std::min(kRowsPerChunk, picked) * padded), 0.0f);
-    for (int64_t done = 0; done < picked; done += kRowsPerChunk) {
-      const int64_t count = std::min(kRowsPerChunk, picked - done);
+    for (int group = 0; group < node.groups; ++group)
+      for (int64_t done = 0; done < picked; done += kRowsPerChunk) {
+        const int64_t count = std::min(kRowsPerChunk, picked - done);
 #pragma omp parallel for
-      for (int64_t k = 0; k < count; ++k)
-        gather_patches(node, in, out, act.ptr(), first_row + (done + k) * stride, 1, chunk.data() + k * padded);
-      add_lower_gram(chunk.data(), count, padded, H);
-    }
+        for (int64_t k = 0; k < count; ++k)
+          gather_patches(node, in, out, act.ptr(), first_row + (done + k) * stride, 1, chunk.data() + k * padded,
+                         group);
+        add_lower_gram(chunk.data(), count, padded, group_hessians[group]);
+      }
   }
 }
 
@@ -162,18 +165,13 @@ std::map<std::string, Int8Tensor> GptqStatistics::round(const FloatModel& folded
   // Layers side by side, the largest first: a layer's factorisation runs on
   // one thread, and the few largest layers are most of the time.
   std::vector<int> layers;
-  for (size_t i = 0; i < graph_.nodes.size(); ++i) {
-    const Node& n = graph_.nodes[i];
-    if (!op_traits(n.op).weighted) continue;
-    if (n.groups == 1) {
-      layers.push_back(static_cast<int>(i));
-      continue;
-    }
-    std::fprintf(stderr, "note: gptq: layer '%s' is a grouped convolution (groups %d), which GPTQ does not round yet: "
-                 "its weights are rounded to nearest\n", n.name.c_str(), n.groups);
-  }
-  std::stable_sort(layers.begin(), layers.end(),
-                   [&](int a, int b) { return hessians_[a].rows() > hessians_[b].rows(); });
+  for (size_t i = 0; i < graph_.nodes.size(); ++i)
+    if (op_traits(graph_.nodes[i].op).weighted) layers.push_back(static_cast<int>(i));
+  const auto work = [&](int i) {  // groups x K^3: the factorisations
+    const int64_t K = hessians_[i].empty() ? 0 : hessians_[i][0].rows();
+    return static_cast<int64_t>(hessians_[i].size()) * K * K * K;
+  };
+  std::stable_sort(layers.begin(), layers.end(), [&](int a, int b) { return work(a) > work(b); });
   std::vector<Int8Tensor> levels(graph_.nodes.size());
   Progress rounding("gptq: rounding", static_cast<int64_t>(layers.size()));
   std::exception_ptr error;
@@ -183,11 +181,23 @@ std::map<std::string, Int8Tensor> GptqStatistics::round(const FloatModel& folded
       const int i = layers[l];
       const Node& node = graph_.nodes[i];
       const FloatTensor nhwc = nhwc_weight(graph_, shapes_, i, folded.weight(node));
-      RowMatrixD W = Eigen::Map<const RowMatrixF>(nhwc.ptr(), nhwc.dim(0), nhwc.dim(1)).cast<double>();
-      Eigen::MatrixXd H = hessians_[i].cast<double>();
-      for (Eigen::Index c = 1; c < H.cols(); ++c)  // add() kept the lower triangle
-        for (Eigen::Index r = 0; r < c; ++r) H(r, c) = H(c, r);
-      levels[i] = gptq_round_layer(W, scales.at(node.name).data, std::move(H), node.name);
+      check(static_cast<int>(hessians_[i].size()) == node.groups,
+            "gptq: layer '" + node.name + "': no input statistics were recorded");
+      const int64_t O = nhwc.dim(0), K = nhwc.dim(1), per_group = O / node.groups;
+      const std::vector<float>& scale = scales.at(node.name).data;
+      levels[i] = Int8Tensor({O, K});
+      // A group's output channels read only its input channels: each group is a layer of its own.
+      for (int group = 0; group < node.groups; ++group) {
+        const int64_t first = group * per_group;
+        RowMatrixD W = Eigen::Map<const RowMatrixF>(nhwc.ptr() + first * K, per_group, K).cast<double>();
+        Eigen::MatrixXd H = hessians_[i][group].cast<double>();
+        for (Eigen::Index c = 1; c < H.cols(); ++c)  // add() kept the lower triangle
+          for (Eigen::Index r = 0; r < c; ++r) H(r, c) = H(c, r);
+        const std::string name = node.groups == 1 ? node.name : node.name + " group " + std::to_string(group);
+        const Int8Tensor q = gptq_round_layer(W, std::vector<float>(scale.begin() + first, scale.begin() + first + per_group),
+                                              std::move(H), name);
+        std::copy(q.data.begin(), q.data.end(), levels[i].data.begin() + first * K);
+      }
     } catch (...) {
 #pragma omp critical(octet_gptq_error)
       error = std::current_exception();

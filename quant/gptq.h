@@ -14,8 +14,9 @@
 
 namespace octet {
 
-// The input statistics H = sum x x^T of every conv and linear over the first
-// `count` calibration images, fed the float activations batch by batch (by
+// The input statistics H = sum x x^T of every conv and linear (one per channel
+// group of a grouped or depthwise conv, over that group's input channels: its
+// output channels read nothing else) over the first `count` calibration images, fed the float activations batch by batch (by
 // the calibration pass, so that GPTQ needs no float pass of its own).
 class GptqStatistics {
  public:
@@ -26,8 +27,7 @@ class GptqStatistics {
   // come in order and start at the same images on every call sequence (the
   // subsampling of rows depends on where a batch starts).
   void add(int producer, const FloatTensor& activation, int64_t first);
-  // Int8 weights (torch layout) of every conv and linear but the grouped
-  // convs (whose weights the caller rounds to nearest), given each layer's
+  // Int8 weights (torch layout) of every conv and linear, given each layer's
   // per-output-channel scales.
   std::map<std::string, Int8Tensor> round(const FloatModel& folded,
                                           const std::map<std::string, FloatTensor>& scales) const;
@@ -36,7 +36,8 @@ class GptqStatistics {
   Graph graph_;
   std::vector<ActShape> shapes_;
   int64_t count_;
-  std::vector<Eigen::MatrixXf> hessians_;  // per node, lower triangle; empty for nodes without weights
+  // Per node, per channel group: the lower triangle; empty for nodes without weights.
+  std::vector<std::vector<Eigen::MatrixXf>> hessians_;
 };
 
 using RowMatrixD = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
