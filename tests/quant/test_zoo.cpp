@@ -9,6 +9,9 @@
 #include "evaluate/evaluate.h"
 #include "quant/pipeline.h"
 #include "tests/support/test_util.h"
+#ifdef OCTET_HAVE_ONNX
+#include "interop/onnx_import.h"
+#endif
 
 namespace octet {
 namespace {
@@ -48,6 +51,33 @@ INSTANTIATE_TEST_SUITE_P(Zoo, ZooAccuracy,
                                            ZooCase{"lenet5_cifar10", 71.77, 71.71, 0.5, 98.72},
                                            ZooCase{"resnet20_cifar10", 88.08, 88.05, 0.3, 99.32}),
                          [](const auto& info) { return std::string(info.param.name); });
+
+// The zoo's MobileNetV2 (depthwise convolutions, ReLU6, inverted residuals),
+// trained by PyTorch (python/tools/train_mobilenet_v2.py) and kept as the ONNX
+// file a user would bring: imported, quantized with the defaults on 512
+// calibration images and evaluated on the first 2,000 test images (the float
+// executor's depthwise convolutions make the whole test set 50 s of float alone).
+TEST(ZooAccuracyOnnx, MobileNetV2DefaultQuantizationKeepsAccuracy) {
+#ifndef OCTET_HAVE_ONNX
+  GTEST_SKIP() << "built without the ONNX library (libonnx-dev): the model cannot be imported";
+#else
+  const std::string dir = cifar10_dir();
+  if (dir.empty() || !path_exists(dir + "/test_batch.bin"))
+    GTEST_SKIP() << "CIFAR-10 files are not available (run tools/setup.sh, which writes them)";
+  OnnxImportOptions import;
+  import.dataset = "cifar10";
+  const Checkpoint checkpoint = import_onnx(source_dir() + "/models/zoo/mobilenet_v2_cifar10.onnx", import);
+  const QuantizeResult q = quantize_checkpoint(checkpoint, dir, QuantizeOptions{}, 512);
+  const Dataset test = load_dataset(checkpoint.dataset, dir, Split::Test);
+  const EvalReport r = evaluate(FloatExecutor(q.folded), *make_engine(q.model, backend_names::kCpu), test, 2000, false);
+  std::printf("mobilenet_v2_cifar10: float %.2f%%  int8 %.2f%%  difference %+.2f  agreement %.2f%%\n", r.float_top1,
+              r.int8_top1, r.int8_top1 - r.float_top1, r.agreement);
+  EXPECT_NEAR(r.float_top1, 76.50, 1e-9);
+  EXPECT_NEAR(r.int8_top1, 76.65, 1e-9);
+  EXPECT_GE(r.int8_top1, r.float_top1 - 0.5);
+  EXPECT_GE(r.agreement, 97.9);
+#endif
+}
 
 }  // namespace
 }  // namespace octet
