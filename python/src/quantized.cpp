@@ -105,6 +105,10 @@ void bind_quantized(py::module_& m) {
       .def_property_readonly("scheme", [](const PyQuantized& q) { return q.model().scheme; })
       .def_property_readonly("weight_rounding", [](const PyQuantized& q) { return q.model().weight_rounding; })
       .def_property_readonly("calibration_samples", [](const PyQuantized& q) { return q.model().calibration_samples; })
+      .def_property_readonly("equalized", [](const PyQuantized& q) { return q.model().equalized; },
+                             "Quantized after cross-layer equalization (quantize(equalize=True), --equalize)")
+      .def_property_readonly("bias_corrected", [](const PyQuantized& q) { return q.model().bias_corrected; },
+                             "Quantized with bias correction (quantize(bias_correction=True), --bias-correction)")
       .def_property_readonly(
           "float_nodes",
           [](const PyQuantized& q) {

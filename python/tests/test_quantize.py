@@ -55,10 +55,14 @@ OPTION_CASES = [
     ({"method": "sigma3"}, ["--method", "sigma3"]),
     ({"method": "mse"}, ["--method", "mse"]),
     ({"method": "max", "float_nodes": ["conv2", "fc1"]}, ["--method", "max", "--float-nodes", "conv2,fc1"]),
+    (
+        {"method": "max", "granularity": "per-tensor", "equalize": True, "bias_correction": True},
+        ["--method", "max", "--granularity", "per-tensor", "--equalize", "--bias-correction"],
+    ),
 ]
 
 
-@pytest.mark.parametrize("kwargs,cli_args", OPTION_CASES, ids=["defaults", "max-per-tensor-nearest", "percentile-lab", "sigma3", "mse", "max-float-nodes"])
+@pytest.mark.parametrize("kwargs,cli_args", OPTION_CASES, ids=["defaults", "max-per-tensor-nearest", "percentile-lab", "sigma3", "mse", "max-float-nodes", "equalize-bias-correction"])
 def test_quantize_matches_octet_quantize(lenet, lenet_path, octet_bin, tmp_path, kwargs, cli_args):
     result = octet.quantize(lenet, calib_samples=128, **kwargs)
     cli_path = str(tmp_path / "cli.safetensors")
@@ -73,6 +77,10 @@ def test_quantize_matches_octet_quantize(lenet, lenet_path, octet_bin, tmp_path,
         with pytest.raises(octet.Error, match=f"layer '{layer}' runs in float"):
             result.model.weight(layer)
     assert (result.model.int8_mac_share < 1) == ("float_nodes" in kwargs)
+    assert (result.model.equalized, result.model.bias_corrected) == (
+        kwargs.get("equalize", False),
+        kwargs.get("bias_correction", False),
+    )
 
 
 def test_int8_logits_equal_octet_predict(lenet, lenet_path, quantized, fmnist_test, octet_bin, tmp_path):
