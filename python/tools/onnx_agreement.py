@@ -21,7 +21,7 @@ import numpy as np
 import octet
 
 
-def onnx_runner(path):
+def onnx_runner(path, level):
     """(name of the engine, function images -> float logits)."""
     try:
         import onnxruntime
@@ -36,7 +36,9 @@ def onnx_runner(path):
     import ort_peer
 
     if not ort_peer.missing():
-        return f"onnxruntime-node {ort_peer.version()} (CPU)", lambda x: ort_peer.run(path, {"input": x})[0]
+        return f"onnxruntime-node {ort_peer.version()} (CPU, graph optimization {level})", lambda x: ort_peer.run(
+            path, {"input": x}, level=level
+        )[0]
     import onnx
 
     model = onnx.load(str(path))
@@ -59,13 +61,19 @@ def main():
     parser.add_argument("--limit", type=int, default=0, help="first N test images (0: all)")
     parser.add_argument("--batch", type=int, default=500)
     parser.add_argument("--json", help="write the results as JSON to this file")
+    parser.add_argument(
+        "--level",
+        default="all",
+        choices=["disabled", "basic", "extended", "all"],
+        help="onnxruntime-node's graph optimization level (default all, ORT's own default)",
+    )
     args = parser.parse_args()
 
     model = octet.load_quantized(args.quantized)
     images, labels = octet.load_dataset(model.dataset, args.data, "test")
     if args.limit:
         images, labels = images[: args.limit], labels[: args.limit]
-    engine, run_onnx = onnx_runner(args.onnx)
+    engine, run_onnx = onnx_runner(args.onnx, args.level)
     onnx_logits, octet_logits = [], []
     for first in range(0, len(labels), args.batch):
         x = octet.normalize(images[first : first + args.batch], model.mean, model.std)
