@@ -14,7 +14,9 @@
 //    result before its one rounding, as octet's requantization does. ONNX
 //    Runtime runs it correctly but keeps every Conv in float: its QDQ fusion
 //    does not absorb a Relu before an int8 zero point of 0, nor an Add
-//    between a Conv and its QuantizeLinear.
+//    between a Conv and its QuantizeLinear, so a conv (or hidden linear)
+//    with neither has its bias added after it (a QLinearConv's AVX2 kernel
+//    saturates u8 x s8 pair sums).
 //  - onnxruntime: the pattern ONNX Runtime fuses into QLinearConv,
 //    QLinearAdd, QLinearGlobalAveragePool and QGemm (its u8 x s8 kernels),
 //    at the price of roundings octet does not make: activations are uint8

@@ -61,11 +61,27 @@ std::string input(const OnnxNodeContext& c) {
   return c.w.qdq("input", c.q.scale, n.name + ".int8", c.type);  // octet names its input node "input" too
 }
 
+// ONNX Runtime fuses DQ -> Conv -> Q (and DQ -> Gemm -> Q), with nothing
+// between them, into a QLinearConv (QGemm), whose AVX2 kernel saturates its
+// u8 x s8 pair sums: the zoo MobileNetV2's faithful export agreed with octet on
+// 98.26% of the test set instead of 99.95%. The faithful target adds such a
+// layer's bias after it: the same sum, which ORT leaves unfused.
+bool bias_after(const OnnxNodeContext& c) {
+  return c.target == OnnxTarget::Faithful && c.inputs.size() == 1 && !c.n.relu && !c.is_output;
+}
+
 std::string conv2d(const OnnxNodeContext& c) {
   const Node& n = c.n;
   const auto [weight, bias] = dequantized_parameters(c);
   const std::string y = n.name + ".conv";
-  onnx::NodeProto* conv = c.w.node("Conv", {c.inputs[0], weight, bias}, y);
+  onnx::NodeProto* conv = bias_after(c) ? c.w.node("Conv", {c.inputs[0], weight}, y + "_without_bias")
+                                        : c.w.node("Conv", {c.inputs[0], weight, bias}, y);
+  if (bias_after(c)) {
+    const std::string shape = c.w.initializer(n.name + ".bias_shape", onnx::TensorProto::INT64, {4},
+                                              std::vector<int64_t>{1, n.channels, 1, 1});
+    const std::string channel_bias = c.w.step("Reshape", {bias, shape}, n.name + ".bias_per_channel");
+    c.w.step("Add", {y + "_without_bias", channel_bias}, y);
+  }
   Writer::ints(conv, "kernel_shape", {n.kernel, n.kernel});
   Writer::ints(conv, "strides", {n.stride, n.stride});
   Writer::ints(conv, "pads", {n.padding, n.padding, n.padding, n.padding});
@@ -82,7 +98,12 @@ std::string linear(const OnnxNodeContext& c) {
     Writer::integer(c.w.node("Flatten", {c.inputs[0]}, rows), "axis", 1);
   }
   const std::string y = c.is_output ? std::string("logits") : n.name + ".gemm";
-  Writer::integer(c.w.node("Gemm", {rows, weight, bias}, y), "transB", 1);
+  if (bias_after(c)) {
+    Writer::integer(c.w.node("Gemm", {rows, weight}, y + "_without_bias"), "transB", 1);
+    c.w.step("Add", {y + "_without_bias", bias}, y);
+  } else {
+    Writer::integer(c.w.node("Gemm", {rows, weight, bias}, y), "transB", 1);
+  }
   return with_residual(c, y);
 }
 

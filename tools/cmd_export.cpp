@@ -61,7 +61,8 @@ void add_export_command(CLI::App& app) {
       ->required();
   cmd->add_option("--target", o->target,
                   "faithful: octet's int8 tensors as they are (int8, zero point 0; a residual added before the "
-                  "conv's one rounding); ONNX Runtime runs it with float convolutions. onnxruntime: the QDQ "
+                  "conv's one rounding; a conv with neither a residual nor a ReLU adds its bias after it); ONNX Runtime runs it "
+                  "with float convolutions. onnxruntime: the QDQ "
                   "pattern ONNX Runtime fuses into QLinearConv/QLinearAdd/QGemm, with roundings octet does not "
                   "make: uint8 activations (a ReLU's output with zero point 0, up to 255 steps where octet "
                   "saturates at 127; a signed tensor a conv or linear reads at 7 bits, zero point 64, against "
