@@ -1,6 +1,7 @@
 #include "quant/bias_correction.h"
 
 #include "common/error.h"
+#include "graph/layout.h"
 #include "graph/op.h"
 
 namespace octet {
@@ -8,13 +9,21 @@ namespace octet {
 FloatModel correct_biases(const FloatModel& folded, const std::map<std::string, QuantizedWeights>& weights,
                           const std::vector<std::vector<double>>& channel_means, const std::set<std::string>& keep) {
   FloatModel corrected = folded;
-  for (const Node& n : folded.graph.nodes) {
+  const Graph& g = folded.graph;
+  const std::vector<ActShape> shapes = g.shapes();
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& n = g.nodes[i];
     if (!op_traits(n.op).weighted || keep.count(n.name)) continue;
     const std::vector<double>& mean = channel_means.at(n.inputs[0]);
-    const FloatTensor& w = folded.weight(n);
     const QuantizedWeights& q = weights.at(n.name);
-    // Conv OIHW (a group's input channels) or linear [out][in]: window 1.
-    const int64_t O = w.dim(0), in_per_group = w.dim(1), window = w.numel() / (O * in_per_group);
+    // In NHWC reading order (graph/layout.h), as the means are: a conv's row is
+    // (ky, kx, its group's input channel), a linear's the features in the order
+    // its input holds them, one "channel" each.
+    const int node = static_cast<int>(i);
+    const FloatTensor w = nhwc_weight(g, shapes, node, folded.weight(n));
+    const Int8Tensor levels = nhwc_weight(g, shapes, node, q.values);
+    const int64_t O = w.dim(0), K = w.dim(1);
+    const int64_t in_per_group = n.op == Op::Conv2d ? shapes[n.inputs[0]].c / n.groups : K;
     const int64_t out_per_group = O / n.groups;
     check(static_cast<int64_t>(mean.size()) == in_per_group * n.groups,
           "bias correction: no input means for layer '" + n.name + "'");
@@ -22,11 +31,9 @@ FloatModel correct_biases(const FloatModel& folded, const std::map<std::string, 
     for (int64_t o = 0; o < O; ++o) {
       const int64_t first_channel = (o / out_per_group) * in_per_group;
       double shift = 0;
-      for (int64_t j = 0; j < in_per_group; ++j)
-        for (int64_t k = 0; k < window; ++k) {
-          const int64_t at = (o * in_per_group + j) * window + k;
-          shift += (double(q.values.data[at]) / q.scales.data[o] - w.data[at]) * mean[first_channel + j];
-        }
+      for (int64_t k = 0; k < K; ++k)
+        shift += (double(levels.data[o * K + k]) / q.scales.data[o] - w.data[o * K + k]) *
+                 mean[first_channel + k % in_per_group];
       bias.data[o] = static_cast<float>(bias.data[o] - shift);
     }
   }

@@ -2,8 +2,9 @@
 // int8 weights' rounding error dW shifts each output channel's expected value
 // by sum_k dW[o][k] * E[x_k]. With E[x] (each input channel's mean over the
 // calibration images and positions, from the float pass) that shift is
-// subtracted from the float bias before it is rounded to int32. Padding's
-// zeros at the borders are not counted: the expectation is the interior's.
+// subtracted from the float bias before it is rounded to int32. Exact for
+// 1 x 1 convs and linears; a k x k conv reads its input's borders less often
+// than its centre (and padding's zeros), so there it is close, not exact.
 #pragma once
 
 #include <map>

@@ -10,7 +10,7 @@ namespace {
 // The second conv's weight index of its input channel c, for each of its output
 // channels: grouped and depthwise convs see only their group's input channels.
 struct InputChannelView {
-  int64_t out_channels, in_per_group, out_per_group, window;
+  int64_t in_per_group, out_per_group, window;
   // Calls f(weight offset of w[o][c - group start][*]) for every output channel o reading c.
   template <class F>
   void each(int64_t c, F f) const {
@@ -22,7 +22,7 @@ struct InputChannelView {
 
 InputChannelView view_of(const FloatTensor& w, const Node& n) {
   const int64_t O = w.dim(0), in_per_group = w.dim(1), window = w.numel() / (O * in_per_group);
-  return {O, in_per_group, O / n.groups, window};
+  return {in_per_group, O / n.groups, window};
 }
 
 // The pairs (first, second) of convs the scaling may pass between.

@@ -31,15 +31,12 @@ void FloatPassRecord::observe(int node, const FloatTensor& activation, int64_t f
   if (gptq_) gptq_->add(node, activation, first);
   std::vector<double>& sums = channel_sums_[node];
   if (!sums.empty() && first < mean_images_) {
+    // NHWC (graph/layout.h): channel c of every position is c apart from the next.
     const int64_t C = static_cast<int64_t>(sums.size()), n = std::min(activation.dim(0), mean_images_ - first);
     const int64_t positions = activation.numel() / (activation.dim(0) * C);
-    for (int64_t b = 0; b < n; ++b)
-      for (int64_t c = 0; c < C; ++c) {
-        const float* x = activation.ptr() + (b * C + c) * positions;
-        double sum = 0;
-        for (int64_t p = 0; p < positions; ++p) sum += x[p];
-        sums[c] += sum;
-      }
+    const float* x = activation.ptr();
+    for (int64_t row = 0; row < n * positions; ++row)
+      for (int64_t c = 0; c < C; ++c) sums[c] += x[row * C + c];
     summed_values_[node] += double(n) * positions;
   }
   if (node != output_ || logits_.numel() == 0) return;
