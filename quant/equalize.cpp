@@ -65,7 +65,7 @@ double equalize_pair(FloatTensor& w1, FloatTensor& b1, FloatTensor& w2, const No
 }  // namespace
 
 Equalization equalize_cross_layer(const FloatModel& model) {
-  Equalization e{model, {}, 0};
+  Equalization e{model, {}};
   const auto pairs = find_pairs(model.graph);
   for (const auto& [a, b] : pairs) {
     Node& first = e.model.graph.nodes[a];
@@ -75,7 +75,8 @@ Equalization equalize_cross_layer(const FloatModel& model) {
   // A conv between two pairs (expand -> depthwise -> project) is scaled from both
   // sides: sweep until no scale moves by more than 1e-4 (the paper iterates too).
   constexpr int max_sweeps = 100;
-  for (double moved = 1; moved > 1e-4 && e.sweeps < max_sweeps; ++e.sweeps) {
+  int sweep = 0;
+  for (double moved = 1; moved > 1e-4 && sweep < max_sweeps; ++sweep) {
     moved = 0;
     for (const auto& [a, b] : pairs) {
       const Node& first = e.model.graph.nodes[a];

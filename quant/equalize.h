@@ -26,7 +26,6 @@ struct EqualizedPair {
 struct Equalization {
   FloatModel model;
   std::vector<EqualizedPair> pairs;  // in graph order
-  int sweeps = 0;                    // passes over the pairs until the scales settled
 };
 
 // Deterministic; a model without such a pair comes back unchanged.

@@ -59,11 +59,7 @@ void run_quantize(const QuantizeCommand& c) {
   std::optional<TargetResult> target;
   if (c.goal.target.set()) {
     clock.start("accuracy target");
-    const IndexPicker validation_split = [&](int64_t size) {
-      return validation_indices(size, c.goal.validation_samples, c.q.calibration_samples);
-    };
-    target = quantize_to_target(r.model, r.folded, load_validation_images(model_input(checkpoint), data, validation_split),
-                                c.goal.target);
+    target = reach_target(r, checkpoint, data, c.goal, c.q.calibration_samples);
   }
   const QuantizedModel& model = target ? target->model : r.model;
   clock.start("write");

@@ -35,13 +35,7 @@ void run_report(const ReportCommand& c) {
     c.data.normalise(&checkpoint.mean, &checkpoint.std, "'" + c.checkpoint + "'");
     const QuantizeResult r = quantize_checkpoint(checkpoint, data, options, c.q.calibration_samples);
     std::optional<TargetResult> target;
-    if (c.goal.target.set()) {
-      const IndexPicker validation_split = [&](int64_t size) {
-        return validation_indices(size, c.goal.validation_samples, c.q.calibration_samples);
-      };
-      target = quantize_to_target(r.model, r.folded, load_validation_images(model_input(checkpoint), data, validation_split),
-                                  c.goal.target, true);
-    }
+    if (c.goal.target.set()) target = reach_target(r, checkpoint, data, c.goal, c.q.calibration_samples, true);
     report = build_calibration_report(checkpoint, r.folded, r.calibration, target ? target->model : r.model, data,
                                       c.limit, options.percentile);
     report.target = std::move(target);

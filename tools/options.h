@@ -98,6 +98,18 @@ struct TargetArgs {
   int64_t validation_samples = 1000;
 };
 
+// The target's search from the all-int8 model `r` on the validation images of
+// `data` (training images between the `calibration_samples` calibration ones).
+inline TargetResult reach_target(const QuantizeResult& r, const Checkpoint& checkpoint, const DataOptions& data,
+                                 const TargetArgs& t, int64_t calibration_samples,
+                                 bool always_measure_sensitivity = false) {
+  const IndexPicker validation_split = [&](int64_t size) {
+    return validation_indices(size, t.validation_samples, calibration_samples);
+  };
+  return quantize_to_target(r.model, r.folded, load_validation_images(model_input(checkpoint), data, validation_split),
+                            t.target, always_measure_sensitivity);
+}
+
 inline void add_target_options(CLI::App* cmd, TargetArgs& t) {
   cmd->add_option("--min-agreement", t.target.min_agreement,
                   "Accuracy target: int8 must agree with float on at least this percentage of validation images "

@@ -272,7 +272,9 @@ TEST_F(Report, AccuracyTargetShowsEveryLayersSensitivityAndTheDecision) {
   for (const LayerView& l : mixed.layers) {
     const bool kept = std::count(missed.float_layers.begin(), missed.float_layers.end(), l.name) > 0;
     EXPECT_EQ(l.in_float, kept) << l.name;
-    if (kept) EXPECT_FALSE(l.weights.has_value()) << l.name;
+    if (kept) {
+      EXPECT_FALSE(l.weights.has_value()) << l.name;
+    }
   }
   EXPECT_NE(calibration_report_html(mixed).find("runs in float"), std::string::npos);
 }
