@@ -166,7 +166,8 @@ TEST(BiasCorrection, RemovesTheMeanShiftOfRoundedWeights) {
     EXPECT_EQ(corrected.params.at(kept + ".bias").data, folded.params.at(kept + ".bias").data);  // kept in float
 
     for (size_t l = 0; l + 1 < c.layers.size(); ++l) {
-      const auto& [name, left] = c.layers[l];
+      const std::string& name = c.layers[l].first;  // a named reference: C++17 lambdas cannot capture bindings
+      const double left = c.layers[l].second;
       const std::vector<double> float_means = output_means(folded, name, images, count);
       const auto largest_shift = [&](const FloatTensor& bias) {
         const std::vector<double> means =
