@@ -17,13 +17,16 @@ bool arity_ok(Op op, size_t inputs) {
   return inputs == static_cast<size_t>(t.inputs) || (t.absorbs_residual && inputs == static_cast<size_t>(t.inputs) + 1);
 }
 
-// An int attribute of a graph node in JSON; absent gives `fallback`.
-int int_attribute(const nlohmann::json& node, const char* key, int fallback) {
-  if (!node.contains(key)) return fallback;
-  const nlohmann::json& v = node.at(key);
+// An int attribute of a graph node in JSON, or one of its values.
+int int_value(const nlohmann::json& v, const char* key) {
   check(v.is_number_integer() && v.get<int64_t>() >= INT32_MIN && v.get<int64_t>() <= INT32_MAX,
         std::string("attribute '") + key + "' is " + v.dump() + ", not an integer in int range");
   return static_cast<int>(v.get<int64_t>());
+}
+
+// Absent gives `fallback`.
+int int_attribute(const nlohmann::json& node, const char* key, int fallback) {
+  return node.contains(key) ? int_value(node.at(key), key) : fallback;
 }
 
 // A finite float attribute of a graph node in JSON; absent gives `fallback`.
@@ -119,6 +122,7 @@ std::string Graph::to_json() const {
     if (n.ceil_mode) node["ceil_mode"] = true;
     if (n.exclude_padding) node["exclude_padding"] = true;
     if (n.offset) node["offset"] = n.offset;
+    if (n.op == Op::Pad2d) node["pads"] = {n.pad_top, n.pad_left, n.pad_bottom, n.pad_right};
     if (!n.function.empty()) node["function"] = n.function;
     if (n.alpha != 0) node["alpha"] = n.alpha;
     if (n.beta != 0) node["beta"] = n.beta;
@@ -157,6 +161,12 @@ Graph Graph::from_json(const std::string& text) {
         n.padding = int_attribute(node, "padding", 0);
         n.groups = int_attribute(node, "groups", 1);
         n.offset = int_attribute(node, "offset", 0);
+        if (n.op == Op::Pad2d) {
+          const nlohmann::json& pads = node.at("pads");
+          check(pads.is_array() && pads.size() == 4, "pads is not [top, left, bottom, right]");
+          int* sides[] = {&n.pad_top, &n.pad_left, &n.pad_bottom, &n.pad_right};
+          for (size_t k = 0; k < 4; ++k) *sides[k] = int_value(pads[k], "pads");
+        }
         n.alpha = float_attribute(node, "alpha", 0.0f);
         n.beta = float_attribute(node, "beta", 0.0f);
         n.relu_max = float_attribute(node, "relu_max", 0.0f);
@@ -301,6 +311,12 @@ int GraphBuilder::flatten(int x) {
 int GraphBuilder::shortcut_a(int x, int pad_channels) {
   Node& n = push(Op::ShortcutA, "", {x});
   n.channels = pad_channels;
+  return last();
+}
+
+int GraphBuilder::pad(int x, int top, int left, int bottom, int right) {
+  Node& n = push(Op::Pad2d, "", {x});
+  n.pad_top = top, n.pad_left = left, n.pad_bottom = bottom, n.pad_right = right;
   return last();
 }
 

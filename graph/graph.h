@@ -49,6 +49,7 @@ struct Node {
   bool ceil_mode = false;                   // pools: the output size rounded up (a last, partial window)
   bool exclude_padding = false;             // AvgPool2d: padded values not counted (ONNX count_include_pad 0)
   int offset = 0;                           // ChannelSlice: its first channel
+  int pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;  // Pad2d: zero rows and columns on each side
   std::string function;                     // Activation: which one (graph/ops/activation.h)
   float alpha = 0, beta = 0;                // Activation: its parameters
   bool bias = false;                        // Conv2d, Linear
@@ -108,6 +109,7 @@ class GraphBuilder {
   int add(int a, int b);
   int flatten(int x);
   int shortcut_a(int x, int pad_channels);
+  int pad(int x, int top, int left, int bottom, int right);  // zeros
   Graph finish();
   const Graph& graph() const { return graph_; }  // as built so far
 

@@ -118,13 +118,29 @@ void Importer::shape_node(const onnx::NodeProto& n) {
   shape_values_[n.output(0)] = v;
 }
 
-// Input 0 of a conv or pool, with the padding of a Pad before it (pad()) added to `padding`.
+// A conv's or pool's `pads`, each side 0 to 64.
+Importer::Pads Importer::spatial_pads(const onnx::NodeProto& n) const {
+  const auto pads = ints_attribute(n, "pads", {0, 0, 0, 0});
+  if (pads.size() != 4 || std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p < 0 || p > 64; }))
+    refuse(n, "pads " + ints_string(pads) + ": octet pads each side of height and width by 0 to 64");
+  return {pads[0], pads[1], pads[2], pads[3]};
+}
 
-int Importer::padded_input(const onnx::NodeProto& n, int* padding) const {
-  const auto pad = pending_pads_.find(n.input(0));
-  if (pad == pending_pads_.end()) return activation(n, 0);
-  *padding += pad->second.padding;
-  return pad->second.node;
+// Input 0 of a conv or pool padded by `pads` and by a Pad before it (pad()):
+// the padding every side shares, up to `most_shared`, is left to the conv or
+// pool (*shared); the rest becomes a Pad2d node, returned in the input's place.
+int Importer::padded_input(const onnx::NodeProto& n, Pads pads, int64_t most_shared, int* shared, bool* after_pad) {
+  const auto pending = pending_pads_.find(n.input(0));
+  *after_pad = pending != pending_pads_.end();
+  int x = *after_pad ? pending->second.node : activation(n, 0);
+  if (*after_pad)
+    for (size_t k = 0; k < pads.size(); ++k) pads[k] += pending->second.pads[k];
+  const int64_t common = std::min(*std::min_element(pads.begin(), pads.end()), most_shared);
+  *shared = static_cast<int>(common);
+  if (std::any_of(pads.begin(), pads.end(), [&](int64_t p) { return p != common; }))
+    x = builder_.pad(x, static_cast<int>(pads[0] - common), static_cast<int>(pads[1] - common),
+                     static_cast<int>(pads[2] - common), static_cast<int>(pads[3] - common));
+  return x;
 }
 
 int Importer::activation(const onnx::NodeProto& n, int i) const {
@@ -207,7 +223,7 @@ void Importer::constant_node(const onnx::NodeProto& n) {
   if (is_float(value->t()))
     constants_[n.output(0)] = float_tensor(value->t(), what);
   else {
-    shape_values_[n.output(0)] = {int_tensor(value->t(), what), value->t().dims_size() == 0};
+    shape_values_[n.output(0)] = constant_shape_value(int_tensor(value->t(), what), value->t().dims_size() == 0);
   }
 }
 
@@ -389,7 +405,8 @@ Checkpoint Importer::run(OnnxImportSummary* summary) {
   for (const auto& t : g_.initializer()) {
     initializers_[t.name()] = &t;
     if (t.data_type() == onnx::TensorProto::INT64 || t.data_type() == onnx::TensorProto::INT32)
-      shape_values_[t.name()] = {int_tensor(t, where_ + ": tensor '" + t.name() + "'"), t.dims_size() == 0};
+      shape_values_[t.name()] =
+          constant_shape_value(int_tensor(t, where_ + ": tensor '" + t.name() + "'"), t.dims_size() == 0);
   }
   for (const auto& n : g_.node())
     for (const auto& in : n.input()) {

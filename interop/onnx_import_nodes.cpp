@@ -9,32 +9,52 @@
 
 namespace octet::onnx_import {
 
+// A conv's pads: its own, or those of auto_pad SAME_UPPER / SAME_LOWER, with
+// which the output is ceil(input / stride) and the odd one of the padding goes
+// at the end (UPPER) or at the start (LOWER).
+Importer::Pads Importer::conv_pads(const onnx::NodeProto& n, int64_t kernel, int64_t stride) const {
+  const std::string auto_pad = string_attribute(n, "auto_pad", "NOTSET");
+  if (auto_pad == "NOTSET") return spatial_pads(n);
+  if (auto_pad == "VALID") return {};
+  if (auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER") refuse(n, "auto_pad " + auto_pad);
+  if (pending_pads_.count(n.input(0))) refuse(n, "auto_pad " + auto_pad + " after a Pad: give explicit pads");
+  const ActShape in = shape_of(activation(n, 0));
+  Pads pads;
+  const auto split = [&](int64_t size, int64_t* begin, int64_t* end) {
+    const int64_t total = std::max<int64_t>(((size + stride - 1) / stride - 1) * stride + kernel - size, 0);
+    *begin = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+    *end = total - *begin;
+  };
+  split(in.h, &pads[0], &pads[2]);
+  split(in.w, &pads[1], &pads[3]);
+  if (std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p > 64; }))
+    refuse(n, "auto_pad " + auto_pad + " needs pads " + ints_string({pads[0], pads[1], pads[2], pads[3]}) +
+                  ": octet pads each side by 0 to 64");
+  return pads;
+}
+
 void Importer::conv(const onnx::NodeProto& n) {
-  int padded = 0;
-  const int x = padded_input(n, &padded);
   FloatTensor w = constant(n, 1);
   if (w.shape.size() != 4) refuse(n, "a weight of shape " + shape_string(w.shape) + ": octet imports 2-D convolutions");
   const int64_t out = w.dim(0), kernel = w.dim(2);
   const auto strides = ints_attribute(n, "strides", {1, 1});
-  const auto pads = ints_attribute(n, "pads", {0, 0, 0, 0});
   const auto dilations = ints_attribute(n, "dilations", {1, 1});
-  const std::string auto_pad = string_attribute(n, "auto_pad", "NOTSET");
   const int64_t groups = int_attribute(n, "group", 1);
-  if (auto_pad != "NOTSET" && auto_pad != "VALID") refuse(n, "auto_pad " + auto_pad + ": give explicit pads");
   if (w.dim(3) != kernel) refuse(n, "a non-square kernel " + shape_string(w.shape) + ": octet's kernels are square");
   if (strides.size() != 2 || strides[0] != strides[1] || strides[0] < 1 || strides[0] > 64)
     refuse(n, "strides " + ints_string(strides) + ": octet's are alike in both directions");
-  if (pads.size() != 4 || pads[0] != pads[1] || pads[0] != pads[2] || pads[0] != pads[3] || pads[0] < 0 ||
-      pads[0] > 64)
-    refuse(n, "pads " + ints_string(pads) + ": octet pads all four sides alike");
+  const Pads pads = conv_pads(n, kernel, strides[0]);
   if (dilations != std::vector<int64_t>{1, 1}) refuse(n, "dilations " + ints_string(dilations) + ": octet does not dilate");
   if (groups < 1 || groups > out || out % groups != 0) refuse(n, "group " + std::to_string(groups));
   FloatTensor bias(Shape{out}, 0.0f);
   if (has_input(n, 2)) bias = constant(n, 2);
   if (bias.shape != Shape{out}) refuse(n, "a bias of shape " + shape_string(bias.shape));
+  int padding = 0;
+  bool after_pad = false;
+  const int x = padded_input(n, pads, 64, &padding, &after_pad);
   const std::string name = layer_name(n);
   define(n, builder_.conv(name, x, static_cast<int>(out), static_cast<int>(kernel), static_cast<int>(strides[0]),
-                          static_cast<int>(pads[0]) + padded, true, static_cast<int>(groups)));
+                          padding, true, static_cast<int>(groups)));
   params_[name + ".weight"] = std::move(w);
   params_[name + ".bias"] = std::move(bias);
 }
@@ -70,29 +90,37 @@ void Importer::batch_norm(const onnx::NodeProto& n) {
 }
 
 void Importer::pool(const onnx::NodeProto& n) {
-  int padded = 0;
-  const int x = padded_input(n, &padded);
   const auto kernel = ints_attribute(n, "kernel_shape", {});
   const auto strides = ints_attribute(n, "strides", {1, 1});
-  const auto pads = ints_attribute(n, "pads", {0, 0, 0, 0});
+  const Pads pads = spatial_pads(n);
   if (kernel.size() != 2 || kernel[0] != kernel[1] || kernel[0] < 1 || kernel[0] > 64)
     refuse(n, "kernel_shape " + ints_string(kernel) + ": octet's pooling windows are square");
   if (strides.size() != 2 || strides[0] != strides[1] || strides[0] < 1 || strides[0] > 64)
     refuse(n, "strides " + ints_string(strides) + ": octet's are alike in both directions");
-  if (pads.size() != 4 || pads[0] != pads[1] || pads[0] != pads[2] || pads[0] != pads[3] || pads[0] < 0 ||
-      2 * pads[0] > kernel[0])
-    refuse(n, "pads " + ints_string(pads) + ": octet's pools pad every side alike, at most half the kernel");
   if (ints_attribute(n, "dilations", {1, 1}) != std::vector<int64_t>{1, 1}) refuse(n, "dilated pooling");
   if (string_attribute(n, "auto_pad", "NOTSET") != "NOTSET") refuse(n, "auto_pad: give explicit pads");
   if (n.op_type() == "MaxPool" && n.output_size() > 1 && uses_[n.output(1)] > 0) refuse(n, "its indices are read");
-  if (padded > 0 && pads[0] > 0) refuse(n, "pads of its own after a Pad");
   const int k = static_cast<int>(kernel[0]), stride = static_cast<int>(strides[0]);
-  const int padding = static_cast<int>(pads[0]) + padded;
-  if (2 * padding > k) refuse(n, "a Pad before it of more than half its kernel");
-  const bool ceil_mode = int_attribute(n, "ceil_mode", 0) != 0;
-  if (n.op_type() == "MaxPool") return define(n, builder_.max_pool(x, k, stride, padding, ceil_mode));
-  const bool exclude_padding = padded == 0 && int_attribute(n, "count_include_pad", 0) == 0;
-  define(n, builder_.avg_pool(x, k, stride, padding, ceil_mode, exclude_padding));
+  const bool max = n.op_type() == "MaxPool", ceil_mode = int_attribute(n, "ceil_mode", 0) != 0;
+  const bool alike = std::all_of(pads.begin(), pads.end(), [&](int64_t p) { return p == pads[0]; });
+  const bool counts_padding = int_attribute(n, "count_include_pad", 0) != 0;
+  // Padding beyond what every side shares, or beyond half the kernel, becomes
+  // zeros of a Pad2d node: right where they count as values, as a max pool's
+  // padding and count_include_pad 0's do not, nor ceil_mode's last window.
+  if (!alike || 2 * pads[0] > k) {
+    const std::string where = "pads " + ints_string({pads[0], pads[1], pads[2], pads[3]});
+    if (max) refuse(n, where + ": octet's max pools pad every side alike, at most half the kernel");
+    if (!counts_padding) refuse(n, where + " with count_include_pad 0: octet pads every side alike, at most half the kernel");
+    if (ceil_mode) refuse(n, where + " with ceil_mode: octet pads every side alike, at most half the kernel");
+  }
+  if (pending_pads_.count(n.input(0)) && pads != Pads{} && !counts_padding)
+    refuse(n, "pads of its own, not counted (count_include_pad 0), after a Pad");
+  int padding = 0;
+  bool after_pad = false;
+  const int x = padded_input(n, pads, k / 2, &padding, &after_pad);
+  if (max) return define(n, builder_.max_pool(x, k, stride, padding, ceil_mode));
+  // A Pad's zeros are values: every window counts them.
+  define(n, builder_.avg_pool(x, k, stride, padding, ceil_mode, !after_pad && !counts_padding));
 }
 
 void Importer::linear(const onnx::NodeProto& n) {
@@ -223,19 +251,28 @@ void Importer::pad(const onnx::NodeProto& n) {
   const int x = activation(n, 0);
   const ShapeValue* pads = shape_value(n, 1);
   if (!pads) refuse(n, "pads that are not a constant");
-  summary_.dropped.push_back(n.op_type());
   const std::vector<int64_t>& p = pads->values;
-  if (std::all_of(p.begin(), p.end(), [](int64_t v) { return v == 0; })) return define(n, x);
+  if (std::all_of(p.begin(), p.end(), [](int64_t v) { return v == 0; })) {
+    summary_.dropped.push_back(n.op_type());
+    return define(n, x);
+  }
   const bool zeros = string_attribute(n, "mode", "constant") == "constant" && (!has_input(n, 2) || scalar(n, 2) == 0);
-  const bool spatial = p.size() == 8 && p[0] == 0 && p[1] == 0 && p[4] == 0 && p[5] == 0 && p[2] == p[3] &&
-                       p[2] == p[6] && p[2] == p[7] && p[2] > 0 && p[2] <= 64;
+  const bool spatial = p.size() == 8 && p[0] == 0 && p[1] == 0 && p[4] == 0 && p[5] == 0 &&
+                       std::all_of(p.begin(), p.end(), [](int64_t v) { return v >= 0 && v <= 64; });
+  if (!zeros || !spatial || is_flat(x))
+    refuse(n, "pads " + shape_value_string(*pads) + ": octet pads height and width with 0 to 64 zeros on each side");
+  const Pads sides = {p[2], p[3], p[6], p[7]};
   bool readers_pad = true;
   for (const onnx::NodeProto* r : readers_[n.output(0)])
     readers_pad = readers_pad && (r->op_type() == "AveragePool" || r->op_type() == "Conv") && r->input(0) == n.output(0);
-  if (!zeros || !spatial || !readers_pad || is_flat(x))
-    refuse(n, "pads " + shape_value_string(*pads) +
-                  ": octet pads height and width alike with zeros, before the convolutions or average pools that read them");
-  pending_pads_[n.output(0)] = {x, static_cast<int>(p[2])};
+  // Convs and average pools take it up into their own padding (padded_input()).
+  if (readers_pad) {
+    summary_.dropped.push_back(n.op_type());
+    pending_pads_[n.output(0)] = {x, sides};
+    return;
+  }
+  define(n, builder_.pad(x, static_cast<int>(sides[0]), static_cast<int>(sides[1]), static_cast<int>(sides[2]),
+                         static_cast<int>(sides[3])));
 }
 
 void Importer::clip(const onnx::NodeProto& n) {

@@ -5,6 +5,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <array>
 #include <map>
 #include <set>
 #include <string>
@@ -43,7 +44,11 @@ class Importer {
   void reduce_mean(const onnx::NodeProto& n);
   void slice(const onnx::NodeProto& n);
   int activation(const onnx::NodeProto& n, int i) const;
-  int padded_input(const onnx::NodeProto& n, int* padding) const;
+  // Zeros added to height and width, per side, in ONNX's pads order: top, left, bottom, right.
+  using Pads = std::array<int64_t, 4>;
+  Pads spatial_pads(const onnx::NodeProto& n) const;
+  Pads conv_pads(const onnx::NodeProto& n, int64_t kernel, int64_t stride) const;
+  int padded_input(const onnx::NodeProto& n, Pads pads, int64_t most_shared, int* shared, bool* after_pad);
   bool has_input(const onnx::NodeProto& n, int i) const { return n.input_size() > i && !n.input(i).empty(); }
   FloatTensor constant(const onnx::NodeProto& n, int i) const;
   std::string layer_name(const onnx::NodeProto& n);
@@ -80,10 +85,10 @@ class Importer {
   std::map<std::string, ShapeValue> shape_values_;  // integer constants and evaluated shape arithmetic
   int64_t file_batch_ = kBatchDim;
   struct PendingPad {
-    int node;     // the value padded
-    int padding;  // on each side of height and width
+    int node;  // the value padded
+    Pads pads;
   };
-  std::map<std::string, PendingPad> pending_pads_;  // Pad outputs, taken up by the convs and pools reading them  // the input's batch size where the file fixes one (its shapes hold it)
+  std::map<std::string, PendingPad> pending_pads_;  // Pad outputs, taken up by the convs and pools reading them
   std::map<std::string, int> values_;                 // tensor name -> octet node holding it
   std::map<std::string, int> uses_;                   // how many node inputs read each tensor
   std::map<std::string, std::vector<const onnx::NodeProto*>> readers_;  // the nodes reading each tensor

@@ -191,6 +191,16 @@ std::string channel_slice(const OnnxNodeContext& c) {
   return w.step("Slice", {c.inputs[0], n.name + ".starts", n.name + ".ends", n.name + ".axes"}, n.name);
 }
 
+// Zero rows and columns on each side: exact on int8 values.
+std::string pad2d(const OnnxNodeContext& c) {
+  const Node& n = c.n;
+  c.w.initializer(n.name + ".pads", TensorProto::INT64, {8},
+                  std::vector<int64_t>{0, 0, n.pad_top, n.pad_left, 0, 0, n.pad_bottom, n.pad_right});
+  std::vector<std::string> inputs = {c.inputs[0], n.name + ".pads"};
+  if (!c.fill.empty()) inputs.push_back(c.fill);  // zero, as stored
+  return c.w.step("Pad", inputs, n.name);
+}
+
 const OnnxOp kOps[] = {
     {Op::Input, input, true, false},
     {Op::Conv2d, conv2d, false, false},
@@ -223,6 +233,7 @@ const OnnxOp kOps[] = {
      },
      false, false},
     {Op::ChannelSlice, channel_slice, false, false},
+    {Op::Pad2d, pad2d, false, false},
 };
 }  // namespace
 

@@ -1,5 +1,6 @@
 #include "interop/onnx_shape_values.h"
 
+#include <algorithm>
 #include <set>
 
 #include "common/error.h"
@@ -8,14 +9,28 @@
 namespace octet::onnx_import {
 
 namespace {
-const std::set<std::string> kShapeOps = {"Shape", "Gather", "Unsqueeze", "Squeeze", "Concat", "Cast",      "Slice",
-                                         "Mul",   "Div",    "Add",       "Sub",     "ReduceProd", "Identity"};
+const std::set<std::string> kShapeOps = {"Shape", "Gather",     "Unsqueeze", "Squeeze",         "Concat",  "Cast",
+                                         "Slice", "Mul",        "Div",       "Add",             "Sub",     "ReduceProd",
+                                         "Identity", "ConstantOfShape", "Reshape", "Transpose"};
+
+// The most values a ConstantOfShape makes: shapes and pads are short.
+constexpr int64_t kMostMadeValues = 64;
 
 bool known(int64_t v) { return v != kBatchDim && v != kUnknownDim; }
 
 const ShapeValue& input(const std::vector<const ShapeValue*>& inputs, size_t i) {
   check(i < inputs.size() && inputs[i], "input " + std::to_string(i) + " is missing");
   return *inputs[i];
+}
+
+const ShapeValue& vector_input(const std::vector<const ShapeValue*>& inputs, size_t i) {
+  const ShapeValue& v = input(inputs, i);
+  check(v.columns == 0, "input " + std::to_string(i) + " of rank 2");
+  return v;
+}
+
+int64_t rows(const ShapeValue& v) {
+  return v.columns ? static_cast<int64_t>(v.values.size()) / v.columns : static_cast<int64_t>(v.values.size());
 }
 
 // Constant indices or axes: every value known.
@@ -61,6 +76,14 @@ int64_t wrap(int64_t index, int64_t size) {
 }
 }  // namespace
 
+ShapeValue constant_shape_value(std::vector<int64_t> values, bool scalar) {
+  for (int64_t& v : values) v = std::max(v, kUnknownDim + 1);
+  ShapeValue y;
+  y.values = std::move(values);
+  y.scalar = scalar;
+  return y;
+}
+
 bool is_shape_op(const std::string& op_type) { return kShapeOps.count(op_type) > 0; }
 
 std::vector<ShapeValue> evaluate_shape_op(const onnx::NodeProto& n, const std::vector<const ShapeValue*>& inputs) {
@@ -69,32 +92,70 @@ std::vector<ShapeValue> evaluate_shape_op(const onnx::NodeProto& n, const std::v
   ShapeValue y;
   if (op == "Cast" || op == "Identity") {
     y = x;
+  } else if (op == "ConstantOfShape") {
+    const std::vector<int64_t> count = constants(inputs, 0, "a size");
+    check(x.columns == 0 && count.size() == 1 && count[0] >= 0 && count[0] <= kMostMadeValues,
+          "a ConstantOfShape of shape " + shape_value_string(x) + " (octet makes at most " +
+              std::to_string(kMostMadeValues) + " values, in one dimension)");
+    std::vector<int64_t> fill = {0};
+    if (const onnx::AttributeProto* value = attribute(n, "value")) fill = int_tensor(value->t(), "its value");
+    check(fill.size() == 1, "a value of " + std::to_string(fill.size()) + " numbers");
+    y.values.assign(static_cast<size_t>(count[0]), fill[0]);
+  } else if (op == "Reshape") {
+    const std::vector<int64_t> shape = constants(inputs, 1, "a shape");
+    const int64_t size = static_cast<int64_t>(x.values.size());
+    const bool matrix = shape.size() == 2 && shape[1] > 0 && size % shape[1] == 0 &&
+                        (shape[0] == -1 || shape[0] == size / shape[1]);
+    check((shape.size() == 1 && (shape[0] == -1 || shape[0] == size)) || matrix,
+          "a reshape of " + std::to_string(size) + " values to " + ints_string(shape));
+    y.values = x.values;
+    y.columns = matrix ? shape[1] : 0;
+  } else if (op == "Transpose") {
+    check(x.columns > 0, "a transpose of " + shape_value_string(x));
+    const std::vector<int64_t> perm = ints_attribute(n, "perm", {1, 0});
+    check(perm == std::vector<int64_t>{1, 0}, "a transpose by " + ints_string(perm));
+    const int64_t r = rows(x);
+    for (int64_t c = 0; c < x.columns; ++c)
+      for (int64_t k = 0; k < r; ++k) y.values.push_back(x.values[static_cast<size_t>(k * x.columns + c)]);
+    y.columns = r;
   } else if (op == "Gather") {
+    vector_input(inputs, 0);
     check(int_attribute(n, "axis", 0) == 0, "a gather on an axis other than 0");
     const ShapeValue& indices = input(inputs, 1);
     y.scalar = indices.scalar;
     for (int64_t i : constants(inputs, 1, "indices"))
       y.values.push_back(x.values[static_cast<size_t>(wrap(i, static_cast<int64_t>(x.values.size())))]);
   } else if (op == "Unsqueeze") {
-    check(x.scalar, "an unsqueeze of more than one value");
+    check(x.scalar && x.columns == 0, "an unsqueeze of more than one value");
     y.values = x.values;
   } else if (op == "Squeeze") {
-    check(x.values.size() == 1, "a squeeze of " + std::to_string(x.values.size()) + " values");
+    check(x.values.size() == 1 && x.columns == 0, "a squeeze of " + std::to_string(x.values.size()) + " values");
     y.values = x.values;
     y.scalar = true;
   } else if (op == "Concat") {
     for (size_t i = 0; i < inputs.size(); ++i) {
-      const ShapeValue& part = input(inputs, i);
+      const ShapeValue& part = vector_input(inputs, i);
       y.values.insert(y.values.end(), part.values.begin(), part.values.end());
     }
   } else if (op == "Slice") {
+    // Rows of the first axis (values of a vector), forwards or backwards.
     const std::vector<int64_t> starts = constants(inputs, 1, "starts"), ends = constants(inputs, 2, "ends");
     check(starts.size() == 1 && ends.size() == 1, "a slice on more than one axis of a shape");
-    check(inputs.size() < 5 || !inputs[4] || constants(inputs, 4, "steps") == std::vector<int64_t>{1},
-          "a slice of a shape with steps");
-    const int64_t size = static_cast<int64_t>(x.values.size());
-    const auto clamp = [&](int64_t v) { return std::min(std::max(v < 0 ? v + size : v, int64_t{0}), size); };
-    for (int64_t k = clamp(starts[0]); k < clamp(ends[0]); ++k) y.values.push_back(x.values[static_cast<size_t>(k)]);
+    check(inputs.size() < 4 || !inputs[3] || constants(inputs, 3, "axes") == std::vector<int64_t>{0} ||
+              (x.columns == 0 && constants(inputs, 3, "axes") == std::vector<int64_t>{-1}),
+          "a slice of a shape on an axis other than the first");
+    const std::vector<int64_t> steps =
+        inputs.size() < 5 || !inputs[4] ? std::vector<int64_t>{1} : constants(inputs, 4, "steps");
+    check(steps.size() == 1 && steps[0] != 0, "a slice with steps " + ints_string(steps));
+    const int64_t step = steps[0], size = rows(x), width = x.columns ? x.columns : 1;
+    // ONNX's clamping: [0, size] going forwards, [-1, size - 1] going backwards.
+    const auto clamp = [&](int64_t v) {
+      v = v < 0 ? std::max(v, -size - 1) + size : v;
+      return step > 0 ? std::min(std::max(v, int64_t{0}), size) : std::min(std::max(v, int64_t{-1}), size - 1);
+    };
+    for (int64_t k = clamp(starts[0]); step > 0 ? k < clamp(ends[0]) : k > clamp(ends[0]); k += step)
+      y.values.insert(y.values.end(), x.values.begin() + k * width, x.values.begin() + (k + 1) * width);
+    y.columns = x.columns;
   } else if (op == "ReduceProd") {
     int64_t product = 1;
     for (int64_t v : x.values)

@@ -1,6 +1,6 @@
 // The integer arithmetic exporters write on shapes (torch.onnx.export's
-// x.size(0), x.view(b, g, c // g, h, w), chunk's Slice bounds; tf2onnx's
-// Shape/Gather/Concat chains), evaluated while importing: every dimension but
+// x.size(0), x.view(b, g, c // g, h, w), chunk's Slice bounds, F.pad's pads;
+// tf2onnx's Shape/Gather/Concat chains), evaluated while importing: every dimension but
 // the batch is fixed, so each value is known, or is the batch size (symbolic).
 #pragma once
 
@@ -18,8 +18,17 @@ constexpr int64_t kUnknownDim = INT64_MIN + 1;  // a value the evaluation cannot
 
 struct ShapeValue {
   std::vector<int64_t> values;
-  bool scalar = false;  // rank 0 (one value), else rank 1
+  bool scalar = false;  // rank 0 (one value), else rank 1 or 2
+  // Rank 2: the values row by row, this many to a row. F.pad's pads are
+  // reshaped to pairs, their rows reversed and transposed into ONNX's order.
+  int64_t columns = 0;
 };
+
+// A constant's values (an integer initializer or Constant node). A value at
+// or below kUnknownDim, e.g. -INT64_MAX (torch's end of a backwards slice),
+// is one past it: as a slice bound it means the same, and it is not taken
+// for the batch size or an unknown value.
+ShapeValue constant_shape_value(std::vector<int64_t> values, bool scalar);
 
 // Whether octet evaluates `op_type` on shape values (Shape itself is made by the importer).
 bool is_shape_op(const std::string& op_type);

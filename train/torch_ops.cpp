@@ -95,6 +95,10 @@ const TorchOp kOps[] = {
     {Op::Concat, nullptr, [](const Node&, const Inputs& x, const TorchParams&, bool) { return torch::cat(x, 1); }},
     {Op::ChannelSlice, nullptr,
      [](const Node& n, const Inputs& x, const TorchParams&, bool) { return x[0].narrow(1, n.offset, n.channels); }},
+    {Op::Pad2d, nullptr,
+     [](const Node& n, const Inputs& x, const TorchParams&, bool) {
+       return torch::constant_pad_nd(x[0], {n.pad_left, n.pad_right, n.pad_top, n.pad_bottom}, 0);
+     }},
 };
 }  // namespace
 

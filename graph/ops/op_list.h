@@ -21,4 +21,5 @@
   X(Activation, activation)          \
   X(Mul, mul)                        \
   X(Concat, concat)                  \
-  X(ChannelSlice, channel_slice)
+  X(ChannelSlice, channel_slice)     \
+  X(Pad2d, pad2d)

@@ -129,14 +129,17 @@ def test_imported_logits_match_pytorch(tmp_path, octet_bin, images, flatten_by_v
     assert np.abs(got - expected).max() <= 1e-4 * largest, (np.abs(got - expected).max(), largest)
 
 
-def int8_agreement(tmp_path, octet_bin, model):
-    """Imports `model` (exported to ONNX), quantizes it on 128 CIFAR-10 training images
-    (max) and returns int8's top-1 agreement with float on 256 test images."""
+def int8_agreement(tmp_path, octet_bin, model, onnx_path=None):
+    """Imports `model` (exported to ONNX, unless `onnx_path` holds it), quantizes it on
+    128 CIFAR-10 training images (max) and returns int8's top-1 agreement with float
+    on 256 test images."""
     cifar = os.environ.get("OCTET_CIFAR10_DIR", str(SOURCE_DIR / ".data" / "cifar-10-batches-bin"))
     if not os.path.exists(os.path.join(cifar, "test_batch.bin")):
         pytest.skip(f"CIFAR-10 binary files not found in {cifar} (tools/setup.sh writes them)")
-    export(model, tmp_path / "m.onnx")
-    result = run_import(octet_bin, tmp_path / "m.onnx", tmp_path / "m.octet")
+    if onnx_path is None:
+        onnx_path = tmp_path / "m.onnx"
+        export(model, onnx_path)
+    result = run_import(octet_bin, onnx_path, tmp_path / "m.octet")
     if "built without it" in result.stderr:
         pytest.skip("this octet has no ONNX library: " + result.stderr.strip())
     assert result.returncode == 0, result.stderr
@@ -266,6 +269,74 @@ def test_imagenet_operators_import_and_match_pytorch(tmp_path, octet_bin, images
 def test_imagenet_operators_quantize_and_follow_float(tmp_path, octet_bin):
     agreement = int8_agreement(tmp_path, octet_bin, imagenet_ops_model(8))
     assert agreement >= 0.8, agreement  # random weights: int8 follows float on most images
+
+
+class TensorFlowPadding(nn.Module):
+    """TensorFlow's "SAME" padding as tf2onnx writes it: a stride-2 conv padding
+    only its bottom and right (its own pads, below), a depthwise one after a Pad,
+    a Pad before a max pool (zeros that count), a Pad of one side before the Pad
+    of an average pool that counts its padding."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 8, 3, stride=2)
+        self.depthwise = nn.Conv2d(8, 8, 3, stride=2, groups=8)
+        self.pool = nn.AvgPool2d(3, stride=1, padding=1, count_include_pad=True)
+        self.fc = nn.Linear(8 * 4 * 5, 10)
+
+    def forward(self, x):
+        x = torch.relu(self.stem(nn.functional.pad(x, (0, 1, 0, 1))))
+        x = torch.relu(self.depthwise(nn.functional.pad(x, (1, 1, 0, 1))))
+        x = nn.functional.max_pool2d(nn.functional.pad(x, (0, 1, 1, 0)), 2)
+        x = self.pool(nn.functional.pad(x, (1, 0, 0, 0)))
+        return self.fc(x.flatten(1))
+
+
+def tensorflow_padding_onnx(path, seed):
+    """The model, exported, with the stem's Pad made the stem conv's own pads."""
+    torch.manual_seed(seed)
+    model = TensorFlowPadding().eval()
+    model.fc.weight.data *= 20
+    export(model, path)
+    graph = onnx.load(str(path))
+    conv = next(n for n in graph.graph.node if n.op_type == "Conv")
+    pad = next(n for n in graph.graph.node if n.op_type == "Pad" and n.output[0] == conv.input[0])
+    conv.input[0] = pad.input[0]
+    next(a for a in conv.attribute if a.name == "pads").ints[:] = [0, 0, 1, 1]  # F.pad's (0, 1, 0, 1)
+    graph.graph.node.remove(pad)
+    while True:  # the nodes that computed its pads, now read by none
+        read = {name for n in graph.graph.node for name in n.input} | {o.name for o in graph.graph.output}
+        dead = [n for n in graph.graph.node if not set(n.output) & read]
+        if not dead:
+            break
+        for n in dead:
+            graph.graph.node.remove(n)
+    onnx.checker.check_model(graph)
+    onnx.save(graph, str(path))
+    return model
+
+
+def test_padding_of_each_side_apart_imports_and_matches_pytorch(tmp_path, octet_bin, images):
+    model = tensorflow_padding_onnx(tmp_path / "tf.onnx", 11)
+    graph = onnx.load(str(tmp_path / "tf.onnx")).graph
+    assert [a.ints for n in graph.node if n.op_type == "Conv" for a in n.attribute if a.name == "pads"][0] == [0, 0, 1, 1]
+    assert sum(n.op_type == "Pad" for n in graph.node) == 4  # torch writes the average pool's padding as one
+    result = run_import(octet_bin, tmp_path / "tf.onnx", tmp_path / "tf.octet", "--json", str(tmp_path / "i.json"))
+    if "built without it" in result.stderr:
+        pytest.skip("this octet has no ONNX library: " + result.stderr.strip())
+    assert result.returncode == 0, result.stderr
+    checkpoint = octet.load_checkpoint(str(tmp_path / "tf.octet"))
+    got = checkpoint.predict(images)
+    with torch.no_grad():
+        expected = model(torch.from_numpy(images)).numpy()
+    largest = np.abs(expected).max()
+    assert largest > 1
+    assert np.abs(got - expected).max() <= 1e-4 * largest, (np.abs(got - expected).max(), largest)
+
+
+def test_padding_of_each_side_apart_quantizes_and_follows_float(tmp_path, octet_bin):
+    tensorflow_padding_onnx(tmp_path / "tf.onnx", 12)
+    assert int8_agreement(tmp_path, octet_bin, None, tmp_path / "tf.onnx") >= 0.9
 
 
 def test_dynamic_spatial_dimensions_are_refused(tmp_path, octet_bin):

@@ -27,6 +27,20 @@ class Tiny(nn.Module):
         return torch.softmax(self.fc(y), 1)
 
 
+class Padded(nn.Module):
+    """Zeros on some sides only: a Pad before a stride-2 conv (TensorFlow's "SAME") and before a max pool."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, stride=2)
+        self.fc = nn.Linear(4 * 9 * 9, 10)
+
+    def forward(self, x):
+        y = torch.relu(self.conv(nn.functional.pad(x, (0, 1, 0, 1))))
+        y = nn.functional.max_pool2d(nn.functional.pad(y, (1, 0, 0, 1)), 2, ceil_mode=True)
+        return self.fc(torch.flatten(y, 1))
+
+
 def main():
     OUT.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(0)
@@ -34,6 +48,8 @@ def main():
         name = ("view_batch_norm" if by_view else "flatten_folded") + ".onnx"
         torch.onnx.export(Tiny(by_view).eval(), torch.zeros(1, 3, 32, 32), str(OUT / name), opset_version=13,
                           training=training, dynamic_axes={"x": {0: "n"}}, input_names=["x"])
+    torch.onnx.export(Padded().eval(), torch.zeros(1, 3, 32, 32), str(OUT / "padded_sides.onnx"), opset_version=13,
+                      input_names=["x"])
 
 
 if __name__ == "__main__":

@@ -184,6 +184,36 @@ void add_image_net_operator_cases(std::vector<OpCase>& cases) {
                        return m.finish();
                      }});
   }
+
+  // Zeros on each side apart (Pad2d), alone and before a conv (depthwise for
+  // one) that pads what every side shares: TensorFlow's "SAME" padding at
+  // stride 2 pads only the bottom and right.
+  struct Padding {
+    int64_t batch;
+    int c, h, w, top, left, bottom, right;
+    int conv_padding;  // -1: no conv
+    int groups;
+  };
+  for (const Padding& v : {Padding{2, 5, 6, 6, 0, 0, 1, 1, -1, 1}, Padding{3, 4, 7, 5, 2, 1, 0, 3, -1, 1},
+                           Padding{1, 8, 8, 8, 0, 0, 1, 1, 0, 1}, Padding{16, 6, 5, 5, 1, 0, 1, 0, 1, 6},
+                           Padding{64, 3, 3, 4, 0, 2, 0, 0, 1, 1}}) {
+    const uint64_t s = seed++;
+    const std::string sides = std::to_string(v.top) + std::to_string(v.left) + std::to_string(v.bottom) +
+                              std::to_string(v.right);
+    const std::string conv = v.conv_padding < 0 ? "" : "_conv_s2p" + std::to_string(v.conv_padding) + "_g" +
+                                                           std::to_string(v.groups);
+    cases.push_back({"pad2d_" + shape_name(v.batch, v.c, v.h, v.w) + "_" + sides + conv, v.batch, [v, s] {
+                       OpModel m(s);
+                       Node n;
+                       n.op = Op::Pad2d, n.inputs = {m.input(v.c, v.h, v.w)};
+                       n.pad_top = v.top, n.pad_left = v.left, n.pad_bottom = v.bottom, n.pad_right = v.right;
+                       const int padded = m.keeps_scale(n);
+                       if (v.conv_padding >= 0)
+                         m.conv(padded, v.groups == 1 ? 7 : v.c, 3, 2, v.conv_padding, true, -1, Requant::Typical,
+                                v.groups);
+                       return m.finish();
+                     }});
+  }
 }
 
 // Networks that keep some nodes in float (mixed precision; graph/float_node.h):

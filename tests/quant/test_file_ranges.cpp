@@ -34,6 +34,15 @@ TEST(FileRanges, GraphAttributesOutsideIntAndHugeActivationsAreRefused) {
                             {"name":"c","op":"conv2d","inputs":[0],"channels":2147483647,"kernel":1,"padding":1000}])")
                 .find("output has more than 2^31 - 1 values"),
             std::string::npos);
+  const std::string image = R"([{"name":"input","op":"input","inputs":[],"channels":1,"height":4,"width":4},)";
+  EXPECT_NE(graph_error(image + R"({"name":"p","op":"pad2d","inputs":[0],"pads":[0,2147483647,0,2147483647]}])")
+                .find("output has more than 2^31 - 1 values"),
+            std::string::npos);
+  EXPECT_NE(graph_error(image + R"({"name":"p","op":"pad2d","inputs":[0],"pads":[0,1,0]}])")
+                .find("graph node 1: pads is not [top, left, bottom, right]"),
+            std::string::npos);
+  EXPECT_NE(graph_error(image + R"({"name":"p","op":"pad2d","inputs":[0],"pads":[0,1,-1,0]}])").find("negative padding"),
+            std::string::npos);
   EXPECT_NE(graph_error(R"([{"name":"input","op":"input","inputs":[1.5],"channels":1,"height":4,"width":4}])")
                 .find("input 1.5 is not an earlier node"),
             std::string::npos);

@@ -1,0 +1,54 @@
+// Pad2d: zero rows above and below the image and zero columns left and right
+// of it, as many on each side as pad_top, pad_bottom, pad_left and pad_right
+// say: the padding of a convolution or average pool that pads its sides
+// unalike (TensorFlow's "SAME" padding at stride 2 pads only bottom and
+// right), or ONNX's Pad with zeros. Exact on int8 values: zero is int8 zero
+// (symmetric quantization), so it keeps its input's scale.
+#include <algorithm>
+#include <cstring>
+
+#include "common/error.h"
+#include "graph/ops/int8_reference.h"
+#include "graph/ops/shape_rules.h"
+
+namespace octet::ops {
+
+namespace {
+ActShape shape(const Node& n, const std::vector<ActShape>& in) {
+  const ActShape x = in[0];
+  check(n.pad_top >= 0 && n.pad_left >= 0 && n.pad_bottom >= 0 && n.pad_right >= 0, "negative padding");
+  const int64_t h = int64_t{x.h} + n.pad_top + n.pad_bottom, w = int64_t{x.w} + n.pad_left + n.pad_right;
+  check(within_bound(x.c, h, w), "output has more than 2^31 - 1 values");
+  return {x.c, static_cast<int>(h), static_cast<int>(w)};
+}
+
+void run_float(const FloatOpArgs& a) {
+  const FloatTensor& x = *a.inputs[0];
+  const ActShape in = a.in[0], out = a.out;
+  std::fill(a.y.data.begin(), a.y.data.end(), 0.0f);
+  for (int64_t b = 0; b < x.dim(0); ++b)
+    for (int iy = 0; iy < in.h; ++iy)
+      std::memcpy(a.y.ptr() + ((b * out.h + iy + a.node.pad_top) * out.w + a.node.pad_left) * out.c,
+                  x.ptr() + (b * in.h + iy) * int64_t{in.w} * in.c, sizeof(float) * in.w * in.c);
+}
+
+void run_int8_reference(const Int8ReferenceArgs& a) {
+  const Node& n = a.node;
+  const Int8Tensor& x = *a.inputs[0];
+  const int64_t C = x.dim(1), H = x.dim(2), W = x.dim(3);
+  a.y = Int8Tensor({a.batch, C, H + n.pad_top + n.pad_bottom, W + n.pad_left + n.pad_right});
+  for (int64_t b = 0; b < a.batch; ++b)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t oy = 0; oy < a.y.dim(2); ++oy)
+        for (int64_t ox = 0; ox < a.y.dim(3); ++ox) {
+          const int64_t iy = oy - n.pad_top, ix = ox - n.pad_left;
+          at(a.y, b, c, oy, ox) = (iy >= 0 && iy < H && ix >= 0 && ix < W) ? at(x, b, c, iy, ix) : int8_t{0};
+        }
+}
+}  // namespace
+
+//                          name     in train  weight image  relu   resid  scale  mult  moves
+extern const OpDef pad2d = {{Op::Pad2d, "pad2d", 1, false, false, true, false, false, false, 0, true},
+                            shape, nullptr, nullptr, nullptr, run_float, run_int8_reference};
+
+}  // namespace octet::ops
