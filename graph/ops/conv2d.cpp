@@ -18,9 +18,11 @@ ActShape shape(const Node& n, const std::vector<ActShape>& in) {
   check(n.groups > 0 && x.c % n.groups == 0 && n.channels % n.groups == 0,
         std::to_string(n.groups) + " groups do not divide its " + std::to_string(x.c) + " input and " +
             std::to_string(n.channels) + " output channels");
+  // Checked before dividing: a negative span rounds toward zero, to one window at stride > 1.
+  check(n.kernel <= x.h + 2 * int64_t{n.padding} && n.kernel <= x.w + 2 * int64_t{n.padding},
+        "kernel larger than the padded input " + to_string(x));
   const int64_t h = window_positions(x.h, n.kernel, n.stride, n.padding);
   const int64_t w = window_positions(x.w, n.kernel, n.stride, n.padding);
-  check(h > 0 && w > 0, "kernel larger than the padded input " + to_string(x));
   check(within_bound(n.channels, h, w), "output has more than 2^31 - 1 values");
   return {n.channels, static_cast<int>(h), static_cast<int>(w)};
 }

@@ -39,6 +39,18 @@ TEST(FileRanges, GraphAttributesOutsideIntAndHugeActivationsAreRefused) {
             std::string::npos);
 }
 
+// A kernel one pixel wider than the padded image at stride 2: no window fits
+// (the shape rule's division, rounding toward zero, counted one).
+TEST(FileRanges, AConvKernelWiderThanThePaddedImageIsRefusedAtAnyStride) {
+  for (const char* stride : {"1", "2", "3"})
+    EXPECT_NE(graph_error(R"([{"name":"input","op":"input","inputs":[],"channels":1,"height":4,"width":4},
+                              {"name":"c","op":"conv2d","inputs":[0],"channels":2,"kernel":5,"stride":)" +
+                          std::string(stride) + "}]")
+                  .find("kernel larger than the padded input 1x4x4"),
+              std::string::npos)
+        << "stride " << stride;
+}
+
 TEST(FileRanges, SafetensorsShapesWhoseElementCountOverflowsAreRefused) {
   const std::string header = R"({"t":{"dtype":"F32","shape":[4611686018427387904,4,0],"data_offsets":[0,0]}})";
   // The 8-byte little-endian header length, then the header. (Not
