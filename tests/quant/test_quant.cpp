@@ -139,37 +139,47 @@ TEST(TensorStats, VectorPassMatchesAPlainLoopAndFindsEveryBadValue) {
 }
 
 // im2col rows against one tap at a time, zero outside the image: kernels
-// wider than the image, strides, and padding on every side.
+// wider than the image, strides, padding on every side, dilated kernels
+// (taps outside on both sides of a row, or every tap of a row outside),
+// grouped convs' channel slices.
 TEST(GatherPatches, MatchesTapByTapIncludingBorders) {
   struct Case {
-    int c, h, w, kernel, stride, padding;
+    int c, h, w, kernel, stride, padding, dilation = 1, groups = 1;
   };
   for (const Case& k : {Case{3, 5, 7, 3, 1, 1}, Case{4, 6, 6, 3, 2, 1}, Case{2, 4, 3, 5, 1, 2}, Case{5, 3, 2, 7, 2, 3},
-                        Case{1, 6, 5, 1, 2, 0}, Case{6, 8, 8, 5, 1, 0}}) {
+                        Case{1, 6, 5, 1, 2, 0}, Case{6, 8, 8, 5, 1, 0}, Case{3, 7, 9, 3, 1, 2, 2},
+                        Case{2, 6, 5, 3, 2, 3, 3}, Case{4, 4, 4, 3, 1, 3, 3}, Case{1, 9, 8, 5, 2, 4, 2},
+                        Case{2, 3, 1, 2, 1, 2, 3}, Case{6, 7, 7, 3, 1, 2, 2, 3}, Case{4, 6, 6, 3, 1, 1, 1, 2}}) {
     Node n;
     n.op = Op::Conv2d;
     n.kernel = k.kernel;
     n.stride = k.stride;
     n.padding = k.padding;
+    n.dilation = k.dilation;
+    n.groups = k.groups;
     const ActShape in{k.c, k.h, k.w};
-    const ActShape out{7, (k.h + 2 * k.padding - k.kernel) / k.stride + 1, (k.w + 2 * k.padding - k.kernel) / k.stride + 1};
-    const int64_t batch = 2, K = patch_size(n, in), rows = patch_rows(n, out, batch);
+    const int span = (k.kernel - 1) * k.dilation + 1;
+    const ActShape out{7, (k.h + 2 * k.padding - span) / k.stride + 1, (k.w + 2 * k.padding - span) / k.stride + 1};
+    const int64_t batch = 2, K = patch_size(n, in), rows = patch_rows(n, out, batch), group_c = k.c / k.groups;
     std::vector<float> x(static_cast<size_t>(batch * in.numel()));
     for (size_t i = 0; i < x.size(); ++i) x[i] = 1.0f + static_cast<float>(i);
-    std::vector<float> got(static_cast<size_t>(rows * K), -1.0f);
-    gather_patches(n, in, out, x.data(), 0, rows, got.data());
-    for (int64_t r = 0; r < rows; ++r)
-      for (int ky = 0; ky < k.kernel; ++ky)
-        for (int kx = 0; kx < k.kernel; ++kx)
-          for (int c = 0; c < k.c; ++c) {
-            const int64_t ox = r % out.w, oy = (r / out.w) % out.h, b = r / (int64_t(out.w) * out.h);
-            const int64_t iy = oy * k.stride - k.padding + ky, ix = ox * k.stride - k.padding + kx;
-            const bool inside = iy >= 0 && iy < k.h && ix >= 0 && ix < k.w;
-            const float want = inside ? x[((b * k.h + iy) * k.w + ix) * k.c + c] : 0.0f;
-            ASSERT_EQ(got[r * K + (ky * k.kernel + kx) * k.c + c], want)
-                << "c" << k.c << " " << k.h << "x" << k.w << " k" << k.kernel << " s" << k.stride << " p" << k.padding
-                << " row " << r;
-          }
+    for (int g = 0; g < k.groups; ++g) {
+      std::vector<float> got(static_cast<size_t>(rows * K), -1.0f);
+      gather_patches(n, in, out, x.data(), 0, rows, got.data(), g);
+      for (int64_t r = 0; r < rows; ++r)
+        for (int ky = 0; ky < k.kernel; ++ky)
+          for (int kx = 0; kx < k.kernel; ++kx)
+            for (int c = 0; c < group_c; ++c) {
+              const int64_t ox = r % out.w, oy = (r / out.w) % out.h, b = r / (int64_t(out.w) * out.h);
+              const int64_t iy = oy * k.stride - k.padding + ky * k.dilation;
+              const int64_t ix = ox * k.stride - k.padding + kx * k.dilation;
+              const bool inside = iy >= 0 && iy < k.h && ix >= 0 && ix < k.w;
+              const float want = inside ? x[((b * k.h + iy) * k.w + ix) * k.c + g * group_c + c] : 0.0f;
+              ASSERT_EQ(got[r * K + (ky * k.kernel + kx) * group_c + c], want)
+                  << "c" << k.c << " " << k.h << "x" << k.w << " k" << k.kernel << " s" << k.stride << " p"
+                  << k.padding << " d" << k.dilation << " g" << g << "/" << k.groups << " row " << r;
+            }
+    }
   }
 }
 
