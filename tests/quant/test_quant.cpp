@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <random>
 
 #include "calibrate/amax.h"
@@ -17,6 +18,7 @@
 #include "quant/fixed_point.h"
 #include "quant/simulate.h"
 #include "runtime/cpu/cpu_engine.h"
+#include "runtime/cuda/op_support.h"
 #include "tests/support/random_model.h"
 #include "tests/ops/reference_int8.h"
 #include "tests/support/test_util.h"
@@ -340,8 +342,9 @@ class RuntimeExactness : public ::testing::TestWithParam<RuntimeCase> {};
 TEST_P(RuntimeExactness, MatchesReferenceExactlyAndSimulationWithinOneLsb) {
   const RuntimeCase& c = GetParam();
   const ModelOptions mo{c.channels, c.size, c.size, 10, c.batch_norm};
-  const Checkpoint checkpoint =
-      c.model == "grouped-test" ? random_grouped_checkpoint(5) : random_checkpoint(c.model, mo, 5);
+  const Checkpoint checkpoint = c.model == "grouped-test"   ? random_grouped_checkpoint(5)
+                                : c.model == "dilated-test" ? random_dilated_checkpoint(5)
+                                                            : random_checkpoint(c.model, mo, 5);
   const QuantizedModel qm = quantize_random(checkpoint, options_of(c));
   const CpuEngine engine(qm);
   const std::vector<float> images = random_images(c.batch, engine.shapes()[0], 99);
@@ -393,7 +396,8 @@ INSTANTIATE_TEST_SUITE_P(
                       RuntimeCase{"resnet20_nobn_pertensor", "resnet20", 3, 32, false, "percentile", "per-tensor", "octet", "gptq", 2},
                       RuntimeCase{"resnet18_mse", "resnet18", 3, 32, true, "mse", "per-channel", "octet", "nearest", 1},
                       RuntimeCase{"grouped_auto_gptq", "grouped-test", 3, 16, true, "auto", "per-channel", "octet", "gptq", 4},
-                      RuntimeCase{"grouped_lab", "grouped-test", 3, 16, true, "max", "per-tensor", "lab", "nearest", 3}),
+                      RuntimeCase{"grouped_lab", "grouped-test", 3, 16, true, "max", "per-tensor", "lab", "nearest", 3},
+                      RuntimeCase{"dilated_auto_gptq", "dilated-test", 3, 16, true, "auto", "per-channel", "octet", "gptq", 3}),
     [](const auto& info) { return info.param.name; });
 
 // quantize_checkpoint records GPTQ's statistics and auto's logits during the
@@ -590,6 +594,30 @@ TEST_F(QuantizedFile, RefusesMissingTensorsAndBadOffsets) {
   std::ofstream(dir_.path("short.octet"), std::ios::binary)
       .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
   EXPECT_NE(error_of([&] { load_quantized_model(dir_.path("short.octet")); }).find("truncated"), std::string::npos);
+}
+
+// A dilated network's file: each conv's dilation comes back, the graph JSON
+// names "dilation" only where it is not 1 (undilated models' files keep their
+// bytes), and the loaded model runs on the CPU to the reference's logits.
+TEST(DilatedFile, KeepsEachConvsDilationAndItsLogits) {
+  const QuantizedModel saved = quantize_random(random_dilated_checkpoint(3), quick_quantize_options(), 16);
+  TempDir dir;
+  save_quantized_model(saved, dir.path("dilated.octet"));
+  const QuantizedModel loaded = load_quantized_model(dir.path("dilated.octet"));
+  std::map<std::string, int> dilations;
+  for (const Node& n : loaded.graph.nodes)
+    if (n.op == Op::Conv2d) dilations[n.name] = n.dilation;
+  EXPECT_EQ(dilations, (std::map<std::string, int>{{"stem", 1}, {"dil", 2}, {"dw", 3}, {"project", 1}, {"gc", 2}}));
+  const std::string json = loaded.graph.to_json();
+  int written = 0;
+  for (size_t at = json.find("\"dilation\""); at != std::string::npos; at = json.find("\"dilation\"", at + 1))
+    ++written;
+  EXPECT_EQ(written, 3) << json;
+  const int64_t batch = 3;
+  const std::vector<float> images = random_images(batch, loaded.graph.shapes()[0], 4);
+  EXPECT_EQ(CpuEngine(loaded).run(images.data(), batch).data, reference_run(saved, images.data(), batch).logits.data);
+  // The CUDA backends have no dilated kernel: they refuse the model, naming its first dilated conv.
+  EXPECT_EQ(cuda::why_model_unsupported(loaded), "no CUDA kernel for dilated convolutions yet, at node 'dil' (conv2d)");
 }
 
 }  // namespace
