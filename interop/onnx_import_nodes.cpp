@@ -27,14 +27,16 @@ void Importer::conv(const onnx::NodeProto& n) {
   if (pads.size() != 4 || pads[0] != pads[1] || pads[0] != pads[2] || pads[0] != pads[3] || pads[0] < 0 ||
       pads[0] > 64)
     refuse(n, "pads " + ints_string(pads) + ": octet pads all four sides alike");
-  if (dilations != std::vector<int64_t>{1, 1}) refuse(n, "dilations " + ints_string(dilations) + ": octet does not dilate");
+  if (dilations.size() != 2 || dilations[0] != dilations[1] || dilations[0] < 1 || dilations[0] > 64)
+    refuse(n, "dilations " + ints_string(dilations) + ": octet's are alike in both directions");
   if (groups < 1 || groups > out || out % groups != 0) refuse(n, "group " + std::to_string(groups));
   FloatTensor bias(Shape{out}, 0.0f);
   if (has_input(n, 2)) bias = constant(n, 2);
   if (bias.shape != Shape{out}) refuse(n, "a bias of shape " + shape_string(bias.shape));
   const std::string name = layer_name(n);
   define(n, builder_.conv(name, x, static_cast<int>(out), static_cast<int>(kernel), static_cast<int>(strides[0]),
-                          static_cast<int>(pads[0]) + padded, true, static_cast<int>(groups)));
+                          static_cast<int>(pads[0]) + padded, true, static_cast<int>(groups),
+                          static_cast<int>(dilations[0])));
   params_[name + ".weight"] = std::move(w);
   params_[name + ".bias"] = std::move(bias);
 }
