@@ -119,6 +119,7 @@ std::string Graph::to_json() const {
     if (n.stride != 1) node["stride"] = n.stride;
     if (n.padding) node["padding"] = n.padding;
     if (n.groups != 1) node["groups"] = n.groups;
+    if (n.dilation != 1) node["dilation"] = n.dilation;
     if (n.ceil_mode) node["ceil_mode"] = true;
     if (n.exclude_padding) node["exclude_padding"] = true;
     if (n.offset) node["offset"] = n.offset;
@@ -160,6 +161,7 @@ Graph Graph::from_json(const std::string& text) {
         n.stride = int_attribute(node, "stride", 1);
         n.padding = int_attribute(node, "padding", 0);
         n.groups = int_attribute(node, "groups", 1);
+        n.dilation = int_attribute(node, "dilation", 1);
         n.offset = int_attribute(node, "offset", 0);
         if (n.op == Op::Pad2d) {
           const nlohmann::json& pads = node.at("pads");
@@ -209,7 +211,7 @@ int GraphBuilder::input(int channels, int height, int width) {
 }
 
 int GraphBuilder::conv(const std::string& name, int x, int out_channels, int kernel, int stride, int padding,
-                       bool bias, int groups) {
+                       bool bias, int groups, int dilation) {
   Node& n = push(Op::Conv2d, name, {x});
   n.channels = out_channels;
   n.kernel = kernel;
@@ -217,6 +219,7 @@ int GraphBuilder::conv(const std::string& name, int x, int out_channels, int ker
   n.padding = padding;
   n.bias = bias;
   n.groups = groups;
+  n.dilation = dilation;
   return last();
 }
 

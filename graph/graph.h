@@ -46,6 +46,7 @@ struct Node {
   int channels = 0;
   int kernel = 0, stride = 1, padding = 0;  // Conv2d, MaxPool2d, AvgPool2d
   int groups = 1;                           // Conv2d: channel groups (as many as input channels: depthwise)
+  int dilation = 1;                         // Conv2d: pixels from one tap to the next (1: adjacent)
   bool ceil_mode = false;                   // pools: the output size rounded up (a last, partial window)
   bool exclude_padding = false;             // AvgPool2d: padded values not counted (ONNX count_include_pad 0)
   int offset = 0;                           // ChannelSlice: its first channel
@@ -91,7 +92,7 @@ class GraphBuilder {
  public:
   int input(int channels, int height, int width);
   int conv(const std::string& name, int x, int out_channels, int kernel, int stride, int padding, bool bias,
-           int groups = 1);
+           int groups = 1, int dilation = 1);
   int batch_norm(const std::string& name, int x);
   // A bias-free conv followed by a batch norm when `with_bn` (ResNet style).
   int conv_bn(const std::string& conv_name, const std::string& bn_name, int x, int out_channels, int kernel,

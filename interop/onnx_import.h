@@ -1,6 +1,6 @@
 // A float ONNX model (as torch.onnx.export writes it, opsets 11 to 17) as an
-// octet float checkpoint: Conv (grouped and depthwise included) with the
-// BatchNormalization after it folded in at its own epsilon; Relu, Clip,
+// octet float checkpoint: Conv (grouped, depthwise and dilated included) with
+// the BatchNormalization after it folded in at its own epsilon; Relu, Clip,
 // LeakyRelu, Sigmoid, HardSigmoid, HardSwish (x * Sigmoid(x) and
 // x * HardSigmoid(x) become one SiLU or HardSwish); MaxPool and AveragePool
 // (padding, ceil_mode), GlobalAveragePool; Add and Mul of two computed values

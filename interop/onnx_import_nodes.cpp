@@ -12,7 +12,7 @@ namespace octet::onnx_import {
 // A conv's pads: its own, or those of auto_pad SAME_UPPER / SAME_LOWER, with
 // which the output is ceil(input / stride) and the odd one of the padding goes
 // at the end (UPPER) or at the start (LOWER).
-Importer::Pads Importer::conv_pads(const onnx::NodeProto& n, int64_t kernel, int64_t stride) const {
+Importer::Pads Importer::conv_pads(const onnx::NodeProto& n, int64_t extent, int64_t stride) const {
   const std::string auto_pad = string_attribute(n, "auto_pad", "NOTSET");
   if (auto_pad == "NOTSET") return spatial_pads(n);
   if (auto_pad == "VALID") return {};
@@ -21,7 +21,7 @@ Importer::Pads Importer::conv_pads(const onnx::NodeProto& n, int64_t kernel, int
   const ActShape in = shape_of(activation(n, 0));
   Pads pads;
   const auto split = [&](int64_t size, int64_t* begin, int64_t* end) {
-    const int64_t total = std::max<int64_t>(((size + stride - 1) / stride - 1) * stride + kernel - size, 0);
+    const int64_t total = std::max<int64_t>(((size + stride - 1) / stride - 1) * stride + extent - size, 0);
     *begin = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
     *end = total - *begin;
   };
@@ -43,8 +43,9 @@ void Importer::conv(const onnx::NodeProto& n) {
   if (w.dim(3) != kernel) refuse(n, "a non-square kernel " + shape_string(w.shape) + ": octet's kernels are square");
   if (strides.size() != 2 || strides[0] != strides[1] || strides[0] < 1 || strides[0] > 64)
     refuse(n, "strides " + ints_string(strides) + ": octet's are alike in both directions");
-  const Pads pads = conv_pads(n, kernel, strides[0]);
-  if (dilations != std::vector<int64_t>{1, 1}) refuse(n, "dilations " + ints_string(dilations) + ": octet does not dilate");
+  if (dilations.size() != 2 || dilations[0] != dilations[1] || dilations[0] < 1 || dilations[0] > 64)
+    refuse(n, "dilations " + ints_string(dilations) + ": octet's are alike in both directions");
+  const Pads pads = conv_pads(n, (kernel - 1) * dilations[0] + 1, strides[0]);
   if (groups < 1 || groups > out || out % groups != 0) refuse(n, "group " + std::to_string(groups));
   FloatTensor bias(Shape{out}, 0.0f);
   if (has_input(n, 2)) bias = constant(n, 2);
@@ -54,7 +55,7 @@ void Importer::conv(const onnx::NodeProto& n) {
   const int x = padded_input(n, pads, 64, &padding, &after_pad);
   const std::string name = layer_name(n);
   define(n, builder_.conv(name, x, static_cast<int>(out), static_cast<int>(kernel), static_cast<int>(strides[0]),
-                          padding, true, static_cast<int>(groups)));
+                          padding, true, static_cast<int>(groups), static_cast<int>(dilations[0])));
   params_[name + ".weight"] = std::move(w);
   params_[name + ".bias"] = std::move(bias);
 }

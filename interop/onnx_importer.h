@@ -47,7 +47,7 @@ class Importer {
   // Zeros added to height and width, per side, in ONNX's pads order: top, left, bottom, right.
   using Pads = std::array<int64_t, 4>;
   Pads spatial_pads(const onnx::NodeProto& n) const;
-  Pads conv_pads(const onnx::NodeProto& n, int64_t kernel, int64_t stride) const;
+  Pads conv_pads(const onnx::NodeProto& n, int64_t extent, int64_t stride) const;  // extent: the dilated kernel's
   int padded_input(const onnx::NodeProto& n, Pads pads, int64_t most_shared, int* shared, bool* after_pad);
   bool has_input(const onnx::NodeProto& n, int i) const { return n.input_size() > i && !n.input(i).empty(); }
   FloatTensor constant(const onnx::NodeProto& n, int i) const;

@@ -85,6 +85,7 @@ std::string conv2d(const OnnxNodeContext& c) {
   Writer::ints(conv, "kernel_shape", {n.kernel, n.kernel});
   Writer::ints(conv, "strides", {n.stride, n.stride});
   Writer::ints(conv, "pads", {n.padding, n.padding, n.padding, n.padding});
+  if (n.dilation != 1) Writer::ints(conv, "dilations", {n.dilation, n.dilation});
   if (n.groups != 1) Writer::integer(conv, "group", n.groups);
   return with_residual(c, y);
 }

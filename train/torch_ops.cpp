@@ -51,7 +51,7 @@ const TorchOp kOps[] = {
     {Op::Input, nullptr, [](const Node&, const Inputs& x, const TorchParams&, bool) { return x[0]; }},
     {Op::Conv2d, init_conv,
      [](const Node& n, const Inputs& x, const TorchParams& t, bool) {
-       return torch::conv2d(x[0], t.weight, t.bias, n.stride, n.padding, /*dilation=*/1, n.groups);
+       return torch::conv2d(x[0], t.weight, t.bias, n.stride, n.padding, n.dilation, n.groups);
      }},
     {Op::BatchNorm2d, init_batch_norm,
      [](const Node&, const Inputs& x, const TorchParams& t, bool training) {

@@ -1,8 +1,11 @@
 // Conv2d: a 2-D convolution over an image with a square kernel and the same
-// stride and zero padding on every side, its channels in `groups` groups:
-// output channel o reads the input channels of group o / (out / groups)
-// only (groups = input channels: a depthwise convolution). Attributes:
-// channels (out), kernel, stride, padding, groups, bias. Weight
+// stride, dilation and zero padding on every side, its channels in `groups`
+// groups: output channel o reads the input channels of group o / (out /
+// groups) only (groups = input channels: a depthwise convolution). Tap
+// (ky, kx) of output pixel (oy, ox) reads input pixel (oy * stride - padding
+// + ky * dilation, ox * stride - padding + kx * dilation): a dilated kernel
+// spans (kernel - 1) * dilation + 1 pixels. Attributes: channels (out),
+// kernel, stride, padding, dilation, groups, bias. Weight
 // [out][in / groups][kernel][kernel] (torch's layout).
 #include "common/error.h"
 #include "graph/ops/float_reference.h"
@@ -12,15 +15,23 @@
 namespace octet::ops {
 
 namespace {
+// The pixels a kernel row covers: its taps `dilation` apart.
+int64_t dilated_kernel(const Node& n) { return (int64_t{n.kernel} - 1) * n.dilation + 1; }
+
 ActShape shape(const Node& n, const std::vector<ActShape>& in) {
   const ActShape x = in[0];
   check(n.channels > 0 && n.kernel > 0 && n.stride > 0 && n.padding >= 0, "bad conv attributes");
+  check(n.dilation >= 1, "dilation " + std::to_string(n.dilation) + " is below 1");
   check(n.groups > 0 && x.c % n.groups == 0 && n.channels % n.groups == 0,
         std::to_string(n.groups) + " groups do not divide its " + std::to_string(x.c) + " input and " +
             std::to_string(n.channels) + " output channels");
-  const int64_t h = window_positions(x.h, n.kernel, n.stride, n.padding);
-  const int64_t w = window_positions(x.w, n.kernel, n.stride, n.padding);
-  check(h > 0 && w > 0, "kernel larger than the padded input " + to_string(x));
+  const int64_t span = dilated_kernel(n);
+  // Checked before dividing: a negative span rounds toward zero, to one window at stride > 1.
+  check(span <= x.h + 2 * int64_t{n.padding} && span <= x.w + 2 * int64_t{n.padding},
+        (n.dilation > 1 ? "dilated kernel (" + std::to_string(span) + " pixels)" : std::string("kernel")) +
+            " larger than the padded input " + to_string(x));
+  const int64_t h = window_positions(x.h, span, n.stride, n.padding);
+  const int64_t w = window_positions(x.w, span, n.stride, n.padding);
   check(within_bound(n.channels, h, w), "output has more than 2^31 - 1 values");
   return {n.channels, static_cast<int>(h), static_cast<int>(w)};
 }
@@ -38,8 +49,8 @@ double macs(const Node& n, const std::vector<ActShape>& in, const ActShape& out)
 void run_int8_reference(const Int8ReferenceArgs& a) {
   const Node& n = a.node;
   const Int8Tensor& x = *a.inputs[0];
-  const int64_t C = x.dim(1), H = x.dim(2), W = x.dim(3), k = n.kernel;
-  const int64_t OH = (H + 2 * n.padding - k) / n.stride + 1, OW = (W + 2 * n.padding - k) / n.stride + 1;
+  const int64_t C = x.dim(1), H = x.dim(2), W = x.dim(3), k = n.kernel, d = n.dilation, span = dilated_kernel(n);
+  const int64_t OH = (H + 2 * n.padding - span) / n.stride + 1, OW = (W + 2 * n.padding - span) / n.stride + 1;
   const int64_t group_in = C / n.groups, group_out = n.channels / n.groups;
   const std::vector<int8_t>& w = a.q.weight.data;
   write_weighted(a, n.channels, OH, OW, [&](int64_t b, int64_t o, int64_t oy, int64_t ox) {
@@ -48,7 +59,7 @@ void run_int8_reference(const Int8ReferenceArgs& a) {
     for (int64_t c = 0; c < group_in; ++c)
       for (int64_t ky = 0; ky < k; ++ky)
         for (int64_t kx = 0; kx < k; ++kx) {
-          const int64_t iy = oy * n.stride - n.padding + ky, ix = ox * n.stride - n.padding + kx;
+          const int64_t iy = oy * n.stride - n.padding + ky * d, ix = ox * n.stride - n.padding + kx * d;
           if (iy >= 0 && iy < H && ix >= 0 && ix < W)
             acc += int32_t(w[((o * group_in + c) * k + ky) * k + kx]) * at(x, b, first + c, iy, ix);
         }

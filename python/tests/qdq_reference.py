@@ -38,7 +38,7 @@ def _conv(x, w, b, a):
     pads = a.get("pads", [0, 0, 0, 0])
     assert pads[:2] == pads[2:], "asymmetric padding"
     return F.conv2d(torch.from_numpy(x), torch.from_numpy(w), torch.from_numpy(b), stride=a.get("strides", 1),
-                    padding=tuple(pads[:2])).numpy()
+                    padding=tuple(pads[:2]), dilation=a.get("dilations", 1)).numpy()
 
 
 def _pool(x, a, maximum):

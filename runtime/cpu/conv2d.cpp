@@ -21,10 +21,10 @@ constexpr int64_t kRowsPerTask = 64;
 // Copies the receptive field of output row m (kh x kw x C, zero outside the image).
 void gather_patch(const ConvGeometry& g, const int8_t* input, int64_t m, int8_t* patch) {
   const int64_t ox = m % g.out_w, oy = (m / g.out_w) % g.out_h, b = m / (int64_t(g.out_w) * g.out_h);
-  for (int ky = 0; ky < g.kernel; ++ky) {
-    const int64_t iy = oy * g.stride - g.padding + ky;
-    for (int kx = 0; kx < g.kernel; ++kx, patch += g.in_c) {
-      const int64_t ix = ox * g.stride - g.padding + kx;
+  for (int64_t ky = 0; ky < g.kernel; ++ky) {
+    const int64_t iy = oy * g.stride - g.padding + ky * g.dilation;
+    for (int64_t kx = 0; kx < g.kernel; ++kx, patch += g.in_c) {
+      const int64_t ix = ox * g.stride - g.padding + kx * g.dilation;
       if (iy < 0 || iy >= g.in_h || ix < 0 || ix >= g.in_w)
         std::memset(patch, 0, g.in_c);
       else
@@ -123,6 +123,8 @@ uint8_t* workspace(const ConvGeometry& g, const PackedWeights& w, int64_t bytes_
         "cpu conv2d: weights packed for kernel " + std::to_string(w.kernel()) + ", " + std::to_string(w.in_c()) +
             " -> " + std::to_string(w.out_c()) + " channels, called with kernel " + std::to_string(g.kernel) + ", " +
             std::to_string(g.in_c) + " -> " + std::to_string(g.out_c));
+  check(g.dilation == 1, "cpu conv2d: the SIMD kernels read adjacent taps; dilation " + std::to_string(g.dilation) +
+                             " runs on the reference path");
   thread_local std::vector<uint8_t> buffer;
   const size_t bytes = static_cast<size_t>(bytes_needed);
   if (buffer.size() < bytes) {

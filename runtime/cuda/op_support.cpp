@@ -11,7 +11,8 @@ struct OpSupport {
 std::string always(const Node&) { return ""; }
 
 std::string dense_conv(const Node& n) {
-  return n.groups == 1 ? "" : "no CUDA kernel for grouped convolutions yet";
+  if (n.groups != 1) return "no CUDA kernel for grouped convolutions yet";
+  return n.dilation == 1 ? "" : "no CUDA kernel for dilated convolutions yet";
 }
 
 std::string unpadded_pool(const Node& n) {

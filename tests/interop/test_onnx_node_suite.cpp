@@ -20,6 +20,8 @@
 //   build-core/tests/test_onnx_node_suite
 //
 // OCTET_ONNX_NODE_TESTS names another folder of node tests (a newer ONNX's).
+// libonnx-testdata 1.12 has no dilated Conv: one of its conv tests is
+// rewritten with dilations and checked against a convolution done here.
 #include <gtest/gtest.h>
 #include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
@@ -398,6 +400,81 @@ TEST(OnnxNodeSuite, AnOutputThatIsNotAVectorIsRefused) {
             "the model returns 1x5x5 values per image, and octet's models return a vector of logits (end it "
             "with a Flatten or a global pooling)");
   EXPECT_EQ(run_node_test(dir, "test_basic_conv_with_padding").result, Result::Pass);  // flattened
+}
+
+// Writes `message` (a model or a tensor) to `path`.
+void write_proto(const google::protobuf::MessageLite& message, const std::string& path) {
+  const std::string bytes = message.SerializeAsString();
+  write_file_atomically(path, [&](std::ostream& out) { out << bytes; });
+}
+
+// Dilated convs (ONNX 1.12 has no node test of one): test_basic_conv_with_padding's
+// 5x5 image and model, its 3x3 weight made asymmetric and the conv given
+// dilations, padding and stride, against the convolution computed here tap
+// by tap. Unequal dilations are refused naming them.
+TEST(OnnxNodeSuite, DilatedConvsMatchADirectConvolution) {
+  const std::string source = node_tests_dir() + "/test_basic_conv_with_padding";
+  if (!file_exists(source + "/model.onnx")) GTEST_SKIP() << "no ONNX node test at " << source;
+  const onnx::TensorProto image = read_tensor(source + "/test_data_set_0/input_0.pb");
+  ASSERT_EQ(dims_string(image), "[1,1,5,5]");
+  const std::vector<double> x = tensor_values(image);
+  onnx::TensorProto weight = read_tensor(source + "/test_data_set_0/input_1.pb");
+  ASSERT_EQ(dims_string(weight), "[1,1,3,3]");
+  weight.clear_raw_data();
+  weight.clear_float_data();
+  for (int k = 0; k < 9; ++k) weight.add_float_data(static_cast<float>(k + 1));
+  struct Case {
+    int64_t dilation_y, dilation_x, padding, stride;
+  };
+  for (const Case& c : {Case{2, 2, 2, 1}, Case{3, 3, 2, 2}, Case{2, 2, 0, 1}, Case{1, 2, 1, 1}}) {
+    const std::string name = "dilated_conv_d" + std::to_string(c.dilation_y) + "x" + std::to_string(c.dilation_x) +
+                             "_p" + std::to_string(c.padding) + "_s" + std::to_string(c.stride);
+    onnx::ModelProto model;
+    const std::vector<uint8_t> bytes = read_file_bytes(source + "/model.onnx");
+    ASSERT_TRUE(model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())));
+    onnx::NodeProto& conv = *model.mutable_graph()->mutable_node(0);
+    ASSERT_EQ(conv.op_type(), "Conv");
+    const auto set_ints = [&conv](const std::string& attribute, const std::vector<int64_t>& values) {
+      onnx::AttributeProto* a = nullptr;
+      for (auto& existing : *conv.mutable_attribute())
+        if (existing.name() == attribute) a = &existing;
+      if (!a) a = conv.add_attribute();
+      a->Clear();
+      a->set_name(attribute);
+      a->set_type(onnx::AttributeProto::INTS);
+      for (int64_t v : values) a->add_ints(v);
+    };
+    set_ints("pads", {c.padding, c.padding, c.padding, c.padding});
+    set_ints("strides", {c.stride, c.stride});
+    set_ints("dilations", {c.dilation_y, c.dilation_x});
+    TempDir tmp;
+    const std::string dir = tmp.path(name);
+    make_directories(dir + "/test_data_set_0");
+    write_proto(model, dir + "/model.onnx");
+    write_proto(image, dir + "/test_data_set_0/input_0.pb");
+    write_proto(weight, dir + "/test_data_set_0/input_1.pb");
+    write_proto(read_tensor(source + "/test_data_set_0/output_0.pb"), dir + "/test_data_set_0/output_0.pb");
+    if (c.dilation_y != c.dilation_x) {
+      const Outcome o = run_node_test(dir, name);
+      EXPECT_EQ(o.result, Result::Refused) << name;
+      EXPECT_NE(o.reason.find("dilations [1,2]: octet's are alike in both directions"), std::string::npos) << o.reason;
+      continue;
+    }
+    const int64_t d = c.dilation_y, out = (5 + 2 * c.padding - (2 * d + 1)) / c.stride + 1;
+    std::vector<double> expected;
+    for (int64_t oy = 0; oy < out; ++oy)
+      for (int64_t ox = 0; ox < out; ++ox) {
+        double sum = 0;
+        for (int64_t ky = 0; ky < 3; ++ky)
+          for (int64_t kx = 0; kx < 3; ++kx) {
+            const int64_t iy = oy * c.stride - c.padding + ky * d, ix = ox * c.stride - c.padding + kx * d;
+            if (iy >= 0 && iy < 5 && ix >= 0 && ix < 5) sum += x[iy * 5 + ix] * weight.float_data(ky * 3 + kx);
+          }
+        expected.push_back(sum);
+      }
+    const Outcome o = run_node_test(dir, name, &expected);
+    EXPECT_EQ(o.result, Result::Pass) << name << ": " << o.reason;
+  }
 }
 
 }  // namespace

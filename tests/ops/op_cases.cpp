@@ -482,6 +482,54 @@ std::vector<OpCase> make_cases() {
                      [s] { return quantize_random(random_imagenet_ops_checkpoint(s), quick_quantize_options(), 32); },
                      CaseImages::Normalised, false});
   }
+  // Dilated convolutions, dense, depthwise and grouped: kernel 3 (one 5, one
+  // 1) at dilation 2 and 3, stride 1 and 2, padding from none to more than
+  // the kernel's, dilated kernels wider than the image (taps outside on both
+  // sides), channel and group counts that do not divide by 4; then a small
+  // network of them, quantized. (After the other cases: their seeds stay.)
+  struct Dilated {
+    int64_t batch;
+    int c, h, w, out_c, kernel, stride, padding, dilation, groups;
+    bool relu, residual;
+    Requant requant = Requant::Typical;
+  };
+  const Dilated dilated[] = {
+      {2, 16, 12, 12, 32, 3, 1, 2, 2, 1, true, false},   {3, 5, 11, 13, 17, 3, 2, 2, 2, 1, false, true},
+      {2, 8, 14, 14, 24, 3, 1, 3, 3, 1, true, true},     {1, 7, 9, 9, 10, 3, 2, 1, 3, 1, false, false},
+      {2, 33, 10, 10, 16, 3, 1, 0, 2, 1, true, false},   {2, 4, 5, 5, 8, 3, 1, 3, 3, 1, false, false},
+      {4, 3, 7, 7, 6, 5, 1, 4, 2, 1, true, false},       {2, 8, 6, 6, 9, 1, 1, 0, 2, 1, false, false},
+      {2, 16, 16, 16, 16, 3, 2, 2, 2, 1, true, true, Requant::Extreme},
+      {2, 16, 10, 10, 16, 3, 1, 2, 2, 16, true, false},  {3, 13, 11, 11, 13, 3, 2, 3, 3, 13, true, true},
+      {2, 18, 9, 9, 18, 3, 2, 2, 2, 18, false, false},   {2, 7, 8, 8, 7, 3, 1, 3, 3, 7, false, true},
+      {2, 6, 8, 8, 12, 3, 1, 2, 2, 6, true, false},      {2, 12, 9, 9, 18, 3, 1, 2, 2, 3, true, true},
+      {1, 15, 10, 10, 10, 3, 2, 3, 3, 5, false, false},
+  };
+  for (const Dilated& v : dilated) {
+    const uint64_t s = seed++;
+    cases.push_back({"dilated_conv_" + shape_name(v.batch, v.c, v.h, v.w) + "_o" + std::to_string(v.out_c) + "_k" +
+                         std::to_string(v.kernel) + "s" + std::to_string(v.stride) + "p" + std::to_string(v.padding) +
+                         "d" + std::to_string(v.dilation) + "_g" + std::to_string(v.groups) +
+                         (v.relu ? "_relu" : "") + (v.residual ? "_residual" : "") +
+                         (v.requant == Requant::Extreme ? "_extreme" : ""),
+                     v.batch, [v, s] {
+                       OpModel m(s);
+                       const int x = m.input(v.c, v.h, v.w);
+                       const int skip = v.residual ? m.conv(x, v.out_c, v.kernel, v.stride, v.padding, false, -1,
+                                                            Requant::Typical, v.groups, v.dilation)
+                                                   : -1;
+                       m.conv(x, v.out_c, v.kernel, v.stride, v.padding, v.relu, skip, v.requant, v.groups,
+                              v.dilation);
+                       return m.finish();
+                     },
+                     CaseImages::Int8, v.residual});
+  }
+
+  for (const int64_t batch : {1, 4}) {
+    const uint64_t s = seed++;
+    cases.push_back({"network_dilated_" + shape_name(batch, 3, 16, 16), batch,
+                     [s] { return quantize_random(random_dilated_checkpoint(s), quick_quantize_options(), 32); },
+                     CaseImages::Normalised, true});
+  }
   add_image_net_operator_cases(cases);
   add_mixed_precision_cases(cases);
   return cases;

@@ -22,12 +22,13 @@ int OpModel::input(int c, int h, int w, float scale) {
 }
 
 int OpModel::conv(int x, int out_c, int kernel, int stride, int padding, bool relu, int skip, Requant requant,
-                  int groups) {
+                  int groups, int dilation) {
   Node n;
   n.op = Op::Conv2d;
   n.inputs = {x};
   if (skip >= 0) n.inputs.push_back(skip);
   n.channels = out_c, n.kernel = kernel, n.stride = stride, n.padding = padding, n.groups = groups;
+  n.dilation = dilation;
   n.bias = true, n.relu = relu;
   const int64_t in_c = shape(x).c;
   return push(n, weighted({out_c, in_c / groups, kernel, kernel}, skip >= 0, false, requant));

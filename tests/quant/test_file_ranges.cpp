@@ -48,6 +48,38 @@ TEST(FileRanges, GraphAttributesOutsideIntAndHugeActivationsAreRefused) {
             std::string::npos);
 }
 
+TEST(FileRanges, ConvDilationsBelowOneOutsideIntOrWiderThanThePaddedImageAreRefused) {
+  const auto conv = [](const std::string& attributes) {
+    return graph_error(R"([{"name":"input","op":"input","inputs":[],"channels":1,"height":4,"width":4},
+                           {"name":"c","op":"conv2d","inputs":[0],"channels":2,"kernel":3,)" +
+                       attributes + "}]");
+  };
+  EXPECT_NE(conv(R"("padding":1,"dilation":0)").find("node 1 'c'"), std::string::npos);
+  EXPECT_NE(conv(R"("padding":1,"dilation":0)").find("dilation 0 is below 1"), std::string::npos);
+  EXPECT_NE(conv(R"("padding":1,"dilation":-2)").find("dilation -2 is below 1"), std::string::npos);
+  EXPECT_NE(conv(R"("dilation":2147483648)").find("attribute 'dilation' is 2147483648, not an integer in int range"),
+            std::string::npos);
+  // (3 - 1) x 2^30 + 1 taps: 64-bit arithmetic, refused rather than wrapped.
+  EXPECT_NE(conv(R"("padding":1,"dilation":1073741824)")
+                .find("dilated kernel (2147483649 pixels) larger than the padded input 1x4x4"),
+            std::string::npos);
+  EXPECT_NE(conv(R"("padding":1,"dilation":3)").find("dilated kernel (7 pixels) larger than the padded input 1x4x4"),
+            std::string::npos);
+  EXPECT_EQ(conv(R"("padding":1,"dilation":2)"), "no error");  // 5 pixels fit 4 + 2 x 1
+}
+
+// A kernel one pixel wider than the padded image at stride 2: no window fits
+// (the shape rule's division, rounding toward zero, counted one).
+TEST(FileRanges, AConvKernelWiderThanThePaddedImageIsRefusedAtAnyStride) {
+  for (const char* stride : {"1", "2", "3"})
+    EXPECT_NE(graph_error(R"([{"name":"input","op":"input","inputs":[],"channels":1,"height":4,"width":4},
+                              {"name":"c","op":"conv2d","inputs":[0],"channels":2,"kernel":5,"stride":)" +
+                          std::string(stride) + "}]")
+                  .find("kernel larger than the padded input 1x4x4"),
+              std::string::npos)
+        << "stride " << stride;
+}
+
 TEST(FileRanges, SafetensorsShapesWhoseElementCountOverflowsAreRefused) {
   const std::string header = R"({"t":{"dtype":"F32","shape":[4611686018427387904,4,0],"data_offsets":[0,0]}})";
   // The 8-byte little-endian header length, then the header. (Not

@@ -59,6 +59,18 @@ Checkpoint random_grouped_checkpoint(uint64_t seed) {
   return cifar_test_checkpoint("grouped-test", b.finish(), seed);
 }
 
+Checkpoint random_dilated_checkpoint(uint64_t seed) {
+  GraphBuilder b;
+  int x = b.input(3, 16, 16);
+  x = b.relu(b.conv_bn("stem", "stem_bn", x, 12, 3, 1, 1, true));
+  const int dense = b.relu(b.batch_norm("dil_bn", b.conv("dil", x, 12, 3, 1, 2, false, 1, 2)));
+  const int depthwise = b.relu(b.batch_norm("dw_bn", b.conv("dw", dense, 12, 3, 1, 3, false, 12, 3)));
+  x = b.relu(b.add(b.conv("project", depthwise, 12, 1, 1, 0, true), x));
+  x = b.relu(b.conv("gc", x, 18, 3, 2, 2, true, 3, 2));  // 18 x 8 x 8
+  b.linear("fc", b.flatten(b.global_avg_pool(x)), 10);
+  return cifar_test_checkpoint("dilated-test", b.finish(), seed);
+}
+
 Checkpoint random_imagenet_ops_checkpoint(uint64_t seed) {
   GraphBuilder b;
   int x = b.input(3, 16, 16);

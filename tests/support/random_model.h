@@ -14,6 +14,9 @@ Checkpoint random_checkpoint(const std::string& model, const ModelOptions& optio
 // A small network of grouped and depthwise convolutions (none of the
 // registry's has them) on 3 x 16 x 16 images, with random weights as above.
 Checkpoint random_grouped_checkpoint(uint64_t seed);
+// Dilated convolutions (dense, depthwise, grouped with stride 2), as
+// DeepLab's, in a small network with a residual on 3 x 16 x 16 images.
+Checkpoint random_dilated_checkpoint(uint64_t seed);
 // Every operator of issue 40's ImageNet CNNs in one network on 3 x 16 x 16
 // images: ReLU6, padded and ceil_mode pools, hard swish, a squeeze-and-
 // excitation gate, SiLU, concats, channel slices and shuffle, LeakyReLU, sigmoid.

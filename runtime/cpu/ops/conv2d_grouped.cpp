@@ -2,8 +2,8 @@
 // both portable C++: a depthwise kernel for one output channel per input
 // channel, whose channel loops the compiler vectorises (activations are
 // NHWC, so a pixel's channels are adjacent), and a kernel for every
-// grouping, one dot product of a group's receptive field per output. The
-// dense kernels (conv2d_linear.cpp) refuse groups > 1.
+// grouping, one dot product of a group's receptive field per output. Both
+// dilate. The dense kernels (conv2d_linear.cpp) refuse groups > 1.
 #include <cstring>
 
 #include "graph/layout.h"
@@ -49,9 +49,10 @@ void run_grouped(const KernelArgs& a) {
       const int64_t ox = m % out.w, oy = (m / out.w) % out.h, b = m / (int64_t(out.w) * out.h);
       for (int g = 0; g < groups; ++g) {
         int8_t* p = patch.data();
-        for (int ky = 0; ky < k; ++ky)
-          for (int kx = 0; kx < k; ++kx, p += group_in) {
-            const int64_t iy = oy * n.stride - n.padding + ky, ix = ox * n.stride - n.padding + kx;
+        for (int64_t ky = 0; ky < k; ++ky)
+          for (int64_t kx = 0; kx < k; ++kx, p += group_in) {
+            const int64_t iy = oy * n.stride - n.padding + ky * n.dilation;
+            const int64_t ix = ox * n.stride - n.padding + kx * n.dilation;
             if (iy < 0 || iy >= in.h || ix < 0 || ix >= in.w)
               std::memset(p, 0, group_in);
             else
@@ -102,11 +103,11 @@ void run_depthwise(const KernelArgs& a) {
     for (int64_t m = 0; m < pixels; ++m) {
       const int64_t ox = m % out.w, oy = (m / out.w) % out.h, b = m / (int64_t(out.w) * out.h);
       std::fill(acc.begin(), acc.end(), 0);
-      for (int ky = 0; ky < k; ++ky) {
-        const int64_t iy = oy * n.stride - n.padding + ky;
+      for (int64_t ky = 0; ky < k; ++ky) {
+        const int64_t iy = oy * n.stride - n.padding + ky * n.dilation;
         if (iy < 0 || iy >= in.h) continue;
-        for (int kx = 0; kx < k; ++kx) {
-          const int64_t ix = ox * n.stride - n.padding + kx;
+        for (int64_t kx = 0; kx < k; ++kx) {
+          const int64_t ix = ox * n.stride - n.padding + kx * n.dilation;
           if (ix < 0 || ix >= in.w) continue;
           const int8_t* pixel = x + ((b * in.h + iy) * in.w + ix) * channels;
           const int32_t* w = taps + (ky * k + kx) * channels;

@@ -1,7 +1,7 @@
 // Conv2d and Linear (a 1x1 convolution over a 1x1 image) on the CPU: the
 // AVX-512 VNNI kernels (conv_vnni.cpp), the AVX2 kernels (conv_avx2.cpp) and
 // the portable reference path (conv2d.cpp), all on weights packed once
-// (PackedWeights).
+// (PackedWeights). Dilated convs run on the reference path only.
 #include "common/error.h"
 #include "graph/layout.h"
 #include "runtime/cpu/kernel.h"
@@ -22,7 +22,7 @@ ConvGeometry geometry(const NodeView& v, int64_t batch) {
   if (n.op == Op::Conv2d) {
     g.in_h = in.h, g.in_w = in.w, g.in_c = in.c;
     g.out_h = out.h, g.out_w = out.w;
-    g.kernel = n.kernel, g.stride = n.stride, g.padding = n.padding;
+    g.kernel = n.kernel, g.stride = n.stride, g.padding = n.padding, g.dilation = n.dilation;
   } else {
     g.in_c = static_cast<int>(in.numel());
   }
@@ -52,11 +52,18 @@ std::string dense(const NodeView& v) {
              ? "grouped (groups " + std::to_string(n.groups) + "): conv2d_grouped.cpp's kernels run it"
              : "";
 }
+// The SIMD kernels read a kernel row's taps as one run of adjacent pixels.
+std::string undilated(const NodeView& v) {
+  const Node& n = v.node();
+  return n.op == Op::Conv2d && n.dilation > 1
+             ? "dilated (dilation " + std::to_string(n.dilation) + "): conv2d-reference runs it"
+             : dense(v);
+}
 std::string dense_on_vnni(const NodeView& v) {
-  return kernel_path_supported(KernelPath::Avx512Vnni) ? dense(v) : "this CPU lacks AVX-512 VNNI";
+  return kernel_path_supported(KernelPath::Avx512Vnni) ? undilated(v) : "this CPU lacks AVX-512 VNNI";
 }
 std::string dense_on_avx2(const NodeView& v) {
-  return kernel_path_supported(KernelPath::Avx2) ? dense(v) : "this CPU lacks AVX2";
+  return kernel_path_supported(KernelPath::Avx2) ? undilated(v) : "this CPU lacks AVX2";
 }
 void run_vnni(const KernelArgs& a) { run(a, KernelPath::Avx512Vnni); }
 void run_avx2(const KernelArgs& a) { run(a, KernelPath::Avx2); }
