@@ -339,6 +339,52 @@ def test_padding_of_each_side_apart_quantizes_and_follows_float(tmp_path, octet_
     assert int8_agreement(tmp_path, octet_bin, None, tmp_path / "tf.onnx") >= 0.9
 
 
+class Atrous(nn.Module):
+    """DeepLab's atrous convolutions: a dense one at dilation 2, a depthwise one at
+    dilation 3, a stride-2 one at dilation 2 that pads more on one side."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 12, 3, padding=2, dilation=2)
+        self.depthwise = nn.Conv2d(12, 12, 3, padding=3, dilation=3, groups=12)
+        self.down = nn.Conv2d(12, 16, 3, stride=2, dilation=2)
+        self.fc = nn.Linear(16, 10)
+
+    def forward(self, x):
+        x = torch.relu(self.depthwise(torch.relu(self.stem(x))))
+        x = torch.relu(self.down(nn.functional.pad(x, (1, 2, 1, 2))))
+        return self.fc(nn.functional.adaptive_avg_pool2d(x, 1).flatten(1))
+
+
+def atrous_model(seed):
+    torch.manual_seed(seed)
+    model = Atrous().eval()
+    model.fc.weight.data *= 20
+    return model
+
+
+def test_dilated_convolutions_import_and_match_pytorch(tmp_path, octet_bin, images):
+    model = atrous_model(13)
+    export(model, tmp_path / "atrous.onnx")
+    dilations = [list(a.ints) for n in onnx.load(str(tmp_path / "atrous.onnx")).graph.node if n.op_type == "Conv"
+                 for a in n.attribute if a.name == "dilations"]
+    assert dilations == [[2, 2], [3, 3], [2, 2]], dilations
+    result = run_import(octet_bin, tmp_path / "atrous.onnx", tmp_path / "atrous.octet")
+    if "built without it" in result.stderr:
+        pytest.skip("this octet has no ONNX library: " + result.stderr.strip())
+    assert result.returncode == 0, result.stderr
+    got = octet.load_checkpoint(str(tmp_path / "atrous.octet")).predict(images)
+    with torch.no_grad():
+        expected = model(torch.from_numpy(images)).numpy()
+    largest = np.abs(expected).max()
+    assert largest > 1
+    assert np.abs(got - expected).max() <= 1e-4 * largest, (np.abs(got - expected).max(), largest)
+
+
+def test_dilated_convolutions_quantize_and_follow_float(tmp_path, octet_bin):
+    assert int8_agreement(tmp_path, octet_bin, atrous_model(14)) >= 0.9
+
+
 def test_dynamic_spatial_dimensions_are_refused(tmp_path, octet_bin):
     export(random_model(4), tmp_path / "m.onnx", dynamic_axes={"image": {0: "n", 2: "h", 3: "w"}})
     refused(tmp_path, octet_bin, tmp_path / "m.onnx", "input 'image'", "dynamic")
