@@ -96,6 +96,22 @@ def logits_of(model, images):
     return out
 
 
+def assert_imports_as_pytorch_computes(tmp_path, octet_bin, model, onnx_path, images):
+    """Imports `onnx_path` (the export of `model`) and checks the checkpoint's logits
+    against PyTorch's: within 1e-4 of the largest."""
+    out = tmp_path / (onnx_path.stem + ".octet")
+    result = run_import(octet_bin, onnx_path, out)
+    if "built without it" in result.stderr:
+        pytest.skip("this octet has no ONNX library: " + result.stderr.strip())
+    assert result.returncode == 0, result.stderr
+    got = octet.load_checkpoint(str(out)).predict(images)
+    with torch.no_grad():
+        expected = model(torch.from_numpy(images)).numpy()
+    largest = np.abs(expected).max()
+    assert largest > 1
+    assert np.abs(got - expected).max() <= 1e-4 * largest, (np.abs(got - expected).max(), largest)
+
+
 @pytest.fixture(scope="module")
 def images():
     return np.random.default_rng(3).normal(size=(64, 3, 32, 32)).astype(np.float32)
@@ -254,16 +270,7 @@ def test_imagenet_operators_import_and_match_pytorch(tmp_path, octet_bin, images
     types = {n.op_type for n in onnx.load(str(tmp_path / "ops.onnx")).graph.node}
     assert {"Clip", "HardSigmoid", "Sigmoid", "Mul", "Concat", "Transpose", "LeakyRelu", "MaxPool", "AveragePool",
             "Pad"} <= types and types & {"Split", "Slice"}, types
-    result = run_import(octet_bin, tmp_path / "ops.onnx", tmp_path / "ops.octet")
-    if "built without it" in result.stderr:
-        pytest.skip("this octet has no ONNX library: " + result.stderr.strip())
-    assert result.returncode == 0, result.stderr
-    got = octet.load_checkpoint(str(tmp_path / "ops.octet")).predict(images)
-    with torch.no_grad():
-        expected = model(torch.from_numpy(images)).numpy()
-    largest = np.abs(expected).max()
-    assert largest > 1
-    assert np.abs(got - expected).max() <= 1e-4 * largest, (np.abs(got - expected).max(), largest)
+    assert_imports_as_pytorch_computes(tmp_path, octet_bin, model, tmp_path / "ops.onnx", images)
 
 
 def test_imagenet_operators_quantize_and_follow_float(tmp_path, octet_bin):
@@ -321,17 +328,7 @@ def test_padding_of_each_side_apart_imports_and_matches_pytorch(tmp_path, octet_
     graph = onnx.load(str(tmp_path / "tf.onnx")).graph
     assert [a.ints for n in graph.node if n.op_type == "Conv" for a in n.attribute if a.name == "pads"][0] == [0, 0, 1, 1]
     assert sum(n.op_type == "Pad" for n in graph.node) == 4  # torch writes the average pool's padding as one
-    result = run_import(octet_bin, tmp_path / "tf.onnx", tmp_path / "tf.octet", "--json", str(tmp_path / "i.json"))
-    if "built without it" in result.stderr:
-        pytest.skip("this octet has no ONNX library: " + result.stderr.strip())
-    assert result.returncode == 0, result.stderr
-    checkpoint = octet.load_checkpoint(str(tmp_path / "tf.octet"))
-    got = checkpoint.predict(images)
-    with torch.no_grad():
-        expected = model(torch.from_numpy(images)).numpy()
-    largest = np.abs(expected).max()
-    assert largest > 1
-    assert np.abs(got - expected).max() <= 1e-4 * largest, (np.abs(got - expected).max(), largest)
+    assert_imports_as_pytorch_computes(tmp_path, octet_bin, model, tmp_path / "tf.onnx", images)
 
 
 def test_padding_of_each_side_apart_quantizes_and_follows_float(tmp_path, octet_bin):
@@ -369,16 +366,7 @@ def test_dilated_convolutions_import_and_match_pytorch(tmp_path, octet_bin, imag
     dilations = [list(a.ints) for n in onnx.load(str(tmp_path / "atrous.onnx")).graph.node if n.op_type == "Conv"
                  for a in n.attribute if a.name == "dilations"]
     assert dilations == [[2, 2], [3, 3], [2, 2]], dilations
-    result = run_import(octet_bin, tmp_path / "atrous.onnx", tmp_path / "atrous.octet")
-    if "built without it" in result.stderr:
-        pytest.skip("this octet has no ONNX library: " + result.stderr.strip())
-    assert result.returncode == 0, result.stderr
-    got = octet.load_checkpoint(str(tmp_path / "atrous.octet")).predict(images)
-    with torch.no_grad():
-        expected = model(torch.from_numpy(images)).numpy()
-    largest = np.abs(expected).max()
-    assert largest > 1
-    assert np.abs(got - expected).max() <= 1e-4 * largest, (np.abs(got - expected).max(), largest)
+    assert_imports_as_pytorch_computes(tmp_path, octet_bin, model, tmp_path / "atrous.onnx", images)
 
 
 def test_dilated_convolutions_quantize_and_follow_float(tmp_path, octet_bin):
