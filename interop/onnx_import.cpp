@@ -128,19 +128,18 @@ Importer::Pads Importer::spatial_pads(const onnx::NodeProto& n) const {
 
 // Input 0 of a conv or pool padded by `pads` and by a Pad before it (pad()):
 // the padding every side shares, up to `most_shared`, is left to the conv or
-// pool (*shared); the rest becomes a Pad2d node, returned in the input's place.
-int Importer::padded_input(const onnx::NodeProto& n, Pads pads, int64_t most_shared, int* shared, bool* after_pad) {
+// pool; the rest becomes a Pad2d node, read in the input's place.
+Importer::PaddedInput Importer::padded_input(const onnx::NodeProto& n, Pads pads, int64_t most_shared) {
   const auto pending = pending_pads_.find(n.input(0));
-  *after_pad = pending != pending_pads_.end();
-  int x = *after_pad ? pending->second.node : activation(n, 0);
-  if (*after_pad)
+  const bool after_pad = pending != pending_pads_.end();
+  int x = after_pad ? pending->second.node : activation(n, 0);
+  if (after_pad)
     for (size_t k = 0; k < pads.size(); ++k) pads[k] += pending->second.pads[k];
   const int64_t common = std::min(*std::min_element(pads.begin(), pads.end()), most_shared);
-  *shared = static_cast<int>(common);
   if (std::any_of(pads.begin(), pads.end(), [&](int64_t p) { return p != common; }))
     x = builder_.pad(x, static_cast<int>(pads[0] - common), static_cast<int>(pads[1] - common),
                      static_cast<int>(pads[2] - common), static_cast<int>(pads[3] - common));
-  return x;
+  return {x, static_cast<int>(common), after_pad};
 }
 
 int Importer::activation(const onnx::NodeProto& n, int i) const {

@@ -50,12 +50,10 @@ void Importer::conv(const onnx::NodeProto& n) {
   FloatTensor bias(Shape{out}, 0.0f);
   if (has_input(n, 2)) bias = constant(n, 2);
   if (bias.shape != Shape{out}) refuse(n, "a bias of shape " + shape_string(bias.shape));
-  int padding = 0;
-  bool after_pad = false;
-  const int x = padded_input(n, pads, 64, &padding, &after_pad);
+  const PaddedInput in = padded_input(n, pads, 64);
   const std::string name = layer_name(n);
-  define(n, builder_.conv(name, x, static_cast<int>(out), static_cast<int>(kernel), static_cast<int>(strides[0]),
-                          padding, true, static_cast<int>(groups), static_cast<int>(dilations[0])));
+  define(n, builder_.conv(name, in.node, static_cast<int>(out), static_cast<int>(kernel), static_cast<int>(strides[0]),
+                          in.padding, true, static_cast<int>(groups), static_cast<int>(dilations[0])));
   params_[name + ".weight"] = std::move(w);
   params_[name + ".bias"] = std::move(bias);
 }
@@ -116,12 +114,10 @@ void Importer::pool(const onnx::NodeProto& n) {
   }
   if (pending_pads_.count(n.input(0)) && pads != Pads{} && !counts_padding)
     refuse(n, "pads of its own, not counted (count_include_pad 0), after a Pad");
-  int padding = 0;
-  bool after_pad = false;
-  const int x = padded_input(n, pads, k / 2, &padding, &after_pad);
-  if (max) return define(n, builder_.max_pool(x, k, stride, padding, ceil_mode));
+  const PaddedInput in = padded_input(n, pads, k / 2);
+  if (max) return define(n, builder_.max_pool(in.node, k, stride, in.padding, ceil_mode));
   // A Pad's zeros are values: every window counts them.
-  define(n, builder_.avg_pool(x, k, stride, padding, ceil_mode, !after_pad && !counts_padding));
+  define(n, builder_.avg_pool(in.node, k, stride, in.padding, ceil_mode, !in.after_pad && !counts_padding));
 }
 
 void Importer::linear(const onnx::NodeProto& n) {

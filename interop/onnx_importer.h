@@ -48,7 +48,12 @@ class Importer {
   using Pads = std::array<int64_t, 4>;
   Pads spatial_pads(const onnx::NodeProto& n) const;
   Pads conv_pads(const onnx::NodeProto& n, int64_t extent, int64_t stride) const;  // extent: the dilated kernel's
-  int padded_input(const onnx::NodeProto& n, Pads pads, int64_t most_shared, int* shared, bool* after_pad);
+  struct PaddedInput {
+    int node;        // what the conv or pool reads
+    int padding;     // on every side, left to the conv or pool
+    bool after_pad;  // an ONNX Pad came before it
+  };
+  PaddedInput padded_input(const onnx::NodeProto& n, Pads pads, int64_t most_shared);
   bool has_input(const onnx::NodeProto& n, int i) const { return n.input_size() > i && !n.input(i).empty(); }
   FloatTensor constant(const onnx::NodeProto& n, int i) const;
   std::string layer_name(const onnx::NodeProto& n);

@@ -74,9 +74,10 @@ std::string conv2d(const OnnxNodeContext& c) {
   const Node& n = c.n;
   const auto [weight, bias] = dequantized_parameters(c);
   const std::string y = n.name + ".conv";
-  onnx::NodeProto* conv = bias_after(c) ? c.w.node("Conv", {c.inputs[0], weight}, y + "_without_bias")
+  const bool separate_bias = bias_after(c);
+  onnx::NodeProto* conv = separate_bias ? c.w.node("Conv", {c.inputs[0], weight}, y + "_without_bias")
                                         : c.w.node("Conv", {c.inputs[0], weight, bias}, y);
-  if (bias_after(c)) {
+  if (separate_bias) {
     const std::string shape = c.w.initializer(n.name + ".bias_shape", onnx::TensorProto::INT64, {4},
                                               std::vector<int64_t>{1, n.channels, 1, 1});
     const std::string channel_bias = c.w.step("Reshape", {bias, shape}, n.name + ".bias_per_channel");
