@@ -40,8 +40,8 @@ torch_packages=(libtorch-dev libgloo-dev libopenblas0-openmp)
 torch_peer_packages=(python3-torch python3-torchvision)
 # The test configuration also opens `octet report`'s page in headless Chromium, runs
 # ONNX's own operator tests (libonnx-testdata's node tests) through the ONNX importer, and
-# installs the pip package into a venv (python/tests/wheel_install.py).
-test_packages=(chromium fonts-dejavu-core libonnx-testdata python3-pip python3-setuptools python3-wheel python3-venv)
+# builds the pip package's wheel and installs it into a venv (python/tests/wheel_install.py).
+test_packages=(chromium fonts-dejavu-core libonnx-testdata python3-pip python3-setuptools python3-wheel python3-build python3-venv)
 # libFuzzer comes with Debian's clang runtime; OpenMP under clang needs libomp.
 fuzz_packages=(clang libclang-rt-dev libomp-dev)
 packages=("${octet_packages[@]}")

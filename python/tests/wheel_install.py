@@ -1,7 +1,8 @@
 """The pip package end to end, without compiling octet again (ctest
-python_wheel_install): builds a wheel from a built tree (OCTET_BUILD_DIR),
-installs it into a fresh venv in a temporary folder, and there, away from the
-source tree, runs `octet --version` and the example notebook's code cells
+python_wheel_install): builds a wheel from a built tree (OCTET_BUILD_DIR)
+with the README's `python3 -m build --wheel --no-isolation`, installs it into
+a fresh venv in a temporary folder, and there, away from the source tree,
+runs `octet --version` and the example notebook's code cells
 (python/examples/quantize_lenet.ipynb, its own assertions included). Checks
 that the command line, octet.__version__ and the wheel agree on the version,
 that octet is imported from the venv and that each int8 model agrees with
@@ -10,7 +11,7 @@ the float one on over 90% of the test images.
     python3 python/tests/wheel_install.py SOURCE_DIR BUILD_DIR
 
 Skips (status 77, the reason on stdout) where this Python lacks venv, pip,
-setuptools or wheel."""
+setuptools, wheel or build."""
 
 import importlib.util
 import json
@@ -21,7 +22,8 @@ import sys
 import tempfile
 
 NOTEBOOK = os.path.join("python", "examples", "quantize_lenet.ipynb")
-NEEDED = {"ensurepip": "python3-venv", "pip": "python3-pip", "setuptools": "python3-setuptools", "wheel": "python3-wheel"}
+NEEDED = {"ensurepip": "python3-venv", "pip": "python3-pip", "setuptools": "python3-setuptools", "wheel": "python3-wheel",
+          "build": "python3-build"}
 
 
 def run_notebook_cells(notebook):
@@ -50,8 +52,8 @@ def check(source_dir, build_dir):
             return subprocess.run(command, check=True, cwd=folder, **options)
 
         build_environment = dict(os.environ, OCTET_BUILD_DIR=build_dir)
-        run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index",
-            "--wheel-dir", "dist", source_dir, env=build_environment)
+        run(sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", "dist", source_dir,
+            env=build_environment)
         (wheel,) = os.listdir(os.path.join(folder, "dist"))
         wheel_version = wheel.split("-")[1]
         run(sys.executable, "-m", "venv", "--system-site-packages", "venv")
