@@ -4,7 +4,6 @@
 #include <cmath>
 #include <exception>
 #include <iterator>
-#include <limits>
 #include <memory>
 #include <numeric>
 
@@ -19,18 +18,30 @@ namespace {
 
 // Images one engine run scores: the unit of work shared between threads.
 constexpr int64_t kAutoChunk = 32;
-// `auto` scores every candidate on this many images and only the best
-// kFinalists on the rest: candidates clearly behind after these stay behind,
-// and scoring them further was most of the search's time.
+// Every challenger is scored on this many of the most sensitive images and
+// only the best kFinalists on the rest: those clearly behind after these stay
+// behind, and scoring them further was most of the search's time.
 constexpr int64_t kShortlistImages = 256;
-constexpr size_t kFinalists = 3;
+constexpr size_t kFinalists = 2;
 // The methods `auto` tries. Not 3-sigma: on post-ReLU activations mean + 3
-// std clips far too much, and on the zoo models it never made the shortlist.
-const AmaxMethod kAutoCandidates[] = {AmaxMethod::Max, AmaxMethod::Percentile, AmaxMethod::Entropy, AmaxMethod::Mse};
+// std clips far too much (on the zoo models it never came near the others).
+constexpr AmaxMethod kAutoCandidates[] = {AmaxMethod::Max, AmaxMethod::Percentile, AmaxMethod::Entropy, AmaxMethod::Mse};
 constexpr size_t kMethods = std::size(kAutoCandidates);
 // The amax of points `auto` has not decided yet: mse, the method it picks
 // most often on the zoo models.
 constexpr AmaxMethod kProvisional = AmaxMethod::Mse;
+constexpr size_t kProvisionalIndex = 3;
+static_assert(kAutoCandidates[kProvisionalIndex] == kProvisional, "the provisional method is a candidate");
+
+// Softmax of one row of logits.
+std::vector<double> softmax(const float* logits, int64_t classes) {
+  const double top = *std::max_element(logits, logits + classes);
+  std::vector<double> p(static_cast<size_t>(classes));
+  double sum = 0;
+  for (int64_t k = 0; k < classes; ++k) sum += p[k] = std::exp(logits[k] - top);
+  for (double& v : p) v /= sum;
+  return p;
+}
 
 // KL(softmax(target) || softmax(logits)) of each of `rows` images. Unlike a
 // plain logit MSE it weighs images near a decision boundary most, which is
@@ -71,9 +82,10 @@ std::vector<double> candidate_amaxes(const Calibration& cal, const std::vector<i
   return candidate_amax;
 }
 
-// Point k's candidates: its amax by each method, a near-equal one only once.
+// Point k's candidates, the provisional one (the model as it stands) first;
+// a near-equal amax only once.
 std::vector<std::pair<double, AmaxMethod>> distinct_candidates(const std::vector<double>& candidate_amax, size_t k) {
-  std::vector<std::pair<double, AmaxMethod>> candidates;
+  std::vector<std::pair<double, AmaxMethod>> candidates{{candidate_amax[k * kMethods + kProvisionalIndex], kProvisional}};
   for (size_t m = 0; m < kMethods; ++m) {
     const double a = candidate_amax[k * kMethods + m];
     const bool seen = std::any_of(candidates.begin(), candidates.end(),
@@ -83,13 +95,61 @@ std::vector<std::pair<double, AmaxMethod>> distinct_candidates(const std::vector
   return candidates;
 }
 
+// The scored images, most sensitive first: by 1 - sum(p^2) of float's softmax
+// p, the trace of the softmax's Fisher information, which scales the KL a
+// small change of the logits causes. Confident images come last and add
+// little to any candidate's sum, so a candidate that trails is seen to trail
+// early (CandidateRace); the order changes no sum's terms, only when they come.
+class ScoredImages {
+ public:
+  ScoredImages(const Calibration& cal, const FloatTensor& logits)
+      : images_(cal.images.data()), per_image_(static_cast<int64_t>(cal.images.size()) / cal.samples),
+        order_(static_cast<size_t>(logits.dim(0))), target_(logits.shape) {
+    const int64_t n = logits.dim(0), classes = logits.dim(1);
+    std::vector<double> sensitivity(static_cast<size_t>(n));
+    for (int64_t r = 0; r < n; ++r) {
+      const std::vector<double> p = softmax(logits.ptr() + r * classes, classes);
+      sensitivity[r] = 1 - std::inner_product(p.begin(), p.end(), p.begin(), 0.0);
+    }
+    std::iota(order_.begin(), order_.end(), int64_t{0});
+    std::stable_sort(order_.begin(), order_.end(), [&](int64_t a, int64_t b) { return sensitivity[a] > sensitivity[b]; });
+    for (int64_t r = 0; r < n; ++r)
+      std::copy_n(logits.ptr() + order_[r] * classes, classes, target_.ptr() + r * classes);
+  }
+
+  int64_t count() const { return target_.dim(0); }
+  const FloatTensor& target() const { return target_; }  // float's logits, in this order
+
+  // Images [first, first + rows) in this order, gathered into `buffer`.
+  const float* gather(int64_t first, int64_t rows, std::vector<float>* buffer) const {
+    buffer->resize(static_cast<size_t>(rows * per_image_));
+    for (int64_t r = 0; r < rows; ++r)
+      std::copy_n(images_ + order_[first + r] * per_image_, per_image_, buffer->data() + r * per_image_);
+    return buffer->data();
+  }
+
+ private:
+  const float* images_;
+  int64_t per_image_;
+  std::vector<int64_t> order_;
+  FloatTensor target_;
+};
+
+// Runs nodes [first_node, end) of `engine` on images [first, first + rows)
+// and returns their logits; the input is read only from node 0.
+FloatTensor run_chunk(const CpuEngine& engine, const ScoredImages& images, int64_t first, int64_t rows, int first_node,
+                      int end, const CpuEngine::Given& given) {
+  std::vector<float> buffer;
+  const float* input = first_node == 0 ? images.gather(first, rows, &buffer) : nullptr;
+  return engine.dequantize_logits(engine.run_nodes(input, rows, first_node, end, given));
+}
+
 // The int8 outputs of the decided nodes [0, computed) that a later node
-// reads, for all calibration images.
+// reads, for all scored images.
 class DecidedOutputs {
  public:
-  // `samples`: the first images of the calibration set that are scored.
-  DecidedOutputs(const Graph& graph, const Calibration& cal, int64_t samples)
-      : graph_(graph), cal_(cal), samples_(samples), shapes_(graph.shapes()), last_reader_(graph.last_readers()),
+  DecidedOutputs(const Graph& graph, const ScoredImages& images)
+      : graph_(graph), images_(images), shapes_(graph.shapes()), last_reader_(graph.last_readers()),
         state_(graph.nodes.size()) {}
 
   int computed() const { return computed_; }
@@ -99,7 +159,7 @@ class DecidedOutputs {
   // one reads and dropping those no longer read.
   void advance_to(int q, const CpuEngine& decided) {
     const int nodes = static_cast<int>(graph_.nodes.size());
-    const int64_t samples = samples_, per_image = floats_per_image();
+    const int64_t samples = images_.count();
     std::vector<bool> kept(static_cast<size_t>(nodes), false);
     for (int i = computed_; i < q; ++i)
       if (last_reader_[i] >= q) {
@@ -107,12 +167,13 @@ class DecidedOutputs {
         state_[i].reserve(static_cast<size_t>(samples * shapes_[i].numel()));
       }
     // The chunks run in order, so each kept output is appended (not zeroed, then overwritten).
+    std::vector<float> buffer;
     for (int64_t first = 0; first < samples; first += kAutoChunk) {
       const int64_t rows = std::min(kAutoChunk, samples - first);
-      decided.run_nodes(cal_.images.data() + first * per_image, rows, computed_, q, given_at(first),
-                        [&](int node, const int8_t* values, int64_t count) {
-                          if (kept[node]) state_[node].insert(state_[node].end(), values, values + count);
-                        });
+      const float* input = computed_ == 0 ? images_.gather(first, rows, &buffer) : nullptr;
+      decided.run_nodes(input, rows, computed_, q, given_at(first), [&](int node, const int8_t* values, int64_t count) {
+        if (kept[node]) state_[node].insert(state_[node].end(), values, values + count);
+      });
     }
     for (int i = computed_; i < q; ++i)
       check(!kept[i] || state_[i].size() == static_cast<size_t>(samples * shapes_[i].numel()),
@@ -127,128 +188,110 @@ class DecidedOutputs {
     return [this, first_image](int node) { return state_[node].data() + first_image * shapes_[node].numel(); };
   }
 
-  int64_t floats_per_image() const { return static_cast<int64_t>(cal_.images.size()) / cal_.samples; }
-
  private:
   const Graph& graph_;
-  const Calibration& cal_;
-  const int64_t samples_;
+  const ScoredImages& images_;
   const std::vector<ActShape> shapes_;
   const std::vector<int> last_reader_;
   std::vector<std::vector<int8_t>> state_;
   int computed_ = 0;
 };
 
-// One point's candidates, each an engine (null for one whose bias overflows
-// int32: an amax so small the input scale is too fine; and for the one that
-// leaves the model as it is, already scored as the previous point's winner).
-struct CandidateEngines {
-  std::vector<std::unique_ptr<CpuEngine>> engines;
-  std::vector<int> alive;  // the candidates still in the race
-  int unchanged = -1;      // the candidate already scored (current_kl), or -1
-};
-
-CandidateEngines candidate_engines(const std::vector<std::pair<double, AmaxMethod>>& candidates, int point,
-                                   const std::vector<double>& amax, const std::vector<std::string>& methods,
-                                   bool scored, const Int8ModelBuilder& build, const CpuEngine& packed) {
-  CandidateEngines e;
-  for (size_t c = 0; c < candidates.size(); ++c) {
-    std::vector<double> trial = amax;
-    trial[point] = candidates[c].first;
-    if (trial == amax && scored) {
-      e.engines.push_back(nullptr);
-      e.alive.push_back(static_cast<int>(c));
-      e.unchanged = static_cast<int>(c);
-      continue;
-    }
+// Per scored image, the KL of `engine`'s logits from float's, every node run.
+std::vector<double> score_whole_model(const CpuEngine& engine, const ScoredImages& images) {
+  const int64_t samples = images.count(), classes = images.target().dim(1);
+  std::vector<double> kl(static_cast<size_t>(samples));
+  std::exception_ptr error;
+#pragma omp parallel for schedule(dynamic, 1)
+  for (int64_t first = 0; first < samples; first += kAutoChunk) {
     try {
-      e.engines.push_back(std::make_unique<CpuEngine>(build(trial, methods), packed));
-      e.alive.push_back(static_cast<int>(c));
-    } catch (const Error&) {
-      e.engines.push_back(nullptr);
+      const int64_t rows = std::min(kAutoChunk, samples - first);
+      const int nodes = static_cast<int>(engine.model().graph.nodes.size());
+      const FloatTensor logits = run_chunk(engine, images, first, rows, 0, nodes, {});
+      softmax_kl(images.target().ptr() + first * classes, logits.ptr(), rows, classes, kl.data() + first);
+    } catch (...) {
+#pragma omp critical(octet_auto_error)
+      error = std::current_exception();
     }
   }
-  return e;
+  if (error) std::rethrow_exception(error);
+  return kl;
 }
 
-// The race between one point's candidates: every candidate is scored on the
-// first kShortlistImages images, the best kFinalists of them on the rest.
-// Chunks of all candidates in a stage run side by side, one per thread (the
-// layers inside on one thread each); int8 results do not depend on threads,
-// so neither does the choice.
+// The race between one point's challengers and the model as it stands (the
+// incumbent, whose per-image KL is known): every challenger is scored on the
+// first kShortlistImages images, the best kFinalists of them on the rest, and
+// the lowest total wins. KL >= 0, so a challenger whose partial sum passes the
+// lowest complete total (the incumbent's, or a finalist's that beat it)
+// cannot win and stops, which changes nothing but how soon. Challengers
+// advance chunk by chunk side by side, one chunk per thread (the layers inside
+// on one thread each), most sensitive images first, so most stop after a few
+// chunks. Int8 results do not depend on threads, so neither does the winner.
 class CandidateRace {
  public:
-  CandidateRace(const CandidateEngines& candidates, const DecidedOutputs& outputs, const Calibration& cal,
-                const FloatTensor& target, int first_node, int nodes, const std::vector<double>& current_kl)
-      : candidates_(candidates), outputs_(outputs), cal_(cal), target_(target), first_node_(first_node),
-        nodes_(nodes), samples_(target.dim(0)), current_kl_(current_kl),
-        kl_(candidates.engines.size(), std::vector<double>(samples_)),
-        partial_(candidates.engines.size(), 0.0) {
-    if (candidates.unchanged >= 0) kl_[candidates.unchanged] = current_kl;
+  CandidateRace(std::vector<std::unique_ptr<CpuEngine>> challengers, const DecidedOutputs& outputs,
+                const ScoredImages& images, int first_node, int nodes, const std::vector<double>& incumbent_kl)
+      : challengers_(std::move(challengers)), outputs_(outputs), images_(images), first_node_(first_node),
+        nodes_(nodes), incumbent_kl_(incumbent_kl),
+        kl_(challengers_.size(), std::vector<double>(static_cast<size_t>(images.count()))),
+        partial_(challengers_.size(), 0.0), scored_to_(challengers_.size(), 0),
+        bound_(std::accumulate(incumbent_kl.begin(), incumbent_kl.end(), 0.0)) {}
+
+  // The winner: -1 for the incumbent, else the index of a challenger (the
+  // earliest on a tie, the incumbent before all).
+  int run() {
+    const int64_t samples = images_.count(), shortlist_end = std::min(samples, kShortlistImages);
+    std::vector<size_t> racing;
+    for (size_t c = 0; c < challengers_.size(); ++c)
+      if (challengers_[c]) racing.push_back(c);
+    score(racing, 0, shortlist_end);
+    // The finalists: challengers still in, by their sums in image order (a near tie ranks the same in every run).
+    racing.erase(std::remove_if(racing.begin(), racing.end(), [&](size_t c) { return scored_to_[c] < shortlist_end; }),
+                 racing.end());
+    std::vector<double> shortlist_sum(challengers_.size());
+    for (size_t c : racing) shortlist_sum[c] = std::accumulate(kl_[c].begin(), kl_[c].begin() + shortlist_end, 0.0);
+    std::stable_sort(racing.begin(), racing.end(), [&](size_t x, size_t y) { return shortlist_sum[x] < shortlist_sum[y]; });
+    if (racing.size() > kFinalists) racing.resize(kFinalists);
+    score(racing, shortlist_end, samples);
+    int winner = -1;
+    double best = std::accumulate(incumbent_kl_.begin(), incumbent_kl_.end(), 0.0);
+    for (size_t c = 0; c < challengers_.size(); ++c) {
+      if (scored_to_[c] < samples) continue;
+      const double total = std::accumulate(kl_[c].begin(), kl_[c].end(), 0.0);
+      if (total < best) best = total, winner = static_cast<int>(c);
+    }
+    return winner;
   }
 
-  // The candidates still alive, best first (the first candidate on a tie).
-  std::vector<int> run() {
-    std::vector<int> alive = candidates_.alive;
-    const int64_t shortlist_end = std::min(samples_, kShortlistImages);
-    score(alive, 0, shortlist_end, false);
-    alive = rank(alive, shortlist_end);
-    if (alive.size() > kFinalists) alive.resize(kFinalists);
-    const std::vector<int> finalists_by_rank = alive;
-    std::sort(alive.begin(), alive.end());
-    for (int c : alive) partial_[c] = std::accumulate(kl_[c].begin(), kl_[c].begin() + shortlist_end, 0.0);
-    if (std::find(alive.begin(), alive.end(), candidates_.unchanged) != alive.end())
-      bound_ = std::accumulate(current_kl_.begin(), current_kl_.end(), 0.0);
-    score(finalists_by_rank, shortlist_end, samples_, true);
-    alive.erase(std::remove_if(alive.begin(), alive.end(), [this](int c) { return cannot_win(c); }), alive.end());
-    return rank(alive, samples_);
-  }
-
-  // Per image, the KL of candidate `c` (complete for the winner of run()).
+  // Per image, the KL of challenger `c` (complete for the winner of run()).
   const std::vector<double>& kl(int c) const { return kl_[c]; }
 
  private:
-  // KL >= 0, so a candidate whose sum passes `bound_`, the lowest total of a
-  // candidate scored on every image, cannot win: it is not scored further
-  // (which does not change the winner, only how soon the others stop). The
-  // slack covers the rounding of sums added in whatever order threads
-  // finish: a near tie is left to rank(), whose order is fixed.
-  bool cannot_win(int c) {
-    double sum, limit;
-#pragma omp critical(octet_auto_partial)
-    {
-      sum = partial_[c];
-      limit = bound_;
-    }
-    return sum > limit * (1 + 1e-9);
-  }
-
-  // Scores the candidates in `which` on images [begin, end), one after the
-  // other (so the first completes first). In the last stage (`last`: the
-  // earlier images already in `partial_`), a candidate scored on every image
-  // bounds the others with its total.
-  void score(std::vector<int> which, int64_t begin, int64_t end, bool last) {
-    which.erase(std::remove(which.begin(), which.end(), candidates_.unchanged), which.end());
+  // Scores the challengers in `which` on images [begin, end), chunk by chunk
+  // (every challenger's first chunk, then every one's second, ...); a
+  // challenger that cannot win stops, short of `end`.
+  void score(const std::vector<size_t>& which, int64_t begin, int64_t end) {
+    const int64_t classes = images_.target().dim(1), racers = static_cast<int64_t>(which.size());
     const int64_t chunks = (end - begin + kAutoChunk - 1) / kAutoChunk;
-    const int64_t per_image = outputs_.floats_per_image(), classes = target_.dim(1);
-    std::vector<int64_t> chunks_done(candidates_.engines.size(), 0);
-    const int64_t tasks = static_cast<int64_t>(which.size()) * chunks;
+    std::vector<int64_t> chunks_done(challengers_.size(), 0);
     std::exception_ptr error;
 #pragma omp parallel for schedule(dynamic, 1)
-    for (int64_t t = 0; t < tasks; ++t) {
+    for (int64_t t = 0; t < racers * chunks; ++t) {
       try {
-        const int c = which[t / chunks];
+        const size_t c = which[t % racers];
         if (cannot_win(c)) continue;
-        const int64_t first = begin + (t % chunks) * kAutoChunk, rows = std::min(kAutoChunk, end - first);
-        const CpuEngine& engine = *candidates_.engines[c];
-        const FloatTensor logits = engine.dequantize_logits(engine.run_nodes(
-            cal_.images.data() + first * per_image, rows, first_node_, nodes_, outputs_.given_at(first)));
-        softmax_kl(target_.ptr() + first * classes, logits.ptr(), rows, classes, kl_[c].data() + first);
+        const int64_t first = begin + (t / racers) * kAutoChunk, rows = std::min(kAutoChunk, end - first);
+        const FloatTensor logits =
+            run_chunk(*challengers_[c], images_, first, rows, first_node_, nodes_, outputs_.given_at(first));
+        softmax_kl(images_.target().ptr() + first * classes, logits.ptr(), rows, classes, kl_[c].data() + first);
         const double sum = std::accumulate(kl_[c].begin() + first, kl_[c].begin() + first + rows, 0.0);
 #pragma omp critical(octet_auto_partial)
         {
           partial_[c] += sum;
-          if (++chunks_done[c] == chunks && last) bound_ = std::min(bound_, partial_[c]);
+          if (++chunks_done[c] == chunks) {
+            scored_to_[c] = end;
+            if (end == images_.count()) bound_ = std::min(bound_, partial_[c]);
+          }
         }
       } catch (...) {
 #pragma omp critical(octet_auto_error)
@@ -258,25 +301,48 @@ class CandidateRace {
     if (error) std::rethrow_exception(error);
   }
 
-  // The candidates in `which` by their KL sum over the first `end` images, the first candidate on a tie.
-  std::vector<int> rank(std::vector<int> which, int64_t end) const {
-    std::vector<double> sums(candidates_.engines.size());
-    for (int c : which) sums[c] = std::accumulate(kl_[c].begin(), kl_[c].begin() + end, 0.0);
-    std::stable_sort(which.begin(), which.end(), [&](int x, int y) { return sums[x] < sums[y]; });
-    return which;
+  // The slack covers the rounding of sums added in whatever order threads
+  // finish: a near tie is left to run()'s sums in image order.
+  bool cannot_win(size_t c) {
+    double sum, limit;
+#pragma omp critical(octet_auto_partial)
+    {
+      sum = partial_[c];
+      limit = bound_;
+    }
+    return sum > limit * (1 + 1e-9);
   }
 
-  const CandidateEngines& candidates_;
+  const std::vector<std::unique_ptr<CpuEngine>> challengers_;  // null: not built (its bias overflows int32)
   const DecidedOutputs& outputs_;
-  const Calibration& cal_;
-  const FloatTensor& target_;
+  const ScoredImages& images_;
   const int first_node_, nodes_;
-  const int64_t samples_;
-  const std::vector<double>& current_kl_;
-  std::vector<std::vector<double>> kl_;  // per candidate, per image
-  std::vector<double> partial_;          // per candidate, the KL sum over the images scored so far
-  double bound_ = std::numeric_limits<double>::infinity();
+  const std::vector<double>& incumbent_kl_;
+  std::vector<std::vector<double>> kl_;  // per challenger, per image
+  std::vector<double> partial_;          // per challenger, the KL sum over the images scored so far
+  std::vector<int64_t> scored_to_;       // per challenger, the end of the images scored without a stop
+  double bound_;
 };
+
+// The challengers of point `point` (all candidates but the first, the
+// incumbent), each an engine; null for one whose bias overflows int32 (an
+// amax so small the input scale is too fine).
+std::vector<std::unique_ptr<CpuEngine>> challenger_engines(const std::vector<std::pair<double, AmaxMethod>>& candidates,
+                                                           int point, const std::vector<double>& amax,
+                                                           const std::vector<std::string>& methods,
+                                                           const Int8ModelBuilder& build, const CpuEngine& packed) {
+  std::vector<std::unique_ptr<CpuEngine>> engines;
+  for (size_t c = 1; c < candidates.size(); ++c) {
+    std::vector<double> trial = amax;
+    trial[point] = candidates[c].first;
+    try {
+      engines.push_back(std::make_unique<CpuEngine>(build(trial, methods), packed));
+    } catch (const Error&) {
+      engines.push_back(nullptr);
+    }
+  }
+  return engines;
+}
 
 }  // namespace
 
@@ -284,39 +350,73 @@ void choose_auto_amax(const AutoSearchPoints& points, const Int8ModelBuilder& bu
                       const FloatTensor& target, double percentile, std::vector<double>* amax,
                       std::vector<std::string>* methods) {
   const std::vector<double> candidate_amax = candidate_amaxes(cal, points.float_nodes, percentile);
-  const size_t provisional = std::find(std::begin(kAutoCandidates), std::end(kAutoCandidates), kProvisional) -
-                             std::begin(kAutoCandidates);
   for (size_t k = 0; k < points.float_nodes.size(); ++k) {
-    (*amax)[points.float_nodes[k]] = candidate_amax[k * kMethods + provisional];
+    (*amax)[points.float_nodes[k]] = candidate_amax[k * kMethods + kProvisionalIndex];
     (*methods)[points.float_nodes[k]] = amax_method_name(kProvisional);
   }
   const CpuEngine packed(build(*amax, *methods));
   const int nodes = static_cast<int>(points.graph->nodes.size());
-  DecidedOutputs outputs(*points.graph, cal, target.dim(0));
-  // Per image, the KL of the model as decided so far (undecided points
-  // provisional); empty while unknown.
-  std::vector<double> current_kl;
+  const ScoredImages images(cal, target);
+  DecidedOutputs outputs(*points.graph, images);
+  // Per image, the KL of the model as decided so far (undecided points provisional).
+  std::vector<double> current_kl = score_whole_model(packed, images);
   Progress progress("auto: choosing amax per tensor", static_cast<int64_t>(points.float_nodes.size()));
   for (size_t k = 0; k < points.float_nodes.size(); ++k) {
     // Candidates run from node q on, or from before the float segment whose value q or a later node reads.
     const int p = points.float_nodes[k], q = packed.resume_point(points.quantized_nodes[k]);
-    if (q > outputs.computed()) outputs.advance_to(q, CpuEngine(build(*amax, *methods), packed));
     const std::vector<std::pair<double, AmaxMethod>> candidates = distinct_candidates(candidate_amax, k);
-    const CandidateEngines engines =
-        candidate_engines(candidates, p, *amax, *methods, !current_kl.empty(), build, packed);
-    std::vector<int> alive = engines.alive;
-    if (alive.size() > 1) {  // the winner is scored on every image
-      CandidateRace race(engines, outputs, cal, target, q, nodes, current_kl);
-      alive = race.run();
-      current_kl = race.kl(alive[0]);
-    } else if (!alive.empty() && candidates[alive[0]].first != (*amax)[p]) {
-      current_kl.clear();
-    }
-    if (!alive.empty()) {
-      (*amax)[p] = candidates[alive[0]].first;
-      (*methods)[p] = amax_method_name(candidates[alive[0]].second);
+    if (candidates.size() > 1) {
+      if (q > outputs.computed()) outputs.advance_to(q, CpuEngine(build(*amax, *methods), packed));
+      CandidateRace race(challenger_engines(candidates, p, *amax, *methods, build, packed), outputs, images, q, nodes,
+                         current_kl);
+      const int winner = race.run();
+      if (winner >= 0) {
+        (*amax)[p] = candidates[winner + 1].first;
+        (*methods)[p] = amax_method_name(candidates[winner + 1].second);
+        current_kl = race.kl(winner);
+      }
     }
     progress.advance();
+  }
+}
+
+void choose_auto_amax_exhaustive(const AutoSearchPoints& points, const Int8ModelBuilder& build,
+                                 const Calibration& cal, const FloatTensor& target, double percentile,
+                                 std::vector<double>* amax, std::vector<std::string>* methods) {
+  const std::vector<double> candidate_amax = candidate_amaxes(cal, points.float_nodes, percentile);
+  for (size_t k = 0; k < points.float_nodes.size(); ++k) {
+    (*amax)[points.float_nodes[k]] = candidate_amax[k * kMethods + kProvisionalIndex];
+    (*methods)[points.float_nodes[k]] = amax_method_name(kProvisional);
+  }
+  const ScoredImages images(cal, target);
+  const int64_t shortlist_end = std::min(images.count(), kShortlistImages);
+  for (size_t k = 0; k < points.float_nodes.size(); ++k) {
+    const int p = points.float_nodes[k];
+    const std::vector<std::pair<double, AmaxMethod>> candidates = distinct_candidates(candidate_amax, k);
+    // Per candidate (the incumbent first), the KL of the whole model on every image; empty if it cannot be built.
+    std::vector<std::vector<double>> kl(candidates.size());
+    for (size_t c = 0; c < candidates.size(); ++c) {
+      std::vector<double> trial = *amax;
+      trial[p] = candidates[c].first;
+      try {
+        kl[c] = score_whole_model(CpuEngine(build(trial, *methods)), images);
+      } catch (const Error&) {
+        if (c == 0) throw;
+      }
+    }
+    const auto sum = [&](size_t c, int64_t end) { return std::accumulate(kl[c].begin(), kl[c].begin() + end, 0.0); };
+    std::vector<size_t> finalists;
+    for (size_t c = 1; c < candidates.size(); ++c)
+      if (!kl[c].empty()) finalists.push_back(c);
+    std::stable_sort(finalists.begin(), finalists.end(),
+                     [&](size_t x, size_t y) { return sum(x, shortlist_end) < sum(y, shortlist_end); });
+    if (finalists.size() > kFinalists) finalists.resize(kFinalists);
+    std::sort(finalists.begin(), finalists.end());
+    size_t winner = 0;
+    for (size_t c : finalists)
+      if (sum(c, images.count()) < sum(winner, images.count())) winner = c;
+    (*amax)[p] = candidates[winner].first;
+    (*methods)[p] = amax_method_name(candidates[winner].second);
   }
 }
 

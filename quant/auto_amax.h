@@ -1,10 +1,12 @@
 // `--method auto`, scored on the int8 runtime: walking the quantization points
 // in graph order, each candidate amax is built into the int8 model it makes
 // (earlier points as decided, later ones at a provisional amax) and the one
-// whose logits are closest (softmax KL) to float's on calibration images wins.
-// Scoring the integer model itself counts the later points' rounding too, and
-// runs at int8 speed. The int8 outputs up to the point being decided are
-// computed once; each candidate runs only the rest of the network.
+// whose logits are closest (softmax KL summed over the calibration images) to
+// float's wins. Scoring the integer model itself counts the later points'
+// rounding too, and runs at int8 speed. The int8 outputs up to the point being
+// decided are computed once; each candidate runs only the rest of the
+// network, and stops as soon as it cannot win (its partial sum passes a
+// complete total), the images most sensitive to the logits first.
 #pragma once
 
 #include <functional>
@@ -36,5 +38,12 @@ struct AutoSearchPoints {
 void choose_auto_amax(const AutoSearchPoints& points, const Int8ModelBuilder& build, const Calibration& calibration,
                       const FloatTensor& target, double percentile, std::vector<double>* amax,
                       std::vector<std::string>* methods);
+
+// The same choice by brute force, the oracle of choose_auto_amax: every
+// candidate built into the whole model and scored on every image, nothing
+// stopped early, then the same rule applied to the sums.
+void choose_auto_amax_exhaustive(const AutoSearchPoints& points, const Int8ModelBuilder& build,
+                                 const Calibration& calibration, const FloatTensor& target, double percentile,
+                                 std::vector<double>* amax, std::vector<std::string>* methods);
 
 }  // namespace octet

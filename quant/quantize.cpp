@@ -279,7 +279,8 @@ QuantizedModel quantize(const Checkpoint& checkpoint, const FloatModel& folded, 
       fill_quant(plan, biased, weights, trial, trial_methods, &m);
       return m;
     };
-    choose_auto_amax(search, build, cal, record->logits(), o.percentile, &amax, &methods);
+    (o.exhaustive_auto ? choose_auto_amax_exhaustive : choose_auto_amax)(search, build, cal, record->logits(),
+                                                                         o.percentile, &amax, &methods);
   } else {
     for (int p : points) {
       amax[p] = compute_amax(cal.stats[p], o.method, o.percentile);

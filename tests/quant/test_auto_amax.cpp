@@ -1,0 +1,63 @@
+// `auto` stops a candidate as soon as its partial KL sum shows it cannot win
+// and runs each candidate only from the point it changes. Neither may change
+// the choice: it must be what brute force chooses (every candidate built into
+// the whole model and scored on every image, then the same shortlist rule
+// applied to the sums), amax and method at every point.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "quant/pipeline.h"
+#include "tests/support/random_model.h"
+#include "tests/support/test_util.h"
+
+namespace octet {
+namespace {
+
+// The points where the two models' amax or method differ, named.
+std::vector<std::string> differing_points(const QuantizedModel& pruned, const QuantizedModel& exhaustive) {
+  std::vector<std::string> differ;
+  for (size_t i = 0; i < pruned.quant.size(); ++i)
+    if (pruned.quant[i].scale != exhaustive.quant[i].scale || pruned.quant[i].method != exhaustive.quant[i].method)
+      differ.push_back(pruned.graph.nodes[i].name + " (" + pruned.quant[i].method + " vs " +
+                       exhaustive.quant[i].method + ")");
+  return differ;
+}
+
+// How many points brute force moved off the provisional mse amax: a search
+// that kept every provisional amax would agree with any other for nothing.
+int64_t points_moved_off_mse(const QuantizedModel& m) {
+  return std::count_if(m.quant.begin(), m.quant.end(),
+                       [](const NodeQuant& q) { return q.method == "max" || q.method == "percentile" || q.method == "entropy"; });
+}
+
+TEST(AutoAmax, PrunedSearchChoosesWhatBruteForceChoosesOnRandomResNet) {
+  // Residual adds fused into convs, so candidates resume after decided outputs.
+  const Checkpoint c = random_checkpoint("resnet20", ModelOptions{3, 16, 16, 10, true}, 11);
+  QuantizeOptions o;
+  o.weight_rounding = "nearest";
+  o.auto_samples = 288;  // nine chunks of 32: past the 256-image shortlist, so finalists race on
+  QuantizeOptions brute = o;
+  brute.exhaustive_auto = true;
+  const QuantizedModel pruned = quantize_random(c, o, 288, 5);
+  const QuantizedModel exhaustive = quantize_random(c, brute, 288, 5);
+  EXPECT_EQ(differing_points(pruned, exhaustive), std::vector<std::string>{});
+  EXPECT_GT(points_moved_off_mse(exhaustive), 0);
+}
+
+TEST(AutoAmax, PrunedSearchChoosesWhatBruteForceChoosesOnZooLeNet) {
+  const std::string path = zoo_checkpoint("lenet5_fmnist");
+  if (!path_exists(fashion_mnist_dir())) GTEST_SKIP() << "Fashion-MNIST is not installed (dataset-fashion-mnist)";
+  const Checkpoint checkpoint = load_checkpoint(path);
+  QuantizeOptions o;
+  o.auto_samples = 512;
+  QuantizeOptions brute = o;
+  brute.exhaustive_auto = true;
+  const QuantizedModel pruned = quantize_checkpoint(checkpoint, fashion_mnist_dir(), o, 512).model;
+  const QuantizedModel exhaustive = quantize_checkpoint(checkpoint, fashion_mnist_dir(), brute, 512).model;
+  EXPECT_EQ(differing_points(pruned, exhaustive), std::vector<std::string>{});
+  EXPECT_GT(points_moved_off_mse(exhaustive), 0);
+}
+
+}  // namespace
+}  // namespace octet
