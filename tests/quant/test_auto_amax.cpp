@@ -33,7 +33,7 @@ int64_t points_moved_off_mse(const QuantizedModel& m) {
 
 TEST(AutoAmax, PrunedSearchChoosesWhatBruteForceChoosesOnRandomResNet) {
   // Residual adds fused into convs, so candidates resume after decided outputs.
-  const Checkpoint c = random_checkpoint("resnet20", ModelOptions{3, 16, 16, 10, true}, 11);
+  const Checkpoint c = random_checkpoint("resnet20", ModelOptions{3, 8, 8, 10, true}, 11);
   QuantizeOptions o;
   o.weight_rounding = "nearest";
   o.auto_samples = 288;  // nine chunks of 32: past the 256-image shortlist, so finalists race on
