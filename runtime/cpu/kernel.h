@@ -55,6 +55,9 @@ struct Kernel {
   // "" when it can run the node, else why not.
   std::string (*can_implement)(const NodeView& node);
   // Null: nothing to prepare. Kernels with the same prepare share what it makes.
+  // It may read the node's weights only: an engine for the same weights at
+  // other activation scales shares what it made (CpuEngine(model, packed)).
+  // tests/runtime/test_engine_partial.cpp checks that on every kind of conv.
   std::unique_ptr<KernelData> (*prepare)(const NodeView& node);
   void (*run)(const KernelArgs& args);
 };

@@ -54,17 +54,27 @@ TEST(CpuEnginePartial, RunningFromAnyNodeOnKeptOutputsGivesTheWholeRunsBits) {
   EXPECT_THROW(engine.run_nodes(images.data(), kBatch, 2, nodes, {}), Error);  // nothing given for nodes before 2
 }
 
+// What a kernel prepares may hold the weights only: every other parameter
+// changes with the activation scales. Dense, grouped and depthwise convs (the
+// last also on the AVX-512 path where the CPU has it), residual adds, and the
+// table activations (hard-swish, hard-sigmoid, SiLU, leaky ReLU), whose
+// tables were once prepared (and stale in `auto`'s candidate engines).
 TEST(CpuEnginePartial, SharedPackedWeightsRunLikeTheModelsOwnEngine) {
+  for (const Checkpoint& checkpoint : {random_checkpoint("resnet20", ModelOptions{}, 32), random_grouped_checkpoint(32),
+                                       random_imagenet_ops_checkpoint(32)}) {
+    QuantizeOptions other_scales = quick_quantize_options();
+    other_scales.method = AmaxMethod::Percentile;  // other activation scales, the same rounded weights
+    const QuantizedModel a = quantize_random(checkpoint, quick_quantize_options(), 16);
+    const QuantizedModel b = quantize_random(checkpoint, other_scales, 16);
+    const std::vector<float> images = random_images(kBatch, a.graph.shapes()[0], 6);
+    const CpuEngine packed(a);
+    const Int32Tensor own = CpuEngine(b).run(images.data(), kBatch);
+    EXPECT_NE(own.data, packed.run(images.data(), kBatch).data) << checkpoint.model << ": the scales should change the logits";
+    EXPECT_EQ(CpuEngine(b, packed).run(images.data(), kBatch).data, own.data) << checkpoint.model;
+  }
   const Checkpoint checkpoint = random_checkpoint("resnet20", ModelOptions{}, 32);
-  QuantizeOptions other_scales = quick_quantize_options();
-  other_scales.method = AmaxMethod::Percentile;  // other activation scales, the same rounded weights
-  const QuantizedModel a = quantize_random(checkpoint, quick_quantize_options(), 16);
-  const QuantizedModel b = quantize_random(checkpoint, other_scales, 16);
-  const std::vector<float> images = random_images(kBatch, a.graph.shapes()[0], 6);
-  const CpuEngine packed(a);
-  const Int32Tensor own = CpuEngine(b).run(images.data(), kBatch);
-  EXPECT_NE(own.data, packed.run(images.data(), kBatch).data) << "the scales should change the logits";
-  EXPECT_EQ(CpuEngine(b, packed).run(images.data(), kBatch).data, own.data);
+  const QuantizedModel b = quantize_random(checkpoint, quick_quantize_options(), 16);
+  const CpuEngine packed(b);
 
   QuantizedModel changed = b;
   for (NodeQuant& q : changed.quant)

@@ -1,5 +1,7 @@
 // Activation on the CPU: each int8 value through the node's 256-entry table
-// (graph/ops/activation.h), made once when the model is loaded.
+// (graph/ops/activation.h). The table depends on the input and output scales,
+// so it is made per run (256 values), not prepared: an engine for other
+// scales shares what the kernels prepared (CpuEngine(model, packed)).
 #include <array>
 
 #include "graph/ops/activation.h"
@@ -8,18 +10,10 @@
 namespace octet::cpu {
 
 namespace {
-struct Table : KernelData {
-  std::array<int8_t, 256> levels;
-};
-
-std::unique_ptr<KernelData> prepare(const NodeView& v) {
-  auto t = std::make_unique<Table>();
-  t->levels = ops::activation_table(v.node(), v.model.quant[v.node().inputs[0]].scale, v.quant().scale);
-  return t;
-}
-
 void run(const KernelArgs& a) {
-  const std::array<int8_t, 256>& levels = static_cast<const Table*>(a.data)->levels;
+  const NodeView& v = a.node;
+  const std::array<int8_t, 256> levels =
+      ops::activation_table(v.node(), v.model.quant[v.node().inputs[0]].scale, v.quant().scale);
   const int8_t* x = a.inputs[0];
   const int64_t count = a.batch * a.node.output().numel();
 #pragma omp parallel for if (count >= kMinParallelWork)
@@ -28,6 +22,6 @@ void run(const KernelArgs& a) {
 }  // namespace
 
 extern const Kernel activation_kernel = {Op::Activation, "activation-table", KernelPath::Reference, runs_every_node,
-                                         prepare, run};
+                                         nullptr, run};
 
 }  // namespace octet::cpu
