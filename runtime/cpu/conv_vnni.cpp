@@ -29,6 +29,8 @@
 
 #include <cstring>
 
+#include "runtime/cpu/epilogue_avx512.h"
+
 namespace octet::cpu::vnni {
 
 namespace {
@@ -122,51 +124,6 @@ void pad_row(const ConvGeometry& g, const Layout& l, const int8_t* input, int64_
     copy_offset(src + x * c, c, pixel);
     for (int64_t k = c; k < l.cp; ++k) pixel[k] = kZeroPoint;
   }
-}
-
-inline __mmask16 lane_mask(int64_t lanes) {
-  return lanes >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << lanes) - 1);
-}
-
-// The epilogue operands of 16 channels in registers, loaded once per
-// register block (int8 stores may alias anything, so the compiler would
-// reload them after every row).
-struct ChannelVectors {
-  __m512i bias, multiplier[2], rounding[2], shift[2], skip_multiplier[2];
-
-  ChannelVectors(const EpilogueTables& e, int64_t channel) {
-    bias = _mm512_loadu_si512(e.bias + channel);
-    if (!e.multiplier) return;  // int32 output: the bias alone
-    for (int h = 0; h < 2; ++h) {
-      multiplier[h] = _mm512_loadu_si512(e.multiplier + channel + 8 * h);
-      rounding[h] = _mm512_loadu_si512(e.rounding + channel + 8 * h);
-      shift[h] = _mm512_loadu_si512(e.shift + channel + 8 * h);
-      if (e.skip) skip_multiplier[h] = _mm512_loadu_si512(e.skip_multiplier + channel + 8 * h);
-    }
-  }
-};
-
-// octet::requantize of 16 accumulators: (acc * multiplier + skip *
-// skip_multiplier + rounding) >> shift in 64-bit lanes, then clamped to
-// [lo, 127] by saturating narrowing (int64 -> int32 -> int8) and a max.
-inline void store_int8(__m512i acc, const ChannelVectors& v, const int8_t* skip, __m512i lo, __mmask16 mask,
-                       int8_t* out) {
-  acc = _mm512_add_epi32(acc, v.bias);
-  __m512i x[2] = {_mm512_cvtepi32_epi64(_mm512_castsi512_si256(acc)),
-                  _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(acc, 1))};
-  __m128i s = _mm_setzero_si128();
-  if (skip) s = _mm_maskz_loadu_epi8(mask, skip);
-  for (int h = 0; h < 2; ++h) {
-    x[h] = _mm512_add_epi64(_mm512_mul_epi32(x[h], v.multiplier[h]), v.rounding[h]);
-    if (skip) {
-      const __m512i sk = _mm512_cvtepi8_epi64(h == 0 ? s : _mm_srli_si128(s, 8));
-      x[h] = _mm512_add_epi64(x[h], _mm512_mul_epi32(sk, v.skip_multiplier[h]));
-    }
-    x[h] = _mm512_srav_epi64(x[h], v.shift[h]);
-  }
-  const __m512i q =
-      _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtsepi64_epi32(x[0])), _mm512_cvtsepi64_epi32(x[1]), 1);
-  _mm512_mask_cvtsepi32_storeu_epi8(out, mask, _mm512_max_epi32(q, lo));
 }
 
 // Requantizes and stores (or, for the logits, adds the bias to) the

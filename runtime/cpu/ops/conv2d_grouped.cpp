@@ -1,12 +1,16 @@
-// Conv2d with groups > 1 on the CPU (grouped and depthwise convolutions),
-// both portable C++: a depthwise kernel for one output channel per input
-// channel, whose channel loops the compiler vectorises (activations are
-// NHWC, so a pixel's channels are adjacent), and a kernel for every
-// grouping, one dot product of a group's receptive field per output. Both
+// Conv2d with groups > 1 on the CPU (grouped and depthwise convolutions): a
+// portable depthwise kernel for one output channel per input channel, whose
+// channel loops the compiler vectorises (activations are NHWC, so a pixel's
+// channels are adjacent), its AVX-512 form (depthwise_vnni.cpp), which also
+// requantizes 16 channels at a time, and a portable kernel for every
+// grouping, one dot product of a group's receptive field per output. All
 // dilate. The dense kernels (conv2d_linear.cpp) refuse groups > 1.
+#include <algorithm>
 #include <cstring>
 
+#include "common/error.h"
 #include "graph/layout.h"
+#include "runtime/cpu/depthwise_vnni.h"
 #include "runtime/cpu/kernel.h"
 
 namespace octet::cpu {
@@ -119,8 +123,86 @@ void run_depthwise(const KernelArgs& a) {
     }
   }
 }
+
+// The AVX-512 depthwise kernel's taps: as pack_taps lays them out, each row
+// padded to whole blocks of kEpilogueBlock channels. Only the weights: an
+// engine made for other activation scales shares them (CpuEngine), so the
+// epilogue's operands are widened per run.
+struct PaddedTaps : KernelData {
+  std::vector<int32_t> taps;
+};
+
+int padded_channels(int channels) { return (channels + kEpilogueBlock - 1) / kEpilogueBlock * kEpilogueBlock; }
+
+std::string depthwise_on_vnni(const NodeView& v) {
+  if (!kernel_path_supported(KernelPath::Avx512Vnni)) return "this CPU lacks AVX-512 VNNI";
+  if (v.is_output()) return "the network's output (int32 logits): conv2d-depthwise runs it";
+  return depthwise(v);
+}
+
+std::unique_ptr<KernelData> pack_padded_taps(const NodeView& v) {
+  const int channels = v.node().channels, taps = v.node().kernel * v.node().kernel, padded = padded_channels(channels);
+  auto packed = std::make_unique<PaddedTaps>();
+  packed->taps.assign(static_cast<size_t>(taps) * padded, 0);
+  for (int c = 0; c < channels; ++c)
+    for (int t = 0; t < taps; ++t) packed->taps[t * padded + c] = v.quant().weight.data[c * taps + t];
+  return packed;
+}
+
+// The epilogue's operands as the AVX-512 kernel loads them: 64-bit lanes,
+// padded with harmless values that are never stored.
+struct WideEpilogue {
+  std::vector<int32_t> bias;
+  std::vector<int64_t> multiplier, rounding, shift, skip_multiplier;
+  EpilogueTables tables;
+
+  WideEpilogue(const KernelArgs& a, int channels) {
+    const NodeQuant& q = a.node.quant();
+    const size_t padded = static_cast<size_t>(padded_channels(channels));
+    bias.assign(padded, 0);
+    multiplier.assign(padded, 0);
+    rounding.assign(padded, 1);
+    shift.assign(padded, 1);
+    for (int c = 0; c < channels; ++c) {
+      bias[c] = q.bias.data[c];
+      multiplier[c] = q.multiplier.data[c];
+      shift[c] = q.shift.data[c];
+      rounding[c] = int64_t{1} << (q.shift.data[c] - 1);
+    }
+    tables.bias = bias.data();
+    tables.multiplier = multiplier.data();
+    tables.rounding = rounding.data();
+    tables.shift = shift.data();
+    tables.relu = a.node.node().relu;
+    if (a.inputs.size() == 2) {
+      skip_multiplier.assign(padded, 0);
+      std::copy(q.skip_multiplier.data.begin(), q.skip_multiplier.data.begin() + channels, skip_multiplier.begin());
+      tables.skip_multiplier = skip_multiplier.data();
+      tables.skip = a.inputs[1];
+    }
+  }
+};
+
+void run_depthwise_vnni(const KernelArgs& a) {
+#if defined(OCTET_CPU_VNNI)
+  const Node& n = a.node.node();
+  const ActShape in = a.node.input(), out = a.node.output();
+  ConvGeometry g;
+  g.batch = a.batch;
+  g.in_h = in.h, g.in_w = in.w, g.in_c = in.c;
+  g.out_h = out.h, g.out_w = out.w, g.out_c = out.c;
+  g.kernel = n.kernel, g.stride = n.stride, g.padding = n.padding, g.dilation = n.dilation;
+  const WideEpilogue e(a, out.c);
+  vnni::depthwise_conv2d(g, a.inputs[0], static_cast<const PaddedTaps*>(a.data)->taps.data(), e.tables, a.y);
+#else
+  (void)a;
+  fail("conv2d-depthwise-avx512-vnni: this build has no AVX-512 kernels");
+#endif
+}
 }  // namespace
 
+extern const Kernel conv2d_depthwise_vnni = {Op::Conv2d,        "conv2d-depthwise-avx512-vnni", KernelPath::Avx512Vnni,
+                                             depthwise_on_vnni, pack_padded_taps,               run_depthwise_vnni};
 extern const Kernel conv2d_depthwise = {Op::Conv2d, "conv2d-depthwise", KernelPath::Reference, depthwise, pack_taps,
                                         run_depthwise};
 extern const Kernel conv2d_grouped = {Op::Conv2d, "conv2d-grouped", KernelPath::Reference, grouped, pack_rows,
