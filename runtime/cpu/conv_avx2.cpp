@@ -24,6 +24,8 @@
 
 #include <cstring>
 
+#include "runtime/cpu/epilogue_avx2.h"
+
 namespace octet::cpu::avx2 {
 
 namespace {
@@ -96,112 +98,6 @@ void pad_row(const ConvGeometry& g, const Layout& l, const int8_t* input, int64_
     widen(src + x * c, c, pixel);
     pixel[c] = 0;  // the one padding channel
   }
-}
-
-// The epilogue operands of 8 channels, made once per group of lines. The
-// 64-bit lanes of [0] hold the even channels, of [1] the odd ones: the
-// dwords that _mm256_mul_epi32 multiplies. requantize is computed in one of
-// two ways (narrow_is_exact says which):
-// - narrow: q = ((acc + bias) << left) * multiplier + (skip << left) *
-//   skip_multiplier + rounding, its high 32 bits (>> 32), then >> right in
-//   32-bit lanes, where left = max(32 - shift, 0) and right = max(shift -
-//   32, 0), so the total right shift is shift + left and the rounding is
-//   2^(shift - 1 + left). Floor of floor is floor, so this is requantize's
-//   value whenever the left shifts do not overflow.
-// - wide: the sum with rounding 2^(shift - 1), then >> shift in 64-bit lanes
-//   and the clamp there. AVX2 has no 64-bit arithmetic shift: a negative x
-//   is shifted as ~(~x >>> shift).
-struct ChannelVectors {
-  bool narrow = true;
-  __m256i bias;                                                      // 8 x int32
-  __m256i multiplier[2], rounding[2], skip_multiplier[2], shift[2];  // 64-bit lanes
-  __m256i left, right;                                               // 8 x int32
-
-  ChannelVectors() = default;
-  ChannelVectors(const EpilogueTables& e, int64_t channel, bool narrow_exact) : narrow(narrow_exact) {
-    bias = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(e.bias + channel));
-    alignas(32) int64_t m[8] = {}, r[8] = {}, sm[8] = {}, sh[8] = {};
-    alignas(32) int32_t l[8] = {}, rt[8] = {};
-    for (int k = 0; k < 8 && e.multiplier; ++k) {  // none for the int32 output
-      const int64_t c = channel + k, lane = (k % 2) * 4 + k / 2;
-      const int64_t s = e.shift[c], pre = narrow && s < 32 ? 32 - s : 0;
-      m[lane] = e.multiplier[c];
-      r[lane] = int64_t{1} << (s - 1 + pre);
-      if (e.skip) sm[lane] = e.skip_multiplier[c];
-      sh[lane] = s;
-      l[k] = static_cast<int32_t>(pre);
-      rt[k] = static_cast<int32_t>(s + pre - 32);
-    }
-    for (int h = 0; h < 2; ++h) {
-      multiplier[h] = _mm256_load_si256(reinterpret_cast<const __m256i*>(m + 4 * h));
-      rounding[h] = _mm256_load_si256(reinterpret_cast<const __m256i*>(r + 4 * h));
-      skip_multiplier[h] = _mm256_load_si256(reinterpret_cast<const __m256i*>(sm + 4 * h));
-      shift[h] = _mm256_load_si256(reinterpret_cast<const __m256i*>(sh + 4 * h));
-    }
-    left = _mm256_load_si256(reinterpret_cast<const __m256i*>(l));
-    right = _mm256_load_si256(reinterpret_cast<const __m256i*>(rt));
-  }
-};
-
-// Whether the narrow epilogue computes requantize's value for every channel:
-// where shift < 32, (acc + bias) << left and skip << left fit in int32
-// (|activation|, |weight| <= 128, so |acc| <= 2^14 * depth). Then every 64-bit
-// sum is below 2^63 too. Real models have shifts near 31 (a residual's) or
-// more, with accumulators far below 2^29.
-bool narrow_is_exact(const ConvGeometry& g, const EpilogueTables& e) {
-  const int64_t acc_bound = (int64_t{1} << 14) * g.depth();
-  for (int64_t c = 0; c < g.out_c; ++c) {
-    const int64_t s = e.shift[c];
-    if (s >= 32) continue;
-    const int64_t left = 32 - s, bias = e.bias[c] < 0 ? -int64_t{e.bias[c]} : e.bias[c];
-    if (left > 23 || acc_bound + bias >= int64_t{1} << (31 - left)) return false;
-  }
-  return true;
-}
-
-// octet::requantize of 8 accumulators of `lanes` (1 to 8) channels, clamped
-// to [lo, 127] (ChannelVectors says how).
-inline void store_int8(__m256i acc, const ChannelVectors& v, const int8_t* skip, int32_t lo, int64_t lanes,
-                       int8_t* out) {
-  const __m256i a = _mm256_sllv_epi32(_mm256_add_epi32(acc, v.bias), v.left);
-  __m256i x[2] = {_mm256_add_epi64(_mm256_mul_epi32(a, v.multiplier[0]), v.rounding[0]),
-                  _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(a, 32), v.multiplier[1]), v.rounding[1])};
-  if (skip) {
-    int64_t bytes = 0;  // not past the end of the skip tensor
-    if (lanes == kBlock)
-      std::memcpy(&bytes, skip, kBlock);
-    else
-      std::memcpy(&bytes, skip, static_cast<size_t>(lanes));
-    const __m256i s = _mm256_sllv_epi32(_mm256_cvtepi8_epi32(_mm_cvtsi64_si128(bytes)), v.left);
-    x[0] = _mm256_add_epi64(x[0], _mm256_mul_epi32(s, v.skip_multiplier[0]));
-    x[1] = _mm256_add_epi64(x[1], _mm256_mul_epi32(_mm256_srli_epi64(s, 32), v.skip_multiplier[1]));
-  }
-  __m256i q;
-  if (v.narrow) {
-    q = _mm256_srav_epi32(_mm256_blend_epi32(_mm256_srli_epi64(x[0], 32), x[1], 0xAA), v.right);
-    q = _mm256_min_epi32(_mm256_max_epi32(q, _mm256_set1_epi32(lo)), _mm256_set1_epi32(127));
-  } else {
-    const __m256i zero = _mm256_setzero_si256(), lo64 = _mm256_set1_epi64x(lo), hi64 = _mm256_set1_epi64x(127);
-    for (int h = 0; h < 2; ++h) {
-      const __m256i negative = _mm256_cmpgt_epi64(zero, x[h]);
-      x[h] = _mm256_xor_si256(_mm256_srlv_epi64(_mm256_xor_si256(x[h], negative), v.shift[h]), negative);
-      x[h] = _mm256_blendv_epi8(x[h], hi64, _mm256_cmpgt_epi64(x[h], hi64));
-      x[h] = _mm256_blendv_epi8(x[h], lo64, _mm256_cmpgt_epi64(lo64, x[h]));
-    }
-    q = _mm256_blend_epi32(x[0], _mm256_slli_epi64(x[1], 32), 0xAA);
-  }
-  const __m128i words = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
-  const __m128i bytes = _mm_packs_epi16(words, words);
-  if (lanes == kBlock) {
-    _mm_storel_epi64(reinterpret_cast<__m128i*>(out), bytes);
-  } else {
-    const int64_t all = _mm_cvtsi128_si64(bytes);
-    std::memcpy(out, &all, static_cast<size_t>(lanes));
-  }
-}
-
-inline __m256i lane_mask(int64_t lanes) {
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(lanes)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
 // Requantizes and stores (or, for the logits, adds the bias to) the
@@ -341,7 +237,7 @@ void conv2d(const ConvGeometry& g, const int8_t* input, const int16_t* blocked_p
   const int64_t tasks = l.one_line ? (l.line_pixels + kPixelsPerTask - 1) / kPixelsPerTask
                                    : (g.batch * g.out_h + l.lines_per_task - 1) / l.lines_per_task;
   const int64_t macs = g.batch * g.out_h * g.out_w * g.out_c * g.kernel * g.kernel * g.in_c;
-  const bool narrow = output && narrow_is_exact(g, e);
+  const bool narrow = output && narrow_is_exact(g.depth(), g.out_c, e);
 #pragma omp parallel if (macs >= kMinParallelMacs)
   {
     int16_t* buffer = reinterpret_cast<int16_t*>(workspace) + omp_get_thread_num() * l.task_values;

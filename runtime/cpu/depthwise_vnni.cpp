@@ -10,7 +10,7 @@
 //
 // This file is compiled with AVX-512 flags; everything in it has internal
 // linkage or is called only after the run-time CPU check.
-#include "runtime/cpu/depthwise_vnni.h"
+#include "runtime/cpu/depthwise_simd.h"
 
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // GCC bug 105593, as in conv_vnni.cpp

@@ -1,8 +1,9 @@
 // Conv2d with groups > 1 on the CPU (grouped and depthwise convolutions): a
 // portable depthwise kernel for one output channel per input channel, whose
 // channel loops the compiler vectorises (activations are NHWC, so a pixel's
-// channels are adjacent), its AVX-512 form (depthwise_vnni.cpp), which also
-// requantizes 16 channels at a time, and a portable kernel for every
+// channels are adjacent), its AVX-512 and AVX2 forms (depthwise_vnni.cpp,
+// depthwise_avx2.cpp), which also requantize 16 or 8 channels at a time, and
+// a portable kernel for every
 // grouping, one dot product of a group's receptive field per output. All
 // dilate. The dense kernels (conv2d_linear.cpp) refuse groups > 1.
 #include <algorithm>
@@ -10,7 +11,7 @@
 
 #include "common/error.h"
 #include "graph/layout.h"
-#include "runtime/cpu/depthwise_vnni.h"
+#include "runtime/cpu/depthwise_simd.h"
 #include "runtime/cpu/kernel.h"
 
 namespace octet::cpu {
@@ -124,7 +125,7 @@ void run_depthwise(const KernelArgs& a) {
   }
 }
 
-// The AVX-512 depthwise kernel's taps: as pack_taps lays them out, each row
+// The SIMD depthwise kernels' taps: as pack_taps lays them out, each row
 // padded to whole blocks of kEpilogueBlock channels. Only the weights: an
 // engine made for other activation scales shares them (CpuEngine), so the
 // epilogue's operands are widened per run.
@@ -134,11 +135,13 @@ struct PaddedTaps : KernelData {
 
 int padded_channels(int channels) { return (channels + kEpilogueBlock - 1) / kEpilogueBlock * kEpilogueBlock; }
 
-std::string depthwise_on_vnni(const NodeView& v) {
-  if (!kernel_path_supported(KernelPath::Avx512Vnni)) return "this CPU lacks AVX-512 VNNI";
+std::string depthwise_on(const NodeView& v, KernelPath path) {
+  if (!kernel_path_supported(path)) return std::string("this CPU lacks ") + kernel_path_name(path);
   if (v.is_output()) return "the network's output (int32 logits): conv2d-depthwise runs it";
   return depthwise(v);
 }
+std::string depthwise_on_vnni(const NodeView& v) { return depthwise_on(v, KernelPath::Avx512Vnni); }
+std::string depthwise_on_avx2(const NodeView& v) { return depthwise_on(v, KernelPath::Avx2); }
 
 std::unique_ptr<KernelData> pack_padded_taps(const NodeView& v) {
   const int channels = v.node().channels, taps = v.node().kernel * v.node().kernel, padded = padded_channels(channels);
@@ -149,7 +152,7 @@ std::unique_ptr<KernelData> pack_padded_taps(const NodeView& v) {
   return packed;
 }
 
-// The epilogue's operands as the AVX-512 kernel loads them: 64-bit lanes,
+// The epilogue's operands as the SIMD kernels load them: 64-bit lanes,
 // padded with harmless values that are never stored.
 struct WideEpilogue {
   std::vector<int32_t> bias;
@@ -183,8 +186,7 @@ struct WideEpilogue {
   }
 };
 
-void run_depthwise_vnni(const KernelArgs& a) {
-#if defined(OCTET_CPU_VNNI)
+void run_depthwise_simd(const KernelArgs& a, KernelPath path) {
   const Node& n = a.node.node();
   const ActShape in = a.node.input(), out = a.node.output();
   ConvGeometry g;
@@ -193,16 +195,23 @@ void run_depthwise_vnni(const KernelArgs& a) {
   g.out_h = out.h, g.out_w = out.w, g.out_c = out.c;
   g.kernel = n.kernel, g.stride = n.stride, g.padding = n.padding, g.dilation = n.dilation;
   const WideEpilogue e(a, out.c);
-  vnni::depthwise_conv2d(g, a.inputs[0], static_cast<const PaddedTaps*>(a.data)->taps.data(), e.tables, a.y);
-#else
-  (void)a;
-  fail("conv2d-depthwise-avx512-vnni: this build has no AVX-512 kernels");
+  const int32_t* taps = static_cast<const PaddedTaps*>(a.data)->taps.data();
+#if defined(OCTET_CPU_VNNI)
+  if (path == KernelPath::Avx512Vnni) return vnni::depthwise_conv2d(g, a.inputs[0], taps, e.tables, a.y);
 #endif
+#if defined(OCTET_CPU_AVX2)
+  if (path == KernelPath::Avx2) return avx2::depthwise_conv2d(g, a.inputs[0], taps, e.tables, a.y);
+#endif
+  fail(std::string("conv2d-depthwise: this build has no ") + kernel_path_name(path) + " kernels");
 }
+void run_depthwise_vnni(const KernelArgs& a) { run_depthwise_simd(a, KernelPath::Avx512Vnni); }
+void run_depthwise_avx2(const KernelArgs& a) { run_depthwise_simd(a, KernelPath::Avx2); }
 }  // namespace
 
 extern const Kernel conv2d_depthwise_vnni = {Op::Conv2d,        "conv2d-depthwise-avx512-vnni", KernelPath::Avx512Vnni,
                                              depthwise_on_vnni, pack_padded_taps,               run_depthwise_vnni};
+extern const Kernel conv2d_depthwise_avx2 = {Op::Conv2d,        "conv2d-depthwise-avx2", KernelPath::Avx2,
+                                             depthwise_on_avx2, pack_padded_taps,        run_depthwise_avx2};
 extern const Kernel conv2d_depthwise = {Op::Conv2d, "conv2d-depthwise", KernelPath::Reference, depthwise, pack_taps,
                                         run_depthwise};
 extern const Kernel conv2d_grouped = {Op::Conv2d, "conv2d-grouped", KernelPath::Reference, grouped, pack_rows,
