@@ -1,0 +1,50 @@
+// The walk the SIMD depthwise kernels share (depthwise_vnni.cpp,
+// depthwise_avx2.cpp): output pixels in tasks shared between threads, and for
+// each pixel the taps inside the image (zero padding adds nothing, so the
+// others are skipped). Internal linkage: each kernel file compiles it with
+// its own instruction set, and none of it reaches another file's callers.
+#pragma once
+
+#include <cstdint>
+
+#include "runtime/cpu/kernels.h"
+
+namespace octet::cpu {
+namespace {
+
+// Output pixels per unit of work shared among threads.
+constexpr int64_t kDepthwisePixelsPerTask = 64;
+// Smaller layers (multiply-adds) run on the calling thread: waking the
+// others would cost more than they save.
+constexpr int64_t kDepthwiseMinParallelMacs = int64_t{1} << 22;
+
+// Calls pixel(m) for every output pixel m.
+template <typename Pixel>
+inline void for_each_output_pixel(const ConvGeometry& g, Pixel pixel) {
+  const int64_t pixels = g.rows();
+  const int64_t tasks = (pixels + kDepthwisePixelsPerTask - 1) / kDepthwisePixelsPerTask;
+#pragma omp parallel for schedule(static) if (pixels * g.out_c * g.kernel * g.kernel >= kDepthwiseMinParallelMacs)
+  for (int64_t task = 0; task < tasks; ++task) {
+    const int64_t end = pixels < (task + 1) * kDepthwisePixelsPerTask ? pixels : (task + 1) * kDepthwisePixelsPerTask;
+    for (int64_t m = task * kDepthwisePixelsPerTask; m < end; ++m) pixel(m);
+  }
+}
+
+// Calls tap(offset, t) for every tap t (ky * kernel + kx) of output pixel m
+// inside the image, `offset` being its input pixel's first value (NHWC).
+template <typename Tap>
+__attribute__((always_inline)) inline void for_each_inner_tap(const ConvGeometry& g, int64_t m, Tap tap) {
+  const int64_t ox = m % g.out_w, oy = (m / g.out_w) % g.out_h, b = m / (int64_t(g.out_w) * g.out_h);
+  for (int64_t ky = 0; ky < g.kernel; ++ky) {
+    const int64_t iy = oy * g.stride - g.padding + ky * g.dilation;
+    if (iy < 0 || iy >= g.in_h) continue;
+    for (int64_t kx = 0; kx < g.kernel; ++kx) {
+      const int64_t ix = ox * g.stride - g.padding + kx * g.dilation;
+      if (ix < 0 || ix >= g.in_w) continue;
+      tap(((b * g.in_h + iy) * g.in_w + ix) * g.in_c, ky * g.kernel + kx);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace octet::cpu
