@@ -1,11 +1,11 @@
 // Conv2d with groups > 1 on the CPU (grouped and depthwise convolutions): a
 // portable depthwise kernel for one output channel per input channel, whose
 // channel loops the compiler vectorises (activations are NHWC, so a pixel's
-// channels are adjacent), its AVX-512 and AVX2 forms (depthwise_vnni.cpp,
-// depthwise_avx2.cpp), which also requantize 16 or 8 channels at a time, and
-// a portable kernel for every
-// grouping, one dot product of a group's receptive field per output. All
-// dilate. The dense kernels (conv2d_linear.cpp) refuse groups > 1.
+// channels are adjacent); its AVX-512 and AVX2 forms (depthwise_vnni.cpp,
+// depthwise_avx2.cpp), which also requantize 16 or 8 channels at a time; and
+// a portable kernel for every grouping, one dot product of a group's
+// receptive field per output. All dilate. The dense kernels
+// (conv2d_linear.cpp) refuse groups > 1.
 #include <algorithm>
 #include <cstring>
 
@@ -137,7 +137,7 @@ int padded_channels(int channels) { return (channels + kEpilogueBlock - 1) / kEp
 
 std::string depthwise_on(const NodeView& v, KernelPath path) {
   if (!kernel_path_supported(path)) return std::string("this CPU lacks ") + kernel_path_name(path);
-  if (v.is_output()) return "the network's output (int32 logits): conv2d-depthwise runs it";
+  if (v.is_output()) return "the network's output (int32 logits; octet's graphs end in a linear layer)";
   return depthwise(v);
 }
 std::string depthwise_on_vnni(const NodeView& v) { return depthwise_on(v, KernelPath::Avx512Vnni); }
