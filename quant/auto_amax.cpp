@@ -82,6 +82,18 @@ std::vector<double> candidate_amaxes(const Calibration& cal, const std::vector<i
   return candidate_amax;
 }
 
+// Every point's candidate amaxes (candidate_amaxes), with `amax` and
+// `methods` set to the provisional one at every point.
+std::vector<double> provisional_amaxes(const AutoSearchPoints& points, const Calibration& cal, double percentile,
+                                       std::vector<double>* amax, std::vector<std::string>* methods) {
+  std::vector<double> candidate_amax = candidate_amaxes(cal, points.float_nodes, percentile);
+  for (size_t k = 0; k < points.float_nodes.size(); ++k) {
+    (*amax)[points.float_nodes[k]] = candidate_amax[k * kMethods + kProvisionalIndex];
+    (*methods)[points.float_nodes[k]] = amax_method_name(kProvisional);
+  }
+  return candidate_amax;
+}
+
 // Point k's candidates, the provisional one (the model as it stands) first;
 // a near-equal amax only once.
 std::vector<std::pair<double, AmaxMethod>> distinct_candidates(const std::vector<double>& candidate_amax, size_t k) {
@@ -120,8 +132,10 @@ class ScoredImages {
   int64_t count() const { return target_.dim(0); }
   const FloatTensor& target() const { return target_; }  // float's logits, in this order
 
-  // Images [first, first + rows) in this order, gathered into `buffer`.
-  const float* gather(int64_t first, int64_t rows, std::vector<float>* buffer) const {
+  // What run_nodes from `first_node` reads of images [first, first + rows):
+  // those images in this order, gathered into `buffer`, from node 0; nothing after.
+  const float* input(int first_node, int64_t first, int64_t rows, std::vector<float>* buffer) const {
+    if (first_node != 0) return nullptr;
     buffer->resize(static_cast<size_t>(rows * per_image_));
     for (int64_t r = 0; r < rows; ++r)
       std::copy_n(images_ + order_[first + r] * per_image_, per_image_, buffer->data() + r * per_image_);
@@ -140,8 +154,8 @@ class ScoredImages {
 FloatTensor run_chunk(const CpuEngine& engine, const ScoredImages& images, int64_t first, int64_t rows, int first_node,
                       int end, const CpuEngine::Given& given) {
   std::vector<float> buffer;
-  const float* input = first_node == 0 ? images.gather(first, rows, &buffer) : nullptr;
-  return engine.dequantize_logits(engine.run_nodes(input, rows, first_node, end, given));
+  return engine.dequantize_logits(
+      engine.run_nodes(images.input(first_node, first, rows, &buffer), rows, first_node, end, given));
 }
 
 // The int8 outputs of the decided nodes [0, computed) that a later node
@@ -170,10 +184,10 @@ class DecidedOutputs {
     std::vector<float> buffer;
     for (int64_t first = 0; first < samples; first += kAutoChunk) {
       const int64_t rows = std::min(kAutoChunk, samples - first);
-      const float* input = computed_ == 0 ? images_.gather(first, rows, &buffer) : nullptr;
-      decided.run_nodes(input, rows, computed_, q, given_at(first), [&](int node, const int8_t* values, int64_t count) {
-        if (kept[node]) state_[node].insert(state_[node].end(), values, values + count);
-      });
+      decided.run_nodes(images_.input(computed_, first, rows, &buffer), rows, computed_, q, given_at(first),
+                        [&](int node, const int8_t* values, int64_t count) {
+                          if (kept[node]) state_[node].insert(state_[node].end(), values, values + count);
+                        });
     }
     for (int i = computed_; i < q; ++i)
       check(!kept[i] || state_[i].size() == static_cast<size_t>(samples * shapes_[i].numel()),
@@ -349,11 +363,7 @@ std::vector<std::unique_ptr<CpuEngine>> challenger_engines(const std::vector<std
 void choose_auto_amax(const AutoSearchPoints& points, const Int8ModelBuilder& build, const Calibration& cal,
                       const FloatTensor& target, double percentile, std::vector<double>* amax,
                       std::vector<std::string>* methods) {
-  const std::vector<double> candidate_amax = candidate_amaxes(cal, points.float_nodes, percentile);
-  for (size_t k = 0; k < points.float_nodes.size(); ++k) {
-    (*amax)[points.float_nodes[k]] = candidate_amax[k * kMethods + kProvisionalIndex];
-    (*methods)[points.float_nodes[k]] = amax_method_name(kProvisional);
-  }
+  const std::vector<double> candidate_amax = provisional_amaxes(points, cal, percentile, amax, methods);
   const CpuEngine packed(build(*amax, *methods));
   const int nodes = static_cast<int>(points.graph->nodes.size());
   const ScoredImages images(cal, target);
@@ -383,11 +393,7 @@ void choose_auto_amax(const AutoSearchPoints& points, const Int8ModelBuilder& bu
 void choose_auto_amax_exhaustive(const AutoSearchPoints& points, const Int8ModelBuilder& build,
                                  const Calibration& cal, const FloatTensor& target, double percentile,
                                  std::vector<double>* amax, std::vector<std::string>* methods) {
-  const std::vector<double> candidate_amax = candidate_amaxes(cal, points.float_nodes, percentile);
-  for (size_t k = 0; k < points.float_nodes.size(); ++k) {
-    (*amax)[points.float_nodes[k]] = candidate_amax[k * kMethods + kProvisionalIndex];
-    (*methods)[points.float_nodes[k]] = amax_method_name(kProvisional);
-  }
+  const std::vector<double> candidate_amax = provisional_amaxes(points, cal, percentile, amax, methods);
   const ScoredImages images(cal, target);
   const int64_t shortlist_end = std::min(images.count(), kShortlistImages);
   for (size_t k = 0; k < points.float_nodes.size(); ++k) {

@@ -9,6 +9,7 @@
 #include "common/error.h"
 #include "common/requantize.h"
 #include "runtime/cpu/conv_avx2.h"
+#include "runtime/cpu/conv_epilogue.h"
 #include "runtime/cpu/conv_vnni.h"
 #include "runtime/cpu/kernels.h"
 
@@ -78,42 +79,6 @@ void reference_conv2d_int32(const ConvGeometry& g, const int8_t* input, const Pa
   });
 }
 
-// The epilogue operands of the SIMD kernels (conv_epilogue.h). The kernels
-// read each activation plus `offset` (VNNI: 128), which adds offset * sum(w)
-// to each accumulator; the bias takes it back.
-struct PaddedEpilogue {
-  std::vector<int32_t> bias;
-  std::vector<int64_t> multiplier, rounding, shift, skip_multiplier;
-  EpilogueTables tables;
-
-  PaddedEpilogue(const PackedWeights& w, const int32_t* bias_in, const RequantEpilogue* e, uint32_t offset) {
-    const size_t padded = static_cast<size_t>((w.out_c() + kEpilogueBlock - 1) / kEpilogueBlock * kEpilogueBlock);
-    bias.assign(padded, 0);
-    for (int o = 0; o < w.out_c(); ++o)
-      bias[o] = static_cast<int32_t>(static_cast<uint32_t>(bias_in[o]) - offset * static_cast<uint32_t>(w.row_sums[o]));
-    tables.bias = bias.data();
-    if (!e) return;
-    multiplier.assign(padded, 0);
-    rounding.assign(padded, 1);
-    shift.assign(padded, 1);
-    for (int o = 0; o < w.out_c(); ++o) {
-      multiplier[o] = e->multiplier[o];
-      shift[o] = e->shift[o];
-      rounding[o] = int64_t{1} << (e->shift[o] - 1);
-    }
-    tables.multiplier = multiplier.data();
-    tables.rounding = rounding.data();
-    tables.shift = shift.data();
-    tables.relu = e->relu;
-    if (e->skip) {
-      skip_multiplier.assign(padded, 0);
-      std::copy(e->skip_multiplier, e->skip_multiplier + w.out_c(), skip_multiplier.begin());
-      tables.skip_multiplier = skip_multiplier.data();
-      tables.skip = e->skip;
-    }
-  }
-};
-
 #if defined(OCTET_CPU_AVX2) || defined(OCTET_CPU_VNNI)
 // The scratch buffer of the SIMD kernels (the padded input image, or tiles of
 // it): one per calling thread, grown as needed and kept, so layers do not
@@ -137,18 +102,47 @@ uint8_t* workspace(const ConvGeometry& g, const PackedWeights& w, int64_t bytes_
 
 }  // namespace
 
+PaddedEpilogue::PaddedEpilogue(int channels, const int32_t* bias_in, const RequantEpilogue* e, uint32_t offset,
+                               const int32_t* row_sums) {
+  const size_t padded = static_cast<size_t>((channels + kEpilogueBlock - 1) / kEpilogueBlock * kEpilogueBlock);
+  bias.assign(padded, 0);
+  for (int o = 0; o < channels; ++o)
+    bias[o] = static_cast<int32_t>(static_cast<uint32_t>(bias_in[o]) -
+                                   (offset ? offset * static_cast<uint32_t>(row_sums[o]) : 0u));
+  tables.bias = bias.data();
+  if (!e) return;
+  multiplier.assign(padded, 0);
+  rounding.assign(padded, 1);
+  shift.assign(padded, 1);
+  for (int o = 0; o < channels; ++o) {
+    multiplier[o] = e->multiplier[o];
+    shift[o] = e->shift[o];
+    rounding[o] = int64_t{1} << (e->shift[o] - 1);
+  }
+  tables.multiplier = multiplier.data();
+  tables.rounding = rounding.data();
+  tables.shift = shift.data();
+  tables.relu = e->relu;
+  if (e->skip) {
+    skip_multiplier.assign(padded, 0);
+    std::copy(e->skip_multiplier, e->skip_multiplier + channels, skip_multiplier.begin());
+    tables.skip_multiplier = skip_multiplier.data();
+    tables.skip = e->skip;
+  }
+}
+
 void conv2d(const ConvGeometry& g, const int8_t* input, const PackedWeights& w, const RequantEpilogue& e, int8_t* output,
             KernelPath path) {
 #if defined(OCTET_CPU_VNNI)
   if (path == KernelPath::Avx512Vnni) {
-    const PaddedEpilogue epilogue(w, e.bias, &e, 128);
+    const PaddedEpilogue epilogue(w.out_c(), e.bias, &e, 128, w.row_sums.data());
     return vnni::conv2d(g, input, w.blocked.data(), epilogue.tables, workspace(g, w, vnni::workspace_bytes(g)),
                         output, nullptr);
   }
 #endif
 #if defined(OCTET_CPU_AVX2)
   if (path == KernelPath::Avx2) {
-    const PaddedEpilogue epilogue(w, e.bias, &e, 0);
+    const PaddedEpilogue epilogue(w.out_c(), e.bias, &e);
     return avx2::conv2d(g, input, w.blocked_pairs.data(), epilogue.tables,
                         workspace(g, w, avx2::workspace_bytes(g)), output, nullptr);
   }
@@ -160,14 +154,14 @@ void conv2d_int32(const ConvGeometry& g, const int8_t* input, const PackedWeight
                   int32_t* output, KernelPath path) {
 #if defined(OCTET_CPU_VNNI)
   if (path == KernelPath::Avx512Vnni) {
-    const PaddedEpilogue epilogue(w, bias, nullptr, 128);
+    const PaddedEpilogue epilogue(w.out_c(), bias, nullptr, 128, w.row_sums.data());
     return vnni::conv2d(g, input, w.blocked.data(), epilogue.tables, workspace(g, w, vnni::workspace_bytes(g)),
                         nullptr, output);
   }
 #endif
 #if defined(OCTET_CPU_AVX2)
   if (path == KernelPath::Avx2) {
-    const PaddedEpilogue epilogue(w, bias, nullptr, 0);
+    const PaddedEpilogue epilogue(w.out_c(), bias, nullptr);
     return avx2::conv2d(g, input, w.blocked_pairs.data(), epilogue.tables,
                         workspace(g, w, avx2::workspace_bytes(g)), nullptr, output);
   }

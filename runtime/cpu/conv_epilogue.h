@@ -1,11 +1,16 @@
 // The per-output-channel epilogue operands of the SIMD conv kernels
-// (conv_vnni.cpp, conv_avx2.cpp): octet::requantize's operands widened to
-// 64-bit lanes, padded to whole blocks of kEpilogueBlock channels so a
-// kernel loads whole vectors (padding lanes compute harmless values that are
-// never stored). conv2d.cpp makes them per call.
+// (conv_vnni.cpp, conv_avx2.cpp, depthwise_*.cpp): octet::requantize's
+// operands widened to 64-bit lanes, padded to whole blocks of kEpilogueBlock
+// channels so a kernel loads whole vectors (padding lanes compute harmless
+// values that are never stored). PaddedEpilogue makes them per call.
 #pragma once
 
 #include <cstdint>
+#include <vector>
+
+namespace octet {
+struct RequantEpilogue;
+}
 
 namespace octet::cpu {
 
@@ -20,6 +25,20 @@ struct EpilogueTables {
   const int64_t* skip_multiplier = nullptr;  // with a fused residual
   const int8_t* skip = nullptr;              // NHWC, same shape as the output
   bool relu = false;
+};
+
+// EpilogueTables made from a layer's own operands (its constructor is in
+// conv2d.cpp, compiled for the baseline). Kernels that read each activation
+// plus `offset` (VNNI: 128) add offset * row_sums[o] (the sum of channel o's
+// weights) to each accumulator; the bias takes it back. Without `e`, the bias
+// alone (the network's int32 output).
+struct PaddedEpilogue {
+  std::vector<int32_t> bias;
+  std::vector<int64_t> multiplier, rounding, shift, skip_multiplier;
+  EpilogueTables tables;
+
+  PaddedEpilogue(int channels, const int32_t* bias_in, const RequantEpilogue* e, uint32_t offset = 0,
+                 const int32_t* row_sums = nullptr);
 };
 
 }  // namespace octet::cpu

@@ -62,6 +62,24 @@ struct Kernel {
   void (*run)(const KernelArgs& args);
 };
 
+// A conv or linear node's geometry for a batch (a linear layer: a 1x1
+// convolution over a 1x1 image of all its input values).
+inline ConvGeometry conv_geometry(const NodeView& v, int64_t batch) {
+  const Node& n = v.node();
+  const ActShape in = v.input(), out = v.output();
+  ConvGeometry g;
+  g.batch = batch;
+  g.out_c = out.c;
+  if (n.op == Op::Conv2d) {
+    g.in_h = in.h, g.in_w = in.w, g.in_c = in.c;
+    g.out_h = out.h, g.out_w = out.w;
+    g.kernel = n.kernel, g.stride = n.stride, g.padding = n.padding, g.dilation = n.dilation;
+  } else {
+    g.in_c = static_cast<int>(in.numel());
+  }
+  return g;
+}
+
 // A weighted node's requantizing epilogue: its parameters, its fused
 // residual (the second input) and its ReLU.
 inline RequantEpilogue requant_epilogue(const KernelArgs& a) {

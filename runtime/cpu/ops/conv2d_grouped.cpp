@@ -11,6 +11,7 @@
 
 #include "common/error.h"
 #include "graph/layout.h"
+#include "runtime/cpu/conv_epilogue.h"
 #include "runtime/cpu/depthwise_simd.h"
 #include "runtime/cpu/kernel.h"
 
@@ -71,11 +72,16 @@ void run_grouped(const KernelArgs& a) {
   }
 }
 
-// The depthwise weights tap-major, [kernel * kernel][channels], so that a
-// tap's channels are adjacent like the pixel's.
+// The depthwise weights tap-major, [kernel * kernel][channels rounded up to
+// kEpilogueBlock], so that a tap's channels are adjacent like the pixel's and
+// the SIMD kernels load whole vectors (the padding is zero). Every depthwise
+// kernel reads this one layout, so they share it. Only the weights: an engine
+// for other activation scales shares it too (CpuEngine(model, packed)).
 struct DepthwiseTaps : KernelData {
   std::vector<int32_t> taps;
 };
+
+int64_t padded_channels(int64_t channels) { return (channels + kEpilogueBlock - 1) / kEpilogueBlock * kEpilogueBlock; }
 
 std::string depthwise(const NodeView& v) {
   const Node& n = v.node();
@@ -85,11 +91,12 @@ std::string depthwise(const NodeView& v) {
 }
 
 std::unique_ptr<KernelData> pack_taps(const NodeView& v) {
-  const int channels = v.node().channels, taps = v.node().kernel * v.node().kernel;
+  const int64_t channels = v.node().channels, taps = int64_t(v.node().kernel) * v.node().kernel;
+  const int64_t padded = padded_channels(channels);
   auto packed = std::make_unique<DepthwiseTaps>();
-  packed->taps.resize(static_cast<size_t>(taps) * channels);
-  for (int c = 0; c < channels; ++c)  // the weight is [channels][1][kernel][kernel]
-    for (int t = 0; t < taps; ++t) packed->taps[t * channels + c] = v.quant().weight.data[c * taps + t];
+  packed->taps.assign(static_cast<size_t>(taps * padded), 0);
+  for (int64_t c = 0; c < channels; ++c)  // the weight is [channels][1][kernel][kernel]
+    for (int64_t t = 0; t < taps; ++t) packed->taps[t * padded + c] = v.quant().weight.data[c * taps + t];
   return packed;
 }
 
@@ -100,6 +107,7 @@ void run_depthwise(const KernelArgs& a) {
   const int64_t pixels = a.batch * out.h * out.w;
   const int8_t* x = a.inputs[0];
   const int32_t* taps = static_cast<const DepthwiseTaps*>(a.data)->taps.data();
+  const int64_t padded = padded_channels(channels);
   const RequantEpilogue e = requant_epilogue(a);
 #pragma omp parallel if (pixels * channels * k * k >= kMinParallelWork)
   {
@@ -115,7 +123,7 @@ void run_depthwise(const KernelArgs& a) {
           const int64_t ix = ox * n.stride - n.padding + kx * n.dilation;
           if (ix < 0 || ix >= in.w) continue;
           const int8_t* pixel = x + ((b * in.h + iy) * in.w + ix) * channels;
-          const int32_t* w = taps + (ky * k + kx) * channels;
+          const int32_t* w = taps + (ky * k + kx) * padded;
           for (int c = 0; c < channels; ++c) acc[c] += int32_t(pixel[c]) * w[c];
         }
       }
@@ -125,16 +133,6 @@ void run_depthwise(const KernelArgs& a) {
   }
 }
 
-// The SIMD depthwise kernels' taps: as pack_taps lays them out, each row
-// padded to whole blocks of kEpilogueBlock channels. Only the weights: an
-// engine made for other activation scales shares them (CpuEngine), so the
-// epilogue's operands are widened per run.
-struct PaddedTaps : KernelData {
-  std::vector<int32_t> taps;
-};
-
-int padded_channels(int channels) { return (channels + kEpilogueBlock - 1) / kEpilogueBlock * kEpilogueBlock; }
-
 std::string depthwise_on(const NodeView& v, KernelPath path) {
   if (!kernel_path_supported(path)) return std::string("this CPU lacks ") + kernel_path_name(path);
   if (v.is_output()) return "the network's output (int32 logits; octet's graphs end in a linear layer)";
@@ -143,59 +141,11 @@ std::string depthwise_on(const NodeView& v, KernelPath path) {
 std::string depthwise_on_vnni(const NodeView& v) { return depthwise_on(v, KernelPath::Avx512Vnni); }
 std::string depthwise_on_avx2(const NodeView& v) { return depthwise_on(v, KernelPath::Avx2); }
 
-std::unique_ptr<KernelData> pack_padded_taps(const NodeView& v) {
-  const int channels = v.node().channels, taps = v.node().kernel * v.node().kernel, padded = padded_channels(channels);
-  auto packed = std::make_unique<PaddedTaps>();
-  packed->taps.assign(static_cast<size_t>(taps) * padded, 0);
-  for (int c = 0; c < channels; ++c)
-    for (int t = 0; t < taps; ++t) packed->taps[t * padded + c] = v.quant().weight.data[c * taps + t];
-  return packed;
-}
-
-// The epilogue's operands as the SIMD kernels load them: 64-bit lanes,
-// padded with harmless values that are never stored.
-struct WideEpilogue {
-  std::vector<int32_t> bias;
-  std::vector<int64_t> multiplier, rounding, shift, skip_multiplier;
-  EpilogueTables tables;
-
-  WideEpilogue(const KernelArgs& a, int channels) {
-    const NodeQuant& q = a.node.quant();
-    const size_t padded = static_cast<size_t>(padded_channels(channels));
-    bias.assign(padded, 0);
-    multiplier.assign(padded, 0);
-    rounding.assign(padded, 1);
-    shift.assign(padded, 1);
-    for (int c = 0; c < channels; ++c) {
-      bias[c] = q.bias.data[c];
-      multiplier[c] = q.multiplier.data[c];
-      shift[c] = q.shift.data[c];
-      rounding[c] = int64_t{1} << (q.shift.data[c] - 1);
-    }
-    tables.bias = bias.data();
-    tables.multiplier = multiplier.data();
-    tables.rounding = rounding.data();
-    tables.shift = shift.data();
-    tables.relu = a.node.node().relu;
-    if (a.inputs.size() == 2) {
-      skip_multiplier.assign(padded, 0);
-      std::copy(q.skip_multiplier.data.begin(), q.skip_multiplier.data.begin() + channels, skip_multiplier.begin());
-      tables.skip_multiplier = skip_multiplier.data();
-      tables.skip = a.inputs[1];
-    }
-  }
-};
-
 void run_depthwise_simd(const KernelArgs& a, KernelPath path) {
-  const Node& n = a.node.node();
-  const ActShape in = a.node.input(), out = a.node.output();
-  ConvGeometry g;
-  g.batch = a.batch;
-  g.in_h = in.h, g.in_w = in.w, g.in_c = in.c;
-  g.out_h = out.h, g.out_w = out.w, g.out_c = out.c;
-  g.kernel = n.kernel, g.stride = n.stride, g.padding = n.padding, g.dilation = n.dilation;
-  const WideEpilogue e(a, out.c);
-  const int32_t* taps = static_cast<const PaddedTaps*>(a.data)->taps.data();
+  const ConvGeometry g = conv_geometry(a.node, a.batch);
+  const RequantEpilogue requant = requant_epilogue(a);
+  const PaddedEpilogue e(g.out_c, requant.bias, &requant);
+  const int32_t* taps = static_cast<const DepthwiseTaps*>(a.data)->taps.data();
 #if defined(OCTET_CPU_VNNI)
   if (path == KernelPath::Avx512Vnni) return vnni::depthwise_conv2d(g, a.inputs[0], taps, e.tables, a.y);
 #endif
@@ -209,9 +159,9 @@ void run_depthwise_avx2(const KernelArgs& a) { run_depthwise_simd(a, KernelPath:
 }  // namespace
 
 extern const Kernel conv2d_depthwise_vnni = {Op::Conv2d,        "conv2d-depthwise-avx512-vnni", KernelPath::Avx512Vnni,
-                                             depthwise_on_vnni, pack_padded_taps,               run_depthwise_vnni};
+                                             depthwise_on_vnni, pack_taps,                      run_depthwise_vnni};
 extern const Kernel conv2d_depthwise_avx2 = {Op::Conv2d,        "conv2d-depthwise-avx2", KernelPath::Avx2,
-                                             depthwise_on_avx2, pack_padded_taps,        run_depthwise_avx2};
+                                             depthwise_on_avx2, pack_taps,                 run_depthwise_avx2};
 extern const Kernel conv2d_depthwise = {Op::Conv2d, "conv2d-depthwise", KernelPath::Reference, depthwise, pack_taps,
                                         run_depthwise};
 extern const Kernel conv2d_grouped = {Op::Conv2d, "conv2d-grouped", KernelPath::Reference, grouped, pack_rows,

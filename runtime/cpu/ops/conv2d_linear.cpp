@@ -13,25 +13,9 @@ struct Packed : KernelData {
   PackedWeights weights;
 };
 
-ConvGeometry geometry(const NodeView& v, int64_t batch) {
-  const Node& n = v.node();
-  const ActShape in = v.input(), out = v.output();
-  ConvGeometry g;
-  g.batch = batch;
-  g.out_c = out.c;
-  if (n.op == Op::Conv2d) {
-    g.in_h = in.h, g.in_w = in.w, g.in_c = in.c;
-    g.out_h = out.h, g.out_w = out.w;
-    g.kernel = n.kernel, g.stride = n.stride, g.padding = n.padding, g.dilation = n.dilation;
-  } else {
-    g.in_c = static_cast<int>(in.numel());
-  }
-  return g;
-}
-
 std::unique_ptr<KernelData> pack(const NodeView& v) {
   const Int8Tensor w = nhwc_weight(v.model.graph, v.shapes, v.index, v.quant().weight);
-  const ConvGeometry g = geometry(v, 1);
+  const ConvGeometry g = conv_geometry(v, 1);
   auto packed = std::make_unique<Packed>();
   packed->weights = PackedWeights(w.ptr(), v.node().channels, g.kernel, g.in_c);
   return packed;
@@ -41,7 +25,7 @@ void run(const KernelArgs& a, KernelPath path) {
   const NodeView& v = a.node;
   const NodeQuant& q = v.quant();
   const PackedWeights& w = static_cast<const Packed*>(a.data)->weights;
-  const ConvGeometry g = geometry(v, a.batch);
+  const ConvGeometry g = conv_geometry(v, a.batch);
   if (v.is_output()) return conv2d_int32(g, a.inputs[0], w, q.bias.ptr(), a.logits, path);
   conv2d(g, a.inputs[0], w, requant_epilogue(a), a.y, path);
 }
