@@ -1,12 +1,16 @@
-// Choosing the CPU runtime's kernel path. (Every path is compared with the
-// reference for every operator and whole networks by test_backend_ops.)
+// Choosing the CPU runtime's kernel path, and each path's kernels. (Every
+// path is compared with the reference for every operator and whole networks
+// by test_backend_ops; that comparison alone would pass with a path falling
+// back to a portable kernel.)
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <string>
 
 #include "common/error.h"
+#include "runtime/cpu/cpu_engine.h"
 #include "runtime/cpu/kernels.h"
+#include "tests/support/random_model.h"
 
 namespace octet {
 namespace {
@@ -47,6 +51,35 @@ TEST(KernelPath, NamesRoundTripAndUnknownNamesFail) {
               std::string::npos)
         << e.what();
   }
+}
+
+// Grouped convs (groups 3, and a depthwise conv with a channel multiplier of
+// 2) and depthwise ones run on each path's own kernel, with the same logits.
+TEST(KernelPath, GroupedAndDepthwiseConvsRunOnEachPathsKernel) {
+  const QuantizedModel model = quantize_random(random_grouped_checkpoint(33), quick_quantize_options(), 16);
+  const std::vector<float> images = random_images(3, model.graph.shapes()[0], 7);
+  const KernelPath before = cpu::kernel_path();
+  Int32Tensor reference;
+  int checked = 0;
+  for (KernelPath path : {KernelPath::Reference, KernelPath::Avx2, KernelPath::Avx512Vnni}) {
+    if (!cpu::kernel_path_supported(path)) continue;
+    cpu::set_kernel_path(path);
+    const std::string suffix = path == KernelPath::Reference ? "" : std::string("-") + cpu::kernel_path_name(path);
+    const CpuEngine engine(model);
+    for (size_t i = 0; i < model.graph.nodes.size(); ++i) {
+      const Node& n = model.graph.nodes[i];
+      if (n.op != Op::Conv2d || n.groups == 1) continue;
+      const bool depthwise = n.channels == n.groups && model.graph.shapes()[n.inputs[0]].c == n.groups;
+      EXPECT_EQ(engine.kernel_name(static_cast<int>(i)), (depthwise ? "conv2d-depthwise" : "conv2d-grouped") + suffix)
+          << n.name << " on " << cpu::kernel_path_name(path);
+      ++checked;
+    }
+    const Int32Tensor logits = engine.run(images.data(), 3);
+    if (path == KernelPath::Reference) reference = logits;
+    EXPECT_EQ(logits.data, reference.data) << cpu::kernel_path_name(path);
+  }
+  cpu::set_kernel_path(before);
+  EXPECT_GE(checked, 4);  // dw, gc, dw5, dw_m2 on the reference path at least
 }
 
 }  // namespace

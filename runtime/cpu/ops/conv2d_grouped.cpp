@@ -5,7 +5,8 @@
 // depthwise_avx2.cpp), which also requantize 16 or 8 channels at a time; and
 // a portable kernel for every grouping, one dot product of a group's
 // receptive field per output. All dilate. The dense kernels
-// (conv2d_linear.cpp) refuse groups > 1.
+// (conv2d_linear.cpp) refuse groups > 1; conv2d_grouped_dense.cpp runs the
+// other groupings on the SIMD paths.
 #include <algorithm>
 #include <cstring>
 

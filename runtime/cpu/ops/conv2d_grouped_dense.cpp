@@ -1,0 +1,98 @@
+// Grouped convolutions (groups > 1, not depthwise: RegNet's and ResNeXt's
+// 3x3s, a depthwise conv with a channel multiplier) on the SIMD paths, as one
+// dense conv per group (conv2d.cpp's AVX-512 VNNI and AVX2 kernels). A group
+// reads its own input channels and writes its own output channels, so the
+// input (and a fused residual) is first copied group-major, each group runs
+// as a dense conv of its channels, and the outputs are copied back into
+// NHWC. The accumulators are the dense kernels', so the outputs are the
+// portable conv2d-grouped's bit for bit.
+#include <cstring>
+#include <vector>
+
+#include "common/error.h"
+#include "graph/layout.h"
+#include "runtime/cpu/kernel.h"
+
+namespace octet::cpu {
+
+namespace {
+struct GroupWeights : KernelData {
+  std::vector<PackedWeights> groups;  // each group's [group out][kernel][kernel][group in], packed
+};
+
+std::unique_ptr<KernelData> pack_groups(const NodeView& v) {
+  const Node& n = v.node();
+  const Int8Tensor ohwi = conv_weight_ohwi(v.quant().weight);  // [out][kernel][kernel][in / groups]
+  const int group_in = v.input().c / n.groups, group_out = n.channels / n.groups;
+  const int64_t group_bytes = int64_t(group_out) * n.kernel * n.kernel * group_in;
+  auto packed = std::make_unique<GroupWeights>();
+  for (int g = 0; g < n.groups; ++g)
+    packed->groups.emplace_back(ohwi.ptr() + g * group_bytes, group_out, n.kernel, group_in);
+  return packed;
+}
+
+std::string grouped_dense_on(const NodeView& v, KernelPath path) {
+  if (!kernel_path_supported(path)) return std::string("this CPU lacks ") + kernel_path_name(path);
+  const Node& n = v.node();
+  if (n.groups == 1) return "not grouped (groups 1): the dense kernels run it";
+  if (n.groups == v.input().c && n.channels == n.groups) return "depthwise: the conv2d-depthwise kernels run it";
+  if (n.dilation > 1) return "dilated (dilation " + std::to_string(n.dilation) + "): conv2d-grouped runs it";
+  if (v.is_output()) return "the network's output (int32 logits; octet's graphs end in a linear layer)";
+  return "";
+}
+std::string grouped_dense_on_vnni(const NodeView& v) { return grouped_dense_on(v, KernelPath::Avx512Vnni); }
+std::string grouped_dense_on_avx2(const NodeView& v) { return grouped_dense_on(v, KernelPath::Avx2); }
+
+// `group_major` [groups][pixels][width] from `nhwc` [pixels][groups * width].
+void split_groups(const int8_t* nhwc, int8_t* group_major, int64_t pixels, int groups, int width) {
+  const int64_t total = pixels * groups;
+#pragma omp parallel for schedule(static) if (total * width >= kMinParallelWork)
+  for (int64_t i = 0; i < total; ++i)
+    std::memcpy(group_major + i * width, nhwc + (i % pixels * groups + i / pixels) * width, static_cast<size_t>(width));
+}
+
+// The inverse of split_groups.
+void merge_groups(const int8_t* group_major, int8_t* nhwc, int64_t pixels, int groups, int width) {
+  const int64_t total = pixels * groups;
+#pragma omp parallel for schedule(static) if (total * width >= kMinParallelWork)
+  for (int64_t i = 0; i < total; ++i)
+    std::memcpy(nhwc + (i % pixels * groups + i / pixels) * width, group_major + i * width, static_cast<size_t>(width));
+}
+
+void run_grouped_dense(const KernelArgs& a, KernelPath path) {
+  const Node& n = a.node.node();
+  const ActShape in = a.node.input(), out = a.node.output();
+  const int groups = n.groups, group_in = in.c / groups, group_out = out.c / groups;
+  const int64_t in_pixels = a.batch * in.h * in.w, out_pixels = a.batch * out.h * out.w;
+  const std::vector<PackedWeights>& weights = static_cast<const GroupWeights*>(a.data)->groups;
+  const RequantEpilogue e = requant_epilogue(a);
+  // One buffer per calling thread, kept between runs (layers do not pay for fresh pages).
+  thread_local std::vector<int8_t> input, output, skip;
+  input.resize(static_cast<size_t>(in_pixels * in.c));
+  output.resize(static_cast<size_t>(out_pixels * out.c));
+  split_groups(a.inputs[0], input.data(), in_pixels, groups, group_in);
+  if (e.skip) {
+    skip.resize(static_cast<size_t>(out_pixels * out.c));
+    split_groups(e.skip, skip.data(), out_pixels, groups, group_out);
+  }
+  ConvGeometry g = conv_geometry(a.node, a.batch);
+  g.in_c = group_in, g.out_c = group_out;
+  for (int k = 0; k < groups; ++k) {
+    RequantEpilogue group = e;
+    group.bias += k * group_out, group.multiplier += k * group_out, group.shift += k * group_out;
+    if (e.skip) group.skip = skip.data() + k * out_pixels * group_out, group.skip_multiplier += k * group_out;
+    conv2d(g, input.data() + k * in_pixels * group_in, weights[k], group, output.data() + k * out_pixels * group_out,
+           path);
+  }
+  merge_groups(output.data(), a.y, out_pixels, groups, group_out);
+}
+void run_grouped_vnni(const KernelArgs& a) { run_grouped_dense(a, KernelPath::Avx512Vnni); }
+void run_grouped_avx2(const KernelArgs& a) { run_grouped_dense(a, KernelPath::Avx2); }
+}  // namespace
+
+extern const Kernel conv2d_grouped_vnni = {Op::Conv2d,         "conv2d-grouped-avx512-vnni", KernelPath::Avx512Vnni,
+                                           grouped_dense_on_vnni, pack_groups,                run_grouped_vnni};
+extern const Kernel conv2d_grouped_avx2 = {Op::Conv2d,         "conv2d-grouped-avx2", KernelPath::Avx2,
+                                           grouped_dense_on_avx2, pack_groups,         run_grouped_avx2};
+
+}  // namespace octet::cpu
