@@ -302,6 +302,8 @@ std::vector<OpCase> make_cases() {
       {3, 12, 7, 7, 18, 3, 1, 1, 3, true, true},      {2, 10, 5, 5, 5, 1, 1, 0, 5, false, false},
       {2, 6, 9, 9, 14, 3, 2, 1, 2, true, false},      {1, 35, 6, 6, 21, 3, 1, 1, 7, false, true},
       {2, 20, 6, 6, 20, 3, 1, 1, 20, true, true, Requant::Extreme},
+      // Groups of 4 channels in and out, 16 of them, residual and ReLU.
+      {4, 64, 12, 12, 64, 3, 1, 1, 16, true, true},
   };
   for (const Grouped& v : grouped) {
     const uint64_t s = seed++;
