@@ -108,6 +108,33 @@ QuantizedModel with_float_nodes(const QuantizedModel& int8, const FloatModel& fo
   return m;
 }
 
+// The weighted nodes that may run in float: all but the output.
+std::vector<int> float_candidates(const QuantizedModel& int8) {
+  std::vector<int> layers;
+  for (int i = 1; i < int8.output(); ++i)
+    if (op_traits(int8.graph.nodes[i].op).weighted) layers.push_back(i);
+  return layers;
+}
+
+std::vector<LayerSensitivity> sensitivity_of(const QuantizedModel& int8, const FloatModel& folded,
+                                             const ValidationScorer& scorer, Progress* progress) {
+  const Graph& g = int8.graph;
+  const int nodes = static_cast<int>(g.nodes.size());
+  const std::vector<int> layers = float_candidates(int8);
+  const std::vector<double> shares = mac_shares(int8);
+  std::vector<LayerSensitivity> out;
+  for (int i : layers) {
+    std::vector<bool> only(nodes, false), all_but(nodes, false);
+    only[i] = true;
+    for (int j : layers) all_but[j] = j != i;
+    out.push_back({g.nodes[i].name, op_name(g.nodes[i].op), shares[i],
+                   scorer.score(with_float_nodes(int8, folded, only)).agreement,
+                   scorer.score(with_float_nodes(int8, folded, all_but)).agreement});
+    if (progress) progress->advance();
+  }
+  return out;
+}
+
 bool meets(const ValidationScore& s, const AccuracyTarget& t) {
   return (t.min_agreement < 0 || s.agreement >= t.min_agreement) &&
          (t.max_drop < 0 || s.top1 >= s.float_top1 - t.max_drop);
@@ -143,6 +170,11 @@ std::vector<int64_t> validation_indices(int64_t size, int64_t samples, int64_t c
   return indices;
 }
 
+std::vector<LayerSensitivity> layer_sensitivity(const QuantizedModel& int8, const FloatModel& folded,
+                                                const Dataset& validation, Progress* progress) {
+  return sensitivity_of(int8, folded, ValidationScorer(folded, validation, int8.mean, int8.std), progress);
+}
+
 TargetResult quantize_to_target(const QuantizedModel& int8, const FloatModel& folded, const Dataset& validation,
                                 const AccuracyTarget& target, bool always_measure_sensitivity) {
   check(target.set(), "no accuracy target given (--min-agreement or --max-drop)");
@@ -152,10 +184,7 @@ TargetResult quantize_to_target(const QuantizedModel& int8, const FloatModel& fo
         "--max-drop compares top-1 with float's, which needs labelled calibration images (--min-agreement does not)");
   const Graph& g = int8.graph;
   const int nodes = static_cast<int>(g.nodes.size());
-  std::vector<int> layers;  // the weighted nodes that may run in float: all but the output
-  for (int i = 1; i < int8.output(); ++i)
-    if (op_traits(g.nodes[i].op).weighted) layers.push_back(i);
-  const std::vector<double> shares = mac_shares(int8);
+  const std::vector<int> layers = float_candidates(int8);
 
   TargetResult r;
   r.validation_images = scorer.count();
@@ -167,15 +196,7 @@ TargetResult quantize_to_target(const QuantizedModel& int8, const FloatModel& fo
   Progress progress(r.met ? "accuracy target: per-layer sensitivity"
                           : "accuracy target: per-layer sensitivity, then float layers",
                     (r.met ? 1 : 2) * int64_t(layers.size()));
-  for (int i : layers) {
-    std::vector<bool> only(nodes, false), all_but(nodes, false);
-    only[i] = true;
-    for (int j : layers) all_but[j] = j != i;
-    r.sensitivity.push_back({g.nodes[i].name, op_name(g.nodes[i].op), shares[i],
-                             scorer.score(with_float_nodes(int8, folded, only)).agreement,
-                             scorer.score(with_float_nodes(int8, folded, all_but)).agreement});
-    progress.advance();
-  }
+  r.sensitivity = sensitivity_of(int8, folded, scorer, &progress);
   if (r.met) {  // by the all-int8 model
     progress.finish();
     return r;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "common/progress.h"
 #include "data/dataset.h"
 #include "graph/fold.h"
 #include "qmodel/quantized_model.h"
@@ -50,6 +51,12 @@ struct TargetResult {
 // target, or always with `always_measure_sensitivity` (the report's chart).
 TargetResult quantize_to_target(const QuantizedModel& int8, const FloatModel& folded, const Dataset& validation,
                                 const AccuracyTarget& target, bool always_measure_sensitivity = false);
+
+// Each weighted layer's sensitivity (every one but the output, in graph
+// order), on `validation` as quantize_to_target measures it; `progress`
+// advances once per layer. Python's octet.sensitivity.
+std::vector<LayerSensitivity> layer_sensitivity(const QuantizedModel& int8, const FloatModel& folded,
+                                                const Dataset& validation, Progress* progress = nullptr);
 
 // The search as `quantize --json` and the Python module give it.
 nlohmann::json target_json(const TargetResult& result, const AccuracyTarget& target);

@@ -36,8 +36,9 @@ from ._octet import (
     load_quantized,
     normalize,
     quantize,
+    sensitivity,
 )
-from .reports import accuracy_table, plot_histogram, plot_sqnr
+from .reports import accuracy_table, plot_histogram, plot_sqnr, sensitivity_table
 from .torch_weights import from_torch
 
 # Shown as octet.X in messages and tracebacks rather than octet._octet.X.
@@ -97,5 +98,7 @@ __all__ = [
     "plot_histogram",
     "plot_sqnr",
     "quantize",
+    "sensitivity",
+    "sensitivity_table",
     "top1",
 ]

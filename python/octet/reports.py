@@ -1,6 +1,6 @@
 """Tables and plots of octet's results: the float vs int8 accuracy table, the
-per-layer SQNR plot and calibration histograms with the chosen clipping values.
-matplotlib is imported only when a plot is drawn."""
+per-layer sensitivity table, the per-layer SQNR plot and calibration histograms
+with the chosen clipping values. matplotlib is imported only when a plot is drawn."""
 
 import math
 
@@ -18,6 +18,20 @@ def accuracy_table(reports):
             f"{r['top1_difference']:>+11.2f} {r['agreement']:>9.2f}%"
         )
     return "\n".join(rows)
+
+
+def sensitivity_table(rows):
+    """A text table of sensitivity() (or a quantize result's accuracy_target["sensitivity"]):
+    per weighted layer its share of the MACs and the validation agreement with float with
+    only it in float and with only it in int8, the layers that cost most first."""
+    header = f"{'layer':<32} {'op':<8} {'MACs':>7} {'only it float':>14} {'only it int8':>13}"
+    lines = [header, "-" * len(header)]
+    for r in sorted(rows, key=lambda r: (-r["agreement_only_it_float"], r["agreement_only_it_int8"])):
+        lines.append(
+            f"{r['name']:<32} {r['op']:<8} {100 * r['mac_share']:>6.1f}% {r['agreement_only_it_float']:>13.2f}% "
+            f"{r['agreement_only_it_int8']:>12.2f}%"
+        )
+    return "\n".join(lines)
 
 
 def _axes(ax, figsize):

@@ -6,12 +6,14 @@
 
 #include "common/error.h"
 #include "evaluate/evaluate.h"
+#include "qmodel/checkpoint_identity.h"
 #include "python/src/arrays.h"
 #include "python/src/handles.h"
 #include "python/src/module.h"
 #include "python/src/user_images.h"
 #include "python/src/views.h"
 #include "quant/accuracy_target.h"
+#include "quant/equalize.h"
 #include "quant/pipeline.h"
 
 namespace octet::python {
@@ -81,6 +83,45 @@ std::shared_ptr<PyQuantizeResult> quantize_py(const PyCheckpoint& c, const std::
   return result;
 }
 
+// Each weighted layer's sensitivity on the validation split that
+// quantize(min_agreement=...) scores on: one dict per layer, the table
+// `octet quantize --min-agreement` prints.
+py::list sensitivity_py(const PyCheckpoint& c, const PyQuantized& q, const std::optional<std::string>& data_dir,
+                        const py::object& calib_data, int resize, int crop, int64_t calib_samples,
+                        int64_t val_samples) {
+  const QuantizedModel& qm = q.model();
+  check_quantized_from(qm, "the quantized model", c.checkpoint(), "'" + c.path() + "'");
+  const std::optional<FloatModel> equalized = equalized_reference(c.folded(), qm);
+  const FloatModel& folded = equalized ? *equalized : c.folded();
+  const auto validation_split = [&](int64_t size) { return validation_indices(size, val_samples, calib_samples); };
+  Dataset validation;
+  if (!calib_data.is_none() && !is_path(calib_data)) {  // an array of model inputs, as quantize() takes
+    check(resize == 0 && crop == 0, "resize and crop apply to a folder of images, not to an array of model inputs");
+    validation = array_dataset(calib_data, py::none(), c.input(), static_cast<int>(c.classes()));
+    validation.inputs = normalized_images(validation, {}, {}, validation_split(validation.size()));
+  } else {
+    DataOptions data(data_dir.value_or(""));
+    if (!calib_data.is_none()) data.calib = image_source(calib_data, py::none(), resize, crop);
+    validation = load_validation_images(model_input(c.checkpoint()), data, validation_split);
+  }
+  std::vector<LayerSensitivity> layers;
+  {
+    py::gil_scoped_release release;
+    layers = layer_sensitivity(qm, folded, validation);
+  }
+  py::list table;
+  for (const LayerSensitivity& l : layers) {
+    py::dict row;
+    row["name"] = l.name;
+    row["op"] = l.op;
+    row["mac_share"] = l.mac_share;
+    row["agreement_only_it_float"] = l.only_it_float;
+    row["agreement_only_it_int8"] = l.only_it_int8;
+    table.append(row);
+  }
+  return table;
+}
+
 // One dict per quantization point (a tensor with a scale of its own), in graph
 // order: its name, op, chosen amax, scale and method, and the calibration
 // statistics of the float tensor it quantizes.
@@ -137,6 +178,15 @@ void bind_quantize(py::module_& m) {
                std::to_string(r.calibration.samples) + " calibration images>";
       });
 
+  m.def("sensitivity", &sensitivity_py, py::arg("checkpoint"), py::arg("quantized"), py::kw_only(),
+        py::arg("data_dir") = py::none(), py::arg("calib_data") = py::none(), py::arg("resize") = 0,
+        py::arg("crop") = 0, py::arg("calib_samples") = 1024, py::arg("val_samples") = 1000,
+        "Each weighted layer's cost in int8 (all but the output, in graph order): a list of dicts with name, op, "
+        "mac_share, agreement_only_it_float (percent of validation images where the model with only this layer in "
+        "float agrees with float) and agreement_only_it_int8 (only this layer in int8, every other weighted layer in "
+        "float). The validation images are those quantize(min_agreement=...) scores on: val_samples training images "
+        "half-way between the calib_samples calibration ones (never the test set), from data_dir or calib_data as "
+        "quantize() takes them. octet.sensitivity_table() prints it.");
   m.def("quantize", &quantize_py, py::arg("checkpoint"), py::kw_only(), py::arg("data_dir") = py::none(),
         py::arg("calib_data") = py::none(), py::arg("resize") = 0, py::arg("crop") = 0, py::arg("method") = "auto", py::arg("granularity") = "per-channel", py::arg("scheme") = "octet",
         py::arg("weight_rounding") = "gptq", py::arg("percentile") = 99.99, py::arg("calib_samples") = 1024,

@@ -209,3 +209,29 @@ def test_accuracy_target_from_python_gives_the_sensitivity_table(octet_bin, tmp_
     result.model.save(str(tmp_path / "py.octet"))
     assert (tmp_path / "py.octet").read_bytes() == (tmp_path / "cli.octet").read_bytes()
     assert octet.quantize(octet.load_checkpoint(path), data_dir=cifar, method="max", calib_samples=128).accuracy_target is None
+
+
+def test_sensitivity_is_the_accuracy_targets_table_for_any_model(tmp_path):
+    """sensitivity() measures every weighted layer but the output on the validation split that
+    min_agreement scores on: the same rows as the search's own table, whether or not a target
+    was set, and sensitivity_table() prints them, the costliest first."""
+    cifar = os.environ.get("OCTET_CIFAR10_DIR", str(SOURCE_DIR / ".data" / "cifar-10-batches-bin"))
+    if not os.path.exists(os.path.join(cifar, "test_batch.bin")):
+        pytest.skip(f"CIFAR-10 binary files not found in {cifar} (tools/setup.sh writes them)")
+    checkpoint = octet.load_checkpoint(str(SOURCE_DIR / "models" / "zoo" / "lenet5_cifar10.octet"))
+    searched = octet.quantize(checkpoint, data_dir=cifar, method="max", calib_samples=128, min_agreement=100,
+                              val_samples=300)
+    plain = octet.quantize(checkpoint, data_dir=cifar, method="max", calib_samples=128)
+    rows = octet.sensitivity(checkpoint, plain.model, data_dir=cifar, calib_samples=128, val_samples=300)
+    assert rows == searched.accuracy_target["sensitivity"]
+    assert [row["name"] for row in rows] == ["conv1", "conv2", "fc1", "fc2"]
+    assert 0.9 < sum(row["mac_share"] for row in rows) < 1
+    assert all(0 <= row["agreement_only_it_float"] <= 100 and 0 <= row["agreement_only_it_int8"] <= 100 for row in rows)
+    # Other validation images, other figures.
+    assert octet.sensitivity(checkpoint, plain.model, data_dir=cifar, calib_samples=128, val_samples=200) != rows
+    lines = octet.sensitivity_table(rows).splitlines()
+    costliest = max(rows, key=lambda row: row["agreement_only_it_float"])["name"]
+    assert len(lines) == 2 + len(rows) and lines[2].startswith(costliest)
+    with pytest.raises(octet.Error, match="quantized model"):
+        octet.sensitivity(octet.load_checkpoint(str(SOURCE_DIR / "models" / "zoo" / "lenet5_fmnist.octet")),
+                          plain.model, data_dir=cifar)
