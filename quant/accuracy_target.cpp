@@ -141,14 +141,19 @@ bool meets(const ValidationScore& s, const AccuracyTarget& t) {
 }
 }  // namespace
 
+nlohmann::json sensitivity_json(const std::vector<LayerSensitivity>& layers) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const LayerSensitivity& l : layers)
+    rows.push_back({{"name", l.name}, {"op", l.op}, {"mac_share", l.mac_share},
+                    {"agreement_only_it_float", l.only_it_float}, {"agreement_only_it_int8", l.only_it_int8}});
+  return rows;
+}
+
 nlohmann::json target_json(const TargetResult& t, const AccuracyTarget& target) {
   const auto score = [](const ValidationScore& s) {
     return nlohmann::json{{"agreement", s.agreement}, {"float_top1", s.float_top1}, {"int8_top1", s.top1}};
   };
-  nlohmann::json layers = nlohmann::json::array();
-  for (const LayerSensitivity& l : t.sensitivity)
-    layers.push_back({{"name", l.name}, {"op", l.op}, {"mac_share", l.mac_share},
-                      {"agreement_only_it_float", l.only_it_float}, {"agreement_only_it_int8", l.only_it_int8}});
+  const nlohmann::json layers = sensitivity_json(t.sensitivity);
   return {{"min_agreement", target.min_agreement}, {"max_drop", target.max_drop}, {"met", t.met},
           {"validation_images", t.validation_images}, {"all_int8", score(t.all_int8)},
           {"chosen", score(t.chosen)}, {"float_layers", t.float_layers}, {"sensitivity", layers}};

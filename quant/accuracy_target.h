@@ -58,6 +58,9 @@ TargetResult quantize_to_target(const QuantizedModel& int8, const FloatModel& fo
 std::vector<LayerSensitivity> layer_sensitivity(const QuantizedModel& int8, const FloatModel& folded,
                                                 const Dataset& validation, Progress* progress = nullptr);
 
+// The per-layer table as `quantize --json` and the Python module give it.
+nlohmann::json sensitivity_json(const std::vector<LayerSensitivity>& layers);
+
 // The search as `quantize --json` and the Python module give it.
 nlohmann::json target_json(const TargetResult& result, const AccuracyTarget& target);
 

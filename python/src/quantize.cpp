@@ -84,9 +84,9 @@ std::shared_ptr<PyQuantizeResult> quantize_py(const PyCheckpoint& c, const std::
 }
 
 // Each weighted layer's sensitivity on the validation split that
-// quantize(min_agreement=...) scores on: one dict per layer, the table
-// `octet quantize --min-agreement` prints.
-py::list sensitivity_py(const PyCheckpoint& c, const PyQuantized& q, const std::optional<std::string>& data_dir,
+// quantize(min_agreement=...) scores on: one dict per layer, as
+// accuracy_target["sensitivity"] has them.
+py::object sensitivity_py(const PyCheckpoint& c, const PyQuantized& q, const std::optional<std::string>& data_dir,
                         const py::object& calib_data, int resize, int crop, int64_t calib_samples,
                         int64_t val_samples) {
   const QuantizedModel& qm = q.model();
@@ -109,17 +109,7 @@ py::list sensitivity_py(const PyCheckpoint& c, const PyQuantized& q, const std::
     py::gil_scoped_release release;
     layers = layer_sensitivity(qm, folded, validation);
   }
-  py::list table;
-  for (const LayerSensitivity& l : layers) {
-    py::dict row;
-    row["name"] = l.name;
-    row["op"] = l.op;
-    row["mac_share"] = l.mac_share;
-    row["agreement_only_it_float"] = l.only_it_float;
-    row["agreement_only_it_int8"] = l.only_it_int8;
-    table.append(row);
-  }
-  return table;
+  return py::module_::import("json").attr("loads")(sensitivity_json(layers).dump());
 }
 
 // One dict per quantization point (a tensor with a scale of its own), in graph
