@@ -56,7 +56,7 @@ torch::Tensor GraphNetImpl::forward(const torch::Tensor& input) {
     for (int in : n.inputs) inputs.push_back(values[in]);
     if (n.inputs.empty()) inputs.push_back(input);
     torch::Tensor y = ops_[i]->forward(n, inputs, node_params_[i], is_training());
-    if (n.relu) y = torch::relu(y);
+    if (n.relu) y = n.relu_max > 0 ? torch::clamp(y, 0, n.relu_max) : torch::relu(y);  // a fused Clip(0, max): ReLU6
     values[i] = y;
     for (int in : n.inputs)  // drop values no later node reads
       if (last_use_[in] == static_cast<int>(i)) values[in] = torch::Tensor();
