@@ -6,12 +6,12 @@
 
 #include "common/error.h"
 #include "evaluate/evaluate.h"
-#include "qmodel/checkpoint_identity.h"
 #include "python/src/arrays.h"
 #include "python/src/handles.h"
 #include "python/src/module.h"
 #include "python/src/user_images.h"
 #include "python/src/views.h"
+#include "qmodel/checkpoint_identity.h"
 #include "quant/accuracy_target.h"
 #include "quant/equalize.h"
 #include "quant/pipeline.h"
@@ -27,6 +27,36 @@ struct PyQuantizeResult {
   py::object accuracy_target = py::none();  // the accuracy target's search, as a dict
 };
 
+// Where the calibration images (and --min-agreement's validation split) come
+// from: an array of model inputs already normalised, or files as `files`
+// says (the dataset's, or a calib_data folder or .npy).
+struct CalibrationSource {
+  std::optional<Dataset> array;
+  DataOptions files;
+};
+
+CalibrationSource calibration_source(const PyCheckpoint& c, const std::optional<std::string>& data_dir,
+                                     const py::object& calib_data, int resize, int crop) {
+  CalibrationSource source{std::nullopt, DataOptions(data_dir.value_or(""))};
+  if (!calib_data.is_none() && !is_path(calib_data)) {
+    check(resize == 0 && crop == 0, "resize and crop apply to a folder of images, not to an array of model inputs");
+    source.array = array_dataset(calib_data, py::none(), c.input(), static_cast<int>(c.classes()));
+  } else if (!calib_data.is_none()) {
+    source.files.calib = image_source(calib_data, py::none(), resize, crop);
+  }
+  return source;
+}
+
+// The split --min-agreement scores on: val_samples training images half-way
+// between the calib_samples calibration ones. Needs no GIL.
+Dataset validation_images(const PyCheckpoint& c, const CalibrationSource& source, int64_t calib_samples,
+                          int64_t val_samples) {
+  const auto split = [&](int64_t size) { return validation_indices(size, val_samples, calib_samples); };
+  if (!source.array) return load_validation_images(model_input(c.checkpoint()), source.files, split);
+  Dataset validation = *source.array;
+  validation.inputs = normalized_images(*source.array, {}, {}, split(source.array->size()));
+  return validation;
+}
 
 std::shared_ptr<PyQuantizeResult> quantize_py(const PyCheckpoint& c, const std::optional<std::string>& data_dir,
                                               const py::object& calib_data, int resize, int crop,
@@ -50,26 +80,20 @@ std::shared_ptr<PyQuantizeResult> quantize_py(const PyCheckpoint& c, const std::
   AccuracyTarget target;
   target.min_agreement = min_agreement.value_or(-1);
   target.max_drop = max_drop.value_or(-1);
-  const auto validation_split = [&](int64_t size) { return validation_indices(size, val_samples, calib_samples); };
+  const CalibrationSource source = calibration_source(c, data_dir, calib_data, resize, crop);
   QuantizeResult r;
   std::optional<TargetResult> reached;
-  if (!calib_data.is_none() && !is_path(calib_data)) {  // an array of model inputs: evenly spaced ones, as from files
-    check(resize == 0 && crop == 0, "resize and crop apply to a folder of images, not to an array of model inputs");
-    const Dataset d = array_dataset(calib_data, py::none(), c.input(), static_cast<int>(c.classes()));
-    std::vector<float> x = normalized_images(d, {}, {}, calibration_indices(d.size(), named.calibration_samples));
-    Dataset validation = d;
-    if (target.set()) validation.inputs = normalized_images(d, {}, {}, validation_split(d.size()));
+  {
     py::gil_scoped_release release;
-    r = quantize_checkpoint_on(c.checkpoint(), std::move(x), options);
-    if (target.set()) reached = quantize_to_target(r.model, r.folded, validation, target);
-  } else {
-    DataOptions data(data_dir.value_or(""));
-    if (!calib_data.is_none()) data.calib = image_source(calib_data, py::none(), resize, crop);
-    py::gil_scoped_release release;
-    r = quantize_checkpoint(c.checkpoint(), data, options, named.calibration_samples);
+    if (source.array)  // an array of model inputs: evenly spaced ones, as from files
+      r = quantize_checkpoint_on(c.checkpoint(),
+                                 normalized_images(*source.array, {}, {},
+                                                   calibration_indices(source.array->size(), calib_samples)),
+                                 options);
+    else
+      r = quantize_checkpoint(c.checkpoint(), source.files, options, calib_samples);
     if (target.set())
-      reached = quantize_to_target(r.model, r.folded, load_validation_images(model_input(c.checkpoint()), data, validation_split),
-                                   target);
+      reached = quantize_to_target(r.model, r.folded, validation_images(c, source, calib_samples, val_samples), target);
   }
   auto result = std::make_shared<PyQuantizeResult>();
   if (reached) {
@@ -93,21 +117,11 @@ py::object sensitivity_py(const PyCheckpoint& c, const PyQuantized& q, const std
   check_quantized_from(qm, "the quantized model", c.checkpoint(), "'" + c.path() + "'");
   const std::optional<FloatModel> equalized = equalized_reference(c.folded(), qm);
   const FloatModel& folded = equalized ? *equalized : c.folded();
-  const auto validation_split = [&](int64_t size) { return validation_indices(size, val_samples, calib_samples); };
-  Dataset validation;
-  if (!calib_data.is_none() && !is_path(calib_data)) {  // an array of model inputs, as quantize() takes
-    check(resize == 0 && crop == 0, "resize and crop apply to a folder of images, not to an array of model inputs");
-    validation = array_dataset(calib_data, py::none(), c.input(), static_cast<int>(c.classes()));
-    validation.inputs = normalized_images(validation, {}, {}, validation_split(validation.size()));
-  } else {
-    DataOptions data(data_dir.value_or(""));
-    if (!calib_data.is_none()) data.calib = image_source(calib_data, py::none(), resize, crop);
-    validation = load_validation_images(model_input(c.checkpoint()), data, validation_split);
-  }
+  const CalibrationSource source = calibration_source(c, data_dir, calib_data, resize, crop);
   std::vector<LayerSensitivity> layers;
   {
     py::gil_scoped_release release;
-    layers = layer_sensitivity(qm, folded, validation);
+    layers = layer_sensitivity(qm, folded, validation_images(c, source, calib_samples, val_samples));
   }
   return py::module_::import("json").attr("loads")(sensitivity_json(layers).dump());
 }

@@ -86,7 +86,7 @@ int64_t padded_channels(int64_t channels) { return (channels + kEpilogueBlock - 
 
 std::string depthwise(const NodeView& v) {
   const Node& n = v.node();
-  if (n.groups > 1 && n.groups == v.input().c && n.channels == n.groups) return "";
+  if (is_depthwise(v)) return "";
   return "not depthwise with one output channel per input channel (groups " + std::to_string(n.groups) + ", " +
          std::to_string(v.input().c) + " -> " + std::to_string(n.channels) + " channels)";
 }

@@ -35,7 +35,7 @@ std::string grouped_dense_on(const NodeView& v, KernelPath path) {
   if (!kernel_path_supported(path)) return std::string("this CPU lacks ") + kernel_path_name(path);
   const Node& n = v.node();
   if (n.groups == 1) return "not grouped (groups 1): the dense kernels run it";
-  if (n.groups == v.input().c && n.channels == n.groups) return "depthwise: the conv2d-depthwise kernels run it";
+  if (is_depthwise(v)) return "depthwise: the conv2d-depthwise kernels run it";
   if (n.dilation > 1) return "dilated (dilation " + std::to_string(n.dilation) + "): conv2d-grouped runs it";
   if (v.is_output()) return "the network's output (int32 logits; octet's graphs end in a linear layer)";
   return "";
@@ -43,20 +43,15 @@ std::string grouped_dense_on(const NodeView& v, KernelPath path) {
 std::string grouped_dense_on_vnni(const NodeView& v) { return grouped_dense_on(v, KernelPath::Avx512Vnni); }
 std::string grouped_dense_on_avx2(const NodeView& v) { return grouped_dense_on(v, KernelPath::Avx2); }
 
-// `group_major` [groups][pixels][width] from `nhwc` [pixels][groups * width].
-void split_groups(const int8_t* nhwc, int8_t* group_major, int64_t pixels, int groups, int width) {
+// Copies width-wide runs from NHWC [pixels][groups * width] to group-major
+// [groups][pixels][width] (`split`), or back.
+void regroup(const int8_t* from, int8_t* to, int64_t pixels, int groups, int width, bool split) {
   const int64_t total = pixels * groups;
 #pragma omp parallel for schedule(static) if (total * width >= kMinParallelWork)
-  for (int64_t i = 0; i < total; ++i)
-    std::memcpy(group_major + i * width, nhwc + (i % pixels * groups + i / pixels) * width, static_cast<size_t>(width));
-}
-
-// The inverse of split_groups.
-void merge_groups(const int8_t* group_major, int8_t* nhwc, int64_t pixels, int groups, int width) {
-  const int64_t total = pixels * groups;
-#pragma omp parallel for schedule(static) if (total * width >= kMinParallelWork)
-  for (int64_t i = 0; i < total; ++i)
-    std::memcpy(nhwc + (i % pixels * groups + i / pixels) * width, group_major + i * width, static_cast<size_t>(width));
+  for (int64_t i = 0; i < total; ++i) {
+    const int64_t group_major = i * width, nhwc = (i % pixels * groups + i / pixels) * width;
+    std::memcpy(to + (split ? group_major : nhwc), from + (split ? nhwc : group_major), static_cast<size_t>(width));
+  }
 }
 
 void run_grouped_dense(const KernelArgs& a, KernelPath path) {
@@ -70,10 +65,10 @@ void run_grouped_dense(const KernelArgs& a, KernelPath path) {
   thread_local std::vector<int8_t> input, output, skip;
   input.resize(static_cast<size_t>(in_pixels * in.c));
   output.resize(static_cast<size_t>(out_pixels * out.c));
-  split_groups(a.inputs[0], input.data(), in_pixels, groups, group_in);
+  regroup(a.inputs[0], input.data(), in_pixels, groups, group_in, true);
   if (e.skip) {
     skip.resize(static_cast<size_t>(out_pixels * out.c));
-    split_groups(e.skip, skip.data(), out_pixels, groups, group_out);
+    regroup(e.skip, skip.data(), out_pixels, groups, group_out, true);
   }
   ConvGeometry g = conv_geometry(a.node, a.batch);
   g.in_c = group_in, g.out_c = group_out;
@@ -84,7 +79,7 @@ void run_grouped_dense(const KernelArgs& a, KernelPath path) {
     conv2d(g, input.data() + k * in_pixels * group_in, weights[k], group, output.data() + k * out_pixels * group_out,
            path);
   }
-  merge_groups(output.data(), a.y, out_pixels, groups, group_out);
+  regroup(output.data(), a.y, out_pixels, groups, group_out, false);
 }
 void run_grouped_vnni(const KernelArgs& a) { run_grouped_dense(a, KernelPath::Avx512Vnni); }
 void run_grouped_avx2(const KernelArgs& a) { run_grouped_dense(a, KernelPath::Avx2); }
