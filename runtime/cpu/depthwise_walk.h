@@ -18,12 +18,16 @@ constexpr int64_t kDepthwisePixelsPerTask = 64;
 // others would cost more than they save.
 constexpr int64_t kDepthwiseMinParallelMacs = int64_t{1} << 22;
 
+inline bool depthwise_in_parallel(const ConvGeometry& g) {
+  return g.rows() * g.out_c * g.kernel * g.kernel >= kDepthwiseMinParallelMacs;
+}
+
 // Calls pixel(m) for every output pixel m.
 template <typename Pixel>
 inline void for_each_output_pixel(const ConvGeometry& g, Pixel pixel) {
   const int64_t pixels = g.rows();
   const int64_t tasks = (pixels + kDepthwisePixelsPerTask - 1) / kDepthwisePixelsPerTask;
-#pragma omp parallel for schedule(static) if (pixels * g.out_c * g.kernel * g.kernel >= kDepthwiseMinParallelMacs)
+#pragma omp parallel for schedule(static) if (depthwise_in_parallel(g))
   for (int64_t task = 0; task < tasks; ++task) {
     const int64_t end = pixels < (task + 1) * kDepthwisePixelsPerTask ? pixels : (task + 1) * kDepthwisePixelsPerTask;
     for (int64_t m = task * kDepthwisePixelsPerTask; m < end; ++m) pixel(m);
@@ -44,6 +48,28 @@ __attribute__((always_inline)) inline void for_each_inner_tap(const ConvGeometry
       tap(((b * g.in_h + iy) * g.in_w + ix) * g.in_c, ky * g.kernel + kx);
     }
   }
+}
+
+// The kernel indices [first, end) of output coordinate `o` whose input
+// coordinate o * stride - padding + k * dilation lies inside [0, size).
+struct InnerTaps {
+  int first, end;
+};
+inline InnerTaps inner_taps(int64_t o, int64_t size, const ConvGeometry& g) {
+  const int64_t origin = o * g.stride - g.padding;
+  InnerTaps t{0, g.kernel};
+  while (t.first < t.end && origin + int64_t(t.first) * g.dilation < 0) ++t.first;
+  while (t.end > t.first && origin + int64_t(t.end - 1) * g.dilation >= size) --t.end;
+  return t;
+}
+
+// Calls row(b, oy) for every output row oy of every image b, rows shared
+// between threads.
+template <typename Row>
+inline void for_each_output_row(const ConvGeometry& g, Row row) {
+  const int64_t rows = g.batch * g.out_h;
+#pragma omp parallel for schedule(static) if (depthwise_in_parallel(g))
+  for (int64_t r = 0; r < rows; ++r) row(r / g.out_h, r % g.out_h);
 }
 
 }  // namespace
