@@ -1,6 +1,7 @@
 #include "graph/ops/float_reference.h"
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 
 #include "graph/ordered_gemm.h"
@@ -14,10 +15,45 @@ namespace {
 // only 2048 rows per batch of 128).
 constexpr int64_t kRowsPerTask = 2048;
 int64_t conv_rows_per_task(int64_t patch) { return std::min<int64_t>(kRowsPerTask, (int64_t(1) << 21) / patch); }
+
+// A depthwise conv (one output channel per input channel) without im2col:
+// each output is the chain an OrderedGemm of its patch would compute, a
+// fused multiply-add per tap in (ky, kx) order from 0, a zero input outside
+// the image, then the bias. The same bits, with the channels as vector
+// lanes instead of one 1-column product per channel.
+void run_depthwise_float(const FloatOpArgs& a) {
+  const Node& n = a.node;
+  const ActShape in = a.in[0], out = a.out;
+  const int64_t C = out.c, taps = int64_t(n.kernel) * n.kernel, rows = patch_rows(n, out, a.inputs[0]->dim(0));
+  const float* x = a.inputs[0]->ptr();
+  const float* bias = a.layer->bias.data();
+  std::vector<float> weight(static_cast<size_t>(taps * C));  // tap-major, so a tap's channels are adjacent
+  for (int64_t c = 0; c < C; ++c)
+    for (int64_t t = 0; t < taps; ++t) weight[t * C + c] = a.layer->weight.data[c * taps + t];
+  const std::vector<float> zeros(static_cast<size_t>(C), 0.0f);
+#pragma omp parallel for schedule(static) if (rows * C * taps >= kMinParallelElements)
+  for (int64_t m = 0; m < rows; ++m) {
+    const int64_t ox = m % out.w, oy = (m / out.w) % out.h, b = m / (int64_t(out.w) * out.h);
+    float* y = a.y.ptr() + m * C;
+    std::fill(y, y + C, 0.0f);
+    for (int64_t ky = 0; ky < n.kernel; ++ky) {
+      const int64_t iy = oy * n.stride - n.padding + ky * n.dilation;
+      for (int64_t kx = 0; kx < n.kernel; ++kx) {
+        const int64_t ix = ox * n.stride - n.padding + kx * n.dilation;
+        const bool inside = iy >= 0 && iy < in.h && ix >= 0 && ix < in.w;
+        const float* pixel = inside ? x + ((b * in.h + iy) * in.w + ix) * C : zeros.data();
+        const float* w = weight.data() + (ky * n.kernel + kx) * C;
+        for (int64_t c = 0; c < C; ++c) y[c] = std::fma(pixel[c], w[c], y[c]);
+      }
+    }
+    for (int64_t c = 0; c < C; ++c) y[c] += bias[c];
+  }
+}
 }  // namespace
 
 void run_weighted_float(const FloatOpArgs& a) {
   const Node& n = a.node;
+  if (n.op == Op::Conv2d && n.groups > 1 && n.groups == a.in[0].c && n.groups == a.out.c) return run_depthwise_float(a);
   const FloatTensor& x = *a.inputs[0];
   const int64_t N = x.dim(0);
   const ActShape in = a.in[0], out = a.out;

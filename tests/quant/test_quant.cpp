@@ -14,6 +14,8 @@
 #include "common/error.h"
 #include "common/requantize.h"
 #include "common/safetensors.h"
+#include "graph/ops/float_reference.h"
+#include "graph/ordered_gemm.h"
 #include "graph/patches.h"
 #include "quant/fixed_point.h"
 #include "quant/simulate.h"
@@ -181,6 +183,55 @@ TEST(GatherPatches, MatchesTapByTapIncludingBorders) {
                   << "c" << k.c << " " << k.h << "x" << k.w << " k" << k.kernel << " s" << k.stride << " p"
                   << k.padding << " d" << k.dilation << " g" << g << "/" << k.groups << " row " << r;
             }
+    }
+  }
+}
+
+// The float executor's depthwise conv skips im2col; its outputs must still be
+// the bits of the im2col GEMM it replaced (one OrderedGemm per channel, then
+// the bias), or quantize's output would change with it. Random values, so
+// that a different order of the sums would show.
+TEST(DepthwiseFloatConv, IsTheOrderedGemmOfItsPatchesBitForBit) {
+  struct Case {
+    int c, h, w, kernel, stride, padding, dilation = 1;
+  };
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (const Case& k : {Case{24, 8, 8, 3, 1, 1}, Case{7, 9, 6, 3, 2, 1}, Case{5, 7, 7, 5, 1, 2},
+                        Case{16, 9, 9, 3, 1, 2, 2}, Case{1, 4, 5, 3, 2, 0}, Case{9, 5, 5, 1, 1, 0}}) {
+    Node n;
+    n.op = Op::Conv2d;
+    n.kernel = k.kernel, n.stride = k.stride, n.padding = k.padding, n.dilation = k.dilation, n.groups = k.c;
+    n.channels = k.c;
+    const ActShape in{k.c, k.h, k.w};
+    const int span = (k.kernel - 1) * k.dilation + 1;
+    const ActShape out{k.c, (k.h + 2 * k.padding - span) / k.stride + 1, (k.w + 2 * k.padding - span) / k.stride + 1};
+    const int64_t batch = 2, K = patch_size(n, in), rows = patch_rows(n, out, batch);
+    FloatLayer layer;
+    layer.weight = FloatTensor({k.c, K});
+    for (float& v : layer.weight.data) v = normal(rng);
+    for (int c = 0; c < k.c; ++c) layer.bias.push_back(normal(rng));
+    FloatTensor x({batch, k.h, k.w, k.c});
+    for (float& v : x.data) v = normal(rng);
+    FloatTensor y({batch, out.h, out.w, out.c});
+    ops::run_weighted_float({n, nullptr, {&x}, {in}, out, &layer, y});
+
+    std::vector<float> patches(static_cast<size_t>(rows * K)), column(static_cast<size_t>(rows));
+    for (int c = 0; c < k.c; ++c) {
+      gather_patches(n, in, out, x.ptr(), 0, rows, patches.data(), c);
+      const std::vector<float> b = transpose_padded(layer.weight.ptr() + c * K, 1, K);
+      OrderedGemm gemm;
+      gemm.rows = rows, gemm.cols = 1, gemm.depth = K;
+      gemm.a = patches.data(), gemm.a_row_stride = K, gemm.a_depth_stride = 1;
+      gemm.b = b.data(), gemm.b_depth_stride = ordered_gemm_padded(1);
+      gemm.c = column.data(), gemm.c_row_stride = 1;
+      ordered_gemm(gemm);
+      for (int64_t r = 0; r < rows; ++r) {
+        const float want = column[r] + layer.bias[c];
+        ASSERT_EQ(std::memcmp(&y.data[r * k.c + c], &want, sizeof want), 0)
+            << "c" << k.c << " " << k.h << "x" << k.w << " k" << k.kernel << " s" << k.stride << " p" << k.padding
+            << " d" << k.dilation << ": channel " << c << " row " << r << ": " << y.data[r * k.c + c] << " != " << want;
+      }
     }
   }
 }
