@@ -147,16 +147,35 @@ void GptqStatistics::add(int producer, const FloatTensor& act, int64_t first) {
     const int64_t picked = first_row < rows ? (rows - 1 - first_row) / stride + 1 : 0;
     // Rows padded for OrderedGemm, whose B rows are read in whole vectors.
     const int64_t padded = ordered_gemm_padded(K);
-    std::vector<float> chunk(static_cast<size_t>(std::min(kRowsPerChunk, picked) * padded), 0.0f);
-    for (int group = 0; group < node.groups; ++group)
-      for (int64_t done = 0; done < picked; done += kRowsPerChunk) {
-        const int64_t count = std::min(kRowsPerChunk, picked - done);
-#pragma omp parallel for
-        for (int64_t k = 0; k < count; ++k)
-          gather_patches(node, in, out, act.ptr(), first_row + (done + k) * stride, 1, chunk.data() + k * padded,
-                         group);
-        add_lower_gram(chunk.data(), count, padded, group_hessians[group]);
+    const size_t chunk_size = static_cast<size_t>(std::min(kRowsPerChunk, picked) * padded);
+    const auto gather = [&](int group, int64_t done, int64_t count, float* chunk) {
+      for (int64_t k = 0; k < count; ++k)
+        gather_patches(node, in, out, act.ptr(), first_row + (done + k) * stride, 1, chunk + k * padded, group);
+    };
+    if (node.groups > 1) {
+      // Groups side by side: a group's rows are short (a depthwise conv's are its taps), and one
+      // parallel region per group and chunk cost more than the work in it. Each group's H is the
+      // same chain of sums either way.
+#pragma omp parallel
+      {
+        std::vector<float> chunk(chunk_size, 0.0f);
+#pragma omp for schedule(dynamic)
+        for (int group = 0; group < node.groups; ++group)
+          for (int64_t done = 0; done < picked; done += kRowsPerChunk) {
+            const int64_t count = std::min(kRowsPerChunk, picked - done);
+            gather(group, done, count, chunk.data());
+            add_lower_gram(chunk.data(), count, padded, group_hessians[group]);
+          }
       }
+      continue;
+    }
+    std::vector<float> chunk(chunk_size, 0.0f);
+    for (int64_t done = 0; done < picked; done += kRowsPerChunk) {
+      const int64_t count = std::min(kRowsPerChunk, picked - done);
+#pragma omp parallel for
+      for (int64_t k = 0; k < count; ++k) gather(0, done + k, 1, chunk.data() + k * padded);
+      add_lower_gram(chunk.data(), count, padded, group_hessians[0]);
+    }
   }
 }
 
