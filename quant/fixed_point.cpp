@@ -10,8 +10,9 @@ namespace octet {
 FixedPoint to_fixed_point(const std::vector<double>& reals, const std::string& where) {
   double largest = 0;
   for (double m : reals) {
-    check(std::isfinite(m) && m >= 0, where + ": requantization multiplier " + std::to_string(m) +
-                                          " is negative or not finite");
+    // The messages are built only on failure: the `auto` search makes multipliers for every candidate.
+    if (!std::isfinite(m) || m < 0)
+      fail(where + ": requantization multiplier " + std::to_string(m) + " is negative or not finite");
     largest = std::max(largest, m);
   }
   FixedPoint fp;
@@ -22,8 +23,9 @@ FixedPoint to_fixed_point(const std::vector<double>& reals, const std::string& w
   int exponent = 0;
   std::frexp(largest, &exponent);  // largest = f * 2^exponent, f in [0.5, 1)
   int shift = 31 - exponent;
-  check(shift >= 1, where + ": requantization multiplier " + std::to_string(largest) +
-                        " is too large for int32 fixed point (the output scale is over 2^30 times the input's)");
+  if (shift < 1)
+    fail(where + ": requantization multiplier " + std::to_string(largest) +
+         " is too large for int32 fixed point (the output scale is over 2^30 times the input's)");
   shift = std::min(shift, 62);
   for (;;) {
     fp.multipliers.clear();
