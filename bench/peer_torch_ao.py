@@ -161,7 +161,8 @@ class GraphModule(nn.Module):
                 self.kinds.append("input")
             elif op == "conv2d":
                 conv = nn.Conv2d(channels[source], node["channels"], node["kernel"], node.get("stride", 1),
-                                 node.get("padding", 0), bias=node.get("bias", False))
+                                 node.get("padding", 0), node.get("dilation", 1), node.get("groups", 1),
+                                 bias=node.get("bias", False))
                 conv.weight.data = torch.from_numpy(tensors[name + ".weight"])
                 if conv.bias is not None:
                     conv.bias.data = torch.from_numpy(tensors[name + ".bias"])
@@ -200,6 +201,12 @@ class GraphModule(nn.Module):
                     self.fusions.append([key, safe(graph[only]["name"])])
             elif op == "relu":
                 self.layers[key] = nn.Identity() if i in fused_relu else nn.ReLU()
+                channels[i] = channels[source]
+                self.kinds.append("module")
+            elif op == "activation" and node.get("function") == "clip":
+                # Clip(0, 6) is ReLU6, which eager mode quantizes on its own (only ReLU fuses into a conv).
+                low, high = node.get("alpha", 0.0), node["beta"]
+                self.layers[key] = nn.ReLU6() if (low, high) == (0.0, 6.0) else nn.Hardtanh(low, high)
                 channels[i] = channels[source]
                 self.kinds.append("module")
             elif op == "add":
@@ -339,7 +346,8 @@ def main():
     model = GraphModule(ckpt["graph"], ckpt["tensors"]).eval()
     rss_before_mb = peak_rss_mb()
     start, start_cpu = time.perf_counter(), time.process_time()
-    model = tq.fuse_modules(model, [["layers." + m for m in chain] for chain in model.fusions])
+    if model.fusions:  # none in a network whose convs end in ReLU6 (MobileNetV2)
+        model = tq.fuse_modules(model, [["layers." + m for m in chain] for chain in model.fusions])
     model.qconfig = tq.get_default_qconfig(args.engine)
     tq.prepare(model, inplace=True)
     with torch.no_grad():
