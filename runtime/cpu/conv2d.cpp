@@ -79,6 +79,14 @@ void reference_conv2d_int32(const ConvGeometry& g, const int8_t* input, const Pa
   });
 }
 
+#if defined(OCTET_CPU_VNNI)
+// The VNNI kernel reads a kernel row's taps as one run of adjacent pixels.
+void check_undilated(const ConvGeometry& g) {
+  check(g.dilation == 1, "cpu conv2d: the AVX-512 VNNI kernel reads adjacent taps; dilation " +
+                             std::to_string(g.dilation) + " runs on the AVX2 or the reference path");
+}
+#endif
+
 #if defined(OCTET_CPU_AVX2) || defined(OCTET_CPU_VNNI)
 // The scratch buffer of the SIMD kernels (the padded input image, or tiles of
 // it): one per calling thread, grown as needed and kept, so layers do not
@@ -88,8 +96,6 @@ uint8_t* workspace(const ConvGeometry& g, const PackedWeights& w, int64_t bytes_
         "cpu conv2d: weights packed for kernel " + std::to_string(w.kernel()) + ", " + std::to_string(w.in_c()) +
             " -> " + std::to_string(w.out_c()) + " channels, called with kernel " + std::to_string(g.kernel) + ", " +
             std::to_string(g.in_c) + " -> " + std::to_string(g.out_c));
-  check(g.dilation == 1, "cpu conv2d: the SIMD kernels read adjacent taps; dilation " + std::to_string(g.dilation) +
-                             " runs on the reference path");
   thread_local std::vector<uint8_t> buffer;
   const size_t bytes = static_cast<size_t>(bytes_needed);
   if (buffer.size() < bytes) {
@@ -135,6 +141,7 @@ void conv2d(const ConvGeometry& g, const int8_t* input, const PackedWeights& w, 
             KernelPath path) {
 #if defined(OCTET_CPU_VNNI)
   if (path == KernelPath::Avx512Vnni) {
+    check_undilated(g);
     const PaddedEpilogue epilogue(w.out_c(), e.bias, &e, 128, w.row_sums.data());
     return vnni::conv2d(g, input, w.blocked.data(), epilogue.tables, workspace(g, w, vnni::workspace_bytes(g)),
                         output, nullptr);
@@ -154,6 +161,7 @@ void conv2d_int32(const ConvGeometry& g, const int8_t* input, const PackedWeight
                   int32_t* output, KernelPath path) {
 #if defined(OCTET_CPU_VNNI)
   if (path == KernelPath::Avx512Vnni) {
+    check_undilated(g);
     const PaddedEpilogue epilogue(w.out_c(), bias, nullptr, 128, w.row_sums.data());
     return vnni::conv2d(g, input, w.blocked.data(), epilogue.tables, workspace(g, w, vnni::workspace_bytes(g)),
                         nullptr, output);

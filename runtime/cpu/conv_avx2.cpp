@@ -4,7 +4,8 @@
 // a padded int16 buffer of its thread (a zero border of `padding` pixels,
 // channels rounded up to even), where they stay in cache, so that the
 // receptive field of output pixel x in kernel row ky is one contiguous run of
-// kernel * channels int16 values, and the runs of neighbouring pixels of one
+// kernel * channels int16 values (of a dilated conv: kernel runs of channels
+// values, dilation pixels apart), and the runs of neighbouring pixels of one
 // output row lie at a constant stride. A register block of MR such pixels
 // x J blocks of 8 output channels then accumulates with one vpmaddwd + vpaddd
 // per (pixel, block) per pair of values of the run (a broadcast pair of
@@ -47,8 +48,9 @@ struct Layout {
   bool one_line;           // a 1x1 / stride 1 / unpadded conv: all pixels form one line
   int64_t line_pixels;     // output pixels per line
   int64_t lines_per_task;  // output rows per task (1 for one line: a task is a chunk of it)
+  int64_t span;            // input pixels (and rows) a kernel row (column) covers: (kernel - 1) * dilation + 1
   int64_t pixel_stride;    // values between the receptive fields of neighbouring pixels
-  int64_t row_stride;      // values between padded rows (kernel rows ky)
+  int64_t row_stride;      // values between padded rows
   int64_t slack;           // values read past a task's rows: a line's last block computes up to MR pixels past its end
   int64_t task_values;     // a task's padded rows, with the slack after them
 };
@@ -61,11 +63,12 @@ Layout layout(const ConvGeometry& g) {
   l.line_pixels = l.one_line ? g.batch * g.out_h * g.out_w : g.out_w;
   l.lines_per_task = l.one_line ? 1 : (kPixelsPerTask + l.line_pixels - 1) / l.line_pixels;
   l.row_stride = l.wp * l.cp;
+  l.span = int64_t(g.kernel - 1) * g.dilation + 1;
   l.pixel_stride = g.stride * l.cp;
-  l.slack = (kMaxBlockPixels * g.stride + g.kernel) * l.cp;
-  // A task's lines need at most max(stride, kernel) input rows each.
+  l.slack = (kMaxBlockPixels * g.stride + l.span) * l.cp;
+  // A task's lines need at most max(stride, span) input rows each.
   l.task_values = l.one_line ? kPixelsPerTask * l.cp + l.slack
-                             : l.lines_per_task * (g.stride > g.kernel ? g.stride : g.kernel) * l.row_stride + l.slack;
+                             : l.lines_per_task * (g.stride > l.span ? g.stride : l.span) * l.row_stride + l.slack;
   return l;
 }
 
@@ -132,7 +135,9 @@ __attribute__((always_inline)) inline void store_block(const __m256i (&acc)[MR][
 // MR pixels of one line x J blocks of 8 channels. `a`: the receptive field
 // of the first pixel; `w`: the first block; pixels past `valid` are computed
 // (from readable memory) but not stored; `v`: the blocks' epilogue operands.
-template <int MR, int J>
+// Dilated: g.dilation > 1 (a template argument, so that the undilated loop
+// stays as tight as it was).
+template <int MR, int J, bool Dilated>
 inline void register_block(const int16_t* a, const Layout& l, const int16_t* w, int64_t block_values,
                            int64_t first_pixel, int64_t valid, int64_t first_block, const ChannelVectors* v,
                            const ConvGeometry& g, const EpilogueTables& e, int8_t* output, int32_t* logits) {
@@ -141,19 +146,24 @@ inline void register_block(const int16_t* a, const Layout& l, const int16_t* w, 
   for (int r = 0; r < MR; ++r)
 #pragma GCC unroll 4
     for (int j = 0; j < J; ++j) acc[r][j] = _mm256_setzero_si256();
-  const int64_t run_pairs = g.kernel * l.cp / 2, ps = l.pixel_stride;
-  for (int ky = 0; ky < g.kernel; ++ky, a += l.row_stride) {
-    for (int64_t s = 0; s < run_pairs; ++s, w += 2 * kBlock) {
-      __m256i b[J];
+  // A kernel row's taps are one run of adjacent values; a dilated conv's, one run per tap.
+  const int64_t runs = Dilated ? g.kernel : 1, run_pairs = (Dilated ? l.cp : g.kernel * l.cp) / 2;
+  const int64_t run_stride = g.dilation * l.cp, ps = l.pixel_stride;
+  for (int ky = 0; ky < g.kernel; ++ky, a += (Dilated ? g.dilation : 1) * l.row_stride) {
+    for (int64_t run = 0; run < runs; ++run) {
+      const int16_t* a_run = a + run * run_stride;
+      for (int64_t s = 0; s < run_pairs; ++s, w += 2 * kBlock) {
+        __m256i b[J];
 #pragma GCC unroll 4
-      for (int j = 0; j < J; ++j) b[j] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + j * block_values));
+        for (int j = 0; j < J; ++j) b[j] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + j * block_values));
 #pragma GCC unroll 16
-      for (int r = 0; r < MR; ++r) {
-        int32_t pair;
-        std::memcpy(&pair, a + r * ps + s * 2, 4);
-        const __m256i x = _mm256_set1_epi32(pair);
+        for (int r = 0; r < MR; ++r) {
+          int32_t pair;
+          std::memcpy(&pair, a_run + r * ps + s * 2, 4);
+          const __m256i x = _mm256_set1_epi32(pair);
 #pragma GCC unroll 4
-        for (int j = 0; j < J; ++j) acc[r][j] = _mm256_add_epi32(acc[r][j], _mm256_madd_epi16(x, b[j]));
+          for (int j = 0; j < J; ++j) acc[r][j] = _mm256_add_epi32(acc[r][j], _mm256_madd_epi16(x, b[j]));
+        }
       }
     }
   }
@@ -163,7 +173,7 @@ inline void register_block(const int16_t* a, const Layout& l, const int16_t* w, 
 // One group of J blocks over `lines` lines of `count` pixels, line i's
 // receptive fields at line_start[i], their outputs from pixel first_pixel +
 // i * count on; MR pixels per register block.
-template <int MR, int J>
+template <int MR, int J, bool Dilated>
 void group_lines(const int16_t* const* line_start, int64_t lines, int64_t first_pixel, int64_t count, const Layout& l,
                  const int16_t* blocked, int64_t first_block, const ConvGeometry& g, const EpilogueTables& e,
                  bool narrow, int8_t* output, int32_t* logits) {
@@ -173,21 +183,22 @@ void group_lines(const int16_t* const* line_start, int64_t lines, int64_t first_
   for (int j = 0; j < J; ++j) v[j] = ChannelVectors(e, (first_block + j) * kBlock, narrow);
   for (int64_t line = 0; line < lines; ++line, first_pixel += count)
     for (int64_t r = 0; r < count; r += MR)
-      register_block<MR, J>(line_start[line] + r * l.pixel_stride, l, w, block_values, first_pixel + r, count - r,
+      register_block<MR, J, Dilated>(line_start[line] + r * l.pixel_stride, l, w, block_values, first_pixel + r, count - r,
                             first_block, v, g, e, output, logits);
 }
 
 // The lines of group_lines, all output channels. Column groups outside,
 // lines inside: a group's weights stay in L1/L2 while every line reads them.
+template <bool Dilated>
 void lines_all_columns(const int16_t* const* line_start, int64_t lines, int64_t first_pixel, int64_t count,
                        const Layout& l, const int16_t* blocked, const ConvGeometry& g, const EpilogueTables& e,
                        bool narrow, int8_t* output, int32_t* logits) {
   const int64_t blocks = (g.out_c + kBlock - 1) / kBlock;
   int64_t block = 0;
   for (; block + 2 <= blocks; block += 2)
-    group_lines<4, 2>(line_start, lines, first_pixel, count, l, blocked, block, g, e, narrow, output, logits);
+    group_lines<4, 2, Dilated>(line_start, lines, first_pixel, count, l, blocked, block, g, e, narrow, output, logits);
   if (block < blocks)
-    group_lines<8, 1>(line_start, lines, first_pixel, count, l, blocked, block, g, e, narrow, output, logits);
+    group_lines<8, 1, Dilated>(line_start, lines, first_pixel, count, l, blocked, block, g, e, narrow, output, logits);
 }
 
 // Task t: the input rows (or pixels) it reads padded and widened into
@@ -209,22 +220,23 @@ void run_task(const ConvGeometry& g, const Layout& l, const int8_t* input, int64
     }
     std::memset(buffer + count * l.cp, 0, static_cast<size_t>(l.slack) * 2);
     const int16_t* line_start[1] = {buffer};
-    return lines_all_columns(line_start, 1, first, count, l, blocked, g, e, narrow, output, logits);
+    return lines_all_columns<false>(line_start, 1, first, count, l, blocked, g, e, narrow, output, logits);
   }
   const int16_t* line_start[kPixelsPerTask];
   const int64_t first_line = t * l.lines_per_task, end = min64(g.batch * g.out_h, first_line + l.lines_per_task);
   int16_t* rows_end = buffer;
   for (int64_t line = first_line; line < end;) {  // the lines of one image
     const int64_t b = line / g.out_h, oy = line % g.out_h, lines = min64(end - line, g.out_h - oy);
-    const int64_t rows = (lines - 1) * g.stride + g.kernel;
+    const int64_t rows = (lines - 1) * g.stride + l.span;
     for (int64_t r = 0; r < rows; ++r) pad_row(g, l, input, b, oy * g.stride + r, rows_end + r * l.row_stride);
     for (int64_t i = 0; i < lines; ++i) line_start[line - first_line + i] = rows_end + i * g.stride * l.row_stride;
     rows_end += rows * l.row_stride;
     line += lines;
   }
   std::memset(rows_end, 0, static_cast<size_t>(l.slack) * 2);
-  lines_all_columns(line_start, end - first_line, first_line * l.line_pixels, l.line_pixels, l, blocked, g, e, narrow,
-                    output, logits);
+  const auto all_columns = g.dilation == 1 ? lines_all_columns<false> : lines_all_columns<true>;
+  all_columns(line_start, end - first_line, first_line * l.line_pixels, l.line_pixels, l, blocked, g, e, narrow,
+              output, logits);
 }
 
 }  // namespace

@@ -22,7 +22,7 @@ struct ConvGeometry {
   int in_h = 1, in_w = 1, in_c = 0;
   int out_h = 1, out_w = 1, out_c = 0;
   int kernel = 1, stride = 1, padding = 0;
-  int dilation = 1;  // the reference path's alone: the SIMD kernels read each kernel row's taps as one run
+  int dilation = 1;  // not on the AVX-512 VNNI path: its kernel reads each kernel row's taps as one run
   int64_t rows() const { return batch * out_h * out_w; }        // GEMM M
   int64_t depth() const { return int64_t(kernel) * kernel * in_c; }  // GEMM K
 };

@@ -82,5 +82,34 @@ TEST(KernelPath, GroupedAndDepthwiseConvsRunOnEachPathsKernel) {
   EXPECT_GE(checked, 4);  // dw, gc, dw5, dw_m2 on the reference path at least
 }
 
+// A dilated dense conv runs on the AVX2 kernel on that path; the AVX-512 VNNI
+// kernel reads adjacent taps only, so that path leaves it to the reference
+// kernel. The logits are the same on every path.
+TEST(KernelPath, DilatedDenseConvsRunOnTheAvx2Kernel) {
+  const QuantizedModel model = quantize_random(random_dilated_checkpoint(41), quick_quantize_options(), 16);
+  const std::vector<float> images = random_images(3, model.graph.shapes()[0], 9);
+  const KernelPath before = cpu::kernel_path();
+  Int32Tensor reference;
+  int checked = 0;
+  for (KernelPath path : {KernelPath::Reference, KernelPath::Avx2, KernelPath::Avx512Vnni}) {
+    if (!cpu::kernel_path_supported(path)) continue;
+    cpu::set_kernel_path(path);
+    const CpuEngine engine(model);
+    for (size_t i = 0; i < model.graph.nodes.size(); ++i) {
+      const Node& n = model.graph.nodes[i];
+      if (n.op != Op::Conv2d || n.groups != 1 || n.dilation == 1) continue;
+      EXPECT_EQ(std::string(engine.kernel_name(static_cast<int>(i))),
+                path == KernelPath::Avx2 ? "conv2d-avx2" : "conv2d-reference")
+          << n.name << " on " << cpu::kernel_path_name(path);
+      ++checked;
+    }
+    const Int32Tensor logits = engine.run(images.data(), 3);
+    if (path == KernelPath::Reference) reference = logits;
+    EXPECT_EQ(logits.data, reference.data) << cpu::kernel_path_name(path);
+  }
+  cpu::set_kernel_path(before);
+  EXPECT_GE(checked, 1);  // "dil" on the reference path at least
+}
+
 }  // namespace
 }  // namespace octet

@@ -36,18 +36,18 @@ std::string dense(const NodeView& v) {
              ? "grouped (groups " + std::to_string(n.groups) + "): conv2d_grouped.cpp's kernels run it"
              : "";
 }
-// The SIMD kernels read a kernel row's taps as one run of adjacent pixels.
+// The VNNI kernel reads a kernel row's taps as one run of adjacent pixels.
 std::string undilated(const NodeView& v) {
   const Node& n = v.node();
   return n.op == Op::Conv2d && n.dilation > 1
-             ? "dilated (dilation " + std::to_string(n.dilation) + "): conv2d-reference runs it"
+             ? "dilated (dilation " + std::to_string(n.dilation) + "): conv2d-avx2 or conv2d-reference runs it"
              : dense(v);
 }
 std::string dense_on_vnni(const NodeView& v) {
   return kernel_path_supported(KernelPath::Avx512Vnni) ? undilated(v) : "this CPU lacks AVX-512 VNNI";
 }
 std::string dense_on_avx2(const NodeView& v) {
-  return kernel_path_supported(KernelPath::Avx2) ? undilated(v) : "this CPU lacks AVX2";
+  return kernel_path_supported(KernelPath::Avx2) ? dense(v) : "this CPU lacks AVX2";
 }
 void run_vnni(const KernelArgs& a) { run(a, KernelPath::Avx512Vnni); }
 void run_avx2(const KernelArgs& a) { run(a, KernelPath::Avx2); }
