@@ -82,10 +82,10 @@ TEST(KernelPath, GroupedAndDepthwiseConvsRunOnEachPathsKernel) {
   EXPECT_GE(checked, 4);  // dw, gc, dw5, dw_m2 on the reference path at least
 }
 
-// A dilated dense conv runs on the AVX2 kernel on that path; the AVX-512 VNNI
-// kernel reads adjacent taps only, so that path leaves it to the reference
-// kernel. The logits are the same on every path.
-TEST(KernelPath, DilatedDenseConvsRunOnTheAvx2Kernel) {
+// Dilated dense and grouped convs run on the AVX2 kernels on that path; the
+// AVX-512 VNNI kernel reads adjacent taps only, so that path leaves them to
+// the portable kernels. The logits are the same on every path.
+TEST(KernelPath, DilatedConvsRunOnTheAvx2Kernels) {
   const QuantizedModel model = quantize_random(random_dilated_checkpoint(41), quick_quantize_options(), 16);
   const std::vector<float> images = random_images(3, model.graph.shapes()[0], 9);
   const KernelPath before = cpu::kernel_path();
@@ -97,9 +97,11 @@ TEST(KernelPath, DilatedDenseConvsRunOnTheAvx2Kernel) {
     const CpuEngine engine(model);
     for (size_t i = 0; i < model.graph.nodes.size(); ++i) {
       const Node& n = model.graph.nodes[i];
-      if (n.op != Op::Conv2d || n.groups != 1 || n.dilation == 1) continue;
+      const bool depthwise = n.channels == n.groups && model.graph.shapes()[n.inputs[0]].c == n.groups;
+      if (n.op != Op::Conv2d || n.dilation == 1 || depthwise) continue;
+      const std::string kernel = n.groups == 1 ? "conv2d" : "conv2d-grouped";
       EXPECT_EQ(std::string(engine.kernel_name(static_cast<int>(i))),
-                path == KernelPath::Avx2 ? "conv2d-avx2" : "conv2d-reference")
+                path == KernelPath::Avx2 ? kernel + "-avx2" : n.groups == 1 ? kernel + "-reference" : kernel)
           << n.name << " on " << cpu::kernel_path_name(path);
       ++checked;
     }
@@ -108,7 +110,7 @@ TEST(KernelPath, DilatedDenseConvsRunOnTheAvx2Kernel) {
     EXPECT_EQ(logits.data, reference.data) << cpu::kernel_path_name(path);
   }
   cpu::set_kernel_path(before);
-  EXPECT_GE(checked, 1);  // "dil" on the reference path at least
+  EXPECT_GE(checked, 2);  // "dil" and "gc" on the reference path at least
 }
 
 }  // namespace
