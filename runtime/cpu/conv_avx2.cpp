@@ -183,8 +183,8 @@ void group_lines(const int16_t* const* line_start, int64_t lines, int64_t first_
   for (int j = 0; j < J; ++j) v[j] = ChannelVectors(e, (first_block + j) * kBlock, narrow);
   for (int64_t line = 0; line < lines; ++line, first_pixel += count)
     for (int64_t r = 0; r < count; r += MR)
-      register_block<MR, J, Dilated>(line_start[line] + r * l.pixel_stride, l, w, block_values, first_pixel + r, count - r,
-                            first_block, v, g, e, output, logits);
+      register_block<MR, J, Dilated>(line_start[line] + r * l.pixel_stride, l, w, block_values, first_pixel + r,
+                                     count - r, first_block, v, g, e, output, logits);
 }
 
 // The lines of group_lines, all output channels. Column groups outside,

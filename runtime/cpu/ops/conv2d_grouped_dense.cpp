@@ -37,7 +37,8 @@ std::string grouped_dense_on(const NodeView& v, KernelPath path) {
   if (n.groups == 1) return "not grouped (groups 1): the dense kernels run it";
   if (is_depthwise(v)) return "depthwise: the conv2d-depthwise kernels run it";
   if (n.dilation > 1 && path == KernelPath::Avx512Vnni)
-    return "dilated (dilation " + std::to_string(n.dilation) + "): the VNNI kernel reads adjacent taps; conv2d-grouped runs it";
+    return "dilated (dilation " + std::to_string(n.dilation) +
+           "): the VNNI kernel reads adjacent taps; conv2d-grouped runs it";
   if (v.is_output()) return "the network's output (int32 logits; octet's graphs end in a linear layer)";
   return "";
 }
