@@ -29,10 +29,11 @@ __attribute__((always_inline)) inline __m256i load_channels(const int8_t* x, int
   return _mm256_cvtepi8_epi32(_mm_cvtsi64_si128(bytes));
 }
 
-// One pixel's accumulators of 8 channels over the taps of `window`. `x` is
-// its tap (0, 0) as an offset into `input` (outside the image where the
-// window is clipped), `w` the taps' weights of the 8 channels. K: the kernel
-// size known when compiling (0: g.kernel), so whole windows unroll.
+// One pixel's accumulators of 8 channels over its taps inside the image
+// (kernel rows `rows`, columns `cols`). `x` is its tap (0, 0) as an offset
+// into `input` (outside the image where the window is clipped), `w` the
+// taps' weights of the 8 channels. K: the kernel size known when compiling
+// (0: g.kernel), so whole windows unroll.
 template <int K, bool Whole>
 __attribute__((always_inline)) inline __m256i pixel_channels(const int8_t* input, int64_t x, const int32_t* w,
                                                              int64_t lanes, int k, InnerTaps rows, InnerTaps cols,

@@ -1,8 +1,10 @@
-// The walk the SIMD depthwise kernels share (depthwise_vnni.cpp,
-// depthwise_avx2.cpp): output pixels in tasks shared between threads, and for
-// each pixel the taps inside the image (zero padding adds nothing, so the
-// others are skipped). Internal linkage: each kernel file compiles it with
-// its own instruction set, and none of it reaches another file's callers.
+// The walks of the SIMD depthwise kernels over output pixels and their taps
+// inside the image (zero padding adds nothing, so the others are skipped):
+// depthwise_vnni.cpp takes pixels in tasks shared between threads and the
+// taps of each (for_each_output_pixel, for_each_inner_tap); depthwise_avx2.cpp
+// takes rows (for_each_output_row) and a pixel's taps as two ranges
+// (inner_taps). Internal linkage: each kernel file compiles them with its own
+// instruction set, and none of it reaches another file's callers.
 #pragma once
 
 #include <cstdint>
