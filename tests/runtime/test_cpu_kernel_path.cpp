@@ -53,10 +53,11 @@ TEST(KernelPath, NamesRoundTripAndUnknownNamesFail) {
   }
 }
 
-// Grouped convs (groups 3, and a depthwise conv with a channel multiplier of
-// 2) and depthwise ones run on each path's own kernel, with the same logits.
-TEST(KernelPath, GroupedAndDepthwiseConvsRunOnEachPathsKernel) {
-  const QuantizedModel model = quantize_random(random_grouped_checkpoint(33), quick_quantize_options(), 16);
+// Runs `model` on every path this CPU has, expecting each node that
+// `expected(node, path)` names a kernel for (others return "") to run on that
+// kernel, and the same logits as the reference path. Returns the nodes checked.
+template <typename Expected>
+int expect_kernels_on_each_path(const QuantizedModel& model, Expected expected) {
   const std::vector<float> images = random_images(3, model.graph.shapes()[0], 7);
   const KernelPath before = cpu::kernel_path();
   Int32Tensor reference;
@@ -64,14 +65,12 @@ TEST(KernelPath, GroupedAndDepthwiseConvsRunOnEachPathsKernel) {
   for (KernelPath path : {KernelPath::Reference, KernelPath::Avx2, KernelPath::Avx512Vnni}) {
     if (!cpu::kernel_path_supported(path)) continue;
     cpu::set_kernel_path(path);
-    const std::string suffix = path == KernelPath::Reference ? "" : std::string("-") + cpu::kernel_path_name(path);
     const CpuEngine engine(model);
     for (size_t i = 0; i < model.graph.nodes.size(); ++i) {
-      const Node& n = model.graph.nodes[i];
-      if (n.op != Op::Conv2d || n.groups == 1) continue;
-      const bool depthwise = n.channels == n.groups && model.graph.shapes()[n.inputs[0]].c == n.groups;
-      EXPECT_EQ(engine.kernel_name(static_cast<int>(i)), (depthwise ? "conv2d-depthwise" : "conv2d-grouped") + suffix)
-          << n.name << " on " << cpu::kernel_path_name(path);
+      const std::string want = expected(model.graph.nodes[i], path);
+      if (want.empty()) continue;
+      EXPECT_EQ(std::string(engine.kernel_name(static_cast<int>(i))), want)
+          << model.graph.nodes[i].name << " on " << cpu::kernel_path_name(path);
       ++checked;
     }
     const Int32Tensor logits = engine.run(images.data(), 3);
@@ -79,37 +78,36 @@ TEST(KernelPath, GroupedAndDepthwiseConvsRunOnEachPathsKernel) {
     EXPECT_EQ(logits.data, reference.data) << cpu::kernel_path_name(path);
   }
   cpu::set_kernel_path(before);
+  return checked;
+}
+
+bool depthwise(const QuantizedModel& model, const Node& n) {
+  return n.channels == n.groups && model.graph.shapes()[n.inputs[0]].c == n.groups;
+}
+
+// Grouped convs (groups 3, and a depthwise conv with a channel multiplier of
+// 2) and depthwise ones run on each path's own kernel, with the same logits.
+TEST(KernelPath, GroupedAndDepthwiseConvsRunOnEachPathsKernel) {
+  const QuantizedModel model = quantize_random(random_grouped_checkpoint(33), quick_quantize_options(), 16);
+  const int checked = expect_kernels_on_each_path(model, [&](const Node& n, KernelPath path) -> std::string {
+    if (n.op != Op::Conv2d || n.groups == 1) return "";
+    const std::string suffix = path == KernelPath::Reference ? "" : std::string("-") + cpu::kernel_path_name(path);
+    return (depthwise(model, n) ? "conv2d-depthwise" : "conv2d-grouped") + suffix;
+  });
   EXPECT_GE(checked, 4);  // dw, gc, dw5, dw_m2 on the reference path at least
 }
 
 // Dilated dense and grouped convs run on the AVX2 kernels on that path; the
 // AVX-512 VNNI kernel reads adjacent taps only, so that path leaves them to
-// the portable kernels. The logits are the same on every path.
+// the portable kernels.
 TEST(KernelPath, DilatedConvsRunOnTheAvx2Kernels) {
   const QuantizedModel model = quantize_random(random_dilated_checkpoint(41), quick_quantize_options(), 16);
-  const std::vector<float> images = random_images(3, model.graph.shapes()[0], 9);
-  const KernelPath before = cpu::kernel_path();
-  Int32Tensor reference;
-  int checked = 0;
-  for (KernelPath path : {KernelPath::Reference, KernelPath::Avx2, KernelPath::Avx512Vnni}) {
-    if (!cpu::kernel_path_supported(path)) continue;
-    cpu::set_kernel_path(path);
-    const CpuEngine engine(model);
-    for (size_t i = 0; i < model.graph.nodes.size(); ++i) {
-      const Node& n = model.graph.nodes[i];
-      const bool depthwise = n.channels == n.groups && model.graph.shapes()[n.inputs[0]].c == n.groups;
-      if (n.op != Op::Conv2d || n.dilation == 1 || depthwise) continue;
-      const std::string kernel = n.groups == 1 ? "conv2d" : "conv2d-grouped";
-      EXPECT_EQ(std::string(engine.kernel_name(static_cast<int>(i))),
-                path == KernelPath::Avx2 ? kernel + "-avx2" : n.groups == 1 ? kernel + "-reference" : kernel)
-          << n.name << " on " << cpu::kernel_path_name(path);
-      ++checked;
-    }
-    const Int32Tensor logits = engine.run(images.data(), 3);
-    if (path == KernelPath::Reference) reference = logits;
-    EXPECT_EQ(logits.data, reference.data) << cpu::kernel_path_name(path);
-  }
-  cpu::set_kernel_path(before);
+  const int checked = expect_kernels_on_each_path(model, [&](const Node& n, KernelPath path) -> std::string {
+    if (n.op != Op::Conv2d || n.dilation == 1 || depthwise(model, n)) return "";
+    const std::string kernel = n.groups == 1 ? "conv2d" : "conv2d-grouped";
+    if (path == KernelPath::Avx2) return kernel + "-avx2";
+    return n.groups == 1 ? kernel + "-reference" : kernel;
+  });
   EXPECT_GE(checked, 2);  // "dil" and "gc" on the reference path at least
 }
 
