@@ -59,6 +59,12 @@ struct Node {
   int height = 0, width = 0;                // Input
 };
 
+// A conv with one output channel per input channel (groups == channels),
+// reading `in_channels` channels.
+inline bool is_depthwise(const Node& n, int in_channels) {
+  return n.op == Op::Conv2d && n.groups > 1 && n.groups == in_channels && n.channels == n.groups;
+}
+
 class Graph {
  public:
   std::vector<Node> nodes;

@@ -53,7 +53,7 @@ void run_depthwise_float(const FloatOpArgs& a) {
 
 void run_weighted_float(const FloatOpArgs& a) {
   const Node& n = a.node;
-  if (n.op == Op::Conv2d && n.groups > 1 && n.groups == a.in[0].c && n.groups == a.out.c) return run_depthwise_float(a);
+  if (is_depthwise(n, a.in[0].c)) return run_depthwise_float(a);
   const FloatTensor& x = *a.inputs[0];
   const int64_t N = x.dim(0);
   const ActShape in = a.in[0], out = a.out;

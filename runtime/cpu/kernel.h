@@ -81,10 +81,7 @@ inline ConvGeometry conv_geometry(const NodeView& v, int64_t batch) {
 }
 
 // A conv with one output channel per input channel (groups == channels).
-inline bool is_depthwise(const NodeView& v) {
-  const Node& n = v.node();
-  return n.op == Op::Conv2d && n.groups > 1 && n.groups == v.input().c && n.channels == n.groups;
-}
+inline bool is_depthwise(const NodeView& v) { return octet::is_depthwise(v.node(), v.input().c); }
 
 // A weighted node's requantizing epilogue: its parameters, its fused
 // residual (the second input) and its ReLU.

@@ -82,7 +82,7 @@ int expect_kernels_on_each_path(const QuantizedModel& model, Expected expected) 
 }
 
 bool depthwise(const QuantizedModel& model, const Node& n) {
-  return n.channels == n.groups && model.graph.shapes()[n.inputs[0]].c == n.groups;
+  return !n.inputs.empty() && is_depthwise(n, model.graph.shapes()[n.inputs[0]].c);
 }
 
 // Grouped convs (groups 3, and a depthwise conv with a channel multiplier of
