@@ -24,6 +24,9 @@
 #   bench  octet bench infer, ResNet-18 and ResNet-20, batch 256 and 1, --layers
 #          (the trained ResNet-18 of `train` if there is one, else one trained
 #          for a few steps: int8 speed does not depend on the weights)
+#   imported  the ONNX models of .gpu/models (python/tools/gpu_models.py, not
+#          in all): MobileNetV2 CIFAR-10's CPU and GPU logits compared over the
+#          test set; it, MobileNetV2 224 and ResNet-50 224 timed
 #   profile  Nsight Compute on each convolution of one cuda-imma ResNet-18 batch
 #   sanitize  compute-sanitizer's memcheck, racecheck and synccheck on every
 #          cuda-imma tile, forced, on small layers
@@ -396,6 +399,48 @@ for path in sys.argv[1:]:
 EOF
 }
 
+# The imported models python/tools/gpu_models.py packed into .gpu/models:
+# the trained CIFAR-10 MobileNetV2 (grouped kernel, padded pools' neighbours)
+# compared image by image between the CPU and GPU runtimes over the whole
+# test set, and each model timed against LibTorch's fp16 with CUDA graphs.
+stage_imported() {
+  need_build octet
+  local data="$DATA/cifar-10-batches-bin" models="$BUILD/models" name
+  [ -f "$CARRIED/models/models.tar.xz" ] || die "no $CARRIED/models/models.tar.xz: run python/tools/gpu_models.py"
+  mkdir -p "$models"
+  tar xJf "$CARRIED/models/models.tar.xz" -C "$models" || die "could not unpack $CARRIED/models/models.tar.xz"
+  for backend in cpu cuda; do
+    run_logged "predict_mv2_$backend" "$OCTET" predict --quantized "$models/mv2_cifar.int8.octet" --data "$data" \
+      --backend "$backend" --json "$BUILD/predict_mv2_$backend.json"
+  done
+  local report
+  report=$("$PYTHON" - "$BUILD/predict_mv2_cpu.json" "$BUILD/predict_mv2_cuda.json" <<'EOF2'
+import json, sys
+cpu, gpu = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+same = sum(a == b for a, b in zip(cpu["int8_predictions"], gpu["int8_predictions"]))
+print(f"MobileNetV2 CIFAR-10 (JPEG copy): int8 top-1 on the CPU {cpu['int8_top1']:.2f}%, on {gpu['backend']} "
+      f"{gpu['int8_top1']:.2f}%; predictions equal on {same} of {cpu['images']} images; "
+      f"logits bit-exact: {cpu['int8_logits'] == gpu['int8_logits']}")
+sys.exit(0 if cpu["int8_logits"] == gpu["int8_logits"] else 1)
+EOF2
+  ) || die "imported: the CPU and GPU runtimes differ on MobileNetV2: $report"
+  note "$report"
+  for name in mv2_cifar mobilenet_v2 resnet50; do
+    run_logged "bench_$name" "$OCTET" bench infer --checkpoint "$models/$name.octet" \
+      --quantized "$models/$name.int8.octet" --batch 256,1 --backend cuda-imma,cuda-dp4a --iterations 30 \
+      --warmup 5 --layers --json "$RESULTS/bench_$name.json"
+    "$PYTHON" - "$RESULTS/bench_$name.json" "$name" <<'EOF2' | tee -a "$SUMMARY"
+import json, sys
+b = json.load(open(sys.argv[1]))
+for r in b["results"]:
+    print(f"{sys.argv[2]} batch {r['batch']}: {r['backend']} {r['precision']} {r['latency_ms']:.4f} ms "
+          f"{r['images_per_second']:.0f} images/s")
+for s in b["speedups"]:
+    print(f"{sys.argv[2]} batch {s['batch']}: over {s.get('peer')}: {s.get('over_peer')}")
+EOF2
+  done
+}
+
 # Nsight Compute on the convolutions of one ResNet-18 batch of 256, at the
 # card's own clocks, with the tiles the cost model picks (OCTET_IMMA_TUNE=0:
 # the tuner's timing launches would be profiled too).
@@ -466,8 +511,8 @@ for stage in "$@"; do
       done
       [ ${#failed_stages[@]} -eq 0 ] || die "stages ${failed_stages[*]} failed (their lines above say why)"
       ;;
-    carry | deps | build | sass | cuda | test | train | bench | profile | sanitize) run_stage "$stage" ;;
-    *) die "unknown stage '$stage' (carry deps build sass cuda test train bench profile sanitize all)" ;;
+    carry | deps | build | sass | cuda | test | train | bench | imported | profile | sanitize) run_stage "$stage" ;;
+    *) die "unknown stage '$stage' (carry deps build sass cuda test train bench imported profile sanitize all)" ;;
   esac
 done
 note "done: results in $OUT"

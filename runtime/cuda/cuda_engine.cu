@@ -88,7 +88,8 @@ CudaEngine::Impl::Impl(const QuantizedModel& m, CudaBackend b, int d) : device(d
       cuda::WeightPacking packing;  // the dp4a and cuBLASLt kernels read every stored channel
       if (uses_imma(i))
         packing = {cuda::igemm::tap_channels(shapes[n.inputs[0]].c), cuda::igemm::kDepthMultiple};
-      layers[i] = DeviceLayer(cuda::pack_layer(model, shapes, values, i, packing));
+      layers[i] = DeviceLayer(uses_grouped(i) ? cuda::pack_grouped_layer(model, shapes, values, i)
+                                              : cuda::pack_layer(model, shapes, values, i, packing));
     } catch (const Error& e) {
       fail(std::string(backend_name(backend)) + ": " + e.what());
     }
@@ -312,7 +313,9 @@ std::vector<Engine::NodeTiming> CudaEngine::profile(const float* input, int64_t 
   std::vector<NodeTiming> out;
   for (int i = 0; i < n_nodes; ++i) {
     const Node& n = m.model.graph.nodes[i];
-    const std::string kernel = m.uses_imma(i) ? cuda::igemm::tile_config(p.tiles[i]).name : "";
+    const std::string kernel = m.uses_imma(i)      ? cuda::igemm::tile_config(p.tiles[i]).name
+                               : m.uses_grouped(i) ? "grouped-direct"
+                                                   : "";
     out.push_back({n.name, op_name(n.op), kernel, m.macs(i, batch), total[i] / iterations});
   }
   return out;

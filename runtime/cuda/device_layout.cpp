@@ -20,6 +20,17 @@ std::vector<int32_t> padded(const Int32Tensor& values, int count, int32_t fill) 
   return out;
 }
 
+// bias, multiplier, shift and skip multiplier of `node` padded to p.out_c
+// channels that requantize to 0 (no requantization for the output node).
+void pad_requantization(const QuantizedModel& model, int node, PackedLayer& p) {
+  const NodeQuant& q = model.quant[node];
+  p.bias = padded(q.bias, p.out_c, 0);
+  if (node == model.graph.output()) return;
+  p.multiplier = padded(q.multiplier, p.out_c, 0);
+  p.shift = padded(q.shift, p.out_c, 1);
+  if (model.graph.nodes[node].inputs.size() == 2) p.skip_multiplier = padded(q.skip_multiplier, p.out_c, 0);
+}
+
 }  // namespace
 
 ValueLayout plan_values(const Graph& g, const std::vector<ActShape>& shapes, const std::string& who,
@@ -89,12 +100,44 @@ PackedLayer pack_layer(const QuantizedModel& model, const std::vector<ActShape>&
             std::to_string(in.c) + " input channels within the stored " + std::to_string(in.padded_c));
   p.depth = round_up(taps * p.tap_channels, packing.depth_multiple);
   p.weights = pack_weight_rows(w.ptr(), n.channels, taps, in.c, p.out_c, p.tap_channels, p.depth);
-  p.bias = padded(q.bias, p.out_c, 0);
-  if (node != g.output()) {
-    p.multiplier = padded(q.multiplier, p.out_c, 0);
-    p.shift = padded(q.shift, p.out_c, 1);
-    if (n.inputs.size() == 2) p.skip_multiplier = padded(q.skip_multiplier, p.out_c, 0);
-  }
+  pad_requantization(model, node, p);
+  return p;
+}
+
+GroupedConvShape grouped_conv_shape(const Graph& g, const std::vector<ActShape>& shapes, const ValueLayout& values,
+                                    int node, int64_t batch) {
+  const Node& n = g.nodes[node];
+  const ActShape x = shapes[n.inputs[0]], y = shapes[node];
+  GroupedConvShape s;
+  s.batch = batch;
+  s.in_h = x.h, s.in_w = x.w, s.in_stored_c = values.storage[n.inputs[0]].padded_c;
+  s.out_h = y.h, s.out_w = y.w, s.out_stored_c = padded_channels(n.channels, values.channel_alignment);
+  s.out_channels = n.channels;
+  s.in_per_group = x.c / n.groups, s.out_per_group = n.channels / n.groups;
+  s.kernel = n.kernel, s.stride = n.stride, s.padding = n.padding, s.dilation = n.dilation;
+  return s;
+}
+
+PackedLayer pack_grouped_layer(const QuantizedModel& model, const std::vector<ActShape>& shapes,
+                               const ValueLayout& values, int node) {
+  const Graph& g = model.graph;
+  const Node& n = g.nodes[node];
+  check(node != g.output(), "node '" + n.name + "': a grouped or dilated convolution cannot be the output node");
+  const GroupedConvShape s = grouped_conv_shape(g, shapes, values, node, 1);
+  const int taps = n.kernel * n.kernel;
+  const Int8Tensor w = nhwc_weight(g, shapes, node, model.quant[node].weight);  // [O][taps][in_per_group]
+  check(w.dim(1) == int64_t(taps) * s.in_per_group, "node '" + n.name + "': weight has " + std::to_string(w.dim(1)) +
+                                                        " inputs, expected " + std::to_string(taps * s.in_per_group));
+  PackedLayer p;
+  p.out_c = s.out_stored_c;
+  p.tap_channels = s.in_per_group;
+  p.depth = int64_t(taps) * s.in_per_group;
+  p.weights.assign(static_cast<size_t>(p.depth * p.out_c), 0);
+  for (int o = 0; o < n.channels; ++o)
+    for (int t = 0; t < taps; ++t)
+      for (int ci = 0; ci < s.in_per_group; ++ci)
+        p.weights[grouped_weight_offset(s, t, ci, o)] = w.data[(int64_t(o) * taps + t) * s.in_per_group + ci];
+  pad_requantization(model, node, p);
   return p;
 }
 

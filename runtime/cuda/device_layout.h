@@ -9,7 +9,8 @@
 //  - conv and linear weights are packed once into [out_c][K], K tap-major
 //    over a chosen number of channels per tap and padded with zeros to a
 //    multiple the kernel wants, out_c padded too, with requantization
-//    parameters that make every padding channel come out 0;
+//    parameters that make every padding channel come out 0 (grouped and
+//    dilated convs: [K][out_c], conv2d_grouped_kernel.h);
 //  - one arena per batch size holds every value; a value's buffer is reused
 //    once no later node reads it.
 #pragma once
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "qmodel/quantized_model.h"
+#include "runtime/cuda/conv2d_grouped_kernel.h"
 
 namespace octet::cuda {
 
@@ -78,6 +80,16 @@ struct PackedLayer {
 };
 PackedLayer pack_layer(const QuantizedModel& model, const std::vector<ActShape>& shapes, const ValueLayout& values,
                        int node, const WeightPacking& packing = {});
+
+// Convolutions that no implicit GEMM runs (grouped, depthwise or dilated):
+// conv2d_grouped_kernel.h runs them, on every backend.
+inline bool runs_grouped_kernel(const Node& n) { return n.op == Op::Conv2d && (n.groups != 1 || n.dilation != 1); }
+GroupedConvShape grouped_conv_shape(const Graph& g, const std::vector<ActShape>& shapes, const ValueLayout& values,
+                                    int node, int64_t batch);
+// Such a conv's weights as grouped_weight_offset lays them out (depth: taps
+// x input channels per group; tap_channels: the latter).
+PackedLayer pack_grouped_layer(const QuantizedModel& model, const std::vector<ActShape>& shapes,
+                               const ValueLayout& values, int node);
 
 // Arena offsets for one batch size: value v (an owner) lives from node v to
 // the last node reading it (or to the end with retain_all) and takes the

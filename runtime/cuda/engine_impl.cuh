@@ -147,7 +147,15 @@ struct CudaEngine::Impl {
   std::string imma_unsupported(int node, int64_t batch) const;
   int tuned_tile(const Plan& p, int node);
   double time_imma(const Plan& p, int node, int tile) const;
-  bool uses_imma(int node) const { return backend == CudaBackend::Imma && model.graph.nodes[node].op == Op::Conv2d; }
+  bool uses_imma(int node) const {
+    const Node& n = model.graph.nodes[node];
+    return backend == CudaBackend::Imma && n.op == Op::Conv2d && !uses_grouped(node);
+  }
+  // A grouped, depthwise or dilated conv: conv2d_grouped.cuh, on every backend.
+  bool uses_grouped(int node) const { return cuda::runs_grouped_kernel(model.graph.nodes[node]); }
+  cuda::GroupedConvShape grouped_shape(int node, int64_t batch) const {
+    return cuda::grouped_conv_shape(model.graph, shapes, values, node, batch);
+  }
   // The global average pool of a fused network tail, or -1 (not when every node's value is retained).
   int fused_pool(const Plan& p) const { return p.retains_all ? -1 : tail_pool; }
   void enqueue_tail(const Plan& p) const;

@@ -3,6 +3,7 @@
 // network's tail in one kernel; and the CUDA graph of a plan, captured on its
 // second run and replayed after.
 #include "runtime/cuda/conv2d_dp4a.cuh"
+#include "runtime/cuda/conv2d_grouped.cuh"
 #include "runtime/cuda/conv2d_imma.cuh"
 #include "runtime/cuda/engine_impl.cuh"
 #include "runtime/cuda/epilogue.cuh"
@@ -26,6 +27,11 @@ void CudaEngine::Impl::enqueue_tail(const Plan& p) const {
 void CudaEngine::Impl::enqueue_weighted(const Plan& p, int node) const {
   const Node& n = model.graph.nodes[node];
   const DeviceLayer& layer = layers[node];
+  if (uses_grouped(node)) {
+    cuda::conv2d_grouped(grouped_shape(node, p.batch), value(p, n.inputs[0]), layer.weights.get(), epilogue(p, node),
+                         value(p, node), stream.get());
+    return;
+  }
   const cuda::ConvShape s = conv_shape(node, p.batch);
   const int8_t* x = value(p, n.inputs[0]);
   const bool is_output = node == output();

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "runtime/cuda/conv2d_dp4a.cuh"
+#include "runtime/cuda/conv2d_grouped.cuh"
 #include "runtime/cuda/conv2d_imma.cuh"
 #include "runtime/cuda/engine_impl.cuh"
 #include "runtime/cuda/linear_dp4a.cuh"
@@ -34,6 +35,7 @@ std::string CudaEngine::Impl::imma_unsupported(int node, int64_t batch) const {
 }
 
 std::string CudaEngine::Impl::unsupported(int node, int64_t batch) const {
+  if (uses_grouped(node)) return cuda::conv2d_grouped_unsupported(grouped_shape(node, batch));
   const cuda::ConvShape s = conv_shape(node, batch);
   if (backend == CudaBackend::CublasLt) return cuda::LtGemm::unsupported(s.out_c, s.rows(), s.depth());
   if (uses_imma(node)) return imma_unsupported(node, batch);
@@ -103,7 +105,7 @@ std::unique_ptr<CudaEngine::Impl::Plan> CudaEngine::Impl::make_plan(int64_t batc
     const std::string at = where(i) + " at batch " + std::to_string(batch);
     const std::string why = unsupported(i, batch);
     check(why.empty(), at + ": the kernel cannot run it: " + why);
-    if (backend != CudaBackend::CublasLt) continue;
+    if (backend != CudaBackend::CublasLt || uses_grouped(i)) continue;
     const cuda::ConvShape s = conv_shape(i, batch);
     if (n.op == Op::Conv2d && !s.is_pointwise())
       patch_bytes = std::max(patch_bytes, cuda::round_up(s.rows() * s.depth(), cuda::kBufferAlignment));

@@ -20,12 +20,12 @@ const OpEntry kLaunchers[] = {
      }},
     {Op::MaxPool2d,
      [](const NodeLaunch& l) {
-       max_pool(l.x, l.batch, l.in.h, l.in.w, l.in_c, l.n.kernel, l.n.stride, l.y, l.stream);
+       max_pool(l.x, l.batch, l.in, l.in_c, l.out, l.n.kernel, l.n.stride, l.n.padding, l.y, l.stream);
      }},
     {Op::AvgPool2d,
      [](const NodeLaunch& l) {
-       avg_pool(l.x, l.batch, l.in.h, l.in.w, l.in_c, l.n.kernel, l.n.stride, l.q.multiplier.data[0],
-                      l.q.shift.data[0], l.y, l.stream);
+       avg_pool(l.x, l.batch, l.in, l.in_c, l.out, l.n.kernel, l.n.stride, l.n.padding, l.q.multiplier.data[0],
+                l.q.shift.data[0], l.y, l.stream);
      }},
     {Op::GlobalAvgPool,
      [](const NodeLaunch& l) {

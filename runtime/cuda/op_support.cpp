@@ -10,19 +10,10 @@ struct OpSupport {
 
 std::string always(const Node&) { return ""; }
 
-std::string dense_conv(const Node& n) {
-  if (n.groups != 1) return "no CUDA kernel for grouped convolutions yet";
-  return n.dilation == 1 ? "" : "no CUDA kernel for dilated convolutions yet";
-}
-
-std::string unpadded_pool(const Node& n) {
-  return n.padding == 0 && !n.ceil_mode ? "" : "no CUDA kernel for padded or ceil_mode pools yet";
-}
-
 // The operators with a CUDA kernel (cuda_engine.cu launches them); any other is refused.
 const OpSupport kSupported[] = {
-    {Op::Input, always},     {Op::Conv2d, dense_conv}, {Op::Linear, always},    {Op::ReLU, always},
-    {Op::MaxPool2d, unpadded_pool}, {Op::AvgPool2d, unpadded_pool}, {Op::GlobalAvgPool, always}, {Op::Add, always},
+    {Op::Input, always},     {Op::Conv2d, always},    {Op::Linear, always},        {Op::ReLU, always},
+    {Op::MaxPool2d, always}, {Op::AvgPool2d, always}, {Op::GlobalAvgPool, always}, {Op::Add, always},
     {Op::Flatten, always},   {Op::ShortcutA, always},
 };
 }  // namespace

@@ -5,11 +5,18 @@ namespace octet::cuda {
 namespace {
 
 struct PoolShape {
-  int h, w, c, kernel, stride, out_h, out_w;
+  int h, w, c, kernel, stride, padding, out_h, out_w;
 };
 
+// One output's window along one dimension inside the input, [begin, end): as
+// graph/ops/pool2d.h's pool_span, the padding adding nothing.
+__device__ __forceinline__ int2 window_span(int out_index, int size, const PoolShape& s) {
+  const int start = out_index * s.stride - s.padding;
+  return make_int2(max(start, 0), min(min(start + s.kernel, size + s.padding), size));
+}
+
 // The window of output element i = ((n * out_h + oy) * out_w + ox) * c + ch:
-// calls visit(value) for each of its kernel x kernel inputs.
+// calls visit(value) for each of its inputs inside the image.
 template <typename Visit>
 __device__ __forceinline__ void for_each_in_window(const int8_t* __restrict__ in, const PoolShape& s, int64_t i,
                                                    Visit visit) {
@@ -17,9 +24,10 @@ __device__ __forceinline__ void for_each_in_window(const int8_t* __restrict__ in
   const int ox = static_cast<int>((i / s.c) % s.out_w);
   const int oy = static_cast<int>((i / (int64_t(s.c) * s.out_w)) % s.out_h);
   const int64_t n = i / (int64_t(s.c) * s.out_w * s.out_h);
-  for (int ky = 0; ky < s.kernel; ++ky) {
-    const int8_t* row = in + ((n * s.h + oy * s.stride + ky) * s.w + ox * s.stride) * s.c + ch;
-    for (int kx = 0; kx < s.kernel; ++kx) visit(row[int64_t(kx) * s.c]);
+  const int2 ys = window_span(oy, s.h, s), xs = window_span(ox, s.w, s);
+  for (int iy = ys.x; iy < ys.y; ++iy) {
+    const int8_t* row = in + (n * s.h + iy) * int64_t(s.w) * s.c + ch;
+    for (int ix = xs.x; ix < xs.y; ++ix) visit(row[int64_t(ix) * s.c]);
   }
 }
 
@@ -54,11 +62,14 @@ __global__ void global_avg_pool_kernel(const int8_t* __restrict__ in, int64_t co
   out[i] = static_cast<int8_t>(::octet::requantize(sum, multiplier, 0, 0, shift, -128));
 }
 
-PoolShape pool_shape(const char* op, int64_t batch, int h, int w, int c, int kernel, int stride) {
-  check(batch > 0 && c > 0 && kernel > 0 && stride > 0 && kernel <= h && kernel <= w,
-        std::string("cuda ") + op + ": cannot pool " + std::to_string(h) + "x" + std::to_string(w) + " with kernel " +
-            std::to_string(kernel) + ", stride " + std::to_string(stride));
-  const PoolShape s{h, w, c, kernel, stride, (h - kernel) / stride + 1, (w - kernel) / stride + 1};
+PoolShape pool_shape(const char* op, int64_t batch, const ActShape& in, int c, const ActShape& out, int kernel,
+                     int stride, int padding) {
+  check(batch > 0 && c > 0 && kernel > 0 && stride > 0 && padding >= 0 && 2 * padding <= kernel &&
+            kernel <= in.h + 2 * padding && kernel <= in.w + 2 * padding && out.h > 0 && out.w > 0,
+        std::string("cuda ") + op + ": cannot pool " + std::to_string(in.h) + "x" + std::to_string(in.w) +
+            " with kernel " + std::to_string(kernel) + ", stride " + std::to_string(stride) + ", padding " +
+            std::to_string(padding));
+  const PoolShape s{in.h, in.w, c, kernel, stride, padding, out.h, out.w};
   check(batch * s.out_h * s.out_w * c <= kMaxElementwiseCount, std::string("cuda ") + op + ": too many outputs");
   return s;
 }
@@ -83,15 +94,15 @@ void launch_global_avg_pool(const int8_t* in, int64_t count, int64_t plane, int 
 
 }  // namespace
 
-void max_pool(const int8_t* in, int64_t batch, int h, int w, int c, int kernel, int stride, int8_t* out,
-              cudaStream_t stream) {
-  const PoolShape s = pool_shape("max_pool", batch, h, w, c, kernel, stride);
+void max_pool(const int8_t* in, int64_t batch, const ActShape& in_shape, int c, const ActShape& out_shape, int kernel,
+              int stride, int padding, int8_t* out, cudaStream_t stream) {
+  const PoolShape s = pool_shape("max_pool", batch, in_shape, c, out_shape, kernel, stride, padding);
   launch_max_pool(in, s, batch * s.out_h * s.out_w * c, out, stream);
 }
 
-void avg_pool(const int8_t* in, int64_t batch, int h, int w, int c, int kernel, int stride, int32_t multiplier,
-              int32_t shift, int8_t* out, cudaStream_t stream) {
-  const PoolShape s = pool_shape("avg_pool", batch, h, w, c, kernel, stride);
+void avg_pool(const int8_t* in, int64_t batch, const ActShape& in_shape, int c, const ActShape& out_shape, int kernel,
+              int stride, int padding, int32_t multiplier, int32_t shift, int8_t* out, cudaStream_t stream) {
+  const PoolShape s = pool_shape("avg_pool", batch, in_shape, c, out_shape, kernel, stride, padding);
   launch_avg_pool(in, s, batch * s.out_h * s.out_w * c, multiplier, shift, out, stream);
 }
 

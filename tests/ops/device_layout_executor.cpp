@@ -4,6 +4,7 @@
 
 #include "common/error.h"
 #include "common/requantize.h"
+#include "graph/ops/pool2d.h"
 #include "runtime/cuda/device_layout.h"
 #include "runtime/cuda/implicit_gemm.h"
 
@@ -43,6 +44,17 @@ LayoutRun run_in_device_layout(const QuantizedModel& model, const std::vector<fl
         break;
       case Op::Conv2d:
       case Op::Linear: {
+        if (cuda::runs_grouped_kernel(n)) {  // the CUDA kernel's own arithmetic, thread by thread
+          const cuda::PackedLayer layer = cuda::pack_grouped_layer(model, shapes, layout, i);
+          RequantEpilogue e;
+          e.bias = layer.bias.data(), e.multiplier = layer.multiplier.data(), e.shift = layer.shift.data();
+          e.relu = n.relu;
+          if (n.inputs.size() == 2) e.skip = value(n.inputs[1]), e.skip_multiplier = layer.skip_multiplier.data();
+          const cuda::GroupedConvShape s = cuda::grouped_conv_shape(g, shapes, layout, i, batch);
+          for (int64_t word = 0; word < s.words(); ++word)
+            cuda::grouped_conv_word(src, layer.weights.data(), s, e, word, dst);
+          break;
+        }
         const bool conv = n.op == Op::Conv2d;
         cuda::WeightPacking packing;
         if (imma && conv) packing = {cuda::igemm::tap_channels(x.c), cuda::igemm::kDepthMultiple};
@@ -83,15 +95,19 @@ LayoutRun run_in_device_layout(const QuantizedModel& model, const std::vector<fl
       case Op::AvgPool2d:
       case Op::GlobalAvgPool: {
         const bool global = n.op == Op::GlobalAvgPool;
-        const int kh = global ? x.h : n.kernel, kw = global ? x.w : n.kernel, stride = global ? 1 : n.stride;
+        // Each output's window inside the input: the padding adds nothing.
+        auto span = [&](int out_index, int size) {
+          return global ? ops::PoolSpan{0, size, size} : ops::pool_span(out_index, size, n);
+        };
         for (int64_t b = 0; b < batch; ++b)
           for (int oy = 0; oy < y.h; ++oy)
             for (int ox = 0; ox < y.w; ++ox)
               for (int c = 0; c < in_c; ++c) {
                 int32_t best = -128, sum = 0;
-                for (int ky = 0; ky < kh; ++ky)
-                  for (int kx = 0; kx < kw; ++kx) {
-                    const int8_t v = src[at(b, oy * stride + ky, ox * stride + kx, c, x.h, x.w, in_c)];
+                const ops::PoolSpan sy = span(oy, x.h), sx = span(ox, x.w);
+                for (int iy = sy.begin; iy < sy.end; ++iy)
+                  for (int ix = sx.begin; ix < sx.end; ++ix) {
+                    const int8_t v = src[at(b, iy, ix, c, x.h, x.w, in_c)];
                     best = std::max<int32_t>(best, v);
                     sum += v;
                   }
