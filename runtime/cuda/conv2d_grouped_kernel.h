@@ -22,8 +22,12 @@ struct GroupedConvShape {
   int out_channels = 0;  // real ones; the stored channels past them come out 0
   int in_per_group = 0, out_per_group = 0;
   int kernel = 0, stride = 1, padding = 0, dilation = 1;
-  OCTET_HOST_DEVICE int64_t words() const { return batch * out_h * out_w * (out_stored_c / 4); }
   OCTET_HOST_DEVICE bool depthwise() const { return in_per_group == 1 && out_per_group == 1; }
+  // Output channels per thread: 16 (one 16-byte load per tap) for depthwise
+  // convs whose channels allow it, else 4.
+  OCTET_HOST_DEVICE int lanes() const { return depthwise() && out_stored_c % 16 == 0 ? 16 : 4; }
+  // Threads: one per `lanes()` stored channels of each output pixel.
+  OCTET_HOST_DEVICE int64_t items() const { return batch * out_h * out_w * (out_stored_c / lanes()); }
 };
 
 // Weights as the kernel reads them: [kernel * kernel][in_per_group][out_stored_c],
@@ -32,41 +36,51 @@ OCTET_HOST_DEVICE int64_t grouped_weight_offset(const GroupedConvShape& s, int t
   return (int64_t(tap) * s.in_per_group + in_channel) * s.out_stored_c + out_channel;
 }
 
-OCTET_HOST_DEVICE uint32_t load_word(const int8_t* p) {  // 4-byte aligned
+// `Words` 4-byte words from `p` (aligned to 4 * Words bytes).
+template <int Words>
+OCTET_HOST_DEVICE void load_words(const int8_t* p, uint32_t (&v)[Words]) {
 #ifdef __CUDA_ARCH__
-  return *reinterpret_cast<const uint32_t*>(p);
+  if constexpr (Words == 4) {
+    const uint4 q = *reinterpret_cast<const uint4*>(p);
+    v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
+  } else {
+    for (int i = 0; i < Words; ++i) v[i] = reinterpret_cast<const uint32_t*>(p)[i];
+  }
 #else
-  uint32_t v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
+  std::memcpy(v, p, sizeof v);
 #endif
 }
 
-OCTET_HOST_DEVICE void store_word(int8_t* p, uint32_t v) {  // 4-byte aligned
+template <int Words>
+OCTET_HOST_DEVICE void store_words(int8_t* p, const uint32_t (&v)[Words]) {
 #ifdef __CUDA_ARCH__
-  *reinterpret_cast<uint32_t*>(p) = v;
+  if constexpr (Words == 4) {
+    *reinterpret_cast<uint4*>(p) = make_uint4(v[0], v[1], v[2], v[3]);
+  } else {
+    for (int i = 0; i < Words; ++i) reinterpret_cast<uint32_t*>(p)[i] = v[i];
+  }
 #else
-  std::memcpy(p, &v, sizeof v);
+  std::memcpy(p, v, sizeof v);
 #endif
 }
 
 OCTET_HOST_DEVICE int32_t byte_of(uint32_t word, int j) { return static_cast<int8_t>(word >> (8 * j)); }
 
-// Output word `word` (pixel-major, then groups of 4 stored channels) of the conv.
-OCTET_HOST_DEVICE void grouped_conv_word(const int8_t* __restrict__ x, const int8_t* __restrict__ w,
-                                         const GroupedConvShape& s, const RequantEpilogue& e, int64_t word,
+// Thread `item` of the conv (pixel-major, then runs of Lanes stored output
+// channels); Lanes is s.lanes().
+template <int Lanes>
+OCTET_HOST_DEVICE void grouped_conv_item(const int8_t* __restrict__ x, const int8_t* __restrict__ w,
+                                         const GroupedConvShape& s, const RequantEpilogue& e, int64_t item,
                                          int8_t* __restrict__ y) {
-  const int words_per_pixel = s.out_stored_c / 4;
-  const int c0 = static_cast<int>(word % words_per_pixel) * 4;
-  const int64_t pixel = word / words_per_pixel;
+  constexpr int kWords = Lanes / 4;
+  const int runs_per_pixel = s.out_stored_c / Lanes;
+  const int c0 = static_cast<int>(item % runs_per_pixel) * Lanes;
+  const int64_t pixel = item / runs_per_pixel;
   const int ox = static_cast<int>(pixel % s.out_w);
-  const int oy = static_cast<int>((pixel / s.out_w) % s.out_h);
-  const int64_t b = pixel / (int64_t(s.out_w) * s.out_h);
-  // The first input channel of each output channel's group; -1 past the real channels.
-  int first_in[4];
-  for (int j = 0; j < 4; ++j)
-    first_in[j] = c0 + j < s.out_channels ? (c0 + j) / s.out_per_group * s.in_per_group : -1;
-  int32_t acc[4] = {0, 0, 0, 0};
+  const int64_t rows = pixel / s.out_w;
+  const int oy = static_cast<int>(rows % s.out_h);
+  const int64_t b = rows / s.out_h;
+  int32_t acc[Lanes] = {};
   for (int ky = 0; ky < s.kernel; ++ky) {
     const int iy = oy * s.stride - s.padding + ky * s.dilation;
     if (iy < 0 || iy >= s.in_h) continue;
@@ -75,22 +89,31 @@ OCTET_HOST_DEVICE void grouped_conv_word(const int8_t* __restrict__ x, const int
       if (ix < 0 || ix >= s.in_w) continue;
       const int8_t* in = x + ((b * s.in_h + iy) * s.in_w + ix) * s.in_stored_c;
       const int tap = ky * s.kernel + kx;
-      if (s.depthwise()) {  // output channel c reads input channel c: one word of each
-        const uint32_t xs = load_word(in + c0), ws = load_word(w + grouped_weight_offset(s, tap, 0, c0));
-        for (int j = 0; j < 4; ++j) acc[j] += byte_of(xs, j) * byte_of(ws, j);
+      if (s.depthwise()) {  // output channel c reads input channel c: Lanes bytes of each
+        uint32_t xs[kWords], ws[kWords];
+        load_words(in + c0, xs);
+        load_words(w + grouped_weight_offset(s, tap, 0, c0), ws);
+        for (int j = 0; j < Lanes; ++j) acc[j] += byte_of(xs[j / 4], j % 4) * byte_of(ws[j / 4], j % 4);
         continue;
       }
       for (int ci = 0; ci < s.in_per_group; ++ci) {
-        const uint32_t ws = load_word(w + grouped_weight_offset(s, tap, ci, c0));
-        for (int j = 0; j < 4; ++j)
-          if (first_in[j] >= 0) acc[j] += int32_t(in[first_in[j] + ci]) * byte_of(ws, j);
+        uint32_t ws[kWords];
+        load_words(w + grouped_weight_offset(s, tap, ci, c0), ws);
+        for (int j = 0; j < Lanes; ++j)  // output channel c0 + j's group starts at input channel first
+          if (const int o = c0 + j; o < s.out_channels)
+            acc[j] += int32_t(in[o / s.out_per_group * s.in_per_group + ci]) * byte_of(ws[j / 4], j % 4);
       }
     }
   }
   const int64_t at = pixel * s.out_stored_c + c0;
-  store_word(y + at, pack_int8x4(requantize_output(acc[0], c0, at, e), requantize_output(acc[1], c0 + 1, at + 1, e),
-                                  requantize_output(acc[2], c0 + 2, at + 2, e),
-                                  requantize_output(acc[3], c0 + 3, at + 3, e)));
+  uint32_t out[kWords];
+  for (int i = 0; i < kWords; ++i) {
+    const int j = 4 * i;
+    out[i] = pack_int8x4(requantize_output(acc[j], c0 + j, at + j, e), requantize_output(acc[j + 1], c0 + j + 1, at + j + 1, e),
+                         requantize_output(acc[j + 2], c0 + j + 2, at + j + 2, e),
+                         requantize_output(acc[j + 3], c0 + j + 3, at + j + 3, e));
+  }
+  store_words(y + at, out);
 }
 
 }  // namespace octet::cuda

@@ -51,8 +51,11 @@ LayoutRun run_in_device_layout(const QuantizedModel& model, const std::vector<fl
           e.relu = n.relu;
           if (n.inputs.size() == 2) e.skip = value(n.inputs[1]), e.skip_multiplier = layer.skip_multiplier.data();
           const cuda::GroupedConvShape s = cuda::grouped_conv_shape(g, shapes, layout, i, batch);
-          for (int64_t word = 0; word < s.words(); ++word)
-            cuda::grouped_conv_word(src, layer.weights.data(), s, e, word, dst);
+          for (int64_t item = 0; item < s.items(); ++item)
+            if (s.lanes() == 16)
+              cuda::grouped_conv_item<16>(src, layer.weights.data(), s, e, item, dst);
+            else
+              cuda::grouped_conv_item<4>(src, layer.weights.data(), s, e, item, dst);
           break;
         }
         const bool conv = n.op == Op::Conv2d;
