@@ -4,13 +4,27 @@ namespace octet::cuda {
 
 namespace {
 
-template <int Lanes>
+template <int Lanes, int Kernel>
 __global__ void conv2d_grouped_kernel(const GroupedConvShape s, const int8_t* __restrict__ input,
                                       const int8_t* __restrict__ weights, const RequantEpilogue e,
                                       int8_t* __restrict__ output) {
   const int64_t item = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (item < s.items()) grouped_conv_item<Lanes>(input, weights, s, e, item, output);
+  if (item < s.items()) grouped_conv_item<Lanes, Kernel>(input, weights, s, e, item, output);
 }
+
+struct Launch {
+  const GroupedConvShape& s;
+  const int8_t* input;
+  const int8_t* weights;
+  const RequantEpilogue& e;
+  int8_t* output;
+  cudaStream_t stream;
+  template <int Lanes, int Kernel>
+  void run() const {
+    conv2d_grouped_kernel<Lanes, Kernel><<<elementwise_grid(s.items()), kBlockSize, 0, stream>>>(s, input, weights, e,
+                                                                                                output);
+  }
+};
 
 }  // namespace
 
@@ -26,11 +40,7 @@ void conv2d_grouped(const GroupedConvShape& s, const int8_t* input, const int8_t
                     int8_t* output, cudaStream_t stream) {
   const std::string why = conv2d_grouped_unsupported(s);
   check(why.empty(), "cuda conv2d_grouped: " + why);
-  const dim3 grid = elementwise_grid(s.items());
-  if (s.lanes() == 16)
-    conv2d_grouped_kernel<16><<<grid, kBlockSize, 0, stream>>>(s, input, weights, e, output);
-  else
-    conv2d_grouped_kernel<4><<<grid, kBlockSize, 0, stream>>>(s, input, weights, e, output);
+  visit_grouped_variant(s, Launch{s, input, weights, e, output, stream});
   CUDA_CHECK_LAUNCH();
 }
 

@@ -12,6 +12,13 @@
 #include "runtime/cuda/int8x4.h"
 #include "runtime/requant_epilogue.h"
 
+// Loops of a constant trip count unrolled on the device (host compilers do not know the pragma).
+#ifdef __CUDA_ARCH__
+#define OCTET_DEVICE_UNROLL _Pragma("unroll")
+#else
+#define OCTET_DEVICE_UNROLL
+#endif
+
 namespace octet::cuda {
 
 // Activations NHWC int8 with stored (padded) channels, a multiple of 4.
@@ -67,12 +74,14 @@ OCTET_HOST_DEVICE void store_words(int8_t* p, const uint32_t (&v)[Words]) {
 OCTET_HOST_DEVICE int32_t byte_of(uint32_t word, int j) { return static_cast<int8_t>(word >> (8 * j)); }
 
 // Thread `item` of the conv (pixel-major, then runs of Lanes stored output
-// channels); Lanes is s.lanes().
-template <int Lanes>
+// channels); Lanes is s.lanes(). Kernel: s.kernel fixed at compile time (its
+// taps unrolled, so that their loads issue together), or 0.
+template <int Lanes, int Kernel>
 OCTET_HOST_DEVICE void grouped_conv_item(const int8_t* __restrict__ x, const int8_t* __restrict__ w,
                                          const GroupedConvShape& s, const RequantEpilogue& e, int64_t item,
                                          int8_t* __restrict__ y) {
   constexpr int kWords = Lanes / 4;
+  const int kernel = Kernel > 0 ? Kernel : s.kernel;
   const int runs_per_pixel = s.out_stored_c / Lanes;
   const int c0 = static_cast<int>(item % runs_per_pixel) * Lanes;
   const int64_t pixel = item / runs_per_pixel;
@@ -81,27 +90,29 @@ OCTET_HOST_DEVICE void grouped_conv_item(const int8_t* __restrict__ x, const int
   const int oy = static_cast<int>(rows % s.out_h);
   const int64_t b = rows / s.out_h;
   int32_t acc[Lanes] = {};
-  for (int ky = 0; ky < s.kernel; ++ky) {
+  OCTET_DEVICE_UNROLL
+  for (int ky = 0; ky < kernel; ++ky) {
     const int iy = oy * s.stride - s.padding + ky * s.dilation;
     if (iy < 0 || iy >= s.in_h) continue;
-    for (int kx = 0; kx < s.kernel; ++kx) {
+    OCTET_DEVICE_UNROLL
+    for (int kx = 0; kx < kernel; ++kx) {
       const int ix = ox * s.stride - s.padding + kx * s.dilation;
       if (ix < 0 || ix >= s.in_w) continue;
       const int8_t* in = x + ((b * s.in_h + iy) * s.in_w + ix) * s.in_stored_c;
-      const int tap = ky * s.kernel + kx;
-      if (s.depthwise()) {  // output channel c reads input channel c: Lanes bytes of each
+      const int tap = ky * kernel + kx;
+      if (Lanes == 16 || s.depthwise()) {  // output channel c reads input channel c: Lanes bytes of each
         uint32_t xs[kWords], ws[kWords];
         load_words(in + c0, xs);
         load_words(w + grouped_weight_offset(s, tap, 0, c0), ws);
         for (int j = 0; j < Lanes; ++j) acc[j] += byte_of(xs[j / 4], j % 4) * byte_of(ws[j / 4], j % 4);
-        continue;
-      }
-      for (int ci = 0; ci < s.in_per_group; ++ci) {
-        uint32_t ws[kWords];
-        load_words(w + grouped_weight_offset(s, tap, ci, c0), ws);
-        for (int j = 0; j < Lanes; ++j)  // output channel c0 + j's group starts at input channel first
-          if (const int o = c0 + j; o < s.out_channels)
-            acc[j] += int32_t(in[o / s.out_per_group * s.in_per_group + ci]) * byte_of(ws[j / 4], j % 4);
+      } else if constexpr (Lanes == 4) {
+        for (int ci = 0; ci < s.in_per_group; ++ci) {
+          uint32_t ws[kWords];
+          load_words(w + grouped_weight_offset(s, tap, ci, c0), ws);
+          for (int j = 0; j < Lanes; ++j)  // output channel c0 + j's group starts at input channel first
+            if (const int o = c0 + j; o < s.out_channels)
+              acc[j] += int32_t(in[o / s.out_per_group * s.in_per_group + ci]) * byte_of(ws[j / 4], j % 4);
+        }
       }
     }
   }
@@ -114,6 +125,17 @@ OCTET_HOST_DEVICE void grouped_conv_item(const int8_t* __restrict__ x, const int
                          requantize_output(acc[j + 3], c0 + j + 3, at + j + 3, e));
   }
   store_words(y + at, out);
+}
+
+// Calls visitor.template run<Lanes, Kernel>() with the instantiation of
+// grouped_conv_item that runs `s`: the CUDA launcher and the host executor
+// of the tests pick the same one.
+template <typename Visitor>
+void visit_grouped_variant(const GroupedConvShape& s, Visitor&& visitor) {
+  if (s.lanes() == 4) return visitor.template run<4, 0>();
+  if (s.kernel == 3) return visitor.template run<16, 3>();
+  if (s.kernel == 5) return visitor.template run<16, 5>();
+  visitor.template run<16, 0>();
 }
 
 }  // namespace octet::cuda

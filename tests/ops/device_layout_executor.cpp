@@ -10,6 +10,21 @@
 
 namespace octet {
 
+namespace {
+// The CUDA grouped kernel's threads one after another.
+struct EveryThread {
+  const int8_t* x;
+  const int8_t* w;
+  const cuda::GroupedConvShape& s;
+  const RequantEpilogue& e;
+  int8_t* y;
+  template <int Lanes, int Kernel>
+  void run() const {
+    for (int64_t item = 0; item < s.items(); ++item) cuda::grouped_conv_item<Lanes, Kernel>(x, w, s, e, item, y);
+  }
+};
+}  // namespace
+
 LayoutRun run_in_device_layout(const QuantizedModel& model, const std::vector<float>& images, int64_t batch,
                                bool retain_all, bool imma) {
   const Graph& g = model.graph;
@@ -51,11 +66,7 @@ LayoutRun run_in_device_layout(const QuantizedModel& model, const std::vector<fl
           e.relu = n.relu;
           if (n.inputs.size() == 2) e.skip = value(n.inputs[1]), e.skip_multiplier = layer.skip_multiplier.data();
           const cuda::GroupedConvShape s = cuda::grouped_conv_shape(g, shapes, layout, i, batch);
-          for (int64_t item = 0; item < s.items(); ++item)
-            if (s.lanes() == 16)
-              cuda::grouped_conv_item<16>(src, layer.weights.data(), s, e, item, dst);
-            else
-              cuda::grouped_conv_item<4>(src, layer.weights.data(), s, e, item, dst);
+          cuda::visit_grouped_variant(s, EveryThread{src, layer.weights.data(), s, e, dst});
           break;
         }
         const bool conv = n.op == Op::Conv2d;
