@@ -19,6 +19,7 @@ std::shared_ptr<PyCheckpoint> import_onnx_py(const std::string& path, const std:
   py::gil_scoped_release release;
   return std::make_shared<PyCheckpoint>(path, import_onnx(path, OnnxImportOptions{dataset, mean, std}));
 #else
+  (void)dataset, (void)mean, (void)std;
   fail("octet.import_onnx('" + path + "') needs the ONNX library, and this octet was built without it: install it "
        "(Debian: apt-get install libonnx-dev) and build again");
 #endif
