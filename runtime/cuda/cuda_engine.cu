@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "graph/ops/activation.h"
 #include "runtime/cuda/conv2d_imma.cuh"
 #include "runtime/cuda/engine_impl.cuh"
 #include "runtime/cuda/op_support.h"
@@ -79,6 +80,14 @@ CudaEngine::Impl::Impl(const QuantizedModel& m, CudaBackend b, int d) : device(d
     lt_workspace = DeviceBuffer<uint8_t>(kCublasLtWorkspace);
   }
 
+  // Activation tables, made once from the scales as the CPU runtime makes them.
+  tables.resize(n_nodes);
+  for (int i = 0; i < n_nodes; ++i) {
+    const Node& n = g.nodes[i];
+    if (n.op != Op::Activation) continue;
+    const std::array<int8_t, 256> table = ops::activation_table(n, model.quant[n.inputs[0]].scale, model.quant[i].scale);
+    tables[i] = cuda::upload(std::vector<int8_t>(table.begin(), table.end()));
+  }
   // Weights packed once (device_layout.h).
   layers.resize(n_nodes);
   for (int i = 0; i < n_nodes; ++i) {

@@ -72,7 +72,7 @@ void CudaEngine::Impl::enqueue_node(const Plan& p, int node) const {
   const cuda::OpLauncher launch = cuda::launcher(n.op);
   check(launch != nullptr, where(node) + ": no launcher for its operator");
   const bool reads = !n.inputs.empty();
-  const cuda::NodeLaunch args{n,
+  cuda::NodeLaunch args{n,
                         model.quant[node],
                         p.batch,
                         p.input.get(),
@@ -84,7 +84,16 @@ void CudaEngine::Impl::enqueue_node(const Plan& p, int node) const {
                         reads ? storage(n.inputs[0]).padded_c : 0,
                         storage(node).padded_c,
                         storage(node).bytes(),
-                        stream.get()};
+                        stream.get(),
+                        {},
+                        {},
+                        {},
+                        tables[node].get()};
+  for (const int in : n.inputs) {
+    args.inputs.push_back(value(p, in));
+    args.in_shapes.push_back(shapes[in]);
+    args.inputs_c.push_back(storage(in).padded_c);
+  }
   launch(args);
 }
 

@@ -1,5 +1,6 @@
 #include "runtime/cuda/op_launchers.cuh"
 
+#include "runtime/cuda/channel_ops.cuh"
 #include "runtime/cuda/eltwise.cuh"
 #include "runtime/cuda/pool.cuh"
 #include "runtime/cuda/quantize_input.cuh"
@@ -42,6 +43,39 @@ const OpEntry kLaunchers[] = {
        shortcut_a(l.x, l.batch, l.in.h, l.in.w, l.in.c, l.in_c, l.n.channels, l.out_c, l.y, l.stream);
      }},
     {Op::ReLU, [](const NodeLaunch& l) { relu(l.x, l.batch * l.out_bytes, l.y, l.stream); }},
+    {Op::Concat,
+     [](const NodeLaunch& l) {
+       const int64_t pixels = l.batch * l.out.h * l.out.w;
+       int first = 0;
+       for (size_t i = 0; i < l.inputs.size(); ++i) {
+         concat_input(l.inputs[i], pixels, l.inputs_c[i], l.in_shapes[i].c, first, l.out_c, l.q.multiplier.data[i],
+                      l.q.shift.data[0], l.y, l.stream);
+         first += l.in_shapes[i].c;
+       }
+       if (first < l.out_c) zero_channels(l.y, pixels, first, l.out_c, l.stream);
+     }},
+    {Op::Mul,
+     [](const NodeLaunch& l) {
+       mul(l.x, l.x2, !(l.in_shapes[1] == l.in_shapes[0]), l.batch, int64_t(l.out.h) * l.out.w, l.out_c,
+           l.q.multiplier.data[0], l.q.shift.data[0], l.y, l.stream);
+     }},
+    {Op::ChannelSlice,
+     [](const NodeLaunch& l) {
+       channel_slice(l.x, l.batch * l.out.h * l.out.w, l.in_c, l.n.offset, l.n.channels, l.out_c, l.y, l.stream);
+     }},
+    {Op::ChannelShuffle,
+     [](const NodeLaunch& l) {
+       channel_shuffle(l.x, l.batch * l.out.h * l.out.w, l.in.c, l.n.groups, l.out_c, l.y, l.stream);
+     }},
+    {Op::Activation,
+     [](const NodeLaunch& l) {
+       activation(l.x, l.table, l.batch * l.out.h * l.out.w, l.out.c, l.out_c, l.y, l.stream);
+     }},
+    {Op::Pad2d,
+     [](const NodeLaunch& l) {
+       pad2d(l.x, l.batch, PadShape{l.in.h, l.in.w, l.out.h, l.out.w, l.out_c, l.n.pad_top, l.n.pad_left}, l.y,
+             l.stream);
+     }},
     {Op::Flatten, [](const NodeLaunch&) {}},  // its value is its input's bytes
 };
 

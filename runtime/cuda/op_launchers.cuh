@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <vector>
 
 #include "graph/graph.h"
 #include "graph/node_quant.h"
@@ -26,6 +27,10 @@ struct NodeLaunch {
   int in_c, out_c;             // channels as stored (padded)
   int64_t out_bytes;           // per sample, as stored
   cudaStream_t stream;
+  std::vector<const int8_t*> inputs;  // every input's value (concat)
+  std::vector<ActShape> in_shapes;    // and its per-sample shape
+  std::vector<int> inputs_c;          // and its channels as stored
+  const int8_t* table;                // activation: its 256 output levels, on the device
 };
 
 // The launcher of `op`'s nodes, or null when the runtime has none.

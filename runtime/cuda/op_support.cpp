@@ -14,7 +14,8 @@ std::string always(const Node&) { return ""; }
 const OpSupport kSupported[] = {
     {Op::Input, always},     {Op::Conv2d, always},    {Op::Linear, always},        {Op::ReLU, always},
     {Op::MaxPool2d, always}, {Op::AvgPool2d, always}, {Op::GlobalAvgPool, always}, {Op::Add, always},
-    {Op::Flatten, always},   {Op::ShortcutA, always},
+    {Op::Flatten, always},   {Op::ShortcutA, always}, {Op::Concat, always},        {Op::Mul, always},
+    {Op::ChannelSlice, always}, {Op::ChannelShuffle, always}, {Op::Pad2d, always}, {Op::Activation, always},
 };
 }  // namespace
 

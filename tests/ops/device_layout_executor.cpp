@@ -4,7 +4,9 @@
 
 #include "common/error.h"
 #include "common/requantize.h"
+#include "graph/ops/activation.h"
 #include "graph/ops/pool2d.h"
+#include "runtime/cuda/channel_ops_kernel.h"
 #include "runtime/cuda/device_layout.h"
 #include "runtime/cuda/implicit_gemm.h"
 
@@ -150,6 +152,45 @@ LayoutRun run_in_device_layout(const QuantizedModel& model, const std::vector<fl
                     from >= 0 && from < x.c ? src[at(b, 2 * oy, 2 * ox, from, x.h, x.w, in_c)] : int8_t{0};
               }
         break;
+      // The CUDA kernels' own element functions (channel_ops_kernel.h), element by element.
+      case Op::Concat: {
+        const int64_t pixels = batch * y.h * y.w;
+        int first = 0;
+        for (size_t k = 0; k < n.inputs.size(); ++k) {
+          const int channels = shapes[n.inputs[k]].c;
+          for (int64_t e = 0; e < pixels * channels; ++e)
+            cuda::concat_element(value(n.inputs[k]), layout.storage[n.inputs[k]].padded_c, channels, first,
+                                 out.padded_c, q.multiplier.data[k], q.shift.data[0], e, dst);
+          first += channels;
+        }
+        for (int64_t e = 0; e < pixels * (out.padded_c - first); ++e)
+          cuda::zero_channels_element(first, out.padded_c, e, dst);
+        break;
+      }
+      case Op::Mul:
+        for (int64_t e = 0; e < batch * out.bytes(); ++e)
+          cuda::mul_element(src, value(n.inputs[1]), !(shapes[n.inputs[1]] == x), out.pixels, out.padded_c,
+                            q.multiplier.data[0], q.shift.data[0], e, dst);
+        break;
+      case Op::ChannelSlice:
+        for (int64_t e = 0; e < batch * out.bytes(); ++e)
+          cuda::slice_element(src, in_c, n.offset, n.channels, out.padded_c, e, dst);
+        break;
+      case Op::ChannelShuffle:
+        for (int64_t e = 0; e < batch * out.bytes(); ++e)
+          cuda::shuffle_element(src, x.c, n.groups, out.padded_c, e, dst);
+        break;
+      case Op::Activation: {
+        const std::array<int8_t, 256> table = ops::activation_table(n, model.quant[n.inputs[0]].scale, q.scale);
+        for (int64_t e = 0; e < batch * out.bytes(); ++e)
+          cuda::table_element(src, table.data(), y.c, out.padded_c, e, dst);
+        break;
+      }
+      case Op::Pad2d: {
+        const cuda::PadShape s{x.h, x.w, y.h, y.w, out.padded_c, n.pad_top, n.pad_left};
+        for (int64_t e = 0; e < batch * out.bytes(); ++e) cuda::pad_element(src, s, e, dst);
+        break;
+      }
       case Op::Flatten: break;
       default:  // runtime/cuda/op_support.h: the runners skip models the CUDA runtime cannot run
         throw Error(n.name + ": the CUDA runtime has no kernel for operator '" + op_name(n.op) + "'");

@@ -1,0 +1,26 @@
+// Launchers of channel_ops_kernel.h's operators: one thread per element.
+#pragma once
+
+#include "runtime/cuda/channel_ops_kernel.h"
+#include "runtime/cuda/common.cuh"
+
+namespace octet::cuda {
+
+// Input i of a concat: its `channels` real channels into output channels
+// [first, first + channels), requantized; `pixels`: batch x height x width.
+void concat_input(const int8_t* x, int64_t pixels, int in_stored_c, int channels, int first, int out_stored_c,
+                  int32_t multiplier, int32_t shift, int8_t* y, cudaStream_t stream);
+// Output channels [from, stored_c) of every pixel set to 0.
+void zero_channels(int8_t* y, int64_t pixels, int from, int stored_c, cudaStream_t stream);
+void mul(const int8_t* x, const int8_t* z, bool broadcast, int64_t batch, int64_t pixels, int stored_c,
+         int32_t multiplier, int32_t shift, int8_t* y, cudaStream_t stream);
+void channel_slice(const int8_t* x, int64_t pixels, int in_stored_c, int offset, int channels, int out_stored_c,
+                   int8_t* y, cudaStream_t stream);
+void channel_shuffle(const int8_t* x, int64_t pixels, int channels, int groups, int stored_c, int8_t* y,
+                     cudaStream_t stream);
+// `table`: 256 bytes on the device.
+void activation(const int8_t* x, const int8_t* table, int64_t pixels, int channels, int stored_c, int8_t* y,
+                cudaStream_t stream);
+void pad2d(const int8_t* x, int64_t batch, const PadShape& s, int8_t* y, cudaStream_t stream);
+
+}  // namespace octet::cuda
