@@ -150,7 +150,7 @@ void conv2d(const ConvGeometry& g, const int8_t* input, const PackedWeights& w, 
 #if defined(OCTET_CPU_AVX2)
   if (path == KernelPath::Avx2) {
     const PaddedEpilogue epilogue(w.out_c(), e.bias, &e);
-    return avx2::conv2d(g, input, w.blocked_pairs.data(), epilogue.tables,
+    return avx2::conv2d(g, input, w.blocked_pairs.data(), w.blocked_quads.data(), epilogue.tables,
                         workspace(g, w, avx2::workspace_bytes(g)), output, nullptr);
   }
 #endif
@@ -170,7 +170,7 @@ void conv2d_int32(const ConvGeometry& g, const int8_t* input, const PackedWeight
 #if defined(OCTET_CPU_AVX2)
   if (path == KernelPath::Avx2) {
     const PaddedEpilogue epilogue(w.out_c(), bias, nullptr);
-    return avx2::conv2d(g, input, w.blocked_pairs.data(), epilogue.tables,
+    return avx2::conv2d(g, input, w.blocked_pairs.data(), w.blocked_quads.data(), epilogue.tables,
                         workspace(g, w, avx2::workspace_bytes(g)), nullptr, output);
   }
 #endif

@@ -1,17 +1,24 @@
 // AVX2 convolution as a direct implicit GEMM, in the structure of
 // conv_vnni.cpp. Each task (a few output rows, or a chunk of pixels of a 1x1,
 // stride-1 conv or a linear layer) first copies the input rows it reads into
-// a padded int16 buffer of its thread (a zero border of `padding` pixels,
-// channels rounded up to even), where they stay in cache, so that the
+// a padded buffer of its thread (a zero border of `padding` pixels, channels
+// rounded up to a whole 4-byte word), where they stay in cache, so that the
 // receptive field of output pixel x in kernel row ky is one contiguous run of
-// kernel * channels int16 values (of a dilated conv: kernel runs of channels
+// kernel * channels values (of a dilated conv: kernel runs of channels
 // values, dilation pixels apart), and the runs of neighbouring pixels of one
 // output row lie at a constant stride. A register block of MR such pixels
-// x J blocks of 8 output channels then accumulates with one vpmaddwd + vpaddd
-// per (pixel, block) per pair of values of the run (a broadcast pair of
-// activations against 2 depth values x 8 channels of int16 weights), reading
-// the buffer in place, and the epilogue requantizes in registers.
+// x J blocks of 8 output channels then accumulates, per (pixel, block), one
+// broadcast word of activations against 8 channels of weights at a time,
+// reading the buffer in place, and the epilogue requantizes in registers.
 // Threads share out the tasks.
+//
+// The values, two ways (each exact, so the bits do not depend on which runs):
+// - Int16Pairs: activations widened to int16, 2 per word; vpmaddwd + vpaddd;
+// - UnsignedQuads, when no input value is negative (a ReLU's output, most
+//   convs of a CNN): int8 activations read as uint8, 4 per word; vpmaddubsw
+//   (u8 x s8 pairs into int16: at most 2 * 127 * 128 = 32512, never
+//   saturated) + vpmaddwd with ones + vpaddd. Twice the depth per broadcast
+//   and half the buffer.
 //
 // This file is compiled with AVX2 flags (a no-op on the x86-64-v3 baseline).
 // Everything in it has internal linkage or is called only after the run-time
@@ -32,6 +39,25 @@ namespace octet::cpu::avx2 {
 namespace {
 
 constexpr int64_t kMaxBlockPixels = 8;  // the largest MR below
+
+// The two value layouts (file comment): Act, the buffer's activations;
+// Weight, the packed weights'; kGroup values of each per 4-byte word; madd,
+// the 8 int32 sums of a broadcast word of activations against a word of
+// weights of each of 8 channels.
+struct Int16Pairs {
+  using Act = int16_t;
+  using Weight = int16_t;
+  static constexpr int kGroup = 2;
+  static __m256i madd(__m256i x, __m256i w) { return _mm256_madd_epi16(x, w); }
+};
+struct UnsignedQuads {
+  using Act = uint8_t;
+  using Weight = int8_t;
+  static constexpr int kGroup = 4;
+  static __m256i madd(__m256i x, __m256i w) {
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(x, w), _mm256_set1_epi16(1));
+  }
+};
 // Output pixels per unit of work shared among threads.
 constexpr int64_t kPixelsPerTask = 256;
 // Smaller convolutions (multiply-adds) run on the calling thread: waking the
@@ -40,10 +66,10 @@ constexpr int64_t kMinParallelMacs = int64_t{1} << 22;
 
 int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
-// How a task's padded rows are laid out (in int16 values): output pixel m
-// of a line reads from that line's start + m * pixel_stride.
+// How a task's padded rows are laid out (in values): output pixel m of a
+// line reads from that line's start + m * pixel_stride.
 struct Layout {
-  int64_t cp;              // channels padded to even
+  int64_t cp;              // channels padded to a multiple of the values per word
   int64_t wp;              // padded image width
   bool one_line;           // a 1x1 / stride 1 / unpadded conv: all pixels form one line
   int64_t line_pixels;     // output pixels per line
@@ -55,9 +81,9 @@ struct Layout {
   int64_t task_values;     // a task's padded rows, with the slack after them
 };
 
-Layout layout(const ConvGeometry& g) {
+Layout layout(const ConvGeometry& g, int group) {
   Layout l;
-  l.cp = (g.in_c + 1) / 2 * 2;
+  l.cp = (g.in_c + group - 1) / group * group;
   l.wp = g.in_w + 2 * g.padding;
   l.one_line = g.kernel == 1 && g.stride == 1 && g.padding == 0;
   l.line_pixels = l.one_line ? g.batch * g.out_h * g.out_w : g.out_w;
@@ -73,7 +99,7 @@ Layout layout(const ConvGeometry& g) {
 }
 
 // dst[i] = src[i] widened to int16, for n values.
-inline void widen(const int8_t* src, int64_t n, int16_t* dst) {
+inline void copy_values(const int8_t* src, int64_t n, int16_t* dst) {
   int64_t i = 0;
   for (; i + 16 <= n; i += 16)
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i),
@@ -81,26 +107,41 @@ inline void widen(const int8_t* src, int64_t n, int16_t* dst) {
   for (; i < n; ++i) dst[i] = src[i];
 }
 
-// Padded row `py` of image b, to `dst`: zeros in the border, the activations widened.
-void pad_row(const ConvGeometry& g, const Layout& l, const int8_t* input, int64_t b, int64_t py, int16_t* dst) {
+// dst[i] = src[i], none negative.
+inline void copy_values(const int8_t* src, int64_t n, uint8_t* dst) { std::memcpy(dst, src, static_cast<size_t>(n)); }
+
+// c values of each of `pixels` pixels into pixels of cp values, the rest zeros.
+template <typename Act>
+void copy_pixels(const int8_t* src, int64_t pixels, int64_t c, int64_t cp, Act* dst) {
+  if (c == cp) return copy_values(src, pixels * c, dst);
+  for (int64_t p = 0; p < pixels; ++p) {
+    copy_values(src + p * c, c, dst + p * cp);
+    std::memset(dst + p * cp + c, 0, static_cast<size_t>(cp - c) * sizeof(Act));  // the padding channels
+  }
+}
+
+// Padded row `py` of image b, to `dst`: zeros in the border, the activations copied.
+template <typename Act>
+void pad_row(const ConvGeometry& g, const Layout& l, const int8_t* input, int64_t b, int64_t py, Act* dst) {
   const int64_t iy = py - g.padding;
   if (iy < 0 || iy >= g.in_h) {
-    std::memset(dst, 0, static_cast<size_t>(l.row_stride) * 2);
+    std::memset(dst, 0, static_cast<size_t>(l.row_stride) * sizeof(Act));
     return;
   }
-  const int64_t border = g.padding * l.cp, c = g.in_c;
-  std::memset(dst, 0, static_cast<size_t>(border) * 2);
-  std::memset(dst + l.row_stride - border, 0, static_cast<size_t>(border) * 2);
-  const int8_t* src = input + (b * g.in_h + iy) * g.in_w * c;
-  if (c == l.cp) {
-    widen(src, g.in_w * c, dst + border);
-    return;
-  }
-  for (int64_t x = 0; x < g.in_w; ++x) {
-    int16_t* pixel = dst + border + x * l.cp;
-    widen(src + x * c, c, pixel);
-    pixel[c] = 0;  // the one padding channel
-  }
+  const int64_t border = g.padding * l.cp;
+  std::memset(dst, 0, static_cast<size_t>(border) * sizeof(Act));
+  std::memset(dst + l.row_stride - border, 0, static_cast<size_t>(border) * sizeof(Act));
+  copy_pixels(input + (b * g.in_h + iy) * g.in_w * g.in_c, g.in_w, g.in_c, l.cp, dst + border);
+}
+
+// Whether any of the n values is negative.
+bool any_negative(const int8_t* x, int64_t n) {
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32)
+    if (_mm256_movemask_epi8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i)))) return true;
+  for (; i < n; ++i)
+    if (x[i] < 0) return true;
+  return false;
 }
 
 // Requantizes and stores (or, for the logits, adds the bias to) the
@@ -137,8 +178,8 @@ __attribute__((always_inline)) inline void store_block(const __m256i (&acc)[MR][
 // (from readable memory) but not stored; `v`: the blocks' epilogue operands.
 // Dilated: g.dilation > 1 (a template argument, so that the undilated loop
 // stays as tight as it was).
-template <int MR, int J, bool Dilated>
-inline void register_block(const int16_t* a, const Layout& l, const int16_t* w, int64_t block_values,
+template <typename V, int MR, int J, bool Dilated>
+inline void register_block(const typename V::Act* a, const Layout& l, const typename V::Weight* w, int64_t block_values,
                            int64_t first_pixel, int64_t valid, int64_t first_block, const ChannelVectors* v,
                            const ConvGeometry& g, const EpilogueTables& e, int8_t* output, int32_t* logits) {
   __m256i acc[MR][J];
@@ -147,22 +188,22 @@ inline void register_block(const int16_t* a, const Layout& l, const int16_t* w, 
 #pragma GCC unroll 4
     for (int j = 0; j < J; ++j) acc[r][j] = _mm256_setzero_si256();
   // A kernel row's taps are one run of adjacent values; a dilated conv's, one run per tap.
-  const int64_t runs = Dilated ? g.kernel : 1, run_pairs = (Dilated ? l.cp : g.kernel * l.cp) / 2;
+  const int64_t runs = Dilated ? g.kernel : 1, run_words = (Dilated ? l.cp : g.kernel * l.cp) / V::kGroup;
   const int64_t run_stride = g.dilation * l.cp, ps = l.pixel_stride;
   for (int ky = 0; ky < g.kernel; ++ky, a += (Dilated ? g.dilation : 1) * l.row_stride) {
     for (int64_t run = 0; run < runs; ++run) {
-      const int16_t* a_run = a + run * run_stride;
-      for (int64_t s = 0; s < run_pairs; ++s, w += 2 * kBlock) {
+      const typename V::Act* a_run = a + run * run_stride;
+      for (int64_t s = 0; s < run_words; ++s, w += V::kGroup * kBlock) {
         __m256i b[J];
 #pragma GCC unroll 4
         for (int j = 0; j < J; ++j) b[j] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + j * block_values));
 #pragma GCC unroll 16
         for (int r = 0; r < MR; ++r) {
-          int32_t pair;
-          std::memcpy(&pair, a_run + r * ps + s * 2, 4);
-          const __m256i x = _mm256_set1_epi32(pair);
+          int32_t word;
+          std::memcpy(&word, a_run + r * ps + s * V::kGroup, 4);
+          const __m256i x = _mm256_set1_epi32(word);
 #pragma GCC unroll 4
-          for (int j = 0; j < J; ++j) acc[r][j] = _mm256_add_epi32(acc[r][j], _mm256_madd_epi16(x, b[j]));
+          for (int j = 0; j < J; ++j) acc[r][j] = _mm256_add_epi32(acc[r][j], V::madd(x, b[j]));
         }
       }
     }
@@ -173,58 +214,56 @@ inline void register_block(const int16_t* a, const Layout& l, const int16_t* w, 
 // One group of J blocks over `lines` lines of `count` pixels, line i's
 // receptive fields at line_start[i], their outputs from pixel first_pixel +
 // i * count on; MR pixels per register block.
-template <int MR, int J, bool Dilated>
-void group_lines(const int16_t* const* line_start, int64_t lines, int64_t first_pixel, int64_t count, const Layout& l,
-                 const int16_t* blocked, int64_t first_block, const ConvGeometry& g, const EpilogueTables& e,
-                 bool narrow, int8_t* output, int32_t* logits) {
+template <typename V, int MR, int J, bool Dilated>
+void group_lines(const typename V::Act* const* line_start, int64_t lines, int64_t first_pixel, int64_t count,
+                 const Layout& l, const typename V::Weight* blocked, int64_t first_block, const ConvGeometry& g,
+                 const EpilogueTables& e, bool narrow, int8_t* output, int32_t* logits) {
   const int64_t block_values = g.kernel * g.kernel * l.cp * kBlock;
-  const int16_t* w = blocked + first_block * block_values;
+  const typename V::Weight* w = blocked + first_block * block_values;
   ChannelVectors v[J];
   for (int j = 0; j < J; ++j) v[j] = ChannelVectors(e, (first_block + j) * kBlock, narrow);
   for (int64_t line = 0; line < lines; ++line, first_pixel += count)
     for (int64_t r = 0; r < count; r += MR)
-      register_block<MR, J, Dilated>(line_start[line] + r * l.pixel_stride, l, w, block_values, first_pixel + r,
-                                     count - r, first_block, v, g, e, output, logits);
+      register_block<V, MR, J, Dilated>(line_start[line] + r * l.pixel_stride, l, w, block_values, first_pixel + r,
+                                        count - r, first_block, v, g, e, output, logits);
 }
 
 // The lines of group_lines, all output channels. Column groups outside,
 // lines inside: a group's weights stay in L1/L2 while every line reads them.
-template <bool Dilated>
-void lines_all_columns(const int16_t* const* line_start, int64_t lines, int64_t first_pixel, int64_t count,
-                       const Layout& l, const int16_t* blocked, const ConvGeometry& g, const EpilogueTables& e,
-                       bool narrow, int8_t* output, int32_t* logits) {
+template <typename V, bool Dilated>
+void lines_all_columns(const typename V::Act* const* line_start, int64_t lines, int64_t first_pixel, int64_t count,
+                       const Layout& l, const typename V::Weight* blocked, const ConvGeometry& g,
+                       const EpilogueTables& e, bool narrow, int8_t* output, int32_t* logits) {
   const int64_t blocks = (g.out_c + kBlock - 1) / kBlock;
   int64_t block = 0;
   for (; block + 2 <= blocks; block += 2)
-    group_lines<4, 2, Dilated>(line_start, lines, first_pixel, count, l, blocked, block, g, e, narrow, output, logits);
+    group_lines<V, 4, 2, Dilated>(line_start, lines, first_pixel, count, l, blocked, block, g, e, narrow, output,
+                                  logits);
   if (block < blocks)
-    group_lines<8, 1, Dilated>(line_start, lines, first_pixel, count, l, blocked, block, g, e, narrow, output, logits);
+    group_lines<V, 8, 1, Dilated>(line_start, lines, first_pixel, count, l, blocked, block, g, e, narrow, output,
+                                  logits);
 }
 
-// Task t: the input rows (or pixels) it reads padded and widened into
+// Task t: the input rows (or pixels) it reads padded and copied into
 // `buffer` (task_values), then its outputs computed from there, so that what
 // a task reads stays in cache. A task of a 1x1 conv is a chunk of its one
 // line; otherwise lines_per_task output rows, whose input rows are copied
 // image by image.
-void run_task(const ConvGeometry& g, const Layout& l, const int8_t* input, int64_t t, const int16_t* blocked,
-              const EpilogueTables& e, bool narrow, int16_t* buffer, int8_t* output, int32_t* logits) {
+template <typename V>
+void run_task(const ConvGeometry& g, const Layout& l, const int8_t* input, int64_t t,
+              const typename V::Weight* blocked, const EpilogueTables& e, bool narrow, typename V::Act* buffer,
+              int8_t* output, int32_t* logits) {
+  using Act = typename V::Act;
   if (l.one_line) {
     const int64_t first = t * kPixelsPerTask, count = min64(kPixelsPerTask, l.line_pixels - first);
-    if (g.in_c == l.cp) {
-      widen(input + first * g.in_c, count * g.in_c, buffer);
-    } else {
-      for (int64_t p = 0; p < count; ++p) {
-        widen(input + (first + p) * g.in_c, g.in_c, buffer + p * l.cp);
-        buffer[p * l.cp + g.in_c] = 0;  // the one padding channel
-      }
-    }
-    std::memset(buffer + count * l.cp, 0, static_cast<size_t>(l.slack) * 2);
-    const int16_t* line_start[1] = {buffer};
-    return lines_all_columns<false>(line_start, 1, first, count, l, blocked, g, e, narrow, output, logits);
+    copy_pixels(input + first * g.in_c, count, g.in_c, l.cp, buffer);
+    std::memset(buffer + count * l.cp, 0, static_cast<size_t>(l.slack) * sizeof(Act));
+    const Act* line_start[1] = {buffer};
+    return lines_all_columns<V, false>(line_start, 1, first, count, l, blocked, g, e, narrow, output, logits);
   }
-  const int16_t* line_start[kPixelsPerTask];
+  const Act* line_start[kPixelsPerTask];
   const int64_t first_line = t * l.lines_per_task, end = min64(g.batch * g.out_h, first_line + l.lines_per_task);
-  int16_t* rows_end = buffer;
+  Act* rows_end = buffer;
   for (int64_t line = first_line; line < end;) {  // the lines of one image
     const int64_t b = line / g.out_h, oy = line % g.out_h, lines = min64(end - line, g.out_h - oy);
     const int64_t rows = (lines - 1) * g.stride + l.span;
@@ -233,29 +272,42 @@ void run_task(const ConvGeometry& g, const Layout& l, const int8_t* input, int64
     rows_end += rows * l.row_stride;
     line += lines;
   }
-  std::memset(rows_end, 0, static_cast<size_t>(l.slack) * 2);
-  const auto all_columns = g.dilation == 1 ? lines_all_columns<false> : lines_all_columns<true>;
+  std::memset(rows_end, 0, static_cast<size_t>(l.slack) * sizeof(Act));
+  const auto all_columns = g.dilation == 1 ? lines_all_columns<V, false> : lines_all_columns<V, true>;
   all_columns(line_start, end - first_line, first_line * l.line_pixels, l.line_pixels, l, blocked, g, e, narrow,
               output, logits);
 }
 
-}  // namespace
-
-int64_t workspace_bytes(const ConvGeometry& g) { return layout(g).task_values * 2 * omp_get_max_threads(); }
-
-void conv2d(const ConvGeometry& g, const int8_t* input, const int16_t* blocked_pairs, const EpilogueTables& e,
-            uint8_t* workspace, int8_t* output, int32_t* logits) {
-  const Layout l = layout(g);
+// The conv with values laid out as V says.
+template <typename V>
+void conv2d_with(const ConvGeometry& g, const int8_t* input, const typename V::Weight* blocked, const EpilogueTables& e,
+                 uint8_t* workspace, int8_t* output, int32_t* logits) {
+  const Layout l = layout(g, V::kGroup);
   const int64_t tasks = l.one_line ? (l.line_pixels + kPixelsPerTask - 1) / kPixelsPerTask
                                    : (g.batch * g.out_h + l.lines_per_task - 1) / l.lines_per_task;
   const int64_t macs = g.batch * g.out_h * g.out_w * g.out_c * g.kernel * g.kernel * g.in_c;
   const bool narrow = output && narrow_is_exact(g.depth(), g.out_c, e);
 #pragma omp parallel if (macs >= kMinParallelMacs)
   {
-    int16_t* buffer = reinterpret_cast<int16_t*>(workspace) + omp_get_thread_num() * l.task_values;
+    typename V::Act* buffer = reinterpret_cast<typename V::Act*>(workspace) + omp_get_thread_num() * l.task_values;
 #pragma omp for schedule(dynamic)
-    for (int64_t t = 0; t < tasks; ++t) run_task(g, l, input, t, blocked_pairs, e, narrow, buffer, output, logits);
+    for (int64_t t = 0; t < tasks; ++t) run_task<V>(g, l, input, t, blocked, e, narrow, buffer, output, logits);
   }
+}
+
+}  // namespace
+
+// The int16 layout's buffer is the larger: its values take 2 bytes, and its
+// channels pad to 2 (the uint8 layout's to 4 of 1 byte).
+int64_t workspace_bytes(const ConvGeometry& g) {
+  return layout(g, Int16Pairs::kGroup).task_values * 2 * omp_get_max_threads();
+}
+
+void conv2d(const ConvGeometry& g, const int8_t* input, const int16_t* blocked_pairs, const int8_t* blocked_quads,
+            const EpilogueTables& e, uint8_t* workspace, int8_t* output, int32_t* logits) {
+  if (any_negative(input, g.batch * g.in_h * g.in_w * g.in_c))
+    return conv2d_with<Int16Pairs>(g, input, blocked_pairs, e, workspace, output, logits);
+  conv2d_with<UnsignedQuads>(g, input, blocked_quads, e, workspace, output, logits);
 }
 
 }  // namespace octet::cpu::avx2

@@ -70,6 +70,9 @@ class PackedWeights {
   // 8 output channels, [O/8][kernel * kernel * in_c2 / 2][8][2], so one
   // 32-byte load holds 2 input channels of 8 output channels.
   std::vector<int16_t> blocked_pairs;
+  // And its layout for inputs with no negative value: int8, input channels
+  // padded to a multiple of 4, [O/8][kernel * kernel * in_c4 / 4][8][4].
+  std::vector<int8_t> blocked_quads;
 
  private:
   int out_c_ = 0, kernel_ = 0, in_c_ = 0;

@@ -10,7 +10,7 @@ namespace {
 // Weights in blocks of `block` output channels with `group` consecutive depth
 // values per lane, [O/block][padded depth/group][block][group], each (ky, kx)
 // position's channels padded with zeros to a multiple of `group`: the layout
-// of the SIMD kernels (AVX2: 8 x 2 int16, VNNI: 16 x 4 int8).
+// of the SIMD kernels (AVX2: 8 x 2 int16 and 8 x 4 int8, VNNI: 16 x 4 int8).
 template <typename T>
 std::vector<T> blocked_layout(const int8_t* ohwi, int out_c, int kernel, int in_c, int block, int group) {
   const int64_t depth = int64_t(kernel) * kernel * in_c;
@@ -33,8 +33,10 @@ PackedWeights::PackedWeights(const int8_t* ohwi, int out_c, int kernel, int in_c
   row_sums.assign(static_cast<size_t>(out_c), 0);
   for (int o = 0; o < out_c; ++o)
     for (int64_t k = 0; k < depth; ++k) row_sums[o] += ohwi[o * depth + k];
-  if (kernel_path_supported(KernelPath::Avx2))
+  if (kernel_path_supported(KernelPath::Avx2)) {
     blocked_pairs = blocked_layout<int16_t>(ohwi, out_c, kernel, in_c, avx2::kBlock, 2);
+    blocked_quads = blocked_layout<int8_t>(ohwi, out_c, kernel, in_c, avx2::kBlock, 4);
+  }
   if (kernel_path_supported(KernelPath::Avx512Vnni))
     blocked = blocked_layout<int8_t>(ohwi, out_c, kernel, in_c, vnni::kBlock, 4);
 }

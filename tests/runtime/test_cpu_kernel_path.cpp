@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "common/error.h"
 #include "runtime/cpu/cpu_engine.h"
@@ -109,6 +110,36 @@ TEST(KernelPath, DilatedConvsRunOnTheAvx2Kernels) {
     return n.groups == 1 ? kernel + "-reference" : kernel;
   });
   EXPECT_GE(checked, 2);  // "dil" and "gc" on the reference path at least
+}
+
+// Inputs with no negative value take AVX2's vpmaddubsw, whose int16 sum of
+// two products saturates beyond 32767: with activations at most 127 and
+// weights at least -128 no sum gets there. The extremes, against the portable
+// kernel's accumulators: every input 127 (the largest a ReLU gives) against
+// weights of -128 and 127, and random non-negative inputs, with channels that
+// pad to the word and ones that do not; a negative input takes the int16 path.
+TEST(KernelPath, Avx2UnsignedInputsNeverSaturate) {
+  if (!cpu::kernel_path_supported(KernelPath::Avx2)) GTEST_SKIP() << "this CPU lacks AVX2";
+  for (const int in_c : {3, 8, 13}) {
+    cpu::ConvGeometry g;
+    g.batch = 2, g.in_h = 6, g.in_w = 5, g.in_c = in_c, g.out_h = 6, g.out_w = 5, g.out_c = 11;
+    g.kernel = 3, g.padding = 1;
+    std::vector<int8_t> weights(static_cast<size_t>(g.out_c * g.depth()));
+    for (size_t k = 0; k < weights.size(); ++k) weights[k] = (k / g.depth()) % 2 ? int8_t{-128} : int8_t{127};
+    const cpu::PackedWeights packed(weights.data(), g.out_c, g.kernel, g.in_c);
+    const std::vector<int32_t> bias(static_cast<size_t>(g.out_c), 7);
+    for (const int fill : {127, -1, 0}) {  // -1: random values in [0, 127]; 0: random ones with one negative
+      std::vector<int8_t> input(static_cast<size_t>(g.batch * g.in_h * g.in_w * g.in_c), int8_t(fill));
+      if (fill <= 0)
+        for (size_t k = 0; k < input.size(); ++k) input[k] = static_cast<int8_t>((k * 37 + 11) % 128);
+      if (fill == 0) input[input.size() / 2] = -5;
+      std::vector<int32_t> expected(static_cast<size_t>(g.rows() * g.out_c)), got(expected.size());
+      cpu::conv2d_int32(g, input.data(), packed, bias.data(), expected.data(), KernelPath::Reference);
+      cpu::conv2d_int32(g, input.data(), packed, bias.data(), got.data(), KernelPath::Avx2);
+      EXPECT_EQ(got, expected) << in_c << " channels, fill " << fill;
+      if (fill == 127) EXPECT_EQ(expected[(g.out_w + 1) * g.out_c + 1], 7 - 128 * 127 * 9 * in_c);  // an inner pixel
+    }
+  }
 }
 
 }  // namespace
