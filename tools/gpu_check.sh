@@ -3,12 +3,14 @@
 # ninja and python3 with pip PyTorch (CUDA), from a clean tree. docs/gpu.md
 # says what to carry there and how to run it with the `device` tool.
 #
-#   tools/gpu_check.sh STAGE...     stages: deps build sass cuda bench test train
-#                                   all, and profile, sanitize
+#   tools/gpu_check.sh STAGE...     stages: deps build sass cuda harness bench test
+#                                   train imported all, and profile, sanitize
 #   tools/gpu_check.sh carry        on the build machine (Debian): fills .gpu/
 #
 #   carry  apt-get download the header and test packages into .gpu/debs and copy
-#          CIFAR-10 (JPEG copy, ../shared/data/cifar10) into .gpu/cifar10
+#          CIFAR-10 (JPEG copy, ../shared/data/cifar10) into .gpu/cifar10; the
+#          imported stage's models (CARRY_MODELS=0: none) and, where they
+#          leave room, Fashion-MNIST
 #   deps   unpack the Debian header packages of .gpu/debs into build-gpu/deps and
 #          make CIFAR-10 (binary layout) in build-gpu/data from .gpu/cifar10
 #   build  configure (LibTorch from torch.utils.cmake_prefix_path, sm_90 unless
@@ -18,6 +20,8 @@
 #          instructions per IMMA (tools/sass_main_loop.py)
 #   cuda   test_cuda alone: the CUDA backends against the CPU runtime (not
 #          in all, whose test stage runs it)
+#   harness  test_backend_ops's CUDA columns alone (not in all), then memcheck
+#          on the cases of the kernels outside cuda-imma's GEMM
 #   test   the full ctest suite (test_cuda's tests too, unless cuda passed)
 #   train  ResNet-18 on CIFAR-10 (the command of issue 10), quantized; float vs
 #          int8 top-1 and agreement, CPU and GPU runtimes compared image by image
@@ -168,7 +172,9 @@ stage_carry() {
   cp -r "$cifar/cifar10-jpeg.tar.xz" "$cifar/order" "$cifar/make_cifar10_bin.py" "$CARRIED/cifar10/"
   # The imported models of the `imported` stage, made by this machine's octet (with the ONNX library).
   local host_octet="$ROOT/build/tools/octet"
-  if [ -x "$host_octet" ] && /usr/bin/python3 -c "import torchvision" 2>/dev/null; then
+  if [ "${CARRY_MODELS:-1}" = 0 ]; then
+    note "carry: no models (CARRY_MODELS=0): Fashion-MNIST fits instead"
+  elif [ -x "$host_octet" ] && /usr/bin/python3 -c "import torchvision" 2>/dev/null; then
     PYTHONPATH="$ROOT/build/python" run_logged models /usr/bin/python3 "$ROOT/python/tools/gpu_models.py" \
       --octet "$host_octet" --data "$ROOT/.data/cifar-10-batches-bin" --out "$CARRIED/models"
   else
@@ -303,6 +309,21 @@ stage_sass() {
   note "sass: $(wc -l <"$RESULTS/sass_summary.txt") kernels with IMMA, no spills (ptxas_summary.txt, sass_summary.txt)"
   note "sass: main loop per K stage (static SASS instructions per warp):"
   while read -r line; do note "  $line"; done <"$RESULTS/sass_main_loop.txt"
+}
+
+# The operator harness's CUDA columns alone (its table: every case x CUDA
+# backend against the int8 reference), then compute-sanitizer's memcheck on
+# the cases of the kernels outside cuda-imma's GEMM, on cuda-imma.
+stage_harness() {
+  need_build test_backend_ops
+  "$BUILD/tests/test_backend_ops" --gtest_brief=1 --gtest_filter='*cuda*' >"$RESULTS/backend_ops_cuda.log" 2>&1 || true
+  grep -E "^[A-H] = |cases x backends" "$RESULTS/backend_ops_cuda.log" | tee -a "$SUMMARY" || true
+  grep -q "cases x backends: [0-9]* equal to the reference, 0 different" "$RESULTS/backend_ops_cuda.log" ||
+    die "harness: a CUDA backend differs from the reference or the harness failed (backend_ops_cuda.log)"
+  need compute-sanitizer "compute-sanitizer comes with the CUDA toolkit"
+  run_logged harness_memcheck compute-sanitizer --tool memcheck --error-exitcode 1 "$BUILD/tests/test_backend_ops" \
+    --gtest_brief=1 --gtest_filter='*grouped*cuda_imma*:*dilated*cuda_imma*:*pool*cuda_imma*:*concat*cuda_imma*:*mul_*cuda_imma*:*channel_*cuda_imma*:*pad2d*cuda_imma*:*activation*cuda_imma*'
+  note "harness: memcheck: $(grep -E "ERROR SUMMARY" "$RESULTS/harness_memcheck.log" | tail -1)"
 }
 
 # test_cuda alone: the CUDA backends against the CPU runtime (every
@@ -528,8 +549,8 @@ for stage in "$@"; do
       done
       [ ${#failed_stages[@]} -eq 0 ] || die "stages ${failed_stages[*]} failed (their lines above say why)"
       ;;
-    carry | deps | build | sass | cuda | test | train | bench | imported | profile | sanitize) run_stage "$stage" ;;
-    *) die "unknown stage '$stage' (carry deps build sass cuda test train bench imported profile sanitize all)" ;;
+    carry | deps | build | sass | cuda | harness | test | train | bench | imported | profile | sanitize) run_stage "$stage" ;;
+    *) die "unknown stage '$stage' (carry deps build sass cuda harness test train bench imported profile sanitize all)" ;;
   esac
 done
 note "done: results in $OUT"
