@@ -57,9 +57,13 @@ ValueLayout plan_values(const Graph& g, const std::vector<ActShape>& shapes, con
       case Op::BatchNorm2d: fail(at + ": batch norm must be folded before quantization");
       default: break;
     }
-    if (op_traits(n.op).reads_image)
-      check(v.storage[n.inputs[0]] == storage_of(shapes[n.inputs[0]], channel_alignment),
-            at + ": reads a flattened value as an image, which the CUDA runtime does not support");
+    // Image operators, and those whose CUDA kernels index every input by pixel and channel.
+    const bool reads_pixels = op_traits(n.op).reads_image || n.op == Op::Concat || n.op == Op::Mul ||
+                              n.op == Op::ChannelSlice || n.op == Op::Activation;
+    if (reads_pixels)
+      for (const int in : n.inputs)
+        check(v.storage[in] == storage_of(shapes[in], channel_alignment),
+              at + ": reads a flattened value as an image, which the CUDA runtime does not support");
     if (n.op == Op::Add)
       check(v.storage[n.inputs[0]] == v.storage[n.inputs[1]],
             at + ": its two inputs are stored differently (a flattened and an unflattened vector)");

@@ -3,6 +3,8 @@
 // every operator by test_backend_ops' host-layout backends.)
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "runtime/cuda/device_layout.h"
 #include "tests/support/random_model.h"
 
@@ -38,6 +40,30 @@ TEST(CudaDeviceLayout, ArenaSeparatesLiveValuesAndReusesDeadOnes) {
     }
   }
   EXPECT_LT(reuse.bytes * 3, separate.bytes);
+}
+
+// The CUDA kernels of concat, mul, channel slice and activations index their
+// inputs by pixel and channel: a flattened value (stored as its image's
+// padded pixels) is refused, naming the node, instead of read wrongly.
+TEST(CudaDeviceLayout, PixelKernelsRefuseFlattenedInputs) {
+  for (const std::string op : {"activation", "concat", "mul", "channel_slice"}) {
+    GraphBuilder b;
+    const int x = b.input(3, 4, 4);
+    const int flat = b.flatten(b.conv("c", x, 5, 3, 1, 1, true));
+    const int y = op == "activation" ? b.activation(flat, "sigmoid")
+                  : op == "concat"   ? b.concat({flat, flat})
+                  : op == "mul"      ? b.mul(flat, flat)
+                                     : b.channel_slice(flat, 0, 2);
+    b.linear("fc", y, 2);
+    const Graph g = b.finish();
+    try {
+      cuda::plan_values(g, g.shapes(), "test", cuda::kDp4aChannelAlignment);
+      ADD_FAILURE() << op << " of a flattened value was accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("node '" + g.nodes[y].name + "'"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("reads a flattened value as an image"), std::string::npos) << e.what();
+    }
+  }
 }
 
 }  // namespace
