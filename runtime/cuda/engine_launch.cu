@@ -71,23 +71,18 @@ void CudaEngine::Impl::enqueue_node(const Plan& p, int node) const {
   if (node == fused_pool(p)) return;  // computed with the logits
   const cuda::OpLauncher launch = cuda::launcher(n.op);
   check(launch != nullptr, where(node) + ": no launcher for its operator");
-  const bool reads = !n.inputs.empty();
   cuda::NodeLaunch args{n,
                         model.quant[node],
                         p.batch,
                         p.input.get(),
-                        reads ? value(p, n.inputs[0]) : nullptr,
-                        n.inputs.size() == 2 ? value(p, n.inputs[1]) : nullptr,
+                        {},
+                        {},
+                        {},
                         n.op == Op::Flatten ? nullptr : value(p, node),
-                        reads ? shapes[n.inputs[0]] : ActShape{},
                         shapes[node],
-                        reads ? storage(n.inputs[0]).padded_c : 0,
                         storage(node).padded_c,
                         storage(node).bytes(),
                         stream.get(),
-                        {},
-                        {},
-                        {},
                         tables[node].get()};
   for (const int in : n.inputs) {
     args.inputs.push_back(value(p, in));

@@ -21,28 +21,28 @@ const OpEntry kLaunchers[] = {
      }},
     {Op::MaxPool2d,
      [](const NodeLaunch& l) {
-       max_pool(l.x, l.batch, l.in, l.in_c, l.out, l.n.kernel, l.n.stride, l.n.padding, l.y, l.stream);
+       max_pool(l.x(), l.batch, l.in(), l.in_c(), l.out, l.n.kernel, l.n.stride, l.n.padding, l.y, l.stream);
      }},
     {Op::AvgPool2d,
      [](const NodeLaunch& l) {
-       avg_pool(l.x, l.batch, l.in, l.in_c, l.out, l.n.kernel, l.n.stride, l.n.padding, l.q.multiplier.data[0],
+       avg_pool(l.x(), l.batch, l.in(), l.in_c(), l.out, l.n.kernel, l.n.stride, l.n.padding, l.q.multiplier.data[0],
                 l.q.shift.data[0], l.y, l.stream);
      }},
     {Op::GlobalAvgPool,
      [](const NodeLaunch& l) {
-       global_avg_pool(l.x, l.batch, l.in.h, l.in.w, l.in_c, l.q.multiplier.data[0], l.q.shift.data[0], l.y,
-                             l.stream);
+       global_avg_pool(l.x(), l.batch, l.in().h, l.in().w, l.in_c(), l.q.multiplier.data[0], l.q.shift.data[0], l.y,
+                       l.stream);
      }},
     {Op::Add,
      [](const NodeLaunch& l) {
-       add(l.x, l.x2, l.batch * l.out_bytes, l.q.multiplier.data[0], l.q.multiplier.data[1], l.q.shift.data[0],
-                 l.n.relu, l.y, l.stream);
+       add(l.x(), l.x2(), l.batch * l.out_bytes, l.q.multiplier.data[0], l.q.multiplier.data[1], l.q.shift.data[0],
+           l.n.relu, l.y, l.stream);
      }},
     {Op::ShortcutA,
      [](const NodeLaunch& l) {
-       shortcut_a(l.x, l.batch, l.in.h, l.in.w, l.in.c, l.in_c, l.n.channels, l.out_c, l.y, l.stream);
+       shortcut_a(l.x(), l.batch, l.in().h, l.in().w, l.in().c, l.in_c(), l.n.channels, l.out_c, l.y, l.stream);
      }},
-    {Op::ReLU, [](const NodeLaunch& l) { relu(l.x, l.batch * l.out_bytes, l.y, l.stream); }},
+    {Op::ReLU, [](const NodeLaunch& l) { relu(l.x(), l.batch * l.out_bytes, l.y, l.stream); }},
     {Op::Concat,
      [](const NodeLaunch& l) {
        const int64_t pixels = l.batch * l.out.h * l.out.w;
@@ -56,24 +56,24 @@ const OpEntry kLaunchers[] = {
      }},
     {Op::Mul,
      [](const NodeLaunch& l) {
-       mul(l.x, l.x2, !(l.in_shapes[1] == l.in_shapes[0]), l.batch, int64_t(l.out.h) * l.out.w, l.out_c,
+       mul(l.x(), l.x2(), !(l.in_shapes[1] == l.in_shapes[0]), l.batch, int64_t(l.out.h) * l.out.w, l.out_c,
            l.q.multiplier.data[0], l.q.shift.data[0], l.y, l.stream);
      }},
     {Op::ChannelSlice,
      [](const NodeLaunch& l) {
-       channel_slice(l.x, l.batch * l.out.h * l.out.w, l.in_c, l.n.offset, l.n.channels, l.out_c, l.y, l.stream);
+       channel_slice(l.x(), l.batch * l.out.h * l.out.w, l.in_c(), l.n.offset, l.n.channels, l.out_c, l.y, l.stream);
      }},
     {Op::ChannelShuffle,
      [](const NodeLaunch& l) {
-       channel_shuffle(l.x, l.batch * l.out.h * l.out.w, l.in.c, l.n.groups, l.out_c, l.y, l.stream);
+       channel_shuffle(l.x(), l.batch * l.out.h * l.out.w, l.in().c, l.n.groups, l.out_c, l.y, l.stream);
      }},
     {Op::Activation,
      [](const NodeLaunch& l) {
-       activation(l.x, l.table, l.batch * l.out.h * l.out.w, l.out.c, l.out_c, l.y, l.stream);
+       activation(l.x(), l.table, l.batch * l.out.h * l.out.w, l.out.c, l.out_c, l.y, l.stream);
      }},
     {Op::Pad2d,
      [](const NodeLaunch& l) {
-       pad2d(l.x, l.batch, PadShape{l.in.h, l.in.w, l.out.h, l.out.w, l.out_c, l.n.pad_top, l.n.pad_left}, l.y,
+       pad2d(l.x(), l.batch, PadShape{l.in().h, l.in().w, l.out.h, l.out.w, l.out_c, l.n.pad_top, l.n.pad_left}, l.y,
              l.stream);
      }},
     {Op::Flatten, [](const NodeLaunch&) {}},  // its value is its input's bytes

@@ -19,18 +19,22 @@ struct NodeLaunch {
   const Node& n;
   const NodeQuant& q;
   int64_t batch;
-  const float* image;          // the input node: the plan's float input
-  const int8_t* x;             // the first input's value
-  const int8_t* x2;            // the second input's (add)
-  int8_t* y;                   // the output's
-  ActShape in, out;            // per-sample shapes of the first input and the output
-  int in_c, out_c;             // channels as stored (padded)
-  int64_t out_bytes;           // per sample, as stored
-  cudaStream_t stream;
-  std::vector<const int8_t*> inputs;  // every input's value (concat)
+  const float* image;                 // the input node: the plan's float input
+  std::vector<const int8_t*> inputs;  // every input's value
   std::vector<ActShape> in_shapes;    // and its per-sample shape
-  std::vector<int> inputs_c;          // and its channels as stored
-  const int8_t* table;                // activation: its 256 output levels, on the device
+  std::vector<int> inputs_c;          // and its channels as stored (padded)
+  int8_t* y;                          // the output's value
+  ActShape out;                       // its per-sample shape
+  int out_c;                          // its channels as stored
+  int64_t out_bytes;                  // per sample, as stored
+  cudaStream_t stream;
+  const int8_t* table;  // activation: its 256 output levels, on the device
+
+  // The first input (and the second, of an add).
+  const int8_t* x() const { return inputs[0]; }
+  const int8_t* x2() const { return inputs[1]; }
+  const ActShape& in() const { return in_shapes[0]; }
+  int in_c() const { return inputs_c[0]; }
 };
 
 // The launcher of `op`'s nodes, or null when the runtime has none.
