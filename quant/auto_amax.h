@@ -1,7 +1,7 @@
 // `--method auto`, scored on the int8 runtime: walking the quantization points
 // in graph order, each candidate amax is built into the int8 model it makes
 // (earlier points as decided, later ones at a provisional amax) and the one
-// whose logits are closest (softmax KL summed over the calibration images) to
+// whose logits are closest (softmax KL summed over the scored calibration images) to
 // float's wins. Scoring the integer model itself counts the later points'
 // rounding too, and runs at int8 speed. The int8 outputs up to the point being
 // decided are computed once; each candidate runs only the rest of the
@@ -9,6 +9,7 @@
 // complete total), the images most sensitive to the logits first.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -31,6 +32,13 @@ struct AutoSearchPoints {
   std::vector<int> float_nodes;
   std::vector<int> quantized_nodes;
 };
+
+// The rows of `logits` (float's, one row per calibration image) most
+// sensitive to a change of the logits, at most `count`, most sensitive first:
+// by 1 - sum(p^2) of the softmax p, the trace of the softmax's Fisher
+// information, which scales the KL a small change of the logits causes; ties
+// in image order. The search scores its candidates on these.
+std::vector<int64_t> most_sensitive_images(const FloatTensor& logits, int64_t count);
 
 // Sets `amax` and `methods` (by float node) at every point: the winner among
 // max, percentile (at `percentile`), entropy and mse, scored against `target`,

@@ -27,7 +27,7 @@ struct QuantizeOptions {
   std::string scheme = "octet";   // "lab": the course lab's per-tensor weight step (max - min) / 127
   double percentile = 99.99;
   std::string weight_rounding = "gptq";  // or "nearest" (the lab scheme always rounds to nearest)
-  int64_t auto_samples = 1024;    // calibration images `auto` scores candidates on (at most the calibration set)
+  int64_t auto_samples = 1024;    // calibration images `auto` ranks, to score the 512 most sensitive (at most all)
   bool exhaustive_auto = false;   // `auto` by brute force (choose_auto_amax_exhaustive): the same choice, for tests
   int64_t gptq_samples = 512;     // calibration images GPTQ estimates layer inputs from
   // Nodes of the quantized graph kept in float (mixed precision, NodeQuant::in_float),

@@ -77,7 +77,9 @@ inline void add_quantize_options(CLI::App* cmd, NamedQuantizeOptions& q) {
   cmd->add_option("--calib-samples", q.calibration_samples,
                   "Calibration images, evenly spaced over the training split (or --calib-data)")
       ->capture_default_str();
-  cmd->add_option("--auto-samples", q.auto_samples, "Calibration images --method auto scores its choices on")
+  cmd->add_option("--auto-samples", q.auto_samples,
+                  "Calibration images --method auto ranks by how unsure float is of them; it scores its choices on "
+                  "the 512 most unsure")
       ->capture_default_str();
   cmd->add_option("--float-nodes", q.float_nodes,
                   "Nodes to keep in float (mixed precision; comma-separated names, as `octet summary` lists them): "

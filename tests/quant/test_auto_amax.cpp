@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "quant/auto_amax.h"
 #include "quant/pipeline.h"
 #include "tests/support/random_model.h"
 #include "tests/support/test_util.h"
@@ -29,6 +30,17 @@ std::vector<std::string> differing_points(const QuantizedModel& pruned, const Qu
 int64_t points_moved_off_mse(const QuantizedModel& m) {
   return std::count_if(m.quant.begin(), m.quant.end(),
                        [](const NodeQuant& q) { return q.method == "max" || q.method == "percentile" || q.method == "entropy"; });
+}
+
+TEST(AutoAmax, ScoresTheLeastConfidentImagesFirst) {
+  // Four images of three classes: sure (row 0), torn between two classes
+  // (row 1), undecided (row 2, the most sensitive), fairly sure (row 3).
+  FloatTensor logits({4, 3});
+  const float rows[4][3] = {{9, 0, 0}, {2, 2, -5}, {0, 0, 0}, {3, 0, 0}};
+  std::copy(&rows[0][0], &rows[0][0] + 12, logits.ptr());
+  EXPECT_EQ(most_sensitive_images(logits, 4), (std::vector<int64_t>{2, 1, 3, 0}));
+  EXPECT_EQ(most_sensitive_images(logits, 2), (std::vector<int64_t>{2, 1}));
+  EXPECT_EQ(most_sensitive_images(logits, 9).size(), 4u);
 }
 
 TEST(AutoAmax, PrunedSearchChoosesWhatBruteForceChoosesOnRandomResNet) {

@@ -48,7 +48,7 @@ TEST_P(ZooAccuracy, DefaultQuantizationKeepsAccuracy) {
 
 INSTANTIATE_TEST_SUITE_P(Zoo, ZooAccuracy,
                          ::testing::Values(ZooCase{"lenet5_fmnist", 91.32, 91.27, 0.3, 99.56},
-                                           ZooCase{"lenet5_cifar10", 71.77, 71.68, 0.5, 98.72},
+                                           ZooCase{"lenet5_cifar10", 71.77, 71.59, 0.5, 98.72},
                                            ZooCase{"resnet20_cifar10", 88.08, 88.07, 0.3, 99.32}),
                          [](const auto& info) { return std::string(info.param.name); });
 
