@@ -26,4 +26,10 @@ const std::vector<AmaxMethod>& statistic_methods();
 
 double compute_amax(const TensorStats& stats, AmaxMethod method, double percentile = 99.99);
 
+// The entropy search's choice from the divergence of every threshold bin
+// (kl[i], infinite where not a candidate): the largest i whose divergence is
+// within rounding (1e-9 relative, 1e-12 absolute) of the smallest, as
+// TensorRT takes the largest threshold on a tie.
+int entropy_threshold(const std::vector<double>& kl);
+
 }  // namespace octet

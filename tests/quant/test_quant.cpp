@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <random>
 
@@ -284,13 +285,9 @@ double brute_force_entropy_amax(const TensorStats& s) {
   for (int b = 0; b < TensorStats::kBins; ++b)
     if (h[b]) last_nonzero = b;
   if (last_nonzero < 128) return s.abs_max();
-  int best = 0;
-  double best_kl = 0;
-  for (int i = 128; i <= last_nonzero + 1; ++i) {
-    const double kl = entropy_divergence(h, i);
-    if (best == 0 || kl <= best_kl) best = i, best_kl = kl;  // ties: the largest threshold
-  }
-  return std::min(s.abs_max(), best * s.bin_width());
+  std::vector<double> kl(static_cast<size_t>(last_nonzero + 2), std::numeric_limits<double>::infinity());
+  for (int i = 128; i <= last_nonzero + 1; ++i) kl[i] = entropy_divergence(h, i);
+  return std::min(s.abs_max(), entropy_threshold(kl) * s.bin_width());
 }
 
 // Squared error of quantizing every bin's centre with 127 levels up to amax.
@@ -354,6 +351,14 @@ TEST(Amax, EntropyAndMseAreTheBestCandidatesOfTheirHistogram) {
     EXPECT_EQ(compute_amax(s, AmaxMethod::Entropy), brute_force_entropy_amax(s)) << name;
     EXPECT_EQ(compute_amax(s, AmaxMethod::Mse), brute_force_mse_amax(s)) << name;
   }
+}
+
+TEST(Amax, EntropyTiesWithinRoundingGoToTheLargestThreshold) {
+  const double none = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(entropy_threshold({none, 0.5, 0.3, 0.3 * (1 + 1e-12), 0.4}), 3);
+  EXPECT_EQ(entropy_threshold({none, 0.3, 0.3 * (1 + 1e-6), none}), 1);
+  EXPECT_EQ(entropy_threshold({none, 1e-14, 0.0, 1e-3}), 2);
+  EXPECT_THROW(entropy_threshold({none, none}), Error);
 }
 
 TEST(Amax, AllZeroTensorHasZeroAmax) {
