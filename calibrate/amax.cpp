@@ -30,7 +30,7 @@ double percentile_amax(const TensorStats& s, double percentile) {
 // h in a level of mean m adds (h/N) log((h/N) / (m/S)), so the bins below
 // i-1 sum to (sum h log h - S' log N - sum over levels of T' log m + S' log S)
 // / N (S', T': their counts, all and per level): prefix sums and one log per
-// level instead of one per bin (about 20x faster; the same KL to rounding).
+// level instead of one per bin (about 10x faster; the same KL to rounding).
 double entropy_amax(const TensorStats& s) {
   // As pytorch-quantization does, bin 0 takes bin 1's count: the spike of exact
   // zeros after a ReLU would otherwise dominate the divergence.
