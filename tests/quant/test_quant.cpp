@@ -143,6 +143,26 @@ TEST(TensorStats, VectorPassMatchesAPlainLoopAndFindsEveryBadValue) {
   }
 }
 
+// The histogram's vector binning against a plain loop: a ReLU's output (runs
+// of exact zeros, -0.0 among them), negative values, the maximum in the
+// last bin, lengths that end inside a vector and a chunk.
+TEST(TensorStats, HistogramBinsMatchAPlainLoop) {
+  std::mt19937_64 rng(12);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (int64_t n : {int64_t{7}, int64_t{1003}, int64_t{70001}}) {
+    std::vector<float> v(static_cast<size_t>(n));
+    for (float& x : v) x = std::max(0.0f, normal(rng));
+    for (size_t i = 3; i < v.size(); i += 11) v[i] = -normal(rng);
+    v[1] = -0.0f;
+    TensorStats s;
+    s.add(v.data(), n, "t");
+    std::vector<int64_t> want(TensorStats::kBins, 0);
+    const double scale = TensorStats::kBins / s.range();
+    for (float x : v) ++want[std::min(static_cast<int>(std::abs(double(x)) * scale), TensorStats::kBins - 1)];
+    EXPECT_EQ(s.histogram(), want) << n;
+  }
+}
+
 // im2col rows against one tap at a time, zero outside the image: kernels
 // wider than the image, strides, padding on every side, dilated kernels
 // (taps outside on both sides of a row, or every tap of a row outside),
