@@ -26,15 +26,18 @@ void expect_shape(const Tensor<T>& t, const Shape& shape, const std::string& wha
 constexpr int64_t kInt32Max = 2147483647;
 constexpr int64_t kMaxInput = 128;
 
+// The per-value checks below build their message only on failure: `auto`
+// validates a model per candidate it tries.
 void check_accumulators(const NodeQuant& q, int64_t depth, const std::string& at) {
   for (int64_t o = 0; o < q.bias.numel(); ++o) {
     int64_t weight_sum = 0;
     for (int64_t k = 0; k < depth; ++k) weight_sum += std::abs(int64_t{q.weight.data[o * depth + k]});
     const int64_t bound = kMaxInput * weight_sum + std::abs(int64_t{q.bias.data[o]});
-    check(bound <= kInt32Max, at + ": output channel " + std::to_string(o) + " can accumulate " +
-                                  std::to_string(bound) + " (128 x sum |weight| " + std::to_string(weight_sum) +
-                                  " + |bias| " + std::to_string(std::abs(int64_t{q.bias.data[o]})) +
-                                  "), beyond int32: its int32 accumulators could overflow");
+    if (bound > kInt32Max)
+      fail(at + ": output channel " + std::to_string(o) + " can accumulate " + std::to_string(bound) +
+           " (128 x sum |weight| " + std::to_string(weight_sum) + " + |bias| " +
+           std::to_string(std::abs(int64_t{q.bias.data[o]})) +
+           "), beyond int32: its int32 accumulators could overflow");
   }
 }
 
@@ -56,9 +59,10 @@ bool is_sha256(const std::string& s) {
 }
 
 void check_shifts(const Int32Tensor& multiplier, const Int32Tensor& shift, const std::string& where) {
-  for (int32_t m : multiplier.data) check(m >= 0, where + ".multiplier has a negative value " + std::to_string(m));
+  for (int32_t m : multiplier.data)
+    if (m < 0) fail(where + ".multiplier has a negative value " + std::to_string(m));
   for (int32_t s : shift.data)
-    check(s >= 1 && s <= 62, where + ".shift " + std::to_string(s) + " is outside [1, 62]");
+    if (s < 1 || s > 62) fail(where + ".shift " + std::to_string(s) + " is outside [1, 62]");
 }
 
 // Suffixes of the tensors a node owns in the file.
@@ -91,7 +95,8 @@ void for_each_tensor(Record& q, Visit visit) {
 }
 
 void check_finite(const FloatTensor& t, const std::string& what) {
-  for (float v : t.data) check(std::isfinite(v), what + " holds a NaN or infinite value");
+  for (float v : t.data)
+    if (!std::isfinite(v)) fail(what + " holds a NaN or infinite value");
 }
 
 // A node kept in float: not the input (it is the image's quantization) nor the
@@ -169,12 +174,13 @@ void QuantizedModel::validate(const std::string& where) const {
       expect_shape(q.weight, wshape, at + ".weight");
       expect_shape(q.weight_scale, {O}, at + ".weight_scale");
       for (float s : q.weight_scale.data)
-        check(std::isfinite(s) && s > 0, at + ".weight_scale has a non-positive or non-finite value");
+        if (!(std::isfinite(s) && s > 0)) fail(at + ".weight_scale has a non-positive or non-finite value");
       expect_shape(q.bias, {O}, at + ".bias");
       check_accumulators(q, shape_numel(wshape) / O, at);
       if (is_output) {
         expect_shape(q.logit_scale, {O}, at + ".logit_scale");
-        for (float s : q.logit_scale.data) check(std::isfinite(s) && s > 0, at + ".logit_scale is not positive finite");
+        for (float s : q.logit_scale.data)
+          if (!(std::isfinite(s) && s > 0)) fail(at + ".logit_scale is not positive finite");
       } else {
         expect_shape(q.multiplier, {O}, at + ".multiplier");
         expect_shape(q.shift, {O}, at + ".shift");

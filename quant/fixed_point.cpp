@@ -7,12 +7,13 @@
 
 namespace octet {
 
-FixedPoint to_fixed_point(const std::vector<double>& reals, const std::string& where) {
+FixedPoint to_fixed_point(const std::vector<double>& reals, const std::string& where, int64_t channel) {
+  // The messages are built only on failure: the `auto` search makes multipliers for every candidate.
+  const auto place = [&] { return channel < 0 ? where : where + " channel " + std::to_string(channel); };
   double largest = 0;
   for (double m : reals) {
-    // The messages are built only on failure: the `auto` search makes multipliers for every candidate.
     if (!std::isfinite(m) || m < 0)
-      fail(where + ": requantization multiplier " + std::to_string(m) + " is negative or not finite");
+      fail(place() + ": requantization multiplier " + std::to_string(m) + " is negative or not finite");
     largest = std::max(largest, m);
   }
   FixedPoint fp;
@@ -24,7 +25,7 @@ FixedPoint to_fixed_point(const std::vector<double>& reals, const std::string& w
   std::frexp(largest, &exponent);  // largest = f * 2^exponent, f in [0.5, 1)
   int shift = 31 - exponent;
   if (shift < 1)
-    fail(where + ": requantization multiplier " + std::to_string(largest) +
+    fail(place() + ": requantization multiplier " + std::to_string(largest) +
          " is too large for int32 fixed point (the output scale is over 2^30 times the input's)");
   shift = std::min(shift, 62);
   for (;;) {

@@ -15,9 +15,10 @@ struct FixedPoint {
   int32_t shift = 1;
 };
 
-// Fails naming `where` when the largest multiplier is >= 2^30 (the scales
-// cannot be represented) or any is negative or not finite. Multipliers below
-// 2^-31 keep shift 62 and lose precision, down to 0: their output is then 0.
-FixedPoint to_fixed_point(const std::vector<double>& reals, const std::string& where);
+// Fails naming `where` (and `channel`, unless negative) when the largest
+// multiplier is >= 2^30 (the scales cannot be represented) or any is negative
+// or not finite. Multipliers below 2^-31 keep shift 62 and lose precision,
+// down to 0: their output is then 0.
+FixedPoint to_fixed_point(const std::vector<double>& reals, const std::string& where, int64_t channel = -1);
 
 }  // namespace octet

@@ -163,8 +163,9 @@ void fill_quant(const Plan& plan, const FloatModel& folded, const std::map<std::
       q.bias = Int32Tensor({O});
       for (int64_t c = 0; c < O; ++c) {
         const double b = std::round(double(bias.data[c]) * s_in * w.scales.data[c]);
-        check(std::abs(b) < 2147483647.0, where + ": bias " + std::to_string(bias.data[c]) +
-                                              " overflows int32 at scale s_in * s_w (the input scale is too fine)");
+        if (!(std::abs(b) < 2147483647.0))  // the message is built only on failure, as in to_fixed_point
+          fail(where + ": bias " + std::to_string(bias.data[c]) +
+               " overflows int32 at scale s_in * s_w (the input scale is too fine)");
         q.bias.data[c] = static_cast<int32_t>(b);
       }
       if (i + 1 == N) {
@@ -177,7 +178,7 @@ void fill_quant(const Plan& plan, const FloatModel& folded, const std::map<std::
         for (int64_t c = 0; c < O; ++c) {
           std::vector<double> reals = {double(q.scale) / (double(s_in) * w.scales.data[c])};
           if (n.inputs.size() == 2) reals.push_back(double(q.scale) / qm->quant[n.inputs[1]].scale);
-          const FixedPoint fp = to_fixed_point(reals, where + " channel " + std::to_string(c));
+          const FixedPoint fp = to_fixed_point(reals, where, c);
           q.multiplier.data[c] = fp.multipliers[0];
           q.shift.data[c] = fp.shift;
           if (n.inputs.size() == 2) q.skip_multiplier.data[c] = fp.multipliers[1];

@@ -68,6 +68,8 @@ TEST(FixedPoint, PairsShareOneShiftAndRefuseOverflow) {
   EXPECT_NEAR(std::ldexp(double(fp.multipliers[1]), -fp.shift), 0.001, 1e-9);
   EXPECT_NE(error_of([] { to_fixed_point({std::ldexp(1.0, 30)}, "conv7"); }).find("conv7"), std::string::npos);
   EXPECT_NE(error_of([] { to_fixed_point({-1.0}, "x"); }).find("negative"), std::string::npos);
+  EXPECT_NE(error_of([] { to_fixed_point({std::ldexp(1.0, 31)}, "layer 'c'", 7); }).find("layer 'c' channel 7:"),
+            std::string::npos);
   EXPECT_EQ(to_fixed_point({0.0}, "zero").multipliers[0], 0);
 }
 
