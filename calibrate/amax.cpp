@@ -74,25 +74,46 @@ double entropy_amax(const TensorStats& s) {
   return std::min(s.abs_max(), entropy_threshold(kl) * s.bin_width());
 }
 
+// The squared error of quantizing every bin's centre with 127 levels up to
+// each candidate amax i bins wide, in units of a bin's width squared. Level k
+// (k * i / 127 bins) takes the bins whose centre rounds to it, a run of bins:
+// with S0, S1, S2 the run's sums of h, h b and h b^2 (exact, in integers),
+// its error is S2 + (1 - 2 k r) S1 + (1/2 - k r)^2 S0 with r = i / 127, so a
+// candidate costs one step per level instead of one per bin.
 double mse_amax(const TensorStats& s) {
   const auto& h = s.histogram();
-  const double width = s.bin_width();
-  double best_err = std::numeric_limits<double>::infinity(), best = s.abs_max();
-  for (int i = kLevels; i <= TensorStats::kBins; ++i) {
-    const double amax = i * width, step = amax / 127.0;
-    double err = 0;
-    for (int b = 0; b < TensorStats::kBins; ++b) {
-      if (!h[b]) continue;
-      const double centre = (b + 0.5) * width;
-      const double q = std::min(std::floor(centre / step + 0.5), 127.0) * step;
-      err += static_cast<double>(h[b]) * (centre - q) * (centre - q);
-    }
-    if (err < best_err) {
-      best_err = err;
-      best = amax;
-    }
+  const int bins = TensorStats::kBins;
+  std::vector<int64_t> s0(bins + 1, 0), s1(bins + 1, 0), s2(bins + 1, 0);  // over bins [0, b)
+  for (int b = 0; b < bins; ++b) {
+    s0[b + 1] = s0[b] + h[b];
+    s1[b + 1] = s1[b] + h[b] * b;
+    s2[b + 1] = s2[b] + h[b] * b * b;
   }
-  return std::min(s.abs_max(), best);
+  const double width = s.bin_width();
+  std::vector<double> err(bins + 1, std::numeric_limits<double>::infinity());
+  for (int i = kLevels; i <= bins; ++i) {
+    // The first bin of level k: the centre of bin b is (2b + 1) 127 / (2i)
+    // levels, at least k - 1/2 from b = (2ik - i - 127) / 254 on. A centre
+    // exactly halfway errs as much in either level.
+    const auto first_bin = [&](int k) {
+      const int64_t times_254 = 2 * int64_t{i} * k - i - 127;  // that b, times 254
+      return static_cast<int>(std::min<int64_t>(times_254 <= 0 ? 0 : (times_254 + 253) / 254, bins));
+    };
+    const long double r = static_cast<long double>(i) / 127;
+    long double total = 0;
+    int lo = 0;
+    for (int k = 0; k <= 127 && lo < bins; ++k) {
+      const int hi = k == 127 ? bins : first_bin(k + 1);
+      if (hi > lo && s0[hi] > s0[lo]) {
+        const long double kr = k * r;
+        total += static_cast<long double>(s2[hi] - s2[lo]) + (1 - 2 * kr) * static_cast<long double>(s1[hi] - s1[lo]) +
+                 (0.5L - kr) * (0.5L - kr) * static_cast<long double>(s0[hi] - s0[lo]);
+      }
+      lo = std::max(lo, hi);
+    }
+    err[i] = static_cast<double>(total);
+  }
+  return std::min(s.abs_max(), mse_threshold(err) * width);
 }
 }  // namespace
 
@@ -103,6 +124,14 @@ int entropy_threshold(const std::vector<double>& kl) {
   for (int i = 0; i < static_cast<int>(kl.size()); ++i)
     if (kl[i] <= best + 1e-9 * std::abs(best) + 1e-12) threshold = i;
   return threshold;
+}
+
+int mse_threshold(const std::vector<double>& err) {
+  const double best = *std::min_element(err.begin(), err.end());
+  check(std::isfinite(best), "mse: no threshold was scored");
+  for (int i = 0; i < static_cast<int>(err.size()); ++i)
+    if (err[i] <= best + 1e-9 * std::abs(best) + 1e-12) return i;
+  return 0;  // unreachable: the smallest is within rounding of itself
 }
 
 AmaxMethod amax_method_from_name(const std::string& name) {

@@ -32,4 +32,9 @@ double compute_amax(const TensorStats& stats, AmaxMethod method, double percenti
 // TensorRT takes the largest threshold on a tie.
 int entropy_threshold(const std::vector<double>& kl);
 
+// The mse search's choice from the error of every threshold bin (err[i],
+// infinite where not a candidate): the smallest i whose error is within
+// rounding (as entropy_threshold) of the smallest.
+int mse_threshold(const std::vector<double>& err);
+
 }  // namespace octet

@@ -326,12 +326,10 @@ double quantization_error(const std::vector<int64_t>& h, double width, double am
 }
 
 double brute_force_mse_amax(const TensorStats& s) {
-  double best = 0, best_err = 0;
-  for (int i = 128; i <= TensorStats::kBins; ++i) {
-    const double err = quantization_error(s.histogram(), s.bin_width(), i * s.bin_width());
-    if (best == 0 || err < best_err) best = i * s.bin_width(), best_err = err;  // ties: the smallest
-  }
-  return std::min(s.abs_max(), best);
+  std::vector<double> err(TensorStats::kBins + 1, std::numeric_limits<double>::infinity());
+  for (int i = 128; i <= TensorStats::kBins; ++i)
+    err[i] = quantization_error(s.histogram(), s.bin_width(), i * s.bin_width());
+  return std::min(s.abs_max(), mse_threshold(err) * s.bin_width());  // ties: the smallest
 }
 
 TEST(Amax, MethodsOnALaplaceDistribution) {
@@ -381,6 +379,13 @@ TEST(Amax, EntropyTiesWithinRoundingGoToTheLargestThreshold) {
   EXPECT_EQ(entropy_threshold({none, 0.3, 0.3 * (1 + 1e-6), none}), 1);
   EXPECT_EQ(entropy_threshold({none, 1e-14, 0.0, 1e-3}), 2);
   EXPECT_THROW(entropy_threshold({none, none}), Error);
+}
+
+TEST(Amax, MseTiesWithinRoundingGoToTheSmallestThreshold) {
+  const double none = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(mse_threshold({none, 0.5, 0.3 * (1 + 1e-12), 0.3, 0.4}), 2);
+  EXPECT_EQ(mse_threshold({none, 0.3 * (1 + 1e-6), 0.3, none}), 2);
+  EXPECT_THROW(mse_threshold({none, none}), Error);
 }
 
 TEST(Amax, AllZeroTensorHasZeroAmax) {
