@@ -101,15 +101,12 @@ double mse_amax(const TensorStats& s) {
     };
     const long double r = static_cast<long double>(i) / 127;
     long double total = 0;
-    int lo = 0;
-    for (int k = 0; k <= 127 && lo < bins; ++k) {
-      const int hi = k == 127 ? bins : first_bin(k + 1);
-      if (hi > lo && s0[hi] > s0[lo]) {
-        const long double kr = k * r;
-        total += static_cast<long double>(s2[hi] - s2[lo]) + (1 - 2 * kr) * static_cast<long double>(s1[hi] - s1[lo]) +
-                 (0.5L - kr) * (0.5L - kr) * static_cast<long double>(s0[hi] - s0[lo]);
-      }
-      lo = std::max(lo, hi);
+    for (int k = 0, lo = 0; k <= 127 && lo < bins; ++k) {
+      const int hi = k == 127 ? bins : first_bin(k + 1);  // never below lo: first_bin grows with k
+      const long double kr = k * r;
+      total += static_cast<long double>(s2[hi] - s2[lo]) + (1 - 2 * kr) * static_cast<long double>(s1[hi] - s1[lo]) +
+               (0.5L - kr) * (0.5L - kr) * static_cast<long double>(s0[hi] - s0[lo]);
+      lo = hi;
     }
     err[i] = static_cast<double>(total);
   }
@@ -117,21 +114,26 @@ double mse_amax(const TensorStats& s) {
 }
 }  // namespace
 
+namespace {
+// Per threshold bin, whether its score is within rounding of the smallest
+// (the ties of entropy_threshold and mse_threshold).
+std::vector<bool> ties_for_smallest(const std::vector<double>& scores, const char* search) {
+  const double best = *std::min_element(scores.begin(), scores.end());
+  check(std::isfinite(best), std::string(search) + ": no threshold was scored");
+  std::vector<bool> tied(scores.size());
+  for (size_t i = 0; i < scores.size(); ++i) tied[i] = scores[i] <= best + 1e-9 * std::abs(best) + 1e-12;
+  return tied;
+}
+}  // namespace
+
 int entropy_threshold(const std::vector<double>& kl) {
-  const double best = *std::min_element(kl.begin(), kl.end());
-  check(std::isfinite(best), "entropy: no threshold was scored");
-  int threshold = 0;
-  for (int i = 0; i < static_cast<int>(kl.size()); ++i)
-    if (kl[i] <= best + 1e-9 * std::abs(best) + 1e-12) threshold = i;
-  return threshold;
+  const std::vector<bool> tied = ties_for_smallest(kl, "entropy");
+  return static_cast<int>(std::find(tied.rbegin(), tied.rend(), true).base() - tied.begin()) - 1;
 }
 
 int mse_threshold(const std::vector<double>& err) {
-  const double best = *std::min_element(err.begin(), err.end());
-  check(std::isfinite(best), "mse: no threshold was scored");
-  for (int i = 0; i < static_cast<int>(err.size()); ++i)
-    if (err[i] <= best + 1e-9 * std::abs(best) + 1e-12) return i;
-  return 0;  // unreachable: the smallest is within rounding of itself
+  const std::vector<bool> tied = ties_for_smallest(err, "mse");
+  return static_cast<int>(std::find(tied.begin(), tied.end(), true) - tied.begin());
 }
 
 AmaxMethod amax_method_from_name(const std::string& name) {

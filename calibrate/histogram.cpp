@@ -84,17 +84,14 @@ constexpr int kCopies = 4;
 // For each of the 256 patterns of 8 lanes, the lanes that are set, first:
 // _mm256_permutevar8x32_epi32 with it packs those lanes to the front.
 struct LanePacking {
-  alignas(32) int32_t lanes[256][8];
-  LanePacking() {
-    for (int mask = 0; mask < 256; ++mask) {
-      int n = 0;
-      for (int lane = 0; lane < 8; ++lane)
+  alignas(32) int32_t lanes[256][8] = {};  // unset lanes read lane 0
+  constexpr LanePacking() {
+    for (int mask = 0; mask < 256; ++mask)
+      for (int lane = 0, n = 0; lane < 8; ++lane)
         if (mask >> lane & 1) lanes[mask][n++] = lane;
-      while (n < 8) lanes[mask][n++] = 0;
-    }
   }
 };
-const LanePacking kLanePacking;
+constexpr LanePacking kLanePacking;  // built by the compiler, not at start-up
 
 // Adds the bins of |values[begin, end)| at `scale` bins per unit to
 // `counts`, kCopies histograms of `bins` side by side. Exact zeros (half of
