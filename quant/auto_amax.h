@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "calibrate/amax.h"
 #include "calibrate/calibrate.h"
 #include "common/tensor.h"
 #include "graph/graph.h"
@@ -33,6 +34,19 @@ struct AutoSearchPoints {
   std::vector<int> quantized_nodes;
 };
 
+// One candidate amax of a point and the method that gave it.
+struct AmaxCandidate {
+  double amax;
+  AmaxMethod method;
+};
+
+// The candidates `auto` scores at one point, from the amax each method it
+// tries gives there (`by_method`, mse's among them): mse's first, the model as
+// it stands; then the others in their order, but none within rounding (1e-4
+// relative) of an amax already listed, and none outside [0.6, 1.4] x mse's
+// amax (auto_amax.cpp says why).
+std::vector<AmaxCandidate> scored_candidates(const std::vector<AmaxCandidate>& by_method);
+
 // The rows of `logits` (float's, one row per calibration image) most
 // sensitive to a change of the logits, at most `count`, most sensitive first:
 // by 1 - sum(p^2) of the softmax p, the trace of the softmax's Fisher
@@ -41,8 +55,8 @@ struct AutoSearchPoints {
 std::vector<int64_t> most_sensitive_images(const FloatTensor& logits, int64_t count);
 
 // Sets `amax` and `methods` (by float node) at every point: the winner among
-// max, percentile (at `percentile`), entropy and mse, scored against `target`,
-// float's logits on the calibration images.
+// its scored_candidates of max, percentile (at `percentile`), entropy and mse,
+// scored against `target`, float's logits on the calibration images.
 void choose_auto_amax(const AutoSearchPoints& points, const Int8ModelBuilder& build, const Calibration& calibration,
                       const FloatTensor& target, double percentile, std::vector<double>* amax,
                       std::vector<std::string>* methods);

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "common/error.h"
 #include "quant/auto_amax.h"
 #include "quant/pipeline.h"
 #include "tests/support/random_model.h"
@@ -41,6 +42,32 @@ TEST(AutoAmax, ScoresTheLeastConfidentImagesFirst) {
   EXPECT_EQ(most_sensitive_images(logits, 4), (std::vector<int64_t>{2, 1, 3, 0}));
   EXPECT_EQ(most_sensitive_images(logits, 2), (std::vector<int64_t>{2, 1}));
   EXPECT_EQ(most_sensitive_images(logits, 9).size(), 4u);
+}
+
+// The amaxes and methods of a point's scored candidates.
+std::vector<std::pair<double, std::string>> listed(const std::vector<AmaxCandidate>& candidates) {
+  std::vector<std::pair<double, std::string>> out;
+  for (const AmaxCandidate& c : candidates) out.emplace_back(c.amax, amax_method_name(c.method));
+  return out;
+}
+
+TEST(AutoAmax, ScoresMseFirstAndOnlyCandidatesNearIt) {
+  using Listed = std::vector<std::pair<double, std::string>>;
+  // Max 2x mse's amax (a step twice as coarse) is not scored.
+  EXPECT_EQ(listed(scored_candidates({{2.0, AmaxMethod::Max},
+                                      {0.9, AmaxMethod::Percentile},
+                                      {1.2, AmaxMethod::Entropy},
+                                      {1.0, AmaxMethod::Mse}})),
+            (Listed{{1.0, "mse"}, {0.9, "percentile"}, {1.2, "entropy"}}));
+  // Percentile at 0.5x (clipping half the range) is not scored, nor entropy within rounding of mse.
+  EXPECT_EQ(listed(scored_candidates({{1.35, AmaxMethod::Max},
+                                      {0.5, AmaxMethod::Percentile},
+                                      {1.00001, AmaxMethod::Entropy},
+                                      {1.0, AmaxMethod::Mse}})),
+            (Listed{{1.0, "mse"}, {1.35, "max"}}));
+  // The window's edges are in it.
+  EXPECT_EQ(scored_candidates({{1.4, AmaxMethod::Max}, {0.6, AmaxMethod::Percentile}, {1.0, AmaxMethod::Mse}}).size(), 3u);
+  EXPECT_THROW(scored_candidates({{1.0, AmaxMethod::Max}}), Error);
 }
 
 TEST(AutoAmax, PrunedSearchChoosesWhatBruteForceChoosesOnRandomResNet) {
