@@ -12,6 +12,7 @@
 #include "graph/op_traits.h"
 #include "graph/ordered_gemm.h"
 #include "graph/patches.h"
+#include "quant/depthwise_gram.h"
 
 namespace octet {
 
@@ -145,6 +146,10 @@ void GptqStatistics::add(int producer, const FloatTensor& act, int64_t first) {
     // Every stride-th row of the whole calibration set, counted from its first image.
     const int64_t offset = patch_rows(node, out, first), first_row = (stride - offset % stride) % stride;
     const int64_t picked = first_row < rows ? (rows - 1 - first_row) / stride + 1 : 0;
+    if (one_channel_per_group(node, in)) {
+      add_depthwise_gram(node, in, out, act.ptr(), first_row, stride, picked, group_hessians);
+      continue;
+    }
     // Rows padded for OrderedGemm, whose B rows are read in whole vectors.
     const int64_t padded = ordered_gemm_padded(K);
     const size_t chunk_size = static_cast<size_t>(std::min(kRowsPerChunk, picked) * padded);
