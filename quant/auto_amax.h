@@ -47,6 +47,12 @@ struct AmaxCandidate {
 // amax (auto_amax.cpp says why).
 std::vector<AmaxCandidate> scored_candidates(const std::vector<AmaxCandidate>& by_method);
 
+// Whether a finalist of a point's race is out before the images after the
+// shortlist: its KL over the shortlist (`challenger_shortlist`) exceeds the
+// model as it stands's (`incumbent_shortlist`) by more than a tenth of the
+// latter's KL over the images after it (`incumbent_rest`). auto_amax.cpp says why.
+bool trails_too_far(double challenger_shortlist, double incumbent_shortlist, double incumbent_rest);
+
 // The rows of `logits` (float's, one row per calibration image) most
 // sensitive to a change of the logits, at most `count`, most sensitive first:
 // by 1 - sum(p^2) of the softmax p, the trace of the softmax's Fisher

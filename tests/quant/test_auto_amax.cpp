@@ -1,8 +1,8 @@
 // `auto` stops a candidate as soon as its partial KL sum shows it cannot win
 // and runs each candidate only from the point it changes. Neither may change
 // the choice: it must be what brute force chooses (every candidate built into
-// the whole model and scored on every image, then the same shortlist rule
-// applied to the sums), amax and method at every point.
+// the whole model and scored on every image, then the same shortlist and
+// trailing rules applied to the sums), amax and method at every point.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -68,6 +68,17 @@ TEST(AutoAmax, ScoresMseFirstAndOnlyCandidatesNearIt) {
   // The window's edges are in it.
   EXPECT_EQ(scored_candidates({{1.4, AmaxMethod::Max}, {0.6, AmaxMethod::Percentile}, {1.0, AmaxMethod::Mse}}).size(), 3u);
   EXPECT_THROW(scored_candidates({{1.0, AmaxMethod::Max}}), Error);
+}
+
+TEST(AutoAmax, DropsFinalistsTrailingByMoreThanATenthOfTheRest) {
+  // The incumbent scored 10 on the shortlist and 4 on the rest: a finalist at 10.5 would need to score
+  // 0.5 (12.5%) below it there, one at 10.3 only 0.3.
+  EXPECT_TRUE(trails_too_far(10.5, 10, 4));
+  EXPECT_FALSE(trails_too_far(10.3, 10, 4));
+  EXPECT_FALSE(trails_too_far(9.0, 10, 4));
+  // Nothing after the shortlist: any finalist behind the incumbent cannot win.
+  EXPECT_TRUE(trails_too_far(10.001, 10, 0));
+  EXPECT_FALSE(trails_too_far(10, 10, 0));
 }
 
 TEST(AutoAmax, PrunedSearchChoosesWhatBruteForceChoosesOnRandomResNet) {
