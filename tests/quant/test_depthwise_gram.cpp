@@ -8,12 +8,11 @@
 
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <cstring>
-#include <random>
 
 #include "graph/ordered_gemm.h"
 #include "graph/patches.h"
+#include "tests/support/wide_values.h"
 
 namespace octet {
 namespace {
@@ -21,16 +20,6 @@ namespace {
 struct DepthwiseCase {
   int kernel, stride, padding, dilation;
 };
-
-// Values over many binades, so that another order of the sums changes bits.
-std::vector<float> wide_values(size_t n, uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::normal_distribution<float> normal;
-  std::uniform_int_distribution<int> exponent(-8, 8);
-  std::vector<float> v(n);
-  for (float& x : v) x = std::ldexp(normal(gen), exponent(gen));
-  return v;
-}
 
 // The general path: group c's rows gathered, padded, and H's lower part added by OrderedGemm.
 void add_gathered_gram(const Node& node, const ActShape& in, const ActShape& out, const float* act, int64_t first_row,

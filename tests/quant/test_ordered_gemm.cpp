@@ -8,7 +8,8 @@
 
 #include <cmath>
 #include <cstring>
-#include <random>
+
+#include "tests/support/wide_values.h"
 
 namespace octet {
 namespace {
@@ -16,16 +17,6 @@ namespace {
 struct Shape {
   int64_t rows, cols, depth;
 };
-
-// Values over many binades, so that summing in another order changes bits.
-std::vector<float> wide_values(size_t n, uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::normal_distribution<float> normal;
-  std::uniform_int_distribution<int> exponent(-8, 8);
-  std::vector<float> v(n);
-  for (float& x : v) x = std::ldexp(normal(gen), exponent(gen));
-  return v;
-}
 
 bool same_bits(const std::vector<float>& x, const std::vector<float>& y) {
   return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0;
