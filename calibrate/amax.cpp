@@ -112,9 +112,7 @@ double mse_amax(const TensorStats& s) {
   }
   return std::min(s.abs_max(), mse_threshold(err) * width);
 }
-}  // namespace
 
-namespace {
 // Per threshold bin, whether its score is within rounding of the smallest
 // (the ties of entropy_threshold and mse_threshold).
 std::vector<bool> ties_for_smallest(const std::vector<double>& scores, const char* search) {

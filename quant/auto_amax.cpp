@@ -87,6 +87,19 @@ void softmax_kl(const float* target, const float* logits, int64_t rows, int64_t 
   }
 }
 
+// Removes from `finalists` those that trail the incumbent too far after the
+// shortlist (trails_too_far): `shortlist_sum(c)` is finalist c's KL over the
+// first `shortlist_end` images, `incumbent_kl` the incumbent's per image.
+template <typename ShortlistSum>
+void drop_trailing(std::vector<size_t>* finalists, ShortlistSum shortlist_sum, const std::vector<double>& incumbent_kl,
+                   int64_t shortlist_end) {
+  const double shortlist = std::accumulate(incumbent_kl.begin(), incumbent_kl.begin() + shortlist_end, 0.0);
+  const double rest = std::accumulate(incumbent_kl.begin() + shortlist_end, incumbent_kl.end(), 0.0);
+  finalists->erase(std::remove_if(finalists->begin(), finalists->end(),
+                                  [&](size_t c) { return trails_too_far(shortlist_sum(c), shortlist, rest); }),
+                   finalists->end());
+}
+
 // Every candidate amax of every point, side by side: point k's method m at
 // k * kMethods + m (entropy and mse search the histograms).
 std::vector<double> candidate_amaxes(const Calibration& cal, const std::vector<int>& float_nodes, double percentile) {
@@ -277,13 +290,7 @@ class CandidateRace {
     for (size_t c : racing) shortlist_sum[c] = std::accumulate(kl_[c].begin(), kl_[c].begin() + shortlist_end, 0.0);
     std::stable_sort(racing.begin(), racing.end(), [&](size_t x, size_t y) { return shortlist_sum[x] < shortlist_sum[y]; });
     if (racing.size() > kFinalists) racing.resize(kFinalists);
-    const double incumbent_shortlist = std::accumulate(incumbent_kl_.begin(), incumbent_kl_.begin() + shortlist_end, 0.0);
-    const double incumbent_rest = std::accumulate(incumbent_kl_.begin() + shortlist_end, incumbent_kl_.end(), 0.0);
-    racing.erase(std::remove_if(racing.begin(), racing.end(),
-                                [&](size_t c) {
-                                  return trails_too_far(shortlist_sum[c], incumbent_shortlist, incumbent_rest);
-                                }),
-                 racing.end());
+    drop_trailing(&racing, [&](size_t c) { return shortlist_sum[c]; }, incumbent_kl_, shortlist_end);
     score(racing, shortlist_end, samples);
     int winner = -1;
     double best = std::accumulate(incumbent_kl_.begin(), incumbent_kl_.end(), 0.0);
@@ -469,13 +476,7 @@ void choose_auto_amax_exhaustive(const AutoSearchPoints& points, const Int8Model
     std::stable_sort(finalists.begin(), finalists.end(),
                      [&](size_t x, size_t y) { return sum(x, shortlist_end) < sum(y, shortlist_end); });
     if (finalists.size() > kFinalists) finalists.resize(kFinalists);
-    const double incumbent_shortlist = sum(0, shortlist_end);
-    const double incumbent_rest = std::accumulate(kl[0].begin() + shortlist_end, kl[0].end(), 0.0);
-    finalists.erase(std::remove_if(finalists.begin(), finalists.end(),
-                                   [&](size_t c) {
-                                     return trails_too_far(sum(c, shortlist_end), incumbent_shortlist, incumbent_rest);
-                                   }),
-                    finalists.end());
+    drop_trailing(&finalists, [&](size_t c) { return sum(c, shortlist_end); }, kl[0], shortlist_end);
     std::sort(finalists.begin(), finalists.end());
     size_t winner = 0;
     for (size_t c : finalists)
