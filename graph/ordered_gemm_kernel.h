@@ -65,31 +65,57 @@ constexpr std::array<TileFunction, V> narrow_tiles(std::integer_sequence<int, N.
 // Every row tile (R = rows_for(V)) times every column group of V vectors (the
 // last one narrower, masked). A row-major A is read in place; otherwise, and
 // for the last, partial row tile, its R rows are packed (zero-padded) first.
+// The inner loop sweeps the smaller operand, so that it stays in cache: row
+// tiles outside when A has more rows than B has columns (a conv's patches
+// against its weights), column groups outside otherwise (a Gram matrix's 64
+// rows against up to thousands of columns). There each column group's B block
+// is copied contiguous first: B's rows are then often a multiple of 4 KB
+// apart, which maps them onto a few L1 sets.
 template <class Vec, int V>
 void run_with(const OrderedGemm& g) {
   constexpr int R = rows_for<Vec>(V);
   constexpr std::array<TileFunction, V> direct = narrow_tiles<Vec, V, true>(std::make_integer_sequence<int, V>{});
   constexpr std::array<TileFunction, V> packed = narrow_tiles<Vec, V, false>(std::make_integer_sequence<int, V>{});
   const int64_t group = int64_t(V) * Vec::kLanes;
+  const int64_t tiles = (g.rows + R - 1) / R;
+  const bool columns_outside = g.rows <= g.cols;
+  const auto tile_rows = [&](int64_t t) { return static_cast<int>(std::min<int64_t>(R, g.rows - t * R)); };
+  const auto in_place = [&](int64_t t) { return g.a_depth_stride == 1 && tile_rows(t) == R; };
+  // Packed row tiles: all of them where column groups are outside, one at a time otherwise.
   std::vector<float> apack;
-  for (int64_t i0 = 0; i0 < g.rows; i0 += R) {
-    const int rows = static_cast<int>(std::min<int64_t>(R, g.rows - i0));
-    const bool in_place = g.a_depth_stride == 1 && rows == R;
-    if (!in_place) {
-      apack.resize(static_cast<size_t>(R * g.depth));
-      for (int64_t k = 0; k < g.depth; ++k)
-        for (int i = 0; i < R; ++i)
-          apack[k * R + i] = i < rows ? g.a[(i0 + i) * g.a_row_stride + k * g.a_depth_stride] : 0.0f;
+  const auto pack_a = [&](int64_t t) {
+    float* out = apack.data() + (columns_outside ? t * R * g.depth : 0);
+    for (int64_t k = 0; k < g.depth; ++k)
+      for (int i = 0; i < R; ++i)
+        out[k * R + i] = i < tile_rows(t) ? g.a[(t * R + i) * g.a_row_stride + k * g.a_depth_stride] : 0.0f;
+  };
+  const auto run_tile = [&](int64_t t, int64_t j0, const float* b, int64_t b_stride) {
+    const int64_t width = std::min(group, g.cols - j0);
+    const int64_t vectors = (width + Vec::kLanes - 1) / Vec::kLanes;
+    const int last_lanes = static_cast<int>(width - (vectors - 1) * Vec::kLanes);
+    const bool direct_a = in_place(t);
+    const float* a = direct_a ? g.a + t * R * g.a_row_stride : apack.data() + (columns_outside ? t * R * g.depth : 0);
+    (direct_a ? direct : packed)[vectors - 1](a, g.a_row_stride, g.depth, b, b_stride,
+                                              g.c + t * R * g.c_row_stride + j0, g.c_row_stride, tile_rows(t),
+                                              last_lanes, g.accumulate);
+  };
+  if (!columns_outside) {
+    apack.resize(static_cast<size_t>(R * g.depth));
+    for (int64_t t = 0; t < tiles; ++t) {
+      if (!in_place(t)) pack_a(t);
+      for (int64_t j0 = 0; j0 < g.cols; j0 += group) run_tile(t, j0, g.b + j0, g.b_depth_stride);
     }
-    const float* a = in_place ? g.a + i0 * g.a_row_stride : apack.data();
-    for (int64_t j0 = 0; j0 < g.cols; j0 += group) {
-      const int64_t width = std::min(group, g.cols - j0);
-      const int64_t vectors = (width + Vec::kLanes - 1) / Vec::kLanes;
-      const int last_lanes = static_cast<int>(width - (vectors - 1) * Vec::kLanes);
-      (in_place ? direct : packed)[vectors - 1](a, g.a_row_stride, g.depth, g.b + j0, g.b_depth_stride,
-                                                g.c + i0 * g.c_row_stride + j0, g.c_row_stride, rows, last_lanes,
-                                                g.accumulate);
-    }
+    return;
+  }
+  apack.resize(static_cast<size_t>(tiles * R * g.depth));
+  for (int64_t t = 0; t < tiles; ++t)
+    if (!in_place(t)) pack_a(t);
+  std::vector<float> bpack(static_cast<size_t>(g.depth * group));
+  for (int64_t j0 = 0; j0 < g.cols; j0 += group) {
+    const int64_t padded_width = std::min(group, (g.cols - j0 + Vec::kLanes - 1) / Vec::kLanes * Vec::kLanes);
+    for (int64_t k = 0; k < g.depth; ++k)
+      std::copy_n(g.b + k * g.b_depth_stride + j0, padded_width, bpack.data() + k * group);
+    for (int64_t t = 0; t < tiles; ++t) run_tile(t, j0, bpack.data(), group);
   }
 }
 
