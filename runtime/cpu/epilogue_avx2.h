@@ -99,7 +99,7 @@ inline void store_int8(__m256i acc, const ChannelVectors& v, const int8_t* skip,
   __m256i q;
   if (v.narrow) {
     q = _mm256_srav_epi32(_mm256_blend_epi32(_mm256_srli_epi64(x[0], 32), x[1], 0xAA), v.right);
-    q = _mm256_min_epi32(_mm256_max_epi32(q, _mm256_set1_epi32(lo)), _mm256_set1_epi32(127));
+    q = _mm256_max_epi32(q, _mm256_set1_epi32(lo));  // the packs below saturate at 127
   } else {
     const __m256i zero = _mm256_setzero_si256(), lo64 = _mm256_set1_epi64x(lo), hi64 = _mm256_set1_epi64x(127);
     for (int h = 0; h < 2; ++h) {
