@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <exception>
+#include <immintrin.h>
 
 #include "common/error.h"
 #include "common/progress.h"
@@ -27,8 +28,11 @@ constexpr int64_t kMaxRows = 32768;
 int64_t rows_per_chunk(int64_t padded) {
   return std::clamp<int64_t>((int64_t{1} << 20) / (padded * int64_t{sizeof(float)}), 256, 2048);
 }
-// Weight rows GPTQ rounds together.
-constexpr int64_t kRowsPerBlock = 16;
+// Weight rows GPTQ rounds together, the columns of a step, and the columns
+// after it that one pass of apply_step_errors updates.
+constexpr int64_t kRowsPerBlock = 64;
+constexpr int64_t kColumnsPerStep = 64;
+constexpr int64_t kPanelColumns = 32;
 // Dampening added to H's diagonal, relative to its mean (GPTQ's default).
 constexpr double kDamp = 0.01;
 
@@ -50,6 +54,26 @@ void add_lower_gram(const float* X, int64_t rows, int64_t stride, Eigen::MatrixX
     g.accumulate = true;
     ordered_gemm(g);
   }
+}
+
+// row[c] = fma(-errors[k], panel[k][c], row[c]) for k = 0 .. steps-1 in
+// order, c < width: one weight row's updates from a step's errors, a full
+// panel's 32 values kept in 8 AVX2 registers across the step.
+void apply_step_errors(const double* errors, int64_t steps, const double* panel, int64_t width, double* row) {
+  static_assert(kPanelColumns == 32);
+  if (width == kPanelColumns) {
+    __m256d acc[8];
+    for (int v = 0; v < 8; ++v) acc[v] = _mm256_loadu_pd(row + 4 * v);
+    for (int64_t k = 0; k < steps; ++k) {
+      const __m256d e = _mm256_set1_pd(-errors[k]);
+      const double* p = panel + k * kPanelColumns;
+      for (int v = 0; v < 8; ++v) acc[v] = _mm256_fmadd_pd(e, _mm256_loadu_pd(p + 4 * v), acc[v]);
+    }
+    for (int v = 0; v < 8; ++v) _mm256_storeu_pd(row + 4 * v, acc[v]);
+    return;
+  }
+  for (int64_t k = 0; k < steps; ++k)
+    for (int64_t c = 0; c < width; ++c) row[c] = std::fma(-errors[k], panel[k * kPanelColumns + c], row[c]);
 }
 
 // Inverts the lower-triangular matrix held in A's lower triangle, in place
@@ -97,7 +121,7 @@ bool inverse_cholesky_in_place(Eigen::MatrixXd& H) {
 
 Int8Tensor gptq_round_layer(RowMatrixD& W, const std::vector<float>& scale, Eigen::MatrixXd H,
                             const std::string& layer) {
-  const int64_t O = W.rows(), K = W.cols();
+  const int64_t K = W.cols();
   const double damp = kDamp * std::max(H.diagonal().mean(), 1e-12);
   for (int64_t k = 0; k < K; ++k) {
     if (H(k, k) == 0) H(k, k) = 1;  // an input that is always zero: its weights do not matter
@@ -110,23 +134,44 @@ Int8Tensor gptq_round_layer(RowMatrixD& W, const std::vector<float>& scale, Eige
                  "its weights are rounded to nearest\n",
                  layer.c_str());
   // Without a factor no error is compensated: each weight rounds to nearest.
-  const double* U = H.data();
+  return gptq_round_with_factor(W, scale, H.data(), compensate);
+}
+
+Int8Tensor gptq_round_with_factor(RowMatrixD& W, const std::vector<float>& scale, const double* U, bool compensate) {
+  const int64_t O = W.rows(), K = W.cols();
   Int8Tensor q({O, K});
-  // Rows in blocks that share each row of U while it is in cache; every
-  // weight sees the same updates in the same order as row by row.
+  // Rows in blocks that share U while it is in cache, columns in steps: a
+  // step's errors reach the columns inside it at once, and the columns after
+  // it together, from a copy of U's panel (its rows are K apart, often a
+  // multiple of 4 KB). Every weight still sees the same updates in the same
+  // order as row by row, each one fused multiply-add.
 #pragma omp parallel for schedule(dynamic)
   for (int64_t first = 0; first < O; first += kRowsPerBlock) {
     const int64_t end = std::min(O, first + kRowsPerBlock);
-    for (int64_t k = 0; k < K; ++k) {
-      const double* u = U + k * K;
-      for (int64_t o = first; o < end; ++o) {
-        const double s = scale[o], w = W(o, k);
-        const double level = std::clamp(std::round(w * s), -128.0, 127.0);
-        q.data[o * K + k] = static_cast<int8_t>(level);
-        if (!compensate) continue;
-        const double err = (w - level / s) / u[k];
-        double* row = W.data() + o * K;
-        for (int64_t j = k + 1; j < K; ++j) row[j] -= err * u[j];
+    std::vector<double> errors(static_cast<size_t>(kRowsPerBlock * kColumnsPerStep));  // [row][column of the step]
+    std::vector<double> panel(static_cast<size_t>(kColumnsPerStep * kPanelColumns));
+    for (int64_t k0 = 0; k0 < K; k0 += kColumnsPerStep) {
+      const int64_t k1 = std::min(K, k0 + kColumnsPerStep);
+      for (int64_t k = k0; k < k1; ++k) {
+        const double* u = U + k * K;
+        for (int64_t o = first; o < end; ++o) {
+          const double s = scale[o], w = W(o, k);
+          const double level = std::clamp(std::round(w * s), -128.0, 127.0);
+          q.data[o * K + k] = static_cast<int8_t>(level);
+          if (!compensate) continue;
+          const double err = (w - level / s) / u[k];
+          errors[(o - first) * kColumnsPerStep + (k - k0)] = err;
+          double* row = W.data() + o * K;
+          for (int64_t j = k + 1; j < k1; ++j) row[j] = std::fma(-err, u[j], row[j]);
+        }
+      }
+      if (!compensate) continue;
+      for (int64_t j0 = k1; j0 < K; j0 += kPanelColumns) {
+        const int64_t width = std::min(kPanelColumns, K - j0);
+        for (int64_t k = k0; k < k1; ++k) std::copy_n(U + k * K + j0, width, panel.data() + (k - k0) * kPanelColumns);
+        for (int64_t o = first; o < end; ++o)
+          apply_step_errors(errors.data() + (o - first) * kColumnsPerStep, k1 - k0, panel.data(), width,
+                            W.data() + o * K + j0);
       }
     }
   }

@@ -49,4 +49,10 @@ using RowMatrixD = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::
 Int8Tensor gptq_round_layer(RowMatrixD& W, const std::vector<float>& scale, Eigen::MatrixXd H,
                             const std::string& layer);
 
+// Its rounding, given U, the upper Cholesky factor of H^-1, row-major [K][K]
+// (without `compensate`, round to nearest): each weight rounded in column
+// order, its error divided by U's diagonal and spread over the row's later
+// columns through U's row. Exposed for tests.
+Int8Tensor gptq_round_with_factor(RowMatrixD& W, const std::vector<float>& scale, const double* U, bool compensate);
+
 }  // namespace octet
