@@ -175,7 +175,7 @@ stage_carry() {
   if [ "${CARRY_MODELS:-1}" = 0 ]; then
     note "carry: no models (CARRY_MODELS=0): Fashion-MNIST fits instead"
   elif [ -x "$host_octet" ] && /usr/bin/python3 -c "import torchvision" 2>/dev/null; then
-    PYTHONPATH="$ROOT/build/python" run_logged models /usr/bin/python3 "$ROOT/python/tools/gpu_models.py" \
+    run_logged models /usr/bin/python3 "$ROOT/python/tools/gpu_models.py" \
       --octet "$host_octet" --data "$ROOT/.data/cifar-10-batches-bin" --out "$CARRIED/models"
   else
     note "carry: WARNING: no $host_octet or no torchvision for /usr/bin/python3: no models for stage imported"
