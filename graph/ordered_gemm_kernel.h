@@ -83,8 +83,9 @@ void run_with(const OrderedGemm& g) {
   const auto in_place = [&](int64_t t) { return g.a_depth_stride == 1 && tile_rows(t) == R; };
   // Packed row tiles: all of them where column groups are outside, one at a time otherwise.
   std::vector<float> apack;
+  const auto packed_tile = [&](int64_t t) { return apack.data() + (columns_outside ? t * R * g.depth : 0); };
   const auto pack_a = [&](int64_t t) {
-    float* out = apack.data() + (columns_outside ? t * R * g.depth : 0);
+    float* out = packed_tile(t);
     for (int64_t k = 0; k < g.depth; ++k)
       for (int i = 0; i < R; ++i)
         out[k * R + i] = i < tile_rows(t) ? g.a[(t * R + i) * g.a_row_stride + k * g.a_depth_stride] : 0.0f;
@@ -94,7 +95,7 @@ void run_with(const OrderedGemm& g) {
     const int64_t vectors = (width + Vec::kLanes - 1) / Vec::kLanes;
     const int last_lanes = static_cast<int>(width - (vectors - 1) * Vec::kLanes);
     const bool direct_a = in_place(t);
-    const float* a = direct_a ? g.a + t * R * g.a_row_stride : apack.data() + (columns_outside ? t * R * g.depth : 0);
+    const float* a = direct_a ? g.a + t * R * g.a_row_stride : packed_tile(t);
     (direct_a ? direct : packed)[vectors - 1](a, g.a_row_stride, g.depth, b, b_stride,
                                               g.c + t * R * g.c_row_stride + j0, g.c_row_stride, tile_rows(t),
                                               last_lanes, g.accumulate);
