@@ -16,6 +16,7 @@ import octet
 torch = pytest.importorskip("torch")
 onnx = pytest.importorskip("onnx")
 from onnx import helper, numpy_helper  # noqa: E402
+from torchscript_onnx import torchscript_export  # noqa: E402
 
 SOURCE_DIR = pathlib.Path(os.environ.get("OCTET_SOURCE_DIR", pathlib.Path(__file__).resolve().parents[2]))
 nn = torch.nn
@@ -79,8 +80,8 @@ def random_model(seed, **kwargs):
 
 
 def export(model, path, opset=13, **kwargs):
-    torch.onnx.export(model, torch.zeros(1, 3, 32, 32), str(path), opset_version=opset, input_names=["image"],
-                      output_names=["probabilities"], **kwargs)
+    torchscript_export(model, torch.zeros(1, 3, 32, 32), path, opset_version=opset, input_names=["image"],
+                       output_names=["probabilities"], **kwargs)
 
 
 def run_import(octet_bin, onnx_path, out, *extra):

@@ -27,6 +27,7 @@ import ort_peer
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("onnx")
+from torchscript_onnx import torchscript_export  # noqa: E402
 nn = torch.nn
 
 SOURCE_DIR = pathlib.Path(os.environ.get("OCTET_SOURCE_DIR", pathlib.Path(__file__).resolve().parents[2]))
@@ -181,9 +182,9 @@ def random_model(make, seed):
 
 def export(model, shape, path):
     """opset 13, a free batch size, batch norms kept for octet to fold at their own epsilon."""
-    torch.onnx.export(model, torch.zeros(1, *shape), str(path), opset_version=13, input_names=["image"],
-                      output_names=["logits"], dynamic_axes={"image": {0: "n"}, "logits": {0: "n"}},
-                      training=torch.onnx.TrainingMode.PRESERVE)
+    torchscript_export(model, torch.zeros(1, *shape), path, opset_version=13, input_names=["image"],
+                       output_names=["logits"], dynamic_axes={"image": {0: "n"}, "logits": {0: "n"}},
+                       training=torch.onnx.TrainingMode.PRESERVE)
 
 
 def octet_import(octet_bin, onnx_path, out, *extra):

@@ -17,6 +17,7 @@ import importlib.util
 import json
 import os
 import re
+import site
 import subprocess
 import sys
 import tempfile
@@ -41,6 +42,19 @@ def run_notebook_cells(notebook):
     print(json.dumps({"version": octet.__version__, "file": octet.__file__, "agreement": agreements}))
 
 
+def see_enclosing_venv(venv_python):
+    """Where this Python is itself a venv's (pip PyTorch machines: numpy and
+    torch are installed there), the new venv's --system-site-packages reach
+    only the base interpreter's: a .pth file adds this venv's packages, so that
+    pip finds the wheel's dependencies without an index."""
+    if sys.prefix == sys.base_prefix:
+        return
+    purelib = subprocess.run([venv_python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                             check=True, stdout=subprocess.PIPE, text=True).stdout.strip()
+    with open(os.path.join(purelib, "enclosing_venv.pth"), "w") as f:
+        f.write("\n".join(site.getsitepackages()) + "\n")
+
+
 def check(source_dir, build_dir):
     missing = [package for module, package in NEEDED.items() if importlib.util.find_spec(module) is None]
     if missing:
@@ -58,6 +72,7 @@ def check(source_dir, build_dir):
         wheel_version = wheel.split("-")[1]
         run(sys.executable, "-m", "venv", "--system-site-packages", "venv")
         bin_dir = os.path.join(folder, "venv", "bin")
+        see_enclosing_venv(os.path.join(bin_dir, "python"))
         run(os.path.join(bin_dir, "python"), "-m", "pip", "install", "--no-index", "--quiet", os.path.join("dist", wheel))
         # The venv's `octet`, not the build tree's: only the entry point names it.
         version_line = run(os.path.join(bin_dir, "octet"), "--version", stdout=subprocess.PIPE, text=True).stdout

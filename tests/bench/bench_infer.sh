@@ -5,11 +5,15 @@
 # per-node MACs (what the TOPS figures divide by) that are LeNet-5's exact
 # counts, and its largest conv's TOPS; the text names the CPU. No timing is
 # asserted. Its bad options are among tests/cli/bad_inputs.sh's cases.
-#   bench_infer.sh OCTET_BINARY SOURCE_DIR   (exit 77: no Fashion-MNIST for calibration, skipped)
+#   bench_infer.sh OCTET_BINARY SOURCE_DIR ONNX_LIBRARY
+#     ONNX_LIBRARY: yes if octet was built with the ONNX library (else ONNX
+#     Runtime cannot be timed and a note says why); exit 77: no Fashion-MNIST
+#     for calibration, skipped
 # $PYTHON (default python3; the standard library only) reads the JSON.
 set -uo pipefail
 octet=$1
 source_dir=$2
+onnx_library=$3
 # shellcheck source=tests/bench/bench_script_setup.sh
 source "$(dirname "$0")/bench_script_setup.sh"
 bench=("$octet" bench infer --checkpoint "$source_dir/models/zoo/lenet5_fmnist.octet" --threads 1)
@@ -63,15 +67,18 @@ assert bench["imma_tiles"] == [], "no cuda-imma tiles on --backend cpu"
 PY
 
 # --onnxruntime: octet's QDQ exports (both targets) timed by ONNX Runtime beside the int8 CPU
-# backend, or a note saying why not (no node, or onnxruntime-node not in .ort/).
+# backend, or a note saying why not (no ONNX library, no node, or onnxruntime-node not in .ort/).
 "${bench[@]}" --backend cpu --batch 2 --iterations 2 --warmup 0 --onnxruntime --json "$dir/ort.json" >"$dir/ort.txt" 2>&1 ||
   fail "bench infer --onnxruntime exited with status $?: $(tail -n 5 "$dir/ort.txt")"
-"$python" - "$dir/ort.json" "$dir/ort.txt" "$source_dir" <<'PY' || fail "ort.json / ort.txt"
+"$python" - "$dir/ort.json" "$dir/ort.txt" "$source_dir" "$onnx_library" <<'PY' || fail "ort.json / ort.txt"
 import json, math, os, shutil, sys
 bench = json.load(open(sys.argv[1]))
 text = open(sys.argv[2]).read()
 installed = shutil.which("node") and os.path.isdir(os.path.join(sys.argv[3], ".ort/node_modules/onnxruntime-node"))
 ort = [r for r in bench["results"] if r["backend"].startswith("onnxruntime-cpu")]
+if sys.argv[4] != "yes":
+    assert ort == [] and "note: this octet was built without the ONNX library: ONNX Runtime int8 is not measured" in text, text
+    sys.exit(0)
 if not installed:
     assert ort == [] and "note: ONNX Runtime not measured: " in text, text
     sys.exit(0)
