@@ -8,9 +8,9 @@
 #   tools/gpu_check.sh carry        on the build machine (Debian): fills .gpu/
 #
 #   carry  apt-get download the header and test packages into .gpu/debs and copy
-#          CIFAR-10 (JPEG copy, ../shared/data/cifar10) into .gpu/cifar10; the
-#          imported stage's models (CARRY_MODELS=0: none) and, where they
-#          leave room, Fashion-MNIST
+#          CIFAR-10 (JPEG copy, ../shared/data/cifar10; CARRY_CIFAR10=0: not)
+#          into .gpu/cifar10; the imported stage's models (CARRY_MODELS=0:
+#          none) and, where they leave room, Fashion-MNIST
 #   deps   unpack the Debian header packages of .gpu/debs into build-gpu/deps and
 #          make CIFAR-10 (binary layout) in build-gpu/data from .gpu/cifar10
 #   build  configure (LibTorch from torch.utils.cmake_prefix_path, sm_90 unless
@@ -166,10 +166,14 @@ stage_carry() {
   local cifar="$ROOT/../shared/data/cifar10"
   [ -f "$cifar/cifar10-jpeg.tar.xz" ] || die "$cifar/cifar10-jpeg.tar.xz is missing"
   rm -rf "$CARRIED"
-  mkdir -p "$CARRIED/debs" "$CARRIED/cifar10"
+  mkdir -p "$CARRIED/debs"
   (cd "$CARRIED/debs" && apt-get download "${CARRIED_PACKAGES[@]}") >"$RESULTS/carry.log" 2>&1 ||
     die "apt-get download failed (run apt-get update first?): $(tail -n 5 "$RESULTS/carry.log")"
-  cp -r "$cifar/cifar10-jpeg.tar.xz" "$cifar/order" "$cifar/make_cifar10_bin.py" "$CARRIED/cifar10/"
+  # CARRY_CIFAR10=0: for a call on a machine whose deps stage made CIFAR-10 already.
+  if [ "${CARRY_CIFAR10:-1}" = 1 ]; then
+    mkdir -p "$CARRIED/cifar10"
+    cp -r "$cifar/cifar10-jpeg.tar.xz" "$cifar/order" "$cifar/make_cifar10_bin.py" "$CARRIED/cifar10/"
+  fi
   # The imported models of the `imported` stage, made by this machine's octet (with the ONNX library).
   local host_octet="$ROOT/build/tools/octet"
   if [ "${CARRY_MODELS:-1}" = 0 ]; then
@@ -198,12 +202,13 @@ stage_carry() {
     rm "$CARRIED/fashion-mnist.tar.xz"
     carried_bytes=$(du -sb "$CARRIED" | cut -f1)
     note "carry: WARNING: Fashion-MNIST left out (the tree and .gpu would pass 63 MiB): on the GPU machine the" \
-      "tests on it fail (Trainer, Precision, quantize_is_deterministic, python_pytest); carry it in a call of its own"
+      "tests on it fail (Trainer, Precision, quantize_is_deterministic, python_pytest); carry it in a call of its own," \
+      "on the machine a call with CIFAR-10 used (CARRY_MODELS=0 CARRY_CIFAR10=0)"
   fi
   [ $((tree_bytes + carried_bytes)) -lt "$limit" ] ||
     die "the tree and .gpu hold $(((tree_bytes + carried_bytes) >> 20)) MiB: too close to the 64 MiB a device call carries"
   note "carry: .gpu holds $((carried_bytes >> 20)) MiB ($(find "$CARRIED/debs" -name "*.deb" | wc -l) packages," \
-    "CIFAR-10$([ -f "$CARRIED/models/models.tar.xz" ] && echo ", models")$([ -f "$CARRIED/fashion-mnist.tar.xz" ] && echo ", Fashion-MNIST"))"
+    "$([ -d "$CARRIED/cifar10" ] && echo "CIFAR-10" || echo "no CIFAR-10")$([ -f "$CARRIED/models/models.tar.xz" ] && echo ", models")$([ -f "$CARRIED/fashion-mnist.tar.xz" ] && echo ", Fashion-MNIST"))"
 }
 
 stage_deps() {
