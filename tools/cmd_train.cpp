@@ -41,7 +41,9 @@ void add_train_command(CLI::App& app) {
                   "fp32, tf32 (CUDA), amp-fp16 (CUDA; autocast with dynamic loss scaling) or amp-bf16 (autocast)")
       ->capture_default_str();
   cmd->add_flag("--channels-last", o->channels_last, "Weights and inputs in channels-last (NHWC) layout");
-  cmd->add_flag("--cuda-graph", o->cuda_graph, "Capture the training step in a CUDA graph (not supported yet)");
+  cmd->add_flag("--cuda-graph", o->cuda_graph,
+                "Capture the training step in a CUDA graph and replay it (--device cuda, --optimizer sgd or "
+                "nesterov, one process)");
   cmd->add_option("--workers", o->workers, "Data-loader workers (0: load in the training thread)")
       ->capture_default_str();
   cmd->add_option("--threads", o->threads, "LibTorch compute threads (0: all cores)")->capture_default_str();

@@ -4,7 +4,7 @@
 # says what to carry there and how to run it with the `device` tool.
 #
 #   tools/gpu_check.sh STAGE...     stages: deps build sass cuda harness bench test
-#                                   train imported all, and profile, sanitize
+#                                   train imported precision all, and profile, sanitize
 #   tools/gpu_check.sh carry        on the build machine (Debian): fills .gpu/
 #
 #   carry  apt-get download the header and test packages into .gpu/debs and copy
@@ -32,6 +32,8 @@
 #          in all): MobileNetV2 CIFAR-10's CPU and GPU logits compared over the
 #          test set; it, MobileNetV2 224 and ResNet-50 224 timed (IMPORTED_MODELS:
 #          which of mv2_cifar mobilenet_v2 resnet50)
+#   precision  octet bench train precision, ResNet-18 on CIFAR-10, 5 epochs per
+#          lever, the cuda-graph row included (not in all; PRECISION_EPOCHS)
 #   profile  Nsight Compute on each convolution of one cuda-imma ResNet-18 batch
 #   sanitize  compute-sanitizer's memcheck, racecheck and synccheck on every
 #          cuda-imma tile, forced, on small layers
@@ -408,10 +410,10 @@ stage_sanitize() {
   done
 }
 
-# bench, imported, profile
+# bench, imported, precision, profile
 source "$ROOT/tools/gpu_check_timing.sh"
 
-[ $# -gt 0 ] || die "name the stages to run: carry, or deps build sass cuda harness bench test train imported, or all"
+[ $# -gt 0 ] || die "name the stages to run: carry, or deps build sass cuda harness bench test train imported precision, or all"
 for stage in "$@"; do
   case "$stage" in
     all)
@@ -433,8 +435,11 @@ for stage in "$@"; do
       done
       [ ${#failed_stages[@]} -eq 0 ] || die "stages ${failed_stages[*]} failed (their lines above say why)"
       ;;
-    carry | deps | build | sass | cuda | harness | test | train | bench | imported | profile | sanitize) run_stage "$stage" ;;
-    *) die "unknown stage '$stage' (carry deps build sass cuda harness test train bench imported profile sanitize all)" ;;
+    carry | deps | build | sass | cuda | harness | test | train | bench | imported | precision | profile | sanitize)
+      run_stage "$stage"
+      ;;
+    *) die "unknown stage '$stage' (carry deps build sass cuda harness test train bench imported precision profile" \
+      "sanitize all)" ;;
   esac
 done
 note "done: results in $OUT"

@@ -1,5 +1,5 @@
 # The timed stages of tools/gpu_check.sh, which sources this file: bench,
-# imported and profile, and the ResNet-18 that bench and profile time. They
+# imported, precision and profile, and the ResNet-18 that bench and profile time. They
 # use its helpers (need_build, run_logged, note, die) and variables.
 
 # Sets r18 to the ResNet-18 to time: the train stage's, else one trained for
@@ -124,4 +124,14 @@ for row in csv.DictReader(lines[header:]):
 for id_, k in sorted(kernels.items(), key=lambda item: int(item[0])):
     print(f"ncu conv {id_} {k['name']} grid {k['grid']}: " + "; ".join(f"{m} {k[m]}" for m in wanted if m in k))
 EOF
+}
+
+# Lab 2 C8 on the GPU: `bench train precision`, ResNet-18 on CIFAR-10 for
+# PRECISION_EPOCHS (5) epochs per lever (fp32, tf32, amp-fp16, amp-bf16,
+# channels_last, cuda-graph): first and steady epoch times, images/s, top-1.
+stage_precision() {
+  need_build octet octet-torch
+  run_logged precision "$OCTET" bench train precision --data "$DATA/cifar-10-batches-bin" --device cuda \
+    --epochs "${PRECISION_EPOCHS:-5}" --workers 4 --out "$RESULTS/bench_train"
+  cat "$RESULTS/bench_train/precision.md" >>"$SUMMARY"
 }

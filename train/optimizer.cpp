@@ -56,7 +56,54 @@ class Adadelta : public Optimizer {
   double lr_, weight_decay_;
 };
 
+// SGD as LibTorch's (weight decay, momentum without dampening, Nesterov), the
+// rate a 0-dim tensor. Momentum buffers start at zero instead of at the first
+// gradient: 0 x momentum + gradient is that gradient, with no branch on the host.
+class TensorLrSgd : public Optimizer {
+ public:
+  TensorLrSgd(std::vector<torch::Tensor> params, const OptimizerOptions& o)
+      : params_(std::move(params)), momentum_(o.momentum), weight_decay_(o.weight_decay),
+        nesterov_(o.name == "nesterov") {
+    check(!params_.empty(), "the optimizer has no parameters");
+    lr_ = torch::full({}, o.lr, params_.front().options());
+    if (momentum_ != 0)
+      for (const auto& p : params_) momentum_buffers_.push_back(torch::zeros_like(p));
+  }
+  void zero_grad() override {
+    for (auto& p : params_)
+      if (p.grad().defined()) p.mutable_grad().zero_();
+  }
+  void set_lr(double lr) override { lr_.fill_(lr); }
+  void step() override {
+    torch::NoGradGuard no_grad;
+    for (size_t i = 0; i < params_.size(); ++i) {
+      torch::Tensor& p = params_[i];
+      if (!p.grad().defined()) continue;
+      torch::Tensor d_p = weight_decay_ != 0 ? p.grad().add(p, weight_decay_) : p.grad();
+      if (momentum_ != 0) {
+        torch::Tensor& buffer = momentum_buffers_[i];
+        buffer.mul_(momentum_).add_(d_p);
+        d_p = nesterov_ ? d_p.add(buffer, momentum_) : buffer;
+      }
+      p.sub_(d_p * lr_);
+    }
+  }
+
+ private:
+  std::vector<torch::Tensor> params_, momentum_buffers_;
+  torch::Tensor lr_;
+  double momentum_, weight_decay_;
+  bool nesterov_;
+};
+
 }  // namespace
+
+std::unique_ptr<Optimizer> make_graph_safe_optimizer(const OptimizerOptions& o, std::vector<torch::Tensor> params) {
+  check(o.name == "sgd" || o.name == "nesterov",
+        "--cuda-graph needs --optimizer sgd or nesterov (their step reads the learning rate from the device), not '" +
+            o.name + "'");
+  return std::make_unique<TensorLrSgd>(std::move(params), o);
+}
 
 std::unique_ptr<Optimizer> make_optimizer(const OptimizerOptions& o, std::vector<torch::Tensor> params) {
   namespace optim = torch::optim;

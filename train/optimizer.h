@@ -23,4 +23,12 @@ class Optimizer {
 
 std::unique_ptr<Optimizer> make_optimizer(const OptimizerOptions& options, std::vector<torch::Tensor> params);
 
+// SGD or Nesterov (refuses the others, naming them) with the learning rate in
+// a tensor on the parameters' device, for a step captured in a CUDA graph:
+// each replay reads the rate set_lr wrote before it, where LibTorch's
+// optimizers would replay the rate of the capture. zero_grad zeroes the
+// gradients in place, so that they keep the addresses the graph writes.
+std::unique_ptr<Optimizer> make_graph_safe_optimizer(const OptimizerOptions& options,
+                                                      std::vector<torch::Tensor> params);
+
 }  // namespace octet

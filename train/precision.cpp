@@ -41,9 +41,9 @@ void apply_precision(const TrainOptions& o, const torch::Device& device) {
   check(p != "tf32" || device.is_cuda(), "--precision tf32 needs --device cuda (TF32 is a GPU matrix-math mode)");
   check(p != "amp-fp16" || device.is_cuda(),
         "--precision amp-fp16 needs --device cuda (on the CPU, use amp-bf16)");
-  check(!o.cuda_graph,
-        "--cuda-graph is not supported yet: octet's optimizers and learning-rate schedule set the step size from "
-        "the host every step, which a captured CUDA graph would freeze");
+  check(!o.cuda_graph || device.is_cuda(), "--cuda-graph needs --device cuda (it captures the step in a CUDA graph)");
+  check(!o.cuda_graph || p != "amp-fp16",
+        "--cuda-graph does not take --precision amp-fp16: its loss scaler decides on the host whether to step");
   if (device.is_cuda()) {
     at::globalContext().setAllowTF32CuBLAS(p == "tf32");
     at::globalContext().setAllowTF32CuDNN(p == "tf32");

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <optional>
 #include <thread>
+#include <utility>
 
 #include "common/error.h"
 #include "common/file_io.h"
@@ -15,6 +16,7 @@
 #include "data/loader.h"
 #include "models/checkpoint.h"
 #include "models/registry.h"
+#include "train/captured_step.h"
 #include "train/gradient_reducer.h"
 #include "train/graph_net.h"
 #include "train/loss_scaler.h"
@@ -254,6 +256,14 @@ class TrainingRun {
   }
 
   void build_optimizer() {
+    if (o_.cuda_graph) {
+      check(!group_, "--cuda-graph trains in one process: data-parallel ranks wait for their all-reduces on the host");
+      optimizer_ = make_graph_safe_optimizer(o_.optimizer, params_);
+      captured_ = std::make_unique<CapturedStep>([this](const torch::Tensor& x, const torch::Tensor& y) {
+        return local_step(x, y);
+      }, device_, o_.batch_size, o_.channels_last);
+      return;
+    }
     optimizer_ = make_optimizer(o_.optimizer, params_);
     if (uses_loss_scaling(o_)) scaler_.emplace();
     if (group_) {
@@ -303,24 +313,44 @@ class TrainingRun {
     if (first_epoch() > 1) log_ << "resuming after epoch " << first_epoch() - 1 << " from " << o_.resume << "\n";
   }
 
+  // The forward pass and the loss, under autocast for amp-* runs.
+  std::pair<torch::Tensor, torch::Tensor> logits_and_loss(const torch::Tensor& x, const torch::Tensor& y) {
+    AutocastScope autocast(o_, device_);
+    torch::Tensor logits = net_->forward(x);
+    torch::Tensor loss = torch::nn::functional::cross_entropy(logits, y);
+    return {logits, loss};
+  }
+
+  // A step of one process without loss scaling, on a batch on the device:
+  // what --cuda-graph captures. Returns the totals on the device.
+  torch::Tensor local_step(const torch::Tensor& x, const torch::Tensor& y) {
+    optimizer_->zero_grad();
+    const auto [logits, loss] = logits_and_loss(x, y);
+    const torch::Tensor totals = step_totals(logits, loss, y);
+    loss.backward();
+    optimizer_->step();
+    return totals;
+  }
+
   // One optimizer step on `batch`; returns the step's totals on the host
   // (loss sum, correct, samples) of every rank.
   torch::Tensor train_step(Batch& batch, int64_t global_step, EpochStats& stats) {
     const auto compute_start = Clock::now();
     const double lr = scheduled_lr(o_, global_step, loader_->batches_per_epoch());
-    optimizer_->set_lr(lr);
     stats.lr = lr;
-    const torch::Tensor x = input_layout(
-        torch::from_blob(batch.images.data(), {batch.size, info_.channels, info_.height, info_.width}).to(device_),
-        o_.channels_last);
-    const torch::Tensor y = torch::from_blob(batch.labels.data(), {batch.size}, torch::kInt64).to(device_);
-    optimizer_->zero_grad();
-    torch::Tensor logits, loss;
-    {
-      AutocastScope autocast(o_, device_);
-      logits = net_->forward(x);
-      loss = torch::nn::functional::cross_entropy(logits, y);
+    const torch::Tensor images =
+        torch::from_blob(batch.images.data(), {batch.size, info_.channels, info_.height, info_.width});
+    const torch::Tensor labels = torch::from_blob(batch.labels.data(), {batch.size}, torch::kInt64);
+    if (captured_) {
+      const torch::Tensor host_totals = captured_->run([&] { optimizer_->set_lr(lr); }, images, labels);
+      stats.compute_seconds += seconds_since(compute_start);
+      return host_totals;
     }
+    optimizer_->set_lr(lr);
+    const torch::Tensor x = input_layout(images.to(device_), o_.channels_last);
+    const torch::Tensor y = labels.to(device_);
+    optimizer_->zero_grad();
+    const auto [logits, loss] = logits_and_loss(x, y);
     // Data-parallel ranks sum the step's totals behind the backward pass, so that the log shows the global step.
     const torch::Tensor totals = step_totals(logits, loss, y);
     ProcessGroup::Pending global_totals;
@@ -435,6 +465,7 @@ class TrainingRun {
   TrainReport report_;
   std::vector<torch::Tensor> params_;
   std::unique_ptr<Optimizer> optimizer_;
+  std::unique_ptr<CapturedStep> captured_;  // --cuda-graph
   std::optional<LossScaler> scaler_;
   std::unique_ptr<GradientReducer> reducer_;
   std::unique_ptr<Loader> loader_;

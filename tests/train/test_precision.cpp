@@ -105,9 +105,6 @@ TEST(Precision, CudaOnlyLeversAreRefusedOnTheCpu) {
   }
   o.precision = "fp8";
   EXPECT_NE(error_of([&] { train(o, log); }).find("--precision must be"), std::string::npos);
-  o.precision = "fp32";
-  o.cuda_graph = true;
-  EXPECT_NE(error_of([&] { train(o, log); }).find("--cuda-graph"), std::string::npos);
 }
 
 }  // namespace
