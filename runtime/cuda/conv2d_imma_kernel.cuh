@@ -81,27 +81,39 @@ __device__ __forceinline__ void store_output_tile(const igemm::Problem& p, const
   const int4 skip_multiplier = e.skip ? *reinterpret_cast<const int4*>(e.skip_multiplier + col) : make_int4(0, 0, 0, 0);
   const int32_t lo = e.relu ? 0 : -128;
   const int rows = p.rows();
-#pragma unroll 4
-  for (int pass = 0; pass < igemm::epilogue_passes(kBM, kBN, kThreads); ++pass) {
-    const int row = igemm::epilogue_row(thread, pass, kThreads, kBN), m = block.m0 + row;
-    if (m >= rows) break;  // rows grow with the pass
-    int4 sum = make_int4(0, 0, 0, 0);
+  // The residual words of a group of passes are loaded before any of them is
+  // stored: e.skip may alias nothing the compiler knows of, so a load issued
+  // pass by pass would wait out its latency after every store.
+  constexpr int kPasses = igemm::epilogue_passes(kBM, kBN, kThreads);
+  constexpr int kGroup = kPasses < 8 ? kPasses : 8;
+  static_assert(kPasses % kGroup == 0, "passes come in whole groups");
+  for (int first = 0; first < kPasses; first += kGroup) {
+    uint32_t skip[kGroup];
 #pragma unroll
-    for (int slice = 0; slice < kWarpsK; ++slice) {
-      const int4 v = *reinterpret_cast<const int4*>(staging + igemm::staging_index(slice, row, tile_col, kBM, kBN));
-      sum.x += v.x, sum.y += v.y, sum.z += v.z, sum.w += v.w;
+    for (int g = 0; g < kGroup; ++g) {
+      const int m = block.m0 + igemm::epilogue_row(thread, first + g, kThreads, kBN);
+      skip[g] = e.skip && m < rows ? *reinterpret_cast<const uint32_t*>(e.skip + m * p.out_c + col) : 0u;
     }
-    const int at = m * p.out_c + col;
-    const uint32_t skip = e.skip ? *reinterpret_cast<const uint32_t*>(e.skip + at) : 0u;
-    auto out = [&](int32_t a, int32_t b, int32_t m_, int32_t sm, int32_t sh, int byte) {
-      const int32_t s = static_cast<int8_t>(skip >> (8 * byte));
-      return ::octet::requantize(a + b, m_, s, sm, sh, lo);
-    };
-    *reinterpret_cast<uint32_t*>(output + at) =
-        pack_int8x4(out(sum.x, bias.x, multiplier.x, skip_multiplier.x, shift.x, 0),
-                    out(sum.y, bias.y, multiplier.y, skip_multiplier.y, shift.y, 1),
-                    out(sum.z, bias.z, multiplier.z, skip_multiplier.z, shift.z, 2),
-                    out(sum.w, bias.w, multiplier.w, skip_multiplier.w, shift.w, 3));
+#pragma unroll
+    for (int g = 0; g < kGroup; ++g) {
+      const int row = igemm::epilogue_row(thread, first + g, kThreads, kBN), m = block.m0 + row;
+      if (m >= rows) return;  // rows grow with the pass
+      int4 sum = make_int4(0, 0, 0, 0);
+#pragma unroll
+      for (int slice = 0; slice < kWarpsK; ++slice) {
+        const int4 v = *reinterpret_cast<const int4*>(staging + igemm::staging_index(slice, row, tile_col, kBM, kBN));
+        sum.x += v.x, sum.y += v.y, sum.z += v.z, sum.w += v.w;
+      }
+      auto out = [&](int32_t a, int32_t b, int32_t m_, int32_t sm, int32_t sh, int byte) {
+        const int32_t s = static_cast<int8_t>(skip[g] >> (8 * byte));
+        return ::octet::requantize(a + b, m_, s, sm, sh, lo);
+      };
+      *reinterpret_cast<uint32_t*>(output + m * p.out_c + col) =
+          pack_int8x4(out(sum.x, bias.x, multiplier.x, skip_multiplier.x, shift.x, 0),
+                      out(sum.y, bias.y, multiplier.y, skip_multiplier.y, shift.y, 1),
+                      out(sum.z, bias.z, multiplier.z, skip_multiplier.z, shift.z, 2),
+                      out(sum.w, bias.w, multiplier.w, skip_multiplier.w, shift.w, 3));
+    }
   }
 }
 
