@@ -73,6 +73,28 @@ OCTET_HOST_DEVICE void store_words(int8_t* p, const uint32_t (&v)[Words]) {
 
 OCTET_HOST_DEVICE int32_t byte_of(uint32_t word, int j) { return static_cast<int8_t>(word >> (8 * j)); }
 
+// Where thread `item` works: its output pixel (b, oy, ox) and first stored
+// output channel c0.
+struct GroupedItem {
+  int64_t pixel, b;
+  int oy, ox, c0;
+};
+// In 32-bit arithmetic where every item's index fits, as in every network met
+// so far: a GPU divides 64-bit integers in software, several times slower.
+template <int Lanes>
+OCTET_HOST_DEVICE GroupedItem grouped_item(const GroupedConvShape& s, int64_t item) {
+  const int runs_per_pixel = s.out_stored_c / Lanes;
+  if (s.batch * s.out_h * s.out_w * runs_per_pixel <= int64_t(UINT32_MAX)) {
+    const uint32_t i = static_cast<uint32_t>(item), runs = static_cast<uint32_t>(runs_per_pixel);
+    const uint32_t pixel = i / runs, rows = pixel / static_cast<uint32_t>(s.out_w);
+    return {pixel, rows / static_cast<uint32_t>(s.out_h), static_cast<int>(rows % static_cast<uint32_t>(s.out_h)),
+            static_cast<int>(pixel % static_cast<uint32_t>(s.out_w)), static_cast<int>(i % runs) * Lanes};
+  }
+  const int64_t pixel = item / runs_per_pixel, rows = pixel / s.out_w;
+  return {pixel, rows / s.out_h, static_cast<int>(rows % s.out_h), static_cast<int>(pixel % s.out_w),
+          static_cast<int>(item % runs_per_pixel) * Lanes};
+}
+
 // Thread `item` of the conv (pixel-major, then runs of Lanes stored output
 // channels); Lanes is s.lanes(). Kernel: s.kernel fixed at compile time (its
 // taps unrolled, so that their loads issue together), or 0.
@@ -82,13 +104,7 @@ OCTET_HOST_DEVICE void grouped_conv_item(const int8_t* __restrict__ x, const int
                                          int8_t* __restrict__ y) {
   constexpr int kWords = Lanes / 4;
   const int kernel = Kernel > 0 ? Kernel : s.kernel;
-  const int runs_per_pixel = s.out_stored_c / Lanes;
-  const int c0 = static_cast<int>(item % runs_per_pixel) * Lanes;
-  const int64_t pixel = item / runs_per_pixel;
-  const int ox = static_cast<int>(pixel % s.out_w);
-  const int64_t rows = pixel / s.out_w;
-  const int oy = static_cast<int>(rows % s.out_h);
-  const int64_t b = rows / s.out_h;
+  const auto [pixel, b, oy, ox, c0] = grouped_item<Lanes>(s, item);
   int32_t acc[Lanes] = {};
   OCTET_DEVICE_UNROLL
   for (int ky = 0; ky < kernel; ++ky) {
