@@ -6,6 +6,12 @@ namespace octet {
 
 namespace {
 
+// Zeroes the gradients that exist, keeping their tensors (and addresses).
+void zero_grads_in_place(std::vector<torch::Tensor>& params) {
+  for (auto& p : params)
+    if (p.grad().defined()) p.mutable_grad().zero_();
+}
+
 // Wraps a LibTorch optimizer; `Options` is its option type, whose lr is set
 // through the param group (the same code works on LibTorch 1.13 and 2.x).
 template <typename TorchOptimizer, typename Options>
@@ -32,10 +38,7 @@ class Adadelta : public Optimizer {
       acc_delta_.push_back(torch::zeros_like(p));
     }
   }
-  void zero_grad() override {
-    for (auto& p : params_)
-      if (p.grad().defined()) p.mutable_grad().zero_();
-  }
+  void zero_grad() override { zero_grads_in_place(params_); }
   void set_lr(double lr) override { lr_ = lr; }
   void step() override {
     torch::NoGradGuard no_grad;
@@ -69,10 +72,7 @@ class TensorLrSgd : public Optimizer {
     if (momentum_ != 0)
       for (const auto& p : params_) momentum_buffers_.push_back(torch::zeros_like(p));
   }
-  void zero_grad() override {
-    for (auto& p : params_)
-      if (p.grad().defined()) p.mutable_grad().zero_();
-  }
+  void zero_grad() override { zero_grads_in_place(params_); }
   void set_lr(double lr) override { lr_.fill_(lr); }
   void step() override {
     torch::NoGradGuard no_grad;

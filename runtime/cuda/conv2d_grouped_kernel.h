@@ -79,20 +79,22 @@ struct GroupedItem {
   int64_t pixel, b;
   int oy, ox, c0;
 };
+// The division itself, in the integer type Index.
+template <int Lanes, typename Index>
+OCTET_HOST_DEVICE GroupedItem grouped_item_in(const GroupedConvShape& s, Index item) {
+  const Index runs = static_cast<Index>(s.out_stored_c / Lanes), out_w = static_cast<Index>(s.out_w),
+              out_h = static_cast<Index>(s.out_h);
+  const Index pixel = item / runs, rows = pixel / out_w;
+  return {static_cast<int64_t>(pixel), static_cast<int64_t>(rows / out_h), static_cast<int>(rows % out_h),
+          static_cast<int>(pixel % out_w), static_cast<int>(item % runs) * Lanes};
+}
 // In 32-bit arithmetic where every item's index fits, as in every network met
 // so far: a GPU divides 64-bit integers in software, several times slower.
 template <int Lanes>
 OCTET_HOST_DEVICE GroupedItem grouped_item(const GroupedConvShape& s, int64_t item) {
-  const int runs_per_pixel = s.out_stored_c / Lanes;
-  if (s.batch * s.out_h * s.out_w * runs_per_pixel <= int64_t(UINT32_MAX)) {
-    const uint32_t i = static_cast<uint32_t>(item), runs = static_cast<uint32_t>(runs_per_pixel);
-    const uint32_t pixel = i / runs, rows = pixel / static_cast<uint32_t>(s.out_w);
-    return {pixel, rows / static_cast<uint32_t>(s.out_h), static_cast<int>(rows % static_cast<uint32_t>(s.out_h)),
-            static_cast<int>(pixel % static_cast<uint32_t>(s.out_w)), static_cast<int>(i % runs) * Lanes};
-  }
-  const int64_t pixel = item / runs_per_pixel, rows = pixel / s.out_w;
-  return {pixel, rows / s.out_h, static_cast<int>(rows % s.out_h), static_cast<int>(pixel % s.out_w),
-          static_cast<int>(item % runs_per_pixel) * Lanes};
+  if (s.batch * s.out_h * s.out_w * (s.out_stored_c / Lanes) <= int64_t(UINT32_MAX))
+    return grouped_item_in<Lanes>(s, static_cast<uint32_t>(item));
+  return grouped_item_in<Lanes>(s, item);
 }
 
 // Thread `item` of the conv (pixel-major, then runs of Lanes stored output
