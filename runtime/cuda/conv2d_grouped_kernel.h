@@ -7,9 +7,9 @@
 #pragma once
 
 #include <cstdint>
-#include <cstring>
 
 #include "runtime/cuda/int8x4.h"
+#include "runtime/cuda/pixel_item.h"
 #include "runtime/requant_epilogue.h"
 
 // Loops of a constant trip count unrolled on the device (host compilers do not know the pragma).
@@ -43,60 +43,6 @@ OCTET_HOST_DEVICE int64_t grouped_weight_offset(const GroupedConvShape& s, int t
   return (int64_t(tap) * s.in_per_group + in_channel) * s.out_stored_c + out_channel;
 }
 
-// `Words` 4-byte words from `p` (aligned to 4 * Words bytes).
-template <int Words>
-OCTET_HOST_DEVICE void load_words(const int8_t* p, uint32_t (&v)[Words]) {
-#ifdef __CUDA_ARCH__
-  if constexpr (Words == 4) {
-    const uint4 q = *reinterpret_cast<const uint4*>(p);
-    v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
-  } else {
-    for (int i = 0; i < Words; ++i) v[i] = reinterpret_cast<const uint32_t*>(p)[i];
-  }
-#else
-  std::memcpy(v, p, sizeof v);
-#endif
-}
-
-template <int Words>
-OCTET_HOST_DEVICE void store_words(int8_t* p, const uint32_t (&v)[Words]) {
-#ifdef __CUDA_ARCH__
-  if constexpr (Words == 4) {
-    *reinterpret_cast<uint4*>(p) = make_uint4(v[0], v[1], v[2], v[3]);
-  } else {
-    for (int i = 0; i < Words; ++i) reinterpret_cast<uint32_t*>(p)[i] = v[i];
-  }
-#else
-  std::memcpy(p, v, sizeof v);
-#endif
-}
-
-OCTET_HOST_DEVICE int32_t byte_of(uint32_t word, int j) { return static_cast<int8_t>(word >> (8 * j)); }
-
-// Where thread `item` works: its output pixel (b, oy, ox) and first stored
-// output channel c0.
-struct GroupedItem {
-  int64_t pixel, b;
-  int oy, ox, c0;
-};
-// The division itself, in the integer type Index.
-template <int Lanes, typename Index>
-OCTET_HOST_DEVICE GroupedItem grouped_item_in(const GroupedConvShape& s, Index item) {
-  const Index runs = static_cast<Index>(s.out_stored_c / Lanes), out_w = static_cast<Index>(s.out_w),
-              out_h = static_cast<Index>(s.out_h);
-  const Index pixel = item / runs, rows = pixel / out_w;
-  return {static_cast<int64_t>(pixel), static_cast<int64_t>(rows / out_h), static_cast<int>(rows % out_h),
-          static_cast<int>(pixel % out_w), static_cast<int>(item % runs) * Lanes};
-}
-// In 32-bit arithmetic where every item's index fits, as in every network met
-// so far: a GPU divides 64-bit integers in software, several times slower.
-template <int Lanes>
-OCTET_HOST_DEVICE GroupedItem grouped_item(const GroupedConvShape& s, int64_t item) {
-  if (s.batch * s.out_h * s.out_w * (s.out_stored_c / Lanes) <= int64_t(UINT32_MAX))
-    return grouped_item_in<Lanes>(s, static_cast<uint32_t>(item));
-  return grouped_item_in<Lanes>(s, item);
-}
-
 // Thread `item` of the conv (pixel-major, then runs of Lanes stored output
 // channels); Lanes is s.lanes(). Kernel: s.kernel fixed at compile time (its
 // taps unrolled, so that their loads issue together), or 0.
@@ -106,7 +52,8 @@ OCTET_HOST_DEVICE void grouped_conv_item(const int8_t* __restrict__ x, const int
                                          int8_t* __restrict__ y) {
   constexpr int kWords = Lanes / 4;
   const int kernel = Kernel > 0 ? Kernel : s.kernel;
-  const auto [pixel, b, oy, ox, c0] = grouped_item<Lanes>(s, item);
+  const auto [pixel, b, oy, ox, run] = pixel_item(s.items(), s.out_h, s.out_w, s.out_stored_c / Lanes, item);
+  const int c0 = run * Lanes;
   int32_t acc[Lanes] = {};
   OCTET_DEVICE_UNROLL
   for (int ky = 0; ky < kernel; ++ky) {

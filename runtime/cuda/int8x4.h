@@ -1,9 +1,11 @@
-// Four int8 values as one 32-bit word, as the CUDA kernels store them. Plain
-// C++ with host+device functions (no CUDA header), so that kernels can also be
-// compiled for the CPU (tests/cuda/cuda_on_cpu.h).
+// Four int8 values as one 32-bit word, as the CUDA kernels store them, and
+// runs of such words. Plain C++ with host+device functions (no CUDA header),
+// so that kernels can also be compiled for the CPU (tests/cuda/cuda_on_cpu.h)
+// and run by the host executor of the device layout (tests/ops).
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 #include "common/requantize.h"
 
@@ -13,6 +15,48 @@ namespace octet::cuda {
 OCTET_HOST_DEVICE uint32_t pack_int8x4(int32_t v0, int32_t v1, int32_t v2, int32_t v3) {
   return (static_cast<uint32_t>(v0) & 0xFFu) | ((static_cast<uint32_t>(v1) & 0xFFu) << 8) |
          ((static_cast<uint32_t>(v2) & 0xFFu) << 16) | ((static_cast<uint32_t>(v3) & 0xFFu) << 24);
+}
+
+// Element j of a word.
+OCTET_HOST_DEVICE int32_t byte_of(uint32_t word, int j) { return static_cast<int8_t>(word >> (8 * j)); }
+
+// The larger of each pair of elements (the device's __vmaxs4).
+OCTET_HOST_DEVICE uint32_t max_int8x4(uint32_t a, uint32_t b) {
+#ifdef __CUDA_ARCH__
+  return __vmaxs4(a, b);
+#else
+  const auto larger = [&](int j) { return byte_of(a, j) > byte_of(b, j) ? byte_of(a, j) : byte_of(b, j); };
+  return pack_int8x4(larger(0), larger(1), larger(2), larger(3));
+#endif
+}
+
+// `Words` 4-byte words from `p` (aligned to 4 * Words bytes): one 16-byte
+// load on the device for 4.
+template <int Words>
+OCTET_HOST_DEVICE void load_words(const int8_t* p, uint32_t (&v)[Words]) {
+#ifdef __CUDA_ARCH__
+  if constexpr (Words == 4) {
+    const uint4 q = *reinterpret_cast<const uint4*>(p);
+    v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
+  } else {
+    for (int i = 0; i < Words; ++i) v[i] = reinterpret_cast<const uint32_t*>(p)[i];
+  }
+#else
+  std::memcpy(v, p, sizeof v);
+#endif
+}
+
+template <int Words>
+OCTET_HOST_DEVICE void store_words(int8_t* p, const uint32_t (&v)[Words]) {
+#ifdef __CUDA_ARCH__
+  if constexpr (Words == 4) {
+    *reinterpret_cast<uint4*>(p) = make_uint4(v[0], v[1], v[2], v[3]);
+  } else {
+    for (int i = 0; i < Words; ++i) reinterpret_cast<uint32_t*>(p)[i] = v[i];
+  }
+#else
+  std::memcpy(p, v, sizeof v);
+#endif
 }
 
 }  // namespace octet::cuda

@@ -1,62 +1,46 @@
 #include "runtime/cuda/pool.cuh"
 
+#include "runtime/cuda/pool_kernel.h"
+
 namespace octet::cuda {
 
 namespace {
 
-struct PoolShape {
-  int h, w, c, kernel, stride, padding, out_h, out_w;
+template <int Lanes>
+__global__ void max_pool_kernel(const int8_t* __restrict__ in, const PoolShape s, int8_t* __restrict__ out) {
+  const int64_t item = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (item < s.items()) max_pool_item<Lanes>(in, s, item, out);
+}
+
+template <int Lanes>
+__global__ void avg_pool_kernel(const int8_t* __restrict__ in, const PoolShape s, int32_t multiplier, int32_t shift,
+                                int8_t* __restrict__ out) {
+  const int64_t item = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (item < s.items()) avg_pool_item<Lanes>(in, s, multiplier, shift, item, out);
+}
+
+struct LaunchMaxPool {
+  const int8_t* in;
+  const PoolShape& s;
+  int8_t* out;
+  cudaStream_t stream;
+  template <int Lanes>
+  void run() const {
+    max_pool_kernel<Lanes><<<elementwise_grid(s.items()), kBlockSize, 0, stream>>>(in, s, out);
+  }
 };
 
-// One output's window along one dimension inside the input, [begin, end): as
-// graph/ops/pool2d.h's pool_span, the padding adding nothing.
-__device__ __forceinline__ int2 window_span(int out_index, int size, const PoolShape& s) {
-  const int start = out_index * s.stride - s.padding;
-  return make_int2(max(start, 0), min(min(start + s.kernel, size + s.padding), size));
-}
-
-// The window of output word i = ((n * out_h + oy) * out_w + ox) * (c / 4) + word
-// (4 stored channels, c a multiple of 4): calls visit(4 values as one word)
-// for each of its pixels inside the image.
-template <typename Visit>
-__device__ __forceinline__ void for_each_in_window(const int8_t* __restrict__ in, const PoolShape& s, int64_t i,
-                                                   Visit visit) {
-  const int words = s.c / 4;
-  const int ch = static_cast<int>(i % words) * 4;
-  const int64_t pixel = i / words;
-  const int ox = static_cast<int>(pixel % s.out_w);
-  const int64_t rows = pixel / s.out_w;
-  const int oy = static_cast<int>(rows % s.out_h);
-  const int64_t n = rows / s.out_h;
-  const int2 ys = window_span(oy, s.h, s), xs = window_span(ox, s.w, s);
-  for (int iy = ys.x; iy < ys.y; ++iy) {
-    const int8_t* row = in + (n * s.h + iy) * int64_t(s.w) * s.c + ch;
-    for (int ix = xs.x; ix < xs.y; ++ix) visit(*reinterpret_cast<const uint32_t*>(row + int64_t(ix) * s.c));
+struct LaunchAvgPool {
+  const int8_t* in;
+  const PoolShape& s;
+  int32_t multiplier, shift;
+  int8_t* out;
+  cudaStream_t stream;
+  template <int Lanes>
+  void run() const {
+    avg_pool_kernel<Lanes><<<elementwise_grid(s.items()), kBlockSize, 0, stream>>>(in, s, multiplier, shift, out);
   }
-}
-
-// One thread per 4 stored channels of an output pixel.
-__global__ void max_pool_kernel(const int8_t* __restrict__ in, const PoolShape s, int64_t count,
-                                int8_t* __restrict__ out) {
-  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= count) return;
-  uint32_t best = 0x80808080u;  // -128 in each byte
-  for_each_in_window(in, s, i, [&](uint32_t v) { best = __vmaxs4(best, v); });
-  reinterpret_cast<uint32_t*>(out)[i] = best;
-}
-
-__global__ void avg_pool_kernel(const int8_t* __restrict__ in, const PoolShape s, int64_t count, int32_t multiplier,
-                                int32_t shift, int8_t* __restrict__ out) {
-  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= count) return;
-  int32_t sum[4] = {0, 0, 0, 0};
-  for_each_in_window(in, s, i, [&](uint32_t v) {
-    for (int j = 0; j < 4; ++j) sum[j] += static_cast<int8_t>(v >> (8 * j));
-  });
-  int32_t q[4];
-  for (int j = 0; j < 4; ++j) q[j] = ::octet::requantize(sum[j], multiplier, 0, 0, shift, -128);
-  reinterpret_cast<uint32_t*>(out)[i] = pack_int8x4(q[0], q[1], q[2], q[3]);
-}
+};
 
 // One thread per (image, channel); adjacent threads read adjacent channels.
 __global__ void global_avg_pool_kernel(const int8_t* __restrict__ in, int64_t count, int64_t plane, int c,
@@ -78,20 +62,9 @@ PoolShape pool_shape(const char* op, int64_t batch, const ActShape& in, int c, c
         std::string("cuda ") + op + ": cannot pool " + std::to_string(in.h) + "x" + std::to_string(in.w) +
             " with kernel " + std::to_string(kernel) + ", stride " + std::to_string(stride) + ", padding " +
             std::to_string(padding));
-  const PoolShape s{in.h, in.w, c, kernel, stride, padding, out.h, out.w};
-  check(batch * s.out_h * s.out_w * c / 4 <= kMaxElementwiseCount, std::string("cuda ") + op + ": too many outputs");
+  const PoolShape s{batch, in.h, in.w, c, kernel, stride, padding, out.h, out.w};
+  check(s.items() <= kMaxElementwiseCount, std::string("cuda ") + op + ": too many outputs");
   return s;
-}
-
-void launch_max_pool(const int8_t* in, const PoolShape& s, int64_t count, int8_t* out, cudaStream_t stream) {
-  max_pool_kernel<<<elementwise_grid(count), kBlockSize, 0, stream>>>(in, s, count, out);
-  CUDA_CHECK_LAUNCH();
-}
-
-void launch_avg_pool(const int8_t* in, const PoolShape& s, int64_t count, int32_t multiplier, int32_t shift,
-                     int8_t* out, cudaStream_t stream) {
-  avg_pool_kernel<<<elementwise_grid(count), kBlockSize, 0, stream>>>(in, s, count, multiplier, shift, out);
-  CUDA_CHECK_LAUNCH();
 }
 
 void launch_global_avg_pool(const int8_t* in, int64_t count, int64_t plane, int c, int32_t multiplier, int32_t shift,
@@ -106,13 +79,15 @@ void launch_global_avg_pool(const int8_t* in, int64_t count, int64_t plane, int 
 void max_pool(const int8_t* in, int64_t batch, const ActShape& in_shape, int c, const ActShape& out_shape, int kernel,
               int stride, int padding, int8_t* out, cudaStream_t stream) {
   const PoolShape s = pool_shape("max_pool", batch, in_shape, c, out_shape, kernel, stride, padding);
-  launch_max_pool(in, s, batch * s.out_h * s.out_w * c / 4, out, stream);
+  visit_pool_variant(s, LaunchMaxPool{in, s, out, stream});
+  CUDA_CHECK_LAUNCH();
 }
 
 void avg_pool(const int8_t* in, int64_t batch, const ActShape& in_shape, int c, const ActShape& out_shape, int kernel,
               int stride, int padding, int32_t multiplier, int32_t shift, int8_t* out, cudaStream_t stream) {
   const PoolShape s = pool_shape("avg_pool", batch, in_shape, c, out_shape, kernel, stride, padding);
-  launch_avg_pool(in, s, batch * s.out_h * s.out_w * c / 4, multiplier, shift, out, stream);
+  visit_pool_variant(s, LaunchAvgPool{in, s, multiplier, shift, out, stream});
+  CUDA_CHECK_LAUNCH();
 }
 
 void global_avg_pool(const int8_t* in, int64_t batch, int h, int w, int c, int32_t multiplier, int32_t shift,

@@ -1,8 +1,5 @@
-// Pooling over NHWC int8 (shared by every CUDA backend). `c` is the stored
-// (padded) channel count: padding channels hold zeros and pool to zeros.
-// Windows as graph/ops/pool2d.h defines them: zero padding on every side,
-// which adds nothing to a window (the output shape, `out_shape`, says whether
-// ceil_mode made a last, partial window).
+// Pooling over NHWC int8 (shared by every CUDA backend; the kernels' work in
+// pool_kernel.h). `c` is the stored (padded) channel count.
 #pragma once
 
 #include "runtime/cuda/common.cuh"

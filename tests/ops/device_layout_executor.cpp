@@ -5,15 +5,16 @@
 #include "common/error.h"
 #include "common/requantize.h"
 #include "graph/ops/activation.h"
-#include "graph/ops/pool2d.h"
 #include "runtime/cuda/channel_ops_kernel.h"
 #include "runtime/cuda/device_layout.h"
 #include "runtime/cuda/implicit_gemm.h"
+#include "runtime/cuda/pool_kernel.h"
+#include "runtime/cuda/quantize_input_kernel.h"
 
 namespace octet {
 
 namespace {
-// The CUDA grouped kernel's threads one after another.
+// The CUDA kernels' threads one after another: the grouped conv's,
 struct EveryThread {
   const int8_t* x;
   const int8_t* w;
@@ -23,6 +24,30 @@ struct EveryThread {
   template <int Lanes, int Kernel>
   void run() const {
     for (int64_t item = 0; item < s.items(); ++item) cuda::grouped_conv_item<Lanes, Kernel>(x, w, s, e, item, y);
+  }
+};
+// the pools'
+struct EveryPoolThread {
+  const int8_t* x;
+  const cuda::PoolShape& s;
+  bool max;
+  int32_t multiplier, shift;
+  int8_t* y;
+  template <int Lanes>
+  void run() const {
+    for (int64_t item = 0; item < s.items(); ++item)
+      max ? cuda::max_pool_item<Lanes>(x, s, item, y) : cuda::avg_pool_item<Lanes>(x, s, multiplier, shift, item, y);
+  }
+};
+// and the input quantization's.
+struct EveryInputThread {
+  const float* images;
+  const cuda::InputShape& s;
+  float scale;
+  int8_t* y;
+  template <int Pixels>
+  void run() const {
+    for (int64_t item = 0; item < s.items(); ++item) cuda::quantize_input_item<Pixels>(images, s, scale, item, y);
   }
 };
 }  // namespace
@@ -52,13 +77,11 @@ LayoutRun run_in_device_layout(const QuantizedModel& model, const std::vector<fl
     int8_t* dst = i == model.output() ? nullptr : value(i);
     auto at = [](int64_t b, int yy, int xx, int c, int h, int w, int cs) { return ((b * h + yy) * w + xx) * cs + c; };
     switch (n.op) {
-      case Op::Input:
-        for (int64_t b = 0; b < batch; ++b)
-          for (int p = 0; p < y.h * y.w; ++p)
-            for (int c = 0; c < out.padded_c; ++c)
-              dst[(b * y.h * y.w + p) * out.padded_c + c] =
-                  c < y.c ? quantize_input(images[(b * y.c + c) * y.h * y.w + p], q.scale) : int8_t{0};
+      case Op::Input: {
+        const cuda::InputShape s{batch, int64_t(y.h) * y.w, y.c, out.padded_c};
+        cuda::visit_input_variant(s, EveryInputThread{images.data(), s, q.scale, dst});
         break;
+      }
       case Op::Conv2d:
       case Op::Linear: {
         if (cuda::runs_grouped_kernel(n)) {  // the CUDA kernel's own arithmetic, thread by thread
@@ -108,32 +131,21 @@ LayoutRun run_in_device_layout(const QuantizedModel& model, const std::vector<fl
         break;
       }
       case Op::MaxPool2d:
-      case Op::AvgPool2d:
-      case Op::GlobalAvgPool: {
-        const bool global = n.op == Op::GlobalAvgPool;
-        // Each output's window inside the input: the padding adds nothing.
-        auto span = [&](int out_index, int size) {
-          return global ? ops::PoolSpan{0, size, size} : ops::pool_span(out_index, size, n);
-        };
-        for (int64_t b = 0; b < batch; ++b)
-          for (int oy = 0; oy < y.h; ++oy)
-            for (int ox = 0; ox < y.w; ++ox)
-              for (int c = 0; c < in_c; ++c) {
-                int32_t best = -128, sum = 0;
-                const ops::PoolSpan sy = span(oy, x.h), sx = span(ox, x.w);
-                for (int iy = sy.begin; iy < sy.end; ++iy)
-                  for (int ix = sx.begin; ix < sx.end; ++ix) {
-                    const int8_t v = src[at(b, iy, ix, c, x.h, x.w, in_c)];
-                    best = std::max<int32_t>(best, v);
-                    sum += v;
-                  }
-                dst[at(b, oy, ox, c, y.h, y.w, in_c)] =
-                    n.op == Op::MaxPool2d
-                        ? static_cast<int8_t>(best)
-                        : static_cast<int8_t>(requantize(sum, q.multiplier.data[0], 0, 0, q.shift.data[0], -128));
-              }
+      case Op::AvgPool2d: {
+        const cuda::PoolShape s{batch, x.h, x.w, in_c, n.kernel, n.stride, n.padding, y.h, y.w};
+        const bool max = n.op == Op::MaxPool2d;
+        cuda::visit_pool_variant(s, EveryPoolThread{src, s, max, max ? 0 : q.multiplier.data[0],
+                                                    max ? 0 : q.shift.data[0], dst});
         break;
       }
+      case Op::GlobalAvgPool:
+        for (int64_t b = 0; b < batch; ++b)
+          for (int c = 0; c < in_c; ++c) {
+            int32_t sum = 0;
+            for (int p = 0; p < x.h * x.w; ++p) sum += src[(b * x.h * x.w + p) * in_c + c];
+            dst[b * in_c + c] = static_cast<int8_t>(requantize(sum, q.multiplier.data[0], 0, 0, q.shift.data[0], -128));
+          }
+        break;
       case Op::Add:
         for (int64_t e = 0; e < batch * out.bytes(); ++e)
           dst[e] = static_cast<int8_t>(requantize(src[e], q.multiplier.data[0], value(n.inputs[1])[e],

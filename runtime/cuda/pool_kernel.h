@@ -1,0 +1,91 @@
+// Max and average pools on CUDA: one thread per `Lanes` stored channels of
+// one output pixel, 16 (one 16-byte load per window pixel) where the stored
+// channels allow, else 4. Windows as graph/ops/pool2d.h defines them: zero
+// padding on every side, which adds nothing (the output shape says whether
+// ceil_mode made a last, partial window). Plain C++ with host+device
+// functions, so that the host executor of the device layout (tests/ops) runs
+// the kernels' own arithmetic on any machine.
+#pragma once
+
+#include <cstdint>
+
+#include "runtime/cuda/int8x4.h"
+#include "runtime/cuda/pixel_item.h"
+
+namespace octet::cuda {
+
+// NHWC int8; c is the stored channel count, a multiple of 4 (padding channels
+// hold zeros and pool to zeros).
+struct PoolShape {
+  int64_t batch = 0;
+  int h = 0, w = 0, c = 0, kernel = 0, stride = 1, padding = 0, out_h = 0, out_w = 0;
+  OCTET_HOST_DEVICE int lanes() const { return c % 16 == 0 ? 16 : 4; }
+  OCTET_HOST_DEVICE int64_t items() const { return batch * out_h * out_w * (c / lanes()); }
+};
+
+// One output's window along one dimension inside the input, [begin, end):
+// graph/ops/pool2d.h's pool_span without the counted size.
+struct PoolWindow {
+  int begin, end;
+};
+OCTET_HOST_DEVICE PoolWindow pool_window(int out_index, int size, const PoolShape& s) {
+  const int start = out_index * s.stride - s.padding;
+  const int stop = start + s.kernel < size + s.padding ? start + s.kernel : size + s.padding;
+  return {start > 0 ? start : 0, stop < size ? stop : size};
+}
+
+// Calls visit(words) with the Lanes / 4 words of each pixel inside thread
+// `item`'s window; returns the offset of the thread's output bytes (item x Lanes).
+template <int Lanes, typename Visit>
+OCTET_HOST_DEVICE int64_t for_each_in_pool_window(const int8_t* __restrict__ in, const PoolShape& s, int64_t item,
+                                                  Visit&& visit) {
+  const PixelItem at = pixel_item(s.items(), s.out_h, s.out_w, s.c / Lanes, item);
+  const PoolWindow ys = pool_window(at.oy, s.h, s), xs = pool_window(at.ox, s.w, s);
+  for (int iy = ys.begin; iy < ys.end; ++iy) {
+    const int8_t* row = in + (at.b * s.h + iy) * int64_t(s.w) * s.c + at.run * Lanes;
+    for (int ix = xs.begin; ix < xs.end; ++ix) {
+      uint32_t words[Lanes / 4];
+      load_words(row + int64_t(ix) * s.c, words);
+      visit(words);
+    }
+  }
+  return item * Lanes;
+}
+
+template <int Lanes>
+OCTET_HOST_DEVICE void max_pool_item(const int8_t* __restrict__ in, const PoolShape& s, int64_t item,
+                                     int8_t* __restrict__ out) {
+  uint32_t best[Lanes / 4];
+  for (uint32_t& v : best) v = 0x80808080u;  // -128 in each byte
+  const int64_t at = for_each_in_pool_window<Lanes>(in, s, item, [&](const uint32_t(&words)[Lanes / 4]) {
+    for (int i = 0; i < Lanes / 4; ++i) best[i] = max_int8x4(best[i], words[i]);
+  });
+  store_words(out + at, best);
+}
+
+// The int32 sum of each window, requantized with (multiplier, shift).
+template <int Lanes>
+OCTET_HOST_DEVICE void avg_pool_item(const int8_t* __restrict__ in, const PoolShape& s, int32_t multiplier,
+                                     int32_t shift, int64_t item, int8_t* __restrict__ out) {
+  int32_t sum[Lanes] = {};
+  const int64_t at = for_each_in_pool_window<Lanes>(in, s, item, [&](const uint32_t(&words)[Lanes / 4]) {
+    for (int j = 0; j < Lanes; ++j) sum[j] += byte_of(words[j / 4], j % 4);
+  });
+  uint32_t q[Lanes / 4];
+  for (int i = 0; i < Lanes / 4; ++i) {
+    int32_t v[4];
+    for (int j = 0; j < 4; ++j) v[j] = ::octet::requantize(sum[4 * i + j], multiplier, 0, 0, shift, -128);
+    q[i] = pack_int8x4(v[0], v[1], v[2], v[3]);
+  }
+  store_words(out + at, q);
+}
+
+// Calls visitor.template run<Lanes>() with the instantiation that runs `s`:
+// the CUDA launcher and the host executor of the tests pick the same one.
+template <typename Visitor>
+void visit_pool_variant(const PoolShape& s, Visitor&& visitor) {
+  if (s.lanes() == 16) return visitor.template run<16>();
+  visitor.template run<4>();
+}
+
+}  // namespace octet::cuda

@@ -1,0 +1,71 @@
+// The float NCHW input quantized into NHWC int8 with stored (padded)
+// channels, on CUDA: one thread per `Pixels` adjacent pixels of one image, 4
+// where the image's plane allows (16-byte loads from each channel's plane),
+// else 1. Plain C++ with host+device functions, so that the host executor of
+// the device layout (tests/ops) runs the kernel's own arithmetic.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include "runtime/cuda/int8x4.h"
+
+namespace octet::cuda {
+
+struct InputShape {
+  int64_t batch = 0, plane = 0;  // plane: height x width
+  int channels = 0, stored_c = 0;  // stored_c: a multiple of 4, at least channels
+  OCTET_HOST_DEVICE int pixels_per_item() const { return plane % 4 == 0 ? 4 : 1; }
+  OCTET_HOST_DEVICE int64_t items() const { return batch * plane / pixels_per_item(); }
+};
+
+// `Pixels` floats of one plane from `p` (aligned to 4 * Pixels bytes).
+template <int Pixels>
+OCTET_HOST_DEVICE void load_floats(const float* p, float (&v)[Pixels]) {
+#ifdef __CUDA_ARCH__
+  if constexpr (Pixels == 4) {
+    const float4 q = *reinterpret_cast<const float4*>(p);
+    v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
+    return;
+  }
+#endif
+  std::memcpy(v, p, sizeof v);
+}
+
+// Thread `item`: pixels [item x Pixels, + Pixels) of the batch (one image's,
+// as Pixels divides the plane), every stored channel.
+template <int Pixels>
+OCTET_HOST_DEVICE void quantize_input_item(const float* __restrict__ nchw, const InputShape& s, float scale,
+                                           int64_t item, int8_t* __restrict__ nhwc) {
+  const int64_t first = item * Pixels;
+  // 32-bit division where it fits, as pixel_item.h says why.
+  const int64_t n = s.batch * s.plane <= int64_t(UINT32_MAX)
+                        ? int64_t(static_cast<uint32_t>(first) / static_cast<uint32_t>(s.plane))
+                        : first / s.plane;
+  const float* x = nchw + n * s.channels * s.plane + (first - n * s.plane);
+  uint32_t* out = reinterpret_cast<uint32_t*>(nhwc + first * s.stored_c);
+  const int words = s.stored_c / 4;
+  for (int c = 0; c < s.stored_c; c += 4) {
+    int32_t q[4][Pixels];
+    for (int j = 0; j < 4; ++j) {
+      float v[Pixels] = {};
+      if (c + j < s.channels) load_floats(x + (c + j) * s.plane, v);
+      for (int p = 0; p < Pixels; ++p) q[j][p] = c + j < s.channels ? ::octet::quantize_input(v[p], scale) : 0;
+    }
+    uint32_t packed[Pixels];
+    for (int p = 0; p < Pixels; ++p) packed[p] = pack_int8x4(q[0][p], q[1][p], q[2][p], q[3][p]);
+    if (words == 1) {  // the pixels' words are adjacent: one store
+      store_words(nhwc + first * 4, packed);
+      continue;
+    }
+    for (int p = 0; p < Pixels; ++p) out[p * words + c / 4] = packed[p];
+  }
+}
+
+template <typename Visitor>
+void visit_input_variant(const InputShape& s, Visitor&& visitor) {
+  if (s.pixels_per_item() == 4) return visitor.template run<4>();
+  visitor.template run<1>();
+}
+
+}  // namespace octet::cuda
