@@ -12,13 +12,6 @@
 #include "runtime/cuda/pixel_item.h"
 #include "runtime/requant_epilogue.h"
 
-// Loops of a constant trip count unrolled on the device (host compilers do not know the pragma).
-#ifdef __CUDA_ARCH__
-#define OCTET_DEVICE_UNROLL _Pragma("unroll")
-#else
-#define OCTET_DEVICE_UNROLL
-#endif
-
 namespace octet::cuda {
 
 // Activations NHWC int8 with stored (padded) channels, a multiple of 4.

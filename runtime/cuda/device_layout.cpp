@@ -5,6 +5,8 @@
 #include "common/error.h"
 #include "graph/layout.h"
 #include "graph/op_traits.h"
+#include "runtime/cuda/folded_input.h"
+#include "runtime/cuda/implicit_gemm.h"
 
 namespace octet::cuda {
 
@@ -12,6 +14,12 @@ namespace {
 
 Storage storage_of(const ActShape& s, int alignment) {
   return {int64_t(s.h) * s.w, s.c, padded_channels(s.c, alignment)};
+}
+
+Storage folded_storage(const ActShape& s) {
+  Storage f{int64_t(folded_size(s.h)) * folded_size(s.w), s.c, kFoldedChannels};
+  f.fold = kFold, f.height = s.h, f.width = s.w;
+  return f;
 }
 
 std::vector<int32_t> padded(const Int32Tensor& values, int count, int32_t fill) {
@@ -46,7 +54,9 @@ ValueLayout plan_values(const Graph& g, const std::vector<ActShape>& shapes, con
     const Node& n = g.nodes[i];
     const std::string at = who + ": node '" + n.name + "' (" + op_name(n.op) + ")";
     v.owner[i] = i;
-    v.storage[i] = storage_of(shapes[i], channel_alignment);
+    v.storage[i] = channel_alignment == igemm::kChannelAlignment && stores_folded(g, shapes, i)
+                       ? folded_storage(shapes[i])
+                       : storage_of(shapes[i], channel_alignment);
     switch (n.op) {
       case Op::Flatten:  // the same bytes, read as one vector
         v.owner[i] = v.owner[n.inputs[0]];
@@ -62,7 +72,7 @@ ValueLayout plan_values(const Graph& g, const std::vector<ActShape>& shapes, con
                               n.op == Op::ChannelSlice || n.op == Op::Activation;
     if (reads_pixels)
       for (const int in : n.inputs)
-        check(v.storage[in] == storage_of(shapes[in], channel_alignment),
+        check(v.storage[in] == storage_of(shapes[in], channel_alignment) || v.storage[in].fold == kFold,
               at + ": reads a flattened value as an image, which the CUDA runtime does not support");
     if (n.op == Op::Add)
       check(v.storage[n.inputs[0]] == v.storage[n.inputs[1]],
@@ -85,6 +95,14 @@ std::vector<int8_t> pack_weight_rows(const int8_t* rows, int out_c, int64_t taps
   return packed;
 }
 
+ConvGeometry conv_geometry(const Graph& g, const std::vector<ActShape>& shapes, const ValueLayout& values, int node) {
+  const Node& n = g.nodes[node];
+  const ActShape x = shapes[n.inputs[0]];
+  if (values.storage[n.inputs[0]].fold != kFold) return {x.h, x.w, n.kernel, n.stride, n.padding};
+  const FoldedConv f = folded_conv(n.kernel, n.padding);
+  return {folded_size(x.h), folded_size(x.w), f.kernel, 1, f.padding};
+}
+
 PackedLayer pack_layer(const QuantizedModel& model, const std::vector<ActShape>& shapes, const ValueLayout& values,
                        int node, const WeightPacking& packing) {
   const Graph& g = model.graph;
@@ -98,6 +116,16 @@ PackedLayer pack_layer(const QuantizedModel& model, const std::vector<ActShape>&
                                      " inputs, expected " + std::to_string(taps * in.c));
   PackedLayer p;
   p.out_c = padded_channels(n.channels, values.channel_alignment);
+  if (in.fold == kFold) {
+    const FoldedConv f = folded_conv(n.kernel, n.padding);
+    const std::vector<int8_t> rows = fold_weight_rows(w.ptr(), n.channels, n.kernel, n.padding, in.c);
+    p.tap_channels = kFoldedChannels;
+    p.depth = round_up(int64_t(f.kernel) * f.kernel * kFoldedChannels, packing.depth_multiple);
+    p.weights = pack_weight_rows(rows.data(), n.channels, int64_t(f.kernel) * f.kernel, kFoldedChannels, p.out_c,
+                                 kFoldedChannels, p.depth);
+    pad_requantization(model, node, p);
+    return p;
+  }
   p.tap_channels = packing.tap_channels > 0 ? packing.tap_channels : in.padded_c;
   check(p.tap_channels >= in.c && p.tap_channels <= in.padded_c && packing.depth_multiple > 0,
         "node '" + n.name + "': " + std::to_string(p.tap_channels) + " bytes per tap cannot hold its " +
@@ -182,6 +210,14 @@ ArenaPlan plan_arena(const Graph& g, const ValueLayout& values, int64_t batch, b
 std::vector<int8_t> strip_padding(const std::vector<int8_t>& stored, const Storage& s, int64_t batch) {
   check(static_cast<int64_t>(stored.size()) == batch * s.bytes(), "strip_padding: buffer size does not match");
   std::vector<int8_t> out;
+  if (s.fold == kFold) {
+    out.reserve(static_cast<size_t>(batch * s.height * s.width * s.c));
+    for (int64_t b = 0; b < batch; ++b)
+      for (int y = 0; y < s.height; ++y)
+        for (int x = 0; x < s.width; ++x)
+          for (int c = 0; c < s.c; ++c) out.push_back(stored[b * s.bytes() + folded_offset(y, x, c, s.width)]);
+    return out;
+  }
   out.reserve(static_cast<size_t>(batch * s.pixels * s.c));
   for (int64_t r = 0; r < batch * s.pixels; ++r)
     out.insert(out.end(), stored.begin() + r * s.padded_c, stored.begin() + r * s.padded_c + s.c);

@@ -21,6 +21,7 @@
 
 #include "qmodel/quantized_model.h"
 #include "runtime/cuda/conv2d_grouped_kernel.h"
+#include "runtime/cuda/folded_input.h"
 
 namespace octet::cuda {
 
@@ -33,15 +34,21 @@ constexpr int kDp4aChannelAlignment = 4;  // cuda-dp4a, cuda-cublaslt
 constexpr int64_t kBufferAlignment = 256;
 
 // How one value is stored per sample: `pixels` positions of `padded_c`
-// bytes, the first `c` of them real channels, the rest zeros.
+// bytes, the first `c` of them real channels, the rest zeros; or, with fold
+// kFold (cuda-imma's input, folded_input.h), the height x width source image
+// folded 2 x 2 into pixels of kFoldedChannels bytes.
 struct Storage {
   int64_t pixels = 0;
   int c = 0, padded_c = 0;
+  int fold = 1, height = 0, width = 0;
   int64_t bytes() const { return pixels * padded_c; }
-  bool operator==(const Storage& o) const { return pixels == o.pixels && c == o.c && padded_c == o.padded_c; }
+  bool operator==(const Storage& o) const {
+    return pixels == o.pixels && c == o.c && padded_c == o.padded_c && fold == o.fold;
+  }
 };
 
-// The storage of every value of a graph (all nodes but the output).
+// The storage of every value of a graph (all nodes but the output); with
+// cuda-imma's channel alignment, the input folded where stores_folded.
 struct ValueLayout {
   int channel_alignment = kDp4aChannelAlignment;
   std::vector<Storage> storage;  // per node; the output node's is empty
@@ -53,6 +60,13 @@ struct ValueLayout {
 // stored differently).
 ValueLayout plan_values(const Graph& g, const std::vector<ActShape>& shapes, const std::string& who,
                         int channel_alignment);
+
+// A conv as its kernel runs it over its input's storage: the conv itself, or
+// over a folded input the stride-1 conv folded_input.h describes.
+struct ConvGeometry {
+  int in_h = 0, in_w = 0, kernel = 1, stride = 1, padding = 0;
+};
+ConvGeometry conv_geometry(const Graph& g, const std::vector<ActShape>& shapes, const ValueLayout& values, int node);
 
 // How a kernel reads a layer's K: each tap (kernel position; for a linear,
 // each stored pixel of its input) holds `tap_channels` bytes, the input's
@@ -78,6 +92,8 @@ struct PackedLayer {
   std::vector<int8_t> weights;                                    // [out_c][depth], zeros in the padding
   std::vector<int32_t> bias, multiplier, shift, skip_multiplier;  // requantization ones empty for the output node
 };
+// Over a folded input: the folded conv's taps, kFoldedChannels bytes each
+// (`packing`'s tap channels aside).
 PackedLayer pack_layer(const QuantizedModel& model, const std::vector<ActShape>& shapes, const ValueLayout& values,
                        int node, const WeightPacking& packing = {});
 
@@ -102,7 +118,7 @@ struct ArenaPlan {
 ArenaPlan plan_arena(const Graph& g, const ValueLayout& values, int64_t batch, bool retain_all);
 
 // The values of one node in the CPU runtime's layout (NHWC without channel
-// padding) from its device bytes (`batch` samples).
+// padding, unfolded) from its device bytes (`batch` samples).
 std::vector<int8_t> strip_padding(const std::vector<int8_t>& stored, const Storage& s, int64_t batch);
 
 }  // namespace octet::cuda

@@ -83,7 +83,8 @@ void CudaEngine::Impl::enqueue_node(const Plan& p, int node) const {
                         storage(node).padded_c,
                         storage(node).bytes(),
                         stream.get(),
-                        tables[node].get()};
+                        tables[node].get(),
+                        storage(node).fold == cuda::kFold};
   for (const int in : n.inputs) {
     args.inputs.push_back(value(p, in));
     args.in_shapes.push_back(shapes[in]);

@@ -45,14 +45,15 @@ std::string CudaEngine::Impl::unsupported(int node, int64_t batch) const {
 
 cuda::ConvShape CudaEngine::Impl::conv_shape(int node, int64_t batch) const {
   const Node& n = model.graph.nodes[node];
-  const ActShape x = shapes[n.inputs[0]], y = shapes[node];
+  const ActShape y = shapes[node];
   cuda::ConvShape s;
   s.batch = batch;
   s.out_c = layers[node].out_c;
   if (n.op == Op::Conv2d) {
-    s.in_h = x.h, s.in_w = x.w, s.in_c = storage(n.inputs[0]).padded_c;
+    const cuda::ConvGeometry c = cuda::conv_geometry(model.graph, shapes, values, node);
+    s.in_h = c.in_h, s.in_w = c.in_w, s.in_c = storage(n.inputs[0]).padded_c;
     s.out_h = y.h, s.out_w = y.w;
-    s.kernel = n.kernel, s.stride = n.stride, s.padding = n.padding;
+    s.kernel = c.kernel, s.stride = c.stride, s.padding = c.padding;
   } else {
     s.in_c = static_cast<int>(storage(n.inputs[0]).bytes());  // the whole stored vector, padding included
   }

@@ -9,6 +9,13 @@
 
 #include "common/requantize.h"
 
+// Loops of a constant trip count unrolled on the device (host compilers do not know the pragma).
+#ifdef __CUDA_ARCH__
+#define OCTET_DEVICE_UNROLL _Pragma("unroll")
+#else
+#define OCTET_DEVICE_UNROLL
+#endif
+
 namespace octet::cuda {
 
 // Four int8 values (in [-128, 127]) as one little-endian word, element 0 at the lowest address.

@@ -13,6 +13,12 @@ __global__ void quantize_input_kernel(const float* __restrict__ nchw, const Inpu
   if (item < s.items()) quantize_input_item<Pixels>(nchw, s, scale, item, nhwc);
 }
 
+__global__ void quantize_folded_input_kernel(const float* __restrict__ nchw, const FoldedInputShape s, float scale,
+                                             int8_t* __restrict__ nhwc) {
+  const int64_t item = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (item < s.items()) quantize_folded_input_item(nchw, s, scale, item, nhwc);
+}
+
 struct Launch {
   const float* nchw;
   const InputShape& s;
@@ -36,6 +42,17 @@ void quantize_input(const float* nchw, int64_t batch, int channels, int height, 
   check(reinterpret_cast<uintptr_t>(nchw) % 16 == 0, "cuda quantize_input: the input is not 16-byte aligned");
   if (s.items() == 0) return;
   visit_input_variant(s, Launch{nchw, s, scale, nhwc, stream});
+  CUDA_CHECK_LAUNCH();
+}
+
+void quantize_folded_input(const float* nchw, int64_t batch, int channels, int height, int width, float scale,
+                           int8_t* folded, cudaStream_t stream) {
+  const FoldedInputShape s{batch, height, width, channels};
+  check(channels > 0 && channels <= 4 && s.items() <= kMaxElementwiseCount,
+        "cuda quantize_input: cannot fold " + std::to_string(batch) + " images of " + std::to_string(channels) + "x" +
+            std::to_string(height) + "x" + std::to_string(width));
+  if (s.items() == 0) return;
+  quantize_folded_input_kernel<<<elementwise_grid(s.items()), kBlockSize, 0, stream>>>(nchw, s, scale, folded);
   CUDA_CHECK_LAUNCH();
 }
 

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "runtime/cuda/int8x4.h"
+#include "runtime/cuda/pixel_item.h"
 
 namespace octet::cuda {
 
@@ -60,6 +61,36 @@ OCTET_HOST_DEVICE void quantize_input_item(const float* __restrict__ nchw, const
     }
     for (int p = 0; p < Pixels; ++p) out[p * words + c / 4] = packed[p];
   }
+}
+
+// Into cuda-imma's folded input (folded_input.h): one thread per stored
+// pixel, its 2 x 2 source pixels' 4 bytes each as one 16-byte store (zeros
+// past the image's last row or column).
+struct FoldedInputShape {
+  int64_t batch = 0;
+  int height = 0, width = 0, channels = 0;  // channels: at most 4
+  OCTET_HOST_DEVICE int folded_h() const { return (height + 1) / 2; }
+  OCTET_HOST_DEVICE int folded_w() const { return (width + 1) / 2; }
+  OCTET_HOST_DEVICE int64_t items() const { return batch * folded_h() * folded_w(); }
+};
+
+OCTET_HOST_DEVICE void quantize_folded_input_item(const float* __restrict__ nchw, const FoldedInputShape& s,
+                                                  float scale, int64_t item, int8_t* __restrict__ nhwc) {
+  const PixelItem at = pixel_item(s.items(), s.folded_h(), s.folded_w(), 1, item);
+  uint32_t words[4];
+  OCTET_DEVICE_UNROLL
+  for (int part = 0; part < 4; ++part) {
+    const int y = 2 * at.oy + part / 2, x = 2 * at.ox + part % 2;
+    const bool inside = y < s.height && x < s.width;
+    int32_t q[4];
+    OCTET_DEVICE_UNROLL
+    for (int ch = 0; ch < 4; ++ch)
+      q[ch] = inside && ch < s.channels
+                  ? ::octet::quantize_input(nchw[((at.b * s.channels + ch) * s.height + y) * s.width + x], scale)
+                  : 0;
+    words[part] = pack_int8x4(q[0], q[1], q[2], q[3]);
+  }
+  store_words(nhwc + item * 16, words);
 }
 
 template <typename Visitor>

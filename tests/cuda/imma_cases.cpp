@@ -13,7 +13,7 @@ namespace octet::cuda::igemm {
 std::string conv_name(const Conv& v) {
   std::ostringstream s;
   s << "b" << v.batch << "_" << v.h << "x" << v.w << "x" << v.c << "_o" << v.out_c << "_k" << v.kernel << "s"
-    << v.stride << "p" << v.padding;
+    << v.stride << "p" << v.padding << (v.folded ? "_folded" : "");
   return s.str();
 }
 
@@ -30,7 +30,13 @@ std::string shape_and_tile_name(const std::tuple<int, int>& shape_and_tile) {
 }
 
 Problem problem_of(const Conv& v) {
-  return conv_problem(v.batch, v.h, v.w, v.c, v.out_c, v.kernel, v.stride, v.padding);
+  Problem p = conv_problem(v.batch, v.h, v.w, v.c, v.out_c, v.kernel, v.stride, v.padding);
+  if (!v.folded) return p;
+  // As conv_geometry (device_layout.h) has the engine run it; the output size stays the conv's.
+  const FoldedConv f = folded_conv(v.kernel, v.padding);
+  p.in_h = folded_size(v.h), p.in_w = folded_size(v.w), p.in_stride = p.tap_c = kFoldedChannels;
+  p.kernel = f.kernel, p.stride = 1, p.padding = f.padding;
+  return p;
 }
 
 Data make_data(const Conv& v, const Problem& p, bool residual, bool relu, uint64_t seed) {
@@ -41,12 +47,26 @@ Data make_data(const Conv& v, const Problem& p, bool residual, bool relu, uint64
   d.input.resize(size_t(v.batch) * v.h * v.w * v.c);
   for (int8_t& x : d.input) x = static_cast<int8_t>(byte(rng));
   // Padding channels hold garbage here, which the zero weights there must cancel.
-  d.device_input.assign(size_t(v.batch) * v.h * v.w * p.in_stride, int8_t{0x5A});
-  for (size_t px = 0; px < size_t(v.batch) * v.h * v.w; ++px)
-    std::copy_n(d.input.begin() + px * v.c, v.c, d.device_input.begin() + px * p.in_stride);
+  d.device_input.assign(size_t(v.batch) * p.in_h * p.in_w * p.in_stride, int8_t{0x5A});
+  if (v.folded) {  // garbage past each source pixel's channels; zeros past the image, as the engine writes them
+    const int64_t sample = int64_t(p.in_h) * p.in_w * p.in_stride;
+    for (int64_t n = 0; n < v.batch; ++n)
+      for (int y = 0; y < 2 * p.in_h; ++y)
+        for (int x = 0; x < 2 * p.in_w; ++x)
+          for (int c = 0; c < kFoldedSourceBytes; ++c)
+            if (y >= v.h || x >= v.w || c < v.c)
+              d.device_input[n * sample + folded_offset(y, x, c, v.w)] =
+                  y < v.h && x < v.w ? d.input[((n * v.h + y) * v.w + x) * v.c + c] : int8_t{0};
+  } else {
+    for (size_t px = 0; px < size_t(v.batch) * v.h * v.w; ++px)
+      std::copy_n(d.input.begin() + px * v.c, v.c, d.device_input.begin() + px * p.in_stride);
+  }
   d.weights.resize(size_t(v.out_c) * v.kernel * v.kernel * v.c);
   for (int8_t& x : d.weights) x = static_cast<int8_t>(byte(rng));
-  d.packed = pack_weight_rows(d.weights.data(), v.out_c, p.taps(), v.c, p.out_c, p.tap_c, p.packed_depth());
+  const std::vector<int8_t> rows =
+      v.folded ? fold_weight_rows(d.weights.data(), v.out_c, v.kernel, v.padding, v.c) : d.weights;
+  d.packed = pack_weight_rows(rows.data(), v.out_c, p.taps(), v.folded ? kFoldedChannels : v.c, p.out_c, p.tap_c,
+                              p.packed_depth());
   const double spread = 74.0 * 74.0 * std::sqrt(double(v.kernel) * v.kernel * v.c);
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   d.bias.assign(p.out_c, 0);

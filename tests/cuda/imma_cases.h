@@ -18,6 +18,7 @@ namespace octet::cuda::igemm {
 
 struct Conv {
   int batch, h, w, c, out_c, kernel, stride, padding;
+  bool folded = false;  // the input stored folded (runtime/cuda/folded_input.h), as the engine stores an image
 };
 
 inline const Conv kConvs[] = {
@@ -34,6 +35,10 @@ inline const Conv kConvs[] = {
     {1, 2, 2, 512, 32, 3, 1, 1},   // ResNet-18 layer4-like at batch 1
     {2, 16, 16, 32, 64, 3, 1, 1},  // several row tiles of every size
     {1, 32, 32, 3, 16, 3, 1, 1},   // ResNet-20's first layer at batch 1
+    {2, 9, 7, 3, 64, 3, 2, 1, true},     // folded: odd sizes, a last folded row and column half outside
+    {2, 18, 16, 3, 64, 7, 2, 3, true},   // folded: ResNet-50's conv1 (7x7/2) on a small image
+    {1, 11, 12, 4, 16, 5, 2, 2, true},   // folded: 4 channels, kernel 5
+    {3, 8, 8, 2, 32, 1, 2, 0, true},     // folded: a 1x1 stride-2 conv reads one source pixel of four
 };
 
 std::string conv_name(const Conv& v);
@@ -49,7 +54,7 @@ std::string shape_and_tile_name(const std::tuple<int, int>& shape_and_tile);
 // Random tensors in the CPU runtime's layouts and in cuda-imma's.
 struct Data {
   std::vector<int8_t> input;                                      // NHWC, c channels (CPU)
-  std::vector<int8_t> device_input;                               // NHWC, in_stride channels, garbage in the padding
+  std::vector<int8_t> device_input;                               // NHWC, in_stride channels, garbage in the padding (or folded)
   std::vector<int8_t> weights;                                    // [out_c][kernel][kernel][c] (CPU)
   std::vector<int8_t> packed;                                     // [stored out_c][packed_depth]
   std::vector<int32_t> bias, multiplier, shift, skip_multiplier;  // stored out_c each, padding requantizes to 0

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "runtime/cuda/device_layout.h"
+#include "runtime/cuda/implicit_gemm.h"
 #include "tests/support/random_model.h"
 
 namespace octet {
@@ -64,6 +65,42 @@ TEST(CudaDeviceLayout, PixelKernelsRefuseFlattenedInputs) {
       EXPECT_NE(std::string(e.what()).find("reads a flattened value as an image"), std::string::npos) << e.what();
     }
   }
+}
+
+
+// cuda-imma folds an image of up to 4 channels (folded_input.h) only where
+// every reader is a dense stride-2 conv; strip_padding unfolds it.
+TEST(CudaDeviceLayout, FoldsOnlyAnImageThatStrideTwoConvsRead) {
+  const auto input_fold = [](int channels, int stride, int groups, bool pooled_too, int alignment) {
+    GraphBuilder b;
+    const int x = b.input(channels, 7, 9);
+    int y = b.conv("c", x, 6, 3, stride, 1, true, groups);
+    if (pooled_too) y = b.add(y, b.conv("d", b.max_pool(x, 3, 2, 1), 6, 1, 1, 0, true));
+    b.linear("fc", b.flatten(y), 2);
+    const Graph g = b.finish();
+    return cuda::plan_values(g, g.shapes(), "test", alignment).storage[x].fold;
+  };
+  EXPECT_EQ(input_fold(3, 2, 1, false, cuda::igemm::kChannelAlignment), cuda::kFold);
+  EXPECT_EQ(input_fold(4, 2, 1, false, cuda::igemm::kChannelAlignment), cuda::kFold);
+  EXPECT_EQ(input_fold(5, 2, 1, false, cuda::igemm::kChannelAlignment), 1);
+  EXPECT_EQ(input_fold(3, 1, 1, false, cuda::igemm::kChannelAlignment), 1);
+  EXPECT_EQ(input_fold(3, 2, 3, false, cuda::igemm::kChannelAlignment), 1);  // grouped: not an implicit GEMM
+  EXPECT_EQ(input_fold(3, 2, 1, true, cuda::igemm::kChannelAlignment), 1);   // a pool reads it too
+  EXPECT_EQ(input_fold(3, 2, 1, false, cuda::kDp4aChannelAlignment), 1);
+
+  cuda::Storage s;
+  s.pixels = cuda::folded_size(3) * cuda::folded_size(5), s.c = 2, s.padded_c = cuda::kFoldedChannels;
+  s.fold = cuda::kFold, s.height = 3, s.width = 5;
+  std::vector<int8_t> stored(static_cast<size_t>(2 * s.bytes()), int8_t{0x5A});
+  std::vector<int8_t> want;
+  for (int n = 0; n < 2; ++n)
+    for (int y = 0; y < 3; ++y)
+      for (int x = 0; x < 5; ++x)
+        for (int c = 0; c < 2; ++c) {
+          want.push_back(static_cast<int8_t>(want.size()));
+          stored[n * s.bytes() + cuda::folded_offset(y, x, c, 5)] = want.back();
+        }
+  EXPECT_EQ(cuda::strip_padding(stored, s, 2), want);
 }
 
 }  // namespace

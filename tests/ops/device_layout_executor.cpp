@@ -78,6 +78,12 @@ LayoutRun run_in_device_layout(const QuantizedModel& model, const std::vector<fl
     auto at = [](int64_t b, int yy, int xx, int c, int h, int w, int cs) { return ((b * h + yy) * w + xx) * cs + c; };
     switch (n.op) {
       case Op::Input: {
+        if (out.fold == cuda::kFold) {
+          const cuda::FoldedInputShape s{batch, y.h, y.w, y.c};
+          for (int64_t item = 0; item < s.items(); ++item)
+            cuda::quantize_folded_input_item(images.data(), s, q.scale, item, dst);
+          break;
+        }
         const cuda::InputShape s{batch, int64_t(y.h) * y.w, y.c, out.padded_c};
         cuda::visit_input_variant(s, EveryInputThread{images.data(), s, q.scale, dst});
         break;
@@ -98,8 +104,9 @@ LayoutRun run_in_device_layout(const QuantizedModel& model, const std::vector<fl
         cuda::WeightPacking packing;
         if (imma && conv) packing = {cuda::igemm::tap_channels(x.c), cuda::igemm::kDepthMultiple};
         const cuda::PackedLayer layer = cuda::pack_layer(model, shapes, layout, i, packing);
-        const int k = conv ? n.kernel : 1, stride = conv ? n.stride : 1, pad = conv ? n.padding : 0;
-        const int h = conv ? x.h : 1, w = conv ? x.w : 1, oh = conv ? y.h : 1, ow = conv ? y.w : 1;
+        const cuda::ConvGeometry geometry = conv ? cuda::conv_geometry(g, shapes, layout, i) : cuda::ConvGeometry{1, 1};
+        const int k = geometry.kernel, stride = geometry.stride, pad = geometry.padding;
+        const int h = geometry.in_h, w = geometry.in_w, oh = conv ? y.h : 1, ow = conv ? y.w : 1;
         const int channels = conv ? in_c : static_cast<int>(layout.storage[n.inputs[0]].bytes());
         const int tap_c = conv ? layer.tap_channels : channels;
         check(layer.depth == cuda::round_up(int64_t(k) * k * tap_c, imma && conv ? 32 : 4),
