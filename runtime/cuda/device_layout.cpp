@@ -16,10 +16,10 @@ Storage storage_of(const ActShape& s, int alignment) {
   return {int64_t(s.h) * s.w, s.c, padded_channels(s.c, alignment)};
 }
 
-Storage folded_storage(const ActShape& s) {
-  Storage f{int64_t(folded_size(s.h)) * folded_size(s.w), s.c, kFoldedChannels};
-  f.fold = kFold, f.height = s.h, f.width = s.w;
-  return f;
+Storage folded_storage(const ImageFold& fold) {
+  Storage s{int64_t(fold.stored_h()) * fold.stored_w(), fold.channels, fold.stored_c()};
+  s.fold = fold;
+  return s;
 }
 
 std::vector<int32_t> padded(const Int32Tensor& values, int count, int32_t fill) {
@@ -54,9 +54,9 @@ ValueLayout plan_values(const Graph& g, const std::vector<ActShape>& shapes, con
     const Node& n = g.nodes[i];
     const std::string at = who + ": node '" + n.name + "' (" + op_name(n.op) + ")";
     v.owner[i] = i;
-    v.storage[i] = channel_alignment == igemm::kChannelAlignment && stores_folded(g, shapes, i)
-                       ? folded_storage(shapes[i])
-                       : storage_of(shapes[i], channel_alignment);
+    const ImageFold fold =
+        channel_alignment == igemm::kChannelAlignment ? image_fold(g, shapes, i) : ImageFold{};
+    v.storage[i] = fold.kind != ImageFold::kNone ? folded_storage(fold) : storage_of(shapes[i], channel_alignment);
     switch (n.op) {
       case Op::Flatten:  // the same bytes, read as one vector
         v.owner[i] = v.owner[n.inputs[0]];
@@ -72,7 +72,7 @@ ValueLayout plan_values(const Graph& g, const std::vector<ActShape>& shapes, con
                               n.op == Op::ChannelSlice || n.op == Op::Activation;
     if (reads_pixels)
       for (const int in : n.inputs)
-        check(v.storage[in] == storage_of(shapes[in], channel_alignment) || v.storage[in].fold == kFold,
+        check(v.storage[in] == storage_of(shapes[in], channel_alignment) || v.storage[in].fold.kind != ImageFold::kNone,
               at + ": reads a flattened value as an image, which the CUDA runtime does not support");
     if (n.op == Op::Add)
       check(v.storage[n.inputs[0]] == v.storage[n.inputs[1]],
@@ -98,9 +98,10 @@ std::vector<int8_t> pack_weight_rows(const int8_t* rows, int out_c, int64_t taps
 ConvGeometry conv_geometry(const Graph& g, const std::vector<ActShape>& shapes, const ValueLayout& values, int node) {
   const Node& n = g.nodes[node];
   const ActShape x = shapes[n.inputs[0]];
-  if (values.storage[n.inputs[0]].fold != kFold) return {x.h, x.w, n.kernel, n.stride, n.padding};
-  const FoldedConv f = folded_conv(n.kernel, n.padding);
-  return {folded_size(x.h), folded_size(x.w), f.kernel, 1, f.padding};
+  const ImageFold& fold = values.storage[n.inputs[0]].fold;
+  if (fold.kind == ImageFold::kNone) return {x.h, x.w, n.kernel, n.stride, n.padding};
+  const FoldedConv f = folded_conv(fold, n);
+  return {f.in_h, f.in_w, f.kernel, f.stride, f.padding};
 }
 
 PackedLayer pack_layer(const QuantizedModel& model, const std::vector<ActShape>& shapes, const ValueLayout& values,
@@ -116,13 +117,14 @@ PackedLayer pack_layer(const QuantizedModel& model, const std::vector<ActShape>&
                                      " inputs, expected " + std::to_string(taps * in.c));
   PackedLayer p;
   p.out_c = padded_channels(n.channels, values.channel_alignment);
-  if (in.fold == kFold) {
-    const FoldedConv f = folded_conv(n.kernel, n.padding);
-    const std::vector<int8_t> rows = fold_weight_rows(w.ptr(), n.channels, n.kernel, n.padding, in.c);
-    p.tap_channels = kFoldedChannels;
-    p.depth = round_up(int64_t(f.kernel) * f.kernel * kFoldedChannels, packing.depth_multiple);
-    p.weights = pack_weight_rows(rows.data(), n.channels, int64_t(f.kernel) * f.kernel, kFoldedChannels, p.out_c,
-                                 kFoldedChannels, p.depth);
+  if (in.fold.kind != ImageFold::kNone) {
+    const FoldedConv f = folded_conv(in.fold, n);
+    const std::vector<int8_t> rows = fold_weight_rows(in.fold, n, w.ptr(), in.c);
+    const int64_t folded_taps = int64_t(f.kernel) * f.kernel;
+    p.tap_channels = f.tap_channels;
+    p.depth = round_up(folded_taps * f.tap_channels, packing.depth_multiple);
+    p.weights =
+        pack_weight_rows(rows.data(), n.channels, folded_taps, f.tap_channels, p.out_c, f.tap_channels, p.depth);
     pad_requantization(model, node, p);
     return p;
   }
@@ -210,12 +212,12 @@ ArenaPlan plan_arena(const Graph& g, const ValueLayout& values, int64_t batch, b
 std::vector<int8_t> strip_padding(const std::vector<int8_t>& stored, const Storage& s, int64_t batch) {
   check(static_cast<int64_t>(stored.size()) == batch * s.bytes(), "strip_padding: buffer size does not match");
   std::vector<int8_t> out;
-  if (s.fold == kFold) {
-    out.reserve(static_cast<size_t>(batch * s.height * s.width * s.c));
+  if (s.fold.kind != ImageFold::kNone) {
+    out.reserve(static_cast<size_t>(batch * s.fold.height * s.fold.width * s.c));
     for (int64_t b = 0; b < batch; ++b)
-      for (int y = 0; y < s.height; ++y)
-        for (int x = 0; x < s.width; ++x)
-          for (int c = 0; c < s.c; ++c) out.push_back(stored[b * s.bytes() + folded_offset(y, x, c, s.width)]);
+      for (int y = 0; y < s.fold.height; ++y)
+        for (int x = 0; x < s.fold.width; ++x)
+          for (int c = 0; c < s.c; ++c) out.push_back(stored[b * s.bytes() + s.fold.offset_of(y, x, c)]);
     return out;
   }
   out.reserve(static_cast<size_t>(batch * s.pixels * s.c));

@@ -34,21 +34,20 @@ constexpr int kDp4aChannelAlignment = 4;  // cuda-dp4a, cuda-cublaslt
 constexpr int64_t kBufferAlignment = 256;
 
 // How one value is stored per sample: `pixels` positions of `padded_c`
-// bytes, the first `c` of them real channels, the rest zeros; or, with fold
-// kFold (cuda-imma's input, folded_input.h), the height x width source image
-// folded 2 x 2 into pixels of kFoldedChannels bytes.
+// bytes, the first `c` of them real channels, the rest zeros; or, for
+// cuda-imma's input, an image folded as `fold` says (folded_input.h).
 struct Storage {
   int64_t pixels = 0;
   int c = 0, padded_c = 0;
-  int fold = 1, height = 0, width = 0;
+  ImageFold fold;
   int64_t bytes() const { return pixels * padded_c; }
   bool operator==(const Storage& o) const {
-    return pixels == o.pixels && c == o.c && padded_c == o.padded_c && fold == o.fold;
+    return pixels == o.pixels && c == o.c && padded_c == o.padded_c && fold.kind == o.fold.kind;
   }
 };
 
 // The storage of every value of a graph (all nodes but the output); with
-// cuda-imma's channel alignment, the input folded where stores_folded.
+// cuda-imma's channel alignment, the input folded where image_fold says.
 struct ValueLayout {
   int channel_alignment = kDp4aChannelAlignment;
   std::vector<Storage> storage;  // per node; the output node's is empty
@@ -62,7 +61,7 @@ ValueLayout plan_values(const Graph& g, const std::vector<ActShape>& shapes, con
                         int channel_alignment);
 
 // A conv as its kernel runs it over its input's storage: the conv itself, or
-// over a folded input the stride-1 conv folded_input.h describes.
+// over a folded input the conv folded_input.h describes.
 struct ConvGeometry {
   int in_h = 0, in_w = 0, kernel = 1, stride = 1, padding = 0;
 };
@@ -92,8 +91,8 @@ struct PackedLayer {
   std::vector<int8_t> weights;                                    // [out_c][depth], zeros in the padding
   std::vector<int32_t> bias, multiplier, shift, skip_multiplier;  // requantization ones empty for the output node
 };
-// Over a folded input: the folded conv's taps, kFoldedChannels bytes each
-// (`packing`'s tap channels aside).
+// Over a folded input: the folded conv's taps and bytes per tap (`packing`'s
+// tap channels aside).
 PackedLayer pack_layer(const QuantizedModel& model, const std::vector<ActShape>& shapes, const ValueLayout& values,
                        int node, const WeightPacking& packing = {});
 

@@ -84,7 +84,7 @@ void CudaEngine::Impl::enqueue_node(const Plan& p, int node) const {
                         storage(node).bytes(),
                         stream.get(),
                         tables[node].get(),
-                        storage(node).fold == cuda::kFold};
+                        storage(node).fold};
   for (const int in : n.inputs) {
     args.inputs.push_back(value(p, in));
     args.in_shapes.push_back(shapes[in]);

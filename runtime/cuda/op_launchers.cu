@@ -17,7 +17,8 @@ struct OpEntry {
 const OpEntry kLaunchers[] = {
     {Op::Input,
      [](const NodeLaunch& l) {
-       if (l.folded) return quantize_folded_input(l.image, l.batch, l.out.c, l.out.h, l.out.w, l.q.scale, l.y, l.stream);
+       if (l.fold.kind != ImageFold::kNone)
+         return quantize_folded_input(l.image, l.batch, l.fold, l.q.scale, l.y, l.stream);
        quantize_input(l.image, l.batch, l.out.c, l.out.h, l.out.w, l.out_c, l.q.scale, l.y, l.stream);
      }},
     {Op::MaxPool2d,

@@ -10,6 +10,7 @@
 
 #include "graph/graph.h"
 #include "graph/node_quant.h"
+#include "runtime/cuda/folded_input.h"
 
 namespace octet::cuda {
 
@@ -29,7 +30,7 @@ struct NodeLaunch {
   int64_t out_bytes;                  // per sample, as stored
   cudaStream_t stream;
   const int8_t* table;  // activation: its 256 output levels, on the device
-  bool folded = false;  // the input node: the value is stored folded (folded_input.h)
+  ImageFold fold;       // the input node: how its value is stored (folded_input.h)
 
   // The first input (and the second, of an add).
   const int8_t* x() const { return inputs[0]; }

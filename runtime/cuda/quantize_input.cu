@@ -13,10 +13,16 @@ __global__ void quantize_input_kernel(const float* __restrict__ nchw, const Inpu
   if (item < s.items()) quantize_input_item<Pixels>(nchw, s, scale, item, nhwc);
 }
 
-__global__ void quantize_folded_input_kernel(const float* __restrict__ nchw, const FoldedInputShape s, float scale,
-                                             int8_t* __restrict__ nhwc) {
+__global__ void space_to_depth_input_kernel(const float* __restrict__ nchw, const SpaceToDepthInput s, float scale,
+                                            int8_t* __restrict__ stored) {
   const int64_t item = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (item < s.items()) quantize_folded_input_item(nchw, s, scale, item, nhwc);
+  if (item < s.items()) space_to_depth_input_item(nchw, s, scale, item, stored);
+}
+
+__global__ void patch_input_kernel(const float* __restrict__ nchw, const PatchInput s, float scale,
+                                   int8_t* __restrict__ stored) {
+  const int64_t item = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (item < s.items()) patch_input_item(nchw, s, scale, item, stored);
 }
 
 struct Launch {
@@ -45,14 +51,20 @@ void quantize_input(const float* nchw, int64_t batch, int channels, int height, 
   CUDA_CHECK_LAUNCH();
 }
 
-void quantize_folded_input(const float* nchw, int64_t batch, int channels, int height, int width, float scale,
-                           int8_t* folded, cudaStream_t stream) {
-  const FoldedInputShape s{batch, height, width, channels};
-  check(channels > 0 && channels <= 4 && s.items() <= kMaxElementwiseCount,
-        "cuda quantize_input: cannot fold " + std::to_string(batch) + " images of " + std::to_string(channels) + "x" +
-            std::to_string(height) + "x" + std::to_string(width));
-  if (s.items() == 0) return;
-  quantize_folded_input_kernel<<<elementwise_grid(s.items()), kBlockSize, 0, stream>>>(nchw, s, scale, folded);
+void quantize_folded_input(const float* nchw, int64_t batch, const ImageFold& fold, float scale, int8_t* stored,
+                           cudaStream_t stream) {
+  const int64_t items = batch * fold.stored_h() * fold.stored_w();
+  check(fold.channels > 0 && fold.channels <= kSourceBytes && fold.stored_c() <= 64 && items <= kMaxElementwiseCount,
+        "cuda quantize_input: cannot fold " + std::to_string(batch) + " images of " + std::to_string(fold.channels) +
+            "x" + std::to_string(fold.height) + "x" + std::to_string(fold.width));
+  if (items == 0) return;
+  if (fold.kind == ImageFold::kSpaceToDepth) {
+    const SpaceToDepthInput s{batch, fold.height, fold.width, fold.channels};
+    space_to_depth_input_kernel<<<elementwise_grid(items), kBlockSize, 0, stream>>>(nchw, s, scale, stored);
+  } else {
+    const PatchInput s{batch, fold.height, fold.width, fold.channels, fold.kernel, fold.padding, fold.stored_c()};
+    patch_input_kernel<<<elementwise_grid(items), kBlockSize, 0, stream>>>(nchw, s, scale, stored);
+  }
   CUDA_CHECK_LAUNCH();
 }
 

@@ -63,34 +63,68 @@ OCTET_HOST_DEVICE void quantize_input_item(const float* __restrict__ nchw, const
   }
 }
 
-// Into cuda-imma's folded input (folded_input.h): one thread per stored
-// pixel, its 2 x 2 source pixels' 4 bytes each as one 16-byte store (zeros
-// past the image's last row or column).
-struct FoldedInputShape {
+// Into cuda-imma's folded images (folded_input.h), one thread per stored
+// pixel, its bytes stored 16 at a time (zeros past the image). Space to
+// depth: 2 x 2 source pixels of 4 bytes.
+struct SpaceToDepthInput {
   int64_t batch = 0;
   int height = 0, width = 0, channels = 0;  // channels: at most 4
-  OCTET_HOST_DEVICE int folded_h() const { return (height + 1) / 2; }
-  OCTET_HOST_DEVICE int folded_w() const { return (width + 1) / 2; }
-  OCTET_HOST_DEVICE int64_t items() const { return batch * folded_h() * folded_w(); }
+  OCTET_HOST_DEVICE int stored_h() const { return (height + 1) / 2; }
+  OCTET_HOST_DEVICE int stored_w() const { return (width + 1) / 2; }
+  OCTET_HOST_DEVICE int64_t items() const { return batch * stored_h() * stored_w(); }
 };
 
-OCTET_HOST_DEVICE void quantize_folded_input_item(const float* __restrict__ nchw, const FoldedInputShape& s,
-                                                  float scale, int64_t item, int8_t* __restrict__ nhwc) {
-  const PixelItem at = pixel_item(s.items(), s.folded_h(), s.folded_w(), 1, item);
+// Source pixel (y, x) of image b as one word of 4 channels (zeros outside the image).
+OCTET_HOST_DEVICE uint32_t source_word(const float* __restrict__ nchw, int64_t b, int y, int x, int height, int width,
+                                       int channels, float scale) {
+  const bool inside = y >= 0 && y < height && x >= 0 && x < width;
+  int32_t q[4];
+  OCTET_DEVICE_UNROLL
+  for (int c = 0; c < 4; ++c)
+    q[c] = inside && c < channels
+               ? ::octet::quantize_input(nchw[((b * channels + c) * height + y) * int64_t(width) + x], scale)
+               : 0;
+  return pack_int8x4(q[0], q[1], q[2], q[3]);
+}
+
+OCTET_HOST_DEVICE void space_to_depth_input_item(const float* __restrict__ nchw, const SpaceToDepthInput& s,
+                                                 float scale, int64_t item, int8_t* __restrict__ stored) {
+  const PixelItem at = pixel_item(s.items(), s.stored_h(), s.stored_w(), 1, item);
   uint32_t words[4];
   OCTET_DEVICE_UNROLL
-  for (int part = 0; part < 4; ++part) {
-    const int y = 2 * at.oy + part / 2, x = 2 * at.ox + part % 2;
-    const bool inside = y < s.height && x < s.width;
-    int32_t q[4];
+  for (int part = 0; part < 4; ++part)
+    words[part] =
+        source_word(nchw, at.b, 2 * at.oy + part / 2, 2 * at.ox + part % 2, s.height, s.width, s.channels, scale);
+  store_words(stored + item * 16, words);
+}
+
+// Patches: the kernel x kernel window of stride-1 output (oy, ox), tap t's
+// 4 bytes at byte 4t, padded to stored_c (a multiple of 16, at most 64).
+struct PatchInput {
+  int64_t batch = 0;
+  int height = 0, width = 0, channels = 0, kernel = 0, padding = 0, stored_c = 0;
+  OCTET_HOST_DEVICE int stored_h() const { return height + 2 * padding - kernel + 1; }
+  OCTET_HOST_DEVICE int stored_w() const { return width + 2 * padding - kernel + 1; }
+  OCTET_HOST_DEVICE int64_t items() const { return batch * stored_h() * stored_w(); }
+};
+
+OCTET_HOST_DEVICE void patch_input_item(const float* __restrict__ nchw, const PatchInput& s, float scale,
+                                        int64_t item, int8_t* __restrict__ stored) {
+  const PixelItem at = pixel_item(s.items(), s.stored_h(), s.stored_w(), 1, item);
+  const int taps = s.kernel * s.kernel;
+  OCTET_DEVICE_UNROLL
+  for (int group = 0; group < 4; ++group) {  // 16 bytes: taps 4 x group .. + 3
+    if (16 * group >= s.stored_c) break;
+    uint32_t words[4];
     OCTET_DEVICE_UNROLL
-    for (int ch = 0; ch < 4; ++ch)
-      q[ch] = inside && ch < s.channels
-                  ? ::octet::quantize_input(nchw[((at.b * s.channels + ch) * s.height + y) * s.width + x], scale)
-                  : 0;
-    words[part] = pack_int8x4(q[0], q[1], q[2], q[3]);
+    for (int j = 0; j < 4; ++j) {
+      const int t = 4 * group + j;
+      words[j] = t < taps ? source_word(nchw, at.b, at.oy - s.padding + t / s.kernel,
+                                        at.ox - s.padding + t % s.kernel, s.height, s.width, s.channels, scale)
+                          : 0u;
+    }
+    store_words(stored + item * s.stored_c + 16 * group, words);
   }
-  store_words(nhwc + item * 16, words);
 }
 
 template <typename Visitor>

@@ -7,13 +7,15 @@
 
 #include "runtime/cpu/kernels.h"
 #include "runtime/cuda/device_layout.h"
+#include "runtime/cuda/quantize_input_kernel.h"
 
 namespace octet::cuda::igemm {
 
 std::string conv_name(const Conv& v) {
   std::ostringstream s;
   s << "b" << v.batch << "_" << v.h << "x" << v.w << "x" << v.c << "_o" << v.out_c << "_k" << v.kernel << "s"
-    << v.stride << "p" << v.padding << (v.folded ? "_folded" : "");
+    << v.stride << "p" << v.padding
+    << (v.fold == ImageFold::kSpaceToDepth ? "_s2d" : v.fold == ImageFold::kPatches ? "_patches" : "");
   return s.str();
 }
 
@@ -29,13 +31,28 @@ std::string shape_and_tile_name(const std::tuple<int, int>& shape_and_tile) {
   return conv_name(kConvs[std::get<0>(shape_and_tile)]) + "_" + tile_config(std::get<1>(shape_and_tile)).name;
 }
 
+ImageFold fold_of(const Conv& v) {
+  ImageFold f;
+  f.kind = v.fold, f.height = v.h, f.width = v.w, f.channels = v.c;
+  if (v.fold == ImageFold::kPatches) f.kernel = v.kernel, f.padding = v.padding;
+  return f;
+}
+
+Node conv_node(const Conv& v) {
+  Node n;
+  n.op = Op::Conv2d, n.name = conv_name(v);
+  n.channels = v.out_c, n.kernel = v.kernel, n.stride = v.stride, n.padding = v.padding;
+  return n;
+}
+
 Problem problem_of(const Conv& v) {
   Problem p = conv_problem(v.batch, v.h, v.w, v.c, v.out_c, v.kernel, v.stride, v.padding);
-  if (!v.folded) return p;
+  if (v.fold == ImageFold::kNone) return p;
   // As conv_geometry (device_layout.h) has the engine run it; the output size stays the conv's.
-  const FoldedConv f = folded_conv(v.kernel, v.padding);
-  p.in_h = folded_size(v.h), p.in_w = folded_size(v.w), p.in_stride = p.tap_c = kFoldedChannels;
-  p.kernel = f.kernel, p.stride = 1, p.padding = f.padding;
+  const ImageFold f = fold_of(v);
+  const FoldedConv fc = folded_conv(f, conv_node(v));
+  p.in_h = fc.in_h, p.in_w = fc.in_w, p.in_stride = f.stored_c(), p.tap_c = fc.tap_channels;
+  p.kernel = fc.kernel, p.stride = fc.stride, p.padding = fc.padding;
   return p;
 }
 
@@ -48,24 +65,28 @@ Data make_data(const Conv& v, const Problem& p, bool residual, bool relu, uint64
   for (int8_t& x : d.input) x = static_cast<int8_t>(byte(rng));
   // Padding channels hold garbage here, which the zero weights there must cancel.
   d.device_input.assign(size_t(v.batch) * p.in_h * p.in_w * p.in_stride, int8_t{0x5A});
-  if (v.folded) {  // garbage past each source pixel's channels; zeros past the image, as the engine writes them
-    const int64_t sample = int64_t(p.in_h) * p.in_w * p.in_stride;
-    for (int64_t n = 0; n < v.batch; ++n)
-      for (int y = 0; y < 2 * p.in_h; ++y)
-        for (int x = 0; x < 2 * p.in_w; ++x)
-          for (int c = 0; c < kFoldedSourceBytes; ++c)
-            if (y >= v.h || x >= v.w || c < v.c)
-              d.device_input[n * sample + folded_offset(y, x, c, v.w)] =
-                  y < v.h && x < v.w ? d.input[((n * v.h + y) * v.w + x) * v.c + c] : int8_t{0};
+  if (v.fold != ImageFold::kNone) {  // written by the engine's own folding, from the int8 values as floats
+    std::vector<float> nchw(d.input.size());
+    for (int n = 0; n < v.batch; ++n)
+      for (int c = 0; c < v.c; ++c)
+        for (int px = 0; px < v.h * v.w; ++px)
+          nchw[(size_t(n) * v.c + c) * v.h * v.w + px] = d.input[(size_t(n) * v.h * v.w + px) * v.c + c];
+    const ImageFold f = fold_of(v);
+    const SpaceToDepthInput s2d{v.batch, v.h, v.w, v.c};
+    const PatchInput patches{v.batch, v.h, v.w, v.c, f.kernel, f.padding, f.stored_c()};
+    for (int64_t item = 0; item < int64_t(v.batch) * f.stored_h() * f.stored_w(); ++item)
+      v.fold == ImageFold::kSpaceToDepth
+          ? space_to_depth_input_item(nchw.data(), s2d, 1.0f, item, d.device_input.data())
+          : patch_input_item(nchw.data(), patches, 1.0f, item, d.device_input.data());
   } else {
     for (size_t px = 0; px < size_t(v.batch) * v.h * v.w; ++px)
       std::copy_n(d.input.begin() + px * v.c, v.c, d.device_input.begin() + px * p.in_stride);
   }
   d.weights.resize(size_t(v.out_c) * v.kernel * v.kernel * v.c);
   for (int8_t& x : d.weights) x = static_cast<int8_t>(byte(rng));
-  const std::vector<int8_t> rows =
-      v.folded ? fold_weight_rows(d.weights.data(), v.out_c, v.kernel, v.padding, v.c) : d.weights;
-  d.packed = pack_weight_rows(rows.data(), v.out_c, p.taps(), v.folded ? kFoldedChannels : v.c, p.out_c, p.tap_c,
+  const bool folded = v.fold != ImageFold::kNone;
+  const std::vector<int8_t> rows = folded ? fold_weight_rows(fold_of(v), conv_node(v), d.weights.data(), v.c) : d.weights;
+  d.packed = pack_weight_rows(rows.data(), v.out_c, p.taps(), folded ? p.tap_c : v.c, p.out_c, p.tap_c,
                               p.packed_depth());
   const double spread = 74.0 * 74.0 * std::sqrt(double(v.kernel) * v.kernel * v.c);
   std::uniform_real_distribution<double> unit(0.0, 1.0);

@@ -12,13 +12,14 @@
 #include <tuple>
 #include <vector>
 
+#include "runtime/cuda/folded_input.h"
 #include "runtime/cuda/implicit_gemm.h"
 
 namespace octet::cuda::igemm {
 
 struct Conv {
   int batch, h, w, c, out_c, kernel, stride, padding;
-  bool folded = false;  // the input stored folded (runtime/cuda/folded_input.h), as the engine stores an image
+  ImageFold::Kind fold = ImageFold::kNone;  // the input stored folded (folded_input.h), as the engine stores an image
 };
 
 inline const Conv kConvs[] = {
@@ -35,14 +36,25 @@ inline const Conv kConvs[] = {
     {1, 2, 2, 512, 32, 3, 1, 1},   // ResNet-18 layer4-like at batch 1
     {2, 16, 16, 32, 64, 3, 1, 1},  // several row tiles of every size
     {1, 32, 32, 3, 16, 3, 1, 1},   // ResNet-20's first layer at batch 1
-    {2, 9, 7, 3, 64, 3, 2, 1, true},     // folded: odd sizes, a last folded row and column half outside
-    {2, 18, 16, 3, 64, 7, 2, 3, true},   // folded: ResNet-50's conv1 (7x7/2) on a small image
-    {1, 11, 12, 4, 16, 5, 2, 2, true},   // folded: 4 channels, kernel 5
-    {3, 8, 8, 2, 32, 1, 2, 0, true},     // folded: a 1x1 stride-2 conv reads one source pixel of four
+    // Folded 2 x 2: odd sizes (a last stored row and column half outside), ResNet-50's conv1
+    // (7x7/2) on a small image, 4 channels and kernel 5, a 1x1 conv reading one source pixel of four.
+    {2, 9, 7, 3, 64, 3, 2, 1, ImageFold::kSpaceToDepth},
+    {2, 18, 16, 3, 64, 7, 2, 3, ImageFold::kSpaceToDepth},
+    {1, 11, 12, 4, 16, 5, 2, 2, ImageFold::kSpaceToDepth},
+    {3, 8, 8, 2, 32, 1, 2, 0, ImageFold::kSpaceToDepth},
+    // Folded into patches: odd sizes, ResNet-20's first layer, kernel 2 without padding (16 bytes),
+    // kernel 4 of one channel (64 bytes).
+    {2, 9, 7, 3, 64, 3, 1, 1, ImageFold::kPatches},
+    {1, 32, 32, 3, 16, 3, 1, 1, ImageFold::kPatches},
+    {2, 6, 5, 4, 32, 2, 1, 0, ImageFold::kPatches},
+    {1, 7, 8, 1, 16, 4, 1, 2, ImageFold::kPatches},
 };
 
 std::string conv_name(const Conv& v);
 Problem problem_of(const Conv& v);
+// The folded input's description and the conv as a graph node (for folded_input.h).
+ImageFold fold_of(const Conv& v);
+Node conv_node(const Conv& v);
 
 // Test parameters: (index in kConvs, tile configuration), every pair the
 // tile can run (unsupported() is empty: the others are refused on every

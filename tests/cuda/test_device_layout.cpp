@@ -69,38 +69,46 @@ TEST(CudaDeviceLayout, PixelKernelsRefuseFlattenedInputs) {
 
 
 // cuda-imma folds an image of up to 4 channels (folded_input.h) only where
-// every reader is a dense stride-2 conv; strip_padding unfolds it.
-TEST(CudaDeviceLayout, FoldsOnlyAnImageThatStrideTwoConvsRead) {
-  const auto input_fold = [](int channels, int stride, int groups, bool pooled_too, int alignment) {
+// every reader is a dense conv: 2 x 2 for stride-2 readers, into patches for
+// stride-1 readers of one window; strip_padding unfolds either.
+TEST(CudaDeviceLayout, FoldsAnImageOnlyForItsConvs) {
+  using cuda::ImageFold;
+  const auto input_fold = [](int channels, int stride, int groups, bool pooled_too, int alignment, int kernel = 3) {
     GraphBuilder b;
     const int x = b.input(channels, 7, 9);
-    int y = b.conv("c", x, 6, 3, stride, 1, true, groups);
-    if (pooled_too) y = b.add(y, b.conv("d", b.max_pool(x, 3, 2, 1), 6, 1, 1, 0, true));
+    int y = b.conv("c", x, 6, kernel, stride, 1, true, groups);
+    if (pooled_too) y = b.add(y, b.conv("d", b.max_pool(x, 3, stride, 1), 6, 1, 1, 0, true));
     b.linear("fc", b.flatten(y), 2);
     const Graph g = b.finish();
-    return cuda::plan_values(g, g.shapes(), "test", alignment).storage[x].fold;
+    return cuda::plan_values(g, g.shapes(), "test", alignment).storage[x].fold.kind;
   };
-  EXPECT_EQ(input_fold(3, 2, 1, false, cuda::igemm::kChannelAlignment), cuda::kFold);
-  EXPECT_EQ(input_fold(4, 2, 1, false, cuda::igemm::kChannelAlignment), cuda::kFold);
-  EXPECT_EQ(input_fold(5, 2, 1, false, cuda::igemm::kChannelAlignment), 1);
-  EXPECT_EQ(input_fold(3, 1, 1, false, cuda::igemm::kChannelAlignment), 1);
-  EXPECT_EQ(input_fold(3, 2, 3, false, cuda::igemm::kChannelAlignment), 1);  // grouped: not an implicit GEMM
-  EXPECT_EQ(input_fold(3, 2, 1, true, cuda::igemm::kChannelAlignment), 1);   // a pool reads it too
-  EXPECT_EQ(input_fold(3, 2, 1, false, cuda::kDp4aChannelAlignment), 1);
+  const int imma = cuda::igemm::kChannelAlignment;
+  EXPECT_EQ(input_fold(3, 2, 1, false, imma), ImageFold::kSpaceToDepth);
+  EXPECT_EQ(input_fold(4, 2, 1, false, imma), ImageFold::kSpaceToDepth);
+  EXPECT_EQ(input_fold(3, 1, 1, false, imma), ImageFold::kPatches);
+  EXPECT_EQ(input_fold(3, 1, 1, false, imma, 5), ImageFold::kNone);  // 100 bytes a window
+  EXPECT_EQ(input_fold(5, 2, 1, false, imma), ImageFold::kNone);
+  EXPECT_EQ(input_fold(3, 2, 3, false, imma), ImageFold::kNone);  // grouped: not an implicit GEMM
+  EXPECT_EQ(input_fold(3, 2, 1, true, imma), ImageFold::kNone);   // a pool reads it too
+  EXPECT_EQ(input_fold(3, 1, 1, true, imma), ImageFold::kNone);
+  EXPECT_EQ(input_fold(3, 2, 1, false, cuda::kDp4aChannelAlignment), ImageFold::kNone);
 
-  cuda::Storage s;
-  s.pixels = cuda::folded_size(3) * cuda::folded_size(5), s.c = 2, s.padded_c = cuda::kFoldedChannels;
-  s.fold = cuda::kFold, s.height = 3, s.width = 5;
-  std::vector<int8_t> stored(static_cast<size_t>(2 * s.bytes()), int8_t{0x5A});
-  std::vector<int8_t> want;
-  for (int n = 0; n < 2; ++n)
-    for (int y = 0; y < 3; ++y)
-      for (int x = 0; x < 5; ++x)
-        for (int c = 0; c < 2; ++c) {
-          want.push_back(static_cast<int8_t>(want.size()));
-          stored[n * s.bytes() + cuda::folded_offset(y, x, c, 5)] = want.back();
-        }
-  EXPECT_EQ(cuda::strip_padding(stored, s, 2), want);
+  for (const ImageFold::Kind kind : {ImageFold::kSpaceToDepth, ImageFold::kPatches}) {
+    cuda::Storage s;
+    s.fold.kind = kind, s.fold.height = 3, s.fold.width = 5, s.fold.channels = 2;
+    if (kind == ImageFold::kPatches) s.fold.kernel = 3, s.fold.padding = 1;
+    s.pixels = int64_t(s.fold.stored_h()) * s.fold.stored_w(), s.c = 2, s.padded_c = s.fold.stored_c();
+    std::vector<int8_t> stored(static_cast<size_t>(2 * s.bytes()), int8_t{0x5A});
+    std::vector<int8_t> want;
+    for (int n = 0; n < 2; ++n)
+      for (int y = 0; y < 3; ++y)
+        for (int x = 0; x < 5; ++x)
+          for (int c = 0; c < 2; ++c) {
+            want.push_back(static_cast<int8_t>(want.size()));
+            stored[n * s.bytes() + s.fold.offset_of(y, x, c)] = want.back();
+          }
+    EXPECT_EQ(cuda::strip_padding(stored, s, 2), want);
+  }
 }
 
 }  // namespace

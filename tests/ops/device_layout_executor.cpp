@@ -78,10 +78,16 @@ LayoutRun run_in_device_layout(const QuantizedModel& model, const std::vector<fl
     auto at = [](int64_t b, int yy, int xx, int c, int h, int w, int cs) { return ((b * h + yy) * w + xx) * cs + c; };
     switch (n.op) {
       case Op::Input: {
-        if (out.fold == cuda::kFold) {
-          const cuda::FoldedInputShape s{batch, y.h, y.w, y.c};
+        const cuda::ImageFold& f = out.fold;
+        if (f.kind == cuda::ImageFold::kSpaceToDepth) {
+          const cuda::SpaceToDepthInput s{batch, f.height, f.width, f.channels};
           for (int64_t item = 0; item < s.items(); ++item)
-            cuda::quantize_folded_input_item(images.data(), s, q.scale, item, dst);
+            cuda::space_to_depth_input_item(images.data(), s, q.scale, item, dst);
+          break;
+        }
+        if (f.kind == cuda::ImageFold::kPatches) {
+          const cuda::PatchInput s{batch, f.height, f.width, f.channels, f.kernel, f.padding, f.stored_c()};
+          for (int64_t item = 0; item < s.items(); ++item) cuda::patch_input_item(images.data(), s, q.scale, item, dst);
           break;
         }
         const cuda::InputShape s{batch, int64_t(y.h) * y.w, y.c, out.padded_c};
