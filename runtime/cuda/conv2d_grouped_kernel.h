@@ -45,7 +45,8 @@ OCTET_HOST_DEVICE void grouped_conv_item(const int8_t* __restrict__ x, const int
                                          int8_t* __restrict__ y) {
   constexpr int kWords = Lanes / 4;
   const int kernel = Kernel > 0 ? Kernel : s.kernel;
-  const auto [pixel, b, oy, ox, run] = pixel_item(s.items(), s.out_h, s.out_w, s.out_stored_c / Lanes, item);
+  const int runs = s.out_stored_c / Lanes;
+  const auto [pixel, b, oy, ox, run] = pixel_item(s.batch * s.out_h * s.out_w * runs, s.out_h, s.out_w, runs, item);
   const int c0 = run * Lanes;
   int32_t acc[Lanes] = {};
   OCTET_DEVICE_UNROLL

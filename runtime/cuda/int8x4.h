@@ -37,16 +37,20 @@ OCTET_HOST_DEVICE uint32_t max_int8x4(uint32_t a, uint32_t b) {
 #endif
 }
 
-// `Words` 4-byte words from `p` (aligned to 4 * Words bytes): one 16-byte
-// load on the device for 4.
-template <int Words>
-OCTET_HOST_DEVICE void load_words(const int8_t* p, uint32_t (&v)[Words]) {
+// `Words` 4-byte values (int8 words, or floats) from `p` (aligned to 4 x
+// Words bytes): one 16-byte load on the device for 4.
+template <typename T, int Words>
+OCTET_HOST_DEVICE void load_words(const void* p, T (&v)[Words]) {
+  static_assert(sizeof(T) == 4, "load_words reads 4-byte values");
 #ifdef __CUDA_ARCH__
   if constexpr (Words == 4) {
     const uint4 q = *reinterpret_cast<const uint4*>(p);
-    v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
+    memcpy(v, &q, sizeof v);
   } else {
-    for (int i = 0; i < Words; ++i) v[i] = reinterpret_cast<const uint32_t*>(p)[i];
+    for (int i = 0; i < Words; ++i) {
+      const uint32_t w = reinterpret_cast<const uint32_t*>(p)[i];
+      memcpy(&v[i], &w, sizeof w);
+    }
   }
 #else
   std::memcpy(v, p, sizeof v);

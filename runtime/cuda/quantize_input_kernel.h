@@ -6,7 +6,6 @@
 #pragma once
 
 #include <cstdint>
-#include <cstring>
 
 #include "runtime/cuda/int8x4.h"
 #include "runtime/cuda/pixel_item.h"
@@ -19,19 +18,6 @@ struct InputShape {
   OCTET_HOST_DEVICE int pixels_per_item() const { return plane % 4 == 0 ? 4 : 1; }
   OCTET_HOST_DEVICE int64_t items() const { return batch * plane / pixels_per_item(); }
 };
-
-// `Pixels` floats of one plane from `p` (aligned to 4 * Pixels bytes).
-template <int Pixels>
-OCTET_HOST_DEVICE void load_floats(const float* p, float (&v)[Pixels]) {
-#ifdef __CUDA_ARCH__
-  if constexpr (Pixels == 4) {
-    const float4 q = *reinterpret_cast<const float4*>(p);
-    v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
-    return;
-  }
-#endif
-  std::memcpy(v, p, sizeof v);
-}
 
 // Thread `item`: pixels [item x Pixels, + Pixels) of the batch (one image's,
 // as Pixels divides the plane), every stored channel.
@@ -50,7 +36,7 @@ OCTET_HOST_DEVICE void quantize_input_item(const float* __restrict__ nchw, const
     int32_t q[4][Pixels];
     for (int j = 0; j < 4; ++j) {
       float v[Pixels] = {};
-      if (c + j < s.channels) load_floats(x + (c + j) * s.plane, v);
+      if (c + j < s.channels) load_words(x + (c + j) * s.plane, v);  // adjacent pixels of one plane
       for (int p = 0; p < Pixels; ++p) q[j][p] = c + j < s.channels ? ::octet::quantize_input(v[p], scale) : 0;
     }
     uint32_t packed[Pixels];
