@@ -103,14 +103,29 @@ stage_profile() {
   need ncu "Nsight Compute comes with the CUDA toolkit"
   local r18
   timed_r18 profile
-  rm -f "$BUILD/r18_imma.ncu-rep"
-  run_logged ncu env OCTET_IMMA_TUNE=0 ncu --clock-control none --kernel-name regex:conv2d_imma --launch-count 20 \
-    --section SpeedOfLight --section Occupancy --section WarpStateStats --section MemoryWorkloadAnalysis \
-    -o "$BUILD/r18_imma" "$OCTET" bench infer --checkpoint "$r18.octet" --quantized "$r18.int8.octet" --batch 256 \
-    --backend cuda-imma --iterations 1 --warmup 0
-  ncu --import "$BUILD/r18_imma.ncu-rep" --csv --page details >"$RESULTS/ncu_r18.csv" ||
-    die "ncu --import of $BUILD/r18_imma.ncu-rep failed"
-  "$PYTHON" - "$RESULTS/ncu_r18.csv" <<'EOF' | tee "$RESULTS/ncu_summary.txt" | tee -a "$SUMMARY"
+  rm -f "$RESULTS/ncu_summary.txt"
+  profile_kernels r18 "regex:conv2d_imma" 20 "$r18.octet" "$r18.int8.octet"
+  # ResNet-50's stem and layer1 where `imported` unpacked it: the folded input and conv1, the max pool, and
+  # the 1x1 convs whose epilogue writes 4 bytes an output channel (layer1's downsample and conv3).
+  local r50="$BUILD/models/resnet50"
+  if [ -f "$r50.int8.octet" ]; then
+    profile_kernels r50 "regex:conv2d_imma|pool|quantize" 12 "$r50.octet" "$r50.int8.octet"
+  fi
+}
+
+# profile_kernels NAME KERNELS COUNT CHECKPOINT QUANTIZED: the first COUNT kernels matching KERNELS of one
+# cuda-imma batch of 256, untuned tiles (the tuner's timing launches would be profiled too), into
+# ncu_NAME.csv and lines of ncu_summary.txt.
+profile_kernels() {
+  local name=$1 kernels=$2 count=$3 checkpoint=$4 quantized=$5
+  rm -f "$BUILD/${name}_imma.ncu-rep"
+  run_logged "ncu_$name" env OCTET_IMMA_TUNE=0 ncu --clock-control none --kernel-name "$kernels" \
+    --launch-count "$count" --section SpeedOfLight --section Occupancy --section WarpStateStats \
+    --section MemoryWorkloadAnalysis -o "$BUILD/${name}_imma" "$OCTET" bench infer --checkpoint "$checkpoint" \
+    --quantized "$quantized" --batch 256 --backend cuda-imma --iterations 1 --warmup 0
+  ncu --import "$BUILD/${name}_imma.ncu-rep" --csv --page details >"$RESULTS/ncu_$name.csv" ||
+    die "ncu --import of $BUILD/${name}_imma.ncu-rep failed"
+  "$PYTHON" - "$RESULTS/ncu_$name.csv" "$name" <<'EOF' | tee -a "$RESULTS/ncu_summary.txt" | tee -a "$SUMMARY"
 import csv, sys
 wanted = ["Duration", "Compute (SM) Throughput", "Memory Throughput", "DRAM Throughput", "L2 Cache Throughput",
           "Achieved Occupancy", "Registers Per Thread", "Warp Cycles Per Issued Instruction"]
@@ -122,7 +137,7 @@ for row in csv.DictReader(lines[header:]):
     if row["Metric Name"] in wanted:
         k[row["Metric Name"]] = f"{row['Metric Value']} {row['Metric Unit']}".strip()
 for id_, k in sorted(kernels.items(), key=lambda item: int(item[0])):
-    print(f"ncu conv {id_} {k['name']} grid {k['grid']}: " + "; ".join(f"{m} {k[m]}" for m in wanted if m in k))
+    print(f"ncu {sys.argv[2]} {id_} {k['name']} grid {k['grid']}: " + "; ".join(f"{m} {k[m]}" for m in wanted if m in k))
 EOF
 }
 
