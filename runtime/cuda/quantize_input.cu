@@ -42,7 +42,8 @@ struct Launch {
 void quantize_input(const float* nchw, int64_t batch, int channels, int height, int width, int padded_c, float scale,
                     int8_t* nhwc, cudaStream_t stream) {
   const InputShape s{batch, int64_t(height) * width, channels, padded_c};
-  check(channels > 0 && padded_c >= channels && padded_c % 4 == 0 && s.batch * s.plane * padded_c <= kMaxElementwiseCount,
+  check(channels > 0 && padded_c >= channels && padded_c % 4 == 0 &&
+            s.batch * s.plane * padded_c <= kMaxElementwiseCount,
         "cuda quantize_input: cannot handle " + std::to_string(batch) + " images of " + std::to_string(channels) + "x" +
             std::to_string(height) + "x" + std::to_string(width));
   check(reinterpret_cast<uintptr_t>(nchw) % 16 == 0, "cuda quantize_input: the input is not 16-byte aligned");

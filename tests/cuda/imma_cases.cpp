@@ -85,7 +85,8 @@ Data make_data(const Conv& v, const Problem& p, bool residual, bool relu, uint64
   d.weights.resize(size_t(v.out_c) * v.kernel * v.kernel * v.c);
   for (int8_t& x : d.weights) x = static_cast<int8_t>(byte(rng));
   const bool folded = v.fold != ImageFold::kNone;
-  const std::vector<int8_t> rows = folded ? fold_weight_rows(fold_of(v), conv_node(v), d.weights.data(), v.c) : d.weights;
+  const std::vector<int8_t> rows =
+      folded ? fold_weight_rows(fold_of(v), conv_node(v), d.weights.data(), v.c) : d.weights;
   d.packed = pack_weight_rows(rows.data(), v.out_c, p.taps(), folded ? p.tap_c : v.c, p.out_c, p.tap_c,
                               p.packed_depth());
   const double spread = 74.0 * 74.0 * std::sqrt(double(v.kernel) * v.kernel * v.c);

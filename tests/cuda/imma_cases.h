@@ -66,7 +66,8 @@ std::string shape_and_tile_name(const std::tuple<int, int>& shape_and_tile);
 // Random tensors in the CPU runtime's layouts and in cuda-imma's.
 struct Data {
   std::vector<int8_t> input;                                      // NHWC, c channels (CPU)
-  std::vector<int8_t> device_input;                               // NHWC, in_stride channels, garbage in the padding (or folded)
+  std::vector<int8_t> device_input;                               // NHWC, in_stride channels, garbage in the padding;
+                                                                  // or folded, zeros in the padding
   std::vector<int8_t> weights;                                    // [out_c][kernel][kernel][c] (CPU)
   std::vector<int8_t> packed;                                     // [stored out_c][packed_depth]
   std::vector<int32_t> bias, multiplier, shift, skip_multiplier;  // stored out_c each, padding requantizes to 0

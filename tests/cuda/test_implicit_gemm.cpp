@@ -354,7 +354,8 @@ TEST(ImplicitGemm, TapCursorMovesLikeDividing) {
 // Every A byte the loader can produce is the im2col matrix's byte.
 TEST(ImplicitGemm, ActivationOffsetsAndPaddingMasksMatchIm2col) {
   for (const Conv& v : kConvs) {
-    if (v.fold != ImageFold::kNone) continue;  // its bytes are the folded conv's im2col; the kernel tests check its products
+    // A folded input's bytes are the folded conv's im2col: the kernel tests check its products.
+    if (v.fold != ImageFold::kNone) continue;
     const Problem p = problem_of(v);
     const Data d = make_data(v, p, false, false, 5);
     for (int m = 0; m < p.rows() + 3; ++m) {
