@@ -39,13 +39,13 @@ inline const Conv kConvs[] = {
     // Folded 2 x 2: odd sizes (a last stored row and column half outside), ResNet-50's conv1
     // (7x7/2) on a small image, 4 channels and kernel 5, a 1x1 conv reading one source pixel of four.
     {2, 9, 7, 3, 64, 3, 2, 1, ImageFold::kSpaceToDepth},
-    {2, 18, 16, 3, 64, 7, 2, 3, ImageFold::kSpaceToDepth},
+    {1, 18, 16, 3, 64, 7, 2, 3, ImageFold::kSpaceToDepth},
     {1, 11, 12, 4, 16, 5, 2, 2, ImageFold::kSpaceToDepth},
     {3, 8, 8, 2, 32, 1, 2, 0, ImageFold::kSpaceToDepth},
-    // Folded into patches: odd sizes, ResNet-20's first layer, kernel 2 without padding (16 bytes),
-    // kernel 4 of one channel (64 bytes).
+    // Folded into patches: odd sizes, ResNet-20's first layer on a smaller image, kernel 2 without
+    // padding (16 bytes), kernel 4 of one channel (64 bytes).
     {2, 9, 7, 3, 64, 3, 1, 1, ImageFold::kPatches},
-    {1, 32, 32, 3, 16, 3, 1, 1, ImageFold::kPatches},
+    {1, 12, 10, 3, 16, 3, 1, 1, ImageFold::kPatches},
     {2, 6, 5, 4, 32, 2, 1, 0, ImageFold::kPatches},
     {1, 7, 8, 1, 16, 4, 1, 2, ImageFold::kPatches},
 };
