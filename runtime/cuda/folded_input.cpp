@@ -11,11 +11,18 @@ int round_up_16(int bytes) { return (bytes + 15) / 16 * 16; }
 int half_up(int size) { return (size + 1) / 2; }
 }  // namespace
 
-int ImageFold::stored_h() const { return kind == kSpaceToDepth ? half_up(height) : height + 2 * padding - kernel + 1; }
-int ImageFold::stored_w() const { return kind == kSpaceToDepth ? half_up(width) : width + 2 * padding - kernel + 1; }
-int ImageFold::stored_c() const {
-  return kind == kSpaceToDepth ? kSpaceToDepthChannels : round_up_16(kernel * kernel * kSourceBytes);
+SpaceToDepthInput ImageFold::space_to_depth_input(int64_t batch) const { return {batch, height, width, channels}; }
+PatchInput ImageFold::patch_input(int64_t batch) const {
+  return {batch, height, width, channels, kernel, padding, round_up_16(kernel * kernel * kSourceBytes)};
 }
+
+int ImageFold::stored_h() const {
+  return kind == kSpaceToDepth ? space_to_depth_input(1).stored_h() : patch_input(1).stored_h();
+}
+int ImageFold::stored_w() const {
+  return kind == kSpaceToDepth ? space_to_depth_input(1).stored_w() : patch_input(1).stored_w();
+}
+int ImageFold::stored_c() const { return kind == kSpaceToDepth ? kSpaceToDepthChannels : patch_input(1).stored_c; }
 
 int64_t ImageFold::offset_of(int y, int x, int c) const {
   if (kind == kSpaceToDepth)

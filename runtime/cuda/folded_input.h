@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "graph/graph.h"
+#include "runtime/cuda/quantize_input_kernel.h"
 
 namespace octet::cuda {
 
@@ -30,6 +31,10 @@ struct ImageFold {
   Kind kind = kNone;
   int height = 0, width = 0, channels = 0;  // the source image
   int kernel = 0, padding = 0;              // kPatches: the stride-1 conv whose windows are stored
+  // The input kernel's shape for `batch` images (quantize_input_kernel.h),
+  // which says how many stored pixels each fold has.
+  SpaceToDepthInput space_to_depth_input(int64_t batch) const;
+  PatchInput patch_input(int64_t batch) const;
   // Stored pixels of one sample along each axis, and bytes per stored pixel.
   int stored_h() const;
   int stored_w() const;

@@ -59,13 +59,12 @@ void quantize_folded_input(const float* nchw, int64_t batch, const ImageFold& fo
         "cuda quantize_input: cannot fold " + std::to_string(batch) + " images of " + std::to_string(fold.channels) +
             "x" + std::to_string(fold.height) + "x" + std::to_string(fold.width));
   if (items == 0) return;
-  if (fold.kind == ImageFold::kSpaceToDepth) {
-    const SpaceToDepthInput s{batch, fold.height, fold.width, fold.channels};
-    space_to_depth_input_kernel<<<elementwise_grid(items), kBlockSize, 0, stream>>>(nchw, s, scale, stored);
-  } else {
-    const PatchInput s{batch, fold.height, fold.width, fold.channels, fold.kernel, fold.padding, fold.stored_c()};
-    patch_input_kernel<<<elementwise_grid(items), kBlockSize, 0, stream>>>(nchw, s, scale, stored);
-  }
+  if (fold.kind == ImageFold::kSpaceToDepth)
+    space_to_depth_input_kernel<<<elementwise_grid(items), kBlockSize, 0, stream>>>(
+        nchw, fold.space_to_depth_input(batch), scale, stored);
+  else
+    patch_input_kernel<<<elementwise_grid(items), kBlockSize, 0, stream>>>(nchw, fold.patch_input(batch), scale,
+                                                                          stored);
   CUDA_CHECK_LAUNCH();
 }
 

@@ -25,11 +25,9 @@ template <int Pixels>
 OCTET_HOST_DEVICE void quantize_input_item(const float* __restrict__ nchw, const InputShape& s, float scale,
                                            int64_t item, int8_t* __restrict__ nhwc) {
   const int64_t first = item * Pixels;
-  // 32-bit division where it fits, as pixel_item.h says why.
-  const int64_t n = s.batch * s.plane <= int64_t(UINT32_MAX)
-                        ? int64_t(static_cast<uint32_t>(first) / static_cast<uint32_t>(s.plane))
-                        : first / s.plane;
-  const float* x = nchw + n * s.channels * s.plane + (first - n * s.plane);
+  // Image b, pixels from ox x Pixels of its plane (a row of plane / Pixels items).
+  const PixelItem at = pixel_item(s.items(), 1, static_cast<int>(s.plane / Pixels), 1, item);
+  const float* x = nchw + at.b * s.channels * s.plane + int64_t(at.ox) * Pixels;
   uint32_t* out = reinterpret_cast<uint32_t*>(nhwc + first * s.stored_c);
   const int words = s.stored_c / 4;
   for (int c = 0; c < s.stored_c; c += 4) {

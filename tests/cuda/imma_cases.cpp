@@ -72,8 +72,8 @@ Data make_data(const Conv& v, const Problem& p, bool residual, bool relu, uint64
         for (int px = 0; px < v.h * v.w; ++px)
           nchw[(size_t(n) * v.c + c) * v.h * v.w + px] = d.input[(size_t(n) * v.h * v.w + px) * v.c + c];
     const ImageFold f = fold_of(v);
-    const SpaceToDepthInput s2d{v.batch, v.h, v.w, v.c};
-    const PatchInput patches{v.batch, v.h, v.w, v.c, f.kernel, f.padding, f.stored_c()};
+    const SpaceToDepthInput s2d = f.space_to_depth_input(v.batch);
+    const PatchInput patches = f.patch_input(v.batch);
     for (int64_t item = 0; item < int64_t(v.batch) * f.stored_h() * f.stored_w(); ++item)
       v.fold == ImageFold::kSpaceToDepth
           ? space_to_depth_input_item(nchw.data(), s2d, 1.0f, item, d.device_input.data())

@@ -80,13 +80,13 @@ LayoutRun run_in_device_layout(const QuantizedModel& model, const std::vector<fl
       case Op::Input: {
         const cuda::ImageFold& f = out.fold;
         if (f.kind == cuda::ImageFold::kSpaceToDepth) {
-          const cuda::SpaceToDepthInput s{batch, f.height, f.width, f.channels};
+          const cuda::SpaceToDepthInput s = f.space_to_depth_input(batch);
           for (int64_t item = 0; item < s.items(); ++item)
             cuda::space_to_depth_input_item(images.data(), s, q.scale, item, dst);
           break;
         }
         if (f.kind == cuda::ImageFold::kPatches) {
-          const cuda::PatchInput s{batch, f.height, f.width, f.channels, f.kernel, f.padding, f.stored_c()};
+          const cuda::PatchInput s = f.patch_input(batch);
           for (int64_t item = 0; item < s.items(); ++item) cuda::patch_input_item(images.data(), s, q.scale, item, dst);
           break;
         }
