@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <climits>
 
 #include "runtime/cuda/pool_linear.cuh"
@@ -7,11 +8,21 @@ namespace octet::cuda {
 
 namespace {
 
+// Class chunks per tile of images: enough blocks to fill a large GPU (about
+// 128) while pooling each image as few times as that allows.
+int class_chunks(int64_t tiles, int classes) {
+  return static_cast<int>(std::min<int64_t>(ceil_div(128, tiles), ceil_div(classes, kPoolLogitsWarps)));
+}
+
 void launch_global_avg_pool_logits(const int8_t* in, int64_t batch, int plane, int c, int32_t pool_multiplier,
                                    int32_t pool_shift, const int8_t* weights, int classes, const int32_t* bias,
                                    int32_t* logits, cudaStream_t stream) {
-  global_avg_pool_logits_kernel<<<static_cast<unsigned>(batch), kPoolLogitsThreads, c, stream>>>(
-      in, plane, c, pool_multiplier, pool_shift, weights, classes, bias, logits);
+  const int64_t tiles = ceil_div(batch, kPoolLogitsImages);
+  const int classes_per_block = static_cast<int>(ceil_div(classes, class_chunks(tiles, classes)));
+  const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(ceil_div(classes, classes_per_block)));
+  global_avg_pool_logits_kernel<<<grid, kPoolLogitsThreads, kPoolLogitsImages * c, stream>>>(
+      in, static_cast<int>(batch), plane, c, pool_multiplier, pool_shift, weights, classes, classes_per_block, bias,
+      logits);
   CUDA_CHECK_LAUNCH();
 }
 

@@ -11,35 +11,67 @@
 namespace octet::cuda {
 
 constexpr int kPoolLogitsThreads = 256;
-constexpr int kPoolLogitsMaxChannels = 4096;  // the pooled vector lives in shared memory
+constexpr int kPoolLogitsWarps = kPoolLogitsThreads / 32;
+constexpr int kPoolLogitsMaxChannels = 4096;
+// Images per block: each weight word read serves this many images (one block
+// per image read all of ResNet-50's 2 MB of fc weights once per image).
+constexpr int kPoolLogitsImages = 8;
 
-// One block per image: each thread pools channels c, c + kPoolLogitsThreads, ... (adjacent
-// threads read adjacent bytes) into `c` bytes of dynamic shared memory, then
-// each warp computes classes warp, warp + 8, ... (static: one copy per file
-// that launches it).
+// The sign-extended byte `i` of a word.
+__device__ __forceinline__ int32_t pool_byte(uint32_t word, int i) { return static_cast<int8_t>(word >> (8 * i)); }
+
+// Block (x, y) pools images [x * kPoolLogitsImages, ...) into dynamic shared
+// memory (kPoolLogitsImages * c bytes; threads take 4 adjacent channels each,
+// adjacent threads adjacent words), then each warp computes classes
+// y * classes_per_block + warp, + kPoolLogitsWarps, ... for all of them: one
+// weight word per lane and step, multiplied by every image's pooled word.
+// (static: one copy per file that launches it.)
 static __global__ void __launch_bounds__(kPoolLogitsThreads)
-    global_avg_pool_logits_kernel(const int8_t* __restrict__ in, int plane, int c, int32_t pool_multiplier,
+    global_avg_pool_logits_kernel(const int8_t* __restrict__ in, int batch, int plane, int c, int32_t pool_multiplier,
                                   int32_t pool_shift, const int8_t* __restrict__ weights, int classes,
-                                  const int32_t* __restrict__ bias, int32_t* __restrict__ logits) {
-  extern __shared__ __align__(16) int8_t shared[];  // c bytes
-  int8_t* pooled = shared;
-  const int64_t n = blockIdx.x;
-  const int8_t* x = in + n * plane * c;
-  for (int ch = threadIdx.x; ch < c; ch += kPoolLogitsThreads) {
-    int32_t sum = 0;
-    for (int p = 0; p < plane; ++p) sum += x[int64_t(p) * c + ch];
-    pooled[ch] = static_cast<int8_t>(::octet::requantize(sum, pool_multiplier, 0, 0, pool_shift, -128));
+                                  int classes_per_block, const int32_t* __restrict__ bias,
+                                  int32_t* __restrict__ logits) {
+  extern __shared__ __align__(16) int8_t shared[];  // [kPoolLogitsImages][c]
+  const int first_image = static_cast<int>(blockIdx.x) * kPoolLogitsImages;
+  const int images = batch - first_image < kPoolLogitsImages ? batch - first_image : kPoolLogitsImages;
+  const int words = c / 4;
+  for (int column = threadIdx.x; column < images * words; column += kPoolLogitsThreads) {
+    const int image = column / words, word = column % words;
+    const uint32_t* x = reinterpret_cast<const uint32_t*>(in + int64_t(first_image + image) * plane * c) + word;
+    int32_t sum[4] = {0, 0, 0, 0};
+#pragma unroll 4
+    for (int p = 0; p < plane; ++p) {
+      const uint32_t v = x[int64_t(p) * words];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) sum[i] += pool_byte(v, i);
+    }
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+      shared[image * c + 4 * word + i] =
+          static_cast<int8_t>(::octet::requantize(sum[i], pool_multiplier, 0, 0, pool_shift, -128));
   }
   __syncthreads();
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int32_t* a = reinterpret_cast<const int32_t*>(pooled);
-  for (int o = warp; o < classes; o += kPoolLogitsThreads / 32) {
-    const int32_t* b = reinterpret_cast<const int32_t*>(weights + int64_t(o) * c);
-    int32_t acc = 0;
-    for (int k = lane; k < c / 4; k += 32) acc = __dp4a(a[k], b[k], acc);
+  const int32_t* pooled = reinterpret_cast<const int32_t*>(shared);
+  const int first_class = static_cast<int>(blockIdx.y) * classes_per_block;
+  const int end_class = classes - first_class < classes_per_block ? classes : first_class + classes_per_block;
+  for (int o = first_class + warp; o < end_class; o += kPoolLogitsWarps) {
+    const int32_t* w = reinterpret_cast<const int32_t*>(weights + int64_t(o) * c);
+    int32_t acc[kPoolLogitsImages] = {};
+#pragma unroll 4
+    for (int k = lane; k < words; k += 32) {
+      const int32_t weight = w[k];
 #pragma unroll
-    for (int offset = 16; offset > 0; offset /= 2) acc += __shfl_xor_sync(0xFFFFFFFFu, acc, offset);
-    if (lane == 0) logits[n * classes + o] = acc + bias[o];
+      for (int i = 0; i < kPoolLogitsImages; ++i)
+        if (i < images) acc[i] = __dp4a(pooled[i * words + k], weight, acc[i]);
+    }
+#pragma unroll
+    for (int i = 0; i < kPoolLogitsImages; ++i) {
+      if (i >= images) break;  // the same for the whole warp
+#pragma unroll
+      for (int offset = 16; offset > 0; offset /= 2) acc[i] += __shfl_xor_sync(0xFFFFFFFFu, acc[i], offset);
+      if (lane == 0) logits[int64_t(first_image + i) * classes + o] = acc[i] + bias[o];
+    }
   }
 }
 

@@ -2,7 +2,8 @@
 // average pool and the output linear layer's logits in one launch), compiled
 // for the CPU and run there by tests/cuda/cuda_on_cpu.h, against the pool and the
 // dot products written out here, on shapes that exercise its loops: more
-// channels than threads, more classes than warps, a 1x1 plane.
+// channels than threads, more classes than warps, a 1x1 plane, a last tile of
+// fewer images than a block takes, classes split over blocks.
 // clang-format off
 #include "tests/cuda/cuda_on_cpu.h"  // first: it stands in for CUDA in the kernel's header
 #include "runtime/cuda/pool_linear_kernel.cuh"
@@ -20,11 +21,13 @@ namespace {
 
 struct TailCase {
   int batch, h, w, channels, stored, classes;  // stored: channels padded with zeros
+  int classes_per_block;
 };
 
 TEST(PoolLogitsKernelOnCpu, MatchesThePoolAndTheDotProducts) {
   const TailCase cases[] = {
-      {3, 4, 4, 60, 64, 10}, {2, 8, 8, 10, 16, 10}, {1, 1, 1, 512, 512, 100}, {2, 2, 2, 4093, 4096, 9}};
+      {3, 4, 4, 60, 64, 10, 10}, {11, 8, 8, 10, 16, 10, 3}, {1, 1, 1, 512, 512, 100, 100},
+      {17, 2, 2, 4093, 4096, 9, 4}, {8, 7, 7, 2048, 2048, 1000, 250}};
   for (const TailCase& t : cases) {
     std::mt19937 rng(t.batch * 131 + t.stored);
     std::uniform_int_distribution<int> byte(-128, 127);
@@ -39,14 +42,18 @@ TEST(PoolLogitsKernelOnCpu, MatchesThePoolAndTheDotProducts) {
     const int32_t shift = 24, multiplier = (1 << shift) / plane;  // about the mean
 
     std::vector<int32_t> logits(size_t(t.batch) * t.classes, -1);
-    for (int n = 0; n < t.batch; ++n) {
-      cuda_on_cpu::BlockRun run;
-      run.threads = kPoolLogitsThreads, run.shared_bytes = t.stored, run.block.x = unsigned(n);
-      run_block(run, [&] {
-        global_avg_pool_logits_kernel(in.data(), plane, t.stored, multiplier, shift, weights.data(), t.classes,
-                                      bias.data(), logits.data());
-      });
-    }
+    const int tiles = (t.batch + kPoolLogitsImages - 1) / kPoolLogitsImages;
+    const int chunks = (t.classes + t.classes_per_block - 1) / t.classes_per_block;
+    for (int x = 0; x < tiles; ++x)
+      for (int y = 0; y < chunks; ++y) {
+        cuda_on_cpu::BlockRun run;
+        run.threads = kPoolLogitsThreads, run.shared_bytes = kPoolLogitsImages * t.stored;
+        run.block.x = unsigned(x), run.block.y = unsigned(y);
+        run_block(run, [&] {
+          global_avg_pool_logits_kernel(in.data(), t.batch, plane, t.stored, multiplier, shift, weights.data(),
+                                        t.classes, t.classes_per_block, bias.data(), logits.data());
+        });
+      }
     for (int n = 0; n < t.batch; ++n) {
       std::vector<int32_t> pooled(t.stored);
       for (int c = 0; c < t.stored; ++c) {
