@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "common/requantize.h"
+#include "runtime/cuda/int8x4.h"
 
 namespace octet::cuda {
 
@@ -16,9 +17,6 @@ constexpr int kPoolLogitsMaxChannels = 4096;
 // Images per block: each weight word read serves this many images (one block
 // per image read all of ResNet-50's 2 MB of fc weights once per image).
 constexpr int kPoolLogitsImages = 8;
-
-// The sign-extended byte `i` of a word.
-__device__ __forceinline__ int32_t pool_byte(uint32_t word, int i) { return static_cast<int8_t>(word >> (8 * i)); }
 
 // Block (x, y) pools images [x * kPoolLogitsImages, ...) into dynamic shared
 // memory (kPoolLogitsImages * c bytes; threads take 4 adjacent channels each,
@@ -43,12 +41,10 @@ static __global__ void __launch_bounds__(kPoolLogitsThreads)
     for (int p = 0; p < plane; ++p) {
       const uint32_t v = x[int64_t(p) * words];
 #pragma unroll
-      for (int i = 0; i < 4; ++i) sum[i] += pool_byte(v, i);
+      for (int i = 0; i < 4; ++i) sum[i] += byte_of(v, i);
     }
-#pragma unroll
-    for (int i = 0; i < 4; ++i)
-      shared[image * c + 4 * word + i] =
-          static_cast<int8_t>(::octet::requantize(sum[i], pool_multiplier, 0, 0, pool_shift, -128));
+    const auto mean = [&](int i) { return ::octet::requantize(sum[i], pool_multiplier, 0, 0, pool_shift, -128); };
+    reinterpret_cast<uint32_t*>(shared)[column] = pack_int8x4(mean(0), mean(1), mean(2), mean(3));
   }
   __syncthreads();
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
