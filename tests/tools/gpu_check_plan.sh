@@ -40,21 +40,26 @@ done
 EOF
 
 failures=0
+# A failure prints what the run left (its exit status, the stubs' log, the
+# summary and the script's output): a failure seen only on CI says why there.
 fail() {
   echo "FAILED: $1" >&2
   failures=$((failures + 1))
+  { echo "--- run $run_name: exit status $status; events:"; echo "$events"
+    echo "--- summary:"; echo "$summary"
+    echo "--- output:"; cat "$scratch/$run_name.log"; } | sed 's/^/    /' >&2
 }
 # run NAME [VAR=value...]: `all` with BUNDLE=1; sets status, events (the
 # stubs' log) and summary.
 run() {
-  local name=$1
+  run_name=$1
   shift
   rm -f "$scratch/events"
   status=0
-  env -u TIME_LIMIT "$@" OUT="$scratch/out_$name" BUNDLE=1 bash "$scratch/tools/gpu_check.sh" all \
-    >"$scratch/$name.log" 2>&1 || status=$?
+  env -u TIME_LIMIT "$@" OUT="$scratch/out_$run_name" BUNDLE=1 bash "$scratch/tools/gpu_check.sh" all \
+    >"$scratch/$run_name.log" 2>&1 || status=$?
   events=$(cat "$scratch/events")
-  summary=$(cat "$scratch/out_$name/summary.txt")
+  summary=$(cat "$scratch/out_$run_name/summary.txt")
 }
 line_of() { echo "$events" | grep -n "^$1\$" | cut -d: -f1; }
 has() { echo "$events" | grep -q "^$1\$"; }
