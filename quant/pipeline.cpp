@@ -1,17 +1,31 @@
 #include "quant/pipeline.h"
 
 #include "common/error.h"
+#include "graph/op.h"
 
 namespace octet {
 
-QuantizeOptions NamedQuantizeOptions::options() const {
+double calibration_macs(const Graph& graph, int64_t samples) {
+  const std::vector<ActShape> shapes = graph.shapes();
+  double per_image = 0;
+  for (size_t i = 0; i < graph.nodes.size(); ++i) per_image += op_macs(graph.nodes[i], shapes, static_cast<int>(i));
+  return per_image * static_cast<double>(samples);
+}
+
+bool NamedQuantizeOptions::large_network_defaults(const Checkpoint& checkpoint) const {
+  return (method.empty() || weight_rounding.empty()) &&
+         calibration_macs(checkpoint.graph, calibration_samples) > kFullDefaultsMacs;
+}
+
+QuantizeOptions NamedQuantizeOptions::options(const Checkpoint& checkpoint) const {
+  const bool large = large_network_defaults(checkpoint);
   QuantizeOptions o;
-  o.method = amax_method_from_name(method);
+  o.method = amax_method_from_name(!method.empty() ? method : large ? "mse" : "auto");
   check(granularity == "per-channel" || granularity == "per-tensor", "--granularity must be per-channel or per-tensor");
   o.per_channel = granularity == "per-channel";
   o.scheme = scheme;
   o.percentile = percentile;
-  o.weight_rounding = weight_rounding;
+  o.weight_rounding = !weight_rounding.empty() ? weight_rounding : large ? "nearest" : "gptq";
   o.auto_samples = auto_samples;
   o.float_nodes = float_nodes;
   o.equalize = equalize;

@@ -52,11 +52,12 @@ void run_pipeline(PipelineCommand c) {
   Checkpoint checkpoint = load_checkpoint(c.checkpoint);
   c.data.normalise(&checkpoint.mean, &checkpoint.std, "'" + c.checkpoint + "'");
   const std::string quantized_path = c.out_dir + "/" + checkpoint.model + "_" + checkpoint.dataset + ".int8.octet";
+  const QuantizeOptions options = quantize_options_for(c.q, checkpoint, c.checkpoint);
   std::fprintf(out, "== 2/3 calibrate (%lld images) and quantize (%s, %s) -> %s\n",
-              static_cast<long long>(c.q.calibration_samples), c.q.method.c_str(), c.q.granularity.c_str(),
-              quantized_path.c_str());
+              static_cast<long long>(c.q.calibration_samples), amax_method_name(options.method),
+              c.q.granularity.c_str(), quantized_path.c_str());
   std::fflush(out);
-  const QuantizeResult r = quantize_checkpoint(checkpoint, data, c.q.options(), c.q.calibration_samples);
+  const QuantizeResult r = quantize_checkpoint(checkpoint, data, options, c.q.calibration_samples);
   save_quantized_model(r.model, quantized_path);
   std::fprintf(out, "== 3/3 compare int8 with float on %s\n",
                data.eval.empty() ? ("the " + checkpoint.dataset + " test set").c_str() : data.eval.path.c_str());

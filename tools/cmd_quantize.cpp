@@ -55,7 +55,9 @@ void run_quantize(const QuantizeCommand& c) {
   const DataOptions data = c.data.data();
   Checkpoint checkpoint = load_checkpoint(c.checkpoint);
   c.data.normalise(&checkpoint.mean, &checkpoint.std, "'" + c.checkpoint + "'");
-  const QuantizeResult r = quantize_checkpoint(checkpoint, data, c.q.options(), c.q.calibration_samples, &clock);
+  const QuantizeOptions options = quantize_options_for(c.q, checkpoint, c.checkpoint);
+  const bool large_network = c.q.large_network_defaults(checkpoint);
+  const QuantizeResult r = quantize_checkpoint(checkpoint, data, options, c.q.calibration_samples, &clock);
   std::optional<TargetResult> target;
   if (c.goal.target.set()) {
     clock.start("accuracy target");
@@ -104,6 +106,8 @@ void run_quantize(const QuantizeCommand& c) {
                                               {"granularity", r.model.granularity},
                                               {"scheme", r.model.scheme},
                                               {"calibration_samples", r.model.calibration_samples},
+                                              {"weight_rounding", options.weight_rounding},
+                                              {"large_network_defaults", large_network},
                                               {"equalized_pairs", c.q.equalize ? equalized : nlohmann::json()},
                                               {"bias_correction", c.q.bias_correction},
                                               {"precision", precision_json(precision)},

@@ -29,7 +29,8 @@ void run_report(const ReportCommand& c) {
   check(c.limit >= 0, "--limit must be 0 (all test images) or more, not " + std::to_string(c.limit));
   const DataOptions data = c.data.data();
   Checkpoint checkpoint = load_checkpoint(c.checkpoint);
-  const QuantizeOptions options = c.q.options();
+  const QuantizeOptions options =
+      c.quantized.empty() ? quantize_options_for(c.q, checkpoint, c.checkpoint) : c.q.options(checkpoint);
   CalibrationReport report;
   if (c.quantized.empty()) {
     c.data.normalise(&checkpoint.mean, &checkpoint.std, "'" + c.checkpoint + "'");

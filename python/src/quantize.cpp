@@ -60,23 +60,24 @@ Dataset validation_images(const PyCheckpoint& c, const CalibrationSource& source
 
 std::shared_ptr<PyQuantizeResult> quantize_py(const PyCheckpoint& c, const std::optional<std::string>& data_dir,
                                               const py::object& calib_data, int resize, int crop,
-                                              const std::string& method, const std::string& granularity,
-                                              const std::string& scheme, const std::string& weight_rounding,
+                                              const std::optional<std::string>& method,
+                                              const std::string& granularity, const std::string& scheme,
+                                              const std::optional<std::string>& weight_rounding,
                                               double percentile, int64_t calib_samples,
                                               const std::vector<std::string>& float_nodes,
                                               std::optional<double> min_agreement, std::optional<double> max_drop,
                                               int64_t val_samples, bool equalize, bool bias_correction) {
   NamedQuantizeOptions named;  // the same names as the command line's options
-  named.method = method;
+  named.method = method.value_or("");  // None: the network's default (NamedQuantizeOptions)
   named.granularity = granularity;
   named.scheme = scheme;
-  named.weight_rounding = weight_rounding;
+  named.weight_rounding = weight_rounding.value_or("");
   named.percentile = percentile;
   named.calibration_samples = calib_samples;
   named.float_nodes = float_nodes;
   named.equalize = equalize;
   named.bias_correction = bias_correction;
-  const QuantizeOptions options = named.options();
+  const QuantizeOptions options = named.options(c.checkpoint());
   AccuracyTarget target;
   target.min_agreement = min_agreement.value_or(-1);
   target.max_drop = max_drop.value_or(-1);
@@ -192,15 +193,18 @@ void bind_quantize(py::module_& m) {
         "half-way between the calib_samples calibration ones (never the test set), from data_dir or calib_data as "
         "quantize() takes them. octet.sensitivity_table() prints it.");
   m.def("quantize", &quantize_py, py::arg("checkpoint"), py::kw_only(), py::arg("data_dir") = py::none(),
-        py::arg("calib_data") = py::none(), py::arg("resize") = 0, py::arg("crop") = 0, py::arg("method") = "auto", py::arg("granularity") = "per-channel", py::arg("scheme") = "octet",
-        py::arg("weight_rounding") = "gptq", py::arg("percentile") = 99.99, py::arg("calib_samples") = 1024,
+        py::arg("calib_data") = py::none(), py::arg("resize") = 0, py::arg("crop") = 0, py::arg("method") = py::none(),
+        py::arg("granularity") = "per-channel", py::arg("scheme") = "octet",
+        py::arg("weight_rounding") = py::none(), py::arg("percentile") = 99.99, py::arg("calib_samples") = 1024,
         py::arg("float_nodes") = std::vector<std::string>(), py::arg("min_agreement") = py::none(),
         py::arg("max_drop") = py::none(), py::arg("val_samples") = 1000, py::arg("equalize") = false,
         py::arg("bias_correction") = false,
         "Calibrates on training images and quantizes, with the options of `octet quantize`: method (max, sigma3, "
         "percentile, entropy, mse, auto), granularity (per-channel, per-tensor), scheme (octet, lab), "
-        "weight_rounding (gptq, nearest), percentile, calib_samples, float_nodes (names of nodes to keep in float, as "
-        "--float-nodes: mixed precision, run by the cpu backend), min_agreement, max_drop and val_samples (an accuracy "
+        "weight_rounding (gptq, nearest; method and weight_rounding None: auto and gptq, or mse and nearest where "
+        "the calibration pass exceeds 200 G multiply-adds, as the command line's defaults), percentile, "
+        "calib_samples, float_nodes (names of nodes to keep in float, as --float-nodes: mixed precision, run by the "
+        "cpu backend), min_agreement, max_drop and val_samples (an accuracy "
         "target, as --min-agreement: the result's accuracy_target tells whether it was met), equalize and "
         "bias_correction (as --equalize and --bias-correction). data_dir: the folder holding the dataset "
         "(default: the dataset's Debian folder). calib_data: your own calibration images instead, as `octet quantize "

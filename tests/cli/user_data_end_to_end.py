@@ -181,7 +181,9 @@ def check(octet, source, cifar):
     expect(open("q_png.octet", "rb").read() == open("q_npy.octet", "rb").read(), "the folder and the .npy calibrate apart")
     expect(qjson and qjson["calibration_samples"] == 128 and set(qjson) == {
         "output", "method", "granularity", "scheme", "calibration_samples", "points", "phases", "seconds", "cpu_seconds",
-        "peak_mb", "precision", "accuracy_target", "equalized_pairs", "bias_correction"}, f"quantize JSON: {qjson}")
+        "peak_mb", "precision", "accuracy_target", "equalized_pairs", "bias_correction", "weight_rounding",
+        "large_network_defaults"} and qjson["weight_rounding"] == "nearest" and not qjson["large_network_defaults"],
+        f"quantize JSON: {qjson}")
 
     # Int8 against float, both forms; the report; predict.
     e_png = run_json("eval", "--checkpoint", "mine.octet", "--quantized", "q_png.octet", "--eval-data", "png")
