@@ -210,110 +210,78 @@ TEST(GatherPatches, MatchesTapByTapIncludingBorders) {
   }
 }
 
-// The float executor's depthwise conv skips im2col; its outputs must still be
-// the bits of the im2col GEMM it replaced (one OrderedGemm per channel, then
-// the bias), or quantize's output would change with it. Random values, so
-// that a different order of the sums would show.
-TEST(DepthwiseFloatConv, IsTheOrderedGemmOfItsPatchesBitForBit) {
-  struct Case {
-    int c, h, w, kernel, stride, padding, dilation = 1;
-  };
-  std::mt19937 rng(7);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  for (const Case& k : {Case{24, 8, 8, 3, 1, 1}, Case{7, 9, 6, 3, 2, 1}, Case{5, 7, 7, 5, 1, 2},
-                        Case{16, 9, 9, 3, 1, 2, 2}, Case{1, 4, 5, 3, 2, 0}, Case{9, 5, 5, 1, 1, 0}}) {
-    Node n;
-    n.op = Op::Conv2d;
-    n.kernel = k.kernel, n.stride = k.stride, n.padding = k.padding, n.dilation = k.dilation, n.groups = k.c;
-    n.channels = k.c;
-    const ActShape in{k.c, k.h, k.w};
-    const int span = (k.kernel - 1) * k.dilation + 1;
-    const ActShape out{k.c, (k.h + 2 * k.padding - span) / k.stride + 1, (k.w + 2 * k.padding - span) / k.stride + 1};
-    const int64_t batch = 2, K = patch_size(n, in), rows = patch_rows(n, out, batch);
-    FloatLayer layer;
-    layer.weight = FloatTensor({k.c, K});
-    for (float& v : layer.weight.data) v = normal(rng);
-    for (int c = 0; c < k.c; ++c) layer.bias.push_back(normal(rng));
-    FloatTensor x({batch, k.h, k.w, k.c});
-    for (float& v : x.data) v = normal(rng);
-    FloatTensor y({batch, out.h, out.w, out.c});
-    ops::run_weighted_float({n, nullptr, {&x}, {in}, out, &layer, y});
+// A conv for the tests below: c x h x w in, out_c channels out.
+struct ConvCase {
+  int c, h, w, out_c, kernel, stride, padding, dilation = 1, groups = 1;
+};
 
-    std::vector<float> patches(static_cast<size_t>(rows * K)), column(static_cast<size_t>(rows));
-    for (int c = 0; c < k.c; ++c) {
-      gather_patches(n, in, out, x.ptr(), 0, rows, patches.data(), c);
-      const std::vector<float> b = transpose_padded(layer.weight.ptr() + c * K, 1, K);
-      OrderedGemm gemm;
-      gemm.rows = rows, gemm.cols = 1, gemm.depth = K;
-      gemm.a = patches.data(), gemm.a_row_stride = K, gemm.a_depth_stride = 1;
-      gemm.b = b.data(), gemm.b_depth_stride = ordered_gemm_padded(1);
-      gemm.c = column.data(), gemm.c_row_stride = 1;
-      ordered_gemm(gemm);
-      for (int64_t r = 0; r < rows; ++r) {
-        const float want = column[r] + layer.bias[c];
-        ASSERT_EQ(std::memcmp(&y.data[r * k.c + c], &want, sizeof want), 0)
-            << "c" << k.c << " " << k.h << "x" << k.w << " k" << k.kernel << " s" << k.stride << " p" << k.padding
-            << " d" << k.dilation << ": channel " << c << " row " << r << ": " << y.data[r * k.c + c] << " != " << want;
+// The float executor's conv on random values (so that a different order of
+// the sums would show) against the im2col GEMM it replaces: each channel
+// group's patches through one OrderedGemm, then the bias, bit for bit, or
+// quantize's output would change with it.
+void expect_im2col_gemm_bits(const ConvCase& k, std::mt19937& rng) {
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  Node n;
+  n.op = Op::Conv2d;
+  n.kernel = k.kernel, n.stride = k.stride, n.padding = k.padding, n.dilation = k.dilation, n.groups = k.groups;
+  n.channels = k.out_c;
+  const ActShape in{k.c, k.h, k.w};
+  const int span = (k.kernel - 1) * k.dilation + 1;
+  const ActShape out{k.out_c, (k.h + 2 * k.padding - span) / k.stride + 1, (k.w + 2 * k.padding - span) / k.stride + 1};
+  const int64_t batch = 2, K = patch_size(n, in), rows = patch_rows(n, out, batch), group_out = k.out_c / k.groups;
+  FloatLayer layer;
+  layer.weight = FloatTensor({k.out_c, K});
+  for (float& v : layer.weight.data) v = normal(rng);
+  for (int c = 0; c < k.out_c; ++c) layer.bias.push_back(normal(rng));
+  FloatTensor x({batch, k.h, k.w, k.c});
+  for (float& v : x.data) v = normal(rng);
+  FloatTensor y({batch, out.h, out.w, out.c});
+  ops::run_weighted_float({n, nullptr, {&x}, {in}, out, &layer, y});
+
+  std::vector<float> patches(static_cast<size_t>(rows * K)), sums(static_cast<size_t>(rows * group_out));
+  for (int g = 0; g < k.groups; ++g) {
+    gather_patches(n, in, out, x.ptr(), 0, rows, patches.data(), g);
+    const std::vector<float> b = transpose_padded(layer.weight.ptr() + g * group_out * K, group_out, K);
+    OrderedGemm gemm;
+    gemm.rows = rows, gemm.cols = group_out, gemm.depth = K;
+    gemm.a = patches.data(), gemm.a_row_stride = K, gemm.a_depth_stride = 1;
+    gemm.b = b.data(), gemm.b_depth_stride = ordered_gemm_padded(group_out);
+    gemm.c = sums.data(), gemm.c_row_stride = group_out;
+    ordered_gemm(gemm);
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < group_out; ++c) {
+        const float want = sums[r * group_out + c] + layer.bias[g * group_out + c];
+        const float got = y.data[r * k.out_c + g * group_out + c];
+        ASSERT_EQ(std::memcmp(&got, &want, sizeof want), 0)
+            << "c" << k.c << " " << k.h << "x" << k.w << " o" << k.out_c << " k" << k.kernel << " s" << k.stride
+            << " p" << k.padding << " d" << k.dilation << " g" << k.groups << ": row " << r << " channel "
+            << g * group_out + c << ": " << got << " != " << want;
       }
-    }
   }
 }
 
-// The dense stride-1 conv skips im2col too (one GEMM per kernel row over the
-// zero-padded input lines, its chains continued from one row to the next);
-// again the bits of the im2col GEMM with the bias after. The first five
-// cases take that path (the 300-wide one splits each image into three tasks
-// of lines: 6, 6 and 1); the narrow, strided, dilated and grouped ones still
-// gather their patches.
-TEST(DenseFloatConv, IsTheOrderedGemmOfItsPatchesBitForBit) {
-  struct Case {
-    int c, h, w, out_c, kernel, stride, padding, dilation = 1, groups = 1;
-  };
-  std::mt19937 rng(8);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  for (const Case& k : {Case{16, 32, 32, 16, 3, 1, 1}, Case{5, 13, 300, 7, 3, 1, 1}, Case{19, 16, 17, 33, 1, 1, 0},
-                        Case{3, 9, 40, 6, 5, 1, 2}, Case{6, 10, 40, 16, 3, 1, 0}, Case{16, 8, 8, 16, 3, 1, 1},
-                        Case{6, 14, 14, 16, 5, 1, 0}, Case{8, 9, 9, 12, 3, 2, 1}, Case{8, 9, 9, 12, 3, 1, 2, 2},
-                        Case{8, 9, 9, 12, 3, 1, 1, 1, 2}}) {
-    Node n;
-    n.op = Op::Conv2d;
-    n.kernel = k.kernel, n.stride = k.stride, n.padding = k.padding, n.dilation = k.dilation, n.groups = k.groups;
-    n.channels = k.out_c;
-    const ActShape in{k.c, k.h, k.w};
-    const int span = (k.kernel - 1) * k.dilation + 1;
-    const ActShape out{k.out_c, (k.h + 2 * k.padding - span) / k.stride + 1,
-                       (k.w + 2 * k.padding - span) / k.stride + 1};
-    const int64_t batch = 2, K = patch_size(n, in), rows = patch_rows(n, out, batch), group_out = k.out_c / k.groups;
-    FloatLayer layer;
-    layer.weight = FloatTensor({k.out_c, K});
-    for (float& v : layer.weight.data) v = normal(rng);
-    for (int c = 0; c < k.out_c; ++c) layer.bias.push_back(normal(rng));
-    FloatTensor x({batch, k.h, k.w, k.c});
-    for (float& v : x.data) v = normal(rng);
-    FloatTensor y({batch, out.h, out.w, out.c});
-    ops::run_weighted_float({n, nullptr, {&x}, {in}, out, &layer, y});
+// The depthwise conv skips im2col, with the channels as vector lanes.
+TEST(DepthwiseFloatConv, IsTheOrderedGemmOfItsPatchesBitForBit) {
+  std::mt19937 rng(7);
+  for (const ConvCase& k : {ConvCase{24, 8, 8, 24, 3, 1, 1, 1, 24}, ConvCase{7, 9, 6, 7, 3, 2, 1, 1, 7},
+                            ConvCase{5, 7, 7, 5, 5, 1, 2, 1, 5}, ConvCase{16, 9, 9, 16, 3, 1, 2, 2, 16},
+                            ConvCase{1, 4, 5, 1, 3, 2, 0, 1, 1}, ConvCase{9, 5, 5, 9, 1, 1, 0, 1, 9}})
+    expect_im2col_gemm_bits(k, rng);
+}
 
-    std::vector<float> patches(static_cast<size_t>(rows * K)), sums(static_cast<size_t>(rows * group_out));
-    for (int g = 0; g < k.groups; ++g) {
-      gather_patches(n, in, out, x.ptr(), 0, rows, patches.data(), g);
-      const std::vector<float> b = transpose_padded(layer.weight.ptr() + g * group_out * K, group_out, K);
-      OrderedGemm gemm;
-      gemm.rows = rows, gemm.cols = group_out, gemm.depth = K;
-      gemm.a = patches.data(), gemm.a_row_stride = K, gemm.a_depth_stride = 1;
-      gemm.b = b.data(), gemm.b_depth_stride = ordered_gemm_padded(group_out);
-      gemm.c = sums.data(), gemm.c_row_stride = group_out;
-      ordered_gemm(gemm);
-      for (int64_t r = 0; r < rows; ++r)
-        for (int64_t c = 0; c < group_out; ++c) {
-          const float want = sums[r * group_out + c] + layer.bias[g * group_out + c];
-          const float got = y.data[r * k.out_c + g * group_out + c];
-          ASSERT_EQ(std::memcmp(&got, &want, sizeof want), 0)
-              << "c" << k.c << " " << k.h << "x" << k.w << " o" << k.out_c << " k" << k.kernel << " s" << k.stride
-              << " p" << k.padding << " d" << k.dilation << " g" << k.groups << ": row " << r << " channel "
-              << g * group_out + c << ": " << got << " != " << want;
-        }
-    }
-  }
+// The dense stride-1 conv skips im2col too (one GEMM per kernel row over the
+// zero-padded input lines, its chains continued from one row to the next).
+// The first five cases take that path (the 300-wide one splits each image
+// into three tasks of lines: 6, 6 and 1); the narrow, strided, dilated and
+// grouped ones still gather their patches.
+TEST(DenseFloatConv, IsTheOrderedGemmOfItsPatchesBitForBit) {
+  std::mt19937 rng(8);
+  for (const ConvCase& k : {ConvCase{16, 32, 32, 16, 3, 1, 1}, ConvCase{5, 13, 300, 7, 3, 1, 1},
+                            ConvCase{19, 16, 17, 33, 1, 1, 0}, ConvCase{3, 9, 40, 6, 5, 1, 2},
+                            ConvCase{6, 10, 40, 16, 3, 1, 0}, ConvCase{16, 8, 8, 16, 3, 1, 1},
+                            ConvCase{6, 14, 14, 16, 5, 1, 0}, ConvCase{8, 9, 9, 12, 3, 2, 1},
+                            ConvCase{8, 9, 9, 12, 3, 1, 2, 2}, ConvCase{8, 9, 9, 12, 3, 1, 1, 1, 2}})
+    expect_im2col_gemm_bits(k, rng);
 }
 
 TensorStats laplace_stats(int64_t n, uint64_t seed) {
