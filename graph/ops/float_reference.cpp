@@ -77,13 +77,13 @@ void run_stride1_conv_float(const FloatOpArgs& a, const std::vector<float>& weig
         std::copy(x + iy * in.w * C, x + (iy + 1) * in.w * C, padded.data() + (line * padded_w + pad) * C);
     }
     const int64_t rows = count * padded_w;
-    std::vector<float> sums(static_cast<size_t>(rows * out.c));
+    std::unique_ptr<float[]> sums(new float[static_cast<size_t>(rows * out.c)]);  // ky = 0 writes every value
     for (int64_t ky = 0; ky < k; ++ky) {
       OrderedGemm gemm;
       gemm.rows = rows, gemm.cols = out.c, gemm.depth = tap_row;
       gemm.a = padded.data() + ky * padded_w * C, gemm.a_row_stride = C, gemm.a_depth_stride = 1;
       gemm.b = weight_t.data() + ky * tap_row * b_stride, gemm.b_depth_stride = b_stride;
-      gemm.c = sums.data(), gemm.c_row_stride = out.c;
+      gemm.c = sums.get(), gemm.c_row_stride = out.c;
       gemm.accumulate = ky > 0;
       ordered_gemm(gemm);
     }
