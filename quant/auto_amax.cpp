@@ -10,20 +10,13 @@
 #include "calibrate/amax.h"
 #include "common/error.h"
 #include "common/progress.h"
+#include "quant/scored_images.h"
 #include "runtime/cpu/cpu_engine.h"
 
 namespace octet {
 
 namespace {
 
-// Images one engine run scores: the unit of work shared between threads.
-constexpr int64_t kAutoChunk = 32;
-// Of the calibration images, the search scores only this many, the most
-// sensitive: they hold most of the KL (of the model with every amax at mse,
-// the 512 most sensitive of 1,024 calibration images hold 99.5% on the zoo
-// ResNet-20, 77-99.8% on the other zoo models; ResNet-20 chose every amax as
-// it did on all 1,024), at half the int8 runs.
-constexpr int64_t kScoredImages = 512;
 // Every challenger is scored on this many of the most sensitive images and
 // only the best kFinalists on the rest: those clearly behind after these stay
 // behind, and scoring them further was most of the search's time.
@@ -55,37 +48,6 @@ static_assert(kAutoCandidates[kProvisionalIndex] == kProvisional, "the provision
 // them was over a fifth of ResNet-20's search (max's amax is 1.2-2.0x mse's
 // there, percentile's down to 0.54x).
 constexpr double kCoarsestAmax = 1.4, kFinestAmax = 0.6;
-
-// Softmax of one row of logits.
-std::vector<double> softmax(const float* logits, int64_t classes) {
-  const double top = *std::max_element(logits, logits + classes);
-  std::vector<double> p(static_cast<size_t>(classes));
-  double sum = 0;
-  for (int64_t k = 0; k < classes; ++k) sum += p[k] = std::exp(logits[k] - top);
-  for (double& v : p) v /= sum;
-  return p;
-}
-
-// KL(softmax(target) || softmax(logits)) of each of `rows` images. Unlike a
-// plain logit MSE it weighs images near a decision boundary most, which is
-// what decides whether int8 and float predict the same class.
-void softmax_kl(const float* target, const float* logits, int64_t rows, int64_t classes, double* kl) {
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* t = target + r * classes;
-    const float* l = logits + r * classes;
-    const double tmax = *std::max_element(t, t + classes), lmax = *std::max_element(l, l + classes);
-    double tsum = 0, lsum = 0;
-    for (int64_t k = 0; k < classes; ++k) {
-      tsum += std::exp(t[k] - tmax);
-      lsum += std::exp(l[k] - lmax);
-    }
-    kl[r] = 0;
-    for (int64_t k = 0; k < classes; ++k) {
-      const double log_p = t[k] - tmax - std::log(tsum), log_q = l[k] - lmax - std::log(lsum);
-      kl[r] += std::exp(log_p) * (log_p - log_q);
-    }
-  }
-}
 
 // Removes from `finalists` those that trail the incumbent too far after the
 // shortlist (trails_too_far): `shortlist_sum(c)` is finalist c's KL over the
@@ -135,50 +97,6 @@ std::vector<AmaxCandidate> point_candidates(const std::vector<double>& candidate
   std::vector<AmaxCandidate> by_method;
   for (size_t m = 0; m < kMethods; ++m) by_method.push_back({candidate_amax[k * kMethods + m], kAutoCandidates[m]});
   return scored_candidates(by_method);
-}
-
-// The scored images (the kScoredImages most sensitive), most sensitive first
-// (most_sensitive_images). Confident images add little to any candidate's
-// sum, so a candidate that trails is seen to trail early (CandidateRace); the
-// order changes no sum's terms, only when they come.
-class ScoredImages {
- public:
-  ScoredImages(const Calibration& cal, const FloatTensor& logits)
-      : images_(cal.images.data()), per_image_(static_cast<int64_t>(cal.images.size()) / cal.samples),
-        order_(most_sensitive_images(logits, kScoredImages)),
-        target_({static_cast<int64_t>(order_.size()), logits.dim(1)}) {
-    const int64_t classes = logits.dim(1);
-    for (size_t r = 0; r < order_.size(); ++r)
-      std::copy_n(logits.ptr() + order_[r] * classes, classes, target_.ptr() + r * classes);
-  }
-
-  int64_t count() const { return target_.dim(0); }
-  const FloatTensor& target() const { return target_; }  // float's logits, in this order
-
-  // What run_nodes from `first_node` reads of images [first, first + rows):
-  // those images in this order, gathered into `buffer`, from node 0; nothing after.
-  const float* input(int first_node, int64_t first, int64_t rows, std::vector<float>* buffer) const {
-    if (first_node != 0) return nullptr;
-    buffer->resize(static_cast<size_t>(rows * per_image_));
-    for (int64_t r = 0; r < rows; ++r)
-      std::copy_n(images_ + order_[first + r] * per_image_, per_image_, buffer->data() + r * per_image_);
-    return buffer->data();
-  }
-
- private:
-  const float* images_;
-  int64_t per_image_;
-  std::vector<int64_t> order_;
-  FloatTensor target_;
-};
-
-// Runs nodes [first_node, end) of `engine` on images [first, first + rows)
-// and returns their logits; the input is read only from node 0.
-FloatTensor run_chunk(const CpuEngine& engine, const ScoredImages& images, int64_t first, int64_t rows, int first_node,
-                      int end, const CpuEngine::Given& given) {
-  std::vector<float> buffer;
-  return engine.dequantize_logits(
-      engine.run_nodes(images.input(first_node, first, rows, &buffer), rows, first_node, end, given));
 }
 
 // The int8 outputs of the decided nodes [0, computed) that a later node
@@ -233,27 +151,6 @@ class DecidedOutputs {
   std::vector<std::vector<int8_t>> state_;
   int computed_ = 0;
 };
-
-// Per scored image, the KL of `engine`'s logits from float's, every node run.
-std::vector<double> score_whole_model(const CpuEngine& engine, const ScoredImages& images) {
-  const int64_t samples = images.count(), classes = images.target().dim(1);
-  std::vector<double> kl(static_cast<size_t>(samples));
-  std::exception_ptr error;
-#pragma omp parallel for schedule(dynamic, 1)
-  for (int64_t first = 0; first < samples; first += kAutoChunk) {
-    try {
-      const int64_t rows = std::min(kAutoChunk, samples - first);
-      const int nodes = static_cast<int>(engine.model().graph.nodes.size());
-      const FloatTensor logits = run_chunk(engine, images, first, rows, 0, nodes, {});
-      softmax_kl(images.target().ptr() + first * classes, logits.ptr(), rows, classes, kl.data() + first);
-    } catch (...) {
-#pragma omp critical(octet_auto_error)
-      error = std::current_exception();
-    }
-  }
-  if (error) std::rethrow_exception(error);
-  return kl;
-}
 
 // The race between one point's challengers and the model as it stands (the
 // incumbent, whose per-image KL is known): every challenger is scored on the
@@ -403,20 +300,6 @@ std::vector<AmaxCandidate> scored_candidates(const std::vector<AmaxCandidate>& b
 
 bool trails_too_far(double challenger_shortlist, double incumbent_shortlist, double incumbent_rest) {
   return challenger_shortlist - incumbent_shortlist > kTrailingShare * incumbent_rest;
-}
-
-std::vector<int64_t> most_sensitive_images(const FloatTensor& logits, int64_t count) {
-  const int64_t n = logits.dim(0), classes = logits.dim(1);
-  std::vector<double> sensitivity(static_cast<size_t>(n));
-  for (int64_t r = 0; r < n; ++r) {
-    const std::vector<double> p = softmax(logits.ptr() + r * classes, classes);
-    sensitivity[r] = 1 - std::inner_product(p.begin(), p.end(), p.begin(), 0.0);
-  }
-  std::vector<int64_t> order(static_cast<size_t>(n));
-  std::iota(order.begin(), order.end(), int64_t{0});
-  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return sensitivity[a] > sensitivity[b]; });
-  order.resize(static_cast<size_t>(std::min(n, count)));
-  return order;
 }
 
 void choose_auto_amax(const AutoSearchPoints& points, const Int8ModelBuilder& build, const Calibration& cal,

@@ -53,13 +53,6 @@ std::vector<AmaxCandidate> scored_candidates(const std::vector<AmaxCandidate>& b
 // latter's KL over the images after it (`incumbent_rest`). auto_amax.cpp says why.
 bool trails_too_far(double challenger_shortlist, double incumbent_shortlist, double incumbent_rest);
 
-// The rows of `logits` (float's, one row per calibration image) most
-// sensitive to a change of the logits, at most `count`, most sensitive first:
-// by 1 - sum(p^2) of the softmax p, the trace of the softmax's Fisher
-// information, which scales the KL a small change of the logits causes; ties
-// in image order. The search scores its candidates on these.
-std::vector<int64_t> most_sensitive_images(const FloatTensor& logits, int64_t count);
-
 // Sets `amax` and `methods` (by float node) at every point: the winner among
 // its scored_candidates of max, percentile (at `percentile`), entropy and mse,
 // scored against `target`, float's logits on the calibration images.

@@ -10,6 +10,7 @@
 #include "common/error.h"
 #include "quant/auto_amax.h"
 #include "quant/pipeline.h"
+#include "quant/scored_images.h"
 #include "tests/support/random_model.h"
 #include "tests/support/test_util.h"
 
