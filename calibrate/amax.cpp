@@ -136,9 +136,9 @@ int mse_threshold(const std::vector<double>& err) {
 
 AmaxMethod amax_method_from_name(const std::string& name) {
   for (AmaxMethod m : {AmaxMethod::Max, AmaxMethod::Sigma3, AmaxMethod::Percentile, AmaxMethod::Entropy,
-                       AmaxMethod::Mse, AmaxMethod::Auto})
+                       AmaxMethod::Mse, AmaxMethod::Auto, AmaxMethod::AutoGlobal})
     if (name == amax_method_name(m)) return m;
-  fail("unknown calibration method '" + name + "' (known: max, sigma3, percentile, entropy, mse, auto)");
+  fail("unknown calibration method '" + name + "' (known: max, sigma3, percentile, entropy, mse, auto, auto-global)");
 }
 
 const char* amax_method_name(AmaxMethod m) {
@@ -149,6 +149,7 @@ const char* amax_method_name(AmaxMethod m) {
     case AmaxMethod::Entropy: return "entropy";
     case AmaxMethod::Mse: return "mse";
     case AmaxMethod::Auto: return "auto";
+    case AmaxMethod::AutoGlobal: return "auto-global";
   }
   return "?";
 }
@@ -170,6 +171,8 @@ double compute_amax(const TensorStats& s, AmaxMethod method, double percentile) 
     case AmaxMethod::Entropy: return entropy_amax(s);
     case AmaxMethod::Mse: return mse_amax(s);
     case AmaxMethod::Auto: fail("auto picks among the other methods per tensor; it needs calibration data");
+    case AmaxMethod::AutoGlobal:
+      fail("auto-global picks mse or percentile for the whole model; it needs calibration data");
   }
   return s.abs_max();
 }

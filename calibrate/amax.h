@@ -7,7 +7,8 @@
 //               the |x| histogram has the lowest KL divergence from it
 //   mse         the threshold with the lowest count-weighted squared error of the
 //               quantized bin centres
-// `auto` is not a function of the statistics alone: quant/ runs it on data.
+// `auto` and `auto-global` are not functions of the statistics alone: quant/
+// runs them on data.
 #pragma once
 
 #include <string>
@@ -17,11 +18,11 @@
 
 namespace octet {
 
-enum class AmaxMethod { Max, Sigma3, Percentile, Entropy, Mse, Auto };
+enum class AmaxMethod { Max, Sigma3, Percentile, Entropy, Mse, Auto, AutoGlobal };
 
 AmaxMethod amax_method_from_name(const std::string& name);  // fails listing the known names
 const char* amax_method_name(AmaxMethod method);
-// The methods that are functions of the statistics (every method but auto).
+// The methods that are functions of the statistics (every method but the autos).
 const std::vector<AmaxMethod>& statistic_methods();
 
 double compute_amax(const TensorStats& stats, AmaxMethod method, double percentile = 99.99);

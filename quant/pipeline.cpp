@@ -20,7 +20,7 @@ bool NamedQuantizeOptions::large_network_defaults(const Checkpoint& checkpoint) 
 QuantizeOptions NamedQuantizeOptions::options(const Checkpoint& checkpoint) const {
   const bool large = large_network_defaults(checkpoint);
   QuantizeOptions o;
-  o.method = amax_method_from_name(!method.empty() ? method : large ? "mse" : "auto");
+  o.method = amax_method_from_name(!method.empty() ? method : large ? "auto-global" : "auto");
   check(granularity == "per-channel" || granularity == "per-tensor", "--granularity must be per-channel or per-tensor");
   o.per_channel = granularity == "per-channel";
   o.scheme = scheme;

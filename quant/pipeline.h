@@ -14,11 +14,12 @@
 namespace octet {
 
 // The calibration pass's multiply-adds (the network's per image times the
-// calibration images) above which the defaults are mse amax and nearest
-// rounding instead of auto and GPTQ, which cost more than 4x the pass on such a network:
-// ResNet-18 on 1,024 images (569 G) took 21.0 s against 4.0 s, agreeing with
-// float on 97.08% and 96.71% of the test set (torch.ao: 6.5-6.9 s, 96.25%).
-// The zoo's networks are all below (ResNet-20: 42 G).
+// calibration images) above which the defaults are auto-global amax and
+// nearest rounding instead of auto and GPTQ, which cost more than 4x the pass
+// on such a network: on a one-epoch CIFAR ResNet-18, 1,024 images (569 G), they
+// took 21.0 s against 4.6 s, agreeing with float on 97.08% and 97.24% of the
+// test set (torch.ao: 6.5-6.9 s, 96.25%). The zoo's networks are all below
+// (ResNet-20: 42 G).
 constexpr double kFullDefaultsMacs = 200e9;
 
 // Multiply-adds of `samples` images through `graph`.
@@ -27,7 +28,7 @@ double calibration_macs(const Graph& graph, int64_t samples);
 // The quantizer's options as the command line and the Python module name them.
 struct NamedQuantizeOptions {
   // method and weight_rounding empty: the defaults for the network, auto and
-  // gptq, or mse and nearest above kFullDefaultsMacs.
+  // gptq, or auto-global and nearest above kFullDefaultsMacs.
   std::string method, granularity = "per-channel", scheme = "octet", weight_rounding;
   double percentile = 99.99;
   int64_t calibration_samples = 1024;

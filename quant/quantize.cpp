@@ -10,6 +10,7 @@
 #include "graph/op.h"
 #include "qmodel/checkpoint_identity.h"
 #include "quant/auto_amax.h"
+#include "quant/auto_global.h"
 #include "quant/bias_correction.h"
 #include "quant/fixed_point.h"
 
@@ -208,7 +209,9 @@ void fill_quant(const Plan& plan, const FloatModel& folded, const std::map<std::
 FloatPassRecord float_pass_record(const FloatExecutor& executor, const QuantizeOptions& o, int64_t calibration_samples) {
   const bool gptq = o.weight_rounding == "gptq" && o.scheme != "lab";
   return FloatPassRecord(executor, gptq ? std::min(o.gptq_samples, calibration_samples) : 0,
-                         o.method == AmaxMethod::Auto ? std::min(o.auto_samples, calibration_samples) : 0,
+                         o.method == AmaxMethod::Auto || o.method == AmaxMethod::AutoGlobal
+                             ? std::min(o.auto_samples, calibration_samples)
+                             : 0,
                          o.bias_correction ? calibration_samples : 0);
 }
 
@@ -271,7 +274,7 @@ QuantizedModel quantize(const Checkpoint& checkpoint, const FloatModel& folded, 
   const FloatModel& biased = corrected ? *corrected : folded;
   QuantizedModel qm = model_header(checkpoint, plan, o, cal);
   clock->start("amax search");
-  if (o.method == AmaxMethod::Auto) {
+  if (o.method == AmaxMethod::Auto || o.method == AmaxMethod::AutoGlobal) {
     AutoSearchPoints search{&plan.graph, points, {}};
     for (size_t i = 0; i < N; ++i)
       if (plan.own_scale[i]) search.quantized_nodes.push_back(static_cast<int>(i));
@@ -280,8 +283,11 @@ QuantizedModel quantize(const Checkpoint& checkpoint, const FloatModel& folded, 
       fill_quant(plan, biased, weights, trial, trial_methods, &m);
       return m;
     };
-    (o.exhaustive_auto ? choose_auto_amax_exhaustive : choose_auto_amax)(search, build, cal, record->logits(),
-                                                                         o.percentile, &amax, &methods);
+    if (o.method == AmaxMethod::AutoGlobal)
+      choose_global_amax(search, build, cal, record->logits(), o.percentile, &amax, &methods);
+    else
+      (o.exhaustive_auto ? choose_auto_amax_exhaustive : choose_auto_amax)(search, build, cal, record->logits(),
+                                                                           o.percentile, &amax, &methods);
   } else {
     for (int p : points) {
       amax[p] = compute_amax(cal.stats[p], o.method, o.percentile);

@@ -66,8 +66,9 @@ inline void add_backend_option(CLI::App* cmd, std::string& backend) {
 inline void add_quantize_options(CLI::App* cmd, NamedQuantizeOptions& q) {
   const std::string budget = std::to_string(static_cast<int>(kFullDefaultsMacs / 1e9)) + " G multiply-adds";
   cmd->add_option("--method", q.method,
-                  "Activation amax: max, sigma3, percentile, entropy, mse or auto (per tensor, the best of max, "
-                  "percentile, entropy and mse on the int8 runtime). Default: auto, or mse where the calibration "
+                  "Activation amax: max, sigma3, percentile, entropy, mse, auto (per tensor, the best of max, "
+                  "percentile, entropy and mse on the int8 runtime) or auto-global (mse or percentile for every "
+                  "tensor, the better of the two int8 models). Default: auto, or auto-global where the calibration "
                   "pass exceeds " + budget + " (ResNet-18 on 1024 images: 569 G), where auto and gptq take "
                   "over 4x its time");
   cmd->add_option("--granularity", q.granularity, "Weight scales: per-channel or per-tensor")->capture_default_str();
@@ -81,8 +82,8 @@ inline void add_quantize_options(CLI::App* cmd, NamedQuantizeOptions& q) {
                   "Calibration images, evenly spaced over the training split (or --calib-data)")
       ->capture_default_str();
   cmd->add_option("--auto-samples", q.auto_samples,
-                  "Calibration images --method auto ranks by how unsure float is of them; it scores its choices on "
-                  "the 512 most unsure")
+                  "Calibration images --method auto (and auto-global) ranks by how unsure float is of them; it "
+                  "scores its choices on the 512 most unsure")
       ->capture_default_str();
   cmd->add_option("--float-nodes", q.float_nodes,
                   "Nodes to keep in float (mixed precision; comma-separated names, as `octet summary` lists them): "
@@ -98,7 +99,7 @@ inline void add_quantize_options(CLI::App* cmd, NamedQuantizeOptions& q) {
 }
 
 // q.options(checkpoint), saying on standard error when the network's size
-// chose mse amax or nearest rounding for an option the user did not name.
+// chose auto-global amax or nearest rounding for an option the user did not name.
 inline QuantizeOptions quantize_options_for(const NamedQuantizeOptions& q, const Checkpoint& checkpoint,
                                             const std::string& path) {
   const QuantizeOptions o = q.options(checkpoint);

@@ -200,8 +200,9 @@ void bind_quantize(py::module_& m) {
         py::arg("max_drop") = py::none(), py::arg("val_samples") = 1000, py::arg("equalize") = false,
         py::arg("bias_correction") = false,
         "Calibrates on training images and quantizes, with the options of `octet quantize`: method (max, sigma3, "
-        "percentile, entropy, mse, auto), granularity (per-channel, per-tensor), scheme (octet, lab), "
-        "weight_rounding (gptq, nearest; method and weight_rounding None: auto and gptq, or mse and nearest where "
+        "percentile, entropy, mse, auto, auto-global), granularity (per-channel, per-tensor), scheme (octet, lab), "
+        "weight_rounding (gptq, nearest; method and weight_rounding None: auto and gptq, or auto-global and nearest "
+        "where "
         "the calibration pass exceeds 200 G multiply-adds, as the command line's defaults), percentile, "
         "calib_samples, float_nodes (names of nodes to keep in float, as --float-nodes: mixed precision, run by the "
         "cpu backend), min_agreement, max_drop and val_samples (an accuracy "

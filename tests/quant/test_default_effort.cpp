@@ -1,6 +1,6 @@
 // The front doors' defaults by network size (NamedQuantizeOptions): auto amax
-// and GPTQ rounding up to kFullDefaultsMacs of calibration pass, mse and
-// nearest above, and whatever the user names kept as named.
+// and GPTQ rounding up to kFullDefaultsMacs of calibration pass, auto-global
+// and nearest above, and whatever the user names kept as named.
 #include <gtest/gtest.h>
 
 #include "models/registry.h"
@@ -23,12 +23,12 @@ TEST(QuantizeDefaults, CalibrationMacsArePublishedMultiplyAddsTimesImages) {
                    1024 * calibration_macs(network("resnet20").graph, 1));
 }
 
-TEST(QuantizeDefaults, LargeNetworksGetMseAndNearestUnlessNamed) {
+TEST(QuantizeDefaults, LargeNetworksGetAutoGlobalAndNearestUnlessNamed) {
   const Checkpoint resnet18 = network("resnet18"), resnet20 = network("resnet20");
   NamedQuantizeOptions named;  // 1,024 calibration images
   QuantizeOptions o = named.options(resnet18);
   EXPECT_TRUE(named.large_network_defaults(resnet18));
-  EXPECT_EQ(o.method, AmaxMethod::Mse);
+  EXPECT_EQ(o.method, AmaxMethod::AutoGlobal);
   EXPECT_EQ(o.weight_rounding, "nearest");
 
   o = named.options(resnet20);

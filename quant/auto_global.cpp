@@ -1,0 +1,47 @@
+#include "quant/auto_global.h"
+
+#include <numeric>
+
+#include "common/error.h"
+#include "quant/scored_images.h"
+#include "runtime/cpu/cpu_engine.h"
+
+namespace octet {
+
+GlobalChoice choose_global_amax(const AutoSearchPoints& points, const Int8ModelBuilder& build,
+                                const Calibration& cal, const FloatTensor& target, double percentile,
+                                std::vector<double>* amax, std::vector<std::string>* methods) {
+  const ScoredImages images(cal, target);
+  GlobalChoice choice;
+  std::vector<double> best_amax;
+  std::vector<std::string> best_methods;
+  double best_kl = 0;
+  for (AmaxMethod method : {AmaxMethod::Mse, AmaxMethod::Percentile}) {
+    std::vector<double> trial = *amax;
+    std::vector<std::string> trial_methods = *methods;
+    for (int p : points.float_nodes) {
+      trial[p] = compute_amax(cal.stats[p], method, percentile);
+      trial_methods[p] = amax_method_name(method);
+    }
+    double kl = 0;
+    try {
+      const std::vector<double> per_image = score_whole_model(CpuEngine(build(trial, trial_methods)), images);
+      kl = std::accumulate(per_image.begin(), per_image.end(), 0.0);
+    } catch (const Error&) {
+      if (method == AmaxMethod::Mse) throw;
+      continue;
+    }
+    choice.kl.emplace_back(method, kl);
+    if (method == AmaxMethod::Mse || kl < best_kl) {
+      choice.winner = method;
+      best_kl = kl;
+      best_amax = std::move(trial);
+      best_methods = std::move(trial_methods);
+    }
+  }
+  *amax = std::move(best_amax);
+  *methods = std::move(best_methods);
+  return choice;
+}
+
+}  // namespace octet
