@@ -54,6 +54,7 @@ OPTION_CASES = [
     ({"method": "percentile", "percentile": 99.9, "scheme": "lab"}, ["--method", "percentile", "--percentile", "99.9", "--scheme", "lab"]),
     ({"method": "sigma3"}, ["--method", "sigma3"]),
     ({"method": "mse"}, ["--method", "mse"]),
+    ({"method": "auto-global", "weight_rounding": "nearest"}, ["--method", "auto-global", "--weight-rounding", "nearest"]),
     ({"method": "max", "float_nodes": ["conv2", "fc1"]}, ["--method", "max", "--float-nodes", "conv2,fc1"]),
     (
         {"method": "max", "granularity": "per-tensor", "equalize": True, "bias_correction": True},
@@ -62,7 +63,7 @@ OPTION_CASES = [
 ]
 
 
-@pytest.mark.parametrize("kwargs,cli_args", OPTION_CASES, ids=["defaults", "max-per-tensor-nearest", "percentile-lab", "sigma3", "mse", "max-float-nodes", "equalize-bias-correction"])
+@pytest.mark.parametrize("kwargs,cli_args", OPTION_CASES, ids=["defaults", "max-per-tensor-nearest", "percentile-lab", "sigma3", "mse", "auto-global", "max-float-nodes", "equalize-bias-correction"])
 def test_quantize_matches_octet_quantize(lenet, lenet_path, octet_bin, tmp_path, kwargs, cli_args):
     result = octet.quantize(lenet, calib_samples=128, **kwargs)
     cli_path = str(tmp_path / "cli.safetensors")
