@@ -11,21 +11,12 @@
 #include "quant/auto_amax.h"
 #include "quant/pipeline.h"
 #include "quant/scored_images.h"
+#include "tests/quant/differing_points.h"
 #include "tests/support/random_model.h"
 #include "tests/support/test_util.h"
 
 namespace octet {
 namespace {
-
-// The points where the two models' amax or method differ, named.
-std::vector<std::string> differing_points(const QuantizedModel& pruned, const QuantizedModel& exhaustive) {
-  std::vector<std::string> differ;
-  for (size_t i = 0; i < pruned.quant.size(); ++i)
-    if (pruned.quant[i].scale != exhaustive.quant[i].scale || pruned.quant[i].method != exhaustive.quant[i].method)
-      differ.push_back(pruned.graph.nodes[i].name + " (" + pruned.quant[i].method + " vs " +
-                       exhaustive.quant[i].method + ")");
-  return differ;
-}
 
 // How many points brute force moved off the provisional mse amax: a search
 // that kept every provisional amax would agree with any other for nothing.

@@ -10,19 +10,11 @@
 #include "quant/pipeline.h"
 #include "quant/scored_images.h"
 #include "runtime/cpu/cpu_engine.h"
+#include "tests/quant/differing_points.h"
 #include "tests/support/test_util.h"
 
 namespace octet {
 namespace {
-
-// The points whose scale or method differ between two models of one graph, named.
-std::vector<std::string> differing_points(const QuantizedModel& a, const QuantizedModel& b) {
-  std::vector<std::string> differ;
-  for (size_t i = 0; i < a.quant.size(); ++i)
-    if (a.quant[i].scale != b.quant[i].scale || a.quant[i].method != b.quant[i].method)
-      differ.push_back(a.graph.nodes[i].name + " (" + a.quant[i].method + " vs " + b.quant[i].method + ")");
-  return differ;
-}
 
 TEST(AutoGlobal, ChoosesTheMethodWhoseModelScoresTheLowerKlOnZooLeNet) {
   const std::string dir = cifar10_dir();
