@@ -8,11 +8,10 @@
 
 namespace octet {
 
-GlobalChoice choose_global_amax(const AutoSearchPoints& points, const Int8ModelBuilder& build,
-                                const Calibration& cal, const FloatTensor& target, double percentile,
-                                std::vector<double>* amax, std::vector<std::string>* methods) {
+void choose_global_amax(const AutoSearchPoints& points, const Int8ModelBuilder& build, const Calibration& cal,
+                        const FloatTensor& target, double percentile, std::vector<double>* amax,
+                        std::vector<std::string>* methods) {
   const ScoredImages images(cal, target);
-  GlobalChoice choice;
   std::vector<double> best_amax;
   std::vector<std::string> best_methods;
   double best_kl = 0;
@@ -31,9 +30,7 @@ GlobalChoice choose_global_amax(const AutoSearchPoints& points, const Int8ModelB
       if (method == AmaxMethod::Mse) throw;
       continue;
     }
-    choice.kl.emplace_back(method, kl);
     if (method == AmaxMethod::Mse || kl < best_kl) {
-      choice.winner = method;
       best_kl = kl;
       best_amax = std::move(trial);
       best_methods = std::move(trial_methods);
@@ -41,7 +38,6 @@ GlobalChoice choose_global_amax(const AutoSearchPoints& points, const Int8ModelB
   }
   *amax = std::move(best_amax);
   *methods = std::move(best_methods);
-  return choice;
 }
 
 }  // namespace octet

@@ -15,17 +15,12 @@
 
 namespace octet {
 
-// Each method's summed KL, in the order tried (mse first), and the winner:
-// the lowest, mse on a tie; a method whose model cannot be built (its scales
-// out of the runtime's range) is left out, unless it is mse.
-struct GlobalChoice {
-  std::vector<std::pair<AmaxMethod, double>> kl;
-  AmaxMethod winner = AmaxMethod::Mse;
-};
-
-// Sets `amax` and `methods` (by float node) at every point to the winner's.
-GlobalChoice choose_global_amax(const AutoSearchPoints& points, const Int8ModelBuilder& build,
-                                const Calibration& calibration, const FloatTensor& target, double percentile,
-                                std::vector<double>* amax, std::vector<std::string>* methods);
+// Sets `amax` and `methods` (by float node) at every point to the winner's:
+// the method of the lower summed KL, mse on a tie. A method whose model
+// cannot be built (its scales out of the runtime's range) is left out,
+// unless it is mse.
+void choose_global_amax(const AutoSearchPoints& points, const Int8ModelBuilder& build, const Calibration& calibration,
+                        const FloatTensor& target, double percentile, std::vector<double>* amax,
+                        std::vector<std::string>* methods);
 
 }  // namespace octet
