@@ -1,6 +1,8 @@
 #include "quant/auto_global.h"
 
+#include <cstdio>
 #include <numeric>
+#include <string>
 
 #include "common/error.h"
 #include "quant/scored_images.h"
@@ -15,6 +17,8 @@ void choose_global_amax(const AutoSearchPoints& points, const Int8ModelBuilder& 
   std::vector<double> best_amax;
   std::vector<std::string> best_methods;
   double best_kl = 0;
+  std::string scores;
+  const char* winner = nullptr;
   for (AmaxMethod method : {AmaxMethod::Mse, AmaxMethod::Percentile}) {
     std::vector<double> trial = *amax;
     std::vector<std::string> trial_methods = *methods;
@@ -30,12 +34,19 @@ void choose_global_amax(const AutoSearchPoints& points, const Int8ModelBuilder& 
       if (method == AmaxMethod::Mse) throw;
       continue;
     }
+    char score[64];
+    std::snprintf(score, sizeof score, "%s%s %.4f", scores.empty() ? "" : ", ", amax_method_name(method), kl);
+    scores += score;
     if (method == AmaxMethod::Mse || kl < best_kl) {
       best_kl = kl;
+      winner = amax_method_name(method);
       best_amax = std::move(trial);
       best_methods = std::move(trial_methods);
     }
   }
+  // The scores behind the choice (quantize's table of nodes shows only the choice).
+  std::fprintf(stderr, "auto-global: KL from float's logits on %lld calibration images: %s; every tensor takes %s\n",
+               static_cast<long long>(images.count()), scores.c_str(), winner);
   *amax = std::move(best_amax);
   *methods = std::move(best_methods);
 }

@@ -67,8 +67,9 @@ OPTION_CASES = [
 def test_quantize_matches_octet_quantize(lenet, lenet_path, octet_bin, tmp_path, kwargs, cli_args):
     result = octet.quantize(lenet, calib_samples=128, **kwargs)
     cli_path = str(tmp_path / "cli.safetensors")
-    run_cli(octet_bin, "quantize", "--checkpoint", lenet_path, "--calib-samples", "128", *cli_args, "-o", cli_path)
+    cli = run_cli(octet_bin, "quantize", "--checkpoint", lenet_path, "--calib-samples", "128", *cli_args, "-o", cli_path)
     assert_same_quantized_model(result.model, octet.load_quantized(cli_path))
+    assert ("every tensor takes" in cli.stderr) == (kwargs.get("method") == "auto-global")
     assert result.calibration_samples == 128
     expected_method = kwargs.get("method", "auto")
     assert result.model.method == expected_method
