@@ -227,6 +227,25 @@ TEST(ReportAdvice, PointsPerTensorWeightsWithWideChannelsToPerChannel) {
   EXPECT_NE(advice.find("--granularity per-channel"), std::string::npos) << advice;
 }
 
+TEST(ReportAdvice, SaysWhatTheAutoMethodsWeighedAgainstATensorsOwnBest) {
+  CalibrationReport r = chain({30}, 30);
+  ActivationView a;
+  a.methods = {{"max", 4.0, 0.0, 28.0}, {"percentile", 2.0, 1e-4, 35.0}};
+  a.chosen_method = "max";
+  a.chosen_amax = 4.0;
+  a.chosen = a.methods[0];
+  r.layers[0].activation = a;
+  const auto advice_under = [&](const std::string& method) {
+    r.method = method;
+    return joined(advice_for(r.layers[0], r));
+  };
+  EXPECT_NE(advice_under("max").find("try `octet quantize --method percentile`"), std::string::npos);
+  EXPECT_NE(advice_under("auto").find("auto kept max"), std::string::npos);
+  const std::string global = advice_under("auto-global");
+  EXPECT_NE(global.find("auto-global gave every tensor max's amax"), std::string::npos) << global;
+  EXPECT_NE(global.find("`--method auto`"), std::string::npos) << global;
+}
+
 TEST(ReportInputs, RefusesAQuantizedModelOfAnotherCheckpoint) {
   const Checkpoint lenet_cifar = load_checkpoint(zoo_checkpoint("lenet5_cifar10"));
   QuantizedModel other;
