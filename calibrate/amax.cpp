@@ -154,6 +154,8 @@ const char* amax_method_name(AmaxMethod m) {
   return "?";
 }
 
+bool scores_models(AmaxMethod m) { return m == AmaxMethod::Auto || m == AmaxMethod::AutoGlobal; }
+
 const std::vector<AmaxMethod>& statistic_methods() {
   static const std::vector<AmaxMethod> methods = {AmaxMethod::Max, AmaxMethod::Sigma3, AmaxMethod::Percentile,
                                                   AmaxMethod::Entropy, AmaxMethod::Mse};

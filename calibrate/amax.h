@@ -22,6 +22,9 @@ enum class AmaxMethod { Max, Sigma3, Percentile, Entropy, Mse, Auto, AutoGlobal 
 
 AmaxMethod amax_method_from_name(const std::string& name);  // fails listing the known names
 const char* amax_method_name(AmaxMethod method);
+// Whether the method scores int8 models on calibration data (auto,
+// auto-global) instead of reading the statistics.
+bool scores_models(AmaxMethod method);
 // The methods that are functions of the statistics (every method but the autos).
 const std::vector<AmaxMethod>& statistic_methods();
 

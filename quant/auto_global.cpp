@@ -14,11 +14,10 @@ void choose_global_amax(const AutoSearchPoints& points, const Int8ModelBuilder& 
                         const FloatTensor& target, double percentile, std::vector<double>* amax,
                         std::vector<std::string>* methods) {
   const ScoredImages images(cal, target);
-  std::vector<double> best_amax;
-  std::vector<std::string> best_methods;
+  // Every point is set by each trial, so the winning trial is the answer: *amax and *methods take it.
   double best_kl = 0;
   std::string scores;
-  const char* winner = nullptr;
+  AmaxMethod winner = AmaxMethod::Mse;
   for (AmaxMethod method : {AmaxMethod::Mse, AmaxMethod::Percentile}) {
     std::vector<double> trial = *amax;
     std::vector<std::string> trial_methods = *methods;
@@ -39,16 +38,14 @@ void choose_global_amax(const AutoSearchPoints& points, const Int8ModelBuilder& 
     scores += score;
     if (method == AmaxMethod::Mse || kl < best_kl) {
       best_kl = kl;
-      winner = amax_method_name(method);
-      best_amax = std::move(trial);
-      best_methods = std::move(trial_methods);
+      winner = method;
+      *amax = std::move(trial);
+      *methods = std::move(trial_methods);
     }
   }
   // The scores behind the choice (quantize's table of nodes shows only the choice).
   std::fprintf(stderr, "auto-global: KL from float's logits on %lld calibration images: %s; every tensor takes %s\n",
-               static_cast<long long>(images.count()), scores.c_str(), winner);
-  *amax = std::move(best_amax);
-  *methods = std::move(best_methods);
+               static_cast<long long>(images.count()), scores.c_str(), amax_method_name(winner));
 }
 
 }  // namespace octet

@@ -209,9 +209,7 @@ void fill_quant(const Plan& plan, const FloatModel& folded, const std::map<std::
 FloatPassRecord float_pass_record(const FloatExecutor& executor, const QuantizeOptions& o, int64_t calibration_samples) {
   const bool gptq = o.weight_rounding == "gptq" && o.scheme != "lab";
   return FloatPassRecord(executor, gptq ? std::min(o.gptq_samples, calibration_samples) : 0,
-                         o.method == AmaxMethod::Auto || o.method == AmaxMethod::AutoGlobal
-                             ? std::min(o.auto_samples, calibration_samples)
-                             : 0,
+                         scores_models(o.method) ? std::min(o.auto_samples, calibration_samples) : 0,
                          o.bias_correction ? calibration_samples : 0);
 }
 
@@ -274,7 +272,7 @@ QuantizedModel quantize(const Checkpoint& checkpoint, const FloatModel& folded, 
   const FloatModel& biased = corrected ? *corrected : folded;
   QuantizedModel qm = model_header(checkpoint, plan, o, cal);
   clock->start("amax search");
-  if (o.method == AmaxMethod::Auto || o.method == AmaxMethod::AutoGlobal) {
+  if (scores_models(o.method)) {
     AutoSearchPoints search{&plan.graph, points, {}};
     for (size_t i = 0; i < N; ++i)
       if (plan.own_scale[i]) search.quantized_nodes.push_back(static_cast<int>(i));

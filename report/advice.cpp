@@ -73,15 +73,16 @@ std::vector<std::string> advice_for(const LayerView& layer, const CalibrationRep
                     "th percentile: a few outliers take the range, so the bulk of the values gets few levels; "
                     "entropy, mse or percentile clip them.");
     if (best.method != a->chosen_method && best.sqnr_db > a->chosen.sqnr_db + 1.0) {
-      std::string why = " try `octet quantize --method " + best.method + "`.";
-      if (report.method == "auto")
-        why = " auto kept " + a->chosen_method +
-              " because the network's output was closer to float with it, so compare both with `octet quantize "
-              "--method " + best.method + "`.";
-      if (report.method == "auto-global")
-        why = " auto-global gave every tensor " + a->chosen_method +
-              "'s amax, the closer of two whole models to float; `--method auto` chooses tensor by tensor "
-              "(on a large network at several times the time).";
+      const std::string why =
+          report.method == "auto"
+              ? " auto kept " + a->chosen_method +
+                    " because the network's output was closer to float with it, so compare both with `octet "
+                    "quantize --method " + best.method + "`."
+          : report.method == "auto-global"
+              ? " auto-global gave every tensor " + a->chosen_method +
+                    "'s amax, the closer of two whole models to float; `--method auto` chooses tensor by tensor "
+                    "(on a large network at several times the time)."
+              : " try `octet quantize --method " + best.method + "`.";
       out.push_back("On its own this tensor would do best with " + best.method +
                     format(" (%.1f dB against %.1f dB);", best.sqnr_db, a->chosen.sqnr_db) + why);
     }
