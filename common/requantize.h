@@ -6,18 +6,21 @@
 // `multiplier` and a right `shift` with M = multiplier * 2^-shift. For a conv
 // or linear output channel the result is
 //
-//   q = clamp((acc * multiplier + skip * skip_multiplier + 2^(shift-1)) >> shift, lo, 127)
+//   q = clamp(((acc * multiplier + skip * skip_multiplier + 2^(shift-1)) >> shift) + zero_point, lo, 127)
 //
 // computed exactly in 64-bit integers: `>>` is an arithmetic shift, so the
 // rounding is half-way cases toward +infinity (floor(x + 1/2)). `skip` is the
 // int8 residual input of a fused add (0 when there is none); a standalone add
 // passes its two inputs as acc and skip; pools pass their window sum as acc.
-// lo is 0 with a fused ReLU, -128 otherwise.
+// zero_point is the output's stored value of a real 0 (graph/node_quant.h):
+// 0, or -128 for a non-negative tensor stored as uint8 shifted by 128. Inputs
+// with a zero point pass acc and skip less theirs (a real 0 is 0 here). lo is
+// the zero point with a fused ReLU, -128 otherwise.
 //
 // Ranges (checked where multipliers are made, quant/fixed_point.h, and when a
 // quantized model is loaded, qmodel/quantized_model.cpp):
 // 0 <= multiplier, skip_multiplier < 2^31, 1 <= shift <= 62. With |acc| < 2^31
-// and |skip| <= 128 the 64-bit sum cannot overflow.
+// and |skip| <= 255 the 64-bit sum cannot overflow.
 #pragma once
 
 #include <cstdint>
@@ -31,7 +34,7 @@
 namespace octet {
 
 OCTET_HOST_DEVICE int32_t requantize(int32_t acc, int32_t multiplier, int32_t skip, int32_t skip_multiplier,
-                                     int32_t shift, int32_t lo) {
+                                     int32_t shift, int32_t lo, int32_t zero_point = 0) {
   const int64_t round = static_cast<int64_t>(1) << (shift - 1);
 #if defined(__CUDA_ARCH__)
   // The same exact sum as below, as two 32 x 32 + 64-bit multiply-adds:
@@ -43,20 +46,22 @@ OCTET_HOST_DEVICE int32_t requantize(int32_t acc, int32_t multiplier, int32_t sk
 #else
   const int64_t x = static_cast<int64_t>(acc) * multiplier + static_cast<int64_t>(skip) * skip_multiplier + round;
 #endif
-  const int64_t q = x >> shift;
+  const int64_t q = (x >> shift) + zero_point;
   return static_cast<int32_t>(q < lo ? lo : (q > 127 ? 127 : q));
 }
 
-// Quantization of the float input image: q = clamp(rint(x * scale), -128, 127)
-// (round half to even; NaN becomes 0). A single multiply, so host and device
-// agree exactly.
-OCTET_HOST_DEVICE int8_t quantize_input(float x, float scale) {
+// Quantization of the float input image (and of a float node's output):
+// q = clamp(rint(x * scale) + zero_point, -128, 127) (round half to even; NaN
+// becomes a real 0). A single multiply, so host and device agree exactly.
+OCTET_HOST_DEVICE int8_t quantize_input(float x, float scale, int32_t zero_point = 0) {
 #if defined(__CUDA_ARCH__)
   float r = rintf(__fmul_rn(x, scale));
 #else
   float r = __builtin_rintf(x * scale);
 #endif
-  r = r != r ? 0.0f : (r < -128.0f ? -128.0f : (r > 127.0f ? 127.0f : r));
+  r = r != r ? 0.0f : r;
+  r += static_cast<float>(zero_point);
+  r = r < -128.0f ? -128.0f : (r > 127.0f ? 127.0f : r);
   return static_cast<int8_t>(r);
 }
 

@@ -93,9 +93,10 @@ EvalReport evaluate(const FloatExecutor& float_model, const Engine& engine, cons
         auto it = float_values.find(node);
         if (it == float_values.end()) return;
         const float inv = 1.0f / qm.quant[node].scale;
+        const int32_t zero_point = qm.quant[node].zero_point;
         const float* ref = it->second.ptr();
         for (int64_t k = 0; k < count; ++k) {
-          const double e = ref[k] - q[k] * inv;
+          const double e = ref[k] - float(q[k] - zero_point) * inv;
           signal[node] += double(ref[k]) * ref[k];
           noise[node] += e * e;
         }

@@ -37,7 +37,7 @@ FloatLayer float_layer(const Graph& g, const std::vector<ActShape>& shapes, int 
 void run_dequantized(const DequantizedRun& r) {
   const Node& n = r.graph.nodes[r.node];
   check(r.inputs.size() == n.inputs.size() && r.input_scales.size() == n.inputs.size() &&
-            r.float_inputs.size() == n.inputs.size(),
+            r.input_zero_points.size() == n.inputs.size() && r.float_inputs.size() == n.inputs.size(),
         "float node '" + n.name + "': " + std::to_string(r.inputs.size()) + " inputs given for " +
             std::to_string(n.inputs.size()));
   std::vector<FloatTensor> values;
@@ -50,8 +50,9 @@ void run_dequantized(const DequantizedRun& r) {
     } else {
       const float step = 1.0f / r.input_scales[k];
       const int8_t* q = r.inputs[k];
+      const int32_t zero_point = r.input_zero_points[k];
 #pragma omp parallel for if (x.numel() >= ops::kMinParallelElements)
-      for (int64_t i = 0; i < x.numel(); ++i) x.data[i] = float(q[i]) * step;
+      for (int64_t i = 0; i < x.numel(); ++i) x.data[i] = float(q[i] - zero_point) * step;
     }
     values.push_back(std::move(x));
   }
@@ -65,7 +66,7 @@ void run_dequantized(const DequantizedRun& r) {
     return;
   }
 #pragma omp parallel for if (y.numel() >= ops::kMinParallelElements)
-  for (int64_t i = 0; i < y.numel(); ++i) r.y[i] = quantize_input(y.data[i], r.q.scale);
+  for (int64_t i = 0; i < y.numel(); ++i) r.y[i] = quantize_input(y.data[i], r.q.scale, r.q.zero_point);
 }
 
 }  // namespace octet

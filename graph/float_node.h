@@ -21,8 +21,9 @@ void run_float_fused(const FloatOpArgs& args);
 FloatLayer float_layer(const Graph& g, const std::vector<ActShape>& shapes, int node, const NodeQuant& q);
 
 // Node `node` of a quantized graph, kept in float: its inputs (NHWC int8 at
-// `input_scales`) dequantized, run_float_fused, its output quantized at
-// q.scale by quantize_input (round half to even, saturating). Inside a float
+// `input_scales`, less `input_zero_points`) dequantized, run_float_fused, its
+// output quantized at q.scale and q.zero_point by quantize_input (round half
+// to even, saturating). Inside a float
 // segment (QuantizedModel::float_outputs) values pass as floats instead.
 struct DequantizedRun {
   const Graph& graph;
@@ -36,6 +37,7 @@ struct DequantizedRun {
   std::vector<const float*> float_inputs;  // per input, an NHWC float value, or null (then int8)
   int8_t* y;                               // NHWC int8 output, or null when float_y takes it
   float* float_y = nullptr;                // NHWC float output (read only by float nodes)
+  std::vector<int32_t> input_zero_points = {};  // per input, beside input_scales
 };
 void run_dequantized(const DequantizedRun& run);
 

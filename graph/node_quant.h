@@ -12,7 +12,12 @@ namespace octet {
 // Quantization parameters of one node of the quantized graph.
 struct NodeQuant {
   float scale = 0;     // output activation scale; 0 for the int32 logits output
-  float amax = 0;      // clipping value the scale came from (127 / scale)
+  float amax = 0;      // clipping value the scale came from: 127 / scale, or 255 / scale with zero point -128
+  // The stored value of a real 0: q = round(x * scale) + zero_point. 0 (signed
+  // int8), or -128 for a non-negative tensor (a ReLU's output): uint8 with
+  // zero point 0, shifted by 128 into int8's bytes, so it uses all 256 levels.
+  // Padding, and the zero channels of a shortcut, hold it.
+  int32_t zero_point = 0;
   std::string method;  // how amax was chosen ("max", "entropy", ..., "inherited")
 
   // Conv2d / Linear: weight in torch's layout, conv [O][I][KH][KW] and linear

@@ -61,6 +61,7 @@ struct Int8ReferenceArgs {
   Int8Tensor& y;       // [N][C][H][W]
   Int32Tensor& logits;  // [N][classes]
   std::vector<float> input_scales = {};  // the inputs' int8 scales (table-driven operators read them)
+  std::vector<int32_t> input_zero_points = {};  // the inputs' zero points (graph/node_quant.h), one per input
 };
 
 struct OpDef {

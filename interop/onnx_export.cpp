@@ -26,16 +26,20 @@ bool keeps_sign(Op op) {
          op == Op::Concat;
 }
 
-// How each node's int8 output is stored (onnx_export.h, qdq_writer.h): for
-// ONNX Runtime, uint8 throughout, since its fused kernels need a node's input
-// and output of one type.
-std::vector<ActivationType> activation_types(const Graph& graph, OnnxTarget target) {
+// How each node's int8 output is stored (onnx_export.h, qdq_writer.h): as
+// octet stores it; for ONNX Runtime, uint8 throughout (a tensor octet stores
+// unsigned, with zero point -128, as uint8 with zero point 0: the same
+// values), since its fused kernels need a node's input and output of one type.
+std::vector<ActivationType> activation_types(const QuantizedModel& m, OnnxTarget target) {
+  const Graph& graph = m.graph;
   std::vector<ActivationType> types(graph.nodes.size(), ActivationType::Int8);
+  for (size_t i = 0; i < graph.nodes.size(); ++i)
+    if (m.quant[i].zero_point != 0) types[i] = ActivationType::Int8Unsigned;
   if (target == OnnxTarget::Faithful) return types;
   std::vector<bool> non_negative(graph.nodes.size());
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     const Node& n = graph.nodes[i];
-    non_negative[i] = n.relu || n.op == Op::ReLU ||
+    non_negative[i] = n.relu || n.op == Op::ReLU || m.quant[i].zero_point != 0 ||
                       (keeps_sign(n.op) && !n.inputs.empty() &&
                        std::all_of(n.inputs.begin(), n.inputs.end(), [&](int in) { return non_negative[in]; }));
   }
@@ -103,7 +107,7 @@ onnx::ModelProto build_model(const QuantizedModel& m, OnnxTarget target, OnnxExp
   std::vector<bool> flat(m.graph.nodes.size(), false);    // rank 2 (N x F) rather than NCHW
   const std::vector<ActShape> shapes = m.graph.shapes();
   const std::vector<bool> float_outputs = m.float_outputs();  // float segments: no QDQ between their nodes
-  const std::vector<ActivationType> types = activation_types(m.graph, target);
+  const std::vector<ActivationType> types = activation_types(m, target);
   const std::vector<bool> read_float = read_as_float(m.graph, target);
   for (size_t i = 0; i < m.graph.nodes.size(); ++i) {
     const Node& n = m.graph.nodes[i];
@@ -170,6 +174,11 @@ OnnxExportSummary export_onnx(const QuantizedModel& model, const std::string& pa
   check(target == OnnxTarget::Faithful || !model.mixed_precision(),
         "ONNX export of " + model.model + " to '" + path + "': the onnxruntime target exports all-int8 models; " +
             "this one keeps nodes in float (--float-nodes): export it with --target faithful");
+  for (size_t i = 0; i < model.quant.size(); ++i)
+    check(model.quant[i].zero_point == 0 || model.quant[i].zero_point == -128,
+          "ONNX export of " + model.model + " to '" + path + "': node '" + model.graph.nodes[i].name +
+              "' has zero point " + std::to_string(model.quant[i].zero_point) +
+              "; the export writes 0 (int8) and -128 (uint8 with zero point 0), the two octet's quantizer makes");
   OnnxExportSummary summary;
   const onnx::ModelProto proto = build_model(model, target, &summary);
   try {

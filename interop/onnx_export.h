@@ -10,7 +10,8 @@
 //
 // Two targets:
 //  - faithful (the default): octet's tensors as they are, int8 with zero
-//    point 0 and scale 1 / octet's scale, a residual added to a conv's float
+//    point 0 (-128 for a tensor octet stores unsigned) and scale 1 / octet's
+//    scale, a residual added to a conv's float
 //    result before its one rounding, as octet's requantization does. ONNX
 //    Runtime runs it correctly but keeps every Conv in float: its QDQ fusion
 //    does not absorb a Relu before an int8 zero point of 0, nor an Add
@@ -21,9 +22,10 @@
 //    QLinearAdd, QLinearGlobalAveragePool and QGemm (its u8 x s8 kernels),
 //    at the price of roundings octet does not make: activations are uint8
 //    (ORT fuses int8 ones only on ARM), a ReLU's output with zero point 0 (so
-//    ORT drops the Relu; it then holds up to 255 steps where octet saturates
-//    at 127); a signed tensor that a conv or linear reads at 7 bits (zero
-//    point 64, twice octet's step, its bias re-rounded to match), since ORT's
+//    ORT drops the Relu; a tensor octet stores unsigned is then exact, and a
+//    signed one holds up to 255 steps where octet saturates at 127); a
+//    signed tensor that a conv or linear reads at 7 bits (zero point 64,
+//    twice octet's step, its bias re-rounded to match), since ORT's
 //    AVX2 kernels sum u8 x s8 products in pairs into int16 and saturate on
 //    uint8 values above 127; any other signed tensor with zero point 128
 //    (octet's 256 values); a conv with a fused residual rounded to its node's

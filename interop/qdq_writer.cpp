@@ -34,6 +34,7 @@ struct ZeroPoint {
 ZeroPoint zero_point_of(ActivationType type) {
   switch (type) {
     case ActivationType::Int8: return {"zero_point_int8", TensorProto::INT8, 0};
+    case ActivationType::Int8Unsigned: return {"zero_point_int8_minus_128", TensorProto::INT8, -128};
     case ActivationType::Uint8: return {"zero_point_uint8", TensorProto::UINT8, 0};
     case ActivationType::Uint8Centred: return {"zero_point_uint8_128", TensorProto::UINT8, 128};
     case ActivationType::Uint8SevenBit: return {"zero_point_uint8_64", TensorProto::UINT8, 64};
@@ -50,7 +51,8 @@ float stored_scale(float scale, ActivationType type) {
 std::string QdqGraphWriter::zero_point(ActivationType type) {
   const ZeroPoint z = zero_point_of(type);
   bool& written = has_zero_point_[static_cast<int>(type)];
-  if (!written && z.data_type == TensorProto::INT8) initializer(z.name, z.data_type, {}, std::vector<int8_t>{0});
+  if (!written && z.data_type == TensorProto::INT8)
+    initializer(z.name, z.data_type, {}, std::vector<int8_t>{static_cast<int8_t>(z.value)});
   if (!written && z.data_type == TensorProto::UINT8)
     initializer(z.name, z.data_type, {}, std::vector<uint8_t>{static_cast<uint8_t>(z.value)});
   written = true;

@@ -11,12 +11,13 @@
 
 namespace octet {
 
-// How the graph stores an int8 activation of octet (scale s, zero point 0).
+// How the graph stores an int8 activation of octet (scale s, zero point 0 or -128).
 // ONNX Runtime fuses QDQ into its int8 kernels on x86 only for uint8
 // activations; its AVX2 u8 x s8 kernels sum products in pairs into int16
 // (vpmaddubsw), which saturates once uint8 values pass 127.
 enum class ActivationType {
   Int8,          // int8, zero point 0: octet's own values
+  Int8Unsigned,  // int8, zero point -128: octet's own values of a tensor it stores unsigned
   Uint8,         // uint8, zero point 0: a non-negative tensor, which may reach 255 where octet saturates at 127
   Uint8Centred,  // uint8, zero point 128: octet's 256 values
   Uint8SevenBit,  // uint8, zero point 64, twice octet's step: a signed tensor a conv or linear reads, kept <= 127
@@ -68,7 +69,7 @@ class QdqGraphWriter {
 
  private:
   onnx::GraphProto* g_;
-  bool has_zero_point_[4] = {};  // by ActivationType
+  bool has_zero_point_[5] = {};  // by ActivationType
 };
 
 // A float value of the graph: name and rank-4 dimensions after the batch.

@@ -125,6 +125,12 @@ bool QuantizedModel::mixed_precision() const {
   return false;
 }
 
+bool QuantizedModel::has_zero_points() const {
+  for (const NodeQuant& q : quant)
+    if (q.zero_point != 0) return true;
+  return false;
+}
+
 std::vector<bool> QuantizedModel::float_outputs() const {
   std::vector<bool> out(quant.size(), false);
   for (size_t i = 0; i < quant.size(); ++i) out[i] = quant[i].in_float;
@@ -160,6 +166,11 @@ void QuantizedModel::validate(const std::string& where) const {
     const bool is_output = i + 1 == graph.nodes.size();
     const OpTraits& traits = op_traits(n.op);
     check(!traits.training_only, at + ": a " + std::string(traits.name) + " must be folded before quantization");
+    check(q.zero_point >= -128 && q.zero_point <= 127,
+          at + ": zero point " + std::to_string(q.zero_point) + " is outside int8's [-128, 127]");
+    check(q.zero_point == 0 || (i != 0 && !is_output),
+          at + ": the " + std::string(i == 0 ? "input" : "output") + " has no zero point (it is " +
+              std::to_string(q.zero_point) + ")");
     if (is_output) {
       check(q.scale == 0, at + ": the output node has no int8 scale (its int32 accumulators are the logits)");
     } else {
@@ -197,8 +208,9 @@ void QuantizedModel::validate(const std::string& where) const {
       check_window(op_window(n, shapes), at);
     }
     if (!traits.owns_scale && n.op != Op::Input && !is_output) {
-      check(q.scale == quant[n.inputs[0]].scale,
-            at + ": a " + std::string(op_name(n.op)) + " keeps its input's scale, but the file gives another");
+      check(q.scale == quant[n.inputs[0]].scale && q.zero_point == quant[n.inputs[0]].zero_point,
+            at + ": a " + std::string(op_name(n.op)) +
+                " keeps its input's scale and zero point, but the file gives others");
     }
   }
 }
@@ -212,6 +224,7 @@ void save_quantized_model(const QuantizedModel& m, const std::string& path) {
     nodes[i]["scale"] = q.scale;
     nodes[i]["amax"] = q.amax;
     nodes[i]["method"] = q.method;
+    if (q.zero_point != 0) nodes[i]["zero_point"] = q.zero_point;
     if (q.in_float) nodes[i]["precision"] = "float";
     const Node& n = m.graph.nodes[i];
     const std::set<std::string> owned = tensor_suffixes(n, q, i + 1 == m.graph.nodes.size());
@@ -229,7 +242,9 @@ void save_quantized_model(const QuantizedModel& m, const std::string& path) {
   if (m.bias_corrected) calibration["bias_corrected"] = true;
   file.metadata = {
       {"format", kQuantizedFormat},
-      {"format_version", std::to_string(m.mixed_precision() ? kQuantizedMixedVersion : kQuantizedVersion)},
+      {"format_version", std::to_string(m.has_zero_points()   ? kQuantizedZeroPointVersion
+                                        : m.mixed_precision() ? kQuantizedMixedVersion
+                                                              : kQuantizedVersion)},
       {"graph", nodes.dump()},
       {"model", m.model},
       {"dataset", m.dataset},
@@ -255,8 +270,12 @@ QuantizedModel load_quantized_model(const std::string& path) {
         where + ": quantized model format version 1 predates the record of the float checkpoint it came from "
                 "(this octet reads version " + std::to_string(kQuantizedVersion) +
             "): quantize the checkpoint again with `octet quantize`");
-  const bool mixed = version != file.metadata.end() && version->second == std::to_string(kQuantizedMixedVersion);
-  file.check_format(kQuantizedFormat, mixed ? kQuantizedMixedVersion : kQuantizedVersion, "quantized model");
+  const auto is_version = [&](int v) { return version != file.metadata.end() && version->second == std::to_string(v); };
+  const bool zero_points = is_version(kQuantizedZeroPointVersion);
+  const bool mixed = zero_points || is_version(kQuantizedMixedVersion);
+  file.check_format(kQuantizedFormat,
+                    zero_points ? kQuantizedZeroPointVersion : mixed ? kQuantizedMixedVersion : kQuantizedVersion,
+                    "quantized model");
   QuantizedModel m;
   std::set<std::string> expected_tensors;
   try {
@@ -286,6 +305,14 @@ QuantizedModel load_quantized_model(const std::string& path) {
       q.scale = json_float(nodes[i].at("scale"), "node '" + n.name + "' scale");
       q.amax = json_float(nodes[i].at("amax"), "node '" + n.name + "' amax");
       q.method = nodes[i].at("method").get<std::string>();
+      if (nodes[i].contains("zero_point")) {
+        check(zero_points, "node '" + n.name + "' has a zero point, which needs format version " +
+                               std::to_string(kQuantizedZeroPointVersion));
+        const int64_t zero_point = json_int64(nodes[i].at("zero_point"), "node '" + n.name + "' zero point");
+        check(zero_point >= -128 && zero_point <= 127,
+              "node '" + n.name + "': zero point " + std::to_string(zero_point) + " is outside int8's [-128, 127]");
+        q.zero_point = static_cast<int32_t>(zero_point);
+      }
       if (nodes[i].contains("precision")) {
         const std::string precision = nodes[i].at("precision").get<std::string>();
         check(precision == "float", "node '" + n.name + "': precision '" + precision + "' is not 'float'");

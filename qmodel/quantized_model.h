@@ -57,6 +57,8 @@ struct QuantizedModel {
   int num_classes() const { return graph.nodes.back().channels; }
   // Whether some node runs in float (NodeQuant::in_float).
   bool mixed_precision() const;
+  // Whether some activation has a zero point (NodeQuant::zero_point).
+  bool has_zero_points() const;
   // Per node: kept in float and read only by nodes kept in float, so its
   // output stays float (a float segment) and is never rounded to int8.
   std::vector<bool> float_outputs() const;
@@ -72,6 +74,9 @@ constexpr int kQuantizedVersion = 2;
 // Version 3: some nodes run in float (NodeQuant::in_float); written only then,
 // so an all-int8 model's file is the same as before.
 constexpr int kQuantizedMixedVersion = 3;
+// Version 4: some activations have a zero point (NodeQuant::zero_point), and
+// some nodes may run in float; written only then.
+constexpr int kQuantizedZeroPointVersion = 4;
 
 void save_quantized_model(const QuantizedModel& model, const std::string& path);
 QuantizedModel load_quantized_model(const std::string& path);

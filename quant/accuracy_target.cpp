@@ -99,9 +99,10 @@ QuantizedModel with_float_nodes(const QuantizedModel& int8, const FloatModel& fo
     const Node& n = g.nodes[i];
     NodeQuant& q = m.quant[i];
     const float scale = q.scale, amax = q.amax;
+    const int32_t zero_point = q.zero_point;
     const std::string method = q.method;
     q = NodeQuant();
-    q.scale = scale, q.amax = amax, q.method = method;
+    q.scale = scale, q.amax = amax, q.method = method, q.zero_point = zero_point;
     q.in_float = true;
     if (op_traits(n.op).weighted) q.float_weight = folded.weight(n), q.float_bias = folded.bias(n);
   }

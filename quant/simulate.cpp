@@ -29,10 +29,12 @@ FloatModel dequantized_model(const QuantizedModel& m) {
 Int8Tensor fake_quantized_levels(const QuantizedModel& m, int node, const FloatTensor& value) {
   check(node != m.output(), "the output node has int32 logits, not an int8 grid");
   const float scale = m.quant[node].scale;
-  const float lo = m.graph.nodes[node].relu ? 0.0f : -128.0f;
+  const double zero_point = m.quant[node].zero_point;
+  const double lo = m.graph.nodes[node].relu ? zero_point : -128.0;
   Int8Tensor out(value.shape);
   for (int64_t k = 0; k < value.numel(); ++k)
-    out.data[k] = static_cast<int8_t>(std::clamp(std::floor(double(value.data[k]) * scale + 0.5), double(lo), 127.0));
+    out.data[k] = static_cast<int8_t>(
+        std::clamp(std::floor(double(value.data[k]) * scale + 0.5) + zero_point, lo, 127.0));
   return out;
 }
 

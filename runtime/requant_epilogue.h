@@ -23,13 +23,16 @@ struct RequantEpilogue {
   const int32_t* skip_multiplier = nullptr;  // with `skip`
   const int8_t* skip = nullptr;              // fused residual: same layout as the output, or null
   bool relu = false;
+  int32_t zero_point = 0;       // the output's (graph/node_quant.h)
+  int32_t skip_zero_point = 0;  // the fused residual's
 };
 
 // The int8 output of channel `c` at NHWC offset `at` (row * out_c + c) from its accumulator.
 OCTET_HOST_DEVICE int32_t requantize_output(int32_t acc, int c, int64_t at, const RequantEpilogue& e) {
-  const int32_t skip = e.skip ? e.skip[at] : 0;
+  const int32_t skip = e.skip ? e.skip[at] - e.skip_zero_point : 0;
   const int32_t skip_multiplier = e.skip ? e.skip_multiplier[c] : 0;
-  return ::octet::requantize(acc + e.bias[c], e.multiplier[c], skip, skip_multiplier, e.shift[c], e.relu ? 0 : -128);
+  return ::octet::requantize(acc + e.bias[c], e.multiplier[c], skip, skip_multiplier, e.shift[c],
+                             e.relu ? e.zero_point : -128, e.zero_point);
 }
 
 }  // namespace octet

@@ -32,10 +32,12 @@ double activation_value(const Node& n, double x) {
   fail("unknown activation function '" + f + "'");
 }
 
-std::array<int8_t, 256> activation_table(const Node& n, float input_scale, float output_scale) {
+std::array<int8_t, 256> activation_table(const Node& n, float input_scale, float output_scale, int32_t input_zero_point,
+                                         int32_t output_zero_point) {
   std::array<int8_t, 256> table;
   for (int q = -128; q <= 127; ++q) {
-    const double y = std::floor(activation_value(n, q / double(input_scale)) * output_scale + 0.5);
+    const double x = (q - input_zero_point) / double(input_scale);
+    const double y = std::floor(activation_value(n, x) * output_scale + 0.5) + output_zero_point;
     table[static_cast<size_t>(q + 128)] = static_cast<int8_t>(std::clamp(y, -128.0, 127.0));
   }
   return table;
@@ -60,7 +62,8 @@ void run_float(const FloatOpArgs& a) {
 
 void run_int8_reference(const Int8ReferenceArgs& a) {
   const Int8Tensor& x = *a.inputs[0];
-  const std::array<int8_t, 256> table = activation_table(a.node, a.input_scales.at(0), a.q.scale);
+  const std::array<int8_t, 256> table =
+      activation_table(a.node, a.input_scales.at(0), a.q.scale, a.input_zero_points.at(0), a.q.zero_point);
   a.y = Int8Tensor(x.shape);
   for (int64_t k = 0; k < x.numel(); ++k) a.y.data[k] = table[static_cast<size_t>(x.data[k] + 128)];
 }

@@ -22,8 +22,9 @@ const std::vector<std::string>& activation_functions();
 // The function of `n` at x, in double (the int8 tables' precision).
 double activation_value(const Node& n, double x);
 
-// Output level for each input level q (at index q + 128):
-// clamp(floor(f(q / s_in) s_out + 1/2), -128, 127).
-std::array<int8_t, 256> activation_table(const Node& n, float input_scale, float output_scale);
+// Output level for each input level q (at index q + 128), with z_in and z_out
+// the zero points: clamp(floor(f((q - z_in) / s_in) s_out + 1/2) + z_out, -128, 127).
+std::array<int8_t, 256> activation_table(const Node& n, float input_scale, float output_scale,
+                                         int32_t input_zero_point = 0, int32_t output_zero_point = 0);
 
 }  // namespace octet::ops

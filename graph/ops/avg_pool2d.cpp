@@ -22,8 +22,9 @@ void run_float(const FloatOpArgs& a) {
 
 void run_int8_reference(const Int8ReferenceArgs& a) {
   const NodeQuant& q = a.q;
-  pool_int8_reference(
-      a, [&](int32_t, int32_t sum) { return requantize(sum, q.multiplier.data[0], 0, 0, q.shift.data[0], -128); });
+  pool_int8_reference(a, [&](int32_t, int32_t sum) {
+    return requantize(sum, q.multiplier.data[0], 0, 0, q.shift.data[0], -128, q.zero_point);
+  });
 }
 }  // namespace
 

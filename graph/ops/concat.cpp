@@ -41,8 +41,8 @@ void run_int8_reference(const Int8ReferenceArgs& a) {
       for (int64_t c = 0; c < x.dim(1); ++c)
         for (int64_t y = 0; y < H; ++y)
           for (int64_t w = 0; w < W; ++w)
-            at(a.y, b, first + c, y, w) = static_cast<int8_t>(
-                requantize(at(x, b, c, y, w), a.q.multiplier.data[i], 0, 0, a.q.shift.data[0], -128));
+            at(a.y, b, first + c, y, w) = static_cast<int8_t>(requantize(
+                centered(a, i, b, c, y, w), a.q.multiplier.data[i], 0, 0, a.q.shift.data[0], -128, a.q.zero_point));
     first += x.dim(1);
   }
 }

@@ -61,7 +61,7 @@ void run_int8_reference(const Int8ReferenceArgs& a) {
         for (int64_t kx = 0; kx < k; ++kx) {
           const int64_t iy = oy * n.stride - n.padding + ky * d, ix = ox * n.stride - n.padding + kx * d;
           if (iy >= 0 && iy < H && ix >= 0 && ix < W)
-            acc += int32_t(w[((o * group_in + c) * k + ky) * k + kx]) * at(x, b, first + c, iy, ix);
+            acc += int32_t(w[((o * group_in + c) * k + ky) * k + kx]) * centered(a, 0, b, first + c, iy, ix);
         }
     return acc;
   });

@@ -30,8 +30,9 @@ void run_int8_reference(const Int8ReferenceArgs& a) {
     for (int64_t c = 0; c < C; ++c) {
       int32_t sum = 0;
       for (int64_t y = 0; y < H; ++y)
-        for (int64_t w = 0; w < W; ++w) sum += at(x, b, c, y, w);
-      at(a.y, b, c, 0, 0) = static_cast<int8_t>(requantize(sum, a.q.multiplier.data[0], 0, 0, a.q.shift.data[0], -128));
+        for (int64_t w = 0; w < W; ++w) sum += centered(a, 0, b, c, y, w);
+      at(a.y, b, c, 0, 0) = static_cast<int8_t>(
+          requantize(sum, a.q.multiplier.data[0], 0, 0, a.q.shift.data[0], -128, a.q.zero_point));
     }
 }
 }  // namespace

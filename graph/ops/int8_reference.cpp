@@ -19,10 +19,10 @@ void write_weighted(const Int8ReferenceArgs& a, int64_t channels, int64_t height
       for (int64_t y = 0; y < height; ++y)
         for (int64_t x = 0; x < width; ++x) {
           const int32_t acc = accumulator(b, c, y, x) + q.bias.data[c];
-          const int32_t residual = skip ? at(*skip, b, c, y, x) : 0;
+          const int32_t residual = skip ? centered(a, 1, b, c, y, x) : 0;
           at(a.y, b, c, y, x) = static_cast<int8_t>(requantize(acc, q.multiplier.data[c], residual,
                                                                skip ? q.skip_multiplier.data[c] : 0, q.shift.data[c],
-                                                               output_floor(a.node)));
+                                                               output_floor(a), q.zero_point));
         }
 }
 

@@ -18,8 +18,13 @@ inline int8_t& at(Int8Tensor& x, int64_t n, int64_t c, int64_t y, int64_t w) {
   return x.data[((n * x.dim(1) + c) * x.dim(2) + y) * x.dim(3) + w];
 }
 
-// The lowest int8 output: 0 when a ReLU is fused.
-inline int32_t output_floor(const Node& n) { return n.relu ? 0 : -128; }
+// The lowest int8 output: a real 0 (the zero point) when a ReLU is fused.
+inline int32_t output_floor(const Int8ReferenceArgs& a) { return a.node.relu ? a.q.zero_point : -128; }
+
+// Input k's value at (n, c, y, w) less its zero point: a real 0 is 0.
+inline int32_t centered(const Int8ReferenceArgs& a, size_t k, int64_t n, int64_t c, int64_t y, int64_t w) {
+  return int32_t{at(*a.inputs[k], n, c, y, w)} - a.input_zero_points.at(k);
+}
 
 // A weighted operator's outputs from their accumulators (bias excluded): the
 // int32 logits of the output node, else requantized with the node's fused

@@ -29,7 +29,8 @@ void run_int8_reference(const Int8ReferenceArgs& a) {
   const int64_t F = x.numel() / x.dim(0);  // the input's C x H x W values in their natural (C, H, W) order
   write_weighted(a, a.node.channels, 1, 1, [&](int64_t b, int64_t o, int64_t, int64_t) {
     int32_t acc = 0;
-    for (int64_t f = 0; f < F; ++f) acc += int32_t(a.q.weight.data[o * F + f]) * x.data[b * F + f];
+    const int32_t zero_point = a.input_zero_points.at(0);
+    for (int64_t f = 0; f < F; ++f) acc += int32_t(a.q.weight.data[o * F + f]) * (x.data[b * F + f] - zero_point);
     return acc;
   });
 }

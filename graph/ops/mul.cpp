@@ -35,8 +35,10 @@ void run_int8_reference(const Int8ReferenceArgs& a) {
     for (int64_t c = 0; c < C; ++c)
       for (int64_t y = 0; y < H; ++y)
         for (int64_t w = 0; w < W; ++w) {
-          const int32_t product = int32_t{at(x, b, c, y, w)} * (broadcast ? at(z, b, c, 0, 0) : at(z, b, c, y, w));
-          at(a.y, b, c, y, w) = static_cast<int8_t>(requantize(product, a.q.multiplier.data[0], 0, 0, a.q.shift.data[0], -128));
+          const int32_t gate = broadcast ? centered(a, 1, b, c, 0, 0) : centered(a, 1, b, c, y, w);
+          const int32_t product = centered(a, 0, b, c, y, w) * gate;
+          at(a.y, b, c, y, w) = static_cast<int8_t>(
+              requantize(product, a.q.multiplier.data[0], 0, 0, a.q.shift.data[0], -128, a.q.zero_point));
         }
 }
 }  // namespace

@@ -37,12 +37,13 @@ void run_int8_reference(const Int8ReferenceArgs& a) {
   const Int8Tensor& x = *a.inputs[0];
   const int64_t C = x.dim(1), H = x.dim(2), W = x.dim(3);
   a.y = Int8Tensor({a.batch, C, H + n.pad_top + n.pad_bottom, W + n.pad_left + n.pad_right});
+  const auto zero = static_cast<int8_t>(a.input_zero_points.at(0));  // a real 0
   for (int64_t b = 0; b < a.batch; ++b)
     for (int64_t c = 0; c < C; ++c)
       for (int64_t oy = 0; oy < a.y.dim(2); ++oy)
         for (int64_t ox = 0; ox < a.y.dim(3); ++ox) {
           const int64_t iy = oy - n.pad_top, ix = ox - n.pad_left;
-          at(a.y, b, c, oy, ox) = (iy >= 0 && iy < H && ix >= 0 && ix < W) ? at(x, b, c, iy, ix) : int8_t{0};
+          at(a.y, b, c, oy, ox) = (iy >= 0 && iy < H && ix >= 0 && ix < W) ? at(x, b, c, iy, ix) : zero;
         }
 }
 }  // namespace

@@ -74,7 +74,8 @@ void pool_float(const FloatOpArgs& a, float init, Reduce reduce, Finish finish) 
       }
 }
 
-// y = finish(max and sum of each output's window), NCHW int8; the padding adds nothing.
+// y = finish(max and sum of each output's window), NCHW int8; the sum is of
+// values less the input's zero point, so the padding adds nothing.
 template <typename Finish>
 void pool_int8_reference(const Int8ReferenceArgs& a, Finish finish) {
   const Node& n = a.node;
@@ -83,6 +84,7 @@ void pool_int8_reference(const Int8ReferenceArgs& a, Finish finish) {
   const int H = static_cast<int>(x.dim(2)), W = static_cast<int>(x.dim(3));
   const int64_t OH = pool_positions(H, n), OW = pool_positions(W, n);
   a.y = Int8Tensor({a.batch, C, OH, OW});
+  const int32_t zero_point = a.input_zero_points.at(0);
   for (int64_t b = 0; b < a.batch; ++b)
     for (int64_t c = 0; c < C; ++c)
       for (int oy = 0; oy < OH; ++oy)
@@ -93,7 +95,7 @@ void pool_int8_reference(const Int8ReferenceArgs& a, Finish finish) {
             for (int ix = sx.begin; ix < sx.end; ++ix) {
               const int8_t v = at(x, b, c, iy, ix);
               best = std::max<int32_t>(best, v);
-              sum += v;
+              sum += v - zero_point;
             }
           at(a.y, b, c, oy, ox) = static_cast<int8_t>(finish(best, sum));
         }

@@ -35,12 +35,13 @@ void run_int8_reference(const Int8ReferenceArgs& a) {
   const Int8Tensor& x = *a.inputs[0];
   const int64_t C = x.dim(1), pad = a.node.channels, OC = C + 2 * pad, OH = (x.dim(2) + 1) / 2, OW = (x.dim(3) + 1) / 2;
   a.y = Int8Tensor({a.batch, OC, OH, OW});
+  const auto zero = static_cast<int8_t>(a.input_zero_points.at(0));  // a real 0
   for (int64_t b = 0; b < a.batch; ++b)
     for (int64_t c = 0; c < OC; ++c)
       for (int64_t oy = 0; oy < OH; ++oy)
         for (int64_t ox = 0; ox < OW; ++ox) {
           const int64_t src = c - pad;
-          at(a.y, b, c, oy, ox) = (src >= 0 && src < C) ? at(x, b, src, 2 * oy, 2 * ox) : int8_t{0};
+          at(a.y, b, c, oy, ox) = (src >= 0 && src < C) ? at(x, b, src, 2 * oy, 2 * ox) : zero;
         }
 }
 }  // namespace

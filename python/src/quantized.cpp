@@ -68,6 +68,7 @@ py::list quantized_layers(const PyQuantized& q) {
     py::dict d = layers[i];
     d["scale"] = nq.scale;
     d["amax"] = nq.amax;
+    d["zero_point"] = nq.zero_point;
     d["method"] = nq.method;
   }
   return layers;

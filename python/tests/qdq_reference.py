@@ -37,7 +37,8 @@ def _dequantize(q, scale, zero_point=None, axis=1):
 def _conv(x, w, b, a):
     pads = a.get("pads", [0, 0, 0, 0])
     assert pads[:2] == pads[2:], "asymmetric padding"
-    return F.conv2d(torch.from_numpy(x), torch.from_numpy(w), torch.from_numpy(b), stride=a.get("strides", 1),
+    bias = None if b is None else torch.from_numpy(b)
+    return F.conv2d(torch.from_numpy(x), torch.from_numpy(w), bias, stride=a.get("strides", 1),
                     padding=tuple(pads[:2]), dilation=a.get("dilations", 1)).numpy()
 
 
@@ -66,10 +67,10 @@ def run(model, inputs):
         elif op == "DequantizeLinear":
             y = _dequantize(x[0], x[1], x[2] if len(x) > 2 else None, a.get("axis", 1))
         elif op == "Conv":
-            y = _conv(x[0], x[1], x[2], a)
+            y = _conv(x[0], x[1], x[2] if len(x) > 2 else None, a)
         elif op == "Gemm":
             assert a.get("transB") == 1 and not a.get("transA")
-            y = (x[0] @ x[1].T + x[2]).astype(np.float32)
+            y = (x[0] @ x[1].T + (x[2] if len(x) > 2 else 0)).astype(np.float32)
         elif op == "Add":
             y = x[0] + x[1]
         elif op == "Relu":
@@ -78,6 +79,8 @@ def run(model, inputs):
             y = _pool(x[0], a, op == "MaxPool")
         elif op == "GlobalAveragePool":
             y = x[0].mean(axis=(2, 3), keepdims=True)
+        elif op == "Reshape":
+            y = x[0].reshape(x[1])
         elif op == "Flatten":
             y = x[0].reshape(x[0].shape[0], -1)
         elif op == "Slice":

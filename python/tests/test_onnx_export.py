@@ -55,6 +55,17 @@ def producers(graph):
     return {output: node for node in graph.node for output in node.output}
 
 
+def bias_input(graph, node):
+    """The dequantized bias a Conv or Gemm adds: its third input, or for a layer whose bias the
+    faithful export adds after it (onnx_ops.cpp bias_after) the Add's, reshaped per channel."""
+    if len(node.input) > 2:
+        return node.input[2]
+    made_by = producers(graph)
+    (add,) = [n for n in graph.node if n.op_type == "Add" and node.output[0] in n.input]
+    (bias,) = [name for name in add.input if name != node.output[0]]
+    return made_by[bias].input[0] if made_by[bias].op_type == "Reshape" else bias
+
+
 def test_checker_and_strict_shape_inference_accept_the_graph(exported):
     checkpoint, _, model, _ = exported
     onnx.checker.check_model(model, full_check=True)
@@ -74,7 +85,7 @@ def test_weights_are_int8_per_output_channel_and_biases_int32(exported):
     weighted = [n for n in model.graph.node if n.op_type in ("Conv", "Gemm")]
     assert len(weighted) == sum(layer["op"] in ("conv2d", "linear") for layer in quantized.layers)
     for node in weighted:
-        weight, bias = made_by[node.input[1]], made_by[node.input[2]]
+        weight, bias = made_by[node.input[1]], made_by[bias_input(model.graph, node)]
         for dq, dtype in ((weight, onnx.TensorProto.INT8), (bias, onnx.TensorProto.INT32)):
             assert dq.op_type == "DequantizeLinear"
             assert [a.i for a in dq.attribute if a.name == "axis"] == [0]
@@ -103,9 +114,10 @@ def test_every_compute_op_reads_dequantized_int8_and_its_result_is_quantized(exp
         if node.op_type not in COMPUTE_OPS:
             continue
         data_inputs = node.input[:1] if node.op_type in ("Conv", "Gemm") else node.input
-        if node.op_type == "Add":  # a residual fused into a conv adds to its float result, as octet does
-            data_inputs = [name for name in node.input if made_by[name].op_type not in ("Conv", "Gemm")]
-            assert len(data_inputs) >= 1
+        if node.op_type == "Add":  # a residual (or a bias) added to a conv's float result, as octet does
+            bias_add = any(made_by[name].op_type == "Reshape" for name in node.input)
+            data_inputs = [name for name in node.input if made_by[name].op_type not in ("Conv", "Gemm", "Reshape")]
+            assert len(data_inputs) >= 1 or bias_add
         for name in data_inputs:
             source = made_by[name]
             while source.op_type in ("Flatten", "Slice", "Pad"):  # moves int8 values, computes nothing

@@ -19,7 +19,8 @@ namespace {
 // Output rows handled per task; the patch buffer of a task stays in L2.
 constexpr int64_t kRowsPerTask = 64;
 
-// Copies the receptive field of output row m (kh x kw x C, zero outside the image).
+// Copies the receptive field of output row m (kh x kw x C; a real 0, the
+// input's zero point, outside the image).
 void gather_patch(const ConvGeometry& g, const int8_t* input, int64_t m, int8_t* patch) {
   const int64_t ox = m % g.out_w, oy = (m / g.out_w) % g.out_h, b = m / (int64_t(g.out_w) * g.out_h);
   for (int64_t ky = 0; ky < g.kernel; ++ky) {
@@ -27,7 +28,7 @@ void gather_patch(const ConvGeometry& g, const int8_t* input, int64_t m, int8_t*
     for (int64_t kx = 0; kx < g.kernel; ++kx, patch += g.in_c) {
       const int64_t ix = ox * g.stride - g.padding + kx * g.dilation;
       if (iy < 0 || iy >= g.in_h || ix < 0 || ix >= g.in_w)
-        std::memset(patch, 0, g.in_c);
+        std::memset(patch, g.input_zero_point, g.in_c);
       else
         std::memcpy(patch, input + ((b * g.in_h + iy) * g.in_w + ix) * g.in_c, g.in_c);
     }
@@ -63,19 +64,24 @@ void for_each_patch(const ConvGeometry& g, const int8_t* input, Body body) {
   }
 }
 
+// Output channel o's accumulator over a patch: weight x (input - input zero point).
+int32_t accumulator(const ConvGeometry& g, const PackedWeights& w, const int8_t* patch, int o) {
+  return dot(patch, w.rows() + o * g.depth(), g.depth()) - g.input_zero_point * w.row_sums[o];
+}
+
 void reference_conv2d(const ConvGeometry& g, const int8_t* input, const PackedWeights& w, const RequantEpilogue& e,
                       int8_t* output) {
   for_each_patch(g, input, [&](int64_t m, const int8_t* patch) {
     for (int o = 0; o < g.out_c; ++o)
       output[m * g.out_c + o] =
-          static_cast<int8_t>(requantize_output(dot(patch, w.rows() + o * g.depth(), g.depth()), o, m * g.out_c + o, e));
+          static_cast<int8_t>(requantize_output(accumulator(g, w, patch, o), o, m * g.out_c + o, e));
   });
 }
 
 void reference_conv2d_int32(const ConvGeometry& g, const int8_t* input, const PackedWeights& w, const int32_t* bias,
                             int32_t* output) {
   for_each_patch(g, input, [&](int64_t m, const int8_t* patch) {
-    for (int o = 0; o < g.out_c; ++o) output[m * g.out_c + o] = dot(patch, w.rows() + o * g.depth(), g.depth()) + bias[o];
+    for (int o = 0; o < g.out_c; ++o) output[m * g.out_c + o] = accumulator(g, w, patch, o) + bias[o];
   });
 }
 
@@ -108,14 +114,15 @@ uint8_t* workspace(const ConvGeometry& g, const PackedWeights& w, int64_t bytes_
 
 }  // namespace
 
-PaddedEpilogue::PaddedEpilogue(int channels, const int32_t* bias_in, const RequantEpilogue* e, uint32_t offset,
-                               const int32_t* row_sums) {
+PaddedEpilogue::PaddedEpilogue(int channels, const int32_t* bias_in, const RequantEpilogue* e,
+                               int32_t input_zero_point, uint32_t offset, const int32_t* row_sums) {
   const size_t padded = static_cast<size_t>((channels + kEpilogueBlock - 1) / kEpilogueBlock * kEpilogueBlock);
   bias.assign(padded, 0);
   for (int o = 0; o < channels; ++o)
     bias[o] = static_cast<int32_t>(static_cast<uint32_t>(bias_in[o]) -
                                    (offset ? offset * static_cast<uint32_t>(row_sums[o]) : 0u));
   tables.bias = bias.data();
+  tables.activation_bound = 128 + (input_zero_point < 0 ? -input_zero_point : input_zero_point);
   if (!e) return;
   multiplier.assign(padded, 0);
   rounding.assign(padded, 1);
@@ -128,8 +135,10 @@ PaddedEpilogue::PaddedEpilogue(int channels, const int32_t* bias_in, const Requa
   tables.multiplier = multiplier.data();
   tables.rounding = rounding.data();
   tables.shift = shift.data();
-  tables.relu = e->relu;
+  tables.lo = e->relu ? e->zero_point : -128;
+  tables.zero_point = e->zero_point;
   if (e->skip) {
+    tables.skip_zero_point = e->skip_zero_point;
     skip_multiplier.assign(padded, 0);
     std::copy(e->skip_multiplier, e->skip_multiplier + channels, skip_multiplier.begin());
     tables.skip_multiplier = skip_multiplier.data();
@@ -142,14 +151,15 @@ void conv2d(const ConvGeometry& g, const int8_t* input, const PackedWeights& w, 
 #if defined(OCTET_CPU_VNNI)
   if (path == KernelPath::Avx512Vnni) {
     check_undilated(g);
-    const PaddedEpilogue epilogue(w.out_c(), e.bias, &e, 128, w.row_sums.data());
+    const PaddedEpilogue epilogue(w.out_c(), e.bias, &e, g.input_zero_point, vnni::activation_offset(g),
+                                  w.row_sums.data());
     return vnni::conv2d(g, input, w.blocked.data(), epilogue.tables, workspace(g, w, vnni::workspace_bytes(g)),
                         output, nullptr);
   }
 #endif
 #if defined(OCTET_CPU_AVX2)
   if (path == KernelPath::Avx2) {
-    const PaddedEpilogue epilogue(w.out_c(), e.bias, &e);
+    const PaddedEpilogue epilogue(w.out_c(), e.bias, &e, g.input_zero_point);
     return avx2::conv2d(g, input, w.blocked_pairs.data(), w.blocked_quads.data(), epilogue.tables,
                         workspace(g, w, avx2::workspace_bytes(g)), output, nullptr);
   }
@@ -162,14 +172,15 @@ void conv2d_int32(const ConvGeometry& g, const int8_t* input, const PackedWeight
 #if defined(OCTET_CPU_VNNI)
   if (path == KernelPath::Avx512Vnni) {
     check_undilated(g);
-    const PaddedEpilogue epilogue(w.out_c(), bias, nullptr, 128, w.row_sums.data());
+    const PaddedEpilogue epilogue(w.out_c(), bias, nullptr, g.input_zero_point, vnni::activation_offset(g),
+                                  w.row_sums.data());
     return vnni::conv2d(g, input, w.blocked.data(), epilogue.tables, workspace(g, w, vnni::workspace_bytes(g)),
                         nullptr, output);
   }
 #endif
 #if defined(OCTET_CPU_AVX2)
   if (path == KernelPath::Avx2) {
-    const PaddedEpilogue epilogue(w.out_c(), bias, nullptr);
+    const PaddedEpilogue epilogue(w.out_c(), bias, nullptr, g.input_zero_point);
     return avx2::conv2d(g, input, w.blocked_pairs.data(), w.blocked_quads.data(), epilogue.tables,
                         workspace(g, w, avx2::workspace_bytes(g)), nullptr, output);
   }

@@ -1,7 +1,8 @@
 // AVX2 convolution as a direct implicit GEMM, in the structure of
 // conv_vnni.cpp. Each task (a few output rows, or a chunk of pixels of a 1x1,
 // stride-1 conv or a linear layer) first copies the input rows it reads into
-// a padded buffer of its thread (a zero border of `padding` pixels, channels
+// a padded buffer of its thread (less the input's zero point, so a real 0 is
+// 0; a zero border of `padding` pixels, channels
 // rounded up to a whole 4-byte word), where they stay in cache, so that the
 // receptive field of output pixel x in kernel row ky is one contiguous run of
 // kernel * channels values (of a dilated conv: kernel runs of channels
@@ -14,8 +15,8 @@
 //
 // The values, two ways (each exact, so the bits do not depend on which runs):
 // - Int16Pairs: activations widened to int16, 2 per word; vpmaddwd + vpaddd;
-// - UnsignedQuads, when no input value is negative (a ReLU's output, most
-//   convs of a CNN): int8 activations read as uint8, 4 per word; vpmaddubsw
+// - UnsignedQuads, when no input value is negative and the zero point is 0
+//   (a ReLU's output stored signed, most convs of a CNN): int8 activations read as uint8, 4 per word; vpmaddubsw
 //   (u8 x s8 pairs into int16: at most 2 * 127 * 128 = 32512, never
 //   saturated) + vpmaddwd with ones + vpaddd. Twice the depth per broadcast
 //   and half the buffer.
@@ -98,29 +99,33 @@ Layout layout(const ConvGeometry& g, int group) {
   return l;
 }
 
-// dst[i] = src[i] widened to int16, for n values.
-inline void copy_values(const int8_t* src, int64_t n, int16_t* dst) {
+// dst[i] = src[i] - zero_point widened to int16, for n values.
+inline void copy_values(const int8_t* src, int64_t n, int32_t zero_point, int16_t* dst) {
+  const __m256i zero = _mm256_set1_epi16(static_cast<int16_t>(zero_point));
   int64_t i = 0;
   for (; i + 16 <= n; i += 16)
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i),
-                        _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i))));
-  for (; i < n; ++i) dst[i] = src[i];
+    _mm256_storeu_si256(
+        reinterpret_cast<__m256i*>(dst + i),
+        _mm256_sub_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i))), zero));
+  for (; i < n; ++i) dst[i] = static_cast<int16_t>(src[i] - zero_point);
 }
 
-// dst[i] = src[i], none negative.
-inline void copy_values(const int8_t* src, int64_t n, uint8_t* dst) { std::memcpy(dst, src, static_cast<size_t>(n)); }
+// dst[i] = src[i], none negative (and the zero point 0).
+inline void copy_values(const int8_t* src, int64_t n, int32_t, uint8_t* dst) {
+  std::memcpy(dst, src, static_cast<size_t>(n));
+}
 
 // c values of each of `pixels` pixels into pixels of cp values, the rest zeros.
 template <typename Act>
-void copy_pixels(const int8_t* src, int64_t pixels, int64_t c, int64_t cp, Act* dst) {
-  if (c == cp) return copy_values(src, pixels * c, dst);
+void copy_pixels(const int8_t* src, int64_t pixels, int64_t c, int64_t cp, int32_t zero_point, Act* dst) {
+  if (c == cp) return copy_values(src, pixels * c, zero_point, dst);
   for (int64_t p = 0; p < pixels; ++p) {
-    copy_values(src + p * c, c, dst + p * cp);
+    copy_values(src + p * c, c, zero_point, dst + p * cp);
     std::memset(dst + p * cp + c, 0, static_cast<size_t>(cp - c) * sizeof(Act));  // the padding channels
   }
 }
 
-// Padded row `py` of image b, to `dst`: zeros in the border, the activations copied.
+// Padded row `py` of image b, to `dst`: zeros (real ones) in the border, the activations copied.
 template <typename Act>
 void pad_row(const ConvGeometry& g, const Layout& l, const int8_t* input, int64_t b, int64_t py, Act* dst) {
   const int64_t iy = py - g.padding;
@@ -131,7 +136,7 @@ void pad_row(const ConvGeometry& g, const Layout& l, const int8_t* input, int64_
   const int64_t border = g.padding * l.cp;
   std::memset(dst, 0, static_cast<size_t>(border) * sizeof(Act));
   std::memset(dst + l.row_stride - border, 0, static_cast<size_t>(border) * sizeof(Act));
-  copy_pixels(input + (b * g.in_h + iy) * g.in_w * g.in_c, g.in_w, g.in_c, l.cp, dst + border);
+  copy_pixels(input + (b * g.in_h + iy) * g.in_w * g.in_c, g.in_w, g.in_c, l.cp, g.input_zero_point, dst + border);
 }
 
 // Whether any of the n values is negative.
@@ -152,7 +157,7 @@ __attribute__((always_inline)) inline void store_block(const __m256i (&acc)[MR][
                                                        const ConvGeometry& g, const EpilogueTables& e, int8_t* output,
                                                        int32_t* logits) {
   const int64_t out_c = g.out_c;
-  const int32_t lo = e.relu ? 0 : -128;
+  const int32_t lo = e.lo;
 #pragma GCC unroll 4
   for (int j = 0; j < J; ++j) {
     const int64_t channel = (first_block + j) * kBlock, lanes = min64(kBlock, out_c - channel);
@@ -256,7 +261,7 @@ void run_task(const ConvGeometry& g, const Layout& l, const int8_t* input, int64
   using Act = typename V::Act;
   if (l.one_line) {
     const int64_t first = t * kPixelsPerTask, count = min64(kPixelsPerTask, l.line_pixels - first);
-    copy_pixels(input + first * g.in_c, count, g.in_c, l.cp, buffer);
+    copy_pixels(input + first * g.in_c, count, g.in_c, l.cp, g.input_zero_point, buffer);
     std::memset(buffer + count * l.cp, 0, static_cast<size_t>(l.slack) * sizeof(Act));
     const Act* line_start[1] = {buffer};
     return lines_all_columns<V, false>(line_start, 1, first, count, l, blocked, g, e, narrow, output, logits);
@@ -305,7 +310,7 @@ int64_t workspace_bytes(const ConvGeometry& g) {
 
 void conv2d(const ConvGeometry& g, const int8_t* input, const int16_t* blocked_pairs, const int8_t* blocked_quads,
             const EpilogueTables& e, uint8_t* workspace, int8_t* output, int32_t* logits) {
-  if (any_negative(input, g.batch * g.in_h * g.in_w * g.in_c))
+  if (g.input_zero_point != 0 || any_negative(input, g.batch * g.in_h * g.in_w * g.in_c))
     return conv2d_with<Int16Pairs>(g, input, blocked_pairs, e, workspace, output, logits);
   conv2d_with<UnsignedQuads>(g, input, blocked_quads, e, workspace, output, logits);
 }

@@ -35,7 +35,7 @@ namespace octet::cpu::vnni {
 
 namespace {
 
-constexpr uint8_t kZeroPoint = 0x80;  // int8 0 as u8
+constexpr uint8_t kFlip = 0x80;  // x ^ kFlip is int8 x + 128 as u8 (and fills what zero weights read)
 constexpr int64_t kMaxBlockPixels = 16;  // the largest MR below
 // Output pixels per unit of work shared among threads.
 constexpr int64_t kPixelsPerTask = 256;
@@ -81,7 +81,7 @@ Layout layout(const ConvGeometry& g) {
 // dst[i] = src[i] + 128 as u8, for n bytes. Whole vectors where it can (the
 // spans of 16, 32 or 64 channels), a masked one for the tail.
 inline void copy_offset(const int8_t* src, int64_t n, uint8_t* dst) {
-  const __m512i flip = _mm512_set1_epi8(static_cast<char>(kZeroPoint));
+  const __m512i flip = _mm512_set1_epi8(static_cast<char>(kFlip));
   int64_t i = 0;
   for (; i + 64 <= n; i += 64)
     _mm512_storeu_si512(dst + i, _mm512_xor_si512(_mm512_loadu_si512(src + i), flip));
@@ -103,17 +103,18 @@ inline void copy_offset(const int8_t* src, int64_t n, uint8_t* dst) {
   }
 }
 
-// Padded row `py` of image b: zero points in the border, activations + 128.
+// Padded row `py` of image b: real zeros in the border, activations + 128.
 void pad_row(const ConvGeometry& g, const Layout& l, const int8_t* input, int64_t b, int64_t py, uint8_t* padded) {
   uint8_t* dst = padded + (b * l.hp + py) * l.row_stride;
   const int64_t iy = py - g.padding;
+  const int zero = static_cast<int>(activation_offset(g));
   if (iy < 0 || iy >= g.in_h) {
-    std::memset(dst, kZeroPoint, static_cast<size_t>(l.row_stride));
+    std::memset(dst, zero, static_cast<size_t>(l.row_stride));
     return;
   }
   const int64_t border = g.padding * l.cp, c = g.in_c;
-  std::memset(dst, kZeroPoint, static_cast<size_t>(border));
-  std::memset(dst + l.row_stride - border, kZeroPoint, static_cast<size_t>(border));
+  std::memset(dst, zero, static_cast<size_t>(border));
+  std::memset(dst + l.row_stride - border, zero, static_cast<size_t>(border));
   const int8_t* src = input + (b * g.in_h + iy) * g.in_w * c;
   if (c == l.cp) {
     copy_offset(src, g.in_w * c, dst + border);
@@ -122,7 +123,7 @@ void pad_row(const ConvGeometry& g, const Layout& l, const int8_t* input, int64_
   for (int64_t x = 0; x < g.in_w; ++x) {
     uint8_t* pixel = dst + border + x * l.cp;
     copy_offset(src + x * c, c, pixel);
-    for (int64_t k = c; k < l.cp; ++k) pixel[k] = kZeroPoint;
+    for (int64_t k = c; k < l.cp; ++k) pixel[k] = kFlip;
   }
 }
 
@@ -133,7 +134,7 @@ __attribute__((always_inline)) inline void store_block(const __m512i (&acc)[MR][
                                                        int64_t valid, int64_t first_block, const ConvGeometry& g,
                                                        const EpilogueTables& e, int8_t* output, int32_t* logits) {
   const int64_t out_c = g.out_c;
-  const __m512i lo = _mm512_set1_epi32(e.relu ? 0 : -128);
+  const __m512i lo = _mm512_set1_epi32(e.lo);
 #pragma GCC unroll 4
   for (int j = 0; j < J; ++j) {
     const int64_t channel = (first_block + j) * kBlock;
@@ -283,7 +284,7 @@ int64_t workspace_bytes(const ConvGeometry& g) {
 void conv2d(const ConvGeometry& g, const int8_t* input, const int8_t* blocked, const EpilogueTables& e,
             uint8_t* workspace, int8_t* output, int32_t* logits) {
   const Layout l = layout(g);
-  std::memset(workspace + l.image_bytes, kZeroPoint, static_cast<size_t>(workspace_bytes(g) - l.image_bytes));
+  std::memset(workspace + l.image_bytes, kFlip, static_cast<size_t>(workspace_bytes(g) - l.image_bytes));
   const int64_t padded_rows = g.batch * l.hp;
   // Work units: whole lines when lines are short, chunks of one long line otherwise.
   const int64_t lines_per_task = l.line_pixels >= kPixelsPerTask ? 1 : kPixelsPerTask / l.line_pixels;

@@ -3,8 +3,9 @@
 // kernel_path_supported(KernelPath::Avx512Vnni); conv2d.cpp dispatches.
 //
 // vpdpbusd multiplies unsigned by signed bytes, so the kernels read the
-// activations plus 128 (x ^ 0x80) and the epilogue subtracts 128 * (sum of the
-// channel's weights), folded into the bias. The integers that reach the
+// activations plus 128 (x ^ 0x80), pad with the input's zero point plus 128,
+// and the epilogue subtracts activation_offset(g) * (sum of the channel's
+// weights), folded into the bias. The integers that reach the
 // requantization are those of the reference path, and the requantization is
 // octet::requantize's in 64-bit vector lanes, so the outputs are identical.
 #pragma once
@@ -18,10 +19,13 @@ namespace octet::cpu::vnni {
 
 constexpr int kBlock = 16;  // output channels per block of PackedWeights::blocked
 
+// What the kernels' padded image holds for a real 0: the input's zero point plus 128.
+inline uint32_t activation_offset(const ConvGeometry& g) { return static_cast<uint32_t>(128 + g.input_zero_point); }
+
 // Bytes of the scratch buffer conv2d needs for `g` (the padded input image).
 int64_t workspace_bytes(const ConvGeometry& g);
 
-// `blocked` is PackedWeights::blocked; `e`'s bias is bias - 128 * row_sum;
+// `blocked` is PackedWeights::blocked; `e`'s bias is bias - activation_offset(g) * row_sum;
 // `workspace` holds workspace_bytes(g) bytes. Exactly one of `output` (int8,
 // requantized) and `logits` (int32 accumulators + bias) is non-null.
 void conv2d(const ConvGeometry& g, const int8_t* input, const int8_t* blocked, const EpilogueTables& e,

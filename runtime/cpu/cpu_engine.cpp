@@ -200,7 +200,8 @@ Int32Tensor CpuEngine::run_nodes(const float* input, int64_t batch, int first, i
     if (hook && float_outputs_[i]) {
       const float* x = reinterpret_cast<const float*>(args.y);
       std::vector<int8_t> rounded(static_cast<size_t>(batch * shapes_[i].numel()));
-      for (size_t v = 0; v < rounded.size(); ++v) rounded[v] = quantize_input(x[v], model_.quant[i].scale);
+      const NodeQuant& q = model_.quant[i];
+      for (size_t v = 0; v < rounded.size(); ++v) rounded[v] = quantize_input(x[v], q.scale, q.zero_point);
       hook(i, rounded.data(), static_cast<int64_t>(rounded.size()));
     } else if (hook) {
       hook(i, args.y, batch * shapes_[i].numel());

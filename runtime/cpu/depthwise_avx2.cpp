@@ -32,15 +32,17 @@ __attribute__((always_inline)) inline __m256i load_channels(const int8_t* x, int
 // One pixel's accumulators of 8 channels over its taps inside the image
 // (kernel rows `rows`, columns `cols`). `x` is its tap (0, 0) as an offset
 // into `input` (outside the image where the window is clipped), `w` the
-// taps' weights of the 8 channels. K: the kernel size known when compiling
+// taps' weights of the 8 channels, `zero` the input's zero point (each
+// input is read less it, so the skipped taps, a real 0, add nothing). K: the kernel size known when compiling
 // (0: g.kernel), so whole windows unroll.
 template <int K, bool Whole>
 __attribute__((always_inline)) inline __m256i pixel_channels(const int8_t* input, int64_t x, const int32_t* w,
                                                              int64_t lanes, int k, InnerTaps rows, InnerTaps cols,
-                                                             int64_t row_step, int64_t col_step, int64_t tap_step) {
+                                                             int64_t row_step, int64_t col_step, int64_t tap_step,
+                                                             __m256i zero) {
   __m256i acc = _mm256_setzero_si256();
   auto tap = [&](int ky, int kx) {
-    const __m256i v = load_channels<Whole>(input + (x + ky * row_step + kx * col_step), lanes);
+    const __m256i v = _mm256_sub_epi32(load_channels<Whole>(input + (x + ky * row_step + kx * col_step), lanes), zero);
     const __m256i weight = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + (ky * k + kx) * tap_step));
     acc = _mm256_add_epi32(acc, _mm256_mullo_epi32(v, weight));
   };
@@ -65,7 +67,8 @@ void depthwise_rows(const ConvGeometry& g, const int8_t* input, const int32_t* t
   const bool narrow = narrow_is_exact(int64_t(k) * k, channels, e);
   std::vector<ChannelVectors> blocks;
   for (int64_t channel = 0; channel < channels; channel += kLanes) blocks.emplace_back(e, channel, narrow);
-  const int32_t lo = e.relu ? 0 : -128;
+  const int32_t lo = e.lo;
+  const __m256i zero = _mm256_set1_epi32(g.input_zero_point);
   for_each_output_row(g, [&](int64_t b, int64_t oy) {
     const InnerTaps rows = inner_taps(oy, g.in_h, g);
     for (int64_t ox = 0; ox < g.out_w; ++ox) {
@@ -74,14 +77,14 @@ void depthwise_rows(const ConvGeometry& g, const int8_t* input, const int32_t* t
       const int64_t at = ((b * g.out_h + oy) * g.out_w + ox) * channels;
       for (int64_t channel = 0; channel < whole_end; channel += kLanes) {
         const __m256i acc = pixel_channels<K, true>(input, x + channel, taps + channel, kLanes, k, rows, cols,
-                                                     row_step, col_step, padded);
+                                                     row_step, col_step, padded, zero);
         store_int8(acc, blocks[channel / kLanes], e.skip ? e.skip + at + channel : nullptr, lo, kLanes,
                    output + at + channel);
       }
       if (whole_end < channels) {
         const int64_t lanes = channels - whole_end;
         const __m256i acc = pixel_channels<K, false>(input, x + whole_end, taps + whole_end, lanes, k, rows, cols,
-                                                      row_step, col_step, padded);
+                                                      row_step, col_step, padded, zero);
         store_int8(acc, blocks.back(), e.skip ? e.skip + at + whole_end : nullptr, lo, lanes, output + at + whole_end);
       }
     }

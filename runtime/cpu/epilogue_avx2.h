@@ -30,15 +30,22 @@ constexpr int kLanes = 8;  // int32 channels per vector
 // - wide: the sum with rounding 2^(shift - 1), then >> shift in 64-bit lanes
 //   and the clamp there. AVX2 has no 64-bit arithmetic shift: a negative x
 //   is shifted as ~(~x >>> shift).
+// Either way the skip is read less its zero point and the output's zero
+// point is added after the shift.
 struct ChannelVectors {
   bool narrow = true;
   __m256i bias;                                                      // 8 x int32
   __m256i multiplier[2], rounding[2], skip_multiplier[2], shift[2];  // 64-bit lanes
   __m256i left, right;                                               // 8 x int32
+  __m256i zero_point, skip_zero_point;                               // 8 x int32
+  __m256i zero_point64;                                              // 64-bit lanes
 
   ChannelVectors() = default;
   ChannelVectors(const EpilogueTables& e, int64_t channel, bool narrow_exact) : narrow(narrow_exact) {
     bias = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(e.bias + channel));
+    zero_point = _mm256_set1_epi32(e.zero_point);
+    skip_zero_point = _mm256_set1_epi32(e.skip_zero_point);
+    zero_point64 = _mm256_set1_epi64x(e.zero_point);
     alignas(32) int64_t m[8] = {}, r[8] = {}, sm[8] = {}, sh[8] = {};
     alignas(32) int32_t l[8] = {}, rt[8] = {};
     for (int k = 0; k < 8 && e.multiplier; ++k) {  // none for the int32 output
@@ -64,12 +71,13 @@ struct ChannelVectors {
 
 // Whether the narrow epilogue computes requantize's value for every one of
 // `channels` channels whose accumulators sum `depth` products: where shift <
-// 32, (acc + bias) << left and skip << left fit in int32 (|activation|,
-// |weight| <= 128, so |acc| <= 2^14 * depth). Then every 64-bit sum is below
+// 32, (acc + bias) << left and skip << left fit in int32 (|weight| <= 128 and
+// |activation| <= activation_bound, so |acc| <= 128 * bound * depth; |skip|
+// <= 255). Then every 64-bit sum is below
 // 2^63 too. Real models have shifts near 31 (a residual's) or more, with
 // accumulators far below 2^29.
 inline bool narrow_is_exact(int64_t depth, int64_t channels, const EpilogueTables& e) {
-  const int64_t acc_bound = (int64_t{1} << 14) * depth;
+  const int64_t acc_bound = int64_t{128} * e.activation_bound * depth;
   for (int64_t c = 0; c < channels; ++c) {
     const int64_t s = e.shift[c];
     if (s >= 32) continue;
@@ -92,19 +100,22 @@ inline void store_int8(__m256i acc, const ChannelVectors& v, const int8_t* skip,
       std::memcpy(&bytes, skip, kLanes);
     else
       std::memcpy(&bytes, skip, static_cast<size_t>(lanes));
-    const __m256i s = _mm256_sllv_epi32(_mm256_cvtepi8_epi32(_mm_cvtsi64_si128(bytes)), v.left);
+    const __m256i s =
+        _mm256_sllv_epi32(_mm256_sub_epi32(_mm256_cvtepi8_epi32(_mm_cvtsi64_si128(bytes)), v.skip_zero_point), v.left);
     x[0] = _mm256_add_epi64(x[0], _mm256_mul_epi32(s, v.skip_multiplier[0]));
     x[1] = _mm256_add_epi64(x[1], _mm256_mul_epi32(_mm256_srli_epi64(s, 32), v.skip_multiplier[1]));
   }
   __m256i q;
   if (v.narrow) {
     q = _mm256_srav_epi32(_mm256_blend_epi32(_mm256_srli_epi64(x[0], 32), x[1], 0xAA), v.right);
+    q = _mm256_add_epi32(q, v.zero_point);
     q = _mm256_max_epi32(q, _mm256_set1_epi32(lo));  // the packs below saturate at 127
   } else {
     const __m256i zero = _mm256_setzero_si256(), lo64 = _mm256_set1_epi64x(lo), hi64 = _mm256_set1_epi64x(127);
     for (int h = 0; h < 2; ++h) {
       const __m256i negative = _mm256_cmpgt_epi64(zero, x[h]);
       x[h] = _mm256_xor_si256(_mm256_srlv_epi64(_mm256_xor_si256(x[h], negative), v.shift[h]), negative);
+      x[h] = _mm256_add_epi64(x[h], v.zero_point64);
       x[h] = _mm256_blendv_epi8(x[h], hi64, _mm256_cmpgt_epi64(x[h], hi64));
       x[h] = _mm256_blendv_epi8(x[h], lo64, _mm256_cmpgt_epi64(lo64, x[h]));
     }

@@ -23,10 +23,13 @@ inline __mmask16 lane_mask(int64_t lanes) {
 // reload them after every row).
 struct ChannelVectors {
   __m512i bias, multiplier[2], rounding[2], shift[2], skip_multiplier[2];
+  __m512i zero_point, skip_zero_point;  // 64-bit lanes
 
   ChannelVectors(const EpilogueTables& e, int64_t channel) {
     bias = _mm512_loadu_si512(e.bias + channel);
     if (!e.multiplier) return;  // int32 output: the bias alone
+    zero_point = _mm512_set1_epi64(e.zero_point);
+    skip_zero_point = _mm512_set1_epi64(e.skip_zero_point);
     for (int h = 0; h < 2; ++h) {
       multiplier[h] = _mm512_loadu_si512(e.multiplier + channel + 8 * h);
       rounding[h] = _mm512_loadu_si512(e.rounding + channel + 8 * h);
@@ -36,9 +39,10 @@ struct ChannelVectors {
   }
 };
 
-// octet::requantize of 16 accumulators: (acc * multiplier + skip *
-// skip_multiplier + rounding) >> shift in 64-bit lanes, then clamped to
-// [lo, 127] by saturating narrowing (int64 -> int32 -> int8) and a max.
+// octet::requantize of 16 accumulators: ((acc * multiplier + (skip - skip
+// zero point) * skip_multiplier + rounding) >> shift) + zero point in 64-bit
+// lanes, then clamped to [lo, 127] by saturating narrowing (int64 -> int32 ->
+// int8) and a max.
 inline void store_int8(__m512i acc, const ChannelVectors& v, const int8_t* skip, __m512i lo, __mmask16 mask,
                        int8_t* out) {
   acc = _mm512_add_epi32(acc, v.bias);
@@ -49,10 +53,10 @@ inline void store_int8(__m512i acc, const ChannelVectors& v, const int8_t* skip,
   for (int h = 0; h < 2; ++h) {
     x[h] = _mm512_add_epi64(_mm512_mul_epi32(x[h], v.multiplier[h]), v.rounding[h]);
     if (skip) {
-      const __m512i sk = _mm512_cvtepi8_epi64(h == 0 ? s : _mm_srli_si128(s, 8));
+      const __m512i sk = _mm512_sub_epi64(_mm512_cvtepi8_epi64(h == 0 ? s : _mm_srli_si128(s, 8)), v.skip_zero_point);
       x[h] = _mm512_add_epi64(x[h], _mm512_mul_epi32(sk, v.skip_multiplier[h]));
     }
-    x[h] = _mm512_srav_epi64(x[h], v.shift[h]);
+    x[h] = _mm512_add_epi64(_mm512_srav_epi64(x[h], v.shift[h]), v.zero_point);
   }
   const __m512i q =
       _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtsepi64_epi32(x[0])), _mm512_cvtsepi64_epi32(x[1]), 1);

@@ -28,6 +28,8 @@ struct NodeView {
   const Node& node() const { return model.graph.nodes[index]; }
   const NodeQuant& quant() const { return model.quant[index]; }
   ActShape input(size_t k = 0) const { return shapes[node().inputs.at(k)]; }
+  // Input k's stored value of a real 0 (graph/node_quant.h).
+  int32_t input_zero_point(size_t k = 0) const { return model.quant[node().inputs.at(k)].zero_point; }
   ActShape output() const { return shapes[index]; }
   // The model's last node: its int32 accumulators are the logits.
   bool is_output() const { return index == model.output(); }
@@ -77,6 +79,7 @@ inline ConvGeometry conv_geometry(const NodeView& v, int64_t batch) {
   } else {
     g.in_c = static_cast<int>(in.numel());
   }
+  g.input_zero_point = v.input_zero_point();
   return g;
 }
 
@@ -92,9 +95,11 @@ inline RequantEpilogue requant_epilogue(const KernelArgs& a) {
   e.multiplier = q.multiplier.ptr();
   e.shift = q.shift.ptr();
   e.relu = a.node.node().relu;
+  e.zero_point = q.zero_point;
   if (a.inputs.size() == 2) {
     e.skip = a.inputs[1];
     e.skip_multiplier = q.skip_multiplier.ptr();
+    e.skip_zero_point = a.node.input_zero_point(1);
   }
   return e;
 }

@@ -23,6 +23,9 @@ struct ConvGeometry {
   int out_h = 1, out_w = 1, out_c = 0;
   int kernel = 1, stride = 1, padding = 0;
   int dilation = 1;  // not on the AVX-512 VNNI path: its kernel reads each kernel row's taps as one run
+  // The input's stored value of a real 0: the padding's value. Every path
+  // accumulates weight x (input - input_zero_point).
+  int input_zero_point = 0;
   int64_t rows() const { return batch * out_h * out_w; }        // GEMM M
   int64_t depth() const { return int64_t(kernel) * kernel * in_c; }  // GEMM K
 };

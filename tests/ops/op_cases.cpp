@@ -5,15 +5,16 @@
 
 #include "graph/ops/pool2d.h"
 #include "tests/ops/op_model.h"
+#include "tests/ops/zero_point_cases.h"
 #include "tests/support/random_model.h"
 
 namespace octet {
 
-namespace {
-
 std::string shape_name(int64_t batch, int c, int h, int w) {
   return "b" + std::to_string(batch) + "_" + std::to_string(c) + "x" + std::to_string(h) + "x" + std::to_string(w);
 }
+
+namespace {
 
 struct Conv {
   int64_t batch;
@@ -534,6 +535,7 @@ std::vector<OpCase> make_cases() {
   }
   add_image_net_operator_cases(cases);
   add_mixed_precision_cases(cases);
+  add_zero_point_cases(cases);
   return cases;
 }
 

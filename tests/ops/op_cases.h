@@ -35,6 +35,9 @@ bool has_fused_residual(const Graph& g);
 
 const std::vector<OpCase>& op_cases();
 
+// A case name's shape part: "b<batch>_<c>x<h>x<w>".
+std::string shape_name(int64_t batch, int c, int h, int w);
+
 // `batch` images for a case whose input has per-sample shape `shape`.
 std::vector<float> case_images(const OpCase& c, const ActShape& shape, int64_t batch, uint64_t seed);
 

@@ -18,7 +18,9 @@ int OpModel::input(int c, int h, int w, float scale) {
   Node n;
   n.op = Op::Input;
   n.channels = c, n.height = h, n.width = w;
-  return push(n, activation());
+  NodeQuant q = activation();
+  q.zero_point = 0;
+  return push(n, q);
 }
 
 int OpModel::conv(int x, int out_c, int kernel, int stride, int padding, bool relu, int skip, Requant requant,
@@ -46,6 +48,7 @@ int OpModel::linear(int x, int out_c, bool relu, int skip) {
 int OpModel::max_pool(int x, int kernel, int stride, int padding, bool ceil_mode) {
   NodeQuant q = activation();
   q.scale = quant_[x].scale;
+  q.zero_point = quant_[x].zero_point;
   return pool(Op::MaxPool2d, x, kernel, stride, padding, ceil_mode, q);
 }
 
@@ -146,6 +149,7 @@ int OpModel::flatten(int x) {
 int OpModel::keeps_scale(Node n) {
   NodeQuant q = activation();
   q.scale = quant_[n.inputs.at(0)].scale;
+  q.zero_point = quant_[n.inputs.at(0)].zero_point;
   q.amax = 127.0f / q.scale;
   return push(std::move(n), q);
 }
@@ -185,6 +189,7 @@ NodeQuant OpModel::activation() const {
   q.scale = scale_;
   q.amax = 127.0f / scale_;
   q.method = "test";
+  q.zero_point = zero_point_;
   return q;
 }
 
@@ -222,6 +227,7 @@ NodeQuant OpModel::weighted(const Shape& weight_shape, bool residual, bool is_ou
   for (int32_t& b : q.bias.data) b = static_cast<int32_t>(std::round(uniform(-spread, spread)));
   if (is_output) {
     q.scale = 0;
+    q.zero_point = 0;
     q.logit_scale = FloatTensor({out_c}, 1.0f);
     return q;
   }

@@ -24,6 +24,9 @@ class OpModel {
   explicit OpModel(uint64_t seed) : rng_(seed) {}
 
   int input(int c, int h, int w, float scale = 1.0f);
+  // The activations made after this call (not the input's, nor those that
+  // keep their input's) store a real 0 as `zero_point` (graph/node_quant.h).
+  void set_zero_point(int32_t zero_point) { zero_point_ = zero_point; }
   // A conv, with a fused residual when skip >= 0.
   int conv(int x, int out_c, int kernel, int stride, int padding, bool relu, int skip = -1,
            Requant requant = Requant::Typical, int groups = 1, int dilation = 1);
@@ -63,6 +66,7 @@ class OpModel {
   std::vector<NodeQuant> quant_;
   std::mt19937_64 rng_;
   float scale_ = 1.0f;
+  int32_t zero_point_ = 0;
 };
 
 }  // namespace octet

@@ -52,12 +52,14 @@ Int8Tensor run_float_node(const QuantizedModel& m, const std::vector<ActShape>& 
     r.inputs.push_back(float_outputs[in] ? nullptr : nhwc[k].ptr());
     r.float_inputs.push_back(float_outputs[in] ? floats[in].ptr() : nullptr);
     r.input_scales.push_back(m.quant[in].scale);
+    r.input_zero_points.push_back(m.quant[in].zero_point);
   }
   if (float_outputs[i]) {
     floats[i] = FloatTensor({N, out.h, out.w, out.c});
     r.float_y = floats[i].ptr();
     run_dequantized(r);
-    for (int64_t k = 0; k < y.numel(); ++k) y.data[k] = quantize_input(floats[i].data[k], m.quant[i].scale);
+    for (int64_t k = 0; k < y.numel(); ++k)
+      y.data[k] = quantize_input(floats[i].data[k], m.quant[i].scale, m.quant[i].zero_point);
   } else {
     run_dequantized(r);
   }
@@ -83,6 +85,7 @@ ReferenceRun reference_run(const QuantizedModel& m, const float* input, int64_t 
     for (int in : n.inputs) {
       args.inputs.push_back(&run.values[in]);
       args.input_scales.push_back(m.quant[in].scale);
+      args.input_zero_points.push_back(m.quant[in].zero_point);
     }
     def.run_int8_reference(args);
   }

@@ -13,7 +13,8 @@ namespace {
 void run(const KernelArgs& a) {
   const NodeView& v = a.node;
   const std::array<int8_t, 256> levels =
-      ops::activation_table(v.node(), v.model.quant[v.node().inputs[0]].scale, v.quant().scale);
+      ops::activation_table(v.node(), v.model.quant[v.node().inputs[0]].scale, v.quant().scale, v.input_zero_point(),
+                            v.quant().zero_point);
   const int8_t* x = a.inputs[0];
   const int64_t count = a.batch * a.node.output().numel();
 #pragma omp parallel for if (count >= kMinParallelWork)

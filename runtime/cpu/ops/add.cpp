@@ -9,12 +9,14 @@ namespace {
 void run(const KernelArgs& a) {
   const NodeQuant& q = a.node.quant();
   const int32_t multiplier_a = q.multiplier.data[0], multiplier_b = q.multiplier.data[1], shift = q.shift.data[0];
-  const int32_t lo = a.node.node().relu ? 0 : -128;
+  const int32_t lo = a.node.node().relu ? q.zero_point : -128;
+  const int32_t x_zero = a.node.input_zero_point(0), z_zero = a.node.input_zero_point(1);
   const int8_t *x = a.inputs[0], *z = a.inputs[1];
   const int64_t count = a.batch * a.node.output().numel();
 #pragma omp parallel for if (count >= kMinParallelWork)
   for (int64_t i = 0; i < count; ++i)
-    a.y[i] = static_cast<int8_t>(requantize(x[i], multiplier_a, z[i], multiplier_b, shift, lo));
+    a.y[i] = static_cast<int8_t>(
+        requantize(x[i] - x_zero, multiplier_a, z[i] - z_zero, multiplier_b, shift, lo, q.zero_point));
 }
 }  // namespace
 

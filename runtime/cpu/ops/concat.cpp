@@ -13,12 +13,13 @@ void run(const KernelArgs& a) {
   int first = 0;
   for (size_t i = 0; i < a.inputs.size(); ++i) {
     const int channels = a.node.input(i).c;
-    const int32_t multiplier = q.multiplier.data[i], shift = q.shift.data[0];
+    const int32_t multiplier = q.multiplier.data[i], shift = q.shift.data[0], zero_in = a.node.input_zero_point(i);
     const int8_t* x = a.inputs[i];
 #pragma omp parallel for if (pixels * channels >= kMinParallelWork)
     for (int64_t p = 0; p < pixels; ++p)
       for (int c = 0; c < channels; ++c)
-        a.y[p * out.c + first + c] = static_cast<int8_t>(requantize(x[p * channels + c], multiplier, 0, 0, shift, -128));
+        a.y[p * out.c + first + c] =
+            static_cast<int8_t>(requantize(x[p * channels + c] - zero_in, multiplier, 0, 0, shift, -128, q.zero_point));
     first += channels;
   }
 }

@@ -34,9 +34,10 @@ std::string grouped(const NodeView& v) {
   return v.node().groups > 1 ? "" : "not grouped (groups 1): the dense kernels run it";
 }
 
-int32_t dot(const int8_t* a, const int8_t* b, int64_t n) {
+// Activations (less their zero point) times weights.
+int32_t dot(const int8_t* x, int32_t zero_point, const int8_t* w, int64_t n) {
   int32_t acc = 0;
-  for (int64_t k = 0; k < n; ++k) acc += int32_t(a[k]) * int32_t(b[k]);
+  for (int64_t k = 0; k < n; ++k) acc += (int32_t(x[k]) - zero_point) * int32_t(w[k]);
   return acc;
 }
 
@@ -48,6 +49,7 @@ void run_grouped(const KernelArgs& a) {
   const int8_t* x = a.inputs[0];
   const int8_t* weights = static_cast<const GroupRows*>(a.data)->rows.data();
   const RequantEpilogue e = requant_epilogue(a);
+  const int32_t zero_point = a.node.input_zero_point();
 #pragma omp parallel if (rows * depth * out.c >= kMinParallelWork)
   {
     std::vector<int8_t> patch(static_cast<size_t>(depth));
@@ -61,13 +63,14 @@ void run_grouped(const KernelArgs& a) {
             const int64_t iy = oy * n.stride - n.padding + ky * n.dilation;
             const int64_t ix = ox * n.stride - n.padding + kx * n.dilation;
             if (iy < 0 || iy >= in.h || ix < 0 || ix >= in.w)
-              std::memset(p, 0, group_in);
+              std::memset(p, zero_point, group_in);  // a real 0
             else
               std::memcpy(p, x + ((b * in.h + iy) * in.w + ix) * in.c + int64_t(g) * group_in, group_in);
           }
         for (int o = g * group_out; o < (g + 1) * group_out; ++o)
           a.y[m * out.c + o] =
-              static_cast<int8_t>(requantize_output(dot(patch.data(), weights + o * depth, depth), o, m * out.c + o, e));
+              static_cast<int8_t>(requantize_output(dot(patch.data(), zero_point, weights + o * depth, depth), o,
+                                                    m * out.c + o, e));
       }
     }
   }
@@ -110,6 +113,7 @@ void run_depthwise(const KernelArgs& a) {
   const int32_t* taps = static_cast<const DepthwiseTaps*>(a.data)->taps.data();
   const int64_t padded = padded_channels(channels);
   const RequantEpilogue e = requant_epilogue(a);
+  const int32_t zero_point = a.node.input_zero_point();  // inputs are read less it: the skipped taps add nothing
 #pragma omp parallel if (pixels * channels * k * k >= kMinParallelWork)
   {
     std::vector<int32_t> acc(static_cast<size_t>(channels));
@@ -125,7 +129,7 @@ void run_depthwise(const KernelArgs& a) {
           if (ix < 0 || ix >= in.w) continue;
           const int8_t* pixel = x + ((b * in.h + iy) * in.w + ix) * channels;
           const int32_t* w = taps + (ky * k + kx) * padded;
-          for (int c = 0; c < channels; ++c) acc[c] += int32_t(pixel[c]) * w[c];
+          for (int c = 0; c < channels; ++c) acc[c] += (int32_t(pixel[c]) - zero_point) * w[c];
         }
       }
       for (int c = 0; c < channels; ++c)
@@ -145,7 +149,7 @@ std::string depthwise_on_avx2(const NodeView& v) { return depthwise_on(v, Kernel
 void run_depthwise_simd(const KernelArgs& a, KernelPath path) {
   const ConvGeometry g = conv_geometry(a.node, a.batch);
   const RequantEpilogue requant = requant_epilogue(a);
-  const PaddedEpilogue e(g.out_c, requant.bias, &requant);
+  const PaddedEpilogue e(g.out_c, requant.bias, &requant, g.input_zero_point);
   const int32_t* taps = static_cast<const DepthwiseTaps*>(a.data)->taps.data();
 #if defined(OCTET_CPU_VNNI)
   if (path == KernelPath::Avx512Vnni) return vnni::depthwise_conv2d(g, a.inputs[0], taps, e.tables, a.y);

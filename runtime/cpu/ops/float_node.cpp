@@ -36,6 +36,7 @@ void run(const KernelArgs& a) {
     r.inputs.push_back(is_float ? nullptr : a.inputs[k]);
     r.float_inputs.push_back(is_float ? reinterpret_cast<const float*>(a.inputs[k]) : nullptr);
     r.input_scales.push_back(v.model.quant[v.node().inputs[k]].scale);
+    r.input_zero_points.push_back(v.model.quant[v.node().inputs[k]].zero_point);
   }
   if (data.float_output) {
     r.y = nullptr;

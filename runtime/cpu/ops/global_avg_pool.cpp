@@ -12,6 +12,7 @@ void run(const KernelArgs& a) {
   const int c = in.c;
   const int64_t plane = int64_t(in.h) * in.w;
   const int32_t multiplier = a.node.quant().multiplier.data[0], shift = a.node.quant().shift.data[0];
+  const int32_t zero_in = a.node.input_zero_point(), zero_out = a.node.quant().zero_point;
   const int8_t* x = a.inputs[0];
 #pragma omp parallel for if (a.batch * plane * c >= kMinParallelWork)
   for (int64_t b = 0; b < a.batch; ++b) {
@@ -19,7 +20,8 @@ void run(const KernelArgs& a) {
     for (int64_t p = 0; p < plane; ++p)
       for (int ch = 0; ch < c; ++ch) sum[ch] += x[(b * plane + p) * c + ch];
     for (int ch = 0; ch < c; ++ch)
-      a.y[b * c + ch] = static_cast<int8_t>(requantize(sum[ch], multiplier, 0, 0, shift, -128));
+      a.y[b * c + ch] = static_cast<int8_t>(
+          requantize(static_cast<int32_t>(sum[ch] - zero_in * plane), multiplier, 0, 0, shift, -128, zero_out));
   }
 }
 }  // namespace

@@ -8,7 +8,8 @@ namespace octet::cpu {
 namespace {
 void run(const KernelArgs& a) {
   const int64_t count = a.batch * a.node.output().numel();
-  for (int64_t i = 0; i < count; ++i) a.y[i] = std::max<int8_t>(a.inputs[0][i], 0);
+  const auto zero = static_cast<int8_t>(a.node.input_zero_point());  // a real 0
+  for (int64_t i = 0; i < count; ++i) a.y[i] = std::max(a.inputs[0][i], zero);
 }
 }  // namespace
 
