@@ -13,12 +13,17 @@
 #include "quant/auto_global.h"
 #include "quant/bias_correction.h"
 #include "quant/fixed_point.h"
+#include "quant/non_negative.h"
 
 namespace octet {
 
 namespace {
 
-float scale_for(double amax) { return amax > 0 ? static_cast<float>(127.0 / amax) : 1.0f; }
+// The step of `levels` levels above 0 up to amax.
+float scale_for(double amax, double levels = 127.0) { return amax > 0 ? static_cast<float>(levels / amax) : 1.0f; }
+
+// A non-negative tensor's zero point with unsigned activations: 0 is stored as -128.
+constexpr int32_t kUnsignedZeroPoint = -128;
 
 // The quantized graph before any scale is known: which float node each
 // quantized node comes from, and whose statistics give its scale.
@@ -27,6 +32,7 @@ struct Plan {
   std::vector<int> stats_node;   // float node whose output this node's int8 output stands for
   std::vector<bool> own_scale;   // a quantization point
   std::vector<bool> in_float;    // kept in float (QuantizeOptions::float_nodes)
+  std::vector<bool> is_unsigned;  // stored as uint8 (QuantizeOptions::unsigned_activations)
 };
 
 // Marks the nodes named in `names`; fails on a name that is not a node between
@@ -47,7 +53,7 @@ std::vector<bool> float_node_flags(const Graph& g, const std::vector<std::string
   return flags;
 }
 
-Plan plan_graph(const Graph& fg, const std::vector<std::string>& float_nodes) {
+Plan plan_graph(const Graph& fg, const std::vector<std::string>& float_nodes, bool unsigned_activations) {
   const auto consumers = fg.consumers();
   const size_t N = fg.nodes.size();
   std::vector<int> fused_conv(N, -1), skip_of(N, -1);
@@ -88,6 +94,9 @@ Plan plan_graph(const Graph& fg, const std::vector<std::string>& float_nodes) {
   }
   plan.graph.validate();
   plan.in_float = float_node_flags(plan.graph, float_nodes);
+  plan.is_unsigned = unsigned_activations ? non_negative_outputs(plan.graph)
+                                          : std::vector<bool>(plan.graph.nodes.size(), false);
+  plan.is_unsigned.back() = false;  // the int32 logits
   return plan;
 }
 
@@ -144,11 +153,13 @@ void fill_quant(const Plan& plan, const FloatModel& folded, const std::map<std::
       // A fused Clip(0, max): int8's saturation at amax is the clip, so amax may not pass it.
       const double clipped = n.relu_max > 0 ? std::min<double>(amax[f], n.relu_max) : amax[f];
       q.amax = static_cast<float>(clipped);
-      q.scale = scale_for(clipped);
+      q.scale = scale_for(clipped, plan.is_unsigned[i] ? 255.0 : 127.0);
+      q.zero_point = plan.is_unsigned[i] ? kUnsignedZeroPoint : 0;
       q.method = amax[f] > 0 ? methods[f] : "zero tensor (scale 1)";
     } else if (i + 1 < N) {
       q.scale = qm->quant[n.inputs[0]].scale;
       q.amax = qm->quant[n.inputs[0]].amax;
+      q.zero_point = qm->quant[n.inputs[0]].zero_point;
       q.method = "inherited";
     }
     const float s_in = n.inputs.empty() ? 0.0f : qm->quant[n.inputs[0]].scale;
@@ -244,7 +255,7 @@ QuantizedModel quantize(const Checkpoint& checkpoint, const FloatModel& folded, 
         "unknown weight rounding '" + o.weight_rounding + "' (known: gptq, nearest)");
   check(cal.samples > 0 && cal.stats.size() == folded.graph.nodes.size(),
         "calibration does not match the model (was it recorded on another graph?)");
-  const Plan plan = plan_graph(folded.graph, o.float_nodes);
+  const Plan plan = plan_graph(folded.graph, o.float_nodes, o.unsigned_activations);
   const size_t N = plan.graph.nodes.size();
 
   // amax of every quantization point, by float node.

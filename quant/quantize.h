@@ -39,6 +39,10 @@ struct QuantizeOptions {
   // (quant/bias_correction.h).
   bool equalize = false;
   bool bias_correction = false;
+  // Tensors that cannot be negative (quant/non_negative.h) use all 256 levels:
+  // uint8 stored with zero point -128, scale 255 / amax. Otherwise every
+  // activation is signed int8, scale 127 / amax.
+  bool unsigned_activations = false;
 };
 
 // The float pass record `options` needs (GPTQ statistics, auto's logits) over

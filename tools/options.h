@@ -96,6 +96,11 @@ inline void add_quantize_options(CLI::App* cmd, NamedQuantizeOptions& q) {
   cmd->add_flag("--bias-correction", q.bias_correction,
                 "Subtract from each conv's and linear's bias the mean shift its int8 weights' rounding causes, "
                 "from the calibration images' channel means (Nagel et al. 2019)");
+  cmd->add_option("--activations", q.activations,
+                  "signed: every activation int8 (zero point 0); unsigned: a tensor that cannot be negative (a "
+                  "ReLU's output, a sigmoid's, and pools, moves and concats of them) stored as uint8, a step half "
+                  "as wide (zero point -128 in int8's bytes); the cpu backend runs such a model")
+      ->capture_default_str();
 }
 
 // q.options(checkpoint), saying on standard error when the network's size

@@ -66,7 +66,8 @@ std::shared_ptr<PyQuantizeResult> quantize_py(const PyCheckpoint& c, const std::
                                               double percentile, int64_t calib_samples,
                                               const std::vector<std::string>& float_nodes,
                                               std::optional<double> min_agreement, std::optional<double> max_drop,
-                                              int64_t val_samples, bool equalize, bool bias_correction) {
+                                              int64_t val_samples, bool equalize, bool bias_correction,
+                                              const std::string& activations) {
   NamedQuantizeOptions named;  // the same names as the command line's options
   named.method = method.value_or("");  // None: the network's default (NamedQuantizeOptions)
   named.granularity = granularity;
@@ -77,6 +78,7 @@ std::shared_ptr<PyQuantizeResult> quantize_py(const PyCheckpoint& c, const std::
   named.float_nodes = float_nodes;
   named.equalize = equalize;
   named.bias_correction = bias_correction;
+  named.activations = activations;
   const QuantizeOptions options = named.options(c.checkpoint());
   AccuracyTarget target;
   target.min_agreement = min_agreement.value_or(-1);
@@ -198,7 +200,7 @@ void bind_quantize(py::module_& m) {
         py::arg("weight_rounding") = py::none(), py::arg("percentile") = 99.99, py::arg("calib_samples") = 1024,
         py::arg("float_nodes") = std::vector<std::string>(), py::arg("min_agreement") = py::none(),
         py::arg("max_drop") = py::none(), py::arg("val_samples") = 1000, py::arg("equalize") = false,
-        py::arg("bias_correction") = false,
+        py::arg("bias_correction") = false, py::arg("activations") = NamedQuantizeOptions{}.activations,
         "Calibrates on training images and quantizes, with the options of `octet quantize`: method (max, sigma3, "
         "percentile, entropy, mse, auto, auto-global), granularity (per-channel, per-tensor), scheme (octet, lab), "
         "weight_rounding (gptq, nearest; method and weight_rounding None: auto and gptq, or auto-global and nearest "
@@ -207,7 +209,8 @@ void bind_quantize(py::module_& m) {
         "calib_samples, float_nodes (names of nodes to keep in float, as --float-nodes: mixed precision, run by the "
         "cpu backend), min_agreement, max_drop and val_samples (an accuracy "
         "target, as --min-agreement: the result's accuracy_target tells whether it was met), equalize and "
-        "bias_correction (as --equalize and --bias-correction). data_dir: the folder holding the dataset "
+        "bias_correction (as --equalize and --bias-correction), activations (signed, unsigned: as --activations; "
+        "an unsigned model runs on the cpu backend). data_dir: the folder holding the dataset "
         "(default: the dataset's Debian folder). calib_data: your own calibration images instead, as `octet quantize "
         "--calib-data`: a folder in torchvision's ImageFolder layout (JPEG/PNG; resize and crop as --resize and "
         "--crop, normalised as the checkpoint says) or a .npy path, or a float32 array N x C x H x W of model inputs "

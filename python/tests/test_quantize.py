@@ -135,6 +135,9 @@ def test_points_hold_histograms_ranges_and_chosen_amax(quantized):
     assert [p["name"] for p in points] == own_scale
     assert points[0]["op"] == "input"
     shapes = {l["name"]: l["shape"] for l in q.layers}
+    zero_points = {l["name"]: l["zero_point"] for l in q.layers}
+    assert zero_points[points[0]["name"]] == 0  # the input is signed; a ReLU's output is stored unsigned
+    assert all(zero_points[l["name"]] == -128 for l in q.layers if l["relu"] or l["op"] == "max_pool2d")
     for p in points:
         hist, edges = p["histogram"], p["bin_edges"]
         assert hist.dtype == np.int64 and hist.shape == (2048,)
@@ -148,7 +151,8 @@ def test_points_hold_histograms_ranges_and_chosen_amax(quantized):
         assert p["std"] >= 0
         assert p["method"] == "mse"
         assert 0 < p["amax"] <= p["abs_max"] * (1 + 1e-6)
-        assert p["scale"] == pytest.approx(127.0 / p["amax"], rel=1e-6)
+        levels = 255.0 if zero_points[p["name"]] == -128 else 127.0
+        assert p["scale"] == pytest.approx(levels / p["amax"], rel=1e-6)
 
 
 def test_stats_of_any_float_node(quantized, lenet):
@@ -169,9 +173,9 @@ def test_relu_outputs_have_no_negative_values(quantized, lenet):
 
 def test_an_unreachable_accuracy_target_writes_the_closest_model_and_exits_3(octet_bin, tmp_path):
     """LeNet-5 on CIFAR-10, `--min-agreement 100 --max-drop 0`: no mix of float and int8 layers agrees
-    with float on every validation image, so the closest model is written, the JSON says the target was
-    not met, the exit status is 3 (not 1: nothing was wrong with the input), and a rerun writes the
-    same bytes."""
+    with float on every validation image (with signed activations), so the closest model is written, the
+    JSON says the target was not met, the exit status is 3 (not 1: nothing was wrong with the input), and
+    a rerun writes the same bytes."""
     cifar = os.environ.get("OCTET_CIFAR10_DIR", str(SOURCE_DIR / ".data" / "cifar-10-batches-bin"))
     if not os.path.exists(os.path.join(cifar, "test_batch.bin")):
         pytest.skip(f"CIFAR-10 binary files not found in {cifar} (tools/setup.sh writes them)")
@@ -180,7 +184,8 @@ def test_an_unreachable_accuracy_target_writes_the_closest_model_and_exits_3(oct
     for run in range(2):
         path = tmp_path / f"closest{run}.octet"
         result = subprocess.run([octet_bin, "quantize", "--checkpoint", checkpoint, "--data", cifar, "--method", "max",
-                                 "--calib-samples", "128", "--min-agreement", "100", "--max-drop", "0",
+                                 "--activations", "signed", "--calib-samples", "128", "--min-agreement", "100",
+                                 "--max-drop", "0",
                                  "--val-samples", "300", "-o", str(path), "--json", str(tmp_path / "q.json")],
                                 capture_output=True, text=True)
         assert result.returncode == 3, result.stderr
@@ -201,13 +206,14 @@ def test_accuracy_target_from_python_gives_the_sensitivity_table(octet_bin, tmp_
         pytest.skip(f"CIFAR-10 binary files not found in {cifar} (tools/setup.sh writes them)")
     path = str(SOURCE_DIR / "models" / "zoo" / "lenet5_cifar10.octet")
     result = octet.quantize(octet.load_checkpoint(path), data_dir=cifar, method="max", calib_samples=128,
-                            min_agreement=99.5, val_samples=300)
+                            min_agreement=99.5, val_samples=300, activations="signed")
     target = result.accuracy_target
     assert [row["name"] for row in target["sensitivity"]] == ["conv1", "conv2", "fc1", "fc2"]
     assert target["met"] == (target["chosen"]["agreement"] >= 99.5)
     assert set(target["float_layers"]) <= set(result.model.float_nodes)
     run_cli(octet_bin, "quantize", "--checkpoint", path, "--data", cifar, "--method", "max", "--calib-samples", "128",
-            "--min-agreement", "99.5", "--val-samples", "300", "-o", str(tmp_path / "cli.octet"))
+            "--activations", "signed", "--min-agreement", "99.5", "--val-samples", "300",
+            "-o", str(tmp_path / "cli.octet"))
     result.model.save(str(tmp_path / "py.octet"))
     assert (tmp_path / "py.octet").read_bytes() == (tmp_path / "cli.octet").read_bytes()
     assert octet.quantize(octet.load_checkpoint(path), data_dir=cifar, method="max", calib_samples=128).accuracy_target is None
@@ -222,8 +228,8 @@ def test_sensitivity_is_the_accuracy_targets_table_for_any_model(tmp_path):
         pytest.skip(f"CIFAR-10 binary files not found in {cifar} (tools/setup.sh writes them)")
     checkpoint = octet.load_checkpoint(str(SOURCE_DIR / "models" / "zoo" / "lenet5_cifar10.octet"))
     searched = octet.quantize(checkpoint, data_dir=cifar, method="max", calib_samples=128, min_agreement=100,
-                              val_samples=300)
-    plain = octet.quantize(checkpoint, data_dir=cifar, method="max", calib_samples=128)
+                              val_samples=300, activations="signed")
+    plain = octet.quantize(checkpoint, data_dir=cifar, method="max", calib_samples=128, activations="signed")
     rows = octet.sensitivity(checkpoint, plain.model, data_dir=cifar, calib_samples=128, val_samples=300)
     assert rows == searched.accuracy_target["sensitivity"]
     assert [row["name"] for row in rows] == ["conv1", "conv2", "fc1", "fc2"]

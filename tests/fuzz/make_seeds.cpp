@@ -74,6 +74,10 @@ void write_seeds(const std::string& dir) {
       QuantizeOptions options = quick_quantize_options();
       options.float_nodes = {"block.conv2", "global_avg_pool_12"};
       save_quantized_model(quantize_random(checkpoint, options, 16), dir + "/quantized/tiny_resnet.mixed.int8.octet");
+      // Unsigned activations, zero points on every ReLU's output, and the same float nodes (format version 4).
+      options.unsigned_activations = true;
+      save_quantized_model(quantize_random(checkpoint, options, 16),
+                           dir + "/quantized/tiny_resnet.unsigned_mixed.int8.octet");
     }
   }
 }

@@ -14,8 +14,9 @@ npm's onnxruntime-node through tools/ort_run.mjs; python/tests/ort_peer.py):
 
 usage: onnxruntime_targets.py OCTET_BINARY SOURCE_DIR CIFAR10_DIR [--images N] [--quantized FILE]
 (N: the first N test images, default 1000; 10000 for the whole test set;
-FILE: a quantized ResNet-20 to export, default one quantized here with
---method max --weight-rounding nearest --calib-samples 128, for speed).
+FILE: a quantized ResNet-20 to export, default two quantized here with
+--method max --weight-rounding nearest --calib-samples 128, for speed, with
+signed and with unsigned activations; the structure is checked on the signed one).
 Exit 77 (skip) without CIFAR-10, numpy and python's onnx (Debian's
 /usr/bin/python3 has both), node or onnxruntime-node, or an octet built
 without the ONNX library."""
@@ -39,7 +40,7 @@ except ImportError as e:
 
 SKIP = 77
 # Of the default export's structure: written by octet before --target existed
-# (commit cc6aab3), for ResNet-20 quantized as below.
+# (commit cc6aab3), for ResNet-20 quantized as below with signed activations.
 STRUCTURE_SHA256 = "3d9d668f54f1702ed5f0de67c2a0ee55f5b86656abf41d9b60c9b776e3ed221e"
 # Top-1 agreement with octet's int8 runtime, measured with onnxruntime-node
 # 1.30.0 on an AVX2 CPU without VNNI (AMD EPYC), the first 1000 CIFAR-10 test
@@ -94,6 +95,66 @@ def cifar10_test(folder, count, mean, std):
     return np.ascontiguousarray((pixels - mean) / std, dtype=np.float32), records[:, 0].astype(np.int64)
 
 
+def check_model(args, quantized, folder, structure):
+    """The export targets of one quantized model in ONNX Runtime; returns the failures.
+    structure: check the default export's structure (the signed model's)."""
+    import ort_peer
+
+    failures = []
+    folder.mkdir()
+    exports = {}
+    for target in ("default", "faithful", "onnxruntime"):
+        exports[target] = folder / f"{target}.onnx"
+        command = [args.octet, "export", "--quantized", quantized, "--onnx", exports[target]]
+        r = subprocess.run([str(a) for a in command + ([] if target == "default" else ["--target", target])],
+                           capture_output=True, text=True)
+        if "built without it" in r.stderr:
+            skip("this octet has no ONNX library: " + r.stderr.strip())
+        if r.returncode != 0:
+            sys.exit(f"FAIL: octet export --target {target}: {r.stderr.strip()}")
+
+    default = exports["default"].read_bytes()
+    if default != exports["faithful"].read_bytes():
+        failures.append("the default export differs from --target faithful")
+    if structure and structure_sha256(onnx.load_from_string(default)) != STRUCTURE_SHA256:
+        failures.append(f"the default export's structure changed: sha256 "
+                        f"{structure_sha256(onnx.load_from_string(default))}, was {STRUCTURE_SHA256}")
+
+    exported = onnx.load(str(exports["onnxruntime"]))
+    written = collections.Counter(n.op_type for n in exported.graph.node)
+    ops = collections.Counter(ort_peer.optimized_op_types(exports["onnxruntime"]))
+    print(f"  ONNX Runtime {ort_peer.version()}, optimized graph of --target onnxruntime: "
+          + ", ".join(f"{count} {op}" for op, count in sorted(ops.items())))
+    float_convs = {op: count for op, count in ops.items() if op.endswith("Conv") and "QLinear" not in op}
+    if float_convs:
+        failures.append(f"ONNX Runtime keeps float convolutions: {float_convs}")
+    if ops["DequantizeLinear"]:  # nothing runs in float between its int8 kernels
+        failures.append(f"ONNX Runtime keeps {ops['DequantizeLinear']} DequantizeLinear")
+    for op, fused in (("Conv", "QLinearConv"), ("Add", "QLinearAdd")):
+        if sum(count for name, count in ops.items() if name.endswith(fused)) != written[op]:
+            failures.append(f"{written[op]} {op} written, ORT runs {fused} {ops}")
+
+    metadata = {p.key: p.value for p in exported.metadata_props}
+    images, labels = cifar10_test(args.cifar10_dir, args.images, json.loads(metadata["mean"]),
+                                  json.loads(metadata["std"]))
+    np.save(folder / "images.npy", images)
+    np.save(folder / "labels.npy", labels)
+    octet_run = json.loads(run(args.octet, "predict", "--quantized", quantized, "--eval-data",
+                               folder / "images.npy", "--eval-labels", folder / "labels.npy", "--json", "-"))
+    octet_predictions = np.asarray(octet_run["int8_predictions"])
+    print(f"  {len(labels)} CIFAR-10 (JPEG copy) test images: octet int8 top-1 {octet_run['int8_top1']:.2f}%")
+    for target in ("faithful", "onnxruntime"):
+        (logits,) = ort_peer.run(exports[target], [images])
+        predictions = logits.argmax(1)
+        agreement = float(np.mean(predictions == octet_predictions))
+        top1 = 100.0 * float(np.mean(predictions == labels))
+        print(f"  ONNX Runtime, --target {target}: top-1 {top1:.2f}%, agreement with octet int8 "
+              f"{100 * agreement:.2f}% (floor {100 * AGREEMENT_FLOOR[target]:.1f}%)")
+        if agreement < AGREEMENT_FLOOR[target]:
+            failures.append(f"--target {target}: agreement {agreement:.4f} < {AGREEMENT_FLOOR[target]}")
+    return failures
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("octet")
@@ -115,61 +176,15 @@ def main():
     failures = []
     with tempfile.TemporaryDirectory(prefix="octet-ort-targets-") as folder:
         folder = pathlib.Path(folder)
-        quantized = args.quantized or folder / "resnet20.int8.octet"
-        if not args.quantized:
+        models = {"given": args.quantized} if args.quantized else {}
+        for activations in () if args.quantized else ("signed", "unsigned"):
+            models[activations] = folder / f"resnet20.{activations}.int8.octet"
             run(args.octet, "quantize", "--checkpoint", args.source_dir / "models" / "zoo" / "resnet20_cifar10.octet",
                 "--data", args.cifar10_dir, "--method", "max", "--weight-rounding", "nearest", "--calib-samples", 128,
-                "-o", quantized)
-        exports = {}
-        for target in ("default", "faithful", "onnxruntime"):
-            exports[target] = folder / f"{target}.onnx"
-            command = [args.octet, "export", "--quantized", quantized, "--onnx", exports[target]]
-            r = subprocess.run([str(a) for a in command + ([] if target == "default" else ["--target", target])],
-                               capture_output=True, text=True)
-            if "built without it" in r.stderr:
-                skip("this octet has no ONNX library: " + r.stderr.strip())
-            if r.returncode != 0:
-                sys.exit(f"FAIL: octet export --target {target}: {r.stderr.strip()}")
-
-        default = exports["default"].read_bytes()
-        if default != exports["faithful"].read_bytes():
-            failures.append("the default export differs from --target faithful")
-        structure = structure_sha256(onnx.load_from_string(default))
-        if structure != STRUCTURE_SHA256:
-            failures.append(f"the default export's structure changed: sha256 {structure}, was {STRUCTURE_SHA256}")
-
-        exported = onnx.load(str(exports["onnxruntime"]))
-        written = collections.Counter(n.op_type for n in exported.graph.node)
-        ops = collections.Counter(ort_peer.optimized_op_types(exports["onnxruntime"]))
-        print(f"ONNX Runtime {ort_peer.version()}, optimized graph of --target onnxruntime: "
-              + ", ".join(f"{count} {op}" for op, count in sorted(ops.items())))
-        float_convs = {op: count for op, count in ops.items() if op.endswith("Conv") and "QLinear" not in op}
-        if float_convs:
-            failures.append(f"ONNX Runtime keeps float convolutions: {float_convs}")
-        if ops["DequantizeLinear"]:  # nothing runs in float between its int8 kernels
-            failures.append(f"ONNX Runtime keeps {ops['DequantizeLinear']} DequantizeLinear")
-        for op, fused in (("Conv", "QLinearConv"), ("Add", "QLinearAdd")):
-            if sum(count for name, count in ops.items() if name.endswith(fused)) != written[op]:
-                failures.append(f"{written[op]} {op} written, ORT runs {fused} {ops}")
-
-        metadata = {p.key: p.value for p in exported.metadata_props}
-        images, labels = cifar10_test(args.cifar10_dir, args.images, json.loads(metadata["mean"]),
-                                      json.loads(metadata["std"]))
-        np.save(folder / "images.npy", images)
-        np.save(folder / "labels.npy", labels)
-        octet_run = json.loads(run(args.octet, "predict", "--quantized", quantized, "--eval-data",
-                                   folder / "images.npy", "--eval-labels", folder / "labels.npy", "--json", "-"))
-        octet_predictions = np.asarray(octet_run["int8_predictions"])
-        print(f"{len(labels)} CIFAR-10 (JPEG copy) test images: octet int8 top-1 {octet_run['int8_top1']:.2f}%")
-        for target in ("faithful", "onnxruntime"):
-            (logits,) = ort_peer.run(exports[target], [images])
-            predictions = logits.argmax(1)
-            agreement = float(np.mean(predictions == octet_predictions))
-            top1 = 100.0 * float(np.mean(predictions == labels))
-            print(f"  ONNX Runtime, --target {target}: top-1 {top1:.2f}%, agreement with octet int8 "
-                  f"{100 * agreement:.2f}% (floor {100 * AGREEMENT_FLOOR[target]:.1f}%)")
-            if agreement < AGREEMENT_FLOOR[target]:
-                failures.append(f"--target {target}: agreement {agreement:.4f} < {AGREEMENT_FLOOR[target]}")
+                "--activations", activations, "-o", models[activations])
+        for name, quantized in models.items():
+            print(f"ResNet-20, {name} activations:" if name != "given" else f"{quantized}:")
+            failures += check_model(args, quantized, folder / name, structure=name == "signed")
     for failure in failures:
         print("FAIL: " + failure)
     if failures:

@@ -1,6 +1,7 @@
 #include "tests/ops/zero_point_cases.h"
 
 #include "tests/ops/op_model.h"
+#include "tests/support/random_model.h"
 
 namespace octet {
 
@@ -165,12 +166,39 @@ void add_other_cases(std::vector<OpCase>& cases, uint64_t& seed) {
     }
 }
 
+// Whole networks quantized with unsigned activations, as `octet quantize` does by default.
+void add_network_cases(std::vector<OpCase>& cases, uint64_t& seed) {
+  struct Network {
+    const char* name;
+    Checkpoint (*checkpoint)(uint64_t seed);
+    int64_t batch;
+    bool fused_residual;
+  };
+  const Network networks[] = {
+      {"lenet5", [](uint64_t s) { return random_checkpoint("lenet5", ModelOptions{1, 28, 28}, s); }, 5, false},
+      {"resnet20", [](uint64_t s) { return random_checkpoint("resnet20", ModelOptions{3, 16, 16}, s); }, 3, true},
+      {"grouped", random_grouped_checkpoint, 3, true},
+      {"imagenet_ops", random_imagenet_ops_checkpoint, 5, false},
+  };
+  for (const Network& v : networks) {
+    const uint64_t s = seed++;
+    cases.push_back({std::string("network_unsigned_") + v.name + "_b" + std::to_string(v.batch), v.batch,
+                     [v, s] {
+                       QuantizeOptions options = quick_quantize_options();
+                       options.unsigned_activations = true;
+                       return quantize_random(v.checkpoint(s), options, 32);
+                     },
+                     CaseImages::Normalised, v.fused_residual});
+  }
+}
+
 }  // namespace
 
 void add_zero_point_cases(std::vector<OpCase>& cases) {
   uint64_t seed = 12000;
   add_conv_cases(cases, seed);
   add_other_cases(cases, seed);
+  add_network_cases(cases, seed);
 }
 
 }  // namespace octet

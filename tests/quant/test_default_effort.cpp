@@ -1,8 +1,10 @@
 // The front doors' defaults by network size (NamedQuantizeOptions): auto amax
 // and GPTQ rounding up to kFullDefaultsMacs of calibration pass, auto-global
-// and nearest above, and whatever the user names kept as named.
+// and nearest above, and whatever the user names kept as named; unsigned
+// activations unless signed are named.
 #include <gtest/gtest.h>
 
+#include "common/error.h"
 #include "models/registry.h"
 #include "quant/pipeline.h"
 
@@ -56,6 +58,23 @@ TEST(QuantizeDefaults, LargeNetworksGetAutoGlobalAndNearestUnlessNamed) {
   o = named.options(resnet20);
   EXPECT_EQ(o.method, AmaxMethod::Entropy);
   EXPECT_EQ(o.weight_rounding, "nearest");
+}
+
+TEST(QuantizeDefaults, ActivationsAreUnsignedUnlessSignedAreNamed) {
+  const Checkpoint resnet20 = network("resnet20");
+  NamedQuantizeOptions named;
+  EXPECT_TRUE(named.options(resnet20).unsigned_activations);
+  named.activations = "signed";
+  EXPECT_FALSE(named.options(resnet20).unsigned_activations);
+  named.activations = "uint8";
+  try {
+    named.options(resnet20);
+    ADD_FAILURE() << "--activations uint8 was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--activations must be signed or unsigned (it is 'uint8')"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

@@ -429,6 +429,7 @@ struct RuntimeCase {
   bool batch_norm;
   std::string method, granularity, scheme, rounding;
   int batch;
+  bool unsigned_activations = false;
 };
 
 QuantizeOptions options_of(const RuntimeCase& c) {
@@ -439,6 +440,7 @@ QuantizeOptions options_of(const RuntimeCase& c) {
   o.weight_rounding = c.rounding;
   o.auto_samples = 32;
   o.gptq_samples = 32;
+  o.unsigned_activations = c.unsigned_activations;
   return o;
 }
 
@@ -454,6 +456,7 @@ TEST_P(RuntimeExactness, MatchesReferenceExactlyAndSimulationWithinOneLsb) {
                                 : c.model == "dilated-test" ? random_dilated_checkpoint(5)
                                                             : random_checkpoint(c.model, mo, 5);
   const QuantizedModel qm = quantize_random(checkpoint, options_of(c));
+  EXPECT_EQ(qm.has_zero_points(), c.unsigned_activations);
   const CpuEngine engine(qm);
   const std::vector<float> images = random_images(c.batch, engine.shapes()[0], 99);
 
@@ -475,7 +478,8 @@ TEST_P(RuntimeExactness, MatchesReferenceExactlyAndSimulationWithinOneLsb) {
   for (size_t i = 0; i + 1 < qm.graph.nodes.size(); ++i) {
     const Int8Tensor& q = runtime_values[i];
     dequantized[i] = FloatTensor(q.shape);
-    for (int64_t k = 0; k < q.numel(); ++k) dequantized[i].data[k] = q.data[k] / qm.quant[i].scale;
+    for (int64_t k = 0; k < q.numel(); ++k)
+      dequantized[i].data[k] = float(q.data[k] - qm.quant[i].zero_point) / qm.quant[i].scale;
     if (i == 0) continue;
     const Int8Tensor levels = fake_quantized_levels(qm, static_cast<int>(i), sim.run_node(static_cast<int>(i), dequantized));
     for (int64_t k = 0; k < q.numel(); ++k) {
@@ -505,7 +509,17 @@ INSTANTIATE_TEST_SUITE_P(
                       RuntimeCase{"resnet18_mse", "resnet18", 3, 32, true, "mse", "per-channel", "octet", "nearest", 1},
                       RuntimeCase{"grouped_auto_gptq", "grouped-test", 3, 16, true, "auto", "per-channel", "octet", "gptq", 4},
                       RuntimeCase{"grouped_lab", "grouped-test", 3, 16, true, "max", "per-tensor", "lab", "nearest", 3},
-                      RuntimeCase{"dilated_auto_gptq", "dilated-test", 3, 16, true, "auto", "per-channel", "octet", "gptq", 3}),
+                      RuntimeCase{"dilated_auto_gptq", "dilated-test", 3, 16, true, "auto", "per-channel", "octet", "gptq", 3},
+                      RuntimeCase{"lenet5_fmnist_unsigned",
+                                  "lenet5", 1, 28, true, "max", "per-channel", "octet", "nearest", 9, true},
+                      RuntimeCase{"lenet5_cifar_auto_gptq_unsigned",
+                                  "lenet5", 3, 32, true, "auto", "per-channel", "octet", "gptq", 4, true},
+                      RuntimeCase{"resnet20_entropy_unsigned",
+                                  "resnet20", 3, 32, true, "entropy", "per-channel", "octet", "nearest", 3, true},
+                      RuntimeCase{"grouped_auto_gptq_unsigned",
+                                  "grouped-test", 3, 16, true, "auto", "per-channel", "octet", "gptq", 4, true},
+                      RuntimeCase{"dilated_mse_unsigned",
+                                  "dilated-test", 3, 16, true, "mse", "per-channel", "octet", "nearest", 3, true}),
     [](const auto& info) { return info.param.name; });
 
 // quantize_checkpoint records GPTQ's statistics and auto's logits during the

@@ -1,0 +1,52 @@
+// Unsigned activations (QuantizeOptions::unsigned_activations): every tensor
+// that cannot be negative (quant/non_negative.h) is stored with zero point
+// -128 at scale 255 / amax, every other at zero point 0 and 127 / amax, and
+// the nodes that keep their input's scale keep its zero point too. On the
+// network of every operator issue 40's CNNs bring.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "graph/op_traits.h"
+#include "quant/non_negative.h"
+#include "tests/support/random_model.h"
+
+namespace octet {
+namespace {
+
+TEST(UnsignedActivations, NonNegativeTensorsUseAllLevelsAndTheRestStaySigned) {
+  QuantizeOptions options = quick_quantize_options();
+  options.unsigned_activations = true;
+  const QuantizedModel m = quantize_random(random_imagenet_ops_checkpoint(3), options, 32);
+  const std::vector<bool> non_negative = non_negative_outputs(m.graph);
+  int unsigned_points = 0, signed_points = 0;
+  for (size_t i = 0; i + 1 < m.graph.nodes.size(); ++i) {
+    const Node& n = m.graph.nodes[i];
+    const NodeQuant& q = m.quant[i];
+    if (i > 0 && !op_traits(n.op).owns_scale) {
+      EXPECT_EQ(q.zero_point, m.quant[n.inputs[0]].zero_point) << n.name;
+      continue;
+    }
+    const bool stored_unsigned = q.zero_point == -128;
+    EXPECT_EQ(stored_unsigned, bool(non_negative[i])) << n.name;
+    EXPECT_TRUE(q.zero_point == 0 || stored_unsigned) << n.name;
+    EXPECT_NEAR(q.scale * q.amax, stored_unsigned ? 255.0 : 127.0, 1e-3) << n.name;
+    (stored_unsigned ? unsigned_points : signed_points) += 1;
+    // What the structure says, by operator.
+    if (n.relu) EXPECT_TRUE(stored_unsigned) << n.name;
+    if (n.op == Op::Input) EXPECT_FALSE(stored_unsigned);
+    if (n.op == Op::Activation)
+      EXPECT_EQ(stored_unsigned, n.function == "sigmoid" || n.function == "hard_sigmoid" ||
+                                     (n.function == "clip" && n.alpha >= 0))
+          << n.name << " (" << n.function << ")";
+  }
+  EXPECT_GT(unsigned_points, 3);
+  EXPECT_GT(signed_points, 3);
+  EXPECT_EQ(m.quant[m.output()].zero_point, 0);
+
+  // Signed activations: no zero point anywhere.
+  EXPECT_FALSE(quantize_random(random_imagenet_ops_checkpoint(3), quick_quantize_options(), 32).has_zero_points());
+}
+
+}  // namespace
+}  // namespace octet
