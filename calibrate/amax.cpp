@@ -74,13 +74,14 @@ double entropy_amax(const TensorStats& s) {
   return std::min(s.abs_max(), entropy_threshold(kl) * s.bin_width());
 }
 
-// The squared error of quantizing every bin's centre with 127 levels up to
-// each candidate amax i bins wide, in units of a bin's width squared. Level k
-// (k * i / 127 bins) takes the bins whose centre rounds to it, a run of bins:
+// The squared error of quantizing every bin's centre with L levels (127, or
+// 255 unsigned) up to each candidate amax i bins wide, in units of a bin's
+// width squared. Level k (k * i / L bins) takes the bins whose centre rounds
+// to it, a run of bins:
 // with S0, S1, S2 the run's sums of h, h b and h b^2 (exact, in integers),
-// its error is S2 + (1 - 2 k r) S1 + (1/2 - k r)^2 S0 with r = i / 127, so a
+// its error is S2 + (1 - 2 k r) S1 + (1/2 - k r)^2 S0 with r = i / L, so a
 // candidate costs one step per level instead of one per bin.
-double mse_amax(const TensorStats& s) {
+double mse_amax(const TensorStats& s, int levels) {
   const auto& h = s.histogram();
   const int bins = TensorStats::kBins;
   std::vector<int64_t> s0(bins + 1, 0), s1(bins + 1, 0), s2(bins + 1, 0);  // over bins [0, b)
@@ -92,17 +93,17 @@ double mse_amax(const TensorStats& s) {
   const double width = s.bin_width();
   std::vector<double> err(bins + 1, std::numeric_limits<double>::infinity());
   for (int i = kLevels; i <= bins; ++i) {
-    // The first bin of level k: the centre of bin b is (2b + 1) 127 / (2i)
-    // levels, at least k - 1/2 from b = (2ik - i - 127) / 254 on. A centre
+    // The first bin of level k: the centre of bin b is (2b + 1) L / (2i)
+    // levels, at least k - 1/2 from b = (2ik - i - L) / 2L on. A centre
     // exactly halfway errs as much in either level.
     const auto first_bin = [&](int k) {
-      const int64_t times_254 = 2 * int64_t{i} * k - i - 127;  // that b, times 254
-      return static_cast<int>(std::min<int64_t>(times_254 <= 0 ? 0 : (times_254 + 253) / 254, bins));
+      const int64_t times_2l = 2 * int64_t{i} * k - i - levels;  // that b, times 2L
+      return static_cast<int>(std::min<int64_t>(times_2l <= 0 ? 0 : (times_2l + 2 * levels - 1) / (2 * levels), bins));
     };
-    const long double r = static_cast<long double>(i) / 127;
+    const long double r = static_cast<long double>(i) / levels;
     long double total = 0;
-    for (int k = 0, lo = 0; k <= 127 && lo < bins; ++k) {
-      const int hi = k == 127 ? bins : first_bin(k + 1);  // never below lo: first_bin grows with k
+    for (int k = 0, lo = 0; k <= levels && lo < bins; ++k) {
+      const int hi = k == levels ? bins : first_bin(k + 1);  // never below lo: first_bin grows with k
       const long double kr = k * r;
       total += static_cast<long double>(s2[hi] - s2[lo]) + (1 - 2 * kr) * static_cast<long double>(s1[hi] - s1[lo]) +
                (0.5L - kr) * (0.5L - kr) * static_cast<long double>(s0[hi] - s0[lo]);
@@ -162,8 +163,9 @@ const std::vector<AmaxMethod>& statistic_methods() {
   return methods;
 }
 
-double compute_amax(const TensorStats& s, AmaxMethod method, double percentile) {
+double compute_amax(const TensorStats& s, AmaxMethod method, double percentile, int levels) {
   check(s.count() > 0, "no calibration data was recorded for this tensor");
+  check(levels == 127 || levels == 255, "amax: levels must be 127 or 255");
   if (s.abs_max() == 0) return 0.0;  // an all-zero tensor: the quantizer picks a safe scale
   switch (method) {
     case AmaxMethod::Max: return s.abs_max();
@@ -171,7 +173,7 @@ double compute_amax(const TensorStats& s, AmaxMethod method, double percentile) 
       return std::min(s.abs_max(), std::max(std::abs(s.mean() - 3 * s.std()), std::abs(s.mean() + 3 * s.std())));
     case AmaxMethod::Percentile: return percentile_amax(s, percentile);
     case AmaxMethod::Entropy: return entropy_amax(s);
-    case AmaxMethod::Mse: return mse_amax(s);
+    case AmaxMethod::Mse: return mse_amax(s, levels);
     case AmaxMethod::Auto: fail("auto picks among the other methods per tensor; it needs calibration data");
     case AmaxMethod::AutoGlobal:
       fail("auto-global picks mse or percentile for the whole model; it needs calibration data");

@@ -28,7 +28,9 @@ bool scores_models(AmaxMethod method);
 // The methods that are functions of the statistics (every method but the autos).
 const std::vector<AmaxMethod>& statistic_methods();
 
-double compute_amax(const TensorStats& stats, AmaxMethod method, double percentile = 99.99);
+// `levels`: the grid's levels above 0, 127 (signed int8) or 255 (a tensor
+// stored unsigned); mse's rounding error depends on them.
+double compute_amax(const TensorStats& stats, AmaxMethod method, double percentile = 99.99, int levels = 127);
 
 // The entropy search's choice from the divergence of every threshold bin
 // (kl[i], infinite where not a candidate): the largest i whose divergence is

@@ -64,13 +64,15 @@ void drop_trailing(std::vector<size_t>* finalists, ShortlistSum shortlist_sum, c
 
 // Every candidate amax of every point, side by side: point k's method m at
 // k * kMethods + m (entropy and mse search the histograms).
-std::vector<double> candidate_amaxes(const Calibration& cal, const std::vector<int>& float_nodes, double percentile) {
+std::vector<double> candidate_amaxes(const Calibration& cal, const AutoSearchPoints& points, double percentile) {
+  const std::vector<int>& float_nodes = points.float_nodes;
   std::vector<double> candidate_amax(float_nodes.size() * kMethods);
   std::exception_ptr amax_error;
 #pragma omp parallel for schedule(dynamic)
   for (size_t t = 0; t < candidate_amax.size(); ++t) {
     try {
-      candidate_amax[t] = compute_amax(cal.stats[float_nodes[t / kMethods]], kAutoCandidates[t % kMethods], percentile);
+      candidate_amax[t] = compute_amax(cal.stats[float_nodes[t / kMethods]], kAutoCandidates[t % kMethods], percentile,
+                                       points.levels[t / kMethods]);
     } catch (...) {
 #pragma omp critical(octet_auto_error)
       amax_error = std::current_exception();
@@ -84,7 +86,7 @@ std::vector<double> candidate_amaxes(const Calibration& cal, const std::vector<i
 // `methods` set to the provisional one at every point.
 std::vector<double> provisional_amaxes(const AutoSearchPoints& points, const Calibration& cal, double percentile,
                                        std::vector<double>* amax, std::vector<std::string>* methods) {
-  std::vector<double> candidate_amax = candidate_amaxes(cal, points.float_nodes, percentile);
+  std::vector<double> candidate_amax = candidate_amaxes(cal, points, percentile);
   for (size_t k = 0; k < points.float_nodes.size(); ++k) {
     (*amax)[points.float_nodes[k]] = candidate_amax[k * kMethods + kProvisionalIndex];
     (*methods)[points.float_nodes[k]] = amax_method_name(kProvisional);

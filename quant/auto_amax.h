@@ -32,6 +32,7 @@ struct AutoSearchPoints {
   const Graph* graph = nullptr;
   std::vector<int> float_nodes;
   std::vector<int> quantized_nodes;
+  std::vector<int> levels;  // per point: its grid's levels above 0 (compute_amax), 127 or 255 (stored unsigned)
 };
 
 // One candidate amax of a point and the method that gave it.

@@ -21,8 +21,9 @@ void choose_global_amax(const AutoSearchPoints& points, const Int8ModelBuilder& 
   for (AmaxMethod method : {AmaxMethod::Mse, AmaxMethod::Percentile}) {
     std::vector<double> trial = *amax;
     std::vector<std::string> trial_methods = *methods;
-    for (int p : points.float_nodes) {
-      trial[p] = compute_amax(cal.stats[p], method, percentile);
+    for (size_t k = 0; k < points.float_nodes.size(); ++k) {
+      const int p = points.float_nodes[k];
+      trial[p] = compute_amax(cal.stats[p], method, percentile, points.levels[k]);
       trial_methods[p] = amax_method_name(method);
     }
     double kl = 0;

@@ -261,9 +261,9 @@ QuantizedModel quantize(const Checkpoint& checkpoint, const FloatModel& folded, 
   // amax of every quantization point, by float node.
   std::vector<double> amax(folded.graph.nodes.size(), 0.0);
   std::vector<std::string> methods(folded.graph.nodes.size());
-  std::vector<int> points;
+  std::vector<int> points, levels;  // levels: each point's grid above 0
   for (size_t i = 0; i < N; ++i)
-    if (plan.own_scale[i]) points.push_back(plan.stats_node[i]);
+    if (plan.own_scale[i]) points.push_back(plan.stats_node[i]), levels.push_back(plan.is_unsigned[i] ? 255 : 127);
   clock->start("weight rounding");
   std::optional<FloatPassRecord> own_record;
   if (!record) {
@@ -284,7 +284,7 @@ QuantizedModel quantize(const Checkpoint& checkpoint, const FloatModel& folded, 
   QuantizedModel qm = model_header(checkpoint, plan, o, cal);
   clock->start("amax search");
   if (scores_models(o.method)) {
-    AutoSearchPoints search{&plan.graph, points, {}};
+    AutoSearchPoints search{&plan.graph, points, {}, levels};
     for (size_t i = 0; i < N; ++i)
       if (plan.own_scale[i]) search.quantized_nodes.push_back(static_cast<int>(i));
     const auto build = [&](const std::vector<double>& trial, const std::vector<std::string>& trial_methods) {
@@ -298,9 +298,9 @@ QuantizedModel quantize(const Checkpoint& checkpoint, const FloatModel& folded, 
       (o.exhaustive_auto ? choose_auto_amax_exhaustive : choose_auto_amax)(search, build, cal, record->logits(),
                                                                            o.percentile, &amax, &methods);
   } else {
-    for (int p : points) {
-      amax[p] = compute_amax(cal.stats[p], o.method, o.percentile);
-      methods[p] = amax_method_name(o.method);
+    for (size_t k = 0; k < points.size(); ++k) {
+      amax[points[k]] = compute_amax(cal.stats[points[k]], o.method, o.percentile, levels[k]);
+      methods[points[k]] = amax_method_name(o.method);
     }
   }
 

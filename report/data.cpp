@@ -17,17 +17,18 @@ double sqnr_db(double signal, double noise) {
   return 10.0 * std::log10(signal / noise);
 }
 
-// Quantizes the histogram's bin centres at amax (127 levels each side) and
-// measures the clipped share and the SQNR of the result.
-MethodChoice measure(const TensorStats& stats, const std::string& method, double amax) {
+// Quantizes the histogram's bin centres at amax (`levels` above 0: 127, or
+// 255 for a tensor stored unsigned) and measures the clipped share and the
+// SQNR of the result.
+MethodChoice measure(const TensorStats& stats, const std::string& method, double amax, int levels) {
   MethodChoice m{method, amax, 0, 0};
   const std::vector<int64_t>& bins = stats.histogram();
-  const double width = stats.bin_width(), step = amax / 127.0;
+  const double width = stats.bin_width(), step = amax / levels;
   double signal = 0, noise = 0, clipped = 0, total = 0;
   for (size_t b = 0; b < bins.size(); ++b) {
     if (bins[b] == 0) continue;
     const double centre = (static_cast<double>(b) + 0.5) * width, n = static_cast<double>(bins[b]);
-    const double q = step > 0 ? std::min(std::round(centre / step), 127.0) * step : 0.0;
+    const double q = step > 0 ? std::min(std::round(centre / step), double(levels)) * step : 0.0;
     signal += n * centre * centre;
     noise += n * (centre - q) * (centre - q);
     total += n;
@@ -132,11 +133,12 @@ CalibrationReport build_calibration_report(const Checkpoint& checkpoint, const F
       a.range = stats.range();
       a.min = stats.min();
       a.max = stats.max();
+      const int levels = q.zero_point == -128 ? 255 : 127;
       for (AmaxMethod m : statistic_methods())
-        a.methods.push_back(measure(stats, amax_method_name(m), compute_amax(stats, m, percentile)));
+        a.methods.push_back(measure(stats, amax_method_name(m), compute_amax(stats, m, percentile, levels), levels));
       a.chosen_method = q.method;
       a.chosen_amax = q.amax;
-      a.chosen = measure(stats, q.method, q.amax);
+      a.chosen = measure(stats, q.method, q.amax, levels);
       layer.activation = std::move(a);
     }
     layer.in_float = q.in_float;

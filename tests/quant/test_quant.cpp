@@ -338,22 +338,22 @@ double brute_force_entropy_amax(const TensorStats& s) {
 }
 
 // Squared error of quantizing every bin's centre with 127 levels up to amax.
-double quantization_error(const std::vector<int64_t>& h, double width, double amax) {
-  const double step = amax / 127.0;
+double quantization_error(const std::vector<int64_t>& h, double width, double amax, int levels) {
+  const double step = amax / levels;
   double err = 0;
   for (size_t b = 0; b < h.size(); ++b) {
     if (h[b] == 0) continue;
     const double centre = (static_cast<double>(b) + 0.5) * width;
-    const double q = std::min(std::floor(centre / step + 0.5), 127.0) * step;
+    const double q = std::min(std::floor(centre / step + 0.5), double(levels)) * step;
     err += static_cast<double>(h[b]) * (centre - q) * (centre - q);
   }
   return err;
 }
 
-double brute_force_mse_amax(const TensorStats& s) {
+double brute_force_mse_amax(const TensorStats& s, int levels = 127) {
   std::vector<double> err(TensorStats::kBins + 1, std::numeric_limits<double>::infinity());
   for (int i = 128; i <= TensorStats::kBins; ++i)
-    err[i] = quantization_error(s.histogram(), s.bin_width(), i * s.bin_width());
+    err[i] = quantization_error(s.histogram(), s.bin_width(), i * s.bin_width(), levels);
   return std::min(s.abs_max(), mse_threshold(err) * s.bin_width());  // ties: the smallest
 }
 
@@ -395,6 +395,10 @@ TEST(Amax, EntropyAndMseAreTheBestCandidatesOfTheirHistogram) {
     s.add(values->data(), static_cast<int64_t>(values->size()), name);
     EXPECT_EQ(compute_amax(s, AmaxMethod::Entropy), brute_force_entropy_amax(s)) << name;
     EXPECT_EQ(compute_amax(s, AmaxMethod::Mse), brute_force_mse_amax(s)) << name;
+    // An unsigned grid (255 levels): a finer step, so a clip no lower.
+    const double unsigned_mse = compute_amax(s, AmaxMethod::Mse, 99.99, 255);
+    EXPECT_EQ(unsigned_mse, brute_force_mse_amax(s, 255)) << name;
+    EXPECT_GE(unsigned_mse, compute_amax(s, AmaxMethod::Mse)) << name;
   }
 }
 
