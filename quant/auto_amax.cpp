@@ -113,7 +113,9 @@ class DecidedOutputs {
 
   // Runs `decided` (the model with the choices made so far) from the last
   // computed node up to node `q`, keeping the outputs that node q or a later
-  // one reads and dropping those no longer read.
+  // one reads and dropping those no longer read. Chunks run side by side, one
+  // per thread (the layers inside on one thread each): one parallel region,
+  // where each layer's own would wake the threads per chunk and layer.
   void advance_to(int q, const CpuEngine& decided) {
     const int nodes = static_cast<int>(graph_.nodes.size());
     const int64_t samples = images_.count();
@@ -121,19 +123,31 @@ class DecidedOutputs {
     for (int i = computed_; i < q; ++i)
       if (last_reader_[i] >= q) {
         kept[i] = true;
-        state_[i].reserve(static_cast<size_t>(samples * shapes_[i].numel()));
+        state_[i].resize(static_cast<size_t>(samples * shapes_[i].numel()));
       }
-    // The chunks run in order, so each kept output is appended (not zeroed, then overwritten).
-    std::vector<float> buffer;
-    for (int64_t first = 0; first < samples; first += kAutoChunk) {
-      const int64_t rows = std::min(kAutoChunk, samples - first);
-      decided.run_nodes(images_.input(computed_, first, rows, &buffer), rows, computed_, q, given_at(first),
-                        [&](int node, const int8_t* values, int64_t count) {
-                          if (kept[node]) state_[node].insert(state_[node].end(), values, values + count);
-                        });
+    const int64_t chunks = (samples + kAutoChunk - 1) / kAutoChunk;
+    std::vector<int64_t> seen(static_cast<size_t>(nodes), 0);  // values written per kept node
+    std::exception_ptr error;
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int64_t chunk = 0; chunk < chunks; ++chunk) {
+      try {
+        const int64_t first = chunk * kAutoChunk, rows = std::min(kAutoChunk, samples - first);
+        std::vector<float> buffer;
+        decided.run_nodes(images_.input(computed_, first, rows, &buffer), rows, computed_, q, given_at(first),
+                          [&](int node, const int8_t* values, int64_t count) {
+                            if (!kept[node]) return;
+                            std::copy(values, values + count, state_[node].begin() + first * shapes_[node].numel());
+#pragma omp atomic
+                            seen[node] += count;
+                          });
+      } catch (...) {
+#pragma omp critical(octet_auto_error)
+        error = std::current_exception();
+      }
     }
+    if (error) std::rethrow_exception(error);
     for (int i = computed_; i < q; ++i)
-      check(!kept[i] || state_[i].size() == static_cast<size_t>(samples * shapes_[i].numel()),
+      check(!kept[i] || seen[i] == samples * shapes_[i].numel(),
             "auto: the int8 output of node '" + graph_.nodes[i].name + "' was not seen for every image");
     for (int i = 0; i < q; ++i)
       if (last_reader_[i] < q) std::vector<int8_t>().swap(state_[i]);

@@ -37,7 +37,7 @@ struct NamedQuantizeOptions {
   bool equalize = false, bias_correction = false;
   // "unsigned" (QuantizeOptions::unsigned_activations) or "signed". Unsigned
   // raised agreement with float on every zoo model (lenet5_cifar10 98.75% to
-  // 99.27%, ResNet-20 99.47% to 99.58%, MobileNetV2 98.35% to 98.61%); the
+  // 99.10%, ResNet-20 99.47% to 99.58%, MobileNetV2 98.35% to 98.86%); the
   // CUDA runtime does not read such models yet.
   std::string activations = "unsigned";
 

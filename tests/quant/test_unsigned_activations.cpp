@@ -9,6 +9,7 @@
 
 #include "graph/op_traits.h"
 #include "quant/non_negative.h"
+#include "runtime/cuda/op_support.h"
 #include "tests/support/random_model.h"
 
 namespace octet {
@@ -46,6 +47,17 @@ TEST(UnsignedActivations, NonNegativeTensorsUseAllLevelsAndTheRestStaySigned) {
 
   // Signed activations: no zero point anywhere.
   EXPECT_FALSE(quantize_random(random_imagenet_ops_checkpoint(3), quick_quantize_options(), 32).has_zero_points());
+}
+
+// Until its kernels pad with the zero point and requantize with one, checked on a GPU.
+TEST(UnsignedActivations, CudaBackendsRefuseAZeroPointByName) {
+  QuantizeOptions options = quick_quantize_options();
+  options.unsigned_activations = true;
+  const Checkpoint lenet = random_checkpoint("lenet5", ModelOptions{1, 28, 28}, 4);
+  const std::string why = cuda::why_model_unsupported(quantize_random(lenet, options, 16));
+  EXPECT_NE(why.find("node 'conv1' (conv2d) has zero point -128"), std::string::npos) << why;
+  EXPECT_NE(why.find("--activations signed"), std::string::npos) << why;
+  EXPECT_EQ(cuda::why_model_unsupported(quantize_random(lenet, quick_quantize_options(), 16)), "");
 }
 
 }  // namespace
