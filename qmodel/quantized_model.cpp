@@ -22,29 +22,37 @@ void expect_shape(const Tensor<T>& t, const Shape& shape, const std::string& wha
 
 // The integer kernels (runtime/cpu, runtime/cuda) accumulate in int32, where
 // overflow is undefined behaviour (CPU) or wraps (GPU): refuse any file whose
-// sums could leave int32 for some input. Inputs are int8, |x| <= 128.
+// sums could leave int32 for some input. Inputs are int8 less their zero
+// point (max_input).
 constexpr int64_t kInt32Max = 2147483647;
 constexpr int64_t kMaxInput = 128;
 
 // The per-value checks below build their message only on failure: `auto`
 // validates a model per candidate it tries.
-void check_accumulators(const NodeQuant& q, int64_t depth, const std::string& at) {
+// The largest |x - zero point| of an int8 x: 128, or 255 at zero point -128.
+int64_t max_input(int32_t zero_point) {
+  return std::max(std::abs(-kMaxInput - zero_point), std::abs(kMaxInput - 1 - zero_point));
+}
+
+void check_accumulators(const NodeQuant& q, int64_t depth, int32_t input_zero_point, const std::string& at) {
+  const int64_t largest = max_input(input_zero_point);
   for (int64_t o = 0; o < q.bias.numel(); ++o) {
     int64_t weight_sum = 0;
     for (int64_t k = 0; k < depth; ++k) weight_sum += std::abs(int64_t{q.weight.data[o * depth + k]});
-    const int64_t bound = kMaxInput * weight_sum + std::abs(int64_t{q.bias.data[o]});
+    const int64_t bound = largest * weight_sum + std::abs(int64_t{q.bias.data[o]});
     if (bound > kInt32Max)
       fail(at + ": output channel " + std::to_string(o) + " can accumulate " + std::to_string(bound) +
-           " (128 x sum |weight| " + std::to_string(weight_sum) + " + |bias| " +
+           " (" + std::to_string(largest) + " x sum |weight| " + std::to_string(weight_sum) + " + |bias| " +
            std::to_string(std::abs(int64_t{q.bias.data[o]})) +
            "), beyond int32: its int32 accumulators could overflow");
   }
 }
 
-void check_window(double window, const std::string& at) {
-  check(window <= double(kInt32Max / kMaxInput), at + ": a pooling window of " + std::to_string(int64_t(window)) +
-                                                     " values could overflow its int32 sum (at most " +
-                                                     std::to_string(kInt32Max / kMaxInput) + ")");
+// `largest`: the largest max_input of the node's inputs.
+void check_window(double window, int64_t largest, const std::string& at) {
+  const int64_t most = kInt32Max / largest;
+  check(window <= double(most), at + ": a pooling window of " + std::to_string(int64_t(window)) +
+                                    " values could overflow its int32 sum (at most " + std::to_string(most) + ")");
 }
 
 // The int8 weight's shape: the float model's ".weight" (torch's layout).
@@ -187,7 +195,7 @@ void QuantizedModel::validate(const std::string& where) const {
       for (float s : q.weight_scale.data)
         if (!(std::isfinite(s) && s > 0)) fail(at + ".weight_scale has a non-positive or non-finite value");
       expect_shape(q.bias, {O}, at + ".bias");
-      check_accumulators(q, shape_numel(wshape) / O, at);
+      check_accumulators(q, shape_numel(wshape) / O, quant[n.inputs[0]].zero_point, at);
       if (is_output) {
         expect_shape(q.logit_scale, {O}, at + ".logit_scale");
         for (float s : q.logit_scale.data)
@@ -205,7 +213,9 @@ void QuantizedModel::validate(const std::string& where) const {
       expect_shape(q.multiplier, {input_multiplier_count(n)}, at + ".multiplier");
       expect_shape(q.shift, {1}, at + ".shift");
       check_shifts(q.multiplier, q.shift, at);
-      check_window(op_window(n, shapes), at);
+      int64_t largest = 0;
+      for (int in : n.inputs) largest = std::max(largest, max_input(quant[in].zero_point));
+      check_window(op_window(n, shapes), largest, at);
     }
     if (!traits.owns_scale && n.op != Op::Input && !is_output) {
       check(q.scale == quant[n.inputs[0]].scale && q.zero_point == quant[n.inputs[0]].zero_point,

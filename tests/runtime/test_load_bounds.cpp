@@ -120,5 +120,26 @@ TEST_F(LoadBounds, AModelAtTheBoundRunsExactly) {
   }
 }
 
+// A conv reading a tensor stored unsigned (zero point -128) accumulates
+// values less -128, up to 255: its bound is 255 x sum |weight| + |bias|.
+TEST(LoadBoundsUnsigned, AnInputStoredUnsignedBoundsTheSumAt255TimesTheWeights) {
+  QuantizeOptions options = quick_quantize_options();
+  options.unsigned_activations = true;
+  const QuantizedModel m = quantize_random(random_checkpoint("lenet5", ModelOptions{1, 28, 28, 10, true}, 5), options, 16);
+  const size_t conv2 = static_cast<size_t>(m.graph.find("conv2"));
+  ASSERT_EQ(m.quant[static_cast<size_t>(m.graph.nodes[conv2].inputs[0])].zero_point, -128);
+  const Int8Tensor& w = m.quant[conv2].weight;
+  const int64_t depth = w.numel() / w.dim(0);
+  int64_t sum = 0;
+  for (int64_t k = 0; k < depth; ++k) sum += std::abs(int64_t{w.data[k]});
+  QuantizedModel at_bound = m, past = m;
+  at_bound.quant[conv2].bias.data[0] = static_cast<int32_t>(kInt32Max - 255 * sum);
+  past.quant[conv2].bias.data[0] = static_cast<int32_t>(kInt32Max - 255 * sum + 1);
+  EXPECT_NO_THROW(at_bound.validate());
+  const std::string msg = error_of([&] { past.validate(); });
+  EXPECT_NE(msg.find("node 'conv2': output channel 0 can accumulate 2147483648 (255 x sum |weight|"), std::string::npos)
+      << msg;
+}
+
 }  // namespace
 }  // namespace octet
