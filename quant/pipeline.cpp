@@ -30,9 +30,9 @@ QuantizeOptions NamedQuantizeOptions::options(const Checkpoint& checkpoint) cons
   o.float_nodes = float_nodes;
   o.equalize = equalize;
   o.bias_correction = bias_correction;
-  check(activations == "signed" || activations == "unsigned",
+  check(activations.empty() || activations == "signed" || activations == "unsigned",
         "--activations must be signed or unsigned (it is '" + activations + "')");
-  o.unsigned_activations = activations == "unsigned";
+  o.unsigned_activations = activations.empty() ? scheme != "lab" : activations == "unsigned";
   return o;
 }
 

@@ -60,12 +60,13 @@ void add_export_command(CLI::App& app) {
                   "pooling; per-channel int8 weights, int32 biases) to FILE")
       ->required();
   cmd->add_option("--target", o->target,
-                  "faithful: octet's int8 tensors as they are (int8, zero point 0; a residual added before the "
-                  "conv's one rounding; a conv with neither a residual nor a ReLU adds its bias after it); ONNX Runtime runs it "
-                  "with float convolutions. onnxruntime: the QDQ "
+                  "faithful: octet's int8 tensors as they are (int8, zero point 0, or -128 for a tensor stored "
+                  "unsigned; a residual added before the conv's one rounding; a conv with neither a residual nor a "
+                  "ReLU, or whose output is stored unsigned, adds its bias after it); ONNX Runtime runs it with "
+                  "float convolutions. onnxruntime: the QDQ "
                   "pattern ONNX Runtime fuses into QLinearConv/QLinearAdd/QGemm, with roundings octet does not "
-                  "make: uint8 activations (a ReLU's output with zero point 0, up to 255 steps where octet "
-                  "saturates at 127; a signed tensor a conv or linear reads at 7 bits, zero point 64, against "
+                  "make: uint8 activations (a ReLU's output with zero point 0: exact for a tensor octet stores "
+                  "unsigned, up to 255 steps where octet saturates at 127 for a signed one; a signed tensor a conv or linear reads at 7 bits, zero point 64, against "
                   "the int16 saturation of ORT's AVX2 kernels; others zero point 128), a residual conv rounded "
                   "to its scale before the Add, and value-moving operators on the uint8 integers")
       ->capture_default_str();

@@ -99,8 +99,8 @@ inline void add_quantize_options(CLI::App* cmd, NamedQuantizeOptions& q) {
   cmd->add_option("--activations", q.activations,
                   "signed: every activation int8 (zero point 0); unsigned: a tensor that cannot be negative (a "
                   "ReLU's output, a sigmoid's, and pools, moves and concats of them) stored as uint8, a step half "
-                  "as wide (zero point -128 in int8's bytes); the cpu backend runs such a model")
-      ->capture_default_str();
+                  "as wide (zero point -128 in int8's bytes); the cpu backend runs such a model. Default: "
+                  "unsigned, signed with --scheme lab");
 }
 
 // q.options(checkpoint), saying on standard error when the network's size

@@ -1,7 +1,7 @@
 // The front doors' defaults by network size (NamedQuantizeOptions): auto amax
 // and GPTQ rounding up to kFullDefaultsMacs of calibration pass, auto-global
 // and nearest above, and whatever the user names kept as named; unsigned
-// activations unless signed are named.
+// activations unless signed are named (or the lab's scheme).
 #include <gtest/gtest.h>
 
 #include "common/error.h"
@@ -64,6 +64,11 @@ TEST(QuantizeDefaults, ActivationsAreUnsignedUnlessSignedAreNamed) {
   const Checkpoint resnet20 = network("resnet20");
   NamedQuantizeOptions named;
   EXPECT_TRUE(named.options(resnet20).unsigned_activations);
+  named.scheme = "lab";  // the course lab's int8: signed
+  EXPECT_FALSE(named.options(resnet20).unsigned_activations);
+  named.activations = "unsigned";
+  EXPECT_TRUE(named.options(resnet20).unsigned_activations);
+  named.scheme = "octet";
   named.activations = "signed";
   EXPECT_FALSE(named.options(resnet20).unsigned_activations);
   named.activations = "uint8";
