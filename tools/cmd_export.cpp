@@ -66,9 +66,10 @@ void add_export_command(CLI::App& app) {
                   "float convolutions. onnxruntime: the QDQ "
                   "pattern ONNX Runtime fuses into QLinearConv/QLinearAdd/QGemm, with roundings octet does not "
                   "make: uint8 activations (a ReLU's output with zero point 0: exact for a tensor octet stores "
-                  "unsigned, up to 255 steps where octet saturates at 127 for a signed one; a signed tensor a conv or linear reads at 7 bits, zero point 64, against "
-                  "the int16 saturation of ORT's AVX2 kernels; others zero point 128), a residual conv rounded "
-                  "to its scale before the Add, and value-moving operators on the uint8 integers")
+                  "unsigned, up to 255 steps where octet saturates at 127 for a signed one; a signed tensor a "
+                  "conv or linear reads at 7 bits, zero point 64, against the int16 saturation of ORT's AVX2 "
+                  "kernels; others zero point 128), a residual conv rounded to its scale before the Add, and "
+                  "value-moving operators on the uint8 integers")
       ->capture_default_str();
   add_json_option(cmd, o->json, "what was written");
   cmd->callback([o] { run_export(*o); });

@@ -125,7 +125,8 @@ TEST_F(LoadBounds, AModelAtTheBoundRunsExactly) {
 TEST(LoadBoundsUnsigned, AnInputStoredUnsignedBoundsTheSumAt255TimesTheWeights) {
   QuantizeOptions options = quick_quantize_options();
   options.unsigned_activations = true;
-  const QuantizedModel m = quantize_random(random_checkpoint("lenet5", ModelOptions{1, 28, 28, 10, true}, 5), options, 16);
+  const Checkpoint lenet = random_checkpoint("lenet5", ModelOptions{1, 28, 28, 10, true}, 5);
+  const QuantizedModel m = quantize_random(lenet, options, 16);
   const size_t conv2 = static_cast<size_t>(m.graph.find("conv2"));
   ASSERT_EQ(m.quant[static_cast<size_t>(m.graph.nodes[conv2].inputs[0])].zero_point, -128);
   const Int8Tensor& w = m.quant[conv2].weight;
