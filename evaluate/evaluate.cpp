@@ -128,7 +128,8 @@ EvalReport evaluate(const FloatExecutor& float_model, const Engine& engine, cons
   for (const auto& [f, i] : watched) {
     const Node& n = qm.graph.nodes[i];
     const NodeQuant& q = qm.quant[i];
-    report.layers.push_back({n.name, op_name(n.op), q.scale, q.amax, q.method, sqnr_db(signal[i], noise[i])});
+    report.layers.push_back(
+        {n.name, op_name(n.op), q.scale, q.amax, q.method, sqnr_db(signal[i], noise[i]), q.zero_point});
   }
   report.layers.push_back({"logits", "output", 0, 0, "int32", sqnr_db(signal[logits_slot], noise[logits_slot])});
   return report;
@@ -140,6 +141,7 @@ std::string eval_report_json(const EvalReport& r) {
     layers.push_back({{"name", l.name},
                       {"op", l.op},
                       {"scale", l.scale},
+                      {"zero_point", l.zero_point},
                       {"amax", l.amax},
                       {"method", l.method},
                       {"sqnr_db", std::isfinite(l.sqnr_db) ? nlohmann::json(l.sqnr_db) : nlohmann::json(nullptr)}});

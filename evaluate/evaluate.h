@@ -16,7 +16,8 @@ struct LayerReport {
   std::string name, op;
   float scale = 0, amax = 0;
   std::string method;
-  double sqnr_db = 0;  // 10 log10(sum x^2 / sum (x - q / scale)^2)
+  double sqnr_db = 0;  // 10 log10(sum x^2 / sum (x - (q - zero_point) / scale)^2)
+  int32_t zero_point = 0;  // the stored value of a real 0 (graph/node_quant.h)
 };
 
 struct EvalReport {

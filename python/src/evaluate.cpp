@@ -48,6 +48,7 @@ py::dict evaluate_py(const PyCheckpoint& c, PyQuantized& q, const std::optional<
     d["name"] = l.name;
     d["op"] = l.op;
     d["scale"] = l.scale;
+    d["zero_point"] = l.zero_point;
     d["amax"] = l.amax;
     d["method"] = l.method;
     d["sqnr_db"] = l.sqnr_db;
@@ -77,7 +78,8 @@ void bind_evaluate(py::module_& m) {
         "Float vs int8 on the test set, as `octet eval`, int8 on `backend` (octet.backends()): a dict with images, "
         "float_top1, int8_top1, "
         "top1_difference, agreement (percent), float_seconds, int8_seconds and layers, the per-layer SQNR report "
-        "(a list of dicts: name, op, scale, amax, method, sqnr_db). limit: the first N test images (0: all). eval_data: "
+        "(a list of dicts: name, op, scale, zero_point, amax, method, sqnr_db). limit: the first N test images "
+        "(0: all). eval_data: "
         "your own test images instead, as `octet eval --eval-data`: a folder in torchvision's ImageFolder layout "
         "(resize, crop as --resize, --crop; normalised as the quantized model says) or a .npy path with eval_labels "
         "a .npy path, or a float32 array N x C x H x W of model inputs already normalised with eval_labels an "

@@ -135,7 +135,7 @@ void bind_quantized(py::module_& m) {
       .def_property_readonly("input_shape", [](const PyQuantized& q) { return shape_of(q.input()); })
       .def_property_readonly("num_classes", [](const PyQuantized& q) { return q.model().num_classes(); })
       .def_property_readonly("layers", &quantized_layers,
-                             "One dict per node (name, op, inputs, shape, relu, scale, amax, method).")
+                             "One dict per node (name, op, inputs, shape, relu, scale, amax, zero_point, method).")
       .def_property_readonly(
           "logit_scale",
           [](const PyQuantized& q) { return to_numpy(q.model().quant[q.model().output()].logit_scale); },

@@ -29,6 +29,7 @@ def test_evaluate_matches_octet_eval(lenet, lenet_path, quantized, octet_bin, tm
     assert [l["name"] for l in report["layers"]] == [l["name"] for l in cli["layers"]]
     for mine, theirs in zip(report["layers"], cli["layers"]):
         assert mine["op"] == theirs["op"] and mine["method"] == theirs["method"]
+        assert mine["zero_point"] == theirs["zero_point"]
         assert mine["sqnr_db"] == pytest.approx(theirs["sqnr_db"], rel=1e-6)
 
 
@@ -36,12 +37,17 @@ def test_sqnr_report_is_a_list_of_dicts_ending_with_the_logits(lenet, quantized)
     report = octet.evaluate(lenet, quantized.model, limit=200)
     layers = report["layers"]
     assert isinstance(layers, list) and all(isinstance(l, dict) for l in layers)
-    assert set(layers[0]) == {"name", "op", "scale", "amax", "method", "sqnr_db"}
+    assert set(layers[0]) == {"name", "op", "scale", "zero_point", "amax", "method", "sqnr_db"}
     assert layers[-1]["name"] == "logits" and layers[-1]["method"] == "int32"
     for layer in layers:
         assert math.isfinite(layer["sqnr_db"]) and layer["sqnr_db"] > 10, layer
-    # The input is the first quantization point: its scale is the model's.
+    # The input is the first quantization point: its scale is the model's. Its zero point is 0; each
+    # tensor's is the model's (-128 for one stored unsigned, when the model was quantized so).
     assert layers[0]["scale"] == pytest.approx(quantized.model.layers[0]["scale"])
+    zero_points = {l["name"]: l["zero_point"] for l in quantized.model.layers}
+    assert layers[0]["zero_point"] == 0
+    assert all(l["zero_point"] == zero_points[l["name"]] for l in layers[:-1])
+    assert any(l["zero_point"] == -128 for l in layers)  # the defaults store ReLU outputs unsigned
 
 
 def test_evaluate_without_layers_and_on_all_images(lenet, quantized):
