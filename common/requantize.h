@@ -50,6 +50,19 @@ OCTET_HOST_DEVICE int32_t requantize(int32_t acc, int32_t multiplier, int32_t sk
   return static_cast<int32_t>(q < lo ? lo : (q > 127 ? 127 : q));
 }
 
+// The lowest stored output: a real 0 (the zero point) with a fused ReLU, else -128.
+OCTET_HOST_DEVICE int32_t lowest_output(bool relu, int32_t zero_point) { return relu ? zero_point : -128; }
+
+// Levels above a real 0 in int8's bytes: 127 signed, 255 at zero point -128
+// (the quantizer's scale is this over amax).
+OCTET_HOST_DEVICE int32_t positive_levels(int32_t zero_point) { return 127 - zero_point; }
+
+// The largest |x - zero point| of a stored x: 128 signed, 255 at zero point
+// -128 (what accumulator bounds multiply the weights by).
+OCTET_HOST_DEVICE int32_t max_centered_input(int32_t zero_point) {
+  return 128 + zero_point > 127 - zero_point ? 128 + zero_point : 127 - zero_point;
+}
+
 // Quantization of the float input image (and of a float node's output):
 // q = clamp(rint(x * scale) + zero_point, -128, 127) (round half to even; NaN
 // becomes a real 0). A single multiply, so host and device agree exactly.

@@ -7,6 +7,7 @@
 
 #include "common/error.h"
 #include "common/json_values.h"
+#include "common/requantize.h"
 #include "common/safetensors.h"
 #include "graph/op.h"
 
@@ -23,19 +24,14 @@ void expect_shape(const Tensor<T>& t, const Shape& shape, const std::string& wha
 // The integer kernels (runtime/cpu, runtime/cuda) accumulate in int32, where
 // overflow is undefined behaviour (CPU) or wraps (GPU): refuse any file whose
 // sums could leave int32 for some input. Inputs are int8 less their zero
-// point (max_input).
+// point (max_centered_input, common/requantize.h).
 constexpr int64_t kInt32Max = 2147483647;
-constexpr int64_t kMaxInput = 128;
 
 // The per-value checks below build their message only on failure: `auto`
 // validates a model per candidate it tries.
-// The largest |x - zero point| of an int8 x: 128, or 255 at zero point -128.
-int64_t max_input(int32_t zero_point) {
-  return std::max(std::abs(-kMaxInput - zero_point), std::abs(kMaxInput - 1 - zero_point));
-}
 
 void check_accumulators(const NodeQuant& q, int64_t depth, int32_t input_zero_point, const std::string& at) {
-  const int64_t largest = max_input(input_zero_point);
+  const int64_t largest = max_centered_input(input_zero_point);
   for (int64_t o = 0; o < q.bias.numel(); ++o) {
     int64_t weight_sum = 0;
     for (int64_t k = 0; k < depth; ++k) weight_sum += std::abs(int64_t{q.weight.data[o * depth + k]});
@@ -214,7 +210,7 @@ void QuantizedModel::validate(const std::string& where) const {
       expect_shape(q.shift, {1}, at + ".shift");
       check_shifts(q.multiplier, q.shift, at);
       int64_t largest = 0;
-      for (int in : n.inputs) largest = std::max(largest, max_input(quant[in].zero_point));
+      for (int in : n.inputs) largest = std::max<int64_t>(largest, max_centered_input(quant[in].zero_point));
       check_window(op_window(n, shapes), largest, at);
     }
     if (!traits.owns_scale && n.op != Op::Input && !is_output) {

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "common/error.h"
+#include "common/requantize.h"
 #include "graph/op.h"
 #include "qmodel/checkpoint_identity.h"
 #include "quant/auto_amax.h"
@@ -19,7 +20,7 @@ namespace octet {
 
 namespace {
 
-// The step of `levels` levels above 0 up to amax.
+// The step of `levels` levels above 0 up to amax (common/requantize.h positive_levels).
 float scale_for(double amax, double levels = 127.0) { return amax > 0 ? static_cast<float>(levels / amax) : 1.0f; }
 
 // A non-negative tensor's zero point with unsigned activations: 0 is stored as -128.
@@ -32,7 +33,9 @@ struct Plan {
   std::vector<int> stats_node;   // float node whose output this node's int8 output stands for
   std::vector<bool> own_scale;   // a quantization point
   std::vector<bool> in_float;    // kept in float (QuantizeOptions::float_nodes)
-  std::vector<bool> is_unsigned;  // stored as uint8 (QuantizeOptions::unsigned_activations)
+  // A quantization point's zero point: kUnsignedZeroPoint where it is stored as
+  // uint8 (QuantizeOptions::unsigned_activations), else 0.
+  std::vector<int32_t> zero_point;
 };
 
 // Marks the nodes named in `names`; fails on a name that is not a node between
@@ -94,9 +97,12 @@ Plan plan_graph(const Graph& fg, const std::vector<std::string>& float_nodes, bo
   }
   plan.graph.validate();
   plan.in_float = float_node_flags(plan.graph, float_nodes);
-  plan.is_unsigned = unsigned_activations ? non_negative_outputs(plan.graph)
-                                          : std::vector<bool>(plan.graph.nodes.size(), false);
-  plan.is_unsigned.back() = false;  // the int32 logits
+  plan.zero_point.assign(plan.graph.nodes.size(), 0);
+  if (unsigned_activations) {
+    const std::vector<bool> non_negative = non_negative_outputs(plan.graph);
+    for (size_t i = 0; i < non_negative.size(); ++i)
+      if (non_negative[i]) plan.zero_point[i] = kUnsignedZeroPoint;
+  }
   return plan;
 }
 
@@ -153,8 +159,8 @@ void fill_quant(const Plan& plan, const FloatModel& folded, const std::map<std::
       // A fused Clip(0, max): int8's saturation at amax is the clip, so amax may not pass it.
       const double clipped = n.relu_max > 0 ? std::min<double>(amax[f], n.relu_max) : amax[f];
       q.amax = static_cast<float>(clipped);
-      q.scale = scale_for(clipped, plan.is_unsigned[i] ? 255.0 : 127.0);
-      q.zero_point = plan.is_unsigned[i] ? kUnsignedZeroPoint : 0;
+      q.zero_point = plan.zero_point[i];
+      q.scale = scale_for(clipped, positive_levels(q.zero_point));
       q.method = amax[f] > 0 ? methods[f] : "zero tensor (scale 1)";
     } else if (i + 1 < N) {
       q.scale = qm->quant[n.inputs[0]].scale;
@@ -263,7 +269,8 @@ QuantizedModel quantize(const Checkpoint& checkpoint, const FloatModel& folded, 
   std::vector<std::string> methods(folded.graph.nodes.size());
   std::vector<int> points, levels;  // levels: each point's grid above 0
   for (size_t i = 0; i < N; ++i)
-    if (plan.own_scale[i]) points.push_back(plan.stats_node[i]), levels.push_back(plan.is_unsigned[i] ? 255 : 127);
+    if (plan.own_scale[i])
+      points.push_back(plan.stats_node[i]), levels.push_back(positive_levels(plan.zero_point[i]));
   clock->start("weight rounding");
   std::optional<FloatPassRecord> own_record;
   if (!record) {

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "common/error.h"
+#include "common/requantize.h"
 #include "graph/op_traits.h"
 
 namespace octet {
@@ -30,7 +31,7 @@ Int8Tensor fake_quantized_levels(const QuantizedModel& m, int node, const FloatT
   check(node != m.output(), "the output node has int32 logits, not an int8 grid");
   const float scale = m.quant[node].scale;
   const double zero_point = m.quant[node].zero_point;
-  const double lo = m.graph.nodes[node].relu ? zero_point : -128.0;
+  const double lo = lowest_output(m.graph.nodes[node].relu, m.quant[node].zero_point);
   Int8Tensor out(value.shape);
   for (int64_t k = 0; k < value.numel(); ++k)
     out.data[k] = static_cast<int8_t>(

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
+#include "common/requantize.h"
 #include "graph/op_traits.h"
 #include "report/advice.h"
 
@@ -133,7 +134,7 @@ CalibrationReport build_calibration_report(const Checkpoint& checkpoint, const F
       a.range = stats.range();
       a.min = stats.min();
       a.max = stats.max();
-      const int levels = q.zero_point == -128 ? 255 : 127;
+      const int levels = positive_levels(q.zero_point);
       for (AmaxMethod m : statistic_methods())
         a.methods.push_back(measure(stats, amax_method_name(m), compute_amax(stats, m, percentile, levels), levels));
       a.chosen_method = q.method;

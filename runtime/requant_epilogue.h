@@ -32,7 +32,7 @@ OCTET_HOST_DEVICE int32_t requantize_output(int32_t acc, int c, int64_t at, cons
   const int32_t skip = e.skip ? e.skip[at] - e.skip_zero_point : 0;
   const int32_t skip_multiplier = e.skip ? e.skip_multiplier[c] : 0;
   return ::octet::requantize(acc + e.bias[c], e.multiplier[c], skip, skip_multiplier, e.shift[c],
-                             e.relu ? e.zero_point : -128, e.zero_point);
+                             ::octet::lowest_output(e.relu, e.zero_point), e.zero_point);
 }
 
 }  // namespace octet

@@ -122,7 +122,7 @@ PaddedEpilogue::PaddedEpilogue(int channels, const int32_t* bias_in, const Requa
     bias[o] = static_cast<int32_t>(static_cast<uint32_t>(bias_in[o]) -
                                    (offset ? offset * static_cast<uint32_t>(row_sums[o]) : 0u));
   tables.bias = bias.data();
-  tables.activation_bound = 128 + (input_zero_point < 0 ? -input_zero_point : input_zero_point);
+  tables.activation_bound = max_centered_input(input_zero_point);
   if (!e) return;
   multiplier.assign(padded, 0);
   rounding.assign(padded, 1);
@@ -135,7 +135,7 @@ PaddedEpilogue::PaddedEpilogue(int channels, const int32_t* bias_in, const Requa
   tables.multiplier = multiplier.data();
   tables.rounding = rounding.data();
   tables.shift = shift.data();
-  tables.lo = e->relu ? e->zero_point : -128;
+  tables.lo = lowest_output(e->relu, e->zero_point);
   tables.zero_point = e->zero_point;
   if (e->skip) {
     tables.skip_zero_point = e->skip_zero_point;

@@ -27,7 +27,7 @@ struct EpilogueTables {
   int32_t lo = -128;                         // the lowest output: the zero point with a fused ReLU
   int32_t zero_point = 0;                    // the output's, added after the shift
   int32_t skip_zero_point = 0;               // taken from each skip value
-  int32_t activation_bound = 128;            // the largest |input - input zero point| the accumulators sum
+  int32_t activation_bound = 128;            // max_centered_input of the input (common/requantize.h)
 };
 
 // EpilogueTables made from a layer's own operands (its constructor is in

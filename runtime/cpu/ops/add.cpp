@@ -9,7 +9,7 @@ namespace {
 void run(const KernelArgs& a) {
   const NodeQuant& q = a.node.quant();
   const int32_t multiplier_a = q.multiplier.data[0], multiplier_b = q.multiplier.data[1], shift = q.shift.data[0];
-  const int32_t lo = a.node.node().relu ? q.zero_point : -128;
+  const int32_t lo = lowest_output(a.node.node().relu, q.zero_point);
   const int32_t x_zero = a.node.input_zero_point(0), z_zero = a.node.input_zero_point(1);
   const int8_t *x = a.inputs[0], *z = a.inputs[1];
   const int64_t count = a.batch * a.node.output().numel();
