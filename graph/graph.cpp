@@ -116,6 +116,7 @@ std::string Graph::to_json() const {
     nlohmann::json node = {{"name", n.name}, {"op", op_name(n.op)}, {"inputs", n.inputs}};
     if (n.channels) node["channels"] = n.channels;
     if (n.kernel) node["kernel"] = n.kernel;
+    if (n.kernel_w) node["kernel_w"] = n.kernel_w;
     if (n.stride != 1) node["stride"] = n.stride;
     if (n.padding) node["padding"] = n.padding;
     if (n.groups != 1) node["groups"] = n.groups;
@@ -158,6 +159,7 @@ Graph Graph::from_json(const std::string& text) {
       try {
         n.channels = int_attribute(node, "channels", 0);
         n.kernel = int_attribute(node, "kernel", 0);
+        n.kernel_w = int_attribute(node, "kernel_w", 0);
         n.stride = int_attribute(node, "stride", 1);
         n.padding = int_attribute(node, "padding", 0);
         n.groups = int_attribute(node, "groups", 1);
@@ -221,6 +223,13 @@ int GraphBuilder::conv(const std::string& name, int x, int out_channels, int ker
   n.groups = groups;
   n.dilation = dilation;
   return last();
+}
+
+int GraphBuilder::conv_rect(const std::string& name, int x, int out_channels, int kernel_h, int kernel_w, int stride,
+                            int padding, bool bias, int dilation) {
+  const int node = conv(name, x, out_channels, kernel_h, stride, padding, bias, 1, dilation);
+  if (kernel_w != kernel_h) graph_.nodes[node].kernel_w = kernel_w;
+  return node;
 }
 
 int GraphBuilder::batch_norm(const std::string& name, int x) {

@@ -44,7 +44,8 @@ struct Node {
   // channels added on each side; Input: channels of the input image;
   // ChannelSlice: channels it keeps.
   int channels = 0;
-  int kernel = 0, stride = 1, padding = 0;  // Conv2d, MaxPool2d, AvgPool2d
+  int kernel = 0, stride = 1, padding = 0;  // Conv2d, MaxPool2d, AvgPool2d (kernel: the window's height)
+  int kernel_w = 0;                         // Conv2d: the kernel's width where not its height (1x7); see kernel_width
   int groups = 1;                           // Conv2d: channel groups (as many as input channels: depthwise)
   int dilation = 1;                         // Conv2d: pixels from one tap to the next (1: adjacent)
   bool ceil_mode = false;                   // pools: the output size rounded up (a last, partial window)
@@ -58,6 +59,11 @@ struct Node {
   float relu_max = 0;                       // with relu: its upper bound where a Clip(0, max) was fused (ReLU6); 0: none
   int height = 0, width = 0;                // Input
 };
+
+// A conv's kernel width (its kernel is kernel x kernel_width); a pool's window is square.
+inline int kernel_width(const Node& n) { return n.kernel_w ? n.kernel_w : n.kernel; }
+// Whether a conv's kernel is not square (the kernels that can_implement only square ones refuse it).
+inline bool rectangular_kernel(const Node& n) { return kernel_width(n) != n.kernel; }
 
 // A conv with one output channel per input channel (groups == channels),
 // reading `in_channels` channels.
@@ -99,6 +105,9 @@ class GraphBuilder {
   int input(int channels, int height, int width);
   int conv(const std::string& name, int x, int out_channels, int kernel, int stride, int padding, bool bias,
            int groups = 1, int dilation = 1);
+  // A conv whose kernel is kernel_h x kernel_w (Inception's 1x7 and 7x1), as conv() otherwise.
+  int conv_rect(const std::string& name, int x, int out_channels, int kernel_h, int kernel_w, int stride, int padding,
+                bool bias, int dilation = 1);
   int batch_norm(const std::string& name, int x);
   // A bias-free conv followed by a batch norm when `with_bn` (ResNet style).
   int conv_bn(const std::string& conv_name, const std::string& bn_name, int x, int out_channels, int kernel,

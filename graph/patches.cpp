@@ -12,14 +12,14 @@ void gather_patches(const Node& n, const ActShape& in, const ActShape& out, cons
     std::memcpy(rows, x + first * K, sizeof(float) * count * K);
     return;
   }
-  const int64_t group_c = in.c / n.groups, tap_row = int64_t(n.kernel) * group_c, d = n.dilation;
+  const int64_t group_c = in.c / n.groups, kw = kernel_width(n), tap_row = kw * group_c, d = n.dilation;
   x += int64_t(group) * group_c;
   for (int64_t r = 0; r < count; ++r) {
     const int64_t m = first + r, ox = m % out.w, oy = (m / out.w) % out.h, b = m / (int64_t(out.w) * out.h);
     const int64_t x0 = ox * n.stride - n.padding;
     // The taps inside the image, x0 + kx * d in [0, in.w): kx in [kx_begin, kx_end).
-    const int64_t kx_begin = std::clamp<int64_t>((-x0 + d - 1) / d, 0, n.kernel);
-    const int64_t kx_end = std::clamp<int64_t>((in.w - x0 + d - 1) / d, 0, n.kernel);
+    const int64_t kx_begin = std::clamp<int64_t>((-x0 + d - 1) / d, 0, kw);
+    const int64_t kx_end = std::clamp<int64_t>((in.w - x0 + d - 1) / d, 0, kw);
     float* dst = rows + r * K;
     for (int64_t ky = 0; ky < n.kernel; ++ky, dst += tap_row) {
       const int64_t iy = oy * n.stride - n.padding + ky * d;

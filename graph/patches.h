@@ -15,7 +15,7 @@ namespace octet {
 void gather_patches(const Node& n, const ActShape& in, const ActShape& out, const float* x, int64_t first,
                     int64_t count, float* rows, int group = 0);
 inline int64_t patch_size(const Node& n, const ActShape& in) {
-  return n.op == Op::Conv2d ? int64_t(n.kernel) * n.kernel * (in.c / n.groups) : in.numel();
+  return n.op == Op::Conv2d ? int64_t(n.kernel) * kernel_width(n) * (in.c / n.groups) : in.numel();
 }
 inline int64_t patch_rows(const Node& n, const ActShape& out, int64_t batch) {
   return n.op == Op::Conv2d ? batch * out.h * out.w : batch;

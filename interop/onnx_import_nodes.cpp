@@ -12,7 +12,7 @@ namespace octet::onnx_import {
 // A conv's pads: its own, or those of auto_pad SAME_UPPER / SAME_LOWER, with
 // which the output is ceil(input / stride) and the odd one of the padding goes
 // at the end (UPPER) or at the start (LOWER).
-Importer::Pads Importer::conv_pads(const onnx::NodeProto& n, int64_t extent, int64_t stride) const {
+Importer::Pads Importer::conv_pads(const onnx::NodeProto& n, int64_t extent_h, int64_t extent_w, int64_t stride) const {
   const std::string auto_pad = string_attribute(n, "auto_pad", "NOTSET");
   if (auto_pad == "NOTSET") return spatial_pads(n);
   if (auto_pad == "VALID") return {};
@@ -20,13 +20,13 @@ Importer::Pads Importer::conv_pads(const onnx::NodeProto& n, int64_t extent, int
   if (pending_pads_.count(n.input(0))) refuse(n, "auto_pad " + auto_pad + " after a Pad: give explicit pads");
   const ActShape in = shape_of(activation(n, 0));
   Pads pads;
-  const auto split = [&](int64_t size, int64_t* begin, int64_t* end) {
+  const auto split = [&](int64_t size, int64_t extent, int64_t* begin, int64_t* end) {
     const int64_t total = std::max<int64_t>(((size + stride - 1) / stride - 1) * stride + extent - size, 0);
     *begin = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
     *end = total - *begin;
   };
-  split(in.h, &pads[0], &pads[2]);
-  split(in.w, &pads[1], &pads[3]);
+  split(in.h, extent_h, &pads[0], &pads[2]);
+  split(in.w, extent_w, &pads[1], &pads[3]);
   if (std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p > 64; }))
     refuse(n, "auto_pad " + auto_pad + " needs pads " + ints_string({pads[0], pads[1], pads[2], pads[3]}) +
                   ": octet pads each side by 0 to 64");
@@ -36,24 +36,33 @@ Importer::Pads Importer::conv_pads(const onnx::NodeProto& n, int64_t extent, int
 void Importer::conv(const onnx::NodeProto& n) {
   FloatTensor w = constant(n, 1);
   if (w.shape.size() != 4) refuse(n, "a weight of shape " + shape_string(w.shape) + ": octet imports 2-D convolutions");
-  const int64_t out = w.dim(0), kernel = w.dim(2);
+  const int64_t out = w.dim(0), kernel = w.dim(2), kernel_w = w.dim(3);
   const auto strides = ints_attribute(n, "strides", {1, 1});
   const auto dilations = ints_attribute(n, "dilations", {1, 1});
   const int64_t groups = int_attribute(n, "group", 1);
-  if (w.dim(3) != kernel) refuse(n, "a non-square kernel " + shape_string(w.shape) + ": octet's kernels are square");
+  if (kernel < 1 || kernel_w < 1 || kernel > 64 || kernel_w > 64)
+    refuse(n, "a weight of shape " + shape_string(w.shape) + ": octet's kernels are 1 to 64 pixels high and wide");
+  if (kernel_w != kernel && groups != 1)
+    refuse(n, "a grouped conv with a non-square kernel " + shape_string(w.shape) +
+                  ": octet's grouped kernels are square");
   if (strides.size() != 2 || strides[0] != strides[1] || strides[0] < 1 || strides[0] > 64)
     refuse(n, "strides " + ints_string(strides) + ": octet's are alike in both directions");
   if (dilations.size() != 2 || dilations[0] != dilations[1] || dilations[0] < 1 || dilations[0] > 64)
     refuse(n, "dilations " + ints_string(dilations) + ": octet's are alike in both directions");
-  const Pads pads = conv_pads(n, (kernel - 1) * dilations[0] + 1, strides[0]);
+  const Pads pads = conv_pads(n, (kernel - 1) * dilations[0] + 1, (kernel_w - 1) * dilations[0] + 1, strides[0]);
   if (groups < 1 || groups > out || out % groups != 0) refuse(n, "group " + std::to_string(groups));
   FloatTensor bias(Shape{out}, 0.0f);
   if (has_input(n, 2)) bias = constant(n, 2);
   if (bias.shape != Shape{out}) refuse(n, "a bias of shape " + shape_string(bias.shape));
   const PaddedInput in = padded_input(n, pads, 64);
   const std::string name = layer_name(n);
-  define(n, builder_.conv(name, in.node, static_cast<int>(out), static_cast<int>(kernel), static_cast<int>(strides[0]),
-                          in.padding, true, static_cast<int>(groups), static_cast<int>(dilations[0])));
+  define(n, kernel_w == kernel
+                ? builder_.conv(name, in.node, static_cast<int>(out), static_cast<int>(kernel),
+                                static_cast<int>(strides[0]), in.padding, true, static_cast<int>(groups),
+                                static_cast<int>(dilations[0]))
+                : builder_.conv_rect(name, in.node, static_cast<int>(out), static_cast<int>(kernel),
+                                     static_cast<int>(kernel_w), static_cast<int>(strides[0]), in.padding, true,
+                                     static_cast<int>(dilations[0])));
   params_[name + ".weight"] = std::move(w);
   params_[name + ".bias"] = std::move(bias);
 }

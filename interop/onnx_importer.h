@@ -47,7 +47,8 @@ class Importer {
   // Zeros added to height and width, per side, in ONNX's pads order: top, left, bottom, right.
   using Pads = std::array<int64_t, 4>;
   Pads spatial_pads(const onnx::NodeProto& n) const;
-  Pads conv_pads(const onnx::NodeProto& n, int64_t extent, int64_t stride) const;  // extent: the dilated kernel's
+  // extent_h, extent_w: the dilated kernel's height and width
+  Pads conv_pads(const onnx::NodeProto& n, int64_t extent_h, int64_t extent_w, int64_t stride) const;
   struct PaddedInput {
     int node;        // what the conv or pool reads
     int padding;     // on every side, left to the conv or pool

@@ -86,7 +86,7 @@ std::string conv2d(const OnnxNodeContext& c) {
     const std::string channel_bias = c.w.step("Reshape", {bias, shape}, n.name + ".bias_per_channel");
     c.w.step("Add", {y + "_without_bias", channel_bias}, y);
   }
-  Writer::ints(conv, "kernel_shape", {n.kernel, n.kernel});
+  Writer::ints(conv, "kernel_shape", {n.kernel, kernel_width(n)});
   Writer::ints(conv, "strides", {n.stride, n.stride});
   Writer::ints(conv, "pads", {n.padding, n.padding, n.padding, n.padding});
   if (n.dilation != 1) Writer::ints(conv, "dilations", {n.dilation, n.dilation});

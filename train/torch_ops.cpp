@@ -21,7 +21,7 @@ torch::Tensor default_bias(const ParamShape& p, int64_t fan_in) {
 // Convs: He et al.'s normal init (as the CIFAR ResNet code does).
 torch::Tensor init_conv(const Node& n, const std::vector<ActShape>& in, const ParamShape& p) {
   if (is_weight(p)) return torch::nn::init::kaiming_normal_(torch::empty(p.shape), 0.0, torch::kFanIn, torch::kReLU);
-  return default_bias(p, int64_t{in[0].c / n.groups} * n.kernel * n.kernel);
+  return default_bias(p, int64_t{in[0].c / n.groups} * n.kernel * kernel_width(n));
 }
 
 // Linears: torch's default.

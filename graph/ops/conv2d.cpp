@@ -1,12 +1,13 @@
-// Conv2d: a 2-D convolution over an image with a square kernel and the same
-// stride, dilation and zero padding on every side, its channels in `groups`
-// groups: output channel o reads the input channels of group o / (out /
-// groups) only (groups = input channels: a depthwise convolution). Tap
-// (ky, kx) of output pixel (oy, ox) reads input pixel (oy * stride - padding
-// + ky * dilation, ox * stride - padding + kx * dilation): a dilated kernel
-// spans (kernel - 1) * dilation + 1 pixels. Attributes: channels (out),
-// kernel, stride, padding, dilation, groups, bias. Weight
-// [out][in / groups][kernel][kernel] (torch's layout).
+// Conv2d: a 2-D convolution over an image with a kernel of kernel x kw
+// (kernel_width: kernel_w, or kernel where that is 0) and the same stride,
+// dilation and zero padding on every side, its channels in `groups` groups:
+// output channel o reads the input channels of group o / (out / groups) only
+// (groups = input channels: a depthwise convolution). Tap (ky, kx) of output
+// pixel (oy, ox) reads input pixel (oy * stride - padding + ky * dilation,
+// ox * stride - padding + kx * dilation): a dilated kernel spans
+// (kernel - 1) * dilation + 1 pixels. Attributes: channels (out), kernel,
+// kernel_w, stride, padding, dilation, groups, bias. Weight
+// [out][in / groups][kernel][kw] (torch's layout).
 #include "common/error.h"
 #include "graph/ops/float_reference.h"
 #include "graph/ops/int8_reference.h"
@@ -15,42 +16,49 @@
 namespace octet::ops {
 
 namespace {
-// The pixels a kernel row covers: its taps `dilation` apart.
+// The pixels a kernel column (height) or row (width) covers: its taps `dilation` apart.
 int64_t dilated_kernel(const Node& n) { return (int64_t{n.kernel} - 1) * n.dilation + 1; }
+int64_t dilated_kernel_width(const Node& n) { return (int64_t{kernel_width(n)} - 1) * n.dilation + 1; }
 
 ActShape shape(const Node& n, const std::vector<ActShape>& in) {
   const ActShape x = in[0];
-  check(n.channels > 0 && n.kernel > 0 && n.stride > 0 && n.padding >= 0, "bad conv attributes");
+  check(n.channels > 0 && n.kernel > 0 && n.kernel_w >= 0 && n.stride > 0 && n.padding >= 0, "bad conv attributes");
   check(n.dilation >= 1, "dilation " + std::to_string(n.dilation) + " is below 1");
   check(n.groups > 0 && x.c % n.groups == 0 && n.channels % n.groups == 0,
         std::to_string(n.groups) + " groups do not divide its " + std::to_string(x.c) + " input and " +
             std::to_string(n.channels) + " output channels");
-  const int64_t span = dilated_kernel(n);
+  check(n.groups == 1 || !rectangular_kernel(n), "a grouped conv's kernel is " + std::to_string(n.kernel) + "x" +
+                                                     std::to_string(kernel_width(n)) +
+                                                     ": octet's grouped kernels are square");
+  const int64_t span = dilated_kernel(n), span_w = dilated_kernel_width(n);
   // Checked before dividing: a negative span rounds toward zero, to one window at stride > 1.
-  check(span <= x.h + 2 * int64_t{n.padding} && span <= x.w + 2 * int64_t{n.padding},
-        (n.dilation > 1 ? "dilated kernel (" + std::to_string(span) + " pixels)" : std::string("kernel")) +
+  check(span <= x.h + 2 * int64_t{n.padding} && span_w <= x.w + 2 * int64_t{n.padding},
+        (n.dilation > 1 ? "dilated kernel (" + std::to_string(span) +
+                              (span_w == span ? "" : "x" + std::to_string(span_w)) + " pixels)"
+                        : std::string("kernel")) +
             " larger than the padded input " + to_string(x));
   const int64_t h = window_positions(x.h, span, n.stride, n.padding);
-  const int64_t w = window_positions(x.w, span, n.stride, n.padding);
+  const int64_t w = window_positions(x.w, span_w, n.stride, n.padding);
   check(within_bound(n.channels, h, w), "output has more than 2^31 - 1 values");
   return {n.channels, static_cast<int>(h), static_cast<int>(w)};
 }
 
 std::vector<ParamShape> params(const Node& n, const std::vector<ActShape>& in) {
-  std::vector<ParamShape> out = {{".weight", {n.channels, in[0].c / n.groups, n.kernel, n.kernel}, true}};
+  std::vector<ParamShape> out = {{".weight", {n.channels, in[0].c / n.groups, n.kernel, kernel_width(n)}, true}};
   if (n.bias) out.push_back({".bias", {n.channels}, true});
   return out;
 }
 
 double macs(const Node& n, const std::vector<ActShape>& in, const ActShape& out) {
-  return double(out.h) * out.w * out.c * (double(n.kernel) * n.kernel * (in[0].c / n.groups));
+  return double(out.h) * out.w * out.c * (double(n.kernel) * kernel_width(n) * (in[0].c / n.groups));
 }
 
 void run_int8_reference(const Int8ReferenceArgs& a) {
   const Node& n = a.node;
   const Int8Tensor& x = *a.inputs[0];
-  const int64_t C = x.dim(1), H = x.dim(2), W = x.dim(3), k = n.kernel, d = n.dilation, span = dilated_kernel(n);
-  const int64_t OH = (H + 2 * n.padding - span) / n.stride + 1, OW = (W + 2 * n.padding - span) / n.stride + 1;
+  const int64_t C = x.dim(1), H = x.dim(2), W = x.dim(3), k = n.kernel, kw = kernel_width(n), d = n.dilation;
+  const int64_t OH = (H + 2 * n.padding - dilated_kernel(n)) / n.stride + 1;
+  const int64_t OW = (W + 2 * n.padding - dilated_kernel_width(n)) / n.stride + 1;
   const int64_t group_in = C / n.groups, group_out = n.channels / n.groups;
   const std::vector<int8_t>& w = a.q.weight.data;
   write_weighted(a, n.channels, OH, OW, [&](int64_t b, int64_t o, int64_t oy, int64_t ox) {
@@ -58,10 +66,10 @@ void run_int8_reference(const Int8ReferenceArgs& a) {
     int32_t acc = 0;
     for (int64_t c = 0; c < group_in; ++c)
       for (int64_t ky = 0; ky < k; ++ky)
-        for (int64_t kx = 0; kx < k; ++kx) {
+        for (int64_t kx = 0; kx < kw; ++kx) {
           const int64_t iy = oy * n.stride - n.padding + ky * d, ix = ox * n.stride - n.padding + kx * d;
           if (iy >= 0 && iy < H && ix >= 0 && ix < W)
-            acc += int32_t(w[((o * group_in + c) * k + ky) * k + kx]) * centered(a, 0, b, first + c, iy, ix);
+            acc += int32_t(w[((o * group_in + c) * k + ky) * kw + kx]) * centered(a, 0, b, first + c, iy, ix);
         }
     return acc;
   });

@@ -24,7 +24,7 @@ int64_t conv_rows_per_task(int64_t patch) { return std::min<int64_t>(kRowsPerTas
 void run_depthwise_float(const FloatOpArgs& a) {
   const Node& n = a.node;
   const ActShape in = a.in[0], out = a.out;
-  const int64_t C = out.c, taps = int64_t(n.kernel) * n.kernel, rows = patch_rows(n, out, a.inputs[0]->dim(0));
+  const int64_t C = out.c, kw = kernel_width(n), taps = n.kernel * kw, rows = patch_rows(n, out, a.inputs[0]->dim(0));
   const float* x = a.inputs[0]->ptr();
   const float* bias = a.layer->bias.data();
   std::vector<float> weight(static_cast<size_t>(taps * C));  // tap-major, so a tap's channels are adjacent
@@ -38,11 +38,11 @@ void run_depthwise_float(const FloatOpArgs& a) {
     std::fill(y, y + C, 0.0f);
     for (int64_t ky = 0; ky < n.kernel; ++ky) {
       const int64_t iy = oy * n.stride - n.padding + ky * n.dilation;
-      for (int64_t kx = 0; kx < n.kernel; ++kx) {
+      for (int64_t kx = 0; kx < kw; ++kx) {
         const int64_t ix = ox * n.stride - n.padding + kx * n.dilation;
         const bool inside = iy >= 0 && iy < in.h && ix >= 0 && ix < in.w;
         const float* pixel = inside ? x + ((b * in.h + iy) * in.w + ix) * C : zeros.data();
-        const float* w = weight.data() + (ky * n.kernel + kx) * C;
+        const float* w = weight.data() + (ky * kw + kx) * C;
         for (int64_t c = 0; c < C; ++c) y[c] = std::fma(pixel[c], w[c], y[c]);
       }
     }
@@ -53,23 +53,23 @@ void run_depthwise_float(const FloatOpArgs& a) {
 // A dense stride-1 conv without im2col: a task's output lines (about
 // kRowsPerTask pixels) read their input lines zero-padded into one buffer,
 // then one OrderedGemm per kernel row ky with the padded pixels as rows, where
-// a patch's taps in that kernel row are k * C adjacent floats; ky > 0 continue
+// a patch's taps in that kernel row are kw * C adjacent floats; ky > 0 continue
 // the chains (accumulate), so each output is its im2col row's chain in
-// (ky, kx, c) order: the same bits. The rows of the k - 1 padded columns past
+// (ky, kx, c) order: the same bits. The rows of the kw - 1 padded columns past
 // the output's width in each padded line are computed and dropped, and each
 // call packs its part of the weights: worth it only on wide images (below).
 void run_stride1_conv_float(const FloatOpArgs& a, const std::vector<float>& weight_t) {
   const Node& n = a.node;
   const ActShape in = a.in[0], out = a.out;
-  const int64_t C = in.c, k = n.kernel, pad = n.padding, padded_w = in.w + 2 * pad;
+  const int64_t C = in.c, k = n.kernel, kw = kernel_width(n), pad = n.padding, padded_w = in.w + 2 * pad;
   const int64_t lines = std::clamp<int64_t>(kRowsPerTask / padded_w, 1, out.h), blocks = (out.h + lines - 1) / lines;
-  const int64_t tap_row = k * C, b_stride = ordered_gemm_padded(out.c);
+  const int64_t tap_row = kw * C, b_stride = ordered_gemm_padded(out.c);
   const float* bias = a.layer->bias.data();
 #pragma omp parallel for schedule(dynamic)
   for (int64_t task = 0; task < a.inputs[0]->dim(0) * blocks; ++task) {
     const int64_t b = task / blocks, y0 = task % blocks * lines, count = std::min(lines, out.h - y0);
-    // Padded lines y0 .. y0 + count + k - 2, and k - 1 pixels more that the last dropped rows read.
-    std::vector<float> padded(static_cast<size_t>(((count + k - 1) * padded_w + k - 1) * C), 0.0f);
+    // Padded lines y0 .. y0 + count + k - 2, and kw - 1 pixels more that the last dropped rows read.
+    std::vector<float> padded(static_cast<size_t>(((count + k - 1) * padded_w + kw - 1) * C), 0.0f);
     const float* x = a.inputs[0]->ptr() + b * in.numel();
     for (int64_t line = 0; line < count + k - 1; ++line) {
       const int64_t iy = y0 + line - pad;
@@ -115,7 +115,7 @@ void run_weighted_float(const FloatOpArgs& a) {
   // third of their rows, 80 and 24 per image, and pack the weights for each);
   // with these limits ResNet-20's took 11% less and ResNet-18's 4% less.
   const int64_t padded_w = in.w + 2 * n.padding;
-  if (conv && groups == 1 && n.stride == 1 && n.dilation == 1 && 8 * (n.kernel - 1) <= padded_w &&
+  if (conv && groups == 1 && n.stride == 1 && n.dilation == 1 && 8 * (kernel_width(n) - 1) <= padded_w &&
       out.h * padded_w >= 256)
     return run_stride1_conv_float(a, weight_t[0]);
 #pragma omp parallel for schedule(dynamic)

@@ -374,6 +374,47 @@ def test_dilated_convolutions_quantize_and_follow_float(tmp_path, octet_bin):
     assert int8_agreement(tmp_path, octet_bin, atrous_model(14)) >= 0.9
 
 
+class Factorised(nn.Module):
+    """Inception-v3's non-square kernels: 1x7 then 7x1 (padded 3 along the long side),
+    a 1x3 and a 3x1 side by side and concatenated, and a strided 3x5 with dilation 2."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 12, 3, padding=1)
+        self.wide = nn.Conv2d(12, 10, (1, 7), padding=(0, 3))
+        self.tall = nn.Conv2d(10, 12, (7, 1), padding=(3, 0))
+        self.left = nn.Conv2d(12, 8, (1, 3), padding=(0, 1))
+        self.right = nn.Conv2d(12, 8, (3, 1), padding=(1, 0))
+        self.down = nn.Conv2d(16, 16, (3, 5), stride=2, padding=2, dilation=2)
+        self.fc = nn.Linear(16, 10)
+
+    def forward(self, x):
+        x = torch.relu(self.tall(torch.relu(self.wide(torch.relu(self.stem(x))))))
+        x = torch.cat([torch.relu(self.left(x)), torch.relu(self.right(x))], 1)
+        x = torch.relu(self.down(x))
+        return self.fc(nn.functional.adaptive_avg_pool2d(x, 1).flatten(1))
+
+
+def factorised_model(seed):
+    torch.manual_seed(seed)
+    model = Factorised().eval()
+    model.fc.weight.data *= 20
+    return model
+
+
+def test_non_square_kernels_import_and_match_pytorch(tmp_path, octet_bin, images):
+    model = factorised_model(15)
+    export(model, tmp_path / "factorised.onnx")
+    kernels = [list(a.ints) for n in onnx.load(str(tmp_path / "factorised.onnx")).graph.node if n.op_type == "Conv"
+               for a in n.attribute if a.name == "kernel_shape"]
+    assert kernels == [[3, 3], [1, 7], [7, 1], [1, 3], [3, 1], [3, 5]], kernels
+    assert_imports_as_pytorch_computes(tmp_path, octet_bin, model, tmp_path / "factorised.onnx", images)
+
+
+def test_non_square_kernels_quantize_and_follow_float(tmp_path, octet_bin):
+    assert int8_agreement(tmp_path, octet_bin, factorised_model(16)) >= 0.9
+
+
 def test_dynamic_spatial_dimensions_are_refused(tmp_path, octet_bin):
     export(random_model(4), tmp_path / "m.onnx", dynamic_axes={"image": {0: "n", 2: "h", 3: "w"}})
     refused(tmp_path, octet_bin, tmp_path / "m.onnx", "input 'image'", "dynamic")

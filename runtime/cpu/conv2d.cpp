@@ -19,13 +19,13 @@ namespace {
 // Output rows handled per task; the patch buffer of a task stays in L2.
 constexpr int64_t kRowsPerTask = 64;
 
-// Copies the receptive field of output row m (kh x kw x C; a real 0, the
+// Copies the receptive field of output row m (kernel x kernel_w x C; a real 0, the
 // input's zero point, outside the image).
 void gather_patch(const ConvGeometry& g, const int8_t* input, int64_t m, int8_t* patch) {
   const int64_t ox = m % g.out_w, oy = (m / g.out_w) % g.out_h, b = m / (int64_t(g.out_w) * g.out_h);
   for (int64_t ky = 0; ky < g.kernel; ++ky) {
     const int64_t iy = oy * g.stride - g.padding + ky * g.dilation;
-    for (int64_t kx = 0; kx < g.kernel; ++kx, patch += g.in_c) {
+    for (int64_t kx = 0; kx < g.kernel_w; ++kx, patch += g.in_c) {
       const int64_t ix = ox * g.stride - g.padding + kx * g.dilation;
       if (iy < 0 || iy >= g.in_h || ix < 0 || ix >= g.in_w)
         std::memset(patch, g.input_zero_point, g.in_c);
@@ -45,7 +45,7 @@ int32_t dot(const int8_t* a, const int8_t* b, int64_t n) {
 template <typename Body>
 void for_each_patch(const ConvGeometry& g, const int8_t* input, Body body) {
   const int64_t rows = g.rows(), depth = g.depth();
-  const bool direct = g.kernel == 1 && g.stride == 1 && g.padding == 0;  // the input row is the patch
+  const bool direct = g.depth() == g.in_c && g.stride == 1 && g.padding == 0;  // the input row is the patch
 #pragma omp parallel if (rows * depth * g.out_c >= kMinParallelWork)
   {
     std::vector<int8_t> patch(static_cast<size_t>(depth));
@@ -98,10 +98,11 @@ void check_undilated(const ConvGeometry& g) {
 // it): one per calling thread, grown as needed and kept, so layers do not
 // pay for fresh pages each run.
 uint8_t* workspace(const ConvGeometry& g, const PackedWeights& w, int64_t bytes_needed) {
-  check(w.kernel() == g.kernel && w.in_c() == g.in_c && w.out_c() == g.out_c,
-        "cpu conv2d: weights packed for kernel " + std::to_string(w.kernel()) + ", " + std::to_string(w.in_c()) +
-            " -> " + std::to_string(w.out_c()) + " channels, called with kernel " + std::to_string(g.kernel) + ", " +
-            std::to_string(g.in_c) + " -> " + std::to_string(g.out_c));
+  check(w.kernel_h() == g.kernel && w.kernel_w() == g.kernel_w && w.in_c() == g.in_c && w.out_c() == g.out_c,
+        "cpu conv2d: weights packed for kernel " + std::to_string(w.kernel_h()) + "x" + std::to_string(w.kernel_w()) +
+            ", " + std::to_string(w.in_c()) + " -> " + std::to_string(w.out_c()) + " channels, called with kernel " +
+            std::to_string(g.kernel) + "x" + std::to_string(g.kernel_w) + ", " + std::to_string(g.in_c) + " -> " +
+            std::to_string(g.out_c));
   thread_local std::vector<uint8_t> buffer;
   const size_t bytes = static_cast<size_t>(bytes_needed);
   if (buffer.size() < bytes) {

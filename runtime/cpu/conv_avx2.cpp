@@ -5,7 +5,7 @@
 // 0; a zero border of `padding` pixels, channels
 // rounded up to a whole 4-byte word), where they stay in cache, so that the
 // receptive field of output pixel x in kernel row ky is one contiguous run of
-// kernel * channels values (of a dilated conv: kernel runs of channels
+// kernel_w * channels values (of a dilated conv: kernel_w runs of channels
 // values, dilation pixels apart), and the runs of neighbouring pixels of one
 // output row lie at a constant stride. A register block of MR such pixels
 // x J blocks of 8 output channels then accumulates, per (pixel, block), one
@@ -75,7 +75,8 @@ struct Layout {
   bool one_line;           // a 1x1 / stride 1 / unpadded conv: all pixels form one line
   int64_t line_pixels;     // output pixels per line
   int64_t lines_per_task;  // output rows per task (1 for one line: a task is a chunk of it)
-  int64_t span;            // input pixels (and rows) a kernel row (column) covers: (kernel - 1) * dilation + 1
+  int64_t span;            // input rows a kernel column covers: (kernel - 1) * dilation + 1
+  int64_t span_w;          // input pixels a kernel row covers: (kernel_w - 1) * dilation + 1
   int64_t pixel_stride;    // values between the receptive fields of neighbouring pixels
   int64_t row_stride;      // values between padded rows
   int64_t slack;           // values read past a task's rows: a line's last block computes up to MR pixels past its end
@@ -86,13 +87,14 @@ Layout layout(const ConvGeometry& g, int group) {
   Layout l;
   l.cp = (g.in_c + group - 1) / group * group;
   l.wp = g.in_w + 2 * g.padding;
-  l.one_line = g.kernel == 1 && g.stride == 1 && g.padding == 0;
+  l.one_line = g.kernel == 1 && g.kernel_w == 1 && g.stride == 1 && g.padding == 0;
   l.line_pixels = l.one_line ? g.batch * g.out_h * g.out_w : g.out_w;
   l.lines_per_task = l.one_line ? 1 : (kPixelsPerTask + l.line_pixels - 1) / l.line_pixels;
   l.row_stride = l.wp * l.cp;
   l.span = int64_t(g.kernel - 1) * g.dilation + 1;
+  l.span_w = int64_t(g.kernel_w - 1) * g.dilation + 1;
   l.pixel_stride = g.stride * l.cp;
-  l.slack = (kMaxBlockPixels * g.stride + l.span) * l.cp;
+  l.slack = (kMaxBlockPixels * g.stride + l.span_w) * l.cp;
   // A task's lines need at most max(stride, span) input rows each.
   l.task_values = l.one_line ? kPixelsPerTask * l.cp + l.slack
                              : l.lines_per_task * (g.stride > l.span ? g.stride : l.span) * l.row_stride + l.slack;
@@ -193,7 +195,7 @@ inline void register_block(const typename V::Act* a, const Layout& l, const type
 #pragma GCC unroll 4
     for (int j = 0; j < J; ++j) acc[r][j] = _mm256_setzero_si256();
   // A kernel row's taps are one run of adjacent values; a dilated conv's, one run per tap.
-  const int64_t runs = Dilated ? g.kernel : 1, run_words = (Dilated ? l.cp : g.kernel * l.cp) / V::kGroup;
+  const int64_t runs = Dilated ? g.kernel_w : 1, run_words = (Dilated ? l.cp : g.kernel_w * l.cp) / V::kGroup;
   const int64_t run_stride = g.dilation * l.cp, ps = l.pixel_stride;
   for (int ky = 0; ky < g.kernel; ++ky, a += (Dilated ? g.dilation : 1) * l.row_stride) {
     for (int64_t run = 0; run < runs; ++run) {
@@ -223,7 +225,7 @@ template <typename V, int MR, int J, bool Dilated>
 void group_lines(const typename V::Act* const* line_start, int64_t lines, int64_t first_pixel, int64_t count,
                  const Layout& l, const typename V::Weight* blocked, int64_t first_block, const ConvGeometry& g,
                  const EpilogueTables& e, bool narrow, int8_t* output, int32_t* logits) {
-  const int64_t block_values = g.kernel * g.kernel * l.cp * kBlock;
+  const int64_t block_values = g.kernel * g.kernel_w * l.cp * kBlock;
   const typename V::Weight* w = blocked + first_block * block_values;
   ChannelVectors v[J];
   for (int j = 0; j < J; ++j) v[j] = ChannelVectors(e, (first_block + j) * kBlock, narrow);
@@ -290,7 +292,7 @@ void conv2d_with(const ConvGeometry& g, const int8_t* input, const typename V::W
   const Layout l = layout(g, V::kGroup);
   const int64_t tasks = l.one_line ? (l.line_pixels + kPixelsPerTask - 1) / kPixelsPerTask
                                    : (g.batch * g.out_h + l.lines_per_task - 1) / l.lines_per_task;
-  const int64_t macs = g.batch * g.out_h * g.out_w * g.out_c * g.kernel * g.kernel * g.in_c;
+  const int64_t macs = g.rows() * g.out_c * g.depth();
   const bool narrow = output && narrow_is_exact(g.depth(), g.out_c, e);
 #pragma omp parallel if (macs >= kMinParallelMacs)
   {

@@ -2,7 +2,7 @@
 // copied once into a padded u8 image (activation + 128, a zero-point border of
 // `padding` pixels, channels rounded up to a multiple of 4), so that the
 // receptive field of output pixel x in kernel row ky is one contiguous run of
-// kernel * channels bytes, and the runs of neighbouring pixels of one output
+// kernel_w * channels bytes, and the runs of neighbouring pixels of one output
 // row lie at a constant stride. A register block of MR such pixels x J blocks
 // of 16 output channels then accumulates with one vpdpbusd per (pixel, block)
 // per 4 bytes of the run, reading the padded image in place (no im2col
@@ -71,7 +71,7 @@ Layout layout(const ConvGeometry& g) {
   l.wp = g.in_w + 2 * g.padding;
   l.row_stride = l.wp * l.cp;
   l.pixel_stride = g.stride * l.cp;
-  const bool one_line = g.kernel == 1 && g.stride == 1 && g.padding == 0;
+  const bool one_line = g.kernel == 1 && g.kernel_w == 1 && g.stride == 1 && g.padding == 0;
   l.lines = one_line ? 1 : g.batch * g.out_h;
   l.line_pixels = one_line ? g.batch * g.out_h * g.out_w : g.out_w;
   l.image_bytes = g.batch * l.hp * l.row_stride;
@@ -164,7 +164,7 @@ inline void register_block(const uint8_t* a, const Layout& l, const int8_t* w, i
   for (int r = 0; r < MR; ++r)
 #pragma GCC unroll 4
     for (int j = 0; j < J; ++j) acc[r][j] = _mm512_setzero_si512();
-  const int64_t run_steps = g.kernel * l.cp / 4, ps = l.pixel_stride;
+  const int64_t run_steps = g.kernel_w * l.cp / 4, ps = l.pixel_stride;
   for (int ky = 0; ky < g.kernel; ++ky, a += l.row_stride) {
     for (int64_t s = 0; s < run_steps; ++s, w += 64) {
       __m512i b[J];
@@ -227,7 +227,7 @@ template <int MR, int J, bool k3s1 = false>
 void line_columns(const uint8_t* padded, const Layout& l, int64_t line, int64_t first, int64_t count,
                   const int8_t* blocked, int64_t first_block, const ConvGeometry& g, const EpilogueTables& e,
                   int8_t* output, int32_t* logits) {
-  const int64_t block_bytes = g.kernel * g.kernel * l.cp * kBlock;
+  const int64_t block_bytes = g.kernel * g.kernel_w * l.cp * kBlock;
   const int8_t* w = blocked + first_block * block_bytes;
   const uint8_t* a = padded + l.line_offset(g, line) + first * l.pixel_stride;
   const int64_t first_pixel = line * l.line_pixels + first;
@@ -247,7 +247,7 @@ template <int J, int MR, int MR3>
 void group_lines(const uint8_t* padded, const Layout& l, int64_t first_line, int64_t end_line, int64_t first,
                  int64_t count, const int8_t* blocked, int64_t block, const ConvGeometry& g, const EpilogueTables& e,
                  int8_t* output, int32_t* logits) {
-  const bool k3s1 = g.kernel == 3 && g.stride == 1;
+  const bool k3s1 = g.kernel == 3 && g.kernel_w == 3 && g.stride == 1;
   for (int64_t line = first_line; line < end_line; ++line)
     if (k3s1)
       line_columns<MR3, J, true>(padded, l, line, first, count, blocked, block, g, e, output, logits);
@@ -278,7 +278,7 @@ void lines_all_columns(const uint8_t* padded, const Layout& l, int64_t first_lin
 int64_t workspace_bytes(const ConvGeometry& g) {
   const Layout l = layout(g);
   // Slack after the image: the last block of a line reads up to MR pixels past its end.
-  return l.image_bytes + (kMaxBlockPixels * g.stride + g.kernel) * l.cp + 64;
+  return l.image_bytes + (kMaxBlockPixels * g.stride + g.kernel_w) * l.cp + 64;
 }
 
 void conv2d(const ConvGeometry& g, const int8_t* input, const int8_t* blocked, const EpilogueTables& e,
@@ -292,7 +292,7 @@ void conv2d(const ConvGeometry& g, const int8_t* input, const int8_t* blocked, c
   const int64_t chunk = l.line_pixels >= kPixelsPerTask ? kPixelsPerTask : l.line_pixels;
   const int64_t tasks = l.line_pixels >= kPixelsPerTask ? l.lines * chunks_per_line
                                                         : (l.lines + lines_per_task - 1) / lines_per_task;
-  const int64_t macs = g.batch * g.out_h * g.out_w * g.out_c * g.kernel * g.kernel * g.in_c;
+  const int64_t macs = g.rows() * g.out_c * g.depth();
 #pragma omp parallel if (macs >= kMinParallelMacs)
   {
 #pragma omp for schedule(dynamic, 32)

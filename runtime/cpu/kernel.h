@@ -75,7 +75,8 @@ inline ConvGeometry conv_geometry(const NodeView& v, int64_t batch) {
   if (n.op == Op::Conv2d) {
     g.in_h = in.h, g.in_w = in.w, g.in_c = in.c;
     g.out_h = out.h, g.out_w = out.w;
-    g.kernel = n.kernel, g.stride = n.stride, g.padding = n.padding, g.dilation = n.dilation;
+    g.kernel = n.kernel, g.kernel_w = kernel_width(n), g.stride = n.stride, g.padding = n.padding;
+    g.dilation = n.dilation;
   } else {
     g.in_c = static_cast<int>(in.numel());
   }

@@ -21,13 +21,14 @@ struct ConvGeometry {
   int64_t batch = 0;
   int in_h = 1, in_w = 1, in_c = 0;
   int out_h = 1, out_w = 1, out_c = 0;
-  int kernel = 1, stride = 1, padding = 0;
+  int kernel = 1, stride = 1, padding = 0;  // kernel: its height
+  int kernel_w = 1;                         // and its width
   int dilation = 1;  // not on the AVX-512 VNNI path: its kernel reads each kernel row's taps as one run
   // The input's stored value of a real 0: the padding's value. Every path
   // accumulates weight x (input - input_zero_point).
   int input_zero_point = 0;
   int64_t rows() const { return batch * out_h * out_w; }        // GEMM M
-  int64_t depth() const { return int64_t(kernel) * kernel * in_c; }  // GEMM K
+  int64_t depth() const { return int64_t(kernel) * kernel_w * in_c; }  // GEMM K
 };
 
 // The implementations of conv2d and conv2d_int32. Both compute the same bits;
@@ -51,34 +52,35 @@ KernelPath kernel_path();
 void set_kernel_path(KernelPath path);
 
 // Weights packed once at load for the conv kernels. `ohwi` is
-// [O][kernel][kernel][in_c], the order in which an NHWC patch is read (a
-// linear layer: kernel 1, in_c = its input features).
+// [O][kernel_h][kernel_w][in_c], the order in which an NHWC patch is read (a
+// linear layer: kernel 1 x 1, in_c = its input features).
 class PackedWeights {
  public:
   PackedWeights() = default;
-  PackedWeights(const int8_t* ohwi, int out_c, int kernel, int in_c);
+  PackedWeights(const int8_t* ohwi, int out_c, int kernel_h, int kernel_w, int in_c);
   int out_c() const { return out_c_; }
-  int kernel() const { return kernel_; }
+  int kernel_h() const { return kernel_h_; }
+  int kernel_w() const { return kernel_w_; }
   int in_c() const { return in_c_; }
-  int64_t depth() const { return int64_t(kernel_) * kernel_ * in_c_; }
+  int64_t depth() const { return int64_t(kernel_h_) * kernel_w_ * in_c_; }
   const int8_t* rows() const { return rows_.data(); }  // [O][depth], the layout given
   // The VNNI layout, made when the CPU supports it: input channels padded
   // with zeros to a multiple of 4 (in_c4), then blocks of 16 output channels,
-  // [O/16][kernel * kernel * in_c4 / 4][16][4], so one 64-byte load holds 4
+  // [O/16][kernel_h * kernel_w * in_c4 / 4][16][4], so one 64-byte load holds 4
   // input channels of 16 output channels.
   std::vector<int8_t> blocked;
   std::vector<int32_t> row_sums;  // [O] sum of each channel's weights
   // The AVX2 layout, made when the CPU supports it: the weights widened to
   // int16, input channels padded with zeros to even (in_c2), then blocks of
-  // 8 output channels, [O/8][kernel * kernel * in_c2 / 2][8][2], so one
+  // 8 output channels, [O/8][kernel_h * kernel_w * in_c2 / 2][8][2], so one
   // 32-byte load holds 2 input channels of 8 output channels.
   std::vector<int16_t> blocked_pairs;
   // And its layout for inputs with no negative value: int8, input channels
-  // padded to a multiple of 4, [O/8][kernel * kernel * in_c4 / 4][8][4].
+  // padded to a multiple of 4, [O/8][kernel_h * kernel_w * in_c4 / 4][8][4].
   std::vector<int8_t> blocked_quads;
 
  private:
-  int out_c_ = 0, kernel_ = 0, in_c_ = 0;
+  int out_c_ = 0, kernel_h_ = 0, kernel_w_ = 0, in_c_ = 0;
   std::vector<int8_t> rows_;
 };
 

@@ -12,9 +12,9 @@ namespace {
 // position's channels padded with zeros to a multiple of `group`: the layout
 // of the SIMD kernels (AVX2: 8 x 2 int16 and 8 x 4 int8, VNNI: 16 x 4 int8).
 template <typename T>
-std::vector<T> blocked_layout(const int8_t* ohwi, int out_c, int kernel, int in_c, int block, int group) {
-  const int64_t depth = int64_t(kernel) * kernel * in_c;
-  const int64_t in_c_padded = (in_c + group - 1) / group * group, padded_depth = int64_t(kernel) * kernel * in_c_padded;
+std::vector<T> blocked_layout(const int8_t* ohwi, int out_c, int64_t taps, int in_c, int block, int group) {
+  const int64_t depth = taps * in_c;
+  const int64_t in_c_padded = (in_c + group - 1) / group * group, padded_depth = taps * in_c_padded;
   const int64_t blocks = (out_c + block - 1) / block;
   std::vector<T> out(static_cast<size_t>(blocks * block * padded_depth), 0);
   for (int o = 0; o < out_c; ++o)
@@ -27,18 +27,18 @@ std::vector<T> blocked_layout(const int8_t* ohwi, int out_c, int kernel, int in_
 }
 }  // namespace
 
-PackedWeights::PackedWeights(const int8_t* ohwi, int out_c, int kernel, int in_c)
-    : out_c_(out_c), kernel_(kernel), in_c_(in_c), rows_(ohwi, ohwi + out_c * depth()) {
-  const int64_t depth = this->depth();
+PackedWeights::PackedWeights(const int8_t* ohwi, int out_c, int kernel_h, int kernel_w, int in_c)
+    : out_c_(out_c), kernel_h_(kernel_h), kernel_w_(kernel_w), in_c_(in_c), rows_(ohwi, ohwi + out_c * depth()) {
+  const int64_t depth = this->depth(), taps = int64_t(kernel_h) * kernel_w;
   row_sums.assign(static_cast<size_t>(out_c), 0);
   for (int o = 0; o < out_c; ++o)
     for (int64_t k = 0; k < depth; ++k) row_sums[o] += ohwi[o * depth + k];
   if (kernel_path_supported(KernelPath::Avx2)) {
-    blocked_pairs = blocked_layout<int16_t>(ohwi, out_c, kernel, in_c, avx2::kBlock, 2);
-    blocked_quads = blocked_layout<int8_t>(ohwi, out_c, kernel, in_c, avx2::kBlock, 4);
+    blocked_pairs = blocked_layout<int16_t>(ohwi, out_c, taps, in_c, avx2::kBlock, 2);
+    blocked_quads = blocked_layout<int8_t>(ohwi, out_c, taps, in_c, avx2::kBlock, 4);
   }
   if (kernel_path_supported(KernelPath::Avx512Vnni))
-    blocked = blocked_layout<int8_t>(ohwi, out_c, kernel, in_c, vnni::kBlock, 4);
+    blocked = blocked_layout<int8_t>(ohwi, out_c, taps, in_c, vnni::kBlock, 4);
 }
 
 }  // namespace octet::cpu

@@ -9,10 +9,16 @@ struct OpSupport {
 };
 
 std::string always(const Node&) { return ""; }
+// Its conv kernels and the image fold read square kernels.
+std::string square_kernel(const Node& n) {
+  return rectangular_kernel(n) ? "the CUDA runtime's convolutions have square kernels, and this one is " +
+                                     std::to_string(n.kernel) + "x" + std::to_string(kernel_width(n))
+                               : "";
+}
 
 // The operators with a CUDA kernel (cuda_engine.cu launches them); any other is refused.
 const OpSupport kSupported[] = {
-    {Op::Input, always},     {Op::Conv2d, always},    {Op::Linear, always},        {Op::ReLU, always},
+    {Op::Input, always},     {Op::Conv2d, square_kernel},    {Op::Linear, always},        {Op::ReLU, always},
     {Op::MaxPool2d, always}, {Op::AvgPool2d, always}, {Op::GlobalAvgPool, always}, {Op::Add, always},
     {Op::Flatten, always},   {Op::ShortcutA, always}, {Op::Concat, always},        {Op::Mul, always},
     {Op::ChannelSlice, always}, {Op::ChannelShuffle, always}, {Op::Pad2d, always}, {Op::Activation, always},

@@ -135,8 +135,8 @@ std::vector<int8_t> cpu_outputs(const Conv& v, const Problem& p, const Data& d) 
   cpu::ConvGeometry g;
   g.batch = v.batch, g.in_h = v.h, g.in_w = v.w, g.in_c = v.c;
   g.out_h = p.out_h, g.out_w = p.out_w, g.out_c = v.out_c;
-  g.kernel = v.kernel, g.stride = v.stride, g.padding = v.padding;
-  const cpu::PackedWeights w(d.weights.data(), v.out_c, v.kernel, v.c);
+  g.kernel = g.kernel_w = v.kernel, g.stride = v.stride, g.padding = v.padding;
+  const cpu::PackedWeights w(d.weights.data(), v.out_c, v.kernel, v.kernel, v.c);
   RequantEpilogue e;
   e.bias = d.bias.data(), e.multiplier = d.multiplier.data(), e.shift = d.shift.data();
   e.relu = d.relu;

@@ -36,6 +36,18 @@ int OpModel::conv(int x, int out_c, int kernel, int stride, int padding, bool re
   return push(n, weighted({out_c, in_c / groups, kernel, kernel}, skip >= 0, false, requant));
 }
 
+int OpModel::conv_rect(int x, int out_c, int kernel_h, int kernel_w, int stride, int padding, bool relu, int skip,
+                       Requant requant, int dilation) {
+  Node n;
+  n.op = Op::Conv2d;
+  n.inputs = {x};
+  if (skip >= 0) n.inputs.push_back(skip);
+  n.channels = out_c, n.kernel = kernel_h, n.kernel_w = kernel_w, n.stride = stride, n.padding = padding;
+  n.dilation = dilation;
+  n.bias = true, n.relu = relu;
+  return push(n, weighted({out_c, shape(x).c, kernel_h, kernel_w}, skip >= 0, false, requant));
+}
+
 int OpModel::linear(int x, int out_c, bool relu, int skip) {
   Node n;
   n.op = Op::Linear;

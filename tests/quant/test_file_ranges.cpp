@@ -80,6 +80,32 @@ TEST(FileRanges, AConvKernelWiderThanThePaddedImageIsRefusedAtAnyStride) {
         << "stride " << stride;
 }
 
+// A 1x7 kernel keeps its width through the graph's JSON; one wider than the
+// padded image, a negative width and a grouped non-square kernel are refused.
+TEST(FileRanges, ANonSquareKernelRoundTripsAndBadWidthsAreRefused) {
+  const Graph g = random_rectangular_checkpoint(1).graph;
+  const Graph back = Graph::from_json(g.to_json());
+  ASSERT_EQ(back.nodes.size(), g.nodes.size());
+  int rectangular = 0;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    EXPECT_EQ(kernel_width(back.nodes[i]), kernel_width(g.nodes[i])) << g.nodes[i].name;
+    rectangular += rectangular_kernel(back.nodes[i]);
+  }
+  EXPECT_EQ(rectangular, 3);  // 1x7, 7x1 and 3x5
+  EXPECT_EQ(back.shapes(), g.shapes());
+  const std::string image = R"([{"name":"input","op":"input","inputs":[],"channels":4,"height":4,"width":4},)";
+  EXPECT_NE(graph_error(image + R"({"name":"c","op":"conv2d","inputs":[0],"channels":2,"kernel":1,"kernel_w":7}])")
+                .find("kernel larger than the padded input 4x4x4"),
+            std::string::npos);
+  EXPECT_NE(graph_error(image + R"({"name":"c","op":"conv2d","inputs":[0],"channels":2,"kernel":1,"kernel_w":-3}])")
+                .find("bad conv attributes"),
+            std::string::npos);
+  EXPECT_NE(graph_error(image + R"({"name":"c","op":"conv2d","inputs":[0],"channels":4,"kernel":1,"kernel_w":3,)" +
+                        R"("groups":4,"padding":1}])")
+                .find("octet's grouped kernels are square"),
+            std::string::npos);
+}
+
 TEST(FileRanges, SafetensorsShapesWhoseElementCountOverflowsAreRefused) {
   const std::string header = R"({"t":{"dtype":"F32","shape":[4611686018427387904,4,0],"data_offsets":[0,0]}})";
   // The 8-byte little-endian header length, then the header. (Not

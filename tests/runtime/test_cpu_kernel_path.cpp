@@ -123,10 +123,10 @@ TEST(KernelPath, Avx2UnsignedInputsNeverSaturate) {
   for (const int in_c : {3, 8, 13}) {
     cpu::ConvGeometry g;
     g.batch = 2, g.in_h = 6, g.in_w = 5, g.in_c = in_c, g.out_h = 6, g.out_w = 5, g.out_c = 11;
-    g.kernel = 3, g.padding = 1;
+    g.kernel = g.kernel_w = 3, g.padding = 1;
     std::vector<int8_t> weights(static_cast<size_t>(g.out_c * g.depth()));
     for (size_t k = 0; k < weights.size(); ++k) weights[k] = (k / g.depth()) % 2 ? int8_t{-128} : int8_t{127};
-    const cpu::PackedWeights packed(weights.data(), g.out_c, g.kernel, g.in_c);
+    const cpu::PackedWeights packed(weights.data(), g.out_c, g.kernel, g.kernel_w, g.in_c);
     const std::vector<int32_t> bias(static_cast<size_t>(g.out_c), 7);
     for (const int fill : {127, -1, 0}) {  // -1: random values in [0, 127]; 0: random ones with one negative
       std::vector<int8_t> input(static_cast<size_t>(g.batch * g.in_h * g.in_w * g.in_c), int8_t(fill));

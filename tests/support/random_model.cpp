@@ -71,6 +71,19 @@ Checkpoint random_dilated_checkpoint(uint64_t seed) {
   return cifar_test_checkpoint("dilated-test", b.finish(), seed);
 }
 
+Checkpoint random_rectangular_checkpoint(uint64_t seed) {
+  GraphBuilder b;
+  int x = b.input(3, 16, 16);
+  x = b.relu(b.conv_bn("stem", "stem_bn", x, 12, 3, 1, 1, true));
+  // Inception's factorised 7x7: 1x7 then 7x1 (each padded 3 along its long side by a Pad2d), beside a 1x1.
+  const int wide = b.relu(b.batch_norm("wide_bn", b.conv_rect("wide", b.pad(x, 0, 3, 0, 3), 10, 1, 7, 1, 0, false)));
+  const int tall = b.relu(b.batch_norm("tall_bn", b.conv_rect("tall", b.pad(wide, 3, 0, 3, 0), 12, 7, 1, 1, 0, false)));
+  x = b.concat({tall, b.relu(b.conv("branch", x, 6, 1, 1, 0, true))});  // 18 channels
+  x = b.relu(b.conv_rect("down", x, 20, 3, 5, 2, 1, true));  // 20 x 8 x 7
+  b.linear("fc", b.flatten(b.global_avg_pool(x)), 10);
+  return cifar_test_checkpoint("rectangular-test", b.finish(), seed);
+}
+
 Checkpoint random_imagenet_ops_checkpoint(uint64_t seed) {
   GraphBuilder b;
   int x = b.input(3, 16, 16);

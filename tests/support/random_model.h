@@ -21,6 +21,8 @@ Checkpoint random_dilated_checkpoint(uint64_t seed);
 // images: ReLU6, padded and ceil_mode pools, hard swish, a squeeze-and-
 // excitation gate, SiLU, concats, channel slices and shuffle, LeakyReLU, sigmoid.
 Checkpoint random_imagenet_ops_checkpoint(uint64_t seed);
+// Convs with non-square kernels: Inception's 1x7 and 7x1 after Pad2d nodes, and a strided 3x5.
+Checkpoint random_rectangular_checkpoint(uint64_t seed);
 // Replaces the parameters of `checkpoint` with random ones (as above) for its graph.
 void draw_random_params(Checkpoint* checkpoint, uint64_t seed);
 // Normalised-looking images: N x C x H x W values in about [-2, 2].

@@ -27,7 +27,7 @@ std::unique_ptr<KernelData> pack_groups(const NodeView& v) {
   const int64_t group_bytes = int64_t(group_out) * n.kernel * n.kernel * group_in;
   auto packed = std::make_unique<GroupWeights>();
   for (int g = 0; g < n.groups; ++g)
-    packed->groups.emplace_back(ohwi.ptr() + g * group_bytes, group_out, n.kernel, group_in);
+    packed->groups.emplace_back(ohwi.ptr() + g * group_bytes, group_out, n.kernel, n.kernel, group_in);
   return packed;
 }
 

@@ -17,7 +17,7 @@ std::unique_ptr<KernelData> pack(const NodeView& v) {
   const Int8Tensor w = nhwc_weight(v.model.graph, v.shapes, v.index, v.quant().weight);
   const ConvGeometry g = conv_geometry(v, 1);
   auto packed = std::make_unique<Packed>();
-  packed->weights = PackedWeights(w.ptr(), v.node().channels, g.kernel, g.in_c);
+  packed->weights = PackedWeights(w.ptr(), v.node().channels, g.kernel, g.kernel_w, g.in_c);
   return packed;
 }
 

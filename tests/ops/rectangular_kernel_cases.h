@@ -1,0 +1,13 @@
+// The operator harness's convs with non-square kernels (Inception's 1x7 and
+// 7x1, and others), alone and in a quantized network.
+#pragma once
+
+#include <vector>
+
+#include "tests/ops/op_cases.h"
+
+namespace octet {
+
+void add_rectangular_kernel_cases(std::vector<OpCase>& cases);
+
+}  // namespace octet
