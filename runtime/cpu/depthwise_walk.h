@@ -1,7 +1,7 @@
 // The walks of the SIMD depthwise kernels over output pixels and their taps
 // inside the image (zero padding adds nothing, so the others are skipped):
 // depthwise_vnni.cpp takes pixels in tasks shared between threads and the
-// taps of each (for_each_output_pixel, for_each_inner_tap); depthwise_avx2.cpp
+// taps of each (for_each_pixel_task, for_each_inner_tap); depthwise_avx2.cpp
 // takes rows (for_each_output_row) and a pixel's taps as two ranges
 // (inner_taps). Internal linkage: each kernel file compiles them with its own
 // instruction set, and none of it reaches another file's callers.
@@ -24,23 +24,38 @@ inline bool depthwise_in_parallel(const ConvGeometry& g) {
   return g.rows() * g.out_c * g.kernel * g.kernel >= kDepthwiseMinParallelMacs;
 }
 
-// Calls pixel(m) for every output pixel m.
-template <typename Pixel>
-inline void for_each_output_pixel(const ConvGeometry& g, Pixel pixel) {
+// Calls task(first, end) for the output pixels [first, end) of every task.
+template <typename Task>
+inline void for_each_pixel_task(const ConvGeometry& g, Task task) {
   const int64_t pixels = g.rows();
   const int64_t tasks = (pixels + kDepthwisePixelsPerTask - 1) / kDepthwisePixelsPerTask;
 #pragma omp parallel for schedule(static) if (depthwise_in_parallel(g))
-  for (int64_t task = 0; task < tasks; ++task) {
-    const int64_t end = pixels < (task + 1) * kDepthwisePixelsPerTask ? pixels : (task + 1) * kDepthwisePixelsPerTask;
-    for (int64_t m = task * kDepthwisePixelsPerTask; m < end; ++m) pixel(m);
+  for (int64_t t = 0; t < tasks; ++t) {
+    const int64_t end = pixels < (t + 1) * kDepthwisePixelsPerTask ? pixels : (t + 1) * kDepthwisePixelsPerTask;
+    task(t * kDepthwisePixelsPerTask, end);
   }
 }
 
-// Calls tap(offset, t) for every tap t (ky * kernel + kx) of output pixel m
+// An output pixel's coordinates, stepped through pixels in order without a
+// division per pixel.
+struct OutputPixel {
+  int64_t b, oy, ox;
+  OutputPixel(const ConvGeometry& g, int64_t m)
+      : b(m / (int64_t(g.out_w) * g.out_h)), oy((m / g.out_w) % g.out_h), ox(m % g.out_w) {}
+  void next(const ConvGeometry& g) {
+    if (++ox < g.out_w) return;
+    ox = 0;
+    if (++oy < g.out_h) return;
+    oy = 0;
+    ++b;
+  }
+};
+
+// Calls tap(offset, t) for every tap t (ky * kernel + kx) of output pixel p
 // inside the image, `offset` being its input pixel's first value (NHWC).
 template <typename Tap>
-__attribute__((always_inline)) inline void for_each_inner_tap(const ConvGeometry& g, int64_t m, Tap tap) {
-  const int64_t ox = m % g.out_w, oy = (m / g.out_w) % g.out_h, b = m / (int64_t(g.out_w) * g.out_h);
+__attribute__((always_inline)) inline void for_each_inner_tap(const ConvGeometry& g, const OutputPixel& p, Tap tap) {
+  const int64_t b = p.b, oy = p.oy, ox = p.ox;
   for (int64_t ky = 0; ky < g.kernel; ++ky) {
     const int64_t iy = oy * g.stride - g.padding + ky * g.dilation;
     if (iy < 0 || iy >= g.in_h) continue;
