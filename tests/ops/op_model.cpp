@@ -25,27 +25,26 @@ int OpModel::input(int c, int h, int w, float scale) {
 
 int OpModel::conv(int x, int out_c, int kernel, int stride, int padding, bool relu, int skip, Requant requant,
                   int groups, int dilation) {
-  Node n;
-  n.op = Op::Conv2d;
-  n.inputs = {x};
-  if (skip >= 0) n.inputs.push_back(skip);
-  n.channels = out_c, n.kernel = kernel, n.stride = stride, n.padding = padding, n.groups = groups;
-  n.dilation = dilation;
-  n.bias = true, n.relu = relu;
-  const int64_t in_c = shape(x).c;
-  return push(n, weighted({out_c, in_c / groups, kernel, kernel}, skip >= 0, false, requant));
+  return any_conv(x, out_c, kernel, kernel, stride, padding, relu, skip, requant, groups, dilation);
 }
 
 int OpModel::conv_rect(int x, int out_c, int kernel_h, int kernel_w, int stride, int padding, bool relu, int skip,
                        Requant requant, int dilation) {
+  return any_conv(x, out_c, kernel_h, kernel_w, stride, padding, relu, skip, requant, 1, dilation);
+}
+
+int OpModel::any_conv(int x, int out_c, int kernel_h, int kernel_w, int stride, int padding, bool relu, int skip,
+                      Requant requant, int groups, int dilation) {
   Node n;
   n.op = Op::Conv2d;
   n.inputs = {x};
   if (skip >= 0) n.inputs.push_back(skip);
-  n.channels = out_c, n.kernel = kernel_h, n.kernel_w = kernel_w, n.stride = stride, n.padding = padding;
+  n.channels = out_c, n.kernel = kernel_h, n.stride = stride, n.padding = padding, n.groups = groups;
+  if (kernel_w != kernel_h) n.kernel_w = kernel_w;
   n.dilation = dilation;
   n.bias = true, n.relu = relu;
-  return push(n, weighted({out_c, shape(x).c, kernel_h, kernel_w}, skip >= 0, false, requant));
+  const int64_t in_c = shape(x).c;
+  return push(n, weighted({out_c, in_c / groups, kernel_h, kernel_w}, skip >= 0, false, requant));
 }
 
 int OpModel::linear(int x, int out_c, bool relu, int skip) {

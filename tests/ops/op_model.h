@@ -57,6 +57,8 @@ class OpModel {
 
  private:
   int push(Node n, NodeQuant q);
+  int any_conv(int x, int out_c, int kernel_h, int kernel_w, int stride, int padding, bool relu, int skip,
+               Requant requant, int groups, int dilation);
   ActShape shape(int node) const;
   NodeQuant activation() const;
   int pool(Op op, int x, int kernel, int stride, int padding, bool ceil_mode, NodeQuant q);
