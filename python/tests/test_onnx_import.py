@@ -354,24 +354,29 @@ class Atrous(nn.Module):
         return self.fc(nn.functional.adaptive_avg_pool2d(x, 1).flatten(1))
 
 
-def atrous_model(seed):
+def seeded(module_class, seed):
+    """module_class's model at `seed`, its logits spread (fc weights x 20) so that top-1 is well defined."""
     torch.manual_seed(seed)
-    model = Atrous().eval()
+    model = module_class().eval()
     model.fc.weight.data *= 20
     return model
 
 
+def conv_attributes(path, name):
+    return [list(a.ints) for n in onnx.load(str(path)).graph.node if n.op_type == "Conv" for a in n.attribute
+            if a.name == name]
+
+
 def test_dilated_convolutions_import_and_match_pytorch(tmp_path, octet_bin, images):
-    model = atrous_model(13)
+    model = seeded(Atrous, 13)
     export(model, tmp_path / "atrous.onnx")
-    dilations = [list(a.ints) for n in onnx.load(str(tmp_path / "atrous.onnx")).graph.node if n.op_type == "Conv"
-                 for a in n.attribute if a.name == "dilations"]
+    dilations = conv_attributes(tmp_path / "atrous.onnx", "dilations")
     assert dilations == [[2, 2], [3, 3], [2, 2]], dilations
     assert_imports_as_pytorch_computes(tmp_path, octet_bin, model, tmp_path / "atrous.onnx", images)
 
 
 def test_dilated_convolutions_quantize_and_follow_float(tmp_path, octet_bin):
-    assert int8_agreement(tmp_path, octet_bin, atrous_model(14)) >= 0.9
+    assert int8_agreement(tmp_path, octet_bin, seeded(Atrous, 14)) >= 0.9
 
 
 class Factorised(nn.Module):
@@ -395,24 +400,16 @@ class Factorised(nn.Module):
         return self.fc(nn.functional.adaptive_avg_pool2d(x, 1).flatten(1))
 
 
-def factorised_model(seed):
-    torch.manual_seed(seed)
-    model = Factorised().eval()
-    model.fc.weight.data *= 20
-    return model
-
-
 def test_non_square_kernels_import_and_match_pytorch(tmp_path, octet_bin, images):
-    model = factorised_model(15)
+    model = seeded(Factorised, 15)
     export(model, tmp_path / "factorised.onnx")
-    kernels = [list(a.ints) for n in onnx.load(str(tmp_path / "factorised.onnx")).graph.node if n.op_type == "Conv"
-               for a in n.attribute if a.name == "kernel_shape"]
+    kernels = conv_attributes(tmp_path / "factorised.onnx", "kernel_shape")
     assert kernels == [[3, 3], [1, 7], [7, 1], [1, 3], [3, 1], [3, 5]], kernels
     assert_imports_as_pytorch_computes(tmp_path, octet_bin, model, tmp_path / "factorised.onnx", images)
 
 
 def test_non_square_kernels_quantize_and_follow_float(tmp_path, octet_bin):
-    assert int8_agreement(tmp_path, octet_bin, factorised_model(16)) >= 0.9
+    assert int8_agreement(tmp_path, octet_bin, seeded(Factorised, 16)) >= 0.9
 
 
 def test_dynamic_spatial_dimensions_are_refused(tmp_path, octet_bin):
