@@ -16,12 +16,16 @@ namespace {
 
 // Output pixels per unit of work shared among threads.
 constexpr int64_t kDepthwisePixelsPerTask = 64;
-// Smaller layers (multiply-adds) run on the calling thread: waking the
-// others would cost more than they save.
-constexpr int64_t kDepthwiseMinParallelMacs = int64_t{1} << 22;
+// Smaller layers run on the calling thread: waking the others would cost
+// more than they save. Their work counts each output's requantization as
+// kEpilogueMacs multiply-adds besides its taps': a 1x1 depthwise conv (a batch
+// norm on its own, as DenseNet's import) is nearly all epilogue, and counted
+// by its taps alone most of DenseNet-121's ran on one thread.
+constexpr int64_t kDepthwiseMinParallelWork = int64_t{1} << 22;
+constexpr int64_t kEpilogueMacs = 16;
 
 inline bool depthwise_in_parallel(const ConvGeometry& g) {
-  return g.rows() * g.out_c * g.kernel * g.kernel >= kDepthwiseMinParallelMacs;
+  return g.rows() * g.out_c * (g.kernel * g.kernel + kEpilogueMacs) >= kDepthwiseMinParallelWork;
 }
 
 // Calls task(first, end) for the output pixels [first, end) of every task.
