@@ -44,7 +44,7 @@ void check_accumulators(const NodeQuant& q, int64_t depth, int32_t input_zero_po
   }
 }
 
-// `largest`: the largest max_input of the node's inputs.
+// `largest`: the largest max_centered_input of the node's inputs.
 void check_window(double window, int64_t largest, const std::string& at) {
   const int64_t most = kInt32Max / largest;
   check(window <= double(most), at + ": a pooling window of " + std::to_string(int64_t(window)) +

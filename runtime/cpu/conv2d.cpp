@@ -45,7 +45,7 @@ int32_t dot(const int8_t* a, const int8_t* b, int64_t n) {
 template <typename Body>
 void for_each_patch(const ConvGeometry& g, const int8_t* input, Body body) {
   const int64_t rows = g.rows(), depth = g.depth();
-  const bool direct = g.depth() == g.in_c && g.stride == 1 && g.padding == 0;  // the input row is the patch
+  const bool direct = g.pointwise();  // the input row is the patch
 #pragma omp parallel if (rows * depth * g.out_c >= kMinParallelWork)
   {
     std::vector<int8_t> patch(static_cast<size_t>(depth));

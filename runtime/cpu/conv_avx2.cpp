@@ -87,7 +87,7 @@ Layout layout(const ConvGeometry& g, int group) {
   Layout l;
   l.cp = (g.in_c + group - 1) / group * group;
   l.wp = g.in_w + 2 * g.padding;
-  l.one_line = g.kernel == 1 && g.kernel_w == 1 && g.stride == 1 && g.padding == 0;
+  l.one_line = g.pointwise();
   l.line_pixels = l.one_line ? g.batch * g.out_h * g.out_w : g.out_w;
   l.lines_per_task = l.one_line ? 1 : (kPixelsPerTask + l.line_pixels - 1) / l.line_pixels;
   l.row_stride = l.wp * l.cp;

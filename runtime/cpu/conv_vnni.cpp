@@ -71,7 +71,7 @@ Layout layout(const ConvGeometry& g) {
   l.wp = g.in_w + 2 * g.padding;
   l.row_stride = l.wp * l.cp;
   l.pixel_stride = g.stride * l.cp;
-  const bool one_line = g.kernel == 1 && g.kernel_w == 1 && g.stride == 1 && g.padding == 0;
+  const bool one_line = g.pointwise();
   l.lines = one_line ? 1 : g.batch * g.out_h;
   l.line_pixels = one_line ? g.batch * g.out_h * g.out_w : g.out_w;
   l.image_bytes = g.batch * l.hp * l.row_stride;

@@ -29,6 +29,8 @@ struct ConvGeometry {
   int input_zero_point = 0;
   int64_t rows() const { return batch * out_h * out_w; }        // GEMM M
   int64_t depth() const { return int64_t(kernel) * kernel_w * in_c; }  // GEMM K
+  // A 1x1, stride-1, unpadded conv (or a linear layer): each input pixel is its output pixel's patch.
+  bool pointwise() const { return kernel == 1 && kernel_w == 1 && stride == 1 && padding == 0; }
 };
 
 // The implementations of conv2d and conv2d_int32. Both compute the same bits;
