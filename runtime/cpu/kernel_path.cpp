@@ -6,6 +6,7 @@
 
 #include "common/error.h"
 #include "runtime/cpu/kernels.h"
+#include "runtime/cpu/lookup_vbmi.h"
 
 namespace octet::cpu {
 
@@ -29,6 +30,20 @@ bool cpu_has_avx512_vnni() {
   return false;  // not an x86-64 build: conv_vnni.cpp is not compiled
 #endif
 }
+
+}  // namespace
+
+bool cpu_has_avx512_vbmi() {
+#if defined(OCTET_CPU_VNNI)
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vbmi");
+#else
+  return false;  // not an x86-64 build: lookup_vbmi.cpp is not compiled
+#endif
+}
+
+namespace {
 
 KernelPath path_from_environment() {
   const char* name = std::getenv("OCTET_CPU_KERNELS");

@@ -154,8 +154,9 @@ void add_image_net_operator_cases(std::vector<OpCase>& cases) {
     int c, h, w;
     std::vector<int> branch_channels;
   };
+  // The last: inputs past 64 channels, whole vectors of the VBMI lookup and a tail.
   for (const Join& v : {Join{1, 4, 5, 5, {3}}, Join{3, 5, 6, 6, {8, 13}}, Join{2, 16, 4, 4, {16, 7, 1}},
-                        Join{64, 3, 3, 3, {5, 6}}}) {
+                        Join{64, 3, 3, 3, {5, 6}}, Join{2, 70, 3, 3, {130, 9}}}) {
     const uint64_t s = seed++;
     cases.push_back({"concat_" + std::to_string(v.branch_channels.size() + 1) + "_" + shape_name(v.batch, v.c, v.h, v.w),
                      v.batch, [v, s] {

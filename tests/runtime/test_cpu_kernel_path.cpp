@@ -11,6 +11,7 @@
 #include "common/error.h"
 #include "runtime/cpu/cpu_engine.h"
 #include "runtime/cpu/kernels.h"
+#include "runtime/cpu/lookup_vbmi.h"
 #include "tests/support/random_model.h"
 
 namespace octet {
@@ -110,6 +111,17 @@ TEST(KernelPath, DilatedConvsRunOnTheAvx2Kernels) {
     return n.groups == 1 ? kernel + "-reference" : kernel;
   });
   EXPECT_GE(checked, 2);  // "dil" and "gc" on the reference path at least
+}
+
+// Concats run on the VBMI byte lookup on the AVX-512 path where the CPU has
+// VBMI (the portable lookup otherwise), with the same logits.
+TEST(KernelPath, ConcatsRunOnTheVbmiLookupWhereTheCpuHasIt) {
+  const QuantizedModel model = quantize_random(random_imagenet_ops_checkpoint(43), quick_quantize_options(), 16);
+  const int checked = expect_kernels_on_each_path(model, [&](const Node& n, KernelPath path) -> std::string {
+    if (n.op != Op::Concat) return "";
+    return path == KernelPath::Avx512Vnni && cpu::cpu_has_avx512_vbmi() ? "concat-avx512-vbmi" : "concat";
+  });
+  EXPECT_GE(checked, 3);  // its three concats on the reference path at least
 }
 
 // Inputs with no negative value take AVX2's vpmaddubsw, whose int16 sum of

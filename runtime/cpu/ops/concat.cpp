@@ -2,17 +2,39 @@
 // (a multiplier per input, one shift) into their place in each NHWC pixel.
 // An input value's output depends on that byte alone, so each input's 256
 // results are computed once and looked up (copied where they are the bytes
-// themselves: an input already at the output's scale and zero point).
+// themselves: an input already at the output's scale and zero point): by
+// AVX-512 VBMI 64 bytes at a time where the CPU has it (lookup_vbmi.h; the
+// AVX-512 VNNI path), else one byte at a time.
 #include <array>
 #include <cstring>
 
+#include "common/error.h"
 #include "common/requantize.h"
 #include "runtime/cpu/kernel.h"
+#include "runtime/cpu/lookup_vbmi.h"
 
 namespace octet::cpu {
 
 namespace {
-void run(const KernelArgs& a) {
+// Pixels per unit of work shared among threads.
+constexpr int64_t kPixelsPerTask = 64;
+
+// Looks up `pixels` pixels of `channels` bytes each, the table's bytes at `dst`, `dst_stride` apart.
+using LookupRows = void (*)(const int8_t* src, int64_t pixels, int64_t channels, const int8_t* table, int8_t* dst,
+                            int64_t dst_stride);
+
+void lookup_rows(const int8_t* src, int64_t pixels, int64_t channels, const int8_t* table, int8_t* dst,
+                 int64_t dst_stride) {
+  for (int64_t p = 0; p < pixels; ++p, src += channels, dst += dst_stride)
+    for (int64_t c = 0; c < channels; ++c) dst[c] = table[src[c] + 128];
+}
+
+void copy_rows(const int8_t* src, int64_t pixels, int64_t channels, const int8_t*, int8_t* dst, int64_t dst_stride) {
+  for (int64_t p = 0; p < pixels; ++p, src += channels, dst += dst_stride)
+    std::memcpy(dst, src, static_cast<size_t>(channels));
+}
+
+void run_with(const KernelArgs& a, LookupRows lookup) {
   const NodeQuant& q = a.node.quant();
   const ActShape out = a.node.output();
   const int64_t pixels = a.batch * out.h * out.w;
@@ -26,22 +48,33 @@ void run(const KernelArgs& a) {
       table[v + 128] = static_cast<int8_t>(requantize(v - zero_in, multiplier, 0, 0, shift, -128, q.zero_point));
       identity = identity && table[v + 128] == v;
     }
-    const int8_t* x = a.inputs[i];
+    const LookupRows rows = identity ? copy_rows : lookup;
+    const int64_t tasks = (pixels + kPixelsPerTask - 1) / kPixelsPerTask;
 #pragma omp parallel for if (pixels * channels >= kMinParallelWork)
-    for (int64_t p = 0; p < pixels; ++p) {
-      const int8_t* src = x + p * channels;
-      int8_t* dst = a.y + p * out.c + first;
-      if (identity) {
-        std::memcpy(dst, src, static_cast<size_t>(channels));
-        continue;
-      }
-      for (int c = 0; c < channels; ++c) dst[c] = table[src[c] + 128];
+    for (int64_t t = 0; t < tasks; ++t) {
+      const int64_t p = t * kPixelsPerTask, count = pixels - p < kPixelsPerTask ? pixels - p : kPixelsPerTask;
+      rows(a.inputs[i] + p * channels, count, channels, table.data(), a.y + p * out.c + first, out.c);
     }
     first += channels;
   }
 }
+
+void run(const KernelArgs& a) { run_with(a, lookup_rows); }
+
+std::string vbmi_cpu(const NodeView&) {
+  return cpu_has_avx512_vbmi() ? "" : "this CPU lacks AVX-512 VBMI (byte permutes)";
+}
+void run_vbmi(const KernelArgs& a) {
+#if defined(OCTET_CPU_VNNI)
+  run_with(a, vbmi::lookup_rows);
+#else
+  fail("concat-avx512-vbmi: this build has no AVX-512 kernels");
+#endif
+}
 }  // namespace
 
+extern const Kernel concat_vbmi_kernel = {Op::Concat, "concat-avx512-vbmi", KernelPath::Avx512Vnni, vbmi_cpu, nullptr,
+                                          run_vbmi};
 extern const Kernel concat_kernel = {Op::Concat, "concat", KernelPath::Reference, runs_every_node, nullptr, run};
 
 }  // namespace octet::cpu
