@@ -1,25 +1,63 @@
 // Input on the CPU: the float NCHW image batch to int8 NHWC, each value by
-// common/requantize.h's quantize_input.
+// common/requantize.h's quantize_input. Threads share the image rows; each
+// channel's row is rounded into a small buffer, with AVX2 on the AVX2 and
+// AVX-512 paths (input_avx2.h: the compiler does not vectorise
+// quantize_input's NaN and clamp branches), and then interleaved into the
+// pixels.
+#include <vector>
+
+#include "common/error.h"
 #include "common/requantize.h"
+#include "runtime/cpu/input_avx2.h"
 #include "runtime/cpu/kernel.h"
 
 namespace octet::cpu {
 
 namespace {
-void run(const KernelArgs& a) {
+using QuantizeRun = void (*)(const float* src, int64_t n, float scale, int8_t* dst);
+
+void quantize_run(const float* src, int64_t n, float scale, int8_t* dst) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = quantize_input(src[i], scale);
+}
+
+void run_with(const KernelArgs& a, QuantizeRun quantize) {
   const ActShape s = a.node.output();
   const float scale = a.node.quant().scale;
-  const int64_t plane = int64_t(s.h) * s.w;
-#pragma omp parallel for if (a.batch * plane * s.c >= kMinParallelWork)
-  for (int64_t n = 0; n < a.batch; ++n)
-    for (int ch = 0; ch < s.c; ++ch) {  // reads each plane in order, so the loop vectorises
-      const float* src = a.image + (n * s.c + ch) * plane;
-      int8_t* dst = a.y + n * plane * s.c + ch;
-      for (int64_t p = 0; p < plane; ++p) dst[p * s.c] = quantize_input(src[p], scale);
+  const int64_t rows = a.batch * s.h;
+#pragma omp parallel if (rows * s.w * s.c >= kMinParallelWork)
+  {
+    std::vector<int8_t> rounded(static_cast<size_t>(s.w));
+#pragma omp for schedule(static)
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t n = r / s.h, y = r % s.h;
+      int8_t* dst = a.y + r * s.w * s.c;
+      for (int ch = 0; ch < s.c; ++ch) {
+        quantize(a.image + ((n * s.c + ch) * s.h + y) * s.w, s.w, scale, rounded.data());
+        for (int64_t x = 0; x < s.w; ++x) dst[x * s.c + ch] = rounded[x];
+      }
     }
+  }
+}
+
+void run(const KernelArgs& a) { run_with(a, quantize_run); }
+
+std::string on_path(KernelPath path) {
+  return kernel_path_supported(path) ? "" : std::string("this CPU lacks ") + kernel_path_name(path);
+}
+std::string on_avx2(const NodeView&) { return on_path(KernelPath::Avx2); }
+std::string on_vnni(const NodeView&) { return on_path(KernelPath::Avx512Vnni); }
+void run_avx2(const KernelArgs& a) {
+#if defined(OCTET_CPU_AVX2)
+  run_with(a, avx2::quantize_run);
+#else
+  fail("input-avx2: this build has no AVX2 kernels");
+#endif
 }
 }  // namespace
 
+// An AVX-512 CPU has AVX2: its path runs the AVX2 rounding too.
+extern const Kernel input_avx2_kernel = {Op::Input, "input-avx2", KernelPath::Avx2, on_avx2, nullptr, run_avx2};
+extern const Kernel input_vnni_kernel = {Op::Input, "input-avx2", KernelPath::Avx512Vnni, on_vnni, nullptr, run_avx2};
 extern const Kernel input_kernel = {Op::Input, "input", KernelPath::Reference, runs_every_node, nullptr, run};
 
 }  // namespace octet::cpu
