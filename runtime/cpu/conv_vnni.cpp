@@ -10,8 +10,8 @@
 // broadcasts each input quad once for the three output pixels that read it.
 // Threads share out whole
 // output rows (chunks of pixels for a 1x1, stride-1 conv or a linear layer,
-// whose pixels all lie at one stride); the k input rows an output row reads
-// stay in L1.
+// whose pixels all lie at one stride), and groups of 64 output channels where
+// there are too few of those; the k input rows an output row reads stay in L1.
 //
 // This file is compiled with AVX-512 flags. Everything in it has internal
 // linkage or is called only after the run-time CPU check, and it instantiates
@@ -26,6 +26,7 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 #include <immintrin.h>
+#include <omp.h>
 
 #include <cstring>
 
@@ -255,21 +256,22 @@ void group_lines(const uint8_t* padded, const Layout& l, int64_t first_line, int
       line_columns<MR, J>(padded, l, line, first, count, blocked, block, g, e, output, logits);
 }
 
-// Pixels [first, first + count) of lines [first_line, end_line), all output
-// channels. Column groups outside, lines inside: a group's weights (up to
-// 64 channels x the receptive field) stay in L2 while every line reads them;
-// the late layers of ResNet-18 have lines of 4 pixels and 2.4 MB of weights.
-void lines_all_columns(const uint8_t* padded, const Layout& l, int64_t first_line, int64_t end_line, int64_t first,
-                       int64_t count, const int8_t* blocked, const ConvGeometry& g, const EpilogueTables& e,
-                       int8_t* output, int32_t* logits) {
-  const int64_t blocks = (g.out_c + kBlock - 1) / kBlock;
-  int64_t block = 0;
-  for (; block + 4 <= blocks; block += 4)
+// Pixels [first, first + count) of lines [first_line, end_line), output
+// blocks [first_block, end_block) (first_block a multiple of 4; end_block
+// too, or the last block). Column groups outside, lines inside: a group's
+// weights (up to 64 channels x the receptive field) stay in L2 while every
+// line reads them; the late layers of ResNet-18 have lines of 4 pixels and
+// 2.4 MB of weights.
+void lines_columns(const uint8_t* padded, const Layout& l, int64_t first_line, int64_t end_line, int64_t first,
+                   int64_t count, const int8_t* blocked, int64_t first_block, int64_t end_block,
+                   const ConvGeometry& g, const EpilogueTables& e, int8_t* output, int32_t* logits) {
+  int64_t block = first_block;
+  for (; block + 4 <= end_block; block += 4)
     group_lines<4, 4, 4>(padded, l, first_line, end_line, first, count, blocked, block, g, e, output, logits);
-  const auto tail = blocks - block == 3   ? group_lines<3, 8, 6>
-                    : blocks - block == 2 ? group_lines<2, 8, 8>
-                    : blocks - block == 1 ? group_lines<1, 8, 16>
-                                          : nullptr;
+  const auto tail = end_block - block == 3   ? group_lines<3, 8, 6>
+                    : end_block - block == 2 ? group_lines<2, 8, 8>
+                    : end_block - block == 1 ? group_lines<1, 8, 16>
+                                             : nullptr;
   if (tail) tail(padded, l, first_line, end_line, first, count, blocked, block, g, e, output, logits);
 }
 
@@ -293,19 +295,29 @@ void conv2d(const ConvGeometry& g, const int8_t* input, const int8_t* blocked, c
   const int64_t tasks = l.line_pixels >= kPixelsPerTask ? l.lines * chunks_per_line
                                                         : (l.lines + lines_per_task - 1) / lines_per_task;
   const int64_t macs = g.rows() * g.out_c * g.depth();
-#pragma omp parallel if (macs >= kMinParallelMacs)
+  const bool parallel = macs >= kMinParallelMacs;
+  // Too few pixels for two tasks per thread (a small image at a small batch:
+  // ResNet-50's 14x14 and 7x7 layers at batch 1 were one task): the output
+  // channels' groups of 64 are shared out too.
+  const int64_t blocks = (g.out_c + kBlock - 1) / kBlock, groups = (blocks + 3) / 4;
+  const int64_t threads = omp_get_max_threads();
+  const int64_t splits = !parallel || tasks >= 2 * threads ? 1 : min64(groups, (2 * threads + tasks - 1) / tasks);
+#pragma omp parallel if (parallel)
   {
 #pragma omp for schedule(dynamic, 32)
     for (int64_t row = 0; row < padded_rows; ++row) pad_row(g, l, input, row / l.hp, row % l.hp, workspace);
 #pragma omp for schedule(dynamic)
-    for (int64_t t = 0; t < tasks; ++t) {
+    for (int64_t u = 0; u < tasks * splits; ++u) {
+      const int64_t t = u / splits, split = u % splits;
+      const int64_t first_block = split * groups / splits * 4;
+      const int64_t end_block = min64(blocks, (split + 1) * groups / splits * 4);
       if (l.line_pixels >= kPixelsPerTask) {
         const int64_t line = t / chunks_per_line, first = (t % chunks_per_line) * chunk;
-        lines_all_columns(workspace, l, line, line + 1, first, min64(chunk, l.line_pixels - first), blocked, g, e,
-                          output, logits);
+        lines_columns(workspace, l, line, line + 1, first, min64(chunk, l.line_pixels - first), blocked, first_block,
+                      end_block, g, e, output, logits);
       } else {
-        lines_all_columns(workspace, l, t * lines_per_task, min64(l.lines, (t + 1) * lines_per_task), 0,
-                          l.line_pixels, blocked, g, e, output, logits);
+        lines_columns(workspace, l, t * lines_per_task, min64(l.lines, (t + 1) * lines_per_task), 0, l.line_pixels,
+                      blocked, first_block, end_block, g, e, output, logits);
       }
     }
   }
