@@ -113,15 +113,23 @@ TEST(KernelPath, DilatedConvsRunOnTheAvx2Kernels) {
   EXPECT_GE(checked, 2);  // "dil" and "gc" on the reference path at least
 }
 
-// Concats run on the VBMI byte lookup on the AVX-512 path where the CPU has
-// VBMI (the portable lookup otherwise), with the same logits.
-TEST(KernelPath, ConcatsRunOnTheVbmiLookupWhereTheCpuHasIt) {
+// On the AVX-512 path, concats and activations run on the VBMI byte lookup
+// where the CPU has VBMI, and muls on the AVX-512 kernel (elsewhere the
+// portable ones), with the same logits.
+TEST(KernelPath, TableAndMulNodesRunOnTheAvx512KernelsOnThatPath) {
   const QuantizedModel model = quantize_random(random_imagenet_ops_checkpoint(43), quick_quantize_options(), 16);
+  int counted[3] = {};
   const int checked = expect_kernels_on_each_path(model, [&](const Node& n, KernelPath path) -> std::string {
-    if (n.op != Op::Concat) return "";
-    return path == KernelPath::Avx512Vnni && cpu::cpu_has_avx512_vbmi() ? "concat-avx512-vbmi" : "concat";
+    const bool avx512 = path == KernelPath::Avx512Vnni, vbmi = avx512 && cpu::cpu_has_avx512_vbmi();
+    const int kind = n.op == Op::Concat ? 0 : n.op == Op::Activation ? 1 : n.op == Op::Mul ? 2 : -1;
+    if (kind < 0) return "";
+    ++counted[kind];
+    if (kind == 0) return vbmi ? "concat-avx512-vbmi" : "concat";
+    if (kind == 1) return vbmi ? "activation-avx512-vbmi" : "activation-table";
+    return avx512 ? "mul-avx512" : "mul";
   });
-  EXPECT_GE(checked, 3);  // its three concats on the reference path at least
+  EXPECT_GE(checked, 3);
+  for (int c : counted) EXPECT_GE(c, 1);  // each kind of node at least once on the reference path
 }
 
 // Inputs with no negative value take AVX2's vpmaddubsw, whose int16 sum of

@@ -1,27 +1,55 @@
 // Activation on the CPU: each int8 value through the node's 256-entry table
-// (graph/ops/activation.h). The table depends on the input and output scales,
-// so it is made per run (256 values), not prepared: an engine for other
-// scales shares what the kernels prepared (CpuEngine(model, packed)).
+// (graph/ops/activation.h): by AVX-512 VBMI 64 values at a time where the CPU
+// has it (lookup_vbmi.h; the AVX-512 VNNI path), else one at a time. The
+// table depends on the input and output scales, so it is made per run (256
+// values), not prepared: an engine for other scales shares what the kernels
+// prepared (CpuEngine(model, packed)).
 #include <array>
 
+#include "common/error.h"
 #include "graph/ops/activation.h"
 #include "runtime/cpu/kernel.h"
+#include "runtime/cpu/lookup_vbmi.h"
 
 namespace octet::cpu {
 
 namespace {
+// Values per unit of work shared among threads.
+constexpr int64_t kValuesPerTask = int64_t{1} << 14;
+
+std::array<int8_t, 256> table(const NodeView& v) {
+  return ops::activation_table(v.node(), v.model.quant[v.node().inputs[0]].scale, v.quant().scale,
+                               v.input_zero_point(), v.quant().zero_point);
+}
+
 void run(const KernelArgs& a) {
-  const NodeView& v = a.node;
-  const std::array<int8_t, 256> levels =
-      ops::activation_table(v.node(), v.model.quant[v.node().inputs[0]].scale, v.quant().scale, v.input_zero_point(),
-                            v.quant().zero_point);
+  const std::array<int8_t, 256> levels = table(a.node);
   const int8_t* x = a.inputs[0];
   const int64_t count = a.batch * a.node.output().numel();
 #pragma omp parallel for if (count >= kMinParallelWork)
   for (int64_t i = 0; i < count; ++i) a.y[i] = levels[static_cast<size_t>(x[i] + 128)];
 }
+
+std::string vbmi_cpu(const NodeView&) {
+  return cpu_has_avx512_vbmi() ? "" : "this CPU lacks AVX-512 VBMI (byte permutes)";
+}
+void run_vbmi(const KernelArgs& a) {
+#if defined(OCTET_CPU_VNNI)
+  const std::array<int8_t, 256> levels = table(a.node);
+  const int64_t count = a.batch * a.node.output().numel(), tasks = (count + kValuesPerTask - 1) / kValuesPerTask;
+#pragma omp parallel for if (count >= kMinParallelWork)
+  for (int64_t t = 0; t < tasks; ++t) {
+    const int64_t first = t * kValuesPerTask, n = count - first < kValuesPerTask ? count - first : kValuesPerTask;
+    vbmi::lookup_rows(a.inputs[0] + first, 1, n, levels.data(), a.y + first, n);
+  }
+#else
+  fail("activation-avx512-vbmi: this build has no AVX-512 kernels");
+#endif
+}
 }  // namespace
 
+extern const Kernel activation_vbmi_kernel = {Op::Activation, "activation-avx512-vbmi", KernelPath::Avx512Vnni,
+                                              vbmi_cpu, nullptr, run_vbmi};
 extern const Kernel activation_kernel = {Op::Activation, "activation-table", KernelPath::Reference, runs_every_node,
                                          nullptr, run};
 
