@@ -105,8 +105,18 @@ inline RequantEpilogue requant_epilogue(const KernelArgs& a) {
   return e;
 }
 
-// can_implement of a kernel that runs every node of its operator.
+// can_implement of a kernel that runs every node of its operator: anywhere,
+// where the CPU has the AVX2 or AVX-512 VNNI path's instructions, or AVX-512
+// VBMI (lookup_vbmi.h's byte lookups).
 inline std::string runs_every_node(const NodeView&) { return ""; }
+inline std::string runs_every_node_on(KernelPath path) {
+  return kernel_path_supported(path) ? "" : std::string("this CPU lacks ") + kernel_path_name(path);
+}
+inline std::string runs_every_node_on_avx2(const NodeView&) { return runs_every_node_on(KernelPath::Avx2); }
+inline std::string runs_every_node_on_vnni(const NodeView&) { return runs_every_node_on(KernelPath::Avx512Vnni); }
+inline std::string runs_every_node_with_vbmi(const NodeView&) {
+  return cpu_has_avx512_vbmi() ? "" : "this CPU lacks AVX-512 VBMI (byte permutes)";
+}
 
 // Every kernel of the CPU runtime; the fastest of an operator's first.
 const std::vector<Kernel>& kernel_table();

@@ -6,7 +6,6 @@
 
 #include "common/error.h"
 #include "runtime/cpu/kernels.h"
-#include "runtime/cpu/lookup_vbmi.h"
 
 namespace octet::cpu {
 

@@ -1,16 +1,12 @@
 // Byte lookups with AVX-512 VBMI (lookup_vbmi.cpp, compiled with its flags):
 // each byte replaced by its entry of a 256-byte table, 64 bytes per step (two
 // vpermi2b over the table's halves and a blend by the index's top bit). Call
-// only where cpu_has_avx512_vbmi(); the requantizing concat reads it.
+// only where cpu_has_avx512_vbmi() (kernels.h); concats and activations use it.
 #pragma once
 
 #include <cstdint>
 
 namespace octet::cpu {
-
-// Whether this CPU has AVX-512 VBMI (with F and BW); false on a build that does
-// not compile lookup_vbmi.cpp (kernel_path.cpp, compiled for the baseline).
-bool cpu_has_avx512_vbmi();
 
 namespace vbmi {
 // dst row r = table[src byte + 128] for each of the `row_bytes` bytes of src

@@ -30,9 +30,6 @@ void run(const KernelArgs& a) {
   for (int64_t i = 0; i < count; ++i) a.y[i] = levels[static_cast<size_t>(x[i] + 128)];
 }
 
-std::string vbmi_cpu(const NodeView&) {
-  return cpu_has_avx512_vbmi() ? "" : "this CPU lacks AVX-512 VBMI (byte permutes)";
-}
 void run_vbmi(const KernelArgs& a) {
 #if defined(OCTET_CPU_VNNI)
   const std::array<int8_t, 256> levels = table(a.node);
@@ -49,7 +46,7 @@ void run_vbmi(const KernelArgs& a) {
 }  // namespace
 
 extern const Kernel activation_vbmi_kernel = {Op::Activation, "activation-avx512-vbmi", KernelPath::Avx512Vnni,
-                                              vbmi_cpu, nullptr, run_vbmi};
+                                              runs_every_node_with_vbmi, nullptr, run_vbmi};
 extern const Kernel activation_kernel = {Op::Activation, "activation-table", KernelPath::Reference, runs_every_node,
                                          nullptr, run};
 

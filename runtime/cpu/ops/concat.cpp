@@ -61,9 +61,6 @@ void run_with(const KernelArgs& a, LookupRows lookup) {
 
 void run(const KernelArgs& a) { run_with(a, lookup_rows); }
 
-std::string vbmi_cpu(const NodeView&) {
-  return cpu_has_avx512_vbmi() ? "" : "this CPU lacks AVX-512 VBMI (byte permutes)";
-}
 void run_vbmi(const KernelArgs& a) {
 #if defined(OCTET_CPU_VNNI)
   run_with(a, vbmi::lookup_rows);
@@ -73,7 +70,8 @@ void run_vbmi(const KernelArgs& a) {
 }
 }  // namespace
 
-extern const Kernel concat_vbmi_kernel = {Op::Concat, "concat-avx512-vbmi", KernelPath::Avx512Vnni, vbmi_cpu, nullptr,
+extern const Kernel concat_vbmi_kernel = {Op::Concat, "concat-avx512-vbmi", KernelPath::Avx512Vnni,
+                                          runs_every_node_with_vbmi, nullptr,
                                           run_vbmi};
 extern const Kernel concat_kernel = {Op::Concat, "concat", KernelPath::Reference, runs_every_node, nullptr, run};
 

@@ -41,11 +41,6 @@ void run_with(const KernelArgs& a, QuantizeRun quantize) {
 
 void run(const KernelArgs& a) { run_with(a, quantize_run); }
 
-std::string on_path(KernelPath path) {
-  return kernel_path_supported(path) ? "" : std::string("this CPU lacks ") + kernel_path_name(path);
-}
-std::string on_avx2(const NodeView&) { return on_path(KernelPath::Avx2); }
-std::string on_vnni(const NodeView&) { return on_path(KernelPath::Avx512Vnni); }
 void run_avx2(const KernelArgs& a) {
 #if defined(OCTET_CPU_AVX2)
   run_with(a, avx2::quantize_run);
@@ -56,8 +51,10 @@ void run_avx2(const KernelArgs& a) {
 }  // namespace
 
 // An AVX-512 CPU has AVX2: its path runs the AVX2 rounding too.
-extern const Kernel input_avx2_kernel = {Op::Input, "input-avx2", KernelPath::Avx2, on_avx2, nullptr, run_avx2};
-extern const Kernel input_vnni_kernel = {Op::Input, "input-avx2", KernelPath::Avx512Vnni, on_vnni, nullptr, run_avx2};
+extern const Kernel input_avx2_kernel = {Op::Input, "input-avx2", KernelPath::Avx2,
+                                         runs_every_node_on_avx2, nullptr, run_avx2};
+extern const Kernel input_vnni_kernel = {Op::Input, "input-avx2", KernelPath::Avx512Vnni,
+                                         runs_every_node_on_vnni, nullptr, run_avx2};
 extern const Kernel input_kernel = {Op::Input, "input", KernelPath::Reference, runs_every_node, nullptr, run};
 
 }  // namespace octet::cpu

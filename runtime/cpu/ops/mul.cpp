@@ -39,9 +39,6 @@ void run(const KernelArgs& a) {
   }
 }
 
-std::string on_vnni(const NodeView&) {
-  return kernel_path_supported(KernelPath::Avx512Vnni) ? "" : "this CPU lacks avx512-vnni";
-}
 void run_vnni(const KernelArgs& a) {
 #if defined(OCTET_CPU_VNNI)
   const NodeQuant& q = a.node.quant();
@@ -62,7 +59,8 @@ void run_vnni(const KernelArgs& a) {
 }
 }  // namespace
 
-extern const Kernel mul_vnni_kernel = {Op::Mul, "mul-avx512", KernelPath::Avx512Vnni, on_vnni, nullptr, run_vnni};
+extern const Kernel mul_vnni_kernel = {Op::Mul, "mul-avx512", KernelPath::Avx512Vnni,
+                                       runs_every_node_on_vnni, nullptr, run_vnni};
 extern const Kernel mul_kernel = {Op::Mul, "mul", KernelPath::Reference, runs_every_node, nullptr, run};
 
 }  // namespace octet::cpu
