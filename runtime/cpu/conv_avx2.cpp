@@ -11,7 +11,7 @@
 // x J blocks of 8 output channels then accumulates, per (pixel, block), one
 // broadcast word of activations against 8 channels of weights at a time,
 // reading the buffer in place, and the epilogue requantizes in registers.
-// Threads share out the tasks.
+// Threads share out the tasks, and pairs of blocks where tasks are too few.
 //
 // The values, two ways (each exact, so the bits do not depend on which runs):
 // - Int16Pairs: activations widened to int16, 2 per word; vpmaddwd + vpaddd;
@@ -235,14 +235,16 @@ void group_lines(const typename V::Act* const* line_start, int64_t lines, int64_
                                         count - r, first_block, v, g, e, output, logits);
 }
 
-// The lines of group_lines, all output channels. Column groups outside,
-// lines inside: a group's weights stay in L1/L2 while every line reads them.
+// The lines of group_lines, output blocks [first_block, end_block)
+// (first_block even; end_block too, or the last block). Column groups
+// outside, lines inside: a group's weights stay in L1/L2 while every line
+// reads them.
 template <typename V, bool Dilated>
-void lines_all_columns(const typename V::Act* const* line_start, int64_t lines, int64_t first_pixel, int64_t count,
-                       const Layout& l, const typename V::Weight* blocked, const ConvGeometry& g,
-                       const EpilogueTables& e, bool narrow, int8_t* output, int32_t* logits) {
-  const int64_t blocks = (g.out_c + kBlock - 1) / kBlock;
-  int64_t block = 0;
+void lines_columns(const typename V::Act* const* line_start, int64_t lines, int64_t first_pixel, int64_t count,
+                   const Layout& l, const typename V::Weight* blocked, int64_t first_block, int64_t end_block,
+                   const ConvGeometry& g, const EpilogueTables& e, bool narrow, int8_t* output, int32_t* logits) {
+  const int64_t blocks = end_block;
+  int64_t block = first_block;
   for (; block + 2 <= blocks; block += 2)
     group_lines<V, 4, 2, Dilated>(line_start, lines, first_pixel, count, l, blocked, block, g, e, narrow, output,
                                   logits);
@@ -258,15 +260,16 @@ void lines_all_columns(const typename V::Act* const* line_start, int64_t lines, 
 // image by image.
 template <typename V>
 void run_task(const ConvGeometry& g, const Layout& l, const int8_t* input, int64_t t,
-              const typename V::Weight* blocked, const EpilogueTables& e, bool narrow, typename V::Act* buffer,
-              int8_t* output, int32_t* logits) {
+              const typename V::Weight* blocked, int64_t first_block, int64_t end_block, const EpilogueTables& e,
+              bool narrow, typename V::Act* buffer, int8_t* output, int32_t* logits) {
   using Act = typename V::Act;
   if (l.one_line) {
     const int64_t first = t * kPixelsPerTask, count = min64(kPixelsPerTask, l.line_pixels - first);
     copy_pixels(input + first * g.in_c, count, g.in_c, l.cp, g.input_zero_point, buffer);
     std::memset(buffer + count * l.cp, 0, static_cast<size_t>(l.slack) * sizeof(Act));
     const Act* line_start[1] = {buffer};
-    return lines_all_columns<V, false>(line_start, 1, first, count, l, blocked, g, e, narrow, output, logits);
+    return lines_columns<V, false>(line_start, 1, first, count, l, blocked, first_block, end_block, g, e, narrow,
+                                   output, logits);
   }
   const Act* line_start[kPixelsPerTask];
   const int64_t first_line = t * l.lines_per_task, end = min64(g.batch * g.out_h, first_line + l.lines_per_task);
@@ -280,9 +283,9 @@ void run_task(const ConvGeometry& g, const Layout& l, const int8_t* input, int64
     line += lines;
   }
   std::memset(rows_end, 0, static_cast<size_t>(l.slack) * sizeof(Act));
-  const auto all_columns = g.dilation == 1 ? lines_all_columns<V, false> : lines_all_columns<V, true>;
-  all_columns(line_start, end - first_line, first_line * l.line_pixels, l.line_pixels, l, blocked, g, e, narrow,
-              output, logits);
+  const auto columns = g.dilation == 1 ? lines_columns<V, false> : lines_columns<V, true>;
+  columns(line_start, end - first_line, first_line * l.line_pixels, l.line_pixels, l, blocked, first_block, end_block,
+          g, e, narrow, output, logits);
 }
 
 // The conv with values laid out as V says.
@@ -294,11 +297,23 @@ void conv2d_with(const ConvGeometry& g, const int8_t* input, const typename V::W
                                    : (g.batch * g.out_h + l.lines_per_task - 1) / l.lines_per_task;
   const int64_t macs = g.rows() * g.out_c * g.depth();
   const bool narrow = output && narrow_is_exact(g.depth(), g.out_c, e);
-#pragma omp parallel if (macs >= kMinParallelMacs)
+  const bool parallel = macs >= kMinParallelMacs;
+  // Too few pixels for two tasks per thread (a small image at a small
+  // batch): the output channels' pairs of blocks are shared out too, each
+  // unit copying its task's rows.
+  const int64_t blocks = (g.out_c + kBlock - 1) / kBlock, groups = (blocks + 1) / 2;
+  const int64_t threads = omp_get_max_threads();
+  const int64_t splits = !parallel || tasks >= 2 * threads ? 1 : min64(groups, (2 * threads + tasks - 1) / tasks);
+#pragma omp parallel if (parallel)
   {
     typename V::Act* buffer = reinterpret_cast<typename V::Act*>(workspace) + omp_get_thread_num() * l.task_values;
 #pragma omp for schedule(dynamic)
-    for (int64_t t = 0; t < tasks; ++t) run_task<V>(g, l, input, t, blocked, e, narrow, buffer, output, logits);
+    for (int64_t u = 0; u < tasks * splits; ++u) {
+      const int64_t split = u % splits;
+      const int64_t first_block = split * groups / splits * 2;
+      const int64_t end_block = min64(blocks, (split + 1) * groups / splits * 2);
+      run_task<V>(g, l, input, u / splits, blocked, first_block, end_block, e, narrow, buffer, output, logits);
+    }
   }
 }
 
