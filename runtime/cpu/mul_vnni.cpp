@@ -1,11 +1,11 @@
-// AVX-512 Mul (mul_vnni.h): 16 channels of a pixel at a time, their int8
+// AVX-512 Mul (mul_simd.h): 16 channels of a pixel at a time, their int8
 // inputs and gates widened to int32 less their zero points, multiplied and
 // requantized in registers by the conv kernels' epilogue (epilogue_avx512.h),
 // whose operands are loaded once per block of channels and task of pixels.
 //
 // This file is compiled with AVX-512 flags; everything in it has internal
 // linkage or is called only after the run-time CPU check.
-#include "runtime/cpu/mul_vnni.h"
+#include "runtime/cpu/mul_simd.h"
 
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // GCC bug 105593, as in conv_vnni.cpp

@@ -113,8 +113,8 @@ TEST(KernelPath, DilatedConvsRunOnTheAvx2Kernels) {
 }
 
 // On the AVX-512 path, concats and activations run on the VBMI byte lookup
-// where the CPU has VBMI, and muls on the AVX-512 kernel (elsewhere the
-// portable ones), with the same logits.
+// where the CPU has VBMI (elsewhere the portable ones), and muls on each
+// SIMD path's kernel, with the same logits.
 TEST(KernelPath, TableAndMulNodesRunOnTheAvx512KernelsOnThatPath) {
   const QuantizedModel model = quantize_random(random_imagenet_ops_checkpoint(43), quick_quantize_options(), 16);
   int counted[3] = {};
@@ -125,7 +125,7 @@ TEST(KernelPath, TableAndMulNodesRunOnTheAvx512KernelsOnThatPath) {
     ++counted[kind];
     if (kind == 0) return vbmi ? "concat-avx512-vbmi" : "concat";
     if (kind == 1) return vbmi ? "activation-avx512-vbmi" : "activation-table";
-    return avx512 ? "mul-avx512" : "mul";
+    return avx512 ? "mul-avx512" : path == KernelPath::Avx2 ? "mul-avx2" : "mul";
   });
   EXPECT_GE(checked, 3);
   for (int c : counted) EXPECT_GE(c, 1);  // each kind of node at least once on the reference path

@@ -1,14 +1,14 @@
 // Mul on the CPU: the product of the two int8 inputs (the second per channel
-// or of the same shape) requantized by one multiplier: with AVX-512 on that
-// path (mul_vnni.h; squeeze-and-excitation gates were most of EfficientNet's
-// time), else one value at a time. Threads share the pixels of the batch; a
-// per-channel gate is read from its sample's row of channels.
+// or of the same shape) requantized by one multiplier: with AVX-512 or AVX2
+// on those paths (mul_simd.h; squeeze-and-excitation gates were most of
+// EfficientNet's time), else one value at a time. Threads share the pixels of
+// the batch; a per-channel gate is read from its sample's row of channels.
 #include <vector>
 
 #include "common/error.h"
 #include "common/requantize.h"
 #include "runtime/cpu/kernel.h"
-#include "runtime/cpu/mul_vnni.h"
+#include "runtime/cpu/mul_simd.h"
 
 namespace octet::cpu {
 
@@ -39,28 +39,41 @@ void run(const KernelArgs& a) {
   }
 }
 
-void run_vnni(const KernelArgs& a) {
-#if defined(OCTET_CPU_VNNI)
-  const NodeQuant& q = a.node.quant();
+template <typename Simd>
+void run_simd(const KernelArgs& a, Simd mul) {
   const MulShape s = mul_shape(a);
-  // One requantization for every channel: the epilogue's per-channel operands all alike, no bias.
-  const std::vector<int32_t> bias(static_cast<size_t>(s.channels), 0);
-  const std::vector<int32_t> multiplier(static_cast<size_t>(s.channels), q.multiplier.data[0]);
-  const std::vector<int32_t> shift(static_cast<size_t>(s.channels), q.shift.data[0]);
+  const NodeQuant& q = a.node.quant();
+  // The epilogue's per-channel operands all alike (one requantization), no bias.
+  const size_t n = static_cast<size_t>(s.channels);
+  const std::vector<int32_t> bias(n, 0), multiplier(n, q.multiplier.data[0]), shift(n, q.shift.data[0]);
   RequantEpilogue requant;
   requant.bias = bias.data(), requant.multiplier = multiplier.data(), requant.shift = shift.data();
   requant.zero_point = q.zero_point;
-  const PaddedEpilogue e(static_cast<int>(s.channels), bias.data(), &requant, 0);
-  vnni::mul(a.inputs[0], a.inputs[1], s.pixels, s.channels, s.pixels_per_sample, s.per_channel,
-            a.node.input_zero_point(0), a.node.input_zero_point(1), e.tables, a.y);
+  PaddedEpilogue e(static_cast<int>(s.channels), bias.data(), &requant, 0);
+  e.tables.activation_bound = 255;  // mul_simd.h
+  mul(a.inputs[0], a.inputs[1], s.pixels, s.channels, s.pixels_per_sample, s.per_channel, a.node.input_zero_point(0),
+      a.node.input_zero_point(1), e.tables, a.y);
+}
+void run_vnni(const KernelArgs& a) {
+#if defined(OCTET_CPU_VNNI)
+  run_simd(a, vnni::mul);
 #else
   fail("mul-avx512: this build has no AVX-512 kernels");
+#endif
+}
+void run_avx2(const KernelArgs& a) {
+#if defined(OCTET_CPU_AVX2)
+  run_simd(a, avx2::mul);
+#else
+  fail("mul-avx2: this build has no AVX2 kernels");
 #endif
 }
 }  // namespace
 
 extern const Kernel mul_vnni_kernel = {Op::Mul, "mul-avx512", KernelPath::Avx512Vnni,
                                        runs_every_node_on_vnni, nullptr, run_vnni};
+extern const Kernel mul_avx2_kernel = {Op::Mul, "mul-avx2", KernelPath::Avx2, runs_every_node_on_avx2, nullptr,
+                                       run_avx2};
 extern const Kernel mul_kernel = {Op::Mul, "mul", KernelPath::Reference, runs_every_node, nullptr, run};
 
 }  // namespace octet::cpu
