@@ -16,6 +16,9 @@ namespace octet::cpu {
 namespace {
 // Values per unit of work shared among threads.
 constexpr int64_t kValuesPerTask = int64_t{1} << 14;
+// Fewer values run on the calling thread: the VBMI lookup takes about as long
+// for them as waking another thread does.
+constexpr int64_t kMinParallelLookups = int64_t{1} << 20;
 
 std::array<int8_t, 256> table(const NodeView& v) {
   return ops::activation_table(v.node(), v.model.quant[v.node().inputs[0]].scale, v.quant().scale,
@@ -34,7 +37,7 @@ void run_vbmi(const KernelArgs& a) {
 #if defined(OCTET_CPU_VNNI)
   const std::array<int8_t, 256> levels = table(a.node);
   const int64_t count = a.batch * a.node.output().numel(), tasks = (count + kValuesPerTask - 1) / kValuesPerTask;
-#pragma omp parallel for if (count >= kMinParallelWork)
+#pragma omp parallel for if (count >= kMinParallelLookups)
   for (int64_t t = 0; t < tasks; ++t) {
     const int64_t first = t * kValuesPerTask, n = count - first < kValuesPerTask ? count - first : kValuesPerTask;
     vbmi::lookup_rows(a.inputs[0] + first, 1, n, levels.data(), a.y + first, n);
