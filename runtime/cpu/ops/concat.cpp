@@ -34,7 +34,7 @@ void copy_rows(const int8_t* src, int64_t pixels, int64_t channels, const int8_t
     std::memcpy(dst, src, static_cast<size_t>(channels));
 }
 
-void run_with(const KernelArgs& a, LookupRows lookup) {
+void run_with(const KernelArgs& a, LookupRows lookup, int64_t min_parallel) {
   const NodeQuant& q = a.node.quant();
   const ActShape out = a.node.output();
   const int64_t pixels = a.batch * out.h * out.w;
@@ -50,7 +50,7 @@ void run_with(const KernelArgs& a, LookupRows lookup) {
     }
     const LookupRows rows = identity ? copy_rows : lookup;
     const int64_t tasks = (pixels + kPixelsPerTask - 1) / kPixelsPerTask;
-#pragma omp parallel for if (pixels * channels >= kMinParallelWork)
+#pragma omp parallel for if (pixels * channels >= min_parallel)
     for (int64_t t = 0; t < tasks; ++t) {
       const int64_t p = t * kPixelsPerTask, count = pixels - p < kPixelsPerTask ? pixels - p : kPixelsPerTask;
       rows(a.inputs[i] + p * channels, count, channels, table.data(), a.y + p * out.c + first, out.c);
@@ -59,11 +59,11 @@ void run_with(const KernelArgs& a, LookupRows lookup) {
   }
 }
 
-void run(const KernelArgs& a) { run_with(a, lookup_rows); }
+void run(const KernelArgs& a) { run_with(a, lookup_rows, kMinParallelWork); }
 
 void run_vbmi(const KernelArgs& a) {
 #if defined(OCTET_CPU_VNNI)
-  run_with(a, vbmi::lookup_rows);
+  run_with(a, vbmi::lookup_rows, int64_t{1} << 20);  // as activations: waking a thread costs more below
 #else
   fail("concat-avx512-vbmi: this build has no AVX-512 kernels");
 #endif
