@@ -18,7 +18,8 @@ namespace octet::cpu::vnni {
 
 namespace {
 constexpr int64_t kPixelsPerTask = 64;
-constexpr int64_t kMinParallelValues = int64_t{1} << 16;
+// Fewer values run on the calling thread: waking the other costs about what they do.
+constexpr int64_t kMinParallelValues = int64_t{1} << 18;
 
 __m512i centered(const int8_t* p, __mmask16 mask, __m512i zero) {
   return _mm512_sub_epi32(_mm512_cvtepi8_epi32(load_bytes(mask, p)), zero);
