@@ -34,12 +34,9 @@ struct Vector {  // std::vector<__m512i> would drop the type's alignment
   __m512i v;
 };
 
-// 16 channels' int8 inputs as int32 less the zero point: all 16 in one load
-// (Whole), or the lanes of `mask` without reading past the last.
-template <bool Whole>
+// 16 channels' int8 inputs (the lanes of `mask`) as int32 less the zero point.
 __attribute__((always_inline)) inline __m512i load_channels(const int8_t* x, __mmask16 mask, __m512i zero) {
-  const __m128i bytes = Whole ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(x)) : _mm_maskz_loadu_epi8(mask, x);
-  return _mm512_sub_epi32(_mm512_cvtepi8_epi32(bytes), zero);
+  return _mm512_sub_epi32(_mm512_cvtepi8_epi32(load_bytes(mask, x)), zero);
 }
 
 // One output row's pixels for one block of channels. `x0` is pixel 0's tap
@@ -47,7 +44,7 @@ __attribute__((always_inline)) inline __m512i load_channels(const int8_t* x, __m
 // clipped); `w` the block's taps, one vector each. K: the kernel size known
 // when compiling (0: g.kernel), so whole windows unroll and their weights
 // stay in registers.
-template <int K, bool Whole>
+template <int K>
 __attribute__((always_inline)) inline void row_block(const ConvGeometry& g, const int8_t* input, int64_t x0,
                                                      const __m512i* w, InnerTaps rows, const ChannelVectors& v,
                                                      const int8_t* skip, __m512i lo, __mmask16 mask, __m512i zero,
@@ -61,7 +58,7 @@ __attribute__((always_inline)) inline void row_block(const ConvGeometry& g, cons
     const int64_t x = x0 + ox * pixel_step;
     __m512i acc = _mm512_setzero_si512();
     auto tap = [&](int ky, int kx) {
-      const __m512i in = load_channels<Whole>(input + (x + ky * row_step + kx * col_step), mask, zero);
+      const __m512i in = load_channels(input + (x + ky * row_step + kx * col_step), mask, zero);
       acc = _mm512_add_epi32(acc, _mm512_mullo_epi32(in, w[ky * k + kx]));
     };
     if (K != 0 && whole_rows && cols.first == 0 && cols.end == K) {
@@ -94,10 +91,7 @@ void depthwise_rows(const ConvGeometry& g, const int8_t* input, const int32_t* t
       const ChannelVectors v(e, channel);
       for (int64_t t = 0; t < tap_count; ++t) w[t] = _mm512_loadu_si512(taps + t * padded + channel);
       const int8_t* skip = e.skip ? e.skip + row_at + channel : nullptr;
-      if (channels - channel >= kLanes)
-        row_block<K, true>(g, input, x0 + channel, w, rows, v, skip, lo, mask, zero, output + row_at + channel);
-      else
-        row_block<K, false>(g, input, x0 + channel, w, rows, v, skip, lo, mask, zero, output + row_at + channel);
+      row_block<K>(g, input, x0 + channel, w, rows, v, skip, lo, mask, zero, output + row_at + channel);
     }
   });
 }

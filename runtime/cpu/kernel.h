@@ -109,11 +109,12 @@ inline RequantEpilogue requant_epilogue(const KernelArgs& a) {
 // where the CPU has the AVX2 or AVX-512 VNNI path's instructions, or AVX-512
 // VBMI (lookup_vbmi.h's byte lookups).
 inline std::string runs_every_node(const NodeView&) { return ""; }
-inline std::string runs_every_node_on(KernelPath path) {
+// "" where this CPU has `path`'s instructions, else why not (every SIMD kernel's first test).
+inline std::string path_unsupported(KernelPath path) {
   return kernel_path_supported(path) ? "" : std::string("this CPU lacks ") + kernel_path_name(path);
 }
-inline std::string runs_every_node_on_avx2(const NodeView&) { return runs_every_node_on(KernelPath::Avx2); }
-inline std::string runs_every_node_on_vnni(const NodeView&) { return runs_every_node_on(KernelPath::Avx512Vnni); }
+inline std::string runs_every_node_on_avx2(const NodeView&) { return path_unsupported(KernelPath::Avx2); }
+inline std::string runs_every_node_on_vnni(const NodeView&) { return path_unsupported(KernelPath::Avx512Vnni); }
 inline std::string runs_every_node_with_vbmi(const NodeView&) {
   return cpu_has_avx512_vbmi() ? "" : "this CPU lacks AVX-512 VBMI (byte permutes)";
 }

@@ -139,7 +139,7 @@ void run_depthwise(const KernelArgs& a) {
 }
 
 std::string depthwise_on(const NodeView& v, KernelPath path) {
-  if (!kernel_path_supported(path)) return std::string("this CPU lacks ") + kernel_path_name(path);
+  if (std::string why = path_unsupported(path); !why.empty()) return why;
   if (v.is_output()) return "the network's output (int32 logits; octet's graphs end in a linear layer)";
   return depthwise(v);
 }

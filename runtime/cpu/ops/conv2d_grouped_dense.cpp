@@ -32,7 +32,7 @@ std::unique_ptr<KernelData> pack_groups(const NodeView& v) {
 }
 
 std::string grouped_dense_on(const NodeView& v, KernelPath path) {
-  if (!kernel_path_supported(path)) return std::string("this CPU lacks ") + kernel_path_name(path);
+  if (std::string why = path_unsupported(path); !why.empty()) return why;
   const Node& n = v.node();
   if (n.groups == 1) return "not grouped (groups 1): the dense kernels run it";
   if (is_depthwise(v)) return "depthwise: the conv2d-depthwise kernels run it";
