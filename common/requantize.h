@@ -6,7 +6,7 @@
 // `multiplier` and a right `shift` with M = multiplier * 2^-shift. For a conv
 // or linear output channel the result is
 //
-//   q = clamp(((acc * multiplier + skip * skip_multiplier + 2^(shift-1)) >> shift) + zero_point, lo, 127)
+//   q = clamp(((acc * multiplier + skip * skip_multiplier + 2^(shift-1)) >> shift) + zero_point, lo, hi)
 //
 // computed exactly in 64-bit integers: `>>` is an arithmetic shift, so the
 // rounding is half-way cases toward +infinity (floor(x + 1/2)). `skip` is the
@@ -15,12 +15,14 @@
 // zero_point is the output's stored value of a real 0 (graph/node_quant.h):
 // 0, or -128 for a non-negative tensor stored as uint8 shifted by 128. Inputs
 // with a zero point pass acc and skip less theirs (a real 0 is 0 here). lo is
-// the zero point with a fused ReLU, -128 otherwise.
+// the zero point with a fused ReLU, -128 otherwise; hi is 127. A wide output
+// (graph/node_quant.h NodeQuant::bits, 9-16 bits stored as int16) has lo and
+// hi at its own range: lowest_output and highest_output of its bits.
 //
 // Ranges (checked where multipliers are made, quant/fixed_point.h, and when a
 // quantized model is loaded, qmodel/quantized_model.cpp):
 // 0 <= multiplier, skip_multiplier < 2^31, 1 <= shift <= 62. With |acc| < 2^31
-// and |skip| <= 255 the 64-bit sum cannot overflow.
+// and |skip| <= 2^15 (a wide residual) the 64-bit sum cannot overflow.
 #pragma once
 
 #include <cstdint>
@@ -34,7 +36,7 @@
 namespace octet {
 
 OCTET_HOST_DEVICE int32_t requantize(int32_t acc, int32_t multiplier, int32_t skip, int32_t skip_multiplier,
-                                     int32_t shift, int32_t lo, int32_t zero_point = 0) {
+                                     int32_t shift, int32_t lo, int32_t zero_point = 0, int32_t hi = 127) {
   const int64_t round = static_cast<int64_t>(1) << (shift - 1);
 #if defined(__CUDA_ARCH__)
   // The same exact sum as below, as two 32 x 32 + 64-bit multiply-adds:
@@ -47,19 +49,27 @@ OCTET_HOST_DEVICE int32_t requantize(int32_t acc, int32_t multiplier, int32_t sk
   const int64_t x = static_cast<int64_t>(acc) * multiplier + static_cast<int64_t>(skip) * skip_multiplier + round;
 #endif
   const int64_t q = (x >> shift) + zero_point;
-  return static_cast<int32_t>(q < lo ? lo : (q > 127 ? 127 : q));
+  return static_cast<int32_t>(q < lo ? lo : (q > hi ? hi : q));
 }
 
-// The lowest stored output: a real 0 (the zero point) with a fused ReLU, else -128.
-OCTET_HOST_DEVICE int32_t lowest_output(bool relu, int32_t zero_point) { return relu ? zero_point : -128; }
+// The lowest stored output: a real 0 (the zero point) with a fused ReLU, else
+// the bottom of the output's bits: -128 for int8.
+OCTET_HOST_DEVICE int32_t lowest_output(bool relu, int32_t zero_point, int32_t bits = 8) {
+  return relu ? zero_point : -(1 << (bits - 1));
+}
+
+// The highest stored output of a tensor of `bits` bits: 127 for int8.
+OCTET_HOST_DEVICE int32_t highest_output(int32_t bits = 8) { return (1 << (bits - 1)) - 1; }
 
 // Levels above a real 0 in int8's bytes: 127 signed, 255 at zero point -128
 // (the quantizer's scale is this over amax).
 OCTET_HOST_DEVICE int32_t positive_levels(int32_t zero_point) { return 127 - zero_point; }
 
 // The largest |x - zero point| of a stored x: 128 signed, 255 at zero point
-// -128 (what accumulator bounds multiply the weights by).
-OCTET_HOST_DEVICE int32_t max_centered_input(int32_t zero_point) {
+// -128, 2^(bits-1) for a wide tensor (what accumulator bounds multiply the
+// weights by).
+OCTET_HOST_DEVICE int32_t max_centered_input(int32_t zero_point, int32_t bits = 8) {
+  if (bits > 8) return 1 << (bits - 1);
   return 128 + zero_point > 127 - zero_point ? 128 + zero_point : 127 - zero_point;
 }
 

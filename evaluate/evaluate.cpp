@@ -95,8 +95,9 @@ EvalReport evaluate(const FloatExecutor& float_model, const Engine& engine, cons
         const float inv = 1.0f / qm.quant[node].scale;
         const int32_t zero_point = qm.quant[node].zero_point;
         const float* ref = it->second.ptr();
+        const auto* wide = qm.value_bytes(node) == 2 ? reinterpret_cast<const int16_t*>(q) : nullptr;
         for (int64_t k = 0; k < count; ++k) {
-          const double e = ref[k] - float(q[k] - zero_point) * inv;
+          const double e = ref[k] - float((wide ? int32_t{wide[k]} : int32_t{q[k]}) - zero_point) * inv;
           signal[node] += double(ref[k]) * ref[k];
           noise[node] += e * e;
         }

@@ -18,6 +18,12 @@ struct NodeQuant {
   // zero point 0, shifted by 128 into int8's bytes, so it uses all 256 levels.
   // Padding, and the zero channels of a shortcut, hold it.
   int32_t zero_point = 0;
+  // The output's stored bits: 8 (int8), or 9-16 for a wide activation, stored
+  // as int16 in [-2^(bits-1), 2^(bits-1) - 1] with zero point 0 and scale
+  // (2^(bits-1) - 1) / amax. Only a conv's signed output whose every reader is
+  // a dense conv (its input or its fused residual) is wide: an 8-bit grid
+  // there costs MobileNetV2's residual stream most of its int8 error.
+  int32_t bits = 8;
   std::string method;  // how amax was chosen ("max", "entropy", ..., "inherited")
 
   // Conv2d / Linear: weight in torch's layout, conv [O][I][KH][KW] and linear

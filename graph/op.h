@@ -48,17 +48,21 @@ struct FloatOpArgs {
   FloatTensor& y;           // [N][out.h][out.w][out.c]; every value is to be written
 };
 
+// The int8 references' activations: int8 values, or a wide activation's
+// (NodeQuant::bits) int16 ones, in one type.
+using ActTensor = Tensor<int16_t>;
+
 // What an operator's int8 reference reads and writes: NCHW tensors, one
 // output value at a time. It makes its output itself, sized by its own
 // reading of the inputs' dimensions (not by the shape rule, which it checks).
 struct Int8ReferenceArgs {
   const Node& node;
-  std::vector<const Int8Tensor*> inputs;  // [N][C][H][W]; a flat vector is [N][F][1][1]
+  std::vector<const ActTensor*> inputs;  // [N][C][H][W]; a flat vector is [N][F][1][1]
   const NodeQuant& q;
   int64_t batch;
   const float* image;  // the input node: batch x C x H x W normalised floats
   bool is_output;      // the last node: int32 accumulators into `logits`, no requantization
-  Int8Tensor& y;       // [N][C][H][W]
+  ActTensor& y;        // [N][C][H][W]
   Int32Tensor& logits;  // [N][classes]
   std::vector<float> input_scales = {};  // the inputs' int8 scales (table-driven operators read them)
   std::vector<int32_t> input_zero_points = {};  // the inputs' zero points (graph/node_quant.h), one per input

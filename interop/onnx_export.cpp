@@ -179,6 +179,11 @@ OnnxExportSummary export_onnx(const QuantizedModel& model, const std::string& pa
           "ONNX export of " + model.model + " to '" + path + "': node '" + model.graph.nodes[i].name +
               "' has zero point " + std::to_string(model.quant[i].zero_point) +
               "; the export writes 0 (int8) and -128 (uint8 with zero point 0), the two octet's quantizer makes");
+  for (size_t i = 0; i < model.quant.size(); ++i)
+    check(model.quant[i].bits == 8, "ONNX export of " + model.model + " to '" + path + "': node '" +
+                                        model.graph.nodes[i].name + "' has " + std::to_string(model.quant[i].bits) +
+                                        "-bit activations, which the export does not write yet (8-bit only): "
+                                        "quantize with --wide-bits 8 to export");
   OnnxExportSummary summary;
   const onnx::ModelProto proto = build_model(model, target, &summary);
   try {

@@ -1,5 +1,6 @@
 #include "qmodel/precision.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "graph/op.h"
@@ -15,11 +16,16 @@ std::string percent(double share) {
 }  // namespace
 
 std::string PrecisionSummary::describe() const {
-  if (float_nodes.empty()) return "all int8";
-  std::string text = "int8 on " + percent(int8_mac_share) + " of the MACs; in float:";
+  std::string text =
+      float_nodes.empty() ? "all int8" : "int8 on " + percent(int8_mac_share) + " of the MACs; in float:";
   for (size_t k = 0; k < float_nodes.size(); ++k)
     text += (k ? ", " : " ") + float_nodes[k].name + " (" + float_nodes[k].op + ", " + percent(float_nodes[k].mac_share) + ")";
-  return text;
+  if (wide.empty()) return text;
+  int fewest = 16, most = 9;
+  for (const WideActivation& w : wide) fewest = std::min(fewest, w.bits), most = std::max(most, w.bits);
+  const std::string bits = fewest == most ? std::to_string(most) : std::to_string(fewest) + "-" + std::to_string(most);
+  return text + "; " + std::to_string(wide.size()) + " wide activations (" + bits + " bits), read by " +
+         percent(wide_input_mac_share) + " of the MACs";
 }
 
 std::vector<double> mac_shares(const QuantizedModel& m) {
@@ -42,6 +48,11 @@ PrecisionSummary precision_summary(const QuantizedModel& m) {
     in_float += shares[i];
   }
   s.int8_mac_share = 1 - in_float;
+  for (size_t i = 0; i < m.graph.nodes.size(); ++i) {
+    if (m.quant[i].bits > 8) s.wide.push_back({m.graph.nodes[i].name, m.quant[i].bits});
+    const std::vector<int>& inputs = m.graph.nodes[i].inputs;
+    if (!inputs.empty() && m.quant[inputs[0]].bits > 8) s.wide_input_mac_share += shares[i];
+  }
   return s;
 }
 
@@ -49,7 +60,12 @@ nlohmann::json precision_json(const PrecisionSummary& s) {
   nlohmann::json nodes = nlohmann::json::array();
   for (const PrecisionSummary::FloatNode& n : s.float_nodes)
     nodes.push_back({{"name", n.name}, {"op", n.op}, {"mac_share", n.mac_share}});
-  return {{"int8_mac_share", s.int8_mac_share}, {"float_nodes", nodes}};
+  nlohmann::json wide = nlohmann::json::array();
+  for (const PrecisionSummary::WideActivation& w : s.wide) wide.push_back({{"name", w.name}, {"bits", w.bits}});
+  return {{"int8_mac_share", s.int8_mac_share},
+          {"float_nodes", nodes},
+          {"wide_activations", wide},
+          {"wide_input_mac_share", s.wide_input_mac_share}};
 }
 
 }  // namespace octet

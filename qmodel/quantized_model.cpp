@@ -30,8 +30,8 @@ constexpr int64_t kInt32Max = 2147483647;
 // The per-value checks below build their message only on failure: `auto`
 // validates a model per candidate it tries.
 
-void check_accumulators(const NodeQuant& q, int64_t depth, int32_t input_zero_point, const std::string& at) {
-  const int64_t largest = max_centered_input(input_zero_point);
+void check_accumulators(const NodeQuant& q, int64_t depth, const NodeQuant& input, const std::string& at) {
+  const int64_t largest = max_centered_input(input.zero_point, input.bits);
   for (int64_t o = 0; o < q.bias.numel(); ++o) {
     int64_t weight_sum = 0;
     for (int64_t k = 0; k < depth; ++k) weight_sum += std::abs(int64_t{q.weight.data[o * depth + k]});
@@ -106,6 +106,24 @@ void check_finite(const FloatTensor& t, const std::string& what) {
 // A node kept in float: not the input (it is the image's quantization) nor the
 // output (its int32 accumulators are the logits); a weighted one owns its float
 // parameters.
+// A wide activation (NodeQuant::bits): a conv's signed output, read only by
+// the dense convs that serve it (runtime/cpu/ops/conv2d_wide.cpp).
+void check_bits(const QuantizedModel& m, const std::vector<std::vector<int>>& consumers, int i, const std::string& at) {
+  const NodeQuant& q = m.quant[i];
+  if (q.bits == 8) return;
+  const Node& n = m.graph.nodes[i];
+  check(q.bits >= 9 && q.bits <= 16, at + ": " + std::to_string(q.bits) + " bits (an activation has 8, or 9 to 16)");
+  check(n.op == Op::Conv2d && n.groups == 1 && !q.in_float && !n.relu && q.zero_point == 0 && i != m.output(),
+        at + ": a " + std::to_string(q.bits) +
+            "-bit activation must be a dense int8 conv's signed output (no ReLU, zero point 0)");
+  for (int c : consumers[i]) {
+    const Node& reader = m.graph.nodes[c];
+    check(reader.op == Op::Conv2d && reader.groups == 1 && !m.quant[c].in_float,
+          at + ": its " + std::to_string(q.bits) + "-bit output is read by '" + reader.name + "' (" +
+              op_name(reader.op) + "), but only dense int8 convs read wide activations");
+  }
+}
+
 void check_float_node(const Node& n, const NodeQuant& q, const Shape& weight_shape, bool is_output,
                       const std::string& at) {
   check(n.op != Op::Input && !is_output,
@@ -126,6 +144,12 @@ std::string CheckpointIdentity::describe() const {
 bool QuantizedModel::mixed_precision() const {
   for (const NodeQuant& q : quant)
     if (q.in_float) return true;
+  return false;
+}
+
+bool QuantizedModel::has_wide_activations() const {
+  for (const NodeQuant& q : quant)
+    if (q.bits != 8) return true;
   return false;
 }
 
@@ -156,6 +180,7 @@ void QuantizedModel::validate(const std::string& where) const {
   check(is_sha256(source.params_sha256) && is_sha256(source.graph_sha256),
         where + ": the identity of the source checkpoint is missing or malformed (two SHA-256 hex digests)");
   const std::vector<ActShape> shapes = graph.shapes();
+  const std::vector<std::vector<int>> consumers = graph.consumers();
   const Node& out = graph.nodes.back();
   check(out.op == Op::Linear && out.inputs.size() == 1 && !out.relu,
         where + ": the output node '" + out.name + "' must be a linear layer without ReLU or residual");
@@ -175,6 +200,7 @@ void QuantizedModel::validate(const std::string& where) const {
     check(q.zero_point == 0 || (i != 0 && !is_output),
           at + ": the " + std::string(i == 0 ? "input" : "output") + " has no zero point (it is " +
               std::to_string(q.zero_point) + ")");
+    check_bits(*this, consumers, static_cast<int>(i), at);
     if (is_output) {
       check(q.scale == 0, at + ": the output node has no int8 scale (its int32 accumulators are the logits)");
     } else {
@@ -191,7 +217,7 @@ void QuantizedModel::validate(const std::string& where) const {
       for (float s : q.weight_scale.data)
         if (!(std::isfinite(s) && s > 0)) fail(at + ".weight_scale has a non-positive or non-finite value");
       expect_shape(q.bias, {O}, at + ".bias");
-      check_accumulators(q, shape_numel(wshape) / O, quant[n.inputs[0]].zero_point, at);
+      check_accumulators(q, shape_numel(wshape) / O, quant[n.inputs[0]], at);
       if (is_output) {
         expect_shape(q.logit_scale, {O}, at + ".logit_scale");
         for (float s : q.logit_scale.data)
@@ -231,6 +257,7 @@ void save_quantized_model(const QuantizedModel& m, const std::string& path) {
     nodes[i]["amax"] = q.amax;
     nodes[i]["method"] = q.method;
     if (q.zero_point != 0) nodes[i]["zero_point"] = q.zero_point;
+    if (q.bits != 8) nodes[i]["bits"] = q.bits;
     if (q.in_float) nodes[i]["precision"] = "float";
     const Node& n = m.graph.nodes[i];
     const std::set<std::string> owned = tensor_suffixes(n, q, i + 1 == m.graph.nodes.size());
@@ -248,9 +275,10 @@ void save_quantized_model(const QuantizedModel& m, const std::string& path) {
   if (m.bias_corrected) calibration["bias_corrected"] = true;
   file.metadata = {
       {"format", kQuantizedFormat},
-      {"format_version", std::to_string(m.has_zero_points()   ? kQuantizedZeroPointVersion
-                                        : m.mixed_precision() ? kQuantizedMixedVersion
-                                                              : kQuantizedVersion)},
+      {"format_version", std::to_string(m.has_wide_activations() ? kQuantizedWideVersion
+                                        : m.has_zero_points()      ? kQuantizedZeroPointVersion
+                                        : m.mixed_precision()      ? kQuantizedMixedVersion
+                                                                   : kQuantizedVersion)},
       {"graph", nodes.dump()},
       {"model", m.model},
       {"dataset", m.dataset},
@@ -277,10 +305,14 @@ QuantizedModel load_quantized_model(const std::string& path) {
                 "(this octet reads version " + std::to_string(kQuantizedVersion) +
             "): quantize the checkpoint again with `octet quantize`");
   const auto is_version = [&](int v) { return version != file.metadata.end() && version->second == std::to_string(v); };
-  const bool zero_points = is_version(kQuantizedZeroPointVersion);
+  const bool wide = is_version(kQuantizedWideVersion);
+  const bool zero_points = wide || is_version(kQuantizedZeroPointVersion);
   const bool mixed = zero_points || is_version(kQuantizedMixedVersion);
   file.check_format(kQuantizedFormat,
-                    zero_points ? kQuantizedZeroPointVersion : mixed ? kQuantizedMixedVersion : kQuantizedVersion,
+                    wide          ? kQuantizedWideVersion
+                    : zero_points ? kQuantizedZeroPointVersion
+                    : mixed       ? kQuantizedMixedVersion
+                                  : kQuantizedVersion,
                     "quantized model");
   QuantizedModel m;
   std::set<std::string> expected_tensors;
@@ -318,6 +350,14 @@ QuantizedModel load_quantized_model(const std::string& path) {
         check(zero_point >= -128 && zero_point <= 127,
               "node '" + n.name + "': zero point " + std::to_string(zero_point) + " is outside int8's [-128, 127]");
         q.zero_point = static_cast<int32_t>(zero_point);
+      }
+      if (nodes[i].contains("bits")) {
+        check(wide, "node '" + n.name + "' has " + std::string("a bit width, which needs format version ") +
+                        std::to_string(kQuantizedWideVersion));
+        const int64_t bits = json_int64(nodes[i].at("bits"), "node '" + n.name + "' bits");
+        check(bits >= 9 && bits <= 16, "node '" + n.name + "': " + std::to_string(bits) +
+                                           " bits: a wide activation has 9 to 16 (8 is written as none)");
+        q.bits = static_cast<int32_t>(bits);
       }
       if (nodes[i].contains("precision")) {
         const std::string precision = nodes[i].at("precision").get<std::string>();

@@ -59,6 +59,10 @@ struct QuantizedModel {
   bool mixed_precision() const;
   // Whether some activation has a zero point (NodeQuant::zero_point).
   bool has_zero_points() const;
+  // Whether some activation is wide (NodeQuant::bits above 8).
+  bool has_wide_activations() const;
+  // Bytes per stored value of node `node`'s output: 1 (int8), 2 (wide, int16).
+  int64_t value_bytes(int node) const { return quant.at(node).bits > 8 ? 2 : 1; }
   // Per node: kept in float and read only by nodes kept in float, so its
   // output stays float (a float segment) and is never rounded to int8.
   std::vector<bool> float_outputs() const;
@@ -77,6 +81,9 @@ constexpr int kQuantizedMixedVersion = 3;
 // Version 4: some activations have a zero point (NodeQuant::zero_point), and
 // some nodes may run in float; written only then.
 constexpr int kQuantizedZeroPointVersion = 4;
+// Version 5: some activations are wide (NodeQuant::bits), and may have zero
+// points or float nodes as in version 4; written only then.
+constexpr int kQuantizedWideVersion = 5;
 
 void save_quantized_model(const QuantizedModel& model, const std::string& path);
 QuantizedModel load_quantized_model(const std::string& path);

@@ -117,13 +117,14 @@ class DecidedOutputs {
   // per thread (the layers inside on one thread each): one parallel region,
   // where each layer's own would wake the threads per chunk and layer.
   void advance_to(int q, const CpuEngine& decided) {
+    const QuantizedModel& model = decided.model();
     const int nodes = static_cast<int>(graph_.nodes.size());
     const int64_t samples = images_.count();
     std::vector<bool> kept(static_cast<size_t>(nodes), false);
     for (int i = computed_; i < q; ++i)
       if (last_reader_[i] >= q) {
         kept[i] = true;
-        state_[i].resize(static_cast<size_t>(samples * shapes_[i].numel()));
+        state_[i].resize(static_cast<size_t>(samples * shapes_[i].numel() * model.value_bytes(i)));
       }
     const int64_t chunks = (samples + kAutoChunk - 1) / kAutoChunk;
     std::vector<int64_t> seen(static_cast<size_t>(nodes), 0);  // values written per kept node
@@ -136,7 +137,9 @@ class DecidedOutputs {
         decided.run_nodes(images_.input(computed_, first, rows, &buffer), rows, computed_, q, given_at(first),
                           [&](int node, const int8_t* values, int64_t count) {
                             if (!kept[node]) return;
-                            std::copy(values, values + count, state_[node].begin() + first * shapes_[node].numel());
+                            const int64_t bytes = model.value_bytes(node);  // per value
+                            std::copy(values, values + count * bytes,
+                                      state_[node].begin() + first * shapes_[node].numel() * bytes);
 #pragma omp atomic
                             seen[node] += count;
                           });
@@ -156,7 +159,9 @@ class DecidedOutputs {
 
   // The kept outputs of the images from `first_image` on, for run_nodes.
   CpuEngine::Given given_at(int64_t first_image) const {
-    return [this, first_image](int node) { return state_[node].data() + first_image * shapes_[node].numel(); };
+    return [this, first_image](int node) {  // the kept bytes are per image (an int16 wide value is two)
+      return state_[node].data() + first_image * (state_[node].size() / images_.count());
+    };
   }
 
  private:

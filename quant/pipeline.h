@@ -41,6 +41,7 @@ struct NamedQuantizeOptions {
   // 99.10%, ResNet-20 99.47% to 99.58%, MobileNetV2 98.35% to 98.86%); the
   // CUDA runtime does not read such models yet.
   std::string activations;
+  int wide_bits = QuantizeOptions{}.wide_bits;  // QuantizeOptions::wide_bits
 
   // Whether an unnamed method or weight_rounding gets the large network's
   // default on `checkpoint`.

@@ -43,6 +43,10 @@ struct QuantizeOptions {
   // uint8 stored with zero point -128, scale 255 / amax. Otherwise every
   // activation is signed int8, scale 127 / amax.
   bool unsigned_activations = false;
+  // Up to this many bits (9-16; 8: none) for every signed conv output read only
+  // by dense convs (NodeQuant::bits), fewer where a reader's depth K needs it
+  // for exact int32 sums (bits <= 24 - ceil(log2 K)).
+  int wide_bits = 8;
 };
 
 // The float pass record `options` needs (GPTQ statistics, auto's logits) over

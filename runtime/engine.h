@@ -31,7 +31,8 @@ class Engine {
 
   // Sees node `node`'s int8 output after it ran (NHWC without channel
   // padding, `count` values for the whole batch), for every node but the
-  // output, whose int32 logits run() returns.
+  // output, whose int32 logits run() returns. A wide node's values
+  // (QuantizedModel::value_bytes 2) are int16: `values` points at their bytes.
   using Hook = std::function<void(int node, const int8_t* values, int64_t count)>;
 
   // `input`: batch x C x H x W normalised float images in host memory.

@@ -25,14 +25,20 @@ struct RequantEpilogue {
   bool relu = false;
   int32_t zero_point = 0;       // the output's (graph/node_quant.h)
   int32_t skip_zero_point = 0;  // the fused residual's
+  // The output's and the residual's bits (NodeQuant::bits): above 8, int16
+  // values (`skip` then points at their bytes). CUDA kernels take 8 only.
+  int32_t bits = 8, skip_bits = 8;
 };
 
-// The int8 output of channel `c` at NHWC offset `at` (row * out_c + c) from its accumulator.
+// The output of channel `c` at NHWC offset `at` (row * out_c + c) from its accumulator.
 OCTET_HOST_DEVICE int32_t requantize_output(int32_t acc, int c, int64_t at, const RequantEpilogue& e) {
-  const int32_t skip = e.skip ? e.skip[at] - e.skip_zero_point : 0;
+  int32_t skip = 0;
+  if (e.skip)
+    skip = (e.skip_bits > 8 ? reinterpret_cast<const int16_t*>(e.skip)[at] : e.skip[at]) - e.skip_zero_point;
   const int32_t skip_multiplier = e.skip ? e.skip_multiplier[c] : 0;
   return ::octet::requantize(acc + e.bias[c], e.multiplier[c], skip, skip_multiplier, e.shift[c],
-                             ::octet::lowest_output(e.relu, e.zero_point), e.zero_point);
+                             ::octet::lowest_output(e.relu, e.zero_point, e.bits), e.zero_point,
+                             ::octet::highest_output(e.bits));
 }
 
 }  // namespace octet

@@ -74,8 +74,15 @@ void run_quantize(const QuantizeCommand& c) {
     const Node& n = model.graph.nodes[i];
     const NodeQuant& q = model.quant[i];
     if (q.method.empty() || q.method == "inherited") continue;
-    std::fprintf(out, "%-22s %-16s %10.4f %10.3f  %s\n", n.name.c_str(), op_name(n.op), q.amax, q.scale, q.method.c_str());
-    points.push_back({{"name", n.name}, {"op", op_name(n.op)}, {"amax", q.amax}, {"scale", q.scale}, {"method", q.method}});
+    const std::string bits = q.bits > 8 ? " (" + std::to_string(q.bits) + "-bit)" : "";
+    std::fprintf(out, "%-22s %-16s %10.4f %10.3f  %s%s\n", n.name.c_str(), op_name(n.op), q.amax, q.scale,
+                 q.method.c_str(), bits.c_str());
+    points.push_back({{"name", n.name},
+                      {"op", op_name(n.op)},
+                      {"amax", q.amax},
+                      {"scale", q.scale},
+                      {"method", q.method},
+                      {"bits", q.bits}});
   }
   std::fprintf(out, "wrote %s (%s, %s, %s scheme, %lld calibration images)\n", c.output.c_str(), r.model.method.c_str(),
               r.model.granularity.c_str(), r.model.scheme.c_str(), static_cast<long long>(r.model.calibration_samples));

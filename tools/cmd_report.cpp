@@ -99,8 +99,8 @@ void add_report_command(CLI::App& app) {
     if (!c->quantized.empty())
       for (const char* option :
            {"--method", "--granularity", "--scheme", "--weight-rounding", "--calib-samples", "--auto-samples",
-            "--float-nodes", "--equalize", "--bias-correction", "--activations", "--min-agreement", "--max-drop",
-            "--val-samples"})
+            "--float-nodes", "--equalize", "--bias-correction", "--activations", "--wide-bits", "--min-agreement",
+            "--max-drop", "--val-samples"})
         check(cmd->count(option) == 0, std::string(option) +
                                            " sets how the report quantizes the checkpoint itself; with --quantized "
                                            "the model's own choices are reported");

@@ -101,6 +101,11 @@ inline void add_quantize_options(CLI::App* cmd, NamedQuantizeOptions& q) {
                   "ReLU's output, a sigmoid's, and pools, moves and concats of them) stored as uint8, a step half "
                   "as wide (zero point -128 in int8's bytes); the cpu backend runs such a model. Default: "
                   "unsigned, signed with --scheme lab");
+  cmd->add_option("--wide-bits", q.wide_bits,
+                  "Up to this many bits (9-16, stored as int16) for every signed conv output read only by dense "
+                  "convs (MobileNetV2's residual stream), fewer where a reader sums too many values for int32; 8: "
+                  "every activation 8-bit. Only the cpu backend runs such a model")
+      ->capture_default_str();
 }
 
 // q.options(checkpoint), saying on standard error when the network's size

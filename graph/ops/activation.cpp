@@ -61,10 +61,10 @@ void run_float(const FloatOpArgs& a) {
 }
 
 void run_int8_reference(const Int8ReferenceArgs& a) {
-  const Int8Tensor& x = *a.inputs[0];
+  const ActTensor& x = *a.inputs[0];
   const std::array<int8_t, 256> table =
       activation_table(a.node, a.input_scales.at(0), a.q.scale, a.input_zero_points.at(0), a.q.zero_point);
-  a.y = Int8Tensor(x.shape);
+  a.y = ActTensor(x.shape);
   for (int64_t k = 0; k < x.numel(); ++k) a.y.data[k] = table[static_cast<size_t>(x.data[k] + 128)];
 }
 }  // namespace

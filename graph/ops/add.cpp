@@ -21,12 +21,12 @@ void run_float(const FloatOpArgs& a) {
 }
 
 void run_int8_reference(const Int8ReferenceArgs& a) {
-  const Int8Tensor &x = *a.inputs[0], &z = *a.inputs[1];
+  const ActTensor &x = *a.inputs[0], &z = *a.inputs[1];
   const NodeQuant& q = a.q;
-  a.y = Int8Tensor(x.shape);
+  a.y = ActTensor(x.shape);
   const int32_t x_zero = a.input_zero_points.at(0), z_zero = a.input_zero_points.at(1);
   for (int64_t k = 0; k < a.y.numel(); ++k)
-    a.y.data[k] = static_cast<int8_t>(requantize(x.data[k] - x_zero, q.multiplier.data[0], z.data[k] - z_zero,
+    a.y.data[k] = static_cast<int16_t>(requantize(x.data[k] - x_zero, q.multiplier.data[0], z.data[k] - z_zero,
                                                  q.multiplier.data[1], q.shift.data[0], output_floor(a), q.zero_point));
 }
 }  // namespace

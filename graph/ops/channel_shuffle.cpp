@@ -28,9 +28,9 @@ void run_float(const FloatOpArgs& a) {
 }
 
 void run_int8_reference(const Int8ReferenceArgs& a) {
-  const Int8Tensor& x = *a.inputs[0];
+  const ActTensor& x = *a.inputs[0];
   const int64_t C = x.dim(1), H = x.dim(2), W = x.dim(3);
-  a.y = Int8Tensor(x.shape);
+  a.y = ActTensor(x.shape);
   for (int64_t b = 0; b < a.batch; ++b)
     for (int64_t c = 0; c < C; ++c)
       for (int64_t y = 0; y < H; ++y)

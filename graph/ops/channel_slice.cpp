@@ -22,9 +22,9 @@ void run_float(const FloatOpArgs& a) {
 }
 
 void run_int8_reference(const Int8ReferenceArgs& a) {
-  const Int8Tensor& x = *a.inputs[0];
+  const ActTensor& x = *a.inputs[0];
   const int64_t H = x.dim(2), W = x.dim(3);
-  a.y = Int8Tensor({a.batch, a.node.channels, H, W});
+  a.y = ActTensor({a.batch, a.node.channels, H, W});
   for (int64_t b = 0; b < a.batch; ++b)
     for (int64_t c = 0; c < a.node.channels; ++c)
       for (int64_t y = 0; y < H; ++y)

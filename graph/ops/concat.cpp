@@ -32,16 +32,16 @@ void run_float(const FloatOpArgs& a) {
 void run_int8_reference(const Int8ReferenceArgs& a) {
   const int64_t H = a.inputs[0]->dim(2), W = a.inputs[0]->dim(3);
   int64_t C = 0;
-  for (const Int8Tensor* x : a.inputs) C += x->dim(1);
-  a.y = Int8Tensor({a.batch, C, H, W});
+  for (const ActTensor* x : a.inputs) C += x->dim(1);
+  a.y = ActTensor({a.batch, C, H, W});
   int64_t first = 0;
   for (size_t i = 0; i < a.inputs.size(); ++i) {
-    const Int8Tensor& x = *a.inputs[i];
+    const ActTensor& x = *a.inputs[i];
     for (int64_t b = 0; b < a.batch; ++b)
       for (int64_t c = 0; c < x.dim(1); ++c)
         for (int64_t y = 0; y < H; ++y)
           for (int64_t w = 0; w < W; ++w)
-            at(a.y, b, first + c, y, w) = static_cast<int8_t>(requantize(
+            at(a.y, b, first + c, y, w) = static_cast<int16_t>(requantize(
                 centered(a, i, b, c, y, w), a.q.multiplier.data[i], 0, 0, a.q.shift.data[0], -128, a.q.zero_point));
     first += x.dim(1);
   }

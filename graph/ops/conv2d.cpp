@@ -55,7 +55,7 @@ double macs(const Node& n, const std::vector<ActShape>& in, const ActShape& out)
 
 void run_int8_reference(const Int8ReferenceArgs& a) {
   const Node& n = a.node;
-  const Int8Tensor& x = *a.inputs[0];
+  const ActTensor& x = *a.inputs[0];
   const int64_t C = x.dim(1), H = x.dim(2), W = x.dim(3), k = n.kernel, kw = kernel_width(n), d = n.dilation;
   const int64_t OH = (H + 2 * n.padding - dilated_kernel(n)) / n.stride + 1;
   const int64_t OW = (W + 2 * n.padding - dilated_kernel_width(n)) / n.stride + 1;

@@ -13,8 +13,8 @@ ActShape shape(const Node&, const std::vector<ActShape>& in) {
 void run_float(const FloatOpArgs& a) { a.y.data = a.inputs[0]->data; }
 
 void run_int8_reference(const Int8ReferenceArgs& a) {
-  const Int8Tensor& x = *a.inputs[0];
-  a.y = Int8Tensor({x.dim(0), x.numel() / x.dim(0), 1, 1}, x.data);  // NCHW memory is already C, H, W order
+  const ActTensor& x = *a.inputs[0];
+  a.y = ActTensor({x.dim(0), x.numel() / x.dim(0), 1, 1}, x.data);  // NCHW memory is already C, H, W order
 }
 }  // namespace
 

@@ -23,15 +23,15 @@ void run_float(const FloatOpArgs& a) {
 }
 
 void run_int8_reference(const Int8ReferenceArgs& a) {
-  const Int8Tensor& x = *a.inputs[0];
+  const ActTensor& x = *a.inputs[0];
   const int64_t C = x.dim(1), H = x.dim(2), W = x.dim(3);
-  a.y = Int8Tensor({a.batch, C, 1, 1});
+  a.y = ActTensor({a.batch, C, 1, 1});
   for (int64_t b = 0; b < a.batch; ++b)
     for (int64_t c = 0; c < C; ++c) {
       int32_t sum = 0;
       for (int64_t y = 0; y < H; ++y)
         for (int64_t w = 0; w < W; ++w) sum += centered(a, 0, b, c, y, w);
-      at(a.y, b, c, 0, 0) = static_cast<int8_t>(
+      at(a.y, b, c, 0, 0) = static_cast<int16_t>(
           requantize(sum, a.q.multiplier.data[0], 0, 0, a.q.shift.data[0], -128, a.q.zero_point));
     }
 }

@@ -24,7 +24,7 @@ void run_float(const FloatOpArgs& a) {
 }
 
 void run_int8_reference(const Int8ReferenceArgs& a) {
-  a.y = Int8Tensor({a.batch, a.node.channels, a.node.height, a.node.width});
+  a.y = ActTensor({a.batch, a.node.channels, a.node.height, a.node.width});
   for (int64_t k = 0; k < a.y.numel(); ++k) a.y.data[k] = quantize_input(a.image[k], a.q.scale);
 }
 }  // namespace

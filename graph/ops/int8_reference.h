@@ -10,16 +10,16 @@
 
 namespace octet::ops {
 
-inline int8_t at(const Int8Tensor& x, int64_t n, int64_t c, int64_t y, int64_t w) {
+inline int16_t at(const ActTensor& x, int64_t n, int64_t c, int64_t y, int64_t w) {
   return x.data[((n * x.dim(1) + c) * x.dim(2) + y) * x.dim(3) + w];
 }
 
-inline int8_t& at(Int8Tensor& x, int64_t n, int64_t c, int64_t y, int64_t w) {
+inline int16_t& at(ActTensor& x, int64_t n, int64_t c, int64_t y, int64_t w) {
   return x.data[((n * x.dim(1) + c) * x.dim(2) + y) * x.dim(3) + w];
 }
 
-// The lowest int8 output: a real 0 (the zero point) when a ReLU is fused.
-inline int32_t output_floor(const Int8ReferenceArgs& a) { return lowest_output(a.node.relu, a.q.zero_point); }
+// The lowest output: a real 0 (the zero point) when a ReLU is fused.
+inline int32_t output_floor(const Int8ReferenceArgs& a) { return lowest_output(a.node.relu, a.q.zero_point, a.q.bits); }
 
 // Input k's value at (n, c, y, w) less its zero point: a real 0 is 0.
 inline int32_t centered(const Int8ReferenceArgs& a, size_t k, int64_t n, int64_t c, int64_t y, int64_t w) {

@@ -25,7 +25,7 @@ double macs(const Node&, const std::vector<ActShape>& in, const ActShape& out) {
 }
 
 void run_int8_reference(const Int8ReferenceArgs& a) {
-  const Int8Tensor& x = *a.inputs[0];
+  const ActTensor& x = *a.inputs[0];
   const int64_t F = x.numel() / x.dim(0);  // the input's C x H x W values in their natural (C, H, W) order
   write_weighted(a, a.node.channels, 1, 1, [&](int64_t b, int64_t o, int64_t, int64_t) {
     int32_t acc = 0;

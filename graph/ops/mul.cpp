@@ -27,17 +27,17 @@ void run_float(const FloatOpArgs& a) {
 }
 
 void run_int8_reference(const Int8ReferenceArgs& a) {
-  const Int8Tensor &x = *a.inputs[0], &z = *a.inputs[1];
+  const ActTensor &x = *a.inputs[0], &z = *a.inputs[1];
   const int64_t C = x.dim(1), H = x.dim(2), W = x.dim(3);
   const bool broadcast = z.dim(2) * z.dim(3) != H * W;
-  a.y = Int8Tensor(x.shape);
+  a.y = ActTensor(x.shape);
   for (int64_t b = 0; b < a.batch; ++b)
     for (int64_t c = 0; c < C; ++c)
       for (int64_t y = 0; y < H; ++y)
         for (int64_t w = 0; w < W; ++w) {
           const int32_t gate = broadcast ? centered(a, 1, b, c, 0, 0) : centered(a, 1, b, c, y, w);
           const int32_t product = centered(a, 0, b, c, y, w) * gate;
-          at(a.y, b, c, y, w) = static_cast<int8_t>(
+          at(a.y, b, c, y, w) = static_cast<int16_t>(
               requantize(product, a.q.multiplier.data[0], 0, 0, a.q.shift.data[0], -128, a.q.zero_point));
         }
 }

@@ -34,10 +34,10 @@ void run_float(const FloatOpArgs& a) {
 
 void run_int8_reference(const Int8ReferenceArgs& a) {
   const Node& n = a.node;
-  const Int8Tensor& x = *a.inputs[0];
+  const ActTensor& x = *a.inputs[0];
   const int64_t C = x.dim(1), H = x.dim(2), W = x.dim(3);
-  a.y = Int8Tensor({a.batch, C, H + n.pad_top + n.pad_bottom, W + n.pad_left + n.pad_right});
-  const auto zero = static_cast<int8_t>(a.input_zero_points.at(0));  // a real 0
+  a.y = ActTensor({a.batch, C, H + n.pad_top + n.pad_bottom, W + n.pad_left + n.pad_right});
+  const auto zero = static_cast<int16_t>(a.input_zero_points.at(0));  // a real 0
   for (int64_t b = 0; b < a.batch; ++b)
     for (int64_t c = 0; c < C; ++c)
       for (int64_t oy = 0; oy < a.y.dim(2); ++oy)

@@ -79,11 +79,11 @@ void pool_float(const FloatOpArgs& a, float init, Reduce reduce, Finish finish) 
 template <typename Finish>
 void pool_int8_reference(const Int8ReferenceArgs& a, Finish finish) {
   const Node& n = a.node;
-  const Int8Tensor& x = *a.inputs[0];
+  const ActTensor& x = *a.inputs[0];
   const int64_t C = x.dim(1);
   const int H = static_cast<int>(x.dim(2)), W = static_cast<int>(x.dim(3));
   const int64_t OH = pool_positions(H, n), OW = pool_positions(W, n);
-  a.y = Int8Tensor({a.batch, C, OH, OW});
+  a.y = ActTensor({a.batch, C, OH, OW});
   const int32_t zero_point = a.input_zero_points.at(0);
   for (int64_t b = 0; b < a.batch; ++b)
     for (int64_t c = 0; c < C; ++c)
@@ -93,11 +93,11 @@ void pool_int8_reference(const Int8ReferenceArgs& a, Finish finish) {
           int32_t best = -128, sum = 0;
           for (int iy = sy.begin; iy < sy.end; ++iy)
             for (int ix = sx.begin; ix < sx.end; ++ix) {
-              const int8_t v = at(x, b, c, iy, ix);
+              const int16_t v = at(x, b, c, iy, ix);
               best = std::max<int32_t>(best, v);
               sum += v - zero_point;
             }
-          at(a.y, b, c, oy, ox) = static_cast<int8_t>(finish(best, sum));
+          at(a.y, b, c, oy, ox) = static_cast<int16_t>(finish(best, sum));
         }
 }
 

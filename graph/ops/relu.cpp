@@ -18,9 +18,9 @@ void run_float(const FloatOpArgs& a) {
 }
 
 void run_int8_reference(const Int8ReferenceArgs& a) {
-  const Int8Tensor& x = *a.inputs[0];
-  a.y = Int8Tensor(x.shape);
-  const auto zero = static_cast<int8_t>(a.input_zero_points.at(0));  // a real 0
+  const ActTensor& x = *a.inputs[0];
+  a.y = ActTensor(x.shape);
+  const auto zero = static_cast<int16_t>(a.input_zero_points.at(0));  // a real 0
   for (int64_t k = 0; k < x.numel(); ++k) a.y.data[k] = std::max(x.data[k], zero);
 }
 }  // namespace

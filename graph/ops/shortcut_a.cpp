@@ -32,10 +32,10 @@ void run_float(const FloatOpArgs& a) {
 }
 
 void run_int8_reference(const Int8ReferenceArgs& a) {
-  const Int8Tensor& x = *a.inputs[0];
+  const ActTensor& x = *a.inputs[0];
   const int64_t C = x.dim(1), pad = a.node.channels, OC = C + 2 * pad, OH = (x.dim(2) + 1) / 2, OW = (x.dim(3) + 1) / 2;
-  a.y = Int8Tensor({a.batch, OC, OH, OW});
-  const auto zero = static_cast<int8_t>(a.input_zero_points.at(0));  // a real 0
+  a.y = ActTensor({a.batch, OC, OH, OW});
+  const auto zero = static_cast<int16_t>(a.input_zero_points.at(0));  // a real 0
   for (int64_t b = 0; b < a.batch; ++b)
     for (int64_t c = 0; c < OC; ++c)
       for (int64_t oy = 0; oy < OH; ++oy)

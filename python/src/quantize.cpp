@@ -67,7 +67,7 @@ std::shared_ptr<PyQuantizeResult> quantize_py(const PyCheckpoint& c, const std::
                                               const std::vector<std::string>& float_nodes,
                                               std::optional<double> min_agreement, std::optional<double> max_drop,
                                               int64_t val_samples, bool equalize, bool bias_correction,
-                                              const std::string& activations) {
+                                              const std::string& activations, int wide_bits) {
   NamedQuantizeOptions named;  // the same names as the command line's options
   named.method = method.value_or("");  // None: the network's default (NamedQuantizeOptions)
   named.granularity = granularity;
@@ -79,6 +79,7 @@ std::shared_ptr<PyQuantizeResult> quantize_py(const PyCheckpoint& c, const std::
   named.equalize = equalize;
   named.bias_correction = bias_correction;
   named.activations = activations;
+  named.wide_bits = wide_bits;
   const QuantizeOptions options = named.options(c.checkpoint());
   AccuracyTarget target;
   target.min_agreement = min_agreement.value_or(-1);
@@ -201,6 +202,7 @@ void bind_quantize(py::module_& m) {
         py::arg("float_nodes") = std::vector<std::string>(), py::arg("min_agreement") = py::none(),
         py::arg("max_drop") = py::none(), py::arg("val_samples") = 1000, py::arg("equalize") = false,
         py::arg("bias_correction") = false, py::arg("activations") = NamedQuantizeOptions{}.activations,
+        py::arg("wide_bits") = NamedQuantizeOptions{}.wide_bits,
         "Calibrates on training images and quantizes, with the options of `octet quantize`: method (max, sigma3, "
         "percentile, entropy, mse, auto, auto-global), granularity (per-channel, per-tensor), scheme (octet, lab), "
         "weight_rounding (gptq, nearest; method and weight_rounding None: auto and gptq, or auto-global and nearest "
@@ -211,11 +213,12 @@ void bind_quantize(py::module_& m) {
         "target, as --min-agreement: the result's accuracy_target tells whether it was met), equalize and "
         "bias_correction (as --equalize and --bias-correction), activations (unsigned: a tensor that cannot be "
         "negative stored as uint8, or signed; as --activations; default '': unsigned, signed with scheme lab; an "
-        "unsigned model runs on the cpu backend). data_dir: the folder holding the dataset "
-        "(default: the dataset's Debian folder). calib_data: your own calibration images instead, as `octet quantize "
-        "--calib-data`: a folder in torchvision's ImageFolder layout (JPEG/PNG; resize and crop as --resize and "
-        "--crop, normalised as the checkpoint says) or a .npy path, or a float32 array N x C x H x W of model inputs "
-        "already normalised; calib_samples of them, evenly spaced.");
+        "unsigned model runs on the cpu backend), wide_bits (as --wide-bits: up to this many bits, stored as int16, "
+        "for signed conv outputs read only by dense convs; 8: none; run by the cpu backend). data_dir: the folder "
+        "holding the dataset (default: the dataset's Debian folder). calib_data: your own calibration images "
+        "instead, as `octet quantize --calib-data`: a folder in torchvision's ImageFolder layout (JPEG/PNG; resize "
+        "and crop as --resize and --crop, normalised as the checkpoint says) or a .npy path, or a float32 array N x "
+        "C x H x W of model inputs already normalised; calib_samples of them, evenly spaced.");
 }
 
 }  // namespace octet::python

@@ -20,40 +20,42 @@ namespace {
 constexpr int64_t kRowsPerTask = 64;
 
 // Copies the receptive field of output row m (kernel x kernel_w x C; a real 0, the
-// input's zero point, outside the image).
-void gather_patch(const ConvGeometry& g, const int8_t* input, int64_t m, int8_t* patch) {
+// input's zero point, outside the image). In: int8, or int16 for a wide input.
+template <typename In>
+void gather_patch(const ConvGeometry& g, const In* input, int64_t m, In* patch) {
   const int64_t ox = m % g.out_w, oy = (m / g.out_w) % g.out_h, b = m / (int64_t(g.out_w) * g.out_h);
   for (int64_t ky = 0; ky < g.kernel; ++ky) {
     const int64_t iy = oy * g.stride - g.padding + ky * g.dilation;
     for (int64_t kx = 0; kx < g.kernel_w; ++kx, patch += g.in_c) {
       const int64_t ix = ox * g.stride - g.padding + kx * g.dilation;
       if (iy < 0 || iy >= g.in_h || ix < 0 || ix >= g.in_w)
-        std::memset(patch, g.input_zero_point, g.in_c);
+        std::fill(patch, patch + g.in_c, static_cast<In>(g.input_zero_point));
       else
-        std::memcpy(patch, input + ((b * g.in_h + iy) * g.in_w + ix) * g.in_c, g.in_c);
+        std::copy_n(input + ((b * g.in_h + iy) * g.in_w + ix) * g.in_c, g.in_c, patch);
     }
   }
 }
 
-int32_t dot(const int8_t* a, const int8_t* b, int64_t n) {
+template <typename In>
+int32_t dot(const In* a, const int8_t* b, int64_t n) {
   int32_t acc = 0;
   for (int64_t k = 0; k < n; ++k) acc += int32_t(a[k]) * int32_t(b[k]);
   return acc;
 }
 
 // Runs `body(m, patch)` for every output row, in parallel tasks with a patch buffer each.
-template <typename Body>
-void for_each_patch(const ConvGeometry& g, const int8_t* input, Body body) {
+template <typename In, typename Body>
+void for_each_patch(const ConvGeometry& g, const In* input, Body body) {
   const int64_t rows = g.rows(), depth = g.depth();
   const bool direct = g.pointwise();  // the input row is the patch
 #pragma omp parallel if (rows * depth * g.out_c >= kMinParallelWork)
   {
-    std::vector<int8_t> patch(static_cast<size_t>(depth));
+    std::vector<In> patch(static_cast<size_t>(depth));
 #pragma omp for schedule(static)
     for (int64_t first = 0; first < rows; first += kRowsPerTask) {
       const int64_t end = std::min(rows, first + kRowsPerTask);
       for (int64_t m = first; m < end; ++m) {
-        const int8_t* p = input + m * depth;
+        const In* p = input + m * depth;
         if (!direct) {
           gather_patch(g, input, m, patch.data());
           p = patch.data();
@@ -65,16 +67,24 @@ void for_each_patch(const ConvGeometry& g, const int8_t* input, Body body) {
 }
 
 // Output channel o's accumulator over a patch: weight x (input - input zero point).
-int32_t accumulator(const ConvGeometry& g, const PackedWeights& w, const int8_t* patch, int o) {
+template <typename In>
+int32_t accumulator(const ConvGeometry& g, const PackedWeights& w, const In* patch, int o) {
   return dot(patch, w.rows() + o * g.depth(), g.depth()) - g.input_zero_point * w.row_sums[o];
 }
 
-void reference_conv2d(const ConvGeometry& g, const int8_t* input, const PackedWeights& w, const RequantEpilogue& e,
+// Wide inputs and outputs (int16) where g.input_bits and e.bits say.
+template <typename In>
+void reference_conv2d(const ConvGeometry& g, const In* input, const PackedWeights& w, const RequantEpilogue& e,
                       int8_t* output) {
-  for_each_patch(g, input, [&](int64_t m, const int8_t* patch) {
-    for (int o = 0; o < g.out_c; ++o)
-      output[m * g.out_c + o] =
-          static_cast<int8_t>(requantize_output(accumulator(g, w, patch, o), o, m * g.out_c + o, e));
+  for_each_patch(g, input, [&](int64_t m, const In* patch) {
+    for (int o = 0; o < g.out_c; ++o) {
+      const int64_t at = m * g.out_c + o;
+      const int32_t y = requantize_output(accumulator(g, w, patch, o), o, at, e);
+      if (e.bits > 8)
+        reinterpret_cast<int16_t*>(output)[at] = static_cast<int16_t>(y);
+      else
+        output[at] = static_cast<int8_t>(y);
+    }
   });
 }
 
@@ -116,14 +126,15 @@ uint8_t* workspace(const ConvGeometry& g, const PackedWeights& w, int64_t bytes_
 }  // namespace
 
 PaddedEpilogue::PaddedEpilogue(int channels, const int32_t* bias_in, const RequantEpilogue* e,
-                               int32_t input_zero_point, uint32_t offset, const int32_t* row_sums) {
+                               int32_t input_zero_point, int32_t input_bits, uint32_t offset,
+                               const int32_t* row_sums) {
   const size_t padded = static_cast<size_t>((channels + kEpilogueBlock - 1) / kEpilogueBlock * kEpilogueBlock);
   bias.assign(padded, 0);
   for (int o = 0; o < channels; ++o)
     bias[o] = static_cast<int32_t>(static_cast<uint32_t>(bias_in[o]) -
                                    (offset ? offset * static_cast<uint32_t>(row_sums[o]) : 0u));
   tables.bias = bias.data();
-  tables.activation_bound = max_centered_input(input_zero_point);
+  tables.activation_bound = max_centered_input(input_zero_point, input_bits);
   if (!e) return;
   multiplier.assign(padded, 0);
   rounding.assign(padded, 1);
@@ -136,7 +147,10 @@ PaddedEpilogue::PaddedEpilogue(int channels, const int32_t* bias_in, const Requa
   tables.multiplier = multiplier.data();
   tables.rounding = rounding.data();
   tables.shift = shift.data();
-  tables.lo = lowest_output(e->relu, e->zero_point);
+  tables.lo = lowest_output(e->relu, e->zero_point, e->bits);
+  tables.hi = highest_output(e->bits);
+  tables.bits = e->bits;
+  tables.skip_bits = e->skip_bits;
   tables.zero_point = e->zero_point;
   if (e->skip) {
     tables.skip_zero_point = e->skip_zero_point;
@@ -152,19 +166,20 @@ void conv2d(const ConvGeometry& g, const int8_t* input, const PackedWeights& w, 
 #if defined(OCTET_CPU_VNNI)
   if (path == KernelPath::Avx512Vnni) {
     check_undilated(g);
-    const PaddedEpilogue epilogue(w.out_c(), e.bias, &e, g.input_zero_point, vnni::activation_offset(g),
-                                  w.row_sums.data());
+    const PaddedEpilogue epilogue(w.out_c(), e.bias, &e, g.input_zero_point, g.input_bits,
+                                  vnni::activation_offset(g), w.row_sums.data());
     return vnni::conv2d(g, input, w.blocked.data(), epilogue.tables, workspace(g, w, vnni::workspace_bytes(g)),
                         output, nullptr);
   }
 #endif
 #if defined(OCTET_CPU_AVX2)
   if (path == KernelPath::Avx2) {
-    const PaddedEpilogue epilogue(w.out_c(), e.bias, &e, g.input_zero_point);
+    const PaddedEpilogue epilogue(w.out_c(), e.bias, &e, g.input_zero_point, g.input_bits);
     return avx2::conv2d(g, input, w.blocked_pairs.data(), w.blocked_quads.data(), epilogue.tables,
                         workspace(g, w, avx2::workspace_bytes(g)), output, nullptr);
   }
 #endif
+  if (g.input_bits > 8) return reference_conv2d(g, reinterpret_cast<const int16_t*>(input), w, e, output);
   reference_conv2d(g, input, w, e, output);
 }
 
@@ -173,15 +188,15 @@ void conv2d_int32(const ConvGeometry& g, const int8_t* input, const PackedWeight
 #if defined(OCTET_CPU_VNNI)
   if (path == KernelPath::Avx512Vnni) {
     check_undilated(g);
-    const PaddedEpilogue epilogue(w.out_c(), bias, nullptr, g.input_zero_point, vnni::activation_offset(g),
-                                  w.row_sums.data());
+    const PaddedEpilogue epilogue(w.out_c(), bias, nullptr, g.input_zero_point, g.input_bits,
+                                  vnni::activation_offset(g), w.row_sums.data());
     return vnni::conv2d(g, input, w.blocked.data(), epilogue.tables, workspace(g, w, vnni::workspace_bytes(g)),
                         nullptr, output);
   }
 #endif
 #if defined(OCTET_CPU_AVX2)
   if (path == KernelPath::Avx2) {
-    const PaddedEpilogue epilogue(w.out_c(), bias, nullptr, g.input_zero_point);
+    const PaddedEpilogue epilogue(w.out_c(), bias, nullptr, g.input_zero_point, g.input_bits);
     return avx2::conv2d(g, input, w.blocked_pairs.data(), w.blocked_quads.data(), epilogue.tables,
                         workspace(g, w, avx2::workspace_bytes(g)), nullptr, output);
   }

@@ -117,9 +117,14 @@ inline void copy_values(const int8_t* src, int64_t n, int32_t, uint8_t* dst) {
   std::memcpy(dst, src, static_cast<size_t>(n));
 }
 
+// A wide input's int16 values (NodeQuant::bits; its zero point is 0), as they are.
+inline void copy_values(const int16_t* src, int64_t n, int32_t, int16_t* dst) {
+  std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(int16_t));
+}
+
 // c values of each of `pixels` pixels into pixels of cp values, the rest zeros.
-template <typename Act>
-void copy_pixels(const int8_t* src, int64_t pixels, int64_t c, int64_t cp, int32_t zero_point, Act* dst) {
+template <typename Act, typename In>
+void copy_pixels(const In* src, int64_t pixels, int64_t c, int64_t cp, int32_t zero_point, Act* dst) {
   if (c == cp) return copy_values(src, pixels * c, zero_point, dst);
   for (int64_t p = 0; p < pixels; ++p) {
     copy_values(src + p * c, c, zero_point, dst + p * cp);
@@ -128,8 +133,8 @@ void copy_pixels(const int8_t* src, int64_t pixels, int64_t c, int64_t cp, int32
 }
 
 // Padded row `py` of image b, to `dst`: zeros (real ones) in the border, the activations copied.
-template <typename Act>
-void pad_row(const ConvGeometry& g, const Layout& l, const int8_t* input, int64_t b, int64_t py, Act* dst) {
+template <typename Act, typename In>
+void pad_row(const ConvGeometry& g, const Layout& l, const In* input, int64_t b, int64_t py, Act* dst) {
   const int64_t iy = py - g.padding;
   if (iy < 0 || iy >= g.in_h) {
     std::memset(dst, 0, static_cast<size_t>(l.row_stride) * sizeof(Act));
@@ -160,6 +165,7 @@ __attribute__((always_inline)) inline void store_block(const __m256i (&acc)[MR][
                                                        int32_t* logits) {
   const int64_t out_c = g.out_c;
   const int32_t lo = e.lo;
+  const bool wide_out = e.bits > 8, wide_skip = e.skip_bits > 8;
 #pragma GCC unroll 4
   for (int j = 0; j < J; ++j) {
     const int64_t channel = (first_block + j) * kBlock, lanes = min64(kBlock, out_c - channel);
@@ -167,8 +173,12 @@ __attribute__((always_inline)) inline void store_block(const __m256i (&acc)[MR][
     for (int r = 0; r < MR; ++r) {
       if (r >= valid) break;
       const int64_t at = (first_pixel + r) * out_c + channel;
-      if (output) {
-        store_int8(acc[r][j], v[j], e.skip ? e.skip + at : nullptr, lo, lanes, output + at);
+      if (wide_out && output) {
+        store_int16(acc[r][j], v[j], e.skip ? e.skip + at * (wide_skip ? 2 : 1) : nullptr, wide_skip, lo, e.hi,
+                    lanes, reinterpret_cast<int16_t*>(output) + at);
+      } else if (output) {
+        store_int8(acc[r][j], v[j], e.skip ? e.skip + at * (wide_skip ? 2 : 1) : nullptr, lo, lanes, output + at,
+                   wide_skip);
       } else {
         const __m256i sum = _mm256_add_epi32(acc[r][j], v[j].bias);
         if (lanes == kBlock)
@@ -258,8 +268,8 @@ void lines_columns(const typename V::Act* const* line_start, int64_t lines, int6
 // a task reads stays in cache. A task of a 1x1 conv is a chunk of its one
 // line; otherwise lines_per_task output rows, whose input rows are copied
 // image by image.
-template <typename V>
-void run_task(const ConvGeometry& g, const Layout& l, const int8_t* input, int64_t t,
+template <typename V, typename In>
+void run_task(const ConvGeometry& g, const Layout& l, const In* input, int64_t t,
               const typename V::Weight* blocked, int64_t first_block, int64_t end_block, const EpilogueTables& e,
               bool narrow, typename V::Act* buffer, int8_t* output, int32_t* logits) {
   using Act = typename V::Act;
@@ -289,8 +299,8 @@ void run_task(const ConvGeometry& g, const Layout& l, const int8_t* input, int64
 }
 
 // The conv with values laid out as V says.
-template <typename V>
-void conv2d_with(const ConvGeometry& g, const int8_t* input, const typename V::Weight* blocked, const EpilogueTables& e,
+template <typename V, typename In>
+void conv2d_with(const ConvGeometry& g, const In* input, const typename V::Weight* blocked, const EpilogueTables& e,
                  uint8_t* workspace, int8_t* output, int32_t* logits) {
   const Layout l = layout(g, V::kGroup);
   const int64_t tasks = l.one_line ? (l.line_pixels + kPixelsPerTask - 1) / kPixelsPerTask
@@ -312,7 +322,7 @@ void conv2d_with(const ConvGeometry& g, const int8_t* input, const typename V::W
       const int64_t split = u % splits;
       const int64_t first_block = split * groups / splits * 2;
       const int64_t end_block = min64(blocks, (split + 1) * groups / splits * 2);
-      run_task<V>(g, l, input, u / splits, blocked, first_block, end_block, e, narrow, buffer, output, logits);
+      run_task<V, In>(g, l, input, u / splits, blocked, first_block, end_block, e, narrow, buffer, output, logits);
     }
   }
 }
@@ -327,6 +337,9 @@ int64_t workspace_bytes(const ConvGeometry& g) {
 
 void conv2d(const ConvGeometry& g, const int8_t* input, const int16_t* blocked_pairs, const int8_t* blocked_quads,
             const EpilogueTables& e, uint8_t* workspace, int8_t* output, int32_t* logits) {
+  if (g.input_bits > 8)
+    return conv2d_with<Int16Pairs>(g, reinterpret_cast<const int16_t*>(input), blocked_pairs, e, workspace, output,
+                                   logits);
   if (g.input_zero_point != 0 || any_negative(input, g.batch * g.in_h * g.in_w * g.in_c))
     return conv2d_with<Int16Pairs>(g, input, blocked_pairs, e, workspace, output, logits);
   conv2d_with<UnsignedQuads>(g, input, blocked_quads, e, workspace, output, logits);

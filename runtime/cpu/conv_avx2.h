@@ -26,8 +26,8 @@ int64_t workspace_bytes(const ConvGeometry& g);
 
 // `blocked_pairs` and `blocked_quads` are PackedWeights's; `e`'s bias is the
 // layer's; `workspace` holds workspace_bytes(g) bytes, 2-byte aligned. Exactly
-// one of `output` (int8, requantized) and `logits` (int32 accumulators + bias)
-// is non-null.
+// one of `output` (int8, requantized; int16 where e.bits > 8) and `logits`
+// (int32 accumulators + bias) is non-null. A wide input (g.input_bits > 8) is int16.
 void conv2d(const ConvGeometry& g, const int8_t* input, const int16_t* blocked_pairs, const int8_t* blocked_quads,
             const EpilogueTables& e, uint8_t* workspace, int8_t* output, int32_t* logits);
 

@@ -25,24 +25,28 @@ struct EpilogueTables {
   const int64_t* skip_multiplier = nullptr;  // with a fused residual
   const int8_t* skip = nullptr;              // NHWC, same shape as the output
   int32_t lo = -128;                         // the lowest output: the zero point with a fused ReLU
+  int32_t hi = 127;                          // the highest: highest_output of the output's bits
   int32_t zero_point = 0;                    // the output's, added after the shift
   int32_t skip_zero_point = 0;               // taken from each skip value
   int32_t activation_bound = 128;            // max_centered_input of the input (common/requantize.h)
+  // Above 8: int16 outputs, or skip values (NodeQuant::bits; the AVX2 kernels
+  // and the reference path read and make them).
+  int32_t bits = 8, skip_bits = 8;
 };
 
 // EpilogueTables made from a layer's own operands (its constructor is in
 // conv2d.cpp, compiled for the baseline). Kernels that read each activation
 // plus `offset` (VNNI: 128) add offset * row_sums[o] (the sum of channel o's
 // weights) to each accumulator; the bias takes it back. Without `e`, the bias
-// alone (the network's int32 output). `input_zero_point` bounds the
-// accumulators (EpilogueTables::activation_bound).
+// alone (the network's int32 output). `input_zero_point` and `input_bits`
+// bound the accumulators (EpilogueTables::activation_bound).
 struct PaddedEpilogue {
   std::vector<int32_t> bias;
   std::vector<int64_t> multiplier, rounding, shift, skip_multiplier;
   EpilogueTables tables;
 
   PaddedEpilogue(int channels, const int32_t* bias_in, const RequantEpilogue* e, int32_t input_zero_point,
-                 uint32_t offset = 0, const int32_t* row_sums = nullptr);
+                 int32_t input_bits, uint32_t offset = 0, const int32_t* row_sums = nullptr);
 };
 
 }  // namespace octet::cpu

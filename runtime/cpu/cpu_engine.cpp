@@ -100,12 +100,20 @@ void CpuEngine::plan_kernels() {
   kernels_ = std::move(kernels);
 }
 
+// The path's own kernel, else, on the AVX-512 VNNI path, an AVX2 one (a
+// dilated or wide conv, which no VNNI kernel runs: every AVX-512 CPU has
+// AVX2), else the portable one.
 size_t CpuEngine::pick(int node) const {
   const std::vector<const cpu::Kernel*>& candidates = (*kernels_)[node].kernels;
   const cpu::KernelPath path = cpu::kernel_path();
-  for (size_t k = 0; k < candidates.size(); ++k)
-    if (candidates[k]->path == path || candidates[k]->path == cpu::KernelPath::Reference) return k;
-  fail("cpu runtime: no kernel for node " + std::to_string(node));  // plan_kernels keeps a portable one
+  const auto first_on = [&](cpu::KernelPath p) {
+    return std::find_if(candidates.begin(), candidates.end(), [&](const cpu::Kernel* k) { return k->path == p; });
+  };
+  auto found = first_on(path);
+  if (found == candidates.end() && path == cpu::KernelPath::Avx512Vnni) found = first_on(cpu::KernelPath::Avx2);
+  if (found == candidates.end()) found = first_on(cpu::KernelPath::Reference);
+  check(found != candidates.end(), "cpu runtime: no kernel for node " + std::to_string(node));  // plan_kernels keeps one
+  return static_cast<size_t>(found - candidates.begin());
 }
 
 CpuEngine::CpuEngine(const QuantizedModel& model, const CpuEngine& packed)
@@ -138,7 +146,7 @@ void CpuEngine::plan_buffers() {
   std::vector<int> free_slots;
   slot_.assign(g.nodes.size(), -1);
   for (int i = 0; i < model_.output(); ++i) {
-    const int64_t bytes = shapes_[i].numel() * (float_outputs_[i] ? int64_t(sizeof(float)) : 1);
+    const int64_t bytes = shapes_[i].numel() * (float_outputs_[i] ? int64_t(sizeof(float)) : model_.value_bytes(i));
     const int k = pick_buffer(free_slots, slot_bytes_, bytes);
     if (k < 0) {
       slot_[i] = static_cast<int>(slot_bytes_.size());

@@ -30,9 +30,9 @@ class CpuEngine : public Engine {
   Int32Tensor run(const float* input, int64_t batch, const Hook& hook = {}) const override;
 
   // Runs nodes [first, end) only. `input` is read when first is 0; every node
-  // before `first` that a node from `first` on reads has its int8 output (NHWC,
-  // `batch` images) at given(node). Returns the logits when `end` is past the
-  // output node, else an empty tensor. `first` must be a resume point.
+  // before `first` that a node from `first` on reads has its int8 output
+  // (NHWC, `batch` images; int16 where wide) at given(node). Returns the
+  // logits when `end` is past the output node, else an empty tensor. `first` must be a resume point.
   // The hook sees a float segment's values (QuantizedModel::float_outputs)
   // rounded to int8 at their scale, which the run itself does not do.
   using Given = std::function<const int8_t*(int node)>;

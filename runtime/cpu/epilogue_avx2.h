@@ -73,7 +73,7 @@ struct ChannelVectors {
 // `channels` channels whose accumulators sum `depth` products: where shift <
 // 32, (acc + bias) << left and skip << left fit in int32 (|weight| <= 128 and
 // |activation| <= activation_bound, so |acc| <= 128 * bound * depth; |skip|
-// <= 255). Then every 64-bit sum is below
+// <= 2^skip_bits: 255 for int8). Then every 64-bit sum is below
 // 2^63 too. Real models have shifts near 31 (a residual's) or more, with
 // accumulators far below 2^29.
 inline bool narrow_is_exact(int64_t depth, int64_t channels, const EpilogueTables& e) {
@@ -82,45 +82,74 @@ inline bool narrow_is_exact(int64_t depth, int64_t channels, const EpilogueTable
     const int64_t s = e.shift[c];
     if (s >= 32) continue;
     const int64_t left = 32 - s, bias = e.bias[c] < 0 ? -int64_t{e.bias[c]} : e.bias[c];
-    if (left > 23 || acc_bound + bias >= int64_t{1} << (31 - left)) return false;
+    if (left > 31 - e.skip_bits || acc_bound + bias >= int64_t{1} << (31 - left)) return false;
   }
   return true;
 }
 
-// octet::requantize of 8 accumulators of `lanes` (1 to 8) channels, clamped
-// to [lo, 127] (ChannelVectors says how).
-inline void store_int8(__m256i acc, const ChannelVectors& v, const int8_t* skip, int32_t lo, int64_t lanes,
-                       int8_t* out) {
+// `lanes` (1 to 8) values of type T from `from`, the rest 0, not reading past them.
+template <typename T>
+inline __m128i load_lanes(const T* from, int64_t lanes) {
+  __m128i x = _mm_setzero_si128();
+  if (lanes == kLanes)  // a fixed size: one load
+    std::memcpy(&x, from, kLanes * sizeof(T));
+  else
+    std::memcpy(&x, from, static_cast<size_t>(lanes) * sizeof(T));
+  return x;
+}
+
+// octet::requantize of 8 accumulators, clamped to [lo, hi] (ChannelVectors
+// says how), as 8 int32; `skip`: the residual's 8 values less their zero point, or null.
+inline __m256i requantize_lanes(__m256i acc, const ChannelVectors& v, const __m256i* skip, int32_t lo, int32_t hi) {
   const __m256i a = _mm256_sllv_epi32(_mm256_add_epi32(acc, v.bias), v.left);
   __m256i x[2] = {_mm256_add_epi64(_mm256_mul_epi32(a, v.multiplier[0]), v.rounding[0]),
                   _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(a, 32), v.multiplier[1]), v.rounding[1])};
   if (skip) {
-    int64_t bytes = 0;  // not past the end of the skip tensor
-    if (lanes == kLanes)
-      std::memcpy(&bytes, skip, kLanes);
-    else
-      std::memcpy(&bytes, skip, static_cast<size_t>(lanes));
-    const __m256i s =
-        _mm256_sllv_epi32(_mm256_sub_epi32(_mm256_cvtepi8_epi32(_mm_cvtsi64_si128(bytes)), v.skip_zero_point), v.left);
+    const __m256i s = _mm256_sllv_epi32(*skip, v.left);
     x[0] = _mm256_add_epi64(x[0], _mm256_mul_epi32(s, v.skip_multiplier[0]));
     x[1] = _mm256_add_epi64(x[1], _mm256_mul_epi32(_mm256_srli_epi64(s, 32), v.skip_multiplier[1]));
   }
-  __m256i q;
   if (v.narrow) {
-    q = _mm256_srav_epi32(_mm256_blend_epi32(_mm256_srli_epi64(x[0], 32), x[1], 0xAA), v.right);
-    q = _mm256_add_epi32(q, v.zero_point);
-    q = _mm256_max_epi32(q, _mm256_set1_epi32(lo));  // the packs below saturate at 127
-  } else {
-    const __m256i zero = _mm256_setzero_si256(), lo64 = _mm256_set1_epi64x(lo), hi64 = _mm256_set1_epi64x(127);
-    for (int h = 0; h < 2; ++h) {
-      const __m256i negative = _mm256_cmpgt_epi64(zero, x[h]);
-      x[h] = _mm256_xor_si256(_mm256_srlv_epi64(_mm256_xor_si256(x[h], negative), v.shift[h]), negative);
-      x[h] = _mm256_add_epi64(x[h], v.zero_point64);
-      x[h] = _mm256_blendv_epi8(x[h], hi64, _mm256_cmpgt_epi64(x[h], hi64));
-      x[h] = _mm256_blendv_epi8(x[h], lo64, _mm256_cmpgt_epi64(lo64, x[h]));
-    }
-    q = _mm256_blend_epi32(x[0], _mm256_slli_epi64(x[1], 32), 0xAA);
+    const __m256i q = _mm256_srav_epi32(_mm256_blend_epi32(_mm256_srli_epi64(x[0], 32), x[1], 0xAA), v.right);
+    return _mm256_min_epi32(_mm256_max_epi32(_mm256_add_epi32(q, v.zero_point), _mm256_set1_epi32(lo)),
+                            _mm256_set1_epi32(hi));
   }
+  const __m256i zero = _mm256_setzero_si256(), lo64 = _mm256_set1_epi64x(lo), hi64 = _mm256_set1_epi64x(hi);
+  for (int h = 0; h < 2; ++h) {
+    const __m256i negative = _mm256_cmpgt_epi64(zero, x[h]);
+    x[h] = _mm256_xor_si256(_mm256_srlv_epi64(_mm256_xor_si256(x[h], negative), v.shift[h]), negative);
+    x[h] = _mm256_add_epi64(x[h], v.zero_point64);
+    x[h] = _mm256_blendv_epi8(x[h], hi64, _mm256_cmpgt_epi64(x[h], hi64));
+    x[h] = _mm256_blendv_epi8(x[h], lo64, _mm256_cmpgt_epi64(lo64, x[h]));
+  }
+  return _mm256_blend_epi32(x[0], _mm256_slli_epi64(x[1], 32), 0xAA);
+}
+
+// The residual's 8 values (int8, or int16 where `wide`) less its zero point.
+inline __m256i skip_lanes(const int8_t* skip, bool wide, int64_t lanes, const ChannelVectors& v) {
+  const __m256i s = wide ? _mm256_cvtepi16_epi32(load_lanes(reinterpret_cast<const int16_t*>(skip), lanes))
+                         : _mm256_cvtepi8_epi32(load_lanes(skip, lanes));
+  return _mm256_sub_epi32(s, v.skip_zero_point);
+}
+
+// A wide output's (int16, EpilogueTables::bits) 8 values of `lanes` channels, clamped to [lo, hi].
+inline void store_int16(__m256i acc, const ChannelVectors& v, const int8_t* skip, bool wide_skip, int32_t lo,
+                        int32_t hi, int64_t lanes, int16_t* out) {
+  const __m256i s = skip ? skip_lanes(skip, wide_skip, lanes, v) : __m256i();
+  const __m256i q = requantize_lanes(acc, v, skip ? &s : nullptr, lo, hi);
+  const __m128i words = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+  if (lanes == kLanes)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out), words);
+  else
+    std::memcpy(out, &words, static_cast<size_t>(lanes) * sizeof(int16_t));
+}
+
+// octet::requantize of 8 accumulators of `lanes` (1 to 8) channels, clamped
+// to [lo, 127] (ChannelVectors says how); the skip int16 where `wide_skip`.
+inline void store_int8(__m256i acc, const ChannelVectors& v, const int8_t* skip, int32_t lo, int64_t lanes,
+                       int8_t* out, bool wide_skip = false) {
+  const __m256i s = skip ? skip_lanes(skip, wide_skip, lanes, v) : __m256i();
+  const __m256i q = requantize_lanes(acc, v, skip ? &s : nullptr, lo, 127);
   const __m128i words = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
   const __m128i bytes = _mm_packs_epi16(words, words);
   if (lanes == kLanes) {

@@ -5,8 +5,9 @@
 //
 // The engine (engine.h) keeps, per node, the kernels that can run it, in
 // table order, and at each run takes the first that belongs to the kernel
-// path in use (kernels.h kernel_path()): a Reference kernel is portable C++
-// and runs on every path; an Avx2 or Avx512Vnni one only on that path.
+// path in use (kernels.h kernel_path()), else (on the AVX-512 VNNI path) the
+// first AVX2 one, else the portable one: a Reference kernel is portable C++
+// and runs on every path; an Avx2 or Avx512Vnni one only where the CPU has it.
 #pragma once
 
 #include <cstdint>
@@ -33,6 +34,13 @@ struct NodeView {
   ActShape output() const { return shapes[index]; }
   // The model's last node: its int32 accumulators are the logits.
   bool is_output() const { return index == model.output(); }
+  // Whether its output or an input is a wide activation (NodeQuant::bits),
+  // which only some kernels read or make.
+  bool touches_wide() const {
+    bool wide = quant().bits > 8;
+    for (int in : node().inputs) wide = wide || model.quant[in].bits > 8;
+    return wide;
+  }
 };
 
 // What a kernel prepares once for a node (each kernel its own type).
@@ -81,6 +89,7 @@ inline ConvGeometry conv_geometry(const NodeView& v, int64_t batch) {
     g.in_c = static_cast<int>(in.numel());
   }
   g.input_zero_point = v.input_zero_point();
+  g.input_bits = v.model.quant[n.inputs[0]].bits;
   return g;
 }
 
@@ -97,10 +106,12 @@ inline RequantEpilogue requant_epilogue(const KernelArgs& a) {
   e.shift = q.shift.ptr();
   e.relu = a.node.node().relu;
   e.zero_point = q.zero_point;
+  e.bits = q.bits;
   if (a.inputs.size() == 2) {
     e.skip = a.inputs[1];
     e.skip_multiplier = q.skip_multiplier.ptr();
     e.skip_zero_point = a.node.input_zero_point(1);
+    e.skip_bits = a.node.model.quant[a.node.node().inputs[1]].bits;
   }
   return e;
 }

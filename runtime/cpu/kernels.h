@@ -27,6 +27,8 @@ struct ConvGeometry {
   // The input's stored value of a real 0: the padding's value. Every path
   // accumulates weight x (input - input_zero_point).
   int input_zero_point = 0;
+  // The input's bits (NodeQuant::bits): above 8, int16 values (zero point 0).
+  int input_bits = 8;
   int64_t rows() const { return batch * out_h * out_w; }        // GEMM M
   int64_t depth() const { return int64_t(kernel) * kernel_w * in_c; }  // GEMM K
   // A 1x1, stride-1, unpadded conv (or a linear layer): each input pixel is its output pixel's patch.

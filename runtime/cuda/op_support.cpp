@@ -47,6 +47,10 @@ std::string why_model_unsupported(const QuantizedModel& m) {
       return "the CUDA runtime reads int8 activations with zero point 0 only, and node '" + m.graph.nodes[i].name +
              "' (" + op_name(m.graph.nodes[i].op) + ") has zero point " + std::to_string(m.quant[i].zero_point) +
              "; run it with the cpu backend, or quantize with --activations signed";
+    if (m.quant[i].bits != 8)
+      return "the CUDA runtime reads 8-bit activations only, and node '" + m.graph.nodes[i].name + "' (" +
+             op_name(m.graph.nodes[i].op) + ") has " + std::to_string(m.quant[i].bits) +
+             "-bit ones; run it with the cpu backend, or quantize with --wide-bits 8";
   }
   return why_graph_unsupported(m.graph);
 }

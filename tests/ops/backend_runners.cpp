@@ -3,6 +3,7 @@
 #include "runtime/cpu/cpu_engine.h"
 #include "runtime/cuda/op_support.h"
 #include "tests/ops/device_layout_executor.h"
+#include "tests/ops/reference_int8.h"
 
 namespace octet {
 
@@ -30,7 +31,7 @@ BackendRunner cpu_runner(cpu::KernelPath path) {
             BackendOutputs out;
             out.values.resize(model.graph.nodes.size());
             out.logits.emplace_back("", engine.run(images.data(), batch, [&](int node, const int8_t* v, int64_t count) {
-              out.values[node].assign(v, v + count);
+              out.values[node] = hook_values(model, node, v, count);
             }));
             return out;
           }};
@@ -43,7 +44,7 @@ BackendRunner host_layout_runner(bool imma) {
           [imma](const QuantizedModel& model, const std::vector<float>& images, int64_t batch) {
             LayoutRun retained = run_in_device_layout(model, images, batch, true, imma);
             BackendOutputs out;
-            out.values = std::move(retained.values);
+            for (const std::vector<int8_t>& v : retained.values) out.values.emplace_back(v.begin(), v.end());
             out.logits.emplace_back("", std::move(retained.logits));
             out.logits.emplace_back("with buffer reuse", run_in_device_layout(model, images, batch, false, imma).logits);
             return out;

@@ -15,7 +15,9 @@
 namespace octet {
 
 struct BackendOutputs {
-  std::vector<std::vector<int8_t>> values;  // per node, NHWC without channel padding; empty for the output node
+  // Per node, NHWC without channel padding, int16 where wide (the oracle's
+  // type, graph/op.h ActTensor); empty for the output node.
+  std::vector<std::vector<int16_t>> values;
   // The logits of every run made, labelled ("with buffer reuse, run 2").
   std::vector<std::pair<std::string, Int32Tensor>> logits;
 };

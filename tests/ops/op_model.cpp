@@ -44,7 +44,21 @@ int OpModel::any_conv(int x, int out_c, int kernel_h, int kernel_w, int stride, 
   n.dilation = dilation;
   n.bias = true, n.relu = relu;
   const int64_t in_c = shape(x).c;
-  return push(n, weighted({out_c, in_c / groups, kernel_h, kernel_w}, skip >= 0, false, requant));
+  NodeQuant q = weighted({out_c, in_c / groups, kernel_h, kernel_w}, skip >= 0, false, requant);
+  if (requant == Requant::Typical) {
+    // A wide input, residual or output spans 2^(bits - 8) times int8's values: the same real gains, the
+    // multipliers rescaled and a wide output's shift 8 or more lower, so they stay below 2^31.
+    const auto span = [](int32_t bits) { return double(highest_output(bits)) / 127.0; };
+    const int32_t lower = q.bits - 8;
+    const auto rescale = [&](int32_t& m, int from) {
+      m = static_cast<int32_t>(std::round(m * span(q.bits) / span(quant_[from].bits) / double(1 << lower)));
+    };
+    for (int32_t& m : q.multiplier.data) rescale(m, x);
+    if (skip >= 0)
+      for (int32_t& m : q.skip_multiplier.data) rescale(m, skip);
+    for (int32_t& s : q.shift.data) s -= lower;
+  }
+  return push(n, q);
 }
 
 int OpModel::linear(int x, int out_c, bool relu, int skip) {
@@ -201,6 +215,7 @@ NodeQuant OpModel::activation() const {
   q.amax = 127.0f / scale_;
   q.method = "test";
   q.zero_point = zero_point_;
+  q.bits = bits_;
   return q;
 }
 

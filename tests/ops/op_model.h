@@ -27,6 +27,9 @@ class OpModel {
   // The activations made after this call (not the input's, nor those that
   // keep their input's) store a real 0 as `zero_point` (graph/node_quant.h).
   void set_zero_point(int32_t zero_point) { zero_point_ = zero_point; }
+  // The activations made after this call have `bits` bits (NodeQuant::bits;
+  // only a conv's output without ReLU may be wide).
+  void set_bits(int32_t bits) { bits_ = bits; }
   // A conv, with a fused residual when skip >= 0.
   int conv(int x, int out_c, int kernel, int stride, int padding, bool relu, int skip = -1,
            Requant requant = Requant::Typical, int groups = 1, int dilation = 1);
@@ -72,6 +75,7 @@ class OpModel {
   std::mt19937_64 rng_;
   float scale_ = 1.0f;
   int32_t zero_point_ = 0;
+  int32_t bits_ = 8;
 };
 
 }  // namespace octet

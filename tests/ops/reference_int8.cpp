@@ -7,9 +7,9 @@
 
 namespace octet {
 
-Int8Tensor nchw_to_nhwc(const Int8Tensor& x) {
+ActTensor nchw_to_nhwc(const ActTensor& x) {
   const int64_t N = x.dim(0), C = x.dim(1), H = x.dim(2), W = x.dim(3);
-  Int8Tensor out({N, H, W, C});
+  ActTensor out({N, H, W, C});
   for (int64_t n = 0; n < N; ++n)
     for (int64_t c = 0; c < C; ++c)
       for (int64_t y = 0; y < H; ++y)
@@ -17,10 +17,17 @@ Int8Tensor nchw_to_nhwc(const Int8Tensor& x) {
   return out;
 }
 
+std::vector<int16_t> hook_values(const QuantizedModel& model, int node, const int8_t* values, int64_t count) {
+  if (model.value_bytes(node) == 1) return std::vector<int16_t>(values, values + count);
+  const auto* wide = reinterpret_cast<const int16_t*>(values);
+  return std::vector<int16_t>(wide, wide + count);
+}
+
 namespace {
-Int8Tensor nhwc_to_nchw(const Int8Tensor& x) {
+template <typename T>
+ActTensor nhwc_to_nchw(const Tensor<T>& x) {
   const int64_t N = x.dim(0), H = x.dim(1), W = x.dim(2), C = x.dim(3);
-  Int8Tensor out({N, C, H, W});
+  ActTensor out({N, C, H, W});
   for (int64_t n = 0; n < N; ++n)
     for (int64_t c = 0; c < C; ++c)
       for (int64_t y = 0; y < H; ++y)
@@ -33,15 +40,20 @@ Int8Tensor nhwc_to_nchw(const Int8Tensor& x) {
 // node), where it writes its own when it is one. A flatten's output is read in
 // the runtimes' order (H, W, C), not the oracle's (C, H, W), as the float
 // weights' columns expect. Its int8 value: its output rounded at its scale.
-Int8Tensor run_float_node(const QuantizedModel& m, const std::vector<ActShape>& shapes,
-                          const std::vector<bool>& float_outputs, int i, const std::vector<Int8Tensor>& values,
-                          std::vector<FloatTensor>& floats, int64_t N) {
+// (No float node reads a wide activation: its inputs are int8.)
+ActTensor run_float_node(const QuantizedModel& m, const std::vector<ActShape>& shapes,
+                         const std::vector<bool>& float_outputs, int i, const std::vector<ActTensor>& values,
+                         std::vector<FloatTensor>& floats, int64_t N) {
   const Node& n = m.graph.nodes[i];
   std::vector<Int8Tensor> nhwc;
   for (int in : n.inputs) {
     const Node& source = m.graph.nodes[in];
-    nhwc.push_back(float_outputs[in] ? Int8Tensor()
-                                     : nchw_to_nhwc(source.op == Op::Flatten ? values[source.inputs[0]] : values[in]));
+    if (float_outputs[in]) {
+      nhwc.emplace_back();
+      continue;
+    }
+    const ActTensor x = nchw_to_nhwc(source.op == Op::Flatten ? values[source.inputs[0]] : values[in]);
+    nhwc.emplace_back(x.shape, std::vector<int8_t>(x.data.begin(), x.data.end()));
   }
   const FloatLayer layer = op_traits(n.op).weighted ? float_layer(m.graph, shapes, i, m.quant[i]) : FloatLayer();
   const ActShape out = shapes[i];

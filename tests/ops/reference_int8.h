@@ -9,18 +9,23 @@
 
 #include <vector>
 
+#include "graph/op.h"
 #include "qmodel/quantized_model.h"
 
 namespace octet {
 
 struct ReferenceRun {
-  std::vector<Int8Tensor> values;  // per node, [N][C][H][W] (empty for the output node)
+  std::vector<ActTensor> values;  // per node, [N][C][H][W] (empty for the output node); int16 where wide
   Int32Tensor logits;              // [N][classes]
 };
 
 ReferenceRun reference_run(const QuantizedModel& model, const float* input_nchw, int64_t batch);
 
 // NCHW -> NHWC, to compare with the runtimes' activations.
-Int8Tensor nchw_to_nhwc(const Int8Tensor& x);
+ActTensor nchw_to_nhwc(const ActTensor& x);
+
+// The `count` values an engine's hook gives for node `node` (engine.h Hook:
+// int8, or int16 where the node is wide), in the oracle's type.
+std::vector<int16_t> hook_values(const QuantizedModel& model, int node, const int8_t* values, int64_t count);
 
 }  // namespace octet

@@ -464,10 +464,10 @@ TEST_P(RuntimeExactness, MatchesReferenceExactlyAndSimulationWithinOneLsb) {
   const CpuEngine engine(qm);
   const std::vector<float> images = random_images(c.batch, engine.shapes()[0], 99);
 
-  std::vector<Int8Tensor> runtime_values(qm.graph.nodes.size());
+  std::vector<ActTensor> runtime_values(qm.graph.nodes.size());
   const Int32Tensor logits = engine.run(images.data(), c.batch, [&](int node, const int8_t* v, int64_t count) {
     const ActShape s = engine.shapes()[node];
-    runtime_values[node] = Int8Tensor({c.batch, s.h, s.w, s.c}, std::vector<int8_t>(v, v + count));
+    runtime_values[node] = ActTensor({c.batch, s.h, s.w, s.c}, hook_values(qm, node, v, count));
   });
   const ReferenceRun ref = reference_run(qm, images.data(), c.batch);
   EXPECT_EQ(logits.data, ref.logits.data) << "int32 logits differ from the reference";
@@ -480,7 +480,7 @@ TEST_P(RuntimeExactness, MatchesReferenceExactlyAndSimulationWithinOneLsb) {
   std::vector<FloatTensor> dequantized(qm.graph.nodes.size());
   int64_t outputs = 0, off_by_one = 0;
   for (size_t i = 0; i + 1 < qm.graph.nodes.size(); ++i) {
-    const Int8Tensor& q = runtime_values[i];
+    const ActTensor& q = runtime_values[i];
     dequantized[i] = FloatTensor(q.shape);
     for (int64_t k = 0; k < q.numel(); ++k)
       dequantized[i].data[k] = float(q.data[k] - qm.quant[i].zero_point) / qm.quant[i].scale;

@@ -4,13 +4,16 @@
 // back to a portable kernel.)
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "common/error.h"
 #include "runtime/cpu/cpu_engine.h"
+#include "runtime/cpu/kernel.h"
 #include "runtime/cpu/kernels.h"
+#include "tests/ops/op_cases.h"
 #include "tests/support/random_model.h"
 
 namespace octet {
@@ -100,16 +103,32 @@ TEST(KernelPath, GroupedAndDepthwiseConvsRunOnEachPathsKernel) {
 
 // Dilated dense and grouped convs run on the AVX2 kernels on that path; the
 // AVX-512 VNNI kernel reads adjacent taps only, so that path leaves them to
-// the portable kernels.
+// the AVX2 kernels too.
 TEST(KernelPath, DilatedConvsRunOnTheAvx2Kernels) {
   const QuantizedModel model = quantize_random(random_dilated_checkpoint(41), quick_quantize_options(), 16);
   const int checked = expect_kernels_on_each_path(model, [&](const Node& n, KernelPath path) -> std::string {
     if (n.op != Op::Conv2d || n.dilation == 1 || depthwise(model, n)) return "";
     const std::string kernel = n.groups == 1 ? "conv2d" : "conv2d-grouped";
-    if (path == KernelPath::Avx2) return kernel + "-avx2";
+    if (path != KernelPath::Reference) return kernel + "-avx2";
     return n.groups == 1 ? kernel + "-reference" : kernel;
   });
   EXPECT_GE(checked, 2);  // "dil" and "gc" on the reference path at least
+}
+
+// Convs reading or making a wide (int16) activation run on the AVX2 kernel on
+// both SIMD paths (the VNNI kernel reads bytes), with the reference's logits.
+TEST(KernelPath, WideActivationConvsRunOnTheAvx2Kernel) {
+  const auto wide = std::find_if(op_cases().begin(), op_cases().end(),
+                                 [](const OpCase& c) { return c.name.rfind("wide_stream_", 0) == 0; });
+  ASSERT_NE(wide, op_cases().end());
+  const QuantizedModel model = wide->model();
+  const std::vector<ActShape> shapes = model.graph.shapes();
+  const int checked = expect_kernels_on_each_path(model, [&](const Node& n, KernelPath path) -> std::string {
+    const cpu::NodeView view{model, shapes, static_cast<int>(&n - model.graph.nodes.data())};
+    if (n.op != Op::Conv2d || !view.touches_wide()) return "";
+    return path == KernelPath::Reference ? "conv2d-reference" : "conv2d-avx2";
+  });
+  EXPECT_GE(checked, 4);  // the stream's two writers and two readers, on the reference path at least
 }
 
 // On the AVX-512 path, concats and activations run on the VBMI byte lookup

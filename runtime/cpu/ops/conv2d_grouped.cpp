@@ -149,7 +149,7 @@ std::string depthwise_on_avx2(const NodeView& v) { return depthwise_on(v, Kernel
 void run_depthwise_simd(const KernelArgs& a, KernelPath path) {
   const ConvGeometry g = conv_geometry(a.node, a.batch);
   const RequantEpilogue requant = requant_epilogue(a);
-  const PaddedEpilogue e(g.out_c, requant.bias, &requant, g.input_zero_point);
+  const PaddedEpilogue e(g.out_c, requant.bias, &requant, g.input_zero_point, g.input_bits);
   const int32_t* taps = static_cast<const DepthwiseTaps*>(a.data)->taps.data();
 #if defined(OCTET_CPU_VNNI)
   if (path == KernelPath::Avx512Vnni) return vnni::depthwise_conv2d(g, a.inputs[0], taps, e.tables, a.y);

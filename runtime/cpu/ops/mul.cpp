@@ -49,7 +49,7 @@ void run_simd(const KernelArgs& a, Simd mul) {
   RequantEpilogue requant;
   requant.bias = bias.data(), requant.multiplier = multiplier.data(), requant.shift = shift.data();
   requant.zero_point = q.zero_point;
-  PaddedEpilogue e(static_cast<int>(s.channels), bias.data(), &requant, 0);
+  PaddedEpilogue e(static_cast<int>(s.channels), bias.data(), &requant, 0, 8);
   e.tables.activation_bound = 255;  // mul_simd.h
   mul(a.inputs[0], a.inputs[1], s.pixels, s.channels, s.pixels_per_sample, s.per_channel, a.node.input_zero_point(0),
       a.node.input_zero_point(1), e.tables, a.y);

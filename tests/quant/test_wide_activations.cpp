@@ -1,0 +1,69 @@
+// Wide activations (NodeQuant::bits): the file format's version 5, and the
+// refusal of wide tensors that the runtimes cannot read or make. (The
+// harness, test_backend_ops, holds their kernels to the reference; test_zoo
+// pins what they do for MobileNetV2.)
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "common/safetensors.h"
+#include "qmodel/quantized_model.h"
+#include "tests/ops/op_cases.h"
+#include "tests/support/test_util.h"
+
+namespace octet {
+namespace {
+
+// The harness's first wide case: input -> conv (wide) -> 1x1 conv, ReLU ->
+// 1x1 conv + the wide residual (wide) -> conv, ReLU -> flatten -> linear.
+QuantizedModel wide_stream() {
+  const auto wide = std::find_if(op_cases().begin(), op_cases().end(),
+                                 [](const OpCase& c) { return c.name.rfind("wide_stream_", 0) == 0; });
+  return wide->model();
+}
+
+std::string format_version(const std::string& path) { return TensorFile::load(path).metadata.at("format_version"); }
+
+TEST(WideActivations, SaveAndLoadKeepTheirBitsInFormatVersion5) {
+  const QuantizedModel model = wide_stream();
+  ASSERT_EQ(model.quant[1].bits, 16);
+  TempDir dir;
+  save_quantized_model(model, dir.path("wide.octet"));
+  EXPECT_EQ(format_version(dir.path("wide.octet")), "5");
+  const QuantizedModel loaded = load_quantized_model(dir.path("wide.octet"));
+  for (size_t i = 0; i < model.quant.size(); ++i) EXPECT_EQ(loaded.quant[i].bits, model.quant[i].bits) << i;
+  TensorFile as_version_4 = TensorFile::load(dir.path("wide.octet"));
+  as_version_4.metadata["format_version"] = "4";
+  as_version_4.save(dir.path("v4.octet"));
+  EXPECT_NE(error_of([&] { load_quantized_model(dir.path("v4.octet")); }).find("which needs format version 5"),
+            std::string::npos);
+
+  QuantizedModel narrow = model;
+  for (NodeQuant& q : narrow.quant) q.bits = 8;
+  save_quantized_model(narrow, dir.path("narrow.octet"));
+  EXPECT_EQ(format_version(dir.path("narrow.octet")), "2") << "an all-8-bit model keeps its earlier bytes";
+}
+
+TEST(WideActivations, ValidationRefusesWideTensorsTheRuntimesCannotServe) {
+  const QuantizedModel model = wide_stream();
+  const auto refusal = [&](const std::function<void(QuantizedModel&)>& change) {
+    QuantizedModel m = model;
+    change(m);
+    return error_of([&] { m.validate(); });
+  };
+  EXPECT_NE(refusal([](QuantizedModel& m) { m.quant[1].bits = 17; }).find("17 bits (an activation has 8, or 9 to 16)"),
+            std::string::npos);
+  // Node 2 (the expansion) has a ReLU: its output is not signed.
+  EXPECT_NE(refusal([](QuantizedModel& m) { m.quant[2].bits = 12; }).find("must be a dense int8 conv's signed output"),
+            std::string::npos);
+  // Node 4 (the last conv) is read by the flatten.
+  EXPECT_NE(refusal([](QuantizedModel& m) {
+              m.graph.nodes[4].relu = false;
+              m.quant[4].bits = 12;
+            }).find("but only dense int8 convs read wide activations"),
+            std::string::npos);
+  EXPECT_EQ(refusal([](QuantizedModel&) {}), "no error");
+}
+
+}  // namespace
+}  // namespace octet
