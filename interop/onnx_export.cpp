@@ -36,6 +36,7 @@ std::vector<ActivationType> activation_types(const QuantizedModel& m, OnnxTarget
   for (size_t i = 0; i < graph.nodes.size(); ++i)
     if (m.quant[i].zero_point != 0) types[i] = ActivationType::Int8Unsigned;
   if (target == OnnxTarget::Faithful) return types;
+  // A wide activation stays float at its own scale (Int8 says so: stored_scale is its scale).
   std::vector<bool> non_negative(graph.nodes.size());
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     const Node& n = graph.nodes[i];
@@ -53,7 +54,8 @@ std::vector<ActivationType> activation_types(const QuantizedModel& m, OnnxTarget
     if (op_traits(n.op).moves_values && weighted_reads[i]) weighted_reads[n.inputs[0]] = true;
   }
   for (size_t i = 0; i < graph.nodes.size(); ++i)
-    types[i] = op_traits(graph.nodes[i].op).moves_values ? types[graph.nodes[i].inputs[0]]  // the same integers
+    types[i] = m.quant[i].bits > 8                        ? ActivationType::Int8
+               : op_traits(graph.nodes[i].op).moves_values ? types[graph.nodes[i].inputs[0]]  // the same integers
                : non_negative[i]                          ? ActivationType::Uint8
                : weighted_reads[i]                        ? ActivationType::Uint8SevenBit
                                                           : ActivationType::Uint8Centred;
@@ -146,6 +148,8 @@ onnx::ModelProto build_model(const QuantizedModel& m, OnnxTarget target, OnnxExp
     check(q.scale > 0, where + "its int8 output has no scale");
     if (float_outputs[i]) {
       value[i] = y;
+    } else if (q.bits > 8) {  // read only by convs, as a float
+      value[i] = w.wide_round(y, q.scale, q.bits, n.name);
     } else if (read_float[i]) {
       value[i] = w.qdq(y, q.scale, n.name, types[i]);
       stored[i] = QdqGraphWriter::quantized_name(value[i]);
@@ -179,11 +183,6 @@ OnnxExportSummary export_onnx(const QuantizedModel& model, const std::string& pa
           "ONNX export of " + model.model + " to '" + path + "': node '" + model.graph.nodes[i].name +
               "' has zero point " + std::to_string(model.quant[i].zero_point) +
               "; the export writes 0 (int8) and -128 (uint8 with zero point 0), the two octet's quantizer makes");
-  for (size_t i = 0; i < model.quant.size(); ++i)
-    check(model.quant[i].bits == 8, "ONNX export of " + model.model + " to '" + path + "': node '" +
-                                        model.graph.nodes[i].name + "' has " + std::to_string(model.quant[i].bits) +
-                                        "-bit activations, which the export does not write yet (8-bit only): "
-                                        "quantize with --wide-bits 8 to export");
   OnnxExportSummary summary;
   const onnx::ModelProto proto = build_model(model, target, &summary);
   try {

@@ -32,7 +32,10 @@
 //    scale before the Add (octet rounds once, after it). Operators that only
 //    move values move the stored uint8 integers, then dequantize them.
 // Nodes kept in float (mixed precision) have float weights, and no QDQ pair
-// between two of them; only the faithful target exports such a model.
+// between two of them; only the faithful target exports such a model. A wide
+// activation (NodeQuant::bits, int16) is rounded in float, in both targets:
+// Mul, Round, Clip to its bits' range, Div (QuantizeLinear to int16 needs
+// opset 21); the convs reading it then run in float in ORT.
 #pragma once
 
 #include <cstdint>
@@ -55,6 +58,7 @@ struct OnnxExportSummary {
   int opset = kOnnxOpset;
   int64_t nodes = 0;            // ONNX nodes in the graph
   int64_t quantize_linear = 0;  // QuantizeLinear nodes (int8 activations)
+  int64_t wide_roundings = 0;   // wide activations rounded in float (QdqGraphWriter::wide_round)
   int64_t dequantize_linear = 0;
   int64_t initializers = 0;
   int64_t bytes = 0;  // size of the file

@@ -80,6 +80,17 @@ std::string QdqGraphWriter::dequantize(const std::string& q, float scale, const 
   return name;
 }
 
+std::string QdqGraphWriter::wide_round(const std::string& x, float scale, int bits, const std::string& name) {
+  const std::string levels = initializer(name + ".levels_per_unit", TensorProto::FLOAT, {}, std::vector<float>{scale});
+  const std::string lo =
+      initializer(name + ".lowest", TensorProto::FLOAT, {}, std::vector<float>{float(-(1 << (bits - 1)))});
+  const std::string hi =
+      initializer(name + ".highest", TensorProto::FLOAT, {}, std::vector<float>{float((1 << (bits - 1)) - 1)});
+  const std::string rounded = step("Round", {step("Mul", {x, levels}, name + ".scaled")}, name + ".rounded");
+  ++summary.wide_roundings;
+  return step("Div", {step("Clip", {rounded, lo, hi}, name + ".levels"), levels}, name);
+}
+
 void QdqGraphWriter::ints(onnx::NodeProto* n, const std::string& name, const std::vector<int64_t>& values) {
   onnx::AttributeProto* a = n->add_attribute();
   a->set_name(name);

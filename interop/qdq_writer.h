@@ -59,6 +59,9 @@ class QdqGraphWriter {
   std::string quantize(const std::string& x, float scale, const std::string& name, ActivationType type);
   // DequantizeLinear of stored integers `q` (octet scale `scale`, stored as `type`) to float `name`.
   std::string dequantize(const std::string& q, float scale, const std::string& name, ActivationType type);
+  // A wide activation (NodeQuant::bits) in float, `name`: x * scale rounded
+  // half to even (as QuantizeLinear), clamped to the bits' range, / scale.
+  std::string wide_round(const std::string& x, float scale, int bits, const std::string& name);
 
   static void ints(onnx::NodeProto* n, const std::string& name, const std::vector<int64_t>& values);
   static void integer(onnx::NodeProto* n, const std::string& name, int64_t value);

@@ -33,9 +33,9 @@ QuantizeOptions NamedQuantizeOptions::options(const Checkpoint& checkpoint) cons
   check(activations.empty() || activations == "signed" || activations == "unsigned",
         "--activations must be signed or unsigned (it is '" + activations + "')");
   o.unsigned_activations = activations.empty() ? scheme != "lab" : activations == "unsigned";
-  check(wide_bits >= 8 && wide_bits <= 16,
+  check(wide_bits == 0 || (wide_bits >= 8 && wide_bits <= 16),
         "--wide-bits must be 8 (none) to 16 (it is " + std::to_string(wide_bits) + ")");
-  o.wide_bits = wide_bits;
+  o.wide_bits = wide_bits != 0 ? wide_bits : scheme == "lab" ? 8 : kDefaultWideBits;
   return o;
 }
 

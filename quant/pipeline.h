@@ -25,6 +25,9 @@ constexpr double kFullDefaultsMacs = 200e9;
 // Multiply-adds of `samples` images through `graph`.
 double calibration_macs(const Graph& graph, int64_t samples);
 
+// The command line's --wide-bits when not named (QuantizeOptions::wide_bits).
+constexpr int kDefaultWideBits = 16;
+
 // The quantizer's options as the command line and the Python module name them.
 struct NamedQuantizeOptions {
   // method and weight_rounding empty: the defaults for the network, auto and
@@ -41,7 +44,8 @@ struct NamedQuantizeOptions {
   // 99.10%, ResNet-20 99.47% to 99.58%, MobileNetV2 98.35% to 98.86%); the
   // CUDA runtime does not read such models yet.
   std::string activations;
-  int wide_bits = QuantizeOptions{}.wide_bits;  // QuantizeOptions::wide_bits
+  // QuantizeOptions::wide_bits; 0: kDefaultWideBits, but 8 for the lab scheme (the course lab's int8).
+  int wide_bits = 0;
 
   // Whether an unnamed method or weight_rounding gets the large network's
   // default on `checkpoint`.

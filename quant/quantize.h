@@ -45,7 +45,9 @@ struct QuantizeOptions {
   bool unsigned_activations = false;
   // Up to this many bits (9-16; 8: none) for every signed conv output read only
   // by dense convs (NodeQuant::bits), fewer where a reader's depth K needs it
-  // for exact int32 sums (bits <= 24 - ceil(log2 K)).
+  // for exact int32 sums (bits <= 24 - ceil(log2 K)). MobileNetV2's residual
+  // stream: agreement 98.86% at 8, 99.10% at 16 (the zoo model). The command
+  // line's default is 16 (NamedQuantizeOptions); 8 here, what CUDA reads.
   int wide_bits = 8;
 };
 

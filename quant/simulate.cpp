@@ -27,15 +27,15 @@ FloatModel dequantized_model(const QuantizedModel& m) {
   return f;
 }
 
-Int8Tensor fake_quantized_levels(const QuantizedModel& m, int node, const FloatTensor& value) {
+ActTensor fake_quantized_levels(const QuantizedModel& m, int node, const FloatTensor& value) {
   check(node != m.output(), "the output node has int32 logits, not an int8 grid");
-  const float scale = m.quant[node].scale;
-  const double zero_point = m.quant[node].zero_point;
-  const double lo = lowest_output(m.graph.nodes[node].relu, m.quant[node].zero_point);
-  Int8Tensor out(value.shape);
+  const NodeQuant& q = m.quant[node];
+  const double zero_point = q.zero_point;
+  const double lo = lowest_output(m.graph.nodes[node].relu, q.zero_point, q.bits), hi = highest_output(q.bits);
+  ActTensor out(value.shape);
   for (int64_t k = 0; k < value.numel(); ++k)
-    out.data[k] = static_cast<int8_t>(
-        std::clamp(std::floor(double(value.data[k]) * scale + 0.5) + zero_point, lo, 127.0));
+    out.data[k] =
+        static_cast<int16_t>(std::clamp(std::floor(double(value.data[k]) * q.scale + 0.5) + zero_point, lo, hi));
   return out;
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "graph/float_executor.h"
+#include "graph/op.h"
 #include "qmodel/quantized_model.h"
 
 namespace octet {
@@ -12,8 +13,9 @@ namespace octet {
 // The quantized graph with dequantized parameters: w = q / s_w, b = q_b / (s_in s_w).
 FloatModel dequantized_model(const QuantizedModel& model);
 
-// Rounds a node's float output to its int8 grid (half-way up, as requantize rounds)
-// and returns the int8 levels; the output node has no grid and is not accepted.
-Int8Tensor fake_quantized_levels(const QuantizedModel& model, int node, const FloatTensor& value);
+// Rounds a node's float output to its grid (half-way up, as requantize rounds)
+// and returns the levels: int8's, or a wide node's (NodeQuant::bits); the
+// output node has no grid and is not accepted.
+ActTensor fake_quantized_levels(const QuantizedModel& model, int node, const FloatTensor& value);
 
 }  // namespace octet

@@ -104,8 +104,8 @@ inline void add_quantize_options(CLI::App* cmd, NamedQuantizeOptions& q) {
   cmd->add_option("--wide-bits", q.wide_bits,
                   "Up to this many bits (9-16, stored as int16) for every signed conv output read only by dense "
                   "convs (MobileNetV2's residual stream), fewer where a reader sums too many values for int32; 8: "
-                  "every activation 8-bit. Only the cpu backend runs such a model")
-      ->capture_default_str();
+                  "every activation 8-bit. Only the cpu backend runs such a model (the ONNX export rounds them in "
+                  "float). Default: 16, 8 with --scheme lab");
 }
 
 // q.options(checkpoint), saying on standard error when the network's size

@@ -32,35 +32,28 @@ bool refused_for_zero_points(const QuantizedModel& model, OnnxTarget target) {
   return true;
 }
 
-// Whether the export refuses `model` for its wide (int16) activations, which it does not write yet: checked here.
-bool refused_for_wide_activations(const QuantizedModel& model, OnnxTarget target) {
-  if (!model.has_wide_activations()) return false;
-  TempDir dir;
-  EXPECT_NE(error_of([&] { export_onnx(model, dir.path("model.onnx"), target); }).find("--wide-bits 8"),
-            std::string::npos);
-  EXPECT_FALSE(file_exists(dir.path("model.onnx")));
-  return true;
+// Wide activations (NodeQuant::bits): rounded in float, without a QuantizeLinear.
+int64_t wide_activations(const QuantizedModel& model) {
+  return std::count_if(model.quant.begin(), model.quant.end(), [](const NodeQuant& q) { return q.bits > 8; });
 }
 
 TEST_P(OnnxExport, PassesOnnxChecksWithOneQuantizePerInt8Value) {
   const QuantizedModel model = op_cases()[GetParam()].model();
-  if (refused_for_zero_points(model, OnnxTarget::Faithful) || refused_for_wide_activations(model, OnnxTarget::Faithful))
-    return;
+  if (refused_for_zero_points(model, OnnxTarget::Faithful)) return;
   TempDir dir;
   const OnnxExportSummary summary = export_onnx(model, dir.path("model.onnx"));
   int64_t values = 0;  // a float segment's values stay float: no QuantizeLinear
   const std::vector<bool> float_outputs = model.float_outputs();
   for (int i = 0; i < model.output(); ++i)
-    values += !op_traits(model.graph.nodes[i].op).moves_values && !float_outputs[i];
+    values += !op_traits(model.graph.nodes[i].op).moves_values && !float_outputs[i] && model.quant[i].bits == 8;
   EXPECT_EQ(summary.quantize_linear, values);
+  EXPECT_EQ(summary.wide_roundings, wide_activations(model));
   EXPECT_GT(summary.bytes, 0);
 }
 
 TEST_P(OnnxExport, OnnxRuntimeTargetPassesOnnxChecksRoundingResidualsFirst) {
   const QuantizedModel model = op_cases()[GetParam()].model();
-  if (refused_for_zero_points(model, OnnxTarget::OnnxRuntime) ||
-      refused_for_wide_activations(model, OnnxTarget::OnnxRuntime))
-    return;
+  if (refused_for_zero_points(model, OnnxTarget::OnnxRuntime)) return;
   TempDir dir;
   if (model.mixed_precision()) {  // float nodes export with the faithful target only
     EXPECT_NE(error_of([&] { export_onnx(model, dir.path("model.onnx"), OnnxTarget::OnnxRuntime); })
@@ -73,9 +66,11 @@ TEST_P(OnnxExport, OnnxRuntimeTargetPassesOnnxChecksRoundingResidualsFirst) {
   int64_t roundings = 0;
   for (int i = 0; i < model.output(); ++i) {
     const Node& n = model.graph.nodes[i];
+    if (model.quant[i].bits > 8) continue;  // rounded in float, its residual added in float
     roundings += !op_traits(n.op).moves_values + (op_traits(n.op).absorbs_residual && n.inputs.size() == 2);
   }
   EXPECT_EQ(summary.quantize_linear, roundings);
+  EXPECT_EQ(summary.wide_roundings, wide_activations(model));
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, OnnxExport, ::testing::Range<size_t>(0, op_cases().size()),

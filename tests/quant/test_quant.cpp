@@ -485,7 +485,8 @@ TEST_P(RuntimeExactness, MatchesReferenceExactlyAndSimulationWithinOneLsb) {
     for (int64_t k = 0; k < q.numel(); ++k)
       dequantized[i].data[k] = float(q.data[k] - qm.quant[i].zero_point) / qm.quant[i].scale;
     if (i == 0) continue;
-    const Int8Tensor levels = fake_quantized_levels(qm, static_cast<int>(i), sim.run_node(static_cast<int>(i), dequantized));
+    const ActTensor levels =
+        fake_quantized_levels(qm, static_cast<int>(i), sim.run_node(static_cast<int>(i), dequantized));
     for (int64_t k = 0; k < q.numel(); ++k) {
       const int diff = std::abs(int(levels.data[k]) - int(q.data[k]));
       ASSERT_LE(diff, 1) << "node " << qm.graph.nodes[i].name << " element " << k;

@@ -7,6 +7,7 @@
 
 
 #include "evaluate/evaluate.h"
+#include "qmodel/precision.h"
 #include "quant/pipeline.h"
 #include "tests/support/test_util.h"
 #ifdef OCTET_HAVE_ONNX
@@ -76,6 +77,34 @@ TEST(ZooAccuracyOnnx, MobileNetV2DefaultQuantizationKeepsAccuracy) {
   EXPECT_NEAR(r.int8_top1, 76.65, 1e-9);
   EXPECT_GE(r.int8_top1, r.float_top1 - 0.5);
   EXPECT_GE(r.agreement, 97.9);
+#endif
+}
+
+// The same model with the command line's defaults (unsigned activations, a
+// 16-bit residual stream: issue 35's goal of 99% agreement with per-channel
+// weights and the defaults) on the whole test set: 98.86% with 8-bit
+// activations everywhere, 99.10% with the wide stream.
+TEST(ZooAccuracyOnnx, MobileNetV2CommandLineDefaultsAgreeWithFloatOn99PercentOfImages) {
+#ifndef OCTET_HAVE_ONNX
+  GTEST_SKIP() << "built without the ONNX library (libonnx-dev): the model cannot be imported";
+#else
+  const std::string dir = cifar10_dir();
+  if (dir.empty() || !path_exists(dir + "/test_batch.bin"))
+    GTEST_SKIP() << "CIFAR-10 files are not available (run tools/setup.sh, which writes them)";
+  OnnxImportOptions import;
+  import.dataset = "cifar10";
+  const Checkpoint checkpoint = import_onnx(source_dir() + "/models/zoo/mobilenet_v2_cifar10.onnx", import);
+  const NamedQuantizeOptions defaults;
+  const QuantizeResult q =
+      quantize_checkpoint(checkpoint, dir, defaults.options(checkpoint), defaults.calibration_samples);
+  EXPECT_EQ(precision_summary(q.model).wide.size(), 17u) << "every block's output: the residual stream";
+  const Dataset test = load_dataset(checkpoint.dataset, dir, Split::Test);
+  const EvalReport r = evaluate(FloatExecutor(q.folded), *make_engine(q.model, backend_names::kCpu), test, 0, false);
+  std::printf("mobilenet_v2_cifar10 (command line defaults): float %.2f%%  int8 %.2f%%  agreement %.2f%%\n",
+              r.float_top1, r.int8_top1, r.agreement);
+  EXPECT_NEAR(r.float_top1, 76.93, 1e-9);
+  EXPECT_NEAR(r.int8_top1, 76.87, 1e-9);
+  EXPECT_GE(r.agreement, 99.0);
 #endif
 }
 
