@@ -59,7 +59,8 @@ std::vector<bool> float_node_flags(const Graph& g, const std::vector<std::string
 
 // NodeQuant::bits of node i of the quantized graph: up to `wide_bits` where
 // its output is a dense conv's signed one, read only by dense int8 convs.
-int32_t activation_bits(const Plan& plan, const std::vector<std::vector<int>>& consumers, size_t i, int wide_bits) {
+int32_t activation_bits(const Plan& plan, const std::vector<std::vector<int>>& consumers,
+                        const std::vector<ActShape>& shapes, size_t i, int wide_bits) {
   const Node& n = plan.graph.nodes[i];
   const auto dense_int8_conv = [&](size_t k) {
     return plan.graph.nodes[k].op == Op::Conv2d && plan.graph.nodes[k].groups == 1 && !plan.in_float[k];
@@ -67,7 +68,6 @@ int32_t activation_bits(const Plan& plan, const std::vector<std::vector<int>>& c
   if (wide_bits <= 8 || !plan.own_scale[i] || !dense_int8_conv(i) || n.relu || plan.zero_point[i] != 0 ||
       consumers[i].empty())
     return 8;
-  const std::vector<ActShape> shapes = plan.graph.shapes();
   int32_t bits = wide_bits;
   for (int c : consumers[i]) {
     if (!dense_int8_conv(static_cast<size_t>(c))) return 8;
@@ -128,8 +128,9 @@ Plan plan_graph(const Graph& fg, const std::vector<std::string>& float_nodes, bo
       if (non_negative[i]) plan.zero_point[i] = kUnsignedZeroPoint;
   }
   const auto quantized_consumers = plan.graph.consumers();
+  const std::vector<ActShape> shapes = plan.graph.shapes();
   for (size_t i = 0; i < plan.graph.nodes.size(); ++i)
-    plan.bits.push_back(activation_bits(plan, quantized_consumers, i, wide_bits));
+    plan.bits.push_back(activation_bits(plan, quantized_consumers, shapes, i, wide_bits));
   return plan;
 }
 

@@ -173,12 +173,11 @@ __attribute__((always_inline)) inline void store_block(const __m256i (&acc)[MR][
     for (int r = 0; r < MR; ++r) {
       if (r >= valid) break;
       const int64_t at = (first_pixel + r) * out_c + channel;
+      const int8_t* skip = e.skip ? e.skip + at * (wide_skip ? 2 : 1) : nullptr;  // its bytes
       if (wide_out && output) {
-        store_int16(acc[r][j], v[j], e.skip ? e.skip + at * (wide_skip ? 2 : 1) : nullptr, wide_skip, lo, e.hi,
-                    lanes, reinterpret_cast<int16_t*>(output) + at);
+        store_int16(acc[r][j], v[j], skip, wide_skip, lo, e.hi, lanes, reinterpret_cast<int16_t*>(output) + at);
       } else if (output) {
-        store_int8(acc[r][j], v[j], e.skip ? e.skip + at * (wide_skip ? 2 : 1) : nullptr, lo, lanes, output + at,
-                   wide_skip);
+        store_int8(acc[r][j], v[j], skip, lo, lanes, output + at, wide_skip);
       } else {
         const __m256i sum = _mm256_add_epi32(acc[r][j], v[j].bias);
         if (lanes == kBlock)
