@@ -20,6 +20,9 @@ std::string cuda_unavailable() {
   return CudaEngine::device_available(&why) ? "" : "no usable CUDA device: " + why;
 }
 std::string cuda_unsupported(const QuantizedModel& model) { return cuda::why_model_unsupported(model); }
+std::string cublaslt_unsupported(const QuantizedModel& model) {
+  return cuda::why_model_unsupported_on_cublaslt(model);
+}
 std::string cuda_device() { return CudaEngine::device_description(); }
 template <CudaBackend kBackend>
 std::unique_ptr<Engine> make_cuda(const QuantizedModel& model) {
@@ -35,7 +38,7 @@ const std::vector<EngineBackend> kBackends = {
      make_cuda<CudaBackend::Imma>},
     {backend_names::kCudaDp4a, cuda_unavailable, cuda_unsupported, cuda_device,
      make_cuda<CudaBackend::Dp4a>},
-    {backend_names::kCudaCublasLt, cuda_unavailable, cuda_unsupported, cuda_device,
+    {backend_names::kCudaCublasLt, cuda_unavailable, cublaslt_unsupported, cuda_device,
      make_cuda<CudaBackend::CublasLt>},
 #endif
 };

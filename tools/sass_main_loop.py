@@ -5,7 +5,8 @@ usage: sass_main_loop.py SASS TILES_HEADER
 
 SASS: the output of `cuobjdump --dump-sass` or `nvdisasm` for
 runtime/cuda/conv2d_imma.cu; TILES_HEADER: runtime/cuda/implicit_gemm.h,
-whose tile table names the kernels (conv2d_imma_kernel<i> runs tile i).
+whose tile table names the kernels (conv2d_imma_kernel<i, u> runs tile i, for
+an unsigned input where u: named "(u8 input)").
 
 The main loop is one K stage: from the cp.async wait (DEPBAR) before the
 barrier that precedes the first IMMA to the branch after the last IMMA.
@@ -19,7 +20,7 @@ import sys
 
 HEADER = re.compile(r"Function : (\S+)|//-+ \.text\.(\S+) -+")
 INSTRUCTION = re.compile(r"^\s+/\*[0-9a-f]{4,}\*/\s+(.*?)\s*;")
-TILE = re.compile(r"conv2d_imma_kernelILi(\d+)E")
+TILE = re.compile(r"conv2d_imma_kernelILi(\d+)E(?:Lb([01])E)?")
 
 
 def kernels(listing):
@@ -66,14 +67,14 @@ def main(argv):
     with open(argv[2]) as header:
         names = re.findall(r'\{"(\w+)", \d+, \d+, \d+,', header.read())
     with open(argv[1]) as listing:
-        found = sorted((int(TILE.search(name).group(1)), body) for name, body in kernels(listing.read())
-                       if TILE.search(name))
+        found = sorted((int(match.group(1)), match.group(2) == "1", body) for name, body in kernels(listing.read())
+                       for match in [TILE.search(name)] if match)
     if not found:
         print(f"sass_main_loop.py: no conv2d_imma_kernel in {argv[1]}", file=sys.stderr)
         return 1
     status = 0
-    for tile, body in found:
-        name = names[tile] if tile < len(names) else f"tile {tile}"
+    for tile, unsigned_input, body in found:
+        name = (names[tile] if tile < len(names) else f"tile {tile}") + (" (u8 input)" if unsigned_input else "")
         loop = main_loop(body)
         if loop is None:
             print(f"{name}: no IMMA instruction")

@@ -4,7 +4,7 @@ pip environment has none for C++), and packed into .gpu/models with xz:
 
 - mv2_cifar: models/zoo/mobilenet_v2_cifar10.onnx (trained), quantized with
   the defaults on CIFAR-10 (JPEG copy) but for what the CUDA runtime reads
-  (--activations signed --wide-bits 8); its CPU and GPU logits are compared
+  (--wide-bits 8); its CPU and GPU logits are compared
   over the whole test set there;
 - resnet50, mobilenet_v2: torchvision's at 224x224, random weights, quantized
   with --method max --weight-rounding nearest on 16 random images. Speed does
@@ -64,9 +64,9 @@ def main():
         files = []
         run([a.octet, "import", str(SOURCE_DIR / "models/zoo/mobilenet_v2_cifar10.onnx"), "--dataset", "cifar10",
              "-o", str(tmp / "mv2_cifar.octet")])
-        # The CUDA runtime reads 8-bit activations with zero point 0 only.
+        # The CUDA runtime reads 8-bit activations only.
         run([a.octet, "quantize", "--checkpoint", str(tmp / "mv2_cifar.octet"), "--data", a.data,
-             "--activations", "signed", "--wide-bits", "8", "-o", str(tmp / "mv2_cifar.int8.octet")])
+             "--wide-bits", "8", "-o", str(tmp / "mv2_cifar.int8.octet")])
         files += ["mv2_cifar.octet", "mv2_cifar.int8.octet"]
         calibration = tmp / "calibration.npy"
         np.save(calibration, np.random.default_rng(5).normal(size=(16, 3, 224, 224)).astype(np.float32))

@@ -23,11 +23,13 @@ void launch(const char* op, int64_t count, Element element, cudaStream_t stream)
 }  // namespace
 
 void concat_input(const int8_t* x, int64_t pixels, int in_stored_c, int channels, int first, int out_stored_c,
-                  int32_t multiplier, int32_t shift, int8_t* y, cudaStream_t stream) {
+                  int32_t multiplier, int32_t shift, int32_t in_zero_point, int32_t out_zero_point, int8_t* y,
+                  cudaStream_t stream) {
   launch(
       "concat", pixels * channels,
       [=] __device__(int64_t e) {
-        concat_element(x, in_stored_c, channels, first, out_stored_c, multiplier, shift, e, y);
+        concat_element(x, in_stored_c, channels, first, out_stored_c, multiplier, shift, in_zero_point,
+                       out_zero_point, e, y);
       },
       stream);
 }
@@ -39,10 +41,13 @@ void zero_channels(int8_t* y, int64_t pixels, int from, int stored_c, cudaStream
 }
 
 void mul(const int8_t* x, const int8_t* z, bool broadcast, int64_t batch, int64_t pixels, int stored_c,
-         int32_t multiplier, int32_t shift, int8_t* y, cudaStream_t stream) {
+         int32_t multiplier, int32_t shift, MulZeroPoints zero_points, int8_t* y, cudaStream_t stream) {
   launch(
       "mul", batch * pixels * stored_c,
-      [=] __device__(int64_t e) { mul_element(x, z, broadcast, pixels, stored_c, multiplier, shift, e, y); }, stream);
+      [=] __device__(int64_t e) {
+        mul_element(x, z, broadcast, pixels, stored_c, multiplier, shift, zero_points, e, y);
+      },
+      stream);
 }
 
 void channel_slice(const int8_t* x, int64_t pixels, int in_stored_c, int offset, int channels, int out_stored_c,

@@ -2,25 +2,29 @@
 // channel slice and shuffle, pad, activation tables), one output byte per thread: each thread's
 // work as a plain C++ function with host and device qualifiers, so that the
 // host executor of the device layout (tests/ops) runs the kernels' own
-// arithmetic on any machine. Values are NHWC int8 with stored (padded)
-// channels; every output's padding channels come out 0.
+// arithmetic on any machine. Values are NHWC with stored (padded) channels,
+// stored as stored_value.h says; every output's padding channels come out 0.
 #pragma once
 
+#include <array>
 #include <cstdint>
 
-#include "common/requantize.h"
+#include "runtime/cuda/stored_value.h"
 
 namespace octet::cuda {
 
 // Concat: input i (its `channels` real channels of `in_stored_c`) requantized
 // into output channels [first, first + channels). Element e of the
 // pixels x channels of this input.
+// The zero points: the input's and the output's.
 OCTET_HOST_DEVICE void concat_element(const int8_t* x, int in_stored_c, int channels, int first, int out_stored_c,
-                                      int32_t multiplier, int32_t shift, int64_t e, int8_t* y) {
+                                      int32_t multiplier, int32_t shift, int32_t in_zero_point,
+                                      int32_t out_zero_point, int64_t e, int8_t* y) {
   const int64_t pixel = e / channels;
   const int c = static_cast<int>(e - pixel * channels);
+  const int32_t v = stored_value(x[pixel * in_stored_c + c], stored_unsigned(in_zero_point));
   y[pixel * out_stored_c + first + c] =
-      static_cast<int8_t>(::octet::requantize(x[pixel * in_stored_c + c], multiplier, 0, 0, shift, -128));
+      static_cast<int8_t>(requantize_stored(v, multiplier, 0, 0, shift, stored_range(false, out_zero_point)));
 }
 
 // The output channels [from, stored_c) of pixel e / (stored_c - from) set to 0.
@@ -31,12 +35,19 @@ OCTET_HOST_DEVICE void zero_channels_element(int from, int stored_c, int64_t e, 
 
 // Mul: element e of x times z's (z: the same storage, or with `broadcast`
 // one pixel per sample), requantized by one multiplier. Padding channels are
-// 0 in x, so 0 in the product and after requantization.
+// 0 in x, so 0 in the product and after requantization. `zero_points`: x's,
+// z's and the output's.
+struct MulZeroPoints {
+  int32_t x = 0, z = 0, out = 0;
+};
 OCTET_HOST_DEVICE void mul_element(const int8_t* x, const int8_t* z, bool broadcast, int64_t pixels, int stored_c,
-                                   int32_t multiplier, int32_t shift, int64_t e, int8_t* y) {
+                                   int32_t multiplier, int32_t shift, MulZeroPoints zero_points, int64_t e, int8_t* y) {
   const int64_t per_sample = pixels * stored_c;
   const int64_t ze = broadcast ? e / per_sample * stored_c + e % stored_c : e;
-  y[e] = static_cast<int8_t>(::octet::requantize(int32_t(x[e]) * z[ze], multiplier, 0, 0, shift, -128));
+  const int32_t product = stored_value(x[e], stored_unsigned(zero_points.x)) *
+                          stored_value(z[ze], stored_unsigned(zero_points.z));
+  y[e] = static_cast<int8_t>(
+      requantize_stored(product, multiplier, 0, 0, shift, stored_range(false, zero_points.out)));
 }
 
 // ChannelSlice: output channel c is input channel offset + c.
@@ -55,12 +66,24 @@ OCTET_HOST_DEVICE void shuffle_element(const int8_t* x, int channels, int groups
   y[e] = c < channels ? x[pixel * stored_c + c % groups * (channels / groups) + c / groups] : int8_t{0};
 }
 
-// Activation: each input level's output level from its 256-entry table
-// (graph/ops/activation.h, indexed by the input + 128); 0 in the padding
-// channels, whatever the table says of a 0.
+// Activation: each stored input byte's stored output from its 256-entry
+// table (stored_activation_table); 0 in the padding channels, whatever the
+// table says of a 0.
 OCTET_HOST_DEVICE void table_element(const int8_t* x, const int8_t* table, int channels, int stored_c, int64_t e,
                                      int8_t* y) {
-  y[e] = e % stored_c < channels ? table[x[e] + 128] : int8_t{0};
+  y[e] = e % stored_c < channels ? table[static_cast<uint8_t>(x[e])] : int8_t{0};
+}
+
+// graph/ops/activation.h's table (output level by input level + 128) indexed
+// by the stored input byte, giving the stored output, at the zero points given.
+inline std::array<int8_t, 256> stored_activation_table(const std::array<int8_t, 256>& levels, int32_t in_zero_point,
+                                                       int32_t out_zero_point) {
+  std::array<int8_t, 256> stored{};
+  for (int byte = 0; byte < 256; ++byte) {
+    const int32_t level = stored_value(static_cast<int8_t>(byte), stored_unsigned(in_zero_point)) + in_zero_point;
+    stored[byte] = static_cast<int8_t>(levels[level + 128] - out_zero_point);
+  }
+  return stored;
 }
 
 // Pad2d: zero rows and columns around each image (the same stored channels).

@@ -3,6 +3,8 @@
 #include <climits>
 #include <cstdint>
 
+#include "runtime/cuda/stored_value.h"
+
 namespace octet::cuda {
 
 namespace {
@@ -14,7 +16,8 @@ constexpr int kTilePad = 4;  // shared row padding: the tile stores hit 32 diffe
 
 // A block computes BM output pixels x BN output channels; each of its 256
 // threads owns 4 pixels (rows thread_row + BM/4 * i) x 4 adjacent channels.
-template <int BM, int BN>
+// kUnsignedInput: the input is stored as uint8 (stored_value.h).
+template <int BM, int BN, bool kUnsignedInput>
 __global__ void __launch_bounds__(kConvThreads)
     conv2d_dp4a_kernel(const ConvShape s, const int8_t* __restrict__ input, const int8_t* __restrict__ weights,
                        const RequantEpilogue e, int8_t* __restrict__ output) {
@@ -83,10 +86,13 @@ __global__ void __launch_bounds__(kConvThreads)
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
         const int32_t a = a_tile[w][thread_row + (BM / 4) * i];
-        acc[i][0] = __dp4a(a, b.x, acc[i][0]);
-        acc[i][1] = __dp4a(a, b.y, acc[i][1]);
-        acc[i][2] = __dp4a(a, b.z, acc[i][2]);
-        acc[i][3] = __dp4a(a, b.w, acc[i][3]);
+        const auto dot = [&](int32_t weight, int32_t c) {
+          return kUnsignedInput ? dp4a_unsigned_signed(a, weight, c) : __dp4a(a, weight, c);
+        };
+        acc[i][0] = dot(b.x, acc[i][0]);
+        acc[i][1] = dot(b.y, acc[i][1]);
+        acc[i][2] = dot(b.z, acc[i][2]);
+        acc[i][3] = dot(b.w, acc[i][3]);
       }
     }
     __syncthreads();  // the next step overwrites the tiles
@@ -99,29 +105,31 @@ __global__ void __launch_bounds__(kConvThreads)
     const int64_t m = row0 + thread_row + (BM / 4) * i;
     if (m >= rows) break;  // rows grow with i
     const int64_t at = m * s.out_c + col;
-    *reinterpret_cast<uint32_t*>(output + at) =
-        pack_int8x4(requantize_output(acc[i][0], col, at, e), requantize_output(acc[i][1], col + 1, at + 1, e),
-                    requantize_output(acc[i][2], col + 2, at + 2, e), requantize_output(acc[i][3], col + 3, at + 3, e));
+    const auto out = [&](int j) { return requantize_stored_output(acc[i][j], col + j, at + j, e); };
+    *reinterpret_cast<uint32_t*>(output + at) = pack_int8x4(out(0), out(1), out(2), out(3));
   }
 }
 
 template <int BM, int BN>
-void launch_conv2d_dp4a_tiles(const ConvShape& s, const int8_t* input, const int8_t* weights, const RequantEpilogue& e,
-                              int8_t* output, cudaStream_t stream) {
+void launch_conv2d_dp4a_tiles(const ConvShape& s, const int8_t* input, bool unsigned_input, const int8_t* weights,
+                              const RequantEpilogue& e, int8_t* output, cudaStream_t stream) {
   const dim3 grid(static_cast<unsigned>(ceil_div(s.rows(), BM)), static_cast<unsigned>(ceil_div(s.out_c, BN)));
-  conv2d_dp4a_kernel<BM, BN><<<grid, kConvThreads, 0, stream>>>(s, input, weights, e, output);
+  if (unsigned_input)
+    conv2d_dp4a_kernel<BM, BN, true><<<grid, kConvThreads, 0, stream>>>(s, input, weights, e, output);
+  else
+    conv2d_dp4a_kernel<BM, BN, false><<<grid, kConvThreads, 0, stream>>>(s, input, weights, e, output);
   CUDA_CHECK_LAUNCH();
 }
 
 // Narrow layers get taller tiles so that few threads idle on missing channels.
-void launch_conv2d_dp4a(const ConvShape& s, const int8_t* input, const int8_t* weights, const RequantEpilogue& e,
-                        int8_t* output, cudaStream_t stream) {
+void launch_conv2d_dp4a(const ConvShape& s, const int8_t* input, bool unsigned_input, const int8_t* weights,
+                        const RequantEpilogue& e, int8_t* output, cudaStream_t stream) {
   if (s.out_c <= 16)
-    launch_conv2d_dp4a_tiles<256, 16>(s, input, weights, e, output, stream);
+    launch_conv2d_dp4a_tiles<256, 16>(s, input, unsigned_input, weights, e, output, stream);
   else if (s.out_c <= 32)
-    launch_conv2d_dp4a_tiles<128, 32>(s, input, weights, e, output, stream);
+    launch_conv2d_dp4a_tiles<128, 32>(s, input, unsigned_input, weights, e, output, stream);
   else
-    launch_conv2d_dp4a_tiles<64, 64>(s, input, weights, e, output, stream);
+    launch_conv2d_dp4a_tiles<64, 64>(s, input, unsigned_input, weights, e, output, stream);
 }
 
 bool aligned4(const void* p) { return reinterpret_cast<uintptr_t>(p) % 4 == 0; }
@@ -142,13 +150,13 @@ std::string conv2d_dp4a_unsupported(const ConvShape& s) {
   return "";
 }
 
-void conv2d_dp4a(const ConvShape& s, const int8_t* input, const int8_t* weights, const RequantEpilogue& e,
-                 int8_t* output, cudaStream_t stream) {
+void conv2d_dp4a(const ConvShape& s, const int8_t* input, bool unsigned_input, const int8_t* weights,
+                 const RequantEpilogue& e, int8_t* output, cudaStream_t stream) {
   const std::string why = conv2d_dp4a_unsupported(s);
   check(why.empty(), "cuda-dp4a conv2d cannot run this shape: " + why);
   check(aligned4(input) && aligned4(weights) && aligned4(output),
         "cuda-dp4a conv2d: input, weights and output must be 4-byte aligned");
-  launch_conv2d_dp4a(s, input, weights, e, output, stream);
+  launch_conv2d_dp4a(s, input, unsigned_input, weights, e, output, stream);
 }
 
 }  // namespace octet::cuda

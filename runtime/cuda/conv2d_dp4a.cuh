@@ -13,8 +13,9 @@ namespace octet::cuda {
 std::string conv2d_dp4a_unsupported(const ConvShape& s);
 
 // `weights`: [out_c][kernel][kernel][in_c] (padded channels, zero padding rows);
-// `output`: NHWC [rows][out_c].
-void conv2d_dp4a(const ConvShape& s, const int8_t* input, const int8_t* weights, const RequantEpilogue& e,
-                 int8_t* output, cudaStream_t stream);
+// `output`: NHWC [rows][out_c]; input and output stored as stored_value.h
+// says (`unsigned_input`: the input's zero point is -128).
+void conv2d_dp4a(const ConvShape& s, const int8_t* input, bool unsigned_input, const int8_t* weights,
+                 const RequantEpilogue& e, int8_t* output, cudaStream_t stream);
 
 }  // namespace octet::cuda

@@ -10,11 +10,12 @@
 
 #include "runtime/cuda/int8x4.h"
 #include "runtime/cuda/pixel_item.h"
-#include "runtime/requant_epilogue.h"
+#include "runtime/cuda/stored_value.h"
 
 namespace octet::cuda {
 
-// Activations NHWC int8 with stored (padded) channels, a multiple of 4.
+// Activations NHWC with stored (padded) channels, a multiple of 4; values
+// stored as stored_value.h says.
 struct GroupedConvShape {
   int64_t batch = 0;
   int in_h = 0, in_w = 0, in_stored_c = 0;
@@ -22,6 +23,7 @@ struct GroupedConvShape {
   int out_channels = 0;  // real ones; the stored channels past them come out 0
   int in_per_group = 0, out_per_group = 0;
   int kernel = 0, stride = 1, padding = 0, dilation = 1;
+  bool unsigned_input = false;  // the input stored as uint8 (zero point -128)
   OCTET_HOST_DEVICE bool depthwise() const { return in_per_group == 1 && out_per_group == 1; }
   // Output channels per thread: 16 (one 16-byte load per tap) for depthwise
   // convs whose channels allow it, else 4.
@@ -63,14 +65,16 @@ OCTET_HOST_DEVICE void grouped_conv_item(const int8_t* __restrict__ x, const int
         uint32_t xs[kWords], ws[kWords];
         load_words(in + c0, xs);
         load_words(w + grouped_weight_offset(s, tap, 0, c0), ws);
-        for (int j = 0; j < Lanes; ++j) acc[j] += byte_of(xs[j / 4], j % 4) * byte_of(ws[j / 4], j % 4);
+        for (int j = 0; j < Lanes; ++j)
+          acc[j] += stored_value(xs[j / 4], j % 4, s.unsigned_input) * byte_of(ws[j / 4], j % 4);
       } else if constexpr (Lanes == 4) {
         for (int ci = 0; ci < s.in_per_group; ++ci) {
           uint32_t ws[kWords];
           load_words(w + grouped_weight_offset(s, tap, ci, c0), ws);
           for (int j = 0; j < Lanes; ++j)  // output channel c0 + j's group starts at input channel first
             if (const int o = c0 + j; o < s.out_channels)
-              acc[j] += int32_t(in[o / s.out_per_group * s.in_per_group + ci]) * byte_of(ws[j / 4], j % 4);
+              acc[j] += stored_value(in[o / s.out_per_group * s.in_per_group + ci], s.unsigned_input) *
+                        byte_of(ws[j / 4], j % 4);
         }
       }
     }
@@ -79,9 +83,8 @@ OCTET_HOST_DEVICE void grouped_conv_item(const int8_t* __restrict__ x, const int
   uint32_t out[kWords];
   for (int i = 0; i < kWords; ++i) {
     const int j = 4 * i;
-    out[i] = pack_int8x4(requantize_output(acc[j], c0 + j, at + j, e), requantize_output(acc[j + 1], c0 + j + 1, at + j + 1, e),
-                         requantize_output(acc[j + 2], c0 + j + 2, at + j + 2, e),
-                         requantize_output(acc[j + 3], c0 + j + 3, at + j + 3, e));
+    const auto out_of = [&](int k) { return requantize_stored_output(acc[k], c0 + k, at + k, e); };
+    out[i] = pack_int8x4(out_of(j), out_of(j + 1), out_of(j + 2), out_of(j + 3));
   }
   store_words(y + at, out);
 }

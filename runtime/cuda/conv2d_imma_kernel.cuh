@@ -10,7 +10,7 @@
 #include "common/requantize.h"
 #include "runtime/cuda/implicit_gemm.h"
 #include "runtime/cuda/int8x4.h"
-#include "runtime/requant_epilogue.h"
+#include "runtime/cuda/stored_value.h"
 #if defined(__CUDACC__)
 #include "runtime/cuda/tensor_core.cuh"
 #endif
@@ -45,7 +45,8 @@ __device__ __forceinline__ void load_fragments(uint32_t a, uint32_t b, int s, co
 
 // conv2d_imma_kernel's epilogue: the accumulators (of every K slice) through
 // shared memory, so that each thread reads 4 adjacent channels of a row, sums
-// the slices and stores one word, requantized by `e` (bias, residual, ReLU).
+// the slices and stores one word, requantized by `e` (bias, residual, ReLU),
+// stored as stored_value.h says.
 template <int kTile, int kMmaRows, int kMmaCols>
 __device__ __forceinline__ void store_output_tile(const igemm::Problem& p, const igemm::BlockTile& block,
                                                   const igemm::WarpTile& warp, int thread,
@@ -79,7 +80,8 @@ __device__ __forceinline__ void store_output_tile(const igemm::Problem& p, const
   const int4 multiplier = *reinterpret_cast<const int4*>(e.multiplier + col);
   const int4 shift = *reinterpret_cast<const int4*>(e.shift + col);
   const int4 skip_multiplier = e.skip ? *reinterpret_cast<const int4*>(e.skip_multiplier + col) : make_int4(0, 0, 0, 0);
-  const int32_t lo = e.relu ? 0 : -128;
+  const StoredRange range = stored_range(e.relu, e.zero_point);
+  const bool skip_unsigned = stored_unsigned(e.skip_zero_point);
   const int rows = p.rows();
   // The residual words of a group of passes are loaded before any of them is
   // stored: e.skip may alias nothing the compiler knows of, so a load issued
@@ -105,8 +107,7 @@ __device__ __forceinline__ void store_output_tile(const igemm::Problem& p, const
         sum.x += v.x, sum.y += v.y, sum.z += v.z, sum.w += v.w;
       }
       auto out = [&](int32_t a, int32_t b, int32_t m_, int32_t sm, int32_t sh, int byte) {
-        const int32_t s = static_cast<int8_t>(skip[g] >> (8 * byte));
-        return ::octet::requantize(a + b, m_, s, sm, sh, lo);
+        return requantize_stored(a + b, m_, stored_value(skip[g], byte, skip_unsigned), sm, sh, range);
       };
       *reinterpret_cast<uint32_t*>(output + m * p.out_c + col) =
           pack_int8x4(out(sum.x, bias.x, multiplier.x, skip_multiplier.x, shift.x, 0),
@@ -119,7 +120,9 @@ __device__ __forceinline__ void store_output_tile(const igemm::Problem& p, const
 
 // One block computes a BM x BN tile of the output (see implicit_gemm.h for
 // the layout of every piece); every address below comes from there.
-template <int kTile>
+// kUnsignedInput: the input is stored as uint8 (stored_value.h), multiplied
+// by the tensor cores as such.
+template <int kTile, bool kUnsignedInput>
 __global__ void __launch_bounds__(igemm::tile_config(kTile).threads())
     conv2d_imma_kernel(const igemm::Problem p, const int8_t* __restrict__ input, const int8_t* __restrict__ weights,
                        const RequantEpilogue e, int8_t* __restrict__ output) {
@@ -225,7 +228,12 @@ __global__ void __launch_bounds__(igemm::tile_config(kTile).threads())
 #pragma unroll
       for (int mi = 0; mi < kMmaRows; ++mi)
 #pragma unroll
-        for (int ni = 0; ni < kMmaCols; ++ni) mma_s8(acc[mi][ni], a_fragment[mi], b_fragment[ni]);
+        for (int ni = 0; ni < kMmaCols; ++ni) {
+          if constexpr (kUnsignedInput)
+            mma_u8s8(acc[mi][ni], a_fragment[mi], b_fragment[ni]);
+          else
+            mma_s8(acc[mi][ni], a_fragment[mi], b_fragment[ni]);
+        }
     }
   }
 
@@ -240,10 +248,19 @@ void with_tile(int tile, F f, std::integer_sequence<int, kTiles...>) {
 }  // namespace detail
 
 // Calls f(std::integral_constant<int, tile>) for the runtime `tile`, so that
-// f can name conv2d_imma_kernel<tile> (host code: the launcher and the tests).
+// f can name conv2d_imma_kernel<tile, ...> (host code: the launcher and the tests).
 template <typename F>
 void with_tile(int tile, F f) {
   detail::with_tile(tile, f, std::make_integer_sequence<int, igemm::kTileCount>{});
+}
+
+// Calls f(tile, unsigned_input) as integral constants: f can name
+// conv2d_imma_kernel<tile, unsigned_input>.
+template <typename F>
+void with_kernel(int tile, bool unsigned_input, F f) {
+  with_tile(tile, [&](auto t) {
+    unsigned_input ? f(t, std::true_type{}) : f(t, std::false_type{});
+  });
 }
 
 }  // namespace octet::cuda

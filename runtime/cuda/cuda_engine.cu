@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "graph/ops/activation.h"
+#include "runtime/cuda/channel_ops_kernel.h"
 #include "runtime/cuda/conv2d_imma.cuh"
 #include "runtime/cuda/engine_impl.cuh"
 #include "runtime/cuda/op_support.h"
@@ -85,7 +86,10 @@ CudaEngine::Impl::Impl(const QuantizedModel& m, CudaBackend b, int d) : device(d
   for (int i = 0; i < n_nodes; ++i) {
     const Node& n = g.nodes[i];
     if (n.op != Op::Activation) continue;
-    const std::array<int8_t, 256> table = ops::activation_table(n, model.quant[n.inputs[0]].scale, model.quant[i].scale);
+    const int32_t in_zero_point = model.quant[n.inputs[0]].zero_point, out_zero_point = model.quant[i].zero_point;
+    const std::array<int8_t, 256> table = cuda::stored_activation_table(
+        ops::activation_table(n, model.quant[n.inputs[0]].scale, model.quant[i].scale, in_zero_point, out_zero_point),
+        in_zero_point, out_zero_point);
     tables[i] = cuda::upload(std::vector<int8_t>(table.begin(), table.end()));
   }
   // Weights packed once (device_layout.h).
@@ -288,7 +292,7 @@ std::vector<int8_t> CudaEngine::node_output(int node) {
   CUDA_CHECK(cudaMemcpyAsync(stored.data(), m.value(*m.last_run, node), stored.size(), cudaMemcpyDeviceToHost,
                              m.stream.get()));
   CUDA_CHECK(cudaStreamSynchronize(m.stream.get()));
-  return cuda::strip_padding(stored, s, batch);
+  return cuda::strip_padding(stored, s, batch, m.model.quant[node].zero_point);
 }
 
 std::vector<Engine::NodeTiming> CudaEngine::profile(const float* input, int64_t batch, int warmup, int iterations) {

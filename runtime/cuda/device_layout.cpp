@@ -209,7 +209,8 @@ ArenaPlan plan_arena(const Graph& g, const ValueLayout& values, int64_t batch, b
   return plan;
 }
 
-std::vector<int8_t> strip_padding(const std::vector<int8_t>& stored, const Storage& s, int64_t batch) {
+std::vector<int8_t> strip_padding(const std::vector<int8_t>& stored, const Storage& s, int64_t batch,
+                                  int32_t zero_point) {
   check(static_cast<int64_t>(stored.size()) == batch * s.bytes(), "strip_padding: buffer size does not match");
   std::vector<int8_t> out;
   if (s.fold.kind != ImageFold::kNone) {
@@ -218,11 +219,12 @@ std::vector<int8_t> strip_padding(const std::vector<int8_t>& stored, const Stora
       for (int y = 0; y < s.fold.height; ++y)
         for (int x = 0; x < s.fold.width; ++x)
           for (int c = 0; c < s.c; ++c) out.push_back(stored[b * s.bytes() + s.fold.offset_of(y, x, c)]);
-    return out;
+  } else {
+    out.reserve(static_cast<size_t>(batch * s.pixels * s.c));
+    for (int64_t r = 0; r < batch * s.pixels; ++r)
+      out.insert(out.end(), stored.begin() + r * s.padded_c, stored.begin() + r * s.padded_c + s.c);
   }
-  out.reserve(static_cast<size_t>(batch * s.pixels * s.c));
-  for (int64_t r = 0; r < batch * s.pixels; ++r)
-    out.insert(out.end(), stored.begin() + r * s.padded_c, stored.begin() + r * s.padded_c + s.c);
+  for (int8_t& v : out) v = static_cast<int8_t>(v + zero_point);  // stored centered (stored_value.h)
   return out;
 }
 

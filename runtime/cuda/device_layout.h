@@ -116,8 +116,10 @@ struct ArenaPlan {
 };
 ArenaPlan plan_arena(const Graph& g, const ValueLayout& values, int64_t batch, bool retain_all);
 
-// The values of one node in the CPU runtime's layout (NHWC without channel
-// padding, unfolded) from its device bytes (`batch` samples).
-std::vector<int8_t> strip_padding(const std::vector<int8_t>& stored, const Storage& s, int64_t batch);
+// The values of one node in the CPU runtime's layout and bytes (NHWC without
+// channel padding, unfolded, q rather than q - zero_point) from its device
+// bytes (`batch` samples, stored as stored_value.h says).
+std::vector<int8_t> strip_padding(const std::vector<int8_t>& stored, const Storage& s, int64_t batch,
+                                  int32_t zero_point);
 
 }  // namespace octet::cuda

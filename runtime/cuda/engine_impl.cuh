@@ -154,8 +154,12 @@ struct CudaEngine::Impl {
   // A grouped, depthwise or dilated conv: conv2d_grouped.cuh, on every backend.
   bool uses_grouped(int node) const { return cuda::runs_grouped_kernel(model.graph.nodes[node]); }
   cuda::GroupedConvShape grouped_shape(int node, int64_t batch) const {
-    return cuda::grouped_conv_shape(model.graph, shapes, values, node, batch);
+    cuda::GroupedConvShape s = cuda::grouped_conv_shape(model.graph, shapes, values, node, batch);
+    s.unsigned_input = stored_unsigned(model.graph.nodes[node].inputs[0]);
+    return s;
   }
+  // Whether the node's value is stored as uint8 (cuda/stored_value.h).
+  bool stored_unsigned(int node) const { return cuda::stored_unsigned(model.quant[node].zero_point); }
   // The global average pool of a fused network tail, or -1 (not when every node's value is retained).
   int fused_pool(const Plan& p) const { return p.retains_all ? -1 : tail_pool; }
   void enqueue_tail(const Plan& p) const;

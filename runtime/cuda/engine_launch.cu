@@ -20,8 +20,8 @@ void CudaEngine::Impl::enqueue_tail(const Plan& p) const {
   const NodeQuant& q = model.quant[pool];
   const DeviceLayer& layer = layers[output()];
   cuda::global_avg_pool_logits(value(p, x), p.batch, in.h, in.w, storage(x).padded_c, q.multiplier.data[0],
-                               q.shift.data[0], layer.weights.get(), classes(), layer.bias.get(), p.logits.get(),
-                               stream.get());
+                               q.shift.data[0], model.quant[x].zero_point, q.zero_point, layer.weights.get(),
+                               classes(), layer.bias.get(), p.logits.get(), stream.get());
 }
 
 void CudaEngine::Impl::enqueue_weighted(const Plan& p, int node) const {
@@ -34,22 +34,23 @@ void CudaEngine::Impl::enqueue_weighted(const Plan& p, int node) const {
   }
   const cuda::ConvShape s = conv_shape(node, p.batch);
   const int8_t* x = value(p, n.inputs[0]);
+  const bool unsigned_x = stored_unsigned(n.inputs[0]);
   const bool is_output = node == output();
   if (is_output && fused_pool(p) >= 0) return enqueue_tail(p);
   if (uses_imma(node)) {
-    cuda::conv2d_imma(imma_problem(node, p.batch), p.tiles[node], x, layer.weights.get(), epilogue(p, node),
-                      value(p, node), stream.get());
+    cuda::conv2d_imma(imma_problem(node, p.batch), p.tiles[node], x, unsigned_x, layer.weights.get(),
+                      epilogue(p, node), value(p, node), stream.get());
     return;
   }
   if (backend != CudaBackend::CublasLt) {  // dp4a; imma's linear layers too
     if (is_output)
-      cuda::linear_dp4a_logits(x, layer.weights.get(), s.rows(), s.depth(), classes(), layer.bias.get(), p.logits.get(),
-                               stream.get());
+      cuda::linear_dp4a_logits(x, unsigned_x, layer.weights.get(), s.rows(), s.depth(), classes(), layer.bias.get(),
+                               p.logits.get(), stream.get());
     else if (n.op == Op::Linear)
-      cuda::linear_dp4a(x, layer.weights.get(), s.rows(), s.depth(), s.out_c, epilogue(p, node), value(p, node),
-                        stream.get());
+      cuda::linear_dp4a(x, unsigned_x, layer.weights.get(), s.rows(), s.depth(), s.out_c, epilogue(p, node),
+                        value(p, node), stream.get());
     else
-      cuda::conv2d_dp4a(s, x, layer.weights.get(), epilogue(p, node), value(p, node), stream.get());
+      cuda::conv2d_dp4a(s, x, unsigned_x, layer.weights.get(), epilogue(p, node), value(p, node), stream.get());
     return;
   }
   const int8_t* patches = x;  // a linear's or pointwise conv's input rows are its patches
@@ -78,6 +79,7 @@ void CudaEngine::Impl::enqueue_node(const Plan& p, int node) const {
                         {},
                         {},
                         {},
+                        {},
                         n.op == Op::Flatten ? nullptr : value(p, node),
                         shapes[node],
                         storage(node).padded_c,
@@ -89,6 +91,7 @@ void CudaEngine::Impl::enqueue_node(const Plan& p, int node) const {
     args.inputs.push_back(value(p, in));
     args.in_shapes.push_back(shapes[in]);
     args.inputs_c.push_back(storage(in).padded_c);
+    args.in_zero_points.push_back(model.quant[in].zero_point);
   }
   launch(args);
 }

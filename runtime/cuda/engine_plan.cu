@@ -9,6 +9,7 @@
 #include "runtime/cuda/conv2d_imma.cuh"
 #include "runtime/cuda/engine_impl.cuh"
 #include "runtime/cuda/linear_dp4a.cuh"
+#include "runtime/cuda/op_support.h"
 
 namespace octet {
 
@@ -37,7 +38,10 @@ std::string CudaEngine::Impl::imma_unsupported(int node, int64_t batch) const {
 std::string CudaEngine::Impl::unsupported(int node, int64_t batch) const {
   if (uses_grouped(node)) return cuda::conv2d_grouped_unsupported(grouped_shape(node, batch));
   const cuda::ConvShape s = conv_shape(node, batch);
-  if (backend == CudaBackend::CublasLt) return cuda::LtGemm::unsupported(s.out_c, s.rows(), s.depth());
+  if (backend == CudaBackend::CublasLt) {
+    const std::string why = cuda::why_cublaslt_cannot_run(model, node);
+    return why.empty() ? cuda::LtGemm::unsupported(s.out_c, s.rows(), s.depth()) : why;
+  }
   if (uses_imma(node)) return imma_unsupported(node, batch);
   if (model.graph.nodes[node].op == Op::Conv2d) return cuda::conv2d_dp4a_unsupported(s);
   return cuda::linear_dp4a_unsupported(s.rows(), s.depth(), s.out_c);
@@ -68,9 +72,11 @@ RequantEpilogue CudaEngine::Impl::epilogue(const Plan& p, int node) const {
   e.multiplier = layer.multiplier.get();
   e.shift = layer.shift.get();
   e.relu = n.relu;
+  e.zero_point = model.quant[node].zero_point;
   if (n.inputs.size() == 2) {
     e.skip = value(p, n.inputs[1]);
     e.skip_multiplier = layer.skip_multiplier.get();
+    e.skip_zero_point = model.quant[n.inputs[1]].zero_point;
   }
   return e;
 }
@@ -141,8 +147,8 @@ int CudaEngine::Impl::tuned_tile(const Plan& p, int node) {
 double CudaEngine::Impl::time_imma(const Plan& p, int node, int tile) const {
   const Node& n = model.graph.nodes[node];
   const auto launch = [&] {
-    cuda::conv2d_imma(imma_problem(node, p.batch), tile, value(p, n.inputs[0]), layers[node].weights.get(),
-                      epilogue(p, node), value(p, node), stream.get());
+    cuda::conv2d_imma(imma_problem(node, p.batch), tile, value(p, n.inputs[0]), stored_unsigned(n.inputs[0]),
+                      layers[node].weights.get(), epilogue(p, node), value(p, node), stream.get());
   };
   launch();  // loads the kernel; the arena holds any bytes: no branch of the kernel depends on them
   const Events events(2);

@@ -27,6 +27,35 @@ OCTET_HOST_DEVICE uint32_t pack_int8x4(int32_t v0, int32_t v1, int32_t v2, int32
 // Element j of a word.
 OCTET_HOST_DEVICE int32_t byte_of(uint32_t word, int j) { return static_cast<int8_t>(word >> (8 * j)); }
 
+// Element j of a word read as uint8 (a stored unsigned value, stored_value.h).
+OCTET_HOST_DEVICE int32_t unsigned_byte_of(uint32_t word, int j) {
+  return static_cast<int32_t>((word >> (8 * j)) & 0xFFu);
+}
+
+// c + the dot product of a's four uint8 and b's four int8 elements (dp4a.u32.s32).
+OCTET_HOST_DEVICE int32_t dp4a_unsigned_signed(uint32_t a, uint32_t b, int32_t c) {
+#ifdef __CUDA_ARCH__
+  int32_t d;
+  asm("dp4a.u32.s32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+  return d;
+#else
+  for (int j = 0; j < 4; ++j) c += unsigned_byte_of(a, j) * byte_of(b, j);
+  return c;
+#endif
+}
+
+// The larger of each pair of uint8 elements (the device's __vmaxu4).
+OCTET_HOST_DEVICE uint32_t max_uint8x4(uint32_t a, uint32_t b) {
+#ifdef __CUDA_ARCH__
+  return __vmaxu4(a, b);
+#else
+  const auto larger = [&](int j) {
+    return unsigned_byte_of(a, j) > unsigned_byte_of(b, j) ? unsigned_byte_of(a, j) : unsigned_byte_of(b, j);
+  };
+  return pack_int8x4(larger(0), larger(1), larger(2), larger(3));
+#endif
+}
+
 // The larger of each pair of elements (the device's __vmaxs4).
 OCTET_HOST_DEVICE uint32_t max_int8x4(uint32_t a, uint32_t b) {
 #ifdef __CUDA_ARCH__

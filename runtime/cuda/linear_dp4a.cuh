@@ -13,12 +13,13 @@ namespace octet::cuda {
 std::string linear_dp4a_unsupported(int64_t rows, int64_t depth, int out_c);
 
 // `x`: [rows][depth], `w`: [out_c][depth] (depth a multiple of 4, out_c
-// padded); `y`: [rows][out_c] int8.
-void linear_dp4a(const int8_t* x, const int8_t* w, int64_t rows, int64_t depth, int out_c, const RequantEpilogue& e,
-                 int8_t* y, cudaStream_t stream);
+// padded); `y`: [rows][out_c]; x and y stored as stored_value.h says
+// (`unsigned_x`: x's zero point is -128).
+void linear_dp4a(const int8_t* x, bool unsigned_x, const int8_t* w, int64_t rows, int64_t depth, int out_c,
+                 const RequantEpilogue& e, int8_t* y, cudaStream_t stream);
 
 // The network's output: logits[row][o] = x[row] . w[o] + bias[o] for o < classes (no padding).
-void linear_dp4a_logits(const int8_t* x, const int8_t* w, int64_t rows, int64_t depth, int classes, const int32_t* bias,
-                        int32_t* logits, cudaStream_t stream);
+void linear_dp4a_logits(const int8_t* x, bool unsigned_x, const int8_t* w, int64_t rows, int64_t depth, int classes,
+                        const int32_t* bias, int32_t* logits, cudaStream_t stream);
 
 }  // namespace octet::cuda

@@ -23,35 +23,36 @@ const OpEntry kLaunchers[] = {
      }},
     {Op::MaxPool2d,
      [](const NodeLaunch& l) {
-       max_pool(l.x(), l.batch, l.in(), l.in_c(), l.out, l.n.kernel, l.n.stride, l.n.padding, l.y, l.stream);
+       max_pool(l.x(), l.batch, l.in(), l.in_c(), l.out, l.n.kernel, l.n.stride, l.n.padding, l.q.zero_point, l.y,
+                l.stream);
      }},
     {Op::AvgPool2d,
      [](const NodeLaunch& l) {
        avg_pool(l.x(), l.batch, l.in(), l.in_c(), l.out, l.n.kernel, l.n.stride, l.n.padding, l.q.multiplier.data[0],
-                l.q.shift.data[0], l.y, l.stream);
+                l.q.shift.data[0], l.in_zero_point(), l.q.zero_point, l.y, l.stream);
      }},
     {Op::GlobalAvgPool,
      [](const NodeLaunch& l) {
-       global_avg_pool(l.x(), l.batch, l.in().h, l.in().w, l.in_c(), l.q.multiplier.data[0], l.q.shift.data[0], l.y,
-                       l.stream);
+       global_avg_pool(l.x(), l.batch, l.in().h, l.in().w, l.in_c(), l.q.multiplier.data[0], l.q.shift.data[0],
+                       l.in_zero_point(), l.q.zero_point, l.y, l.stream);
      }},
     {Op::Add,
      [](const NodeLaunch& l) {
        add(l.x(), l.x2(), l.batch * l.out_bytes, l.q.multiplier.data[0], l.q.multiplier.data[1], l.q.shift.data[0],
-           l.n.relu, l.y, l.stream);
+           l.n.relu, {l.in_zero_points[0], l.in_zero_points[1], l.q.zero_point}, l.y, l.stream);
      }},
     {Op::ShortcutA,
      [](const NodeLaunch& l) {
        shortcut_a(l.x(), l.batch, l.in().h, l.in().w, l.in().c, l.in_c(), l.n.channels, l.out_c, l.y, l.stream);
      }},
-    {Op::ReLU, [](const NodeLaunch& l) { relu(l.x(), l.batch * l.out_bytes, l.y, l.stream); }},
+    {Op::ReLU, [](const NodeLaunch& l) { relu(l.x(), l.batch * l.out_bytes, l.in_zero_point(), l.y, l.stream); }},
     {Op::Concat,
      [](const NodeLaunch& l) {
        const int64_t pixels = l.batch * l.out.h * l.out.w;
        int first = 0;
        for (size_t i = 0; i < l.inputs.size(); ++i) {
          concat_input(l.inputs[i], pixels, l.inputs_c[i], l.in_shapes[i].c, first, l.out_c, l.q.multiplier.data[i],
-                      l.q.shift.data[0], l.y, l.stream);
+                      l.q.shift.data[0], l.in_zero_points[i], l.q.zero_point, l.y, l.stream);
          first += l.in_shapes[i].c;
        }
        if (first < l.out_c) zero_channels(l.y, pixels, first, l.out_c, l.stream);
@@ -59,7 +60,8 @@ const OpEntry kLaunchers[] = {
     {Op::Mul,
      [](const NodeLaunch& l) {
        mul(l.x(), l.x2(), !(l.in_shapes[1] == l.in_shapes[0]), l.batch, int64_t(l.out.h) * l.out.w, l.out_c,
-           l.q.multiplier.data[0], l.q.shift.data[0], l.y, l.stream);
+           l.q.multiplier.data[0], l.q.shift.data[0], {l.in_zero_points[0], l.in_zero_points[1], l.q.zero_point}, l.y,
+           l.stream);
      }},
     {Op::ChannelSlice,
      [](const NodeLaunch& l) {

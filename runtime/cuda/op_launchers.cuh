@@ -15,7 +15,7 @@
 namespace octet::cuda {
 
 // What a launcher of the operators other than conv and linear reads (their
-// values as the device layout stores them, device_layout.h).
+// values as the device layout stores them, device_layout.h and stored_value.h).
 struct NodeLaunch {
   const Node& n;
   const NodeQuant& q;
@@ -24,6 +24,7 @@ struct NodeLaunch {
   std::vector<const int8_t*> inputs;  // every input's value
   std::vector<ActShape> in_shapes;    // and its per-sample shape
   std::vector<int> inputs_c;          // and its channels as stored (padded)
+  std::vector<int32_t> in_zero_points;  // and its zero point (q.zero_point is the output's)
   int8_t* y;                          // the output's value
   ActShape out;                       // its per-sample shape
   int out_c;                          // its channels as stored
@@ -37,6 +38,7 @@ struct NodeLaunch {
   const int8_t* x2() const { return inputs[1]; }
   const ActShape& in() const { return in_shapes[0]; }
   int in_c() const { return inputs_c[0]; }
+  int32_t in_zero_point() const { return in_zero_points[0]; }
 };
 
 // The launcher of `op`'s nodes, or null when the runtime has none.

@@ -1,5 +1,8 @@
 #include "runtime/cuda/op_support.h"
 
+#include "graph/op_traits.h"
+#include "runtime/cuda/device_layout.h"
+
 namespace octet::cuda {
 
 namespace {
@@ -43,16 +46,31 @@ std::string why_model_unsupported(const QuantizedModel& m) {
     if (m.quant[i].in_float)
       return "the CUDA runtime runs int8 nodes only, and the model keeps node '" + m.graph.nodes[i].name + "' (" +
              op_name(m.graph.nodes[i].op) + ") in float; run it with the cpu backend";
-    if (m.quant[i].zero_point != 0)  // its kernels pad with 0 and requantize without one: not yet checked on a GPU
-      return "the CUDA runtime reads int8 activations with zero point 0 only, and node '" + m.graph.nodes[i].name +
-             "' (" + op_name(m.graph.nodes[i].op) + ") has zero point " + std::to_string(m.quant[i].zero_point) +
-             "; run it with the cpu backend, or quantize with --activations signed";
+    if (m.quant[i].zero_point != 0 && m.quant[i].zero_point != -128)  // stored_value.h: int8 or uint8 bytes
+      return "the CUDA runtime reads activations with zero point 0 (int8) or -128 (uint8) only, and node '" +
+             m.graph.nodes[i].name + "' (" + op_name(m.graph.nodes[i].op) + ") has zero point " +
+             std::to_string(m.quant[i].zero_point) + "; run it with the cpu backend";
     if (m.quant[i].bits != 8)
       return "the CUDA runtime reads 8-bit activations only, and node '" + m.graph.nodes[i].name + "' (" +
              op_name(m.graph.nodes[i].op) + ") has " + std::to_string(m.quant[i].bits) +
              "-bit ones; run it with the cpu backend, or quantize with --wide-bits 8";
   }
   return why_graph_unsupported(m.graph);
+}
+
+std::string why_cublaslt_cannot_run(const QuantizedModel& m, int node) {
+  const Node& n = m.graph.nodes[node];
+  if (!op_traits(n.op).weighted || runs_grouped_kernel(n) || m.quant[n.inputs[0]].zero_point == 0) return "";
+  return "cuBLASLt multiplies signed int8 only, and node '" + n.name + "' (" + op_name(n.op) +
+         ") reads a tensor with zero point -128 (unsigned); run it on cuda-imma or cuda-dp4a, or quantize with "
+         "--activations signed";
+}
+
+std::string why_model_unsupported_on_cublaslt(const QuantizedModel& m) {
+  if (std::string why = why_model_unsupported(m); !why.empty()) return why;
+  for (int i = 0; i < static_cast<int>(m.graph.nodes.size()); ++i)
+    if (std::string why = why_cublaslt_cannot_run(m, i); !why.empty()) return why;
+  return "";
 }
 
 }  // namespace octet::cuda

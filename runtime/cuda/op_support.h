@@ -20,4 +20,10 @@ std::string why_graph_unsupported(const Graph& g);
 // too: the CUDA backends run int8 nodes only.
 std::string why_model_unsupported(const QuantizedModel& m);
 
+// cuda-cublaslt's own limit beyond those: its GEMMs multiply s8 by s8, so it
+// cannot run a conv or linear (but the grouped kernel's) reading a tensor
+// stored unsigned (zero point -128). "" or why, for a node and for a model.
+std::string why_cublaslt_cannot_run(const QuantizedModel& m, int node);
+std::string why_model_unsupported_on_cublaslt(const QuantizedModel& m);
+
 }  // namespace octet::cuda

@@ -43,59 +43,64 @@ struct LaunchAvgPool {
 };
 
 // One thread per (image, channel); adjacent threads read adjacent channels.
-__global__ void global_avg_pool_kernel(const int8_t* __restrict__ in, int64_t count, int64_t plane, int c,
-                                       int32_t multiplier, int32_t shift, int8_t* __restrict__ out) {
+__global__ void global_avg_pool_kernel(const int8_t* __restrict__ in, bool unsigned_in, int64_t count, int64_t plane,
+                                       int c, int32_t multiplier, int32_t shift, StoredRange range,
+                                       int8_t* __restrict__ out) {
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= count) return;
   const int64_t n = i / c;
   const int ch = static_cast<int>(i % c);
   const int8_t* x = in + n * plane * c + ch;
   int32_t sum = 0;
-  for (int64_t p = 0; p < plane; ++p) sum += x[p * c];
-  out[i] = static_cast<int8_t>(::octet::requantize(sum, multiplier, 0, 0, shift, -128));
+  for (int64_t p = 0; p < plane; ++p) sum += stored_value(x[p * c], unsigned_in);
+  out[i] = static_cast<int8_t>(requantize_stored(sum, multiplier, 0, 0, shift, range));
 }
 
 PoolShape pool_shape(const char* op, int64_t batch, const ActShape& in, int c, const ActShape& out, int kernel,
-                     int stride, int padding) {
+                     int stride, int padding, int32_t in_zero_point, int32_t out_zero_point) {
   check(batch > 0 && c > 0 && c % 4 == 0 && kernel > 0 && stride > 0 && padding >= 0 && 2 * padding <= kernel &&
             kernel <= in.h + 2 * padding && kernel <= in.w + 2 * padding && out.h > 0 && out.w > 0,
         std::string("cuda ") + op + ": cannot pool " + std::to_string(in.h) + "x" + std::to_string(in.w) +
             " with kernel " + std::to_string(kernel) + ", stride " + std::to_string(stride) + ", padding " +
             std::to_string(padding));
-  const PoolShape s{batch, in.h, in.w, c, kernel, stride, padding, out.h, out.w};
+  const PoolShape s{batch, in.h, in.w, c, kernel, stride, padding, out.h, out.w, in_zero_point, out_zero_point};
   check(s.items() <= kMaxElementwiseCount, std::string("cuda ") + op + ": too many outputs");
   return s;
 }
 
-void launch_global_avg_pool(const int8_t* in, int64_t count, int64_t plane, int c, int32_t multiplier, int32_t shift,
-                            int8_t* out, cudaStream_t stream) {
-  global_avg_pool_kernel<<<elementwise_grid(count), kBlockSize, 0, stream>>>(in, count, plane, c, multiplier, shift,
-                                                                             out);
+void launch_global_avg_pool(const int8_t* in, bool unsigned_in, int64_t count, int64_t plane, int c,
+                            int32_t multiplier, int32_t shift, StoredRange range, int8_t* out, cudaStream_t stream) {
+  global_avg_pool_kernel<<<elementwise_grid(count), kBlockSize, 0, stream>>>(in, unsigned_in, count, plane, c,
+                                                                             multiplier, shift, range, out);
   CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace
 
 void max_pool(const int8_t* in, int64_t batch, const ActShape& in_shape, int c, const ActShape& out_shape, int kernel,
-              int stride, int padding, int8_t* out, cudaStream_t stream) {
-  const PoolShape s = pool_shape("max_pool", batch, in_shape, c, out_shape, kernel, stride, padding);
+              int stride, int padding, int32_t zero_point, int8_t* out, cudaStream_t stream) {
+  const PoolShape s = pool_shape("max_pool", batch, in_shape, c, out_shape, kernel, stride, padding, zero_point,
+                                 zero_point);
   visit_pool_variant(s, LaunchMaxPool{in, s, out, stream});
   CUDA_CHECK_LAUNCH();
 }
 
 void avg_pool(const int8_t* in, int64_t batch, const ActShape& in_shape, int c, const ActShape& out_shape, int kernel,
-              int stride, int padding, int32_t multiplier, int32_t shift, int8_t* out, cudaStream_t stream) {
-  const PoolShape s = pool_shape("avg_pool", batch, in_shape, c, out_shape, kernel, stride, padding);
+              int stride, int padding, int32_t multiplier, int32_t shift, int32_t in_zero_point,
+              int32_t out_zero_point, int8_t* out, cudaStream_t stream) {
+  const PoolShape s =
+      pool_shape("avg_pool", batch, in_shape, c, out_shape, kernel, stride, padding, in_zero_point, out_zero_point);
   visit_pool_variant(s, LaunchAvgPool{in, s, multiplier, shift, out, stream});
   CUDA_CHECK_LAUNCH();
 }
 
 void global_avg_pool(const int8_t* in, int64_t batch, int h, int w, int c, int32_t multiplier, int32_t shift,
-                     int8_t* out, cudaStream_t stream) {
+                     int32_t in_zero_point, int32_t out_zero_point, int8_t* out, cudaStream_t stream) {
   check(batch > 0 && h > 0 && w > 0 && c > 0 && batch * c <= kMaxElementwiseCount,
         "cuda global_avg_pool: bad shape " + std::to_string(batch) + "x" + std::to_string(h) + "x" + std::to_string(w) +
             "x" + std::to_string(c));
-  launch_global_avg_pool(in, batch * c, int64_t(h) * w, c, multiplier, shift, out, stream);
+  launch_global_avg_pool(in, stored_unsigned(in_zero_point), batch * c, int64_t(h) * w, c, multiplier, shift,
+                         stored_range(false, out_zero_point), out, stream);
 }
 
 }  // namespace octet::cuda

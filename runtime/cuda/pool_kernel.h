@@ -11,14 +11,16 @@
 
 #include "runtime/cuda/int8x4.h"
 #include "runtime/cuda/pixel_item.h"
+#include "runtime/cuda/stored_value.h"
 
 namespace octet::cuda {
 
-// NHWC int8; c is the stored channel count, a multiple of 4 (padding channels
-// hold zeros and pool to zeros).
+// NHWC, stored as stored_value.h says; c is the stored channel count, a
+// multiple of 4 (padding channels hold zeros and pool to zeros).
 struct PoolShape {
   int64_t batch = 0;
   int h = 0, w = 0, c = 0, kernel = 0, stride = 1, padding = 0, out_h = 0, out_w = 0;
+  int32_t in_zero_point = 0, out_zero_point = 0;  // a max pool's are equal
   OCTET_HOST_DEVICE int lanes() const { return c % 16 == 0 ? 16 : 4; }
   OCTET_HOST_DEVICE int64_t items() const { return batch * out_h * out_w * (c / lanes()); }
 };
@@ -55,10 +57,12 @@ OCTET_HOST_DEVICE int64_t for_each_in_pool_window(const int8_t* __restrict__ in,
 template <int Lanes>
 OCTET_HOST_DEVICE void max_pool_item(const int8_t* __restrict__ in, const PoolShape& s, int64_t item,
                                      int8_t* __restrict__ out) {
+  const bool is_unsigned = stored_unsigned(s.in_zero_point);
   uint32_t best[Lanes / 4];
-  for (uint32_t& v : best) v = 0x80808080u;  // -128 in each byte
+  for (uint32_t& v : best) v = is_unsigned ? 0u : 0x80808080u;  // the lowest value in each byte
   const int64_t at = for_each_in_pool_window<Lanes>(in, s, item, [&](const uint32_t(&words)[Lanes / 4]) {
-    for (int i = 0; i < Lanes / 4; ++i) best[i] = max_int8x4(best[i], words[i]);
+    for (int i = 0; i < Lanes / 4; ++i)
+      best[i] = is_unsigned ? max_uint8x4(best[i], words[i]) : max_int8x4(best[i], words[i]);
   });
   store_words(out + at, best);
 }
@@ -67,14 +71,16 @@ OCTET_HOST_DEVICE void max_pool_item(const int8_t* __restrict__ in, const PoolSh
 template <int Lanes>
 OCTET_HOST_DEVICE void avg_pool_item(const int8_t* __restrict__ in, const PoolShape& s, int32_t multiplier,
                                      int32_t shift, int64_t item, int8_t* __restrict__ out) {
+  const bool is_unsigned = stored_unsigned(s.in_zero_point);
   int32_t sum[Lanes] = {};
   const int64_t at = for_each_in_pool_window<Lanes>(in, s, item, [&](const uint32_t(&words)[Lanes / 4]) {
-    for (int j = 0; j < Lanes; ++j) sum[j] += byte_of(words[j / 4], j % 4);
+    for (int j = 0; j < Lanes; ++j) sum[j] += stored_value(words[j / 4], j % 4, is_unsigned);
   });
+  const StoredRange range = stored_range(false, s.out_zero_point);
   uint32_t q[Lanes / 4];
   for (int i = 0; i < Lanes / 4; ++i) {
     int32_t v[4];
-    for (int j = 0; j < 4; ++j) v[j] = ::octet::requantize(sum[4 * i + j], multiplier, 0, 0, shift, -128);
+    for (int j = 0; j < 4; ++j) v[j] = requantize_stored(sum[4 * i + j], multiplier, 0, 0, shift, range);
     q[i] = pack_int8x4(v[0], v[1], v[2], v[3]);
   }
   store_words(out + at, q);

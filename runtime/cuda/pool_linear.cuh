@@ -8,12 +8,13 @@
 
 namespace octet::cuda {
 
-// `in`: [batch][h][w][c] (c stored channels, zeros in the padding); the
-// pooled vector is requantize(window sum, pool_multiplier, pool_shift);
+// `in`: [batch][h][w][c] (c stored channels, zeros in the padding), stored
+// at in_zero_point as stored_value.h says; the pooled vector is
+// requantize(window sum, pool_multiplier, pool_shift) at pool_zero_point;
 // `w`: [classes][c] int8 (the linear's packed rows, depth c);
-// logits[n][o] = pooled[n] . w[o] + bias[o].
+// logits[n][o] = pooled[n] . w[o] + bias[o] (pooled values centered).
 void global_avg_pool_logits(const int8_t* in, int64_t batch, int h, int w, int c, int32_t pool_multiplier,
-                            int32_t pool_shift, const int8_t* weights, int classes, const int32_t* bias,
-                            int32_t* logits, cudaStream_t stream);
+                            int32_t pool_shift, int32_t in_zero_point, int32_t pool_zero_point, const int8_t* weights,
+                            int classes, const int32_t* bias, int32_t* logits, cudaStream_t stream);
 
 }  // namespace octet::cuda

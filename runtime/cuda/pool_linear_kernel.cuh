@@ -6,8 +6,7 @@
 
 #include <cstdint>
 
-#include "common/requantize.h"
-#include "runtime/cuda/int8x4.h"
+#include "runtime/cuda/stored_value.h"
 
 namespace octet::cuda {
 
@@ -23,16 +22,20 @@ constexpr int kPoolLogitsImages = 8;
 // adjacent threads adjacent words), then each warp computes classes
 // y * classes_per_block + warp, + kPoolLogitsWarps, ... for all of them: one
 // weight word per lane and step, multiplied by every image's pooled word.
-// (static: one copy per file that launches it.)
+// Values stored as stored_value.h says: the input at in_zero_point, the pooled
+// ones at pool_zero_point. (static: one copy per file that launches it.)
 static __global__ void __launch_bounds__(kPoolLogitsThreads)
     global_avg_pool_logits_kernel(const int8_t* __restrict__ in, int batch, int plane, int c, int32_t pool_multiplier,
-                                  int32_t pool_shift, const int8_t* __restrict__ weights, int classes,
+                                  int32_t pool_shift, int32_t in_zero_point, int32_t pool_zero_point,
+                                  const int8_t* __restrict__ weights, int classes,
                                   int classes_per_block, const int32_t* __restrict__ bias,
                                   int32_t* __restrict__ logits) {
   extern __shared__ __align__(16) int8_t shared[];  // [kPoolLogitsImages][c]
   const int first_image = static_cast<int>(blockIdx.x) * kPoolLogitsImages;
   const int images = batch - first_image < kPoolLogitsImages ? batch - first_image : kPoolLogitsImages;
   const int words = c / 4;
+  const bool unsigned_in = stored_unsigned(in_zero_point), unsigned_pool = stored_unsigned(pool_zero_point);
+  const StoredRange pool_range = stored_range(false, pool_zero_point);
   for (int column = threadIdx.x; column < images * words; column += kPoolLogitsThreads) {
     const int image = column / words, word = column % words;
     const uint32_t* x = reinterpret_cast<const uint32_t*>(in + int64_t(first_image + image) * plane * c) + word;
@@ -41,9 +44,9 @@ static __global__ void __launch_bounds__(kPoolLogitsThreads)
     for (int p = 0; p < plane; ++p) {
       const uint32_t v = x[int64_t(p) * words];
 #pragma unroll
-      for (int i = 0; i < 4; ++i) sum[i] += byte_of(v, i);
+      for (int i = 0; i < 4; ++i) sum[i] += stored_value(v, i, unsigned_in);
     }
-    const auto mean = [&](int i) { return ::octet::requantize(sum[i], pool_multiplier, 0, 0, pool_shift, -128); };
+    const auto mean = [&](int i) { return requantize_stored(sum[i], pool_multiplier, 0, 0, pool_shift, pool_range); };
     reinterpret_cast<uint32_t*>(shared)[column] = pack_int8x4(mean(0), mean(1), mean(2), mean(3));
   }
   __syncthreads();
@@ -59,7 +62,9 @@ static __global__ void __launch_bounds__(kPoolLogitsThreads)
       const int32_t weight = w[k];
 #pragma unroll
       for (int i = 0; i < kPoolLogitsImages; ++i)
-        if (i < images) acc[i] = __dp4a(pooled[i * words + k], weight, acc[i]);
+        if (i < images)
+          acc[i] = unsigned_pool ? dp4a_unsigned_signed(pooled[i * words + k], weight, acc[i])
+                                 : __dp4a(pooled[i * words + k], weight, acc[i]);
     }
 #pragma unroll
     for (int i = 0; i < kPoolLogitsImages; ++i) {

@@ -31,7 +31,7 @@ constexpr size_t kStackBytes = size_t{256} << 10;
 constexpr int8_t kUnwritten = 0x77;  // shared memory's bytes before the kernel writes them
 
 // What a thread waits for.
-enum class Wait { Nothing, Barrier, Ldmatrix, Mma, Shuffle, Returned };
+enum class Wait { Nothing, Barrier, Ldmatrix, Mma, MmaUnsignedA, Shuffle, Returned };
 
 struct Copy {
   uint32_t to;
@@ -144,11 +144,11 @@ void complete_warp(Block& b, int w) {
     std::array<uint32_t, kWarpSize> value;
     for (int l = 0; l < kWarpSize; ++l) value[l] = lanes[l].a[0];
     for (int l = 0; l < kWarpSize; ++l) lanes[l].d[0] = value[(l ^ lanes[l].address) % kWarpSize];
-  } else if (op == Wait::Mma) {
+  } else if (op == Wait::Mma || op == Wait::MmaUnsignedA) {
     std::array<ptx::Registers4, kWarpSize> a, d;
     std::array<ptx::Registers2, kWarpSize> bs;
     for (int l = 0; l < kWarpSize; ++l) a[l] = lanes[l].a, bs[l] = lanes[l].b, d[l] = lanes[l].d;
-    ptx::mma_m16n8k32_s8(d, a, bs);
+    op == Wait::Mma ? ptx::mma_m16n8k32_s8(d, a, bs) : ptx::mma_m16n8k32_u8s8(d, a, bs);
     for (int l = 0; l < kWarpSize; ++l) lanes[l].d = d[l];
   } else {
     return;  // every lane returned
@@ -171,10 +171,11 @@ bool release_barrier(Block& b) {
 }
 
 std::string deadlock(const Block& b) {
-  int at[6] = {};
+  int at[7] = {};
   for (const Thread& t : b.threads) ++at[static_cast<int>(t.wait)];
   return where(b) + ": deadlock: " + std::to_string(at[int(Wait::Barrier)]) + " threads at __syncthreads, " +
-         std::to_string(at[int(Wait::Ldmatrix)]) + " at ldmatrix, " + std::to_string(at[int(Wait::Mma)]) + " at mma, " +
+         std::to_string(at[int(Wait::Ldmatrix)]) + " at ldmatrix, " +
+         std::to_string(at[int(Wait::Mma)] + at[int(Wait::MmaUnsignedA)]) + " at mma, " +
          std::to_string(at[int(Wait::Shuffle)]) + " at shuffles, " + std::to_string(at[int(Wait::Returned)]) +
          " returned";
 }
@@ -239,7 +240,8 @@ void run_block(const BlockRun& run, const std::function<void()>& kernel) {
       b.current = i;
       resume(b, t);
       ran = true;
-      if (b.error.empty() && (t.wait == Wait::Ldmatrix || t.wait == Wait::Mma || t.wait == Wait::Shuffle)) {
+      if (b.error.empty() && (t.wait == Wait::Ldmatrix || t.wait == Wait::Mma || t.wait == Wait::MmaUnsignedA ||
+                               t.wait == Wait::Shuffle)) {
         try {
           complete_warp(b, i / kWarpSize);
         } catch (const Error& e) {
@@ -319,13 +321,18 @@ void ldmatrix_x4(uint32_t (&r)[4], uint32_t at) {
   for (int j = 0; j < 4; ++j) r[j] = t.d[j];
 }
 
-void mma_s8(int32_t (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+namespace {
+void mma(int32_t (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2], Wait instruction) {
   Thread& t = self();
   for (int j = 0; j < 4; ++j) t.a[j] = a[j], t.d[j] = static_cast<uint32_t>(d[j]);
   t.b = {b[0], b[1]};
-  warp_instruction(Wait::Mma);
+  warp_instruction(instruction);
   for (int j = 0; j < 4; ++j) d[j] = static_cast<int32_t>(t.d[j]);
 }
+}  // namespace
+
+void mma_s8(int32_t (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) { mma(d, a, b, Wait::Mma); }
+void mma_u8s8(int32_t (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) { mma(d, a, b, Wait::MmaUnsignedA); }
 
 int32_t shfl_xor(int32_t value, int lane_mask) {
   Thread& t = self();

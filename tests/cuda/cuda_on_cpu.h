@@ -51,6 +51,7 @@ void cp_async_commit();
 void cp_async_wait(int pending);
 void ldmatrix_x4(uint32_t (&r)[4], uint32_t shared);
 void mma_s8(int32_t (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]);
+void mma_u8s8(int32_t (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]);
 int32_t shfl_xor(int32_t value, int lane_mask);  // every lane of the warp
 
 }  // namespace octet::cuda_on_cpu
@@ -106,5 +107,8 @@ void cp_async_wait() {
 }
 inline void ldmatrix_x4(uint32_t (&r)[4], uint32_t at) { cuda_on_cpu::ldmatrix_x4(r, at); }
 inline void mma_s8(int32_t (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) { cuda_on_cpu::mma_s8(d, a, b); }
+inline void mma_u8s8(int32_t (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+  cuda_on_cpu::mma_u8s8(d, a, b);
+}
 
 }  // namespace octet::cuda

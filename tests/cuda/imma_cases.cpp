@@ -56,11 +56,16 @@ Problem problem_of(const Conv& v) {
   return p;
 }
 
-Data make_data(const Conv& v, const Problem& p, bool residual, bool relu, uint64_t seed) {
+Data make_data(const Conv& v, const Problem& p, bool residual, bool relu, uint64_t seed, bool unsigned_values) {
   std::mt19937_64 rng(seed);
   std::uniform_int_distribution<int> byte(-128, 127);
   Data d;
   d.relu = relu;
+  const int32_t zero_point = unsigned_values ? -128 : 0;
+  d.input_zero_point = v.fold == ImageFold::kNone ? zero_point : 0;
+  d.zero_point = zero_point;
+  d.skip_zero_point = residual ? zero_point : 0;
+  const auto stored = [](int8_t q, int32_t z) { return static_cast<int8_t>(q - z); };
   d.input.resize(size_t(v.batch) * v.h * v.w * v.c);
   for (int8_t& x : d.input) x = static_cast<int8_t>(byte(rng));
   // Padding channels hold garbage here, which the zero weights there must cancel.
@@ -80,7 +85,8 @@ Data make_data(const Conv& v, const Problem& p, bool residual, bool relu, uint64
           : patch_input_item(nchw.data(), patches, 1.0f, item, d.device_input.data());
   } else {
     for (size_t px = 0; px < size_t(v.batch) * v.h * v.w; ++px)
-      std::copy_n(d.input.begin() + px * v.c, v.c, d.device_input.begin() + px * p.in_stride);
+      for (int c = 0; c < v.c; ++c)
+        d.device_input[px * p.in_stride + c] = stored(d.input[px * v.c + c], d.input_zero_point);
   }
   d.weights.resize(size_t(v.out_c) * v.kernel * v.kernel * v.c);
   for (int8_t& x : d.weights) x = static_cast<int8_t>(byte(rng));
@@ -106,7 +112,8 @@ Data make_data(const Conv& v, const Problem& p, bool residual, bool relu, uint64
     for (int8_t& x : d.skip) x = static_cast<int8_t>(byte(rng));
     d.device_skip.assign(size_t(p.rows()) * p.out_c, 0);
     for (int m = 0; m < p.rows(); ++m)
-      std::copy_n(d.skip.begin() + size_t(m) * v.out_c, v.out_c, d.device_skip.begin() + size_t(m) * p.out_c);
+      for (int o = 0; o < v.out_c; ++o)
+        d.device_skip[size_t(m) * p.out_c + o] = stored(d.skip[size_t(m) * v.out_c + o], d.skip_zero_point);
   }
   return d;
 }
@@ -136,10 +143,11 @@ std::vector<int8_t> cpu_outputs(const Conv& v, const Problem& p, const Data& d) 
   g.batch = v.batch, g.in_h = v.h, g.in_w = v.w, g.in_c = v.c;
   g.out_h = p.out_h, g.out_w = p.out_w, g.out_c = v.out_c;
   g.kernel = g.kernel_w = v.kernel, g.stride = v.stride, g.padding = v.padding;
+  g.input_zero_point = d.input_zero_point;
   const cpu::PackedWeights w(d.weights.data(), v.out_c, v.kernel, v.kernel, v.c);
   RequantEpilogue e;
   e.bias = d.bias.data(), e.multiplier = d.multiplier.data(), e.shift = d.shift.data();
-  e.relu = d.relu;
+  e.relu = d.relu, e.zero_point = d.zero_point, e.skip_zero_point = d.skip_zero_point;
   if (!d.skip.empty()) e.skip = d.skip.data(), e.skip_multiplier = d.skip_multiplier.data();
   std::vector<int8_t> out(size_t(p.rows()) * v.out_c);
   cpu::conv2d(g, d.input.data(), w, e, out.data());

@@ -73,13 +73,18 @@ struct Data {
   std::vector<int32_t> bias, multiplier, shift, skip_multiplier;  // stored out_c each, padding requantizes to 0
   std::vector<int8_t> skip, device_skip;  // residual: [M][out_c] and [M][stored out_c]; empty without
   bool relu = false;
+  // Zero points (the CPU's bytes are q; the device's q - zero point,
+  // runtime/cuda/stored_value.h): the input's, the output's, the residual's.
+  int32_t input_zero_point = 0, zero_point = 0, skip_zero_point = 0;
 };
-Data make_data(const Conv& v, const Problem& p, bool residual, bool relu, uint64_t seed);
+// `unsigned_values`: every tensor at zero point -128 (stored uint8), but a
+// folded input, which is an image.
+Data make_data(const Conv& v, const Problem& p, bool residual, bool relu, uint64_t seed, bool unsigned_values = false);
 
 // The direct convolution's int32 accumulators [M][out_c] (no bias).
 std::vector<int32_t> direct_accumulators(const Conv& v, const Problem& p, const Data& d);
 
-// The CPU runtime's int8 outputs [M][out_c].
+// The CPU runtime's int8 outputs [M][out_c] (q, not less the zero point).
 std::vector<int8_t> cpu_outputs(const Conv& v, const Problem& p, const Data& d);
 
 }  // namespace octet::cuda::igemm

@@ -32,16 +32,22 @@ std::array<Registers4, 32> ldmatrix_x4(const int8_t* shared, size_t bytes, const
 // A a0: row g, cols 4t..4t+3; a1: row g+8; a2: row g, cols 16+4t..; a3: row g+8, cols 16+4t..
 // B b0: rows (k) 4t..4t+3, col g; b1: rows 16+4t..
 // D d0, d1: row g, cols 2t, 2t+1; d2, d3: row g+8.
-void mma_m16n8k32_s8(std::array<Registers4, 32>& d, const std::array<Registers4, 32>& a,
-                     const std::array<Registers2, 32>& b) {
-  int8_t A[16][32], B[32][8];
+namespace {
+// .atype s8, or u8 where a_unsigned; .btype s8.
+void mma_m16n8k32(std::array<Registers4, 32>& d, const std::array<Registers4, 32>& a,
+                  const std::array<Registers2, 32>& b, bool a_unsigned) {
+  int32_t A[16][32];
+  int8_t B[32][8];
+  const auto a_element = [&](uint32_t word, int x) {
+    return a_unsigned ? int32_t(uint8_t(byte_of(word, x))) : int32_t(byte_of(word, x));
+  };
   for (int lane = 0; lane < 32; ++lane) {
     const int g = lane / 4, t = lane % 4;
     for (int x = 0; x < 4; ++x) {
-      A[g][4 * t + x] = byte_of(a[lane][0], x);
-      A[g + 8][4 * t + x] = byte_of(a[lane][1], x);
-      A[g][16 + 4 * t + x] = byte_of(a[lane][2], x);
-      A[g + 8][16 + 4 * t + x] = byte_of(a[lane][3], x);
+      A[g][4 * t + x] = a_element(a[lane][0], x);
+      A[g + 8][4 * t + x] = a_element(a[lane][1], x);
+      A[g][16 + 4 * t + x] = a_element(a[lane][2], x);
+      A[g + 8][16 + 4 * t + x] = a_element(a[lane][3], x);
       B[4 * t + x][g] = byte_of(b[lane][0], x);
       B[16 + 4 * t + x][g] = byte_of(b[lane][1], x);
     }
@@ -51,10 +57,21 @@ void mma_m16n8k32_s8(std::array<Registers4, 32>& d, const std::array<Registers4,
     for (int i = 0; i < 4; ++i) {
       const int row = g + (i >= 2 ? 8 : 0), col = 2 * t + i % 2;
       int32_t sum = 0;
-      for (int k = 0; k < 32; ++k) sum += int32_t(A[row][k]) * int32_t(B[k][col]);
+      for (int k = 0; k < 32; ++k) sum += A[row][k] * int32_t(B[k][col]);
       d[lane][i] = uint32_t(int32_t(d[lane][i]) + sum);
     }
   }
+}
+}  // namespace
+
+void mma_m16n8k32_s8(std::array<Registers4, 32>& d, const std::array<Registers4, 32>& a,
+                     const std::array<Registers2, 32>& b) {
+  mma_m16n8k32(d, a, b, false);
+}
+
+void mma_m16n8k32_u8s8(std::array<Registers4, 32>& d, const std::array<Registers4, 32>& a,
+                       const std::array<Registers2, 32>& b) {
+  mma_m16n8k32(d, a, b, true);
 }
 
 }  // namespace octet::ptx

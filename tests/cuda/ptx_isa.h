@@ -24,5 +24,8 @@ std::array<Registers4, 32> ldmatrix_x4(const int8_t* shared, size_t bytes, const
 // mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32: d += a x b, per lane.
 void mma_m16n8k32_s8(std::array<Registers4, 32>& d, const std::array<Registers4, 32>& a,
                      const std::array<Registers2, 32>& b);
+// mma.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32: the same with a's elements uint8.
+void mma_m16n8k32_u8s8(std::array<Registers4, 32>& d, const std::array<Registers4, 32>& a,
+                       const std::array<Registers2, 32>& b);
 
 }  // namespace octet::ptx

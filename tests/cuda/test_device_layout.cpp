@@ -107,8 +107,18 @@ TEST(CudaDeviceLayout, FoldsAnImageOnlyForItsConvs) {
             want.push_back(static_cast<int8_t>(want.size()));
             stored[n * s.bytes() + s.fold.offset_of(y, x, c)] = want.back();
           }
-    EXPECT_EQ(cuda::strip_padding(stored, s, 2), want);
+    EXPECT_EQ(cuda::strip_padding(stored, s, 2, 0), want);
   }
+}
+
+// An unsigned tensor is stored centered (runtime/cuda/stored_value.h): uint8
+// bytes q + 128, which strip_padding gives back as the CPU's q.
+TEST(CudaDeviceLayout, StripPaddingAddsTheZeroPointBack) {
+  cuda::Storage s;
+  s.pixels = 2, s.c = 3, s.padded_c = 4;
+  const std::vector<int8_t> stored = {0, int8_t(200), int8_t(255), 0, 1, 127, int8_t(128), 0};
+  EXPECT_EQ(cuda::strip_padding(stored, s, 1, -128), (std::vector<int8_t>{-128, 72, 127, -127, -1, 0}));
+  EXPECT_EQ(cuda::strip_padding(stored, s, 1, 0), (std::vector<int8_t>{0, -56, -1, 1, 127, -128}));
 }
 
 }  // namespace

@@ -1,10 +1,12 @@
 // The cuda-imma kernel's own source (runtime/cuda/conv2d_imma_kernel.cuh),
 // compiled for the CPU and run there by tests/cuda/cuda_on_cpu.h: every block of
 // every tile configuration that can run each shape of the table
-// (tests/cuda/imma_cases.h), whose int8 outputs must equal the CPU runtime's. Each
-// case runs twice: cp.async copies landing when issued with the threads first
-// to last, and copies landing only when waited for with the threads last to
-// first.
+// (tests/cuda/imma_cases.h), whose int8 outputs must equal the CPU runtime's
+// (less the zero point: runtime/cuda/stored_value.h). Every other pair of
+// shape and tile has its tensors at zero point -128 (stored uint8, the input
+// multiplied by mma's u8 x s8). Each case runs twice: cp.async copies landing
+// when issued with the threads first to last, and copies landing only when
+// waited for with the threads last to first.
 // clang-format off
 #include "tests/cuda/cuda_on_cpu.h"  // first: it stands in for CUDA in the kernel's header
 #include "runtime/cuda/conv2d_imma_kernel.cuh"
@@ -22,7 +24,7 @@ std::vector<int8_t> run_kernel(const Problem& p, const Data& d, int tile, bool c
   const TileConfig T = tile_config(tile);
   RequantEpilogue e;
   e.bias = d.bias.data(), e.multiplier = d.multiplier.data(), e.shift = d.shift.data();
-  e.relu = d.relu;
+  e.relu = d.relu, e.zero_point = d.zero_point, e.skip_zero_point = d.skip_zero_point;
   if (!d.device_skip.empty()) e.skip = d.device_skip.data(), e.skip_multiplier = d.skip_multiplier.data();
   std::vector<int8_t> output(size_t(p.rows()) * p.out_c, int8_t{0x33});
   for (int bx = 0; bx < ceil_div(p.rows(), T.bm); ++bx)
@@ -31,9 +33,10 @@ std::vector<int8_t> run_kernel(const Problem& p, const Data& d, int tile, bool c
       run.threads = T.threads(), run.shared_bytes = T.shared_bytes();
       run.block = {unsigned(bx), unsigned(by), 0};
       run.copies_at_wait = copies_at_wait, run.last_to_first = last_to_first;
-      with_tile(tile, [&](auto t) {
+      with_kernel(tile, d.input_zero_point != 0, [&](auto t, auto u) {
         cuda_on_cpu::run_block(run, [&] {
-          conv2d_imma_kernel<decltype(t)::value>(p, d.device_input.data(), d.packed.data(), e, output.data());
+          conv2d_imma_kernel<decltype(t)::value, decltype(u)::value>(p, d.device_input.data(), d.packed.data(), e,
+                                                                     output.data());
         });
       });
     }
@@ -47,13 +50,13 @@ TEST_P(ImmaKernelOnCpu, MatchesTheCpuRuntime) {
   const Conv& v = kConvs[conv];
   const Problem p = problem_of(v);
   ASSERT_EQ(unsupported(p, tile), "");
-  const Data d = make_data(v, p, conv % 2 == 1, conv % 3 != 2, 2000 + 17 * conv + tile);
+  const Data d = make_data(v, p, conv % 2 == 1, conv % 3 != 2, 2000 + 17 * conv + tile, (conv + tile) % 2 == 1);
   const std::vector<int8_t> expected = cpu_outputs(v, p, d);
   for (const bool late : {false, true}) {
     const std::vector<int8_t> output = run_kernel(p, d, tile, late, late);
     for (int m = 0; m < p.rows(); ++m)
       for (int n = 0; n < p.out_c; ++n) {
-        const int8_t want = n < v.out_c ? expected[size_t(m) * v.out_c + n] : int8_t{0};
+        const int8_t want = n < v.out_c ? int8_t(expected[size_t(m) * v.out_c + n] - d.zero_point) : int8_t{0};
         ASSERT_EQ(int(output[size_t(m) * p.out_c + n]), int(want))
             << "pixel " << m << ", channel " << n << (late ? ", copies landing at the wait" : "");
       }

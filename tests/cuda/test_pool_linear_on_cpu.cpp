@@ -3,7 +3,9 @@
 // for the CPU and run there by tests/cuda/cuda_on_cpu.h, against the pool and the
 // dot products written out here, on shapes that exercise its loops: more
 // channels than threads, more classes than warps, a 1x1 plane, a last tile of
-// fewer images than a block takes, classes split over blocks.
+// fewer images than a block takes, classes split over blocks; signed and
+// unsigned (zero point -128) inputs and pooled values, stored centered
+// (runtime/cuda/stored_value.h).
 // clang-format off
 #include "tests/cuda/cuda_on_cpu.h"  // first: it stands in for CUDA in the kernel's header
 #include "runtime/cuda/pool_linear_kernel.cuh"
@@ -22,19 +24,26 @@ namespace {
 struct TailCase {
   int batch, h, w, channels, stored, classes;  // stored: channels padded with zeros
   int classes_per_block;
+  int32_t in_zero_point, pool_zero_point;
 };
 
 TEST(PoolLogitsKernelOnCpu, MatchesThePoolAndTheDotProducts) {
   const TailCase cases[] = {
-      {3, 4, 4, 60, 64, 10, 10}, {11, 8, 8, 10, 16, 10, 3}, {1, 1, 1, 512, 512, 100, 100},
-      {17, 2, 2, 4093, 4096, 9, 4}, {8, 3, 3, 2048, 2048, 40, 16}};
+      {3, 4, 4, 60, 64, 10, 10, 0, 0},           {11, 8, 8, 10, 16, 10, 3, -128, -128},
+      {1, 1, 1, 512, 512, 100, 100, 0, -128},    {17, 2, 2, 4093, 4096, 9, 4, -128, 0},
+      {8, 3, 3, 2048, 2048, 40, 16, -128, -128}, {9, 7, 7, 64, 64, 10, 10, 0, 0}};
   for (const TailCase& t : cases) {
     std::mt19937 rng(t.batch * 131 + t.stored);
     std::uniform_int_distribution<int> byte(-128, 127);
     const int plane = t.h * t.w;
-    std::vector<int8_t> in(size_t(t.batch) * plane * t.stored, 0), weights(size_t(t.classes) * t.stored, 0);
+    // Stored centered: the CPU's value less the zero point, 0..255 where it is -128.
+    std::vector<int32_t> centered(size_t(t.batch) * plane * t.stored, 0);
+    std::vector<int8_t> in(centered.size(), 0), weights(size_t(t.classes) * t.stored, 0);
     for (size_t i = 0; i < in.size(); ++i)
-      if (int(i % t.stored) < t.channels) in[i] = int8_t(byte(rng));
+      if (int(i % t.stored) < t.channels) {
+        centered[i] = byte(rng) - t.in_zero_point;
+        in[i] = int8_t(centered[i]);
+      }
     for (size_t i = 0; i < weights.size(); ++i)
       if (int(i % t.stored) < t.channels) weights[i] = int8_t(byte(rng));
     std::vector<int32_t> bias(t.classes);
@@ -50,16 +59,17 @@ TEST(PoolLogitsKernelOnCpu, MatchesThePoolAndTheDotProducts) {
         run.threads = kPoolLogitsThreads, run.shared_bytes = kPoolLogitsImages * t.stored;
         run.block.x = unsigned(x), run.block.y = unsigned(y);
         run_block(run, [&] {
-          global_avg_pool_logits_kernel(in.data(), t.batch, plane, t.stored, multiplier, shift, weights.data(),
-                                        t.classes, t.classes_per_block, bias.data(), logits.data());
+          global_avg_pool_logits_kernel(in.data(), t.batch, plane, t.stored, multiplier, shift, t.in_zero_point,
+                                        t.pool_zero_point, weights.data(), t.classes, t.classes_per_block,
+                                        bias.data(), logits.data());
         });
       }
     for (int n = 0; n < t.batch; ++n) {
       std::vector<int32_t> pooled(t.stored);
       for (int c = 0; c < t.stored; ++c) {
         int32_t sum = 0;
-        for (int p = 0; p < plane; ++p) sum += in[(size_t(n) * plane + p) * t.stored + c];
-        pooled[c] = requantize(sum, multiplier, 0, 0, shift, -128);
+        for (int p = 0; p < plane; ++p) sum += centered[(size_t(n) * plane + p) * t.stored + c];
+        pooled[c] = requantize(sum, multiplier, 0, 0, shift, -128, t.pool_zero_point) - t.pool_zero_point;
       }
       for (int o = 0; o < t.classes; ++o) {
         int32_t want = bias[o];

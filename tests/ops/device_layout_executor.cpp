@@ -3,13 +3,13 @@
 #include <algorithm>
 
 #include "common/error.h"
-#include "common/requantize.h"
 #include "graph/ops/activation.h"
 #include "runtime/cuda/channel_ops_kernel.h"
 #include "runtime/cuda/device_layout.h"
 #include "runtime/cuda/implicit_gemm.h"
 #include "runtime/cuda/pool_kernel.h"
 #include "runtime/cuda/quantize_input_kernel.h"
+#include "runtime/cuda/stored_value.h"
 
 namespace octet {
 
@@ -74,6 +74,11 @@ LayoutRun run_in_device_layout(const QuantizedModel& model, const std::vector<fl
     const cuda::Storage& out = layout.storage[i];
     const int in_c = n.inputs.empty() ? 0 : layout.storage[n.inputs[0]].padded_c;
     const int8_t* src = n.inputs.empty() ? nullptr : value(n.inputs[0]);
+    // Every value stored centered (stored_value.h): a zero point per input.
+    const auto zero_point_of = [&](size_t k) { return model.quant[n.inputs.at(k)].zero_point; };
+    const auto input_value = [&](size_t k, int64_t at) {
+      return cuda::stored_value(value(n.inputs.at(k))[at], cuda::stored_unsigned(zero_point_of(k)));
+    };
     int8_t* dst = i == model.output() ? nullptr : value(i);
     auto at = [](int64_t b, int yy, int xx, int c, int h, int w, int cs) { return ((b * h + yy) * w + xx) * cs + c; };
     switch (n.op) {
@@ -100,9 +105,12 @@ LayoutRun run_in_device_layout(const QuantizedModel& model, const std::vector<fl
           const cuda::PackedLayer layer = cuda::pack_grouped_layer(model, shapes, layout, i);
           RequantEpilogue e;
           e.bias = layer.bias.data(), e.multiplier = layer.multiplier.data(), e.shift = layer.shift.data();
-          e.relu = n.relu;
-          if (n.inputs.size() == 2) e.skip = value(n.inputs[1]), e.skip_multiplier = layer.skip_multiplier.data();
-          const cuda::GroupedConvShape s = cuda::grouped_conv_shape(g, shapes, layout, i, batch);
+          e.relu = n.relu, e.zero_point = q.zero_point;
+          if (n.inputs.size() == 2)
+            e.skip = value(n.inputs[1]), e.skip_multiplier = layer.skip_multiplier.data(),
+            e.skip_zero_point = zero_point_of(1);
+          cuda::GroupedConvShape s = cuda::grouped_conv_shape(g, shapes, layout, i, batch);
+          s.unsigned_input = cuda::stored_unsigned(zero_point_of(0));
           cuda::visit_grouped_variant(s, EveryThread{src, layer.weights.data(), s, e, dst});
           break;
         }
@@ -127,7 +135,7 @@ LayoutRun run_in_device_layout(const QuantizedModel& model, const std::vector<fl
                     const int iy = oy * stride - pad + ky, ix = ox * stride - pad + kx;
                     if (iy < 0 || iy >= h || ix < 0 || ix >= w) continue;
                     for (int c = 0; c < tap_c; ++c)
-                      acc += int32_t(src[at(b, iy, ix, c, h, w, channels)]) *
+                      acc += input_value(0, at(b, iy, ix, c, h, w, channels)) *
                              layer.weights[o * layer.depth + (ky * k + kx) * tap_c + c];
                   }
                 const int64_t row = (b * oh + oy) * ow + ox;
@@ -136,16 +144,18 @@ LayoutRun run_in_device_layout(const QuantizedModel& model, const std::vector<fl
                   continue;
                 }
                 const bool residual = n.inputs.size() == 2;
-                const int32_t skip = residual ? value(n.inputs[1])[row * layer.out_c + o] : 0;
+                const int32_t skip = residual ? input_value(1, row * layer.out_c + o) : 0;
                 dst[row * layer.out_c + o] = static_cast<int8_t>(
-                    requantize(acc + layer.bias[o], layer.multiplier[o], skip, residual ? layer.skip_multiplier[o] : 0,
-                               layer.shift[o], n.relu ? 0 : -128));
+                    cuda::requantize_stored(acc + layer.bias[o], layer.multiplier[o], skip,
+                                            residual ? layer.skip_multiplier[o] : 0, layer.shift[o],
+                                            cuda::stored_range(n.relu, q.zero_point)));
               }
         break;
       }
       case Op::MaxPool2d:
       case Op::AvgPool2d: {
-        const cuda::PoolShape s{batch, x.h, x.w, in_c, n.kernel, n.stride, n.padding, y.h, y.w};
+        const cuda::PoolShape s{batch,    x.h,      x.w, in_c, n.kernel, n.stride, n.padding, y.h, y.w,
+                                zero_point_of(0), q.zero_point};
         const bool max = n.op == Op::MaxPool2d;
         cuda::visit_pool_variant(s, EveryPoolThread{src, s, max, max ? 0 : q.multiplier.data[0],
                                                     max ? 0 : q.shift.data[0], dst});
@@ -155,17 +165,19 @@ LayoutRun run_in_device_layout(const QuantizedModel& model, const std::vector<fl
         for (int64_t b = 0; b < batch; ++b)
           for (int c = 0; c < in_c; ++c) {
             int32_t sum = 0;
-            for (int p = 0; p < x.h * x.w; ++p) sum += src[(b * x.h * x.w + p) * in_c + c];
-            dst[b * in_c + c] = static_cast<int8_t>(requantize(sum, q.multiplier.data[0], 0, 0, q.shift.data[0], -128));
+            for (int p = 0; p < x.h * x.w; ++p) sum += input_value(0, (b * x.h * x.w + p) * in_c + c);
+            dst[b * in_c + c] = static_cast<int8_t>(cuda::requantize_stored(
+                sum, q.multiplier.data[0], 0, 0, q.shift.data[0], cuda::stored_range(false, q.zero_point)));
           }
         break;
       case Op::Add:
         for (int64_t e = 0; e < batch * out.bytes(); ++e)
-          dst[e] = static_cast<int8_t>(requantize(src[e], q.multiplier.data[0], value(n.inputs[1])[e],
-                                                  q.multiplier.data[1], q.shift.data[0], n.relu ? 0 : -128));
+          dst[e] = static_cast<int8_t>(
+              cuda::requantize_stored(input_value(0, e), q.multiplier.data[0], input_value(1, e), q.multiplier.data[1],
+                                      q.shift.data[0], cuda::stored_range(n.relu, q.zero_point)));
         break;
       case Op::ReLU:
-        for (int64_t e = 0; e < batch * out.bytes(); ++e) dst[e] = std::max<int8_t>(src[e], 0);
+        for (int64_t e = 0; e < batch * out.bytes(); ++e) dst[e] = static_cast<int8_t>(std::max(input_value(0, e), 0));
         break;
       case Op::ShortcutA:
         for (int64_t b = 0; b < batch; ++b)
@@ -185,7 +197,8 @@ LayoutRun run_in_device_layout(const QuantizedModel& model, const std::vector<fl
           const int channels = shapes[n.inputs[k]].c;
           for (int64_t e = 0; e < pixels * channels; ++e)
             cuda::concat_element(value(n.inputs[k]), layout.storage[n.inputs[k]].padded_c, channels, first,
-                                 out.padded_c, q.multiplier.data[k], q.shift.data[0], e, dst);
+                                 out.padded_c, q.multiplier.data[k], q.shift.data[0], zero_point_of(k), q.zero_point, e,
+                                 dst);
           first += channels;
         }
         for (int64_t e = 0; e < pixels * (out.padded_c - first); ++e)
@@ -195,7 +208,8 @@ LayoutRun run_in_device_layout(const QuantizedModel& model, const std::vector<fl
       case Op::Mul:
         for (int64_t e = 0; e < batch * out.bytes(); ++e)
           cuda::mul_element(src, value(n.inputs[1]), !(shapes[n.inputs[1]] == x), out.pixels, out.padded_c,
-                            q.multiplier.data[0], q.shift.data[0], e, dst);
+                            q.multiplier.data[0], q.shift.data[0],
+                            {zero_point_of(0), zero_point_of(1), q.zero_point}, e, dst);
         break;
       case Op::ChannelSlice:
         for (int64_t e = 0; e < batch * out.bytes(); ++e)
@@ -206,7 +220,9 @@ LayoutRun run_in_device_layout(const QuantizedModel& model, const std::vector<fl
           cuda::shuffle_element(src, x.c, n.groups, out.padded_c, e, dst);
         break;
       case Op::Activation: {
-        const std::array<int8_t, 256> table = ops::activation_table(n, model.quant[n.inputs[0]].scale, q.scale);
+        const std::array<int8_t, 256> table = cuda::stored_activation_table(
+            ops::activation_table(n, model.quant[n.inputs[0]].scale, q.scale, zero_point_of(0), q.zero_point),
+            zero_point_of(0), q.zero_point);
         for (int64_t e = 0; e < batch * out.bytes(); ++e)
           cuda::table_element(src, table.data(), y.c, out.padded_c, e, dst);
         break;
@@ -221,7 +237,8 @@ LayoutRun run_in_device_layout(const QuantizedModel& model, const std::vector<fl
         throw Error(n.name + ": the CUDA runtime has no kernel for operator '" + op_name(n.op) + "'");
     }
     if (i != model.output())
-      run.values[i] = cuda::strip_padding(std::vector<int8_t>(value(i), value(i) + batch * out.bytes()), out, batch);
+      run.values[i] =
+          cuda::strip_padding(std::vector<int8_t>(value(i), value(i) + batch * out.bytes()), out, batch, q.zero_point);
   }
   return run;
 }

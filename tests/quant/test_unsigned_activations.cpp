@@ -49,15 +49,36 @@ TEST(UnsignedActivations, NonNegativeTensorsUseAllLevelsAndTheRestStaySigned) {
   EXPECT_FALSE(quantize_random(random_imagenet_ops_checkpoint(3), quick_quantize_options(), 32).has_zero_points());
 }
 
-// Until its kernels pad with the zero point and requantize with one, checked on a GPU.
-TEST(UnsignedActivations, CudaBackendsRefuseAZeroPointByName) {
+// The CUDA runtime stores zero point -128 as uint8 (runtime/cuda/stored_value.h)
+// and refuses any other but 0 by name.
+TEST(UnsignedActivations, CudaBackendsReadZeroPointMinus128AndRefuseOthersByName) {
   QuantizeOptions options = quick_quantize_options();
   options.unsigned_activations = true;
   const Checkpoint lenet = random_checkpoint("lenet5", ModelOptions{1, 28, 28}, 4);
-  const std::string why = cuda::why_model_unsupported(quantize_random(lenet, options, 16));
-  EXPECT_NE(why.find("node 'conv1' (conv2d) has zero point -128"), std::string::npos) << why;
-  EXPECT_NE(why.find("--activations signed"), std::string::npos) << why;
-  EXPECT_EQ(cuda::why_model_unsupported(quantize_random(lenet, quick_quantize_options(), 16)), "");
+  QuantizedModel m = quantize_random(lenet, options, 16);
+  ASSERT_TRUE(m.has_zero_points());
+  EXPECT_EQ(cuda::why_model_unsupported(m), "");
+  const int conv1 = m.graph.find("conv1");
+  ASSERT_EQ(m.quant[conv1].zero_point, -128);
+  m.quant[conv1].zero_point = -37;
+  const std::string why = cuda::why_model_unsupported(m);
+  EXPECT_NE(why.find("node 'conv1' (conv2d) has zero point -37"), std::string::npos) << why;
+  EXPECT_NE(why.find("run it with the cpu backend"), std::string::npos) << why;
+}
+
+// cuda-cublaslt's s8 x s8 GEMMs: a layer reading an unsigned tensor is refused by name.
+TEST(UnsignedActivations, CublasLtRefusesALayerReadingAnUnsignedTensor) {
+  QuantizeOptions options = quick_quantize_options();
+  options.unsigned_activations = true;
+  const Checkpoint lenet = random_checkpoint("lenet5", ModelOptions{1, 28, 28}, 4);
+  const QuantizedModel m = quantize_random(lenet, options, 16);
+  const std::string why = cuda::why_model_unsupported_on_cublaslt(m);
+  EXPECT_NE(why.find("cuBLASLt multiplies signed int8 only, and node 'conv2' (conv2d) reads a tensor with zero point "
+                     "-128"),
+            std::string::npos)
+      << why;
+  EXPECT_EQ(cuda::why_cublaslt_cannot_run(m, m.graph.find("conv1")), "");  // it reads the image, signed
+  EXPECT_EQ(cuda::why_model_unsupported_on_cublaslt(quantize_random(lenet, quick_quantize_options(), 16)), "");
 }
 
 }  // namespace

@@ -1,8 +1,9 @@
 #!/bin/sh
 # tools/sass_main_loop.py (the `sass` stage of tools/gpu_check.sh) on two
 # small listings, one as cuobjdump writes SASS and one as nvdisasm does: the
-# main loop is found and counted, kernels are named from the tile table and
-# sorted by tile, and a kernel without IMMA fails.
+# main loop is found and counted, kernels are named from the tile table (and
+# "(u8 input)" for an unsigned input) and sorted by tile, and a kernel without
+# IMMA fails.
 # Usage: sass_main_loop.sh PYTHON PROJECT_SOURCE_DIR
 python=$1
 root=$2
@@ -42,12 +43,19 @@ cat >"$dir/cuobjdump.sass" <<'SASS'
         /*0010*/                   BAR.SYNC.DEFER_BLOCKING 0x0 ;
         /*0020*/                   IMMA.16832.S8.S8 R28, R40.ROW, R44.COL, R28 ;
         /*0030*/                   BRA 0x0 ;
+		Function : _ZN5octet4cuda47_GLOBAL__N__x_18conv2d_imma_kernelILi0ELb1EEEvNS0_5igemm7ProblemEPKaS6_NS0_15RequantEpilogueEPa
+        /*0000*/                   DEPBAR.LE SB0, 0x2 ;
+        /*0010*/                   BAR.SYNC.DEFER_BLOCKING 0x0 ;
+        /*0020*/                   IMMA.16832.U8.S8 R28, R40.ROW, R44.COL, R28 ;
+        /*0030*/                   IMMA.16832.U8.S8 R24, R40.ROW, R46.COL, R24 ;
+        /*0040*/                   BRA 0x0 ;
 		Function : _ZN5octet4cuda13pool_max_kernelEv
         /*0000*/                   EXIT ;
 SASS
 "$python" "$root/tools/sass_main_loop.py" "$dir/cuobjdump.sass" "$root/runtime/cuda/implicit_gemm.h" >"$dir/out" 2>&1 ||
   fail "cuobjdump listing: status $?: $(cat "$dir/out")"
 expected="m128n128k64: main loop 4 instructions per K stage, 1 IMMA, 0 LDSM, 0 LDGSTS: 3.00 others per IMMA
+m128n128k64 (u8 input): main loop 5 instructions per K stage, 2 IMMA, 0 LDSM, 0 LDGSTS: 1.50 others per IMMA
 m128n64k64: main loop 11 instructions per K stage, 3 IMMA, 2 LDSM, 2 LDGSTS: 2.67 others per IMMA"
 [ "$(cat "$dir/out")" = "$expected" ] || fail "cuobjdump listing: got
 $(cat "$dir/out")

@@ -1,0 +1,53 @@
+// How the CUDA runtime stores activations: centered, q - zero_point, so that
+// a real 0 is a zero byte whatever the tensor's zero point, and the zero
+// fill of cp.async, of the implicit GEMMs' loads and of every padding is a
+// real 0. Zero point 0 (signed) stores int8 bytes, the CPU runtime's; zero
+// point -128 (a non-negative tensor, graph/node_quant.h) stores uint8 bytes
+// 0..255, which the tensor cores and dp4a multiply as unsigned. The CUDA
+// runtime reads no other zero point (op_support.cpp). Plain C++ with
+// host+device functions, for the kernels and the tests' host executor.
+#pragma once
+
+#include <cstdint>
+
+#include "common/requantize.h"
+#include "runtime/cuda/int8x4.h"
+#include "runtime/requant_epilogue.h"
+
+namespace octet::cuda {
+
+// Whether a tensor of this zero point is stored as uint8.
+OCTET_HOST_DEVICE bool stored_unsigned(int32_t zero_point) { return zero_point != 0; }
+
+// A stored byte's centered value (q - zero_point).
+OCTET_HOST_DEVICE int32_t stored_value(int8_t byte, bool is_unsigned) {
+  return is_unsigned ? static_cast<int32_t>(static_cast<uint8_t>(byte)) : byte;
+}
+OCTET_HOST_DEVICE int32_t stored_value(uint32_t word, int j, bool is_unsigned) {
+  return is_unsigned ? unsigned_byte_of(word, j) : byte_of(word, j);
+}
+
+// The stored range of an output: requantize()'s clamp, less the zero point.
+struct StoredRange {
+  int32_t lo, hi;
+};
+OCTET_HOST_DEVICE StoredRange stored_range(bool relu, int32_t zero_point) {
+  return {::octet::lowest_output(relu, zero_point) - zero_point, ::octet::highest_output() - zero_point};
+}
+
+// requantize() of an output, stored: the same bits less the zero point.
+OCTET_HOST_DEVICE int32_t requantize_stored(int32_t acc, int32_t multiplier, int32_t skip, int32_t skip_multiplier,
+                                            int32_t shift, StoredRange r) {
+  return ::octet::requantize(acc, multiplier, skip, skip_multiplier, shift, r.lo, 0, r.hi);
+}
+
+// requantize_output (requant_epilogue.h) for stored values: e.skip holds the
+// residual stored, at e.skip_zero_point; the result is stored at e.zero_point.
+OCTET_HOST_DEVICE int32_t requantize_stored_output(int32_t acc, int c, int64_t at, const RequantEpilogue& e) {
+  const int32_t skip = e.skip ? stored_value(e.skip[at], stored_unsigned(e.skip_zero_point)) : 0;
+  const int32_t skip_multiplier = e.skip ? e.skip_multiplier[c] : 0;
+  return requantize_stored(acc + e.bias[c], e.multiplier[c], skip, skip_multiplier, e.shift[c],
+                           stored_range(e.relu, e.zero_point));
+}
+
+}  // namespace octet::cuda
