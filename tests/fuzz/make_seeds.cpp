@@ -3,7 +3,7 @@
 // the fuzzer spends its time on the parsers, not on copying megabytes.
 //   make_seeds CORPUS_DIR   writes CORPUS_DIR/{checkpoint,quantized,safetensors}/*
 // Together the two networks use every inference operator; one quantized file
-// keeps two nodes in float.
+// keeps two nodes in float, one has a wide (16-bit) activation.
 #include <cstdio>
 #include <string>
 
@@ -35,6 +35,17 @@ Graph tiny_resnet() {
   int y = b.relu(b.conv_bn("block.conv1", "block.bn1", x, 4, 3, 2, 1, true));
   y = b.conv_bn("block.conv2", "block.bn2", y, 4, 3, 1, 1, true);
   x = b.relu(b.add(y, b.shortcut_a(x, 1)));
+  b.linear("linear", b.flatten(b.global_avg_pool(x)), 10);
+  return b.finish();
+}
+
+// A conv's signed output that only a conv reads: a wide activation (format version 5).
+Graph tiny_stream() {
+  GraphBuilder b;
+  int x = b.input(1, 8, 8);
+  x = b.relu(b.conv("conv1", x, 4, 3, 2, 1, true));  // 4x4x4
+  x = b.conv("project", x, 3, 1, 1, 0, true);         // signed, read only by expand
+  x = b.relu(b.conv("expand", x, 6, 3, 1, 1, true));
   b.linear("linear", b.flatten(b.global_avg_pool(x)), 10);
   return b.finish();
 }
@@ -80,6 +91,12 @@ void write_seeds(const std::string& dir) {
                            dir + "/quantized/tiny_resnet.unsigned_mixed.int8.octet");
     }
   }
+  QuantizeOptions options = quick_quantize_options();
+  options.unsigned_activations = true;
+  options.wide_bits = 16;
+  const QuantizedModel wide = quantize_random(tiny_checkpoint("tiny_stream", tiny_stream(), seed), options, 16);
+  check(wide.quant[wide.graph.find("project")].bits == 16, "make_seeds: tiny_stream's projection is not wide");
+  save_quantized_model(wide, dir + "/quantized/tiny_stream.wide.int8.octet");
 }
 
 }  // namespace
