@@ -205,8 +205,9 @@ class ScopedEnvironment {
 };
 
 // Every tile configuration, forced with OCTET_IMMA_TILE, on the convolutions
-// it can run: node by node the CPU runtime's bits. The tuner may pick any
-// tile for a shape, so each must be right on its own.
+// it can run, reading signed and unsigned (zero point -128: mma's u8 x s8)
+// inputs: node by node the CPU runtime's bits. The tuner may pick any tile
+// for a shape, so each must be right on its own.
 TEST(CudaImma, EveryTileMatchesTheCpuRuntime) {
   SKIP_WITHOUT_CUDA_DEVICE();
   struct Layer {
@@ -226,33 +227,39 @@ TEST(CudaImma, EveryTileMatchesTheCpuRuntime) {
     const std::string name = cuda::igemm::tile_config(tile).name;
     const ScopedEnvironment forced("OCTET_IMMA_TILE", name);
     int ran = 0;
-    for (const Layer& l : layers) {
-      const cuda::igemm::Problem p =
-          cuda::igemm::conv_problem(l.batch, l.size, l.size, l.channels, l.out_c, l.kernel, l.stride, l.kernel / 2);
-      if (!cuda::igemm::unsupported(p, tile).empty()) continue;
-      OpModel m(100 + tile);
-      const int x = m.input(l.channels, l.size, l.size);
-      const int skip = l.residual ? m.conv(x, l.out_c, l.kernel, l.stride, p.padding, false) : -1;
-      m.conv(x, l.out_c, l.kernel, l.stride, p.padding, true, skip);
-      const QuantizedModel model = m.finish();
-      const OpCase images_of{"layer", l.batch, nullptr, CaseImages::Int8};
-      const std::vector<float> images = case_images(images_of, model.graph.shapes()[0], l.batch, 11);
-      const CpuEngine cpu(model);
-      std::vector<std::vector<int8_t>> expected(model.graph.nodes.size());
-      const Int32Tensor logits = cpu.run(images.data(), l.batch, [&](int node, const int8_t* v, int64_t count) {
-        expected[node].assign(v, v + count);
-      });
-      CudaEngine gpu(model, CudaBackend::Imma);
-      gpu.retain_node_outputs(true);
-      EXPECT_EQ(gpu.run(images.data(), l.batch).data, logits.data) << name;
-      for (int i = 0; i < model.output(); ++i)
-        ASSERT_EQ(gpu.node_output(i), expected[i]) << name << ", node " << model.graph.nodes[i].name;
-      for (const Engine::TimedChoice& c : gpu.timed_choices()) {
-        EXPECT_EQ(c.chosen, name) << c.problem;
-        EXPECT_TRUE(c.trials.empty()) << c.problem << ": one candidate is not timed";
+    for (const Layer& l : layers)
+      for (const bool unsigned_input : {false, true}) {
+        const cuda::igemm::Problem p =
+            cuda::igemm::conv_problem(l.batch, l.size, l.size, l.channels, l.out_c, l.kernel, l.stride, l.kernel / 2);
+        if (!cuda::igemm::unsupported(p, tile).empty()) continue;
+        OpModel m(100 + tile);
+        int x = m.input(l.channels, l.size, l.size);
+        if (unsigned_input) {  // the image rescaled at zero point -128, and every value after it so
+          m.set_zero_point(-128);
+          x = m.rescaled(x, 0.5f);
+        }
+        const std::string where = name + (unsigned_input ? ", unsigned" : "");
+        const int skip = l.residual ? m.conv(x, l.out_c, l.kernel, l.stride, p.padding, false) : -1;
+        m.conv(x, l.out_c, l.kernel, l.stride, p.padding, true, skip);
+        const QuantizedModel model = m.finish();
+        const OpCase images_of{"layer", l.batch, nullptr, CaseImages::Int8};
+        const std::vector<float> images = case_images(images_of, model.graph.shapes()[0], l.batch, 11);
+        const CpuEngine cpu(model);
+        std::vector<std::vector<int8_t>> expected(model.graph.nodes.size());
+        const Int32Tensor logits = cpu.run(images.data(), l.batch, [&](int node, const int8_t* v, int64_t count) {
+          expected[node].assign(v, v + count);
+        });
+        CudaEngine gpu(model, CudaBackend::Imma);
+        gpu.retain_node_outputs(true);
+        EXPECT_EQ(gpu.run(images.data(), l.batch).data, logits.data) << where;
+        for (int i = 0; i < model.output(); ++i)
+          ASSERT_EQ(gpu.node_output(i), expected[i]) << where << ", node " << model.graph.nodes[i].name;
+        for (const Engine::TimedChoice& c : gpu.timed_choices()) {
+          EXPECT_EQ(c.chosen, name) << c.problem;
+          EXPECT_TRUE(c.trials.empty()) << c.problem << ": one candidate is not timed";
+        }
+        ++ran;
       }
-      ++ran;
-    }
     EXPECT_GT(ran, 0) << name << " ran no layer";
   }
 }
