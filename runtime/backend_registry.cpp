@@ -20,6 +20,7 @@ std::string cuda_unavailable() {
   return CudaEngine::device_available(&why) ? "" : "no usable CUDA device: " + why;
 }
 std::string cuda_unsupported(const QuantizedModel& model) { return cuda::why_model_unsupported(model); }
+std::string imma_unsupported(const QuantizedModel& model) { return cuda::why_model_unsupported_on_imma(model); }
 std::string cublaslt_unsupported(const QuantizedModel& model) {
   return cuda::why_model_unsupported_on_cublaslt(model);
 }
@@ -34,7 +35,7 @@ const std::vector<EngineBackend> kBackends = {
     {backend_names::kCpu, always_available, CpuEngine::why_unsupported, host_cpu,
      [](const QuantizedModel& model) -> std::unique_ptr<Engine> { return std::make_unique<CpuEngine>(model); }},
 #ifdef OCTET_HAVE_CUDA
-    {backend_names::kCudaImma, cuda_unavailable, cuda_unsupported, cuda_device,
+    {backend_names::kCudaImma, cuda_unavailable, imma_unsupported, cuda_device,
      make_cuda<CudaBackend::Imma>},
     {backend_names::kCudaDp4a, cuda_unavailable, cuda_unsupported, cuda_device,
      make_cuda<CudaBackend::Dp4a>},

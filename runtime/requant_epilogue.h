@@ -26,7 +26,8 @@ struct RequantEpilogue {
   int32_t zero_point = 0;       // the output's (graph/node_quant.h)
   int32_t skip_zero_point = 0;  // the fused residual's
   // The output's and the residual's bits (NodeQuant::bits): above 8, int16
-  // values (`skip` then points at their bytes). CUDA kernels take 8 only.
+  // values (`skip` then points at their bytes); on CUDA, cuda-imma's two
+  // planes (cuda/stored_value.h), its other kernels take 8 only.
   int32_t bits = 8, skip_bits = 8;
 };
 

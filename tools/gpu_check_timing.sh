@@ -12,15 +12,18 @@ timed_r18() {
   [ -f "$r18.octet" ] || run_logged train_brief "$OCTET" train --model resnet18 --dataset cifar10 \
     --data "$DATA/cifar-10-batches-bin" --epochs 1 --max-steps 20 --batch-size 128 --device cuda -o "$r18.octet"
   [ -f "$r18.int8.octet" ] || run_logged quantize_brief "$OCTET" quantize --checkpoint "$r18.octet" \
-    --data "$DATA/cifar-10-batches-bin" --method max --weight-rounding nearest -o "$r18.int8.octet"
+    --data "$DATA/cifar-10-batches-bin" --method max --weight-rounding nearest --activations signed --wide-bits 8 \
+    -o "$r18.int8.octet"
 }
 
+# The timed models are quantized with signed 8-bit activations, which all
+# three CUDA backends read (cuda-cublaslt no unsigned ones, only cuda-imma wide ones).
 stage_bench() {
   need_build octet
   local data="$DATA/cifar-10-batches-bin" r18
   timed_r18 bench
   run_logged quantize_r20 "$OCTET" quantize --checkpoint "$ROOT/models/zoo/resnet20_cifar10.octet" --data "$data" \
-    -o "$BUILD/r20.int8.octet"
+    --activations signed --wide-bits 8 -o "$BUILD/r20.int8.octet"
   run_logged bench_r18 "$OCTET" bench infer --checkpoint "$r18.octet" --quantized "$r18.int8.octet" --batch 256,1 \
     --backend cuda-imma,cuda-dp4a,cuda-cublaslt --iterations 50 --warmup 10 --layers --json "$RESULTS/bench_r18.json"
   run_logged bench_r20 "$OCTET" bench infer --checkpoint "$ROOT/models/zoo/resnet20_cifar10.octet" \
@@ -64,8 +67,8 @@ stage_imported() {
   mkdir -p "$models"
   tar xJf "$CARRIED/models/models.tar.xz" -C "$models" || die "could not unpack $CARRIED/models/models.tar.xz"
   for backend in cpu cuda; do
-    run_logged "predict_mv2_$backend" "$OCTET" predict --quantized "$models/mv2_cifar.int8.octet" --data "$data" \
-      --backend "$backend" --json "$BUILD/predict_mv2_$backend.json"
+    run_logged "predict_mv2_$backend" "$OCTET" predict --quantized "$models/mv2_cifar.default.int8.octet" \
+      --data "$data" --backend "$backend" --json "$BUILD/predict_mv2_$backend.json"
   done
   local report
   report=$("$PYTHON" - "$BUILD/predict_mv2_cpu.json" "$BUILD/predict_mv2_cuda.json" <<'EOF2'

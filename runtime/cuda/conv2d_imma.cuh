@@ -9,6 +9,7 @@
 
 #include "runtime/cuda/common.cuh"
 #include "runtime/cuda/implicit_gemm.h"
+#include "runtime/cuda/stored_value.h"
 
 namespace octet::cuda {
 
@@ -24,9 +25,9 @@ std::string conv2d_imma_kernel_info(int tile);
 // `weights`: [out_c][packed_depth] (device_layout.h pack_layer with
 // tap_channels p.tap_c and depth multiple 32); `input` and `output` NHWC with
 // in_stride and out_c channels, 16-byte aligned, stored as stored_value.h
-// says (`unsigned_input`: the input's zero point is -128). Fails naming the
-// reason when igemm::unsupported(p, tile) does.
-void conv2d_imma(const igemm::Problem& p, int tile, const int8_t* input, bool unsigned_input, const int8_t* weights,
+// says (the input as `input_kind`; the output and the residual as e.bits and
+// e.skip_bits say). Fails naming the reason when igemm::unsupported(p, tile) does.
+void conv2d_imma(const igemm::Problem& p, int tile, const int8_t* input, StoredInput input_kind, const int8_t* weights,
                  const RequantEpilogue& e, int8_t* output, cudaStream_t stream);
 
 }  // namespace octet::cuda

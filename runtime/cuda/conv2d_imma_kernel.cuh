@@ -46,7 +46,7 @@ __device__ __forceinline__ void load_fragments(uint32_t a, uint32_t b, int s, co
 // conv2d_imma_kernel's epilogue: the accumulators (of every K slice) through
 // shared memory, so that each thread reads 4 adjacent channels of a row, sums
 // the slices and stores one word, requantized by `e` (bias, residual, ReLU),
-// stored as stored_value.h says.
+// stored as stored_value.h says (two words, one per plane, for a wide output).
 template <int kTile, int kMmaRows, int kMmaCols>
 __device__ __forceinline__ void store_output_tile(const igemm::Problem& p, const igemm::BlockTile& block,
                                                   const igemm::WarpTile& warp, int thread,
@@ -80,9 +80,10 @@ __device__ __forceinline__ void store_output_tile(const igemm::Problem& p, const
   const int4 multiplier = *reinterpret_cast<const int4*>(e.multiplier + col);
   const int4 shift = *reinterpret_cast<const int4*>(e.shift + col);
   const int4 skip_multiplier = e.skip ? *reinterpret_cast<const int4*>(e.skip_multiplier + col) : make_int4(0, 0, 0, 0);
-  const StoredRange range = stored_range(e.relu, e.zero_point);
-  const bool skip_unsigned = stored_unsigned(e.skip_zero_point);
+  const StoredRange range = stored_range(e.relu, e.zero_point, e.bits);
+  const bool skip_unsigned = stored_unsigned(e.skip_zero_point), skip_wide = e.skip_bits > 8, wide = e.bits > 8;
   const int rows = p.rows();
+  const int64_t plane = int64_t(rows) * p.out_c;  // a wide value's low bytes follow its high ones
   // The residual words of a group of passes are loaded before any of them is
   // stored: e.skip may alias nothing the compiler knows of, so a load issued
   // pass by pass would wait out its latency after every store.
@@ -90,11 +91,13 @@ __device__ __forceinline__ void store_output_tile(const igemm::Problem& p, const
   constexpr int kGroup = kPasses < 8 ? kPasses : 8;
   static_assert(kPasses % kGroup == 0, "passes come in whole groups");
   for (int first = 0; first < kPasses; first += kGroup) {
-    uint32_t skip[kGroup];
+    uint32_t skip[kGroup], skip_low[kGroup];
 #pragma unroll
     for (int g = 0; g < kGroup; ++g) {
       const int m = block.m0 + igemm::epilogue_row(thread, first + g, kThreads, kBN);
-      skip[g] = e.skip && m < rows ? *reinterpret_cast<const uint32_t*>(e.skip + m * p.out_c + col) : 0u;
+      const bool load = e.skip && m < rows;
+      skip[g] = load ? *reinterpret_cast<const uint32_t*>(e.skip + m * p.out_c + col) : 0u;
+      skip_low[g] = load && skip_wide ? *reinterpret_cast<const uint32_t*>(e.skip + plane + m * p.out_c + col) : 0u;
     }
 #pragma unroll
     for (int g = 0; g < kGroup; ++g) {
@@ -107,22 +110,73 @@ __device__ __forceinline__ void store_output_tile(const igemm::Problem& p, const
         sum.x += v.x, sum.y += v.y, sum.z += v.z, sum.w += v.w;
       }
       auto out = [&](int32_t a, int32_t b, int32_t m_, int32_t sm, int32_t sh, int byte) {
-        return requantize_stored(a + b, m_, stored_value(skip[g], byte, skip_unsigned), sm, sh, range);
+        const int32_t s = skip_wide ? wide_value(skip[g], skip_low[g], byte) : stored_value(skip[g], byte, skip_unsigned);
+        return requantize_stored(a + b, m_, s, sm, sh, range);
       };
-      *reinterpret_cast<uint32_t*>(output + m * p.out_c + col) =
-          pack_int8x4(out(sum.x, bias.x, multiplier.x, skip_multiplier.x, shift.x, 0),
-                      out(sum.y, bias.y, multiplier.y, skip_multiplier.y, shift.y, 1),
-                      out(sum.z, bias.z, multiplier.z, skip_multiplier.z, shift.z, 2),
-                      out(sum.w, bias.w, multiplier.w, skip_multiplier.w, shift.w, 3));
+      const int32_t v0 = out(sum.x, bias.x, multiplier.x, skip_multiplier.x, shift.x, 0),
+                    v1 = out(sum.y, bias.y, multiplier.y, skip_multiplier.y, shift.y, 1),
+                    v2 = out(sum.z, bias.z, multiplier.z, skip_multiplier.z, shift.z, 2),
+                    v3 = out(sum.w, bias.w, multiplier.w, skip_multiplier.w, shift.w, 3);
+      uint32_t* at = reinterpret_cast<uint32_t*>(output + m * p.out_c + col);
+      if (wide) {
+        at[0] = pack_int8x4(high_byte(v0), high_byte(v1), high_byte(v2), high_byte(v3));
+        at[plane / 4] = pack_int8x4(low_byte(v0), low_byte(v1), low_byte(v2), low_byte(v3));
+      } else {
+        at[0] = pack_int8x4(v0, v1, v2, v3);
+      }
     }
   }
 }
 
+// Between a wide input's planes: every copy landed, every stage free for the
+// low plane's tiles, and the high plane's sums multiplied by 256 (modulo 2^32,
+// as the int32 sums of both planes are).
+template <int kMmaRows, int kMmaCols>
+__device__ __forceinline__ void finish_high_plane(int32_t (&acc)[kMmaRows][kMmaCols][4]) {
+  cp_async_wait<0>();
+  __syncthreads();
+#pragma unroll
+  for (int mi = 0; mi < kMmaRows; ++mi)
+#pragma unroll
+    for (int ni = 0; ni < kMmaCols; ++ni)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) acc[mi][ni][i] = static_cast<int32_t>(static_cast<uint32_t>(acc[mi][ni][i]) << 8);
+}
+
+// The rows of B (the weights) one thread copies into every stage: the tile's
+// row, where its K bytes start at the thread's k (0 past out_c: zero fill),
+// and where they go in a stage.
+template <int kCopies>
+struct WeightCopies {
+  int row[kCopies], start[kCopies], shared[kCopies];
+  bool active[kCopies];
+};
+template <int kTile, int kCopies>
+__device__ __forceinline__ WeightCopies<kCopies> weight_copies(const igemm::Problem& p, int thread, int n0, int k) {
+  constexpr igemm::TileConfig c = igemm::tile_config(kTile);
+  WeightCopies<kCopies> w;
+#pragma unroll
+  for (int i = 0; i < kCopies; ++i) {
+    const igemm::CopySlot s = igemm::copy_slot(thread, i, c.threads(), c.bk, igemm::kVectorBytes);
+    w.active[i] = s.row < c.bn;
+    w.row[i] = n0 + s.row;
+    w.start[i] = w.row[i] < p.out_c ? igemm::b_row_start(p, w.row[i]) + k : 0;
+    w.shared[i] = igemm::tile_offset(s.row, s.k, c.bk);
+  }
+  return w;
+}
+
 // One block computes a BM x BN tile of the output (see implicit_gemm.h for
 // the layout of every piece); every address below comes from there.
-// kUnsignedInput: the input is stored as uint8 (stored_value.h), multiplied
-// by the tensor cores as such.
-template <int kTile, bool kUnsignedInput>
+// kInput: how the input is stored (stored_value.h); uint8 is multiplied by the
+// tensor cores as such, a wide input's planes one after the other.
+// Warp tiles of 64 x 64 (128 accumulators a thread) leave a multiprocessor 2
+// warps per scheduler: they load step 0's fragments before the copies of the
+// next stage (kEarlyFragments), so that ldmatrix's latency passes while those
+// are issued (ptxas keeps shared-memory reads after writes it cannot tell
+// apart). In smaller tiles this costs registers, so resident blocks, and more
+// warps hide the latency anyway.
+template <int kTile, StoredInput kInput>
 __global__ void __launch_bounds__(igemm::tile_config(kTile).threads())
     conv2d_imma_kernel(const igemm::Problem p, const int8_t* __restrict__ input, const int8_t* __restrict__ weights,
                        const RequantEpilogue e, int8_t* __restrict__ output) {
@@ -164,18 +218,11 @@ __global__ void __launch_bounds__(igemm::tile_config(kTile).threads())
     a_origin[i] = igemm::row_origin(p, block.m0 + s.row);
     a_shared[i] = igemm::tile_offset(s.row, s.k, kBK);
   }
-  igemm::TapCursor a_cursor = igemm::tap_cursor(p, igemm::copy_slot(thread, 0, kThreads, kBK, kAccess).k);
+  const igemm::TapCursor a_start = igemm::tap_cursor(p, igemm::copy_slot(thread, 0, kThreads, kBK, kAccess).k);
+  igemm::TapCursor a_cursor = a_start;
+  const int8_t* a_source = input;  // of a wide input, the plane being read
   const int b_k = igemm::copy_slot(thread, 0, kThreads, kBK, kVectorBytes).k;
-  int b_row[kBCopies], b_start[kBCopies], b_shared[kBCopies];
-  bool b_active[kBCopies];
-#pragma unroll
-  for (int i = 0; i < kBCopies; ++i) {
-    const igemm::CopySlot s = igemm::copy_slot(thread, i, kThreads, kBK, kVectorBytes);
-    b_active[i] = s.row < kBN;
-    b_row[i] = block.n0 + s.row;
-    b_start[i] = b_row[i] < p.out_c ? igemm::b_row_start(p, b_row[i]) + b_k : 0;  // rows past out_c are zeros
-    b_shared[i] = igemm::tile_offset(s.row, s.k, kBK);
-  }
+  const WeightCopies<kBCopies> b_copies = weight_copies<kTile, kBCopies>(p, thread, block.n0, b_k);
 
   // Issues the copies of K tile `k_tile` into `stage` (none past the last tile).
   auto load_stage = [&](int stage, int k_tile) {
@@ -186,55 +233,60 @@ __global__ void __launch_bounds__(igemm::tile_config(kTile).threads())
       if (!kAExact && !a_active[i]) continue;
       const bool inside = igemm::a_inside(p, a_origin[i], a_cursor);
       const uint32_t from = inside ? igemm::a_offset(a_origin[i], a_cursor) : 0;  // unsigned: no sign extension
-      cp_async_zero_fill<kAccess>(a + a_shared[i], input + from, inside);
+      cp_async_zero_fill<kAccess>(a + a_shared[i], a_source + from, inside);
     }
     igemm::advance(a_cursor, p, kBK);
 #pragma unroll
     for (int i = 0; i < kBCopies; ++i) {
-      if (!kBExact && !b_active[i]) continue;
-      const bool inside = igemm::b_inside(p, b_row[i], k_tile * kBK + b_k);
-      const uint32_t from = inside ? b_start[i] + k_tile * kBK : 0;
-      cp_async_zero_fill<kVectorBytes>(b + b_shared[i], weights + from, inside);
+      if (!kBExact && !b_copies.active[i]) continue;
+      const bool inside = igemm::b_inside(p, b_copies.row[i], k_tile * kBK + b_k);
+      const uint32_t from = inside ? b_copies.start[i] + k_tile * kBK : 0;
+      cp_async_zero_fill<kVectorBytes>(b + b_copies.shared[i], weights + from, inside);
     }
   };
 
   const igemm::WarpTile warp = igemm::warp_tile(thread / kWarpSize, kWarpsM, kWarpsN);
   int32_t acc[kMmaRows][kMmaCols][4] = {};
-
-  // Multistage pipeline: kStages - 1 tiles in flight while one is computed.
-#pragma unroll
-  for (int stage = 0; stage < kStages - 1; ++stage) {
-    load_stage(stage, stage);
-    cp_async_commit();
-  }
-  // Warp tiles of 64 x 64 (128 accumulators a thread) leave a multiprocessor
-  // 2 warps per scheduler: they load step 0's fragments before the copies of
-  // the next stage, so that ldmatrix's latency passes while those are issued
-  // (ptxas keeps shared-memory reads after writes it cannot tell apart). In
-  // smaller tiles this costs registers, so resident blocks, and more warps
-  // hide the latency anyway.
   constexpr bool kEarlyFragments = kMmaRows * kMmaCols >= 32;
   uint32_t a_fragment[kMmaRows][4], b_fragment[kMmaCols][2];
-  for (int kt = 0; kt < k_tiles; ++kt) {
-    cp_async_wait<kStages - 2>();
-    __syncthreads();  // tile kt landed for every thread; stage (kt - 1) % kStages is free
-    const uint32_t a = a_stages + (kt % kStages) * kAStage, b = b_stages + (kt % kStages) * kBStage;
-    if constexpr (kEarlyFragments) load_fragments<kTile>(a, b, 0, warp, lane, a_fragment, b_fragment);
-    load_stage((kt + kStages - 1) % kStages, kt + kStages - 1);
-    cp_async_commit();
+  // Multistage pipeline over K (a wide input's plane): kStages - 1 tiles in
+  // flight while one is computed; A's bytes multiplied as uint8 where unsigned_a.
+  auto multiply = [&](auto unsigned_a) {
+    a_cursor = a_start;
 #pragma unroll
-    for (int s = 0; s < kSteps; ++s) {
-      if (s > 0 || !kEarlyFragments) load_fragments<kTile>(a, b, s, warp, lane, a_fragment, b_fragment);
-#pragma unroll
-      for (int mi = 0; mi < kMmaRows; ++mi)
-#pragma unroll
-        for (int ni = 0; ni < kMmaCols; ++ni) {
-          if constexpr (kUnsignedInput)
-            mma_u8s8(acc[mi][ni], a_fragment[mi], b_fragment[ni]);
-          else
-            mma_s8(acc[mi][ni], a_fragment[mi], b_fragment[ni]);
-        }
+    for (int stage = 0; stage < kStages - 1; ++stage) {
+      load_stage(stage, stage);
+      cp_async_commit();
     }
+    for (int kt = 0; kt < k_tiles; ++kt) {
+      cp_async_wait<kStages - 2>();
+      __syncthreads();  // tile kt landed for every thread; stage (kt - 1) % kStages is free
+      const uint32_t a = a_stages + (kt % kStages) * kAStage, b = b_stages + (kt % kStages) * kBStage;
+      if constexpr (kEarlyFragments) load_fragments<kTile>(a, b, 0, warp, lane, a_fragment, b_fragment);
+      load_stage((kt + kStages - 1) % kStages, kt + kStages - 1);
+      cp_async_commit();
+#pragma unroll
+      for (int s = 0; s < kSteps; ++s) {
+        if (s > 0 || !kEarlyFragments) load_fragments<kTile>(a, b, s, warp, lane, a_fragment, b_fragment);
+#pragma unroll
+        for (int mi = 0; mi < kMmaRows; ++mi)
+#pragma unroll
+          for (int ni = 0; ni < kMmaCols; ++ni) {
+            if constexpr (decltype(unsigned_a)::value)
+              mma_u8s8(acc[mi][ni], a_fragment[mi], b_fragment[ni]);
+            else
+              mma_s8(acc[mi][ni], a_fragment[mi], b_fragment[ni]);
+          }
+      }
+    }
+  };
+  if constexpr (kInput == StoredInput::kWide) {
+    multiply(std::false_type{});  // the high bytes, signed
+    finish_high_plane(acc);
+    a_source = input + int64_t(p.batch) * p.in_h * p.in_w * p.in_stride;
+    multiply(std::true_type{});  // the low bytes, unsigned
+  } else {
+    multiply(std::bool_constant<kInput == StoredInput::kUnsigned>{});
   }
 
   store_output_tile<kTile>(p, block, warp, thread, acc, shared, e, output);
@@ -254,13 +306,22 @@ void with_tile(int tile, F f) {
   detail::with_tile(tile, f, std::make_integer_sequence<int, igemm::kTileCount>{});
 }
 
-// Calls f(tile, unsigned_input) as integral constants: f can name
-// conv2d_imma_kernel<tile, unsigned_input>.
+// Calls f(tile, input) as integral constants: f can name
+// conv2d_imma_kernel<tile, input>.
 template <typename F>
-void with_kernel(int tile, bool unsigned_input, F f) {
+void with_kernel(int tile, StoredInput input, F f) {
   with_tile(tile, [&](auto t) {
-    unsigned_input ? f(t, std::true_type{}) : f(t, std::false_type{});
+    using In = StoredInput;
+    if (input == In::kWide)
+      f(t, std::integral_constant<In, In::kWide>{});
+    else if (input == In::kUnsigned)
+      f(t, std::integral_constant<In, In::kUnsigned>{});
+    else
+      f(t, std::integral_constant<In, In::kSigned>{});
   });
 }
+
+// Every way an input can be stored, for host code that prepares every kernel.
+inline constexpr StoredInput kStoredInputs[] = {StoredInput::kSigned, StoredInput::kUnsigned, StoredInput::kWide};
 
 }  // namespace octet::cuda

@@ -52,12 +52,14 @@ CudaEngine::Impl::Impl(const QuantizedModel& m, CudaBackend b, int d) : device(d
   CUDA_CHECK(cudaSetDevice(device));
   model.validate();
   const Graph& g = model.graph;
-  const std::string unsupported_node = cuda::why_model_unsupported(model);
+  const std::string unsupported_node = backend == CudaBackend::Imma ? cuda::why_model_unsupported_on_imma(model)
+                                      : backend == CudaBackend::CublasLt ? cuda::why_model_unsupported_on_cublaslt(model)
+                                                                         : cuda::why_model_unsupported(model);
   check(unsupported_node.empty(), std::string(backend_name(backend)) + ": " + unsupported_node);
   shapes = g.shapes();
   const int n_nodes = static_cast<int>(g.nodes.size());
 
-  values = cuda::plan_values(g, shapes, backend_name(backend), channel_alignment(backend));
+  values = cuda::plan_model_values(model, shapes, backend_name(backend), channel_alignment(backend));
   const std::vector<std::vector<int>> consumers = g.consumers();
   const Node& last = g.nodes[output()];
   if (last.op == Op::Linear && last.inputs.size() == 1 && g.nodes[last.inputs[0]].op == Op::Flatten) {
@@ -202,7 +204,7 @@ Int32Tensor CudaEngine::run_retaining(const float* host_input, int64_t batch, co
   Int32Tensor logits = run(host_input, batch);
   for (int i = 0; i < impl_->output(); ++i) {
     const std::vector<int8_t> values = self.node_output(i);
-    hook(i, values.data(), static_cast<int64_t>(values.size()));
+    hook(i, values.data(), static_cast<int64_t>(values.size()) / impl_->model.value_bytes(i));
   }
   self.retain_node_outputs(retained);
   return logits;
@@ -292,7 +294,10 @@ std::vector<int8_t> CudaEngine::node_output(int node) {
   CUDA_CHECK(cudaMemcpyAsync(stored.data(), m.value(*m.last_run, node), stored.size(), cudaMemcpyDeviceToHost,
                              m.stream.get()));
   CUDA_CHECK(cudaStreamSynchronize(m.stream.get()));
-  return cuda::strip_padding(stored, s, batch, m.model.quant[node].zero_point);
+  if (s.planes == 1) return cuda::strip_padding(stored, s, batch, m.model.quant[node].zero_point);
+  const std::vector<int16_t> wide = cuda::strip_wide_padding(stored, s, batch);
+  const auto* bytes = reinterpret_cast<const int8_t*>(wide.data());
+  return std::vector<int8_t>(bytes, bytes + 2 * wide.size());
 }
 
 std::vector<Engine::NodeTiming> CudaEngine::profile(const float* input, int64_t batch, int warmup, int iterations) {

@@ -90,7 +90,8 @@ class CudaEngine : public Engine {
   // drops the plans made so far.
   void retain_node_outputs(bool retain);
   // Node i's int8 output of the last run, NHWC without channel padding (the
-  // CPU runtime's layout). Needs retain_node_outputs(true) before that run.
+  // CPU runtime's layout and bytes; a wide node's int16 values as bytes).
+  // Needs retain_node_outputs(true) before that run.
   std::vector<int8_t> node_output(int node);
 
   // False, with the reason, when there is no usable GPU.

@@ -7,6 +7,7 @@
 #include "graph/op_traits.h"
 #include "runtime/cuda/folded_input.h"
 #include "runtime/cuda/implicit_gemm.h"
+#include "runtime/cuda/stored_value.h"
 
 namespace octet::cuda {
 
@@ -207,6 +208,26 @@ ArenaPlan plan_arena(const Graph& g, const ValueLayout& values, int64_t batch, b
     plan.bytes = std::max(plan.bytes, at + size);
   }
   return plan;
+}
+
+ValueLayout plan_model_values(const QuantizedModel& m, const std::vector<ActShape>& shapes, const std::string& who,
+                              int channel_alignment) {
+  ValueLayout layout = plan_values(m.graph, shapes, who, channel_alignment);
+  for (size_t i = 0; i < layout.storage.size(); ++i)
+    if (m.quant[i].bits > 8) layout.storage[i].planes = 2;
+  return layout;
+}
+
+std::vector<int16_t> strip_wide_padding(const std::vector<int8_t>& stored, const Storage& s, int64_t batch) {
+  check(s.planes == 2 && static_cast<int64_t>(stored.size()) == batch * s.bytes(),
+        "strip_wide_padding: not a wide value's buffer");
+  const int64_t plane = batch * s.plane_bytes();
+  std::vector<int16_t> out;
+  out.reserve(static_cast<size_t>(batch * s.pixels * s.c));
+  for (int64_t r = 0; r < batch * s.pixels; ++r)
+    for (int c = 0; c < s.c; ++c)
+      out.push_back(static_cast<int16_t>(wide_value(stored[r * s.padded_c + c], stored[plane + r * s.padded_c + c])));
+  return out;
 }
 
 std::vector<int8_t> strip_padding(const std::vector<int8_t>& stored, const Storage& s, int64_t batch,

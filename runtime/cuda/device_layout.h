@@ -1,6 +1,7 @@
 // How the CUDA runtime lays a quantized model out in device memory, as plain
 // C++ (no CUDA), so that it can be checked on any machine:
-//  - every activation is NHWC int8 with its channels padded with zeros to a
+//  - every activation is NHWC bytes (stored_value.h: int8, uint8, or a wide
+//    value's two planes) with its channels padded with zeros to a
 //    multiple of the backend's channel alignment: 4 for cuda-dp4a and
 //    cuda-cublaslt (a pixel's channels start on a 4-byte boundary, a dp4a
 //    word never straddles two pixels), 16 for cuda-imma (a 16-byte cp.async
@@ -35,14 +36,17 @@ constexpr int64_t kBufferAlignment = 256;
 
 // How one value is stored per sample: `pixels` positions of `padded_c`
 // bytes, the first `c` of them real channels, the rest zeros; or, for
-// cuda-imma's input, an image folded as `fold` says (folded_input.h).
+// cuda-imma's input, an image folded as `fold` says (folded_input.h). A wide
+// value has two such planes (stored_value.h), each a whole batch's.
 struct Storage {
   int64_t pixels = 0;
   int c = 0, padded_c = 0;
   ImageFold fold;
-  int64_t bytes() const { return pixels * padded_c; }
+  int planes = 1;
+  int64_t plane_bytes() const { return pixels * padded_c; }
+  int64_t bytes() const { return planes * plane_bytes(); }
   bool operator==(const Storage& o) const {
-    return pixels == o.pixels && c == o.c && padded_c == o.padded_c && fold.kind == o.fold.kind;
+    return pixels == o.pixels && c == o.c && padded_c == o.padded_c && fold.kind == o.fold.kind && planes == o.planes;
   }
 };
 
@@ -59,6 +63,9 @@ struct ValueLayout {
 // stored differently).
 ValueLayout plan_values(const Graph& g, const std::vector<ActShape>& shapes, const std::string& who,
                         int channel_alignment);
+// The same for a quantized model, whose wide values (NodeQuant::bits > 8) take two planes.
+ValueLayout plan_model_values(const QuantizedModel& m, const std::vector<ActShape>& shapes, const std::string& who,
+                              int channel_alignment);
 
 // A conv as its kernel runs it over its input's storage: the conv itself, or
 // over a folded input the conv folded_input.h describes.
@@ -121,5 +128,7 @@ ArenaPlan plan_arena(const Graph& g, const ValueLayout& values, int64_t batch, b
 // bytes (`batch` samples, stored as stored_value.h says).
 std::vector<int8_t> strip_padding(const std::vector<int8_t>& stored, const Storage& s, int64_t batch,
                                   int32_t zero_point);
+// The same for a wide value: its two planes' bytes as int16 values.
+std::vector<int16_t> strip_wide_padding(const std::vector<int8_t>& stored, const Storage& s, int64_t batch);
 
 }  // namespace octet::cuda

@@ -160,6 +160,12 @@ struct CudaEngine::Impl {
   }
   // Whether the node's value is stored as uint8 (cuda/stored_value.h).
   bool stored_unsigned(int node) const { return cuda::stored_unsigned(model.quant[node].zero_point); }
+  // How a conv reads the node's value (cuda/stored_value.h).
+  cuda::StoredInput stored_input(int node) const {
+    return model.quant[node].bits > 8 ? cuda::StoredInput::kWide
+           : stored_unsigned(node)    ? cuda::StoredInput::kUnsigned
+                                      : cuda::StoredInput::kSigned;
+  }
   // The global average pool of a fused network tail, or -1 (not when every node's value is retained).
   int fused_pool(const Plan& p) const { return p.retains_all ? -1 : tail_pool; }
   void enqueue_tail(const Plan& p) const;

@@ -38,7 +38,7 @@ void CudaEngine::Impl::enqueue_weighted(const Plan& p, int node) const {
   const bool is_output = node == output();
   if (is_output && fused_pool(p) >= 0) return enqueue_tail(p);
   if (uses_imma(node)) {
-    cuda::conv2d_imma(imma_problem(node, p.batch), p.tiles[node], x, unsigned_x, layer.weights.get(),
+    cuda::conv2d_imma(imma_problem(node, p.batch), p.tiles[node], x, stored_input(n.inputs[0]), layer.weights.get(),
                       epilogue(p, node), value(p, node), stream.get());
     return;
   }

@@ -73,10 +73,12 @@ RequantEpilogue CudaEngine::Impl::epilogue(const Plan& p, int node) const {
   e.shift = layer.shift.get();
   e.relu = n.relu;
   e.zero_point = model.quant[node].zero_point;
+  e.bits = model.quant[node].bits;
   if (n.inputs.size() == 2) {
     e.skip = value(p, n.inputs[1]);
     e.skip_multiplier = layer.skip_multiplier.get();
     e.skip_zero_point = model.quant[n.inputs[1]].zero_point;
+    e.skip_bits = model.quant[n.inputs[1]].bits;
   }
   return e;
 }
@@ -147,7 +149,7 @@ int CudaEngine::Impl::tuned_tile(const Plan& p, int node) {
 double CudaEngine::Impl::time_imma(const Plan& p, int node, int tile) const {
   const Node& n = model.graph.nodes[node];
   const auto launch = [&] {
-    cuda::conv2d_imma(imma_problem(node, p.batch), tile, value(p, n.inputs[0]), stored_unsigned(n.inputs[0]),
+    cuda::conv2d_imma(imma_problem(node, p.batch), tile, value(p, n.inputs[0]), stored_input(n.inputs[0]),
                       layers[node].weights.get(), epilogue(p, node), value(p, node), stream.get());
   };
   launch();  // loads the kernel; the arena holds any bytes: no branch of the kernel depends on them

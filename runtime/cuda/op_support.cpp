@@ -41,22 +41,40 @@ std::string why_graph_unsupported(const Graph& g) {
   return "";
 }
 
-std::string why_model_unsupported(const QuantizedModel& m) {
+namespace {
+// Why the CUDA runtime cannot run `m`; `wide_allowed`: on cuda-imma, whose
+// implicit GEMM reads and writes wide values (stored_value.h).
+std::string why_unsupported(const QuantizedModel& m, bool wide_allowed) {
+  const std::vector<std::vector<int>> consumers = m.graph.consumers();
   for (size_t i = 0; i < m.graph.nodes.size(); ++i) {
+    const Node& n = m.graph.nodes[i];
+    const std::string node = "node '" + n.name + "' (" + op_name(n.op) + ")";
     if (m.quant[i].in_float)
-      return "the CUDA runtime runs int8 nodes only, and the model keeps node '" + m.graph.nodes[i].name + "' (" +
-             op_name(m.graph.nodes[i].op) + ") in float; run it with the cpu backend";
+      return "the CUDA runtime runs int8 nodes only, and the model keeps " + node + " in float; run it with the cpu "
+             "backend";
     if (m.quant[i].zero_point != 0 && m.quant[i].zero_point != -128)  // stored_value.h: int8 or uint8 bytes
-      return "the CUDA runtime reads activations with zero point 0 (int8) or -128 (uint8) only, and node '" +
-             m.graph.nodes[i].name + "' (" + op_name(m.graph.nodes[i].op) + ") has zero point " +
-             std::to_string(m.quant[i].zero_point) + "; run it with the cpu backend";
-    if (m.quant[i].bits != 8)
-      return "the CUDA runtime reads 8-bit activations only, and node '" + m.graph.nodes[i].name + "' (" +
-             op_name(m.graph.nodes[i].op) + ") has " + std::to_string(m.quant[i].bits) +
-             "-bit ones; run it with the cpu backend, or quantize with --wide-bits 8";
+      return "the CUDA runtime reads activations with zero point 0 (int8) or -128 (uint8) only, and " + node +
+             " has zero point " + std::to_string(m.quant[i].zero_point) + "; run it with the cpu backend";
+    if (m.quant[i].bits == 8) continue;
+    const std::string wide = node + " has " + std::to_string(m.quant[i].bits) + "-bit activations";
+    if (!wide_allowed)
+      return "cuda-dp4a and cuda-cublaslt read 8-bit activations only, and " + wide +
+             "; run it on cuda-imma or the cpu backend, or quantize with --wide-bits 8";
+    // QuantizedModel::validate: dense convs make and read them; the implicit GEMM runs those but dilated ones.
+    std::vector<int> convs = consumers[i];
+    convs.push_back(static_cast<int>(i));
+    for (const int c : convs)
+      if (runs_grouped_kernel(m.graph.nodes[c]))
+        return "cuda-imma's dilated convs read and write 8-bit activations only, and " + wide + " that node '" +
+               m.graph.nodes[c].name + "' (a dilated conv) makes or reads; run it with the cpu backend, or quantize "
+               "with --wide-bits 8";
   }
   return why_graph_unsupported(m.graph);
 }
+}  // namespace
+
+std::string why_model_unsupported(const QuantizedModel& m) { return why_unsupported(m, false); }
+std::string why_model_unsupported_on_imma(const QuantizedModel& m) { return why_unsupported(m, true); }
 
 std::string why_cublaslt_cannot_run(const QuantizedModel& m, int node) {
   const Node& n = m.graph.nodes[node];

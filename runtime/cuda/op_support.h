@@ -17,8 +17,11 @@ std::string why_node_unsupported(const Node& n);
 // "" when it runs every node of `g`, else "why, at node 'x' (op)" of the first it cannot.
 std::string why_graph_unsupported(const Graph& g);
 // The same for a model, whose nodes kept in float (mixed precision) it refuses
-// too: the CUDA backends run int8 nodes only.
+// too: the CUDA backends run int8 nodes only; and wide (9-16 bit) activations,
+// which cuda-dp4a and cuda-cublaslt do not read.
 std::string why_model_unsupported(const QuantizedModel& m);
+// cuda-imma's: wide activations too, where no dilated conv makes or reads them.
+std::string why_model_unsupported_on_imma(const QuantizedModel& m);
 
 // cuda-cublaslt's own limit beyond those: its GEMMs multiply s8 by s8, so it
 // cannot run a conv or linear (but the grouped kernel's) reading a tensor

@@ -4,8 +4,13 @@
 // real 0. Zero point 0 (signed) stores int8 bytes, the CPU runtime's; zero
 // point -128 (a non-negative tensor, graph/node_quant.h) stores uint8 bytes
 // 0..255, which the tensor cores and dp4a multiply as unsigned. The CUDA
-// runtime reads no other zero point (op_support.cpp). Plain C++ with
-// host+device functions, for the kernels and the tests' host executor.
+// runtime reads no other zero point (op_support.cpp). A wide value
+// (NodeQuant::bits 9-16, zero point 0; cuda-imma only) is stored as two byte
+// planes of the same layout, one after the other: its high bytes (int8,
+// v >> 8), then its low bytes (uint8, v & 0xFF), v = 256 x high + low; a conv
+// multiplies the high plane as s8, scales the sums by 256 and adds the low
+// plane's as u8. Plain C++ with host+device functions, for the kernels and the
+// tests' host executor.
 #pragma once
 
 #include <cstdint>
@@ -27,12 +32,23 @@ OCTET_HOST_DEVICE int32_t stored_value(uint32_t word, int j, bool is_unsigned) {
   return is_unsigned ? unsigned_byte_of(word, j) : byte_of(word, j);
 }
 
-// The stored range of an output: requantize()'s clamp, less the zero point.
+// How a conv's input is stored.
+enum class StoredInput { kSigned, kUnsigned, kWide };
+
+// A wide value from its two stored bytes, and back.
+OCTET_HOST_DEVICE int32_t wide_value(int8_t high, int8_t low) { return 256 * high + static_cast<uint8_t>(low); }
+OCTET_HOST_DEVICE int32_t wide_value(uint32_t high, uint32_t low, int j) {  // element j of two words
+  return 256 * byte_of(high, j) + unsigned_byte_of(low, j);
+}
+OCTET_HOST_DEVICE int32_t high_byte(int32_t v) { return v >> 8; }
+OCTET_HOST_DEVICE int32_t low_byte(int32_t v) { return v & 0xFF; }
+
+// The stored range of an output of `bits` bits: requantize()'s clamp, less the zero point.
 struct StoredRange {
   int32_t lo, hi;
 };
-OCTET_HOST_DEVICE StoredRange stored_range(bool relu, int32_t zero_point) {
-  return {::octet::lowest_output(relu, zero_point) - zero_point, ::octet::highest_output() - zero_point};
+OCTET_HOST_DEVICE StoredRange stored_range(bool relu, int32_t zero_point, int32_t bits = 8) {
+  return {::octet::lowest_output(relu, zero_point, bits) - zero_point, ::octet::highest_output(bits) - zero_point};
 }
 
 // requantize() of an output, stored: the same bits less the zero point.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <sstream>
 
@@ -56,15 +57,28 @@ Problem problem_of(const Conv& v) {
   return p;
 }
 
-Data make_data(const Conv& v, const Problem& p, bool residual, bool relu, uint64_t seed, bool unsigned_values) {
+namespace {
+// The bits a wide input may have for a conv summing k products (quant/quantize.cpp's rule).
+int wide_input_bits(int64_t k) {
+  int log2k = 0;
+  while ((int64_t{1} << log2k) < k) ++log2k;
+  return std::min(16, 24 - log2k);
+}
+}  // namespace
+
+Data make_data(const Conv& v, const Problem& p, bool residual, bool relu, uint64_t seed, StoredInput values) {
   std::mt19937_64 rng(seed);
   std::uniform_int_distribution<int> byte(-128, 127);
   Data d;
   d.relu = relu;
-  const int32_t zero_point = unsigned_values ? -128 : 0;
-  d.input_zero_point = v.fold == ImageFold::kNone ? zero_point : 0;
+  const int32_t zero_point = values == StoredInput::kUnsigned ? -128 : 0;
+  const bool wide = values == StoredInput::kWide, folded = v.fold != ImageFold::kNone;
+  d.input_zero_point = folded ? 0 : zero_point;
   d.zero_point = zero_point;
   d.skip_zero_point = residual ? zero_point : 0;
+  d.input_bits = wide && !folded ? wide_input_bits(int64_t(v.kernel) * v.kernel * v.c) : 8;
+  d.bits = wide ? 16 : 8;
+  d.skip_bits = wide && residual ? 16 : 8;
   const auto stored = [](int8_t q, int32_t z) { return static_cast<int8_t>(q - z); };
   d.input.resize(size_t(v.batch) * v.h * v.w * v.c);
   for (int8_t& x : d.input) x = static_cast<int8_t>(byte(rng));
@@ -83,6 +97,18 @@ Data make_data(const Conv& v, const Problem& p, bool residual, bool relu, uint64
       v.fold == ImageFold::kSpaceToDepth
           ? space_to_depth_input_item(nchw.data(), s2d, 1.0f, item, d.device_input.data())
           : patch_input_item(nchw.data(), patches, 1.0f, item, d.device_input.data());
+  } else if (d.input_bits > 8) {  // two planes, the high bytes then the low ones
+    const int64_t plane = int64_t(v.batch) * p.in_h * p.in_w * p.in_stride;
+    d.device_input.resize(size_t(2 * plane), int8_t{0x5A});
+    std::uniform_int_distribution<int> level(-(1 << (d.input_bits - 1)), (1 << (d.input_bits - 1)) - 1);
+    d.wide_input.resize(d.input.size());
+    for (size_t px = 0; px < size_t(v.batch) * v.h * v.w; ++px)
+      for (int c = 0; c < v.c; ++c) {
+        const int16_t x = static_cast<int16_t>(level(rng));
+        d.wide_input[px * v.c + c] = x;
+        d.device_input[px * p.in_stride + c] = static_cast<int8_t>(high_byte(x));
+        d.device_input[plane + px * p.in_stride + c] = static_cast<int8_t>(low_byte(x));
+      }
   } else {
     for (size_t px = 0; px < size_t(v.batch) * v.h * v.w; ++px)
       for (int c = 0; c < v.c; ++c)
@@ -90,12 +116,16 @@ Data make_data(const Conv& v, const Problem& p, bool residual, bool relu, uint64
   }
   d.weights.resize(size_t(v.out_c) * v.kernel * v.kernel * v.c);
   for (int8_t& x : d.weights) x = static_cast<int8_t>(byte(rng));
-  const bool folded = v.fold != ImageFold::kNone;
   const std::vector<int8_t> rows =
       folded ? fold_weight_rows(fold_of(v), conv_node(v), d.weights.data(), v.c) : d.weights;
   d.packed = pack_weight_rows(rows.data(), v.out_c, p.taps(), folded ? p.tap_c : v.c, p.out_c, p.tap_c,
                               p.packed_depth());
-  const double spread = 74.0 * 74.0 * std::sqrt(double(v.kernel) * v.kernel * v.c);
+  // The accumulators' spread (inputs and weights of about 74 in absolute
+  // value, a wide input's 2^(bits-1) / 128 times more), brought to about 64
+  // (a wide output's 256 times more).
+  const double input_spread = 74.0 * (d.input_bits > 8 ? (1 << (d.input_bits - 1)) / 128.0 : 1.0);
+  const double spread = 74.0 * input_spread * std::sqrt(double(v.kernel) * v.kernel * v.c);
+  const double output_level = d.bits > 8 ? 64.0 * 256 : 64.0;
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   d.bias.assign(p.out_c, 0);
   d.multiplier.assign(p.out_c, 0);
@@ -104,10 +134,22 @@ Data make_data(const Conv& v, const Problem& p, bool residual, bool relu, uint64
   for (int o = 0; o < v.out_c; ++o) {
     d.shift[o] = 20 + static_cast<int>(unit(rng) * 10);
     d.bias[o] = static_cast<int32_t>((unit(rng) * 2 - 1) * spread);
-    d.multiplier[o] = static_cast<int32_t>(std::ldexp((0.2 + 1.8 * unit(rng)) * 64.0 / spread, d.shift[o]));
+    d.multiplier[o] = static_cast<int32_t>(std::ldexp((0.2 + 1.8 * unit(rng)) * output_level / spread, d.shift[o]));
     if (residual) d.skip_multiplier[o] = static_cast<int32_t>(std::ldexp(unit(rng), d.shift[o]));
   }
-  if (residual) {
+  if (residual && d.skip_bits > 8) {  // int16 values as bytes; on the device two planes
+    const size_t plane = size_t(p.rows()) * p.out_c;
+    d.skip.resize(size_t(p.rows()) * v.out_c * 2);
+    d.device_skip.assign(2 * plane, 0);
+    std::uniform_int_distribution<int> level(-32768, 32767);
+    for (int m = 0; m < p.rows(); ++m)
+      for (int o = 0; o < v.out_c; ++o) {
+        const int16_t x = static_cast<int16_t>(level(rng));
+        std::memcpy(&d.skip[(size_t(m) * v.out_c + o) * 2], &x, 2);
+        d.device_skip[size_t(m) * p.out_c + o] = static_cast<int8_t>(high_byte(x));
+        d.device_skip[plane + size_t(m) * p.out_c + o] = static_cast<int8_t>(low_byte(x));
+      }
+  } else if (residual) {
     d.skip.resize(size_t(p.rows()) * v.out_c);
     for (int8_t& x : d.skip) x = static_cast<int8_t>(byte(rng));
     d.device_skip.assign(size_t(p.rows()) * p.out_c, 0);
@@ -144,13 +186,16 @@ std::vector<int8_t> cpu_outputs(const Conv& v, const Problem& p, const Data& d) 
   g.out_h = p.out_h, g.out_w = p.out_w, g.out_c = v.out_c;
   g.kernel = g.kernel_w = v.kernel, g.stride = v.stride, g.padding = v.padding;
   g.input_zero_point = d.input_zero_point;
+  g.input_bits = d.input_bits;
   const cpu::PackedWeights w(d.weights.data(), v.out_c, v.kernel, v.kernel, v.c);
   RequantEpilogue e;
   e.bias = d.bias.data(), e.multiplier = d.multiplier.data(), e.shift = d.shift.data();
   e.relu = d.relu, e.zero_point = d.zero_point, e.skip_zero_point = d.skip_zero_point;
+  e.bits = d.bits, e.skip_bits = d.skip_bits;
   if (!d.skip.empty()) e.skip = d.skip.data(), e.skip_multiplier = d.skip_multiplier.data();
-  std::vector<int8_t> out(size_t(p.rows()) * v.out_c);
-  cpu::conv2d(g, d.input.data(), w, e, out.data());
+  std::vector<int8_t> out(size_t(p.rows()) * v.out_c * (d.bits > 8 ? 2 : 1));
+  const int8_t* input = d.input_bits > 8 ? reinterpret_cast<const int8_t*>(d.wide_input.data()) : d.input.data();
+  cpu::conv2d(g, input, w, e, out.data());
   return out;
 }
 

@@ -14,6 +14,7 @@
 
 #include "runtime/cuda/folded_input.h"
 #include "runtime/cuda/implicit_gemm.h"
+#include "runtime/cuda/stored_value.h"
 
 namespace octet::cuda::igemm {
 
@@ -76,15 +77,25 @@ struct Data {
   // Zero points (the CPU's bytes are q; the device's q - zero point,
   // runtime/cuda/stored_value.h): the input's, the output's, the residual's.
   int32_t input_zero_point = 0, zero_point = 0, skip_zero_point = 0;
+  // Bits (NodeQuant::bits): above 8, `wide_input` and `skip` hold int16 values
+  // (as bytes) and the device's copies two planes; the output likewise.
+  int32_t input_bits = 8, bits = 8, skip_bits = 8;
+  std::vector<int16_t> wide_input;  // NHWC, c channels (CPU), where input_bits > 8
+  cuda::StoredInput stored_input() const {
+    return input_bits > 8 ? StoredInput::kWide : input_zero_point != 0 ? StoredInput::kUnsigned : StoredInput::kSigned;
+  }
 };
-// `unsigned_values`: every tensor at zero point -128 (stored uint8), but a
-// folded input, which is an image.
-Data make_data(const Conv& v, const Problem& p, bool residual, bool relu, uint64_t seed, bool unsigned_values = false);
+// `values`: kUnsigned puts every tensor at zero point -128 (stored uint8);
+// kWide makes the input (with as many bits as K allows, up to 16), the output
+// and the residual wide. A folded input, an image, stays signed.
+Data make_data(const Conv& v, const Problem& p, bool residual, bool relu, uint64_t seed,
+               StoredInput values = StoredInput::kSigned);
 
 // The direct convolution's int32 accumulators [M][out_c] (no bias).
 std::vector<int32_t> direct_accumulators(const Conv& v, const Problem& p, const Data& d);
 
-// The CPU runtime's int8 outputs [M][out_c] (q, not less the zero point).
+// The CPU runtime's outputs [M][out_c] (q, not less the zero point): int8,
+// or with d.bits > 8 int16 values as bytes.
 std::vector<int8_t> cpu_outputs(const Conv& v, const Problem& p, const Data& d);
 
 }  // namespace octet::cuda::igemm

@@ -2,11 +2,12 @@
 // compiled for the CPU and run there by tests/cuda/cuda_on_cpu.h: every block of
 // every tile configuration that can run each shape of the table
 // (tests/cuda/imma_cases.h), whose int8 outputs must equal the CPU runtime's
-// (less the zero point: runtime/cuda/stored_value.h). Every other pair of
-// shape and tile has its tensors at zero point -128 (stored uint8, the input
-// multiplied by mma's u8 x s8). Each case runs twice: cp.async copies landing
-// when issued with the threads first to last, and copies landing only when
-// waited for with the threads last to first.
+// (less the zero point: runtime/cuda/stored_value.h). The pairs of shape and
+// tile take turns: signed tensors; tensors at zero point -128 (stored uint8,
+// the input multiplied by mma's u8 x s8); wide input, output and residual
+// (two planes each, the input's multiplied twice). Each case runs twice:
+// cp.async copies landing when issued with the threads first to last, and
+// copies landing only when waited for with the threads last to first.
 // clang-format off
 #include "tests/cuda/cuda_on_cpu.h"  // first: it stands in for CUDA in the kernel's header
 #include "runtime/cuda/conv2d_imma_kernel.cuh"
@@ -14,26 +15,29 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "tests/cuda/imma_cases.h"
 
 namespace octet::cuda::igemm {
 namespace {
 
-// The kernel's output [M][stored out_c], every block run on the CPU.
+// The kernel's output [M][stored out_c] (a wide one's two planes), every block run on the CPU.
 std::vector<int8_t> run_kernel(const Problem& p, const Data& d, int tile, bool copies_at_wait, bool last_to_first) {
   const TileConfig T = tile_config(tile);
   RequantEpilogue e;
   e.bias = d.bias.data(), e.multiplier = d.multiplier.data(), e.shift = d.shift.data();
   e.relu = d.relu, e.zero_point = d.zero_point, e.skip_zero_point = d.skip_zero_point;
+  e.bits = d.bits, e.skip_bits = d.skip_bits;
   if (!d.device_skip.empty()) e.skip = d.device_skip.data(), e.skip_multiplier = d.skip_multiplier.data();
-  std::vector<int8_t> output(size_t(p.rows()) * p.out_c, int8_t{0x33});
+  std::vector<int8_t> output(size_t(p.rows()) * p.out_c * (d.bits > 8 ? 2 : 1), int8_t{0x33});
   for (int bx = 0; bx < ceil_div(p.rows(), T.bm); ++bx)
     for (int by = 0; by < ceil_div(p.out_c, T.bn); ++by) {
       cuda_on_cpu::BlockRun run;
       run.threads = T.threads(), run.shared_bytes = T.shared_bytes();
       run.block = {unsigned(bx), unsigned(by), 0};
       run.copies_at_wait = copies_at_wait, run.last_to_first = last_to_first;
-      with_kernel(tile, d.input_zero_point != 0, [&](auto t, auto u) {
+      with_kernel(tile, d.stored_input(), [&](auto t, auto u) {
         cuda_on_cpu::run_block(run, [&] {
           conv2d_imma_kernel<decltype(t)::value, decltype(u)::value>(p, d.device_input.data(), d.packed.data(), e,
                                                                      output.data());
@@ -50,15 +54,24 @@ TEST_P(ImmaKernelOnCpu, MatchesTheCpuRuntime) {
   const Conv& v = kConvs[conv];
   const Problem p = problem_of(v);
   ASSERT_EQ(unsupported(p, tile), "");
-  const Data d = make_data(v, p, conv % 2 == 1, conv % 3 != 2, 2000 + 17 * conv + tile, (conv + tile) % 2 == 1);
+  const StoredInput values[] = {StoredInput::kSigned, StoredInput::kUnsigned, StoredInput::kWide};
+  const Data d = make_data(v, p, conv % 2 == 1, conv % 3 != 2, 2000 + 17 * conv + tile, values[(conv + tile) % 3]);
   const std::vector<int8_t> expected = cpu_outputs(v, p, d);
+  const size_t plane = size_t(p.rows()) * p.out_c;
   for (const bool late : {false, true}) {
     const std::vector<int8_t> output = run_kernel(p, d, tile, late, late);
     for (int m = 0; m < p.rows(); ++m)
       for (int n = 0; n < p.out_c; ++n) {
-        const int8_t want = n < v.out_c ? int8_t(expected[size_t(m) * v.out_c + n] - d.zero_point) : int8_t{0};
-        ASSERT_EQ(int(output[size_t(m) * p.out_c + n]), int(want))
-            << "pixel " << m << ", channel " << n << (late ? ", copies landing at the wait" : "");
+        const size_t at = size_t(m) * v.out_c + n, stored_at = size_t(m) * p.out_c + n;
+        int32_t want = 0, got = output[stored_at];
+        if (d.bits > 8) {
+          int16_t level = 0;
+          if (n < v.out_c) std::memcpy(&level, &expected[2 * at], 2);
+          want = level, got = wide_value(output[stored_at], output[plane + stored_at]);
+        } else if (n < v.out_c) {
+          want = int8_t(expected[at] - d.zero_point);
+        }
+        ASSERT_EQ(got, want) << "pixel " << m << ", channel " << n << (late ? ", copies landing at the wait" : "");
       }
   }
 }

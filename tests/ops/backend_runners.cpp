@@ -40,11 +40,13 @@ BackendRunner cpu_runner(cpu::KernelPath path) {
 // The naive host executor is slow: a few images show every layout bug.
 BackendRunner host_layout_runner(bool imma) {
   return {imma ? "host-layout-imma" : "host-layout-dp4a", 3, [] { return std::string(); },
-          [](const QuantizedModel& model) { return cuda::why_model_unsupported(model); },
+          [imma](const QuantizedModel& model) {
+            return imma ? cuda::why_model_unsupported_on_imma(model) : cuda::why_model_unsupported(model);
+          },
           [imma](const QuantizedModel& model, const std::vector<float>& images, int64_t batch) {
             LayoutRun retained = run_in_device_layout(model, images, batch, true, imma);
             BackendOutputs out;
-            for (const std::vector<int8_t>& v : retained.values) out.values.emplace_back(v.begin(), v.end());
+            out.values = std::move(retained.values);
             out.logits.emplace_back("", std::move(retained.logits));
             out.logits.emplace_back("with buffer reuse", run_in_device_layout(model, images, batch, false, imma).logits);
             return out;
@@ -61,7 +63,7 @@ BackendRunner registry_runner(const EngineBackend& b) {
             BackendOutputs out;
             out.values.resize(model.graph.nodes.size());
             out.logits.emplace_back("", engine->run(images.data(), batch, [&](int node, const int8_t* v, int64_t count) {
-              out.values[node].assign(v, v + count);
+              out.values[node] = hook_values(model, node, v, count);
             }));
             for (int run = 0; run < 3; ++run)
               out.logits.emplace_back("with buffer reuse, run " + std::to_string(run), engine->run(images.data(), batch));

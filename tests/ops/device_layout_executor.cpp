@@ -56,8 +56,8 @@ LayoutRun run_in_device_layout(const QuantizedModel& model, const std::vector<fl
                                bool retain_all, bool imma) {
   const Graph& g = model.graph;
   const std::vector<ActShape> shapes = g.shapes();
-  const cuda::ValueLayout layout = cuda::plan_values(
-      g, shapes, "host layout", imma ? cuda::igemm::kChannelAlignment : cuda::kDp4aChannelAlignment);
+  const cuda::ValueLayout layout = cuda::plan_model_values(
+      model, shapes, "host layout", imma ? cuda::igemm::kChannelAlignment : cuda::kDp4aChannelAlignment);
   const cuda::ArenaPlan plan = cuda::plan_arena(g, layout, batch, retain_all);
   std::vector<int8_t> arena(static_cast<size_t>(plan.bytes), int8_t{0x5A});  // not zeros, like fresh device memory
   auto value = [&](int node) { return arena.data() + plan.offset[layout.owner[node]]; };
@@ -74,10 +74,14 @@ LayoutRun run_in_device_layout(const QuantizedModel& model, const std::vector<fl
     const cuda::Storage& out = layout.storage[i];
     const int in_c = n.inputs.empty() ? 0 : layout.storage[n.inputs[0]].padded_c;
     const int8_t* src = n.inputs.empty() ? nullptr : value(n.inputs[0]);
-    // Every value stored centered (stored_value.h): a zero point per input.
+    // Every value stored centered (stored_value.h): a zero point per input; a wide one in two planes.
     const auto zero_point_of = [&](size_t k) { return model.quant[n.inputs.at(k)].zero_point; };
     const auto input_value = [&](size_t k, int64_t at) {
-      return cuda::stored_value(value(n.inputs.at(k))[at], cuda::stored_unsigned(zero_point_of(k)));
+      const int in = n.inputs.at(k);
+      const int8_t* v = value(in);
+      const cuda::Storage& stored = layout.storage[in];
+      if (stored.planes == 2) return cuda::wide_value(v[at], v[batch * stored.plane_bytes() + at]);
+      return cuda::stored_value(v[at], cuda::stored_unsigned(zero_point_of(k)));
     };
     int8_t* dst = i == model.output() ? nullptr : value(i);
     auto at = [](int64_t b, int yy, int xx, int c, int h, int w, int cs) { return ((b * h + yy) * w + xx) * cs + c; };
@@ -145,10 +149,15 @@ LayoutRun run_in_device_layout(const QuantizedModel& model, const std::vector<fl
                 }
                 const bool residual = n.inputs.size() == 2;
                 const int32_t skip = residual ? input_value(1, row * layer.out_c + o) : 0;
-                dst[row * layer.out_c + o] = static_cast<int8_t>(
-                    cuda::requantize_stored(acc + layer.bias[o], layer.multiplier[o], skip,
-                                            residual ? layer.skip_multiplier[o] : 0, layer.shift[o],
-                                            cuda::stored_range(n.relu, q.zero_point)));
+                const int32_t y_value = cuda::requantize_stored(acc + layer.bias[o], layer.multiplier[o], skip,
+                                                                residual ? layer.skip_multiplier[o] : 0, layer.shift[o],
+                                                                cuda::stored_range(n.relu, q.zero_point, q.bits));
+                if (out.planes == 2) {
+                  dst[row * layer.out_c + o] = static_cast<int8_t>(cuda::high_byte(y_value));
+                  dst[batch * out.plane_bytes() + row * layer.out_c + o] = static_cast<int8_t>(cuda::low_byte(y_value));
+                } else {
+                  dst[row * layer.out_c + o] = static_cast<int8_t>(y_value);
+                }
               }
         break;
       }
@@ -236,9 +245,14 @@ LayoutRun run_in_device_layout(const QuantizedModel& model, const std::vector<fl
       default:  // runtime/cuda/op_support.h: the runners skip models the CUDA runtime cannot run
         throw Error(n.name + ": the CUDA runtime has no kernel for operator '" + op_name(n.op) + "'");
     }
-    if (i != model.output())
-      run.values[i] =
-          cuda::strip_padding(std::vector<int8_t>(value(i), value(i) + batch * out.bytes()), out, batch, q.zero_point);
+    if (i == model.output()) continue;
+    const std::vector<int8_t> stored(value(i), value(i) + batch * out.bytes());
+    if (out.planes == 2) {
+      run.values[i] = cuda::strip_wide_padding(stored, out, batch);
+    } else {
+      const std::vector<int8_t> bytes = cuda::strip_padding(stored, out, batch, q.zero_point);
+      run.values[i].assign(bytes.begin(), bytes.end());
+    }
   }
   return run;
 }

@@ -13,7 +13,7 @@
 namespace octet {
 
 struct LayoutRun {
-  std::vector<std::vector<int8_t>> values;  // per node, NHWC without padding (empty for the output node)
+  std::vector<std::vector<int16_t>> values;  // per node, NHWC without padding, q (empty for the output node)
   Int32Tensor logits;
   int64_t arena_bytes = 0;
 };

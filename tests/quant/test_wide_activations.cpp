@@ -1,5 +1,6 @@
 // Wide activations (NodeQuant::bits): the file format's version 5, and the
-// refusal of wide tensors that the runtimes cannot read or make. (The
+// refusal of wide tensors that the runtimes cannot read or make (validation,
+// the CUDA backends). (The
 // harness, test_backend_ops, holds their kernels to the reference; test_zoo
 // pins what they do for MobileNetV2.)
 #include <gtest/gtest.h>
@@ -8,6 +9,7 @@
 
 #include "common/safetensors.h"
 #include "qmodel/quantized_model.h"
+#include "runtime/cuda/op_support.h"
 #include "tests/ops/op_cases.h"
 #include "tests/support/test_util.h"
 
@@ -63,6 +65,23 @@ TEST(WideActivations, ValidationRefusesWideTensorsTheRuntimesCannotServe) {
             }).find("but only dense int8 convs read wide activations"),
             std::string::npos);
   EXPECT_EQ(refusal([](QuantizedModel&) {}), "no error");
+}
+
+// cuda-imma reads and writes wide values (two byte planes, runtime/cuda/stored_value.h);
+// cuda-dp4a and cuda-cublaslt refuse them by name, as cuda-imma does a dilated conv making one.
+TEST(WideActivations, CudaImmaRunsThemAndTheOtherCudaBackendsRefuseThemByName) {
+  QuantizedModel model = wide_stream();
+  EXPECT_EQ(cuda::why_model_unsupported_on_imma(model), "");
+  const std::string dp4a = cuda::why_model_unsupported(model);
+  EXPECT_NE(dp4a.find("cuda-dp4a and cuda-cublaslt read 8-bit activations only, and node '" +
+                      model.graph.nodes[1].name + "' (conv2d) has 16-bit activations"),
+            std::string::npos)
+      << dp4a;
+  EXPECT_NE(dp4a.find("--wide-bits 8"), std::string::npos) << dp4a;
+  model.graph.nodes[1].dilation = 2;
+  const std::string dilated = cuda::why_model_unsupported_on_imma(model);
+  EXPECT_NE(dilated.find("cuda-imma's dilated convs read and write 8-bit activations only"), std::string::npos)
+      << dilated;
 }
 
 }  // namespace
