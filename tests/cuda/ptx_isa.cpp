@@ -14,9 +14,9 @@ int8_t byte_of(uint32_t word, int b) { return static_cast<int8_t>(word >> (8 * b
 
 std::array<Registers4, 32> ldmatrix_x4(const int8_t* shared, size_t bytes, const std::array<int, 32>& address) {
   for (int lane = 0; lane < 32; ++lane)
-    check(address[lane] >= 0 && address[lane] % 16 == 0 && size_t(address[lane]) + 16 <= bytes,
-          "ldmatrix: lane " + std::to_string(lane) + "'s row at shared byte " + std::to_string(address[lane]) +
-              " is not 16 aligned bytes within the " + std::to_string(bytes) + " of shared memory");
+    if (address[lane] < 0 || address[lane] % 16 != 0 || size_t(address[lane]) + 16 > bytes)
+      fail("ldmatrix: lane " + std::to_string(lane) + "'s row at shared byte " + std::to_string(address[lane]) +
+           " is not 16 aligned bytes within the " + std::to_string(bytes) + " of shared memory");
   std::array<Registers4, 32> out{};
   for (int lane = 0; lane < 32; ++lane)
     for (int j = 0; j < 4; ++j) {
