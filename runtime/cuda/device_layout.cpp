@@ -13,12 +13,18 @@ namespace octet::cuda {
 
 namespace {
 
+Storage storage_of(int64_t pixels, int c, int padded_c) {
+  Storage s;
+  s.pixels = pixels, s.c = c, s.padded_c = padded_c;
+  return s;
+}
+
 Storage storage_of(const ActShape& s, int alignment) {
-  return {int64_t(s.h) * s.w, s.c, padded_channels(s.c, alignment)};
+  return storage_of(int64_t(s.h) * s.w, s.c, padded_channels(s.c, alignment));
 }
 
 Storage folded_storage(const ImageFold& fold) {
-  Storage s{int64_t(fold.stored_h()) * fold.stored_w(), fold.channels, fold.stored_c()};
+  Storage s = storage_of(int64_t(fold.stored_h()) * fold.stored_w(), fold.channels, fold.stored_c());
   s.fold = fold;
   return s;
 }
