@@ -41,7 +41,7 @@ void zero_channels(int8_t* y, int64_t pixels, int from, int stored_c, cudaStream
 }
 
 void mul(const int8_t* x, const int8_t* z, bool broadcast, int64_t batch, int64_t pixels, int stored_c,
-         int32_t multiplier, int32_t shift, MulZeroPoints zero_points, int8_t* y, cudaStream_t stream) {
+         int32_t multiplier, int32_t shift, BinaryZeroPoints zero_points, int8_t* y, cudaStream_t stream) {
   launch(
       "mul", batch * pixels * stored_c,
       [=] __device__(int64_t e) {

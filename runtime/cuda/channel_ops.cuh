@@ -14,7 +14,7 @@ void concat_input(const int8_t* x, int64_t pixels, int in_stored_c, int channels
 // Output channels [from, stored_c) of every pixel set to 0.
 void zero_channels(int8_t* y, int64_t pixels, int from, int stored_c, cudaStream_t stream);
 void mul(const int8_t* x, const int8_t* z, bool broadcast, int64_t batch, int64_t pixels, int stored_c,
-         int32_t multiplier, int32_t shift, MulZeroPoints zero_points, int8_t* y, cudaStream_t stream);
+         int32_t multiplier, int32_t shift, BinaryZeroPoints zero_points, int8_t* y, cudaStream_t stream);
 void channel_slice(const int8_t* x, int64_t pixels, int in_stored_c, int offset, int channels, int out_stored_c,
                    int8_t* y, cudaStream_t stream);
 void channel_shuffle(const int8_t* x, int64_t pixels, int channels, int groups, int stored_c, int8_t* y,

@@ -35,17 +35,15 @@ OCTET_HOST_DEVICE void zero_channels_element(int from, int stored_c, int64_t e, 
 
 // Mul: element e of x times z's (z: the same storage, or with `broadcast`
 // one pixel per sample), requantized by one multiplier. Padding channels are
-// 0 in x, so 0 in the product and after requantization. `zero_points`: x's,
-// z's and the output's.
-struct MulZeroPoints {
-  int32_t x = 0, z = 0, out = 0;
-};
+// 0 in x, so 0 in the product and after requantization. `zero_points`: x's (a),
+// z's (b) and the output's.
 OCTET_HOST_DEVICE void mul_element(const int8_t* x, const int8_t* z, bool broadcast, int64_t pixels, int stored_c,
-                                   int32_t multiplier, int32_t shift, MulZeroPoints zero_points, int64_t e, int8_t* y) {
+                                   int32_t multiplier, int32_t shift, BinaryZeroPoints zero_points, int64_t e,
+                                   int8_t* y) {
   const int64_t per_sample = pixels * stored_c;
   const int64_t ze = broadcast ? e / per_sample * stored_c + e % stored_c : e;
-  const int32_t product = stored_value(x[e], stored_unsigned(zero_points.x)) *
-                          stored_value(z[ze], stored_unsigned(zero_points.z));
+  const int32_t product = stored_value(x[e], stored_unsigned(zero_points.a)) *
+                          stored_value(z[ze], stored_unsigned(zero_points.b));
   y[e] = static_cast<int8_t>(
       requantize_stored(product, multiplier, 0, 0, shift, stored_range(false, zero_points.out)));
 }

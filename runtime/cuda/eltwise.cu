@@ -38,7 +38,7 @@ void launch_relu(const int8_t* in, bool unsigned_in, int64_t count, int8_t* out,
 }  // namespace
 
 void add(const int8_t* a, const int8_t* b, int64_t count, int32_t multiplier_a, int32_t multiplier_b, int32_t shift,
-         bool relu, AddZeroPoints zero_points, int8_t* out, cudaStream_t stream) {
+         bool relu, BinaryZeroPoints zero_points, int8_t* out, cudaStream_t stream) {
   check(count > 0 && count <= kMaxElementwiseCount, "cuda add: bad element count " + std::to_string(count));
   launch_add(a, stored_unsigned(zero_points.a), b, stored_unsigned(zero_points.b), count, multiplier_a, multiplier_b,
              shift, stored_range(relu, zero_points.out), out, stream);

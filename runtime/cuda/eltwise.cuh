@@ -3,17 +3,14 @@
 #pragma once
 
 #include "runtime/cuda/common.cuh"
+#include "runtime/cuda/stored_value.h"
 
 namespace octet::cuda {
 
-// The zero points of an add's inputs and output.
-struct AddZeroPoints {
-  int32_t a = 0, b = 0, out = 0;
-};
 // out = requantize(a, multiplier_a, b, multiplier_b, shift, the output's lowest
 // (relu)), every value stored as stored_value.h says.
 void add(const int8_t* a, const int8_t* b, int64_t count, int32_t multiplier_a, int32_t multiplier_b, int32_t shift,
-         bool relu, AddZeroPoints zero_points, int8_t* out, cudaStream_t stream);
+         bool relu, BinaryZeroPoints zero_points, int8_t* out, cudaStream_t stream);
 // Input and output at `zero_point`.
 void relu(const int8_t* in, int64_t count, int32_t zero_point, int8_t* out, cudaStream_t stream);
 

@@ -32,6 +32,11 @@ OCTET_HOST_DEVICE int32_t stored_value(uint32_t word, int j, bool is_unsigned) {
   return is_unsigned ? unsigned_byte_of(word, j) : byte_of(word, j);
 }
 
+// The zero points of a two-input operator's inputs (a, b) and output: add, mul.
+struct BinaryZeroPoints {
+  int32_t a = 0, b = 0, out = 0;
+};
+
 // How a conv's input is stored.
 enum class StoredInput { kSigned, kUnsigned, kWide };
 
