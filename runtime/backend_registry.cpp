@@ -19,12 +19,11 @@ std::string cuda_unavailable() {
   std::string why;
   return CudaEngine::device_available(&why) ? "" : "no usable CUDA device: " + why;
 }
-std::string cuda_unsupported(const QuantizedModel& model) { return cuda::why_model_unsupported(model); }
-std::string imma_unsupported(const QuantizedModel& model) { return cuda::why_model_unsupported_on_imma(model); }
-std::string cublaslt_unsupported(const QuantizedModel& model) {
-  return cuda::why_model_unsupported_on_cublaslt(model);
-}
 std::string cuda_device() { return CudaEngine::device_description(); }
+template <CudaBackend kBackend>
+std::string cuda_unsupported(const QuantizedModel& model) {
+  return cuda::why_model_unsupported_on(cuda_backend_name(kBackend), model);
+}
 template <CudaBackend kBackend>
 std::unique_ptr<Engine> make_cuda(const QuantizedModel& model) {
   return std::make_unique<CudaEngine>(model, kBackend);
@@ -35,11 +34,11 @@ const std::vector<EngineBackend> kBackends = {
     {backend_names::kCpu, always_available, CpuEngine::why_unsupported, host_cpu,
      [](const QuantizedModel& model) -> std::unique_ptr<Engine> { return std::make_unique<CpuEngine>(model); }},
 #ifdef OCTET_HAVE_CUDA
-    {backend_names::kCudaImma, cuda_unavailable, imma_unsupported, cuda_device,
+    {backend_names::kCudaImma, cuda_unavailable, cuda_unsupported<CudaBackend::Imma>, cuda_device,
      make_cuda<CudaBackend::Imma>},
-    {backend_names::kCudaDp4a, cuda_unavailable, cuda_unsupported, cuda_device,
+    {backend_names::kCudaDp4a, cuda_unavailable, cuda_unsupported<CudaBackend::Dp4a>, cuda_device,
      make_cuda<CudaBackend::Dp4a>},
-    {backend_names::kCudaCublasLt, cuda_unavailable, cublaslt_unsupported, cuda_device,
+    {backend_names::kCudaCublasLt, cuda_unavailable, cuda_unsupported<CudaBackend::CublasLt>, cuda_device,
      make_cuda<CudaBackend::CublasLt>},
 #endif
 };

@@ -52,9 +52,7 @@ CudaEngine::Impl::Impl(const QuantizedModel& m, CudaBackend b, int d) : device(d
   CUDA_CHECK(cudaSetDevice(device));
   model.validate();
   const Graph& g = model.graph;
-  const std::string unsupported_node = backend == CudaBackend::Imma ? cuda::why_model_unsupported_on_imma(model)
-                                      : backend == CudaBackend::CublasLt ? cuda::why_model_unsupported_on_cublaslt(model)
-                                                                         : cuda::why_model_unsupported(model);
+  const std::string unsupported_node = cuda::why_model_unsupported_on(backend_name(backend), model);
   check(unsupported_node.empty(), std::string(backend_name(backend)) + ": " + unsupported_node);
   shapes = g.shapes();
   const int n_nodes = static_cast<int>(g.nodes.size());

@@ -1,7 +1,9 @@
 #include "runtime/cuda/op_support.h"
 
+#include "common/error.h"
 #include "graph/op_traits.h"
 #include "runtime/cuda/device_layout.h"
+#include "runtime/engine.h"
 
 namespace octet::cuda {
 
@@ -89,6 +91,13 @@ std::string why_model_unsupported_on_cublaslt(const QuantizedModel& m) {
   for (int i = 0; i < static_cast<int>(m.graph.nodes.size()); ++i)
     if (std::string why = why_cublaslt_cannot_run(m, i); !why.empty()) return why;
   return "";
+}
+
+std::string why_model_unsupported_on(const std::string& backend, const QuantizedModel& m) {
+  if (backend == backend_names::kCudaImma) return why_model_unsupported_on_imma(m);
+  if (backend == backend_names::kCudaDp4a) return why_model_unsupported(m);
+  if (backend == backend_names::kCudaCublasLt) return why_model_unsupported_on_cublaslt(m);
+  fail("why_model_unsupported_on: no CUDA backend is named '" + backend + "'");
 }
 
 }  // namespace octet::cuda

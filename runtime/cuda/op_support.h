@@ -29,4 +29,8 @@ std::string why_model_unsupported_on_imma(const QuantizedModel& m);
 std::string why_cublaslt_cannot_run(const QuantizedModel& m, int node);
 std::string why_model_unsupported_on_cublaslt(const QuantizedModel& m);
 
+// The one of these that a CUDA backend asks, by its name (engine.h's backend_names:
+// cuda-imma, cuda-dp4a, cuda-cublaslt): the registry's answer and the engine's refusal.
+std::string why_model_unsupported_on(const std::string& backend, const QuantizedModel& m);
+
 }  // namespace octet::cuda

@@ -2,6 +2,7 @@
 
 #include "runtime/cpu/cpu_engine.h"
 #include "runtime/cuda/op_support.h"
+#include "runtime/engine.h"
 #include "tests/ops/device_layout_executor.h"
 #include "tests/ops/reference_int8.h"
 
@@ -41,7 +42,7 @@ BackendRunner cpu_runner(cpu::KernelPath path) {
 BackendRunner host_layout_runner(bool imma) {
   return {imma ? "host-layout-imma" : "host-layout-dp4a", 3, [] { return std::string(); },
           [imma](const QuantizedModel& model) {
-            return imma ? cuda::why_model_unsupported_on_imma(model) : cuda::why_model_unsupported(model);
+            return cuda::why_model_unsupported_on(imma ? backend_names::kCudaImma : backend_names::kCudaDp4a, model);
           },
           [imma](const QuantizedModel& model, const std::vector<float>& images, int64_t batch) {
             LayoutRun retained = run_in_device_layout(model, images, batch, true, imma);

@@ -7,9 +7,11 @@
 
 #include <cmath>
 
+#include "common/error.h"
 #include "graph/op_traits.h"
 #include "quant/non_negative.h"
 #include "runtime/cuda/op_support.h"
+#include "runtime/engine.h"
 #include "tests/support/random_model.h"
 
 namespace octet {
@@ -34,12 +36,17 @@ TEST(UnsignedActivations, NonNegativeTensorsUseAllLevelsAndTheRestStaySigned) {
     EXPECT_NEAR(q.scale * q.amax, stored_unsigned ? 255.0 : 127.0, 1e-3) << n.name;
     (stored_unsigned ? unsigned_points : signed_points) += 1;
     // What the structure says, by operator.
-    if (n.relu) EXPECT_TRUE(stored_unsigned) << n.name;
-    if (n.op == Op::Input) EXPECT_FALSE(stored_unsigned);
-    if (n.op == Op::Activation)
+    if (n.relu) {
+      EXPECT_TRUE(stored_unsigned) << n.name;
+    }
+    if (n.op == Op::Input) {
+      EXPECT_FALSE(stored_unsigned);
+    }
+    if (n.op == Op::Activation) {
       EXPECT_EQ(stored_unsigned, n.function == "sigmoid" || n.function == "hard_sigmoid" ||
                                      (n.function == "clip" && n.alpha >= 0))
           << n.name << " (" << n.function << ")";
+    }
   }
   EXPECT_GT(unsigned_points, 3);
   EXPECT_GT(signed_points, 3);
@@ -72,12 +79,15 @@ TEST(UnsignedActivations, CublasLtRefusesALayerReadingAnUnsignedTensor) {
   options.unsigned_activations = true;
   const Checkpoint lenet = random_checkpoint("lenet5", ModelOptions{1, 28, 28}, 4);
   const QuantizedModel m = quantize_random(lenet, options, 16);
-  const std::string why = cuda::why_model_unsupported_on_cublaslt(m);
+  const std::string why = cuda::why_model_unsupported_on(backend_names::kCudaCublasLt, m);  // the registry's question
   EXPECT_NE(why.find("cuBLASLt multiplies signed int8 only, and node 'conv2' (conv2d) reads a tensor with zero point "
                      "-128"),
             std::string::npos)
       << why;
   EXPECT_EQ(cuda::why_cublaslt_cannot_run(m, m.graph.find("conv1")), "");  // it reads the image, signed
+  EXPECT_EQ(cuda::why_model_unsupported_on(backend_names::kCudaImma, m), "");
+  EXPECT_EQ(cuda::why_model_unsupported_on(backend_names::kCudaDp4a, m), "");
+  EXPECT_THROW(cuda::why_model_unsupported_on(backend_names::kCpu, m), Error);
   EXPECT_EQ(cuda::why_model_unsupported_on_cublaslt(quantize_random(lenet, quick_quantize_options(), 16)), "");
 }
 
