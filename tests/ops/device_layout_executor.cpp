@@ -50,8 +50,8 @@ struct EveryInputThread {
     for (int64_t item = 0; item < s.items(); ++item) cuda::quantize_input_item<Pixels>(images, s, scale, item, y);
   }
 };
-// A stored input's value at a byte offset: one byte centered, or a wide value's two planes.
-struct StoredInput {
+// Reads a stored input's value at a byte offset: one byte centered, or a wide value's two planes.
+struct StoredReader {
   const int8_t* bytes;
   int64_t low_plane;  // the low bytes' offset from the high ones; 0: one plane
   bool unsigned_bytes;
@@ -86,14 +86,13 @@ LayoutRun run_in_device_layout(const QuantizedModel& model, const std::vector<fl
     const int8_t* src = n.inputs.empty() ? nullptr : value(n.inputs[0]);
     // Every value stored centered (stored_value.h): a zero point per input; a wide one in two planes.
     const auto zero_point_of = [&](size_t k) { return model.quant[n.inputs.at(k)].zero_point; };
-    // Found once per node: input_value runs once per multiply-add (most of the harness's time under ASan).
-    std::vector<StoredInput> stored_inputs;
+    // Found once per node: a conv reads once per multiply-add (most of the harness's time under ASan).
+    std::vector<StoredReader> input;
     for (size_t k = 0; k < n.inputs.size(); ++k) {
       const cuda::Storage& stored = layout.storage[n.inputs[k]];
-      stored_inputs.push_back({value(n.inputs[k]), stored.planes == 2 ? batch * stored.plane_bytes() : 0,
-                               cuda::stored_unsigned(zero_point_of(k))});
+      input.push_back({value(n.inputs[k]), stored.planes == 2 ? batch * stored.plane_bytes() : 0,
+                      cuda::stored_unsigned(zero_point_of(k))});
     }
-    const auto input_value = [&](size_t k, int64_t at) { return stored_inputs[k].value(at); };
     int8_t* dst = i == model.output() ? nullptr : value(i);
     auto at = [](int64_t b, int yy, int xx, int c, int h, int w, int cs) { return ((b * h + yy) * w + xx) * cs + c; };
     switch (n.op) {
@@ -151,7 +150,7 @@ LayoutRun run_in_device_layout(const QuantizedModel& model, const std::vector<fl
                     if (iy < 0 || iy >= h || ix < 0 || ix >= w) continue;
                     const int64_t pixel = at(b, iy, ix, 0, h, w, channels);
                     const int8_t* tap = layer.weights.data() + o * layer.depth + (ky * k + kx) * tap_c;
-                    for (int c = 0; c < tap_c; ++c) acc += stored_inputs[0].value(pixel + c) * tap[c];
+                    for (int c = 0; c < tap_c; ++c) acc += input[0].value(pixel + c) * tap[c];
                   }
                 const int64_t row = (b * oh + oy) * ow + ox;
                 if (i == model.output()) {
@@ -159,7 +158,7 @@ LayoutRun run_in_device_layout(const QuantizedModel& model, const std::vector<fl
                   continue;
                 }
                 const bool residual = n.inputs.size() == 2;
-                const int32_t skip = residual ? input_value(1, row * layer.out_c + o) : 0;
+                const int32_t skip = residual ? input[1].value(row * layer.out_c + o) : 0;
                 const int32_t y_value = cuda::requantize_stored(acc + layer.bias[o], layer.multiplier[o], skip,
                                                                 residual ? layer.skip_multiplier[o] : 0, layer.shift[o],
                                                                 cuda::stored_range(n.relu, q.zero_point, q.bits));
@@ -185,7 +184,7 @@ LayoutRun run_in_device_layout(const QuantizedModel& model, const std::vector<fl
         for (int64_t b = 0; b < batch; ++b)
           for (int c = 0; c < in_c; ++c) {
             int32_t sum = 0;
-            for (int p = 0; p < x.h * x.w; ++p) sum += input_value(0, (b * x.h * x.w + p) * in_c + c);
+            for (int p = 0; p < x.h * x.w; ++p) sum += input[0].value((b * x.h * x.w + p) * in_c + c);
             dst[b * in_c + c] = static_cast<int8_t>(cuda::requantize_stored(
                 sum, q.multiplier.data[0], 0, 0, q.shift.data[0], cuda::stored_range(false, q.zero_point)));
           }
@@ -193,11 +192,11 @@ LayoutRun run_in_device_layout(const QuantizedModel& model, const std::vector<fl
       case Op::Add:
         for (int64_t e = 0; e < batch * out.bytes(); ++e)
           dst[e] = static_cast<int8_t>(
-              cuda::requantize_stored(input_value(0, e), q.multiplier.data[0], input_value(1, e), q.multiplier.data[1],
+              cuda::requantize_stored(input[0].value(e), q.multiplier.data[0], input[1].value(e), q.multiplier.data[1],
                                       q.shift.data[0], cuda::stored_range(n.relu, q.zero_point)));
         break;
       case Op::ReLU:
-        for (int64_t e = 0; e < batch * out.bytes(); ++e) dst[e] = static_cast<int8_t>(std::max(input_value(0, e), 0));
+        for (int64_t e = 0; e < batch * out.bytes(); ++e) dst[e] = static_cast<int8_t>(std::max(input[0].value(e), 0));
         break;
       case Op::ShortcutA:
         for (int64_t b = 0; b < batch; ++b)
