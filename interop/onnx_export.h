@@ -33,9 +33,11 @@
 //    move values move the stored uint8 integers, then dequantize them.
 // Nodes kept in float (mixed precision) have float weights, and no QDQ pair
 // between two of them; only the faithful target exports such a model. A wide
-// activation (NodeQuant::bits, int16) is rounded in float, in both targets:
-// Mul, Round, Clip to its bits' range, Div (QuantizeLinear to int16 needs
-// opset 21); the convs reading it then run in float in ORT.
+// activation (NodeQuant::bits, int16) is rounded in float by the faithful
+// target: Mul, Round, Clip to its bits' range, Div (QuantizeLinear to int16
+// needs opset 21), and ORT runs the convs that read or make it in float; the
+// onnxruntime target writes it at 8 bits over the same amax, as it would
+// any signed tensor (its readers' biases re-rounded to that scale).
 #pragma once
 
 #include <cstdint>
@@ -59,6 +61,7 @@ struct OnnxExportSummary {
   int64_t nodes = 0;            // ONNX nodes in the graph
   int64_t quantize_linear = 0;  // QuantizeLinear nodes (int8 activations)
   int64_t wide_roundings = 0;   // wide activations rounded in float (QdqGraphWriter::wide_round)
+  int64_t wide_narrowed = 0;    // wide activations written at 8 bits (the onnxruntime target)
   int64_t dequantize_linear = 0;
   int64_t initializers = 0;
   int64_t bytes = 0;  // size of the file

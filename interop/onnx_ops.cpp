@@ -46,11 +46,10 @@ std::pair<std::string, std::string> dequantized_parameters(const OnnxNodeContext
 // A fused residual: added to a weighted node's result before its ReLU. ONNX
 // Runtime fuses DQ -> Conv -> Q and DQ, DQ -> Add -> Q but nothing between a
 // Conv and its Q, so for it the result is first rounded to the node's scale
-// (signed, hence zero point 128), where octet rounds only the sum; not where
-// the sum is wide, which ORT adds in float anyway.
+// (signed, hence zero point 128), where octet rounds only the sum.
 std::string with_residual(const OnnxNodeContext& c, const std::string& y) {
   if (c.inputs.size() != 2) return y;
-  const std::string addend = c.target == OnnxTarget::OnnxRuntime && c.q.bits == 8
+  const std::string addend = c.target == OnnxTarget::OnnxRuntime
                                  ? c.w.qdq(y, c.q.scale, c.n.name + ".before_residual", ActivationType::Uint8Centred)
                                  : y;
   return c.w.step("Add", {addend, c.inputs[1]}, c.n.name + ".residual");

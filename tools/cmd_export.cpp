@@ -35,6 +35,16 @@ void run_export(const ExportOptions& o) {
                o.quantized.c_str(), o.onnx.c_str(), onnx_target_name(target), s.opset, static_cast<long long>(s.nodes),
                static_cast<long long>(s.quantize_linear), static_cast<long long>(s.dequantize_linear),
                static_cast<long long>(s.initializers), static_cast<long long>(s.bytes));
+  if (s.wide_roundings > 0)
+    std::fprintf(report_stream(o.json),
+                 "%lld wide (16-bit) activations rounded in float: ONNX Runtime runs the convs that read or make them "
+                 "in float (--target onnxruntime writes them at 8 bits)\n",
+                 static_cast<long long>(s.wide_roundings));
+  if (s.wide_narrowed > 0)
+    std::fprintf(report_stream(o.json),
+                 "%lld wide (16-bit) activations written at 8 bits, which ONNX Runtime fuses (--target faithful keeps "
+                 "them wide)\n",
+                 static_cast<long long>(s.wide_narrowed));
   if (!o.json.empty())
     write_text_output(o.json, nlohmann::json{{"quantized", o.quantized},
                                              {"onnx", o.onnx},
@@ -44,6 +54,8 @@ void run_export(const ExportOptions& o) {
                                              {"quantize_linear", s.quantize_linear},
                                              {"dequantize_linear", s.dequantize_linear},
                                              {"initializers", s.initializers},
+                                             {"wide_roundings", s.wide_roundings},
+                                             {"wide_narrowed", s.wide_narrowed},
                                              {"bytes", s.bytes}}
                                   .dump(2) + "\n");
 #endif
@@ -68,8 +80,9 @@ void add_export_command(CLI::App& app) {
                   "make: uint8 activations (a ReLU's output with zero point 0: exact for a tensor octet stores "
                   "unsigned, up to 255 steps where octet saturates at 127 for a signed one; a signed tensor a "
                   "conv or linear reads at 7 bits, zero point 64, against the int16 saturation of ORT's AVX2 "
-                  "kernels; others zero point 128), a residual conv rounded to its scale before the Add, and "
-                  "value-moving operators on the uint8 integers")
+                  "kernels; others zero point 128), a wide (16-bit) activation at 8 bits over its range, a "
+                  "residual conv rounded to its scale before the Add, and value-moving operators on the uint8 "
+                  "integers")
       ->capture_default_str();
   add_json_option(cmd, o->json, "what was written");
   cmd->callback([o] { run_export(*o); });

@@ -10,13 +10,16 @@ npm's onnxruntime-node through tools/ort_run.mjs; python/tests/ort_peer.py):
   DequantizeLinear (nothing in float between its int8 kernels);
 - ORT's top-1 on CIFAR-10 test images agrees with octet's int8 runtime
   (`octet predict` on the same normalised inputs) for each target, printed,
-  above a floor.
+  above a floor;
+- so too for the zoo MobileNetV2 quantized with the defaults, whose 16-bit
+  residual streams --target onnxruntime writes at 8 bits.
 
 usage: onnxruntime_targets.py OCTET_BINARY SOURCE_DIR CIFAR10_DIR [--images N] [--quantized FILE]
 (N: the first N test images, default 1000; 10000 for the whole test set;
 FILE: a quantized ResNet-20 to export, default two quantized here with
 --method max --weight-rounding nearest --calib-samples 128, for speed, with
-signed and with unsigned activations; the structure is checked on the signed one).
+signed and with unsigned activations, and the MobileNetV2; the structure is
+checked on the signed ResNet-20).
 Exit 77 (skip) without CIFAR-10, numpy and python's onnx (Debian's
 /usr/bin/python3 has both), node or onnxruntime-node, or an octet built
 without the ONNX library."""
@@ -95,9 +98,10 @@ def cifar10_test(folder, count, mean, std):
     return np.ascontiguousarray((pixels - mean) / std, dtype=np.float32), records[:, 0].astype(np.int64)
 
 
-def check_model(args, quantized, folder, structure):
+def check_model(args, quantized, folder, structure, wide=False):
     """The export targets of one quantized model in ONNX Runtime; returns the failures.
-    structure: check the default export's structure (the signed model's)."""
+    structure: check the default export's structure (the signed model's); wide:
+    the model has wide activations, which --target onnxruntime writes at 8 bits."""
     import ort_peer
 
     failures = []
@@ -112,6 +116,8 @@ def check_model(args, quantized, folder, structure):
             skip("this octet has no ONNX library: " + r.stderr.strip())
         if r.returncode != 0:
             sys.exit(f"FAIL: octet export --target {target}: {r.stderr.strip()}")
+        if target == "onnxruntime" and wide and "activations written at 8 bits" not in r.stdout:
+            failures.append(f"no wide activation written at 8 bits: {r.stdout.strip()}")
 
     default = exports["default"].read_bytes()
     if default != exports["faithful"].read_bytes():
@@ -182,9 +188,17 @@ def main():
             run(args.octet, "quantize", "--checkpoint", args.source_dir / "models" / "zoo" / "resnet20_cifar10.octet",
                 "--data", args.cifar10_dir, "--method", "max", "--weight-rounding", "nearest", "--calib-samples", 128,
                 "--activations", activations, "-o", models[activations])
+        if not args.quantized:  # the zoo MobileNetV2 with the defaults: 16-bit residual streams
+            imported = folder / "mobilenet_v2.octet"
+            run(args.octet, "import", args.source_dir / "models" / "zoo" / "mobilenet_v2_cifar10.onnx", "--dataset",
+                "cifar10", "-o", imported)
+            models["wide"] = folder / "mobilenet_v2.int8.octet"
+            run(args.octet, "quantize", "--checkpoint", imported, "--data", args.cifar10_dir, "--calib-samples", 128,
+                "-o", models["wide"])
         for name, quantized in models.items():
-            print(f"ResNet-20, {name} activations:" if name != "given" else f"{quantized}:")
-            failures += check_model(args, quantized, folder / name, structure=name == "signed")
+            print({"given": f"{quantized}:", "wide": "MobileNetV2 (zoo), the defaults (wide activations):"}.get(
+                name, f"ResNet-20, {name} activations:"))
+            failures += check_model(args, quantized, folder / name, structure=name == "signed", wide=name == "wide")
     for failure in failures:
         print("FAIL: " + failure)
     if failures:
