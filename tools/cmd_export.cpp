@@ -37,12 +37,12 @@ void run_export(const ExportOptions& o) {
                static_cast<long long>(s.initializers), static_cast<long long>(s.bytes));
   if (s.wide_roundings > 0)
     std::fprintf(report_stream(o.json),
-                 "%lld wide (16-bit) activations rounded in float: ONNX Runtime runs the convs that read or make them "
+                 "%lld wide (int16) activations rounded in float: ONNX Runtime runs the convs that read or make them "
                  "in float (--target onnxruntime writes them at 8 bits)\n",
                  static_cast<long long>(s.wide_roundings));
   if (s.wide_narrowed > 0)
     std::fprintf(report_stream(o.json),
-                 "%lld wide (16-bit) activations written at 8 bits, which ONNX Runtime fuses (--target faithful keeps "
+                 "%lld wide (int16) activations written at 8 bits, which ONNX Runtime fuses (--target faithful keeps "
                  "them wide)\n",
                  static_cast<long long>(s.wide_narrowed));
   if (!o.json.empty())
@@ -80,7 +80,7 @@ void add_export_command(CLI::App& app) {
                   "make: uint8 activations (a ReLU's output with zero point 0: exact for a tensor octet stores "
                   "unsigned, up to 255 steps where octet saturates at 127 for a signed one; a signed tensor a "
                   "conv or linear reads at 7 bits, zero point 64, against the int16 saturation of ORT's AVX2 "
-                  "kernels; others zero point 128), a wide (16-bit) activation at 8 bits over its range, a "
+                  "kernels; others zero point 128), a wide (int16) activation at 8 bits over its range, a "
                   "residual conv rounded to its scale before the Add, and value-moving operators on the uint8 "
                   "integers")
       ->capture_default_str();
