@@ -130,7 +130,7 @@ EvalReport evaluate(const FloatExecutor& float_model, const Engine& engine, cons
     const Node& n = qm.graph.nodes[i];
     const NodeQuant& q = qm.quant[i];
     report.layers.push_back(
-        {n.name, op_name(n.op), q.scale, q.amax, q.method, sqnr_db(signal[i], noise[i]), q.zero_point});
+        {n.name, op_name(n.op), q.scale, q.amax, q.method, sqnr_db(signal[i], noise[i]), q.zero_point, q.bits});
   }
   report.layers.push_back({"logits", "output", 0, 0, "int32", sqnr_db(signal[logits_slot], noise[logits_slot])});
   return report;
@@ -145,6 +145,7 @@ std::string eval_report_json(const EvalReport& r) {
                       {"zero_point", l.zero_point},
                       {"amax", l.amax},
                       {"method", l.method},
+                      {"bits", l.bits},
                       {"sqnr_db", std::isfinite(l.sqnr_db) ? nlohmann::json(l.sqnr_db) : nlohmann::json(nullptr)}});
   // Without labels the top-1 entries stay, as null: the JSON keeps its shape.
   auto top1 = [&](double v) { return r.labelled ? nlohmann::json(v) : nlohmann::json(nullptr); };
@@ -167,8 +168,9 @@ std::string eval_report_table(const EvalReport& r) {
                   "SQNR dB");
     out += line;
     for (const LayerReport& l : r.layers) {
+      const std::string method = l.bits > 8 ? l.method + " (" + std::to_string(l.bits) + "-bit)" : l.method;
       std::snprintf(line, sizeof line, "%-22s %-16s %10.4f %10.3f  %-12s %9.2f\n", l.name.c_str(), l.op.c_str(),
-                    l.amax, l.scale, l.method.c_str(), l.sqnr_db);
+                    l.amax, l.scale, method.c_str(), l.sqnr_db);
       out += line;
     }
     out += "\n";

@@ -18,6 +18,7 @@ struct LayerReport {
   std::string method;
   double sqnr_db = 0;  // 10 log10(sum x^2 / sum (x - (q - zero_point) / scale)^2)
   int32_t zero_point = 0;  // the stored value of a real 0 (graph/node_quant.h)
+  int32_t bits = 8;        // the stored bits: above 8, a wide activation (NodeQuant::bits)
 };
 
 struct EvalReport {

@@ -51,6 +51,7 @@ py::dict evaluate_py(const PyCheckpoint& c, PyQuantized& q, const std::optional<
     d["zero_point"] = l.zero_point;
     d["amax"] = l.amax;
     d["method"] = l.method;
+    d["bits"] = l.bits;
     d["sqnr_db"] = l.sqnr_db;
     layer_list.append(d);
   }

@@ -69,6 +69,7 @@ py::list quantized_layers(const PyQuantized& q) {
     d["scale"] = nq.scale;
     d["amax"] = nq.amax;
     d["zero_point"] = nq.zero_point;
+    d["bits"] = nq.bits;
     d["method"] = nq.method;
   }
   return layers;

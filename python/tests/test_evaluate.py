@@ -29,7 +29,7 @@ def test_evaluate_matches_octet_eval(lenet, lenet_path, quantized, octet_bin, tm
     assert [l["name"] for l in report["layers"]] == [l["name"] for l in cli["layers"]]
     for mine, theirs in zip(report["layers"], cli["layers"]):
         assert mine["op"] == theirs["op"] and mine["method"] == theirs["method"]
-        assert mine["zero_point"] == theirs["zero_point"]
+        assert mine["zero_point"] == theirs["zero_point"] and mine["bits"] == theirs["bits"]
         assert mine["sqnr_db"] == pytest.approx(theirs["sqnr_db"], rel=1e-6)
 
 
@@ -37,7 +37,7 @@ def test_sqnr_report_is_a_list_of_dicts_ending_with_the_logits(lenet, quantized)
     report = octet.evaluate(lenet, quantized.model, limit=200)
     layers = report["layers"]
     assert isinstance(layers, list) and all(isinstance(l, dict) for l in layers)
-    assert set(layers[0]) == {"name", "op", "scale", "zero_point", "amax", "method", "sqnr_db"}
+    assert set(layers[0]) == {"name", "op", "scale", "zero_point", "amax", "method", "bits", "sqnr_db"}
     assert layers[-1]["name"] == "logits" and layers[-1]["method"] == "int32"
     for layer in layers:
         assert math.isfinite(layer["sqnr_db"]) and layer["sqnr_db"] > 10, layer
@@ -47,6 +47,8 @@ def test_sqnr_report_is_a_list_of_dicts_ending_with_the_logits(lenet, quantized)
     zero_points = {l["name"]: l["zero_point"] for l in quantized.model.layers}
     assert layers[0]["zero_point"] == 0
     assert all(l["zero_point"] == zero_points[l["name"]] for l in layers[:-1])
+    bits = {l["name"]: l["bits"] for l in quantized.model.layers}
+    assert all(l["bits"] == bits[l["name"]] for l in layers[:-1])
     assert any(l["zero_point"] == -128 for l in layers)  # the defaults store ReLU outputs unsigned
 
 

@@ -1,13 +1,16 @@
-// Wide activations (NodeQuant::bits): the file format's version 5, and the
+// Wide activations (NodeQuant::bits): the file format's version 5, the
 // refusal of wide tensors that the runtimes cannot read or make (validation,
-// the CUDA backends). (The
+// the CUDA backends), and octet eval's report of them. (The
 // harness, test_backend_ops, holds their kernels to the reference; test_zoo
 // pins what they do for MobileNetV2.)
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
+#include <nlohmann/json.hpp>
+
 #include "common/safetensors.h"
+#include "evaluate/evaluate.h"
 #include "qmodel/quantized_model.h"
 #include "runtime/cuda/op_support.h"
 #include "tests/ops/op_cases.h"
@@ -82,6 +85,21 @@ TEST(WideActivations, CudaImmaRunsThemAndTheOtherCudaBackendsRefuseThemByName) {
   const std::string dilated = cuda::why_model_unsupported_on_imma(model);
   EXPECT_NE(dilated.find("cuda-imma's dilated convs read and write 8-bit activations only"), std::string::npos)
       << dilated;
+}
+
+// octet eval's per-layer table marks a wide layer as octet quantize does, and
+// its JSON (as Python's evaluate) gives every layer's bits.
+TEST(WideActivations, TheEvalReportGivesTheirBits) {
+  EvalReport r;
+  r.images = 10;
+  r.layers = {{"stream", "conv2d", 3525.6f, 9.29f, "max", 41.5, 0, 16},
+              {"expand", "conv2d", 42.7f, 5.98f, "mse", 31.2, -128, 8}};
+  const std::string table = eval_report_table(r);
+  EXPECT_NE(table.find("max (16-bit)"), std::string::npos) << table;
+  EXPECT_EQ(table.find("mse ("), std::string::npos) << table;
+  const nlohmann::json json = nlohmann::json::parse(eval_report_json(r));
+  EXPECT_EQ(json["layers"][0]["bits"], 16);
+  EXPECT_EQ(json["layers"][1]["bits"], 8);
 }
 
 }  // namespace
