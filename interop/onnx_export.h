@@ -1,5 +1,6 @@
 // The quantized model as a standard ONNX QDQ graph, for ONNX Runtime and
-// TensorRT: every int8 tensor is a QuantizeLinear/DequantizeLinear pair
+// TensorRT (which takes zero point 0 only: a model quantized with signed,
+// 8-bit activations): every int8 tensor is a QuantizeLinear/DequantizeLinear pair
 // around float Conv, Gemm, Add, Relu and pooling; weights are int8
 // initializers dequantized per output channel (axis 0), biases int32 at scale
 // s_in * s_w. The graph takes the normalised float32 NCHW image ("input",
