@@ -11,7 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-targets=(safetensors checkpoint quantized cifar10 idx npy onnx_import)
+targets=(safetensors checkpoint quantized cifar10 idx npy image onnx_import)
 if [ "${1:-}" = -h ] || [ "${1:-}" = --help ]; then
   sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
   exit 0
