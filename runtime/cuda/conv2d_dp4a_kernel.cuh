@@ -16,8 +16,8 @@ constexpr int kDp4aStepWords = 8;  // K advances 8 dp4a words (32 bytes) per sha
 constexpr int kDp4aStepBytes = 4 * kDp4aStepWords;
 constexpr int kDp4aTilePad = 4;  // shared row padding: the tile stores hit 32 different banks
 
-// The A (activation) tile's bytes in a block's dynamic shared memory (a
-// multiple of 16 for the tile sizes the launcher uses), then the B tile's.
+// The A (activation) tile's bytes in a block's dynamic shared memory, then
+// the B tile's.
 OCTET_HOST_DEVICE constexpr int dp4a_a_tile_bytes(int bm) {
   return kDp4aStepWords * (bm + kDp4aTilePad) * int(sizeof(int32_t));
 }
@@ -34,6 +34,7 @@ static __global__ void __launch_bounds__(kDp4aThreads)
                        const RequantEpilogue e, int8_t* __restrict__ output) {
   static_assert(BM * BN == 16 * kDp4aThreads, "each thread computes 4 x 4 outputs");
   static_assert(BM % 32 == 0 && BN % 4 == 0, "tile loads assume 32 rows per pass and 4-channel groups");
+  static_assert(dp4a_a_tile_bytes(BM) % 16 == 0, "the B tile's rows are read as 16-byte int4 vectors");
   constexpr int kLoadRows = BM / 32;  // A-tile rows a thread loads: 256 threads cover 32 rows x 8 words per pass
   extern __shared__ __align__(16) int8_t shared[];
   auto a_tile = reinterpret_cast<int32_t (*)[BM + kDp4aTilePad]>(shared);
