@@ -5,6 +5,7 @@
 #include <csetjmp>
 #include <cstdio>
 #include <cstring>
+#include <utility>
 
 #include "common/error.h"
 #include "common/file_io.h"
@@ -23,23 +24,24 @@ namespace {
 // header may announce any size, the decoder allocates only what this allows.
 constexpr int64_t kMaxPixels = 2 * int64_t{89478485};
 
-// Interleaved rows (H x W x C) -> planar (C x H x W), to `channels` channels
-// as PIL's convert(): grey replicated to RGB, RGB to grey by ITU-R 601-2.
-Image planar(const std::vector<uint8_t>& rows, int height, int width, int decoded_channels, int channels) {
-  Image out{channels, height, width, {}};
-  const size_t plane = static_cast<size_t>(height) * width;
-  out.pixels.resize(plane * channels);
-  for (size_t p = 0; p < plane; ++p) {
-    const uint8_t* px = rows.data() + p * decoded_channels;
-    if (channels == decoded_channels) {
-      for (int c = 0; c < channels; ++c) out.pixels[c * plane + p] = px[c];
-    } else if (channels == 3) {  // grey -> RGB
-      for (int c = 0; c < 3; ++c) out.pixels[c * plane + p] = px[0];
+// Decoded row y (W x decoded_channels, interleaved) into the planar image
+// `out` (C x H x W), to its channels as PIL's convert(): grey replicated to
+// RGB, RGB to grey by ITU-R 601-2. Rows go in as they are decoded, so a large
+// image is not held twice.
+void put_row(const uint8_t* row, int64_t y, int decoded_channels, Image* out) {
+  const size_t plane = static_cast<size_t>(out->height) * out->width, first = static_cast<size_t>(y) * out->width;
+  uint8_t* pixels = out->pixels.data();
+  for (size_t x = 0; x < static_cast<size_t>(out->width); ++x) {
+    const uint8_t* px = row + x * decoded_channels;
+    const size_t p = first + x;
+    if (out->channels == decoded_channels) {
+      for (int c = 0; c < out->channels; ++c) pixels[c * plane + p] = px[c];
+    } else if (out->channels == 3) {  // grey -> RGB
+      for (int c = 0; c < 3; ++c) pixels[c * plane + p] = px[0];
     } else {  // RGB -> grey, PIL's L24
-      out.pixels[p] = static_cast<uint8_t>((px[0] * 19595 + px[1] * 38470 + px[2] * 7471 + 0x8000) >> 16);
+      pixels[p] = static_cast<uint8_t>((px[0] * 19595 + px[1] * 38470 + px[2] * 7471 + 0x8000) >> 16);
     }
   }
-  return out;
 }
 
 void check_size(int64_t width, int64_t height, const std::string& name) {
@@ -71,11 +73,19 @@ extern "C" void jpeg_on_message(j_common_ptr cinfo, int level) {
 }
 
 struct Decoded {
-  std::vector<uint8_t> rows;  // H x W x C
+  Image image;                // its channels set by the caller: the ones asked for
+  std::vector<uint8_t> rows;  // decoded rows, W x C each: one at a time, or all of an interlaced PNG
   int64_t width = 0, height = 0;
-  int channels = 0;
+  int channels = 0;  // decoded
   const char* refusal = nullptr;  // a reason of octet's own
 };
+
+// The image's pixels, once the decoder knows its size.
+void allocate(Decoded* d) {
+  d->image.height = static_cast<int>(d->height);
+  d->image.width = static_cast<int>(d->width);
+  d->image.pixels.resize(static_cast<size_t>(d->width * d->height * d->image.channels));
+}
 
 // nullptr, or the library's message (in `error`).
 const char* decode_jpeg(const uint8_t* bytes, size_t size, jpeg_decompress_struct* cinfo, JpegError* error, Decoded* out) {
@@ -103,10 +113,13 @@ const char* decode_jpeg(const uint8_t* bytes, size_t size, jpeg_decompress_struc
   out->width = cinfo->output_width;
   out->height = cinfo->output_height;
   out->channels = cinfo->output_components;
-  out->rows.resize(static_cast<size_t>(out->width * out->height * out->channels));
+  allocate(out);
+  out->rows.resize(static_cast<size_t>(out->width * out->channels));
   while (cinfo->output_scanline < cinfo->output_height) {
-    JSAMPROW row = out->rows.data() + static_cast<size_t>(cinfo->output_scanline) * out->width * out->channels;
+    const JDIMENSION y = cinfo->output_scanline;
+    JSAMPROW row = out->rows.data();
     jpeg_read_scanlines(cinfo, &row, 1);
+    put_row(out->rows.data(), y, out->channels, &out->image);
   }
   jpeg_finish_decompress(cinfo);
   jpeg_destroy_decompress(cinfo);
@@ -157,13 +170,24 @@ const char* decode_png(PngSource* src, std::vector<png_bytep>* row_pointers, Dec
   if (color == PNG_COLOR_TYPE_GRAY && png_get_bit_depth(png, info) < 8) png_set_expand_gray_1_2_4_to_8(png);
   png_set_strip_16(png);
   png_set_strip_alpha(png);
-  png_set_interlace_handling(png);
+  const int passes = png_set_interlace_handling(png);
   png_read_update_info(png, info);
   out->channels = png_get_channels(png, info);
-  out->rows.resize(static_cast<size_t>(out->width * out->height * out->channels));
-  row_pointers->resize(height);
-  for (png_uint_32 y = 0; y < height; ++y) (*row_pointers)[y] = out->rows.data() + size_t{y} * width * out->channels;
-  png_read_image(png, row_pointers->data());
+  allocate(out);
+  const size_t row_bytes = size_t{width} * out->channels;
+  if (passes == 1) {
+    out->rows.resize(row_bytes);
+    for (png_uint_32 y = 0; y < height; ++y) {
+      png_read_row(png, out->rows.data(), nullptr);
+      put_row(out->rows.data(), y, out->channels, &out->image);
+    }
+  } else {  // each pass fills in pixels of every row
+    out->rows.resize(row_bytes * height);
+    row_pointers->resize(height);
+    for (png_uint_32 y = 0; y < height; ++y) (*row_pointers)[y] = out->rows.data() + y * row_bytes;
+    png_read_image(png, row_pointers->data());
+    for (png_uint_32 y = 0; y < height; ++y) put_row((*row_pointers)[y], y, out->channels, &out->image);
+  }
   png_read_end(png, nullptr);
   png_destroy_read_struct(&png, &info, nullptr);
   return nullptr;
@@ -190,6 +214,7 @@ Image decode_image(const uint8_t* bytes, size_t size, int channels, const std::s
   check(missing.empty(), name + ": " + missing);
 #ifdef OCTET_HAVE_IMAGE_FILES
   Decoded d;
+  d.image.channels = channels;
   const char* error = nullptr;
   if (jpeg) {
     jpeg_decompress_struct cinfo;
@@ -204,8 +229,8 @@ Image decode_image(const uint8_t* bytes, size_t size, int channels, const std::s
   }
   check(d.refusal == nullptr, name + ": " + (d.refusal ? d.refusal : ""));
   check_size(d.width, d.height, name);
-  check(!d.rows.empty(), name + ": decoded to nothing");
-  return planar(d.rows, static_cast<int>(d.height), static_cast<int>(d.width), d.channels, channels);
+  check(!d.image.pixels.empty(), name + ": decoded to nothing");
+  return std::move(d.image);
 #else
   return {};
 #endif

@@ -74,7 +74,9 @@ Image resize_bilinear(const Image& in, int height, int width) {
   const bool horizontal = width != in.width, vertical = height != in.height;
   const Coefficients ch = precompute(in.width, width);
   Coefficients cv = precompute(in.height, height);
-  Image cur = in;
+  if (!horizontal && !vertical) return in;
+  Image across;  // the horizontal pass's result; the input is not copied (a large image held twice)
+  const Image* cur = &in;
   if (horizontal) {
     // Only the rows the vertical pass reads (all of them when it does not run).
     const int first = cv.bounds[0], last = cv.bounds[2 * height - 2] + cv.bounds[2 * height - 1];
@@ -93,26 +95,25 @@ Image resize_bilinear(const Image& in, int height, int width) {
           dst[xx] = clip8(ss);
         }
       }
-    cur = std::move(out);
+    across = std::move(out);
+    cur = &across;
   }
-  if (vertical) {
-    Image out{cur.channels, height, cur.width, {}};
-    out.pixels.resize(static_cast<size_t>(out.channels) * height * cur.width);
-    for (int c = 0; c < cur.channels; ++c)
-      for (int yy = 0; yy < height; ++yy) {
-        const int ymin = cv.bounds[2 * yy], ymax = cv.bounds[2 * yy + 1];
-        const int32_t* k = cv.k.data() + static_cast<size_t>(yy) * cv.ksize;
-        const uint8_t* plane = cur.pixels.data() + static_cast<size_t>(c) * cur.height * cur.width;
-        uint8_t* dst = out.pixels.data() + (static_cast<size_t>(c) * height + yy) * cur.width;
-        for (int xx = 0; xx < cur.width; ++xx) {
-          int32_t ss = 1 << (kPrecisionBits - 1);
-          for (int y = 0; y < ymax; ++y) ss += plane[static_cast<size_t>(y + ymin) * cur.width + xx] * k[y];
-          dst[xx] = clip8(ss);
-        }
+  if (!vertical) return across;
+  Image out{cur->channels, height, cur->width, {}};
+  out.pixels.resize(static_cast<size_t>(out.channels) * height * cur->width);
+  for (int c = 0; c < cur->channels; ++c)
+    for (int yy = 0; yy < height; ++yy) {
+      const int ymin = cv.bounds[2 * yy], ymax = cv.bounds[2 * yy + 1];
+      const int32_t* k = cv.k.data() + static_cast<size_t>(yy) * cv.ksize;
+      const uint8_t* plane = cur->pixels.data() + static_cast<size_t>(c) * cur->height * cur->width;
+      uint8_t* dst = out.pixels.data() + (static_cast<size_t>(c) * height + yy) * cur->width;
+      for (int xx = 0; xx < cur->width; ++xx) {
+        int32_t ss = 1 << (kPrecisionBits - 1);
+        for (int y = 0; y < ymax; ++y) ss += plane[static_cast<size_t>(y + ymin) * cur->width + xx] * k[y];
+        dst[xx] = clip8(ss);
       }
-    cur = std::move(out);
-  }
-  return cur;
+    }
+  return out;
 }
 
 Image resize_shorter_side(const Image& in, int size) {

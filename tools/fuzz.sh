@@ -48,8 +48,7 @@ fi
 
 # One target: its log, and a status file read below (the targets run side by side).
 # A few hundred bytes of progressive JPEG may declare octet's largest image
-# (179 megapixels), which libjpeg-turbo and octet decode in about 1.7 GB
-# (1.1 GB measured at 130 megapixels): the image target gets more memory.
+# (179 megapixels; 1.1 GB of rss measured at 130): the image target gets more memory.
 fuzz_one() {
   local target=$1 corpus=$build/corpus/$1 findings=$build/findings/$1 rss=2048
   shift

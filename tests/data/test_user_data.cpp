@@ -239,6 +239,29 @@ void write_png(const std::string& path, const Image& image) {
   ASSERT_TRUE(png_image_write_to_file(&png, path.c_str(), 0, rows.data(), 0, nullptr)) << png.message;
 }
 
+// `image` as an Adam7-interlaced 8-bit PNG, which the writer above does not
+// make (libpng's classic API: an error aborts, as it does without a jump buffer).
+void write_interlaced_png(const std::string& path, const Image& image) {
+  std::vector<uint8_t> rows(image.pixels.size());
+  const size_t plane = static_cast<size_t>(image.height) * image.width;
+  for (size_t p = 0; p < plane; ++p)
+    for (int c = 0; c < image.channels; ++c) rows[p * image.channels + c] = image.pixels[c * plane + p];
+  std::vector<png_bytep> row_pointers(image.height);
+  for (int y = 0; y < image.height; ++y) row_pointers[y] = rows.data() + size_t(y) * image.width * image.channels;
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  ASSERT_NE(f, nullptr) << path;
+  png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, nullptr, nullptr, nullptr);
+  png_infop info = png_create_info_struct(png);
+  png_init_io(png, f);
+  png_set_IHDR(png, info, png_uint_32(image.width), png_uint_32(image.height), 8,
+               image.channels == 3 ? PNG_COLOR_TYPE_RGB : PNG_COLOR_TYPE_GRAY, PNG_INTERLACE_ADAM7,
+               PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+  png_set_rows(png, info, row_pointers.data());
+  png_write_png(png, info, PNG_TRANSFORM_IDENTITY, nullptr);
+  png_destroy_write_struct(&png, &info);
+  std::fclose(f);
+}
+
 void write_jpeg(const std::string& path, const Image& image, int quality) {
   std::vector<uint8_t> rows(image.pixels.size());
   const size_t plane = static_cast<size_t>(image.height) * image.width;
@@ -305,6 +328,25 @@ TEST_F(ImageData, PngOfCifarImagesDecodesToTheOriginalPixels) {
     const Image decoded = read_image_file(dir.path("x.png"), 3);
     ASSERT_EQ(decoded.pixels, original.pixels) << "CIFAR-10 test image " << i;
   }
+}
+
+// libpng fills an Adam7-interlaced image's rows in seven passes, so the
+// decoder keeps them all (other images go into the planar pixels row by row).
+TEST_F(ImageData, InterlacedPngDecodesToItsPixels) {
+  TempDir dir;
+  const Image original = gradient(3, 9, 13);
+  write_interlaced_png(dir.path("adam7.png"), original);
+  write_png(dir.path("plain.png"), original);
+  std::FILE* f = std::fopen(dir.path("adam7.png").c_str(), "rb");
+  ASSERT_NE(f, nullptr);
+  uint8_t header[29] = {};
+  ASSERT_EQ(std::fread(header, 1, sizeof header, f), sizeof header);
+  std::fclose(f);
+  ASSERT_EQ(header[28], 1) << "the IHDR's interlace method: Adam7";
+  EXPECT_EQ(read_image_file(dir.path("adam7.png"), 3).pixels, original.pixels);
+  EXPECT_EQ(read_image_file(dir.path("adam7.png"), 1).pixels, read_image_file(dir.path("plain.png"), 1).pixels);
+  write_interlaced_png(dir.path("grey.png"), gradient(1, 7, 5));
+  EXPECT_EQ(read_image_file(dir.path("grey.png"), 1).pixels, gradient(1, 7, 5).pixels);
 }
 
 TEST_F(ImageData, ChannelsConvertAsPil) {
