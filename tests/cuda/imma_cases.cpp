@@ -180,6 +180,15 @@ std::vector<int32_t> direct_accumulators(const Conv& v, const Problem& p, const 
   return acc;
 }
 
+RequantEpilogue epilogue_of(const Data& d, const int8_t* skip) {
+  RequantEpilogue e;
+  e.bias = d.bias.data(), e.multiplier = d.multiplier.data(), e.shift = d.shift.data();
+  e.relu = d.relu, e.zero_point = d.zero_point, e.skip_zero_point = d.skip_zero_point;
+  e.bits = d.bits, e.skip_bits = d.skip_bits;
+  if (!d.skip.empty()) e.skip = skip, e.skip_multiplier = d.skip_multiplier.data();
+  return e;
+}
+
 std::vector<int8_t> cpu_outputs(const Conv& v, const Problem& p, const Data& d) {
   cpu::ConvGeometry g;
   g.batch = v.batch, g.in_h = v.h, g.in_w = v.w, g.in_c = v.c;
@@ -188,11 +197,7 @@ std::vector<int8_t> cpu_outputs(const Conv& v, const Problem& p, const Data& d) 
   g.input_zero_point = d.input_zero_point;
   g.input_bits = d.input_bits;
   const cpu::PackedWeights w(d.weights.data(), v.out_c, v.kernel, v.kernel, v.c);
-  RequantEpilogue e;
-  e.bias = d.bias.data(), e.multiplier = d.multiplier.data(), e.shift = d.shift.data();
-  e.relu = d.relu, e.zero_point = d.zero_point, e.skip_zero_point = d.skip_zero_point;
-  e.bits = d.bits, e.skip_bits = d.skip_bits;
-  if (!d.skip.empty()) e.skip = d.skip.data(), e.skip_multiplier = d.skip_multiplier.data();
+  const RequantEpilogue e = epilogue_of(d, d.skip.data());
   std::vector<int8_t> out(size_t(p.rows()) * v.out_c * (d.bits > 8 ? 2 : 1));
   const int8_t* input = d.input_bits > 8 ? reinterpret_cast<const int8_t*>(d.wide_input.data()) : d.input.data();
   cpu::conv2d(g, input, w, e, out.data());

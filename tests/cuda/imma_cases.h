@@ -91,6 +91,10 @@ struct Data {
 Data make_data(const Conv& v, const Problem& p, bool residual, bool relu, uint64_t seed,
                StoredInput values = StoredInput::kSigned);
 
+// The requantization of `d` as a kernel reads it, with `skip` (the residual in
+// that kernel's layout, or null) where `d` has one.
+RequantEpilogue epilogue_of(const Data& d, const int8_t* skip);
+
 // The direct convolution's int32 accumulators [M][out_c] (no bias).
 std::vector<int32_t> direct_accumulators(const Conv& v, const Problem& p, const Data& d);
 

@@ -15,6 +15,7 @@
 
 #include <utility>
 
+#include "runtime/cuda/device_layout.h"
 #include "tests/cuda/imma_cases.h"
 
 namespace octet::cuda {
@@ -29,22 +30,17 @@ struct Dp4aTensors {
   std::vector<int8_t> input, weights, skip;  // NHWC; [out_c][kernel][kernel][in_c]; [rows][out_c]
 };
 
-Dp4aTensors dp4a_tensors(const Conv& v, const igemm::Data& d) {
+Dp4aTensors dp4a_tensors(const Conv& v, const igemm::Problem& p, const igemm::Data& d) {
   Dp4aTensors t;
   ConvShape& s = t.shape;
   s.batch = v.batch, s.in_h = v.h, s.in_w = v.w, s.in_c = round_up(v.c, 4);
-  s.out_h = (v.h + 2 * v.padding - v.kernel) / v.stride + 1, s.out_w = (v.w + 2 * v.padding - v.kernel) / v.stride + 1;
+  s.out_h = p.out_h, s.out_w = p.out_w;
   s.out_c = round_up(v.out_c, 4), s.kernel = v.kernel, s.stride = v.stride, s.padding = v.padding;
   t.input.assign(size_t(v.batch) * v.h * v.w * s.in_c, 0);
   for (size_t pixel = 0; pixel < size_t(v.batch) * v.h * v.w; ++pixel)
     for (int c = 0; c < v.c; ++c)
       t.input[pixel * s.in_c + c] = int8_t(d.input[pixel * v.c + c] - d.input_zero_point);
-  const int taps = v.kernel * v.kernel;
-  t.weights.assign(size_t(s.out_c) * taps * s.in_c, 0);
-  for (int o = 0; o < v.out_c; ++o)
-    for (int tap = 0; tap < taps; ++tap)
-      for (int c = 0; c < v.c; ++c)
-        t.weights[(size_t(o) * taps + tap) * s.in_c + c] = d.weights[(size_t(o) * taps + tap) * v.c + c];
+  t.weights = pack_weight_rows(d.weights.data(), v.out_c, p.taps(), v.c, s.out_c, s.in_c, s.depth());
   if (!d.skip.empty()) {
     t.skip.assign(size_t(s.rows()) * s.out_c, 0);
     for (int64_t m = 0; m < s.rows(); ++m)
@@ -58,10 +54,7 @@ Dp4aTensors dp4a_tensors(const Conv& v, const igemm::Data& d) {
 template <int BM, int BN>
 std::vector<int8_t> run_kernel(const Dp4aTensors& t, const igemm::Data& d) {
   const ConvShape& s = t.shape;
-  RequantEpilogue e;
-  e.bias = d.bias.data(), e.multiplier = d.multiplier.data(), e.shift = d.shift.data();
-  e.relu = d.relu, e.zero_point = d.zero_point, e.skip_zero_point = d.skip_zero_point;
-  if (!t.skip.empty()) e.skip = t.skip.data(), e.skip_multiplier = d.skip_multiplier.data();
+  const RequantEpilogue e = igemm::epilogue_of(d, t.skip.data());
   std::vector<int8_t> output(size_t(s.rows()) * s.out_c, int8_t{0x33});
   for (int64_t bx = 0; bx < (s.rows() + BM - 1) / BM; ++bx)
     for (int by = 0; by < (s.out_c + BN - 1) / BN; ++by) {
@@ -84,12 +77,13 @@ TEST(Dp4aKernelOnCpu, MatchesTheCpuRuntimeWithEveryTile) {
     const Conv& v = igemm::kConvs[conv];
     if (v.fold != ImageFold::kNone) continue;
     const StoredInput values = conv % 2 == 0 ? StoredInput::kSigned : StoredInput::kUnsigned;
-    const igemm::Data d =
-        igemm::make_data(v, igemm::problem_of(v), conv % 3 == 1, conv % 3 != 2, 3000 + 13 * conv, values);
-    const std::vector<int8_t> expected = igemm::cpu_outputs(v, igemm::problem_of(v), d);
-    const Dp4aTensors t = dp4a_tensors(v, d);
-    const std::pair<const char*, std::vector<int8_t>> tiles[] = {
-        {"256x16", run_kernel<256, 16>(t, d)}, {"128x32", run_kernel<128, 32>(t, d)}, {"64x64", run_kernel<64, 64>(t, d)}};
+    const igemm::Problem p = igemm::problem_of(v);
+    const igemm::Data d = igemm::make_data(v, p, conv % 3 == 1, conv % 3 != 2, 3000 + 13 * conv, values);
+    const std::vector<int8_t> expected = igemm::cpu_outputs(v, p, d);
+    const Dp4aTensors t = dp4a_tensors(v, p, d);
+    const std::pair<const char*, std::vector<int8_t>> tiles[] = {{"256x16", run_kernel<256, 16>(t, d)},
+                                                                 {"128x32", run_kernel<128, 32>(t, d)},
+                                                                 {"64x64", run_kernel<64, 64>(t, d)}};
     for (const auto& [tile, output] : tiles)
       for (int64_t m = 0; m < t.shape.rows(); ++m)
         for (int n = 0; n < t.shape.out_c; ++n) {

@@ -25,11 +25,7 @@ namespace {
 // The kernel's output [M][stored out_c] (a wide one's two planes), every block run on the CPU.
 std::vector<int8_t> run_kernel(const Problem& p, const Data& d, int tile, bool copies_at_wait, bool last_to_first) {
   const TileConfig T = tile_config(tile);
-  RequantEpilogue e;
-  e.bias = d.bias.data(), e.multiplier = d.multiplier.data(), e.shift = d.shift.data();
-  e.relu = d.relu, e.zero_point = d.zero_point, e.skip_zero_point = d.skip_zero_point;
-  e.bits = d.bits, e.skip_bits = d.skip_bits;
-  if (!d.device_skip.empty()) e.skip = d.device_skip.data(), e.skip_multiplier = d.skip_multiplier.data();
+  const RequantEpilogue e = epilogue_of(d, d.device_skip.data());
   std::vector<int8_t> output(size_t(p.rows()) * p.out_c * (d.bits > 8 ? 2 : 1), int8_t{0x33});
   for (int bx = 0; bx < ceil_div(p.rows(), T.bm); ++bx)
     for (int by = 0; by < ceil_div(p.out_c, T.bn); ++by) {
