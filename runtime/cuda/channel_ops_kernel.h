@@ -1,5 +1,5 @@
 // The CUDA runtime's operators that move or rescale channels (concat, mul,
-// channel slice and shuffle, pad, activation tables), one output byte per thread: each thread's
+// channel slice and shuffle, pad, option A shortcuts, activation tables), one output byte per thread: each thread's
 // work as a plain C++ function with host and device qualifiers, so that the
 // host executor of the device layout (tests/ops) runs the kernels' own
 // arithmetic on any machine. Values are NHWC with stored (padded) channels,
@@ -98,6 +98,24 @@ OCTET_HOST_DEVICE void pad_element(const int8_t* x, const PadShape& s, int64_t e
   const int iy = oy - s.top, ix = ox - s.left;
   const bool inside = iy >= 0 && iy < s.in_h && ix >= 0 && ix < s.in_w;
   y[e] = inside ? x[((b * s.in_h + iy) * s.in_w + ix) * s.stored_c + c] : int8_t{0};
+}
+
+// ShortcutA (He et al.'s option A): every second pixel of every second row,
+// with `pad` zero channels before the input's `c` real ones (of `in_stored_c`)
+// and zeros after them up to `out_stored_c`.
+struct ShortcutAShape {
+  int h, w, c, in_stored_c, pad, out_stored_c;
+  OCTET_HOST_DEVICE int out_h() const { return (h + 1) / 2; }
+  OCTET_HOST_DEVICE int out_w() const { return (w + 1) / 2; }
+};
+OCTET_HOST_DEVICE void shortcut_a_element(const int8_t* x, const ShortcutAShape& s, int64_t e, int8_t* y) {
+  const int64_t pixel = e / s.out_stored_c;
+  const int c = static_cast<int>(e - pixel * s.out_stored_c) - s.pad;
+  const int ox = static_cast<int>(pixel % s.out_w());
+  const int64_t rows = pixel / s.out_w();
+  const int oy = static_cast<int>(rows % s.out_h());
+  const int64_t b = rows / s.out_h();
+  y[e] = c >= 0 && c < s.c ? x[((b * s.h + 2 * oy) * s.w + 2 * ox) * s.in_stored_c + c] : int8_t{0};
 }
 
 }  // namespace octet::cuda

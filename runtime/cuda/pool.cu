@@ -42,18 +42,10 @@ struct LaunchAvgPool {
   }
 };
 
-// One thread per (image, channel); adjacent threads read adjacent channels.
-__global__ void global_avg_pool_kernel(const int8_t* __restrict__ in, bool unsigned_in, int64_t count, int64_t plane,
-                                       int c, int32_t multiplier, int32_t shift, StoredRange range,
+__global__ void global_avg_pool_kernel(const int8_t* __restrict__ in, int64_t count, const GlobalPoolShape s,
                                        int8_t* __restrict__ out) {
-  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= count) return;
-  const int64_t n = i / c;
-  const int ch = static_cast<int>(i % c);
-  const int8_t* x = in + n * plane * c + ch;
-  int32_t sum = 0;
-  for (int64_t p = 0; p < plane; ++p) sum += stored_value(x[p * c], unsigned_in);
-  out[i] = static_cast<int8_t>(requantize_stored(sum, multiplier, 0, 0, shift, range));
+  const int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (e < count) global_avg_pool_element(in, s, e, out);
 }
 
 PoolShape pool_shape(const char* op, int64_t batch, const ActShape& in, int c, const ActShape& out, int kernel,
@@ -66,13 +58,6 @@ PoolShape pool_shape(const char* op, int64_t batch, const ActShape& in, int c, c
   const PoolShape s{batch, in.h, in.w, c, kernel, stride, padding, out.h, out.w, in_zero_point, out_zero_point};
   check(s.items() <= kMaxElementwiseCount, std::string("cuda ") + op + ": too many outputs");
   return s;
-}
-
-void launch_global_avg_pool(const int8_t* in, bool unsigned_in, int64_t count, int64_t plane, int c,
-                            int32_t multiplier, int32_t shift, StoredRange range, int8_t* out, cudaStream_t stream) {
-  global_avg_pool_kernel<<<elementwise_grid(count), kBlockSize, 0, stream>>>(in, unsigned_in, count, plane, c,
-                                                                             multiplier, shift, range, out);
-  CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace
@@ -99,8 +84,10 @@ void global_avg_pool(const int8_t* in, int64_t batch, int h, int w, int c, int32
   check(batch > 0 && h > 0 && w > 0 && c > 0 && batch * c <= kMaxElementwiseCount,
         "cuda global_avg_pool: bad shape " + std::to_string(batch) + "x" + std::to_string(h) + "x" + std::to_string(w) +
             "x" + std::to_string(c));
-  launch_global_avg_pool(in, stored_unsigned(in_zero_point), batch * c, int64_t(h) * w, c, multiplier, shift,
-                         stored_range(false, out_zero_point), out, stream);
+  const GlobalPoolShape s{int64_t(h) * w, c, stored_unsigned(in_zero_point), multiplier, shift,
+                          stored_range(false, out_zero_point)};
+  global_avg_pool_kernel<<<elementwise_grid(batch * c), kBlockSize, 0, stream>>>(in, batch * c, s, out);
+  CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace octet::cuda

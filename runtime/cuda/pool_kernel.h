@@ -2,7 +2,8 @@
 // one output pixel, 16 (one 16-byte load per window pixel) where the stored
 // channels allow, else 4. Windows as graph/ops/pool2d.h defines them: zero
 // padding on every side, which adds nothing (the output shape says whether
-// ceil_mode made a last, partial window). Plain C++ with host+device
+// ceil_mode made a last, partial window). The global average pool: one
+// thread per (image, channel). Plain C++ with host+device
 // functions, so that the host executor of the device layout (tests/ops) runs
 // the kernels' own arithmetic on any machine.
 #pragma once
@@ -84,6 +85,24 @@ OCTET_HOST_DEVICE void avg_pool_item(const int8_t* __restrict__ in, const PoolSh
     q[i] = pack_int8x4(v[0], v[1], v[2], v[3]);
   }
   store_words(out + at, q);
+}
+
+// GlobalAvgPool: the int32 sum of one (image, channel)'s `plane` pixels of
+// `c` stored channels, requantized; adjacent threads read adjacent channels.
+struct GlobalPoolShape {
+  int64_t plane;
+  int c;
+  bool unsigned_in;
+  int32_t multiplier, shift;
+  StoredRange range;
+};
+OCTET_HOST_DEVICE void global_avg_pool_element(const int8_t* __restrict__ in, const GlobalPoolShape& s, int64_t e,
+                                               int8_t* __restrict__ out) {
+  const int64_t n = e / s.c;
+  const int8_t* x = in + n * s.plane * s.c + (e - n * s.c);
+  int32_t sum = 0;
+  for (int64_t p = 0; p < s.plane; ++p) sum += stored_value(x[p * s.c], s.unsigned_in);
+  out[e] = static_cast<int8_t>(requantize_stored(sum, s.multiplier, 0, 0, s.shift, s.range));
 }
 
 // Calls visitor.template run<Lanes>() with the instantiation that runs `s`:

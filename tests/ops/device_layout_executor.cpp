@@ -6,6 +6,7 @@
 #include "graph/ops/activation.h"
 #include "runtime/cuda/channel_ops_kernel.h"
 #include "runtime/cuda/device_layout.h"
+#include "runtime/cuda/eltwise_kernel.h"
 #include "runtime/cuda/implicit_gemm.h"
 #include "runtime/cuda/pool_kernel.h"
 #include "runtime/cuda/quantize_input_kernel.h"
@@ -180,35 +181,30 @@ LayoutRun run_in_device_layout(const QuantizedModel& model, const std::vector<fl
                                                     max ? 0 : q.shift.data[0], dst});
         break;
       }
-      case Op::GlobalAvgPool:
-        for (int64_t b = 0; b < batch; ++b)
-          for (int c = 0; c < in_c; ++c) {
-            int32_t sum = 0;
-            for (int p = 0; p < x.h * x.w; ++p) sum += input[0].value((b * x.h * x.w + p) * in_c + c);
-            dst[b * in_c + c] = static_cast<int8_t>(cuda::requantize_stored(
-                sum, q.multiplier.data[0], 0, 0, q.shift.data[0], cuda::stored_range(false, q.zero_point)));
-          }
+      // The CUDA kernels' own element functions (pool_kernel.h, eltwise_kernel.h, channel_ops_kernel.h), element
+      // by element.
+      case Op::GlobalAvgPool: {
+        const cuda::GlobalPoolShape s{int64_t(x.h) * x.w, in_c, cuda::stored_unsigned(zero_point_of(0)),
+                                      q.multiplier.data[0], q.shift.data[0], cuda::stored_range(false, q.zero_point)};
+        for (int64_t e = 0; e < batch * in_c; ++e) cuda::global_avg_pool_element(src, s, e, dst);
         break;
-      case Op::Add:
-        for (int64_t e = 0; e < batch * out.bytes(); ++e)
-          dst[e] = static_cast<int8_t>(
-              cuda::requantize_stored(input[0].value(e), q.multiplier.data[0], input[1].value(e), q.multiplier.data[1],
-                                      q.shift.data[0], cuda::stored_range(n.relu, q.zero_point)));
+      }
+      case Op::Add: {
+        const cuda::AddOperands o{cuda::stored_unsigned(zero_point_of(0)), cuda::stored_unsigned(zero_point_of(1)),
+                                  q.multiplier.data[0], q.multiplier.data[1], q.shift.data[0],
+                                  cuda::stored_range(n.relu, q.zero_point)};
+        for (int64_t e = 0; e < batch * out.bytes(); ++e) cuda::add_element(src, value(n.inputs[1]), o, e, dst);
         break;
+      }
       case Op::ReLU:
-        for (int64_t e = 0; e < batch * out.bytes(); ++e) dst[e] = static_cast<int8_t>(std::max(input[0].value(e), 0));
+        for (int64_t e = 0; e < batch * out.bytes(); ++e)
+          cuda::relu_element(src, cuda::stored_unsigned(zero_point_of(0)), e, dst);
         break;
-      case Op::ShortcutA:
-        for (int64_t b = 0; b < batch; ++b)
-          for (int oy = 0; oy < y.h; ++oy)
-            for (int ox = 0; ox < y.w; ++ox)
-              for (int c = 0; c < out.padded_c; ++c) {
-                const int from = c - n.channels;
-                dst[at(b, oy, ox, c, y.h, y.w, out.padded_c)] =
-                    from >= 0 && from < x.c ? src[at(b, 2 * oy, 2 * ox, from, x.h, x.w, in_c)] : int8_t{0};
-              }
+      case Op::ShortcutA: {
+        const cuda::ShortcutAShape s{x.h, x.w, x.c, in_c, n.channels, out.padded_c};
+        for (int64_t e = 0; e < batch * out.bytes(); ++e) cuda::shortcut_a_element(src, s, e, dst);
         break;
-      // The CUDA kernels' own element functions (channel_ops_kernel.h), element by element.
+      }
       case Op::Concat: {
         const int64_t pixels = batch * y.h * y.w;
         int first = 0;

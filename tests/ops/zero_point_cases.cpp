@@ -15,6 +15,8 @@ struct ZeroPoints {
 };
 constexpr ZeroPoints kUnsigned = {-128, -128, -128};
 constexpr ZeroPoints kMixed = {-37, 0, 25};
+// The two that the CUDA runtime stores (uint8 and int8 bytes) met in one operator.
+constexpr ZeroPoints kUnsignedAndSigned = {-128, 0, 0};
 
 std::string zero_points_name(const ZeroPoints& z) {
   auto one = [](int32_t v) { return v < 0 ? "m" + std::to_string(-v) : std::to_string(v); };
@@ -58,7 +60,7 @@ void add_conv_cases(std::vector<OpCase>& cases, uint64_t& seed) {
       {2, 20, 6, 6, 20, 3, 1, 1, 1, 20, true, true, E},    {2, 12, 7, 7, 18, 3, 1, 1, 1, 3, true, false, T},
       {4, 64, 12, 12, 64, 3, 1, 1, 1, 16, true, true, T},
   };
-  for (const ZeroPoints& z : {kUnsigned, kMixed})
+  for (const ZeroPoints& z : {kUnsigned, kMixed, kUnsignedAndSigned})
     for (const Conv& v : convs) {
       const uint64_t s = seed++;
       cases.push_back({"conv_" + shape_name(v.batch, v.c, v.h, v.w) + "_o" + std::to_string(v.out_c) + "_k" +
@@ -153,7 +155,7 @@ void add_other_cases(std::vector<OpCase>& cases, uint64_t& seed) {
          return m.keeps_scale(n);
        }},
   };
-  for (const ZeroPoints& z : {kUnsigned, kMixed})
+  for (const ZeroPoints& z : {kUnsigned, kMixed, kUnsignedAndSigned})
     for (const Case& v : others) {
       const uint64_t s = seed++;
       cases.push_back({v.name + "_" + shape_name(v.batch, v.c, v.h, v.w) + zero_points_name(z), v.batch,
