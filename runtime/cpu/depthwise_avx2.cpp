@@ -1,9 +1,13 @@
 // AVX2 depthwise convolution. Threads share the output rows; each pixel
-// finds the taps inside the image once, then takes 8 channels at a time:
-// widens their int8 inputs to int32, multiply-adds them with the taps'
-// weights (vpmulld) and requantizes the 8 in registers (epilogue_avx2.h),
-// whose operands are made once per call. Kernels of 3x3 and 5x5 unroll the
-// taps of pixels whose window lies inside the image.
+// points each tap of its window at its input pixel, or, outside the image, at
+// a row of zero-point bytes (a real 0, which adds nothing), so that every
+// pixel runs the same unrolled taps. Whole blocks of 16 channels widen their
+// int8 inputs to int16 and multiply-add two taps at a time (vpmaddwd against
+// the weights of the tap pair, interleaved once per call), the rest 8
+// channels at a time in int32 (vpmulld); the 8-channel halves are then
+// requantized in registers (epilogue_avx2.h), whose operands are made once
+// per call. Both sums are exact: |input - zero point| <= 255 and |weight| <=
+// 128, so a pair's sum is far inside int32.
 //
 // This file is compiled with AVX2 flags; everything in it has internal
 // linkage or is called only after the run-time CPU check.
@@ -19,73 +23,112 @@
 namespace octet::cpu::avx2 {
 namespace {
 
-// 8 channels' int8 inputs as int32: all 8 in one load (Whole), or `lanes`
-// of them without reading past the last.
-template <bool Whole>
-__attribute__((always_inline)) inline __m256i load_channels(const int8_t* x, int64_t lanes) {
-  if (Whole) return _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(x)));
-  int64_t bytes = 0;
-  std::memcpy(&bytes, x, static_cast<size_t>(lanes));
-  return _mm256_cvtepi8_epi32(_mm_cvtsi64_si128(bytes));
+constexpr int64_t kPairBlock = 16;  // channels per block of the int16 path
+
+// The weights of the int16 path: for each pair of taps (2p, 2p + 1; the last
+// one alone, beside a 0, where the taps are odd) and each block of 16
+// channels, the two vectors that vpmaddwd takes against the pair's inputs
+// interleaved by vpunpck{l,h}wd: [0] channels 0-3 and 8-11, [1] 4-7 and
+// 12-15, each channel's two weights adjacent.
+std::vector<int16_t> paired_weights(const int32_t* taps, int64_t tap_count, int64_t padded, int64_t blocks) {
+  const int64_t pairs = (tap_count + 1) / 2;
+  std::vector<int16_t> w(static_cast<size_t>(pairs * blocks * 2 * kPairBlock), 0);
+  for (int64_t p = 0; p < pairs; ++p)
+    for (int64_t j = 0; j < blocks; ++j)
+      for (int half = 0; half < 2; ++half)
+        for (int lane = 0; lane < 2; ++lane)
+          for (int i = 0; i < 4; ++i) {
+            const int64_t c = kPairBlock * j + 8 * lane + 4 * half + i;
+            int16_t* at = w.data() + ((p * blocks + j) * 2 + half) * kPairBlock + 8 * lane + 2 * i;
+            for (int t = 0; t < 2; ++t)
+              if (2 * p + t < tap_count) at[t] = static_cast<int16_t>(taps[(2 * p + t) * padded + c]);
+          }
+  return w;
 }
 
-// One pixel's accumulators of 8 channels over its taps inside the image
-// (kernel rows `rows`, columns `cols`). `x` is its tap (0, 0) as an offset
-// into `input` (outside the image where the window is clipped), `w` the
-// taps' weights of the 8 channels, `zero` the input's zero point (each
-// input is read less it, so the skipped taps, a real 0, add nothing). K: the kernel size known when compiling
-// (0: g.kernel), so whole windows unroll.
-template <int K, bool Whole>
-__attribute__((always_inline)) inline __m256i pixel_channels(const int8_t* input, int64_t x, const int32_t* w,
-                                                             int64_t lanes, int k, InnerTaps rows, InnerTaps cols,
-                                                             int64_t row_step, int64_t col_step, int64_t tap_step,
+// 16 channels' inputs less the zero point, as int16.
+__attribute__((always_inline)) inline __m256i load_16(const int8_t* x, __m256i zero) {
+  return _mm256_sub_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x))), zero);
+}
+
+// The accumulators of channels 0-7 and 8-15 of a block over `tap_count` taps
+// (tap[t]: where tap t reads this block's inputs), `w` the block's first pair.
+template <int Taps>
+__attribute__((always_inline)) inline void paired_channels(const int8_t* const* tap, int64_t channel, int tap_count,
+                                                           const __m256i* w, int64_t pair_step, __m256i zero,
+                                                           __m256i (&acc)[2]) {
+  const int taps = Taps != 0 ? Taps : tap_count;
+  __m256i lo = _mm256_setzero_si256(), hi = _mm256_setzero_si256();
+  for (int t = 0; t < taps; t += 2, w += pair_step) {
+    const __m256i a = load_16(tap[t] + channel, zero);
+    const __m256i b = t + 1 < taps ? load_16(tap[t + 1] + channel, zero) : _mm256_setzero_si256();
+    lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(a, b), _mm256_loadu_si256(w)));
+    hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(a, b), _mm256_loadu_si256(w + 1)));
+  }
+  acc[0] = _mm256_permute2x128_si256(lo, hi, 0x20);
+  acc[1] = _mm256_permute2x128_si256(lo, hi, 0x31);
+}
+
+// The accumulators of `lanes` (1 to 8) channels in int32, `w` tap 0's weights of them.
+template <int Taps>
+__attribute__((always_inline)) inline __m256i int32_channels(const int8_t* const* tap, int64_t channel, int tap_count,
+                                                             int64_t lanes, const int32_t* w, int64_t tap_step,
                                                              __m256i zero) {
+  const int taps = Taps != 0 ? Taps : tap_count;
   __m256i acc = _mm256_setzero_si256();
-  auto tap = [&](int ky, int kx) {
-    const __m256i v = _mm256_sub_epi32(load_channels<Whole>(input + (x + ky * row_step + kx * col_step), lanes), zero);
-    const __m256i weight = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + (ky * k + kx) * tap_step));
+  for (int t = 0; t < taps; ++t) {
+    int64_t bytes = 0;
+    std::memcpy(&bytes, tap[t] + channel, static_cast<size_t>(lanes));
+    const __m256i v = _mm256_sub_epi32(_mm256_cvtepi8_epi32(_mm_cvtsi64_si128(bytes)), zero);
+    const __m256i weight = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + t * tap_step));
     acc = _mm256_add_epi32(acc, _mm256_mullo_epi32(v, weight));
-  };
-  if (K != 0 && rows.first == 0 && rows.end == K && cols.first == 0 && cols.end == K) {
-    for (int ky = 0; ky < K; ++ky)
-      for (int kx = 0; kx < K; ++kx) tap(ky, kx);
-  } else {
-    for (int ky = rows.first; ky < rows.end; ++ky)
-      for (int kx = cols.first; kx < cols.end; ++kx) tap(ky, kx);
   }
   return acc;
 }
 
+// K: the kernel size known when compiling (0: g.kernel), so that the taps unroll.
 template <int K>
 void depthwise_rows(const ConvGeometry& g, const int8_t* input, const int32_t* taps, const EpilogueTables& e,
                     int8_t* output) {
-  const int k = K != 0 ? K : g.kernel;
+  const int k = K != 0 ? K : g.kernel, tap_count = k * k;
   const int64_t channels = g.out_c;
   const int64_t padded = (channels + kEpilogueBlock - 1) / kEpilogueBlock * kEpilogueBlock;
-  const int64_t col_step = int64_t(g.dilation) * channels, row_step = col_step * g.in_w;
-  const int64_t whole_end = channels / kLanes * kLanes;
-  const bool narrow = narrow_is_exact(int64_t(k) * k, channels, e);
-  std::vector<ChannelVectors> blocks;
-  for (int64_t channel = 0; channel < channels; channel += kLanes) blocks.emplace_back(e, channel, narrow);
-  const int32_t lo = e.lo;
-  const __m256i zero = _mm256_set1_epi32(g.input_zero_point);
+  const int64_t paired_end = channels / kPairBlock * kPairBlock, blocks = paired_end / kPairBlock;
+  const std::vector<int16_t> paired = paired_weights(taps, tap_count, padded, blocks);
+  const bool narrow = narrow_is_exact(tap_count, channels, e);
+  std::vector<ChannelVectors> vectors;
+  for (int64_t channel = 0; channel < channels; channel += kLanes) vectors.emplace_back(e, channel, narrow);
+  const std::vector<int8_t> zero_row(static_cast<size_t>(channels + kPairBlock),
+                                     static_cast<int8_t>(g.input_zero_point));
+  const __m256i zero16 = _mm256_set1_epi16(static_cast<int16_t>(g.input_zero_point));
+  const __m256i zero32 = _mm256_set1_epi32(g.input_zero_point);
+  const auto* pair_weights = reinterpret_cast<const __m256i*>(paired.data());
   for_each_output_row(g, [&](int64_t b, int64_t oy) {
-    const InnerTaps rows = inner_taps(oy, g.in_h, g);
+    std::vector<const int8_t*> tap(static_cast<size_t>(tap_count));
     for (int64_t ox = 0; ox < g.out_w; ++ox) {
-      const InnerTaps cols = inner_taps(ox, g.in_w, g);
-      const int64_t x = ((b * g.in_h + oy * g.stride - g.padding) * g.in_w + ox * g.stride - g.padding) * channels;
-      const int64_t at = ((b * g.out_h + oy) * g.out_w + ox) * channels;
-      for (int64_t channel = 0; channel < whole_end; channel += kLanes) {
-        const __m256i acc = pixel_channels<K, true>(input, x + channel, taps + channel, kLanes, k, rows, cols,
-                                                     row_step, col_step, padded, zero);
-        store_int8(acc, blocks[channel / kLanes], e.skip ? e.skip + at + channel : nullptr, lo, kLanes,
-                   output + at + channel);
+      for (int ky = 0; ky < k; ++ky) {
+        const int64_t iy = oy * g.stride - g.padding + int64_t(ky) * g.dilation;
+        for (int kx = 0; kx < k; ++kx) {
+          const int64_t ix = ox * g.stride - g.padding + int64_t(kx) * g.dilation;
+          const bool inside = iy >= 0 && iy < g.in_h && ix >= 0 && ix < g.in_w;
+          tap[ky * k + kx] = inside ? input + ((b * g.in_h + iy) * g.in_w + ix) * channels : zero_row.data();
+        }
       }
-      if (whole_end < channels) {
-        const int64_t lanes = channels - whole_end;
-        const __m256i acc = pixel_channels<K, false>(input, x + whole_end, taps + whole_end, lanes, k, rows, cols,
-                                                      row_step, col_step, padded, zero);
-        store_int8(acc, blocks.back(), e.skip ? e.skip + at + whole_end : nullptr, lo, lanes, output + at + whole_end);
+      const int64_t at = ((b * g.out_h + oy) * g.out_w + ox) * channels;
+      const int8_t* skip = e.skip ? e.skip + at : nullptr;
+      for (int64_t j = 0; j < blocks; ++j) {
+        const int64_t channel = j * kPairBlock;
+        __m256i acc[2];
+        paired_channels<K * K>(tap.data(), channel, tap_count, pair_weights + 2 * j, 2 * blocks, zero16, acc);
+        for (int h = 0; h < 2; ++h) {
+          const int64_t c = channel + h * kLanes;
+          store_int8(acc[h], vectors[c / kLanes], skip ? skip + c : nullptr, e.lo, kLanes, output + at + c);
+        }
+      }
+      for (int64_t c = paired_end; c < channels; c += kLanes) {
+        const int64_t lanes = channels - c < kLanes ? channels - c : kLanes;
+        const __m256i acc = int32_channels<K * K>(tap.data(), c, tap_count, lanes, taps + c, padded, zero32);
+        store_int8(acc, vectors[c / kLanes], skip ? skip + c : nullptr, e.lo, lanes, output + at + c);
       }
     }
   });

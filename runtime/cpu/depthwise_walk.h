@@ -1,7 +1,8 @@
 // The walk of the SIMD depthwise kernels (depthwise_vnni.cpp,
 // depthwise_avx2.cpp) over output rows shared between threads
-// (for_each_output_row) and a pixel's taps inside the image as two ranges
-// (inner_taps; zero padding adds nothing, so the others are skipped).
+// (for_each_output_row) and, for depthwise_vnni.cpp, a pixel's taps inside
+// the image as two ranges (inner_taps; zero padding adds nothing, so the
+// others are skipped).
 // Internal linkage: each kernel file compiles them with its own instruction
 // set, and none of it reaches another file's callers.
 #pragma once
