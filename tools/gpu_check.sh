@@ -3,8 +3,8 @@
 # ninja and python3 with pip PyTorch (CUDA), from a clean tree. docs/gpu.md
 # says what to carry there and how to run it with the `device` tool.
 #
-#   tools/gpu_check.sh STAGE...     stages: deps build sass cuda harness bench test
-#                                   train imported precision all, and profile, sanitize
+#   tools/gpu_check.sh STAGE...     stages: deps build sass cuda harness graph_step bench
+#                                   test train imported precision all, and profile, sanitize
 #   tools/gpu_check.sh carry        on the build machine (Debian): fills .gpu/
 #
 #   carry  apt-get download the header and test packages into .gpu/debs and copy
@@ -22,6 +22,8 @@
 #          in all, whose test stage runs it)
 #   harness  test_backend_ops's CUDA columns alone (not in all), then memcheck
 #          on the cases of the kernels outside cuda-imma's GEMM
+#   graph_step  test_cuda_graph_step alone: `octet train --cuda-graph`'s
+#          captured step against the eager one (not in all, whose test runs it)
 #   test   the full ctest suite (test_cuda's tests too, unless cuda passed),
 #          then test_backend_ops alone for its table (not after harness, nor
 #          with TEST_TABLE=0)
@@ -331,8 +333,16 @@ stage_harness() {
     die "harness: a CUDA backend differs from the reference or the harness failed (backend_ops_cuda.log)"
   need compute-sanitizer "compute-sanitizer comes with the CUDA toolkit"
   run_logged harness_memcheck compute-sanitizer --tool memcheck --error-exitcode 1 "$BUILD/tests/test_backend_ops" \
-    --gtest_brief=1 --gtest_filter='*grouped*cuda_imma*:*dilated*cuda_imma*:*pool*cuda_imma*:*concat*cuda_imma*:*mul_*cuda_imma*:*channel_*cuda_imma*:*pad2d*cuda_imma*:*activation*cuda_imma*'
+    --gtest_brief=1 --gtest_filter='*grouped*cuda_imma*:*dilated*cuda_imma*:*pool*cuda_imma*:*concat*cuda_imma*:*mul_*cuda_imma*:*channel_*cuda_imma*:*pad2d*cuda_imma*:*activation*cuda_imma*:*/add_*cuda_imma*:*/relu_*cuda_imma*:*shortcut*cuda_imma*'
   note "harness: memcheck: $(grep -E "ERROR SUMMARY" "$RESULTS/harness_memcheck.log" | tail -1)"
+}
+
+# The CUDA-graph training step (the optimizer step and learning rate on the
+# device, captured once and replayed) against the eager step it replaces.
+stage_graph_step() {
+  need_build test_cuda_graph_step
+  run_logged graph_step "$BUILD/tests/test_cuda_graph_step" --gtest_brief=1
+  note "graph_step: $(grep -E "^\[  PASSED  \]|tests? skipped" "$RESULTS/graph_step.log" | tr '\n' ' ')"
 }
 
 # test_cuda alone: the CUDA backends against the CPU runtime (every
@@ -423,7 +433,7 @@ stage_sanitize() {
 # bench, imported, precision, profile
 source "$ROOT/tools/gpu_check_timing.sh"
 
-[ $# -gt 0 ] || die "name the stages to run: carry, or deps build sass cuda harness bench test train imported precision, or all"
+[ $# -gt 0 ] || die "name the stages to run: carry, or deps build sass cuda harness graph_step bench test train imported precision, or all"
 for stage in "$@"; do
   case "$stage" in
     all)
@@ -445,11 +455,12 @@ for stage in "$@"; do
       done
       [ ${#failed_stages[@]} -eq 0 ] || die "stages ${failed_stages[*]} failed (their lines above say why)"
       ;;
-    carry | deps | build | sass | cuda | harness | test | train | bench | imported | precision | profile | sanitize)
+    carry | deps | build | sass | cuda | harness | graph_step | test | train | bench | imported | precision | profile | \
+      sanitize)
       run_stage "$stage"
       ;;
-    *) die "unknown stage '$stage' (carry deps build sass cuda harness test train bench imported precision profile" \
-      "sanitize all)" ;;
+    *) die "unknown stage '$stage' (carry deps build sass cuda harness graph_step test train bench imported precision" \
+      "profile sanitize all)" ;;
   esac
 done
 note "done: results in $OUT"
