@@ -312,9 +312,9 @@ std::vector<OpCase> make_cases() {
       // Groups of 4 channels in and out, 16 of them, residual and ReLU.
       {4, 64, 12, 12, 64, 3, 1, 1, 16, true, true},
       // Depthwise 1x1 (a batch norm on its own, as DenseNet's import), and
-      // 2x2 and 7x7, which no SIMD kernel unrolls.
+      // 2x2, 7x7 and 9x9, which no SIMD kernel unrolls.
       {2, 40, 6, 6, 40, 1, 1, 0, 40, true, true},     {3, 18, 8, 8, 18, 2, 2, 0, 18, true, false},
-      {2, 20, 9, 9, 20, 7, 1, 3, 20, false, true},
+      {2, 20, 9, 9, 20, 7, 1, 3, 20, false, true},    {2, 24, 10, 10, 24, 9, 1, 4, 24, true, false},
   };
   for (const Grouped& v : grouped) {
     const uint64_t s = seed++;
