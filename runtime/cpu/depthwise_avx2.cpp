@@ -3,7 +3,7 @@
 // a row of zero-point bytes (a real 0, which adds nothing), so that every
 // pixel runs the same unrolled taps. Whole blocks of 16 channels widen their
 // int8 inputs to int16 and multiply-add two taps at a time (vpmaddwd against
-// the weights of the tap pair, interleaved once per call), the rest 8
+// the weights of the tap pair, interleaved once by paired_taps), the rest 8
 // channels at a time in int32 (vpmulld); the 8-channel halves are then
 // requantized in registers (epilogue_avx2.h), whose operands are made once
 // per call. Both sums are exact: |input - zero point| <= 255 and |weight| <=
@@ -24,27 +24,6 @@ namespace octet::cpu::avx2 {
 namespace {
 
 constexpr int64_t kPairBlock = 16;  // channels per block of the int16 path
-
-// The weights of the int16 path: for each pair of taps (2p, 2p + 1; the last
-// one alone, beside a 0, where the taps are odd) and each block of 16
-// channels, the two vectors that vpmaddwd takes against the pair's inputs
-// interleaved by vpunpck{l,h}wd: [0] channels 0-3 and 8-11, [1] 4-7 and
-// 12-15, each channel's two weights adjacent.
-std::vector<int16_t> paired_weights(const int32_t* taps, int64_t tap_count, int64_t padded, int64_t blocks) {
-  const int64_t pairs = (tap_count + 1) / 2;
-  std::vector<int16_t> w(static_cast<size_t>(pairs * blocks * 2 * kPairBlock), 0);
-  for (int64_t p = 0; p < pairs; ++p)
-    for (int64_t j = 0; j < blocks; ++j)
-      for (int half = 0; half < 2; ++half)
-        for (int lane = 0; lane < 2; ++lane)
-          for (int i = 0; i < 4; ++i) {
-            const int64_t c = kPairBlock * j + 8 * lane + 4 * half + i;
-            int16_t* at = w.data() + ((p * blocks + j) * 2 + half) * kPairBlock + 8 * lane + 2 * i;
-            for (int t = 0; t < 2; ++t)
-              if (2 * p + t < tap_count) at[t] = static_cast<int16_t>(taps[(2 * p + t) * padded + c]);
-          }
-  return w;
-}
 
 // 16 channels' inputs less the zero point, as int16.
 __attribute__((always_inline)) inline __m256i load_16(const int8_t* x, __m256i zero) {
@@ -88,13 +67,12 @@ __attribute__((always_inline)) inline __m256i int32_channels(const int8_t* const
 
 // K: the kernel size known when compiling (0: g.kernel), so that the taps unroll.
 template <int K>
-void depthwise_rows(const ConvGeometry& g, const int8_t* input, const int32_t* taps, const EpilogueTables& e,
-                    int8_t* output) {
+void depthwise_rows(const ConvGeometry& g, const int8_t* input, const int32_t* taps, const int16_t* pairs,
+                    const EpilogueTables& e, int8_t* output) {
   const int k = K != 0 ? K : g.kernel, tap_count = k * k;
   const int64_t channels = g.out_c;
   const int64_t padded = (channels + kEpilogueBlock - 1) / kEpilogueBlock * kEpilogueBlock;
   const int64_t paired_end = channels / kPairBlock * kPairBlock, blocks = paired_end / kPairBlock;
-  const std::vector<int16_t> paired = paired_weights(taps, tap_count, padded, blocks);
   const bool narrow = narrow_is_exact(tap_count, channels, e);
   std::vector<ChannelVectors> vectors;
   for (int64_t channel = 0; channel < channels; channel += kLanes) vectors.emplace_back(e, channel, narrow);
@@ -102,7 +80,7 @@ void depthwise_rows(const ConvGeometry& g, const int8_t* input, const int32_t* t
                                      static_cast<int8_t>(g.input_zero_point));
   const __m256i zero16 = _mm256_set1_epi16(static_cast<int16_t>(g.input_zero_point));
   const __m256i zero32 = _mm256_set1_epi32(g.input_zero_point);
-  const auto* pair_weights = reinterpret_cast<const __m256i*>(paired.data());
+  const auto* pair_weights = reinterpret_cast<const __m256i*>(pairs);
   for_each_output_row(g, [&](int64_t b, int64_t oy) {
     std::vector<const int8_t*> tap(static_cast<size_t>(tap_count));
     for (int64_t ox = 0; ox < g.out_w; ++ox) {
@@ -136,11 +114,33 @@ void depthwise_rows(const ConvGeometry& g, const int8_t* input, const int32_t* t
 
 }  // namespace
 
-void depthwise_conv2d(const ConvGeometry& g, const int8_t* input, const int32_t* taps, const EpilogueTables& e,
-                      int8_t* output) {
-  if (g.kernel == 3) return depthwise_rows<3>(g, input, taps, e, output);
-  if (g.kernel == 5) return depthwise_rows<5>(g, input, taps, e, output);
-  depthwise_rows<0>(g, input, taps, e, output);
+// The weights of the int16 path: for each pair of taps (2p, 2p + 1; the last
+// one alone, beside a 0, where the taps are odd) and each block of 16
+// channels, the two vectors that vpmaddwd takes against the pair's inputs
+// interleaved by vpunpck{l,h}wd: [0] channels 0-3 and 8-11, [1] 4-7 and
+// 12-15, each channel's two weights adjacent.
+std::vector<int16_t> paired_taps(const int32_t* taps, int64_t tap_count, int64_t channels) {
+  const int64_t padded = (channels + kEpilogueBlock - 1) / kEpilogueBlock * kEpilogueBlock;
+  const int64_t blocks = channels / kPairBlock, pairs = (tap_count + 1) / 2;
+  std::vector<int16_t> w(static_cast<size_t>(pairs * blocks * 2 * kPairBlock), 0);
+  for (int64_t p = 0; p < pairs; ++p)
+    for (int64_t j = 0; j < blocks; ++j)
+      for (int half = 0; half < 2; ++half)
+        for (int lane = 0; lane < 2; ++lane)
+          for (int i = 0; i < 4; ++i) {
+            const int64_t c = kPairBlock * j + 8 * lane + 4 * half + i;
+            int16_t* at = w.data() + ((p * blocks + j) * 2 + half) * kPairBlock + 8 * lane + 2 * i;
+            for (int t = 0; t < 2; ++t)
+              if (2 * p + t < tap_count) at[t] = static_cast<int16_t>(taps[(2 * p + t) * padded + c]);
+          }
+  return w;
+}
+
+void depthwise_conv2d(const ConvGeometry& g, const int8_t* input, const int32_t* taps, const int16_t* pairs,
+                      const EpilogueTables& e, int8_t* output) {
+  if (g.kernel == 3) return depthwise_rows<3>(g, input, taps, pairs, e, output);
+  if (g.kernel == 5) return depthwise_rows<5>(g, input, taps, pairs, e, output);
+  depthwise_rows<0>(g, input, taps, pairs, e, output);
 }
 
 }  // namespace octet::cpu::avx2

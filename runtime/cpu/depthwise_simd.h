@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "runtime/cpu/conv_epilogue.h"
 #include "runtime/cpu/kernels.h"
@@ -18,9 +19,12 @@ namespace vnni {
 void depthwise_conv2d(const ConvGeometry& g, const int8_t* input, const int32_t* taps, const EpilogueTables& e,
                       int8_t* output);
 }
+// The AVX2 kernel takes `pairs` too, made once by paired_taps from `taps`:
+// its weights of two taps at a time for each whole block of 16 channels.
 namespace avx2 {
-void depthwise_conv2d(const ConvGeometry& g, const int8_t* input, const int32_t* taps, const EpilogueTables& e,
-                      int8_t* output);
+std::vector<int16_t> paired_taps(const int32_t* taps, int64_t tap_count, int64_t channels);
+void depthwise_conv2d(const ConvGeometry& g, const int8_t* input, const int32_t* taps, const int16_t* pairs,
+                      const EpilogueTables& e, int8_t* output);
 }
 
 }  // namespace octet::cpu

@@ -83,6 +83,7 @@ void run_grouped(const KernelArgs& a) {
 // for other activation scales shares it too (CpuEngine(model, packed)).
 struct DepthwiseTaps : KernelData {
   std::vector<int32_t> taps;
+  std::vector<int16_t> pairs;  // the AVX2 kernel's (depthwise_simd.h), made by its prepare
 };
 
 int64_t padded_channels(int64_t channels) { return (channels + kEpilogueBlock - 1) / kEpilogueBlock * kEpilogueBlock; }
@@ -101,6 +102,15 @@ std::unique_ptr<KernelData> pack_taps(const NodeView& v) {
   packed->taps.assign(static_cast<size_t>(taps * padded), 0);
   for (int64_t c = 0; c < channels; ++c)  // the weight is [channels][1][kernel][kernel]
     for (int64_t t = 0; t < taps; ++t) packed->taps[t * padded + c] = v.quant().weight.data[c * taps + t];
+  return packed;
+}
+
+std::unique_ptr<KernelData> pack_taps_and_pairs(const NodeView& v) {
+  std::unique_ptr<KernelData> packed = pack_taps(v);
+#if defined(OCTET_CPU_AVX2)
+  auto* d = static_cast<DepthwiseTaps*>(packed.get());
+  d->pairs = avx2::paired_taps(d->taps.data(), int64_t(v.node().kernel) * v.node().kernel, v.node().channels);
+#endif
   return packed;
 }
 
@@ -150,12 +160,14 @@ void run_depthwise_simd(const KernelArgs& a, KernelPath path) {
   const ConvGeometry g = conv_geometry(a.node, a.batch);
   const RequantEpilogue requant = requant_epilogue(a);
   const PaddedEpilogue e(g.out_c, requant.bias, &requant, g.input_zero_point, g.input_bits);
-  const int32_t* taps = static_cast<const DepthwiseTaps*>(a.data)->taps.data();
+  const auto* packed = static_cast<const DepthwiseTaps*>(a.data);
+  const int32_t* taps = packed->taps.data();
 #if defined(OCTET_CPU_VNNI)
   if (path == KernelPath::Avx512Vnni) return vnni::depthwise_conv2d(g, a.inputs[0], taps, e.tables, a.y);
 #endif
 #if defined(OCTET_CPU_AVX2)
-  if (path == KernelPath::Avx2) return avx2::depthwise_conv2d(g, a.inputs[0], taps, e.tables, a.y);
+  if (path == KernelPath::Avx2)
+    return avx2::depthwise_conv2d(g, a.inputs[0], taps, packed->pairs.data(), e.tables, a.y);
 #endif
   fail(std::string("conv2d-depthwise: this build has no ") + kernel_path_name(path) + " kernels");
 }
@@ -166,7 +178,7 @@ void run_depthwise_avx2(const KernelArgs& a) { run_depthwise_simd(a, KernelPath:
 extern const Kernel conv2d_depthwise_vnni = {Op::Conv2d,        "conv2d-depthwise-avx512-vnni", KernelPath::Avx512Vnni,
                                              depthwise_on_vnni, pack_taps,                      run_depthwise_vnni};
 extern const Kernel conv2d_depthwise_avx2 = {Op::Conv2d,        "conv2d-depthwise-avx2", KernelPath::Avx2,
-                                             depthwise_on_avx2, pack_taps,                 run_depthwise_avx2};
+                                             depthwise_on_avx2, pack_taps_and_pairs,       run_depthwise_avx2};
 extern const Kernel conv2d_depthwise = {Op::Conv2d, "conv2d-depthwise", KernelPath::Reference, depthwise, pack_taps,
                                         run_depthwise};
 extern const Kernel conv2d_grouped = {Op::Conv2d, "conv2d-grouped", KernelPath::Reference, grouped, pack_rows,
