@@ -95,13 +95,6 @@ void reference_conv2d_int32(const ConvGeometry& g, const int8_t* input, const Pa
   });
 }
 
-#if defined(OCTET_CPU_VNNI)
-// The VNNI kernel reads a kernel row's taps as one run of adjacent pixels.
-void check_undilated(const ConvGeometry& g) {
-  check(g.dilation == 1, "cpu conv2d: the AVX-512 VNNI kernel reads adjacent taps; dilation " +
-                             std::to_string(g.dilation) + " runs on the AVX2 or the reference path");
-}
-#endif
 
 #if defined(OCTET_CPU_AVX2) || defined(OCTET_CPU_VNNI)
 // The scratch buffer of the SIMD kernels (the padded input image, or tiles of
@@ -120,6 +113,24 @@ uint8_t* workspace(const ConvGeometry& g, const PackedWeights& w, int64_t bytes_
     buffer.resize(bytes);
   }
   return buffer.data();
+}
+#endif
+
+#if defined(OCTET_CPU_VNNI)
+// The VNNI kernel on the weights' layout for the input's bits. It reads a
+// kernel row's taps as one run of adjacent pixels: no dilation.
+void vnni_conv2d(const ConvGeometry& g, const int8_t* input, const PackedWeights& w, const EpilogueTables& e,
+                 int8_t* output, int32_t* logits) {
+  check(g.dilation == 1, "cpu conv2d: the AVX-512 VNNI kernel reads adjacent taps; dilation " +
+                             std::to_string(g.dilation) + " runs on the AVX2 or the reference path");
+  const bool wide = g.input_bits > 8;
+  check(!(wide ? w.blocked_wide.empty() : w.blocked.empty()),
+        std::string("cpu conv2d: weights packed for ") + (wide ? "an int8" : "a wide") + " input, called with " +
+            (wide ? "a wide" : "an int8") + " one");
+  uint8_t* scratch = workspace(g, w, vnni::workspace_bytes(g));
+  if (wide)
+    return vnni::conv2d(g, reinterpret_cast<const int16_t*>(input), w.blocked_wide.data(), e, scratch, output, logits);
+  vnni::conv2d(g, input, w.blocked.data(), e, scratch, output, logits);
 }
 #endif
 
@@ -165,11 +176,9 @@ void conv2d(const ConvGeometry& g, const int8_t* input, const PackedWeights& w, 
             KernelPath path) {
 #if defined(OCTET_CPU_VNNI)
   if (path == KernelPath::Avx512Vnni) {
-    check_undilated(g);
     const PaddedEpilogue epilogue(w.out_c(), e.bias, &e, g.input_zero_point, g.input_bits,
                                   vnni::activation_offset(g), w.row_sums.data());
-    return vnni::conv2d(g, input, w.blocked.data(), epilogue.tables, workspace(g, w, vnni::workspace_bytes(g)),
-                        output, nullptr);
+    return vnni_conv2d(g, input, w, epilogue.tables, output, nullptr);
   }
 #endif
 #if defined(OCTET_CPU_AVX2)
@@ -187,11 +196,9 @@ void conv2d_int32(const ConvGeometry& g, const int8_t* input, const PackedWeight
                   int32_t* output, KernelPath path) {
 #if defined(OCTET_CPU_VNNI)
   if (path == KernelPath::Avx512Vnni) {
-    check_undilated(g);
     const PaddedEpilogue epilogue(w.out_c(), bias, nullptr, g.input_zero_point, g.input_bits,
                                   vnni::activation_offset(g), w.row_sums.data());
-    return vnni::conv2d(g, input, w.blocked.data(), epilogue.tables, workspace(g, w, vnni::workspace_bytes(g)),
-                        nullptr, output);
+    return vnni_conv2d(g, input, w, epilogue.tables, nullptr, output);
   }
 #endif
 #if defined(OCTET_CPU_AVX2)

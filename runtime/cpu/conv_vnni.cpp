@@ -1,12 +1,14 @@
 // AVX-512 VNNI convolution as a direct implicit GEMM. The input is first
-// copied once into a padded u8 image (activation + 128, a zero-point border of
-// `padding` pixels, channels rounded up to a multiple of 4), so that the
-// receptive field of output pixel x in kernel row ky is one contiguous run of
-// kernel_w * channels bytes, and the runs of neighbouring pixels of one output
-// row lie at a constant stride. A register block of MR such pixels x J blocks
-// of 16 output channels then accumulates with one vpdpbusd per (pixel, block)
-// per 4 bytes of the run, reading the padded image in place (no im2col
-// buffer), and the epilogue requantizes in registers. A 3x3, stride-1 conv
+// copied once into a padded image (int8 activations as u8, + 128; a wide
+// input's int16 values as they are; a zero-point border of `padding` pixels,
+// channels rounded up to a whole 4-byte word), so that the receptive field of
+// output pixel x in kernel row ky is one contiguous run of kernel_w * channels
+// values, and the runs of neighbouring pixels of one output row lie at a
+// constant stride. A register block of MR such pixels x J blocks of 16 output
+// channels then accumulates with one vpdpbusd (4 u8 x s8; for a wide input
+// vpdpwssd, 2 int16 x int16) per (pixel, block) per word of the run, reading
+// the padded image in place (no im2col buffer), and the epilogue requantizes
+// in registers (into int8, or int16 for a wide output). A 3x3, stride-1 conv
 // broadcasts each input quad once for the three output pixels that read it.
 // Threads share out whole
 // output rows (chunks of pixels for a 1x1, stride-1 conv or a linear layer,
@@ -49,9 +51,9 @@ constexpr int64_t kMinParallelMacs = int64_t{1} << 24;
 int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
 // Where the padded image is read: pixel m of `line` starts at
-// base + line_offset(line) + m * pixel_stride.
+// base + line_offset(line) + m * pixel_stride. All in bytes.
 struct Layout {
-  int64_t cp;            // channels padded to a multiple of 4
+  int64_t cp;            // a pixel's channels, padded to a whole 4-byte word
   int64_t hp, wp;        // padded image size
   int64_t lines;         // output rows (or 1 for a 1x1 / stride 1 / unpadded conv: all pixels in one line)
   int64_t line_pixels;   // output pixels per line
@@ -67,7 +69,8 @@ struct Layout {
 
 Layout layout(const ConvGeometry& g) {
   Layout l;
-  l.cp = (g.in_c + 3) / 4 * 4;
+  const int64_t value_bytes = g.input_bits > 8 ? 2 : 1;
+  l.cp = (g.in_c * value_bytes + 3) / 4 * 4;
   l.hp = g.in_h + 2 * g.padding;
   l.wp = g.in_w + 2 * g.padding;
   l.row_stride = l.wp * l.cp;
@@ -104,28 +107,58 @@ inline void copy_offset(const int8_t* src, int64_t n, uint8_t* dst) {
   }
 }
 
-// Padded row `py` of image b: real zeros in the border, activations + 128.
-void pad_row(const ConvGeometry& g, const Layout& l, const int8_t* input, int64_t b, int64_t py, uint8_t* padded) {
+// n pixels of g.in_c values from `src` to `dst`, l.cp bytes apart, as the
+// kernels read them: int8 + 128, int16 as they are; a padding channel reads
+// as 0 (its weights are 0).
+void copy_pixels(const ConvGeometry& g, const Layout& l, const int8_t* src, int64_t n, uint8_t* dst) {
+  const int64_t c = g.in_c;
+  if (c == l.cp) return copy_offset(src, n * c, dst);
+  for (int64_t x = 0; x < n; ++x) {
+    copy_offset(src + x * c, c, dst + x * l.cp);
+    std::memset(dst + x * l.cp + c, kFlip, static_cast<size_t>(l.cp - c));
+  }
+}
+void copy_pixels(const ConvGeometry& g, const Layout& l, const int16_t* src, int64_t n, uint8_t* dst) {
+  const int64_t bytes = g.in_c * int64_t{sizeof(int16_t)};
+  if (bytes == l.cp) {
+    std::memcpy(dst, src, static_cast<size_t>(n * bytes));
+    return;
+  }
+  for (int64_t x = 0; x < n; ++x) {
+    std::memcpy(dst + x * l.cp, src + x * g.in_c, static_cast<size_t>(bytes));
+    std::memset(dst + x * l.cp + bytes, 0, static_cast<size_t>(l.cp - bytes));
+  }
+}
+
+// n pixels of real zeros (activation_offset) at `dst`.
+void fill_zeros(const ConvGeometry& g, const Layout& l, const int8_t*, int64_t n, uint8_t* dst) {
+  std::memset(dst, static_cast<int>(activation_offset(g)), static_cast<size_t>(n * l.cp));
+}
+void fill_zeros(const ConvGeometry& g, const Layout& l, const int16_t*, int64_t n, uint8_t* dst) {
+  const auto zero = static_cast<int16_t>(activation_offset(g));
+  auto* words = reinterpret_cast<int16_t*>(dst);
+  for (int64_t i = 0; i < n * l.cp / 2; ++i) words[i] = zero;  // not std::fill_n: see the file comment
+}
+
+// Padded row `py` of image b: real zeros in the border, the row's pixels copied.
+template <typename In>
+void pad_row(const ConvGeometry& g, const Layout& l, const In* input, int64_t b, int64_t py, uint8_t* padded) {
   uint8_t* dst = padded + (b * l.hp + py) * l.row_stride;
   const int64_t iy = py - g.padding;
-  const int zero = static_cast<int>(activation_offset(g));
-  if (iy < 0 || iy >= g.in_h) {
-    std::memset(dst, zero, static_cast<size_t>(l.row_stride));
-    return;
-  }
-  const int64_t border = g.padding * l.cp, c = g.in_c;
-  std::memset(dst, zero, static_cast<size_t>(border));
-  std::memset(dst + l.row_stride - border, zero, static_cast<size_t>(border));
-  const int8_t* src = input + (b * g.in_h + iy) * g.in_w * c;
-  if (c == l.cp) {
-    copy_offset(src, g.in_w * c, dst + border);
-    return;
-  }
-  for (int64_t x = 0; x < g.in_w; ++x) {
-    uint8_t* pixel = dst + border + x * l.cp;
-    copy_offset(src + x * c, c, pixel);
-    for (int64_t k = c; k < l.cp; ++k) pixel[k] = kFlip;
-  }
+  if (iy < 0 || iy >= g.in_h) return fill_zeros(g, l, input, l.wp, dst);
+  fill_zeros(g, l, input, g.padding, dst);
+  fill_zeros(g, l, input, g.padding, dst + (l.wp - g.padding) * l.cp);
+  copy_pixels(g, l, input + (b * g.in_h + iy) * g.in_w * g.in_c, g.in_w, dst + g.padding * l.cp);
+}
+
+// One word of activations against one word of weights of 16 channels, added
+// to acc: 4 u8 x s8 products, or 2 int16 x int16 for a wide input.
+template <bool Wide>
+__attribute__((always_inline)) inline __m512i dot(__m512i acc, __m512i x, __m512i w) {
+  if constexpr (Wide)
+    return _mm512_dpwssd_epi32(acc, x, w);
+  else
+    return _mm512_dpbusd_epi32(acc, x, w);
 }
 
 // Requantizes and stores (or, for the logits, adds the bias to) the
@@ -135,7 +168,8 @@ __attribute__((always_inline)) inline void store_block(const __m512i (&acc)[MR][
                                                        int64_t valid, int64_t first_block, const ConvGeometry& g,
                                                        const EpilogueTables& e, int8_t* output, int32_t* logits) {
   const int64_t out_c = g.out_c;
-  const __m512i lo = _mm512_set1_epi32(e.lo);
+  const __m512i lo = _mm512_set1_epi32(e.lo), hi = _mm512_set1_epi32(e.hi);
+  const bool wide_out = e.bits > 8, wide_skip = e.skip_bits > 8;
 #pragma GCC unroll 4
   for (int j = 0; j < J; ++j) {
     const int64_t channel = (first_block + j) * kBlock;
@@ -145,8 +179,11 @@ __attribute__((always_inline)) inline void store_block(const __m512i (&acc)[MR][
     for (int r = 0; r < MR; ++r) {
       if (r >= valid) break;
       const int64_t at = (first_pixel + r) * out_c + channel;
-      if (output)
-        store_int8(acc[r][j], v, e.skip ? e.skip + at : nullptr, lo, mask, output + at);
+      const int8_t* skip = e.skip ? e.skip + at * (wide_skip ? 2 : 1) : nullptr;  // its bytes
+      if (output && wide_out)
+        store_int16(acc[r][j], v, skip, wide_skip, lo, hi, mask, reinterpret_cast<int16_t*>(output) + at);
+      else if (output)
+        store_int8(acc[r][j], v, skip, lo, mask, output + at, wide_skip);
       else
         _mm512_mask_storeu_epi32(logits + at, mask, _mm512_add_epi32(acc[r][j], v.bias));
     }
@@ -156,7 +193,7 @@ __attribute__((always_inline)) inline void store_block(const __m512i (&acc)[MR][
 // MR pixels of one line x J blocks of 16 channels. `a`: the receptive field
 // of the first pixel; `w`: the first block; pixels past `valid` are computed
 // (from readable memory) but not stored.
-template <int MR, int J>
+template <bool Wide, int MR, int J>
 inline void register_block(const uint8_t* a, const Layout& l, const int8_t* w, int64_t block_bytes,
                            int64_t first_pixel, int64_t valid, int64_t first_block, const ConvGeometry& g,
                            const EpilogueTables& e, int8_t* output, int32_t* logits) {
@@ -177,7 +214,7 @@ inline void register_block(const uint8_t* a, const Layout& l, const int8_t* w, i
         std::memcpy(&quad, a + r * ps + s * 4, 4);
         const __m512i x = _mm512_set1_epi32(quad);
 #pragma GCC unroll 4
-        for (int j = 0; j < J; ++j) acc[r][j] = _mm512_dpbusd_epi32(acc[r][j], x, b[j]);
+        for (int j = 0; j < J; ++j) acc[r][j] = dot<Wide>(acc[r][j], x, b[j]);
       }
     }
   }
@@ -188,7 +225,7 @@ inline void register_block(const uint8_t* a, const Layout& l, const int8_t* w, i
 // overlapping input pixels there, so each input quad is broadcast once and
 // multiplied by the three kx weights it meets (one load per ~2.5 vpdpbusd
 // instead of per one or two: the few-channel layers were load-bound).
-template <int MR, int J>
+template <bool Wide, int MR, int J>
 inline void register_block_3x3(const uint8_t* a, const Layout& l, const int8_t* w, int64_t block_bytes,
                                int64_t first_pixel, int64_t valid, int64_t first_block, const ConvGeometry& g,
                                const EpilogueTables& e, int8_t* output, int32_t* logits) {
@@ -215,7 +252,7 @@ inline void register_block_3x3(const uint8_t* a, const Layout& l, const int8_t* 
           const int r = i - kx;
           if (r < 0 || r >= MR) continue;
 #pragma GCC unroll 4
-          for (int j = 0; j < J; ++j) acc[r][j] = _mm512_dpbusd_epi32(acc[r][j], x, b[kx][j]);
+          for (int j = 0; j < J; ++j) acc[r][j] = dot<Wide>(acc[r][j], x, b[kx][j]);
         }
       }
     }
@@ -223,37 +260,45 @@ inline void register_block_3x3(const uint8_t* a, const Layout& l, const int8_t* 
   store_block<MR, J>(acc, first_pixel, valid, first_block, g, e, output, logits);
 }
 
+// Where the kernels read the padded input: pixel m of `line` at base +
+// l.line_offset(line) + (m - first_stored) * l.pixel_stride (first_stored: 0
+// for the whole padded image, a task's first pixel for its own copy).
+struct Source {
+  const uint8_t* base;
+  int64_t first_stored;
+};
+
 // Pixels [first, first + count) of `line` against blocks [first_block, first_block + J).
-template <int MR, int J, bool k3s1 = false>
-void line_columns(const uint8_t* padded, const Layout& l, int64_t line, int64_t first, int64_t count,
-                  const int8_t* blocked, int64_t first_block, const ConvGeometry& g, const EpilogueTables& e,
-                  int8_t* output, int32_t* logits) {
+template <bool Wide, int MR, int J, bool k3s1 = false>
+void line_columns(Source in, const Layout& l, int64_t line, int64_t first, int64_t count, const int8_t* blocked,
+                  int64_t first_block, const ConvGeometry& g, const EpilogueTables& e, int8_t* output,
+                  int32_t* logits) {
   const int64_t block_bytes = g.kernel * g.kernel_w * l.cp * kBlock;
   const int8_t* w = blocked + first_block * block_bytes;
-  const uint8_t* a = padded + l.line_offset(g, line) + first * l.pixel_stride;
+  const uint8_t* a = in.base + l.line_offset(g, line) + (first - in.first_stored) * l.pixel_stride;
   const int64_t first_pixel = line * l.line_pixels + first;
   for (int64_t r = 0; r < count; r += MR)
     if constexpr (k3s1)
-      register_block_3x3<MR, J>(a + r * l.pixel_stride, l, w, block_bytes, first_pixel + r, count - r, first_block, g,
-                                e, output, logits);
+      register_block_3x3<Wide, MR, J>(a + r * l.pixel_stride, l, w, block_bytes, first_pixel + r, count - r,
+                                      first_block, g, e, output, logits);
     else
-      register_block<MR, J>(a + r * l.pixel_stride, l, w, block_bytes, first_pixel + r, count - r, first_block, g,
-                            e, output, logits);
+      register_block<Wide, MR, J>(a + r * l.pixel_stride, l, w, block_bytes, first_pixel + r, count - r, first_block,
+                                  g, e, output, logits);
 }
 
 // One group of J blocks over lines [first_line, end_line): MR pixels per
 // register block, MR3 for a 3x3 stride-1 conv (as many as the registers left
 // by J blocks' accumulators and three kx weights hold).
-template <int J, int MR, int MR3>
-void group_lines(const uint8_t* padded, const Layout& l, int64_t first_line, int64_t end_line, int64_t first,
-                 int64_t count, const int8_t* blocked, int64_t block, const ConvGeometry& g, const EpilogueTables& e,
-                 int8_t* output, int32_t* logits) {
+template <bool Wide, int J, int MR, int MR3>
+void group_lines(Source in, const Layout& l, int64_t first_line, int64_t end_line, int64_t first, int64_t count,
+                 const int8_t* blocked, int64_t block, const ConvGeometry& g, const EpilogueTables& e, int8_t* output,
+                 int32_t* logits) {
   const bool k3s1 = g.kernel == 3 && g.kernel_w == 3 && g.stride == 1;
   for (int64_t line = first_line; line < end_line; ++line)
     if (k3s1)
-      line_columns<MR3, J, true>(padded, l, line, first, count, blocked, block, g, e, output, logits);
+      line_columns<Wide, MR3, J, true>(in, l, line, first, count, blocked, block, g, e, output, logits);
     else
-      line_columns<MR, J>(padded, l, line, first, count, blocked, block, g, e, output, logits);
+      line_columns<Wide, MR, J>(in, l, line, first, count, blocked, block, g, e, output, logits);
 }
 
 // Pixels [first, first + count) of lines [first_line, end_line), output
@@ -262,32 +307,49 @@ void group_lines(const uint8_t* padded, const Layout& l, int64_t first_line, int
 // weights (up to 64 channels x the receptive field) stay in L2 while every
 // line reads them; the late layers of ResNet-18 have lines of 4 pixels and
 // 2.4 MB of weights.
-void lines_columns(const uint8_t* padded, const Layout& l, int64_t first_line, int64_t end_line, int64_t first,
-                   int64_t count, const int8_t* blocked, int64_t first_block, int64_t end_block,
-                   const ConvGeometry& g, const EpilogueTables& e, int8_t* output, int32_t* logits) {
+template <bool Wide>
+void lines_columns(Source in, const Layout& l, int64_t first_line, int64_t end_line, int64_t first, int64_t count,
+                   const int8_t* blocked, int64_t first_block, int64_t end_block, const ConvGeometry& g,
+                   const EpilogueTables& e, int8_t* output, int32_t* logits) {
   int64_t block = first_block;
   for (; block + 4 <= end_block; block += 4)
-    group_lines<4, 4, 4>(padded, l, first_line, end_line, first, count, blocked, block, g, e, output, logits);
-  const auto tail = end_block - block == 3   ? group_lines<3, 8, 6>
-                    : end_block - block == 2 ? group_lines<2, 8, 8>
-                    : end_block - block == 1 ? group_lines<1, 8, 16>
+    group_lines<Wide, 4, 4, 4>(in, l, first_line, end_line, first, count, blocked, block, g, e, output, logits);
+  const auto tail = end_block - block == 3   ? group_lines<Wide, 3, 8, 6>
+                    : end_block - block == 2 ? group_lines<Wide, 2, 8, 8>
+                    : end_block - block == 1 ? group_lines<Wide, 1, 8, 16>
                                              : nullptr;
-  if (tail) tail(padded, l, first_line, end_line, first, count, blocked, block, g, e, output, logits);
+  if (tail) tail(in, l, first_line, end_line, first, count, blocked, block, g, e, output, logits);
 }
+
+// Bytes read past the last pixel of a line: its last register block
+// computes up to MR pixels past the end.
+int64_t slack_bytes(const ConvGeometry& g, const Layout& l) {
+  return (kMaxBlockPixels * g.stride + g.kernel_w) * l.cp + 64;
+}
+
+// A pointwise conv's task (kPixelsPerTask pixels of its one line) copies its
+// pixels into its thread's part of the workspace, where they stay in cache,
+// instead of all pixels being copied first (through memory, at a large batch).
+int64_t task_bytes(const ConvGeometry& g, const Layout& l) { return kPixelsPerTask * l.cp + slack_bytes(g, l); }
 
 }  // namespace
 
 int64_t workspace_bytes(const ConvGeometry& g) {
   const Layout l = layout(g);
-  // Slack after the image: the last block of a line reads up to MR pixels past its end.
-  return l.image_bytes + (kMaxBlockPixels * g.stride + g.kernel_w) * l.cp + 64;
+  if (g.pointwise()) return omp_get_max_threads() * task_bytes(g, l);
+  return l.image_bytes + slack_bytes(g, l);
 }
 
-void conv2d(const ConvGeometry& g, const int8_t* input, const int8_t* blocked, const EpilogueTables& e,
-            uint8_t* workspace, int8_t* output, int32_t* logits) {
+namespace {
+
+// The conv of an int8 (Wide: int16) input; `blocked` the weights' bytes.
+template <bool Wide, typename In>
+void conv2d_with(const ConvGeometry& g, const In* input, const int8_t* blocked, const EpilogueTables& e,
+                 uint8_t* workspace, int8_t* output, int32_t* logits) {
   const Layout l = layout(g);
-  std::memset(workspace + l.image_bytes, kFlip, static_cast<size_t>(workspace_bytes(g) - l.image_bytes));
-  const int64_t padded_rows = g.batch * l.hp;
+  const bool own_copies = g.pointwise();  // tasks copy their pixels (task_bytes)
+  if (!own_copies) std::memset(workspace + l.image_bytes, kFlip, static_cast<size_t>(slack_bytes(g, l)));
+  const int64_t padded_rows = own_copies ? 0 : g.batch * l.hp;
   // Work units: whole lines when lines are short, chunks of one long line otherwise.
   const int64_t lines_per_task = l.line_pixels >= kPixelsPerTask ? 1 : kPixelsPerTask / l.line_pixels;
   const int64_t chunks_per_line = (l.line_pixels + kPixelsPerTask - 1) / kPixelsPerTask;
@@ -306,21 +368,37 @@ void conv2d(const ConvGeometry& g, const int8_t* input, const int8_t* blocked, c
   {
 #pragma omp for schedule(dynamic, 32)
     for (int64_t row = 0; row < padded_rows; ++row) pad_row(g, l, input, row / l.hp, row % l.hp, workspace);
+    uint8_t* own = workspace + omp_get_thread_num() * task_bytes(g, l);
 #pragma omp for schedule(dynamic)
     for (int64_t u = 0; u < tasks * splits; ++u) {
       const int64_t t = u / splits, split = u % splits;
       const int64_t first_block = split * groups / splits * 4;
       const int64_t end_block = min64(blocks, (split + 1) * groups / splits * 4);
-      if (l.line_pixels >= kPixelsPerTask) {
-        const int64_t line = t / chunks_per_line, first = (t % chunks_per_line) * chunk;
-        lines_columns(workspace, l, line, line + 1, first, min64(chunk, l.line_pixels - first), blocked, first_block,
-                      end_block, g, e, output, logits);
-      } else {
-        lines_columns(workspace, l, t * lines_per_task, min64(l.lines, (t + 1) * lines_per_task), 0, l.line_pixels,
-                      blocked, first_block, end_block, g, e, output, logits);
+      const int64_t line = l.line_pixels >= kPixelsPerTask ? t / chunks_per_line : t * lines_per_task;
+      const int64_t end_line = l.line_pixels >= kPixelsPerTask ? line + 1 : min64(l.lines, line + lines_per_task);
+      const int64_t first = l.line_pixels >= kPixelsPerTask ? (t % chunks_per_line) * chunk : 0;
+      const int64_t count = min64(chunk, l.line_pixels - first);
+      Source in{workspace, 0};
+      if (own_copies) {  // one line
+        copy_pixels(g, l, input + first * g.in_c, count, own);
+        std::memset(own + count * l.cp, kFlip, static_cast<size_t>(task_bytes(g, l) - count * l.cp));
+        in = Source{own, first};
       }
+      lines_columns<Wide>(in, l, line, end_line, first, count, blocked, first_block, end_block, g, e, output, logits);
     }
   }
+}
+
+}  // namespace
+
+void conv2d(const ConvGeometry& g, const int8_t* input, const int8_t* blocked, const EpilogueTables& e,
+            uint8_t* workspace, int8_t* output, int32_t* logits) {
+  conv2d_with<false>(g, input, blocked, e, workspace, output, logits);
+}
+
+void conv2d(const ConvGeometry& g, const int16_t* input, const int16_t* blocked_wide, const EpilogueTables& e,
+            uint8_t* workspace, int8_t* output, int32_t* logits) {
+  conv2d_with<true>(g, input, reinterpret_cast<const int8_t*>(blocked_wide), e, workspace, output, logits);
 }
 
 }  // namespace octet::cpu::vnni

@@ -34,13 +34,6 @@ struct NodeView {
   ActShape output() const { return shapes[index]; }
   // The model's last node: its int32 accumulators are the logits.
   bool is_output() const { return index == model.output(); }
-  // Whether its output or an input is a wide activation (NodeQuant::bits),
-  // which only some kernels read or make.
-  bool touches_wide() const {
-    bool wide = quant().bits > 8;
-    for (int in : node().inputs) wide = wide || model.quant[in].bits > 8;
-    return wide;
-  }
 };
 
 // What a kernel prepares once for a node (each kernel its own type).

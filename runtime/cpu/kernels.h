@@ -40,7 +40,7 @@ struct ConvGeometry {
 enum class KernelPath {
   Reference,   // portable: one dot product per output
   Avx2,        // AVX2 (vpmaddwd on int16) implicit GEMM over a padded int16 copy of the input (conv_avx2.cpp)
-  Avx512Vnni,  // AVX-512 VNNI (vpdpbusd) implicit GEMM over a padded copy of the input (conv_vnni.cpp)
+  Avx512Vnni,  // AVX-512 VNNI (vpdpbusd; vpdpwssd for int16) implicit GEMM over a padded copy of the input (conv_vnni.cpp)
 };
 const char* kernel_path_name(KernelPath path);  // "reference", "avx2", "avx512-vnni"
 bool kernel_path_supported(KernelPath path);    // by this CPU
@@ -63,7 +63,8 @@ void set_kernel_path(KernelPath path);
 class PackedWeights {
  public:
   PackedWeights() = default;
-  PackedWeights(const int8_t* ohwi, int out_c, int kernel_h, int kernel_w, int in_c);
+  // `input_bits`: the input's (ConvGeometry::input_bits), which says which VNNI layout is made.
+  PackedWeights(const int8_t* ohwi, int out_c, int kernel_h, int kernel_w, int in_c, int input_bits = 8);
   int out_c() const { return out_c_; }
   int kernel_h() const { return kernel_h_; }
   int kernel_w() const { return kernel_w_; }
@@ -75,6 +76,10 @@ class PackedWeights {
   // [O/16][kernel_h * kernel_w * in_c4 / 4][16][4], so one 64-byte load holds 4
   // input channels of 16 output channels.
   std::vector<int8_t> blocked;
+  // Instead, for a wide (int16) input: the weights widened to int16, input
+  // channels padded to even, [O/16][kernel_h * kernel_w * in_c2 / 2][16][2],
+  // so one 64-byte load holds 2 input channels of 16 output channels.
+  std::vector<int16_t> blocked_wide;
   std::vector<int32_t> row_sums;  // [O] sum of each channel's weights
   // The AVX2 layout, made when the CPU supports it: the weights widened to
   // int16, input channels padded with zeros to even (in_c2), then blocks of

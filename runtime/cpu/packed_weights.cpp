@@ -10,7 +10,8 @@ namespace {
 // Weights in blocks of `block` output channels with `group` consecutive depth
 // values per lane, [O/block][padded depth/group][block][group], each (ky, kx)
 // position's channels padded with zeros to a multiple of `group`: the layout
-// of the SIMD kernels (AVX2: 8 x 2 int16 and 8 x 4 int8, VNNI: 16 x 4 int8).
+// of the SIMD kernels (AVX2: 8 x 2 int16 and 8 x 4 int8, VNNI: 16 x 4 int8, or
+// 16 x 2 int16 for a wide input).
 template <typename T>
 std::vector<T> blocked_layout(const int8_t* ohwi, int out_c, int64_t taps, int in_c, int block, int group) {
   const int64_t depth = taps * in_c;
@@ -27,7 +28,7 @@ std::vector<T> blocked_layout(const int8_t* ohwi, int out_c, int64_t taps, int i
 }
 }  // namespace
 
-PackedWeights::PackedWeights(const int8_t* ohwi, int out_c, int kernel_h, int kernel_w, int in_c)
+PackedWeights::PackedWeights(const int8_t* ohwi, int out_c, int kernel_h, int kernel_w, int in_c, int input_bits)
     : out_c_(out_c), kernel_h_(kernel_h), kernel_w_(kernel_w), in_c_(in_c), rows_(ohwi, ohwi + out_c * depth()) {
   const int64_t depth = this->depth(), taps = int64_t(kernel_h) * kernel_w;
   row_sums.assign(static_cast<size_t>(out_c), 0);
@@ -37,7 +38,9 @@ PackedWeights::PackedWeights(const int8_t* ohwi, int out_c, int kernel_h, int ke
     blocked_pairs = blocked_layout<int16_t>(ohwi, out_c, taps, in_c, avx2::kBlock, 2);
     blocked_quads = blocked_layout<int8_t>(ohwi, out_c, taps, in_c, avx2::kBlock, 4);
   }
-  if (kernel_path_supported(KernelPath::Avx512Vnni))
+  if (kernel_path_supported(KernelPath::Avx512Vnni) && input_bits > 8)
+    blocked_wide = blocked_layout<int16_t>(ohwi, out_c, taps, in_c, vnni::kBlock, 2);
+  else if (kernel_path_supported(KernelPath::Avx512Vnni))
     blocked = blocked_layout<int8_t>(ohwi, out_c, taps, in_c, vnni::kBlock, 4);
 }
 

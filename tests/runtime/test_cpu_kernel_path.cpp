@@ -117,19 +117,20 @@ TEST(KernelPath, DilatedConvsRunOnTheAvx2Kernels) {
 
 // Convs reading or making a wide (int16) activation run on the AVX2 kernel on
 // both SIMD paths (the VNNI kernel reads bytes), with the reference's logits.
-TEST(KernelPath, WideActivationConvsRunOnTheAvx2Kernel) {
+TEST(KernelPath, WideActivationConvsRunOnEachPathsDenseKernel) {
   const auto wide = std::find_if(op_cases().begin(), op_cases().end(),
                                  [](const OpCase& c) { return c.name.rfind("wide_stream_", 0) == 0; });
   ASSERT_NE(wide, op_cases().end());
   const QuantizedModel model = wide->model();
-  const std::vector<ActShape> shapes = model.graph.shapes();
+  const auto bits = [&](int node) { return model.quant[node].bits; };
   const int checked = expect_kernels_on_each_path(model, [&](const Node& n, KernelPath path) -> std::string {
-    const cpu::NodeView view{model, shapes, static_cast<int>(&n - model.graph.nodes.data())};
-    if (n.op != Op::Conv2d || !view.touches_wide()) return "";
-    return path == KernelPath::Reference ? "conv2d-reference" : "conv2d-avx2";
+    if (n.op != Op::Conv2d || (bits(static_cast<int>(&n - model.graph.nodes.data())) <= 8 && bits(n.inputs[0]) <= 8))
+      return "";
+    return std::string("conv2d-") + cpu::kernel_path_name(path);
   });
   EXPECT_GE(checked, 4);  // the stream's two writers and two readers, on the reference path at least
 }
+
 
 // On the AVX-512 path, concats and activations run on the VBMI byte lookup
 // where the CPU has VBMI (elsewhere the portable ones), and muls on each

@@ -1,8 +1,7 @@
 // Conv2d and Linear (a 1x1 convolution over a 1x1 image) on the CPU: the
 // AVX-512 VNNI kernels (conv_vnni.cpp), the AVX2 kernels (conv_avx2.cpp) and
 // the portable reference path (conv2d.cpp), all on weights packed once
-// (PackedWeights). Dilated convs, and convs reading or making a wide (int16)
-// activation, run on the AVX2 and reference paths only.
+// (PackedWeights). Dilated convs run on the AVX2 and reference paths only.
 #include "common/error.h"
 #include "graph/layout.h"
 #include "runtime/cpu/kernel.h"
@@ -18,7 +17,7 @@ std::unique_ptr<KernelData> pack(const NodeView& v) {
   const Int8Tensor w = nhwc_weight(v.model.graph, v.shapes, v.index, v.quant().weight);
   const ConvGeometry g = conv_geometry(v, 1);
   auto packed = std::make_unique<Packed>();
-  packed->weights = PackedWeights(w.ptr(), v.node().channels, g.kernel, g.kernel_w, g.in_c);
+  packed->weights = PackedWeights(w.ptr(), v.node().channels, g.kernel, g.kernel_w, g.in_c, g.input_bits);
   return packed;
 }
 
@@ -45,8 +44,7 @@ std::string undilated(const NodeView& v) {
              : dense(v);
 }
 std::string dense_on_vnni(const NodeView& v) {
-  if (!kernel_path_supported(KernelPath::Avx512Vnni)) return "this CPU lacks AVX-512 VNNI";
-  return v.touches_wide() ? "a wide (int16) activation: conv2d-avx2 or conv2d-reference runs it" : undilated(v);
+  return kernel_path_supported(KernelPath::Avx512Vnni) ? undilated(v) : "this CPU lacks AVX-512 VNNI";
 }
 std::string dense_on_avx2(const NodeView& v) {
   return kernel_path_supported(KernelPath::Avx2) ? dense(v) : "this CPU lacks AVX2";
