@@ -136,6 +136,17 @@ void vnni_conv2d(const ConvGeometry& g, const int8_t* input, const PackedWeights
 
 }  // namespace
 
+bool narrow_is_exact(int64_t depth, int64_t channels, const EpilogueTables& e) {
+  const int64_t acc_bound = int64_t{128} * e.activation_bound * depth;
+  for (int64_t c = 0; c < channels; ++c) {
+    const int64_t s = e.shift[c];
+    if (s >= 32) continue;
+    const int64_t left = 32 - s, bias = e.bias[c] < 0 ? -int64_t{e.bias[c]} : e.bias[c];
+    if (left > 31 - e.skip_bits || acc_bound + bias >= int64_t{1} << (31 - left)) return false;
+  }
+  return true;
+}
+
 PaddedEpilogue::PaddedEpilogue(int channels, const int32_t* bias_in, const RequantEpilogue* e,
                                int32_t input_zero_point, int32_t input_bits, uint32_t offset,
                                const int32_t* row_sums) {

@@ -34,6 +34,16 @@ struct EpilogueTables {
   int32_t bits = 8, skip_bits = 8;
 };
 
+// Whether the narrow (32-bit) form of the SIMD epilogues (epilogue_avx2.h,
+// epilogue_avx512.h) computes requantize's value for every one of `channels`
+// channels whose accumulators sum `depth` products: where shift < 32, (acc +
+// bias) << left and skip << left fit in int32 (|weight| <= 128 and
+// |activation| <= activation_bound, so |acc| <= 128 * bound * depth; |skip|
+// <= 2^skip_bits: 255 for int8). Then every 64-bit sum is below 2^63 too.
+// Real models have shifts near 31 (a residual's) or more, with accumulators
+// far below 2^29. (Defined in conv2d.cpp, built for the baseline.)
+bool narrow_is_exact(int64_t depth, int64_t channels, const EpilogueTables& e);
+
 // EpilogueTables made from a layer's own operands (its constructor is in
 // conv2d.cpp, compiled for the baseline). Kernels that read each activation
 // plus `offset` (VNNI: 128) add offset * row_sums[o] (the sum of channel o's

@@ -31,6 +31,7 @@
 #include <omp.h>
 
 #include <cstring>
+#include <vector>
 
 #include "runtime/cpu/epilogue_avx512.h"
 
@@ -161,31 +162,40 @@ __attribute__((always_inline)) inline __m512i dot(__m512i acc, __m512i x, __m512
     return _mm512_dpbusd_epi32(acc, x, w);
 }
 
+// Where a conv's register blocks put their results: exactly one of `output`
+// (requantized) and `logits` (int32 accumulators + bias) is non-null.
+struct Outputs {
+  const EpilogueTables& e;
+  const ChannelVectors* vectors;  // one per block of 16 output channels, made once per call
+  int8_t* output;
+  int32_t* logits;
+};
+
 // Requantizes and stores (or, for the logits, adds the bias to) the
 // accumulators of MR pixels x J blocks; pixels past `valid` are not stored.
 template <int MR, int J>
 __attribute__((always_inline)) inline void store_block(const __m512i (&acc)[MR][J], int64_t first_pixel,
                                                        int64_t valid, int64_t first_block, const ConvGeometry& g,
-                                                       const EpilogueTables& e, int8_t* output, int32_t* logits) {
+                                                       const Outputs& out) {
+  const EpilogueTables& e = out.e;
   const int64_t out_c = g.out_c;
-  const __m512i lo = _mm512_set1_epi32(e.lo), hi = _mm512_set1_epi32(e.hi);
   const bool wide_out = e.bits > 8, wide_skip = e.skip_bits > 8;
 #pragma GCC unroll 4
   for (int j = 0; j < J; ++j) {
     const int64_t channel = (first_block + j) * kBlock;
     const __mmask16 mask = lane_mask(out_c - channel);
-    const ChannelVectors v(e, channel);
+    const ChannelVectors& v = out.vectors[first_block + j];
 #pragma GCC unroll 32
     for (int r = 0; r < MR; ++r) {
       if (r >= valid) break;
       const int64_t at = (first_pixel + r) * out_c + channel;
       const int8_t* skip = e.skip ? e.skip + at * (wide_skip ? 2 : 1) : nullptr;  // its bytes
-      if (output && wide_out)
-        store_int16(acc[r][j], v, skip, wide_skip, lo, hi, mask, reinterpret_cast<int16_t*>(output) + at);
-      else if (output)
-        store_int8(acc[r][j], v, skip, lo, mask, output + at, wide_skip);
+      if (out.output && wide_out)
+        store_int16(acc[r][j], v, skip, wide_skip, mask, reinterpret_cast<int16_t*>(out.output) + at);
+      else if (out.output)
+        store_int8(acc[r][j], v, skip, mask, out.output + at, wide_skip);
       else
-        _mm512_mask_storeu_epi32(logits + at, mask, _mm512_add_epi32(acc[r][j], v.bias));
+        _mm512_mask_storeu_epi32(out.logits + at, mask, _mm512_add_epi32(acc[r][j], v.bias));
     }
   }
 }
@@ -196,7 +206,7 @@ __attribute__((always_inline)) inline void store_block(const __m512i (&acc)[MR][
 template <bool Wide, int MR, int J>
 inline void register_block(const uint8_t* a, const Layout& l, const int8_t* w, int64_t block_bytes,
                            int64_t first_pixel, int64_t valid, int64_t first_block, const ConvGeometry& g,
-                           const EpilogueTables& e, int8_t* output, int32_t* logits) {
+                           const Outputs& out) {
   __m512i acc[MR][J];
 #pragma GCC unroll 32
   for (int r = 0; r < MR; ++r)
@@ -218,7 +228,7 @@ inline void register_block(const uint8_t* a, const Layout& l, const int8_t* w, i
       }
     }
   }
-  store_block<MR, J>(acc, first_pixel, valid, first_block, g, e, output, logits);
+  store_block<MR, J>(acc, first_pixel, valid, first_block, g, out);
 }
 
 // register_block for a 3x3, stride-1 conv. Neighbouring output pixels read
@@ -228,7 +238,7 @@ inline void register_block(const uint8_t* a, const Layout& l, const int8_t* w, i
 template <bool Wide, int MR, int J>
 inline void register_block_3x3(const uint8_t* a, const Layout& l, const int8_t* w, int64_t block_bytes,
                                int64_t first_pixel, int64_t valid, int64_t first_block, const ConvGeometry& g,
-                               const EpilogueTables& e, int8_t* output, int32_t* logits) {
+                               const Outputs& out) {
   __m512i acc[MR][J];
 #pragma GCC unroll 32
   for (int r = 0; r < MR; ++r)
@@ -257,7 +267,7 @@ inline void register_block_3x3(const uint8_t* a, const Layout& l, const int8_t* 
       }
     }
   }
-  store_block<MR, J>(acc, first_pixel, valid, first_block, g, e, output, logits);
+  store_block<MR, J>(acc, first_pixel, valid, first_block, g, out);
 }
 
 // Where the kernels read the padded input: pixel m of `line` at base +
@@ -271,8 +281,7 @@ struct Source {
 // Pixels [first, first + count) of `line` against blocks [first_block, first_block + J).
 template <bool Wide, int MR, int J, bool k3s1 = false>
 void line_columns(Source in, const Layout& l, int64_t line, int64_t first, int64_t count, const int8_t* blocked,
-                  int64_t first_block, const ConvGeometry& g, const EpilogueTables& e, int8_t* output,
-                  int32_t* logits) {
+                  int64_t first_block, const ConvGeometry& g, const Outputs& out) {
   const int64_t block_bytes = g.kernel * g.kernel_w * l.cp * kBlock;
   const int8_t* w = blocked + first_block * block_bytes;
   const uint8_t* a = in.base + l.line_offset(g, line) + (first - in.first_stored) * l.pixel_stride;
@@ -280,10 +289,10 @@ void line_columns(Source in, const Layout& l, int64_t line, int64_t first, int64
   for (int64_t r = 0; r < count; r += MR)
     if constexpr (k3s1)
       register_block_3x3<Wide, MR, J>(a + r * l.pixel_stride, l, w, block_bytes, first_pixel + r, count - r,
-                                      first_block, g, e, output, logits);
+                                      first_block, g, out);
     else
       register_block<Wide, MR, J>(a + r * l.pixel_stride, l, w, block_bytes, first_pixel + r, count - r, first_block,
-                                  g, e, output, logits);
+                                  g, out);
 }
 
 // One group of J blocks over lines [first_line, end_line): MR pixels per
@@ -291,14 +300,13 @@ void line_columns(Source in, const Layout& l, int64_t line, int64_t first, int64
 // by J blocks' accumulators and three kx weights hold).
 template <bool Wide, int J, int MR, int MR3>
 void group_lines(Source in, const Layout& l, int64_t first_line, int64_t end_line, int64_t first, int64_t count,
-                 const int8_t* blocked, int64_t block, const ConvGeometry& g, const EpilogueTables& e, int8_t* output,
-                 int32_t* logits) {
+                 const int8_t* blocked, int64_t block, const ConvGeometry& g, const Outputs& out) {
   const bool k3s1 = g.kernel == 3 && g.kernel_w == 3 && g.stride == 1;
   for (int64_t line = first_line; line < end_line; ++line)
     if (k3s1)
-      line_columns<Wide, MR3, J, true>(in, l, line, first, count, blocked, block, g, e, output, logits);
+      line_columns<Wide, MR3, J, true>(in, l, line, first, count, blocked, block, g, out);
     else
-      line_columns<Wide, MR, J>(in, l, line, first, count, blocked, block, g, e, output, logits);
+      line_columns<Wide, MR, J>(in, l, line, first, count, blocked, block, g, out);
 }
 
 // Pixels [first, first + count) of lines [first_line, end_line), output
@@ -310,15 +318,15 @@ void group_lines(Source in, const Layout& l, int64_t first_line, int64_t end_lin
 template <bool Wide>
 void lines_columns(Source in, const Layout& l, int64_t first_line, int64_t end_line, int64_t first, int64_t count,
                    const int8_t* blocked, int64_t first_block, int64_t end_block, const ConvGeometry& g,
-                   const EpilogueTables& e, int8_t* output, int32_t* logits) {
+                   const Outputs& out) {
   int64_t block = first_block;
   for (; block + 4 <= end_block; block += 4)
-    group_lines<Wide, 4, 4, 4>(in, l, first_line, end_line, first, count, blocked, block, g, e, output, logits);
+    group_lines<Wide, 4, 4, 4>(in, l, first_line, end_line, first, count, blocked, block, g, out);
   const auto tail = end_block - block == 3   ? group_lines<Wide, 3, 8, 6>
                     : end_block - block == 2 ? group_lines<Wide, 2, 8, 8>
                     : end_block - block == 1 ? group_lines<Wide, 1, 8, 16>
                                              : nullptr;
-  if (tail) tail(in, l, first_line, end_line, first, count, blocked, block, g, e, output, logits);
+  if (tail) tail(in, l, first_line, end_line, first, count, blocked, block, g, out);
 }
 
 // Bytes read past the last pixel of a line: its last register block
@@ -364,6 +372,10 @@ void conv2d_with(const ConvGeometry& g, const In* input, const int8_t* blocked, 
   const int64_t blocks = (g.out_c + kBlock - 1) / kBlock, groups = (blocks + 3) / 4;
   const int64_t threads = omp_get_max_threads();
   const int64_t splits = !parallel || tasks >= 2 * threads ? 1 : min64(groups, (2 * threads + tasks - 1) / tasks);
+  const bool narrow = output && narrow_is_exact(g.depth(), g.out_c, e);
+  std::vector<ChannelVectors> vectors;
+  for (int64_t channel = 0; channel < g.out_c; channel += kBlock) vectors.emplace_back(e, channel, narrow);
+  const Outputs out{e, vectors.data(), output, logits};
 #pragma omp parallel if (parallel)
   {
 #pragma omp for schedule(dynamic, 32)
@@ -384,7 +396,7 @@ void conv2d_with(const ConvGeometry& g, const In* input, const int8_t* blocked, 
         std::memset(own + count * l.cp, kFlip, static_cast<size_t>(task_bytes(g, l) - count * l.cp));
         in = Source{own, first};
       }
-      lines_columns<Wide>(in, l, line, end_line, first, count, blocked, first_block, end_block, g, e, output, logits);
+      lines_columns<Wide>(in, l, line, end_line, first, count, blocked, first_block, end_block, g, out);
     }
   }
 }

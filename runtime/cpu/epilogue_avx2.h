@@ -69,24 +69,6 @@ struct ChannelVectors {
   }
 };
 
-// Whether the narrow epilogue computes requantize's value for every one of
-// `channels` channels whose accumulators sum `depth` products: where shift <
-// 32, (acc + bias) << left and skip << left fit in int32 (|weight| <= 128 and
-// |activation| <= activation_bound, so |acc| <= 128 * bound * depth; |skip|
-// <= 2^skip_bits: 255 for int8). Then every 64-bit sum is below
-// 2^63 too. Real models have shifts near 31 (a residual's) or more, with
-// accumulators far below 2^29.
-inline bool narrow_is_exact(int64_t depth, int64_t channels, const EpilogueTables& e) {
-  const int64_t acc_bound = int64_t{128} * e.activation_bound * depth;
-  for (int64_t c = 0; c < channels; ++c) {
-    const int64_t s = e.shift[c];
-    if (s >= 32) continue;
-    const int64_t left = 32 - s, bias = e.bias[c] < 0 ? -int64_t{e.bias[c]} : e.bias[c];
-    if (left > 31 - e.skip_bits || acc_bound + bias >= int64_t{1} << (31 - left)) return false;
-  }
-  return true;
-}
-
 // `lanes` (1 to 8) values of type T from `from`, the rest 0, not reading past them.
 // All 8 in one vector load: a copy into a zeroed vector would go through the
 // stack, whose 16-byte reload of an 8-byte store cannot be forwarded (a stall

@@ -32,24 +32,55 @@ inline void store_bytes(__mmask16 mask, int8_t* p, __m128i v) {
     _mm_mask_storeu_epi8(p, mask, v);
 }
 
-// The epilogue operands of 16 channels in registers, loaded once per
-// register block (int8 stores may alias anything, so the compiler would
-// reload them after every row).
+// The epilogue operands of 16 channels, made once per call (or per register
+// block: int8 stores may alias anything, so the compiler would reload them
+// after every row). requantize is computed in one of two ways
+// (narrow_is_exact says which, as for the AVX2 epilogue):
+// - narrow: the even and odd channels' ((acc + bias) << left) * multiplier
+//   (+ (skip << left) * skip_multiplier) + rounding in 64-bit lanes, their
+//   high 32 bits, then >> right in 32-bit lanes (left = max(32 - shift, 0),
+//   right = shift + left - 32, rounding 2^(shift - 1 + left)): floor of
+//   floor, requantize's value while the left shifts do not overflow;
+// - wide: channels 0-7 and 8-15 in 64-bit lanes, >> shift there, then
+//   narrowed to int32 with saturation.
+// Either way the value before the output's zero point is clamped to [lo -
+// zero point, hi - zero point], then the zero point is added: the same as
+// clamping after, and no int32 sum can overflow.
 struct ChannelVectors {
-  __m512i bias, multiplier[2], rounding[2], shift[2], skip_multiplier[2];
-  __m512i zero_point, skip_zero_point;  // 64-bit lanes
+  bool narrow = false;
+  __m512i bias, multiplier[2], rounding[2], shift[2], skip_multiplier[2];  // [2]: 64-bit lanes (see above)
+  __m512i left, right;                                                     // narrow: 32-bit lanes
+  __m512i zero_point, skip_zero_point, low, high;                          // 32-bit lanes
 
-  ChannelVectors(const EpilogueTables& e, int64_t channel) {
+  ChannelVectors() = default;
+  ChannelVectors(const EpilogueTables& e, int64_t channel, bool narrow_exact = false) {
     bias = _mm512_loadu_si512(e.bias + channel);
     if (!e.multiplier) return;  // int32 output: the bias alone
-    zero_point = _mm512_set1_epi64(e.zero_point);
-    skip_zero_point = _mm512_set1_epi64(e.skip_zero_point);
-    for (int h = 0; h < 2; ++h) {
-      multiplier[h] = _mm512_loadu_si512(e.multiplier + channel + 8 * h);
-      rounding[h] = _mm512_loadu_si512(e.rounding + channel + 8 * h);
-      shift[h] = _mm512_loadu_si512(e.shift + channel + 8 * h);
-      if (e.skip) skip_multiplier[h] = _mm512_loadu_si512(e.skip_multiplier + channel + 8 * h);
+    narrow = narrow_exact;
+    zero_point = _mm512_set1_epi32(e.zero_point);
+    skip_zero_point = _mm512_set1_epi32(e.skip_zero_point);
+    low = _mm512_set1_epi32(e.lo - e.zero_point);
+    high = _mm512_set1_epi32(e.hi - e.zero_point);
+    alignas(64) int64_t m[16] = {}, r[16] = {}, sm[16] = {}, sh[16] = {};
+    alignas(64) int32_t l[16] = {}, rt[16] = {};
+    for (int k = 0; k < 16; ++k) {
+      const int64_t c = channel + k, lane = narrow ? (k % 2) * 8 + k / 2 : k;  // narrow: even channels, then odd
+      const int64_t s = e.shift[c], pre = narrow && s < 32 ? 32 - s : 0;
+      m[lane] = e.multiplier[c];
+      r[lane] = int64_t{1} << (s - 1 + pre);
+      sh[lane] = s;
+      if (e.skip) sm[lane] = e.skip_multiplier[c];
+      l[k] = static_cast<int32_t>(pre);
+      rt[k] = static_cast<int32_t>(s + pre - 32);
     }
+    for (int h = 0; h < 2; ++h) {
+      multiplier[h] = _mm512_load_si512(m + 8 * h);
+      rounding[h] = _mm512_load_si512(r + 8 * h);
+      shift[h] = _mm512_load_si512(sh + 8 * h);
+      skip_multiplier[h] = _mm512_load_si512(sm + 8 * h);
+    }
+    left = _mm512_load_si512(l);
+    right = _mm512_load_si512(rt);
   }
 };
 
@@ -62,45 +93,60 @@ inline __m512i skip_lanes(const int8_t* skip, bool wide, __mmask16 mask) {
                                               : _mm256_maskz_loadu_epi16(mask, words));
 }
 
-// octet::requantize of 16 accumulators: ((acc * multiplier + (skip - skip
-// zero point) * skip_multiplier + rounding) >> shift) + zero point in 64-bit
-// lanes, narrowed to int32 with saturation and raised to at least `lo`;
-// `skip`: the residual's values (skip_lanes), or null.
-inline __m512i requantize_lanes(__m512i acc, const ChannelVectors& v, const __m512i* skip, __m512i lo) {
-  acc = _mm512_add_epi32(acc, v.bias);
-  __m512i x[2] = {_mm512_cvtepi32_epi64(_mm512_castsi512_si256(acc)),
-                  _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(acc, 1))};
-  for (int h = 0; h < 2; ++h) {
-    x[h] = _mm512_add_epi64(_mm512_mul_epi32(x[h], v.multiplier[h]), v.rounding[h]);
+// octet::requantize of 16 accumulators (ChannelVectors says how), clamped to
+// [lo, hi], as int32; `skip`: the residual's values (skip_lanes), or null.
+inline __m512i requantize_lanes(__m512i acc, const ChannelVectors& v, const __m512i* skip) {
+  __m512i q;
+  if (v.narrow) {
+    const __m512i a = _mm512_sllv_epi32(_mm512_add_epi32(acc, v.bias), v.left);
+    __m512i even = _mm512_add_epi64(_mm512_mul_epi32(a, v.multiplier[0]), v.rounding[0]);
+    __m512i odd = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(a, 32), v.multiplier[1]), v.rounding[1]);
     if (skip) {
-      const __m256i half = h == 0 ? _mm512_castsi512_si256(*skip) : _mm512_extracti64x4_epi64(*skip, 1);
-      const __m512i sk = _mm512_sub_epi64(_mm512_cvtepi32_epi64(half), v.skip_zero_point);
-      x[h] = _mm512_add_epi64(x[h], _mm512_mul_epi32(sk, v.skip_multiplier[h]));
+      const __m512i sk = _mm512_sllv_epi32(_mm512_sub_epi32(*skip, v.skip_zero_point), v.left);
+      even = _mm512_add_epi64(even, _mm512_mul_epi32(sk, v.skip_multiplier[0]));
+      odd = _mm512_add_epi64(odd, _mm512_mul_epi32(_mm512_srli_epi64(sk, 32), v.skip_multiplier[1]));
     }
-    x[h] = _mm512_add_epi64(_mm512_srav_epi64(x[h], v.shift[h]), v.zero_point);
+    q = _mm512_srav_epi32(_mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(even, 32), odd), v.right);
+  } else {
+    acc = _mm512_add_epi32(acc, v.bias);
+    __m512i x[2] = {_mm512_cvtepi32_epi64(_mm512_castsi512_si256(acc)),
+                    _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(acc, 1))};
+    const __m512i sk = skip ? _mm512_sub_epi32(*skip, v.skip_zero_point) : _mm512_setzero_si512();
+    for (int h = 0; h < 2; ++h) {
+      x[h] = _mm512_add_epi64(_mm512_mul_epi32(x[h], v.multiplier[h]), v.rounding[h]);
+      if (skip) {
+        const __m256i half = h == 0 ? _mm512_castsi512_si256(sk) : _mm512_extracti64x4_epi64(sk, 1);
+        x[h] = _mm512_add_epi64(x[h], _mm512_mul_epi32(_mm512_cvtepi32_epi64(half), v.skip_multiplier[h]));
+      }
+      x[h] = _mm512_srav_epi64(x[h], v.shift[h]);
+    }
+    q = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtsepi64_epi32(x[0])), _mm512_cvtsepi64_epi32(x[1]), 1);
   }
-  const __m512i q =
-      _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtsepi64_epi32(x[0])), _mm512_cvtsepi64_epi32(x[1]), 1);
-  return _mm512_max_epi32(q, lo);
+  return _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(q, v.low), v.high), v.zero_point);
 }
 
-// The 16 requantized values clamped to [lo, 127] (the saturating narrowing
-// to int8 clamps above); the skip int16 where `wide_skip`.
-inline void store_int8(__m512i acc, const ChannelVectors& v, const int8_t* skip, __m512i lo, __mmask16 mask,
-                       int8_t* out, bool wide_skip = false) {
+// The 16 requantized values as int8; the skip int16 where `wide_skip`.
+inline void store_int8(__m512i acc, const ChannelVectors& v, const int8_t* skip, __mmask16 mask, int8_t* out,
+                       bool wide_skip = false) {
   const __m512i s = skip ? skip_lanes(skip, wide_skip, mask) : _mm512_setzero_si512();
-  store_bytes(mask, out, _mm512_cvtsepi32_epi8(requantize_lanes(acc, v, skip ? &s : nullptr, lo)));
+  store_bytes(mask, out, _mm512_cvtepi32_epi8(requantize_lanes(acc, v, skip ? &s : nullptr)));
 }
 
-// A wide output's (int16, EpilogueTables::bits) 16 values, clamped to [lo, hi].
-inline void store_int16(__m512i acc, const ChannelVectors& v, const int8_t* skip, bool wide_skip, __m512i lo,
-                        __m512i hi, __mmask16 mask, int16_t* out) {
+// A wide output's (int16, EpilogueTables::bits) 16 values.
+inline void store_int16(__m512i acc, const ChannelVectors& v, const int8_t* skip, bool wide_skip, __mmask16 mask,
+                        int16_t* out) {
   const __m512i s = skip ? skip_lanes(skip, wide_skip, mask) : _mm512_setzero_si512();
-  const __m256i words = _mm512_cvtsepi32_epi16(_mm512_min_epi32(requantize_lanes(acc, v, skip ? &s : nullptr, lo), hi));
+  const __m256i words = _mm512_cvtepi32_epi16(requantize_lanes(acc, v, skip ? &s : nullptr));
   if (mask == 0xFFFF)
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), words);
   else
     _mm256_mask_storeu_epi16(out, mask, words);
+}
+
+// TRANSITIONAL: the old signature (lo is in ChannelVectors now).
+inline void store_int8(__m512i acc, const ChannelVectors& v, const int8_t* skip, __m512i, __mmask16 mask,
+                       int8_t* out) {
+  store_int8(acc, v, skip, mask, out);
 }
 
 }  // namespace
