@@ -12,15 +12,18 @@
 
 namespace octet::cpu {
 
-// Both take `taps` as [kernel * kernel][channels rounded up to
-// kEpilogueBlock], int32, zero in the padding lanes, and `e` with the layer's
-// own bias (the activations are read as they are); g.in_c == g.out_c.
+// Each kernel's weights are made once per model by its paired_taps from
+// `taps`, [kernel * kernel][channels rounded up to kEpilogueBlock], int32,
+// zero in the padding lanes: two taps at a time for each block of channels.
+// `e` has the layer's own bias (the activations are read as they are);
+// g.in_c == g.out_c.
 namespace vnni {
-void depthwise_conv2d(const ConvGeometry& g, const int8_t* input, const int32_t* taps, const EpilogueTables& e,
+// Pairs of a kernel row's taps; blocks of 16 channels, the last one padded with zeros.
+std::vector<int16_t> paired_taps(const int32_t* taps, int kernel, int64_t channels);
+void depthwise_conv2d(const ConvGeometry& g, const int8_t* input, const int16_t* pairs, const EpilogueTables& e,
                       int8_t* output);
 }
-// The AVX2 kernel takes `pairs` too, made once by paired_taps from `taps`:
-// its weights of two taps at a time for each whole block of 16 channels.
+// Pairs of taps in order; whole blocks of 16 channels, the rest read from `taps` itself.
 namespace avx2 {
 std::vector<int16_t> paired_taps(const int32_t* taps, int64_t tap_count, int64_t channels);
 void depthwise_conv2d(const ConvGeometry& g, const int8_t* input, const int32_t* taps, const int16_t* pairs,

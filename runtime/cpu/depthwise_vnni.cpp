@@ -1,16 +1,15 @@
-// AVX-512 depthwise convolution. Activations are NHWC, so a pixel's channels
-// are adjacent and so are a tap's weights (taps-major). Threads share the
-// output rows; a row is taken one block of 16 channels at a time, so that the
-// block's taps' weights and its epilogue operands stay in registers while
-// every pixel of the row reads them (the row's input rows stay in L1). Each
-// pixel finds its taps inside the image once (kernels of 3x3 and 5x5 unroll
-// whole windows), widens its 16 int8 inputs of a tap to int32 and
-// multiply-adds them with the tap's weights (vpmulld: one channel's products
-// never meet another's, so vpdpbusd's sums of four do not apply); the
-// epilogue requantizes the 16 in registers (epilogue_avx512.h). Taps outside
-// the image are skipped: each input is read less its zero point, so padding
-// (a real 0) adds nothing. The reference kernel (ops/conv2d_grouped.cpp)
-// spent most of its time requantizing one channel at a time.
+// AVX-512 depthwise convolution. Threads share the output rows. Each input
+// row that a thread's pixels read is first made a "pair row", once (a ring
+// of kernel-height rows, which the thread's next output rows reuse): for each
+// column x and block of 16 channels, the inputs of x and x + dilation
+// interleaved, widened to int16 and less the zero point (so padding, a real
+// 0, reads 0). A pixel then multiply-adds two taps of a kernel row at a time
+// from those rows with vpdpwssd against the tap pair's weights, interleaved
+// the same way once per model by paired_taps: no widening, shuffle or bounds
+// check per tap, and the sums are in channel order, so each block of 16 goes
+// straight to the requantizing epilogue (epilogue_avx512.h), which is then
+// most of the work per output. The sums are exact: |input - zero point| <=
+// 255 and |weight| <= 128, so a pair's sum is far inside int32.
 //
 // This file is compiled with AVX-512 flags; everything in it has internal
 // linkage or is called only after the run-time CPU check.
@@ -21,6 +20,7 @@
 #endif
 #include <immintrin.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "runtime/cpu/depthwise_walk.h"
@@ -29,81 +29,173 @@
 namespace octet::cpu::vnni {
 namespace {
 
-constexpr int kLanes = 16;  // int32 channels per vector
-struct Vector {  // std::vector<__m512i> would drop the type's alignment
-  __m512i v;
+constexpr int64_t kBlock = 16;  // channels per block: one vector of int32 sums
+struct alignas(64) Pairs {      // a block's 16 pairs of int16 inputs
+  int16_t lanes[2 * kBlock];
 };
 
-// 16 channels' int8 inputs (the lanes of `mask`) as int32 less the zero point.
-__attribute__((always_inline)) inline __m512i load_channels(const int8_t* x, __mmask16 mask, __m512i zero) {
-  return _mm512_sub_epi32(_mm512_cvtepi8_epi32(load_bytes(mask, x)), zero);
+// The columns of a pair row: column m pairs input columns x = m * step -
+// padding and x + dilation. Where 2 * dilation is a multiple of the stride
+// (stride 1 or 2, mostly) pixels start their pairs at every stride-th x only.
+struct PairColumns {
+  int64_t step, columns, blocks;
+  int64_t pixel_step, pair_step;  // in columns: from pixel to pixel, from pair to pair of a kernel row
+
+  explicit PairColumns(const ConvGeometry& g) {
+    step = 2 * g.dilation % g.stride == 0 ? g.stride : 1;
+    pixel_step = g.stride / step;
+    pair_step = 2 * g.dilation / step;
+    columns = (g.out_w - 1) * pixel_step + ((g.kernel + 1) / 2 - 1) * pair_step + 1;
+    blocks = (g.out_c + kBlock - 1) / kBlock;
+  }
+  int64_t vectors() const { return columns * blocks; }
+};
+
+// The 16 channels' pairs of inputs at a and b (the lanes of `mask`, the
+// others 0) less the zero point: each widened to int32, b's shifted into the
+// high halves (two shuffles; interleaving the bytes first took four).
+__attribute__((always_inline)) inline __m512i input_pairs(const int8_t* a, const int8_t* b, __mmask16 mask,
+                                                          __m512i zero) {
+  const __m512i x = _mm512_cvtepi8_epi32(load_bytes(mask, a)), y = _mm512_cvtepi8_epi32(load_bytes(mask, b));
+  return _mm512_sub_epi16(_mm512_mask_blend_epi16(0xAAAAAAAA, x, _mm512_slli_epi32(y, 16)), zero);
 }
 
-// One output row's pixels for one block of channels. `x0` is pixel 0's tap
-// (0, 0) as an offset into `input` (outside the image where the window is
-// clipped); `w` the block's taps, one vector each. K: the kernel size known
-// when compiling (0: g.kernel), so whole windows unroll and their weights
-// stay in registers.
-template <int K>
-__attribute__((always_inline)) inline void row_block(const ConvGeometry& g, const int8_t* input, int64_t x0,
-                                                     const __m512i* w, InnerTaps rows, const ChannelVectors& v,
-                                                     const int8_t* skip, __m512i lo, __mmask16 mask, __m512i zero,
-                                                     int8_t* out) {
-  const int k = K != 0 ? K : g.kernel;
-  const int64_t col_step = int64_t(g.dilation) * g.in_c, row_step = col_step * g.in_w;
-  const int64_t pixel_step = int64_t(g.stride) * g.in_c;
-  const bool whole_rows = rows.first == 0 && rows.end == k;
-  for (int64_t ox = 0; ox < g.out_w; ++ox) {
-    const InnerTaps cols = inner_taps(ox, g.in_w, g);
-    const int64_t x = x0 + ox * pixel_step;
-    __m512i acc = _mm512_setzero_si512();
-    auto tap = [&](int ky, int kx) {
-      const __m512i in = load_channels(input + (x + ky * row_step + kx * col_step), mask, zero);
-      acc = _mm512_add_epi32(acc, _mm512_mullo_epi32(in, w[ky * k + kx]));
-    };
-    if (K != 0 && whole_rows && cols.first == 0 && cols.end == K) {
-      for (int ky = 0; ky < K; ++ky)
-        for (int kx = 0; kx < K; ++kx) tap(ky, kx);
-    } else {
-      for (int ky = rows.first; ky < rows.end; ++ky)
-        for (int kx = cols.first; kx < cols.end; ++kx) tap(ky, kx);
+// Input row `row` as a pair row; columns outside the image read `zero_points`.
+void pair_row(const ConvGeometry& g, const PairColumns& p, const int8_t* row, const int8_t* zero_points,
+              __m512i zero, Pairs* out) {
+  const int64_t channels = g.in_c, last = p.blocks - 1;
+  const __mmask16 tail = lane_mask(channels - last * kBlock);
+  auto at = [&](int64_t x) { return x >= 0 && x < g.in_w ? row + x * channels : zero_points; };
+  for (int64_t m = 0; m < p.columns; ++m, out += p.blocks) {
+    const int64_t x = m * p.step - g.padding;
+    const int8_t *a = at(x), *b = at(x + g.dilation);
+    for (int64_t j = 0; j < last; ++j)
+      _mm512_store_si512(out + j, input_pairs(a + j * kBlock, b + j * kBlock, 0xFFFF, zero));
+    _mm512_store_si512(out + last, input_pairs(a + last * kBlock, b + last * kBlock, tail, zero));
+  }
+}
+
+// One thread's pair rows: `kernel` of them, tag[s] the input row (b * in_h
+// + iy) that rows[s] holds (-1: none yet); the current output row's window
+// and the input rows it wants.
+struct PairRing {
+  std::vector<Pairs> rows;
+  std::vector<int64_t> tag, want;
+  std::vector<const Pairs*> window;
+
+  PairRing(const ConvGeometry& g, const PairColumns& p)
+      : rows(static_cast<size_t>(g.kernel * p.vectors())), tag(g.kernel, -1), want(g.kernel), window(g.kernel) {}
+
+  // Points window[ky] at the pair row of output row (b, oy)'s kernel row ky
+  // (`zero_row` outside the image), making those the ring lacks in place of
+  // rows the window does not read.
+  void slide(const ConvGeometry& g, const PairColumns& p, const int8_t* input, int64_t b, int64_t oy,
+             const Pairs* zero_row, const int8_t* zero_points, __m512i zero) {
+    const int k = g.kernel;
+    for (int ky = 0; ky < k; ++ky) {
+      const int64_t iy = oy * g.stride - g.padding + int64_t(ky) * g.dilation;
+      want[ky] = iy >= 0 && iy < g.in_h ? b * g.in_h + iy : -1;
     }
-    const int64_t at = ox * g.out_c;
-    store_int8(acc, v, skip ? skip + at : nullptr, lo, mask, out + at);
+    for (int ky = 0; ky < k; ++ky) {
+      if (want[ky] < 0) {
+        window[ky] = zero_row;
+        continue;
+      }
+      int s = static_cast<int>(std::find(tag.begin(), tag.end(), want[ky]) - tag.begin());
+      if (s == k) {
+        s = 0;
+        while (tag[s] >= 0 && std::find(want.begin(), want.end(), tag[s]) != want.end()) ++s;
+        tag[s] = want[ky];
+        pair_row(g, p, input + want[ky] * g.in_w * g.in_c, zero_points, zero, &rows[s * p.vectors()]);
+      }
+      window[ky] = &rows[s * p.vectors()];
+    }
+  }
+};
+
+// One output row's pixels of one block of channels (those of `mask`):
+// window[ky] points at the block's pairs in kernel row ky's pair row, `w` at
+// its weights' first pair, `skip` and `out` at its first residual and output.
+// K: the kernel size known when compiling (0: k), so that the taps unroll
+// and their weights stay in registers.
+template <int K>
+__attribute__((always_inline)) inline void row_block(const Pairs* const* window, const __m512i* w, int k,
+                                                     const PairColumns& p, int64_t width, const ChannelVectors& v,
+                                                     __mmask16 mask, int64_t channels, const int8_t* skip,
+                                                     int8_t* out) {
+  const int kernel = K != 0 ? K : k, pairs = (kernel + 1) / 2;
+  const int64_t pixel_step = p.pixel_step * p.blocks, pair_step = p.pair_step * p.blocks;
+  const Pairs* rows[K != 0 ? K : 1];
+  __m512i known[K != 0 ? K * ((K + 1) / 2) : 1];
+  if (K != 0)
+    for (int t = 0; t < kernel; ++t) {
+      rows[t] = window[t];
+      for (int i = 0; i < pairs; ++i) known[t * pairs + i] = _mm512_loadu_si512(w + (t * pairs + i) * p.blocks);
+    }
+  for (int64_t ox = 0; ox < width; ++ox) {
+    __m512i acc = _mm512_setzero_si512();
+    for (int t = 0; t < kernel; ++t) {
+      const Pairs* x = (K != 0 ? rows[t] : window[t]) + ox * pixel_step;
+      for (int i = 0; i < pairs; ++i, x += pair_step) {
+        const __m512i weights = K != 0 ? known[t * pairs + i] : _mm512_loadu_si512(w + (t * pairs + i) * p.blocks);
+        acc = _mm512_dpwssd_epi32(acc, _mm512_load_si512(x), weights);
+      }
+    }
+    store_int8(acc, v, skip ? skip + ox * channels : nullptr, mask, out + ox * channels);
   }
 }
 
 template <int K>
-void depthwise_rows(const ConvGeometry& g, const int8_t* input, const int32_t* taps, const EpilogueTables& e,
+void depthwise_rows(const ConvGeometry& g, const int8_t* input, const int16_t* pairs, const EpilogueTables& e,
                     int8_t* output) {
-  const int64_t channels = g.out_c, tap_count = int64_t(g.kernel) * g.kernel;
-  const int64_t padded = (channels + kEpilogueBlock - 1) / kEpilogueBlock * kEpilogueBlock;
-  const __m512i lo = _mm512_set1_epi32(e.lo), zero = _mm512_set1_epi32(g.input_zero_point);
-  for_each_output_row(g, [&](int64_t b, int64_t oy) {
-    const InnerTaps rows = inner_taps(oy, g.in_h, g);
-    const int64_t x0 = ((b * g.in_h + oy * g.stride - g.padding) * g.in_w - g.padding) * channels;
+  const PairColumns p(g);
+  const int64_t channels = g.out_c;
+  const bool narrow = narrow_is_exact(int64_t(g.kernel) * g.kernel, channels, e);
+  std::vector<ChannelVectors> vectors;
+  for (int64_t channel = 0; channel < channels; channel += kBlock) vectors.emplace_back(e, channel, narrow);
+  const std::vector<int8_t> zero_points(static_cast<size_t>(p.blocks * kBlock),
+                                        static_cast<int8_t>(g.input_zero_point));
+  const std::vector<Pairs> zero_row(static_cast<size_t>(p.vectors()), Pairs{});
+  const __m512i zero = _mm512_set1_epi16(static_cast<int16_t>(g.input_zero_point));
+  const auto* weights = reinterpret_cast<const __m512i*>(pairs);
+  const auto make_ring = [&] { return PairRing(g, p); };
+  for_each_output_row(g, make_ring, [&](int64_t b, int64_t oy, PairRing& ring) {
+    ring.slide(g, p, input, b, oy, zero_row.data(), zero_points.data(), zero);
     const int64_t row_at = (b * g.out_h + oy) * g.out_w * channels;
-    __m512i known[K != 0 ? K * K : 1];  // a kernel size known when compiling: registers
-    std::vector<Vector> any(K != 0 ? 0 : static_cast<size_t>(tap_count));
-    __m512i* w = K != 0 ? known : &any[0].v;
-    for (int64_t channel = 0; channel < channels; channel += kLanes) {
-      const __mmask16 mask = lane_mask(channels - channel);
-      const ChannelVectors v(e, channel);
-      for (int64_t t = 0; t < tap_count; ++t) w[t] = _mm512_loadu_si512(taps + t * padded + channel);
-      const int8_t* skip = e.skip ? e.skip + row_at + channel : nullptr;
-      row_block<K>(g, input, x0 + channel, w, rows, v, skip, lo, mask, zero, output + row_at + channel);
+    for (int64_t j = 0; j < p.blocks; ++j) {
+      const int64_t c = j * kBlock;
+      row_block<K>(ring.window.data(), weights + j, g.kernel, p, g.out_w, vectors[j], lane_mask(channels - c),
+                   channels, e.skip ? e.skip + row_at + c : nullptr, output + row_at + c);
+      for (const Pairs*& row : ring.window) ++row;  // the next block's pairs
     }
   });
 }
 
 }  // namespace
 
-void depthwise_conv2d(const ConvGeometry& g, const int8_t* input, const int32_t* taps, const EpilogueTables& e,
+// The weights in the pair rows' order: for each kernel row, each pair of its
+// taps (kx = 2i, 2i + 1; the last one alone, beside a 0, where the kernel is
+// odd) and each block of 16 channels, each channel's two weights adjacent.
+std::vector<int16_t> paired_taps(const int32_t* taps, int kernel, int64_t channels) {
+  const int64_t padded = (channels + kEpilogueBlock - 1) / kEpilogueBlock * kEpilogueBlock;
+  const int64_t blocks = (channels + kBlock - 1) / kBlock, pairs = (kernel + 1) / 2;
+  std::vector<int16_t> w(static_cast<size_t>(kernel * pairs * blocks * 2 * kBlock), 0);
+  for (int64_t ky = 0; ky < kernel; ++ky)
+    for (int64_t i = 0; i < pairs; ++i)
+      for (int64_t c = 0; c < channels; ++c)
+        for (int64_t t = 0; t < 2 && 2 * i + t < kernel; ++t)
+          w[((ky * pairs + i) * blocks * kBlock + c) * 2 + t] =
+              static_cast<int16_t>(taps[(ky * kernel + 2 * i + t) * padded + c]);
+  return w;
+}
+
+void depthwise_conv2d(const ConvGeometry& g, const int8_t* input, const int16_t* pairs, const EpilogueTables& e,
                       int8_t* output) {
-  if (g.kernel == 1) return depthwise_rows<1>(g, input, taps, e, output);
-  if (g.kernel == 3) return depthwise_rows<3>(g, input, taps, e, output);
-  if (g.kernel == 5) return depthwise_rows<5>(g, input, taps, e, output);
-  depthwise_rows<0>(g, input, taps, e, output);
+  if (g.kernel == 1) return depthwise_rows<1>(g, input, pairs, e, output);
+  if (g.kernel == 3) return depthwise_rows<3>(g, input, pairs, e, output);
+  if (g.kernel == 5) return depthwise_rows<5>(g, input, pairs, e, output);
+  if (g.kernel == 7) return depthwise_rows<7>(g, input, pairs, e, output);
+  depthwise_rows<0>(g, input, pairs, e, output);
 }
 
 }  // namespace octet::cpu::vnni

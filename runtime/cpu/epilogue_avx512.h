@@ -143,11 +143,5 @@ inline void store_int16(__m512i acc, const ChannelVectors& v, const int8_t* skip
     _mm256_mask_storeu_epi16(out, mask, words);
 }
 
-// TRANSITIONAL: the old signature (lo is in ChannelVectors now).
-inline void store_int8(__m512i acc, const ChannelVectors& v, const int8_t* skip, __m512i, __mmask16 mask,
-                       int8_t* out) {
-  store_int8(acc, v, skip, mask, out);
-}
-
 }  // namespace
 }  // namespace octet::cpu::vnni

@@ -1,7 +1,7 @@
 // AVX-512 Mul (mul_simd.h): 16 channels of a pixel at a time, their int8
 // inputs and gates widened to int32 less their zero points, multiplied and
 // requantized in registers by the conv kernels' epilogue (epilogue_avx512.h),
-// whose operands are loaded once per block of channels and task of pixels.
+// whose operands are made once per call.
 //
 // This file is compiled with AVX-512 flags; everything in it has internal
 // linkage or is called only after the run-time CPU check.
@@ -11,6 +11,8 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // GCC bug 105593, as in conv_vnni.cpp
 #endif
 #include <immintrin.h>
+
+#include <vector>
 
 #include "runtime/cpu/epilogue_avx512.h"
 
@@ -28,19 +30,21 @@ __m512i centered(const int8_t* p, __mmask16 mask, __m512i zero) {
 
 void mul(const int8_t* x, const int8_t* z, int64_t pixels, int64_t channels, int64_t pixels_per_sample,
          bool per_channel, int32_t x_zero, int32_t z_zero, const EpilogueTables& e, int8_t* y) {
-  const __m512i lo = _mm512_set1_epi32(e.lo), xz = _mm512_set1_epi32(x_zero), zz = _mm512_set1_epi32(z_zero);
+  const __m512i xz = _mm512_set1_epi32(x_zero), zz = _mm512_set1_epi32(z_zero);
+  const bool narrow = narrow_is_exact(2, channels, e);  // a product is at most 255 * 255
+  std::vector<ChannelVectors> vectors;
+  for (int64_t channel = 0; channel < channels; channel += 16) vectors.emplace_back(e, channel, narrow);
   const int64_t tasks = (pixels + kPixelsPerTask - 1) / kPixelsPerTask;
 #pragma omp parallel for schedule(static) if (pixels * channels >= kMinParallelValues)
   for (int64_t t = 0; t < tasks; ++t) {
     const int64_t first = t * kPixelsPerTask, end = pixels < first + kPixelsPerTask ? pixels : first + kPixelsPerTask;
     for (int64_t channel = 0; channel < channels; channel += 16) {
       const __mmask16 mask = lane_mask(channels - channel);
-      const ChannelVectors v(e, channel);
+      const ChannelVectors& v = vectors[channel / 16];
       for (int64_t p = first; p < end; ++p) {
         const int64_t at = p * channels + channel;
         const int8_t* gate = z + (per_channel ? p / pixels_per_sample * channels + channel : at);
-        store_int8(_mm512_mullo_epi32(centered(x + at, mask, xz), centered(gate, mask, zz)), v, nullptr, lo, mask,
-                   y + at);
+        store_int8(_mm512_mullo_epi32(centered(x + at, mask, xz), centered(gate, mask, zz)), v, nullptr, mask, y + at);
       }
     }
   }

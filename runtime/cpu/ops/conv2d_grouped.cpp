@@ -78,12 +78,13 @@ void run_grouped(const KernelArgs& a) {
 
 // The depthwise weights tap-major, [kernel * kernel][channels rounded up to
 // kEpilogueBlock], so that a tap's channels are adjacent like the pixel's and
-// the SIMD kernels load whole vectors (the padding is zero). Every depthwise
-// kernel reads this one layout, so they share it. Only the weights: an engine
-// for other activation scales shares it too (CpuEngine(model, packed)).
+// the SIMD kernels load whole vectors (the padding is zero); for a SIMD
+// kernel, its pairs of taps too, made from them by its prepare. Only the
+// weights: an engine for other activation scales shares them too
+// (CpuEngine(model, packed)).
 struct DepthwiseTaps : KernelData {
   std::vector<int32_t> taps;
-  std::vector<int16_t> pairs;  // the AVX2 kernel's (depthwise_simd.h), made by its prepare
+  std::vector<int16_t> pairs;  // a SIMD kernel's (depthwise_simd.h)
 };
 
 int64_t padded_channels(int64_t channels) { return (channels + kEpilogueBlock - 1) / kEpilogueBlock * kEpilogueBlock; }
@@ -105,11 +106,20 @@ std::unique_ptr<KernelData> pack_taps(const NodeView& v) {
   return packed;
 }
 
-std::unique_ptr<KernelData> pack_taps_and_pairs(const NodeView& v) {
+// The taps and, where this build has the kernel, its pairs of them (depthwise_simd.h).
+std::unique_ptr<KernelData> pack_taps_and_avx2_pairs(const NodeView& v) {
   std::unique_ptr<KernelData> packed = pack_taps(v);
 #if defined(OCTET_CPU_AVX2)
   auto* d = static_cast<DepthwiseTaps*>(packed.get());
   d->pairs = avx2::paired_taps(d->taps.data(), int64_t(v.node().kernel) * v.node().kernel, v.node().channels);
+#endif
+  return packed;
+}
+std::unique_ptr<KernelData> pack_taps_and_vnni_pairs(const NodeView& v) {
+  std::unique_ptr<KernelData> packed = pack_taps(v);
+#if defined(OCTET_CPU_VNNI)
+  auto* d = static_cast<DepthwiseTaps*>(packed.get());
+  d->pairs = vnni::paired_taps(d->taps.data(), v.node().kernel, v.node().channels);
 #endif
   return packed;
 }
@@ -161,13 +171,13 @@ void run_depthwise_simd(const KernelArgs& a, KernelPath path) {
   const RequantEpilogue requant = requant_epilogue(a);
   const PaddedEpilogue e(g.out_c, requant.bias, &requant, g.input_zero_point, g.input_bits);
   const auto* packed = static_cast<const DepthwiseTaps*>(a.data);
-  const int32_t* taps = packed->taps.data();
 #if defined(OCTET_CPU_VNNI)
-  if (path == KernelPath::Avx512Vnni) return vnni::depthwise_conv2d(g, a.inputs[0], taps, e.tables, a.y);
+  if (path == KernelPath::Avx512Vnni)
+    return vnni::depthwise_conv2d(g, a.inputs[0], packed->pairs.data(), e.tables, a.y);
 #endif
 #if defined(OCTET_CPU_AVX2)
   if (path == KernelPath::Avx2)
-    return avx2::depthwise_conv2d(g, a.inputs[0], taps, packed->pairs.data(), e.tables, a.y);
+    return avx2::depthwise_conv2d(g, a.inputs[0], packed->taps.data(), packed->pairs.data(), e.tables, a.y);
 #endif
   fail(std::string("conv2d-depthwise: this build has no ") + kernel_path_name(path) + " kernels");
 }
@@ -176,9 +186,9 @@ void run_depthwise_avx2(const KernelArgs& a) { run_depthwise_simd(a, KernelPath:
 }  // namespace
 
 extern const Kernel conv2d_depthwise_vnni = {Op::Conv2d,        "conv2d-depthwise-avx512-vnni", KernelPath::Avx512Vnni,
-                                             depthwise_on_vnni, pack_taps,                      run_depthwise_vnni};
+                                             depthwise_on_vnni, pack_taps_and_vnni_pairs,       run_depthwise_vnni};
 extern const Kernel conv2d_depthwise_avx2 = {Op::Conv2d,        "conv2d-depthwise-avx2", KernelPath::Avx2,
-                                             depthwise_on_avx2, pack_taps_and_pairs,       run_depthwise_avx2};
+                                             depthwise_on_avx2, pack_taps_and_avx2_pairs,  run_depthwise_avx2};
 extern const Kernel conv2d_depthwise = {Op::Conv2d, "conv2d-depthwise", KernelPath::Reference, depthwise, pack_taps,
                                         run_depthwise};
 extern const Kernel conv2d_grouped = {Op::Conv2d, "conv2d-grouped", KernelPath::Reference, grouped, pack_rows,
