@@ -184,7 +184,7 @@ __attribute__((always_inline)) inline void store_block(const __m512i (&acc)[MR][
   for (int j = 0; j < J; ++j) {
     const int64_t channel = (first_block + j) * kBlock;
     const __mmask16 mask = lane_mask(out_c - channel);
-    const ChannelVectors& v = out.vectors[first_block + j];
+    const ChannelVectors v = out.vectors[first_block + j];  // a copy: int8 stores may alias the vector
 #pragma GCC unroll 32
     for (int r = 0; r < MR; ++r) {
       if (r >= valid) break;

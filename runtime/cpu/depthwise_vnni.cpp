@@ -116,11 +116,13 @@ struct PairRing {
 // One output row's pixels of one block of channels (those of `mask`):
 // window[ky] points at the block's pairs in kernel row ky's pair row, `w` at
 // its weights' first pair, `skip` and `out` at its first residual and output.
+// `v` by value: int8 stores may alias a reference's vectors, which would then
+// be loaded again after every pixel.
 // K: the kernel size known when compiling (0: k), so that the taps unroll
 // and their weights stay in registers.
 template <int K>
 __attribute__((always_inline)) inline void row_block(const Pairs* const* window, const __m512i* w, int k,
-                                                     const PairColumns& p, int64_t width, const ChannelVectors& v,
+                                                     const PairColumns& p, int64_t width, ChannelVectors v,
                                                      __mmask16 mask, int64_t channels, const int8_t* skip,
                                                      int8_t* out) {
   const int kernel = K != 0 ? K : k, pairs = (kernel + 1) / 2;

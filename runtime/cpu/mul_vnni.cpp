@@ -40,7 +40,7 @@ void mul(const int8_t* x, const int8_t* z, int64_t pixels, int64_t channels, int
     const int64_t first = t * kPixelsPerTask, end = pixels < first + kPixelsPerTask ? pixels : first + kPixelsPerTask;
     for (int64_t channel = 0; channel < channels; channel += 16) {
       const __mmask16 mask = lane_mask(channels - channel);
-      const ChannelVectors& v = vectors[channel / 16];
+      const ChannelVectors v = vectors[channel / 16];  // a copy: int8 stores may alias the vector
       for (int64_t p = first; p < end; ++p) {
         const int64_t at = p * channels + channel;
         const int8_t* gate = z + (per_channel ? p / pixels_per_sample * channels + channel : at);
