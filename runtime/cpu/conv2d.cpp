@@ -101,11 +101,11 @@ void reference_conv2d_int32(const ConvGeometry& g, const int8_t* input, const Pa
 // it): one per calling thread, grown as needed and kept, so layers do not
 // pay for fresh pages each run.
 uint8_t* workspace(const ConvGeometry& g, const PackedWeights& w, int64_t bytes_needed) {
-  check(w.kernel_h() == g.kernel && w.kernel_w() == g.kernel_w && w.in_c() == g.in_c && w.out_c() == g.out_c,
-        "cpu conv2d: weights packed for kernel " + std::to_string(w.kernel_h()) + "x" + std::to_string(w.kernel_w()) +
-            ", " + std::to_string(w.in_c()) + " -> " + std::to_string(w.out_c()) + " channels, called with kernel " +
-            std::to_string(g.kernel) + "x" + std::to_string(g.kernel_w) + ", " + std::to_string(g.in_c) + " -> " +
-            std::to_string(g.out_c));
+  if (w.kernel_h() != g.kernel || w.kernel_w() != g.kernel_w || w.in_c() != g.in_c || w.out_c() != g.out_c)
+    fail("cpu conv2d: weights packed for kernel " + std::to_string(w.kernel_h()) + "x" + std::to_string(w.kernel_w()) +
+         ", " + std::to_string(w.in_c()) + " -> " + std::to_string(w.out_c()) + " channels, called with kernel " +
+         std::to_string(g.kernel) + "x" + std::to_string(g.kernel_w) + ", " + std::to_string(g.in_c) + " -> " +
+         std::to_string(g.out_c));  // the message made only on failure: this runs per layer and batch
   thread_local std::vector<uint8_t> buffer;
   const size_t bytes = static_cast<size_t>(bytes_needed);
   if (buffer.size() < bytes) {
@@ -121,12 +121,13 @@ uint8_t* workspace(const ConvGeometry& g, const PackedWeights& w, int64_t bytes_
 // kernel row's taps as one run of adjacent pixels: no dilation.
 void vnni_conv2d(const ConvGeometry& g, const int8_t* input, const PackedWeights& w, const EpilogueTables& e,
                  int8_t* output, int32_t* logits) {
-  check(g.dilation == 1, "cpu conv2d: the AVX-512 VNNI kernel reads adjacent taps; dilation " +
-                             std::to_string(g.dilation) + " runs on the AVX2 or the reference path");
+  if (g.dilation != 1)
+    fail("cpu conv2d: the AVX-512 VNNI kernel reads adjacent taps; dilation " + std::to_string(g.dilation) +
+         " runs on the AVX2 or the reference path");
   const bool wide = g.input_bits > 8;
-  check(!(wide ? w.blocked_wide.empty() : w.blocked.empty()),
-        std::string("cpu conv2d: weights packed for ") + (wide ? "an int8" : "a wide") + " input, called with " +
-            (wide ? "a wide" : "an int8") + " one");
+  if (wide ? w.blocked_wide.empty() : w.blocked.empty())
+    fail(std::string("cpu conv2d: weights packed for ") + (wide ? "an int8" : "a wide") + " input, called with " +
+         (wide ? "a wide" : "an int8") + " one");
   uint8_t* scratch = workspace(g, w, vnni::workspace_bytes(g));
   if (wide)
     return vnni::conv2d(g, reinterpret_cast<const int16_t*>(input), w.blocked_wide.data(), e, scratch, output, logits);
