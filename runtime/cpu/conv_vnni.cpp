@@ -9,7 +9,9 @@
 // vpdpwssd, 2 int16 x int16) per (pixel, block) per word of the run, reading
 // the padded image in place (no im2col buffer), and the epilogue requantizes
 // in registers (into int8, or int16 for a wide output). A 3x3, stride-1 conv
-// broadcasts each input quad once for the three output pixels that read it.
+// broadcasts each input word once for the three output pixels that read it.
+// A pointwise conv (1x1, stride 1, unpadded) is not copied whole first: each
+// of its tasks copies its own pixels, so that they stay in cache.
 // Threads share out whole
 // output rows (chunks of pixels for a 1x1, stride-1 conv or a linear layer,
 // whose pixels all lie at one stride), and groups of 64 output channels where
@@ -380,7 +382,7 @@ void conv2d_with(const ConvGeometry& g, const In* input, const int8_t* blocked, 
   {
 #pragma omp for schedule(dynamic, 32)
     for (int64_t row = 0; row < padded_rows; ++row) pad_row(g, l, input, row / l.hp, row % l.hp, workspace);
-    uint8_t* own = workspace + omp_get_thread_num() * task_bytes(g, l);
+    uint8_t* own = own_copies ? workspace + omp_get_thread_num() * task_bytes(g, l) : nullptr;
 #pragma omp for schedule(dynamic)
     for (int64_t u = 0; u < tasks * splits; ++u) {
       const int64_t t = u / splits, split = u % splits;

@@ -20,7 +20,7 @@
 #endif
 #include <immintrin.h>
 
-#include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "runtime/cpu/depthwise_walk.h"
@@ -32,6 +32,9 @@ namespace {
 constexpr int64_t kBlock = 16;  // channels per block: one vector of int32 sums
 struct alignas(64) Pairs {      // a block's 16 pairs of int16 inputs
   int16_t lanes[2 * kBlock];
+};
+struct ZeroPoints {  // what a block's columns outside the image read; a row's blocks are adjacent
+  int8_t bytes[kBlock];
 };
 
 // The columns of a pair row: column m pairs input columns x = m * step -
@@ -75,16 +78,37 @@ void pair_row(const ConvGeometry& g, const PairColumns& p, const int8_t* row, co
   }
 }
 
-// One thread's pair rows: `kernel` of them, tag[s] the input row (b * in_h
-// + iy) that rows[s] holds (-1: none yet); the current output row's window
-// and the input rows it wants.
+// Slot s of a thread's ring: `held`, the input row (b * in_h + iy) that its
+// pair row holds (-1: none yet); `wanted`, the input row that the current
+// output row's kernel row s reads (-1: outside the image). (Types of this
+// file only in the containers here: a library template instantiated for
+// shared types could be emitted with AVX-512 code and linked into baseline
+// callers.)
+struct Slot {
+  int64_t held = -1, wanted = -1;
+};
+
+// One thread's pair rows: `kernel` of them, and the current output row's
+// window, one pair row per kernel row.
 struct PairRing {
   std::vector<Pairs> rows;
-  std::vector<int64_t> tag, want;
+  std::vector<Slot> slots;
   std::vector<const Pairs*> window;
 
   PairRing(const ConvGeometry& g, const PairColumns& p)
-      : rows(static_cast<size_t>(g.kernel * p.vectors())), tag(g.kernel, -1), want(g.kernel), window(g.kernel) {}
+      : rows(static_cast<size_t>(g.kernel * p.vectors())), slots(g.kernel), window(g.kernel) {}
+
+  // The slot holding input row `row`, or -1.
+  int holding(int64_t row) const {
+    for (size_t s = 0; s < slots.size(); ++s)
+      if (slots[s].held == row) return static_cast<int>(s);
+    return -1;
+  }
+  bool wanted(int64_t row) const {
+    for (const Slot& slot : slots)
+      if (slot.wanted == row) return true;
+    return false;
+  }
 
   // Points window[ky] at the pair row of output row (b, oy)'s kernel row ky
   // (`zero_row` outside the image), making those the ring lacks in place of
@@ -94,19 +118,20 @@ struct PairRing {
     const int k = g.kernel;
     for (int ky = 0; ky < k; ++ky) {
       const int64_t iy = oy * g.stride - g.padding + int64_t(ky) * g.dilation;
-      want[ky] = iy >= 0 && iy < g.in_h ? b * g.in_h + iy : -1;
+      slots[ky].wanted = iy >= 0 && iy < g.in_h ? b * g.in_h + iy : -1;
     }
     for (int ky = 0; ky < k; ++ky) {
-      if (want[ky] < 0) {
+      const int64_t row = slots[ky].wanted;
+      if (row < 0) {
         window[ky] = zero_row;
         continue;
       }
-      int s = static_cast<int>(std::find(tag.begin(), tag.end(), want[ky]) - tag.begin());
-      if (s == k) {
+      int s = holding(row);
+      if (s < 0) {
         s = 0;
-        while (tag[s] >= 0 && std::find(want.begin(), want.end(), tag[s]) != want.end()) ++s;
-        tag[s] = want[ky];
-        pair_row(g, p, input + want[ky] * g.in_w * g.in_c, zero_points, zero, &rows[s * p.vectors()]);
+        while (slots[s].held >= 0 && wanted(slots[s].held)) ++s;
+        slots[s].held = row;
+        pair_row(g, p, input + row * g.in_w * g.in_c, zero_points, zero, &rows[s * p.vectors()]);
       }
       window[ky] = &rows[s * p.vectors()];
     }
@@ -155,14 +180,14 @@ void depthwise_rows(const ConvGeometry& g, const int8_t* input, const int16_t* p
   const bool narrow = narrow_is_exact(int64_t(g.kernel) * g.kernel, channels, e);
   std::vector<ChannelVectors> vectors;
   for (int64_t channel = 0; channel < channels; channel += kBlock) vectors.emplace_back(e, channel, narrow);
-  const std::vector<int8_t> zero_points(static_cast<size_t>(p.blocks * kBlock),
-                                        static_cast<int8_t>(g.input_zero_point));
+  std::vector<ZeroPoints> zero_points(static_cast<size_t>(p.blocks));
+  for (ZeroPoints& block : zero_points) std::memset(block.bytes, g.input_zero_point, sizeof block.bytes);
   const std::vector<Pairs> zero_row(static_cast<size_t>(p.vectors()), Pairs{});
   const __m512i zero = _mm512_set1_epi16(static_cast<int16_t>(g.input_zero_point));
   const auto* weights = reinterpret_cast<const __m512i*>(pairs);
   const auto make_ring = [&] { return PairRing(g, p); };
   for_each_output_row(g, make_ring, [&](int64_t b, int64_t oy, PairRing& ring) {
-    ring.slide(g, p, input, b, oy, zero_row.data(), zero_points.data(), zero);
+    ring.slide(g, p, input, b, oy, zero_row.data(), reinterpret_cast<const int8_t*>(zero_points.data()), zero);
     const int64_t row_at = (b * g.out_h + oy) * g.out_w * channels;
     for (int64_t j = 0; j < p.blocks; ++j) {
       const int64_t c = j * kBlock;
