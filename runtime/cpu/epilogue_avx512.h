@@ -32,9 +32,10 @@ inline void store_bytes(__mmask16 mask, int8_t* p, __m128i v) {
     _mm_mask_storeu_epi8(p, mask, v);
 }
 
-// The epilogue operands of 16 channels, made once per call (or per register
-// block: int8 stores may alias anything, so the compiler would reload them
-// after every row). requantize is computed in one of two ways
+// The epilogue operands of 16 channels, made once per call; a kernel copies
+// them into locals before storing (int8 stores may alias anything, so the
+// compiler would reload them from memory after every row). requantize is
+// computed in one of two ways
 // (narrow_is_exact says which, as for the AVX2 epilogue):
 // - narrow: the even and odd channels' ((acc + bias) << left) * multiplier
 //   (+ (skip << left) * skip_multiplier) + rounding in 64-bit lanes, their
@@ -52,7 +53,6 @@ struct ChannelVectors {
   __m512i left, right;                                                     // narrow: 32-bit lanes
   __m512i zero_point, skip_zero_point, low, high;                          // 32-bit lanes
 
-  ChannelVectors() = default;
   ChannelVectors(const EpilogueTables& e, int64_t channel, bool narrow_exact = false) {
     bias = _mm512_loadu_si512(e.bias + channel);
     if (!e.multiplier) return;  // int32 output: the bias alone
