@@ -196,7 +196,7 @@ std::vector<int8_t> cpu_outputs(const Conv& v, const Problem& p, const Data& d) 
   g.kernel = g.kernel_w = v.kernel, g.stride = v.stride, g.padding = v.padding;
   g.input_zero_point = d.input_zero_point;
   g.input_bits = d.input_bits;
-  const cpu::PackedWeights w(d.weights.data(), v.out_c, v.kernel, v.kernel, v.c);
+  const cpu::PackedWeights w(d.weights.data(), v.out_c, v.kernel, v.kernel, v.c, d.input_bits);
   const RequantEpilogue e = epilogue_of(d, d.skip.data());
   std::vector<int8_t> out(size_t(p.rows()) * v.out_c * (d.bits > 8 ? 2 : 1));
   const int8_t* input = d.input_bits > 8 ? reinterpret_cast<const int8_t*>(d.wide_input.data()) : d.input.data();
