@@ -48,8 +48,11 @@ constexpr int64_t kPixelsPerTask = 256;
 // Smaller convolutions (multiply-adds) run on the calling thread: waking the
 // other threads would cost more than they save (a sleeping thread takes tens
 // of microseconds to wake; ResNet-20 at batch 1 ran 12x slower on 2 threads
-// with 2^21 here).
+// with 2^21 here). Each output's requantization counts as kEpilogueMacs of
+// them, as for the depthwise kernels: a shallow conv (a 3-channel stem, a
+// 16-channel expansion) is mostly epilogue.
 constexpr int64_t kMinParallelMacs = int64_t{1} << 24;
+constexpr int64_t kEpilogueMacs = 16;
 
 int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
@@ -366,7 +369,7 @@ void conv2d_with(const ConvGeometry& g, const In* input, const int8_t* blocked, 
   const int64_t chunk = l.line_pixels >= kPixelsPerTask ? kPixelsPerTask : l.line_pixels;
   const int64_t tasks = l.line_pixels >= kPixelsPerTask ? l.lines * chunks_per_line
                                                         : (l.lines + lines_per_task - 1) / lines_per_task;
-  const int64_t macs = g.rows() * g.out_c * g.depth();
+  const int64_t macs = g.rows() * g.out_c * (g.depth() + kEpilogueMacs);
   const bool parallel = macs >= kMinParallelMacs;
   // Too few pixels for two tasks per thread (a small image at a small batch:
   // ResNet-50's 14x14 and 7x7 layers at batch 1 were one task): the output
