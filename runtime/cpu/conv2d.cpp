@@ -151,7 +151,7 @@ bool narrow_is_exact(int64_t depth, int64_t channels, const EpilogueTables& e) {
 PaddedEpilogue::PaddedEpilogue(int channels, const int32_t* bias_in, const RequantEpilogue* e,
                                int32_t input_zero_point, int32_t input_bits, uint32_t offset,
                                const int32_t* row_sums) {
-  const size_t padded = static_cast<size_t>((channels + kEpilogueBlock - 1) / kEpilogueBlock * kEpilogueBlock);
+  const auto padded = static_cast<size_t>(padded_channels(channels));
   bias.assign(padded, 0);
   for (int o = 0; o < channels; ++o)
     bias[o] = static_cast<int32_t>(static_cast<uint32_t>(bias_in[o]) -

@@ -16,6 +16,14 @@ namespace octet::cpu {
 
 constexpr int kEpilogueBlock = 16;  // a multiple of every kernel's block of output channels
 
+namespace {  // internal linkage: files built with SIMD flags include this too
+// `channels` rounded up to whole blocks of kEpilogueBlock: the length of the
+// per-channel tables (the epilogue's, the depthwise taps' rows).
+constexpr int64_t padded_channels(int64_t channels) {
+  return (channels + kEpilogueBlock - 1) / kEpilogueBlock * kEpilogueBlock;
+}
+}  // namespace
+
 struct EpilogueTables {
   const int32_t* bias = nullptr;  // the layer's bias, less what the kernel's activation offset adds
   // Null for conv2d_int32 (the bias alone).

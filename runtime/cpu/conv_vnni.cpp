@@ -377,9 +377,7 @@ void conv2d_with(const ConvGeometry& g, const In* input, const int8_t* blocked, 
   const int64_t blocks = (g.out_c + kBlock - 1) / kBlock, groups = (blocks + 3) / 4;
   const int64_t threads = omp_get_max_threads();
   const int64_t splits = !parallel || tasks >= 2 * threads ? 1 : min64(groups, (2 * threads + tasks - 1) / tasks);
-  const bool narrow = output && narrow_is_exact(g.depth(), g.out_c, e);
-  std::vector<ChannelVectors> vectors;
-  for (int64_t channel = 0; channel < g.out_c; channel += kBlock) vectors.emplace_back(e, channel, narrow);
+  const std::vector<ChannelVectors> vectors = channel_vectors(e, g.out_c, g.depth());
   const Outputs out{e, vectors.data(), output, logits};
 #pragma omp parallel if (parallel)
   {

@@ -71,7 +71,7 @@ void depthwise_rows(const ConvGeometry& g, const int8_t* input, const int32_t* t
                     const EpilogueTables& e, int8_t* output) {
   const int k = K != 0 ? K : g.kernel, tap_count = k * k;
   const int64_t channels = g.out_c;
-  const int64_t padded = (channels + kEpilogueBlock - 1) / kEpilogueBlock * kEpilogueBlock;
+  const int64_t padded = padded_channels(channels);
   const int64_t paired_end = channels / kPairBlock * kPairBlock, blocks = paired_end / kPairBlock;
   const bool narrow = narrow_is_exact(tap_count, channels, e);
   std::vector<ChannelVectors> vectors;
@@ -120,7 +120,7 @@ void depthwise_rows(const ConvGeometry& g, const int8_t* input, const int32_t* t
 // interleaved by vpunpck{l,h}wd: [0] channels 0-3 and 8-11, [1] 4-7 and
 // 12-15, each channel's two weights adjacent.
 std::vector<int16_t> paired_taps(const int32_t* taps, int64_t tap_count, int64_t channels) {
-  const int64_t padded = (channels + kEpilogueBlock - 1) / kEpilogueBlock * kEpilogueBlock;
+  const int64_t padded = padded_channels(channels);
   const int64_t blocks = channels / kPairBlock, pairs = (tap_count + 1) / 2;
   std::vector<int16_t> w(static_cast<size_t>(pairs * blocks * 2 * kPairBlock), 0);
   for (int64_t p = 0; p < pairs; ++p)

@@ -177,9 +177,7 @@ void depthwise_rows(const ConvGeometry& g, const int8_t* input, const int16_t* p
                     int8_t* output) {
   const PairColumns p(g);
   const int64_t channels = g.out_c;
-  const bool narrow = narrow_is_exact(int64_t(g.kernel) * g.kernel, channels, e);
-  std::vector<ChannelVectors> vectors;
-  for (int64_t channel = 0; channel < channels; channel += kBlock) vectors.emplace_back(e, channel, narrow);
+  const std::vector<ChannelVectors> vectors = channel_vectors(e, channels, int64_t(g.kernel) * g.kernel);
   std::vector<ZeroPoints> zero_points(static_cast<size_t>(p.blocks));
   for (ZeroPoints& block : zero_points) std::memset(block.bytes, g.input_zero_point, sizeof block.bytes);
   const std::vector<Pairs> zero_row(static_cast<size_t>(p.vectors()), Pairs{});
@@ -204,7 +202,7 @@ void depthwise_rows(const ConvGeometry& g, const int8_t* input, const int16_t* p
 // taps (kx = 2i, 2i + 1; the last one alone, beside a 0, where the kernel is
 // odd) and each block of 16 channels, each channel's two weights adjacent.
 std::vector<int16_t> paired_taps(const int32_t* taps, int kernel, int64_t channels) {
-  const int64_t padded = (channels + kEpilogueBlock - 1) / kEpilogueBlock * kEpilogueBlock;
+  const int64_t padded = padded_channels(channels);
   const int64_t blocks = (channels + kBlock - 1) / kBlock, pairs = (kernel + 1) / 2;
   std::vector<int16_t> w(static_cast<size_t>(kernel * pairs * blocks * 2 * kBlock), 0);
   for (int64_t ky = 0; ky < kernel; ++ky)

@@ -8,6 +8,7 @@
 #include <immintrin.h>
 
 #include <cstdint>
+#include <vector>
 
 #include "runtime/cpu/conv_epilogue.h"
 
@@ -53,7 +54,7 @@ struct ChannelVectors {
   __m512i left, right;                                                     // narrow: 32-bit lanes
   __m512i zero_point, skip_zero_point, low, high;                          // 32-bit lanes
 
-  ChannelVectors(const EpilogueTables& e, int64_t channel, bool narrow_exact = false) {
+  ChannelVectors(const EpilogueTables& e, int64_t channel, bool narrow_exact) {
     bias = _mm512_loadu_si512(e.bias + channel);
     if (!e.multiplier) return;  // int32 output: the bias alone
     narrow = narrow_exact;
@@ -83,6 +84,16 @@ struct ChannelVectors {
     right = _mm512_load_si512(rt);
   }
 };
+
+// The operands of `channels` channels, 16 at a time, for accumulators that
+// each sum `depth` products: narrow where narrow_is_exact says so (int32
+// outputs: the bias alone).
+inline std::vector<ChannelVectors> channel_vectors(const EpilogueTables& e, int64_t channels, int64_t depth) {
+  const bool narrow = e.multiplier && narrow_is_exact(depth, channels, e);
+  std::vector<ChannelVectors> vectors;
+  for (int64_t channel = 0; channel < channels; channel += 16) vectors.emplace_back(e, channel, narrow);
+  return vectors;
+}
 
 // The residual's 16 values of `mask`'s lanes as int32: int8, or int16 where
 // `wide` (EpilogueTables::skip_bits).

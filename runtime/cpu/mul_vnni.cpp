@@ -31,9 +31,7 @@ __m512i centered(const int8_t* p, __mmask16 mask, __m512i zero) {
 void mul(const int8_t* x, const int8_t* z, int64_t pixels, int64_t channels, int64_t pixels_per_sample,
          bool per_channel, int32_t x_zero, int32_t z_zero, const EpilogueTables& e, int8_t* y) {
   const __m512i xz = _mm512_set1_epi32(x_zero), zz = _mm512_set1_epi32(z_zero);
-  const bool narrow = narrow_is_exact(2, channels, e);  // a product is at most 255 * 255
-  std::vector<ChannelVectors> vectors;
-  for (int64_t channel = 0; channel < channels; channel += 16) vectors.emplace_back(e, channel, narrow);
+  const std::vector<ChannelVectors> vectors = channel_vectors(e, channels, 2);  // a product: at most 255 * 255
   const int64_t tasks = (pixels + kPixelsPerTask - 1) / kPixelsPerTask;
 #pragma omp parallel for schedule(static) if (pixels * channels >= kMinParallelValues)
   for (int64_t t = 0; t < tasks; ++t) {

@@ -87,7 +87,6 @@ struct DepthwiseTaps : KernelData {
   std::vector<int16_t> pairs;  // a SIMD kernel's (depthwise_simd.h)
 };
 
-int64_t padded_channels(int64_t channels) { return (channels + kEpilogueBlock - 1) / kEpilogueBlock * kEpilogueBlock; }
 
 std::string depthwise(const NodeView& v) {
   const Node& n = v.node();
