@@ -31,7 +31,9 @@ constexpr int kLanes = 8;  // int32 channels per vector
 //   and the clamp there. AVX2 has no 64-bit arithmetic shift: a negative x
 //   is shifted as ~(~x >>> shift).
 // Either way the skip is read less its zero point and the output's zero
-// point is added after the shift.
+// point is added after the shift; the narrow form clamps to [lo - zero
+// point, hi - zero point] before adding it, since a 32-bit q near 2^31 plus
+// the zero point would wrap (the wide form adds it in 64-bit lanes).
 struct ChannelVectors {
   bool narrow = true;
   __m256i bias;                                                      // 8 x int32
@@ -97,8 +99,9 @@ inline __m256i requantize_lanes(__m256i acc, const ChannelVectors& v, const __m2
   }
   if (v.narrow) {
     const __m256i q = _mm256_srav_epi32(_mm256_blend_epi32(_mm256_srli_epi64(x[0], 32), x[1], 0xAA), v.right);
-    return _mm256_min_epi32(_mm256_max_epi32(_mm256_add_epi32(q, v.zero_point), _mm256_set1_epi32(lo)),
-                            _mm256_set1_epi32(hi));
+    const __m256i low = _mm256_sub_epi32(_mm256_set1_epi32(lo), v.zero_point);
+    const __m256i high = _mm256_sub_epi32(_mm256_set1_epi32(hi), v.zero_point);
+    return _mm256_add_epi32(_mm256_min_epi32(_mm256_max_epi32(q, low), high), v.zero_point);
   }
   const __m256i zero = _mm256_setzero_si256(), lo64 = _mm256_set1_epi64x(lo), hi64 = _mm256_set1_epi64x(hi);
   for (int h = 0; h < 2; ++h) {
