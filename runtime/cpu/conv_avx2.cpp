@@ -34,6 +34,7 @@
 #include <cstring>
 
 #include "runtime/cpu/epilogue_avx2.h"
+#include "runtime/cpu/idle_threads.h"
 
 namespace octet::cpu::avx2 {
 
@@ -61,9 +62,11 @@ struct UnsignedQuads {
 };
 // Output pixels per unit of work shared among threads.
 constexpr int64_t kPixelsPerTask = 256;
-// Smaller convolutions (multiply-adds) run on the calling thread: waking the
-// other threads would cost more than they save.
-constexpr int64_t kMinParallelMacs = int64_t{1} << 22;
+// Smaller convolutions (multiply-adds) run on the calling thread: starting
+// the other threads would cost more than they save (idle_threads.h: far less
+// where idle threads spin).
+constexpr int64_t kMinParallelMacsSpinning = int64_t{1} << 20;
+constexpr int64_t kMinParallelMacsSleeping = int64_t{1} << 22;
 
 int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
@@ -306,7 +309,7 @@ void conv2d_with(const ConvGeometry& g, const In* input, const typename V::Weigh
                                    : (g.batch * g.out_h + l.lines_per_task - 1) / l.lines_per_task;
   const int64_t macs = g.rows() * g.out_c * g.depth();
   const bool narrow = output && narrow_is_exact(g.depth(), g.out_c, e);
-  const bool parallel = macs >= kMinParallelMacs;
+  const bool parallel = macs >= min_parallel_work(kMinParallelMacsSpinning, kMinParallelMacsSleeping);
   // Too few pixels for two tasks per thread (a small image at a small
   // batch): the output channels' pairs of blocks are shared out too, each
   // unit copying its task's rows.

@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "runtime/cpu/epilogue_avx512.h"
+#include "runtime/cpu/idle_threads.h"
 
 namespace octet::cpu::vnni {
 
@@ -45,13 +46,16 @@ constexpr uint8_t kFlip = 0x80;  // x ^ kFlip is int8 x + 128 as u8 (and fills w
 constexpr int64_t kMaxBlockPixels = 16;  // the largest MR below
 // Output pixels per unit of work shared among threads.
 constexpr int64_t kPixelsPerTask = 256;
-// Smaller convolutions (multiply-adds) run on the calling thread: waking the
-// other threads would cost more than they save (a sleeping thread takes tens
-// of microseconds to wake; ResNet-20 at batch 1 ran 12x slower on 2 threads
-// with 2^21 here). Each output's requantization counts as kEpilogueMacs of
+// Smaller convolutions (multiply-adds) run on the calling thread: starting
+// the other threads would cost more than they save. Where idle threads sleep
+// (idle_threads.h) that is tens of microseconds (ResNet-20 at batch 1 ran 12x
+// slower on 2 threads with 2^21 here); where they spin, about one, and
+// MobileNetV2's layers at batch 64, 1-16 M multiply-adds each, ran 1.2-1.6x
+// faster shared. Each output's requantization counts as kEpilogueMacs of
 // them, as for the depthwise kernels: a shallow conv (a 3-channel stem, a
 // 16-channel expansion) is mostly epilogue.
-constexpr int64_t kMinParallelMacs = int64_t{1} << 24;
+constexpr int64_t kMinParallelMacsSpinning = int64_t{1} << 20;
+constexpr int64_t kMinParallelMacsSleeping = int64_t{1} << 24;
 constexpr int64_t kEpilogueMacs = 16;
 
 int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -370,7 +374,7 @@ void conv2d_with(const ConvGeometry& g, const In* input, const int8_t* blocked, 
   const int64_t tasks = l.line_pixels >= kPixelsPerTask ? l.lines * chunks_per_line
                                                         : (l.lines + lines_per_task - 1) / lines_per_task;
   const int64_t macs = g.rows() * g.out_c * (g.depth() + kEpilogueMacs);
-  const bool parallel = macs >= kMinParallelMacs;
+  const bool parallel = macs >= min_parallel_work(kMinParallelMacsSpinning, kMinParallelMacsSleeping);
   // Too few pixels for two tasks per thread (a small image at a small batch:
   // ResNet-50's 14x14 and 7x7 layers at batch 1 were one task): the output
   // channels' groups of 64 are shared out too.

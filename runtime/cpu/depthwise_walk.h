@@ -7,21 +7,25 @@
 
 #include <cstdint>
 
+#include "runtime/cpu/idle_threads.h"
 #include "runtime/cpu/kernels.h"
 
 namespace octet::cpu {
 namespace {
 
-// Smaller layers run on the calling thread: waking the others would cost
-// more than they save. Their work counts each output's requantization as
-// kEpilogueMacs multiply-adds besides its taps': a 1x1 depthwise conv (a batch
-// norm on its own, as DenseNet's import) is nearly all epilogue, and counted
-// by its taps alone most of DenseNet-121's ran on one thread.
-constexpr int64_t kDepthwiseMinParallelWork = int64_t{1} << 22;
+// Smaller layers run on the calling thread: starting the others would cost
+// more than they save (idle_threads.h: far less where idle threads spin).
+// Their work counts each output's requantization as kEpilogueMacs
+// multiply-adds besides its taps': a 1x1 depthwise conv (a batch norm on its
+// own, as DenseNet's import) is nearly all epilogue, and counted by its taps
+// alone most of DenseNet-121's ran on one thread.
+constexpr int64_t kDepthwiseMinParallelSpinning = int64_t{1} << 18;
+constexpr int64_t kDepthwiseMinParallelSleeping = int64_t{1} << 22;
 constexpr int64_t kEpilogueMacs = 16;
 
 inline bool depthwise_in_parallel(const ConvGeometry& g) {
-  return g.rows() * g.out_c * (g.kernel * g.kernel + kEpilogueMacs) >= kDepthwiseMinParallelWork;
+  return g.rows() * g.out_c * (g.kernel * g.kernel + kEpilogueMacs) >=
+         min_parallel_work(kDepthwiseMinParallelSpinning, kDepthwiseMinParallelSleeping);
 }
 
 // Calls row(b, oy, state) for every output row oy of every image b, rows

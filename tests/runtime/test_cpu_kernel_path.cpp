@@ -11,6 +11,7 @@
 
 #include "common/error.h"
 #include "runtime/cpu/cpu_engine.h"
+#include "runtime/cpu/idle_threads.h"
 #include "runtime/cpu/kernel.h"
 #include "runtime/cpu/kernels.h"
 #include "tests/ops/op_cases.h"
@@ -181,6 +182,18 @@ TEST(KernelPath, Avx2UnsignedInputsNeverSaturate) {
       }
     }
   }
+}
+
+// Where idle threads sleep, the kernels share only large layers with them
+// (R20 at batch 1 ran 7x slower with the thresholds for spinning threads).
+TEST(IdleThreads, OnlyAPassiveWaitPolicyMakesThemSleep) {
+  for (const char* passive : {"passive", "PASSIVE", "Passive"}) EXPECT_FALSE(cpu::idle_threads_spin(passive)) << passive;
+  for (const char* spinning : {"active", "ACTIVE", ""}) EXPECT_TRUE(cpu::idle_threads_spin(spinning)) << spinning;
+  EXPECT_TRUE(cpu::idle_threads_spin(nullptr));
+  // This process's policy, which the kernels' thresholds follow.
+  const bool spin = cpu::idle_threads_spin(std::getenv("OMP_WAIT_POLICY"));
+  EXPECT_EQ(cpu::idle_threads_spin(), spin);
+  EXPECT_EQ(cpu::min_parallel_work(1, 2), spin ? 1 : 2);
 }
 
 }  // namespace
