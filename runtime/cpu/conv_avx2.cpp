@@ -319,7 +319,7 @@ void conv2d_with(const ConvGeometry& g, const In* input, const typename V::Weigh
 #pragma omp parallel if (parallel)
   {
     typename V::Act* buffer = reinterpret_cast<typename V::Act*>(workspace) + omp_get_thread_num() * l.task_values;
-#pragma omp for schedule(dynamic)
+#pragma omp for schedule(dynamic) nowait  // the region's end is the one barrier
     for (int64_t u = 0; u < tasks * splits; ++u) {
       const int64_t split = u % splits;
       const int64_t first_block = split * groups / splits * 2;

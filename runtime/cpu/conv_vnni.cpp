@@ -383,12 +383,16 @@ void conv2d_with(const ConvGeometry& g, const In* input, const int8_t* blocked, 
   const int64_t splits = !parallel || tasks >= 2 * threads ? 1 : min64(groups, (2 * threads + tasks - 1) / tasks);
   const std::vector<ChannelVectors> vectors = channel_vectors(e, g.out_c, g.depth());
   const Outputs out{e, vectors.data(), output, logits};
+  // Each worksharing loop but the padding's ends without a barrier (nowait):
+  // the region's end waits for all threads anyway.
 #pragma omp parallel if (parallel)
   {
+    if (!own_copies) {
 #pragma omp for schedule(dynamic, 32)
-    for (int64_t row = 0; row < padded_rows; ++row) pad_row(g, l, input, row / l.hp, row % l.hp, workspace);
+      for (int64_t row = 0; row < padded_rows; ++row) pad_row(g, l, input, row / l.hp, row % l.hp, workspace);
+    }
     uint8_t* own = own_copies ? workspace + omp_get_thread_num() * task_bytes(g, l) : nullptr;
-#pragma omp for schedule(dynamic)
+#pragma omp for schedule(dynamic) nowait
     for (int64_t u = 0; u < tasks * splits; ++u) {
       const int64_t t = u / splits, split = u % splits;
       const int64_t first_block = split * groups / splits * 4;

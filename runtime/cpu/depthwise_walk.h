@@ -37,7 +37,7 @@ inline void for_each_output_row(const ConvGeometry& g, MakeState make_state, Row
 #pragma omp parallel if (depthwise_in_parallel(g))
   {
     auto state = make_state();
-#pragma omp for schedule(static)
+#pragma omp for schedule(static) nowait  // the region's end is the one barrier
     for (int64_t r = 0; r < rows; ++r) row(r / g.out_h, r % g.out_h, state);
   }
 }
