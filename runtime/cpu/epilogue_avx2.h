@@ -32,8 +32,9 @@ constexpr int kLanes = 8;  // int32 channels per vector
 //   is shifted as ~(~x >>> shift).
 // Either way the skip is read less its zero point and the output's zero
 // point is added after the shift; the narrow form clamps to [lo - zero
-// point, hi - zero point] before adding it, since a 32-bit q near 2^31 plus
-// the zero point would wrap (the wide form adds it in 64-bit lanes).
+// point, hi - zero point] before adding it, as the AVX-512 one does (a
+// 32-bit q near 2^31 plus the zero point would wrap; narrow_is_exact's
+// bounds keep |q| below 2^31 - 2^23, so this is the safe order, not a fix).
 struct ChannelVectors {
   bool narrow = true;
   __m256i bias;                                                      // 8 x int32
