@@ -11,21 +11,11 @@
 #include <string>
 #include <vector>
 
+#include "bench/measurement.h"
 #include "graph/graph.h"
 #include "models/checkpoint.h"
 
 namespace octet {
-
-// One row of a benchmark table.
-struct Measurement {
-  int64_t batch;
-  // "cpu" (or "cpu/<kernel path>"), "cuda-imma", ..., "libtorch-cpu", "libtorch-cuda", "libtorch-cuda-graph",
-  // or without LibTorch "octet-float-cpu"
-  std::string name;
-  std::string precision;  // "int8", "float32", "float16"
-  double latency_ms;      // median per batch
-  double images_per_second() const { return 1000.0 * static_cast<double>(batch) / latency_ms; }
-};
 
 class FloatPeers {
  public:

@@ -17,10 +17,10 @@ namespace octet {
 
 namespace {
 #ifdef OCTET_TORCH_CUDA
-// Milliseconds per replay of `net`'s forward on `input` captured in a CUDA
-// graph on a side stream (warmed up there first, so cuDNN has picked its
-// algorithms before the capture).
-double cuda_graph_milliseconds(GraphNet& net, const torch::Tensor& input, int warmup, int iterations) {
+// Milliseconds of each timed replay of `net`'s forward on `input` captured
+// in a CUDA graph on a side stream (warmed up there first, so cuDNN has
+// picked its algorithms before the capture).
+std::vector<double> cuda_graph_milliseconds(GraphNet& net, const torch::Tensor& input, int warmup, int iterations) {
   c10::cuda::CUDAStream stream = c10::cuda::getStreamFromPool();
   const c10::cuda::CUDAStreamGuard guard(stream);
   for (int i = 0; i < 3; ++i) net->forward(input);
@@ -29,10 +29,10 @@ double cuda_graph_milliseconds(GraphNet& net, const torch::Tensor& input, int wa
   graph.capture_begin();
   const torch::Tensor output = net->forward(input);  // kept alive: the graph writes it
   graph.capture_end();
-  return median(time_calls(warmup, iterations, [&] {
+  return time_calls(warmup, iterations, [&] {
     graph.replay();
     stream.synchronize();
-  }));
+  });
 }
 #endif
 }  // namespace
@@ -59,8 +59,8 @@ void FloatPeers::measure(const float* images, const ActShape& shape, int64_t bat
                          int iterations, std::vector<Measurement>& rows) {
   const torch::Tensor x = torch::from_blob(const_cast<float*>(images), {batch, shape.c, shape.h, shape.w});
   if (cpu_requested)
-    rows.push_back({batch, "libtorch-cpu", "float32",
-                    median(time_calls(warmup, iterations, [&] { impl_->cpu_net->forward(x); }))});
+    rows.push_back(timed_row(batch, "libtorch-cpu", "float32",
+                             time_calls(warmup, iterations, [&] { impl_->cpu_net->forward(x); })));
   if (!impl_->torch_cuda) return;
   torch::globalContext().setBenchmarkCuDNN(true);
   const torch::Tensor on_gpu = x.to(torch::kCUDA).contiguous(torch::MemoryFormat::ChannelsLast);
@@ -73,14 +73,14 @@ void FloatPeers::measure(const float* images, const ActShape& shape, int64_t bat
     for (const auto& [name, tensor] : net->named_state())
       if (tensor.dim() == 4) tensor.set_data(tensor.contiguous(torch::MemoryFormat::ChannelsLast));
     const torch::Tensor input = on_gpu.to(dtype);
-    rows.push_back({batch, "libtorch-cuda", precision, median(time_calls(warmup, iterations, [&] {
-                      net->forward(input);
-                      torch::cuda::synchronize();
-                    }))});
+    rows.push_back(timed_row(batch, "libtorch-cuda", precision, time_calls(warmup, iterations, [&] {
+                               net->forward(input);
+                               torch::cuda::synchronize();
+                             })));
 #ifdef OCTET_TORCH_CUDA
     if (dtype == torch::kFloat16)
       rows.push_back(
-          {batch, "libtorch-cuda-graph", precision, cuda_graph_milliseconds(net, input, warmup, iterations)});
+          timed_row(batch, "libtorch-cuda-graph", precision, cuda_graph_milliseconds(net, input, warmup, iterations)));
 #endif
   }
 #ifndef OCTET_TORCH_CUDA

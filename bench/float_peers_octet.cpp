@@ -20,8 +20,8 @@ FloatPeers::FloatPeers(const Checkpoint& checkpoint, int, bool)
 
 void FloatPeers::measure(const float* images, const ActShape&, int64_t batch, bool, int warmup, int iterations,
                          std::vector<Measurement>& rows) {
-  rows.push_back({batch, "octet-float-cpu", "float32",
-                  median(time_calls(warmup, iterations, [&] { impl_->executor.run(images, batch); }))});
+  rows.push_back(timed_row(batch, "octet-float-cpu", "float32",
+                           time_calls(warmup, iterations, [&] { impl_->executor.run(images, batch); })));
 }
 
 FloatPeers::~FloatPeers() = default;

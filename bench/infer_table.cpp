@@ -23,13 +23,13 @@ nlohmann::json print_batch_table(std::FILE* out, int64_t batch, const std::vecto
   for (const Measurement& m : rows)
     if (m.name == "libtorch-cuda-graph" || (!peer && is_cpu_float(m))) peer = &m;
   const std::string peer_name = peer ? peer->name + " " + peer->precision : "";
-  std::fprintf(out, "batch %lld\n  %-27s %-9s %12s %14s  %s\n", static_cast<long long>(batch), "backend",
-               "precision", "ms/batch", "images/s", peer ? ("x " + peer_name).c_str() : "");
+  std::fprintf(out, "batch %lld\n  %-27s %-9s %12s %10s %14s  %s\n", static_cast<long long>(batch), "backend",
+               "precision", "ms/batch", "fastest", "images/s", peer ? ("x " + peer_name).c_str() : "");
   const Measurement *best_int8 = nullptr, *best_float = nullptr, *cpu_int8 = nullptr, *cpu_float = nullptr;
   for (const Measurement& m : rows) {
     const std::string ratio = peer ? std::to_string(peer->latency_ms / m.latency_ms).substr(0, 5) + "x" : "";
-    std::fprintf(out, "  %-27s %-9s %12.4f %14.0f  %s\n", m.name.c_str(), m.precision.c_str(), m.latency_ms,
-                 m.images_per_second(), ratio.c_str());
+    std::fprintf(out, "  %-27s %-9s %12.4f %10.4f %14.0f  %s\n", m.name.c_str(), m.precision.c_str(), m.latency_ms,
+                 m.fastest_ms, m.images_per_second(), ratio.c_str());
     const bool int8 = m.precision == "int8";
     const Measurement*& best = int8 ? best_int8 : best_float;
     if (!best || m.latency_ms < best->latency_ms) best = &m;

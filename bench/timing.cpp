@@ -35,6 +35,8 @@ double median(std::vector<double> values) {
   return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
+double fastest(const std::vector<double>& values) { return *std::min_element(values.begin(), values.end()); }
+
 std::vector<int64_t> parse_positive_list(const std::string& text, const std::string& option, bool allow_zero) {
   std::vector<int64_t> values;
   std::stringstream in(text);

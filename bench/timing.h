@@ -23,6 +23,7 @@ double load_average();
 std::string cpu_description();
 
 double median(std::vector<double> values);
+double fastest(const std::vector<double>& values);  // the smallest; values not empty
 
 // "1,32,256" -> {1, 32, 256}; fails naming `option` on anything else.
 std::vector<int64_t> parse_positive_list(const std::string& text, const std::string& option, bool allow_zero);

@@ -154,7 +154,7 @@ void measure_backend(std::FILE* out, const InferCommand& c, Engine& engine, cons
   for (const cpu::KernelPath path : cpu ? cpu_paths : std::vector<cpu::KernelPath>{default_path}) {
     cpu::set_kernel_path(path);
     const std::string name = cpu && cpu_paths.size() > 1 ? backend + "/" + cpu::kernel_path_name(path) : backend;
-    rows.push_back({batch, name, "int8", median(engine.time_runs(images.data(), batch, c.warmup, c.iterations))});
+    rows.push_back(timed_row(batch, name, "int8", engine.time_runs(images.data(), batch, c.warmup, c.iterations)));
     // Per node: on the CPU only when asked (it runs the network again); on a
     // GPU always, for the largest convolutions' TOPS.
     if (cpu && !c.layers) continue;
@@ -244,6 +244,7 @@ void run_infer(const InferCommand& c) {
                             {"backend", m.name},
                             {"precision", m.precision},
                             {"latency_ms", m.latency_ms},
+                            {"fastest_ms", m.fastest_ms},
                             {"images_per_second", m.images_per_second()}});
   write_text_output(c.json, nlohmann::json({{"checkpoint", c.checkpoint},
                                             {"quantized", c.quantized},
@@ -286,7 +287,8 @@ void add_bench_command(CLI::App& app) {
                         backend_names::kCpu)
       ->capture_default_str();
   infer->add_option("--batch", i->batches, "Batch sizes, comma-separated")->capture_default_str();
-  infer->add_option("--iterations", i->iterations, "Timed runs per measurement (the median is reported)")
+  infer->add_option("--iterations", i->iterations,
+                    "Timed runs per measurement (the median is reported, and the fastest beside it)")
       ->capture_default_str();
   infer->add_option("--warmup", i->warmup, "Untimed runs before each measurement")->capture_default_str();
   infer->add_option("--threads", i->threads, "CPU threads for octet and LibTorch (0: all cores)")
