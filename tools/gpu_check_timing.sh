@@ -36,7 +36,7 @@ for path in sys.argv[1:]:
     print(f"{b['model']} measured on GPU {b['gpu']}; CPU {b['cpu']}")
     for r in b["results"]:
         print(f"{b['model']} batch {r['batch']}: {r['backend']} {r['precision']} {r['latency_ms']:.4f} ms "
-              f"{r['images_per_second']:.0f} images/s")
+              f"(fastest {r['fastest_ms']:.4f}) {r['images_per_second']:.0f} images/s")
     for s in b["speedups"]:
         print(f"{b['model']} batch {s['batch']}: over {s.get('peer')}: {s.get('over_peer')}")
     largest = {}  # the convs with the most MACs (several tie in CIFAR ResNets), per batch and backend
@@ -91,7 +91,7 @@ import json, sys
 b = json.load(open(sys.argv[1]))
 for r in b["results"]:
     print(f"{sys.argv[2]} batch {r['batch']}: {r['backend']} {r['precision']} {r['latency_ms']:.4f} ms "
-          f"{r['images_per_second']:.0f} images/s")
+          f"(fastest {r['fastest_ms']:.4f}) {r['images_per_second']:.0f} images/s")
 for s in b["speedups"]:
     print(f"{sys.argv[2]} batch {s['batch']}: over {s.get('peer')}: {s.get('over_peer')}")
 EOF2
