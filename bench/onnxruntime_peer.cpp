@@ -106,7 +106,8 @@ void OnnxRuntimePeer::measure(const float* images, const ActShape& shape, int64_
     }
     const std::string row = std::string(kOnnxRuntimeRow) + (model.variant.empty() ? "" : "/" + model.variant);
     const nlohmann::json& timing = result["timing"];
-    rows.push_back({batch, row, model.precision, timing["median_ms"].get<double>(), timing["fastest_ms"].get<double>()});
+    rows.push_back(
+        {batch, row, model.precision, timing["median_ms"].get<double>(), timing["fastest_ms"].get<double>()});
     if (version_.empty() && result["onnxruntime"].is_string()) version_ = result["onnxruntime"].get<std::string>();
   }
   if (!unavailable_.empty() && !unavailable_noted_) {

@@ -187,7 +187,8 @@ TEST(KernelPath, Avx2UnsignedInputsNeverSaturate) {
 // Where idle threads sleep, the kernels share only large layers with them
 // (R20 at batch 1 ran 7x slower with the thresholds for spinning threads).
 TEST(IdleThreads, OnlyAPassiveWaitPolicyMakesThemSleep) {
-  for (const char* passive : {"passive", "PASSIVE", "Passive"}) EXPECT_FALSE(cpu::idle_threads_spin(passive)) << passive;
+  for (const char* passive : {"passive", "PASSIVE", "Passive"})
+    EXPECT_FALSE(cpu::idle_threads_spin(passive)) << passive;
   for (const char* spinning : {"active", "ACTIVE", ""}) EXPECT_TRUE(cpu::idle_threads_spin(spinning)) << spinning;
   EXPECT_TRUE(cpu::idle_threads_spin(nullptr));
   // This process's policy, which the kernels' thresholds follow.
