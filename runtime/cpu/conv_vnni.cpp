@@ -46,6 +46,7 @@ constexpr uint8_t kFlip = 0x80;  // x ^ kFlip is int8 x + 128 as u8 (and fills w
 constexpr int64_t kMaxBlockPixels = 16;  // the largest MR below
 // Output pixels per unit of work shared among threads.
 constexpr int64_t kPixelsPerTask = 256;
+constexpr int64_t kMinPixelsPerTask = 16;  // the fewest where a pointwise conv's pixels are shared out instead
 // Smaller convolutions (multiply-adds) run on the calling thread: starting
 // the other threads would cost more than they save. Where idle threads sleep
 // (idle_threads.h) that is tens of microseconds (ResNet-20 at batch 1 ran 12x
@@ -367,19 +368,27 @@ void conv2d_with(const ConvGeometry& g, const In* input, const int8_t* blocked, 
   const bool own_copies = g.pointwise();  // tasks copy their pixels (task_bytes)
   if (!own_copies) std::memset(workspace + l.image_bytes, kFlip, static_cast<size_t>(slack_bytes(g, l)));
   const int64_t padded_rows = own_copies ? 0 : g.batch * l.hp;
-  // Work units: whole lines when lines are short, chunks of one long line otherwise.
-  const int64_t lines_per_task = l.line_pixels >= kPixelsPerTask ? 1 : kPixelsPerTask / l.line_pixels;
-  const int64_t chunks_per_line = (l.line_pixels + kPixelsPerTask - 1) / kPixelsPerTask;
-  const int64_t chunk = l.line_pixels >= kPixelsPerTask ? kPixelsPerTask : l.line_pixels;
-  const int64_t tasks = l.line_pixels >= kPixelsPerTask ? l.lines * chunks_per_line
-                                                        : (l.lines + lines_per_task - 1) / lines_per_task;
   const int64_t macs = g.rows() * g.out_c * (g.depth() + kEpilogueMacs);
   const bool parallel = macs >= min_parallel_work(kMinParallelMacsSpinning, kMinParallelMacsSleeping);
-  // Too few pixels for two tasks per thread (a small image at a small batch:
-  // ResNet-50's 14x14 and 7x7 layers at batch 1 were one task): the output
-  // channels' groups of 64 are shared out too.
   const int64_t blocks = (g.out_c + kBlock - 1) / kBlock, groups = (blocks + 3) / 4;
   const int64_t threads = omp_get_max_threads();
+  // Pixels per task: kPixelsPerTask, or for a pointwise conv with too few of
+  // those for two per thread and too few groups of 64 output channels to share
+  // evenly instead, an equal share, down to kMinPixelsPerTask (CIFAR
+  // MobileNetV2's 2x2 projections at batch 64: 256 pixels, 80 channels in
+  // groups of 64 + 16, so one thread did 80%).
+  int64_t task_pixels = kPixelsPerTask;
+  if (parallel && own_copies && groups < 2 * threads && l.line_pixels >= 2 * threads * kMinPixelsPerTask)
+    task_pixels = min64(kPixelsPerTask, (l.line_pixels + 2 * threads - 1) / (2 * threads));
+  // Work units: whole lines when lines are short, chunks of one long line otherwise.
+  const bool chunks = l.line_pixels >= task_pixels;
+  const int64_t lines_per_task = chunks ? 1 : task_pixels / l.line_pixels;
+  const int64_t chunks_per_line = (l.line_pixels + task_pixels - 1) / task_pixels;
+  const int64_t chunk = chunks ? task_pixels : l.line_pixels;
+  const int64_t tasks = chunks ? l.lines * chunks_per_line : (l.lines + lines_per_task - 1) / lines_per_task;
+  // Still too few tasks for two per thread (a small image at a small batch:
+  // ResNet-50's 14x14 and 7x7 layers at batch 1 were one task): the output
+  // channels' groups of 64 are shared out too.
   const int64_t splits = !parallel || tasks >= 2 * threads ? 1 : min64(groups, (2 * threads + tasks - 1) / tasks);
   const std::vector<ChannelVectors> vectors = channel_vectors(e, g.out_c, g.depth());
   const Outputs out{e, vectors.data(), output, logits};
@@ -397,9 +406,9 @@ void conv2d_with(const ConvGeometry& g, const In* input, const int8_t* blocked, 
       const int64_t t = u / splits, split = u % splits;
       const int64_t first_block = split * groups / splits * 4;
       const int64_t end_block = min64(blocks, (split + 1) * groups / splits * 4);
-      const int64_t line = l.line_pixels >= kPixelsPerTask ? t / chunks_per_line : t * lines_per_task;
-      const int64_t end_line = l.line_pixels >= kPixelsPerTask ? line + 1 : min64(l.lines, line + lines_per_task);
-      const int64_t first = l.line_pixels >= kPixelsPerTask ? (t % chunks_per_line) * chunk : 0;
+      const int64_t line = chunks ? t / chunks_per_line : t * lines_per_task;
+      const int64_t end_line = chunks ? line + 1 : min64(l.lines, line + lines_per_task);
+      const int64_t first = chunks ? (t % chunks_per_line) * chunk : 0;
       const int64_t count = min64(chunk, l.line_pixels - first);
       Source in{workspace, 0};
       if (own_copies) {  // one line
