@@ -367,7 +367,6 @@ void conv2d_with(const ConvGeometry& g, const In* input, const int8_t* blocked, 
   const Layout l = layout(g);
   const bool own_copies = g.pointwise();  // tasks copy their pixels (task_bytes)
   if (!own_copies) std::memset(workspace + l.image_bytes, kFlip, static_cast<size_t>(slack_bytes(g, l)));
-  const int64_t padded_rows = own_copies ? 0 : g.batch * l.hp;
   const int64_t macs = g.rows() * g.out_c * (g.depth() + kEpilogueMacs);
   const bool parallel = macs >= min_parallel_work(kMinParallelMacsSpinning, kMinParallelMacsSleeping);
   const int64_t blocks = (g.out_c + kBlock - 1) / kBlock, groups = (blocks + 3) / 4;
@@ -398,7 +397,7 @@ void conv2d_with(const ConvGeometry& g, const In* input, const int8_t* blocked, 
   {
     if (!own_copies) {
 #pragma omp for schedule(dynamic, 32)
-      for (int64_t row = 0; row < padded_rows; ++row) pad_row(g, l, input, row / l.hp, row % l.hp, workspace);
+      for (int64_t row = 0; row < g.batch * l.hp; ++row) pad_row(g, l, input, row / l.hp, row % l.hp, workspace);
     }
     uint8_t* own = own_copies ? workspace + omp_get_thread_num() * task_bytes(g, l) : nullptr;
 #pragma omp for schedule(dynamic) nowait
