@@ -3,6 +3,7 @@
 // kernels.
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -150,7 +151,8 @@ bool narrow_is_exact(int64_t depth, int64_t channels, const EpilogueTables& e) {
 
 PaddedEpilogue::PaddedEpilogue(int channels, const int32_t* bias_in, const RequantEpilogue* e,
                                int32_t input_zero_point, int32_t input_bits, uint32_t offset,
-                               const int32_t* row_sums) {
+                               const int32_t* row_sums)
+    : channels_(channels) {
   const auto padded = static_cast<size_t>(padded_channels(channels));
   bias.assign(padded, 0);
   for (int o = 0; o < channels; ++o)
@@ -175,7 +177,7 @@ PaddedEpilogue::PaddedEpilogue(int channels, const int32_t* bias_in, const Requa
   tables.bits = e->bits;
   tables.skip_bits = e->skip_bits;
   tables.zero_point = e->zero_point;
-  if (e->skip) {
+  if (e->skip_multiplier) {
     tables.skip_zero_point = e->skip_zero_point;
     skip_multiplier.assign(padded, 0);
     std::copy(e->skip_multiplier, e->skip_multiplier + channels, skip_multiplier.begin());
@@ -184,42 +186,58 @@ PaddedEpilogue::PaddedEpilogue(int channels, const int32_t* bias_in, const Requa
   }
 }
 
-void conv2d(const ConvGeometry& g, const int8_t* input, const PackedWeights& w, const RequantEpilogue& e, int8_t* output,
-            KernelPath path) {
+void PaddedEpilogue::add_vnni_vectors(int64_t depth) {
+#if defined(OCTET_CPU_VNNI)
+  const int64_t bytes = vnni::channel_vectors_bytes(channels_);
+  vectors.resize(static_cast<size_t>(bytes / int64_t{sizeof(VectorLine)}));
+  vnni::write_channel_vectors(tables, channels_, depth, vectors.data());
+  tables.vectors = vectors.data();
+#else
+  (void)depth;
+  fail("cpu runtime: this build has no AVX-512 VNNI kernels");
+#endif
+}
+
+std::unique_ptr<PaddedEpilogue> conv_epilogue(const ConvGeometry& g, const PackedWeights& w, const RequantEpilogue* e,
+                                              const int32_t* bias, KernelPath path) {
 #if defined(OCTET_CPU_VNNI)
   if (path == KernelPath::Avx512Vnni) {
-    const PaddedEpilogue epilogue(w.out_c(), e.bias, &e, g.input_zero_point, g.input_bits,
-                                  vnni::activation_offset(g), w.row_sums.data());
-    return vnni_conv2d(g, input, w, epilogue.tables, output, nullptr);
+    auto epilogue = std::make_unique<PaddedEpilogue>(w.out_c(), bias, e, g.input_zero_point, g.input_bits,
+                                                     vnni::activation_offset(g), w.row_sums.data());
+    epilogue->add_vnni_vectors(g.depth());
+    return epilogue;
   }
+#endif
+  check(path == KernelPath::Avx2, std::string("cpu conv2d: no SIMD epilogue for the ") + kernel_path_name(path) +
+                                      " path");
+  return std::make_unique<PaddedEpilogue>(w.out_c(), bias, e, g.input_zero_point, g.input_bits);
+}
+
+void conv2d_simd(const ConvGeometry& g, const int8_t* input, const PackedWeights& w, const EpilogueTables& e,
+                 int8_t* output, int32_t* logits, KernelPath path) {
+#if defined(OCTET_CPU_VNNI)
+  if (path == KernelPath::Avx512Vnni) return vnni_conv2d(g, input, w, e, output, logits);
 #endif
 #if defined(OCTET_CPU_AVX2)
-  if (path == KernelPath::Avx2) {
-    const PaddedEpilogue epilogue(w.out_c(), e.bias, &e, g.input_zero_point, g.input_bits);
-    return avx2::conv2d(g, input, w.blocked_pairs.data(), w.blocked_quads.data(), epilogue.tables,
-                        workspace(g, w, avx2::workspace_bytes(g)), output, nullptr);
-  }
+  if (path == KernelPath::Avx2)
+    return avx2::conv2d(g, input, w.blocked_pairs.data(), w.blocked_quads.data(), e,
+                        workspace(g, w, avx2::workspace_bytes(g)), output, logits);
 #endif
+  fail(std::string("cpu conv2d: this build has no ") + kernel_path_name(path) + " kernels");
+}
+
+void conv2d(const ConvGeometry& g, const int8_t* input, const PackedWeights& w, const RequantEpilogue& e, int8_t* output,
+            KernelPath path) {
+  if (path != KernelPath::Reference)
+    return conv2d_simd(g, input, w, conv_epilogue(g, w, &e, e.bias, path)->tables, output, nullptr, path);
   if (g.input_bits > 8) return reference_conv2d(g, reinterpret_cast<const int16_t*>(input), w, e, output);
   reference_conv2d(g, input, w, e, output);
 }
 
 void conv2d_int32(const ConvGeometry& g, const int8_t* input, const PackedWeights& w, const int32_t* bias,
                   int32_t* output, KernelPath path) {
-#if defined(OCTET_CPU_VNNI)
-  if (path == KernelPath::Avx512Vnni) {
-    const PaddedEpilogue epilogue(w.out_c(), bias, nullptr, g.input_zero_point, g.input_bits,
-                                  vnni::activation_offset(g), w.row_sums.data());
-    return vnni_conv2d(g, input, w, epilogue.tables, nullptr, output);
-  }
-#endif
-#if defined(OCTET_CPU_AVX2)
-  if (path == KernelPath::Avx2) {
-    const PaddedEpilogue epilogue(w.out_c(), bias, nullptr, g.input_zero_point, g.input_bits);
-    return avx2::conv2d(g, input, w.blocked_pairs.data(), w.blocked_quads.data(), epilogue.tables,
-                        workspace(g, w, avx2::workspace_bytes(g)), nullptr, output);
-  }
-#endif
+  if (path != KernelPath::Reference)
+    return conv2d_simd(g, input, w, conv_epilogue(g, w, nullptr, bias, path)->tables, nullptr, output, path);
   reference_conv2d_int32(g, input, w, bias, output);
 }
 

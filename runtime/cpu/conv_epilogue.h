@@ -2,7 +2,8 @@
 // (conv_vnni.cpp, conv_avx2.cpp, depthwise_*.cpp): octet::requantize's
 // operands widened to 64-bit lanes, padded to whole blocks of kEpilogueBlock
 // channels so a kernel loads whole vectors (padding lanes compute harmless
-// values that are never stored). PaddedEpilogue makes them per call.
+// values that are never stored). PaddedEpilogue makes them once per engine
+// (a kernel's bind, kernel.h) or per call.
 #pragma once
 
 #include <cstdint>
@@ -40,7 +41,19 @@ struct EpilogueTables {
   // Above 8: int16 outputs, or skip values (NodeQuant::bits; the AVX2 kernels
   // and the reference path read and make them).
   int32_t bits = 8, skip_bits = 8;
+  // The AVX-512 kernels' operands of each block of 16 channels (epilogue_avx512.h
+  // ChannelVectors), made by PaddedEpilogue::add_vnni_vectors; null elsewhere.
+  const void* vectors = nullptr;
 };
+
+namespace vnni {
+// Bytes of the ChannelVectors of `channels` channels, and those of `e`'s
+// channels for accumulators of `depth` products written at `dst` (64-byte
+// aligned). Defined in epilogue_vnni.cpp, compiled with AVX-512 flags: call
+// only where the CPU has AVX-512 VNNI.
+int64_t channel_vectors_bytes(int64_t channels);
+void write_channel_vectors(const EpilogueTables& e, int64_t channels, int64_t depth, void* dst);
+}  // namespace vnni
 
 // Whether the narrow (32-bit) form of the SIMD epilogues (epilogue_avx2.h,
 // epilogue_avx512.h) computes requantize's value for every one of `channels`
@@ -57,14 +70,29 @@ bool narrow_is_exact(int64_t depth, int64_t channels, const EpilogueTables& e);
 // plus `offset` (VNNI: 128) add offset * row_sums[o] (the sum of channel o's
 // weights) to each accumulator; the bias takes it back. Without `e`, the bias
 // alone (the network's int32 output). `input_zero_point` and `input_bits`
-// bound the accumulators (EpilogueTables::activation_bound).
+// bound the accumulators (EpilogueTables::activation_bound). `e`'s residual
+// operands are taken where it has skip_multiplier; its `skip` values too, where
+// given (else the run sets tables.skip). The tables point into the object:
+// it is neither copied nor moved.
 struct PaddedEpilogue {
   std::vector<int32_t> bias;
   std::vector<int64_t> multiplier, rounding, shift, skip_multiplier;
+  struct alignas(64) VectorLine {
+    unsigned char bytes[64];
+  };
+  std::vector<VectorLine> vectors;  // add_vnni_vectors'
   EpilogueTables tables;
 
   PaddedEpilogue(int channels, const int32_t* bias_in, const RequantEpilogue* e, int32_t input_zero_point,
                  int32_t input_bits, uint32_t offset = 0, const int32_t* row_sums = nullptr);
+  PaddedEpilogue(const PaddedEpilogue&) = delete;
+  PaddedEpilogue& operator=(const PaddedEpilogue&) = delete;
+  // Makes tables.vectors, for accumulators of `depth` products (after every
+  // change to the tables): only where the CPU has AVX-512 VNNI.
+  void add_vnni_vectors(int64_t depth);
+
+ private:
+  int channels_;
 };
 
 }  // namespace octet::cpu

@@ -33,7 +33,6 @@
 #include <omp.h>
 
 #include <cstring>
-#include <vector>
 
 #include "runtime/cpu/epilogue_avx512.h"
 #include "runtime/cpu/idle_threads.h"
@@ -176,7 +175,7 @@ __attribute__((always_inline)) inline __m512i dot(__m512i acc, __m512i x, __m512
 // (requantized) and `logits` (int32 accumulators + bias) is non-null.
 struct Outputs {
   const EpilogueTables& e;
-  const ChannelVectors* vectors;  // one per block of 16 output channels, made once per call
+  const ChannelVectors* vectors;  // one per block of 16 output channels (EpilogueTables::vectors)
   int8_t* output;
   int32_t* logits;
 };
@@ -389,8 +388,7 @@ void conv2d_with(const ConvGeometry& g, const In* input, const int8_t* blocked, 
   // ResNet-50's 14x14 and 7x7 layers at batch 1 were one task): the output
   // channels' groups of 64 are shared out too.
   const int64_t splits = !parallel || tasks >= 2 * threads ? 1 : min64(groups, (2 * threads + tasks - 1) / tasks);
-  const std::vector<ChannelVectors> vectors = channel_vectors(e, g.out_c, g.depth());
-  const Outputs out{e, vectors.data(), output, logits};
+  const Outputs out{e, channel_vectors(e), output, logits};
   // Each worksharing loop but the padding's ends without a barrier (nowait):
   // the region's end waits for all threads anyway.
 #pragma omp parallel if (parallel)
@@ -412,7 +410,9 @@ void conv2d_with(const ConvGeometry& g, const In* input, const int8_t* blocked, 
       Source in{workspace, 0};
       if (own_copies) {  // one line
         copy_pixels(g, l, input + first * g.in_c, count, own);
-        std::memset(own + count * l.cp, kFlip, static_cast<size_t>(task_bytes(g, l) - count * l.cp));
+        // What the last register block reads past them (not the whole rest of
+        // the copy: at batch 1 a 2x2 image's task set 80 KB for 4 pixels).
+        std::memset(own + count * l.cp, kFlip, static_cast<size_t>(slack_bytes(g, l)));
         in = Source{own, first};
       }
       lines_columns<Wide>(in, l, line, end_line, first, count, blocked, first_block, end_block, g, out);

@@ -29,7 +29,8 @@ inline uint32_t activation_offset(const ConvGeometry& g) {
 // Bytes of the scratch buffer conv2d needs for `g` (the padded input image).
 int64_t workspace_bytes(const ConvGeometry& g);
 
-// `blocked` is PackedWeights::blocked; `e`'s bias is bias - activation_offset(g) * row_sum;
+// `blocked` is PackedWeights::blocked; `e`'s bias is bias - activation_offset(g) * row_sum,
+// and it has its vectors (PaddedEpilogue::add_vnni_vectors, depth g.depth());
 // `workspace` holds workspace_bytes(g) bytes. Exactly one of `output` (int8,
 // requantized; int16 where e.bits > 8) and `logits` (int32 accumulators +
 // bias) is non-null.

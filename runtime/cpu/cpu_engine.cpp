@@ -36,6 +36,7 @@ CpuEngine::CpuEngine(const QuantizedModel& model) : model_(model), shapes_(model
   model_.validate();
   plan_buffers();
   plan_kernels();
+  bind_kernels();
 }
 
 namespace {
@@ -100,6 +101,18 @@ void CpuEngine::plan_kernels() {
   kernels_ = std::move(kernels);
 }
 
+// Every candidate's, not only the picked one's: the kernel path can change
+// between runs (set_kernel_path).
+void CpuEngine::bind_kernels() {
+  bound_.assign(model_.graph.nodes.size(), {});
+  for (int i = 0; i < static_cast<int>(bound_.size()); ++i) {
+    const cpu::NodeView view{model_, shapes_, i};
+    const NodeKernels& node = (*kernels_)[i];
+    for (size_t k = 0; k < node.kernels.size(); ++k)
+      bound_[i].push_back(node.kernels[k]->bind ? node.kernels[k]->bind(view, node.data[k].get()) : nullptr);
+  }
+}
+
 // The path's own kernel, else, on the AVX-512 VNNI path, an AVX2 one (a
 // dilated or wide conv, which no VNNI kernel runs: every AVX-512 CPU has
 // AVX2), else the portable one.
@@ -130,6 +143,7 @@ CpuEngine::CpuEngine(const QuantizedModel& model, const CpuEngine& packed)
           "cpu runtime: the weights of '" + g.nodes[i].name + "' differ from the packed model's");
   }
   plan_buffers();
+  bind_kernels();
 }
 
 // Buffer plan: inputs are freed once their last reader has been placed.
@@ -196,7 +210,7 @@ Int32Tensor CpuEngine::run_nodes(const float* input, int64_t batch, int first, i
     const Node& n = g.nodes[i];
     const cpu::NodeView view{model_, shapes_, i};
     const size_t k = pick(i);
-    cpu::KernelArgs args{view, batch, {}, input, nullptr, nullptr, (*kernels_)[i].data[k].get()};
+    cpu::KernelArgs args{view, batch, {}, input, nullptr, nullptr, (*kernels_)[i].data[k].get(), bound_[i][k].get()};
     for (int in : n.inputs) args.inputs.push_back(value(in));
     if (i == output) {
       args.logits = logits.ptr();

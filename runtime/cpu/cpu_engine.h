@@ -65,12 +65,15 @@ class CpuEngine : public Engine {
   };
   void plan_kernels();
   void plan_buffers();
+  void bind_kernels();
   // The kernel that runs `node` on the kernel path in use, and its data.
   size_t pick(int node) const;
 
   QuantizedModel model_;
   std::vector<ActShape> shapes_;
   std::shared_ptr<const std::vector<NodeKernels>> kernels_;
+  // Per node, what each of its kernels' bind made for this engine's scales.
+  std::vector<std::vector<std::shared_ptr<const cpu::KernelData>>> bound_;
   std::vector<int> last_use_;                // last node reading each value
   std::vector<bool> float_outputs_;          // QuantizedModel::float_outputs: values held as float
   std::vector<int> resume_points_;           // resume_point of each node

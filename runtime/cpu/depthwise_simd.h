@@ -15,8 +15,9 @@ namespace octet::cpu {
 // Each kernel's weights are made once per model by its paired_taps from
 // `taps`, [kernel * kernel][channels rounded up to kEpilogueBlock], int32,
 // zero in the padding lanes: two taps at a time for each block of channels.
-// `e` has the layer's own bias (the activations are read as they are);
-// g.in_c == g.out_c.
+// `e` has the layer's own bias (the activations are read as they are) and,
+// for vnni::depthwise_conv2d, its vectors (PaddedEpilogue::add_vnni_vectors,
+// depth kernel * kernel); g.in_c == g.out_c.
 namespace vnni {
 // Pairs of a kernel row's taps; blocks of 16 channels, the last one padded with zeros.
 std::vector<int16_t> paired_taps(const int32_t* taps, int kernel, int64_t channels);

@@ -177,7 +177,7 @@ void depthwise_rows(const ConvGeometry& g, const int8_t* input, const int16_t* p
                     int8_t* output) {
   const PairColumns p(g);
   const int64_t channels = g.out_c;
-  const std::vector<ChannelVectors> vectors = channel_vectors(e, channels, int64_t(g.kernel) * g.kernel);
+  const ChannelVectors* vectors = channel_vectors(e);
   std::vector<ZeroPoints> zero_points(static_cast<size_t>(p.blocks));
   for (ZeroPoints& block : zero_points) std::memset(block.bytes, g.input_zero_point, sizeof block.bytes);
   const std::vector<Pairs> zero_row(static_cast<size_t>(p.vectors()), Pairs{});

@@ -8,7 +8,6 @@
 #include <immintrin.h>
 
 #include <cstdint>
-#include <vector>
 
 #include "runtime/cpu/conv_epilogue.h"
 
@@ -33,7 +32,7 @@ inline void store_bytes(__mmask16 mask, int8_t* p, __m128i v) {
     _mm_mask_storeu_epi8(p, mask, v);
 }
 
-// The epilogue operands of 16 channels, made once per call; a kernel copies
+// The epilogue operands of 16 channels, made once (epilogue_vnni.cpp); a kernel copies
 // them into locals before storing (int8 stores may alias anything, so the
 // compiler would reload them from memory after every row). requantize is
 // computed in one of two ways
@@ -70,7 +69,7 @@ struct ChannelVectors {
       m[lane] = e.multiplier[c];
       r[lane] = int64_t{1} << (s - 1 + pre);
       sh[lane] = s;
-      if (e.skip) sm[lane] = e.skip_multiplier[c];
+      if (e.skip_multiplier) sm[lane] = e.skip_multiplier[c];
       l[k] = static_cast<int32_t>(pre);
       rt[k] = static_cast<int32_t>(s + pre - 32);
     }
@@ -85,14 +84,9 @@ struct ChannelVectors {
   }
 };
 
-// The operands of `channels` channels, 16 at a time, for accumulators that
-// each sum `depth` products: narrow where narrow_is_exact says so (int32
-// outputs: the bias alone).
-inline std::vector<ChannelVectors> channel_vectors(const EpilogueTables& e, int64_t channels, int64_t depth) {
-  const bool narrow = e.multiplier && narrow_is_exact(depth, channels, e);
-  std::vector<ChannelVectors> vectors;
-  for (int64_t channel = 0; channel < channels; channel += 16) vectors.emplace_back(e, channel, narrow);
-  return vectors;
+// EpilogueTables::vectors as the kernels read them.
+inline const ChannelVectors* channel_vectors(const EpilogueTables& e) {
+  return static_cast<const ChannelVectors*>(e.vectors);
 }
 
 // The residual's 16 values of `mask`'s lanes as int32: int8, or int16 where

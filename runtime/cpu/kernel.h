@@ -1,7 +1,8 @@
 // The CPU runtime's kernels as one table (kernel_table.cpp), in the manner
 // of CUTLASS's can_implement: each entry runs one operator (graph/op.h), says
-// why it cannot run a node, prepares what it needs once (packed weights) and
-// runs a batch. Each operator's kernels are one file of runtime/cpu/ops/.
+// why it cannot run a node, prepares what it needs once (packed weights),
+// binds what it needs from the node's scales once per engine (its epilogue's
+// operands) and runs a batch. Each operator's kernels are one file of runtime/cpu/ops/.
 //
 // The engine (engine.h) keeps, per node, the kernels that can run it, in
 // table order, and at each run takes the first that belongs to the kernel
@@ -13,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "qmodel/quantized_model.h"
@@ -49,6 +51,7 @@ struct KernelArgs {
   int8_t* y;                          // NHWC int8 output (null for the output node)
   int32_t* logits;                    // the output node: [batch][classes]
   const KernelData* data;             // what the kernel's prepare made (null without one)
+  const KernelData* bound;            // what its bind made (null without one)
 };
 
 struct Kernel {
@@ -63,6 +66,11 @@ struct Kernel {
   // tests/runtime/test_engine_partial.cpp checks that on every kind of conv.
   std::unique_ptr<KernelData> (*prepare)(const NodeView& node);
   void (*run)(const KernelArgs& args);
+  // Null: nothing to bind. What a run needs from the node's scales and zero
+  // points (its epilogue's padded tables and vectors), made once per engine
+  // from `prepared` (prepare's, or null), so that no run makes them: unlike
+  // prepare's, never shared with an engine at other scales.
+  std::unique_ptr<KernelData> (*bind)(const NodeView& node, const KernelData* prepared) = nullptr;
 };
 
 // A conv or linear node's geometry for a batch (a linear layer: a 1x1
@@ -90,24 +98,40 @@ inline ConvGeometry conv_geometry(const NodeView& v, int64_t batch) {
 inline bool is_depthwise(const NodeView& v) { return octet::is_depthwise(v.node(), v.input().c); }
 
 // A weighted node's requantizing epilogue: its parameters, its fused
-// residual (the second input) and its ReLU.
-inline RequantEpilogue requant_epilogue(const KernelArgs& a) {
-  const NodeQuant& q = a.node.quant();
+// residual's (the second input; its values: those of a run) and its ReLU.
+inline RequantEpilogue requant_epilogue(const NodeView& v) {
+  const NodeQuant& q = v.quant();
   RequantEpilogue e;
   e.bias = q.bias.ptr();
   e.multiplier = q.multiplier.ptr();
   e.shift = q.shift.ptr();
-  e.relu = a.node.node().relu;
+  e.relu = v.node().relu;
   e.zero_point = q.zero_point;
   e.bits = q.bits;
-  if (a.inputs.size() == 2) {
-    e.skip = a.inputs[1];
+  if (v.node().inputs.size() == 2) {
     e.skip_multiplier = q.skip_multiplier.ptr();
-    e.skip_zero_point = a.node.input_zero_point(1);
-    e.skip_bits = a.node.model.quant[a.node.node().inputs[1]].bits;
+    e.skip_zero_point = v.input_zero_point(1);
+    e.skip_bits = v.model.quant[v.node().inputs[1]].bits;
   }
   return e;
 }
+inline RequantEpilogue requant_epilogue(const KernelArgs& a) {
+  RequantEpilogue e = requant_epilogue(a.node);
+  if (a.inputs.size() == 2) e.skip = a.inputs[1];
+  return e;
+}
+
+// A kernel's bound epilogue (Kernel::bind): its tables; the run's residual
+// values go into a copy (EpilogueTables::skip).
+struct BoundEpilogue : KernelData {
+  explicit BoundEpilogue(std::unique_ptr<const PaddedEpilogue> made) : epilogue(std::move(made)) {}
+  std::unique_ptr<const PaddedEpilogue> epilogue;
+  EpilogueTables tables(const KernelArgs& a) const {
+    EpilogueTables t = epilogue->tables;
+    t.skip = a.inputs.size() == 2 ? a.inputs[1] : nullptr;
+    return t;
+  }
+};
 
 // can_implement of a kernel that runs every node of its operator: anywhere,
 // where the CPU has the AVX2 or AVX-512 VNNI path's instructions, or AVX-512

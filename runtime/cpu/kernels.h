@@ -5,9 +5,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "runtime/cpu/conv_epilogue.h"
 #include "runtime/requant_epilogue.h"
 
 namespace octet::cpu {
@@ -102,5 +104,15 @@ void conv2d(const ConvGeometry& g, const int8_t* input, const PackedWeights& w, 
 // The network's last layer: int32 accumulators plus bias, no requantization.
 void conv2d_int32(const ConvGeometry& g, const int8_t* input, const PackedWeights& w, const int32_t* bias,
                   int32_t* output, KernelPath path = kernel_path());
+
+// The epilogue operands `path`'s SIMD kernel (Avx2, Avx512Vnni) reads for
+// `w`: `e` null for the network's int32 output (`bias` alone). conv2d makes
+// them per call; a kernel's bind once per engine (kernel.h).
+std::unique_ptr<PaddedEpilogue> conv_epilogue(const ConvGeometry& g, const PackedWeights& w, const RequantEpilogue* e,
+                                              const int32_t* bias, KernelPath path);
+// conv2d or conv2d_int32 on `path`'s SIMD kernel with those operands
+// (`e.skip`: the run's residual): exactly one of `output` and `logits` is non-null.
+void conv2d_simd(const ConvGeometry& g, const int8_t* input, const PackedWeights& w, const EpilogueTables& e,
+                 int8_t* output, int32_t* logits, KernelPath path);
 
 }  // namespace octet::cpu

@@ -1,7 +1,7 @@
 // AVX-512 Mul (mul_simd.h): 16 channels of a pixel at a time, their int8
 // inputs and gates widened to int32 less their zero points, multiplied and
 // requantized in registers by the conv kernels' epilogue (epilogue_avx512.h),
-// whose operands are made once per call.
+// whose operands (EpilogueTables::vectors) the caller makes.
 //
 // This file is compiled with AVX-512 flags; everything in it has internal
 // linkage or is called only after the run-time CPU check.
@@ -11,8 +11,6 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // GCC bug 105593, as in conv_vnni.cpp
 #endif
 #include <immintrin.h>
-
-#include <vector>
 
 #include "runtime/cpu/epilogue_avx512.h"
 
@@ -31,7 +29,7 @@ __m512i centered(const int8_t* p, __mmask16 mask, __m512i zero) {
 void mul(const int8_t* x, const int8_t* z, int64_t pixels, int64_t channels, int64_t pixels_per_sample,
          bool per_channel, int32_t x_zero, int32_t z_zero, const EpilogueTables& e, int8_t* y) {
   const __m512i xz = _mm512_set1_epi32(x_zero), zz = _mm512_set1_epi32(z_zero);
-  const std::vector<ChannelVectors> vectors = channel_vectors(e, channels, 2);  // a product: at most 255 * 255
+  const ChannelVectors* vectors = channel_vectors(e);
   const int64_t tasks = (pixels + kPixelsPerTask - 1) / kPixelsPerTask;
 #pragma omp parallel for schedule(static) if (pixels * channels >= kMinParallelValues)
   for (int64_t t = 0; t < tasks; ++t) {

@@ -165,18 +165,27 @@ std::string depthwise_on(const NodeView& v, KernelPath path) {
 std::string depthwise_on_vnni(const NodeView& v) { return depthwise_on(v, KernelPath::Avx512Vnni); }
 std::string depthwise_on_avx2(const NodeView& v) { return depthwise_on(v, KernelPath::Avx2); }
 
+// The SIMD kernels' epilogue operands (the layer's own bias: the activations
+// are read as they are), once per engine (Kernel::bind).
+template <KernelPath Path>
+std::unique_ptr<KernelData> bind_depthwise(const NodeView& v, const KernelData*) {
+  const ConvGeometry g = conv_geometry(v, 1);
+  const RequantEpilogue requant = requant_epilogue(v);
+  auto e = std::make_unique<PaddedEpilogue>(g.out_c, requant.bias, &requant, g.input_zero_point, g.input_bits);
+  if (Path == KernelPath::Avx512Vnni) e->add_vnni_vectors(int64_t(g.kernel) * g.kernel);
+  return std::make_unique<BoundEpilogue>(std::move(e));
+}
+
 void run_depthwise_simd(const KernelArgs& a, KernelPath path) {
   const ConvGeometry g = conv_geometry(a.node, a.batch);
-  const RequantEpilogue requant = requant_epilogue(a);
-  const PaddedEpilogue e(g.out_c, requant.bias, &requant, g.input_zero_point, g.input_bits);
+  const EpilogueTables e = static_cast<const BoundEpilogue*>(a.bound)->tables(a);
   const auto* packed = static_cast<const DepthwiseTaps*>(a.data);
 #if defined(OCTET_CPU_VNNI)
-  if (path == KernelPath::Avx512Vnni)
-    return vnni::depthwise_conv2d(g, a.inputs[0], packed->pairs.data(), e.tables, a.y);
+  if (path == KernelPath::Avx512Vnni) return vnni::depthwise_conv2d(g, a.inputs[0], packed->pairs.data(), e, a.y);
 #endif
 #if defined(OCTET_CPU_AVX2)
   if (path == KernelPath::Avx2)
-    return avx2::depthwise_conv2d(g, a.inputs[0], packed->taps.data(), packed->pairs.data(), e.tables, a.y);
+    return avx2::depthwise_conv2d(g, a.inputs[0], packed->taps.data(), packed->pairs.data(), e, a.y);
 #endif
   fail(std::string("conv2d-depthwise: this build has no ") + kernel_path_name(path) + " kernels");
 }
@@ -184,10 +193,20 @@ void run_depthwise_vnni(const KernelArgs& a) { run_depthwise_simd(a, KernelPath:
 void run_depthwise_avx2(const KernelArgs& a) { run_depthwise_simd(a, KernelPath::Avx2); }
 }  // namespace
 
-extern const Kernel conv2d_depthwise_vnni = {Op::Conv2d,        "conv2d-depthwise-avx512-vnni", KernelPath::Avx512Vnni,
-                                             depthwise_on_vnni, pack_taps_and_vnni_pairs,       run_depthwise_vnni};
-extern const Kernel conv2d_depthwise_avx2 = {Op::Conv2d,        "conv2d-depthwise-avx2", KernelPath::Avx2,
-                                             depthwise_on_avx2, pack_taps_and_avx2_pairs,  run_depthwise_avx2};
+extern const Kernel conv2d_depthwise_vnni = {Op::Conv2d,
+                                             "conv2d-depthwise-avx512-vnni",
+                                             KernelPath::Avx512Vnni,
+                                             depthwise_on_vnni,
+                                             pack_taps_and_vnni_pairs,
+                                             run_depthwise_vnni,
+                                             bind_depthwise<KernelPath::Avx512Vnni>};
+extern const Kernel conv2d_depthwise_avx2 = {Op::Conv2d,
+                                             "conv2d-depthwise-avx2",
+                                             KernelPath::Avx2,
+                                             depthwise_on_avx2,
+                                             pack_taps_and_avx2_pairs,
+                                             run_depthwise_avx2,
+                                             bind_depthwise<KernelPath::Avx2>};
 extern const Kernel conv2d_depthwise = {Op::Conv2d, "conv2d-depthwise", KernelPath::Reference, depthwise, pack_taps,
                                         run_depthwise};
 extern const Kernel conv2d_grouped = {Op::Conv2d, "conv2d-grouped", KernelPath::Reference, grouped, pack_rows,

@@ -21,12 +21,23 @@ std::unique_ptr<KernelData> pack(const NodeView& v) {
   return packed;
 }
 
+// The SIMD kernels' epilogue operands, once per engine (Kernel::bind).
+template <KernelPath Path>
+std::unique_ptr<KernelData> bind_epilogue(const NodeView& v, const KernelData* prepared) {
+  const PackedWeights& w = static_cast<const Packed*>(prepared)->weights;
+  const RequantEpilogue e = requant_epilogue(v);
+  return std::make_unique<BoundEpilogue>(
+      conv_epilogue(conv_geometry(v, 1), w, v.is_output() ? nullptr : &e, v.quant().bias.ptr(), Path));
+}
+
 void run(const KernelArgs& a, KernelPath path) {
   const NodeView& v = a.node;
-  const NodeQuant& q = v.quant();
   const PackedWeights& w = static_cast<const Packed*>(a.data)->weights;
   const ConvGeometry g = conv_geometry(v, a.batch);
-  if (v.is_output()) return conv2d_int32(g, a.inputs[0], w, q.bias.ptr(), a.logits, path);
+  if (path != KernelPath::Reference)
+    return conv2d_simd(g, a.inputs[0], w, static_cast<const BoundEpilogue*>(a.bound)->tables(a), a.y, a.logits,
+                       path);
+  if (v.is_output()) return conv2d_int32(g, a.inputs[0], w, v.quant().bias.ptr(), a.logits, path);
   conv2d(g, a.inputs[0], w, requant_epilogue(a), a.y, path);
 }
 
@@ -55,13 +66,15 @@ void run_reference(const KernelArgs& a) { run(a, KernelPath::Reference); }
 }  // namespace
 
 extern const Kernel conv2d_vnni = {Op::Conv2d, "conv2d-avx512-vnni", KernelPath::Avx512Vnni, dense_on_vnni, pack,
-                                   run_vnni};
-extern const Kernel conv2d_avx2 = {Op::Conv2d, "conv2d-avx2", KernelPath::Avx2, dense_on_avx2, pack, run_avx2};
+                                   run_vnni, bind_epilogue<KernelPath::Avx512Vnni>};
+extern const Kernel conv2d_avx2 = {Op::Conv2d, "conv2d-avx2", KernelPath::Avx2, dense_on_avx2, pack, run_avx2,
+                                   bind_epilogue<KernelPath::Avx2>};
 extern const Kernel conv2d_reference = {Op::Conv2d, "conv2d-reference", KernelPath::Reference, dense, pack,
                                         run_reference};
 extern const Kernel linear_vnni = {Op::Linear, "linear-avx512-vnni", KernelPath::Avx512Vnni, dense_on_vnni, pack,
-                                   run_vnni};
-extern const Kernel linear_avx2 = {Op::Linear, "linear-avx2", KernelPath::Avx2, dense_on_avx2, pack, run_avx2};
+                                   run_vnni, bind_epilogue<KernelPath::Avx512Vnni>};
+extern const Kernel linear_avx2 = {Op::Linear, "linear-avx2", KernelPath::Avx2, dense_on_avx2, pack, run_avx2,
+                                   bind_epilogue<KernelPath::Avx2>};
 extern const Kernel linear_reference = {Op::Linear, "linear-reference", KernelPath::Reference, dense, pack,
                                         run_reference};
 

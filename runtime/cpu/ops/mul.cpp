@@ -40,7 +40,7 @@ void run(const KernelArgs& a) {
 }
 
 template <typename Simd>
-void run_simd(const KernelArgs& a, Simd mul) {
+void run_simd(const KernelArgs& a, Simd mul, KernelPath path) {
   const MulShape s = mul_shape(a);
   const NodeQuant& q = a.node.quant();
   // The epilogue's per-channel operands all alike (one requantization), no bias.
@@ -51,19 +51,20 @@ void run_simd(const KernelArgs& a, Simd mul) {
   requant.zero_point = q.zero_point;
   PaddedEpilogue e(static_cast<int>(s.channels), bias.data(), &requant, 0, 8);
   e.tables.activation_bound = 255;  // mul_simd.h
+  if (path == KernelPath::Avx512Vnni) e.add_vnni_vectors(2);  // a product: at most 255 * 255
   mul(a.inputs[0], a.inputs[1], s.pixels, s.channels, s.pixels_per_sample, s.per_channel, a.node.input_zero_point(0),
       a.node.input_zero_point(1), e.tables, a.y);
 }
 void run_vnni(const KernelArgs& a) {
 #if defined(OCTET_CPU_VNNI)
-  run_simd(a, vnni::mul);
+  run_simd(a, vnni::mul, KernelPath::Avx512Vnni);
 #else
   fail("mul-avx512: this build has no AVX-512 kernels");
 #endif
 }
 void run_avx2(const KernelArgs& a) {
 #if defined(OCTET_CPU_AVX2)
-  run_simd(a, avx2::mul);
+  run_simd(a, avx2::mul, KernelPath::Avx2);
 #else
   fail("mul-avx2: this build has no AVX2 kernels");
 #endif
