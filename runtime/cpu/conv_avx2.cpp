@@ -316,16 +316,22 @@ void conv2d_with(const ConvGeometry& g, const In* input, const typename V::Weigh
   const int64_t blocks = (g.out_c + kBlock - 1) / kBlock, groups = (blocks + 1) / 2;
   const int64_t threads = omp_get_max_threads();
   const int64_t splits = !parallel || tasks >= 2 * threads ? 1 : min64(groups, (2 * threads + tasks - 1) / tasks);
-#pragma omp parallel if (parallel)
+  const auto task = [&](int64_t u, typename V::Act* buffer) {
+    const int64_t split = u % splits;
+    const int64_t first_block = split * groups / splits * 2;
+    const int64_t end_block = min64(blocks, (split + 1) * groups / splits * 2);
+    run_task<V, In>(g, l, input, u / splits, blocked, first_block, end_block, e, narrow, buffer, output, logits);
+  };
+  auto* buffers = reinterpret_cast<typename V::Act*>(workspace);
+  if (!parallel) {  // no region for one thread (idle_threads.h)
+    for (int64_t u = 0; u < tasks * splits; ++u) task(u, buffers);
+    return;
+  }
+#pragma omp parallel
   {
-    typename V::Act* buffer = reinterpret_cast<typename V::Act*>(workspace) + omp_get_thread_num() * l.task_values;
+    typename V::Act* buffer = buffers + omp_get_thread_num() * l.task_values;
 #pragma omp for schedule(dynamic) nowait  // the region's end is the one barrier
-    for (int64_t u = 0; u < tasks * splits; ++u) {
-      const int64_t split = u % splits;
-      const int64_t first_block = split * groups / splits * 2;
-      const int64_t end_block = min64(blocks, (split + 1) * groups / splits * 2);
-      run_task<V, In>(g, l, input, u / splits, blocked, first_block, end_block, e, narrow, buffer, output, logits);
-    }
+    for (int64_t u = 0; u < tasks * splits; ++u) task(u, buffer);
   }
 }
 

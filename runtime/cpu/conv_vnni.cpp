@@ -389,34 +389,43 @@ void conv2d_with(const ConvGeometry& g, const In* input, const int8_t* blocked, 
   // channels' groups of 64 are shared out too.
   const int64_t splits = !parallel || tasks >= 2 * threads ? 1 : min64(groups, (2 * threads + tasks - 1) / tasks);
   const Outputs out{e, channel_vectors(e), output, logits};
-  // Each worksharing loop but the padding's ends without a barrier (nowait):
-  // the region's end waits for all threads anyway.
-#pragma omp parallel if (parallel)
+  const int64_t pad_rows = own_copies ? 0 : g.batch * l.hp;
+  const auto pad = [&](int64_t row) { pad_row(g, l, input, row / l.hp, row % l.hp, workspace); };
+  // Task u, with `own` the thread's part of the workspace (own_copies).
+  const auto task = [&](int64_t u, uint8_t* own) {
+    const int64_t t = u / splits, split = u % splits;
+    const int64_t first_block = split * groups / splits * 4;
+    const int64_t end_block = min64(blocks, (split + 1) * groups / splits * 4);
+    const int64_t line = chunks ? t / chunks_per_line : t * lines_per_task;
+    const int64_t end_line = chunks ? line + 1 : min64(l.lines, line + lines_per_task);
+    const int64_t first = chunks ? (t % chunks_per_line) * chunk : 0;
+    const int64_t count = min64(chunk, l.line_pixels - first);
+    Source in{workspace, 0};
+    if (own_copies) {  // one line
+      copy_pixels(g, l, input + first * g.in_c, count, own);
+      // What the last register block reads past them (not the whole rest of
+      // the copy: at batch 1 a 2x2 image's task set 80 KB for 4 pixels).
+      std::memset(own + count * l.cp, kFlip, static_cast<size_t>(slack_bytes(g, l)));
+      in = Source{own, first};
+    }
+    lines_columns<Wide>(in, l, line, end_line, first, count, blocked, first_block, end_block, g, out);
+  };
+  if (!parallel) {  // no region for one thread (idle_threads.h)
+    for (int64_t row = 0; row < pad_rows; ++row) pad(row);
+    for (int64_t u = 0; u < tasks * splits; ++u) task(u, workspace);
+    return;
+  }
+  // The tasks' loop ends without a barrier (nowait): the region's end waits
+  // for all threads anyway.
+#pragma omp parallel
   {
-    if (!own_copies) {
+    if (pad_rows > 0) {
 #pragma omp for schedule(dynamic, 32)
-      for (int64_t row = 0; row < g.batch * l.hp; ++row) pad_row(g, l, input, row / l.hp, row % l.hp, workspace);
+      for (int64_t row = 0; row < pad_rows; ++row) pad(row);
     }
-    uint8_t* own = own_copies ? workspace + omp_get_thread_num() * task_bytes(g, l) : nullptr;
+    uint8_t* own = workspace + (own_copies ? omp_get_thread_num() * task_bytes(g, l) : 0);
 #pragma omp for schedule(dynamic) nowait
-    for (int64_t u = 0; u < tasks * splits; ++u) {
-      const int64_t t = u / splits, split = u % splits;
-      const int64_t first_block = split * groups / splits * 4;
-      const int64_t end_block = min64(blocks, (split + 1) * groups / splits * 4);
-      const int64_t line = chunks ? t / chunks_per_line : t * lines_per_task;
-      const int64_t end_line = chunks ? line + 1 : min64(l.lines, line + lines_per_task);
-      const int64_t first = chunks ? (t % chunks_per_line) * chunk : 0;
-      const int64_t count = min64(chunk, l.line_pixels - first);
-      Source in{workspace, 0};
-      if (own_copies) {  // one line
-        copy_pixels(g, l, input + first * g.in_c, count, own);
-        // What the last register block reads past them (not the whole rest of
-        // the copy: at batch 1 a 2x2 image's task set 80 KB for 4 pixels).
-        std::memset(own + count * l.cp, kFlip, static_cast<size_t>(slack_bytes(g, l)));
-        in = Source{own, first};
-      }
-      lines_columns<Wide>(in, l, line, end_line, first, count, blocked, first_block, end_block, g, out);
-    }
+    for (int64_t u = 0; u < tasks * splits; ++u) task(u, own);
   }
 }
 

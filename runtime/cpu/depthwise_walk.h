@@ -34,7 +34,12 @@ inline bool depthwise_in_parallel(const ConvGeometry& g) {
 template <typename MakeState, typename Row>
 inline void for_each_output_row(const ConvGeometry& g, MakeState make_state, Row row) {
   const int64_t rows = g.batch * g.out_h;
-#pragma omp parallel if (depthwise_in_parallel(g))
+  if (!depthwise_in_parallel(g)) {  // no region for one thread (idle_threads.h)
+    auto state = make_state();
+    for (int64_t r = 0; r < rows; ++r) row(r / g.out_h, r % g.out_h, state);
+    return;
+  }
+#pragma omp parallel
   {
     auto state = make_state();
 #pragma omp for schedule(static) nowait  // the region's end is the one barrier

@@ -12,6 +12,7 @@
 
 #include "runtime/cpu/epilogue_avx2.h"
 #include "runtime/cpu/mul_simd.h"
+#include "runtime/cpu/parallel_for.h"
 
 namespace octet::cpu::avx2 {
 
@@ -37,8 +38,7 @@ void mul(const int8_t* x, const int8_t* z, int64_t pixels, int64_t channels, int
   for (int64_t channel = 0; channel < channels; channel += kLanes) blocks.emplace_back(e, channel, narrow);
   const __m256i xz = _mm256_set1_epi32(x_zero), zz = _mm256_set1_epi32(z_zero);
   const int64_t tasks = (pixels + kPixelsPerTask - 1) / kPixelsPerTask;
-#pragma omp parallel for schedule(static) if (pixels * channels >= kMinParallelValues)
-  for (int64_t t = 0; t < tasks; ++t) {
+  parallel_for(tasks, pixels * channels >= kMinParallelValues, [&](int64_t t) {
     const int64_t first = t * kPixelsPerTask, end = pixels < first + kPixelsPerTask ? pixels : first + kPixelsPerTask;
     for (int64_t p = first; p < end; ++p) {
       const int8_t* gate = z + (per_channel ? p / pixels_per_sample * channels : p * channels);
@@ -48,7 +48,7 @@ void mul(const int8_t* x, const int8_t* z, int64_t pixels, int64_t channels, int
         store_int8(product, blocks[channel / kLanes], nullptr, e.lo, lanes, y + at);
       }
     }
-  }
+  });
 }
 
 }  // namespace octet::cpu::avx2

@@ -13,6 +13,7 @@
 #include <immintrin.h>
 
 #include "runtime/cpu/epilogue_avx512.h"
+#include "runtime/cpu/parallel_for.h"
 
 namespace octet::cpu::vnni {
 
@@ -31,8 +32,7 @@ void mul(const int8_t* x, const int8_t* z, int64_t pixels, int64_t channels, int
   const __m512i xz = _mm512_set1_epi32(x_zero), zz = _mm512_set1_epi32(z_zero);
   const ChannelVectors* vectors = channel_vectors(e);
   const int64_t tasks = (pixels + kPixelsPerTask - 1) / kPixelsPerTask;
-#pragma omp parallel for schedule(static) if (pixels * channels >= kMinParallelValues)
-  for (int64_t t = 0; t < tasks; ++t) {
+  parallel_for(tasks, pixels * channels >= kMinParallelValues, [&](int64_t t) {
     const int64_t first = t * kPixelsPerTask, end = pixels < first + kPixelsPerTask ? pixels : first + kPixelsPerTask;
     for (int64_t channel = 0; channel < channels; channel += 16) {
       const __mmask16 mask = lane_mask(channels - channel);
@@ -43,7 +43,7 @@ void mul(const int8_t* x, const int8_t* z, int64_t pixels, int64_t channels, int
         store_int8(_mm512_mullo_epi32(centered(x + at, mask, xz), centered(gate, mask, zz)), v, nullptr, mask, y + at);
       }
     }
-  }
+  });
 }
 
 }  // namespace octet::cpu::vnni

@@ -9,6 +9,7 @@
 #include "common/error.h"
 #include "graph/ops/activation.h"
 #include "runtime/cpu/kernel.h"
+#include "runtime/cpu/parallel_for.h"
 #include "runtime/cpu/lookup_vbmi.h"
 
 namespace octet::cpu {
@@ -29,19 +30,18 @@ void run(const KernelArgs& a) {
   const std::array<int8_t, 256> levels = table(a.node);
   const int8_t* x = a.inputs[0];
   const int64_t count = a.batch * a.node.output().numel();
-#pragma omp parallel for if (count >= kMinParallelWork)
-  for (int64_t i = 0; i < count; ++i) a.y[i] = levels[static_cast<size_t>(x[i] + 128)];
+  parallel_for(count, count >= kMinParallelWork,
+               [&](int64_t i) { a.y[i] = levels[static_cast<size_t>(x[i] + 128)]; });
 }
 
 void run_vbmi(const KernelArgs& a) {
 #if defined(OCTET_CPU_VNNI)
   const std::array<int8_t, 256> levels = table(a.node);
   const int64_t count = a.batch * a.node.output().numel(), tasks = (count + kValuesPerTask - 1) / kValuesPerTask;
-#pragma omp parallel for if (count >= kMinParallelLookups)
-  for (int64_t t = 0; t < tasks; ++t) {
+  parallel_for(tasks, count >= kMinParallelLookups, [&](int64_t t) {
     const int64_t first = t * kValuesPerTask, n = count - first < kValuesPerTask ? count - first : kValuesPerTask;
     vbmi::lookup_rows(a.inputs[0] + first, 1, n, levels.data(), a.y + first, n);
-  }
+  });
 #else
   fail("activation-avx512-vbmi: this build has no AVX-512 kernels");
 #endif

@@ -2,6 +2,7 @@
 // requantize (one multiplier each, one shift), with a fused ReLU.
 #include "common/requantize.h"
 #include "runtime/cpu/kernel.h"
+#include "runtime/cpu/parallel_for.h"
 
 namespace octet::cpu {
 
@@ -13,10 +14,10 @@ void run(const KernelArgs& a) {
   const int32_t x_zero = a.node.input_zero_point(0), z_zero = a.node.input_zero_point(1);
   const int8_t *x = a.inputs[0], *z = a.inputs[1];
   const int64_t count = a.batch * a.node.output().numel();
-#pragma omp parallel for if (count >= kMinParallelWork)
-  for (int64_t i = 0; i < count; ++i)
+  parallel_for(count, count >= kMinParallelWork, [&](int64_t i) {
     a.y[i] = static_cast<int8_t>(
         requantize(x[i] - x_zero, multiplier_a, z[i] - z_zero, multiplier_b, shift, lo, q.zero_point));
+  });
 }
 }  // namespace
 

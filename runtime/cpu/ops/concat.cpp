@@ -11,6 +11,7 @@
 #include "common/error.h"
 #include "common/requantize.h"
 #include "runtime/cpu/kernel.h"
+#include "runtime/cpu/parallel_for.h"
 #include "runtime/cpu/lookup_vbmi.h"
 
 namespace octet::cpu {
@@ -50,11 +51,10 @@ void run_with(const KernelArgs& a, LookupRows lookup, int64_t min_parallel) {
     }
     const LookupRows rows = identity ? copy_rows : lookup;
     const int64_t tasks = (pixels + kPixelsPerTask - 1) / kPixelsPerTask;
-#pragma omp parallel for if (pixels * channels >= min_parallel)
-    for (int64_t t = 0; t < tasks; ++t) {
+    parallel_for(tasks, pixels * channels >= min_parallel, [&](int64_t t) {
       const int64_t p = t * kPixelsPerTask, count = pixels - p < kPixelsPerTask ? pixels - p : kPixelsPerTask;
       rows(a.inputs[i] + p * channels, count, channels, table.data(), a.y + p * out.c + first, out.c);
-    }
+    });
     first += channels;
   }
 }

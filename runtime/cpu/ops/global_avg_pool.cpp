@@ -3,6 +3,7 @@
 
 #include "common/requantize.h"
 #include "runtime/cpu/kernel.h"
+#include "runtime/cpu/parallel_for.h"
 
 namespace octet::cpu {
 
@@ -14,15 +15,14 @@ void run(const KernelArgs& a) {
   const int32_t multiplier = a.node.quant().multiplier.data[0], shift = a.node.quant().shift.data[0];
   const int32_t zero_in = a.node.input_zero_point(), zero_out = a.node.quant().zero_point;
   const int8_t* x = a.inputs[0];
-#pragma omp parallel for if (a.batch * plane * c >= kMinParallelWork)
-  for (int64_t b = 0; b < a.batch; ++b) {
+  parallel_for(a.batch, a.batch * plane * c >= kMinParallelWork, [&](int64_t b) {
     std::vector<int32_t> sum(static_cast<size_t>(c), 0);
     for (int64_t p = 0; p < plane; ++p)
       for (int ch = 0; ch < c; ++ch) sum[ch] += x[(b * plane + p) * c + ch];
     for (int ch = 0; ch < c; ++ch)
       a.y[b * c + ch] = static_cast<int8_t>(
           requantize(static_cast<int32_t>(sum[ch] - zero_in * plane), multiplier, 0, 0, shift, -128, zero_out));
-  }
+  });
 }
 }  // namespace
 

@@ -24,18 +24,25 @@ void run_with(const KernelArgs& a, QuantizeRun quantize) {
   const ActShape s = a.node.output();
   const float scale = a.node.quant().scale;
   const int64_t rows = a.batch * s.h;
-#pragma omp parallel if (rows * s.w * s.c >= kMinParallelWork)
+  // Row r, rounded through `rounded` (the thread's).
+  const auto row = [&](int64_t r, std::vector<int8_t>& rounded) {
+    const int64_t n = r / s.h, y = r % s.h;
+    int8_t* dst = a.y + r * s.w * s.c;
+    for (int ch = 0; ch < s.c; ++ch) {
+      quantize(a.image + ((n * s.c + ch) * s.h + y) * s.w, s.w, scale, rounded.data());
+      for (int64_t x = 0; x < s.w; ++x) dst[x * s.c + ch] = rounded[x];
+    }
+  };
+  if (rows * s.w * s.c < kMinParallelWork) {  // no region for one thread (idle_threads.h)
+    std::vector<int8_t> rounded(static_cast<size_t>(s.w));
+    for (int64_t r = 0; r < rows; ++r) row(r, rounded);
+    return;
+  }
+#pragma omp parallel
   {
     std::vector<int8_t> rounded(static_cast<size_t>(s.w));
 #pragma omp for schedule(static)
-    for (int64_t r = 0; r < rows; ++r) {
-      const int64_t n = r / s.h, y = r % s.h;
-      int8_t* dst = a.y + r * s.w * s.c;
-      for (int ch = 0; ch < s.c; ++ch) {
-        quantize(a.image + ((n * s.c + ch) * s.h + y) * s.w, s.w, scale, rounded.data());
-        for (int64_t x = 0; x < s.w; ++x) dst[x * s.c + ch] = rounded[x];
-      }
-    }
+    for (int64_t r = 0; r < rows; ++r) row(r, rounded);
   }
 }
 

@@ -3,6 +3,7 @@
 
 #include "graph/ops/pool2d.h"
 #include "runtime/cpu/kernel.h"
+#include "runtime/cpu/parallel_for.h"
 
 namespace octet::cpu {
 
@@ -11,8 +12,7 @@ void run(const KernelArgs& a) {
   const ActShape in = a.node.input(), out = a.node.output();
   const Node& n = a.node.node();
   const int c = in.c;
-#pragma omp parallel for if (a.batch * in.h * in.w * c >= kMinParallelWork)
-  for (int64_t b = 0; b < a.batch; ++b)
+  parallel_for(a.batch, a.batch * in.h * in.w * c >= kMinParallelWork, [&](int64_t b) {
     for (int oy = 0; oy < out.h; ++oy)
       for (int ox = 0; ox < out.w; ++ox) {
         const ops::PoolSpan sy = ops::pool_span(oy, in.h, n), sx = ops::pool_span(ox, in.w, n);
@@ -24,6 +24,7 @@ void run(const KernelArgs& a) {
             for (int ch = 0; ch < c; ++ch) dst[ch] = std::max(dst[ch], src[ch]);
           }
       }
+  });
 }
 }  // namespace
 

@@ -9,6 +9,7 @@
 #include "common/requantize.h"
 #include "runtime/cpu/kernel.h"
 #include "runtime/cpu/mul_simd.h"
+#include "runtime/cpu/parallel_for.h"
 
 namespace octet::cpu {
 
@@ -29,14 +30,13 @@ void run(const KernelArgs& a) {
   const int32_t x_zero = a.node.input_zero_point(0), z_zero = a.node.input_zero_point(1);
   const MulShape s = mul_shape(a);
   const int8_t *x = a.inputs[0], *z = a.inputs[1];
-#pragma omp parallel for if (s.pixels * s.channels >= kMinParallelWork)
-  for (int64_t p = 0; p < s.pixels; ++p) {
+  parallel_for(s.pixels, s.pixels * s.channels >= kMinParallelWork, [&](int64_t p) {
     const int64_t at = p * s.channels;
     const int8_t* gate = z + (s.per_channel ? p / s.pixels_per_sample * s.channels : at);
     for (int64_t c = 0; c < s.channels; ++c)
       a.y[at + c] = static_cast<int8_t>(requantize((x[at + c] - x_zero) * (gate[c] - z_zero), multiplier, 0, 0,
                                                    shift, -128, q.zero_point));
-  }
+  });
 }
 
 template <typename Simd>

@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "runtime/cpu/kernel.h"
+#include "runtime/cpu/parallel_for.h"
 
 namespace octet::cpu {
 
@@ -9,8 +10,7 @@ namespace {
 void run(const KernelArgs& a) {
   const ActShape in = a.node.input(), out = a.node.output();
   const int pad = a.node.node().channels, c = in.c, zero = a.node.input_zero_point();  // a real 0
-#pragma omp parallel for if (a.batch * in.h * in.w * c >= kMinParallelWork)
-  for (int64_t b = 0; b < a.batch; ++b)
+  parallel_for(a.batch, a.batch * in.h * in.w * c >= kMinParallelWork, [&](int64_t b) {
     for (int oy = 0; oy < out.h; ++oy)
       for (int ox = 0; ox < out.w; ++ox) {
         int8_t* dst = a.y + ((b * out.h + oy) * out.w + ox) * out.c;
@@ -18,6 +18,7 @@ void run(const KernelArgs& a) {
         std::memcpy(dst + pad, a.inputs[0] + ((b * in.h + 2 * oy) * in.w + 2 * ox) * c, c);
         std::memset(dst + pad + c, zero, pad);
       }
+  });
 }
 }  // namespace
 
