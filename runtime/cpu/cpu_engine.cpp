@@ -114,8 +114,8 @@ void CpuEngine::bind_kernels() {
 }
 
 // The path's own kernel, else, on the AVX-512 VNNI path, an AVX2 one (a
-// dilated or wide conv, which no VNNI kernel runs: every AVX-512 CPU has
-// AVX2), else the portable one.
+// dilated conv, which no VNNI kernel runs: every AVX-512 CPU has AVX2), else
+// the portable one.
 size_t CpuEngine::pick(int node) const {
   const std::vector<const cpu::Kernel*>& candidates = (*kernels_)[node].kernels;
   const cpu::KernelPath path = cpu::kernel_path();

@@ -193,19 +193,11 @@ void run_depthwise_vnni(const KernelArgs& a) { run_depthwise_simd(a, KernelPath:
 void run_depthwise_avx2(const KernelArgs& a) { run_depthwise_simd(a, KernelPath::Avx2); }
 }  // namespace
 
-extern const Kernel conv2d_depthwise_vnni = {Op::Conv2d,
-                                             "conv2d-depthwise-avx512-vnni",
-                                             KernelPath::Avx512Vnni,
-                                             depthwise_on_vnni,
-                                             pack_taps_and_vnni_pairs,
-                                             run_depthwise_vnni,
+extern const Kernel conv2d_depthwise_vnni = {Op::Conv2d, "conv2d-depthwise-avx512-vnni", KernelPath::Avx512Vnni,
+                                             depthwise_on_vnni, pack_taps_and_vnni_pairs, run_depthwise_vnni,
                                              bind_depthwise<KernelPath::Avx512Vnni>};
-extern const Kernel conv2d_depthwise_avx2 = {Op::Conv2d,
-                                             "conv2d-depthwise-avx2",
-                                             KernelPath::Avx2,
-                                             depthwise_on_avx2,
-                                             pack_taps_and_avx2_pairs,
-                                             run_depthwise_avx2,
+extern const Kernel conv2d_depthwise_avx2 = {Op::Conv2d, "conv2d-depthwise-avx2", KernelPath::Avx2,
+                                             depthwise_on_avx2, pack_taps_and_avx2_pairs, run_depthwise_avx2,
                                              bind_depthwise<KernelPath::Avx2>};
 extern const Kernel conv2d_depthwise = {Op::Conv2d, "conv2d-depthwise", KernelPath::Reference, depthwise, pack_taps,
                                         run_depthwise};
