@@ -9,6 +9,7 @@
 
 #include "runtime/cpu/idle_threads.h"
 #include "runtime/cpu/kernels.h"
+#include "runtime/cpu/parallel_for.h"
 
 namespace octet::cpu {
 namespace {
@@ -33,18 +34,8 @@ inline bool depthwise_in_parallel(const ConvGeometry& g) {
 // takes its rows in order, one run of them.
 template <typename MakeState, typename Row>
 inline void for_each_output_row(const ConvGeometry& g, MakeState make_state, Row row) {
-  const int64_t rows = g.batch * g.out_h;
-  if (!depthwise_in_parallel(g)) {  // no region for one thread (idle_threads.h)
-    auto state = make_state();
-    for (int64_t r = 0; r < rows; ++r) row(r / g.out_h, r % g.out_h, state);
-    return;
-  }
-#pragma omp parallel
-  {
-    auto state = make_state();
-#pragma omp for schedule(static) nowait  // the region's end is the one barrier
-    for (int64_t r = 0; r < rows; ++r) row(r / g.out_h, r % g.out_h, state);
-  }
+  parallel_for(g.batch * g.out_h, depthwise_in_parallel(g), make_state,
+               [&](int64_t r, auto& state) { row(r / g.out_h, r % g.out_h, state); });
 }
 
 // The same without a state.

@@ -8,16 +8,28 @@
 namespace octet::cpu {
 namespace {  // internal linkage: files built with SIMD flags include this too
 
-// body(i) for every i in [0, n): shared between the threads (a static
-// schedule) where `parallel`, else on the calling thread.
-template <typename Body>
-inline void parallel_for(int64_t n, bool parallel, Body body) {
+// body(i, state) for every i in [0, n): shared between the threads (a static
+// schedule) where `parallel`, else on the calling thread; each thread's
+// `state` is made once by make_state().
+template <typename MakeState, typename Body>
+inline void parallel_for(int64_t n, bool parallel, MakeState make_state, Body body) {
   if (!parallel) {
-    for (int64_t i = 0; i < n; ++i) body(i);
+    auto state = make_state();
+    for (int64_t i = 0; i < n; ++i) body(i, state);
     return;
   }
-#pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < n; ++i) body(i);
+#pragma omp parallel
+  {
+    auto state = make_state();
+#pragma omp for schedule(static) nowait  // the region's end is the one barrier
+    for (int64_t i = 0; i < n; ++i) body(i, state);
+  }
+}
+
+// The same without a state: body(i).
+template <typename Body>
+inline void parallel_for(int64_t n, bool parallel, Body body) {
+  parallel_for(n, parallel, [] { return 0; }, [&](int64_t i, int) { body(i); });
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "common/requantize.h"
 #include "runtime/cpu/input_avx2.h"
 #include "runtime/cpu/kernel.h"
+#include "runtime/cpu/parallel_for.h"
 
 namespace octet::cpu {
 
@@ -33,17 +34,8 @@ void run_with(const KernelArgs& a, QuantizeRun quantize) {
       for (int64_t x = 0; x < s.w; ++x) dst[x * s.c + ch] = rounded[x];
     }
   };
-  if (rows * s.w * s.c < kMinParallelWork) {  // no region for one thread (idle_threads.h)
-    std::vector<int8_t> rounded(static_cast<size_t>(s.w));
-    for (int64_t r = 0; r < rows; ++r) row(r, rounded);
-    return;
-  }
-#pragma omp parallel
-  {
-    std::vector<int8_t> rounded(static_cast<size_t>(s.w));
-#pragma omp for schedule(static)
-    for (int64_t r = 0; r < rows; ++r) row(r, rounded);
-  }
+  parallel_for(rows, rows * s.w * s.c >= kMinParallelWork,
+               [&] { return std::vector<int8_t>(static_cast<size_t>(s.w)); }, row);
 }
 
 void run(const KernelArgs& a) { run_with(a, quantize_run); }
