@@ -1,5 +1,10 @@
-// MaxPool2d on the CPU: the largest int8 value of each window.
+// MaxPool2d on the CPU: the largest int8 value of each window. Each output
+// pixel's channels at once, one window pixel at a time: restrict-qualified
+// adjacent bytes, so the loop vectorizes (int8 pointers may otherwise alias,
+// which kept it scalar: ResNet-50's 3x3 pool took 8% of its batch-1 time).
+// Output rows are shared between threads, so that batch 1 uses them all.
 #include <algorithm>
+#include <cstring>
 
 #include "graph/ops/pool2d.h"
 #include "runtime/cpu/kernel.h"
@@ -8,22 +13,25 @@
 namespace octet::cpu {
 
 namespace {
+void max_into(int8_t* __restrict dst, const int8_t* __restrict src, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = std::max(dst[i], src[i]);
+}
+
 void run(const KernelArgs& a) {
   const ActShape in = a.node.input(), out = a.node.output();
   const Node& n = a.node.node();
-  const int c = in.c;
-  parallel_for(a.batch, a.batch * in.h * in.w * c >= kMinParallelWork, [&](int64_t b) {
-    for (int oy = 0; oy < out.h; ++oy)
-      for (int ox = 0; ox < out.w; ++ox) {
-        const ops::PoolSpan sy = ops::pool_span(oy, in.h, n), sx = ops::pool_span(ox, in.w, n);
-        int8_t* dst = a.y + ((b * out.h + oy) * out.w + ox) * c;
-        std::fill(dst, dst + c, static_cast<int8_t>(-128));
-        for (int iy = sy.begin; iy < sy.end; ++iy)
-          for (int ix = sx.begin; ix < sx.end; ++ix) {
-            const int8_t* src = a.inputs[0] + ((b * in.h + iy) * in.w + ix) * c;
-            for (int ch = 0; ch < c; ++ch) dst[ch] = std::max(dst[ch], src[ch]);
-          }
-      }
+  const int64_t c = in.c, rows = a.batch * out.h;
+  const int64_t work = rows * out.w * c * n.kernel * n.kernel;
+  parallel_for(rows, work >= kMinParallelWork, [&](int64_t row) {
+    const int64_t b = row / out.h;
+    const ops::PoolSpan sy = ops::pool_span(static_cast<int>(row % out.h), in.h, n);
+    for (int ox = 0; ox < out.w; ++ox) {
+      const ops::PoolSpan sx = ops::pool_span(ox, in.w, n);
+      int8_t* dst = a.y + (row * out.w + ox) * c;
+      std::memset(dst, -128, static_cast<size_t>(c));
+      for (int iy = sy.begin; iy < sy.end; ++iy)
+        for (int ix = sx.begin; ix < sx.end; ++ix) max_into(dst, a.inputs[0] + ((b * in.h + iy) * in.w + ix) * c, c);
+    }
   });
 }
 }  // namespace

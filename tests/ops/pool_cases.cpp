@@ -1,0 +1,40 @@
+#include "tests/ops/pool_cases.h"
+
+#include <string>
+
+#include "tests/ops/op_model.h"
+#include "tests/support/random_model.h"
+
+namespace octet {
+
+void add_wide_pool_cases(std::vector<OpCase>& cases) {
+  uint64_t seed = 13000;  // apart from the other cases' seeds, so that theirs keep their models
+  struct Pool {
+    int64_t batch;
+    int c, h, w, kernel, stride, padding;
+  };
+  for (const Pool& v : {Pool{1, 67, 15, 15, 3, 2, 1}, Pool{2, 64, 14, 14, 3, 1, 1}, Pool{1, 96, 9, 9, 2, 2, 0}}) {
+    const uint64_t s = seed++;
+    cases.push_back({"max_pool_" + shape_name(v.batch, v.c, v.h, v.w) + "_k" + std::to_string(v.kernel) + "s" +
+                         std::to_string(v.stride) + "p" + std::to_string(v.padding),
+                     v.batch, [v, s] {
+                       OpModel m(s);
+                       m.max_pool(m.input(v.c, v.h, v.w), v.kernel, v.stride, v.padding, false);
+                       return m.finish();
+                     }});
+  }
+  struct Plane {
+    int64_t batch;
+    int c, h, w;
+  };
+  for (const Plane& v : {Plane{2, 300, 7, 7}, Plane{1, 2048, 3, 3}, Plane{3, 257, 2, 5}}) {
+    const uint64_t s = seed++;
+    cases.push_back({"global_avg_pool_" + shape_name(v.batch, v.c, v.h, v.w), v.batch, [v, s] {
+                       OpModel m(s);
+                       m.global_avg_pool(m.input(v.c, v.h, v.w));
+                       return m.finish();
+                     }});
+  }
+}
+
+}  // namespace octet
