@@ -180,6 +180,38 @@ struct Outputs {
   int32_t* logits;
 };
 
+// store_block's int8 outputs: each pixel's J blocks packed into one vector
+// (int8_outputs) and stored at once.
+template <int MR, int J>
+__attribute__((always_inline)) inline void store_int8_block(const __m512i (&acc)[MR][J], int64_t first_pixel,
+                                                            int64_t valid, int64_t first_block, const ConvGeometry& g,
+                                                            const Outputs& out) {
+  const EpilogueTables& e = out.e;
+  const int64_t out_c = g.out_c, channel = first_block * kBlock, bytes = min64(out_c - channel, J * kBlock);
+  const bool wide_skip = e.skip_bits > 8;
+  const Int8Range range(e);
+  // Read where they are: each is read once per pixel anyway (the J blocks'
+  // vectors do not fit in registers), so copies would only add stores.
+  const ChannelVectors* v = out.vectors + first_block;
+#pragma GCC unroll 32
+  for (int r = 0; r < MR; ++r) {
+    if (r >= valid) break;
+    const int64_t at = (first_pixel + r) * out_c + channel;
+    __m512i q[J];
+#pragma GCC unroll 4
+    for (int j = 0; j < J; ++j) {
+      if (!e.skip) {
+        q[j] = scaled_lanes(acc[r][j], v[j], nullptr);
+        continue;
+      }
+      const __m512i s = skip_lanes(e.skip + (at + j * kBlock) * (wide_skip ? 2 : 1), wide_skip,
+                                   lane_mask(out_c - channel - j * kBlock));
+      q[j] = scaled_lanes(acc[r][j], v[j], &s);
+    }
+    store_int8_outputs<J>(int8_outputs(q, range), bytes, out.output + at);
+  }
+}
+
 // Requantizes and stores (or, for the logits, adds the bias to) the
 // accumulators of MR pixels x J blocks; pixels past `valid` are not stored.
 template <int MR, int J>
@@ -189,6 +221,7 @@ __attribute__((always_inline)) inline void store_block(const __m512i (&acc)[MR][
   const EpilogueTables& e = out.e;
   const int64_t out_c = g.out_c;
   const bool wide_out = e.bits > 8, wide_skip = e.skip_bits > 8;
+  if (out.output && !wide_out) return store_int8_block<MR, J>(acc, first_pixel, valid, first_block, g, out);
 #pragma GCC unroll 4
   for (int j = 0; j < J; ++j) {
     const int64_t channel = (first_block + j) * kBlock;

@@ -53,6 +53,7 @@ struct ChannelVectors {
   __m512i left, right;                                                     // narrow: 32-bit lanes
   __m512i zero_point, skip_zero_point, low, high;                          // 32-bit lanes
 
+  ChannelVectors() = default;
   ChannelVectors(const EpilogueTables& e, int64_t channel, bool narrow_exact) {
     bias = _mm512_loadu_si512(e.bias + channel);
     if (!e.multiplier) return;  // int32 output: the bias alone
@@ -98,9 +99,10 @@ inline __m512i skip_lanes(const int8_t* skip, bool wide, __mmask16 mask) {
                                               : _mm256_maskz_loadu_epi16(mask, words));
 }
 
-// octet::requantize of 16 accumulators (ChannelVectors says how), clamped to
-// [lo, hi], as int32; `skip`: the residual's values (skip_lanes), or null.
-inline __m512i requantize_lanes(__m512i acc, const ChannelVectors& v, const __m512i* skip) {
+// octet::requantize of 16 accumulators (ChannelVectors says how) less the
+// output's zero point, before the clamp (the wide form saturated to int32);
+// `skip`: the residual's values (skip_lanes), or null.
+inline __m512i scaled_lanes(__m512i acc, const ChannelVectors& v, const __m512i* skip) {
   __m512i q;
   if (v.narrow) {
     const __m512i a = _mm512_sllv_epi32(_mm512_add_epi32(acc, v.bias), v.left);
@@ -127,7 +129,55 @@ inline __m512i requantize_lanes(__m512i acc, const ChannelVectors& v, const __m5
     }
     q = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtsepi64_epi32(x[0])), _mm512_cvtsepi64_epi32(x[1]), 1);
   }
-  return _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(q, v.low), v.high), v.zero_point);
+  return q;
+}
+
+// octet::requantize of 16 accumulators, clamped to [lo, hi], as int32.
+inline __m512i requantize_lanes(__m512i acc, const ChannelVectors& v, const __m512i* skip) {
+  return _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(scaled_lanes(acc, v, skip), v.low), v.high), v.zero_point);
+}
+
+// An int8 output's zero point as int16 lanes and [lo, hi] as int8 lanes (int8_outputs).
+struct Int8Range {
+  __m512i zero_point, low, high;
+  explicit Int8Range(const EpilogueTables& e)
+      : zero_point(_mm512_set1_epi16(static_cast<int16_t>(e.zero_point))),
+        low(_mm512_set1_epi8(static_cast<int8_t>(e.lo))),
+        high(_mm512_set1_epi8(static_cast<int8_t>(e.hi))) {}
+};
+
+// J (1 to 4) vectors of scaled_lanes of adjacent blocks of 16 channels as
+// their int8 outputs, in channel order in the first 16 J bytes: saturated to
+// int16, the zero point added with saturation, saturated to int8, clamped to
+// [lo, hi]. requantize_lanes' values: no saturation moves a value across
+// [lo, hi], which lies in int8. Three packs and a permutation for four
+// vectors, instead of a clamp, an add and a narrowing move (2 uops) each.
+template <int J>
+inline __m512i int8_outputs(const __m512i (&q)[J], const Int8Range& r) {
+  static_assert(J >= 1 && J <= 4, "one to four blocks");
+  const __m512i words01 = _mm512_adds_epi16(_mm512_packs_epi32(q[0], q[J > 1 ? 1 : 0]), r.zero_point);
+  const __m512i words23 = J > 2 ? _mm512_adds_epi16(_mm512_packs_epi32(q[J > 2 ? 2 : 0], q[J > 3 ? 3 : 0]), r.zero_point)
+                                : words01;
+  const __m512i bytes = _mm512_min_epi8(_mm512_max_epi8(_mm512_packs_epi16(words01, words23), r.low), r.high);
+  // 128-bit lane i holds channels 4i..4i+3 of q[0..3] in its dwords 0..3:
+  // dword 4i + j goes to 4j + i.
+  const __m512i order = _mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0);
+  return _mm512_permutexvar_epi32(order, bytes);
+}
+
+// The first `bytes` (at most 16 J) of int8_outputs at `out`: whole stores
+// where they are whole (a masked byte store costs several times more).
+template <int J>
+inline void store_int8_outputs(__m512i v, int64_t bytes, int8_t* out) {
+  if (bytes < 16 * J) return _mm512_mask_storeu_epi8(out, (uint64_t{1} << bytes) - 1, v);
+  if constexpr (J == 4) {
+    _mm512_storeu_si512(out, v);
+  } else if constexpr (J == 1) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm512_castsi512_si128(v));
+  } else {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), _mm512_castsi512_si256(v));
+    if constexpr (J == 3) _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 32), _mm512_extracti32x4_epi32(v, 2));
+  }
 }
 
 // The 16 requantized values as int8; the skip int16 where `wide_skip`.
