@@ -1,4 +1,4 @@
-#include "tests/ops/pool_cases.h"
+#include "tests/ops/many_channel_cases.h"
 
 #include <string>
 
@@ -7,7 +7,7 @@
 
 namespace octet {
 
-void add_wide_pool_cases(std::vector<OpCase>& cases) {
+void add_wide_many_channel_cases(std::vector<OpCase>& cases) {
   uint64_t seed = 13000;  // apart from the other cases' seeds, so that theirs keep their models
   struct Pool {
     int64_t batch;
@@ -32,6 +32,22 @@ void add_wide_pool_cases(std::vector<OpCase>& cases) {
     cases.push_back({"global_avg_pool_" + shape_name(v.batch, v.c, v.h, v.w), v.batch, [v, s] {
                        OpModel m(s);
                        m.global_avg_pool(m.input(v.c, v.h, v.w));
+                       return m.finish();
+                     }});
+  }
+  struct Shuffle {
+    int64_t batch;
+    int c, h, w, groups;
+  };
+  for (const Shuffle& v : {Shuffle{1, 464, 3, 3, 2}, Shuffle{2, 232, 4, 5, 2}, Shuffle{1, 390, 2, 3, 3},
+                           Shuffle{3, 264, 2, 2, 4}}) {
+    const uint64_t s = seed++;
+    cases.push_back({"channel_shuffle_" + shape_name(v.batch, v.c, v.h, v.w) + "_g" + std::to_string(v.groups),
+                     v.batch, [v, s] {
+                       OpModel m(s);
+                       Node n;
+                       n.op = Op::ChannelShuffle, n.inputs = {m.input(v.c, v.h, v.w)}, n.groups = v.groups;
+                       m.keeps_scale(n);
                        return m.finish();
                      }});
   }

@@ -1,7 +1,7 @@
-// The operator harness's pools over many channels at batch 1 and 2 (the
+// The operator harness's operators over many channels at batch 1 to 3 (the
 // CPU kernels' vector loops and their tails, output rows and channel blocks
 // shared between threads): ResNet-50's and GoogLeNet's max pools, the global
-// average pool of a wide last layer.
+// average pool of a wide last layer, ShuffleNetV2's channel shuffles.
 #pragma once
 
 #include <vector>
@@ -10,6 +10,6 @@
 
 namespace octet {
 
-void add_wide_pool_cases(std::vector<OpCase>& cases);
+void add_wide_many_channel_cases(std::vector<OpCase>& cases);
 
 }  // namespace octet

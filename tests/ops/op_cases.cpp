@@ -5,7 +5,7 @@
 
 #include "graph/ops/pool2d.h"
 #include "tests/ops/op_model.h"
-#include "tests/ops/pool_cases.h"
+#include "tests/ops/many_channel_cases.h"
 #include "tests/ops/rectangular_kernel_cases.h"
 #include "tests/ops/wide_cases.h"
 #include "tests/ops/zero_point_cases.h"
@@ -562,7 +562,7 @@ std::vector<OpCase> make_cases() {
   add_zero_point_cases(cases);
   add_rectangular_kernel_cases(cases);
   add_wide_cases(cases);
-  add_wide_pool_cases(cases);
+  add_wide_many_channel_cases(cases);
   return cases;
 }
 
