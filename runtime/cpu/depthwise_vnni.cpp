@@ -141,15 +141,16 @@ struct PairRing {
 // One output row's pixels of one block of channels (those of `mask`):
 // window[ky] points at the block's pairs in kernel row ky's pair row, `w` at
 // its weights' first pair, `skip` and `out` at its first residual and output.
-// `v` by value: int8 stores may alias a reference's vectors, which would then
-// be loaded again after every pixel.
+// Four pixels at a time, their outputs packed into one vector (int8_outputs).
+// `v` and `range` by value: int8 stores may alias a reference's vectors,
+// which would then be loaded again after every pixel.
 // K: the kernel size known when compiling (0: k), so that the taps unroll
 // and their weights stay in registers.
 template <int K>
 __attribute__((always_inline)) inline void row_block(const Pairs* const* window, const __m512i* w, int k,
                                                      const PairColumns& p, int64_t width, ChannelVectors v,
-                                                     __mmask16 mask, int64_t channels, const int8_t* skip,
-                                                     int8_t* out) {
+                                                     Int8Range range, __mmask16 mask, int64_t channels,
+                                                     const int8_t* skip, int8_t* out) {
   const int kernel = K != 0 ? K : k, pairs = (kernel + 1) / 2;
   const int64_t pixel_step = p.pixel_step * p.blocks, pair_step = p.pair_step * p.blocks;
   const Pairs* rows[K != 0 ? K : 1];
@@ -159,7 +160,7 @@ __attribute__((always_inline)) inline void row_block(const Pairs* const* window,
       rows[t] = window[t];
       for (int i = 0; i < pairs; ++i) known[t * pairs + i] = _mm512_loadu_si512(w + (t * pairs + i) * p.blocks);
     }
-  for (int64_t ox = 0; ox < width; ++ox) {
+  const auto sum = [&](int64_t ox) {
     __m512i acc = _mm512_setzero_si512();
     for (int t = 0; t < kernel; ++t) {
       const Pairs* x = (K != 0 ? rows[t] : window[t]) + ox * pixel_step;
@@ -168,8 +169,19 @@ __attribute__((always_inline)) inline void row_block(const Pairs* const* window,
         acc = _mm512_dpwssd_epi32(acc, _mm512_load_si512(x), weights);
       }
     }
-    store_int8(acc, v, skip ? skip + ox * channels : nullptr, mask, out + ox * channels);
+    return acc;
+  };
+  const auto scaled = [&](int64_t ox) {
+    if (!skip) return scaled_lanes(sum(ox), v, nullptr);
+    const __m512i s = skip_lanes(skip + ox * channels, false, mask);
+    return scaled_lanes(sum(ox), v, &s);
+  };
+  int64_t ox = 0;
+  for (; ox + 4 <= width; ox += 4) {
+    const __m512i q[4] = {scaled(ox), scaled(ox + 1), scaled(ox + 2), scaled(ox + 3)};
+    store_int8_pixels(int8_outputs(q, range), mask, out + ox * channels, channels);
   }
+  for (; ox < width; ++ox) store_int8(sum(ox), v, skip ? skip + ox * channels : nullptr, mask, out + ox * channels);
 }
 
 template <int K>
@@ -178,6 +190,7 @@ void depthwise_rows(const ConvGeometry& g, const int8_t* input, const int16_t* p
   const PairColumns p(g);
   const int64_t channels = g.out_c;
   const ChannelVectors* vectors = channel_vectors(e);
+  const Int8Range range(e);
   std::vector<ZeroPoints> zero_points(static_cast<size_t>(p.blocks));
   for (ZeroPoints& block : zero_points) std::memset(block.bytes, g.input_zero_point, sizeof block.bytes);
   const std::vector<Pairs> zero_row(static_cast<size_t>(p.vectors()), Pairs{});
@@ -189,7 +202,7 @@ void depthwise_rows(const ConvGeometry& g, const int8_t* input, const int16_t* p
     const int64_t row_at = (b * g.out_h + oy) * g.out_w * channels;
     for (int64_t j = 0; j < p.blocks; ++j) {
       const int64_t c = j * kBlock;
-      row_block<K>(ring.window.data(), weights + j, g.kernel, p, g.out_w, vectors[j], lane_mask(channels - c),
+      row_block<K>(ring.window.data(), weights + j, g.kernel, p, g.out_w, vectors[j], range, lane_mask(channels - c),
                    channels, e.skip ? e.skip + row_at + c : nullptr, output + row_at + c);
       for (const Pairs*& row : ring.window) ++row;  // the next block's pairs
     }

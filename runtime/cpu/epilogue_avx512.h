@@ -165,6 +165,16 @@ inline __m512i int8_outputs(const __m512i (&q)[J], const Int8Range& r) {
   return _mm512_permutexvar_epi32(order, bytes);
 }
 
+// int8_outputs<4> of four pixels' same 16 channels (pixel i's bytes in
+// 128-bit lane i) at out, out + step, out + 2 step, out + 3 step; `mask`:
+// the channels stored.
+inline void store_int8_pixels(__m512i v, __mmask16 mask, int8_t* out, int64_t step) {
+  store_bytes(mask, out, _mm512_castsi512_si128(v));
+  store_bytes(mask, out + step, _mm512_extracti32x4_epi32(v, 1));
+  store_bytes(mask, out + 2 * step, _mm512_extracti32x4_epi32(v, 2));
+  store_bytes(mask, out + 3 * step, _mm512_extracti32x4_epi32(v, 3));
+}
+
 // The first `bytes` (at most 16 J) of int8_outputs at `out`: whole stores
 // where they are whole (a masked byte store costs several times more).
 template <int J>
