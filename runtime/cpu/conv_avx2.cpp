@@ -159,6 +159,36 @@ bool any_negative(const int8_t* x, int64_t n) {
   return false;
 }
 
+// store_block's int8 outputs: each pixel's J (1 or 2) blocks packed into
+// one vector (int8_outputs) and stored at once.
+template <int MR, int J>
+__attribute__((always_inline)) inline void store_int8_block(const __m256i (&acc)[MR][J], int64_t first_pixel,
+                                                            int64_t valid, int64_t first_block, const ChannelVectors* v,
+                                                            const ConvGeometry& g, const EpilogueTables& e,
+                                                            int8_t* output) {
+  static_assert(J == 1 || J == 2, "int8_outputs packs one or two blocks");
+  const int64_t out_c = g.out_c, channel = first_block * kBlock, bytes = min64(out_c - channel, J * kBlock);
+  const bool wide_skip = e.skip_bits > 8;
+  const Int8Range range(e.zero_point, e.lo, 127);
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r) {
+    if (r >= valid) break;
+    const int64_t at = (first_pixel + r) * out_c + channel;
+    __m256i q[J];
+#pragma GCC unroll 2
+    for (int j = 0; j < J; ++j) {
+      if (!e.skip) {
+        q[j] = scaled_lanes(acc[r][j], v[j], nullptr, e.lo, 127);
+        continue;
+      }
+      const __m256i s = skip_lanes(e.skip + (at + j * kBlock) * (wide_skip ? 2 : 1), wide_skip,
+                                   min64(kBlock, out_c - channel - j * kBlock), v[j]);
+      q[j] = scaled_lanes(acc[r][j], v[j], &s, e.lo, 127);
+    }
+    store_int8_outputs(int8_outputs(q[0], q[J - 1], range), bytes, output + at);
+  }
+}
+
 // Requantizes and stores (or, for the logits, adds the bias to) the
 // accumulators of MR pixels x J blocks; pixels past `valid` are not stored.
 template <int MR, int J>
@@ -169,6 +199,7 @@ __attribute__((always_inline)) inline void store_block(const __m256i (&acc)[MR][
   const int64_t out_c = g.out_c;
   const int32_t lo = e.lo;
   const bool wide_out = e.bits > 8, wide_skip = e.skip_bits > 8;
+  if (output && !wide_out) return store_int8_block<MR, J>(acc, first_pixel, valid, first_block, v, g, e, output);
 #pragma GCC unroll 4
   for (int j = 0; j < J; ++j) {
     const int64_t channel = (first_block + j) * kBlock, lanes = min64(kBlock, out_c - channel);

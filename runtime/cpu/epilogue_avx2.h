@@ -87,22 +87,33 @@ inline __m128i load_lanes(const T* from, int64_t lanes) {
   return x;
 }
 
-// octet::requantize of 8 accumulators, clamped to [lo, hi] (ChannelVectors
-// says how), as 8 int32; `skip`: the residual's 8 values less their zero point, or null.
-inline __m256i requantize_lanes(__m256i acc, const ChannelVectors& v, const __m256i* skip, int32_t lo, int32_t hi) {
+// The 64-bit sums ((acc + bias) << left) * multiplier + rounding (+ (skip <<
+// left) * skip_multiplier) of the even ([0]) and odd ([1]) channels.
+inline void sums64(__m256i acc, const ChannelVectors& v, const __m256i* skip, __m256i (&x)[2]) {
   const __m256i a = _mm256_sllv_epi32(_mm256_add_epi32(acc, v.bias), v.left);
-  __m256i x[2] = {_mm256_add_epi64(_mm256_mul_epi32(a, v.multiplier[0]), v.rounding[0]),
-                  _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(a, 32), v.multiplier[1]), v.rounding[1])};
+  x[0] = _mm256_add_epi64(_mm256_mul_epi32(a, v.multiplier[0]), v.rounding[0]);
+  x[1] = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(a, 32), v.multiplier[1]), v.rounding[1]);
   if (skip) {
     const __m256i s = _mm256_sllv_epi32(*skip, v.left);
     x[0] = _mm256_add_epi64(x[0], _mm256_mul_epi32(s, v.skip_multiplier[0]));
     x[1] = _mm256_add_epi64(x[1], _mm256_mul_epi32(_mm256_srli_epi64(s, 32), v.skip_multiplier[1]));
   }
+}
+
+// The narrow form's value less the output's zero point, before the clamp.
+inline __m256i narrow_value(const __m256i (&x)[2], const ChannelVectors& v) {
+  return _mm256_srav_epi32(_mm256_blend_epi32(_mm256_srli_epi64(x[0], 32), x[1], 0xAA), v.right);
+}
+
+// octet::requantize of 8 accumulators, clamped to [lo, hi] (ChannelVectors
+// says how), as 8 int32; `skip`: the residual's 8 values less their zero point, or null.
+inline __m256i requantize_lanes(__m256i acc, const ChannelVectors& v, const __m256i* skip, int32_t lo, int32_t hi) {
+  __m256i x[2];
+  sums64(acc, v, skip, x);
   if (v.narrow) {
-    const __m256i q = _mm256_srav_epi32(_mm256_blend_epi32(_mm256_srli_epi64(x[0], 32), x[1], 0xAA), v.right);
     const __m256i low = _mm256_sub_epi32(_mm256_set1_epi32(lo), v.zero_point);
     const __m256i high = _mm256_sub_epi32(_mm256_set1_epi32(hi), v.zero_point);
-    return _mm256_add_epi32(_mm256_min_epi32(_mm256_max_epi32(q, low), high), v.zero_point);
+    return _mm256_add_epi32(_mm256_min_epi32(_mm256_max_epi32(narrow_value(x, v), low), high), v.zero_point);
   }
   const __m256i zero = _mm256_setzero_si256(), lo64 = _mm256_set1_epi64x(lo), hi64 = _mm256_set1_epi64x(hi);
   for (int h = 0; h < 2; ++h) {
@@ -113,6 +124,45 @@ inline __m256i requantize_lanes(__m256i acc, const ChannelVectors& v, const __m2
     x[h] = _mm256_blendv_epi8(x[h], lo64, _mm256_cmpgt_epi64(lo64, x[h]));
   }
   return _mm256_blend_epi32(x[0], _mm256_slli_epi64(x[1], 32), 0xAA);
+}
+
+// requantize's value less the output's zero point: before the clamp in the
+// narrow form, clamped to [lo, hi] in the wide one (int8_outputs clamps it).
+inline __m256i scaled_lanes(__m256i acc, const ChannelVectors& v, const __m256i* skip, int32_t lo, int32_t hi) {
+  if (!v.narrow) return _mm256_sub_epi32(requantize_lanes(acc, v, skip, lo, hi), v.zero_point);
+  __m256i x[2];
+  sums64(acc, v, skip, x);
+  return narrow_value(x, v);
+}
+
+// An int8 output's zero point as int16 lanes and [lo, hi] as int8 lanes (int8_outputs).
+struct Int8Range {
+  __m256i zero_point, low, high;
+  Int8Range(int32_t zero, int32_t lo, int32_t hi)
+      : zero_point(_mm256_set1_epi16(static_cast<int16_t>(zero))),
+        low(_mm256_set1_epi8(static_cast<int8_t>(lo))),
+        high(_mm256_set1_epi8(static_cast<int8_t>(hi))) {}
+};
+
+// Two blocks' scaled_lanes (16 adjacent channels; q1 = q0 for one block) as
+// their int8 outputs, in channel order: saturated to int16, the zero point
+// added with saturation, saturated to int8, clamped to [lo, hi] (no
+// saturation moves a value across [lo, hi], which lies in int8); two packs
+// and a permutation instead of a clamp, an add and two packs per block.
+inline __m128i int8_outputs(__m256i q0, __m256i q1, const Int8Range& r) {
+  const __m256i words = _mm256_adds_epi16(_mm256_packs_epi32(q0, q1), r.zero_point);
+  const __m256i bytes = _mm256_min_epi8(_mm256_max_epi8(_mm256_packs_epi16(words, words), r.low), r.high);
+  // 128-bit lane h: dwords channels 4h..4h+3 of q0, then of q1 (then again).
+  return _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 0, 4, 1, 5)));
+}
+
+// The first `bytes` (1 to 16) of int8_outputs at out.
+inline void store_int8_outputs(__m128i v, int64_t bytes, int8_t* out) {
+  if (bytes == 16) return _mm_storeu_si128(reinterpret_cast<__m128i*>(out), v);
+  if (bytes == 8) return _mm_storel_epi64(reinterpret_cast<__m128i*>(out), v);
+  alignas(16) int8_t all[16];
+  _mm_store_si128(reinterpret_cast<__m128i*>(all), v);
+  std::memcpy(out, all, static_cast<size_t>(bytes));
 }
 
 // The residual's 8 values (int8, or int16 where `wide`) less its zero point.
