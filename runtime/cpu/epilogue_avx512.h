@@ -49,6 +49,7 @@ inline void store_bytes(__mmask16 mask, int8_t* p, __m128i v) {
 // clamping after, and no int32 sum can overflow.
 struct ChannelVectors {
   bool narrow = false;
+  bool shifts_left = false;  // narrow: some channel's left is not 0 (most shifts are 32 or more)
   __m512i bias, multiplier[2], rounding[2], shift[2], skip_multiplier[2];  // [2]: 64-bit lanes (see above)
   __m512i left, right;                                                     // narrow: 32-bit lanes
   __m512i zero_point, skip_zero_point, low, high;                          // 32-bit lanes
@@ -72,6 +73,7 @@ struct ChannelVectors {
       sh[lane] = s;
       if (e.skip_multiplier) sm[lane] = e.skip_multiplier[c];
       l[k] = static_cast<int32_t>(pre);
+      shifts_left = shifts_left || pre != 0;
       rt[k] = static_cast<int32_t>(s + pre - 32);
     }
     for (int h = 0; h < 2; ++h) {
@@ -105,11 +107,13 @@ inline __m512i skip_lanes(const int8_t* skip, bool wide, __mmask16 mask) {
 inline __m512i scaled_lanes(__m512i acc, const ChannelVectors& v, const __m512i* skip) {
   __m512i q;
   if (v.narrow) {
-    const __m512i a = _mm512_sllv_epi32(_mm512_add_epi32(acc, v.bias), v.left);
+    const __m512i biased = _mm512_add_epi32(acc, v.bias);
+    const __m512i a = v.shifts_left ? _mm512_sllv_epi32(biased, v.left) : biased;
     __m512i even = _mm512_add_epi64(_mm512_mul_epi32(a, v.multiplier[0]), v.rounding[0]);
     __m512i odd = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(a, 32), v.multiplier[1]), v.rounding[1]);
     if (skip) {
-      const __m512i sk = _mm512_sllv_epi32(_mm512_sub_epi32(*skip, v.skip_zero_point), v.left);
+      const __m512i centered = _mm512_sub_epi32(*skip, v.skip_zero_point);
+      const __m512i sk = v.shifts_left ? _mm512_sllv_epi32(centered, v.left) : centered;
       even = _mm512_add_epi64(even, _mm512_mul_epi32(sk, v.skip_multiplier[0]));
       odd = _mm512_add_epi64(odd, _mm512_mul_epi32(_mm512_srli_epi64(sk, 32), v.skip_multiplier[1]));
     }
