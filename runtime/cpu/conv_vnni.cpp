@@ -180,8 +180,12 @@ struct Outputs {
   int32_t* logits;
 };
 
-// store_block's int8 outputs: each pixel's J blocks packed into one vector
-// (int8_outputs) and stored at once.
+// Whether the register blocks' sums start at the bias: for int8 outputs,
+// whose epilogue (store_int8_block) then skips its add.
+inline bool starts_at_bias(const Outputs& out) { return out.output && out.e.bits <= 8; }
+
+// store_block's int8 outputs (sums that include the bias): each pixel's J
+// blocks packed into one vector (int8_outputs) and stored at once.
 template <int MR, int J>
 __attribute__((always_inline)) inline void store_int8_block(const __m512i (&acc)[MR][J], int64_t first_pixel,
                                                             int64_t valid, int64_t first_block, const ConvGeometry& g,
@@ -201,12 +205,12 @@ __attribute__((always_inline)) inline void store_int8_block(const __m512i (&acc)
 #pragma GCC unroll 4
     for (int j = 0; j < J; ++j) {
       if (!e.skip) {
-        q[j] = scaled_lanes(acc[r][j], v[j], nullptr);
+        q[j] = scaled_biased(acc[r][j], v[j], nullptr);
         continue;
       }
       const __m512i s = skip_lanes(e.skip + (at + j * kBlock) * (wide_skip ? 2 : 1), wide_skip,
                                    lane_mask(out_c - channel - j * kBlock));
-      q[j] = scaled_lanes(acc[r][j], v[j], &s);
+      q[j] = scaled_biased(acc[r][j], v[j], &s);
     }
     store_int8_outputs<J>(int8_outputs(q, range), bytes, out.output + at);
   }
@@ -221,7 +225,7 @@ __attribute__((always_inline)) inline void store_block(const __m512i (&acc)[MR][
   const EpilogueTables& e = out.e;
   const int64_t out_c = g.out_c;
   const bool wide_out = e.bits > 8, wide_skip = e.skip_bits > 8;
-  if (out.output && !wide_out) return store_int8_block<MR, J>(acc, first_pixel, valid, first_block, g, out);
+  if (starts_at_bias(out)) return store_int8_block<MR, J>(acc, first_pixel, valid, first_block, g, out);
 #pragma GCC unroll 4
   for (int j = 0; j < J; ++j) {
     const int64_t channel = (first_block + j) * kBlock;
@@ -242,6 +246,19 @@ __attribute__((always_inline)) inline void store_block(const __m512i (&acc)[MR][
   }
 }
 
+// The register block's sums before the first product: the bias where
+// starts_at_bias, else 0.
+template <int MR, int J>
+__attribute__((always_inline)) inline void start_sums(__m512i (&acc)[MR][J], int64_t first_block, const Outputs& out) {
+  const bool biased = starts_at_bias(out);
+#pragma GCC unroll 4
+  for (int j = 0; j < J; ++j) {
+    const __m512i start = biased ? out.vectors[first_block + j].bias : _mm512_setzero_si512();
+#pragma GCC unroll 32
+    for (int r = 0; r < MR; ++r) acc[r][j] = start;
+  }
+}
+
 // MR pixels of one line x J blocks of 16 channels. `a`: the receptive field
 // of the first pixel; `w`: the first block; pixels past `valid` are computed
 // (from readable memory) but not stored.
@@ -250,10 +267,7 @@ inline void register_block(const uint8_t* a, const Layout& l, const int8_t* w, i
                            int64_t first_pixel, int64_t valid, int64_t first_block, const ConvGeometry& g,
                            const Outputs& out) {
   __m512i acc[MR][J];
-#pragma GCC unroll 32
-  for (int r = 0; r < MR; ++r)
-#pragma GCC unroll 4
-    for (int j = 0; j < J; ++j) acc[r][j] = _mm512_setzero_si512();
+  start_sums<MR, J>(acc, first_block, out);
   const int64_t run_steps = g.kernel_w * l.cp / 4, ps = l.pixel_stride;
   for (int ky = 0; ky < g.kernel; ++ky, a += l.row_stride) {
     for (int64_t s = 0; s < run_steps; ++s, w += 64) {
@@ -282,10 +296,7 @@ inline void register_block_3x3(const uint8_t* a, const Layout& l, const int8_t* 
                                int64_t first_pixel, int64_t valid, int64_t first_block, const ConvGeometry& g,
                                const Outputs& out) {
   __m512i acc[MR][J];
-#pragma GCC unroll 32
-  for (int r = 0; r < MR; ++r)
-#pragma GCC unroll 4
-    for (int j = 0; j < J; ++j) acc[r][j] = _mm512_setzero_si512();
+  start_sums<MR, J>(acc, first_block, out);
   const int64_t quads = l.cp / 4, cp = l.cp;
   for (int ky = 0; ky < 3; ++ky, a += l.row_stride, w += 3 * quads * 64) {
     for (int64_t c4 = 0; c4 < quads; ++c4) {

@@ -101,13 +101,12 @@ inline __m512i skip_lanes(const int8_t* skip, bool wide, __mmask16 mask) {
                                               : _mm256_maskz_loadu_epi16(mask, words));
 }
 
-// octet::requantize of 16 accumulators (ChannelVectors says how) less the
-// output's zero point, before the clamp (the wide form saturated to int32);
-// `skip`: the residual's values (skip_lanes), or null.
-inline __m512i scaled_lanes(__m512i acc, const ChannelVectors& v, const __m512i* skip) {
+// octet::requantize of 16 accumulators plus their bias (ChannelVectors says
+// how) less the output's zero point, before the clamp (the wide form
+// saturated to int32); `skip`: the residual's values (skip_lanes), or null.
+inline __m512i scaled_biased(__m512i biased, const ChannelVectors& v, const __m512i* skip) {
   __m512i q;
   if (v.narrow) {
-    const __m512i biased = _mm512_add_epi32(acc, v.bias);
     const __m512i a = v.shifts_left ? _mm512_sllv_epi32(biased, v.left) : biased;
     __m512i even = _mm512_add_epi64(_mm512_mul_epi32(a, v.multiplier[0]), v.rounding[0]);
     __m512i odd = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(a, 32), v.multiplier[1]), v.rounding[1]);
@@ -119,9 +118,8 @@ inline __m512i scaled_lanes(__m512i acc, const ChannelVectors& v, const __m512i*
     }
     q = _mm512_srav_epi32(_mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(even, 32), odd), v.right);
   } else {
-    acc = _mm512_add_epi32(acc, v.bias);
-    __m512i x[2] = {_mm512_cvtepi32_epi64(_mm512_castsi512_si256(acc)),
-                    _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(acc, 1))};
+    __m512i x[2] = {_mm512_cvtepi32_epi64(_mm512_castsi512_si256(biased)),
+                    _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(biased, 1))};
     const __m512i sk = skip ? _mm512_sub_epi32(*skip, v.skip_zero_point) : _mm512_setzero_si512();
     for (int h = 0; h < 2; ++h) {
       x[h] = _mm512_add_epi64(_mm512_mul_epi32(x[h], v.multiplier[h]), v.rounding[h]);
@@ -134,6 +132,11 @@ inline __m512i scaled_lanes(__m512i acc, const ChannelVectors& v, const __m512i*
     q = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtsepi64_epi32(x[0])), _mm512_cvtsepi64_epi32(x[1]), 1);
   }
   return q;
+}
+
+// The same of accumulators without their bias.
+inline __m512i scaled_lanes(__m512i acc, const ChannelVectors& v, const __m512i* skip) {
+  return scaled_biased(_mm512_add_epi32(acc, v.bias), v, skip);
 }
 
 // octet::requantize of 16 accumulators, clamped to [lo, hi], as int32.
