@@ -180,20 +180,20 @@ struct Outputs {
   int32_t* logits;
 };
 
-// Whether the register blocks' sums start at the bias: for int8 outputs,
-// whose epilogue (store_int8_block) then skips its add.
-inline bool starts_at_bias(const Outputs& out) { return out.output && out.e.bits <= 8; }
+// Whether the register blocks' sums start at the bias: for requantized
+// outputs, whose epilogue (store_outputs_block) then skips its add.
+inline bool starts_at_bias(const Outputs& out) { return out.output != nullptr; }
 
-// store_block's int8 outputs (sums that include the bias): each pixel's J
-// blocks packed into one vector (int8_outputs) and stored at once.
-template <int MR, int J>
-__attribute__((always_inline)) inline void store_int8_block(const __m512i (&acc)[MR][J], int64_t first_pixel,
-                                                            int64_t valid, int64_t first_block, const ConvGeometry& g,
-                                                            const Outputs& out) {
+// store_block's requantized outputs (of sums that include the bias): each
+// pixel's J blocks packed into one vector of int8 (int8_outputs) or two
+// blocks at a time into one of int16 (int16_outputs) and stored at once.
+template <bool WideOut, int MR, int J>
+__attribute__((always_inline)) inline void store_outputs_block(const __m512i (&acc)[MR][J], int64_t first_pixel,
+                                                               int64_t valid, int64_t first_block,
+                                                               const ConvGeometry& g, const Outputs& out) {
   const EpilogueTables& e = out.e;
-  const int64_t out_c = g.out_c, channel = first_block * kBlock, bytes = min64(out_c - channel, J * kBlock);
+  const int64_t out_c = g.out_c, channel = first_block * kBlock, values = min64(out_c - channel, J * kBlock);
   const bool wide_skip = e.skip_bits > 8;
-  const Int8Range range(e);
   // Read where they are: each is read once per pixel anyway (the J blocks'
   // vectors do not fit in registers), so copies would only add stores.
   const ChannelVectors* v = out.vectors + first_block;
@@ -212,7 +212,15 @@ __attribute__((always_inline)) inline void store_int8_block(const __m512i (&acc)
                                    lane_mask(out_c - channel - j * kBlock));
       q[j] = scaled_biased(acc[r][j], v[j], &s);
     }
-    store_int8_outputs<J>(int8_outputs(q, range), bytes, out.output + at);
+    if constexpr (!WideOut) {
+      store_int8_outputs<J>(int8_outputs(q, Int8Range(e)), values, out.output + at);
+    } else {
+      auto* words = reinterpret_cast<int16_t*>(out.output) + at;
+#pragma GCC unroll 2
+      for (int j = 0; j < J; j += 2)
+        store_int16_outputs(int16_outputs(q[j], q[j + 1 < J ? j + 1 : j], Int16Range(e)), values - j * kBlock,
+                            words + j * kBlock);
+    }
   }
 }
 
@@ -222,26 +230,19 @@ template <int MR, int J>
 __attribute__((always_inline)) inline void store_block(const __m512i (&acc)[MR][J], int64_t first_pixel,
                                                        int64_t valid, int64_t first_block, const ConvGeometry& g,
                                                        const Outputs& out) {
-  const EpilogueTables& e = out.e;
+  if (starts_at_bias(out) && out.e.bits > 8)
+    return store_outputs_block<true, MR, J>(acc, first_pixel, valid, first_block, g, out);
+  if (starts_at_bias(out)) return store_outputs_block<false, MR, J>(acc, first_pixel, valid, first_block, g, out);
   const int64_t out_c = g.out_c;
-  const bool wide_out = e.bits > 8, wide_skip = e.skip_bits > 8;
-  if (starts_at_bias(out)) return store_int8_block<MR, J>(acc, first_pixel, valid, first_block, g, out);
 #pragma GCC unroll 4
   for (int j = 0; j < J; ++j) {
     const int64_t channel = (first_block + j) * kBlock;
     const __mmask16 mask = lane_mask(out_c - channel);
-    const ChannelVectors v = out.vectors[first_block + j];  // a copy: int8 stores may alias the vector
+    const __m512i bias = out.vectors[first_block + j].bias;
 #pragma GCC unroll 32
     for (int r = 0; r < MR; ++r) {
       if (r >= valid) break;
-      const int64_t at = (first_pixel + r) * out_c + channel;
-      const int8_t* skip = e.skip ? e.skip + at * (wide_skip ? 2 : 1) : nullptr;  // its bytes
-      if (out.output && wide_out)
-        store_int16(acc[r][j], v, skip, wide_skip, mask, reinterpret_cast<int16_t*>(out.output) + at);
-      else if (out.output)
-        store_int8(acc[r][j], v, skip, mask, out.output + at, wide_skip);
-      else
-        _mm512_mask_storeu_epi32(out.logits + at, mask, _mm512_add_epi32(acc[r][j], v.bias));
+      _mm512_mask_storeu_epi32(out.logits + (first_pixel + r) * out_c + channel, mask, _mm512_add_epi32(acc[r][j], bias));
     }
   }
 }

@@ -1,7 +1,8 @@
 // The operator harness's operators over many channels at batch 1 to 3 (the
 // CPU kernels' vector loops and their tails, output rows and channel blocks
 // shared between threads): ResNet-50's and GoogLeNet's max pools, the global
-// average pool of a wide last layer, ShuffleNetV2's channel shuffles.
+// average pool of a wide last layer, ShuffleNetV2's channel shuffles, convs
+// writing wide (int16) values.
 #pragma once
 
 #include <vector>
