@@ -37,6 +37,7 @@ constexpr int kLanes = 8;  // int32 channels per vector
 // bounds keep |q| below 2^31 - 2^23, so this is the safe order, not a fix).
 struct ChannelVectors {
   bool narrow = true;
+  bool shifts_left = false;  // some channel's left is not 0 (most shifts are 32 or more)
   __m256i bias;                                                      // 8 x int32
   __m256i multiplier[2], rounding[2], skip_multiplier[2], shift[2];  // 64-bit lanes
   __m256i left, right;                                               // 8 x int32
@@ -59,6 +60,7 @@ struct ChannelVectors {
       if (e.skip) sm[lane] = e.skip_multiplier[c];
       sh[lane] = s;
       l[k] = static_cast<int32_t>(pre);
+      shifts_left = shifts_left || pre != 0;
       rt[k] = static_cast<int32_t>(s + pre - 32);
     }
     for (int h = 0; h < 2; ++h) {
@@ -90,11 +92,12 @@ inline __m128i load_lanes(const T* from, int64_t lanes) {
 // The 64-bit sums ((acc + bias) << left) * multiplier + rounding (+ (skip <<
 // left) * skip_multiplier) of the even ([0]) and odd ([1]) channels.
 inline void sums64(__m256i acc, const ChannelVectors& v, const __m256i* skip, __m256i (&x)[2]) {
-  const __m256i a = _mm256_sllv_epi32(_mm256_add_epi32(acc, v.bias), v.left);
+  const __m256i biased = _mm256_add_epi32(acc, v.bias);
+  const __m256i a = v.shifts_left ? _mm256_sllv_epi32(biased, v.left) : biased;
   x[0] = _mm256_add_epi64(_mm256_mul_epi32(a, v.multiplier[0]), v.rounding[0]);
   x[1] = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(a, 32), v.multiplier[1]), v.rounding[1]);
   if (skip) {
-    const __m256i s = _mm256_sllv_epi32(*skip, v.left);
+    const __m256i s = v.shifts_left ? _mm256_sllv_epi32(*skip, v.left) : *skip;
     x[0] = _mm256_add_epi64(x[0], _mm256_mul_epi32(s, v.skip_multiplier[0]));
     x[1] = _mm256_add_epi64(x[1], _mm256_mul_epi32(_mm256_srli_epi64(s, 32), v.skip_multiplier[1]));
   }
