@@ -159,8 +159,12 @@ bool any_negative(const int8_t* x, int64_t n) {
   return false;
 }
 
-// store_block's int8 outputs: each pixel's J (1 or 2) blocks packed into
-// one vector (int8_outputs) and stored at once.
+// Whether the register blocks' sums start at the bias: for int8 outputs,
+// whose epilogue (store_int8_block) then skips its add.
+inline bool starts_at_bias(const EpilogueTables& e, const int8_t* output) { return output && e.bits <= 8; }
+
+// store_block's int8 outputs (of sums that include the bias): each pixel's J
+// (1 or 2) blocks packed into one vector (int8_outputs) and stored at once.
 template <int MR, int J>
 __attribute__((always_inline)) inline void store_int8_block(const __m256i (&acc)[MR][J], int64_t first_pixel,
                                                             int64_t valid, int64_t first_block, const ChannelVectors* v,
@@ -178,12 +182,12 @@ __attribute__((always_inline)) inline void store_int8_block(const __m256i (&acc)
 #pragma GCC unroll 2
     for (int j = 0; j < J; ++j) {
       if (!e.skip) {
-        q[j] = scaled_lanes(acc[r][j], v[j], nullptr, e.lo, 127);
+        q[j] = scaled_biased(acc[r][j], v[j], nullptr, e.lo, 127);
         continue;
       }
       const __m256i s = skip_lanes(e.skip + (at + j * kBlock) * (wide_skip ? 2 : 1), wide_skip,
                                    min64(kBlock, out_c - channel - j * kBlock), v[j]);
-      q[j] = scaled_lanes(acc[r][j], v[j], &s, e.lo, 127);
+      q[j] = scaled_biased(acc[r][j], v[j], &s, e.lo, 127);
     }
     store_int8_outputs(int8_outputs(q[0], q[J - 1], range), bytes, output + at);
   }
@@ -199,7 +203,7 @@ __attribute__((always_inline)) inline void store_block(const __m256i (&acc)[MR][
   const int64_t out_c = g.out_c;
   const int32_t lo = e.lo;
   const bool wide_out = e.bits > 8, wide_skip = e.skip_bits > 8;
-  if (output && !wide_out) return store_int8_block<MR, J>(acc, first_pixel, valid, first_block, v, g, e, output);
+  if (starts_at_bias(e, output)) return store_int8_block<MR, J>(acc, first_pixel, valid, first_block, v, g, e, output);
 #pragma GCC unroll 4
   for (int j = 0; j < J; ++j) {
     const int64_t channel = (first_block + j) * kBlock, lanes = min64(kBlock, out_c - channel);
@@ -233,10 +237,13 @@ inline void register_block(const typename V::Act* a, const Layout& l, const type
                            int64_t first_pixel, int64_t valid, int64_t first_block, const ChannelVectors* v,
                            const ConvGeometry& g, const EpilogueTables& e, int8_t* output, int32_t* logits) {
   __m256i acc[MR][J];
-#pragma GCC unroll 16
-  for (int r = 0; r < MR; ++r)
+  const bool biased = starts_at_bias(e, output);
 #pragma GCC unroll 4
-    for (int j = 0; j < J; ++j) acc[r][j] = _mm256_setzero_si256();
+  for (int j = 0; j < J; ++j) {
+    const __m256i start = biased ? v[j].bias : _mm256_setzero_si256();
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r) acc[r][j] = start;
+  }
   // A kernel row's taps are one run of adjacent values; a dilated conv's, one run per tap.
   const int64_t runs = Dilated ? g.kernel_w : 1, run_words = (Dilated ? l.cp : g.kernel_w * l.cp) / V::kGroup;
   const int64_t run_stride = g.dilation * l.cp, ps = l.pixel_stride;

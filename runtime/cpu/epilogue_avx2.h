@@ -90,9 +90,9 @@ inline __m128i load_lanes(const T* from, int64_t lanes) {
 }
 
 // The 64-bit sums ((acc + bias) << left) * multiplier + rounding (+ (skip <<
-// left) * skip_multiplier) of the even ([0]) and odd ([1]) channels.
-inline void sums64(__m256i acc, const ChannelVectors& v, const __m256i* skip, __m256i (&x)[2]) {
-  const __m256i biased = _mm256_add_epi32(acc, v.bias);
+// left) * skip_multiplier) of the even ([0]) and odd ([1]) channels, from
+// `biased`, acc + bias.
+inline void sums64(__m256i biased, const ChannelVectors& v, const __m256i* skip, __m256i (&x)[2]) {
   const __m256i a = v.shifts_left ? _mm256_sllv_epi32(biased, v.left) : biased;
   x[0] = _mm256_add_epi64(_mm256_mul_epi32(a, v.multiplier[0]), v.rounding[0]);
   x[1] = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(a, 32), v.multiplier[1]), v.rounding[1]);
@@ -108,11 +108,12 @@ inline __m256i narrow_value(const __m256i (&x)[2], const ChannelVectors& v) {
   return _mm256_srav_epi32(_mm256_blend_epi32(_mm256_srli_epi64(x[0], 32), x[1], 0xAA), v.right);
 }
 
-// octet::requantize of 8 accumulators, clamped to [lo, hi] (ChannelVectors
-// says how), as 8 int32; `skip`: the residual's 8 values less their zero point, or null.
-inline __m256i requantize_lanes(__m256i acc, const ChannelVectors& v, const __m256i* skip, int32_t lo, int32_t hi) {
+// octet::requantize of 8 accumulators plus their bias, clamped to [lo, hi]
+// (ChannelVectors says how), as 8 int32; `skip`: the residual's 8 values
+// less their zero point, or null.
+inline __m256i requantize_biased(__m256i biased, const ChannelVectors& v, const __m256i* skip, int32_t lo, int32_t hi) {
   __m256i x[2];
-  sums64(acc, v, skip, x);
+  sums64(biased, v, skip, x);
   if (v.narrow) {
     const __m256i low = _mm256_sub_epi32(_mm256_set1_epi32(lo), v.zero_point);
     const __m256i high = _mm256_sub_epi32(_mm256_set1_epi32(hi), v.zero_point);
@@ -129,12 +130,18 @@ inline __m256i requantize_lanes(__m256i acc, const ChannelVectors& v, const __m2
   return _mm256_blend_epi32(x[0], _mm256_slli_epi64(x[1], 32), 0xAA);
 }
 
-// requantize's value less the output's zero point: before the clamp in the
-// narrow form, clamped to [lo, hi] in the wide one (int8_outputs clamps it).
-inline __m256i scaled_lanes(__m256i acc, const ChannelVectors& v, const __m256i* skip, int32_t lo, int32_t hi) {
-  if (!v.narrow) return _mm256_sub_epi32(requantize_lanes(acc, v, skip, lo, hi), v.zero_point);
+// The same of accumulators without their bias.
+inline __m256i requantize_lanes(__m256i acc, const ChannelVectors& v, const __m256i* skip, int32_t lo, int32_t hi) {
+  return requantize_biased(_mm256_add_epi32(acc, v.bias), v, skip, lo, hi);
+}
+
+// requantize's value of accumulators plus their bias, less the output's zero
+// point: before the clamp in the narrow form, clamped to [lo, hi] in the
+// wide one (int8_outputs clamps it).
+inline __m256i scaled_biased(__m256i biased, const ChannelVectors& v, const __m256i* skip, int32_t lo, int32_t hi) {
+  if (!v.narrow) return _mm256_sub_epi32(requantize_biased(biased, v, skip, lo, hi), v.zero_point);
   __m256i x[2];
-  sums64(acc, v, skip, x);
+  sums64(biased, v, skip, x);
   return narrow_value(x, v);
 }
 
@@ -147,7 +154,7 @@ struct Int8Range {
         high(_mm256_set1_epi8(static_cast<int8_t>(hi))) {}
 };
 
-// Two blocks' scaled_lanes (16 adjacent channels; q1 = q0 for one block) as
+// Two blocks' scaled_biased (16 adjacent channels; q1 = q0 for one block) as
 // their int8 outputs, in channel order: saturated to int16, the zero point
 // added with saturation, saturated to int8, clamped to [lo, hi] (no
 // saturation moves a value across [lo, hi], which lies in int8); two packs
