@@ -160,8 +160,9 @@ __attribute__((always_inline)) inline void row_block(const Pairs* const* window,
       rows[t] = window[t];
       for (int i = 0; i < pairs; ++i) known[t * pairs + i] = _mm512_loadu_si512(w + (t * pairs + i) * p.blocks);
     }
-  const auto sum = [&](int64_t ox) {
-    __m512i acc = _mm512_setzero_si512();
+  // Pixel ox's sums from `start`: the bias for the packed epilogue (scaled_biased), else 0.
+  const auto sum = [&](int64_t ox, __m512i start) {
+    __m512i acc = start;
     for (int t = 0; t < kernel; ++t) {
       const Pairs* x = (K != 0 ? rows[t] : window[t]) + ox * pixel_step;
       for (int i = 0; i < pairs; ++i, x += pair_step) {
@@ -172,16 +173,17 @@ __attribute__((always_inline)) inline void row_block(const Pairs* const* window,
     return acc;
   };
   const auto scaled = [&](int64_t ox) {
-    if (!skip) return scaled_lanes(sum(ox), v, nullptr);
+    if (!skip) return scaled_biased(sum(ox, v.bias), v, nullptr);
     const __m512i s = skip_lanes(skip + ox * channels, false, mask);
-    return scaled_lanes(sum(ox), v, &s);
+    return scaled_biased(sum(ox, v.bias), v, &s);
   };
   int64_t ox = 0;
   for (; ox + 4 <= width; ox += 4) {
     const __m512i q[4] = {scaled(ox), scaled(ox + 1), scaled(ox + 2), scaled(ox + 3)};
     store_int8_pixels(int8_outputs(q, range), mask, out + ox * channels, channels);
   }
-  for (; ox < width; ++ox) store_int8(sum(ox), v, skip ? skip + ox * channels : nullptr, mask, out + ox * channels);
+  for (; ox < width; ++ox)
+    store_int8(sum(ox, _mm512_setzero_si512()), v, skip ? skip + ox * channels : nullptr, mask, out + ox * channels);
 }
 
 template <int K>

@@ -134,14 +134,10 @@ inline __m512i scaled_biased(__m512i biased, const ChannelVectors& v, const __m5
   return q;
 }
 
-// The same of accumulators without their bias.
-inline __m512i scaled_lanes(__m512i acc, const ChannelVectors& v, const __m512i* skip) {
-  return scaled_biased(_mm512_add_epi32(acc, v.bias), v, skip);
-}
-
 // octet::requantize of 16 accumulators, clamped to [lo, hi], as int32.
 inline __m512i requantize_lanes(__m512i acc, const ChannelVectors& v, const __m512i* skip) {
-  return _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(scaled_lanes(acc, v, skip), v.low), v.high), v.zero_point);
+  const __m512i q = scaled_biased(_mm512_add_epi32(acc, v.bias), v, skip);
+  return _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(q, v.low), v.high), v.zero_point);
 }
 
 // An int8 output's zero point as int16 lanes and [lo, hi] as int8 lanes (int8_outputs).
@@ -153,7 +149,7 @@ struct Int8Range {
         high(_mm512_set1_epi8(static_cast<int8_t>(e.hi))) {}
 };
 
-// J (1 to 4) vectors of scaled_lanes of adjacent blocks of 16 channels as
+// J (1 to 4) vectors of scaled_biased of adjacent blocks of 16 channels as
 // their int8 outputs, in channel order in the first 16 J bytes: saturated to
 // int16, the zero point added with saturation, saturated to int8, clamped to
 // [lo, hi]. requantize_lanes' values: no saturation moves a value across
@@ -181,7 +177,7 @@ struct Int16Range {
         high(_mm512_set1_epi16(static_cast<int16_t>(e.hi))) {}
 };
 
-// Two blocks' scaled_lanes (q1 = q0 for one) as a wide output's int16
+// Two blocks' scaled_biased (q1 = q0 for one) as a wide output's int16
 // values, in channel order: saturated to int16, the zero point added with
 // saturation, clamped to [lo, hi] (which lies in int16: requantize_lanes'
 // values); one pack and a permutation instead of a clamp, an add and a
