@@ -201,8 +201,7 @@ __attribute__((always_inline)) inline void store_block(const __m256i (&acc)[MR][
                                                        const ConvGeometry& g, const EpilogueTables& e, int8_t* output,
                                                        int32_t* logits) {
   const int64_t out_c = g.out_c;
-  const int32_t lo = e.lo;
-  const bool wide_out = e.bits > 8, wide_skip = e.skip_bits > 8;
+  const bool wide_skip = e.skip_bits > 8;
   if (starts_at_bias(e, output)) return store_int8_block<MR, J>(acc, first_pixel, valid, first_block, v, g, e, output);
 #pragma GCC unroll 4
   for (int j = 0; j < J; ++j) {
@@ -212,10 +211,8 @@ __attribute__((always_inline)) inline void store_block(const __m256i (&acc)[MR][
       if (r >= valid) break;
       const int64_t at = (first_pixel + r) * out_c + channel;
       const int8_t* skip = e.skip ? e.skip + at * (wide_skip ? 2 : 1) : nullptr;  // its bytes
-      if (wide_out && output) {
-        store_int16(acc[r][j], v[j], skip, wide_skip, lo, e.hi, lanes, reinterpret_cast<int16_t*>(output) + at);
-      } else if (output) {
-        store_int8(acc[r][j], v[j], skip, lo, lanes, output + at, wide_skip);
+      if (output) {  // wide: int8 outputs were stored above
+        store_int16(acc[r][j], v[j], skip, wide_skip, e.lo, e.hi, lanes, reinterpret_cast<int16_t*>(output) + at);
       } else {
         const __m256i sum = _mm256_add_epi32(acc[r][j], v[j].bias);
         if (lanes == kBlock)

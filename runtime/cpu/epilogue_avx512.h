@@ -228,6 +228,5 @@ inline void store_int8(__m512i acc, const ChannelVectors& v, const int8_t* skip,
   store_bytes(mask, out, _mm512_cvtepi32_epi8(requantize_lanes(acc, v, skip ? &s : nullptr)));
 }
 
-
 }  // namespace
 }  // namespace octet::cpu::vnni
