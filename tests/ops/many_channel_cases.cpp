@@ -45,37 +45,9 @@ void add_wide_many_channel_cases(std::vector<OpCase>& cases) {
     cases.push_back({"channel_shuffle_" + shape_name(v.batch, v.c, v.h, v.w) + "_g" + std::to_string(v.groups),
                      v.batch, [v, s] {
                        OpModel m(s);
-                       Node n;
-                       n.op = Op::ChannelShuffle, n.inputs = {m.input(v.c, v.h, v.w)}, n.groups = v.groups;
-                       m.keeps_scale(n);
+                       m.channel_shuffle(m.input(v.c, v.h, v.w), v.groups);
                        return m.finish();
                      }});
-  }
-  // Wide (int16) outputs of 40 to 100 channels, with a wide residual: the
-  // SIMD convs' int16 stores of whole and partial pairs of blocks.
-  struct Wide {
-    int64_t batch;
-    int c, h, w, stream_c, bits;
-  };
-  for (const Wide& v : {Wide{2, 8, 5, 5, 80, 16}, Wide{1, 16, 4, 6, 100, 12}, Wide{3, 5, 3, 3, 40, 16}}) {
-    const uint64_t s = seed++;
-    cases.push_back({"wide_stream_" + shape_name(v.batch, v.c, v.h, v.w) + "_c" + std::to_string(v.stream_c) + "_" +
-                         std::to_string(v.bits) + "bit",
-                     v.batch,
-                     [v, s] {
-                       OpModel m(s);
-                       const int x = m.input(v.c, v.h, v.w);
-                       m.set_bits(v.bits);
-                       const int stream = m.conv(x, v.stream_c, 1, 1, 0, false);
-                       m.set_bits(8);
-                       const int expanded = m.conv(stream, v.stream_c / 2, 3, 1, 1, true);
-                       m.set_bits(v.bits);
-                       const int summed = m.conv(expanded, v.stream_c, 1, 1, 0, false, stream);
-                       m.set_bits(8);
-                       m.conv(summed, 8, 1, 1, 0, true);
-                       return m.finish();
-                     },
-                     CaseImages::Int8, true});
   }
 }
 

@@ -1,8 +1,7 @@
 // The operator harness's operators over many channels at batch 1 to 3 (the
 // CPU kernels' vector loops and their tails, output rows and channel blocks
 // shared between threads): ResNet-50's and GoogLeNet's max pools, the global
-// average pool of a wide last layer, ShuffleNetV2's channel shuffles, convs
-// writing wide (int16) values.
+// average pool of a wide last layer, ShuffleNetV2's channel shuffles.
 #pragma once
 
 #include <vector>

@@ -442,9 +442,7 @@ std::vector<OpCase> make_cases() {
     cases.push_back({"channel_shuffle_" + shape_name(v.batch, v.c, v.h, v.w) + "_g" + std::to_string(v.groups), v.batch,
                      [v, s] {
                        OpModel m(s);
-                       Node n;
-                       n.op = Op::ChannelShuffle, n.inputs = {m.input(v.c, v.h, v.w)}, n.groups = v.groups;
-                       m.keeps_scale(n);
+                       m.channel_shuffle(m.input(v.c, v.h, v.w), v.groups);
                        return m.finish();
                      }});
   }

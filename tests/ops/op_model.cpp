@@ -171,6 +171,12 @@ int OpModel::flatten(int x) {
   return keeps_scale(n);
 }
 
+int OpModel::channel_shuffle(int x, int groups) {
+  Node n;
+  n.op = Op::ChannelShuffle, n.inputs = {x}, n.groups = groups;
+  return keeps_scale(std::move(n));
+}
+
 int OpModel::keeps_scale(Node n) {
   NodeQuant q = activation();
   q.scale = quant_[n.inputs.at(0)].scale;

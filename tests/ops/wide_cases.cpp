@@ -13,10 +13,13 @@ void add_wide_cases(std::vector<OpCase>& cases) {
   };
   // MobileNetV2's residual stream: conv -> wide -> (1x1 conv, ReLU -> 1x1 conv
   // + wide residual) -> wide -> the last conv reads it; at 16 and fewer bits,
-  // requantization typical and extreme, a 3x3 strided reader.
+  // requantization typical and extreme, a 3x3 strided reader; streams of 40 to
+  // 100 channels for the SIMD convs' int16 stores of whole and partial pairs of blocks.
   const Wide wides[] = {
       {2, 3, 7, 7, 16, 16, 1, 1, 0, Requant::Typical},  {3, 8, 6, 5, 12, 12, 3, 2, 1, Requant::Typical},
       {2, 5, 5, 5, 24, 16, 3, 1, 1, Requant::Extreme},  {17, 4, 4, 4, 9, 9, 1, 1, 0, Requant::Typical},
+      {2, 8, 5, 5, 80, 16, 1, 1, 0, Requant::Typical},  {1, 16, 4, 6, 100, 12, 3, 1, 1, Requant::Typical},
+      {3, 5, 3, 3, 40, 16, 1, 1, 0, Requant::Extreme},
   };
   uint64_t seed = 9100;
   for (const Wide& v : wides) {

@@ -143,11 +143,7 @@ void add_other_cases(std::vector<OpCase>& cases, uint64_t& seed) {
          return m.conv(m.keeps_scale(n), 7, 3, 2, 0, true);
        }},
       {"channel_shuffle_g3", 2, 12, 5, 5,
-       [](OpModel& m, const ZeroPoints&, int x) {
-         Node n;
-         n.op = Op::ChannelShuffle, n.inputs = {x}, n.groups = 3;
-         return m.keeps_scale(n);
-       }},
+       [](OpModel& m, const ZeroPoints&, int x) { return m.channel_shuffle(x, 3); }},
       {"channel_slice_5_6", 3, 13, 5, 3,
        [](OpModel& m, const ZeroPoints&, int x) {
          Node n;
