@@ -107,10 +107,10 @@ uint8_t* workspace(const ConvGeometry& g, const PackedWeights& w, int64_t bytes_
          ", " + std::to_string(w.in_c()) + " -> " + std::to_string(w.out_c()) + " channels, called with kernel " +
          std::to_string(g.kernel) + "x" + std::to_string(g.kernel_w) + ", " + std::to_string(g.in_c) + " -> " +
          std::to_string(g.out_c));  // the message made only on failure: this runs per layer and batch
-  thread_local std::vector<uint8_t> buffer;
+  thread_local CacheLineVector<uint8_t> buffer;
   const size_t bytes = static_cast<size_t>(bytes_needed);
   if (buffer.size() < bytes) {
-    std::vector<uint8_t>().swap(buffer);  // no copy of the old contents
+    CacheLineVector<uint8_t>().swap(buffer);  // no copy of the old contents
     buffer.resize(bytes);
   }
   return buffer.data();

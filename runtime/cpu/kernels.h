@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/cpu/cache_line_vector.h"
 #include "runtime/cpu/conv_epilogue.h"
 #include "runtime/requant_epilogue.h"
 
@@ -77,20 +78,20 @@ class PackedWeights {
   // with zeros to a multiple of 4 (in_c4), then blocks of 16 output channels,
   // [O/16][kernel_h * kernel_w * in_c4 / 4][16][4], so one 64-byte load holds 4
   // input channels of 16 output channels.
-  std::vector<int8_t> blocked;
+  CacheLineVector<int8_t> blocked;
   // Instead, for a wide (int16) input: the weights widened to int16, input
   // channels padded to even, [O/16][kernel_h * kernel_w * in_c2 / 2][16][2],
   // so one 64-byte load holds 2 input channels of 16 output channels.
-  std::vector<int16_t> blocked_wide;
+  CacheLineVector<int16_t> blocked_wide;
   std::vector<int32_t> row_sums;  // [O] sum of each channel's weights
   // The AVX2 layout, made when the CPU supports it: the weights widened to
   // int16, input channels padded with zeros to even (in_c2), then blocks of
   // 8 output channels, [O/8][kernel_h * kernel_w * in_c2 / 2][8][2], so one
   // 32-byte load holds 2 input channels of 8 output channels.
-  std::vector<int16_t> blocked_pairs;
+  CacheLineVector<int16_t> blocked_pairs;
   // And its layout for inputs with no negative value: int8, input channels
   // padded to a multiple of 4, [O/8][kernel_h * kernel_w * in_c4 / 4][8][4].
-  std::vector<int8_t> blocked_quads;
+  CacheLineVector<int8_t> blocked_quads;
 
  private:
   int out_c_ = 0, kernel_h_ = 0, kernel_w_ = 0, in_c_ = 0;

@@ -13,11 +13,11 @@ namespace {
 // of the SIMD kernels (AVX2: 8 x 2 int16 and 8 x 4 int8, VNNI: 16 x 4 int8, or
 // 16 x 2 int16 for a wide input).
 template <typename T>
-std::vector<T> blocked_layout(const int8_t* ohwi, int out_c, int64_t taps, int in_c, int block, int group) {
+CacheLineVector<T> blocked_layout(const int8_t* ohwi, int out_c, int64_t taps, int in_c, int block, int group) {
   const int64_t depth = taps * in_c;
   const int64_t in_c_padded = (in_c + group - 1) / group * group, padded_depth = taps * in_c_padded;
   const int64_t blocks = (out_c + block - 1) / block;
-  std::vector<T> out(static_cast<size_t>(blocks * block * padded_depth), 0);
+  CacheLineVector<T> out(static_cast<size_t>(blocks * block * padded_depth), 0);
   for (int o = 0; o < out_c; ++o)
     for (int64_t k = 0; k < depth; ++k) {
       const int64_t padded_k = k / in_c * in_c_padded + k % in_c;  // (ky, kx) position, then the channel
