@@ -1,4 +1,4 @@
-// A std::vector whose elements start on a 64-byte cache line. The SIMD
+// Containers that start on a 64-byte cache line. The SIMD
 // kernels read packed weights 32 or 64 bytes at a time; malloc aligns to 16
 // bytes, so three buffers in four started off a line and then every such load
 // straddled two: a layer whose weights landed so ran 20% slower than its twin
@@ -7,6 +7,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <memory>
 #include <new>
 #include <vector>
 
@@ -36,5 +38,15 @@ struct CacheLineAllocator {
 
 template <typename T>
 using CacheLineVector = std::vector<T, CacheLineAllocator<T>>;
+
+// Bytes on a cache line, left uninitialised: for buffers every writer fills
+// whole (the CPU engine's values), which a vector would zero first.
+struct CacheLineDelete {
+  void operator()(int8_t* p) const { CacheLineAllocator<int8_t>().deallocate(p, 0); }
+};
+using CacheLineBytes = std::unique_ptr<int8_t[], CacheLineDelete>;
+inline CacheLineBytes cache_line_bytes(std::size_t n) {
+  return CacheLineBytes(CacheLineAllocator<int8_t>().allocate(n));
+}
 
 }  // namespace octet::cpu

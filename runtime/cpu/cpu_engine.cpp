@@ -5,7 +5,6 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
-#include <new>
 
 #include "common/error.h"
 #include "common/requantize.h"
@@ -28,16 +27,11 @@ int pick_buffer(const std::vector<int>& free, const std::vector<int64_t>& bytes,
 }
 }  // namespace
 
-// Frees a value's buffer, which starts on a cache line (cache_line_vector.h
-// says why: its kernels' whole-vector stores and residual loads).
-struct CacheLineDelete {
-  void operator()(int8_t* p) const { ::operator delete[](p, std::align_val_t{cpu::kCacheLine}); }
-};
-
 struct CpuEngine::Buffers {
   std::mutex mutex;  // guards `data` and `bytes` while they are handed between runs
-  // Left uninitialised: every kernel writes all its output.
-  std::vector<std::unique_ptr<int8_t[], CacheLineDelete>> data;
+  // On a cache line (cache_line_vector.h says why: the kernels' whole-vector
+  // stores and residual loads); left uninitialised: every kernel writes all its output.
+  std::vector<cpu::CacheLineBytes> data;
   std::vector<int64_t> bytes;
 };
 
@@ -208,7 +202,7 @@ Int32Tensor CpuEngine::run_nodes(const float* input, int64_t batch, int first, i
   for (size_t s = 0; s < slot_bytes_.size(); ++s)
     if (buffers.bytes[s] < batch * slot_bytes_[s]) {
       buffers.bytes[s] = batch * slot_bytes_[s];
-      buffers.data[s].reset(new (std::align_val_t{cpu::kCacheLine}) int8_t[static_cast<size_t>(buffers.bytes[s])]);
+      buffers.data[s] = cpu::cache_line_bytes(static_cast<size_t>(buffers.bytes[s]));
     }
   const auto value = [&](int node) -> const int8_t* {
     return node < first ? given(node) : buffers.data[slot_[node]].get();
