@@ -128,6 +128,7 @@ std::string Graph::to_json() const {
     if (!n.function.empty()) node["function"] = n.function;
     if (n.alpha != 0) node["alpha"] = n.alpha;
     if (n.beta != 0) node["beta"] = n.beta;
+    if (n.op == Op::LayerNorm) node["epsilon"] = n.epsilon;
     if (n.bias) node["bias"] = true;
     if (n.relu) node["relu"] = true;
     if (n.relu_max != 0) node["relu_max"] = n.relu_max;
@@ -173,6 +174,7 @@ Graph Graph::from_json(const std::string& text) {
         }
         n.alpha = float_attribute(node, "alpha", 0.0f);
         n.beta = float_attribute(node, "beta", 0.0f);
+        n.epsilon = float_attribute(node, "epsilon", 0.0f);
         n.relu_max = float_attribute(node, "relu_max", 0.0f);
         n.height = int_attribute(node, "height", 0);
         n.width = int_attribute(node, "width", 0);
@@ -279,6 +281,12 @@ int GraphBuilder::activation(int x, const std::string& function, float alpha, fl
   n.function = function;
   n.alpha = alpha;
   n.beta = beta;
+  return last();
+}
+
+int GraphBuilder::layer_norm(int x, float epsilon) {
+  Node& n = push(Op::LayerNorm, "", {x});
+  n.epsilon = epsilon;
   return last();
 }
 

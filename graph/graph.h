@@ -54,6 +54,7 @@ struct Node {
   int pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;  // Pad2d: zero rows and columns on each side
   std::string function;                     // Activation: which one (graph/ops/activation.h)
   float alpha = 0, beta = 0;                // Activation: its parameters
+  float epsilon = 0;                        // LayerNorm: added to the variance
   bool bias = false;                        // Conv2d, Linear
   bool relu = false;                        // ReLU fused into this op (inference graphs)
   float relu_max = 0;                       // with relu: its upper bound where a Clip(0, max) was fused (ReLU6); 0: none
@@ -126,6 +127,7 @@ class GraphBuilder {
   int flatten(int x);
   int shortcut_a(int x, int pad_channels);
   int pad(int x, int top, int left, int bottom, int right);  // zeros
+  int layer_norm(int x, float epsilon);  // over each pixel's channels
   Graph finish();
   const Graph& graph() const { return graph_; }  // as built so far
 

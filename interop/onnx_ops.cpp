@@ -176,6 +176,16 @@ std::string activation(const OnnxNodeContext& c) {
     Writer::real(node, "beta", n.beta);
     return y;
   }
+  if (f == "gelu") {  // Gelu itself is opset 20: x (1 + erf(x / sqrt 2)) / 2, as torch exports it
+    w.initializer(n.name + ".root2", TensorProto::FLOAT, {}, std::vector<float>{1.41421356f});
+    w.initializer(n.name + ".one", TensorProto::FLOAT, {}, std::vector<float>{1.0f});
+    w.initializer(n.name + ".half", TensorProto::FLOAT, {}, std::vector<float>{0.5f});
+    w.step("Div", {c.inputs[0], n.name + ".root2"}, n.name + ".scaled");
+    w.step("Erf", {n.name + ".scaled"}, n.name + ".erf");
+    w.step("Add", {n.name + ".erf", n.name + ".one"}, n.name + ".gate");
+    w.step("Mul", {c.inputs[0], n.name + ".gate"}, n.name + ".product");
+    return w.step("Mul", {n.name + ".product", n.name + ".half"}, y);
+  }
   if (f == "hard_swish") {  // HardSwish itself is opset 14, and the export writes 13
     onnx::NodeProto* gate = w.node("HardSigmoid", {c.inputs[0]}, n.name + ".gate");
     Writer::real(gate, "alpha", 1.0f / 6.0f);
@@ -194,6 +204,22 @@ std::string channel_slice(const OnnxNodeContext& c) {
   w.initializer(n.name + ".ends", TensorProto::INT64, {1}, std::vector<int64_t>{int64_t{n.offset} + n.channels});
   w.initializer(n.name + ".axes", TensorProto::INT64, {1}, std::vector<int64_t>{1});
   return w.step("Slice", {c.inputs[0], n.name + ".starts", n.name + ".ends", n.name + ".axes"}, n.name);
+}
+
+// Over channels (axis 1) as torch exports LayerNorm at opset 13 (LayerNormalization is 17).
+std::string layer_norm(const OnnxNodeContext& c) {
+  Writer& w = c.w;
+  const Node& n = c.n;
+  const std::string& x = c.inputs[0];
+  w.initializer(n.name + ".two", TensorProto::FLOAT, {}, std::vector<float>{2.0f});
+  w.initializer(n.name + ".epsilon", TensorProto::FLOAT, {}, std::vector<float>{n.epsilon});
+  Writer::ints(w.node("ReduceMean", {x}, n.name + ".mean"), "axes", {1});
+  w.step("Sub", {x, n.name + ".mean"}, n.name + ".centered");
+  w.step("Pow", {n.name + ".centered", n.name + ".two"}, n.name + ".squares");
+  Writer::ints(w.node("ReduceMean", {n.name + ".squares"}, n.name + ".variance"), "axes", {1});
+  w.step("Add", {n.name + ".variance", n.name + ".epsilon"}, n.name + ".guarded");
+  w.step("Sqrt", {n.name + ".guarded"}, n.name + ".deviation");
+  return w.step("Div", {n.name + ".centered", n.name + ".deviation"}, n.name + ".normalised");
 }
 
 // Zero rows and columns on each side: exact on int8 values.
@@ -239,6 +265,7 @@ const OnnxOp kOps[] = {
      false, false},
     {Op::ChannelSlice, channel_slice, false, false},
     {Op::Pad2d, pad2d, false, false},
+    {Op::LayerNorm, layer_norm, false, false},
 };
 }  // namespace
 

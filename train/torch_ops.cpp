@@ -44,6 +44,7 @@ torch::Tensor activation(const Node& n, const torch::Tensor& x) {
   if (f == "hard_sigmoid") return torch::clamp(x * n.alpha + n.beta, 0, 1);
   if (f == "hard_swish") return torch::hardswish(x);
   if (f == "silu") return torch::silu(x);
+  if (f == "gelu") return torch::gelu(x);
   throw std::invalid_argument("unknown activation function '" + f + "'");
 }
 
@@ -95,6 +96,11 @@ const TorchOp kOps[] = {
     {Op::Concat, nullptr, [](const Node&, const Inputs& x, const TorchParams&, bool) { return torch::cat(x, 1); }},
     {Op::ChannelSlice, nullptr,
      [](const Node& n, const Inputs& x, const TorchParams&, bool) { return x[0].narrow(1, n.offset, n.channels); }},
+    {Op::LayerNorm, nullptr,
+     [](const Node& n, const Inputs& x, const TorchParams&, bool) {  // over channels: NCHW as NHWC and back
+       const torch::Tensor last = x[0].permute({0, 2, 3, 1});
+       return torch::layer_norm(last, {last.size(3)}, {}, {}, n.epsilon).permute({0, 3, 1, 2});
+     }},
     {Op::Pad2d, nullptr,
      [](const Node& n, const Inputs& x, const TorchParams&, bool) {
        return torch::constant_pad_nd(x[0], {n.pad_left, n.pad_right, n.pad_top, n.pad_bottom}, 0);

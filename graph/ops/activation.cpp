@@ -1,5 +1,5 @@
 // Activation: an element-wise function of one value (graph/ops/activation.h
-// names them): Clip, LeakyRelu, Sigmoid, HardSigmoid, HardSwish and SiLU as
+// names them): Clip, LeakyRelu, Sigmoid, HardSigmoid, HardSwish, SiLU and GELU as
 // ONNX and torch define them. Attributes: function, alpha, beta. In int8 its
 // output has a scale of its own and each input level maps to one output level
 // through a 256-entry table; a Clip(0, max) after a conv is instead fused into
@@ -16,7 +16,8 @@
 namespace octet::ops {
 
 const std::vector<std::string>& activation_functions() {
-  static const std::vector<std::string> names = {"clip", "leaky_relu", "sigmoid", "hard_sigmoid", "hard_swish", "silu"};
+  static const std::vector<std::string> names = {"clip",       "leaky_relu", "sigmoid", "hard_sigmoid",
+                                                 "hard_swish", "silu",       "gelu"};
   return names;
 }
 
@@ -29,6 +30,7 @@ double activation_value(const Node& n, double x) {
   if (f == "hard_sigmoid") return std::min(std::max(alpha * x + beta, 0.0), 1.0);
   if (f == "hard_swish") return x * std::min(std::max(x / 6.0 + 0.5, 0.0), 1.0);
   if (f == "silu") return x / (1.0 + std::exp(-x));
+  if (f == "gelu") return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
   fail("unknown activation function '" + f + "'");
 }
 

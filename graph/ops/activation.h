@@ -16,7 +16,8 @@ namespace octet::ops {
 
 // "clip" (alpha: min, beta: max), "leaky_relu" (alpha: the negative slope),
 // "sigmoid", "hard_sigmoid" (max(0, min(1, alpha x + beta))), "hard_swish"
-// (x hard_sigmoid(x) at alpha 1/6, beta 1/2) and "silu" (x sigmoid(x)).
+// (x hard_sigmoid(x) at alpha 1/6, beta 1/2), "silu" (x sigmoid(x)) and
+// "gelu" (x Phi(x), Phi the normal distribution: erf's form, not tanh's).
 const std::vector<std::string>& activation_functions();
 
 // The function of `n` at x, in double (the int8 tables' precision).

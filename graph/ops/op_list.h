@@ -22,4 +22,5 @@
   X(Mul, mul)                        \
   X(Concat, concat)                  \
   X(ChannelSlice, channel_slice)     \
-  X(Pad2d, pad2d)
+  X(Pad2d, pad2d)                    \
+  X(LayerNorm, layer_norm)

@@ -112,6 +112,7 @@ void add_image_net_operator_cases(std::vector<OpCase>& cases) {
       {"leaky_relu", 0.1f, 0.0f, 10.0f, 12.0f},     {"sigmoid", 0.0f, 0.0f, 20.0f, 127.0f},
       {"hard_sigmoid", 0.2f, 0.5f, 20.0f, 127.0f},  {"hard_sigmoid", 1.0f / 6.0f, 0.5f, 15.0f, 127.0f},
       {"hard_swish", 0.0f, 0.0f, 15.0f, 16.0f},     {"silu", 0.0f, 0.0f, 18.0f, 19.0f},
+      {"gelu", 0.0f, 0.0f, 20.0f, 30.0f},
   };
   const Activation* previous = nullptr;
   for (const Activation& v : activations) {
@@ -128,6 +129,28 @@ void add_image_net_operator_cases(std::vector<OpCase>& cases) {
                        }});
     }
     previous = &v;
+  }
+
+  // LayerNorm over each pixel's channels: two channels,
+  // a few, ConvNeXt's 96 and more than a vector's worth; an epsilon that
+  // outweighs a variance of few levels; zero (constant pixels normalise to 0).
+  struct Norm {
+    int64_t batch;
+    int c, h, w;
+    float epsilon, input_scale, output_scale;
+    const char* epsilon_name;
+  };
+  for (const Norm& v : {Norm{2, 2, 3, 3, 1e-2f, 10.0f, 30.0f, "1e2"}, Norm{3, 3, 5, 4, 1e-5f, 10.0f, 80.0f, "1e5"},
+                        Norm{1, 16, 6, 6, 1e-6f, 1.0f, 30.0f, "1e6"}, Norm{4, 96, 4, 3, 1e-6f, 3.0f, 25.0f, "1e6"},
+                        Norm{2, 130, 3, 2, 0.5f, 2.0f, 40.0f, "half"}, Norm{5, 7, 4, 4, 0.0f, 100.0f, 60.0f, "0"}}) {
+    const uint64_t s = seed++;
+    cases.push_back({"layer_norm_" + shape_name(v.batch, v.c, v.h, v.w) + "_eps" + v.epsilon_name, v.batch,
+                     [v, s] {
+                       OpModel m(s);
+                       const int x = m.rescaled(m.input(v.c, v.h, v.w), v.input_scale);
+                       m.conv(m.layer_norm(x, v.epsilon, v.output_scale), 5, 1, 1, 0, false);
+                       return m.finish();
+                     }});
   }
 
   // Mul: a squeeze-and-excitation gate (one value per channel) and an

@@ -102,6 +102,17 @@ int OpModel::activation_op(int x, const std::string& function, float alpha, floa
   return push(n, q);
 }
 
+int OpModel::layer_norm(int x, float epsilon, float scale) {
+  Node n;
+  n.op = Op::LayerNorm;
+  n.inputs = {x};
+  n.epsilon = epsilon;
+  NodeQuant q = activation();
+  q.scale = scale;
+  q.amax = 127.0f / scale;
+  return push(n, q);
+}
+
 // The product of two int8 values (about +-74^2 apart from saturation) mapped to about +-64.
 int OpModel::mul(int x, int gate) {
   Node n;

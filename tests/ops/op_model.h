@@ -44,6 +44,7 @@ class OpModel {
   int rescaled(int x, float scale);
   // An Activation (graph/ops/activation.h) with output scale `scale`.
   int activation_op(int x, const std::string& function, float alpha, float beta, float scale);
+  int layer_norm(int x, float epsilon, float scale);
   int mul(int x, int gate);
   int concat(const std::vector<int>& inputs);
   int global_avg_pool(int x);

@@ -132,6 +132,8 @@ void add_other_cases(std::vector<OpCase>& cases, uint64_t& seed) {
        [](OpModel& m, const ZeroPoints& z, int x) { return m.mul(x, other_input(m, z, x, 6, true)); }},
       {"activation_hard_swish", 33, 5, 6, 7,
        [](OpModel& m, const ZeroPoints&, int x) { return m.activation_op(x, "hard_swish", 0.0f, 0.0f, 16.0f); }},
+      {"layer_norm", 3, 17, 5, 4,
+       [](OpModel& m, const ZeroPoints&, int x) { return m.layer_norm(x, 1e-5f, 30.0f); }},
       {"activation_sigmoid", 2, 5, 6, 7,
        [](OpModel& m, const ZeroPoints&, int x) { return m.activation_op(x, "sigmoid", 0.0f, 0.0f, 127.0f); }},
       {"shortcut_a_pad2", 3, 5, 7, 7, [](OpModel& m, const ZeroPoints&, int x) { return m.shortcut_a(x, 2); }},

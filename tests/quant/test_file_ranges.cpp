@@ -43,6 +43,10 @@ TEST(FileRanges, GraphAttributesOutsideIntAndHugeActivationsAreRefused) {
             std::string::npos);
   EXPECT_NE(graph_error(image + R"({"name":"p","op":"pad2d","inputs":[0],"pads":[0,1,-1,0]}])").find("negative padding"),
             std::string::npos);
+  EXPECT_NE(graph_error(image + R"({"name":"n","op":"layer_norm","inputs":[0],"epsilon":-1e-5}])").find("epsilon"),
+            std::string::npos);
+  EXPECT_NE(graph_error(image + R"({"name":"n","op":"layer_norm","inputs":[0],"epsilon":1e39}])").find("epsilon"),
+            std::string::npos);
   EXPECT_NE(graph_error(R"([{"name":"input","op":"input","inputs":[1.5],"channels":1,"height":4,"width":4}])")
                 .find("input 1.5 is not an earlier node"),
             std::string::npos);

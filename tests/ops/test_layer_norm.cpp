@@ -1,0 +1,80 @@
+// LayerNorm's int8 form (graph/ops/layer_norm.h) against the normalisation
+// computed in double from the dequantized values: within half an output level
+// (its rounding alone), on random pixel statistics with and
+// without zero points, int16 inputs, and the degenerate pixels.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "graph/ops/layer_norm.h"
+
+namespace octet::ops {
+namespace {
+
+// The level of each channel from the dequantized values, in double.
+template <typename T>
+std::vector<double> exact_levels(const std::vector<T>& x, const LayerNormLevels& p) {
+  const size_t C = x.size();
+  double mean = 0, variance = 0;
+  for (T v : x) mean += (v - p.input_zero_point) / p.input_scale / C;
+  for (T v : x) variance += std::pow((v - p.input_zero_point) / p.input_scale - mean, 2) / C;
+  std::vector<double> levels;
+  for (T v : x) {
+    const double normalised = ((v - p.input_zero_point) / p.input_scale - mean) / std::sqrt(variance + p.epsilon);
+    levels.push_back(std::min(std::max(normalised * p.output_scale + p.output_zero_point, -128.0), 127.0));
+  }
+  return levels;
+}
+
+template <typename T>
+double worst_difference(int64_t channels, int lowest, int highest, const LayerNormLevels& base, int pixels) {
+  std::mt19937 rng(static_cast<uint32_t>(channels * 7 + highest));
+  std::uniform_int_distribution<int> value(lowest, highest);
+  LayerNormLevels p = base;
+  p.channels = channels;
+  double worst = 0;
+  for (int k = 0; k < pixels; ++k) {
+    std::vector<T> x(static_cast<size_t>(channels));
+    for (T& v : x) v = static_cast<T>(value(rng));
+    std::vector<int8_t> y(x.size());
+    layer_norm_levels(x.data(), p, y.data());
+    const std::vector<double> exact = exact_levels(x, p);
+    for (size_t c = 0; c < x.size(); ++c) worst = std::max(worst, std::abs(y[c] - exact[c]));
+  }
+  return worst;
+}
+
+constexpr double kHalf = 0.5 + 1e-6;  // a rounded level, no more
+
+TEST(LayerNormLevels, WithinHalfALevelOfTheNormalisationInDouble) {
+  const LayerNormLevels plain{0, 40.0, 30.0, 0, 0, 1e-6};
+  for (const int64_t channels : {2, 3, 16, 96, 768}) {
+    EXPECT_LE(worst_difference<int8_t>(channels, -128, 127, plain, 200), kHalf) << channels << " channels";
+    // A narrow range: the variance is a few levels, where epsilon counts.
+    EXPECT_LE(worst_difference<int8_t>(channels, -3, 2, {0, 1000.0, 30.0, 0, 0, 1e-5}, 200), kHalf) << channels;
+  }
+  const LayerNormLevels shifted{0, 40.0, 25.0, -128, 17, 1e-6};  // zero points on both sides
+  EXPECT_LE(worst_difference<int8_t>(96, -128, 127, shifted, 200), kHalf);
+  EXPECT_LE(worst_difference<int16_t>(96, -30000, 30000, {0, 4000.0, 30.0, 5, -3, 1e-6}, 200), kHalf);  // wide input
+}
+
+TEST(LayerNormLevels, ConstantPixelsAreTheOutputZeroPoint) {
+  std::vector<int8_t> x(12, 37), y(12);
+  layer_norm_levels(x.data(), {12, 10.0, 30.0, 2, -5, 0.0}, y.data());  // epsilon 0: 0 / 0 made 0
+  for (int8_t v : y) EXPECT_EQ(v, -5);
+  layer_norm_levels(x.data(), {1, 10.0, 30.0, 2, 9, 1e-5}, y.data());  // one channel
+  EXPECT_EQ(y[0], 9);
+}
+
+TEST(LayerNormLevels, SaturatesAtTheInt8Range) {
+  std::vector<int8_t> x(64, 0), y(64);
+  x[0] = 127;  // one outlier: sqrt(63) = 7.9 deviations, level 238 at 30 per unit
+  layer_norm_levels(x.data(), {64, 10.0, 30.0, 0, 0, 1e-6}, y.data());
+  EXPECT_EQ(y[0], 127);
+  EXPECT_EQ(y[1], -4);  // -1/sqrt(63) * 30 = -3.78
+}
+
+}  // namespace
+}  // namespace octet::ops
