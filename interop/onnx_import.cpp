@@ -142,7 +142,12 @@ Importer::PaddedInput Importer::padded_input(const onnx::NodeProto& n, Pads pads
   return {x, static_cast<int>(common), after_pad};
 }
 
-int Importer::activation(const onnx::NodeProto& n, int i) const {
+int Importer::activation(const onnx::NodeProto& n, int i) {
+  value_node(n, i);
+  return apply_pending(n.input(i));
+}
+
+int Importer::value_node(const onnx::NodeProto& n, int i) const {
   if (!has_input(n, i)) refuse(n, "input " + std::to_string(i) + " is missing");
   const std::string& name = n.input(i);
   const auto it = values_.find(name);
@@ -275,11 +280,26 @@ void Importer::import_node(const onnx::NodeProto& n) {
   if (n.output_size() < 1) refuse(n, "no output");
   check_arity(n);
   if (op == "Constant") return constant_node(n);
+  const bool reads_last = reads_channels_last(n);
+  if (reads_last && op == "Shape")
+    refuse(n, "the shape of a channels-last value (after a Transpose of perm [0, 2, 3, 1])");
   if (is_shape_arithmetic(n)) {
     shape_node(n);
     summary_.dropped.push_back(op);
     return;
   }
+  if (const auto it = fused_nodes_.find(&n); it != fused_nodes_.end())  // a step of an octet node made before it
+    define(n, it->second);
+  else if (!dispatch_channels_last(n))
+    import_op(n);
+  // What is computed on a channels-last image is one too (not a transpose back, nor rows).
+  const auto out = values_.find(n.output(0));
+  if (reads_last && op != "Transpose" && out != values_.end() && !is_flat(out->second))
+    channels_last_.insert(n.output(0));
+}
+
+void Importer::import_op(const onnx::NodeProto& n) {
+  const std::string& op = n.op_type();
   if (op == "Conv") return conv(n);
   if (op == "BatchNormalization") return batch_norm(n);
   if (op == "Relu") return define(n, builder_.relu(activation(n, 0)));
@@ -353,6 +373,9 @@ Checkpoint Importer::finish() {
   const std::string& out = g_.output(0).name();
   const auto it = values_.find(out);
   check(it != values_.end(), where_ + ": no node computes the graph's output '" + out + "'");
+  check(!channels_last_.count(out),
+        where_ + ": the output '" + out + "' is a channels-last image; octet's models return logits");
+  apply_pending(out);
   check(it->second == node_count() - 1,
         where_ + ": the output '" + out + "' is not computed last: nodes after it compute nothing the model returns");
   end_in_a_linear_layer();
@@ -407,11 +430,13 @@ Checkpoint Importer::run(OnnxImportSummary* summary) {
       shape_values_[t.name()] =
           constant_shape_value(int_tensor(t, where_ + ": tensor '" + t.name() + "'"), t.dims_size() == 0);
   }
-  for (const auto& n : g_.node())
+  for (const auto& n : g_.node()) {
     for (const auto& in : n.input()) {
       ++uses_[in];
       readers_[in].push_back(&n);
     }
+    if (n.op_type() == "Constant" && n.output_size() == 1) constant_nodes_[n.output(0)] = &n;
+  }
   read_input();
   for (const auto& n : g_.node()) import_node(n);
   Checkpoint c = finish();

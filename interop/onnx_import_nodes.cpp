@@ -18,7 +18,7 @@ Importer::Pads Importer::conv_pads(const onnx::NodeProto& n, int64_t extent_h, i
   if (auto_pad == "VALID") return {};
   if (auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER") refuse(n, "auto_pad " + auto_pad);
   if (pending_pads_.count(n.input(0))) refuse(n, "auto_pad " + auto_pad + " after a Pad: give explicit pads");
-  const ActShape in = shape_of(activation(n, 0));
+  const ActShape in = shape_of(value_node(n, 0));
   Pads pads;
   const auto split = [&](int64_t size, int64_t extent, int64_t* begin, int64_t* end) {
     const int64_t total = std::max<int64_t>(((size + stride - 1) / stride - 1) * stride + extent - size, 0);
@@ -54,7 +54,9 @@ void Importer::conv(const onnx::NodeProto& n) {
   FloatTensor bias(Shape{out}, 0.0f);
   if (has_input(n, 2)) bias = constant(n, 2);
   if (bias.shape != Shape{out}) refuse(n, "a bias of shape " + shape_string(bias.shape));
-  const PaddedInput in = padded_input(n, pads, 64);
+  // A pending affine (LayerNorm's, before ConvNeXt's downsampling) folds into an unpadded dense conv's weights.
+  const bool fold = pending_affines_.count(n.input(0)) && groups == 1 && pads == Pads{};
+  const PaddedInput in = fold ? PaddedInput{value_node(n, 0), 0, false} : padded_input(n, pads, 64);
   const std::string name = layer_name(n);
   define(n, kernel_w == kernel
                 ? builder_.conv(name, in.node, static_cast<int>(out), static_cast<int>(kernel),
@@ -65,6 +67,7 @@ void Importer::conv(const onnx::NodeProto& n) {
                                      static_cast<int>(dilations[0])));
   params_[name + ".weight"] = std::move(w);
   params_[name + ".bias"] = std::move(bias);
+  if (fold) fold_pending_into(n.input(0), name);
 }
 
 void Importer::batch_norm(const onnx::NodeProto& n) {
@@ -154,44 +157,19 @@ void Importer::linear(const onnx::NodeProto& n) {
   params_[name + ".bias"] = std::move(bias);
 }
 
-// x * scale + shift by constants of one value or one per channel, as a
-// depthwise 1x1 conv of its own (weight: the scale, bias: the shift).
-int Importer::channel_affine(const onnx::NodeProto& n, int x, const FloatTensor* scale, const FloatTensor* shift) {
-  const ActShape s = shape_of(x);
-  if (is_flat(x)) refuse(n, "a constant " + n.op_type() + " of rows; octet applies constants per image channel");
-  const auto per_channel = [&](const FloatTensor* t, float fallback) {
-    std::vector<float> v(static_cast<size_t>(s.c), fallback);
-    if (!t) return v;
-    const bool one = t->numel() == 1, channels = t->numel() == s.c && t->shape.size() >= 3 &&
-                                                 t->dim(static_cast<int>(t->shape.size()) - 3) == s.c;
-    if (!one && !channels)
-      refuse(n, "a constant of shape " + shape_string(t->shape) + " for " + to_string(s) +
-                    " images; octet takes one value or one per channel");
-    for (int c = 0; c < s.c; ++c) v[static_cast<size_t>(c)] = t->data[one ? 0 : static_cast<size_t>(c)];
-    return v;
-  };
-  const std::string name = layer_name(n);
-  const int y = builder_.conv(name, x, s.c, 1, 1, 0, true, s.c);
-  params_[name + ".weight"] = FloatTensor({s.c, 1, 1, 1}, per_channel(scale, 1.0f));
-  params_[name + ".bias"] = FloatTensor({s.c}, per_channel(shift, 0.0f));
-  return y;
-}
-
 void Importer::add(const onnx::NodeProto& n) {
   const bool first_constant = !values_.count(n.input(0)), second_constant = !values_.count(n.input(1));
   if (!first_constant && !second_constant) {
+    if (channels_last_.count(n.input(0)) != channels_last_.count(n.input(1)))
+      refuse(n, "adds a channels-last value to a channels-first one");
     define(n, builder_.add(activation(n, 0), activation(n, 1)));
     return;
   }
   const int i = first_constant ? 1 : 0;
-  const int x = activation(n, i);
-  const FloatTensor c = constant(n, 1 - i);
-  if (node_at(x).op != Op::Linear || uses_[n.input(i)] != 1)
-    return define(n, channel_affine(n, x, nullptr, &c));
-  FloatTensor& bias = params_[node_at(x).name + ".bias"];
-  if (c.numel() != bias.numel()) refuse(n, "a bias of shape " + shape_string(c.shape));
-  for (int64_t o = 0; o < c.numel(); ++o) bias.data[o] += c.data[o];
-  define(n, x);
+  const int x = value_node(n, i);
+  const std::vector<float> shift = per_channel(n, constant(n, 1 - i), shape_of(x).c,
+                                               channels_last_.count(n.input(i)) || is_flat(x));
+  constant_affine(n, i, std::vector<float>(shift.size(), 1.0f), shift);
 }
 
 void Importer::reshape(const onnx::NodeProto& n) {
@@ -225,10 +203,12 @@ void Importer::reshape(const onnx::NodeProto& n) {
 }
 
 void Importer::transpose(const onnx::NodeProto& n) {
+  if (transpose_view(n)) return;
   const auto view = grouped_views_.find(n.input(0));
   if (view == grouped_views_.end() || view->second.transposed ||
       ints_attribute(n, "perm", {}) != std::vector<int64_t>{0, 2, 1, 3, 4})
-    refuse(n, "a transpose other than a channel shuffle's (Reshape to [N, g, C/g, H, W], perm [0,2,1,3,4])");
+    refuse(n, "a transpose other than a channel shuffle's (Reshape to [N, g, C/g, H, W], perm [0,2,1,3,4]) or one "
+              "between an image and its channels-last view (perm [0,2,3,1], and [0,3,1,2] back)");
   grouped_views_[n.output(0)] = {view->second.node, view->second.groups, true};
 }
 
@@ -301,7 +281,7 @@ void Importer::gate(const onnx::NodeProto& n) {
     const std::string& other = m.input(0) == n.output(0) ? m.input(1) : m.input(0);
     if (other == n.input(0)) {
       const int y = builder_.activation(x, hard ? "hard_swish" : "silu");
-      fused_muls_[&m] = y;
+      fused_nodes_[&m] = y;
       return define(n, y);
     }
   }
@@ -309,13 +289,15 @@ void Importer::gate(const onnx::NodeProto& n) {
 }
 
 void Importer::mul(const onnx::NodeProto& n) {
-  if (const auto it = fused_muls_.find(&n); it != fused_muls_.end())  // the activation before it is the product
-    return define(n, it->second);
   if (!values_.count(n.input(0)) || !values_.count(n.input(1))) {
     const int i = values_.count(n.input(0)) ? 0 : 1;
-    const FloatTensor c = constant(n, 1 - i);
-    return define(n, channel_affine(n, activation(n, i), &c, nullptr));
+    const int x = value_node(n, i);
+    const std::vector<float> scale = per_channel(n, constant(n, 1 - i), shape_of(x).c,
+                                                 channels_last_.count(n.input(i)) || is_flat(x));
+    return constant_affine(n, i, scale, std::vector<float>(scale.size(), 0.0f));
   }
+  if (channels_last_.count(n.input(0)) != channels_last_.count(n.input(1)))
+    refuse(n, "multiplies a channels-last value by a channels-first one");
   int a = activation(n, 0), b = activation(n, 1);
   const ActShape sa = shape_of(a), sb = shape_of(b);
   if (sa.numel() < sb.numel()) std::swap(a, b);

@@ -36,6 +36,7 @@ class Importer {
   void check_arity(const onnx::NodeProto& n);
   void read_input();
   void import_node(const onnx::NodeProto& n);
+  void import_op(const onnx::NodeProto& n);
   bool is_shape_arithmetic(const onnx::NodeProto& n) const;
   void shape_node(const onnx::NodeProto& n);
   const ShapeValue* shape_value(const onnx::NodeProto& n, int i) const;
@@ -43,7 +44,10 @@ class Importer {
   void transpose(const onnx::NodeProto& n);
   void reduce_mean(const onnx::NodeProto& n);
   void slice(const onnx::NodeProto& n);
-  int activation(const onnx::NodeProto& n, int i) const;
+  // The octet node holding input i (a pending affine materialised first:
+  // apply_pending); value_node the same without, for its shape.
+  int activation(const onnx::NodeProto& n, int i);
+  int value_node(const onnx::NodeProto& n, int i) const;
   // Zeros added to height and width, per side, in ONNX's pads order: top, left, bottom, right.
   using Pads = std::array<int64_t, 4>;
   Pads spatial_pads(const onnx::NodeProto& n) const;
@@ -74,9 +78,28 @@ class Importer {
   void clip(const onnx::NodeProto& n);
   void gate(const onnx::NodeProto& n);
   void mul(const onnx::NodeProto& n);
-  int channel_affine(const onnx::NodeProto& n, int x, const FloatTensor* scale, const FloatTensor* shift);
   void concat(const onnx::NodeProto& n);
   void split(const onnx::NodeProto& n);
+  // onnx_import_channels_last.cpp: channels-last views, LayerNorm, GELU and constant affines.
+  // Whether n is imported here (else by import_op).
+  bool dispatch_channels_last(const onnx::NodeProto& n);
+  bool reads_channels_last(const onnx::NodeProto& n) const;
+  // The one reader of `name`, where it is an `op` and the graph does not return `name`; else null.
+  const onnx::NodeProto* sole_reader_of(const std::string& name, const char* op) const;
+  const FloatTensor* constant_ahead(const std::string& name);
+  bool is_scalar(const onnx::NodeProto& n, int i, double value);  // input i: a constant of that one value
+  bool transpose_view(const onnx::NodeProto& n);
+  void channel_matmul(const onnx::NodeProto& n);
+  bool layer_norm_pattern(const onnx::NodeProto& mean);
+  void layer_normalization(const onnx::NodeProto& n);
+  void divide(const onnx::NodeProto& n);
+  bool gelu_pattern(const onnx::NodeProto& div);
+  std::vector<float> per_channel(const onnx::NodeProto& n, const FloatTensor& t, int channels, bool last) const;
+  void constant_affine(const onnx::NodeProto& n, int i, const std::vector<float>& scale,
+                       const std::vector<float>& shift);
+  bool sole_reader(int node) const;
+  int apply_pending(const std::string& name);
+  void fold_pending_into(const std::string& input, const std::string& layer);
   ActShape shape_of(int node) const;
   void end_in_a_linear_layer();
   Checkpoint finish();
@@ -88,6 +111,7 @@ class Importer {
   const DatasetInfo* info_;  // the --dataset the model must fit; null: the file alone says
   std::map<std::string, const onnx::TensorProto*> initializers_;
   std::map<std::string, FloatTensor> constants_;       // from Constant nodes
+  std::map<std::string, const onnx::NodeProto*> constant_nodes_;  // every Constant node, by its output
   std::map<std::string, ShapeValue> shape_values_;  // integer constants and evaluated shape arithmetic
   int64_t file_batch_ = kBatchDim;
   struct PendingPad {
@@ -98,8 +122,20 @@ class Importer {
   std::map<std::string, int> values_;                 // tensor name -> octet node holding it
   std::map<std::string, int> uses_;                   // how many node inputs read each tensor
   std::map<std::string, std::vector<const onnx::NodeProto*>> readers_;  // the nodes reading each tensor
-  // The Mul of x * sigmoid(x) or x * hard_sigmoid(x), by the activation node that computes it.
-  std::map<const onnx::NodeProto*, int> fused_muls_;
+  // Nodes taken up into an octet node made before them (the Mul of x *
+  // sigmoid(x), GELU's and LayerNorm's steps), by that node.
+  std::map<const onnx::NodeProto*, int> fused_nodes_;
+  // Values whose ONNX layout is [N, H, W, C] (after a Transpose of perm
+  // [0, 2, 3, 1]): the octet node's own NHWC values, read as they are.
+  std::set<std::string> channels_last_;
+  // A constant x * scale + shift per channel not applied yet (values_ holds
+  // x): folded into the MatMul or unpadded conv that reads it, else made a
+  // depthwise 1x1 conv by the first reader that needs its values.
+  struct PendingAffine {
+    std::vector<float> scale, shift;
+    const onnx::NodeProto* by;  // the node that made it: the depthwise conv's name
+  };
+  std::map<std::string, PendingAffine> pending_affines_;
   // ShuffleNet's channel shuffle as exported: Reshape to [N, g, C/g, H, W],
   // Transpose(0, 2, 1, 3, 4), Reshape back. The values of the first two steps
   // (by tensor name): the octet node of the image and g.

@@ -30,7 +30,9 @@ import octet  # noqa: E402
 import ort_peer  # noqa: E402
 
 MODELS = ["resnet18", "resnet50", "mobilenet_v2", "mobilenet_v3_small", "squeezenet1_1", "shufflenet_v2_x1_0",
-          "googlenet", "densenet121", "efficientnet_b0", "regnet_x_400mf", "vgg11_bn", "alexnet", "inception_v3"]
+          "googlenet", "densenet121", "efficientnet_b0", "regnet_x_400mf", "vgg11_bn", "alexnet", "inception_v3",
+          "mnasnet1_0", "resnext50_32x4d", "mobilenet_v3_large", "regnet_y_400mf", "shufflenet_v2_x0_5",
+          "efficientnet_v2_s", "convnext_tiny"]
 
 
 def export(name, seed, path):
@@ -54,7 +56,7 @@ def run(command):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("names", nargs="*", default=MODELS, help="torchvision architectures (default: the 13)")
+    p.add_argument("names", nargs="*", default=MODELS, help="torchvision architectures (default: these 20)")
     p.add_argument("--out", default="/tmp/octet_torchvision_zoo", help="folder for the .onnx and octet files")
     a = p.parse_args()
     octet_bin = os.environ.get("OCTET_BIN", str(SOURCE_DIR / "build-core" / "tools" / "octet"))

@@ -41,6 +41,30 @@ class Padded(nn.Module):
         return self.fc(torch.flatten(y, 1))
 
 
+class ChannelsLast(nn.Module):
+    """ConvNeXt's block: LayerNorm, Linear layers and GELU on a channels-last view, a layer scale."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 4, stride=4)
+        self.norm = nn.LayerNorm(8, eps=1e-6)
+        self.expand = nn.Linear(8, 16)
+        self.project = nn.Linear(16, 8)
+        self.scale = nn.Parameter(torch.full((8, 1, 1), 0.5))
+        self.fc = nn.Linear(8, 10)
+
+    def forward(self, x):
+        y = self.conv(x)
+        z = self.project(nn.functional.gelu(self.expand(self.norm(y.permute(0, 2, 3, 1)))))
+        return self.fc((y + self.scale * z.permute(0, 3, 1, 2)).mean((2, 3)))
+
+
+def write_channels_last():
+    torch.manual_seed(1)
+    torch.onnx.export(ChannelsLast().eval(), torch.zeros(1, 3, 32, 32), str(OUT / "channels_last.onnx"),
+                      opset_version=13, input_names=["x"])
+
+
 def main():
     OUT.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(0)
@@ -50,6 +74,7 @@ def main():
                           training=training, dynamic_axes={"x": {0: "n"}}, input_names=["x"])
     torch.onnx.export(Padded().eval(), torch.zeros(1, 3, 32, 32), str(OUT / "padded_sides.onnx"), opset_version=13,
                       input_names=["x"])
+    write_channels_last()
 
 
 if __name__ == "__main__":
