@@ -13,17 +13,15 @@
 #include <vector>
 
 #include "common/error.h"
+#include "common/layer_norm.h"
 #include "graph/ops/float_reference.h"
 #include "graph/ops/int8_reference.h"
 
 namespace octet::ops {
 
 LayerNormPixel layer_norm_pixel(int64_t sum, int64_t squares, const LayerNormLevels& p) {
-  const int64_t C = p.channels, variance = C * squares - sum * sum;
-  if (variance == 0) return {sum + C * p.input_zero_point, 0.0};
-  const double guard = p.epsilon * double(C) * double(C);
-  return {sum + C * p.input_zero_point,
-          p.output_scale / std::sqrt(std::fma(guard, p.input_scale * p.input_scale, double(variance)))};
+  return {sum + p.channels * p.input_zero_point,
+          layer_norm_multiplier(sum, squares, p.channels, p.epsilon, p.input_scale, p.output_scale)};
 }
 
 template <typename T>
@@ -37,7 +35,7 @@ void layer_norm_levels(const T* x, const LayerNormLevels& p, int8_t* y) {
   }
   const LayerNormPixel pixel = layer_norm_pixel(sum, squares, p);
   for (int64_t c = 0; c < C; ++c) {
-    const double level = __builtin_roundeven(double(C * x[c] - pixel.offset) * pixel.m);
+    const double level = layer_norm_level(C * x[c] - pixel.offset, pixel.m);
     y[c] = static_cast<int8_t>(std::clamp(level + p.output_zero_point, -128.0, 127.0));
   }
 }

@@ -19,14 +19,12 @@ struct LayerNormLevels {
 };
 
 // One pixel's normalisation from the exact integer statistics of its values
-// less the input's zero point (sum, and sum of squares; C = channels): with
-// V = C squares - sum^2 (C^2 times the variance, in levels^2), the value of
-// stored level x_c is d_c / sqrt(V + epsilon C^2 s_in^2), d_c = C x_c - offset
-// (s_in: levels per unit), and its output level is
-// clamp(roundeven(d_c m) + z_out, -128, 127), m = s_out / sqrt(...) (0 where
-// V = 0: every value is the mean). The floating steps are IEEE operations,
-// the one sum of a product an explicit fma, so every kernel (a CUDA one too)
-// can match them bit for bit.
+// less the input's zero point (sum, and sum of squares): the value of stored
+// level x_c is d_c / sqrt(V + epsilon C^2 s_in^2), d_c = C x_c - offset, V =
+// C squares - sum^2 (s_in: levels per unit), and its output level
+// clamp(layer_norm_level(d_c, m) + z_out, -128, 127): round half to even of
+// d_c m, m = layer_norm_multiplier (common/layer_norm.h, which every kernel
+// shares, the CUDA one too).
 struct LayerNormPixel {
   int64_t offset;  // sum + C z_in
   double m;

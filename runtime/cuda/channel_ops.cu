@@ -77,4 +77,8 @@ void pad2d(const int8_t* x, int64_t batch, const PadShape& s, int8_t* y, cudaStr
       stream);
 }
 
+void layer_norm(const int8_t* x, int64_t pixels, const LayerNormOperands& o, int8_t* y, cudaStream_t stream) {
+  launch("layer_norm", pixels, [=] __device__(int64_t p) { layer_norm_pixel(x, o, p, y); }, stream);
+}
+
 }  // namespace octet::cuda

@@ -23,5 +23,6 @@ void channel_shuffle(const int8_t* x, int64_t pixels, int channels, int groups, 
 void activation(const int8_t* x, const int8_t* table, int64_t pixels, int channels, int stored_c, int8_t* y,
                 cudaStream_t stream);
 void pad2d(const int8_t* x, int64_t batch, const PadShape& s, int8_t* y, cudaStream_t stream);
+void layer_norm(const int8_t* x, int64_t pixels, const LayerNormOperands& o, int8_t* y, cudaStream_t stream);
 
 }  // namespace octet::cuda

@@ -1,6 +1,6 @@
 // The CUDA runtime's operators that move or rescale channels (concat, mul,
-// channel slice and shuffle, pad, option A shortcuts, activation tables), one output byte per thread: each thread's
-// work as a plain C++ function with host and device qualifiers, so that the
+// channel slice and shuffle, pad, option A shortcuts, activation tables), one output byte per thread (a layer
+// norm: one pixel per thread): each thread's work as a plain C++ function with host and device qualifiers, so that the
 // host executor of the device layout (tests/ops) runs the kernels' own
 // arithmetic on any machine. Values are NHWC with stored (padded) channels,
 // stored as stored_value.h says; every output's padding channels come out 0.
@@ -9,6 +9,7 @@
 #include <array>
 #include <cstdint>
 
+#include "common/layer_norm.h"
 #include "runtime/cuda/stored_value.h"
 
 namespace octet::cuda {
@@ -98,6 +99,32 @@ OCTET_HOST_DEVICE void pad_element(const int8_t* x, const PadShape& s, int64_t e
   const int iy = oy - s.top, ix = ox - s.left;
   const bool inside = iy >= 0 && iy < s.in_h && ix >= 0 && ix < s.in_w;
   y[e] = inside ? x[((b * s.in_h + iy) * s.in_w + ix) * s.stored_c + c] : int8_t{0};
+}
+
+// LayerNorm of pixel p's `channels` values (graph/ops/layer_norm.h, by
+// common/layer_norm.h's arithmetic): its stored inputs are the values less the
+// input's zero point already, its stored outputs the levels less the output's.
+struct LayerNormOperands {
+  int channels, stored_c;
+  bool unsigned_in;
+  int32_t out_zero_point;
+  double epsilon, input_scale, output_scale;
+};
+OCTET_HOST_DEVICE void layer_norm_pixel(const int8_t* x, const LayerNormOperands& o, int64_t p, int8_t* y) {
+  const int8_t* in = x + p * o.stored_c;
+  int64_t sum = 0, squares = 0;
+  for (int c = 0; c < o.channels; ++c) {
+    const int64_t v = stored_value(in[c], o.unsigned_in);
+    sum += v;
+    squares += v * v;
+  }
+  const double m = layer_norm_multiplier(sum, squares, o.channels, o.epsilon, o.input_scale, o.output_scale);
+  const double low = -128.0 - o.out_zero_point, high = 127.0 - o.out_zero_point;
+  for (int c = 0; c < o.stored_c; ++c) {
+    const double level = c < o.channels ? layer_norm_level(o.channels * stored_value(in[c], o.unsigned_in) - sum, m)
+                                        : 0.0;
+    y[p * o.stored_c + c] = static_cast<int8_t>(static_cast<int32_t>(level < low ? low : level > high ? high : level));
+  }
 }
 
 // ShortcutA (He et al.'s option A): every second pixel of every second row,

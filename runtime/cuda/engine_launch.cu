@@ -80,6 +80,7 @@ void CudaEngine::Impl::enqueue_node(const Plan& p, int node) const {
                         {},
                         {},
                         {},
+                        {},
                         n.op == Op::Flatten ? nullptr : value(p, node),
                         shapes[node],
                         storage(node).padded_c,
@@ -92,6 +93,7 @@ void CudaEngine::Impl::enqueue_node(const Plan& p, int node) const {
     args.in_shapes.push_back(shapes[in]);
     args.inputs_c.push_back(storage(in).padded_c);
     args.in_zero_points.push_back(model.quant[in].zero_point);
+    args.in_scales.push_back(model.quant[in].scale);
   }
   launch(args);
 }

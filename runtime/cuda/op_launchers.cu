@@ -80,6 +80,13 @@ const OpEntry kLaunchers[] = {
        pad2d(l.x(), l.batch, PadShape{l.in().h, l.in().w, l.out.h, l.out.w, l.out_c, l.n.pad_top, l.n.pad_left}, l.y,
              l.stream);
      }},
+    {Op::LayerNorm,
+     [](const NodeLaunch& l) {
+       layer_norm(l.x(), l.batch * l.out.h * l.out.w,
+                  {l.out.c, l.out_c, stored_unsigned(l.in_zero_point()), l.q.zero_point, l.n.epsilon, l.in_scales[0],
+                   l.q.scale},
+                  l.y, l.stream);
+     }},
     {Op::Flatten, [](const NodeLaunch&) {}},  // its value is its input's bytes
 };
 

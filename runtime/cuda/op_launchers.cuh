@@ -25,6 +25,7 @@ struct NodeLaunch {
   std::vector<ActShape> in_shapes;    // and its per-sample shape
   std::vector<int> inputs_c;          // and its channels as stored (padded)
   std::vector<int32_t> in_zero_points;  // and its zero point (q.zero_point is the output's)
+  std::vector<float> in_scales;         // and its scale (levels per unit)
   int8_t* y;                          // the output's value
   ActShape out;                       // its per-sample shape
   int out_c;                          // its channels as stored

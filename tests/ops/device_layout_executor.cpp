@@ -242,6 +242,12 @@ LayoutRun run_in_device_layout(const QuantizedModel& model, const std::vector<fl
           cuda::table_element(src, table.data(), y.c, out.padded_c, e, dst);
         break;
       }
+      case Op::LayerNorm: {
+        const cuda::LayerNormOperands o{y.c, out.padded_c, cuda::stored_unsigned(zero_point_of(0)), q.zero_point,
+                                        n.epsilon, model.quant[n.inputs[0]].scale, q.scale};
+        for (int64_t p = 0; p < batch * out.pixels; ++p) cuda::layer_norm_pixel(src, o, p, dst);
+        break;
+      }
       case Op::Pad2d: {
         const cuda::PadShape s{x.h, x.w, y.h, y.w, out.padded_c, n.pad_top, n.pad_left};
         for (int64_t e = 0; e < batch * out.bytes(); ++e) cuda::pad_element(src, s, e, dst);
