@@ -24,13 +24,9 @@ OCTET_HOST_DEVICE double layer_norm_multiplier(int64_t sum, int64_t squares, int
   return output_scale / ::sqrt(::fma(guard, input_scale * input_scale, double(variance)));
 }
 
-// The output level before its zero point of d_c = C (x_c - zero point) - sum.
-OCTET_HOST_DEVICE double layer_norm_level(int64_t d, double m) {
-#if defined(__CUDA_ARCH__)
-  return rint(double(d) * m);  // half to even
-#else
-  return __builtin_roundeven(double(d) * m);
-#endif
-}
+// The output level before its zero point of d_c = C (x_c - zero point) - sum:
+// d_c m rounded half to even (rint in the default rounding mode, which octet
+// never changes; on the device always).
+OCTET_HOST_DEVICE double layer_norm_level(int64_t d, double m) { return ::rint(double(d) * m); }
 
 }  // namespace octet
