@@ -170,8 +170,7 @@ void Importer::layer_normalization(const onnx::NodeProto& n) {
 void Importer::divide(const onnx::NodeProto& n) {
   if (gelu_pattern(n)) return;
   if (values_.count(n.input(1))) refuse(n, "a division by a computed value (other than LayerNorm's)");
-  const int x = value_node(n, 0);
-  std::vector<float> scale = per_channel(n, constant(n, 1), shape_of(x).c, channels_last_.count(n.input(0)) > 0);
+  std::vector<float> scale = constant_per_channel(n, 0, 1);
   for (float& s : scale) {
     if (s == 0 || !std::isfinite(1.0f / s)) refuse(n, "a division by 0 or by a value too small");
     s = 1.0f / s;
@@ -210,6 +209,12 @@ std::vector<float> Importer::per_channel(const onnx::NodeProto& n, const FloatTe
   std::vector<float> v(static_cast<size_t>(channels));
   for (int c = 0; c < channels; ++c) v[static_cast<size_t>(c)] = t.data[one ? 0 : static_cast<size_t>(c)];
   return v;
+}
+
+std::vector<float> Importer::constant_per_channel(const onnx::NodeProto& n, int value, int constant_input) const {
+  const int x = value_node(n, value);
+  return per_channel(n, constant(n, constant_input), shape_of(x).c,
+                     channels_last_.count(n.input(value)) > 0 || is_flat(x));
 }
 
 // Whether the value of `node` is read once (aliases made by views and folds not counted; the graph's output is a read).

@@ -166,9 +166,7 @@ void Importer::add(const onnx::NodeProto& n) {
     return;
   }
   const int i = first_constant ? 1 : 0;
-  const int x = value_node(n, i);
-  const std::vector<float> shift = per_channel(n, constant(n, 1 - i), shape_of(x).c,
-                                               channels_last_.count(n.input(i)) || is_flat(x));
+  const std::vector<float> shift = constant_per_channel(n, i, 1 - i);
   constant_affine(n, i, std::vector<float>(shift.size(), 1.0f), shift);
 }
 
@@ -291,9 +289,7 @@ void Importer::gate(const onnx::NodeProto& n) {
 void Importer::mul(const onnx::NodeProto& n) {
   if (!values_.count(n.input(0)) || !values_.count(n.input(1))) {
     const int i = values_.count(n.input(0)) ? 0 : 1;
-    const int x = value_node(n, i);
-    const std::vector<float> scale = per_channel(n, constant(n, 1 - i), shape_of(x).c,
-                                                 channels_last_.count(n.input(i)) || is_flat(x));
+    const std::vector<float> scale = constant_per_channel(n, i, 1 - i);
     return constant_affine(n, i, scale, std::vector<float>(scale.size(), 0.0f));
   }
   if (channels_last_.count(n.input(0)) != channels_last_.count(n.input(1)))

@@ -95,6 +95,8 @@ class Importer {
   void divide(const onnx::NodeProto& n);
   bool gelu_pattern(const onnx::NodeProto& div);
   std::vector<float> per_channel(const onnx::NodeProto& n, const FloatTensor& t, int channels, bool last) const;
+  // Input `constant` of n per channel of its computed input `value`, in that value's layout.
+  std::vector<float> constant_per_channel(const onnx::NodeProto& n, int value, int constant) const;
   void constant_affine(const onnx::NodeProto& n, int i, const std::vector<float>& scale,
                        const std::vector<float>& shift);
   bool sole_reader(int node) const;

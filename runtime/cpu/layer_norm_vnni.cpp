@@ -14,6 +14,7 @@
 #endif
 #include <immintrin.h>
 
+#include "runtime/cpu/epilogue_avx512.h"  // lane_mask
 #include "runtime/cpu/parallel_for.h"
 
 namespace octet::cpu::vnni {
@@ -23,7 +24,6 @@ namespace {
 constexpr int64_t kMinParallelValues = int64_t{1} << 16;
 
 uint32_t lanes32(int64_t n) { return n >= 32 ? 0xFFFFFFFFu : (1u << n) - 1; }
-__mmask16 lanes16(int64_t n) { return n >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << n) - 1); }
 
 // The output levels of 8 values d in double lanes: clamp(roundeven(d m)) + z_out as int32.
 __m256i levels(__m256i d, __m512d m, __m512d low, __m512d high) {
@@ -50,7 +50,7 @@ void pixel(const int8_t* x, const ops::LayerNormLevels& p, int8_t* y) {
   const __m512d m = _mm512_set1_pd(px.m), low = _mm512_set1_pd(-128.0 - p.output_zero_point),
                 high = _mm512_set1_pd(127.0 - p.output_zero_point);
   for (int64_t c = 0; c < C; c += 16) {
-    const __mmask16 mask = lanes16(C - c);
+    const __mmask16 mask = lane_mask(C - c);
     const __m512i d = _mm512_sub_epi32(
         _mm512_mullo_epi32(_mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(mask, x + c)), channels), offset);
     const __m512i q = _mm512_inserti64x4(_mm512_castsi256_si512(levels(_mm512_castsi512_si256(d), m, low, high)),

@@ -18,21 +18,16 @@ ops::LayerNormLevels levels(const NodeView& v) {
 
 int64_t pixels(const KernelArgs& a) { return a.batch * a.node.output().h * a.node.output().w; }
 
+// (A layer norm's input is never wide: a model file's check_bits lets only dense convs read int16.)
 void run(const KernelArgs& a) {
   const ops::LayerNormLevels p = levels(a.node);
   const int64_t C = p.channels, count = pixels(a);
-  const bool wide = a.node.model.quant[a.node.node().inputs[0]].bits > 8;  // int16 values
-  parallel_for(count, count * C >= kMinParallelWork, [&](int64_t i) {
-    if (wide)
-      ops::layer_norm_levels(reinterpret_cast<const int16_t*>(a.inputs[0]) + i * C, p, a.y + i * C);
-    else
-      ops::layer_norm_levels(a.inputs[0] + i * C, p, a.y + i * C);
-  });
+  parallel_for(count, count * C >= kMinParallelWork,
+               [&](int64_t i) { ops::layer_norm_levels(a.inputs[0] + i * C, p, a.y + i * C); });
 }
 
 std::string can_implement_vnni(const NodeView& v) {
   if (const std::string why = runs_every_node_on_vnni(v); !why.empty()) return why;
-  if (v.model.quant[v.node().inputs[0]].bits > 8) return "its input is wide (int16): the portable kernel reads it";
   if (v.output().c > kMostVectorLayerNormChannels) return "more channels than its int32 statistics hold";
   return "";
 }
