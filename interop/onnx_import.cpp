@@ -23,7 +23,21 @@ namespace octet {
 namespace onnx_import {
 
 namespace {
-constexpr int64_t kMinOpset = 11, kMaxOpset = 17;
+// 18 to 27: what changed after 17 (the newest opset of Debian's ONNX library,
+// 1.12) in the ops octet imports was read off ONNX 1.22's Changelog.md: new
+// inputs (kAfterLibrary), attributes read where they are (Split-18's
+// num_outputs) or refused by value (AveragePool-19's dilations, Pad-19's wrap
+// mode), and types octet does not take (bfloat16, float8, int4).
+constexpr int64_t kMinOpset = 11, kMaxOpset = 27;
+
+// Input counts of the ops' versions after the library's: ONNX's schemas.
+struct LaterSchema {
+  const char* op;
+  int64_t since;
+  int min_inputs, max_inputs;
+};
+constexpr LaterSchema kAfterLibrary[] = {
+    {"ReduceMean", 18, 1, 2}, {"Pad", 18, 2, 4}, {"Gelu", 20, 1, 1}, {"Swish", 24, 1, 1}};
 
 std::string file_stem(const std::string& path) {
   std::string base = path.substr(path.find_last_of('/') + 1);
@@ -38,7 +52,7 @@ void Importer::read_opset() {
   check(summary_.opset >= kMinOpset && summary_.opset <= kMaxOpset,
         where_ + ": opset " + std::to_string(summary_.opset) + " is outside the opsets octet imports (" +
             std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset) +
-            "; torch.onnx.export(..., opset_version=13) writes one)");
+            "; torch.onnx.export writes 18 by default, or the opset_version given)");
 }
 
 void Importer::read_input() {
@@ -240,10 +254,6 @@ float Importer::scalar(const onnx::NodeProto& n, int i) {
   return t.data[0];
 }
 
-// Sigmoid and HardSigmoid. One whose only reader multiplies it by its own
-
-// input is, with that Mul, one activation: SiLU (x sigmoid(x)) or HardSwish.
-
 ActShape Importer::shape_of(int node) const {
   try {
     return builder_.graph().shapes().at(static_cast<size_t>(node));
@@ -252,26 +262,29 @@ ActShape Importer::shape_of(int node) const {
   }
 }
 
-// Of two computed values; the one of a value per channel second.
-
-// On channels, each output a run of them.
-
-// Over height and width: a global average pool (then rows, without keepdims).
-
 // The importer reads a node's inputs and outputs by position: their counts
 // first, against ONNX's own schema of the op at the model's opset.
 void Importer::check_arity(const onnx::NodeProto& n) {
-  const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(n.op_type(), summary_.opset, "");
-  if (!schema) return;  // not an ONNX op: refused by name below
+  int min_in = 1, max_in = 1, min_out = 1, max_out = 1;
+  const LaterSchema* later = nullptr;
+  for (const LaterSchema& s : kAfterLibrary)
+    if (n.op_type() == s.op && summary_.opset >= s.since) later = &s;
+  if (later) {
+    min_in = later->min_inputs, max_in = later->max_inputs;
+  } else {
+    const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(n.op_type(), summary_.opset, "");
+    if (!schema) return;  // not an ONNX op: refused by name below
+    min_in = schema->min_input(), max_in = schema->max_input();
+    min_out = schema->min_output(), max_out = schema->max_output();
+  }
   const auto count = [](int k, int lo, int hi) {
     return std::to_string(k) + (lo == hi ? " (ONNX says " + std::to_string(lo) + ")"
                                          : " (ONNX says " + std::to_string(lo) + " to " +
                                                (hi == INT_MAX ? std::string("any") : std::to_string(hi)) + ")");
   };
-  if (n.input_size() < schema->min_input() || n.input_size() > schema->max_input())
-    refuse(n, "inputs: " + count(n.input_size(), schema->min_input(), schema->max_input()));
-  if (n.output_size() < schema->min_output() || n.output_size() > schema->max_output())
-    refuse(n, "outputs: " + count(n.output_size(), schema->min_output(), schema->max_output()));
+  if (n.input_size() < min_in || n.input_size() > max_in) refuse(n, "inputs: " + count(n.input_size(), min_in, max_in));
+  if (n.output_size() < min_out || n.output_size() > max_out)
+    refuse(n, "outputs: " + count(n.output_size(), min_out, max_out));
 }
 
 void Importer::import_node(const onnx::NodeProto& n) {
@@ -309,6 +322,10 @@ void Importer::import_op(const onnx::NodeProto& n) {
   if (op == "Clip") return clip(n);
   if (op == "Sigmoid" || op == "HardSigmoid") return gate(n);
   if (op == "HardSwish") return define(n, builder_.activation(activation(n, 0), "hard_swish"));
+  if (op == "Swish") {  // x sigmoid(alpha x), opset 24
+    if (float_attribute(n, "alpha", 1.0f) != 1.0f) refuse(n, "alpha other than 1 (SiLU's)");
+    return define(n, builder_.activation(activation(n, 0), "silu"));
+  }
   if (op == "LeakyRelu")
     return define(n, builder_.activation(activation(n, 0), "leaky_relu", float_attribute(n, "alpha", 0.01f)));
   if (op == "Mul") return mul(n);

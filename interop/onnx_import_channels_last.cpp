@@ -20,7 +20,7 @@ namespace {
 const std::vector<int64_t> kToChannelsLast = {0, 2, 3, 1}, kToChannelsFirst = {0, 3, 1, 2};
 const std::set<std::string> kChannelsLastOps = {
     "Transpose", "ReduceMean", "MatMul", "Add", "Mul", "Div", "Relu", "Clip", "Sigmoid", "HardSigmoid",
-    "HardSwish", "LeakyRelu", "Gelu", "LayerNormalization", "Identity", "Dropout"};
+    "HardSwish", "LeakyRelu", "Gelu", "Swish", "LayerNormalization", "Identity", "Dropout"};
 }  // namespace
 
 const onnx::NodeProto* Importer::sole_reader_of(const std::string& name, const char* op) const {
@@ -71,10 +71,7 @@ bool Importer::dispatch_channels_last(const onnx::NodeProto& n) {
   if (op == "MatMul") return channel_matmul(n), true;
   if (op != "ReduceMean") return false;
   if (layer_norm_pattern(n)) return true;
-  std::vector<int64_t> axes = ints_attribute(n, "axes", {});
-  for (int64_t& a : axes) a = a < 0 ? a + 4 : a;
-  std::sort(axes.begin(), axes.end());
-  if (axes != std::vector<int64_t>{1, 2})
+  if (reduce_axes(n) != std::vector<int64_t>{1, 2})
     refuse(n, "a mean over a channels-last value other than LayerNorm's (ReduceMean, Sub, Pow 2, ReduceMean, Add "
               "epsilon, Sqrt, Div) or over height and width (axes 1, 2)");
   const int pooled = builder_.global_avg_pool(activation(n, 0));
@@ -121,8 +118,7 @@ void Importer::channel_matmul(const onnx::NodeProto& n) {
 bool Importer::layer_norm_pattern(const onnx::NodeProto& mean) {
   const auto over_channels = [&](const onnx::NodeProto* r) {
     if (!r || int_attribute(*r, "keepdims", 1) == 0) return false;
-    const std::vector<int64_t> axes = ints_attribute(*r, "axes", {});
-    return axes == std::vector<int64_t>{-1} || axes == std::vector<int64_t>{3};
+    return reduce_axes(*r) == std::vector<int64_t>{3};
   };
   if (!over_channels(&mean)) return false;
   const onnx::NodeProto* sub = sole_reader_of(mean.output(0), "Sub");

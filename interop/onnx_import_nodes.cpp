@@ -231,11 +231,33 @@ void Importer::slice(const onnx::NodeProto& n) {
   define(n, builder_.channel_slice(x, static_cast<int>(first), static_cast<int>(end - first)));
 }
 
+// Opset 18's Pad of some axes (input 3): its pads as those of all four.
+std::vector<int64_t> Importer::pads_over_all_axes(const onnx::NodeProto& n, const std::vector<int64_t>& given) const {
+  const ShapeValue* axes = shape_value(n, 3);
+  if (!axes) refuse(n, "axes that are not a constant");
+  const size_t count = axes->values.size();
+  if (given.size() != 2 * count)
+    refuse(n, std::to_string(given.size()) + " pads for " + std::to_string(count) + " axes (ONNX says twice as many)");
+  std::vector<int64_t> all(8, 0);
+  std::vector<bool> seen(4, false);
+  for (size_t k = 0; k < count; ++k) {
+    int64_t a = axes->values[k];
+    if (a < -4 || a > 3 || seen[static_cast<size_t>(a < 0 ? a + 4 : a)])
+      refuse(n, "axes " + shape_value_string(*axes) + ": each of a 4-D value's at most once");
+    a = a < 0 ? a + 4 : a;
+    seen[static_cast<size_t>(a)] = true;
+    all[static_cast<size_t>(a)] = given[k];
+    all[static_cast<size_t>(a) + 4] = given[k + count];
+  }
+  return all;
+}
+
 void Importer::pad(const onnx::NodeProto& n) {
   const int x = activation(n, 0);
   const ShapeValue* pads = shape_value(n, 1);
   if (!pads) refuse(n, "pads that are not a constant");
-  const std::vector<int64_t>& p = pads->values;
+  std::vector<int64_t> p = pads->values;
+  if (has_input(n, 3)) p = pads_over_all_axes(n, p);
   if (std::all_of(p.begin(), p.end(), [](int64_t v) { return v == 0; })) {
     summary_.dropped.push_back(n.op_type());
     return define(n, x);
@@ -316,9 +338,16 @@ void Importer::split(const onnx::NodeProto& n) {
   const ShapeValue* given = shape_value(n, 1);
   if (has_input(n, 1) && !given) refuse(n, "split sizes that are not a constant");
   std::vector<int64_t> sizes = given ? given->values : ints_attribute(n, "split", {});
-  if (sizes.empty()) {
-    if (channels % n.output_size() != 0) refuse(n, "channels that do not divide into equal parts");
-    sizes.assign(static_cast<size_t>(n.output_size()), channels / n.output_size());
+  const int parts = n.output_size();
+  if (const auto* given_parts = attribute(n, "num_outputs"); given_parts && given_parts->i() != parts)
+    refuse(n, "num_outputs " + std::to_string(given_parts->i()) + " for " + std::to_string(parts) + " outputs");
+  if (sizes.empty() && attribute(n, "num_outputs")) {  // opset 18: equal parts, the last smaller
+    const int part = (channels + parts - 1) / parts;
+    sizes.assign(static_cast<size_t>(parts), part);
+    sizes.back() = channels - part * (parts - 1);
+  } else if (sizes.empty()) {
+    if (channels % parts != 0) refuse(n, "channels that do not divide into equal parts");
+    sizes.assign(static_cast<size_t>(parts), channels / parts);
   }
   int64_t total = 0;
   for (int64_t s : sizes) {
@@ -335,17 +364,37 @@ void Importer::split(const onnx::NodeProto& n) {
   }
 }
 
-void Importer::reduce_mean(const onnx::NodeProto& n) {
-  const int x = activation(n, 0);
+// A reduction's axes, 0 to 3 in order: the attribute, or from opset 18 a
+// constant input, looked for ahead too (LayerNorm's second mean comes before
+// the Constant of its axes); none: every axis.
+std::vector<int64_t> Importer::reduce_axes(const onnx::NodeProto& n) const {
   std::vector<int64_t> axes = ints_attribute(n, "axes", {});
   if (has_input(n, 1)) {
-    const ShapeValue* given = shape_value(n, 1);
-    if (!given) refuse(n, "axes that are not a constant");
-    axes = given->values;
+    const std::string& name = n.input(1);
+    const std::string what = where_ + ": tensor '" + name + "'";
+    const auto made = constant_nodes_.find(name);
+    const onnx::AttributeProto* value = made == constant_nodes_.end() ? nullptr : attribute(*made->second, "value");
+    if (const auto known = shape_values_.find(name); known != shape_values_.end())
+      axes = known->second.values;
+    else if (const auto t = initializers_.find(name); t != initializers_.end())
+      axes = int_tensor(*t->second, what);
+    else if (value && value->has_t())
+      axes = int_tensor(value->t(), what);
+    else
+      refuse(n, "axes that are not a constant");
   }
-  for (int64_t& a : axes) a = a < 0 ? a + 4 : a;
+  if (axes.empty() && int_attribute(n, "noop_with_empty_axes", 0) != 0) refuse(n, "no axes to reduce (a no-op)");
+  for (int64_t& a : axes) {
+    if (a < -4 || a > 3) refuse(n, "axis " + std::to_string(a) + " of a 4-D value");
+    a = a < 0 ? a + 4 : a;
+  }
   std::sort(axes.begin(), axes.end());
-  if (is_flat(x) || axes != std::vector<int64_t>{2, 3})
+  return axes;
+}
+
+void Importer::reduce_mean(const onnx::NodeProto& n) {
+  const int x = activation(n, 0);
+  if (is_flat(x) || reduce_axes(n) != std::vector<int64_t>{2, 3})
     refuse(n, "a mean over axes other than height and width (2, 3)");
   const int pooled = builder_.global_avg_pool(x);
   if (int_attribute(n, "keepdims", 1) != 0) return define(n, pooled);

@@ -43,6 +43,7 @@ class Importer {
   bool is_flat(int node) const;
   void transpose(const onnx::NodeProto& n);
   void reduce_mean(const onnx::NodeProto& n);
+  std::vector<int64_t> reduce_axes(const onnx::NodeProto& n) const;
   void slice(const onnx::NodeProto& n);
   // The octet node holding input i (a pending affine materialised first:
   // apply_pending); value_node the same without, for its shape.
@@ -73,6 +74,7 @@ class Importer {
   void add(const onnx::NodeProto& n);
   void reshape(const onnx::NodeProto& n);
   void pad(const onnx::NodeProto& n);
+  std::vector<int64_t> pads_over_all_axes(const onnx::NodeProto& n, const std::vector<int64_t>& given) const;
   void constant_node(const onnx::NodeProto& n);
   float scalar(const onnx::NodeProto& n, int i);
   void clip(const onnx::NodeProto& n);

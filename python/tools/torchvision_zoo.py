@@ -1,6 +1,7 @@
 """The torchvision CNNs of issue 40 through octet: each architecture, with
 random weights and batch-norm statistics, exported by torch.onnx (opset 13,
-free batch size), imported by `octet import` without a dataset, its float
+free batch size; --opset 18 or more: at 17, then written in the forms of
+PyTorch's default exporter at that opset, python/tests/dynamo_forms.py), imported by `octet import` without a dataset, its float
 logits compared with ONNX Runtime fp32 on 64 random 224x224 inputs (max
 |difference| over the largest logit; goal 1e-4), then quantized on 16 of
 them (`--method max --weight-rounding nearest`) and run in int8 on the CPU
@@ -8,7 +9,7 @@ them (`--method max --weight-rounding nearest`) and run in int8 on the CPU
 and inputs, so these say it runs, not how well).
 
     PYTHONPATH=build-core/python OCTET_BIN=build-core/tools/octet \\
-        /usr/bin/python3 python/tools/torchvision_zoo.py [--out DIR] [NAME ...]
+        /usr/bin/python3 python/tools/torchvision_zoo.py [--out DIR] [--opset N] [NAME ...]
 
 Needs /usr/bin/python3's torch and torchvision, and ONNX Runtime in .ort/
 (tools/setup.sh test installs it)."""
@@ -28,6 +29,7 @@ SOURCE_DIR = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(SOURCE_DIR / "python" / "tests"))
 import octet  # noqa: E402
 import ort_peer  # noqa: E402
+from dynamo_forms import as_dynamo_writes  # noqa: E402
 
 MODELS = ["resnet18", "resnet50", "mobilenet_v2", "mobilenet_v3_small", "squeezenet1_1", "shufflenet_v2_x1_0",
           "googlenet", "densenet121", "efficientnet_b0", "regnet_x_400mf", "vgg11_bn", "alexnet", "inception_v3",
@@ -35,7 +37,7 @@ MODELS = ["resnet18", "resnet50", "mobilenet_v2", "mobilenet_v3_small", "squeeze
           "efficientnet_v2_s", "convnext_tiny"]
 
 
-def export(name, seed, path):
+def export(name, seed, path, opset):
     torch.manual_seed(seed)
     options = {"aux_logits": False, "init_weights": True} if name in ("googlenet", "inception_v3") else {}
     model = getattr(torchvision.models, name)(weights=None, **options).eval()
@@ -43,8 +45,13 @@ def export(name, seed, path):
         if isinstance(m, torch.nn.BatchNorm2d):
             m.running_mean.uniform_(-0.2, 0.2)
             m.running_var.uniform_(0.5, 2.0)
-    torch.onnx.export(model, torch.zeros(1, 3, 224, 224), str(path), opset_version=13, input_names=["input"],
-                      output_names=["logits"], dynamic_axes={"input": {0: "batch"}, "logits": {0: "batch"}})
+    torch.onnx.export(model, torch.zeros(1, 3, 224, 224), str(path), opset_version=min(opset, 17),
+                      input_names=["input"], output_names=["logits"],
+                      dynamic_axes={"input": {0: "batch"}, "logits": {0: "batch"}})
+    if opset > 17:
+        import onnx
+
+        path.write_bytes(as_dynamo_writes(onnx.load(str(path)), opset).SerializeToString())
 
 
 def run(command):
@@ -58,6 +65,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("names", nargs="*", default=MODELS, help="torchvision architectures (default: these 20)")
     p.add_argument("--out", default="/tmp/octet_torchvision_zoo", help="folder for the .onnx and octet files")
+    p.add_argument("--opset", type=int, default=13, help="the files' opset (default 13; 18 to 27: dynamo's forms)")
     a = p.parse_args()
     octet_bin = os.environ.get("OCTET_BIN", str(SOURCE_DIR / "build-core" / "tools" / "octet"))
     out = pathlib.Path(a.out)
@@ -67,7 +75,7 @@ def main():
     print(f"{'model':20s} {'octet vs ORT fp32':>18s} {'quantize':>9s} {'int8 agreement':>15s} {'cosine':>7s}")
     for seed, name in enumerate(a.names):
         onnx_path, checkpoint, int8 = out / f"{name}.onnx", out / f"{name}.octet", out / f"{name}.int8.octet"
-        export(name, 100 + seed, onnx_path)
+        export(name, 100 + seed, onnx_path, a.opset)
         try:
             run([octet_bin, "import", str(onnx_path), "-o", str(checkpoint)])
         except RuntimeError as e:

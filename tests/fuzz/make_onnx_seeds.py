@@ -3,11 +3,15 @@ small CNNs as torch.onnx.export writes them, with random weights. Run with
 Debian's python3 (torch and onnx): /usr/bin/python3 tests/fuzz/make_onnx_seeds.py"""
 
 import pathlib
+import sys
 
+import onnx
 import torch
 from torch import nn
 
 OUT = pathlib.Path(__file__).resolve().parent / "corpus" / "onnx_import"
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "python" / "tests"))
+from dynamo_forms import as_dynamo_writes  # noqa: E402
 
 
 class Tiny(nn.Module):
@@ -65,6 +69,15 @@ def write_channels_last():
                       opset_version=13, input_names=["x"])
 
 
+def write_dynamo_forms():
+    """The same block as PyTorch's default exporter writes it at opset 20: Gelu, ReduceMean's axes an input,
+    initializers only, node metadata_props (IR 10)."""
+    torch.manual_seed(1)
+    path = OUT / "dynamo_opset20.onnx"
+    torch.onnx.export(ChannelsLast().eval(), torch.zeros(1, 3, 32, 32), str(path), opset_version=17, input_names=["x"])
+    path.write_bytes(as_dynamo_writes(onnx.load(str(path)), 20).SerializeToString())
+
+
 def main():
     OUT.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(0)
@@ -75,6 +88,7 @@ def main():
     torch.onnx.export(Padded().eval(), torch.zeros(1, 3, 32, 32), str(OUT / "padded_sides.onnx"), opset_version=13,
                       input_names=["x"])
     write_channels_last()
+    write_dynamo_forms()
 
 
 if __name__ == "__main__":

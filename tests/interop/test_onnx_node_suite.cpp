@@ -48,7 +48,7 @@ namespace {
 
 constexpr const char* kDefaultNodeTests = "/usr/share/libonnx-testdata/data/node";
 constexpr double kRtol = 1e-3, kAtol = 1e-7;      // onnx/backend/test/case/node: the node tests' tolerance
-constexpr int64_t kImporterOpsets[2] = {11, 17};  // interop/onnx_import.cpp's kMinOpset, kMaxOpset
+constexpr int64_t kImporterOpsets[2] = {11, 27};  // interop/onnx_import.cpp's kMinOpset, kMaxOpset
 
 // The node tests (by name prefix) of the operators octet imports or is being
 // taught (issue 40); test_matmul_2d alone of MatMul's (the others are not 2-D).
