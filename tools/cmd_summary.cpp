@@ -1,11 +1,15 @@
 // `octet summary`: the layer table and the totals the course lab asked for
-// (trainable parameters, gradients, conv layers, input of the last linear).
+// (trainable parameters, gradients, conv layers, input of the last linear),
+// of a built-in model or of a checkpoint's graph (one trained, or imported
+// from ONNX).
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "common/file_io.h"
 #include "data/dataset.h"
+#include "models/checkpoint.h"
 #include "models/registry.h"
 #include "tools/commands.h"
 #include "tools/options.h"
@@ -20,6 +24,7 @@ namespace {
 struct SummaryOptions {
   std::string model = "resnet18";
   std::string dataset = "cifar10";
+  std::string checkpoint;
   bool batch_norm = true;
   bool list = false;
   std::string json;
@@ -34,24 +39,28 @@ void run_summary(const SummaryOptions& o) {
   use_torch_helper();  // the gradient count runs a backward pass
 #endif
   std::FILE* out = report_stream(o.json);
-  const Graph g = build_model(o.model, model_options_for(o.dataset, o.batch_norm));
+  Checkpoint c;
+  if (!o.checkpoint.empty()) c = load_checkpoint(o.checkpoint);
+  const Graph g = o.checkpoint.empty() ? build_model(o.model, model_options_for(o.dataset, o.batch_norm)) : c.graph;
   const std::vector<ActShape> shapes = g.shapes();
   int64_t trainable = 0;
   for (const Graph::Param& p : g.params())
     if (p.trainable) trainable += shape_numel(Shape(p.shape.begin(), p.shape.end()));
 #ifdef OCTET_HAVE_TORCH
   // Gradients are counted from a real backward pass, as the lab did.
-  const DatasetInfo& info = dataset_info(o.dataset);
   GraphNet net(g);
   torch::manual_seed(0);
-  net->forward(torch::randn({2, info.channels, info.height, info.width})).sum().backward();
+  net->forward(torch::randn({2, shapes[0].c, shapes[0].h, shapes[0].w})).sum().backward();
   int64_t gradients = 0;
   for (const auto& p : net->parameters())
     if (p.grad().defined()) gradients += p.grad().numel();
 #endif
   int conv_layers = 0, last_linear_in = 0;
   nlohmann::json layers = nlohmann::json::array();
-  std::fprintf(out, "%-22s %-16s %-14s %12s\n", "layer", "op", "output", "parameters");
+  size_t width = 22;  // imported layers carry their ONNX node's name, often longer
+  for (const Node& n : g.nodes) width = std::max(width, n.name.size());
+  const int name_width = static_cast<int>(width);
+  std::fprintf(out, "%-*s %-16s %-14s %12s\n", name_width, "layer", "op", "output", "parameters");
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& n = g.nodes[i];
     int64_t params = 0;
@@ -59,13 +68,17 @@ void run_summary(const SummaryOptions& o) {
       if (p.trainable && p.name.rfind(n.name + ".", 0) == 0) params += shape_numel(Shape(p.shape.begin(), p.shape.end()));
     if (n.op == Op::Conv2d) ++conv_layers;
     if (n.op == Op::Linear) last_linear_in = shapes[n.inputs[0]].c;
-    std::fprintf(out, "%-22s %-16s %-14s %12lld\n", n.name.c_str(), op_name(n.op), to_string(shapes[i]).c_str(),
-                static_cast<long long>(params));
+    std::fprintf(out, "%-*s %-16s %-14s %12lld\n", name_width, n.name.c_str(), op_name(n.op),
+                 to_string(shapes[i]).c_str(), static_cast<long long>(params));
     layers.push_back({{"name", n.name}, {"op", op_name(n.op)}, {"output", {shapes[i].c, shapes[i].h, shapes[i].w}},
                       {"parameters", params}});
   }
-  std::fprintf(out, "\nmodel %s on %s input %s, batch norm %s\n", o.model.c_str(), o.dataset.c_str(),
-              to_string(shapes[0]).c_str(), o.batch_norm ? "on" : "off");
+  const std::string model = o.checkpoint.empty() ? o.model : c.model;
+  const std::string dataset = o.checkpoint.empty() ? o.dataset : c.dataset.empty() ? "none" : c.dataset;
+  const bool batch_norm = o.checkpoint.empty() ? o.batch_norm : c.batch_norm;
+  if (!o.checkpoint.empty()) std::fprintf(out, "\ncheckpoint %s", o.checkpoint.c_str());
+  std::fprintf(out, "\nmodel %s on %s input %s, batch norm %s\n", model.c_str(), dataset.c_str(),
+              to_string(shapes[0]).c_str(), batch_norm ? "on" : "off");
   std::fprintf(out, "trainable parameters      %lld\n", static_cast<long long>(trainable));
 #ifdef OCTET_HAVE_TORCH
   std::fprintf(out, "gradients                 %lld\n", static_cast<long long>(gradients));
@@ -75,9 +88,9 @@ void run_summary(const SummaryOptions& o) {
   std::fprintf(out, "conv layers               %d\n", conv_layers);
   std::fprintf(out, "last linear input size    %d\n", last_linear_in);
   if (!o.json.empty()) {
-    nlohmann::json j = {{"model", o.model},
-                        {"dataset", o.dataset},
-                        {"batch_norm", o.batch_norm},
+    nlohmann::json j = {{"model", model},
+                        {"dataset", dataset},
+                        {"batch_norm", batch_norm},
                         {"trainable_parameters", trainable},
                         {"conv_layers", conv_layers},
                         {"last_linear_input", last_linear_in},
@@ -85,6 +98,7 @@ void run_summary(const SummaryOptions& o) {
 #ifdef OCTET_HAVE_TORCH
     j["gradients"] = gradients;
 #endif
+    if (!o.checkpoint.empty()) j["checkpoint"] = o.checkpoint;
     write_text_output(o.json, j.dump(2) + "\n");
   }
 }
@@ -93,9 +107,13 @@ void run_summary(const SummaryOptions& o) {
 void add_summary_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("summary", "Layer table and parameter counts of a model");
   auto o = std::make_shared<SummaryOptions>();
-  cmd->add_option("--model", o->model, "Model name")->capture_default_str();
-  cmd->add_option("--dataset", o->dataset, "Dataset whose input shape to use")->capture_default_str();
-  cmd->add_flag("!--no-bn", o->batch_norm, "Remove batch norm");
+  auto* model = cmd->add_option("--model", o->model, "Model name")->capture_default_str();
+  auto* dataset = cmd->add_option("--dataset", o->dataset, "Dataset whose input shape to use")->capture_default_str();
+  auto* no_bn = cmd->add_flag("!--no-bn", o->batch_norm, "Remove batch norm");
+  cmd->add_option("--checkpoint", o->checkpoint,
+                  "Float checkpoint (trained, or from `octet import`) whose graph to summarise, in place of --model")
+      ->check(CLI::ExistingFile)
+      ->excludes(model, dataset, no_bn);
   cmd->add_flag("--list", o->list, "List the known models");
   add_json_option(cmd, o->json, "the summary");
   cmd->callback([o] { run_summary(*o); });
