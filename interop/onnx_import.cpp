@@ -98,7 +98,6 @@ const ShapeValue* Importer::shape_value(const onnx::NodeProto& n, int i) const {
 }
 
 // Whether the node's value is, in the ONNX graph, a batch of rows (N x F), not of images.
-
 bool Importer::is_flat(int node) const {
   const Graph& g = builder_.graph();
   for (int k = node;; k = g.nodes[static_cast<size_t>(k)].inputs.at(0)) {
@@ -109,7 +108,6 @@ bool Importer::is_flat(int node) const {
 }
 
 // Shape of a computed value: [batch, C, H, W] (or [batch, F]); the rest evaluated.
-
 void Importer::shape_node(const onnx::NodeProto& n) {
   if (n.op_type() != "Shape") {
     std::vector<const ShapeValue*> inputs;
@@ -181,9 +179,7 @@ FloatTensor Importer::constant(const onnx::NodeProto& n, int i) const {
 }
 
 // The parameters' prefix: the weight's own name without ".weight" (PyTorch's
-
 // module path, e.g. "features.0"), else the node's name, else op and index.
-
 std::string Importer::layer_name(const onnx::NodeProto& n) {
   std::string name = n.input_size() > 1 ? n.input(1) : "";
   const std::string suffix = ".weight";
@@ -206,34 +202,6 @@ void Importer::define(const onnx::NodeProto& n, int node) {
     if (!n.output(k).empty() && uses_[n.output(k)] > 0) refuse(n, "its output " + std::to_string(k) + " is read");
 }
 
-// y = gamma (x - mean) / sqrt(var + eps) + beta, folded into the conv before it.
-
-// Folded into the conv before it where nothing else reads that conv; else
-
-// (DenseNet's norm before each ReLU and conv) a depthwise 1x1 conv of its own.
-
-// Gemm (y = x W^T + b as PyTorch's Linear exports it, or x W + b) and MatMul.
-
-// Two tensors: a residual add. A tensor and a constant: the bias of the
-
-// MatMul before it.
-
-// To (batch, features): octet's flatten; a [N, C, H, W] value as it is; the
-
-// steps of a channel shuffle (GroupedView).
-
-// The middle step of a channel shuffle (see GroupedView).
-
-// Of channels (axis 1), step 1: octet's channel slice.
-
-// torch writes a Pad before an average pool that counts its padding, and
-
-// some exporters one of zeros before a conv: equal padding of height and
-
-// width, in zeros, becomes the padding of the conv or average pools that read
-
-// it (a pool pad counted, as Pad makes it); none at all, nothing.
-
 void Importer::constant_node(const onnx::NodeProto& n) {
   const auto* value = attribute(n, "value");
   if (!value || !value->has_t()) refuse(n, "a constant that is not a tensor 'value'");
@@ -246,7 +214,6 @@ void Importer::constant_node(const onnx::NodeProto& n) {
 }
 
 // A scalar float input (Clip's min and max).
-
 float Importer::scalar(const onnx::NodeProto& n, int i) {
   const FloatTensor t = constant(n, i);
   if (t.numel() != 1) refuse(n, "input " + std::to_string(i) + " is not one value");
@@ -334,6 +301,7 @@ void Importer::import_op(const onnx::NodeProto& n) {
   if (op == "Transpose") return transpose(n);
   if (op == "ReduceMean") return reduce_mean(n);
   if (op == "Slice") return slice(n);
+  if (op == "Gather") return gather(n);
   if (op == "Gemm" || op == "MatMul") return linear(n);
   if (op == "Reshape") return reshape(n);
   if (op == "Pad") return pad(n);

@@ -70,6 +70,9 @@ void Importer::conv(const onnx::NodeProto& n) {
   if (fold) fold_pending_into(n.input(0), name);
 }
 
+// y = gamma (x - mean) / sqrt(var + eps) + beta, folded into the conv before it
+// where nothing else reads that conv; else (DenseNet's norm before each ReLU
+// and conv) a depthwise 1x1 conv of its own.
 void Importer::batch_norm(const onnx::NodeProto& n) {
   int x = activation(n, 0);
   if (int_attribute(n, "training_mode", 0) != 0) refuse(n, "training_mode 1: export the model in eval() mode");
@@ -132,6 +135,7 @@ void Importer::pool(const onnx::NodeProto& n) {
   define(n, builder_.avg_pool(in.node, k, stride, in.padding, ceil_mode, !in.after_pad && !counts_padding));
 }
 
+// Gemm (y = x W^T + b as PyTorch's Linear exports it, or x W + b) and MatMul.
 void Importer::linear(const onnx::NodeProto& n) {
   const int x = activation(n, 0);
   FloatTensor b_matrix = constant(n, 1);
@@ -157,6 +161,8 @@ void Importer::linear(const onnx::NodeProto& n) {
   params_[name + ".bias"] = std::move(bias);
 }
 
+// Two computed values: a residual add. A value and a constant of one value or
+// one per channel: a constant affine (the bias of the MatMul before it).
 void Importer::add(const onnx::NodeProto& n) {
   const bool first_constant = !values_.count(n.input(0)), second_constant = !values_.count(n.input(1));
   if (!first_constant && !second_constant) {
@@ -170,6 +176,8 @@ void Importer::add(const onnx::NodeProto& n) {
   constant_affine(n, i, std::vector<float>(shift.size(), 1.0f), shift);
 }
 
+// To (batch, features): octet's flatten; a [N, C, H, W] value as it is; the
+// steps of a channel shuffle (GroupedView).
 void Importer::reshape(const onnx::NodeProto& n) {
   const auto view = grouped_views_.find(n.input(0));
   const int x = view != grouped_views_.end() ? view->second.node : activation(n, 0);
@@ -200,6 +208,8 @@ void Importer::reshape(const onnx::NodeProto& n) {
   define(n, builder_.flatten(x));
 }
 
+// The middle step of a channel shuffle (see GroupedView), or a change of view
+// between an image and its channels-last form (transpose_view).
 void Importer::transpose(const onnx::NodeProto& n) {
   if (transpose_view(n)) return;
   const auto view = grouped_views_.find(n.input(0));
@@ -210,6 +220,7 @@ void Importer::transpose(const onnx::NodeProto& n) {
   grouped_views_[n.output(0)] = {view->second.node, view->second.groups, true};
 }
 
+// Of channels (axis 1), step 1: octet's channel slice.
 void Importer::slice(const onnx::NodeProto& n) {
   const int x = activation(n, 0);
   const ShapeValue *starts = shape_value(n, 1), *ends = shape_value(n, 2), *axes = shape_value(n, 3),
@@ -252,6 +263,10 @@ std::vector<int64_t> Importer::pads_over_all_axes(const onnx::NodeProto& n, cons
   return all;
 }
 
+// torch writes a Pad before an average pool that counts its padding, and
+// some exporters one of zeros before a conv: equal padding of height and
+// width, in zeros, becomes the padding of the conv or average pools that read
+// it (a pool pad counted, as Pad makes it); none at all, nothing.
 void Importer::pad(const onnx::NodeProto& n) {
   const int x = activation(n, 0);
   const ShapeValue* pads = shape_value(n, 1);
@@ -364,24 +379,58 @@ void Importer::split(const onnx::NodeProto& n) {
   }
 }
 
+// An integer constant's values, also one whose Constant node comes after the
+// node looking ahead at it (LayerNorm's second mean comes before the Constant
+// of its axes, torch's Unsqueeze of a Gather after the Gather); null if none.
+const ShapeValue* Importer::ints_ahead(const std::string& name) {
+  if (const auto known = shape_values_.find(name); known != shape_values_.end()) return &known->second;
+  const std::string what = where_ + ": tensor '" + name + "'";
+  if (const auto t = initializers_.find(name); t != initializers_.end() && !is_float(*t->second))
+    return &(shape_values_[name] = constant_shape_value(int_tensor(*t->second, what), t->second->dims_size() == 0));
+  const auto made = constant_nodes_.find(name);
+  const onnx::AttributeProto* value = made == constant_nodes_.end() ? nullptr : attribute(*made->second, "value");
+  if (!value || !value->has_t() || is_float(value->t())) return nullptr;
+  return &(shape_values_[name] = constant_shape_value(int_tensor(value->t(), what), value->t().dims_size() == 0));
+}
+
+// x[:, k], as torchvision's GoogLeNet and Inception-v3 take each colour for
+// transform_input (on with their pretrained weights): a Gather of one channel,
+// its axis restored by the Unsqueeze that alone reads it, or kept (an index
+// of shape [1]); octet's channel slice.
+void Importer::gather(const onnx::NodeProto& n) {
+  const ShapeValue* index = shape_value(n, 1);
+  const onnx::NodeProto* unsqueeze = sole_reader_of(n.output(0), "Unsqueeze");
+  if (unsqueeze && unsqueeze->input(0) != n.output(0)) unsqueeze = nullptr;
+  std::vector<int64_t> axes;  // the Unsqueeze's: an attribute below opset 13, then an input
+  if (unsqueeze) axes = ints_attribute(*unsqueeze, "axes", {});
+  if (unsqueeze && unsqueeze->input_size() > 1)
+    if (const ShapeValue* given = ints_ahead(unsqueeze->input(1))) axes = given->values;
+  const bool restored = index && index->scalar && (axes == std::vector<int64_t>{1} || axes == std::vector<int64_t>{-3});
+  const bool kept = index && !index->scalar && index->columns == 0;
+  if (int_attribute(n, "axis", 0) != 1 || !index || index->values.size() != 1 || !(restored || kept))
+    refuse(n, "a gather other than of one channel (axis 1, one index), its axis kept or restored by an Unsqueeze");
+  const int x = activation(n, 0);
+  if (is_flat(x)) refuse(n, "a gather of rows");
+  const int64_t channels = shape_of(x).c, given = index->values[0], k = given < 0 ? given + channels : given;
+  if (k < 0 || k >= channels)
+    refuse(n, "index " + std::to_string(given) + " of " + std::to_string(channels) + " channels");
+  const int y = builder_.channel_slice(x, static_cast<int>(k), 1);
+  if (restored) {
+    fused_nodes_[unsqueeze] = y;
+    summary_.dropped.push_back(unsqueeze->op_type());
+  } else {
+    define(n, y);
+  }
+}
+
 // A reduction's axes, 0 to 3 in order: the attribute, or from opset 18 a
-// constant input, looked for ahead too (LayerNorm's second mean comes before
-// the Constant of its axes); none: every axis.
-std::vector<int64_t> Importer::reduce_axes(const onnx::NodeProto& n) const {
+// constant input; none: every axis.
+std::vector<int64_t> Importer::reduce_axes(const onnx::NodeProto& n) {
   std::vector<int64_t> axes = ints_attribute(n, "axes", {});
   if (has_input(n, 1)) {
-    const std::string& name = n.input(1);
-    const std::string what = where_ + ": tensor '" + name + "'";
-    const auto made = constant_nodes_.find(name);
-    const onnx::AttributeProto* value = made == constant_nodes_.end() ? nullptr : attribute(*made->second, "value");
-    if (const auto known = shape_values_.find(name); known != shape_values_.end())
-      axes = known->second.values;
-    else if (const auto t = initializers_.find(name); t != initializers_.end())
-      axes = int_tensor(*t->second, what);
-    else if (value && value->has_t())
-      axes = int_tensor(value->t(), what);
-    else
-      refuse(n, "axes that are not a constant");
+    const ShapeValue* given = ints_ahead(n.input(1));
+    if (!given) refuse(n, "axes that are not a constant");
+    axes = given->values;
   }
   if (axes.empty() && int_attribute(n, "noop_with_empty_axes", 0) != 0) refuse(n, "no axes to reduce (a no-op)");
   for (int64_t& a : axes) {

@@ -43,7 +43,9 @@ class Importer {
   bool is_flat(int node) const;
   void transpose(const onnx::NodeProto& n);
   void reduce_mean(const onnx::NodeProto& n);
-  std::vector<int64_t> reduce_axes(const onnx::NodeProto& n) const;
+  std::vector<int64_t> reduce_axes(const onnx::NodeProto& n);
+  const ShapeValue* ints_ahead(const std::string& name);
+  void gather(const onnx::NodeProto& n);
   void slice(const onnx::NodeProto& n);
   // The octet node holding input i (a pending affine materialised first:
   // apply_pending); value_node the same without, for its shape.

@@ -42,7 +42,8 @@ def test_an_imported_models_summary_lists_its_layers_and_parameters(tmp_path, oc
     assert (got["model"], got["dataset"], got["batch_norm"]) == ("convnext_cifar10", "cifar10", False)
     assert [layer["name"] for layer in got["layers"]] == [layer["name"] for layer in checkpoint.layers]
     assert [tuple(layer["output"]) for layer in got["layers"]] == [layer["shape"] for layer in checkpoint.layers]
-    assert [layer["op"] for layer in got["layers"]].count("layer_norm") == 10  # six blocks, the stem, two downsamplings, the head
+    # six blocks, the stem, two downsamplings, the head
+    assert [layer["op"] for layer in got["layers"]].count("layer_norm") == 10
     everything = sum(int(np.prod(p.shape)) for p in checkpoint.params.values())
     assert got["trainable_parameters"] == everything
     assert sum(layer["parameters"] for layer in got["layers"]) == everything

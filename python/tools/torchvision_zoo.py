@@ -1,8 +1,10 @@
 """The torchvision CNNs of issue 40 through octet: each architecture, with
-random weights and batch-norm statistics, exported by torch.onnx (opset 13,
-free batch size; --opset 18 or more: at 17, then written in the forms of
-PyTorch's default exporter at that opset, python/tests/dynamo_forms.py), imported by `octet import` without a dataset, its float
-logits compared with ONNX Runtime fp32 on 64 random 224x224 inputs (max
+random weights and batch-norm statistics (GoogLeNet and Inception-v3 with
+transform_input, as their pretrained weights set it), exported by torch.onnx
+(opset 13, free batch size; --opset 18 or more: at 17, then written in the
+forms of PyTorch's default exporter at that opset, python/tests/dynamo_forms.py),
+imported by `octet import` without a dataset, its float logits compared
+with ONNX Runtime fp32 on 64 random 224x224 inputs (max
 |difference| over the largest logit; goal 1e-4), then quantized on 16 of
 them (`--method max --weight-rounding nearest`) and run in int8 on the CPU
 (top-1 agreement and logit cosine with float on those 16: random weights
@@ -39,7 +41,9 @@ MODELS = ["resnet18", "resnet50", "mobilenet_v2", "mobilenet_v3_small", "squeeze
 
 def export(name, seed, path, opset):
     torch.manual_seed(seed)
-    options = {"aux_logits": False, "init_weights": True} if name in ("googlenet", "inception_v3") else {}
+    # transform_input: on, as with their pretrained weights (weights=None turns it off)
+    inception = name in ("googlenet", "inception_v3")
+    options = {"aux_logits": False, "init_weights": True, "transform_input": True} if inception else {}
     model = getattr(torchvision.models, name)(weights=None, **options).eval()
     for m in model.modules():  # batch-norm statistics that are not the identity
         if isinstance(m, torch.nn.BatchNorm2d):

@@ -1,12 +1,13 @@
 """Writes the seed corpus of fuzz_onnx_import (tests/fuzz/corpus/onnx_import):
 small CNNs as torch.onnx.export writes them, with random weights. Run with
-Debian's python3 (torch and onnx): /usr/bin/python3 tests/fuzz/make_onnx_seeds.py"""
+Debian's python3 (torch, torchvision and onnx): /usr/bin/python3 tests/fuzz/make_onnx_seeds.py"""
 
 import pathlib
 import sys
 
 import onnx
 import torch
+import torchvision
 from torch import nn
 
 OUT = pathlib.Path(__file__).resolve().parent / "corpus" / "onnx_import"
@@ -69,6 +70,27 @@ def write_channels_last():
                       opset_version=13, input_names=["x"])
 
 
+class TransformedInput(nn.Module):
+    """torchvision's GoogLeNet._transform_input (Gather of each colour, Unsqueeze, Mul, Add, Concat), a conv."""
+
+    transform_input = True
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 4, stride=4)
+        self.fc = nn.Linear(4, 10)
+
+    def forward(self, x):
+        x = torchvision.models.GoogLeNet._transform_input(self, x)
+        return self.fc(self.conv(x).mean((2, 3)))
+
+
+def write_transform_input():
+    torch.manual_seed(2)
+    torch.onnx.export(TransformedInput().eval(), torch.zeros(1, 3, 32, 32), str(OUT / "transform_input.onnx"),
+                      opset_version=13, input_names=["x"])
+
+
 def write_dynamo_forms():
     """The same block as PyTorch's default exporter writes it at opset 20: Gelu, ReduceMean's axes an input,
     initializers only, node metadata_props (IR 10)."""
@@ -89,6 +111,7 @@ def main():
                       input_names=["x"])
     write_channels_last()
     write_dynamo_forms()
+    write_transform_input()
 
 
 if __name__ == "__main__":
