@@ -231,27 +231,30 @@ ActShape Importer::shape_of(int node) const {
 
 // The importer reads a node's inputs and outputs by position: their counts
 // first, against ONNX's own schema of the op at the model's opset.
-void Importer::check_arity(const onnx::NodeProto& n) {
-  int min_in = 1, max_in = 1, min_out = 1, max_out = 1;
-  const LaterSchema* later = nullptr;
+Importer::Arity Importer::arity_of(const onnx::NodeProto& n) const {
   for (const LaterSchema& s : kAfterLibrary)
-    if (n.op_type() == s.op && summary_.opset >= s.since) later = &s;
-  if (later) {
-    min_in = later->min_inputs, max_in = later->max_inputs;
-  } else {
-    const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(n.op_type(), summary_.opset, "");
-    if (!schema) return;  // not an ONNX op: refused by name below
-    min_in = schema->min_input(), max_in = schema->max_input();
-    min_out = schema->min_output(), max_out = schema->max_output();
-  }
+    if (n.op_type() == s.op && summary_.opset >= s.since) return {true, s.min_inputs, s.max_inputs, 1, 1};
+  const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(n.op_type(), summary_.opset, "");
+  if (!schema) return {};  // not an ONNX op: refused by name
+  return {true, schema->min_input(), schema->max_input(), schema->min_output(), schema->max_output()};
+}
+
+bool Importer::Arity::fits(const onnx::NodeProto& n) const {
+  return n.input_size() >= min_in && n.input_size() <= max_in && n.output_size() >= min_out &&
+         n.output_size() <= max_out;
+}
+
+void Importer::check_arity(const onnx::NodeProto& n) {
+  const Arity a = arity_of(n);
+  if (!a.known || a.fits(n)) return;
   const auto count = [](int k, int lo, int hi) {
     return std::to_string(k) + (lo == hi ? " (ONNX says " + std::to_string(lo) + ")"
                                          : " (ONNX says " + std::to_string(lo) + " to " +
                                                (hi == INT_MAX ? std::string("any") : std::to_string(hi)) + ")");
   };
-  if (n.input_size() < min_in || n.input_size() > max_in) refuse(n, "inputs: " + count(n.input_size(), min_in, max_in));
-  if (n.output_size() < min_out || n.output_size() > max_out)
-    refuse(n, "outputs: " + count(n.output_size(), min_out, max_out));
+  if (n.input_size() < a.min_in || n.input_size() > a.max_in)
+    refuse(n, "inputs: " + count(n.input_size(), a.min_in, a.max_in));
+  refuse(n, "outputs: " + count(n.output_size(), a.min_out, a.max_out));
 }
 
 void Importer::import_node(const onnx::NodeProto& n) {

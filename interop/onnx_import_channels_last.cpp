@@ -25,7 +25,9 @@ const std::set<std::string> kChannelsLastOps = {
 
 const onnx::NodeProto* Importer::sole_reader_of(const std::string& name, const char* op) const {
   const auto it = readers_.find(name);
-  if (it == readers_.end() || it->second.size() != 1 || it->second[0]->op_type() != op) return nullptr;
+  if (it == readers_.end() || it->second.size() != 1 || it->second[0]->op_type() != op ||
+      !arity_of(*it->second[0]).fits(*it->second[0]))
+    return nullptr;
   for (const auto& out : g_.output())
     if (out.name() == name) return nullptr;
   return it->second[0];
@@ -125,6 +127,7 @@ bool Importer::layer_norm_pattern(const onnx::NodeProto& mean) {
   if (!sub || sub->input(0) != mean.input(0) || sub->input(1) != mean.output(0)) return false;
   const onnx::NodeProto *square = nullptr, *div = nullptr;
   for (const onnx::NodeProto* r : readers_[sub->output(0)]) {
+    if (r->input_size() != 2) continue;  // Div, Pow and Mul read two
     if (r->op_type() == "Div" && r->input(0) == sub->output(0)) div = r;
     if ((r->op_type() == "Pow" && r->input(0) == sub->output(0) && is_scalar(*r, 1, 2.0)) ||
         (r->op_type() == "Mul" && r->input(0) == sub->output(0) && r->input(1) == sub->output(0)))

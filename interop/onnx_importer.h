@@ -33,6 +33,13 @@ class Importer {
          why);
   }
   void read_opset();
+  // A node's input and output counts, from ONNX's schema of its op at the model's opset.
+  struct Arity {
+    bool known = false;  // an ONNX op
+    int min_in = 0, max_in = 0, min_out = 0, max_out = 0;
+    bool fits(const onnx::NodeProto& n) const;
+  };
+  Arity arity_of(const onnx::NodeProto& n) const;
   void check_arity(const onnx::NodeProto& n);
   void read_input();
   void import_node(const onnx::NodeProto& n);
@@ -88,7 +95,8 @@ class Importer {
   // Whether n is imported here (else by import_op).
   bool dispatch_channels_last(const onnx::NodeProto& n);
   bool reads_channels_last(const onnx::NodeProto& n) const;
-  // The one reader of `name`, where it is an `op` and the graph does not return `name`; else null.
+  // The one reader of `name`, where it is an `op` with the inputs and outputs ONNX says (a pattern
+  // reads them before that node's own check) and the graph does not return `name`; else null.
   const onnx::NodeProto* sole_reader_of(const std::string& name, const char* op) const;
   const FloatTensor* constant_ahead(const std::string& name);
   bool is_scalar(const onnx::NodeProto& n, int i, double value);  // input i: a constant of that one value

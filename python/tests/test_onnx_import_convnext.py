@@ -13,7 +13,8 @@ torch = pytest.importorskip("torch")
 torchvision = pytest.importorskip("torchvision")
 onnx = pytest.importorskip("onnx")
 from torchvision.models.convnext import CNBlock, LayerNorm2d  # noqa: E402
-from test_onnx_import import assert_imports_as_pytorch_computes, export, int8_agreement, refused  # noqa: E402
+from test_onnx_import import (SOURCE_DIR, assert_imports_as_pytorch_computes, export, int8_agreement,  # noqa: E402
+                              refused)
 
 nn = torch.nn
 
@@ -92,3 +93,14 @@ def test_what_octet_cannot_compute_on_channels_last_values_is_refused(tmp_path, 
     refused(tmp_path, octet_bin, tmp_path / "conv.onnx", "(Conv, opset 13)", "reads a channels-last value")
     export(MeanOfChannels().eval(), tmp_path / "mean.onnx")
     refused(tmp_path, octet_bin, tmp_path / "mean.onnx", "(ReduceMean, opset 13)", "other than LayerNorm's")
+
+
+# Found by the fuzzer: the LayerNorm and GELU patterns read steps ahead of their
+# own checks, and took input 1 of an Add or Sub that had one.
+@pytest.mark.parametrize("step", ["/norm/Sub", "/norm/Add", "/Add", "/Mul"])
+def test_a_pattern_step_with_too_few_inputs_is_refused(tmp_path, octet_bin, step):
+    model = onnx.load(str(SOURCE_DIR / "tests" / "fuzz" / "corpus" / "onnx_import" / "channels_last.onnx"))
+    node = next(n for n in model.graph.node if n.name == step)
+    del node.input[1:]
+    onnx.save(model, str(tmp_path / "m.onnx"))
+    refused(tmp_path, octet_bin, tmp_path / "m.onnx", "node '")
