@@ -15,6 +15,7 @@
 #include "common/error.h"
 #include "common/file_io.h"
 #include "data/dataset.h"
+#include "interop/onnx_external_data.h"
 #include "interop/onnx_importer.h"
 #include "interop/onnx_tensors.h"
 
@@ -442,6 +443,7 @@ Checkpoint import_onnx(const std::string& path, const OnnxImportOptions& options
   check(bytes.size() <= static_cast<size_t>(INT32_MAX) &&
             model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())) && model.has_graph(),
         path + " is not an ONNX model (truncated, or another kind of file)");
+  onnx_import::read_external_data(model, path);
   return import_onnx_model(model, path, options, summary);
 }
 

@@ -1,4 +1,5 @@
-// A float ONNX model (as torch.onnx.export writes it, opsets 11 to 17) as an
+// A float ONNX model (as torch.onnx.export writes it, opsets 11 to 27; its
+// weights in the file or in external data beside it) as an
 // octet float checkpoint: Conv (grouped, depthwise and dilated included) with
 // the BatchNormalization after it folded in at its own epsilon; Relu, Clip,
 // LeakyRelu, Sigmoid, HardSigmoid, HardSwish (x * Sigmoid(x) and

@@ -23,8 +23,8 @@ int64_t element_count(const onnx::TensorProto& t, const std::string& what) {
 
 void check_internal(const onnx::TensorProto& t, const std::string& what) {
   check(t.data_location() != onnx::TensorProto::EXTERNAL && t.external_data_size() == 0,
-        what + " keeps its data in an external file; octet reads self-contained .onnx files only (save the "
-               "model with onnx.save(model, path, save_as_external_data=False))");
+        what + " keeps its data in an external file, which a model in memory cannot read (import the .onnx file, "
+               "its data file beside it)");
 }
 
 Shape shape_of(const onnx::TensorProto& t) { return Shape(t.dims().begin(), t.dims().end()); }

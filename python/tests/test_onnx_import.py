@@ -428,7 +428,7 @@ def test_wrong_dataset_shape_and_old_opsets_are_refused(tmp_path, octet_bin):
     refused(tmp_path, octet_bin, tmp_path / "old.onnx", "opset 9")
 
 
-def test_truncated_non_finite_cyclic_and_external_files_are_refused(tmp_path, octet_bin):
+def test_truncated_non_finite_and_cyclic_files_are_refused(tmp_path, octet_bin):
     export(random_model(6), tmp_path / "m.onnx")
     data = (tmp_path / "m.onnx").read_bytes()
     (tmp_path / "truncated.onnx").write_bytes(data[: len(data) // 2])
@@ -448,11 +448,6 @@ def test_truncated_non_finite_cyclic_and_external_files_are_refused(tmp_path, oc
     model.graph.node.extend(nodes[1:] + nodes[:1])  # the first node last: its consumers read before it writes
     onnx.save(model, str(tmp_path / "cycle.onnx"))
     refused(tmp_path, octet_bin, tmp_path / "cycle.onnx", nodes[1].name, "before any node writes it")
-
-    model = onnx.load(str(tmp_path / "m.onnx"))
-    onnx.save(model, str(tmp_path / "external.onnx"), save_as_external_data=True, all_tensors_to_one_file=True,
-              location="weights.bin", size_threshold=0)
-    refused(tmp_path, octet_bin, tmp_path / "external.onnx", "external file")
 
 
 def test_a_graph_built_by_hand_with_a_concat_of_rows_names_the_node(tmp_path, octet_bin):

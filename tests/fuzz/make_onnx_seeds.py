@@ -91,6 +91,17 @@ def write_transform_input():
                       opset_version=13, input_names=["x"])
 
 
+def write_external_data():
+    """Its weights in external data (the fuzzer's scratch folder lacks the data file: a refusal, or its mutated
+    locations, offsets and lengths)."""
+    torch.manual_seed(3)
+    path = OUT / "external_data.onnx"
+    torch.onnx.export(Padded().eval(), torch.zeros(1, 3, 32, 32), str(path), opset_version=13, input_names=["x"])
+    onnx.save(onnx.load(str(path)), str(path), save_as_external_data=True, location="external_data.onnx.data",
+              size_threshold=0)
+    (OUT / "external_data.onnx.data").unlink()
+
+
 def write_dynamo_forms():
     """The same block as PyTorch's default exporter writes it at opset 20: Gelu, ReduceMean's axes an input,
     initializers only, node metadata_props (IR 10)."""
@@ -112,6 +123,7 @@ def main():
     write_channels_last()
     write_dynamo_forms()
     write_transform_input()
+    write_external_data()
 
 
 if __name__ == "__main__":
