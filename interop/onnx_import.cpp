@@ -69,12 +69,20 @@ void Importer::read_input() {
   const auto& dims = in.type().tensor_type().shape().dim();
   check(dims.size() == 4, what + " has " + std::to_string(dims.size()) + " dimensions, not N x C x H x W");
   if (dims[0].has_dim_value()) file_batch_ = dims[0].dim_value();
+  // An input whose every reader moves its channels to axis 1 (a Transpose of
+  // perm [0, 3, 1, 2]: TensorFlow's and Keras's N x H x W x C models, as
+  // tf2onnx writes them) is the channels-last view of an octet image.
+  const auto& readers = readers_[in.name()];
+  const bool nhwc = !readers.empty() && std::all_of(readers.begin(), readers.end(), [&](const onnx::NodeProto* r) {
+    return r->op_type() == "Transpose" && r->input(0) == in.name() &&
+           ints_attribute(*r, "perm", {}) == std::vector<int64_t>{0, 3, 1, 2};
+  });
   int chw[3];
   for (int k = 1; k < 4; ++k) {
     check(dims[k].has_dim_value() && dims[k].dim_value() > 0 && dims[k].dim_value() < (1 << 16),
           what + ": dimension " + std::to_string(k) + " is dynamic ('" + dims[k].dim_param() +
               "'); octet needs fixed channels, height and width (export with a fixed-size dummy input)");
-    chw[k - 1] = static_cast<int>(dims[k].dim_value());
+    chw[nhwc ? k % 3 : k - 1] = static_cast<int>(dims[k].dim_value());
   }
   if (info_)
     check(chw[0] == info_->channels && chw[1] == info_->height && chw[2] == info_->width,
@@ -82,6 +90,7 @@ void Importer::read_input() {
               " images, and " + info_->name + "'s are " + std::to_string(info_->channels) + "x" +
               std::to_string(info_->height) + "x" + std::to_string(info_->width) + " (--dataset)");
   values_[in.name()] = builder_.input(chw[0], chw[1], chw[2]);
+  if (nhwc) channels_last_.insert(in.name());
 }
 
 bool Importer::is_shape_arithmetic(const onnx::NodeProto& n) const {
@@ -306,6 +315,7 @@ void Importer::import_op(const onnx::NodeProto& n) {
   if (op == "ReduceMean") return reduce_mean(n);
   if (op == "Slice") return slice(n);
   if (op == "Gather") return gather(n);
+  if (op == "Squeeze") return squeeze(n);
   if (op == "Gemm" || op == "MatMul") return linear(n);
   if (op == "Reshape") return reshape(n);
   if (op == "Pad") return pad(n);

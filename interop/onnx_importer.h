@@ -1,6 +1,8 @@
 // The ONNX importer's state and steps (interop/onnx_import.h is its entry):
 // onnx_import.cpp walks the graph, follows shapes and writes the checkpoint;
-// onnx_import_nodes.cpp turns each kind of ONNX node into octet nodes.
+// onnx_import_nodes.cpp turns each kind of ONNX node into octet nodes, those
+// that only move values in onnx_import_views.cpp, channels-last values and
+// the patterns of LayerNorm and GELU in onnx_import_channels_last.cpp.
 #pragma once
 
 #include <onnx/onnx_pb.h>
@@ -53,6 +55,8 @@ class Importer {
   std::vector<int64_t> reduce_axes(const onnx::NodeProto& n);
   const ShapeValue* ints_ahead(const std::string& name);
   void gather(const onnx::NodeProto& n);
+  void squeeze(const onnx::NodeProto& n);
+  std::vector<int64_t> squeeze_axes(const onnx::NodeProto& n, int64_t rank);
   void slice(const onnx::NodeProto& n);
   // The octet node holding input i (a pending affine materialised first:
   // apply_pending); value_node the same without, for its shape.

@@ -102,6 +102,24 @@ def write_external_data():
     (OUT / "external_data.onnx.data").unlink()
 
 
+class Nhwc(nn.Module):
+    """TensorFlow's form: an N x H x W x C input, a Transpose to N x C x H x W, the pooled features squeezed."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 4, stride=4)
+        self.fc = nn.Linear(4, 10)
+
+    def forward(self, x):
+        return self.fc(self.conv(x.permute(0, 3, 1, 2)).mean((2, 3), keepdim=True).squeeze(3).squeeze(2))
+
+
+def write_nhwc():
+    torch.manual_seed(4)
+    torch.onnx.export(Nhwc().eval(), torch.zeros(1, 32, 32, 3), str(OUT / "nhwc.onnx"), opset_version=13,
+                      input_names=["x"])
+
+
 def write_dynamo_forms():
     """The same block as PyTorch's default exporter writes it at opset 20: Gelu, ReduceMean's axes an input,
     initializers only, node metadata_props (IR 10)."""
@@ -124,6 +142,7 @@ def main():
     write_dynamo_forms()
     write_transform_input()
     write_external_data()
+    write_nhwc()
 
 
 if __name__ == "__main__":

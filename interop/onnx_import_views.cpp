@@ -1,0 +1,202 @@
+// The ONNX importer's nodes that move values without computing: Reshape and
+// Transpose (flatten, a channel shuffle, a change of view), Slice, Concat,
+// Split and Gather of channels, Squeeze of height and width.
+#include <algorithm>
+
+#include "common/error.h"
+#include "interop/onnx_importer.h"
+#include "interop/onnx_tensors.h"
+
+namespace octet::onnx_import {
+
+// To (batch, features): octet's flatten; a [N, C, H, W] value as it is; the
+// steps of a channel shuffle (GroupedView).
+void Importer::reshape(const onnx::NodeProto& n) {
+  const auto view = grouped_views_.find(n.input(0));
+  const int x = view != grouped_views_.end() ? view->second.node : activation(n, 0);
+  const ShapeValue* target = shape_value(n, 1);
+  if (!target) refuse(n, "a target shape octet cannot evaluate");
+  std::vector<int64_t> dims = target->values;
+  const ActShape in = shape_of(x);
+  const bool flat = is_flat(x);
+  const std::vector<int64_t> in_dims =
+      flat ? std::vector<int64_t>{kBatchDim, in.numel()} : std::vector<int64_t>{kBatchDim, in.c, in.h, in.w};
+  for (size_t k = 0; k < dims.size(); ++k)  // 0 copies the input's dimension
+    if (dims[k] == 0 && k < in_dims.size() && int_attribute(n, "allowzero", 0) == 0) dims[k] = in_dims[k];
+  if (dims.empty() || (dims[0] != kBatchDim && dims[0] != -1 && dims[0] != file_batch_))
+    refuse(n, "a reshape to " + shape_value_string(*target) + ", which does not keep the batch first");
+  if (dims.size() == 5 && view == grouped_views_.end() && !flat && dims[1] > 0 && in.c % dims[1] == 0 &&
+      dims[2] == in.c / dims[1] && dims[3] == in.h && dims[4] == in.w) {
+    grouped_views_[n.output(0)] = {x, static_cast<int>(dims[1]), false};
+    return;
+  }
+  if (dims.size() == 4 && view != grouped_views_.end() && view->second.transposed &&
+      (dims[1] == in.c || dims[1] == -1) && dims[2] == in.h && dims[3] == in.w)
+    return define(n, builder_.channel_shuffle(view->second.node, view->second.groups));
+  if (view != grouped_views_.end()) refuse(n, "a reshape of a grouped view other than a channel shuffle's");
+  if (dims == in_dims && !flat) return define(n, x);
+  if (dims.size() != 2 || (dims[1] != -1 && dims[1] != in.numel()))
+    refuse(n, "a reshape to " + shape_value_string(*target) + " of " + (flat ? "rows" : "images") + " " +
+                  to_string(in) + ": octet reshapes only to (batch, features) or to a channel shuffle");
+  define(n, builder_.flatten(x));
+}
+
+// The middle step of a channel shuffle (see GroupedView), or a change of view
+// between an image and its channels-last form (transpose_view).
+void Importer::transpose(const onnx::NodeProto& n) {
+  if (transpose_view(n)) return;
+  const auto view = grouped_views_.find(n.input(0));
+  if (view == grouped_views_.end() || view->second.transposed ||
+      ints_attribute(n, "perm", {}) != std::vector<int64_t>{0, 2, 1, 3, 4})
+    refuse(n, "a transpose other than a channel shuffle's (Reshape to [N, g, C/g, H, W], perm [0,2,1,3,4]) or one "
+              "between an image and its channels-last view (perm [0,2,3,1], and [0,3,1,2] back)");
+  grouped_views_[n.output(0)] = {view->second.node, view->second.groups, true};
+}
+
+// Of channels (axis 1), step 1: octet's channel slice.
+void Importer::slice(const onnx::NodeProto& n) {
+  const int x = activation(n, 0);
+  const ShapeValue *starts = shape_value(n, 1), *ends = shape_value(n, 2), *axes = shape_value(n, 3),
+                   *steps = shape_value(n, 4);
+  if (!starts || !ends || (has_input(n, 3) && !axes) || (has_input(n, 4) && !steps))
+    refuse(n, "bounds octet cannot evaluate");
+  const int channels = shape_of(x).c;
+  const bool channel_axis =
+      axes && axes->values.size() == 1 && (axes->values[0] == 1 || (axes->values[0] == -3 && !is_flat(x)));
+  if (!channel_axis || starts->values.size() != 1 || ends->values.size() != 1 ||
+      (steps && steps->values != std::vector<int64_t>{1}) || is_flat(x))
+    refuse(n, "a slice other than of channels (axis 1) with step 1");
+  const auto bound = [&](int64_t b) {
+    if (b == kBatchDim || b == kUnknownDim) refuse(n, "bounds octet cannot evaluate");
+    return std::min<int64_t>(std::max<int64_t>(b < 0 ? b + channels : b, 0), channels);
+  };
+  const int64_t first = bound(starts->values[0]), end = bound(ends->values[0]);
+  if (end <= first) refuse(n, "an empty slice");
+  define(n, builder_.channel_slice(x, static_cast<int>(first), static_cast<int>(end - first)));
+}
+
+void Importer::concat(const onnx::NodeProto& n) {
+  const int64_t axis = int_attribute(n, "axis", 0);
+  if (axis != 1 && axis != -3) refuse(n, "axis " + std::to_string(axis) + ": octet concatenates channels (axis 1)");
+  std::vector<int> xs;
+  for (int i = 0; i < n.input_size(); ++i) xs.push_back(activation(n, i));
+  define(n, builder_.concat(xs));
+}
+
+void Importer::split(const onnx::NodeProto& n) {
+  const int x = activation(n, 0);
+  const int64_t axis = int_attribute(n, "axis", 0);
+  if (axis != 1 && axis != -3) refuse(n, "axis " + std::to_string(axis) + ": octet splits channels (axis 1)");
+  const int channels = shape_of(x).c;
+  const ShapeValue* given = shape_value(n, 1);
+  if (has_input(n, 1) && !given) refuse(n, "split sizes that are not a constant");
+  std::vector<int64_t> sizes = given ? given->values : ints_attribute(n, "split", {});
+  const int parts = n.output_size();
+  if (const auto* given_parts = attribute(n, "num_outputs"); given_parts && given_parts->i() != parts)
+    refuse(n, "num_outputs " + std::to_string(given_parts->i()) + " for " + std::to_string(parts) + " outputs");
+  if (sizes.empty() && attribute(n, "num_outputs")) {  // opset 18: equal parts, the last smaller
+    const int part = (channels + parts - 1) / parts;
+    sizes.assign(static_cast<size_t>(parts), part);
+    sizes.back() = channels - part * (parts - 1);
+  } else if (sizes.empty()) {
+    if (channels % parts != 0) refuse(n, "channels that do not divide into equal parts");
+    sizes.assign(static_cast<size_t>(parts), channels / parts);
+  }
+  int64_t total = 0;
+  for (int64_t s : sizes) {
+    if (s < 1 || s > channels) refuse(n, "split sizes " + ints_string(sizes) + " for " + std::to_string(channels) + " channels");
+    total += s;
+  }
+  if (static_cast<int>(sizes.size()) != n.output_size() || total != channels)
+    refuse(n, "split sizes " + ints_string(sizes) + " for " + std::to_string(channels) + " channels");
+  int offset = 0;
+  for (int k = 0; k < n.output_size(); ++k) {
+    const int size = static_cast<int>(sizes[static_cast<size_t>(k)]);
+    values_[n.output(k)] = builder_.channel_slice(x, offset, size);
+    offset += size;
+  }
+}
+
+// An integer constant's values, also one whose Constant node comes after the
+// node looking ahead at it (LayerNorm's second mean comes before the Constant
+// of its axes, torch's Unsqueeze of a Gather after the Gather); null if none.
+const ShapeValue* Importer::ints_ahead(const std::string& name) {
+  if (const auto known = shape_values_.find(name); known != shape_values_.end()) return &known->second;
+  const std::string what = where_ + ": tensor '" + name + "'";
+  if (const auto t = initializers_.find(name); t != initializers_.end() && !is_float(*t->second))
+    return &(shape_values_[name] = constant_shape_value(int_tensor(*t->second, what), t->second->dims_size() == 0));
+  const auto made = constant_nodes_.find(name);
+  const onnx::AttributeProto* value = made == constant_nodes_.end() ? nullptr : attribute(*made->second, "value");
+  if (!value || !value->has_t() || is_float(value->t())) return nullptr;
+  return &(shape_values_[name] = constant_shape_value(int_tensor(value->t(), what), value->t().dims_size() == 0));
+}
+
+// x[:, k], as torchvision's GoogLeNet and Inception-v3 take each colour for
+// transform_input (on with their pretrained weights): a Gather of one channel,
+// its axis restored by the Unsqueeze that alone reads it, or kept (an index
+// of shape [1]); octet's channel slice.
+void Importer::gather(const onnx::NodeProto& n) {
+  const ShapeValue* index = shape_value(n, 1);
+  const onnx::NodeProto* unsqueeze = sole_reader_of(n.output(0), "Unsqueeze");
+  if (unsqueeze && unsqueeze->input(0) != n.output(0)) unsqueeze = nullptr;
+  std::vector<int64_t> axes;  // the Unsqueeze's: an attribute below opset 13, then an input
+  if (unsqueeze) axes = ints_attribute(*unsqueeze, "axes", {});
+  if (unsqueeze && unsqueeze->input_size() > 1)
+    if (const ShapeValue* given = ints_ahead(unsqueeze->input(1))) axes = given->values;
+  const bool restored = index && index->scalar && (axes == std::vector<int64_t>{1} || axes == std::vector<int64_t>{-3});
+  const bool kept = index && !index->scalar && index->columns == 0;
+  if (int_attribute(n, "axis", 0) != 1 || !index || index->values.size() != 1 || !(restored || kept))
+    refuse(n, "a gather other than of one channel (axis 1, one index), its axis kept or restored by an Unsqueeze");
+  const int x = activation(n, 0);
+  if (is_flat(x)) refuse(n, "a gather of rows");
+  const int64_t channels = shape_of(x).c, given = index->values[0], k = given < 0 ? given + channels : given;
+  if (k < 0 || k >= channels)
+    refuse(n, "index " + std::to_string(given) + " of " + std::to_string(channels) + " channels");
+  const int y = builder_.channel_slice(x, static_cast<int>(k), 1);
+  if (restored) {
+    fused_nodes_[unsqueeze] = y;
+    summary_.dropped.push_back(unsqueeze->op_type());
+  } else {
+    define(n, y);
+  }
+}
+
+// A Squeeze's axes, in order, of a value of `rank` dimensions: the attribute
+// below opset 13, then a constant input.
+std::vector<int64_t> Importer::squeeze_axes(const onnx::NodeProto& n, int64_t rank) {
+  std::vector<int64_t> axes = ints_attribute(n, "axes", {});
+  if (has_input(n, 1)) {
+    const ShapeValue* given = ints_ahead(n.input(1));
+    if (!given) refuse(n, "axes that are not a constant");
+    axes = given->values;
+  }
+  for (int64_t& a : axes) a = a < 0 ? a + rank : a;
+  std::sort(axes.begin(), axes.end());
+  return axes;
+}
+
+// A Squeeze of height and width of size 1, in one node (TensorFlow's exports
+// end their global pooling so) or two, one axis each, the second the first's
+// only reader (PyTorch's x.squeeze(-1).squeeze(-1)): octet's flatten.
+void Importer::squeeze(const onnx::NodeProto& n) {
+  const int x = activation(n, 0);
+  const bool last = channels_last_.count(n.input(0)) > 0;
+  const int64_t height = last ? 1 : 2;  // the axis of height; width's next
+  const ActShape s = shape_of(x);
+  const std::vector<int64_t> axes = squeeze_axes(n, 4);
+  const onnx::NodeProto* then = sole_reader_of(n.output(0), "Squeeze");
+  const bool one_of_two = axes.size() == 1 && (axes[0] == height || axes[0] == height + 1) && then &&
+                          then->input(0) == n.output(0) && squeeze_axes(*then, 3) == std::vector<int64_t>{height};
+  if (is_flat(x) || s.h != 1 || s.w != 1 || (axes != std::vector<int64_t>{height, height + 1} && !one_of_two))
+    refuse(n, "a squeeze other than of height and width of size 1 (axes " + std::to_string(height) + ", " +
+                  std::to_string(height + 1) + ", in one node or two, to batch and features)");
+  const int y = builder_.flatten(x);
+  if (one_of_two) {
+    fused_nodes_[then] = y;
+    summary_.dropped.push_back(n.op_type());
+  } else {
+    define(n, y);
+  }
+}
+
+}  // namespace octet::onnx_import
