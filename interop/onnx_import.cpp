@@ -299,12 +299,18 @@ void Importer::import_op(const onnx::NodeProto& n) {
   if (op == "MaxPool" || op == "AveragePool") return pool(n);
   if (op == "GlobalAveragePool") return define(n, builder_.global_avg_pool(activation(n, 0)));
   if (op == "Add") return add(n);
+  if (op == "Sub") return subtract(n);
   if (op == "Clip") return clip(n);
   if (op == "Sigmoid" || op == "HardSigmoid") return gate(n);
   if (op == "HardSwish") return define(n, builder_.activation(activation(n, 0), "hard_swish"));
   if (op == "Swish") {  // x sigmoid(alpha x), opset 24
     if (float_attribute(n, "alpha", 1.0f) != 1.0f) refuse(n, "alpha other than 1 (SiLU's)");
     return define(n, builder_.activation(activation(n, 0), "silu"));
+  }
+  if (op == "PRelu") {  // one slope, as nn.PReLU() has: a leaky ReLU
+    const FloatTensor slope = constant(n, 1);
+    if (slope.numel() != 1) refuse(n, "a slope per channel (octet's leaky ReLU has one slope)");
+    return define(n, builder_.activation(activation(n, 0), "leaky_relu", slope.data[0]));
   }
   if (op == "LeakyRelu")
     return define(n, builder_.activation(activation(n, 0), "leaky_relu", float_attribute(n, "alpha", 0.01f)));

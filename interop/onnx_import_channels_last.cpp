@@ -19,7 +19,7 @@ namespace octet::onnx_import {
 namespace {
 const std::vector<int64_t> kToChannelsLast = {0, 2, 3, 1}, kToChannelsFirst = {0, 3, 1, 2};
 const std::set<std::string> kChannelsLastOps = {
-    "Transpose", "ReduceMean", "MatMul", "Add", "Mul", "Div", "Relu", "Clip", "Sigmoid", "HardSigmoid",
+    "Transpose", "ReduceMean", "MatMul", "Add", "Sub", "Mul", "Div", "Relu", "Clip", "Sigmoid", "HardSigmoid",
     "HardSwish", "LeakyRelu", "Gelu", "Swish", "LayerNormalization", "Identity", "Dropout", "Squeeze"};
 }  // namespace
 

@@ -176,6 +176,19 @@ void Importer::add(const onnx::NodeProto& n) {
   constant_affine(n, i, std::vector<float>(shift.size(), 1.0f), shift);
 }
 
+// x - c or c - x, c one value or one per channel (a normalisation inside the
+// model, (x - mean) / std): the constant affine it is.
+void Importer::subtract(const onnx::NodeProto& n) {
+  const bool first_constant = !values_.count(n.input(0)), second_constant = !values_.count(n.input(1));
+  if (first_constant == second_constant)
+    refuse(n, first_constant ? "a difference of two constants" : "a difference of two computed values");
+  const int i = first_constant ? 1 : 0;
+  std::vector<float> shift = constant_per_channel(n, i, 1 - i);
+  if (second_constant)
+    for (float& v : shift) v = -v;
+  constant_affine(n, i, std::vector<float>(shift.size(), second_constant ? 1.0f : -1.0f), shift);
+}
+
 // Opset 18's Pad of some axes (input 3): its pads as those of all four.
 std::vector<int64_t> Importer::pads_over_all_axes(const onnx::NodeProto& n, const std::vector<int64_t>& given) const {
   const ShapeValue* axes = shape_value(n, 3);

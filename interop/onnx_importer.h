@@ -85,6 +85,7 @@ class Importer {
   void pool(const onnx::NodeProto& n);
   void linear(const onnx::NodeProto& n);
   void add(const onnx::NodeProto& n);
+  void subtract(const onnx::NodeProto& n);
   void reshape(const onnx::NodeProto& n);
   void pad(const onnx::NodeProto& n);
   std::vector<int64_t> pads_over_all_axes(const onnx::NodeProto& n, const std::vector<int64_t>& given) const;
