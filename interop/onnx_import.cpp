@@ -25,20 +25,21 @@ namespace onnx_import {
 
 namespace {
 // 18 to 27: what changed after 17 (the newest opset of Debian's ONNX library,
-// 1.12) in the ops octet imports was read off ONNX 1.22's Changelog.md: new
-// inputs (kAfterLibrary), attributes read where they are (Split-18's
+// 1.12) in the ops octet imports was read off ONNX's Changelog.md (1.23, in
+// development): new inputs and new ops (kAfterLibrary), attributes read where they are (Split-18's
 // num_outputs) or refused by value (AveragePool-19's dilations, Pad-19's wrap
 // mode), and types octet does not take (bfloat16, float8, int4).
 constexpr int64_t kMinOpset = 11, kMaxOpset = 27;
 
-// Input counts of the ops' versions after the library's: ONNX's schemas.
+// Input counts of the ops' versions after the library's (it knows none of
+// them, and Mish, Gelu and Swish not at all): ONNX's schemas.
 struct LaterSchema {
   const char* op;
   int64_t since;
   int min_inputs, max_inputs;
 };
 constexpr LaterSchema kAfterLibrary[] = {
-    {"ReduceMean", 18, 1, 2}, {"Pad", 18, 2, 4}, {"Gelu", 20, 1, 1}, {"Swish", 24, 1, 1}};
+    {"ReduceMean", 18, 1, 2}, {"Pad", 18, 2, 4}, {"Mish", 18, 1, 1}, {"Gelu", 20, 1, 1}, {"Swish", 24, 1, 1}};
 
 std::string file_stem(const std::string& path) {
   std::string base = path.substr(path.find_last_of('/') + 1);
@@ -307,6 +308,10 @@ void Importer::import_op(const onnx::NodeProto& n) {
     if (float_attribute(n, "alpha", 1.0f) != 1.0f) refuse(n, "alpha other than 1 (SiLU's)");
     return define(n, builder_.activation(activation(n, 0), "silu"));
   }
+  if (op == "Tanh") return define(n, builder_.activation(activation(n, 0), "tanh"));
+  if (op == "Elu") return define(n, builder_.activation(activation(n, 0), "elu", float_attribute(n, "alpha", 1.0f)));
+  if (op == "Softplus") return softplus(n);
+  if (op == "Mish") return define(n, builder_.activation(activation(n, 0), "mish"));
   if (op == "PRelu") {  // one slope, as nn.PReLU() has: a leaky ReLU
     const FloatTensor slope = constant(n, 1);
     if (slope.numel() != 1) refuse(n, "a slope per channel (octet's leaky ReLU has one slope)");

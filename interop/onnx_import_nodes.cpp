@@ -270,6 +270,20 @@ void Importer::gate(const onnx::NodeProto& n) {
   define(n, builder_.activation(x, hard ? "hard_sigmoid" : "sigmoid", alpha, beta));
 }
 
+// Softplus; with the Tanh that alone reads it and the Mul of that by its own
+// input, as torch exports Mish below opset 18, one Mish.
+void Importer::softplus(const onnx::NodeProto& n) {
+  const int x = activation(n, 0);
+  const onnx::NodeProto* squash = sole_reader_of(n.output(0), "Tanh");
+  const onnx::NodeProto* product = squash ? sole_reader_of(squash->output(0), "Mul") : nullptr;
+  if (product && (product->input(0) == squash->output(0) ? product->input(1) : product->input(0)) == n.input(0)) {
+    const int y = builder_.activation(x, "mish");
+    fused_nodes_[squash] = fused_nodes_[product] = y;
+    return define(n, y);
+  }
+  define(n, builder_.activation(x, "softplus"));
+}
+
 void Importer::mul(const onnx::NodeProto& n) {
   if (!values_.count(n.input(0)) || !values_.count(n.input(1))) {
     const int i = values_.count(n.input(0)) ? 0 : 1;

@@ -93,6 +93,7 @@ class Importer {
   float scalar(const onnx::NodeProto& n, int i);
   void clip(const onnx::NodeProto& n);
   void gate(const onnx::NodeProto& n);
+  void softplus(const onnx::NodeProto& n);
   void mul(const onnx::NodeProto& n);
   void concat(const onnx::NodeProto& n);
   void split(const onnx::NodeProto& n);

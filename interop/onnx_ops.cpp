@@ -170,6 +170,17 @@ std::string activation(const OnnxNodeContext& c) {
     return y;
   }
   if (f == "sigmoid") return w.step("Sigmoid", {c.inputs[0]}, y);
+  if (f == "tanh") return w.step("Tanh", {c.inputs[0]}, y);
+  if (f == "softplus") return w.step("Softplus", {c.inputs[0]}, y);
+  if (f == "elu") {
+    Writer::real(w.node("Elu", {c.inputs[0]}, y), "alpha", n.alpha);
+    return y;
+  }
+  if (f == "mish") {  // Mish itself is opset 18: x tanh(softplus(x))
+    w.step("Softplus", {c.inputs[0]}, n.name + ".softplus");
+    w.step("Tanh", {n.name + ".softplus"}, n.name + ".gate");
+    return w.step("Mul", {c.inputs[0], n.name + ".gate"}, y);
+  }
   if (f == "hard_sigmoid") {
     onnx::NodeProto* node = w.node("HardSigmoid", {c.inputs[0]}, y);
     Writer::real(node, "alpha", n.alpha);

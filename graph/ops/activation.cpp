@@ -1,6 +1,6 @@
 // Activation: an element-wise function of one value (graph/ops/activation.h
-// names them): Clip, LeakyRelu, Sigmoid, HardSigmoid, HardSwish, SiLU and GELU as
-// ONNX and torch define them. Attributes: function, alpha, beta. In int8 its
+// names them): Clip, LeakyRelu, Sigmoid, HardSigmoid, HardSwish, SiLU, GELU,
+// Tanh, ELU, Softplus and Mish as ONNX and torch define them. Attributes: function, alpha, beta. In int8 its
 // output has a scale of its own and each input level maps to one output level
 // through a 256-entry table; a Clip(0, max) after a conv is instead fused into
 // the conv as a bounded ReLU (graph/fold.cpp).
@@ -16,8 +16,8 @@
 namespace octet::ops {
 
 const std::vector<std::string>& activation_functions() {
-  static const std::vector<std::string> names = {"clip",       "leaky_relu", "sigmoid", "hard_sigmoid",
-                                                 "hard_swish", "silu",       "gelu"};
+  static const std::vector<std::string> names = {"clip", "leaky_relu", "sigmoid", "hard_sigmoid", "hard_swish", "silu",
+                                                 "gelu", "tanh",       "elu",     "softplus",     "mish"};
   return names;
 }
 
@@ -31,6 +31,12 @@ double activation_value(const Node& n, double x) {
   if (f == "hard_swish") return x * std::min(std::max(x / 6.0 + 0.5, 0.0), 1.0);
   if (f == "silu") return x / (1.0 + std::exp(-x));
   if (f == "gelu") return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+  if (f == "tanh") return std::tanh(x);
+  if (f == "elu") return x >= 0 ? x : alpha * std::expm1(x);
+  // log(1 + e^x) without overflow: max(x, 0) + log(1 + e^-|x|)
+  const auto softplus = [](double v) { return std::max(v, 0.0) + std::log1p(std::exp(-std::abs(v))); };
+  if (f == "softplus") return softplus(x);
+  if (f == "mish") return x * std::tanh(softplus(x));
   fail("unknown activation function '" + f + "'");
 }
 

@@ -16,8 +16,10 @@ namespace octet::ops {
 
 // "clip" (alpha: min, beta: max), "leaky_relu" (alpha: the negative slope),
 // "sigmoid", "hard_sigmoid" (max(0, min(1, alpha x + beta))), "hard_swish"
-// (x hard_sigmoid(x) at alpha 1/6, beta 1/2), "silu" (x sigmoid(x)) and
-// "gelu" (x Phi(x), Phi the normal distribution: erf's form, not tanh's).
+// (x hard_sigmoid(x) at alpha 1/6, beta 1/2), "silu" (x sigmoid(x)), "gelu"
+// (x Phi(x), Phi the normal distribution: erf's form, not tanh's), "tanh",
+// "elu" (alpha (e^x - 1) below 0), "softplus" (log(1 + e^x)) and "mish"
+// (x tanh(softplus(x)), YOLOv4's).
 const std::vector<std::string>& activation_functions();
 
 // The function of `n` at x, in double (the int8 tables' precision).

@@ -1,7 +1,7 @@
 """`octet import` of a model that normalises its own input ((x - mean) / std:
 Sub and Div of a constant per channel), gates with 1 - sigmoid (Sub from a
-constant) and uses nn.PReLU's one slope: the logits match PyTorch's and int8
-follows float; a per-channel PReLU and a difference of two computed values
+constant) and uses nn.PReLU's one slope, and of Tanh, ELU, Softplus and Mish:
+the logits match PyTorch's and int8 follows float; a per-channel PReLU and a difference of two computed values
 are refused naming the node."""
 
 import numpy as np
@@ -80,3 +80,38 @@ def test_a_prelu_per_channel_and_a_difference_of_computed_values_are_refused(tmp
     refused(tmp_path, octet_bin, tmp_path / "prelu.onnx", "(PRelu, opset 13)", "a slope per channel")
     export(Difference().eval(), tmp_path / "sub.onnx")
     refused(tmp_path, octet_bin, tmp_path / "sub.onnx", "(Sub, opset 13)", "a difference of two computed values")
+
+
+class Activations(nn.Module):
+    """Tanh, ELU, Softplus and Mish (x tanh(softplus(x)): torch exports it as those three steps below opset 18)."""
+
+    def __init__(self):
+        super().__init__()
+        self.convs = nn.ModuleList(nn.Conv2d(c, 12, 3, padding=1) for c in (3, 12, 12, 12))
+        self.fc = nn.Linear(12, 10)
+
+    def forward(self, x):
+        x = torch.tanh(self.convs[0](x))
+        x = nn.functional.elu(self.convs[1](x), alpha=0.5)
+        x = nn.functional.softplus(self.convs[2](x))
+        x = nn.functional.mish(self.convs[3](x))
+        return self.fc(x.mean((2, 3)))
+
+
+def activations(seed):
+    torch.manual_seed(seed)
+    model = Activations()
+    model.fc.weight.data *= 40
+    return model.eval()
+
+
+def test_tanh_elu_softplus_and_mish_import_and_match_pytorch(tmp_path, octet_bin, images):
+    model = activations(63)
+    export(model, tmp_path / "m.onnx")
+    ops = [n.op_type for n in onnx.load(str(tmp_path / "m.onnx")).graph.node]
+    assert ops.count("Softplus") == 2 and ops.count("Tanh") == 2 and "Elu" in ops, ops
+    assert_imports_as_pytorch_computes(tmp_path, octet_bin, model, tmp_path / "m.onnx", images)
+
+
+def test_tanh_elu_softplus_and_mish_quantize_and_int8_follows_float(tmp_path, octet_bin):
+    assert int8_agreement(tmp_path, octet_bin, activations(64)) >= 0.9

@@ -1,7 +1,7 @@
 """`octet import` of ONNX files at opsets 18 to 27: what PyTorch's default
 exporter writes since 2.9 (dynamo, opset 20: dynamo_forms.py), and the ops
 whose newer versions octet reads (ReduceMean-18's axes input, Split-18's
-num_outputs, Pad-18's axes, Gelu-20, Swish-24). ONNX Runtime, which
+num_outputs, Pad-18's axes, Mish-18, Gelu-20, Swish-24). ONNX Runtime, which
 implements those versions itself, is the reference for the files; octet's
 float import matches it, and int8 follows float. What octet cannot read is
 refused naming the node."""
@@ -164,6 +164,7 @@ NEWER_NODES = {
                         helper.make_node("Relu", ["padded"], ["y"], name="relu")],
                    [ints("pads", [1, 0, 2, 3]), ints("hw", [-2, -1])]),
     "gelu20": (20, [helper.make_node("Gelu", ["c"], ["y"], name="gelu")], []),
+    "mish18": (18, [helper.make_node("Mish", ["c"], ["y"], name="mish")], []),
     "swish24": (24, [helper.make_node("Swish", ["c"], ["y"], name="swish")], []),
 }
 
@@ -196,6 +197,7 @@ REFUSED = {
                                                          num_outputs=3),
                                         helper.make_node("Add", ["a", "b"], ["y"], name="sum")], [],
                                    "num_outputs 3 for 2 outputs"),
+    "mish_without_input": (18, [helper.make_node("Mish", [], ["y"], name="mish")], [], "inputs: 0 (ONNX says 1)"),
     "swish_alpha": (24, [helper.make_node("Swish", ["c"], ["y"], name="swish", alpha=0.5)], [], "alpha other than 1"),
 }
 

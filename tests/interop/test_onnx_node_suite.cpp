@@ -56,12 +56,14 @@ const std::vector<std::string> kOperators = {
     "test_conv",        "test_basic_conv", "test_maxpool",   "test_averagepool", "test_globalaveragepool",
     "test_concat",      "test_relu",       "test_clip",      "test_leakyrelu",   "test_sigmoid",
     "test_hardsigmoid", "test_hardswish",  "test_gemm",      "test_add",         "test_mul",
-    "test_flatten",     "test_reshape",    "test_transpose", "test_softmax",     "test_batchnorm"};
+    "test_flatten",     "test_reshape",    "test_transpose", "test_softmax",     "test_batchnorm",
+    "test_sub",         "test_prelu",      "test_tanh",      "test_elu",         "test_softplus",
+    "test_mish",        "test_squeeze",    "test_gather"};
 const std::vector<std::string> kOperatorTests = {"test_matmul_2d"};
 
 // Measured with libonnx-testdata 1.12.0 and the importer of this commit; a
 // pass lost fails the test (raise it when the importer learns more).
-constexpr int kMinimumPasses = 43;
+constexpr int kMinimumPasses = 50;  // 43, and Tanh, Elu and Softplus's 7
 
 enum class Result { Pass, Refused, Failure };
 const char* result_name(Result r) { return r == Result::Pass ? "PASS" : r == Result::Refused ? "REFUSED" : "FAILURE"; }

@@ -112,7 +112,9 @@ void add_image_net_operator_cases(std::vector<OpCase>& cases) {
       {"leaky_relu", 0.1f, 0.0f, 10.0f, 12.0f},     {"sigmoid", 0.0f, 0.0f, 20.0f, 127.0f},
       {"hard_sigmoid", 0.2f, 0.5f, 20.0f, 127.0f},  {"hard_sigmoid", 1.0f / 6.0f, 0.5f, 15.0f, 127.0f},
       {"hard_swish", 0.0f, 0.0f, 15.0f, 16.0f},     {"silu", 0.0f, 0.0f, 18.0f, 19.0f},
-      {"gelu", 0.0f, 0.0f, 20.0f, 30.0f},
+      {"gelu", 0.0f, 0.0f, 20.0f, 30.0f},          {"tanh", 0.0f, 0.0f, 40.0f, 127.0f},
+      {"elu", 1.0f, 0.0f, 20.0f, 25.0f},            {"softplus", 0.0f, 0.0f, 20.0f, 25.0f},
+      {"mish", 0.0f, 0.0f, 20.0f, 25.0f},
   };
   const Activation* previous = nullptr;
   for (const Activation& v : activations) {
