@@ -26,9 +26,10 @@ namespace onnx_import {
 namespace {
 // 18 to 27: what changed after 17 (the newest opset of Debian's ONNX library,
 // 1.12) in the ops octet imports was read off ONNX's Changelog.md (1.23, in
-// development): new inputs and new ops (kAfterLibrary), attributes read where they are (Split-18's
-// num_outputs) or refused by value (AveragePool-19's dilations, Pad-19's wrap
-// mode), and types octet does not take (bfloat16, float8, int4).
+// development): new inputs and new ops (kAfterLibrary), attributes read where
+// they are (Split-18's num_outputs) or refused by value (AveragePool-19's
+// dilations, Pad-19's wrap mode), and types octet does not take (bfloat16,
+// float8, int4).
 constexpr int64_t kMinOpset = 11, kMaxOpset = 27;
 
 // Input counts of the ops' versions after the library's (it knows none of
