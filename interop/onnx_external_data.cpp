@@ -5,11 +5,9 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
-#include <filesystem>
-#include <fstream>
-#include <system_error>
 
 #include "common/error.h"
+#include "common/file_io.h"
 
 namespace octet::onnx_import {
 
@@ -24,18 +22,21 @@ int64_t byte_count(const std::string& text, const std::string& what) {
 }
 
 // The file `location` names, in the model's folder or below it.
-std::filesystem::path data_file(const std::filesystem::path& folder, const std::string& location,
-                                const std::string& what) {
-  const std::filesystem::path relative(location);
+std::string data_file(const std::string& folder, const std::string& location, const std::string& what) {
   bool climbs = false;
-  for (const auto& part : relative) climbs = climbs || part == "..";
-  check(!location.empty() && !relative.has_root_path() && !climbs,
+  for (size_t start = 0; start <= location.size();) {
+    const size_t end = location.find_first_of("/\\", start);
+    climbs = climbs || location.compare(start, (end == std::string::npos ? location.size() : end) - start, "..") == 0;
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  check(!location.empty() && location.front() != '/' && !climbs,
         what + " names '" + location + "', outside the model's folder (ONNX's locations are relative to it, without "
                "'..')");
-  return folder / relative;
+  return folder.empty() ? location : folder + "/" + location;
 }
 
-void read_tensor(onnx::TensorProto& t, const std::filesystem::path& folder, const std::string& where) {
+void read_tensor(onnx::TensorProto& t, const std::string& folder, const std::string& where) {
   const std::string what = where + ": tensor '" + t.name() + "' (external data)";
   std::string location, offset_text = "0", length_text;
   for (const auto& entry : t.external_data()) {
@@ -43,23 +44,17 @@ void read_tensor(onnx::TensorProto& t, const std::filesystem::path& folder, cons
     if (entry.key() == "offset") offset_text = entry.value();
     if (entry.key() == "length") length_text = entry.value();
   }
-  const std::filesystem::path file = data_file(folder, location, what);
-  std::error_code error;
-  const auto size = std::filesystem::file_size(file, error);
-  check(!error && std::filesystem::is_regular_file(file, error),
-        what + ": its file '" + location + "' is not beside the model (" + file.string() + ")");
-  const int64_t bytes = static_cast<int64_t>(size), offset = byte_count(offset_text, what + " offset");
+  const std::string file = data_file(folder, location, what);
+  check(file_exists(file), what + ": its file '" + location + "' is not beside the model (" + file + ")");
+  const int64_t bytes = file_size(file), offset = byte_count(offset_text, what + " offset");
   const int64_t length = length_text.empty() ? bytes - offset : byte_count(length_text, what + " length");
   check(offset <= bytes && length <= bytes - offset,
         what + " reads bytes " + std::to_string(offset) + " to " + std::to_string(offset + length) + " of '" +
             location + "', which holds " + std::to_string(bytes));
-  std::string data(static_cast<size_t>(length), '\0');
-  std::ifstream in(file, std::ios::binary);
-  in.seekg(offset);
-  check(static_cast<bool>(in.read(data.data(), length)), what + ": '" + location + "' could not be read");
+  const std::vector<uint8_t> data = read_file_range(file, offset, length);
   t.clear_external_data();
   t.set_data_location(onnx::TensorProto::DEFAULT);
-  t.set_raw_data(std::move(data));
+  t.set_raw_data(data.data(), data.size());
 }
 
 bool is_external(const onnx::TensorProto& t) {
@@ -69,7 +64,8 @@ bool is_external(const onnx::TensorProto& t) {
 }  // namespace
 
 void read_external_data(onnx::ModelProto& model, const std::string& model_path) {
-  const std::filesystem::path folder = std::filesystem::path(model_path).parent_path();
+  const size_t slash = model_path.find_last_of('/');
+  const std::string folder = slash == std::string::npos ? "" : model_path.substr(0, slash == 0 ? 1 : slash);
   onnx::GraphProto& g = *model.mutable_graph();
   for (onnx::TensorProto& t : *g.mutable_initializer())
     if (is_external(t)) read_tensor(t, folder, model_path);
