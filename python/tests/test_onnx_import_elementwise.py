@@ -9,7 +9,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 onnx = pytest.importorskip("onnx")
-from test_onnx_import import assert_imports_as_pytorch_computes, export, int8_agreement, refused  # noqa: E402
+from test_onnx_import import assert_imports_as_pytorch_computes, export, int8_agreement, refused, seeded  # noqa: E402
 
 nn = torch.nn
 
@@ -31,10 +31,7 @@ class Normalising(nn.Module):
 
 
 def normalising(seed):
-    torch.manual_seed(seed)
-    model = Normalising()
-    model.fc.weight.data *= 40
-    return model.eval()
+    return seeded(Normalising, seed, 40)
 
 
 @pytest.fixture(scope="module")
@@ -99,10 +96,7 @@ class Activations(nn.Module):
 
 
 def activations(seed):
-    torch.manual_seed(seed)
-    model = Activations()
-    model.fc.weight.data *= 40
-    return model.eval()
+    return seeded(Activations, seed, 40)
 
 
 def test_tanh_elu_softplus_and_mish_import_and_match_pytorch(tmp_path, octet_bin, images):

@@ -19,7 +19,7 @@ import octet  # noqa: E402
 import ort_peer  # noqa: E402
 from dynamo_forms import as_dynamo_writes  # noqa: E402
 from onnx import helper, numpy_helper  # noqa: E402
-from test_onnx_import import export, int8_agreement, random_model, refused, run_import  # noqa: E402
+from test_onnx_import import export, int8_agreement, random_model, refused, run_import, seeded  # noqa: E402
 from test_onnx_import_convnext import tiny_convnext  # noqa: E402
 from torchvision.models.shufflenetv2 import InvertedResidual, channel_shuffle  # noqa: E402
 from torchvision.ops import SqueezeExcitation  # noqa: E402
@@ -53,10 +53,7 @@ class ShuffleSe(nn.Module):
 
 
 def shuffle_se(seed):
-    torch.manual_seed(seed)
-    model = ShuffleSe()
-    model.head[2].weight.data *= 400  # logits of a few units
-    return model.eval()
+    return seeded(ShuffleSe, seed, 400, lambda model: model.head[2])
 
 
 def small_cnn(seed):

@@ -13,7 +13,7 @@ torch = pytest.importorskip("torch")
 onnx = pytest.importorskip("onnx")
 from dynamo_forms import as_dynamo_writes  # noqa: E402
 from onnx import numpy_helper  # noqa: E402
-from test_onnx_import import export, int8_agreement, refused, run_import  # noqa: E402
+from test_onnx_import import export, int8_agreement, refused, run_import, seeded  # noqa: E402
 
 import octet  # noqa: E402
 
@@ -41,10 +41,7 @@ class Nhwc(nn.Module):
 
 
 def nhwc_model(seed, last):
-    torch.manual_seed(seed)
-    model = Nhwc(last)
-    model.fc.weight.data *= 20
-    return model.eval()
+    return seeded(lambda: Nhwc(last), seed, 20)
 
 
 def one_squeeze(model):

@@ -13,7 +13,7 @@ torchvision = pytest.importorskip("torchvision")
 onnx = pytest.importorskip("onnx")
 from dynamo_forms import as_dynamo_writes  # noqa: E402
 from onnx import helper, numpy_helper  # noqa: E402
-from test_onnx_import import assert_imports_as_pytorch_computes, export, int8_agreement, refused  # noqa: E402
+from test_onnx_import import assert_imports_as_pytorch_computes, export, int8_agreement, refused, seeded  # noqa: E402
 
 nn = torch.nn
 
@@ -34,10 +34,7 @@ class TransformedInput(nn.Module):
 
 
 def transformed_input(seed):
-    torch.manual_seed(seed)
-    model = TransformedInput()
-    model.fc.weight.data *= 20
-    return model.eval()
+    return seeded(TransformedInput, seed, 20)
 
 
 @pytest.fixture(scope="module")
