@@ -1,17 +1,21 @@
 // A float ONNX model (as torch.onnx.export writes it, opsets 11 to 27; its
-// weights in the file or in external data beside it) as an
-// octet float checkpoint: Conv (grouped, depthwise and dilated included) with
-// the BatchNormalization after it folded in at its own epsilon; Relu, Clip,
-// LeakyRelu, Sigmoid, HardSigmoid, HardSwish (x * Sigmoid(x) and
-// x * HardSigmoid(x) become one SiLU or HardSwish); MaxPool and AveragePool
-// (padding, ceil_mode), GlobalAveragePool; Add and Mul of two computed values
-// (Mul's second may be per channel); Concat and Split on channels, Slice of
-// channels; the channel shuffle as exported (Reshape, Transpose, Reshape);
-// Flatten and Reshape to (batch, features); Gemm and MatMul (+ Add of a bias)
-// as linear layers. The integer arithmetic on shapes that exporters write is
-// evaluated (interop/onnx_shape_values.h) and dropped; Identity, Dropout, a
-// Pad of zeros and a trailing Softmax pass through. Anything else is refused
-// naming the node, its op type and the opset; nothing is written.
+// weights in the file or in external data beside it) as an octet float
+// checkpoint: Conv (grouped, depthwise and dilated included) with the
+// BatchNormalization after it folded in at its own epsilon; Relu, Clip,
+// LeakyRelu, PRelu of one slope, Sigmoid, HardSigmoid, HardSwish, Tanh, Elu,
+// Softplus, Mish, Gelu, Swish (x * Sigmoid(x), x * HardSigmoid(x) and the
+// steps of Mish and GELU become one activation); MaxPool and AveragePool
+// (padding, ceil_mode), GlobalAveragePool and ReduceMean over height and
+// width; Add and Mul of two computed values (Mul's second may be per
+// channel); Add, Sub, Mul and Div of a constant per channel; Concat, Split,
+// Slice and Gather of channels; the channel shuffle as exported (Reshape,
+// Transpose, Reshape); ConvNeXt's channels-last blocks (LayerNorm, MatMul) and
+// an N x H x W x C input read through a Transpose; Flatten, Squeeze and
+// Reshape to (batch, features); Gemm and MatMul (+ Add of a bias) as linear
+// layers. The integer arithmetic on shapes that exporters write is evaluated
+// (interop/onnx_shape_values.h) and dropped; Identity, Dropout, a Pad of zeros
+// and a trailing Softmax pass through. Anything else is refused naming the
+// node, its op type and the opset; nothing is written.
 #pragma once
 
 #include <cstdint>
