@@ -30,7 +30,8 @@ std::string data_file(const std::string& folder, const std::string& location, co
     if (end == std::string::npos) break;
     start = end + 1;
   }
-  check(!location.empty() && location.front() != '/' && !climbs,
+  check(!location.empty(), what + " names no file (its 'location' entry is missing or empty)");
+  check(location.front() != '/' && !climbs,
         what + " names '" + location + "', outside the model's folder (ONNX's locations are relative to it, without "
                "'..')");
   return folder.empty() ? location : folder + "/" + location;

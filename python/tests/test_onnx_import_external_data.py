@@ -70,6 +70,7 @@ def with_location(tmp_path, exported, name, edit):
     ("climbs", lambda e: e.update(location="../outside.data"), "outside the model's folder"),
     ("absolute", lambda e: e.update(location="/etc/hostname"), "outside the model's folder"),
     ("missing", lambda e: e.update(location="absent.data"), "its file 'absent.data' is not beside the model"),
+    ("no_location", lambda e: e.pop("location"), "names no file"),
     ("short", lambda e: e.update(offset=str(int(e["offset"]) + 10 ** 6)), "which holds"),
     ("bad_offset", lambda e: e.update(offset="-4"), "offset '-4' is not a byte count"),
 ])
