@@ -55,7 +55,7 @@ void Importer::read_opset() {
   check(summary_.opset >= kMinOpset && summary_.opset <= kMaxOpset,
         where_ + ": opset " + std::to_string(summary_.opset) + " is outside the opsets octet imports (" +
             std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset) +
-            "; torch.onnx.export writes 18 by default, or the opset_version given)");
+            "; torch.onnx.export writes one by default, or at the opset_version given)");
 }
 
 void Importer::read_input() {
