@@ -298,22 +298,12 @@ void Importer::mul(const onnx::NodeProto& n) {
   define(n, builder_.mul(a, b));
 }
 
-// A reduction's axes, 0 to 3 in order: the attribute, or from opset 18 a
-// constant input; none: every axis.
+// A reduction's axes (axes_of); none: every axis, unless noop_with_empty_axes.
 std::vector<int64_t> Importer::reduce_axes(const onnx::NodeProto& n) {
-  std::vector<int64_t> axes = ints_attribute(n, "axes", {});
-  if (has_input(n, 1)) {
-    const ShapeValue* given = ints_ahead(n.input(1));
-    if (!given) refuse(n, "axes that are not a constant");
-    axes = given->values;
-  }
-  if (axes.empty() && int_attribute(n, "noop_with_empty_axes", 0) != 0) refuse(n, "no axes to reduce (a no-op)");
-  for (int64_t& a : axes) {
-    if (a < -4 || a > 3) refuse(n, "axis " + std::to_string(a) + " of a 4-D value");
-    a = a < 0 ? a + 4 : a;
-  }
-  std::sort(axes.begin(), axes.end());
-  return axes;
+  const std::optional<std::vector<int64_t>> axes = axes_of(n, 4);
+  if (!axes) refuse(n, "axes that are not a constant");
+  if (axes->empty() && int_attribute(n, "noop_with_empty_axes", 0) != 0) refuse(n, "no axes to reduce (a no-op)");
+  return *axes;
 }
 
 void Importer::reduce_mean(const onnx::NodeProto& n) {

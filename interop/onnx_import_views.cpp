@@ -2,6 +2,7 @@
 // Transpose (flatten, a channel shuffle, a change of view), Slice, Concat,
 // Split and Gather of channels, Squeeze of height and width.
 #include <algorithm>
+#include <optional>
 
 #include "common/error.h"
 #include "interop/onnx_importer.h"
@@ -139,11 +140,8 @@ void Importer::gather(const onnx::NodeProto& n) {
   const ShapeValue* index = shape_value(n, 1);
   const onnx::NodeProto* unsqueeze = sole_reader_of(n.output(0), "Unsqueeze");
   if (unsqueeze && unsqueeze->input(0) != n.output(0)) unsqueeze = nullptr;
-  std::vector<int64_t> axes;  // the Unsqueeze's: an attribute below opset 13, then an input
-  if (unsqueeze) axes = ints_attribute(*unsqueeze, "axes", {});
-  if (unsqueeze && unsqueeze->input_size() > 1)
-    if (const ShapeValue* given = ints_ahead(unsqueeze->input(1))) axes = given->values;
-  const bool restored = index && index->scalar && (axes == std::vector<int64_t>{1} || axes == std::vector<int64_t>{-3});
+  const auto axes = unsqueeze ? axes_of(*unsqueeze, 4) : std::nullopt;
+  const bool restored = index && index->scalar && axes == std::vector<int64_t>{1};
   const bool kept = index && !index->scalar && index->columns == 0;
   if (int_attribute(n, "axis", 0) != 1 || !index || index->values.size() != 1 || !(restored || kept))
     refuse(n, "a gather other than of one channel (axis 1, one index), its axis kept or restored by an Unsqueeze");
@@ -161,16 +159,21 @@ void Importer::gather(const onnx::NodeProto& n) {
   }
 }
 
-// A Squeeze's axes, in order, of a value of `rank` dimensions: the attribute
-// below opset 13, then a constant input.
-std::vector<int64_t> Importer::squeeze_axes(const onnx::NodeProto& n, int64_t rank) {
+// A node's axes, counted from 0 in a value of `rank` dimensions and in order:
+// the attribute (Squeeze and Unsqueeze below opset 13, ReduceMean below 18),
+// else the constant input 1, looked for ahead; nullopt where that input is
+// not a constant. An axis outside the rank is refused.
+std::optional<std::vector<int64_t>> Importer::axes_of(const onnx::NodeProto& n, int64_t rank) {
   std::vector<int64_t> axes = ints_attribute(n, "axes", {});
   if (has_input(n, 1)) {
     const ShapeValue* given = ints_ahead(n.input(1));
-    if (!given) refuse(n, "axes that are not a constant");
+    if (!given) return std::nullopt;
     axes = given->values;
   }
-  for (int64_t& a : axes) a = a < 0 ? a + rank : a;
+  for (int64_t& a : axes) {
+    if (a < -rank || a >= rank) refuse(n, "axis " + std::to_string(a) + " of a " + std::to_string(rank) + "-D value");
+    a = a < 0 ? a + rank : a;
+  }
   std::sort(axes.begin(), axes.end());
   return axes;
 }
@@ -183,11 +186,12 @@ void Importer::squeeze(const onnx::NodeProto& n) {
   const bool last = channels_last_.count(n.input(0)) > 0;
   const int64_t height = last ? 1 : 2;  // the axis of height; width's next
   const ActShape s = shape_of(x);
-  const std::vector<int64_t> axes = squeeze_axes(n, 4);
+  const std::optional<std::vector<int64_t>> axes = axes_of(n, 4);
+  if (!axes) refuse(n, "axes that are not a constant");
   const onnx::NodeProto* then = sole_reader_of(n.output(0), "Squeeze");
-  const bool one_of_two = axes.size() == 1 && (axes[0] == height || axes[0] == height + 1) && then &&
-                          then->input(0) == n.output(0) && squeeze_axes(*then, 3) == std::vector<int64_t>{height};
-  if (is_flat(x) || s.h != 1 || s.w != 1 || (axes != std::vector<int64_t>{height, height + 1} && !one_of_two))
+  const bool one_of_two = axes->size() == 1 && ((*axes)[0] == height || (*axes)[0] == height + 1) && then &&
+                          then->input(0) == n.output(0) && axes_of(*then, 3) == std::vector<int64_t>{height};
+  if (is_flat(x) || s.h != 1 || s.w != 1 || (*axes != std::vector<int64_t>{height, height + 1} && !one_of_two))
     refuse(n, "a squeeze other than of height and width of size 1 (axes " + std::to_string(height) + ", " +
                   std::to_string(height + 1) + ", in one node or two, to batch and features)");
   const int y = builder_.flatten(x);

@@ -9,6 +9,7 @@
 
 #include <array>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -53,10 +54,10 @@ class Importer {
   void transpose(const onnx::NodeProto& n);
   void reduce_mean(const onnx::NodeProto& n);
   std::vector<int64_t> reduce_axes(const onnx::NodeProto& n);
+  std::optional<std::vector<int64_t>> axes_of(const onnx::NodeProto& n, int64_t rank);
   const ShapeValue* ints_ahead(const std::string& name);
   void gather(const onnx::NodeProto& n);
   void squeeze(const onnx::NodeProto& n);
-  std::vector<int64_t> squeeze_axes(const onnx::NodeProto& n, int64_t rank);
   void slice(const onnx::NodeProto& n);
   // The octet node holding input i (a pending affine materialised first:
   // apply_pending); value_node the same without, for its shape.
