@@ -16,8 +16,9 @@ namespace octet {
 // residual added, then the ReLU (or Clip(0, relu_max)).
 void run_float_fused(const FloatOpArgs& args);
 
-// The parameters of a weighted node kept in float (NodeQuant::float_weight,
-// float_bias) in the layout the float reference reads.
+// The parameters of a node kept in float in the layout the float reference
+// reads: a weighted one's NodeQuant::float_weight and float_bias, a PRelu's
+// slopes; none for the others.
 FloatLayer float_layer(const Graph& g, const std::vector<ActShape>& shapes, int node, const NodeQuant& q);
 
 // Node `node` of a quantized graph, kept in float: its inputs (NHWC int8 at

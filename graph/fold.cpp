@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "common/error.h"
-#include "graph/op_traits.h"
+#include "graph/op.h"
 
 namespace octet {
 
@@ -31,6 +31,7 @@ FloatModel fold_for_inference(const Graph& graph, const std::map<std::string, Fl
       if (!std::isfinite(v))
         fail("layer '" + name.substr(0, name.rfind('.')) + "': weights contain NaN or infinite values (" + name + ")");
   const auto consumers = graph.consumers();
+  const std::vector<ActShape> shapes = graph.shapes();
   FloatModel model;
   std::vector<int> new_index(graph.nodes.size(), -1);  // old node -> node of the result holding its value
 
@@ -78,6 +79,9 @@ FloatModel fold_for_inference(const Graph& graph, const std::map<std::string, Fl
       model.params[n.name + ".weight"] = w;
       model.params[n.name + ".bias"] = n.bias ? lookup(params, n.name, ".bias") : FloatTensor({w.dim(0)}, 0.0f);
       copy.bias = true;
+    } else if (const OpDef& def = op_def(n.op); def.params) {  // PRelu's slopes
+      for (const ParamShape& p : def.params(n, input_shapes(n, shapes)))
+        model.params[n.name + p.suffix] = lookup(params, n.name, p.suffix);
     }
     model.graph.nodes.push_back(std::move(copy));
     new_index[i] = static_cast<int>(model.graph.nodes.size()) - 1;

@@ -290,6 +290,11 @@ int GraphBuilder::layer_norm(int x, float epsilon) {
   return last();
 }
 
+int GraphBuilder::prelu(const std::string& name, int x) {
+  push(Op::PRelu, name, {x});
+  return last();
+}
+
 int GraphBuilder::mul(int a, int b) {
   push(Op::Mul, "", {a, b});
   return last();

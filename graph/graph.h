@@ -128,6 +128,7 @@ class GraphBuilder {
   int shortcut_a(int x, int pad_channels);
   int pad(int x, int top, int left, int bottom, int right);  // zeros
   int layer_norm(int x, float epsilon);  // over each pixel's channels
+  int prelu(const std::string& name, int x);  // a slope per channel: the parameter "<name>.weight"
   Graph finish();
   const Graph& graph() const { return graph_; }  // as built so far
 

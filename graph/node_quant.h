@@ -37,6 +37,10 @@ struct NodeQuant {
   Int32Tensor multiplier, shift;
   Int32Tensor skip_multiplier;  // conv / linear with a fused residual: [O]
   FloatTensor logit_scale;      // output node: [O], logit = acc * logit_scale
+  // PRelu: [C], each channel's slope below 0, in int8 too: its int8 tables
+  // are made from them and the scales (graph/ops/prelu.h), as an activation's
+  // from its attributes.
+  FloatTensor slope;
 
   // Kept in float (mixed precision; graph/float_node.h): the node reads its
   // inputs dequantized, runs its float reference and quantizes its output at

@@ -313,11 +313,7 @@ void Importer::import_op(const onnx::NodeProto& n) {
   if (op == "Elu") return define(n, builder_.activation(activation(n, 0), "elu", float_attribute(n, "alpha", 1.0f)));
   if (op == "Softplus") return softplus(n);
   if (op == "Mish") return define(n, builder_.activation(activation(n, 0), "mish"));
-  if (op == "PRelu") {  // one slope, as nn.PReLU() has: a leaky ReLU
-    const FloatTensor slope = constant(n, 1);
-    if (slope.numel() != 1) refuse(n, "a slope per channel (octet's leaky ReLU has one slope)");
-    return define(n, builder_.activation(activation(n, 0), "leaky_relu", slope.data[0]));
-  }
+  if (op == "PRelu") return prelu(n);
   if (op == "LeakyRelu")
     return define(n, builder_.activation(activation(n, 0), "leaky_relu", float_attribute(n, "alpha", 0.01f)));
   if (op == "Mul") return mul(n);

@@ -284,6 +284,18 @@ void Importer::softplus(const onnx::NodeProto& n) {
   define(n, builder_.activation(x, "softplus"));
 }
 
+// PRelu: one slope for all channels (nn.PReLU()) is a leaky ReLU, which
+// runs faster; a slope per channel is octet's PRelu, "<layer>.weight" its slopes.
+void Importer::prelu(const onnx::NodeProto& n) {
+  const std::vector<float> slope = constant_per_channel(n, 0, 1);
+  const int x = activation(n, 0);
+  if (std::all_of(slope.begin(), slope.end(), [&](float s) { return s == slope[0]; }))
+    return define(n, builder_.activation(x, "leaky_relu", slope[0]));
+  const std::string name = layer_name(n);
+  params_[name + ".weight"] = FloatTensor({static_cast<int64_t>(slope.size())}, slope);
+  define(n, builder_.prelu(name, x));
+}
+
 void Importer::mul(const onnx::NodeProto& n) {
   if (!values_.count(n.input(0)) || !values_.count(n.input(1))) {
     const int i = values_.count(n.input(0)) ? 0 : 1;

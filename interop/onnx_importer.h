@@ -95,6 +95,7 @@ class Importer {
   void clip(const onnx::NodeProto& n);
   void gate(const onnx::NodeProto& n);
   void softplus(const onnx::NodeProto& n);
+  void prelu(const onnx::NodeProto& n);
   void mul(const onnx::NodeProto& n);
   void concat(const onnx::NodeProto& n);
   void split(const onnx::NodeProto& n);

@@ -207,6 +207,14 @@ std::string activation(const OnnxNodeContext& c) {
   return w.step("Mul", {c.inputs[0], n.name + ".gate"}, y);
 }
 
+// A slope per channel, broadcast over C x H x W (or over F of a flat vector).
+std::string prelu(const OnnxNodeContext& c) {
+  const FloatTensor& slope = c.q.slope;
+  const Shape shape = c.input_flat ? Shape{slope.numel()} : Shape{slope.numel(), 1, 1};
+  const std::string slopes = c.w.initializer(c.n.name + ".slope", TensorProto::FLOAT, shape, slope.data);
+  return c.w.step("PRelu", {c.inputs[0], slopes}, c.n.name + ".prelu");
+}
+
 // Channels [offset, offset + channels): exact on int8 values.
 std::string channel_slice(const OnnxNodeContext& c) {
   Writer& w = c.w;
@@ -277,6 +285,7 @@ const OnnxOp kOps[] = {
     {Op::ChannelSlice, channel_slice, false, false},
     {Op::Pad2d, pad2d, false, false},
     {Op::LayerNorm, layer_norm, false, false},
+    {Op::PRelu, prelu, false, false},
 };
 }  // namespace
 

@@ -72,6 +72,7 @@ void check_shifts(const Int32Tensor& multiplier, const Int32Tensor& shift, const
 // Suffixes of the tensors a node owns in the file.
 std::set<std::string> tensor_suffixes(const Node& n, const NodeQuant& q, bool is_output) {
   const OpTraits& t = op_traits(n.op);
+  if (n.op == Op::PRelu) return {".slope"};  // int8 or float, it reads them
   if (q.in_float) return t.weighted ? std::set<std::string>{".float_weight", ".float_bias"} : std::set<std::string>{};
   if (t.weighted) {
     std::set<std::string> names = {".weight", ".weight_scale", ".bias"};
@@ -96,6 +97,7 @@ void for_each_tensor(Record& q, Visit visit) {
   visit(".logit_scale", q.logit_scale);
   visit(".float_weight", q.float_weight);
   visit(".float_bias", q.float_bias);
+  visit(".slope", q.slope);
 }
 
 void check_finite(const FloatTensor& t, const std::string& what) {
@@ -206,6 +208,10 @@ void QuantizedModel::validate(const std::string& where) const {
     } else {
       check(std::isfinite(q.scale) && q.scale > 0, at + ": activation scale " + std::to_string(q.scale) +
                                                        " is not a positive finite number");
+    }
+    if (n.op == Op::PRelu) {
+      expect_shape(q.slope, {int64_t(shapes[i].c)}, at + ".slope");
+      check_finite(q.slope, at + ".slope");
     }
     if (q.in_float) {
       check_float_node(n, q, traits.weighted ? weight_shape(n, shapes) : Shape{}, is_output, at);

@@ -12,7 +12,8 @@
 // scale, the dataset and normalisation, the calibration record and the
 // identity of the float checkpoint it came from. A node kept in float has
 // "precision": "float" and the tensors "<node>.float_weight" and
-// "<node>.float_bias" (F32) in place of its integer ones.
+// "<node>.float_bias" (F32) in place of its integer ones. A PRelu has
+// "<node>.slope" (F32), in int8 and in float.
 #pragma once
 
 #include <string>

@@ -105,6 +105,7 @@ QuantizedModel with_float_nodes(const QuantizedModel& int8, const FloatModel& fo
     q.scale = scale, q.amax = amax, q.method = method, q.zero_point = zero_point;
     q.in_float = true;
     if (op_traits(n.op).weighted) q.float_weight = folded.weight(n), q.float_bias = folded.bias(n);
+    if (n.op == Op::PRelu) q.slope = folded.weight(n);
   }
   return m;
 }

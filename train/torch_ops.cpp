@@ -105,6 +105,9 @@ const TorchOp kOps[] = {
        const torch::Tensor last = x[0].permute({0, 2, 3, 1});
        return torch::layer_norm(last, {last.size(3)}, {}, {}, n.epsilon).permute({0, 3, 1, 2});
      }},
+    // torch's nn.PReLU starts every slope at 0.25.
+    {Op::PRelu, [](const Node&, const std::vector<ActShape>&, const ParamShape& p) { return torch::full(p.shape, 0.25); },
+     [](const Node&, const Inputs& x, const TorchParams& t, bool) { return torch::prelu(x[0], t.weight); }},
     {Op::Pad2d, nullptr,
      [](const Node& n, const Inputs& x, const TorchParams&, bool) {
        return torch::constant_pad_nd(x[0], {n.pad_left, n.pad_right, n.pad_top, n.pad_bottom}, 0);

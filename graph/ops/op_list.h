@@ -23,4 +23,5 @@
   X(Concat, concat)                  \
   X(ChannelSlice, channel_slice)     \
   X(Pad2d, pad2d)                    \
-  X(LayerNorm, layer_norm)
+  X(LayerNorm, layer_norm)           \
+  X(PRelu, prelu)

@@ -120,6 +120,28 @@ def write_nhwc():
                       input_names=["x"])
 
 
+class PerChannelPRelu(nn.Module):
+    """PReLU's slope per channel (ArcFace's iresnet), and one whose slopes are equal (a leaky ReLU)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, stride=2)
+        self.prelu = nn.PReLU(4)
+        self.same = nn.PReLU(4)
+        self.fc = nn.Linear(4, 10)
+        with torch.no_grad():
+            self.prelu.weight.copy_(torch.tensor([-0.2, 0.1, 0.25, 1.2]))
+
+    def forward(self, x):
+        return self.fc(self.same(self.prelu(self.conv(x))).mean((2, 3)))
+
+
+def write_prelu():
+    torch.manual_seed(5)
+    torch.onnx.export(PerChannelPRelu().eval(), torch.zeros(1, 3, 32, 32), str(OUT / "prelu_per_channel.onnx"),
+                      opset_version=13, input_names=["x"])
+
+
 def write_dynamo_forms():
     """The same block as PyTorch's default exporter writes it at opset 20: Gelu, ReduceMean's axes an input,
     initializers only, node metadata_props (IR 10)."""
@@ -143,6 +165,7 @@ def main():
     write_transform_input()
     write_external_data()
     write_nhwc()
+    write_prelu()
 
 
 if __name__ == "__main__":

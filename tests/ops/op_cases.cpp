@@ -133,6 +133,24 @@ void add_image_net_operator_cases(std::vector<OpCase>& cases) {
     previous = &v;
   }
 
+  // PRelu: one channel, a few, and more than a vector's worth; at batch 1 and
+  // one of many pixels.
+  struct Slopes {
+    int64_t batch;
+    int c, h, w;
+    float input_scale, output_scale;
+  };
+  for (const Slopes& v : {Slopes{1, 1, 3, 3, 10.0f, 12.0f}, Slopes{2, 5, 6, 7, 10.0f, 8.0f},
+                          Slopes{33, 70, 3, 2, 4.0f, 5.0f}, Slopes{3, 64, 5, 5, 20.0f, 20.0f}}) {
+    const uint64_t s = seed++;
+    cases.push_back({"prelu_" + shape_name(v.batch, v.c, v.h, v.w), v.batch, [v, s] {
+                       OpModel m(s);
+                       const int x = m.rescaled(m.input(v.c, v.h, v.w), v.input_scale);
+                       m.prelu(x, v.output_scale);
+                       return m.finish();
+                     }});
+  }
+
   // LayerNorm over each pixel's channels: two channels,
   // a few, ConvNeXt's 96 and more than a vector's worth; an epsilon that
   // outweighs a variance of few levels; zero (constant pixels normalise to 0).

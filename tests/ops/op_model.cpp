@@ -113,6 +113,19 @@ int OpModel::layer_norm(int x, float epsilon, float scale) {
   return push(n, q);
 }
 
+int OpModel::prelu(int x, float scale) {
+  Node n;
+  n.op = Op::PRelu;
+  n.inputs = {x};
+  NodeQuant q = activation();
+  q.scale = scale;
+  q.amax = 127.0f / scale;
+  const int64_t channels = shape(x).c;
+  q.slope = FloatTensor({channels});
+  for (float& s : q.slope.data) s = static_cast<float>(uniform(-0.3, 1.2));
+  return push(n, q);
+}
+
 // The product of two int8 values (about +-74^2 apart from saturation) mapped to about +-64.
 int OpModel::mul(int x, int gate) {
   Node n;

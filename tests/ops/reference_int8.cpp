@@ -55,7 +55,7 @@ ActTensor run_float_node(const QuantizedModel& m, const std::vector<ActShape>& s
     const ActTensor x = nchw_to_nhwc(source.op == Op::Flatten ? values[source.inputs[0]] : values[in]);
     nhwc.emplace_back(x.shape, std::vector<int8_t>(x.data.begin(), x.data.end()));
   }
-  const FloatLayer layer = op_traits(n.op).weighted ? float_layer(m.graph, shapes, i, m.quant[i]) : FloatLayer();
+  const FloatLayer layer = float_layer(m.graph, shapes, i, m.quant[i]);
   const ActShape out = shapes[i];
   Int8Tensor y({N, out.h, out.w, out.c});
   DequantizedRun r{m.graph, shapes, i, m.quant[i], &layer, N, {}, {}, {}, y.ptr()};

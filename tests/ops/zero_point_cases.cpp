@@ -132,6 +132,7 @@ void add_other_cases(std::vector<OpCase>& cases, uint64_t& seed) {
        [](OpModel& m, const ZeroPoints& z, int x) { return m.mul(x, other_input(m, z, x, 6, true)); }},
       {"activation_hard_swish", 33, 5, 6, 7,
        [](OpModel& m, const ZeroPoints&, int x) { return m.activation_op(x, "hard_swish", 0.0f, 0.0f, 16.0f); }},
+      {"prelu", 2, 17, 5, 4, [](OpModel& m, const ZeroPoints&, int x) { return m.prelu(x, 3.0f); }},
       {"layer_norm", 3, 17, 5, 4,
        [](OpModel& m, const ZeroPoints&, int x) { return m.layer_norm(x, 1e-5f, 30.0f); }},
       {"activation_sigmoid", 2, 5, 6, 7,

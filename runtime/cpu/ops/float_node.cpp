@@ -20,7 +20,7 @@ std::string runs_float_nodes(const NodeView& v) {
 
 std::unique_ptr<KernelData> prepare(const NodeView& v) {
   auto data = std::make_unique<FloatNode>();
-  if (op_traits(v.node().op).weighted) data->layer = float_layer(v.model.graph, v.shapes, v.index, v.quant());
+  data->layer = float_layer(v.model.graph, v.shapes, v.index, v.quant());
   const std::vector<bool> float_outputs = v.model.float_outputs();
   for (int in : v.node().inputs) data->float_input.push_back(float_outputs[in]);
   data->float_output = float_outputs[v.index];
