@@ -325,6 +325,7 @@ void Importer::import_op(const onnx::NodeProto& n) {
   if (op == "Gather") return gather(n);
   if (op == "Squeeze") return squeeze(n);
   if (op == "Gemm" || op == "MatMul") return linear(n);
+  if (op == "Cast") return cast(n);
   if (op == "Reshape") return reshape(n);
   if (op == "Pad") return pad(n);
   if (op == "Flatten") {

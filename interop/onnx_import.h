@@ -1,7 +1,8 @@
 // A float ONNX model (as torch.onnx.export writes it, opsets 11 to 27; its
 // weights in the file or in external data beside it) as an octet float
 // checkpoint: Conv (grouped, depthwise and dilated included) with the
-// BatchNormalization after it folded in at its own epsilon; Relu, Clip,
+// BatchNormalization after it folded in at its own epsilon (one of rows,
+// BatchNorm1d, into the Gemm or MatMul before it); Relu, Clip,
 // LeakyRelu, PRelu of one slope, Sigmoid, HardSigmoid, HardSwish, Tanh, Elu,
 // Softplus, Mish, Gelu, Swish (x * Sigmoid(x), x * HardSigmoid(x) and the
 // steps of Mish and GELU become one activation); MaxPool and AveragePool
@@ -13,9 +14,9 @@
 // an N x H x W x C input read through a Transpose; Flatten, Squeeze and
 // Reshape to (batch, features); Gemm and MatMul (+ Add of a bias) as linear
 // layers. The integer arithmetic on shapes that exporters write is evaluated
-// (interop/onnx_shape_values.h) and dropped; Identity, Dropout, a Pad of zeros
-// and a trailing Softmax pass through. Anything else is refused naming the
-// node, its op type and the opset; nothing is written.
+// (interop/onnx_shape_values.h) and dropped; Identity, Cast to float, Dropout,
+// a Pad of zeros and a trailing Softmax pass through. Anything else is refused
+// naming the node, its op type and the opset; nothing is written.
 #pragma once
 
 #include <cstdint>
@@ -42,7 +43,7 @@ struct OnnxImportSummary {
   int64_t opset = 0;
   int64_t onnx_nodes = 0;                  // nodes in the file
   int64_t octet_nodes = 0;                 // nodes of the imported graph
-  int64_t folded_batch_norms = 0;          // BatchNormalization folded into the conv before it
+  int64_t folded_batch_norms = 0;          // BatchNormalization folded into the conv or linear layer before it
   std::vector<std::string> dropped;        // op types passed through or dropped (Identity, Dropout, Softmax, shape arithmetic)
 };
 

@@ -72,35 +72,61 @@ void Importer::conv(const onnx::NodeProto& n) {
 
 // y = gamma (x - mean) / sqrt(var + eps) + beta, folded into the conv before it
 // where nothing else reads that conv; else (DenseNet's norm before each ReLU
-// and conv) a depthwise 1x1 conv of its own.
+// and conv) a depthwise 1x1 conv of its own. Of rows: batch_norm_of_rows.
 void Importer::batch_norm(const onnx::NodeProto& n) {
-  int x = activation(n, 0);
   if (int_attribute(n, "training_mode", 0) != 0) refuse(n, "training_mode 1: export the model in eval() mode");
+  if (is_flat(value_node(n, 0))) return batch_norm_of_rows(n);
+  int x = activation(n, 0);
   const bool own_conv = node_at(x).op != Op::Conv2d || uses_[n.input(0)] != 1;
   if (own_conv) {
     const int channels = shape_of(x).c;
-    if (is_flat(x)) refuse(n, "a batch norm of rows (BatchNorm1d): octet normalises images' channels");
     const std::string name = layer_name(n);
     x = builder_.conv(name, x, channels, 1, 1, 0, true, channels);
     params_[name + ".weight"] = FloatTensor({channels, 1, 1, 1}, 1.0f);
     params_[name + ".bias"] = FloatTensor({channels}, 0.0f);
   }
-  const FloatTensor gamma = constant(n, 1), beta = constant(n, 2), mean = constant(n, 3), var = constant(n, 4);
-  const double eps = float_attribute(n, "epsilon", 1e-5f);
   FloatTensor& w = params_[node_at(x).name + ".weight"];
   FloatTensor& b = params_[node_at(x).name + ".bias"];
   const int64_t out = w.dim(0), per_channel = w.numel() / out;
-  for (const FloatTensor* t : {&gamma, &beta, &mean, &var})
-    if (t->shape != Shape{out}) refuse(n, "a parameter of shape " + shape_string(t->shape) + " for " +
-                                              std::to_string(out) + " channels");
+  const BatchNormAffine a = batch_norm_affine(n, out);
   for (int64_t c = 0; c < out; ++c) {
-    if (!(var.data[c] + eps > 0)) refuse(n, "channel " + std::to_string(c) + " has a variance + epsilon <= 0");
-    const double g = gamma.data[c] / std::sqrt(double{var.data[c]} + eps);
-    for (int64_t k = 0; k < per_channel; ++k) w.data[c * per_channel + k] = static_cast<float>(w.data[c * per_channel + k] * g);
-    b.data[c] = static_cast<float>((b.data[c] - double{mean.data[c]}) * g + beta.data[c]);
+    for (int64_t k = 0; k < per_channel; ++k)
+      w.data[c * per_channel + k] = static_cast<float>(w.data[c * per_channel + k] * a.scale[c]);
+    b.data[c] = static_cast<float>(b.data[c] * a.scale[c] + a.shift[c]);
   }
   if (!own_conv) ++summary_.folded_batch_norms;
   define(n, x);
+}
+
+// scale = gamma / sqrt(var + eps) and shift = beta - mean * scale, per channel.
+Importer::BatchNormAffine Importer::batch_norm_affine(const onnx::NodeProto& n, int64_t channels) const {
+  const FloatTensor gamma = constant(n, 1), beta = constant(n, 2), mean = constant(n, 3), var = constant(n, 4);
+  const double eps = float_attribute(n, "epsilon", 1e-5f);
+  for (const FloatTensor* t : {&gamma, &beta, &mean, &var})
+    if (t->shape != Shape{channels}) refuse(n, "a parameter of shape " + shape_string(t->shape) + " for " +
+                                                   std::to_string(channels) + " channels");
+  BatchNormAffine a;
+  for (int64_t c = 0; c < channels; ++c) {
+    if (!(var.data[c] + eps > 0)) refuse(n, "channel " + std::to_string(c) + " has a variance + epsilon <= 0");
+    a.scale.push_back(gamma.data[c] / std::sqrt(double{var.data[c]} + eps));
+    a.shift.push_back(beta.data[c] - mean.data[c] * a.scale.back());
+  }
+  return a;
+}
+
+// BatchNorm1d after a Linear layer (ArcFace's embedding, iresnet's
+// `features`): a constant affine per feature, folded into that layer; octet
+// has no per-feature scale of rows to keep it apart.
+void Importer::batch_norm_of_rows(const onnx::NodeProto& n) {
+  const int x = value_node(n, 0);
+  const std::string why =
+      "a batch norm of rows (BatchNorm1d), which octet folds into the linear layer computing its input: ";
+  if (node_at(x).op != Op::Linear) refuse(n, why + "no Gemm or MatMul computes '" + n.input(0) + "'");
+  if (!sole_reader(x)) refuse(n, why + "that layer's output is also read elsewhere (or returned)");
+  const BatchNormAffine a = batch_norm_affine(n, shape_of(x).c);
+  constant_affine(n, 0, std::vector<float>(a.scale.begin(), a.scale.end()),
+                  std::vector<float>(a.shift.begin(), a.shift.end()));
+  ++summary_.folded_batch_norms;
 }
 
 void Importer::pool(const onnx::NodeProto& n) {

@@ -1,6 +1,6 @@
 // The ONNX importer's nodes that move values without computing: Reshape and
 // Transpose (flatten, a channel shuffle, a change of view), Slice, Concat,
-// Split and Gather of channels, Squeeze of height and width.
+// Split and Gather of channels, Squeeze of height and width, Cast to float.
 #include <algorithm>
 #include <optional>
 
@@ -201,6 +201,28 @@ void Importer::squeeze(const onnx::NodeProto& n) {
   } else {
     define(n, y);
   }
+}
+
+// Cast to float32 of a value already float (iresnet's x.float()): the value
+// itself, any pending affine kept with it. A weight is taken as float32 or
+// refused by constant(); casts of integer shapes are evaluated (shape_node).
+void Importer::cast(const onnx::NodeProto& n) {
+  const int64_t to = int_attribute(n, "to", 0);
+  if (to != onnx::TensorProto::FLOAT) {
+    const bool named = onnx::TensorProto::DataType_IsValid(static_cast<int>(to));
+    refuse(n, "Cast to " +
+                  (named ? onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(to))
+                         : "type " + std::to_string(to)) +
+                  ": octet values are float");
+  }
+  const std::string& in = n.input(0);
+  if (!values_.count(in) && (initializers_.count(in) || constants_.count(in))) {
+    constants_[n.output(0)] = constant(n, 0);
+    return;
+  }
+  define(n, value_node(n, 0));
+  if (const auto p = pending_affines_.find(in); p != pending_affines_.end()) pending_affines_[n.output(0)] = p->second;
+  summary_.dropped.push_back(n.op_type());
 }
 
 }  // namespace octet::onnx_import

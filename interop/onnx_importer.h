@@ -83,6 +83,12 @@ class Importer {
   int node_count() const { return static_cast<int>(builder_.graph().nodes.size()); }
   void conv(const onnx::NodeProto& n);
   void batch_norm(const onnx::NodeProto& n);
+  struct BatchNormAffine {
+    std::vector<double> scale, shift;  // per channel
+  };
+  BatchNormAffine batch_norm_affine(const onnx::NodeProto& n, int64_t channels) const;
+  void batch_norm_of_rows(const onnx::NodeProto& n);
+  void cast(const onnx::NodeProto& n);
   void pool(const onnx::NodeProto& n);
   void linear(const onnx::NodeProto& n);
   void add(const onnx::NodeProto& n);

@@ -151,6 +151,38 @@ def write_dynamo_forms():
     path.write_bytes(as_dynamo_writes(onnx.load(str(path)), 20).SerializeToString())
 
 
+class Embedding(nn.Module):
+    """ArcFace's iresnet head: x.float() (a Cast to FLOAT) before the Linear layer and before its BatchNorm1d."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 4, stride=4)
+        self.fc = nn.Linear(4 * 8 * 8, 10)
+        self.features = nn.BatchNorm1d(10)
+
+    def forward(self, x):
+        return self.features(self.fc(torch.flatten(self.conv(x), 1).float()).float())
+
+
+def write_embedding():
+    """The head as exported, and with the Linear layer's bias read through a Cast of that weight (torch folds its
+    own)."""
+    torch.manual_seed(5)
+    model = Embedding().eval()
+    with torch.no_grad():  # statistics that are not the identity, so no initializer is shared
+        model.features.running_mean.uniform_(-0.5, 0.5)
+        model.features.running_var.uniform_(0.5, 2.0)
+        model.features.weight.uniform_(0.5, 1.5)
+        model.features.bias.uniform_(-0.2, 0.2)
+    path = OUT / "embedding.onnx"
+    torch.onnx.export(model, torch.zeros(1, 3, 32, 32), str(path), opset_version=13, input_names=["x"])
+    m = onnx.load(str(path))
+    k, gemm = next((k, n) for k, n in enumerate(m.graph.node) if n.op_type == "Gemm")
+    m.graph.node.insert(k, onnx.helper.make_node("Cast", [gemm.input[2]], ["bias_cast"], to=onnx.TensorProto.FLOAT))
+    gemm.input[2] = "bias_cast"
+    onnx.save(m, str(OUT / "embedding_cast_weight.onnx"))
+
+
 def main():
     OUT.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(0)
@@ -166,6 +198,7 @@ def main():
     write_external_data()
     write_nhwc()
     write_prelu()
+    write_embedding()
 
 
 if __name__ == "__main__":

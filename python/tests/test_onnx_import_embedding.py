@@ -1,0 +1,114 @@
+"""`octet import` of an ArcFace-style embedding head (insightface's iresnet):
+x.float() of values already float, exported as Cast to FLOAT, passes through,
+and a BatchNorm1d after the Linear layer (iresnet's `features`) is folded into
+that layer; the logits match PyTorch's and int8 follows float. A Cast to another
+type, and a BatchNorm1d that cannot be folded (its input read elsewhere too, or
+computed by no linear layer), are refused naming the node."""
+
+import json
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+onnx = pytest.importorskip("onnx")
+from onnx import helper  # noqa: E402
+from test_onnx_import import assert_imports_as_pytorch_computes, export, int8_agreement, refused, run_import  # noqa: E402
+
+nn = torch.nn
+
+
+class Embedding(nn.Module):
+    """conv, BN, ReLU, flatten, then iresnet's head: fc(x.float()), features(x.float())."""
+
+    def __init__(self, other_reader=False, after_flatten=False):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, stride=2, padding=1)
+        self.fc = nn.Linear(8 * 16 * 16, 10)
+        self.features = nn.BatchNorm1d(8 * 16 * 16 if after_flatten else 10, eps=1e-3)
+        self.other_reader, self.after_flatten = other_reader, after_flatten
+
+    def forward(self, x):
+        x = torch.flatten(torch.relu(self.conv(x)), 1)
+        if self.after_flatten:
+            return self.fc(self.features(x))
+        y = self.fc(x.float())
+        return self.features(y.float()) + (y if self.other_reader else 0)
+
+
+def embedding(seed, **kwargs):
+    torch.manual_seed(seed)
+    model = Embedding(**kwargs)
+    model.fc.weight.data *= 20  # logits of a few units
+    bn = model.features
+    bn.running_mean.uniform_(-2, 2)  # statistics and an affine that make the fold matter (eps 1e-3 too)
+    bn.running_var.uniform_(0.5, 2.0)
+    bn.weight.data.uniform_(0.5, 1.5)
+    bn.bias.data.uniform_(-0.5, 0.5)
+    return model.eval()
+
+
+@pytest.fixture(scope="module")
+def images():
+    return np.random.default_rng(21).normal(size=(64, 3, 32, 32)).astype(np.float32)
+
+
+def test_casts_and_a_batch_norm_of_rows_import_and_match_pytorch(tmp_path, octet_bin, images):
+    model = embedding(71)
+    export(model, tmp_path / "m.onnx")
+    ops = [n.op_type for n in onnx.load(str(tmp_path / "m.onnx")).graph.node]
+    assert ops.count("Cast") == 2 and ops.index("Gemm") < ops.index("BatchNormalization"), ops
+    result = run_import(octet_bin, tmp_path / "m.onnx", tmp_path / "s.octet", "--json", str(tmp_path / "i.json"))
+    if "built without it" in result.stderr:
+        pytest.skip("this octet has no ONNX library: " + result.stderr.strip())
+    assert result.returncode == 0, result.stderr
+    summary = json.loads((tmp_path / "i.json").read_text())
+    assert summary["folded_batch_norms"] == 1 and summary["octet_nodes"] == 5, summary  # input conv relu flatten fc
+    assert_imports_as_pytorch_computes(tmp_path, octet_bin, model, tmp_path / "m.onnx", images)
+
+
+def with_cast_of_bias(path, to):
+    """The export with the Gemm's bias read through a Cast of that initializer (torch folds its own)."""
+    m = onnx.load(str(path))
+    k, gemm = next((k, n) for k, n in enumerate(m.graph.node) if n.op_type == "Gemm")
+    m.graph.node.insert(k, helper.make_node("Cast", [gemm.input[2]], ["bias_cast"], name="bias_cast", to=to))
+    gemm.input[2] = "bias_cast"
+    onnx.save(m, str(path))
+
+
+def test_a_cast_of_a_weight_to_float_is_the_weight(tmp_path, octet_bin, images):
+    model = embedding(72)
+    export(model, tmp_path / "m.onnx")
+    with_cast_of_bias(tmp_path / "m.onnx", onnx.TensorProto.FLOAT)
+    assert_imports_as_pytorch_computes(tmp_path, octet_bin, model, tmp_path / "m.onnx", images)
+
+
+def test_casts_and_a_batch_norm_of_rows_quantize_and_int8_follows_float(tmp_path, octet_bin):
+    assert int8_agreement(tmp_path, octet_bin, embedding(73)) >= 0.9
+
+
+class Halved(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3)
+        self.fc = nn.Linear(8, 10)
+
+    def forward(self, x):
+        return self.fc(self.conv(x).half().float().mean((2, 3)))
+
+
+def test_a_cast_to_another_type_is_refused(tmp_path, octet_bin):
+    export(Halved().eval(), tmp_path / "half.onnx")
+    refused(tmp_path, octet_bin, tmp_path / "half.onnx", "(Cast, opset 13)", "Cast to FLOAT16: octet values are float")
+    export(embedding(74), tmp_path / "bias.onnx")
+    with_cast_of_bias(tmp_path / "bias.onnx", onnx.TensorProto.DOUBLE)
+    refused(tmp_path, octet_bin, tmp_path / "bias.onnx", "node 'bias_cast' (Cast, opset 13)", "Cast to DOUBLE")
+
+
+def test_a_batch_norm_of_rows_that_cannot_be_folded_is_refused(tmp_path, octet_bin):
+    export(embedding(75, other_reader=True), tmp_path / "shared.onnx")
+    refused(tmp_path, octet_bin, tmp_path / "shared.onnx", "(BatchNormalization, opset 13)",
+            "a batch norm of rows (BatchNorm1d)", "that layer's output is also read elsewhere")
+    export(embedding(76, after_flatten=True), tmp_path / "flat.onnx")
+    refused(tmp_path, octet_bin, tmp_path / "flat.onnx", "(BatchNormalization, opset 13)",
+            "no Gemm or MatMul computes")
