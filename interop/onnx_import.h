@@ -2,9 +2,9 @@
 // weights in the file or in external data beside it) as an octet float
 // checkpoint: Conv (grouped, depthwise and dilated included) with the
 // BatchNormalization after it folded in at its own epsilon (one of rows,
-// BatchNorm1d, into the Gemm or MatMul before it); Relu, Clip,
-// LeakyRelu, PRelu of one slope, Sigmoid, HardSigmoid, HardSwish, Tanh, Elu,
-// Softplus, Mish, Gelu, Swish (x * Sigmoid(x), x * HardSigmoid(x) and the
+// BatchNorm1d, into the Gemm or MatMul before it); Relu, Clip, LeakyRelu,
+// PRelu (a slope per channel, or one: a leaky ReLU), Sigmoid, HardSigmoid,
+// HardSwish, Tanh, Elu, Softplus, Mish, Gelu, Swish (x * Sigmoid(x), x * HardSigmoid(x) and the
 // steps of Mish and GELU become one activation); MaxPool and AveragePool
 // (padding, ceil_mode), GlobalAveragePool and ReduceMean over height and
 // width; Add and Mul of two computed values (Mul's second may be per
