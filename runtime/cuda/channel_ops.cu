@@ -71,6 +71,13 @@ void activation(const int8_t* x, const int8_t* table, int64_t pixels, int channe
       stream);
 }
 
+void channel_tables(const int8_t* x, const int8_t* tables, int64_t pixels, int channels, int stored_c, int8_t* y,
+                    cudaStream_t stream) {
+  launch(
+      "channel_tables", pixels * stored_c,
+      [=] __device__(int64_t e) { channel_table_element(x, tables, channels, stored_c, e, y); }, stream);
+}
+
 void pad2d(const int8_t* x, int64_t batch, const PadShape& s, int8_t* y, cudaStream_t stream) {
   launch(
       "pad2d", batch * s.out_h * s.out_w * s.stored_c, [=] __device__(int64_t e) { pad_element(x, s, e, y); },

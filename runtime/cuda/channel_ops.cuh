@@ -22,6 +22,9 @@ void channel_shuffle(const int8_t* x, int64_t pixels, int channels, int groups, 
 // `table`: 256 bytes on the device (channel_ops_kernel.h stored_activation_table).
 void activation(const int8_t* x, const int8_t* table, int64_t pixels, int channels, int stored_c, int8_t* y,
                 cudaStream_t stream);
+// `tables`: 256 bytes per channel on the device (channel_ops_kernel.h stored_channel_tables).
+void channel_tables(const int8_t* x, const int8_t* tables, int64_t pixels, int channels, int stored_c, int8_t* y,
+                    cudaStream_t stream);
 void pad2d(const int8_t* x, int64_t batch, const PadShape& s, int8_t* y, cudaStream_t stream);
 void layer_norm(const int8_t* x, int64_t pixels, const LayerNormOperands& o, int8_t* y, cudaStream_t stream);
 

@@ -1,13 +1,15 @@
 // The CUDA runtime's operators that move or rescale channels (concat, mul,
-// channel slice and shuffle, pad, option A shortcuts, activation tables), one output byte per thread (a layer
+// channel slice and shuffle, pad, option A shortcuts, activation and PRelu tables), one output byte per thread (a layer
 // norm: one pixel per thread): each thread's work as a plain C++ function with host and device qualifiers, so that the
 // host executor of the device layout (tests/ops) runs the kernels' own
 // arithmetic on any machine. Values are NHWC with stored (padded) channels,
 // stored as stored_value.h says; every output's padding channels come out 0.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
+#include <vector>
 
 #include "common/layer_norm.h"
 #include "runtime/cuda/stored_value.h"
@@ -81,6 +83,28 @@ inline std::array<int8_t, 256> stored_activation_table(const std::array<int8_t, 
   for (int byte = 0; byte < 256; ++byte) {
     const int32_t level = stored_value(static_cast<int8_t>(byte), stored_unsigned(in_zero_point)) + in_zero_point;
     stored[byte] = static_cast<int8_t>(levels[level + 128] - out_zero_point);
+  }
+  return stored;
+}
+
+// PRelu: each stored input byte's stored output from its channel's 256-entry
+// table (stored_channel_tables); 0 in the padding channels.
+OCTET_HOST_DEVICE void channel_table_element(const int8_t* x, const int8_t* tables, int channels, int stored_c,
+                                             int64_t e, int8_t* y) {
+  const int c = static_cast<int>(e % stored_c);
+  y[e] = c < channels ? tables[c * 256 + static_cast<uint8_t>(x[e])] : int8_t{0};
+}
+
+// graph/ops/prelu.h's tables (256 levels per channel), each made a stored
+// table as stored_activation_table makes one.
+inline std::vector<int8_t> stored_channel_tables(const std::vector<int8_t>& levels, int32_t in_zero_point,
+                                                 int32_t out_zero_point) {
+  std::vector<int8_t> stored(levels.size());
+  for (size_t first = 0; first + 256 <= levels.size(); first += 256) {
+    std::array<int8_t, 256> channel;
+    std::copy_n(levels.begin() + static_cast<std::ptrdiff_t>(first), 256, channel.begin());
+    const std::array<int8_t, 256> table = stored_activation_table(channel, in_zero_point, out_zero_point);
+    std::copy(table.begin(), table.end(), stored.begin() + static_cast<std::ptrdiff_t>(first));
   }
   return stored;
 }

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "graph/ops/activation.h"
+#include "graph/ops/prelu.h"
 #include "runtime/cuda/channel_ops_kernel.h"
 #include "runtime/cuda/conv2d_imma.cuh"
 #include "runtime/cuda/engine_impl.cuh"
@@ -81,12 +82,19 @@ CudaEngine::Impl::Impl(const QuantizedModel& m, CudaBackend b, int d) : device(d
     lt_workspace = DeviceBuffer<uint8_t>(kCublasLtWorkspace);
   }
 
-  // Activation tables, made once from the scales as the CPU runtime makes them.
+  // Activation and PRelu tables, made once from the scales as the CPU runtime makes them.
   tables.resize(n_nodes);
   for (int i = 0; i < n_nodes; ++i) {
     const Node& n = g.nodes[i];
-    if (n.op != Op::Activation) continue;
+    if (n.op != Op::Activation && n.op != Op::PRelu) continue;
     const int32_t in_zero_point = model.quant[n.inputs[0]].zero_point, out_zero_point = model.quant[i].zero_point;
+    if (n.op == Op::PRelu) {
+      tables[i] = cuda::upload(cuda::stored_channel_tables(
+          ops::prelu_tables(model.quant[i].slope, model.quant[n.inputs[0]].scale, model.quant[i].scale, in_zero_point,
+                            out_zero_point),
+          in_zero_point, out_zero_point));
+      continue;
+    }
     const std::array<int8_t, 256> table = cuda::stored_activation_table(
         ops::activation_table(n, model.quant[n.inputs[0]].scale, model.quant[i].scale, in_zero_point, out_zero_point),
         in_zero_point, out_zero_point);

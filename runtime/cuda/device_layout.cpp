@@ -76,7 +76,8 @@ ValueLayout plan_values(const Graph& g, const std::vector<ActShape>& shapes, con
     }
     // Image operators, and those whose CUDA kernels index every input by pixel and channel.
     const bool reads_pixels = op_traits(n.op).reads_image || n.op == Op::Concat || n.op == Op::Mul ||
-                              n.op == Op::ChannelSlice || n.op == Op::Activation || n.op == Op::LayerNorm;
+                              n.op == Op::ChannelSlice || n.op == Op::Activation || n.op == Op::LayerNorm ||
+                              n.op == Op::PRelu;
     if (reads_pixels)
       for (const int in : n.inputs)
         check(v.storage[in] == storage_of(shapes[in], channel_alignment) || v.storage[in].fold.kind != ImageFold::kNone,

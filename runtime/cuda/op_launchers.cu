@@ -75,6 +75,10 @@ const OpEntry kLaunchers[] = {
      [](const NodeLaunch& l) {
        activation(l.x(), l.table, l.batch * l.out.h * l.out.w, l.out.c, l.out_c, l.y, l.stream);
      }},
+    {Op::PRelu,
+     [](const NodeLaunch& l) {
+       channel_tables(l.x(), l.table, l.batch * l.out.h * l.out.w, l.out.c, l.out_c, l.y, l.stream);
+     }},
     {Op::Pad2d,
      [](const NodeLaunch& l) {
        pad2d(l.x(), l.batch, PadShape{l.in().h, l.in().w, l.out.h, l.out.w, l.out_c, l.n.pad_top, l.n.pad_left}, l.y,

@@ -31,7 +31,7 @@ struct NodeLaunch {
   int out_c;                          // its channels as stored
   int64_t out_bytes;                  // per sample, as stored
   cudaStream_t stream;
-  const int8_t* table;  // activation: its 256 output levels, on the device
+  const int8_t* table;  // on the device: an activation's 256 output levels, a PRelu's 256 per channel
   ImageFold fold;       // the input node: how its value is stored (folded_input.h)
 
   // The first input (and the second, of an add).

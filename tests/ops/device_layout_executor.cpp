@@ -4,6 +4,7 @@
 
 #include "common/error.h"
 #include "graph/ops/activation.h"
+#include "graph/ops/prelu.h"
 #include "runtime/cuda/channel_ops_kernel.h"
 #include "runtime/cuda/device_layout.h"
 #include "runtime/cuda/eltwise_kernel.h"
@@ -240,6 +241,14 @@ LayoutRun run_in_device_layout(const QuantizedModel& model, const std::vector<fl
             zero_point_of(0), q.zero_point);
         for (int64_t e = 0; e < batch * out.bytes(); ++e)
           cuda::table_element(src, table.data(), y.c, out.padded_c, e, dst);
+        break;
+      }
+      case Op::PRelu: {
+        const std::vector<int8_t> tables = cuda::stored_channel_tables(
+            ops::prelu_tables(q.slope, model.quant[n.inputs[0]].scale, q.scale, zero_point_of(0), q.zero_point),
+            zero_point_of(0), q.zero_point);
+        for (int64_t e = 0; e < batch * out.bytes(); ++e)
+          cuda::channel_table_element(src, tables.data(), y.c, out.padded_c, e, dst);
         break;
       }
       case Op::LayerNorm: {
