@@ -8,7 +8,8 @@ extern const Kernel input_vnni_kernel, input_avx2_kernel, input_kernel, conv2d_v
     conv2d_grouped, linear_vnni, linear_avx2, linear_reference, max_pool2d_kernel, avg_pool2d_kernel,
     global_avg_pool_kernel, add_kernel, relu_kernel, flatten_kernel, shortcut_a_kernel, channel_shuffle_kernel,
     activation_vbmi_kernel, activation_kernel, mul_vnni_kernel, mul_avx2_kernel, mul_kernel, concat_vbmi_kernel,
-    concat_kernel, channel_slice_kernel, pad2d_kernel, layer_norm_vnni_kernel, layer_norm_kernel, prelu_kernel;
+    concat_kernel, channel_slice_kernel, pad2d_kernel, layer_norm_vnni_kernel, layer_norm_kernel, prelu_vnni_kernel,
+    prelu_kernel;
 
 const std::vector<Kernel>& kernel_table() {
   static const std::vector<Kernel> kernels = {
@@ -20,7 +21,7 @@ const std::vector<Kernel>& kernel_table() {
       flatten_kernel,         shortcut_a_kernel,      channel_shuffle_kernel, activation_vbmi_kernel,
       activation_kernel,      mul_vnni_kernel,        mul_avx2_kernel,        mul_kernel,
       concat_vbmi_kernel,     concat_kernel,          channel_slice_kernel,   pad2d_kernel,
-      layer_norm_vnni_kernel, layer_norm_kernel,      prelu_kernel,
+      layer_norm_vnni_kernel, layer_norm_kernel,      prelu_vnni_kernel,      prelu_kernel,
   };
   return kernels;
 }
