@@ -353,8 +353,9 @@ std::vector<OpCase> make_cases() {
       {3, 12, 7, 7, 18, 3, 1, 1, 3, true, true},      {2, 10, 5, 5, 5, 1, 1, 0, 5, false, false},
       {2, 6, 9, 9, 14, 3, 2, 1, 2, true, false},      {1, 35, 6, 6, 21, 3, 1, 1, 7, false, true},
       {2, 20, 6, 6, 20, 3, 1, 1, 20, true, true, Requant::Extreme},
-      // Groups of 4 channels in and out, 16 of them, residual and ReLU.
-      {4, 64, 12, 12, 64, 3, 1, 1, 16, true, true},
+      // Groups of 4 channels in and out, 16 of them, residual and ReLU; of 2
+      // (MobileFaceNet's), run 8 at a time.
+      {4, 64, 12, 12, 64, 3, 1, 1, 16, true, true},   {2, 32, 10, 10, 32, 3, 1, 1, 16, true, false},
       // Depthwise 1x1 (a batch norm on its own, as DenseNet's import), and
       // 2x2, 7x7 and 9x9, which no SIMD kernel unrolls.
       {2, 40, 6, 6, 40, 1, 1, 0, 40, true, true},     {3, 18, 8, 8, 18, 2, 2, 0, 18, true, false},
