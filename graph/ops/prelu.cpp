@@ -44,11 +44,14 @@ void run_float(const FloatOpArgs& a) {
   const int64_t C = a.out.c;
   check(static_cast<int64_t>(slope.size()) == C, "prelu '" + a.node.name + "': " + std::to_string(slope.size()) +
                                                      " slopes for " + std::to_string(C) + " channels");
+  // Pixel by pixel: a pixel's channels are adjacent (NHWC), so no division per value finds its slope.
+  const int64_t pixels = x.numel() / C;
 #pragma omp parallel for if (x.numel() >= kMinParallelElements)
-  for (int64_t k = 0; k < x.numel(); ++k) {
-    const float v = x.data[k];
-    a.y.data[k] = v >= 0 ? v : slope[static_cast<size_t>(k % C)] * v;
-  }
+  for (int64_t p = 0; p < pixels; ++p)
+    for (int64_t c = 0; c < C; ++c) {
+      const float v = x.data[p * C + c];
+      a.y.data[p * C + c] = v >= 0 ? v : slope[static_cast<size_t>(c)] * v;
+    }
 }
 
 void run_int8_reference(const Int8ReferenceArgs& a) {
