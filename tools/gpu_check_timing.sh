@@ -58,31 +58,41 @@ EOF
 
 # The imported models python/tools/gpu_models.py packed into .gpu/models:
 # the trained CIFAR-10 MobileNetV2 (grouped kernel, padded pools' neighbours)
-# compared image by image between the CPU and GPU runtimes over the whole
-# test set, and each model timed against LibTorch's fp16 with CUDA graphs.
+# and ConvNeXt (7x7 depthwise, LayerNorm, GELU) compared image by image
+# between the CPU and GPU runtimes over the whole test set, and each model
+# timed against LibTorch's fp16 with CUDA graphs. A model that differs fails
+# the stage after the timings, which do not depend on it.
 stage_imported() {
   need_build octet
   local data="$DATA/cifar-10-batches-bin" models="$BUILD/models" name
   [ -f "$CARRIED/models/models.tar.xz" ] || die "no $CARRIED/models/models.tar.xz: run python/tools/gpu_models.py"
   mkdir -p "$models"
   tar xJf "$CARRIED/models/models.tar.xz" -C "$models" || die "could not unpack $CARRIED/models/models.tar.xz"
-  for backend in cpu cuda; do
-    run_logged "predict_mv2_$backend" "$OCTET" predict --quantized "$models/mv2_cifar.default.int8.octet" \
-      --data "$data" --backend "$backend" --json "$BUILD/predict_mv2_$backend.json"
-  done
-  local report
-  report=$("$PYTHON" - "$BUILD/predict_mv2_cpu.json" "$BUILD/predict_mv2_cuda.json" <<'EOF2'
+  # The trained zoo models with the defaults: CPU and GPU logits over the whole test set.
+  local compared differing=""
+  for compared in mv2_cifar convnext_cifar; do
+    if ! (for backend in cpu cuda; do
+      "$OCTET" predict --quantized "$models/$compared.default.int8.octet" --data "$data" --backend "$backend" \
+        --json "$BUILD/predict_${compared}_$backend.json" >"$RESULTS/predict_${compared}_$backend.log" 2>&1 || exit 1
+    done); then
+      note "imported: octet predict failed on $compared (predict_${compared}_*.log)"
+      differing+=" $compared"
+      continue
+    fi
+    local report
+    report=$("$PYTHON" - "$BUILD/predict_${compared}_cpu.json" "$BUILD/predict_${compared}_cuda.json" "$compared" <<'EOF2'
 import json, sys
 cpu, gpu = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 same = sum(a == b for a, b in zip(cpu["int8_predictions"], gpu["int8_predictions"]))
-print(f"MobileNetV2 CIFAR-10 (JPEG copy): int8 top-1 on the CPU {cpu['int8_top1']:.2f}%, on {gpu['backend']} "
+print(f"{sys.argv[3]} CIFAR-10 (JPEG copy): int8 top-1 on the CPU {cpu['int8_top1']:.2f}%, on {gpu['backend']} "
       f"{gpu['int8_top1']:.2f}%; predictions equal on {same} of {cpu['images']} images; "
       f"logits bit-exact: {cpu['int8_logits'] == gpu['int8_logits']}")
 sys.exit(0 if cpu["int8_logits"] == gpu["int8_logits"] else 1)
 EOF2
-  ) || die "imported: the CPU and GPU runtimes differ on MobileNetV2: $report"
-  note "$report"
-  for name in ${IMPORTED_MODELS:-mv2_cifar mobilenet_v2 resnet50}; do
+    ) || differing+=" $compared"
+    note "$report"
+  done
+  for name in ${IMPORTED_MODELS:-mv2_cifar mobilenet_v2 resnet50 convnext_cifar convnext_tiny}; do
     run_logged "bench_$name" "$OCTET" bench infer --checkpoint "$models/$name.octet" \
       --quantized "$models/$name.int8.octet" --batch 256,1 --backend cuda-imma,cuda-dp4a --iterations 30 \
       --warmup 5 --layers --json "$RESULTS/bench_$name.json"
@@ -96,6 +106,7 @@ for s in b["speedups"]:
     print(f"{sys.argv[2]} batch {s['batch']}: over {s.get('peer')}: {s.get('over_peer')}")
 EOF2
   done
+  [ -z "$differing" ] || die "imported: the CPU and GPU runtimes differ on$differing (the lines above)"
 }
 
 # Nsight Compute on the convolutions of one ResNet-18 batch of 256, at the

@@ -2,12 +2,14 @@
 `imported`), made here, where octet has the ONNX library (the GPU machine's
 pip environment has none for C++), and packed into .gpu/models with xz:
 
-- mv2_cifar: models/zoo/mobilenet_v2_cifar10.onnx (trained), quantized on
-  CIFAR-10 (JPEG copy) with the defaults (mv2_cifar.default.int8.octet: unsigned
-  and 16-bit activations, which only cuda-imma reads; its CPU and GPU logits
-  are compared over the whole test set there) and with --wide-bits 8
-  (mv2_cifar.int8.octet, which cuda-dp4a reads too: timed);
-- resnet50, mobilenet_v2: torchvision's at 224x224, random weights, quantized
+- mv2_cifar, convnext_cifar: models/zoo/mobilenet_v2_cifar10.onnx and
+  convnext_cifar10.onnx (trained), quantized on CIFAR-10 (JPEG copy) with the
+  defaults (NAME.default.int8.octet: unsigned and 16-bit activations, which
+  only cuda-imma reads; their CPU and GPU logits are compared over the whole
+  test set there) and with --wide-bits 8 (NAME.int8.octet, which cuda-dp4a
+  reads too: timed);
+- resnet50, mobilenet_v2, convnext_tiny: torchvision's at 224x224, random
+  weights, quantized
   with --method max --weight-rounding nearest on 16 random images. Speed does
   not depend on the weights, so each tensor repeats one random block of 4096
   values (and batch norm is the identity, so folding keeps the repetition):
@@ -63,17 +65,18 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         tmp = pathlib.Path(tmp)
         files = []
-        run([a.octet, "import", str(SOURCE_DIR / "models/zoo/mobilenet_v2_cifar10.onnx"), "--dataset", "cifar10",
-             "-o", str(tmp / "mv2_cifar.octet")])
-        run([a.octet, "quantize", "--checkpoint", str(tmp / "mv2_cifar.octet"), "--data", a.data,
-             "-o", str(tmp / "mv2_cifar.default.int8.octet")])
-        # cuda-dp4a, timed beside cuda-imma, reads 8-bit activations only.
-        run([a.octet, "quantize", "--checkpoint", str(tmp / "mv2_cifar.octet"), "--data", a.data,
-             "--wide-bits", "8", "-o", str(tmp / "mv2_cifar.int8.octet")])
-        files += ["mv2_cifar.octet", "mv2_cifar.default.int8.octet", "mv2_cifar.int8.octet"]
+        for name, onnx_file in [("mv2_cifar", "mobilenet_v2_cifar10.onnx"), ("convnext_cifar", "convnext_cifar10.onnx")]:
+            run([a.octet, "import", str(SOURCE_DIR / "models/zoo" / onnx_file), "--dataset", "cifar10",
+                 "-o", str(tmp / f"{name}.octet")])
+            run([a.octet, "quantize", "--checkpoint", str(tmp / f"{name}.octet"), "--data", a.data,
+                 "-o", str(tmp / f"{name}.default.int8.octet")])
+            # cuda-dp4a, timed beside cuda-imma, reads 8-bit activations only.
+            run([a.octet, "quantize", "--checkpoint", str(tmp / f"{name}.octet"), "--data", a.data,
+                 "--wide-bits", "8", "-o", str(tmp / f"{name}.int8.octet")])
+            files += [f"{name}.octet", f"{name}.default.int8.octet", f"{name}.int8.octet"]
         calibration = tmp / "calibration.npy"
         np.save(calibration, np.random.default_rng(5).normal(size=(16, 3, 224, 224)).astype(np.float32))
-        for seed, name in enumerate(["resnet50", "mobilenet_v2"]):
+        for seed, name in enumerate(["resnet50", "mobilenet_v2", "convnext_tiny"]):
             model = getattr(torchvision.models, name)().eval()
             repeating_weights(model, 200 + seed)
             onnx_path = tmp / f"{name}.onnx"

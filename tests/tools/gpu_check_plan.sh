@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The order and failure handling of tools/gpu_check.sh's `all`, which runs in
-# a GPU session's scarce minutes, and the diagnostics it adds when TIME_LIMIT
-# leaves time: its stages replaced by stubs that record when they start and
-# end, in a copy of the script whose root is a scratch folder.
+# a GPU session's scarce minutes, the diagnostics it adds when TIME_LIMIT
+# leaves time, and KEEP_GOING=1's stages run one after another: its stages
+# replaced by stubs that record when they start and end, in a copy of the
+# script whose root is a scratch folder.
 # Usage: gpu_check_plan.sh SOURCE_DIR SCRATCH_DIR
 set -euo pipefail
 source_dir=$1
@@ -29,7 +30,7 @@ wait_for_train() {
     sleep 0.1
   done
 }
-for stage in deps build sass cuda bench test train profile sanitize; do
+for stage in deps configure build sass cuda bench test train profile sanitize; do
   eval "stage_$stage() {
     echo \"start $stage\" >>\"\$ROOT/events\"
     [ $stage != test ] || wait_for_train
@@ -49,14 +50,14 @@ fail() {
     echo "--- summary:"; echo "$summary"
     echo "--- output:"; cat "$scratch/$run_name.log"; } | sed 's/^/    /' >&2
 }
-# run NAME [VAR=value...]: `all` with BUNDLE=1; sets status, events (the
-# stubs' log) and summary.
+# run NAME [VAR=value...]: the stages of $stages (default all) with BUNDLE=1;
+# sets status, events (the stubs' log) and summary.
 run() {
   run_name=$1
   shift
   rm -f "$scratch/events"
   status=0
-  env -u TIME_LIMIT "$@" OUT="$scratch/out_$run_name" BUNDLE=1 bash "$scratch/tools/gpu_check.sh" all \
+  env -u TIME_LIMIT "$@" OUT="$scratch/out_$run_name" BUNDLE=1 bash "$scratch/tools/gpu_check.sh" ${stages:-all} \
     >"$scratch/$run_name.log" 2>&1 || status=$?
   events=$(cat "$scratch/events")
   summary=$(cat "$scratch/out_$run_name/summary.txt")
@@ -96,6 +97,16 @@ run profile_fails FAIL=profile TIME_LIMIT=3600
 
 run build_fails FAIL=build
 { [ "$status" -ne 0 ] && ! has "start sass"; } || fail "a failed build stops the run"
+
+stages="cuda bench profile" run keep_going KEEP_GOING=1 FAIL=cuda
+[ "$status" -ne 0 ] || fail "KEEP_GOING=1: a failed stage fails the run"
+[ "$(echo "$events" | tr '\n' ' ')" = \
+  "start deps end deps start configure end configure start cuda start bench end bench start profile end profile " ] ||
+  fail "KEEP_GOING=1: deps and configure once, then every stage named in turn, past the failed one"
+echo "$summary" | grep -q "FAILED: stages cuda failed" || fail "KEEP_GOING=1: the summary names the failed stage"
+
+stages="cuda bench" run stops_at_failure FAIL=cuda
+{ [ "$status" -ne 0 ] && ! has "start bench"; } || fail "without KEEP_GOING a failed stage stops the run"
 
 [ $failures -eq 0 ] || exit 1
 echo "gpu_check_plan: all passes, in order, and failures are reported as expected"
