@@ -81,6 +81,8 @@ R18="$BUILD/r18"
 FASHION_MNIST=/usr/share/datasets/fashion-mnist
 # Idle OpenMP threads sleep: spinning ones of parallel processes slow each other many times over.
 export OMP_WAIT_POLICY=passive
+# The tests run outside ctest read CIFAR-10 where ctest would point them.
+export OCTET_CIFAR10_DIR="$DATA/cifar-10-batches-bin"
 RESULTS=$OUT
 if [ "${BUNDLE:-0}" = 1 ]; then
   RESULTS="$BUILD/results"

@@ -17,6 +17,7 @@
 #include "runtime/cpu/cpu_engine.h"
 #include "runtime/cuda/cublaslt_library.h"
 #include "runtime/cuda/cuda_engine.h"
+#include "runtime/cuda/folded_input.h"
 #include "runtime/cuda/implicit_gemm.h"
 #include "tests/support/difference.h"
 #include "tests/ops/op_cases.h"
@@ -204,6 +205,22 @@ class ScopedEnvironment {
   const char* name_;
 };
 
+// The implicit GEMM cuda-imma runs for conv `node` of `model`: over the
+// folded image where the engine folds its input (folded_input.h).
+cuda::igemm::Problem imma_problem(const QuantizedModel& model, int node, int batch) {
+  const Node& n = model.graph.nodes[node];
+  const std::vector<ActShape> shapes = model.graph.shapes();
+  const ActShape x = shapes[n.inputs[0]];
+  cuda::igemm::Problem p =
+      cuda::igemm::conv_problem(batch, x.h, x.w, x.c, n.channels, n.kernel, n.stride, n.padding);
+  const cuda::ImageFold fold = cuda::image_fold(model.graph, shapes, n.inputs[0]);
+  if (fold.kind == cuda::ImageFold::kNone) return p;
+  const cuda::FoldedConv f = cuda::folded_conv(fold, n);
+  p.in_h = f.in_h, p.in_w = f.in_w, p.in_stride = fold.stored_c(), p.tap_c = f.tap_channels;
+  p.kernel = f.kernel, p.stride = f.stride, p.padding = f.padding;
+  return p;
+}
+
 // Every tile configuration, forced with OCTET_IMMA_TILE, on the convolutions
 // it can run, reading signed and unsigned (zero point -128: mma's u8 x s8)
 // inputs: node by node the CPU runtime's bits. The tuner may pick any tile
@@ -229,9 +246,7 @@ TEST(CudaImma, EveryTileMatchesTheCpuRuntime) {
     int ran = 0;
     for (const Layer& l : layers)
       for (const bool unsigned_input : {false, true}) {
-        const cuda::igemm::Problem p =
-            cuda::igemm::conv_problem(l.batch, l.size, l.size, l.channels, l.out_c, l.kernel, l.stride, l.kernel / 2);
-        if (!cuda::igemm::unsupported(p, tile).empty()) continue;
+        const int padding = l.kernel / 2;
         OpModel m(100 + tile);
         int x = m.input(l.channels, l.size, l.size);
         if (unsigned_input) {  // the image rescaled at zero point -128, and every value after it so
@@ -239,9 +254,10 @@ TEST(CudaImma, EveryTileMatchesTheCpuRuntime) {
           x = m.rescaled(x, 0.5f);
         }
         const std::string where = name + (unsigned_input ? ", unsigned" : "");
-        const int skip = l.residual ? m.conv(x, l.out_c, l.kernel, l.stride, p.padding, false) : -1;
-        m.conv(x, l.out_c, l.kernel, l.stride, p.padding, true, skip);
+        const int skip = l.residual ? m.conv(x, l.out_c, l.kernel, l.stride, padding, false) : -1;
+        const int conv = m.conv(x, l.out_c, l.kernel, l.stride, padding, true, skip);
         const QuantizedModel model = m.finish();
+        if (!cuda::igemm::unsupported(imma_problem(model, conv, l.batch), tile).empty()) continue;
         const OpCase images_of{"layer", l.batch, nullptr, CaseImages::Int8};
         const std::vector<float> images = case_images(images_of, model.graph.shapes()[0], l.batch, 11);
         const CpuEngine cpu(model);
