@@ -5,6 +5,7 @@
 
 #include <sstream>
 
+#include "common/file_io.h"
 #include "tests/support/test_util.h"
 #include "train/optimizer.h"
 #include "train/trainer.h"
@@ -84,14 +85,16 @@ TEST(GraphSafeSgd, CudaGraphIsRefusedOnTheCpu) {
   EXPECT_NE(message.find("--cuda-graph needs --device cuda"), std::string::npos) << message;
 }
 
-// LeNet-5, two epochs of 51 steps (the last of each 20 images: run eagerly),
-// the rate ramping up over the first epoch (a rate frozen at the capture's
-// step would train far slower), with the step captured and without.
+// LeNet-5 on CIFAR-10 (which the GPU machine has; Fashion-MNIST does not fit
+// its calls beside it), two epochs of 51 steps (the last of each 20 images:
+// run eagerly), the rate ramping up over the first epoch (a rate frozen at
+// the capture's step would train far slower), with the step captured and
+// without.
 TrainReport lenet_on_gpu(bool cuda_graph, const std::string& step_log) {
   TrainOptions o;
   o.model = "lenet5";
-  o.dataset = "fashion-mnist";
-  o.data_dir = fashion_mnist_dir();
+  o.dataset = "cifar10";
+  o.data_dir = cifar10_dir();
   o.device = "cuda";
   o.epochs = 2;
   o.batch_size = 64;
@@ -114,6 +117,7 @@ double mean_loss(const std::vector<double>& losses, size_t first, size_t count) 
 
 TEST(CudaGraphStep, TrainsAsTheEagerStepDoes) {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device: LibTorch sees none";
+  if (!path_exists(cifar10_dir())) GTEST_SKIP() << "no CIFAR-10 in " << cifar10_dir();
   TempDir dir;
   const TrainReport eager = lenet_on_gpu(false, dir.path("eager.csv"));
   const TrainReport graph = lenet_on_gpu(true, dir.path("graph.csv"));
@@ -127,8 +131,9 @@ TEST(CudaGraphStep, TrainsAsTheEagerStepDoes) {
     const double expected = mean_loss(eager_losses, first, 20);
     EXPECT_NEAR(mean_loss(graph_losses, first, 20), expected, 0.05 * expected) << "steps from " << first;
   }
-  EXPECT_NEAR(graph.final_test_top1, eager.final_test_top1, 2.0);
-  EXPECT_GT(graph.final_test_top1, 70.0);
+  // Eager on the CPU, seeds 1 and 2: 25.5% and 27.3% after these 102 steps (chance: 10%).
+  EXPECT_NEAR(graph.final_test_top1, eager.final_test_top1, 3.0);
+  EXPECT_GT(graph.final_test_top1, 20.0);
 }
 
 }  // namespace
