@@ -1,8 +1,15 @@
 #include "runtime/cuda/channel_ops.cuh"
 
+#include <type_traits>
+
 namespace octet::cuda {
 
 namespace {
+
+void check_count(const char* op, int64_t count) {
+  check(count >= 0 && count <= kMaxElementwiseCount,
+        std::string("cuda ") + op + ": bad element count " + std::to_string(count));
+}
 
 // One thread per element e < count, running `element(e)`.
 template <typename Element>
@@ -13,10 +20,90 @@ __global__ void elementwise_kernel(int64_t count, Element element) {
 
 template <typename Element>
 void launch(const char* op, int64_t count, Element element, cudaStream_t stream) {
-  check(count >= 0 && count <= kMaxElementwiseCount,
-        std::string("cuda ") + op + ": bad element count " + std::to_string(count));
+  check_count(op, count);
   if (count == 0) return;
   elementwise_kernel<<<elementwise_grid(count), kBlockSize, 0, stream>>>(count, element);
+  CUDA_CHECK_LAUNCH();
+}
+
+// A vector read in one load instruction (copied member by member, its bytes
+// would be W loads), through the read-only cache: no kernel here writes what it reads.
+template <int W>
+__device__ __forceinline__ ByteVector<W> load_vector(const ByteVector<W>* at) {
+  using Word = std::conditional_t<W == 16, uint4, unsigned int>;
+  static_assert(sizeof(Word) == W, "one load per vector");
+  const Word word = __ldg(reinterpret_cast<const Word*>(at));
+  ByteVector<W> v;
+  memcpy(v.b, &word, W);
+  return v;
+}
+
+// Activation over `vectors` W-byte vectors, its table in shared memory.
+template <int W>
+__global__ void table_kernel(const ByteVector<W>* x, const int8_t* table, int64_t vectors, int channels, int stored_c,
+                             ByteVector<W>* y) {
+  __shared__ int8_t shared_table[256];
+  for (int i = threadIdx.x; i < 256; i += blockDim.x) shared_table[i] = table[i];
+  __syncthreads();
+  const int64_t v = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (v < vectors) y[v] = table_vector(load_vector(x + v), shared_table, static_cast<int>(v * W % stored_c), channels);
+}
+
+// PRelu over `vectors` W-byte vectors: a channel's table is 256 bytes, too many
+// for shared memory across a wide layer; they stay in global memory (cached).
+template <int W>
+__global__ void channel_table_kernel(const ByteVector<W>* x, const int8_t* tables, int64_t vectors, int channels,
+                                     int stored_c, ByteVector<W>* y) {
+  const int64_t v = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (v < vectors)
+    y[v] = channel_table_vector(load_vector(x + v), tables, static_cast<int>(v * W % stored_c), channels);
+}
+
+// LayerNorm over `pixels` pixels, `lanes` threads each (a power of two up to
+// 32, so that a group never straddles a warp): every thread of a warp takes
+// part in the shuffles, those past the last pixel with nothing to add.
+template <int W>
+__global__ void layer_norm_kernel(const int8_t* x, int64_t pixels, LayerNormOperands o, int lanes, int8_t* y) {
+  const int64_t thread = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int64_t p = thread / lanes;
+  const int lane = static_cast<int>(thread % lanes), vectors = o.stored_c / W;
+  const bool active = p < pixels;
+  const ByteVector<W>* in = reinterpret_cast<const ByteVector<W>*>(x + (active ? p : 0) * o.stored_c);
+  LayerNormSums s;
+  if (active)
+    for (int v = lane; v < vectors; v += lanes) add_layer_norm_sums(load_vector(in + v), o, s);
+  for (int d = lanes / 2; d > 0; d /= 2) {
+    s.sum += __shfl_xor_sync(0xffffffffu, s.sum, d);
+    s.squares += __shfl_xor_sync(0xffffffffu, s.squares, d);
+  }
+  if (!active) return;
+  const double m = layer_norm_multiplier(s.sum, s.squares, o.channels, o.epsilon, o.input_scale, o.output_scale);
+  ByteVector<W>* out = reinterpret_cast<ByteVector<W>*>(y + p * o.stored_c);
+  for (int v = lane; v < vectors; v += lanes) out[v] = layer_norm_vector(load_vector(in + v), v * W, o, s.sum, m);
+}
+
+template <int W>
+void launch_tables(bool per_channel, const int8_t* x, const int8_t* tables, int64_t pixels, int channels,
+                   int stored_c, int8_t* y, cudaStream_t stream) {
+  const int64_t vectors = pixels * (stored_c / W);
+  check_count(per_channel ? "channel_tables" : "activation", vectors);
+  if (vectors == 0) return;
+  const auto* in = reinterpret_cast<const ByteVector<W>*>(x);
+  auto* out = reinterpret_cast<ByteVector<W>*>(y);
+  if (per_channel)
+    channel_table_kernel<W><<<elementwise_grid(vectors), kBlockSize, 0, stream>>>(in, tables, vectors, channels,
+                                                                                  stored_c, out);
+  else
+    table_kernel<W><<<elementwise_grid(vectors), kBlockSize, 0, stream>>>(in, tables, vectors, channels, stored_c, out);
+  CUDA_CHECK_LAUNCH();
+}
+
+template <int W>
+void launch_layer_norm(const int8_t* x, int64_t pixels, const LayerNormOperands& o, int8_t* y, cudaStream_t stream) {
+  const int lanes = layer_norm_lanes(o.stored_c / W);
+  check_count("layer_norm", pixels * lanes);
+  if (pixels == 0) return;
+  layer_norm_kernel<W><<<elementwise_grid(pixels * lanes), kBlockSize, 0, stream>>>(x, pixels, o, lanes, y);
   CUDA_CHECK_LAUNCH();
 }
 
@@ -66,16 +153,18 @@ void channel_shuffle(const int8_t* x, int64_t pixels, int channels, int groups, 
 
 void activation(const int8_t* x, const int8_t* table, int64_t pixels, int channels, int stored_c, int8_t* y,
                 cudaStream_t stream) {
-  launch(
-      "activation", pixels * stored_c, [=] __device__(int64_t e) { table_element(x, table, channels, stored_c, e, y); },
-      stream);
+  if (vector_bytes(stored_c) == 16)
+    launch_tables<16>(false, x, table, pixels, channels, stored_c, y, stream);
+  else
+    launch_tables<4>(false, x, table, pixels, channels, stored_c, y, stream);
 }
 
 void channel_tables(const int8_t* x, const int8_t* tables, int64_t pixels, int channels, int stored_c, int8_t* y,
                     cudaStream_t stream) {
-  launch(
-      "channel_tables", pixels * stored_c,
-      [=] __device__(int64_t e) { channel_table_element(x, tables, channels, stored_c, e, y); }, stream);
+  if (vector_bytes(stored_c) == 16)
+    launch_tables<16>(true, x, tables, pixels, channels, stored_c, y, stream);
+  else
+    launch_tables<4>(true, x, tables, pixels, channels, stored_c, y, stream);
 }
 
 void pad2d(const int8_t* x, int64_t batch, const PadShape& s, int8_t* y, cudaStream_t stream) {
@@ -85,7 +174,10 @@ void pad2d(const int8_t* x, int64_t batch, const PadShape& s, int8_t* y, cudaStr
 }
 
 void layer_norm(const int8_t* x, int64_t pixels, const LayerNormOperands& o, int8_t* y, cudaStream_t stream) {
-  launch("layer_norm", pixels, [=] __device__(int64_t p) { layer_norm_pixel(x, o, p, y); }, stream);
+  if (vector_bytes(o.stored_c) == 16)
+    launch_layer_norm<16>(x, pixels, o, y, stream);
+  else
+    launch_layer_norm<4>(x, pixels, o, y, stream);
 }
 
 }  // namespace octet::cuda

@@ -1,4 +1,4 @@
-// Launchers of channel_ops_kernel.h's operators: one thread per element.
+// Launchers of channel_ops_kernel.h's operators (its header says how each divides the work).
 #pragma once
 
 #include "runtime/cuda/channel_ops_kernel.h"

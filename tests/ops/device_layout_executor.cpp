@@ -1,6 +1,8 @@
 #include "tests/ops/device_layout_executor.h"
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 #include "common/error.h"
 #include "graph/ops/activation.h"
@@ -62,6 +64,57 @@ struct StoredReader {
     return cuda::stored_value(bytes[at], unsigned_bytes);
   }
 };
+// The table kernels' threads: `vector` maps each W-byte vector (W as the
+// kernels choose it) and its first channel to its output vector.
+template <int W, typename Vector>
+void each_vector_of(const int8_t* x, int64_t pixels, int stored_c, int8_t* y, Vector vector) {
+  for (int64_t v = 0; v < pixels * (stored_c / W); ++v) {
+    cuda::ByteVector<W> in;
+    std::copy_n(x + v * W, W, in.b);
+    const cuda::ByteVector<W> out = vector(in, static_cast<int>(v * W % stored_c));
+    std::copy_n(out.b, W, y + v * W);
+  }
+}
+template <typename Vector>
+void each_vector(const int8_t* x, int64_t pixels, int stored_c, int8_t* y, Vector vector) {
+  if (cuda::vector_bytes(stored_c) == 16)
+    each_vector_of<16>(x, pixels, stored_c, y, vector);
+  else
+    each_vector_of<4>(x, pixels, stored_c, y, vector);
+}
+// The LayerNorm kernel's groups of lanes, each lane's vectors in its turn, the
+// lanes' sums added as the shuffles add them.
+template <int W>
+void layer_norm_by_lanes(const int8_t* x, int64_t pixels, const cuda::LayerNormOperands& o, int8_t* y) {
+  const int vectors = o.stored_c / W, lanes = cuda::layer_norm_lanes(vectors);
+  const auto vector_at = [&](const int8_t* base, int64_t p, int v) {
+    cuda::ByteVector<W> in;
+    std::copy_n(base + p * o.stored_c + v * W, W, in.b);
+    return in;
+  };
+  for (int64_t p = 0; p < pixels; ++p) {
+    std::vector<cuda::LayerNormSums> lane_sums(static_cast<size_t>(lanes));
+    for (int lane = 0; lane < lanes; ++lane)
+      for (int v = lane; v < vectors; v += lanes)
+        cuda::add_layer_norm_sums(vector_at(x, p, v), o, lane_sums[static_cast<size_t>(lane)]);
+    cuda::LayerNormSums s;
+    for (const cuda::LayerNormSums& l : lane_sums) s.sum += l.sum, s.squares += l.squares;
+    const double m = layer_norm_multiplier(s.sum, s.squares, o.channels, o.epsilon, o.input_scale, o.output_scale);
+    for (int v = 0; v < vectors; ++v) {
+      const cuda::ByteVector<W> out = cuda::layer_norm_vector(vector_at(x, p, v), v * W, o, s.sum, m);
+      std::copy_n(out.b, W, y + p * o.stored_c + v * W);
+    }
+  }
+}
+// The kernels leave every stored value's padding channels 0 (channel_ops_kernel.h);
+// later kernels read whole vectors and words and count on it.
+void check_zero_padding(const int8_t* stored, const cuda::Storage& s, int64_t batch, const std::string& node) {
+  for (int64_t p = 0; p < batch * s.pixels * s.planes; ++p)
+    for (int c = s.c; c < s.padded_c; ++c)
+      if (stored[p * s.padded_c + c] != 0)
+        throw Error("node '" + node + "': padding channel " + std::to_string(c) + " of stored pixel " +
+                    std::to_string(p) + " is " + std::to_string(stored[p * s.padded_c + c]) + ", not 0");
+}
 }  // namespace
 
 LayoutRun run_in_device_layout(const QuantizedModel& model, const std::vector<float>& images, int64_t batch,
@@ -239,22 +292,27 @@ LayoutRun run_in_device_layout(const QuantizedModel& model, const std::vector<fl
         const std::array<int8_t, 256> table = cuda::stored_activation_table(
             ops::activation_table(n, model.quant[n.inputs[0]].scale, q.scale, zero_point_of(0), q.zero_point),
             zero_point_of(0), q.zero_point);
-        for (int64_t e = 0; e < batch * out.bytes(); ++e)
-          cuda::table_element(src, table.data(), y.c, out.padded_c, e, dst);
+        each_vector(src, batch * out.pixels, out.padded_c, dst, [&](const auto& in, int first_channel) {
+          return cuda::table_vector(in, table.data(), first_channel, y.c);
+        });
         break;
       }
       case Op::PRelu: {
         const std::vector<int8_t> tables = cuda::stored_channel_tables(
             ops::prelu_tables(q.slope, model.quant[n.inputs[0]].scale, q.scale, zero_point_of(0), q.zero_point),
             zero_point_of(0), q.zero_point);
-        for (int64_t e = 0; e < batch * out.bytes(); ++e)
-          cuda::channel_table_element(src, tables.data(), y.c, out.padded_c, e, dst);
+        each_vector(src, batch * out.pixels, out.padded_c, dst, [&](const auto& in, int first_channel) {
+          return cuda::channel_table_vector(in, tables.data(), first_channel, y.c);
+        });
         break;
       }
       case Op::LayerNorm: {
         const cuda::LayerNormOperands o{y.c, out.padded_c, cuda::stored_unsigned(zero_point_of(0)), q.zero_point,
                                         n.epsilon, model.quant[n.inputs[0]].scale, q.scale};
-        for (int64_t p = 0; p < batch * out.pixels; ++p) cuda::layer_norm_pixel(src, o, p, dst);
+        if (cuda::vector_bytes(out.padded_c) == 16)
+          layer_norm_by_lanes<16>(src, batch * out.pixels, o, dst);
+        else
+          layer_norm_by_lanes<4>(src, batch * out.pixels, o, dst);
         break;
       }
       case Op::Pad2d: {
@@ -267,6 +325,8 @@ LayoutRun run_in_device_layout(const QuantizedModel& model, const std::vector<fl
         throw Error(n.name + ": the CUDA runtime has no kernel for operator '" + op_name(n.op) + "'");
     }
     if (i == model.output()) continue;
+    if (out.fold.kind == cuda::ImageFold::kNone && n.op != Op::Flatten)
+      check_zero_padding(value(i), out, batch, n.name);
     const std::vector<int8_t> stored(value(i), value(i) + batch * out.bytes());
     if (out.planes == 2) {
       run.values[i] = cuda::strip_wide_padding(stored, out, batch);
