@@ -14,6 +14,18 @@ __global__ void __launch_bounds__(kBlockSize, 5)
   if (item < s.items()) grouped_conv_item<Lanes, Kernel>(input, weights, s, e, item, output);
 }
 
+// Four output pixels a thread (depthwise_row_item): 64 sums and a kernel
+// row's weights in registers. Blocks of 128 threads, three per
+// multiprocessor: up to 170 registers a thread (at 128, every variant spilled).
+constexpr int kRowBlockSize = 128;
+template <int Pixels, int Kernel>
+__global__ void __launch_bounds__(kRowBlockSize, 3)
+    depthwise_row_kernel(const GroupedConvShape s, const int8_t* __restrict__ input,
+                         const int8_t* __restrict__ weights, const RequantEpilogue e, int8_t* __restrict__ output) {
+  const int64_t item = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (item < s.items()) depthwise_row_item<Pixels, Kernel>(input, weights, s, e, item, output);
+}
+
 struct Launch {
   const GroupedConvShape& s;
   const int8_t* input;
@@ -21,10 +33,14 @@ struct Launch {
   const RequantEpilogue& e;
   int8_t* output;
   cudaStream_t stream;
-  template <int Lanes, int Kernel>
+  template <int Lanes, int Kernel, int Pixels>
   void run() const {
-    conv2d_grouped_kernel<Lanes, Kernel><<<elementwise_grid(s.items()), kBlockSize, 0, stream>>>(s, input, weights, e,
-                                                                                                output);
+    if constexpr (Pixels == 1)
+      conv2d_grouped_kernel<Lanes, Kernel><<<elementwise_grid(s.items()), kBlockSize, 0, stream>>>(s, input, weights,
+                                                                                                  e, output);
+    else
+      depthwise_row_kernel<Pixels, Kernel><<<dim3(static_cast<unsigned>(ceil_div(s.items(), kRowBlockSize))),
+                                             kRowBlockSize, 0, stream>>>(s, input, weights, e, output);
   }
 };
 

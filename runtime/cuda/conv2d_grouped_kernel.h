@@ -1,7 +1,7 @@
 // Grouped, depthwise and dilated convolutions on CUDA (the implicit GEMMs of
 // cuda-imma, cuda-dp4a and cuda-cublaslt take dense, undilated ones): a
-// direct convolution, one thread per 4 stored output channels of one output
-// pixel. Plain C++ with host+device functions (no CUDA header), so that the
+// direct convolution, one thread per 4 or 16 stored output channels of one
+// output pixel, or of 4 side by side (row_pixels). Plain C++ with host+device functions (no CUDA header), so that the
 // host executor of the device layout (tests/ops) runs the kernel's own
 // arithmetic on any machine.
 #pragma once
@@ -28,8 +28,18 @@ struct GroupedConvShape {
   // Output channels per thread: 16 (one 16-byte load per tap) for depthwise
   // convs whose channels allow it, else 4.
   OCTET_HOST_DEVICE int lanes() const { return depthwise() && out_stored_c % 16 == 0 ? 16 : 4; }
-  // Threads: one per `lanes()` stored channels of each output pixel.
-  OCTET_HOST_DEVICE int64_t items() const { return batch * out_h * out_w * (out_stored_c / lanes()); }
+  // Output pixels per thread: 4 side by side in a row for the 16-lane
+  // depthwise 7x7 convs of stride 1 (ConvNeXt's; depthwise_row_item: each
+  // input vector loaded serves up to 7 outputs, each weight 4; on an H200
+  // ConvNeXt-T's took 8.2 of its 39.5 ms at one pixel a thread), else 1. The
+  // 3x3 and 5x5 ones keep the kernel measured there until this one is.
+  OCTET_HOST_DEVICE int row_pixels() const {
+    return lanes() == 16 && stride == 1 && dilation == 1 && kernel == 7 ? 4 : 1;
+  }
+  // Threads along a row of output pixels.
+  OCTET_HOST_DEVICE int item_columns() const { return (out_w + row_pixels() - 1) / row_pixels(); }
+  // Threads: one per `lanes()` stored channels of each `row_pixels()` output pixels.
+  OCTET_HOST_DEVICE int64_t items() const { return batch * out_h * item_columns() * (out_stored_c / lanes()); }
 };
 
 // Weights as the kernel reads them: [kernel * kernel][in_per_group][out_stored_c],
@@ -89,15 +99,68 @@ OCTET_HOST_DEVICE void grouped_conv_item(const int8_t* __restrict__ x, const int
   store_words(y + at, out);
 }
 
-// Calls visitor.template run<Lanes, Kernel>() with the instantiation of
-// grouped_conv_item that runs `s`: the CUDA launcher and the host executor
-// of the tests pick the same one.
+// Thread `item` of a depthwise conv of stride 1 (s.row_pixels() is Pixels):
+// output pixels ox0 .. ox0 + Pixels - 1 of one row, 16 stored channels. Row ky
+// of the kernel: its Kernel weight vectors loaded once, then each of the
+// Pixels + Kernel - 1 input vectors under the outputs' windows once, added to
+// every output whose window holds it. The same integer products and sums as
+// grouped_conv_item's.
+template <int Pixels, int Kernel>
+OCTET_HOST_DEVICE void depthwise_row_item(const int8_t* __restrict__ x, const int8_t* __restrict__ w,
+                                          const GroupedConvShape& s, const RequantEpilogue& e, int64_t item,
+                                          int8_t* __restrict__ y) {
+  const int runs = s.out_stored_c / 16;
+  const auto [cell, b, oy, column, run] =
+      pixel_item(s.batch * s.out_h * s.item_columns() * runs, s.out_h, s.item_columns(), runs, item);
+  const int ox0 = column * Pixels, c0 = run * 16;
+  int32_t acc[Pixels][16] = {};
+  OCTET_DEVICE_UNROLL
+  for (int ky = 0; ky < Kernel; ++ky) {
+    const int iy = oy - s.padding + ky;
+    if (iy < 0 || iy >= s.in_h) continue;
+    uint32_t ws[Kernel][4];
+    OCTET_DEVICE_UNROLL
+    for (int kx = 0; kx < Kernel; ++kx) load_words(w + grouped_weight_offset(s, ky * Kernel + kx, 0, c0), ws[kx]);
+    const int8_t* row = x + (b * s.in_h + iy) * s.in_w * s.in_stored_c + c0;
+    OCTET_DEVICE_UNROLL
+    for (int t = 0; t < Pixels + Kernel - 1; ++t) {  // input column ox0 - padding + t
+      const int ix = ox0 - s.padding + t;
+      if (ix < 0 || ix >= s.in_w) continue;
+      uint32_t xs[4];
+      load_words(row + int64_t(ix) * s.in_stored_c, xs);
+      OCTET_DEVICE_UNROLL
+      for (int p = 0; p < Pixels; ++p) {
+        const int kx = t - p;  // the tap of output ox0 + p over this column
+        if (kx < 0 || kx >= Kernel) continue;
+        for (int j = 0; j < 16; ++j)
+          acc[p][j] += stored_value(xs[j / 4], j % 4, s.unsigned_input) * byte_of(ws[kx][j / 4], j % 4);
+      }
+    }
+  }
+  OCTET_DEVICE_UNROLL  // acc's indices known at compile time: it stays in registers
+  for (int p = 0; p < Pixels; ++p) {
+    if (ox0 + p >= s.out_w) break;
+    const int64_t at = ((b * s.out_h + oy) * s.out_w + ox0 + p) * s.out_stored_c + c0;
+    uint32_t out[4];
+    for (int i = 0; i < 4; ++i) {
+      const auto out_of = [&](int k) { return requantize_stored_output(acc[p][k], c0 + k, at + k, e); };
+      out[i] = pack_int8x4(out_of(4 * i), out_of(4 * i + 1), out_of(4 * i + 2), out_of(4 * i + 3));
+    }
+    store_words(y + at, out);
+  }
+}
+
+// Calls visitor.template run<Lanes, Kernel, Pixels>() with the instantiation
+// that runs `s` (Pixels 1: grouped_conv_item<Lanes, Kernel>; else
+// depthwise_row_item<Pixels, Kernel>): the CUDA launcher and the host
+// executor of the tests pick the same one.
 template <typename Visitor>
 void visit_grouped_variant(const GroupedConvShape& s, Visitor&& visitor) {
-  if (s.lanes() == 4) return visitor.template run<4, 0>();
-  if (s.kernel == 3) return visitor.template run<16, 3>();
-  if (s.kernel == 5) return visitor.template run<16, 5>();
-  visitor.template run<16, 0>();
+  if (s.lanes() == 4) return visitor.template run<4, 0, 1>();
+  if (s.row_pixels() == 4) return visitor.template run<16, 7, 4>();
+  if (s.kernel == 3) return visitor.template run<16, 3, 1>();
+  if (s.kernel == 5) return visitor.template run<16, 5, 1>();
+  visitor.template run<16, 0, 1>();
 }
 
 }  // namespace octet::cuda

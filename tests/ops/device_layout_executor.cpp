@@ -18,16 +18,23 @@
 namespace octet {
 
 namespace {
-// The CUDA kernels' threads one after another: the grouped conv's,
+// The CUDA kernels' threads one after another, last first (a GPU runs them
+// in any order: a thread that wrote past its own outputs would spoil those of
+// a thread run before it, which the comparison then sees): the grouped conv's,
 struct EveryThread {
   const int8_t* x;
   const int8_t* w;
   const cuda::GroupedConvShape& s;
   const RequantEpilogue& e;
   int8_t* y;
-  template <int Lanes, int Kernel>
+  template <int Lanes, int Kernel, int Pixels>
   void run() const {
-    for (int64_t item = 0; item < s.items(); ++item) cuda::grouped_conv_item<Lanes, Kernel>(x, w, s, e, item, y);
+    for (int64_t item = s.items() - 1; item >= 0; --item) {
+      if constexpr (Pixels == 1)
+        cuda::grouped_conv_item<Lanes, Kernel>(x, w, s, e, item, y);
+      else
+        cuda::depthwise_row_item<Pixels, Kernel>(x, w, s, e, item, y);
+    }
   }
 };
 // the pools'
@@ -39,7 +46,7 @@ struct EveryPoolThread {
   int8_t* y;
   template <int Lanes>
   void run() const {
-    for (int64_t item = 0; item < s.items(); ++item)
+    for (int64_t item = s.items() - 1; item >= 0; --item)
       max ? cuda::max_pool_item<Lanes>(x, s, item, y) : cuda::avg_pool_item<Lanes>(x, s, multiplier, shift, item, y);
   }
 };
@@ -51,7 +58,7 @@ struct EveryInputThread {
   int8_t* y;
   template <int Pixels>
   void run() const {
-    for (int64_t item = 0; item < s.items(); ++item) cuda::quantize_input_item<Pixels>(images, s, scale, item, y);
+    for (int64_t item = s.items() - 1; item >= 0; --item) cuda::quantize_input_item<Pixels>(images, s, scale, item, y);
   }
 };
 // Reads a stored input's value at a byte offset: one byte centered, or a wide value's two planes.

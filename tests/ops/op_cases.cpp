@@ -359,9 +359,11 @@ std::vector<OpCase> make_cases() {
       // (MobileFaceNet's), run 8 at a time.
       {4, 64, 12, 12, 64, 3, 1, 1, 16, true, true},   {2, 32, 10, 10, 32, 3, 1, 1, 16, true, false},
       // Depthwise 1x1 (a batch norm on its own, as DenseNet's import), and
-      // 2x2, 7x7 and 9x9, which no SIMD kernel unrolls.
+      // 2x2, 7x7 and 9x9, which no SIMD kernel unrolls; 7x7 as ConvNeXt's (CUDA:
+      // 4 output pixels a thread, rows of 9 and 14 ending in part of a thread's).
       {2, 40, 6, 6, 40, 1, 1, 0, 40, true, true},     {3, 18, 8, 8, 18, 2, 2, 0, 18, true, false},
       {2, 20, 9, 9, 20, 7, 1, 3, 20, false, true},    {2, 24, 10, 10, 24, 9, 1, 4, 24, true, false},
+      {3, 48, 14, 14, 48, 7, 1, 3, 48, true, false},
   };
   for (const Grouped& v : grouped) {
     const uint64_t s = seed++;
