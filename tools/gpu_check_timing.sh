@@ -104,6 +104,18 @@ for r in b["results"]:
           f"(fastest {r['fastest_ms']:.4f}) {r['images_per_second']:.0f} images/s")
 for s in b["speedups"]:
     print(f"{sys.argv[2]} batch {s['batch']}: over {s.get('peer')}: {s.get('over_peer')}")
+# Where cuda-imma's time goes: per-node times summed by operator and kernel.
+for layers in b.get("layers", []):
+    if layers["backend"] != "cuda-imma":
+        continue
+    by_kernel = {}
+    for n in layers["layers"]:
+        key = n["op"] + (f" ({n['kernel']})" if n.get("kernel") else "")
+        by_kernel[key] = by_kernel.get(key, 0.0) + n["milliseconds"]
+    total = sum(by_kernel.values())
+    top = sorted(by_kernel.items(), key=lambda kv: -kv[1])[:6]
+    print(f"{sys.argv[2]} batch {layers['batch']} cuda-imma per node, {total:.3f} ms: " +
+          ", ".join(f"{k} {v:.3f}" for k, v in top))
 EOF2
   done
   [ -z "$differing" ] || die "imported: the CPU and GPU runtimes differ on$differing (the lines above)"

@@ -337,9 +337,11 @@ std::vector<Engine::NodeTiming> CudaEngine::profile(const float* input, int64_t 
   std::vector<NodeTiming> out;
   for (int i = 0; i < n_nodes; ++i) {
     const Node& n = m.model.graph.nodes[i];
-    const std::string kernel = m.uses_imma(i)      ? cuda::igemm::tile_config(p.tiles[i]).name
-                               : m.uses_grouped(i) ? "grouped-direct"
-                                                   : "";
+    std::string kernel;
+    if (m.uses_imma(i))
+      kernel = cuda::igemm::tile_config(p.tiles[i]).name;
+    else if (m.uses_grouped(i))
+      kernel = m.grouped_shape(i, batch).row_pixels() > 1 ? "grouped-rows" : "grouped-direct";
     out.push_back({n.name, op_name(n.op), kernel, m.macs(i, batch), total[i] / iterations});
   }
   return out;
