@@ -80,7 +80,8 @@ stage_imported() {
       continue
     fi
     local report
-    report=$("$PYTHON" - "$BUILD/predict_${compared}_cpu.json" "$BUILD/predict_${compared}_cuda.json" "$compared" <<'EOF2'
+    report=$("$PYTHON" - "$BUILD/predict_${compared}_cpu.json" "$BUILD/predict_${compared}_cuda.json" \
+      "$compared" <<'EOF2'
 import json, sys
 cpu, gpu = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 same = sum(a == b for a, b in zip(cpu["int8_predictions"], gpu["int8_predictions"]))

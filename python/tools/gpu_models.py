@@ -65,7 +65,8 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         tmp = pathlib.Path(tmp)
         files = []
-        for name, onnx_file in [("mv2_cifar", "mobilenet_v2_cifar10.onnx"), ("convnext_cifar", "convnext_cifar10.onnx")]:
+        trained = [("mv2_cifar", "mobilenet_v2_cifar10.onnx"), ("convnext_cifar", "convnext_cifar10.onnx")]
+        for name, onnx_file in trained:
             run([a.octet, "import", str(SOURCE_DIR / "models/zoo" / onnx_file), "--dataset", "cifar10",
                  "-o", str(tmp / f"{name}.octet")])
             run([a.octet, "quantize", "--checkpoint", str(tmp / f"{name}.octet"), "--data", a.data,

@@ -1,9 +1,9 @@
 // Grouped, depthwise and dilated convolutions on CUDA (the implicit GEMMs of
 // cuda-imma, cuda-dp4a and cuda-cublaslt take dense, undilated ones): a
 // direct convolution, one thread per 4 or 16 stored output channels of one
-// output pixel, or of 4 side by side (row_pixels). Plain C++ with host+device functions (no CUDA header), so that the
-// host executor of the device layout (tests/ops) runs the kernel's own
-// arithmetic on any machine.
+// output pixel, or of 4 side by side (row_pixels). Plain C++ with host+device
+// functions (no CUDA header), so that the host executor of the device layout
+// (tests/ops) runs the kernel's own arithmetic on any machine.
 #pragma once
 
 #include <cstdint>
