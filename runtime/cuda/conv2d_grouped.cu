@@ -4,26 +4,26 @@ namespace octet::cuda {
 
 namespace {
 
-// Five blocks per multiprocessor (at most 51 registers): without the bound
-// ptxas gives the 5x5 variant 56 (four blocks); with it, 48 and no spills.
-template <int Lanes, int Kernel>
-__global__ void __launch_bounds__(kBlockSize, 5)
+// One pixel a thread (grouped_conv_item): 256-thread blocks, five per
+// multiprocessor (at most 51 registers; without the bound ptxas gives the 5x5
+// variant 56, four blocks; with it, 48 and no spills). Four (depthwise_row_item):
+// 64 sums and a kernel row's weights in registers, 128-thread blocks, three
+// per multiprocessor (up to 170 registers; at 128 every variant spilled).
+template <int Pixels>
+constexpr int kThreads = Pixels == 1 ? kBlockSize : 128;
+template <int Pixels>
+constexpr int kResidentBlocks = Pixels == 1 ? 5 : 3;
+
+template <int Lanes, int Kernel, int Pixels>
+__global__ void __launch_bounds__(kThreads<Pixels>, kResidentBlocks<Pixels>)
     conv2d_grouped_kernel(const GroupedConvShape s, const int8_t* __restrict__ input,
                           const int8_t* __restrict__ weights, const RequantEpilogue e, int8_t* __restrict__ output) {
   const int64_t item = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (item < s.items()) grouped_conv_item<Lanes, Kernel>(input, weights, s, e, item, output);
-}
-
-// Four output pixels a thread (depthwise_row_item): 64 sums and a kernel
-// row's weights in registers. Blocks of 128 threads, three per
-// multiprocessor: up to 170 registers a thread (at 128, every variant spilled).
-constexpr int kRowBlockSize = 128;
-template <int Pixels, int Kernel>
-__global__ void __launch_bounds__(kRowBlockSize, 3)
-    depthwise_row_kernel(const GroupedConvShape s, const int8_t* __restrict__ input,
-                         const int8_t* __restrict__ weights, const RequantEpilogue e, int8_t* __restrict__ output) {
-  const int64_t item = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (item < s.items()) depthwise_row_item<Pixels, Kernel>(input, weights, s, e, item, output);
+  if (item >= s.items()) return;
+  if constexpr (Pixels == 1)
+    grouped_conv_item<Lanes, Kernel>(input, weights, s, e, item, output);
+  else
+    depthwise_row_item<Pixels, Kernel>(input, weights, s, e, item, output);
 }
 
 struct Launch {
@@ -35,12 +35,8 @@ struct Launch {
   cudaStream_t stream;
   template <int Lanes, int Kernel, int Pixels>
   void run() const {
-    if constexpr (Pixels == 1)
-      conv2d_grouped_kernel<Lanes, Kernel><<<elementwise_grid(s.items()), kBlockSize, 0, stream>>>(s, input, weights,
-                                                                                                  e, output);
-    else
-      depthwise_row_kernel<Pixels, Kernel><<<dim3(static_cast<unsigned>(ceil_div(s.items(), kRowBlockSize))),
-                                             kRowBlockSize, 0, stream>>>(s, input, weights, e, output);
+    const dim3 grid(static_cast<unsigned>(ceil_div(s.items(), kThreads<Pixels>)));
+    conv2d_grouped_kernel<Lanes, Kernel, Pixels><<<grid, kThreads<Pixels>, 0, stream>>>(s, input, weights, e, output);
   }
 };
 
