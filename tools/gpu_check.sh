@@ -21,7 +21,8 @@
 #   cuda   test_cuda alone: the CUDA backends against the CPU runtime (not
 #          in all, whose test stage runs it)
 #   harness  test_backend_ops's CUDA columns alone (not in all), then memcheck
-#          on the cases of the kernels outside cuda-imma's GEMM
+#          on the cases of the kernels outside cuda-imma's GEMM, racecheck on
+#          the activation table's, synccheck on LayerNorm's
 #   graph_step  test_cuda_graph_step alone: `octet train --cuda-graph`'s
 #          captured step against the eager one (not in all, whose test runs it)
 #   test   the full ctest suite (test_cuda's tests too, unless cuda passed),
@@ -345,6 +346,13 @@ stage_harness() {
   run_logged harness_memcheck compute-sanitizer --tool memcheck --error-exitcode 1 "$BUILD/tests/test_backend_ops" \
     --gtest_brief=1 --gtest_filter="${filter%:}"
   note "harness: memcheck: $(grep -E "ERROR SUMMARY" "$RESULTS/harness_memcheck.log" | tail -1)"
+  # The activation table in shared memory behind a barrier, and LayerNorm's warp shuffles.
+  run_logged harness_racecheck compute-sanitizer --tool racecheck --error-exitcode 1 \
+    "$BUILD/tests/test_backend_ops" --gtest_brief=1 --gtest_filter='*activation*cuda_imma*:*activation*cuda_dp4a*'
+  note "harness: racecheck: $(grep -E "RACECHECK SUMMARY|ERROR SUMMARY" "$RESULTS/harness_racecheck.log" | tail -1)"
+  run_logged harness_synccheck compute-sanitizer --tool synccheck --error-exitcode 1 \
+    "$BUILD/tests/test_backend_ops" --gtest_brief=1 --gtest_filter='*layer_norm*cuda_imma*:*layer_norm*cuda_dp4a*'
+  note "harness: synccheck: $(grep -E "ERROR SUMMARY" "$RESULTS/harness_synccheck.log" | tail -1)"
 }
 
 # The CUDA-graph training step (the optimizer step and learning rate on the
