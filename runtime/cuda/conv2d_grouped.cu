@@ -44,7 +44,8 @@ struct Launch {
 
 std::string conv2d_grouped_unsupported(const GroupedConvShape& s) {
   if (s.in_stored_c % 4 != 0 || s.out_stored_c % 4 != 0) return "stored channels are not a multiple of 4";
-  if (s.in_per_group <= 0 || s.out_per_group <= 0 || s.kernel <= 0 || s.stride <= 0 || s.dilation <= 0)
+  if (s.in_per_group <= 0 || s.out_per_group <= 0 || s.kernel <= 0 || s.kernel_w <= 0 || s.stride <= 0 ||
+      s.dilation <= 0)
     return "bad grouped convolution attributes";
   if (s.items() > kMaxElementwiseCount) return "too many outputs for one launch";
   return "";

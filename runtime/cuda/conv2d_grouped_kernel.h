@@ -22,7 +22,7 @@ struct GroupedConvShape {
   int out_h = 0, out_w = 0, out_stored_c = 0;
   int out_channels = 0;  // real ones; the stored channels past them come out 0
   int in_per_group = 0, out_per_group = 0;
-  int kernel = 0, stride = 1, padding = 0, dilation = 1;
+  int kernel = 0, kernel_w = 0, stride = 1, padding = 0, dilation = 1;  // kernel x kernel_w taps
   bool unsigned_input = false;  // the input stored as uint8 (zero point -128)
   OCTET_HOST_DEVICE bool depthwise() const { return in_per_group == 1 && out_per_group == 1; }
   // Output channels per thread: 16 (one 16-byte load per tap) for depthwise
@@ -34,7 +34,7 @@ struct GroupedConvShape {
   // ConvNeXt-T's took 8.2 of its 39.5 ms at one pixel a thread), else 1. The
   // 3x3 and 5x5 ones keep the kernel measured there until this one is.
   OCTET_HOST_DEVICE int row_pixels() const {
-    return lanes() == 16 && stride == 1 && dilation == 1 && kernel == 7 ? 4 : 1;
+    return lanes() == 16 && stride == 1 && dilation == 1 && kernel == 7 && kernel_w == 7 ? 4 : 1;
   }
   // Threads along a row of output pixels.
   OCTET_HOST_DEVICE int item_columns() const { return (out_w + row_pixels() - 1) / row_pixels(); }
@@ -49,14 +49,14 @@ OCTET_HOST_DEVICE int64_t grouped_weight_offset(const GroupedConvShape& s, int t
 }
 
 // Thread `item` of the conv (pixel-major, then runs of Lanes stored output
-// channels); Lanes is s.lanes(). Kernel: s.kernel fixed at compile time (its
-// taps unrolled, so that their loads issue together), or 0.
+// channels); Lanes is s.lanes(). Kernel: a square s.kernel fixed at compile
+// time (its taps unrolled, so that their loads issue together), or 0.
 template <int Lanes, int Kernel>
 OCTET_HOST_DEVICE void grouped_conv_item(const int8_t* __restrict__ x, const int8_t* __restrict__ w,
                                          const GroupedConvShape& s, const RequantEpilogue& e, int64_t item,
                                          int8_t* __restrict__ y) {
   constexpr int kWords = Lanes / 4;
-  const int kernel = Kernel > 0 ? Kernel : s.kernel;
+  const int kernel = Kernel > 0 ? Kernel : s.kernel, kernel_w = Kernel > 0 ? Kernel : s.kernel_w;
   const int runs = s.out_stored_c / Lanes;
   const auto [pixel, b, oy, ox, run] = pixel_item(s.batch * s.out_h * s.out_w * runs, s.out_h, s.out_w, runs, item);
   const int c0 = run * Lanes;
@@ -66,11 +66,11 @@ OCTET_HOST_DEVICE void grouped_conv_item(const int8_t* __restrict__ x, const int
     const int iy = oy * s.stride - s.padding + ky * s.dilation;
     if (iy < 0 || iy >= s.in_h) continue;
     OCTET_DEVICE_UNROLL
-    for (int kx = 0; kx < kernel; ++kx) {
+    for (int kx = 0; kx < kernel_w; ++kx) {
       const int ix = ox * s.stride - s.padding + kx * s.dilation;
       if (ix < 0 || ix >= s.in_w) continue;
       const int8_t* in = x + ((b * s.in_h + iy) * s.in_w + ix) * s.in_stored_c;
-      const int tap = ky * kernel + kx;
+      const int tap = ky * kernel_w + kx;
       if (Lanes == 16 || s.depthwise()) {  // output channel c reads input channel c: Lanes bytes of each
         uint32_t xs[kWords], ws[kWords];
         load_words(in + c0, xs);
@@ -158,6 +158,7 @@ template <typename Visitor>
 void visit_grouped_variant(const GroupedConvShape& s, Visitor&& visitor) {
   if (s.lanes() == 4) return visitor.template run<4, 0, 1>();
   if (s.row_pixels() == 4) return visitor.template run<16, 7, 4>();
+  if (s.kernel_w != s.kernel) return visitor.template run<16, 0, 1>();
   if (s.kernel == 3) return visitor.template run<16, 3, 1>();
   if (s.kernel == 5) return visitor.template run<16, 5, 1>();
   visitor.template run<16, 0, 1>();

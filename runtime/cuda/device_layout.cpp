@@ -156,7 +156,8 @@ GroupedConvShape grouped_conv_shape(const Graph& g, const std::vector<ActShape>&
   s.out_h = y.h, s.out_w = y.w, s.out_stored_c = padded_channels(n.channels, values.channel_alignment);
   s.out_channels = n.channels;
   s.in_per_group = x.c / n.groups, s.out_per_group = n.channels / n.groups;
-  s.kernel = n.kernel, s.stride = n.stride, s.padding = n.padding, s.dilation = n.dilation;
+  s.kernel = n.kernel, s.kernel_w = kernel_width(n), s.stride = n.stride, s.padding = n.padding;
+  s.dilation = n.dilation;
   return s;
 }
 
@@ -166,7 +167,7 @@ PackedLayer pack_grouped_layer(const QuantizedModel& model, const std::vector<Ac
   const Node& n = g.nodes[node];
   check(node != g.output(), "node '" + n.name + "': a grouped or dilated convolution cannot be the output node");
   const GroupedConvShape s = grouped_conv_shape(g, shapes, values, node, 1);
-  const int taps = n.kernel * n.kernel;
+  const int taps = n.kernel * kernel_width(n);
   const Int8Tensor w = nhwc_weight(g, shapes, node, model.quant[node].weight);  // [O][taps][in_per_group]
   check(w.dim(1) == int64_t(taps) * s.in_per_group, "node '" + n.name + "': weight has " + std::to_string(w.dim(1)) +
                                                         " inputs, expected " + std::to_string(taps * s.in_per_group));

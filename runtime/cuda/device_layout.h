@@ -103,9 +103,12 @@ struct PackedLayer {
 PackedLayer pack_layer(const QuantizedModel& model, const std::vector<ActShape>& shapes, const ValueLayout& values,
                        int node, const WeightPacking& packing = {});
 
-// Convolutions that no implicit GEMM runs (grouped, depthwise or dilated):
-// conv2d_grouped_kernel.h runs them, on every backend.
-inline bool runs_grouped_kernel(const Node& n) { return n.op == Op::Conv2d && (n.groups != 1 || n.dilation != 1); }
+// Convolutions that no implicit GEMM runs (grouped, depthwise, dilated, or of a
+// non-square kernel such as Inception's 1x7): conv2d_grouped_kernel.h runs them,
+// on every backend.
+inline bool runs_grouped_kernel(const Node& n) {
+  return n.op == Op::Conv2d && (n.groups != 1 || n.dilation != 1 || rectangular_kernel(n));
+}
 GroupedConvShape grouped_conv_shape(const Graph& g, const std::vector<ActShape>& shapes, const ValueLayout& values,
                                     int node, int64_t batch);
 // Such a conv's weights as grouped_weight_offset lays them out (depth: taps

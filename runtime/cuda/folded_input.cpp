@@ -41,7 +41,7 @@ ImageFold image_fold(const Graph& g, const std::vector<ActShape>& shapes, int no
     for (size_t k = 0; k < g.nodes[i].inputs.size(); ++k) {
       const Node& n = g.nodes[i];
       if (n.inputs[k] != node) continue;
-      if (k != 0 || n.op != Op::Conv2d || n.groups != 1 || n.dilation != 1) return {};
+      if (k != 0 || n.op != Op::Conv2d || n.groups != 1 || n.dilation != 1 || rectangular_kernel(n)) return {};
       readers.push_back(&n);
     }
   if (readers.empty()) return {};

@@ -14,16 +14,10 @@ struct OpSupport {
 };
 
 std::string always(const Node&) { return ""; }
-// Its conv kernels and the image fold read square kernels.
-std::string square_kernel(const Node& n) {
-  return rectangular_kernel(n) ? "the CUDA runtime's convolutions have square kernels, and this one is " +
-                                     std::to_string(n.kernel) + "x" + std::to_string(kernel_width(n))
-                               : "";
-}
 
 // The operators with a CUDA kernel (cuda_engine.cu launches them); any other is refused.
 const OpSupport kSupported[] = {
-    {Op::Input, always},     {Op::Conv2d, square_kernel},    {Op::Linear, always},        {Op::ReLU, always},
+    {Op::Input, always},     {Op::Conv2d, always},    {Op::Linear, always},        {Op::ReLU, always},
     {Op::MaxPool2d, always}, {Op::AvgPool2d, always}, {Op::GlobalAvgPool, always}, {Op::Add, always},
     {Op::Flatten, always},   {Op::ShortcutA, always}, {Op::Concat, always},        {Op::Mul, always},
     {Op::ChannelSlice, always}, {Op::ChannelShuffle, always}, {Op::Pad2d, always}, {Op::Activation, always},
@@ -68,8 +62,10 @@ std::string why_unsupported(const QuantizedModel& m, bool wide_allowed) {
     convs.push_back(static_cast<int>(i));
     for (const int c : convs)
       if (runs_grouped_kernel(m.graph.nodes[c]))
-        return "cuda-imma's dilated convs read and write 8-bit activations only, and " + wide + " that node '" +
-               m.graph.nodes[c].name + "' (a dilated conv) makes or reads; run it with the cpu backend, or quantize "
+        return "cuda-imma's dilated convs (and those of non-square kernels) read and write 8-bit activations only, "
+               "and " + wide + " that node '" + m.graph.nodes[c].name + "' (" +
+               (m.graph.nodes[c].dilation != 1 ? "a dilated conv" : "a conv of a non-square kernel") +
+               ") makes or reads; run it with the cpu backend, or quantize "
                "with --wide-bits 8";
   }
   return why_graph_unsupported(m.graph);

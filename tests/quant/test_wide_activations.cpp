@@ -83,8 +83,11 @@ TEST(WideActivations, CudaImmaRunsThemAndTheOtherCudaBackendsRefuseThemByName) {
   EXPECT_NE(dp4a.find("--wide-bits 8"), std::string::npos) << dp4a;
   model.graph.nodes[1].dilation = 2;
   const std::string dilated = cuda::why_model_unsupported_on_imma(model);
-  EXPECT_NE(dilated.find("cuda-imma's dilated convs read and write 8-bit activations only"), std::string::npos)
+  EXPECT_NE(dilated.find("cuda-imma's dilated convs (and those of non-square kernels) read and write 8-bit "
+                         "activations only"),
+            std::string::npos)
       << dilated;
+  EXPECT_NE(dilated.find("(a dilated conv) makes or reads"), std::string::npos) << dilated;
 }
 
 // octet eval's per-layer table marks a wide layer as octet quantize does, and
