@@ -153,18 +153,16 @@ void channel_shuffle(const int8_t* x, int64_t pixels, int channels, int groups, 
 
 void activation(const int8_t* x, const int8_t* table, int64_t pixels, int channels, int stored_c, int8_t* y,
                 cudaStream_t stream) {
-  if (vector_bytes(stored_c) == 16)
-    launch_tables<16>(false, x, table, pixels, channels, stored_c, y, stream);
-  else
-    launch_tables<4>(false, x, table, pixels, channels, stored_c, y, stream);
+  visit_vector_bytes(stored_c, [&](auto w) {
+    launch_tables<decltype(w)::value>(false, x, table, pixels, channels, stored_c, y, stream);
+  });
 }
 
 void channel_tables(const int8_t* x, const int8_t* tables, int64_t pixels, int channels, int stored_c, int8_t* y,
                     cudaStream_t stream) {
-  if (vector_bytes(stored_c) == 16)
-    launch_tables<16>(true, x, tables, pixels, channels, stored_c, y, stream);
-  else
-    launch_tables<4>(true, x, tables, pixels, channels, stored_c, y, stream);
+  visit_vector_bytes(stored_c, [&](auto w) {
+    launch_tables<decltype(w)::value>(true, x, tables, pixels, channels, stored_c, y, stream);
+  });
 }
 
 void pad2d(const int8_t* x, int64_t batch, const PadShape& s, int8_t* y, cudaStream_t stream) {
@@ -174,10 +172,7 @@ void pad2d(const int8_t* x, int64_t batch, const PadShape& s, int8_t* y, cudaStr
 }
 
 void layer_norm(const int8_t* x, int64_t pixels, const LayerNormOperands& o, int8_t* y, cudaStream_t stream) {
-  if (vector_bytes(o.stored_c) == 16)
-    launch_layer_norm<16>(x, pixels, o, y, stream);
-  else
-    launch_layer_norm<4>(x, pixels, o, y, stream);
+  visit_vector_bytes(o.stored_c, [&](auto w) { launch_layer_norm<decltype(w)::value>(x, pixels, o, y, stream); });
 }
 
 }  // namespace octet::cuda

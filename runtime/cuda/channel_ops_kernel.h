@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "common/layer_norm.h"
@@ -79,6 +80,15 @@ struct alignas(W) ByteVector {
   int8_t b[W];
 };
 OCTET_HOST_DEVICE int vector_bytes(int stored_c) { return stored_c % 16 == 0 ? 16 : 4; }
+// Calls f(std::integral_constant<int, W>{}) with vector_bytes(stored_c): the
+// launchers and the host executor pick W alike.
+template <typename F>
+void visit_vector_bytes(int stored_c, F&& f) {
+  if (vector_bytes(stored_c) == 16)
+    f(std::integral_constant<int, 16>{});
+  else
+    f(std::integral_constant<int, 4>{});
+}
 
 // Activation of one vector, channels first_channel.. of a pixel: each stored
 // input byte's stored output from its 256-entry table

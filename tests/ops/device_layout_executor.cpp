@@ -71,47 +71,40 @@ struct StoredReader {
     return cuda::stored_value(bytes[at], unsigned_bytes);
   }
 };
+template <int W>
+cuda::ByteVector<W> vector_at(const int8_t* p) {
+  cuda::ByteVector<W> v;
+  std::copy_n(p, W, v.b);
+  return v;
+}
 // The table kernels' threads: `vector` maps each W-byte vector (W as the
 // kernels choose it) and its first channel to its output vector.
-template <int W, typename Vector>
-void each_vector_of(const int8_t* x, int64_t pixels, int stored_c, int8_t* y, Vector vector) {
-  for (int64_t v = 0; v < pixels * (stored_c / W); ++v) {
-    cuda::ByteVector<W> in;
-    std::copy_n(x + v * W, W, in.b);
-    const cuda::ByteVector<W> out = vector(in, static_cast<int>(v * W % stored_c));
-    std::copy_n(out.b, W, y + v * W);
-  }
-}
 template <typename Vector>
 void each_vector(const int8_t* x, int64_t pixels, int stored_c, int8_t* y, Vector vector) {
-  if (cuda::vector_bytes(stored_c) == 16)
-    each_vector_of<16>(x, pixels, stored_c, y, vector);
-  else
-    each_vector_of<4>(x, pixels, stored_c, y, vector);
-}
-// The LayerNorm kernel's groups of lanes, each lane's vectors in its turn, the
-// lanes' sums added as the shuffles add them.
-template <int W>
-void layer_norm_by_lanes(const int8_t* x, int64_t pixels, const cuda::LayerNormOperands& o, int8_t* y) {
-  const int vectors = o.stored_c / W, lanes = cuda::layer_norm_lanes(vectors);
-  const auto vector_at = [&](const int8_t* base, int64_t p, int v) {
-    cuda::ByteVector<W> in;
-    std::copy_n(base + p * o.stored_c + v * W, W, in.b);
-    return in;
-  };
-  for (int64_t p = 0; p < pixels; ++p) {
-    std::vector<cuda::LayerNormSums> lane_sums(static_cast<size_t>(lanes));
-    for (int lane = 0; lane < lanes; ++lane)
-      for (int v = lane; v < vectors; v += lanes)
-        cuda::add_layer_norm_sums(vector_at(x, p, v), o, lane_sums[static_cast<size_t>(lane)]);
-    cuda::LayerNormSums s;
-    for (const cuda::LayerNormSums& l : lane_sums) s.sum += l.sum, s.squares += l.squares;
-    const double m = layer_norm_multiplier(s.sum, s.squares, o.channels, o.epsilon, o.input_scale, o.output_scale);
-    for (int v = 0; v < vectors; ++v) {
-      const cuda::ByteVector<W> out = cuda::layer_norm_vector(vector_at(x, p, v), v * W, o, s.sum, m);
-      std::copy_n(out.b, W, y + p * o.stored_c + v * W);
+  cuda::visit_vector_bytes(stored_c, [&](auto w) {
+    constexpr int W = decltype(w)::value;
+    for (int64_t v = 0; v < pixels * (stored_c / W); ++v) {
+      const cuda::ByteVector<W> out = vector(vector_at<W>(x + v * W), static_cast<int>(v * W % stored_c));
+      std::copy_n(out.b, W, y + v * W);
     }
-  }
+  });
+}
+// The LayerNorm kernel's vector functions, a pixel at a time (its lanes' integer
+// sums add up to the same whatever the grouping).
+void layer_norm_by_vectors(const int8_t* x, int64_t pixels, const cuda::LayerNormOperands& o, int8_t* y) {
+  cuda::visit_vector_bytes(o.stored_c, [&](auto w) {
+    constexpr int W = decltype(w)::value;
+    for (int64_t p = 0; p < pixels; ++p) {
+      const int8_t* in = x + p * o.stored_c;
+      cuda::LayerNormSums s;
+      for (int v = 0; v < o.stored_c / W; ++v) cuda::add_layer_norm_sums(vector_at<W>(in + v * W), o, s);
+      const double m = layer_norm_multiplier(s.sum, s.squares, o.channels, o.epsilon, o.input_scale, o.output_scale);
+      for (int v = 0; v < o.stored_c / W; ++v) {
+        const cuda::ByteVector<W> out = cuda::layer_norm_vector(vector_at<W>(in + v * W), v * W, o, s.sum, m);
+        std::copy_n(out.b, W, y + p * o.stored_c + v * W);
+      }
+    }
+  });
 }
 // The kernels leave every stored value's padding channels 0 (channel_ops_kernel.h);
 // later kernels read whole vectors and words and count on it.
@@ -316,10 +309,7 @@ LayoutRun run_in_device_layout(const QuantizedModel& model, const std::vector<fl
       case Op::LayerNorm: {
         const cuda::LayerNormOperands o{y.c, out.padded_c, cuda::stored_unsigned(zero_point_of(0)), q.zero_point,
                                         n.epsilon, model.quant[n.inputs[0]].scale, q.scale};
-        if (cuda::vector_bytes(out.padded_c) == 16)
-          layer_norm_by_lanes<16>(src, batch * out.pixels, o, dst);
-        else
-          layer_norm_by_lanes<4>(src, batch * out.pixels, o, dst);
+        layer_norm_by_vectors(src, batch * out.pixels, o, dst);
         break;
       }
       case Op::Pad2d: {
