@@ -29,6 +29,13 @@ struct RequantEpilogue {
   // values (`skip` then points at their bytes); on CUDA, cuda-imma's two
   // planes (cuda/stored_value.h), its other kernels take 8 only.
   int32_t bits = 8, skip_bits = 8;
+  // CUDA: an activation or PRelu fused after the layer (cuda/device_layout.h
+  // ValueLayout::fused_activation), its stored tables on the device
+  // (cuda/channel_ops_kernel.h): channel c's stored output is
+  // table[c * table_stride + its stored byte] (stride 0: one table; 256: one
+  // per channel), 0 in the padding channels from table_channels on.
+  const int8_t* table = nullptr;
+  int32_t table_stride = 0, table_channels = 0;
 };
 
 // The output of channel `c` at NHWC offset `at` (row * out_c + c) from its accumulator.

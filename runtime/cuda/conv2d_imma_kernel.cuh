@@ -45,8 +45,9 @@ __device__ __forceinline__ void load_fragments(uint32_t a, uint32_t b, int s, co
 
 // conv2d_imma_kernel's epilogue: the accumulators (of every K slice) through
 // shared memory, so that each thread reads 4 adjacent channels of a row, sums
-// the slices and stores one word, requantized by `e` (bias, residual, ReLU),
-// stored as stored_value.h says (two words, one per plane, for a wide output).
+// the slices and stores one word, requantized by `e` (bias, residual, ReLU,
+// a fused activation's table), stored as stored_value.h says (two words, one
+// per plane, for a wide output).
 template <int kTile, int kMmaRows, int kMmaCols>
 __device__ __forceinline__ void store_output_tile(const igemm::Problem& p, const igemm::BlockTile& block,
                                                   const igemm::WarpTile& warp, int thread,
@@ -111,7 +112,7 @@ __device__ __forceinline__ void store_output_tile(const igemm::Problem& p, const
       }
       auto out = [&](int32_t a, int32_t b, int32_t m_, int32_t sm, int32_t sh, int byte) {
         const int32_t s = skip_wide ? wide_value(skip[g], skip_low[g], byte) : stored_value(skip[g], byte, skip_unsigned);
-        return requantize_stored(a + b, m_, s, sm, sh, range);
+        return through_table(requantize_stored(a + b, m_, s, sm, sh, range), col + byte, e);
       };
       const int32_t v0 = out(sum.x, bias.x, multiplier.x, skip_multiplier.x, shift.x, 0),
                     v1 = out(sum.y, bias.y, multiplier.y, skip_multiplier.y, shift.y, 1),

@@ -46,6 +46,26 @@ void pad_requantization(const QuantizedModel& model, int node, PackedLayer& p) {
   if (model.graph.nodes[node].inputs.size() == 2) p.skip_multiplier = padded(q.skip_multiplier, p.out_c, 0);
 }
 
+
+// ValueLayout::fused_activation: an activation or PRelu whose table the
+// layer before it can apply as it stores (every CUDA conv and linear kernel
+// goes through through_table), so that its value is not written and read again.
+std::vector<int> fused_activations(const QuantizedModel& m, const ValueLayout& layout) {
+  const Graph& g = m.graph;
+  const std::vector<std::vector<int>> consumers = g.consumers();
+  std::vector<int> fused(g.nodes.size(), -1);
+  for (int i = 0; i < g.output(); ++i) {
+    const Node& n = g.nodes[i];
+    if ((n.op != Op::Conv2d && n.op != Op::Linear) || consumers[i].size() != 1) continue;
+    const int j = consumers[i][0];
+    const Op op = g.nodes[j].op;
+    if (j < g.output() && (op == Op::Activation || op == Op::PRelu) && m.quant[i].bits == 8 && m.quant[j].bits == 8 &&
+        layout.storage[i] == layout.storage[j])
+      fused[i] = j;
+  }
+  return fused;
+}
+
 }  // namespace
 
 ValueLayout plan_values(const Graph& g, const std::vector<ActShape>& shapes, const std::string& who,
@@ -192,6 +212,12 @@ ArenaPlan plan_arena(const Graph& g, const ValueLayout& values, int64_t batch, b
     if (values.owner[i] == i) plan.last_use[i] = retain_all ? n_nodes : i;
   for (int i = 0; i < n_nodes; ++i)
     for (int in : g.nodes[i].inputs) plan.last_use[values.owner[in]] = std::max(plan.last_use[values.owner[in]], i);
+  std::vector<int> first_write(n_nodes);
+  for (int i = 0; i < n_nodes; ++i) first_write[i] = i;
+  if (!retain_all)
+    for (int i = 0; i < n_nodes; ++i)
+      if (const int activation = values.fused_activation.empty() ? -1 : values.fused_activation[i]; activation >= 0)
+        first_write[activation] = i, first_write[i] = -1;
 
   struct Placed {
     int64_t begin, end;
@@ -200,18 +226,18 @@ ArenaPlan plan_arena(const Graph& g, const ValueLayout& values, int64_t batch, b
   std::vector<Placed> placed;
   plan.offset.assign(n_nodes, -1);
   for (int i = 0; i < g.output(); ++i) {
-    if (values.owner[i] != i) continue;
+    if (values.owner[i] != i || first_write[i] < 0) continue;
     const int64_t size = round_up(batch * values.storage[i].bytes(), kBufferAlignment);
     std::vector<std::pair<int64_t, int64_t>> busy;  // address ranges of the values alive with this one
     for (const Placed& p : placed)
-      if (p.first <= plan.last_use[i] && i <= p.last) busy.emplace_back(p.begin, p.end);
+      if (p.first <= plan.last_use[i] && first_write[i] <= p.last) busy.emplace_back(p.begin, p.end);
     std::sort(busy.begin(), busy.end());
     int64_t at = 0;
     for (const auto& [begin, end] : busy) {
       if (at + size <= begin) break;
       at = std::max(at, end);
     }
-    placed.push_back({at, at + size, i, plan.last_use[i]});
+    placed.push_back({at, at + size, first_write[i], plan.last_use[i]});
     plan.offset[i] = at;
     plan.bytes = std::max(plan.bytes, at + size);
   }
@@ -223,6 +249,7 @@ ValueLayout plan_model_values(const QuantizedModel& m, const std::vector<ActShap
   ValueLayout layout = plan_values(m.graph, shapes, who, channel_alignment);
   for (size_t i = 0; i < layout.storage.size(); ++i)
     if (m.quant[i].bits > 8) layout.storage[i].planes = 2;
+  layout.fused_activation = fused_activations(m, layout);
   return layout;
 }
 

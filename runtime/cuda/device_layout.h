@@ -56,6 +56,12 @@ struct ValueLayout {
   int channel_alignment = kDp4aChannelAlignment;
   std::vector<Storage> storage;  // per node; the output node's is empty
   std::vector<int> owner;        // node whose buffer holds the value: itself, or for a flatten its input's owner
+  // Per node: for a conv or linear, the Activation or PRelu that its epilogue
+  // computes too, writing that node's value (RequantEpilogue::table), or -1.
+  // Fused where the activation is the layer's only reader, both are 8-bit
+  // values stored alike, and not every value is retained (plan_arena): the
+  // layer's own value is then never stored.
+  std::vector<int> fused_activation;
 };
 
 // Fails naming the node (prefixed with `who`) where a consumer cannot read
@@ -63,7 +69,8 @@ struct ValueLayout {
 // stored differently).
 ValueLayout plan_values(const Graph& g, const std::vector<ActShape>& shapes, const std::string& who,
                         int channel_alignment);
-// The same for a quantized model, whose wide values (NodeQuant::bits > 8) take two planes.
+// The same for a quantized model, whose wide values (NodeQuant::bits > 8)
+// take two planes, with its fused activations.
 ValueLayout plan_model_values(const QuantizedModel& m, const std::vector<ActShape>& shapes, const std::string& who,
                               int channel_alignment);
 
@@ -116,9 +123,11 @@ GroupedConvShape grouped_conv_shape(const Graph& g, const std::vector<ActShape>&
 PackedLayer pack_grouped_layer(const QuantizedModel& model, const std::vector<ActShape>& shapes,
                                const ValueLayout& values, int node);
 
-// Arena offsets for one batch size: value v (an owner) lives from node v to
-// the last node reading it (or to the end with retain_all) and takes the
-// lowest kBufferAlignment-aligned offset free of every value alive with it.
+// Arena offsets for one batch size: value v (an owner) lives from node v (a
+// fused activation's: from its layer's, which writes it; that layer's own
+// value has none) to the last node reading it, or to the end with retain_all
+// (then nothing is fused), and takes the lowest kBufferAlignment-aligned
+// offset free of every value alive with it.
 struct ArenaPlan {
   std::vector<int64_t> offset;  // per owner node, -1 for the others
   std::vector<int> last_use;    // per owner node: the last node during which it must stay intact

@@ -173,6 +173,19 @@ struct CudaEngine::Impl {
   std::string where(int node) const;
   RequantEpilogue epilogue(const Plan& p, int node) const;
   int8_t* value(const Plan& p, int node) const { return p.arena.get() + p.offset[values.owner[node]]; }
+  // The activation or PRelu that a conv's or linear's epilogue computes in
+  // this plan (device_layout.h ValueLayout::fused_activation), or -1.
+  int fused_activation(const Plan& p, int node) const { return p.retains_all ? -1 : values.fused_activation[node]; }
+  // Whether the node is such an activation, computed by the layer before it.
+  bool computed_by_layer(const Plan& p, int node) const {
+    const Node& n = model.graph.nodes[node];
+    return (n.op == Op::Activation || n.op == Op::PRelu) && fused_activation(p, n.inputs[0]) == node;
+  }
+  // The buffer a conv or linear writes: its fused activation's value, else its own.
+  int8_t* layer_output(const Plan& p, int node) const {
+    const int activation = fused_activation(p, node);
+    return value(p, activation >= 0 ? activation : node);
+  }
   const cuda::Storage& storage(int node) const { return values.storage[node]; }
   Plan& plan(int64_t batch);
   std::unique_ptr<Plan> make_plan(int64_t batch);

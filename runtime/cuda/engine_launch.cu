@@ -29,7 +29,7 @@ void CudaEngine::Impl::enqueue_weighted(const Plan& p, int node) const {
   const DeviceLayer& layer = layers[node];
   if (uses_grouped(node)) {
     cuda::conv2d_grouped(grouped_shape(node, p.batch), value(p, n.inputs[0]), layer.weights.get(), epilogue(p, node),
-                         value(p, node), stream.get());
+                         layer_output(p, node), stream.get());
     return;
   }
   const cuda::ConvShape s = conv_shape(node, p.batch);
@@ -39,7 +39,7 @@ void CudaEngine::Impl::enqueue_weighted(const Plan& p, int node) const {
   if (is_output && fused_pool(p) >= 0) return enqueue_tail(p);
   if (uses_imma(node)) {
     cuda::conv2d_imma(imma_problem(node, p.batch), p.tiles[node], x, stored_input(n.inputs[0]), layer.weights.get(),
-                      epilogue(p, node), value(p, node), stream.get());
+                      epilogue(p, node), layer_output(p, node), stream.get());
     return;
   }
   if (backend != CudaBackend::CublasLt) {  // dp4a; imma's linear layers too
@@ -48,9 +48,9 @@ void CudaEngine::Impl::enqueue_weighted(const Plan& p, int node) const {
                                p.logits.get(), stream.get());
     else if (n.op == Op::Linear)
       cuda::linear_dp4a(x, unsigned_x, layer.weights.get(), s.rows(), s.depth(), s.out_c, epilogue(p, node),
-                        value(p, node), stream.get());
+                        layer_output(p, node), stream.get());
     else
-      cuda::conv2d_dp4a(s, x, unsigned_x, layer.weights.get(), epilogue(p, node), value(p, node), stream.get());
+      cuda::conv2d_dp4a(s, x, unsigned_x, layer.weights.get(), epilogue(p, node), layer_output(p, node), stream.get());
     return;
   }
   const int8_t* patches = x;  // a linear's or pointwise conv's input rows are its patches
@@ -63,13 +63,14 @@ void CudaEngine::Impl::enqueue_weighted(const Plan& p, int node) const {
   if (is_output)
     cuda::logits_from_accumulators(acc, s.rows(), s.out_c, classes(), layer.bias.get(), p.logits.get(), stream.get());
   else
-    cuda::requantize_accumulators(acc, s.rows(), s.out_c, epilogue(p, node), value(p, node), stream.get());
+    cuda::requantize_accumulators(acc, s.rows(), s.out_c, epilogue(p, node), layer_output(p, node), stream.get());
 }
 
 void CudaEngine::Impl::enqueue_node(const Plan& p, int node) const {
   const Node& n = model.graph.nodes[node];
   if (op_traits(n.op).weighted) return enqueue_weighted(p, node);
   if (node == fused_pool(p)) return;  // computed with the logits
+  if (computed_by_layer(p, node)) return;
   const cuda::OpLauncher launch = cuda::launcher(n.op);
   check(launch != nullptr, where(node) + ": no launcher for its operator");
   cuda::NodeLaunch args{n,

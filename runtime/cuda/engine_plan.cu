@@ -80,6 +80,11 @@ RequantEpilogue CudaEngine::Impl::epilogue(const Plan& p, int node) const {
     e.skip_zero_point = model.quant[n.inputs[1]].zero_point;
     e.skip_bits = model.quant[n.inputs[1]].bits;
   }
+  if (const int activation = fused_activation(p, node); activation >= 0) {
+    e.table = tables[activation].get();
+    e.table_stride = model.graph.nodes[activation].op == Op::PRelu ? 256 : 0;
+    e.table_channels = shapes[activation].c;
+  }
   return e;
 }
 
@@ -150,7 +155,7 @@ double CudaEngine::Impl::time_imma(const Plan& p, int node, int tile) const {
   const Node& n = model.graph.nodes[node];
   const auto launch = [&] {
     cuda::conv2d_imma(imma_problem(node, p.batch), tile, value(p, n.inputs[0]), stored_input(n.inputs[0]),
-                      layers[node].weights.get(), epilogue(p, node), value(p, node), stream.get());
+                      layers[node].weights.get(), epilogue(p, node), layer_output(p, node), stream.get());
   };
   launch();  // loads the kernel; the arena holds any bytes: no branch of the kernel depends on them
   const Events events(2);

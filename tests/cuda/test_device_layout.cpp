@@ -113,6 +113,58 @@ TEST(CudaDeviceLayout, FoldsAnImageOnlyForItsConvs) {
 
 // An unsigned tensor is stored centered (runtime/cuda/stored_value.h): uint8
 // bytes q + 128, which strip_padding gives back as the CPU's q.
+// A conv's or linear's one reader, a table activation, is fused into it
+// (its epilogue writes the activation's value): not where the conv has other
+// readers or a wide value. The activation's buffer then lives from the conv
+// on, apart from every value alive there (the conv's input among them), and
+// the conv's own has no buffer, except with every value retained.
+TEST(CudaDeviceLayout, FusedActivationsAreWrittenByTheirLayers) {
+  QuantizedModel model = quantize_random(random_imagenet_ops_checkpoint(31), quick_quantize_options(), 8);
+  const Graph& g = model.graph;
+  const std::vector<std::vector<int>> consumers = g.consumers();
+  const auto fusable = [&](int i) {
+    const Op op = g.nodes[i].op;
+    return (op == Op::Conv2d || op == Op::Linear) && i < g.output() && consumers[i].size() == 1 &&
+           g.nodes[consumers[i][0]].op == Op::Activation;
+  };
+  const cuda::ValueLayout layout = cuda::plan_model_values(model, g.shapes(), "test", cuda::igemm::kChannelAlignment);
+  std::vector<int> first_write(g.nodes.size());
+  int fused = 0;
+  for (int i = 0; i < static_cast<int>(g.nodes.size()); ++i) {
+    first_write[i] = i;
+    EXPECT_EQ(layout.fused_activation[i], fusable(i) ? consumers[i][0] : -1) << g.nodes[i].name;
+  }
+  for (int i = 0; i < static_cast<int>(g.nodes.size()); ++i)
+    if (layout.fused_activation[i] >= 0) first_write[layout.fused_activation[i]] = i, ++fused;
+  EXPECT_EQ(fused, 4) << "dw, se_expand, branch and right";
+
+  const int64_t batch = 3;
+  const cuda::ArenaPlan reuse = cuda::plan_arena(g, layout, batch, false);
+  const cuda::ArenaPlan separate = cuda::plan_arena(g, layout, batch, true);
+  for (int u = 0; u < g.output(); ++u) {
+    if (layout.owner[u] != u) continue;
+    EXPECT_GE(separate.offset[u], 0) << g.nodes[u].name;
+    if (layout.fused_activation[u] >= 0) {
+      EXPECT_EQ(reuse.offset[u], -1) << g.nodes[u].name << "'s value is never stored";
+      continue;
+    }
+    for (int v = 0; v < g.output(); ++v) {
+      if (v == u || layout.owner[v] != v || layout.fused_activation[v] >= 0) continue;
+      if (first_write[v] > reuse.last_use[u] || first_write[u] > reuse.last_use[v]) continue;  // never alive together
+      const int64_t u_end = reuse.offset[u] + batch * layout.storage[u].bytes();
+      const int64_t v_end = reuse.offset[v] + batch * layout.storage[v].bytes();
+      EXPECT_TRUE(u_end <= reuse.offset[v] || v_end <= reuse.offset[u])
+          << g.nodes[u].name << " and " << g.nodes[v].name << " overlap while both are alive";
+    }
+  }
+
+  // A wide conv output is not fused.
+  for (int i = 0; i < g.output(); ++i)
+    if (layout.fused_activation[i] >= 0) model.quant[i].bits = 16;
+  const cuda::ValueLayout wide = cuda::plan_model_values(model, g.shapes(), "test", cuda::igemm::kChannelAlignment);
+  for (int i = 0; i < g.output(); ++i) EXPECT_EQ(wide.fused_activation[i], -1) << g.nodes[i].name;
+}
+
 TEST(CudaDeviceLayout, StripPaddingAddsTheZeroPointBack) {
   cuda::Storage s;
   s.pixels = 2, s.c = 3, s.padded_c = 4;

@@ -15,7 +15,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
+#include <random>
 
 #include "tests/cuda/imma_cases.h"
 
@@ -23,9 +25,9 @@ namespace octet::cuda::igemm {
 namespace {
 
 // The kernel's output [M][stored out_c] (a wide one's two planes), every block run on the CPU.
-std::vector<int8_t> run_kernel(const Problem& p, const Data& d, int tile, bool copies_at_wait, bool last_to_first) {
+std::vector<int8_t> run_kernel(const Problem& p, const Data& d, int tile, bool copies_at_wait, bool last_to_first,
+                               const RequantEpilogue& e) {
   const TileConfig T = tile_config(tile);
-  const RequantEpilogue e = epilogue_of(d, d.device_skip.data());
   std::vector<int8_t> output(size_t(p.rows()) * p.out_c * (d.bits > 8 ? 2 : 1), int8_t{0x33});
   for (int bx = 0; bx < ceil_div(p.rows(), T.bm); ++bx)
     for (int by = 0; by < ceil_div(p.out_c, T.bn); ++by) {
@@ -55,7 +57,7 @@ TEST_P(ImmaKernelOnCpu, MatchesTheCpuRuntime) {
   const std::vector<int8_t> expected = cpu_outputs(v, p, d);
   const size_t plane = size_t(p.rows()) * p.out_c;
   for (const bool late : {false, true}) {
-    const std::vector<int8_t> output = run_kernel(p, d, tile, late, late);
+    const std::vector<int8_t> output = run_kernel(p, d, tile, late, late, epilogue_of(d, d.device_skip.data()));
     for (int m = 0; m < p.rows(); ++m)
       for (int n = 0; n < p.out_c; ++n) {
         const size_t at = size_t(m) * v.out_c + n, stored_at = size_t(m) * p.out_c + n;
@@ -68,6 +70,43 @@ TEST_P(ImmaKernelOnCpu, MatchesTheCpuRuntime) {
           want = int8_t(expected[at] - d.zero_point);
         }
         ASSERT_EQ(got, want) << "pixel " << m << ", channel " << n << (late ? ", copies landing at the wait" : "");
+      }
+  }
+}
+
+// A fused activation (RequantEpilogue::table): each stored output through
+// its channel's table, the padding channels 0, on each tile (each has its
+// epilogue) with the first shape it runs whose channels are padded, else its
+// first; signed and unsigned outputs, one table for every channel and one per channel.
+TEST(ImmaKernelOnCpu, StoresThroughAFusedActivationTable) {
+  std::vector<int> shape_of(kTileCount, -1);
+  for (const auto& [conv, tile] : runnable_shapes_and_tiles())
+    if (shape_of[tile] < 0 || (kConvs[shape_of[tile]].out_c % kChannelAlignment == 0 &&
+                               kConvs[conv].out_c % kChannelAlignment != 0))
+      shape_of[tile] = conv;
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<int> byte(-128, 127);
+  for (int tile = 0; tile < kTileCount; ++tile) {
+    const int conv = shape_of[tile];
+    ASSERT_GE(conv, 0) << tile_config(tile).name << " runs no shape";
+    const Conv& v = kConvs[conv];
+    const Problem p = problem_of(v);
+    const Data d = make_data(v, p, conv % 2 == 1, conv % 3 != 2, 3000 + tile,
+                             tile % 3 == 0 ? StoredInput::kUnsigned : StoredInput::kSigned);
+    const int stride = tile % 2 == 1 ? 256 : 0;
+    std::vector<int8_t> tables(size_t(stride ? v.out_c : 1) * 256);
+    for (int8_t& t : tables) t = static_cast<int8_t>(byte(rng));
+    RequantEpilogue e = epilogue_of(d, d.device_skip.data());
+    e.table = tables.data(), e.table_stride = stride, e.table_channels = v.out_c;
+    const std::vector<int8_t> expected = cpu_outputs(v, p, d);
+    const std::vector<int8_t> output = run_kernel(p, d, tile, false, true, e);
+    for (int m = 0; m < p.rows(); ++m)
+      for (int n = 0; n < p.out_c; ++n) {
+        const uint8_t stored = static_cast<uint8_t>(expected[size_t(m) * v.out_c + std::min(n, v.out_c - 1)] -
+                                                    d.zero_point);
+        const int8_t want = n < v.out_c ? tables[size_t(n) * stride + stored] : int8_t{0};
+        ASSERT_EQ(output[size_t(m) * p.out_c + n], want)
+            << tile_config(tile).name << " on " << conv_name(v) << ": pixel " << m << ", channel " << n;
       }
   }
 }

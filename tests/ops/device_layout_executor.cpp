@@ -115,6 +115,19 @@ void check_zero_padding(const int8_t* stored, const cuda::Storage& s, int64_t ba
         throw Error("node '" + node + "': padding channel " + std::to_string(c) + " of stored pixel " +
                     std::to_string(p) + " is " + std::to_string(stored[p * s.padded_c + c]) + ", not 0");
 }
+// The stored tables of an Activation (one) or PRelu (one per channel) as the
+// CUDA engine makes them.
+std::vector<int8_t> stored_tables(const QuantizedModel& model, int node) {
+  const Node& n = model.graph.nodes[node];
+  const NodeQuant& q = model.quant[node];
+  const NodeQuant& in = model.quant[n.inputs[0]];
+  if (n.op == Op::PRelu)
+    return cuda::stored_channel_tables(ops::prelu_tables(q.slope, in.scale, q.scale, in.zero_point, q.zero_point),
+                                       in.zero_point, q.zero_point);
+  const std::array<int8_t, 256> table = cuda::stored_activation_table(
+      ops::activation_table(n, in.scale, q.scale, in.zero_point, q.zero_point), in.zero_point, q.zero_point);
+  return std::vector<int8_t>(table.begin(), table.end());
+}
 }  // namespace
 
 LayoutRun run_in_device_layout(const QuantizedModel& model, const std::vector<float>& images, int64_t batch,
@@ -148,9 +161,23 @@ LayoutRun run_in_device_layout(const QuantizedModel& model, const std::vector<fl
       input.push_back({value(n.inputs[k]), stored.planes == 2 ? batch * stored.plane_bytes() : 0,
                       cuda::stored_unsigned(zero_point_of(k))});
     }
-    int8_t* dst = i == model.output() ? nullptr : value(i);
+    // A conv's fused activation (not with every value retained, as on CUDA): the conv writes its value,
+    // through its tables, and the activation itself does nothing.
+    const bool weighted = n.op == Op::Conv2d || n.op == Op::Linear;
+    const int fused = weighted && !retain_all ? layout.fused_activation[i] : -1;
+    const bool computed_by_layer = !retain_all && !weighted && !n.inputs.empty() &&
+                                   layout.fused_activation[n.inputs[0]] == i;
+    std::vector<int8_t> fused_tables;
+    RequantEpilogue e;
+    if (fused >= 0) {
+      fused_tables = stored_tables(model, fused);
+      e.table = fused_tables.data();
+      e.table_stride = g.nodes[fused].op == Op::PRelu ? 256 : 0;
+      e.table_channels = shapes[fused].c;
+    }
+    int8_t* dst = i == model.output() ? nullptr : value(fused >= 0 ? fused : i);
     auto at = [](int64_t b, int yy, int xx, int c, int h, int w, int cs) { return ((b * h + yy) * w + xx) * cs + c; };
-    switch (n.op) {
+    if (!computed_by_layer) switch (n.op) {
       case Op::Input: {
         const cuda::ImageFold& f = out.fold;
         if (f.kind == cuda::ImageFold::kSpaceToDepth) {
@@ -172,7 +199,6 @@ LayoutRun run_in_device_layout(const QuantizedModel& model, const std::vector<fl
       case Op::Linear: {
         if (cuda::runs_grouped_kernel(n)) {  // the CUDA kernel's own arithmetic, thread by thread
           const cuda::PackedLayer layer = cuda::pack_grouped_layer(model, shapes, layout, i);
-          RequantEpilogue e;
           e.bias = layer.bias.data(), e.multiplier = layer.multiplier.data(), e.shift = layer.shift.data();
           e.relu = n.relu, e.zero_point = q.zero_point;
           if (n.inputs.size() == 2)
@@ -221,7 +247,7 @@ LayoutRun run_in_device_layout(const QuantizedModel& model, const std::vector<fl
                   dst[row * layer.out_c + o] = static_cast<int8_t>(cuda::high_byte(y_value));
                   dst[batch * out.plane_bytes() + row * layer.out_c + o] = static_cast<int8_t>(cuda::low_byte(y_value));
                 } else {
-                  dst[row * layer.out_c + o] = static_cast<int8_t>(y_value);
+                  dst[row * layer.out_c + o] = static_cast<int8_t>(cuda::through_table(y_value, o, e));
                 }
               }
         break;
@@ -289,18 +315,14 @@ LayoutRun run_in_device_layout(const QuantizedModel& model, const std::vector<fl
           cuda::shuffle_element(src, x.c, n.groups, out.padded_c, e, dst);
         break;
       case Op::Activation: {
-        const std::array<int8_t, 256> table = cuda::stored_activation_table(
-            ops::activation_table(n, model.quant[n.inputs[0]].scale, q.scale, zero_point_of(0), q.zero_point),
-            zero_point_of(0), q.zero_point);
+        const std::vector<int8_t> table = stored_tables(model, i);
         each_vector(src, batch * out.pixels, out.padded_c, dst, [&](const auto& in, int first_channel) {
           return cuda::table_vector(in, table.data(), first_channel, y.c);
         });
         break;
       }
       case Op::PRelu: {
-        const std::vector<int8_t> tables = cuda::stored_channel_tables(
-            ops::prelu_tables(q.slope, model.quant[n.inputs[0]].scale, q.scale, zero_point_of(0), q.zero_point),
-            zero_point_of(0), q.zero_point);
+        const std::vector<int8_t> tables = stored_tables(model, i);
         each_vector(src, batch * out.pixels, out.padded_c, dst, [&](const auto& in, int first_channel) {
           return cuda::channel_table_vector(in, tables.data(), first_channel, y.c);
         });
@@ -321,7 +343,7 @@ LayoutRun run_in_device_layout(const QuantizedModel& model, const std::vector<fl
       default:  // runtime/cuda/op_support.h: the runners skip models the CUDA runtime cannot run
         throw Error(n.name + ": the CUDA runtime has no kernel for operator '" + op_name(n.op) + "'");
     }
-    if (i == model.output()) continue;
+    if (i == model.output() || fused >= 0) continue;  // a fused activation's value is checked at its node
     if (out.fold.kind == cuda::ImageFold::kNone && n.op != Op::Flatten)
       check_zero_padding(value(i), out, batch, n.name);
     const std::vector<int8_t> stored(value(i), value(i) + batch * out.bytes());

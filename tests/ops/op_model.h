@@ -30,6 +30,9 @@ class OpModel {
   // The activations made after this call have `bits` bits (NodeQuant::bits;
   // only a conv's output without ReLU may be wide).
   void set_bits(int32_t bits) { bits_ = bits; }
+  // The activations made after this call that take the model's scale (a
+  // conv's, an add's) have `scale`: what a table activation after them reads.
+  void set_scale(float scale) { scale_ = scale; }
   // A conv, with a fused residual when skip >= 0.
   int conv(int x, int out_c, int kernel, int stride, int padding, bool relu, int skip = -1,
            Requant requant = Requant::Typical, int groups = 1, int dilation = 1);
