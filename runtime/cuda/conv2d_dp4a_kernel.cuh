@@ -119,7 +119,7 @@ static __global__ void __launch_bounds__(kDp4aThreads)
     if (m >= rows) break;  // rows grow with i
     const int64_t at = m * s.out_c + col;
     const auto out = [&](int j) { return requantize_stored_output(acc[i][j], col + j, at + j, e); };
-    *reinterpret_cast<uint32_t*>(output + at) = pack_int8x4(out(0), out(1), out(2), out(3));
+    *reinterpret_cast<uint32_t*>(output + at) = word_through_table(pack_int8x4(out(0), out(1), out(2), out(3)), col, e);
   }
 }
 

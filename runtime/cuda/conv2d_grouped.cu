@@ -14,16 +14,16 @@ constexpr int kThreads = Pixels == 1 ? kBlockSize : 128;
 template <int Pixels>
 constexpr int kResidentBlocks = Pixels == 1 ? 5 : 3;
 
-template <int Lanes, int Kernel, int Pixels>
+template <int Lanes, int Kernel, int Pixels, bool Table>
 __global__ void __launch_bounds__(kThreads<Pixels>, kResidentBlocks<Pixels>)
     conv2d_grouped_kernel(const GroupedConvShape s, const int8_t* __restrict__ input,
                           const int8_t* __restrict__ weights, const RequantEpilogue e, int8_t* __restrict__ output) {
   const int64_t item = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (item >= s.items()) return;
   if constexpr (Pixels == 1)
-    grouped_conv_item<Lanes, Kernel>(input, weights, s, e, item, output);
+    grouped_conv_item<Lanes, Kernel, Table>(input, weights, s, e, item, output);
   else
-    depthwise_row_item<Pixels, Kernel>(input, weights, s, e, item, output);
+    depthwise_row_item<Pixels, Kernel, Table>(input, weights, s, e, item, output);
 }
 
 struct Launch {
@@ -33,10 +33,11 @@ struct Launch {
   const RequantEpilogue& e;
   int8_t* output;
   cudaStream_t stream;
-  template <int Lanes, int Kernel, int Pixels>
+  template <int Lanes, int Kernel, int Pixels, bool Table>
   void run() const {
     const dim3 grid(static_cast<unsigned>(ceil_div(s.items(), kThreads<Pixels>)));
-    conv2d_grouped_kernel<Lanes, Kernel, Pixels><<<grid, kThreads<Pixels>, 0, stream>>>(s, input, weights, e, output);
+    conv2d_grouped_kernel<Lanes, Kernel, Pixels, Table>
+        <<<grid, kThreads<Pixels>, 0, stream>>>(s, input, weights, e, output);
   }
 };
 
@@ -55,7 +56,7 @@ void conv2d_grouped(const GroupedConvShape& s, const int8_t* input, const int8_t
                     int8_t* output, cudaStream_t stream) {
   const std::string why = conv2d_grouped_unsupported(s);
   check(why.empty(), "cuda conv2d_grouped: " + why);
-  visit_grouped_variant(s, Launch{s, input, weights, e, output, stream});
+  visit_grouped_variant(s, e, Launch{s, input, weights, e, output, stream});
   CUDA_CHECK_LAUNCH();
 }
 

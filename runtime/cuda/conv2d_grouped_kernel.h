@@ -24,18 +24,27 @@ struct GroupedConvShape {
   int in_per_group = 0, out_per_group = 0;
   int kernel = 0, kernel_w = 0, stride = 1, padding = 0, dilation = 1;  // kernel x kernel_w taps
   bool unsigned_input = false;  // the input stored as uint8 (zero point -128)
+  // Output pixels a thread where rows_possible(): 1, or 4 (depthwise_row_item).
+  // The CUDA engine times both per conv; untimed, 4 for 7x7 kernels only
+  // (default_row_pixels).
+  int pixels = 1;
   OCTET_HOST_DEVICE bool depthwise() const { return in_per_group == 1 && out_per_group == 1; }
   // Output channels per thread: 16 (one 16-byte load per tap) for depthwise
   // convs whose channels allow it, else 4.
   OCTET_HOST_DEVICE int lanes() const { return depthwise() && out_stored_c % 16 == 0 ? 16 : 4; }
-  // Output pixels per thread: 4 side by side in a row for the 16-lane
-  // depthwise 7x7 convs of stride 1 (ConvNeXt's; depthwise_row_item: each
-  // input vector loaded serves up to 7 outputs, each weight 4; on an H200
-  // ConvNeXt-T's took 8.2 of its 39.5 ms at one pixel a thread), else 1. The
-  // 3x3 and 5x5 ones keep the kernel measured there until this one is.
-  OCTET_HOST_DEVICE int row_pixels() const {
-    return lanes() == 16 && stride == 1 && dilation == 1 && kernel == 7 && kernel_w == 7 ? 4 : 1;
+  // Whether 4 output pixels side by side in a row can share a thread: 16-lane
+  // depthwise convs of stride 1 and a square kernel of 3, 5 or 7 (each input
+  // vector loaded then serves up to `kernel` outputs, each weight 4).
+  OCTET_HOST_DEVICE bool rows_possible() const {
+    return lanes() == 16 && stride == 1 && dilation == 1 && kernel == kernel_w &&
+           (kernel == 3 || kernel == 5 || kernel == 7);
   }
+  // Output pixels per thread.
+  OCTET_HOST_DEVICE int row_pixels() const { return rows_possible() ? pixels : 1; }
+  // The choice without timing: rows for 7x7 kernels (on an H200 ConvNeXt-T's
+  // 7x7 convs took 8.2 of its 39.5 ms at one pixel a thread); one pixel for
+  // 3x3 and 5x5 (MobileNetV2-224's took 2.75 of 5.97 ms so, rows not yet timed).
+  OCTET_HOST_DEVICE int default_row_pixels() const { return kernel == 7 ? 4 : 1; }
   // Threads along a row of output pixels.
   OCTET_HOST_DEVICE int item_columns() const { return (out_w + row_pixels() - 1) / row_pixels(); }
   // Threads: one per `lanes()` stored channels of each `row_pixels()` output pixels.
@@ -50,8 +59,11 @@ OCTET_HOST_DEVICE int64_t grouped_weight_offset(const GroupedConvShape& s, int t
 
 // Thread `item` of the conv (pixel-major, then runs of Lanes stored output
 // channels); Lanes is s.lanes(). Kernel: a square s.kernel fixed at compile
-// time (its taps unrolled, so that their loads issue together), or 0.
-template <int Lanes, int Kernel>
+// time (its taps unrolled, so that their loads issue together), or 0. Table:
+// e has a fused activation (word_through_table), mapped once every word is
+// packed, in instantiations of its own: within the kernel's 48 registers the
+// step spills 8 bytes (sm_80 and sm_90), which the convs without one then do not.
+template <int Lanes, int Kernel, bool Table>
 OCTET_HOST_DEVICE void grouped_conv_item(const int8_t* __restrict__ x, const int8_t* __restrict__ w,
                                          const GroupedConvShape& s, const RequantEpilogue& e, int64_t item,
                                          int8_t* __restrict__ y) {
@@ -96,6 +108,8 @@ OCTET_HOST_DEVICE void grouped_conv_item(const int8_t* __restrict__ x, const int
     const auto out_of = [&](int k) { return requantize_stored_output(acc[k], c0 + k, at + k, e); };
     out[i] = pack_int8x4(out_of(j), out_of(j + 1), out_of(j + 2), out_of(j + 3));
   }
+  if constexpr (Table)  // once every word is packed: fewer registers at once
+    for (int i = 0; i < kWords; ++i) out[i] = word_through_table(out[i], c0 + 4 * i, e);
   store_words(y + at, out);
 }
 
@@ -104,8 +118,8 @@ OCTET_HOST_DEVICE void grouped_conv_item(const int8_t* __restrict__ x, const int
 // of the kernel: its Kernel weight vectors loaded once, then each of the
 // Pixels + Kernel - 1 input vectors under the outputs' windows once, added to
 // every output whose window holds it. The same integer products and sums as
-// grouped_conv_item's.
-template <int Pixels, int Kernel>
+// grouped_conv_item's; Table as there.
+template <int Pixels, int Kernel, bool Table>
 OCTET_HOST_DEVICE void depthwise_row_item(const int8_t* __restrict__ x, const int8_t* __restrict__ w,
                                           const GroupedConvShape& s, const RequantEpilogue& e, int64_t item,
                                           int8_t* __restrict__ y) {
@@ -146,22 +160,35 @@ OCTET_HOST_DEVICE void depthwise_row_item(const int8_t* __restrict__ x, const in
       const auto out_of = [&](int k) { return requantize_stored_output(acc[p][k], c0 + k, at + k, e); };
       out[i] = pack_int8x4(out_of(4 * i), out_of(4 * i + 1), out_of(4 * i + 2), out_of(4 * i + 3));
     }
+    if constexpr (Table)
+      for (int i = 0; i < 4; ++i) out[i] = word_through_table(out[i], c0 + 4 * i, e);
     store_words(y + at, out);
   }
 }
 
-// Calls visitor.template run<Lanes, Kernel, Pixels>() with the instantiation
-// that runs `s` (Pixels 1: grouped_conv_item<Lanes, Kernel>; else
-// depthwise_row_item<Pixels, Kernel>): the CUDA launcher and the host
-// executor of the tests pick the same one.
+// Calls visitor.template run<Lanes, Kernel, Pixels, Table>() with the
+// instantiation that runs `s` with epilogue `e` (Pixels 1:
+// grouped_conv_item<Lanes, Kernel, Table>; else depthwise_row_item<Pixels,
+// Kernel, Table>): the CUDA launcher and the host executor of the tests pick the same one.
+template <bool Table, typename Visitor>
+void visit_grouped_variant_of(const GroupedConvShape& s, Visitor&& visitor) {
+  if (s.lanes() == 4) return visitor.template run<4, 0, 1, Table>();
+  if (s.row_pixels() == 4) {
+    if (s.kernel == 3) return visitor.template run<16, 3, 4, Table>();
+    if (s.kernel == 5) return visitor.template run<16, 5, 4, Table>();
+    return visitor.template run<16, 7, 4, Table>();
+  }
+  if (s.kernel_w != s.kernel) return visitor.template run<16, 0, 1, Table>();
+  if (s.kernel == 3) return visitor.template run<16, 3, 1, Table>();
+  if (s.kernel == 5) return visitor.template run<16, 5, 1, Table>();
+  visitor.template run<16, 0, 1, Table>();
+}
 template <typename Visitor>
-void visit_grouped_variant(const GroupedConvShape& s, Visitor&& visitor) {
-  if (s.lanes() == 4) return visitor.template run<4, 0, 1>();
-  if (s.row_pixels() == 4) return visitor.template run<16, 7, 4>();
-  if (s.kernel_w != s.kernel) return visitor.template run<16, 0, 1>();
-  if (s.kernel == 3) return visitor.template run<16, 3, 1>();
-  if (s.kernel == 5) return visitor.template run<16, 5, 1>();
-  visitor.template run<16, 0, 1>();
+void visit_grouped_variant(const GroupedConvShape& s, const RequantEpilogue& e, Visitor&& visitor) {
+  if (e.table)
+    visit_grouped_variant_of<true>(s, visitor);
+  else
+    visit_grouped_variant_of<false>(s, visitor);
 }
 
 }  // namespace octet::cuda

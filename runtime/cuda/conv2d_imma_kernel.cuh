@@ -112,7 +112,7 @@ __device__ __forceinline__ void store_output_tile(const igemm::Problem& p, const
       }
       auto out = [&](int32_t a, int32_t b, int32_t m_, int32_t sm, int32_t sh, int byte) {
         const int32_t s = skip_wide ? wide_value(skip[g], skip_low[g], byte) : stored_value(skip[g], byte, skip_unsigned);
-        return through_table(requantize_stored(a + b, m_, s, sm, sh, range), col + byte, e);
+        return requantize_stored(a + b, m_, s, sm, sh, range);
       };
       const int32_t v0 = out(sum.x, bias.x, multiplier.x, skip_multiplier.x, shift.x, 0),
                     v1 = out(sum.y, bias.y, multiplier.y, skip_multiplier.y, shift.y, 1),
@@ -123,7 +123,7 @@ __device__ __forceinline__ void store_output_tile(const igemm::Problem& p, const
         at[0] = pack_int8x4(high_byte(v0), high_byte(v1), high_byte(v2), high_byte(v3));
         at[plane / 4] = pack_int8x4(low_byte(v0), low_byte(v1), low_byte(v2), low_byte(v3));
       } else {
-        at[0] = pack_int8x4(v0, v1, v2, v3);
+        at[0] = word_through_table(pack_int8x4(v0, v1, v2, v3), col, e);
       }
     }
   }

@@ -341,7 +341,7 @@ std::vector<Engine::NodeTiming> CudaEngine::profile(const float* input, int64_t 
     if (m.uses_imma(i))
       kernel = cuda::igemm::tile_config(p.tiles[i]).name;
     else if (m.uses_grouped(i))
-      kernel = m.grouped_shape(i, batch).row_pixels() > 1 ? "grouped-rows" : "grouped-direct";
+      kernel = m.grouped_shape(p, i).row_pixels() > 1 ? "grouped-rows" : "grouped-direct";
     else if (m.computed_by_layer(p, i))
       kernel = "in-layer-epilogue";  // its table applied by the conv or linear before it
     out.push_back({n.name, op_name(n.op), kernel, m.macs(i, batch), total[i] / iterations});

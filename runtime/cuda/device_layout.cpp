@@ -178,6 +178,7 @@ GroupedConvShape grouped_conv_shape(const Graph& g, const std::vector<ActShape>&
   s.in_per_group = x.c / n.groups, s.out_per_group = n.channels / n.groups;
   s.kernel = n.kernel, s.kernel_w = kernel_width(n), s.stride = n.stride, s.padding = n.padding;
   s.dilation = n.dilation;
+  s.pixels = s.default_row_pixels();
   return s;
 }
 

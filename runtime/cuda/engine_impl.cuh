@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -28,7 +29,8 @@ inline constexpr size_t kCublasLtWorkspace = size_t{32} << 20;  // NVIDIA's reco
 // Timed launches per cuda-imma tile candidate (the fastest counts), after one untimed.
 inline constexpr int kTuningRuns = 3;
 
-// OCTET_IMMA_TUNE=0: take the cost model's tile instead of timing the candidates.
+// OCTET_IMMA_TUNE=0: take the cost model's tile instead of timing the
+// candidates, and the grouped convs' default_row_pixels.
 inline bool tile_tuning_enabled() {
   const char* v = std::getenv("OCTET_IMMA_TUNE");
   return !(v && std::string(v) == "0");
@@ -130,6 +132,7 @@ struct CudaEngine::Impl {
     std::vector<int64_t> offset;                       // per node that owns storage, else -1
     std::vector<std::unique_ptr<cuda::LtGemm>> gemms;  // per conv / linear on the cuBLASLt path
     std::vector<int> tiles;                            // per conv on the imma path: its tile configuration
+    std::vector<int> row_pixels;                       // per grouped conv: its GroupedConvShape::pixels, timed
     int64_t runs = 0;
     GraphExecOwner graph;  // captured on the second run (the first, direct one loads the kernels lazily)
   };
@@ -147,6 +150,8 @@ struct CudaEngine::Impl {
   std::string imma_unsupported(int node, int64_t batch) const;
   int tuned_tile(const Plan& p, int node);
   double time_imma(const Plan& p, int node, int tile) const;
+  // The fastest of kTuningRuns launches, in milliseconds.
+  double time_launches(const std::function<void()>& launch) const;
   bool uses_imma(int node) const {
     const Node& n = model.graph.nodes[node];
     return backend == CudaBackend::Imma && n.op == Op::Conv2d && !uses_grouped(node);
@@ -158,6 +163,13 @@ struct CudaEngine::Impl {
     s.unsigned_input = stored_unsigned(model.graph.nodes[node].inputs[0]);
     return s;
   }
+  // As the plan runs it: with the pixels a thread that the plan chose.
+  cuda::GroupedConvShape grouped_shape(const Plan& p, int node) const {
+    cuda::GroupedConvShape s = grouped_shape(node, p.batch);
+    s.pixels = p.row_pixels[node];
+    return s;
+  }
+  int tuned_row_pixels(const Plan& p, int node) const;
   // Whether the node's value is stored as uint8 (cuda/stored_value.h).
   bool stored_unsigned(int node) const { return cuda::stored_unsigned(model.quant[node].zero_point); }
   // How a conv reads the node's value (cuda/stored_value.h).

@@ -28,7 +28,7 @@ void CudaEngine::Impl::enqueue_weighted(const Plan& p, int node) const {
   const Node& n = model.graph.nodes[node];
   const DeviceLayer& layer = layers[node];
   if (uses_grouped(node)) {
-    cuda::conv2d_grouped(grouped_shape(node, p.batch), value(p, n.inputs[0]), layer.weights.get(), epilogue(p, node),
+    cuda::conv2d_grouped(grouped_shape(p, node), value(p, n.inputs[0]), layer.weights.get(), epilogue(p, node),
                          layer_output(p, node), stream.get());
     return;
   }

@@ -36,7 +36,11 @@ std::string CudaEngine::Impl::imma_unsupported(int node, int64_t batch) const {
 }
 
 std::string CudaEngine::Impl::unsupported(int node, int64_t batch) const {
-  if (uses_grouped(node)) return cuda::conv2d_grouped_unsupported(grouped_shape(node, batch));
+  if (uses_grouped(node)) {
+    cuda::GroupedConvShape s = grouped_shape(node, batch);
+    s.pixels = 1;  // the most threads either choice launches
+    return cuda::conv2d_grouped_unsupported(s);
+  }
   const cuda::ConvShape s = conv_shape(node, batch);
   if (backend == CudaBackend::CublasLt) {
     const std::string why = cuda::why_cublaslt_cannot_run(model, node);
@@ -113,6 +117,7 @@ std::unique_ptr<CudaEngine::Impl::Plan> CudaEngine::Impl::make_plan(int64_t batc
   int64_t patch_bytes = 0, acc_bytes = 0;
   p->gemms.resize(n_nodes);
   p->tiles.assign(n_nodes, -1);
+  p->row_pixels.assign(n_nodes, 1);
   for (int i = 0; i < n_nodes; ++i) {
     const Node& n = g.nodes[i];
     if (n.op != Op::Conv2d && n.op != Op::Linear) continue;
@@ -138,9 +143,31 @@ std::unique_ptr<CudaEngine::Impl::Plan> CudaEngine::Impl::make_plan(int64_t batc
   p->logits = DeviceBuffer<int32_t>(static_cast<size_t>(batch * classes()));
   p->arena = DeviceBuffer<int8_t>(static_cast<size_t>(arena.bytes));
   p->scratch = DeviceBuffer<int8_t>(static_cast<size_t>(patch_bytes + acc_bytes));
-  for (int i = 0; i < n_nodes; ++i)
-    if (uses_imma(i)) p->tiles[i] = tuned_tile(*p, i);  // timed on this plan's buffers
+  for (int i = 0; i < n_nodes; ++i) {  // timed on this plan's buffers
+    if (uses_imma(i)) p->tiles[i] = tuned_tile(*p, i);
+    if (uses_grouped(i)) p->row_pixels[i] = tuned_row_pixels(*p, i);
+  }
   return p;
+}
+
+// One output pixel a thread or four (conv2d_grouped_kernel.h), where both can
+// run the conv: the faster, as timed here (the same sums either way).
+int CudaEngine::Impl::tuned_row_pixels(const Plan& p, int node) const {
+  cuda::GroupedConvShape s = grouped_shape(node, p.batch);
+  if (!s.rows_possible() || !tune_tiles) return s.default_row_pixels();
+  const Node& n = model.graph.nodes[node];
+  double fastest = INFINITY;
+  int chosen = s.default_row_pixels();
+  for (int round = 0; round < cuda::igemm::TileTuner::kRounds; ++round)
+    for (const int pixels : {1, 4}) {
+      s.pixels = pixels;
+      const double ms = time_launches([&] {
+        cuda::conv2d_grouped(s, value(p, n.inputs[0]), layers[node].weights.get(), epilogue(p, node),
+                             layer_output(p, node), stream.get());
+      });
+      if (ms < fastest) fastest = ms, chosen = pixels;
+    }
+  return chosen;
 }
 
 int CudaEngine::Impl::tuned_tile(const Plan& p, int node) {
@@ -153,11 +180,14 @@ int CudaEngine::Impl::tuned_tile(const Plan& p, int node) {
 
 double CudaEngine::Impl::time_imma(const Plan& p, int node, int tile) const {
   const Node& n = model.graph.nodes[node];
-  const auto launch = [&] {
+  return time_launches([&] {
     cuda::conv2d_imma(imma_problem(node, p.batch), tile, value(p, n.inputs[0]), stored_input(n.inputs[0]),
                       layers[node].weights.get(), epilogue(p, node), layer_output(p, node), stream.get());
-  };
-  launch();  // loads the kernel; the arena holds any bytes: no branch of the kernel depends on them
+  });
+}
+
+double CudaEngine::Impl::time_launches(const std::function<void()>& launch) const {
+  launch();  // loads the kernel; the arena holds any bytes: no branch of the kernels depends on them
   const Events events(2);
   double fastest = INFINITY;
   for (int run = 0; run < kTuningRuns; ++run) {

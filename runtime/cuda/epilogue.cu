@@ -17,8 +17,11 @@ __global__ void requantize_accumulators_kernel(const int32_t* __restrict__ acc, 
   const int c = static_cast<int>(at % out_c);
   const int4 a = *reinterpret_cast<const int4*>(acc + at);
   *reinterpret_cast<uint32_t*>(y + at) =
-      pack_int8x4(requantize_stored_output(a.x, c, at, e), requantize_stored_output(a.y, c + 1, at + 1, e),
-                  requantize_stored_output(a.z, c + 2, at + 2, e), requantize_stored_output(a.w, c + 3, at + 3, e));
+      word_through_table(pack_int8x4(requantize_stored_output(a.x, c, at, e),
+                                     requantize_stored_output(a.y, c + 1, at + 1, e),
+                                     requantize_stored_output(a.z, c + 2, at + 2, e),
+                                     requantize_stored_output(a.w, c + 3, at + 3, e)),
+                         c, e);
 }
 
 __global__ void logits_kernel(const int32_t* __restrict__ acc, int64_t count, int acc_c, int classes,

@@ -37,7 +37,8 @@ static __global__ void linear_dp4a_kernel(const int8_t* __restrict__ x, bool uns
   const int64_t words = depth / 4;
   const int32_t acc = warp_dot(reinterpret_cast<const int32_t*>(x + row * depth), unsigned_x,
                                reinterpret_cast<const int32_t*>(w + int64_t(o) * depth), words);
-  if (threadIdx.x % 32 == 0) y[index] = static_cast<int8_t>(requantize_stored_output(acc, o, index, e));
+  if (threadIdx.x % 32 == 0)
+    y[index] = static_cast<int8_t>(through_table(requantize_stored_output(acc, o, index, e), o, e));
 }
 
 static __global__ void linear_dp4a_logits_kernel(const int8_t* __restrict__ x, bool unsigned_x,

@@ -62,22 +62,28 @@ OCTET_HOST_DEVICE int32_t requantize_stored(int32_t acc, int32_t multiplier, int
   return ::octet::requantize(acc, multiplier, skip, skip_multiplier, shift, r.lo, 0, r.hi);
 }
 
+// requantize_output (requant_epilogue.h) for stored values: e.skip holds the
+// residual stored, at e.skip_zero_point; the result is stored at e.zero_point.
+OCTET_HOST_DEVICE int32_t requantize_stored_output(int32_t acc, int c, int64_t at, const RequantEpilogue& e) {
+  const int32_t skip = e.skip ? stored_value(e.skip[at], stored_unsigned(e.skip_zero_point)) : 0;
+  const int32_t skip_multiplier = e.skip ? e.skip_multiplier[c] : 0;
+  return requantize_stored(acc + e.bias[c], e.multiplier[c], skip, skip_multiplier, e.shift[c],
+                           stored_range(e.relu, e.zero_point));
+}
+
 // Channel c's stored output `v` through e's fused activation where it has
 // one (RequantEpilogue::table): then the activation's stored byte, as int8.
 OCTET_HOST_DEVICE int32_t through_table(int32_t v, int c, const RequantEpilogue& e) {
   if (!e.table) return v;
   return c < e.table_channels ? e.table[c * e.table_stride + static_cast<uint8_t>(v)] : 0;
 }
-
-// requantize_output (requant_epilogue.h) for stored values: e.skip holds the
-// residual stored, at e.skip_zero_point; the result is stored at e.zero_point,
-// then through e's fused activation, if any.
-OCTET_HOST_DEVICE int32_t requantize_stored_output(int32_t acc, int c, int64_t at, const RequantEpilogue& e) {
-  const int32_t skip = e.skip ? stored_value(e.skip[at], stored_unsigned(e.skip_zero_point)) : 0;
-  const int32_t skip_multiplier = e.skip ? e.skip_multiplier[c] : 0;
-  const int32_t v = requantize_stored(acc + e.bias[c], e.multiplier[c], skip, skip_multiplier, e.shift[c],
-                                      stored_range(e.relu, e.zero_point));
-  return through_table(v, c, e);
+// The same for a word of 4 stored outputs, of channels c .. c + 3. The kernels
+// map each word they store, once packed: the requantization before it keeps
+// its registers (a byte at a time, the depthwise rows kernel spilled).
+OCTET_HOST_DEVICE uint32_t word_through_table(uint32_t word, int c, const RequantEpilogue& e) {
+  if (!e.table) return word;
+  return pack_int8x4(through_table(byte_of(word, 0), c, e), through_table(byte_of(word, 1), c + 1, e),
+                     through_table(byte_of(word, 2), c + 2, e), through_table(byte_of(word, 3), c + 3, e));
 }
 
 }  // namespace octet::cuda

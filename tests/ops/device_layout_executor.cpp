@@ -27,13 +27,13 @@ struct EveryThread {
   const cuda::GroupedConvShape& s;
   const RequantEpilogue& e;
   int8_t* y;
-  template <int Lanes, int Kernel, int Pixels>
+  template <int Lanes, int Kernel, int Pixels, bool Table>
   void run() const {
     for (int64_t item = s.items() - 1; item >= 0; --item) {
       if constexpr (Pixels == 1)
-        cuda::grouped_conv_item<Lanes, Kernel>(x, w, s, e, item, y);
+        cuda::grouped_conv_item<Lanes, Kernel, Table>(x, w, s, e, item, y);
       else
-        cuda::depthwise_row_item<Pixels, Kernel>(x, w, s, e, item, y);
+        cuda::depthwise_row_item<Pixels, Kernel, Table>(x, w, s, e, item, y);
     }
   }
 };
@@ -206,7 +206,8 @@ LayoutRun run_in_device_layout(const QuantizedModel& model, const std::vector<fl
             e.skip_zero_point = zero_point_of(1);
           cuda::GroupedConvShape s = cuda::grouped_conv_shape(g, shapes, layout, i, batch);
           s.unsigned_input = cuda::stored_unsigned(zero_point_of(0));
-          cuda::visit_grouped_variant(s, EveryThread{src, layer.weights.data(), s, e, dst});
+          s.pixels = 4;  // rows wherever they can run (the engine may time them faster); the direct form elsewhere
+          cuda::visit_grouped_variant(s, e, EveryThread{src, layer.weights.data(), s, e, dst});
           break;
         }
         const bool conv = n.op == Op::Conv2d;

@@ -30,10 +30,19 @@ void add_fused_activation_cases(std::vector<OpCase>& cases) {
       // 40 channels, padded to 48 or 44: sigmoid(0) is not 0, the padding must stay 0.
       {"sigmoid_after_pointwise_o40", 2, 16, 5, 5, false,
        [](OpModel& m, int x) { m.activation_op(m.conv(x, 40, 1, 1, 0, false), "sigmoid", 0, 0, 127.0f); }},
-      // Depthwise: the grouped kernel's direct form and its rows of four pixels (7x7, stride 1).
+      // Depthwise: the grouped kernel's rows of four pixels (stride 1), its direct form (stride 2), and
+      // a grouped conv (4 channels a thread).
       {"hard_swish_after_depthwise3x3", 2, 32, 7, 7, false,
        [](OpModel& m, int x) {
          m.activation_op(m.conv(x, 32, 3, 1, 1, false, -1, Requant::Typical, 32), "hard_swish", 0, 0, 16.0f);
+       }},
+      {"hard_swish_after_depthwise3x3_stride2", 2, 32, 9, 9, false,
+       [](OpModel& m, int x) {
+         m.activation_op(m.conv(x, 32, 3, 2, 1, false, -1, Requant::Typical, 32), "hard_swish", 0, 0, 16.0f);
+       }},
+      {"silu_after_grouped_conv", 2, 12, 6, 6, false,
+       [](OpModel& m, int x) {
+         m.activation_op(m.conv(x, 18, 3, 1, 1, false, -1, Requant::Typical, 3), "silu", 0, 0, 19.0f);
        }},
       {"gelu_after_depthwise7x7", 2, 48, 14, 14, false,
        [](OpModel& m, int x) {
