@@ -46,10 +46,10 @@ void pad_requantization(const QuantizedModel& model, int node, PackedLayer& p) {
   if (model.graph.nodes[node].inputs.size() == 2) p.skip_multiplier = padded(q.skip_multiplier, p.out_c, 0);
 }
 
-
 // ValueLayout::fused_activation: an activation or PRelu whose table the
-// layer before it can apply as it stores (every CUDA conv and linear kernel
-// goes through through_table), so that its value is not written and read again.
+// layer before it applies to the words it stores (every CUDA conv and linear
+// kernel can: stored_value.h word_through_table), so that the layer's value is
+// not written and read again.
 std::vector<int> fused_activations(const QuantizedModel& m, const ValueLayout& layout) {
   const Graph& g = m.graph;
   const std::vector<std::vector<int>> consumers = g.consumers();
