@@ -17,8 +17,10 @@
 #include "runtime/cpu/cpu_engine.h"
 #include "runtime/cuda/cublaslt_library.h"
 #include "runtime/cuda/cuda_engine.h"
+#include "runtime/cuda/device_layout.h"
 #include "runtime/cuda/folded_input.h"
 #include "runtime/cuda/implicit_gemm.h"
+#include "runtime/cuda/op_support.h"
 #include "tests/support/difference.h"
 #include "tests/ops/op_cases.h"
 #include "tests/ops/op_model.h"
@@ -163,6 +165,43 @@ TEST_P(CudaNetwork, ManyBatchSizesAndThreads) {
   for (std::thread& t : threads) t.join();
   EXPECT_EQ(failures[0], "");
   EXPECT_EQ(failures[1], "");
+}
+
+// An activation that is a conv's only reader runs in the conv's epilogue
+// (device_layout.h ValueLayout::fused_activation): the profile names it so,
+// the logits are the CPU's, and with every value retained (the hook) each
+// node's value is the CPU's, the conv's own included (then nothing is fused).
+TEST_P(CudaNetwork, ActivationsAfterConvsRunInTheirEpilogue) {
+  SKIP_WITHOUT_CUDA_DEVICE();
+  const QuantizedModel model = quantize_random(random_imagenet_ops_checkpoint(31), quick_quantize_options(), 8);
+  const std::string why = cuda::why_model_unsupported_on(cuda_backend_name(GetParam()), model);
+  if (!why.empty()) GTEST_SKIP() << why;
+  const int64_t batch = 9;
+  const std::vector<float> images = random_images(batch, model.graph.shapes()[0], 17);
+  const CpuEngine cpu(model);
+  CudaEngine gpu(model, GetParam());
+  std::vector<std::vector<int8_t>> cpu_values(model.graph.nodes.size()), gpu_values(model.graph.nodes.size());
+  const Int32Tensor expected = cpu.run(images.data(), batch, [&](int node, const int8_t* v, int64_t count) {
+    cpu_values[node].assign(v, v + count);
+  });
+  ASSERT_EQ(gpu.run(images.data(), batch).data, expected.data);
+  ASSERT_EQ(gpu.run(images.data(), batch, [&](int node, const int8_t* v, int64_t count) {
+              gpu_values[node].assign(v, v + count);
+            }).data,
+            expected.data);
+  for (size_t i = 0; i < cpu_values.size(); ++i) EXPECT_EQ(gpu_values[i], cpu_values[i]) << model.graph.nodes[i].name;
+
+  const std::vector<Engine::NodeTiming> timings = gpu.profile(images.data(), batch, 1, 2);
+  const int alignment =
+      GetParam() == CudaBackend::Imma ? cuda::igemm::kChannelAlignment : cuda::kDp4aChannelAlignment;
+  const cuda::ValueLayout layout = cuda::plan_model_values(model, model.graph.shapes(), "test", alignment);
+  int fused = 0;
+  for (size_t i = 0; i < timings.size(); ++i)
+    if (const int activation = layout.fused_activation[i]; activation >= 0) {
+      EXPECT_EQ(timings[activation].kernel, "in-layer-epilogue") << timings[activation].name;
+      ++fused;
+    }
+  EXPECT_EQ(fused, 4);
 }
 
 TEST_P(CudaNetwork, MakeEngineOffersTheBackend) {
