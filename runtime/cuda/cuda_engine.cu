@@ -4,9 +4,6 @@
 #include <chrono>
 #include <cstdio>
 
-#include "graph/ops/activation.h"
-#include "graph/ops/prelu.h"
-#include "runtime/cuda/channel_ops_kernel.h"
 #include "runtime/cuda/conv2d_imma.cuh"
 #include "runtime/cuda/engine_impl.cuh"
 #include "runtime/cuda/op_support.h"
@@ -84,22 +81,9 @@ CudaEngine::Impl::Impl(const QuantizedModel& m, CudaBackend b, int d) : device(d
 
   // Activation and PRelu tables, made once from the scales as the CPU runtime makes them.
   tables.resize(n_nodes);
-  for (int i = 0; i < n_nodes; ++i) {
-    const Node& n = g.nodes[i];
-    if (n.op != Op::Activation && n.op != Op::PRelu) continue;
-    const int32_t in_zero_point = model.quant[n.inputs[0]].zero_point, out_zero_point = model.quant[i].zero_point;
-    if (n.op == Op::PRelu) {
-      tables[i] = cuda::upload(cuda::stored_channel_tables(
-          ops::prelu_tables(model.quant[i].slope, model.quant[n.inputs[0]].scale, model.quant[i].scale, in_zero_point,
-                            out_zero_point),
-          in_zero_point, out_zero_point));
-      continue;
-    }
-    const std::array<int8_t, 256> table = cuda::stored_activation_table(
-        ops::activation_table(n, model.quant[n.inputs[0]].scale, model.quant[i].scale, in_zero_point, out_zero_point),
-        in_zero_point, out_zero_point);
-    tables[i] = cuda::upload(std::vector<int8_t>(table.begin(), table.end()));
-  }
+  for (int i = 0; i < n_nodes; ++i)
+    if (g.nodes[i].op == Op::Activation || g.nodes[i].op == Op::PRelu)
+      tables[i] = cuda::upload(cuda::stored_tables(model, i));
   // Weights packed once (device_layout.h).
   layers.resize(n_nodes);
   for (int i = 0; i < n_nodes; ++i) {

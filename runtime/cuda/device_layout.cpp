@@ -1,10 +1,14 @@
 #include "runtime/cuda/device_layout.h"
 
 #include <algorithm>
+#include <array>
 
 #include "common/error.h"
 #include "graph/layout.h"
+#include "graph/ops/activation.h"
+#include "graph/ops/prelu.h"
 #include "graph/op_traits.h"
+#include "runtime/cuda/channel_ops_kernel.h"
 #include "runtime/cuda/folded_input.h"
 #include "runtime/cuda/implicit_gemm.h"
 #include "runtime/cuda/stored_value.h"
@@ -203,6 +207,26 @@ PackedLayer pack_grouped_layer(const QuantizedModel& model, const std::vector<Ac
         p.weights[grouped_weight_offset(s, t, ci, o)] = w.data[(int64_t(o) * taps + t) * s.in_per_group + ci];
   pad_requantization(model, node, p);
   return p;
+}
+
+std::vector<int8_t> stored_tables(const QuantizedModel& model, int node) {
+  const Node& n = model.graph.nodes[node];
+  const NodeQuant& q = model.quant[node];
+  const NodeQuant& in = model.quant[n.inputs[0]];
+  if (n.op == Op::PRelu)
+    return stored_channel_tables(ops::prelu_tables(q.slope, in.scale, q.scale, in.zero_point, q.zero_point),
+                                 in.zero_point, q.zero_point);
+  check(n.op == Op::Activation, "node '" + n.name + "' has no table: it is neither an activation nor a PRelu");
+  const std::array<int8_t, 256> table = stored_activation_table(
+      ops::activation_table(n, in.scale, q.scale, in.zero_point, q.zero_point), in.zero_point, q.zero_point);
+  return std::vector<int8_t>(table.begin(), table.end());
+}
+
+void add_fused_tables(RequantEpilogue& e, const QuantizedModel& model, const std::vector<ActShape>& shapes,
+                      int activation, const int8_t* tables) {
+  e.table = tables;
+  e.table_stride = model.graph.nodes[activation].op == Op::PRelu ? 256 : 0;
+  e.table_channels = shapes[activation].c;
 }
 
 ArenaPlan plan_arena(const Graph& g, const ValueLayout& values, int64_t batch, bool retain_all) {

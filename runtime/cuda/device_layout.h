@@ -123,6 +123,15 @@ GroupedConvShape grouped_conv_shape(const Graph& g, const std::vector<ActShape>&
 PackedLayer pack_grouped_layer(const QuantizedModel& model, const std::vector<ActShape>& shapes,
                                const ValueLayout& values, int node);
 
+// An Activation's 256-entry table, or a PRelu's one per channel, as the CUDA
+// kernels read them (channel_ops_kernel.h stored_activation_table), from the
+// model's scales as the CPU runtime makes its own.
+std::vector<int8_t> stored_tables(const QuantizedModel& model, int node);
+// Points `e` (a conv's or linear's epilogue) at its fused activation's
+// stored tables, `tables` (ValueLayout::fused_activation).
+void add_fused_tables(RequantEpilogue& e, const QuantizedModel& model, const std::vector<ActShape>& shapes,
+                      int activation, const int8_t* tables);
+
 // Arena offsets for one batch size: value v (an owner) lives from node v (a
 // fused activation's: from its layer's, which writes it; that layer's own
 // value has none) to the last node reading it, or to the end with retain_all

@@ -84,11 +84,8 @@ RequantEpilogue CudaEngine::Impl::epilogue(const Plan& p, int node) const {
     e.skip_zero_point = model.quant[n.inputs[1]].zero_point;
     e.skip_bits = model.quant[n.inputs[1]].bits;
   }
-  if (const int activation = fused_activation(p, node); activation >= 0) {
-    e.table = tables[activation].get();
-    e.table_stride = model.graph.nodes[activation].op == Op::PRelu ? 256 : 0;
-    e.table_channels = shapes[activation].c;
-  }
+  if (const int activation = fused_activation(p, node); activation >= 0)
+    cuda::add_fused_tables(e, model, shapes, activation, tables[activation].get());
   return e;
 }
 

@@ -5,8 +5,6 @@
 #include <vector>
 
 #include "common/error.h"
-#include "graph/ops/activation.h"
-#include "graph/ops/prelu.h"
 #include "runtime/cuda/channel_ops_kernel.h"
 #include "runtime/cuda/device_layout.h"
 #include "runtime/cuda/eltwise_kernel.h"
@@ -115,19 +113,6 @@ void check_zero_padding(const int8_t* stored, const cuda::Storage& s, int64_t ba
         throw Error("node '" + node + "': padding channel " + std::to_string(c) + " of stored pixel " +
                     std::to_string(p) + " is " + std::to_string(stored[p * s.padded_c + c]) + ", not 0");
 }
-// The stored tables of an Activation (one) or PRelu (one per channel) as the
-// CUDA engine makes them.
-std::vector<int8_t> stored_tables(const QuantizedModel& model, int node) {
-  const Node& n = model.graph.nodes[node];
-  const NodeQuant& q = model.quant[node];
-  const NodeQuant& in = model.quant[n.inputs[0]];
-  if (n.op == Op::PRelu)
-    return cuda::stored_channel_tables(ops::prelu_tables(q.slope, in.scale, q.scale, in.zero_point, q.zero_point),
-                                       in.zero_point, q.zero_point);
-  const std::array<int8_t, 256> table = cuda::stored_activation_table(
-      ops::activation_table(n, in.scale, q.scale, in.zero_point, q.zero_point), in.zero_point, q.zero_point);
-  return std::vector<int8_t>(table.begin(), table.end());
-}
 }  // namespace
 
 LayoutRun run_in_device_layout(const QuantizedModel& model, const std::vector<float>& images, int64_t batch,
@@ -170,10 +155,8 @@ LayoutRun run_in_device_layout(const QuantizedModel& model, const std::vector<fl
     std::vector<int8_t> fused_tables;
     RequantEpilogue e;
     if (fused >= 0) {
-      fused_tables = stored_tables(model, fused);
-      e.table = fused_tables.data();
-      e.table_stride = g.nodes[fused].op == Op::PRelu ? 256 : 0;
-      e.table_channels = shapes[fused].c;
+      fused_tables = cuda::stored_tables(model, fused);
+      cuda::add_fused_tables(e, model, shapes, fused, fused_tables.data());
     }
     int8_t* dst = i == model.output() ? nullptr : value(fused >= 0 ? fused : i);
     auto at = [](int64_t b, int yy, int xx, int c, int h, int w, int cs) { return ((b * h + yy) * w + xx) * cs + c; };
@@ -316,14 +299,14 @@ LayoutRun run_in_device_layout(const QuantizedModel& model, const std::vector<fl
           cuda::shuffle_element(src, x.c, n.groups, out.padded_c, e, dst);
         break;
       case Op::Activation: {
-        const std::vector<int8_t> table = stored_tables(model, i);
+        const std::vector<int8_t> table = cuda::stored_tables(model, i);
         each_vector(src, batch * out.pixels, out.padded_c, dst, [&](const auto& in, int first_channel) {
           return cuda::table_vector(in, table.data(), first_channel, y.c);
         });
         break;
       }
       case Op::PRelu: {
-        const std::vector<int8_t> tables = stored_tables(model, i);
+        const std::vector<int8_t> tables = cuda::stored_tables(model, i);
         each_vector(src, batch * out.pixels, out.padded_c, dst, [&](const auto& in, int first_channel) {
           return cuda::channel_table_vector(in, tables.data(), first_channel, y.c);
         });
