@@ -1,4 +1,4 @@
-// Int8 convolution on tensor cores (mma.sync.m16n8k32, sm_80+): an implicit
+// Int8 convolution on tensor cores (mma.sync.m16n8k32, sm_80+; wgmma on sm_90a): an implicit
 // GEMM over NHWC activations with channels padded to 16, a multistage
 // cp.async pipeline, and the requantizing epilogue (bias, residual, ReLU,
 // clamp, int8 store) in the same kernel. The index math is in implicit_gemm.h.
@@ -15,8 +15,22 @@ namespace octet::cuda {
 
 // For the current device: allows each tile's kernel its shared memory and
 // returns how many blocks of each tile fit on one multiprocessor (the
-// `resident` argument of igemm::choose_tile).
+// `resident` argument of igemm::choose_tile); 0 for the wgmma tiles unless
+// wgmma_offered.
 std::vector<int> conv2d_imma_prepare();
+
+// Whether the current device runs the wgmma tiles: compute capability 9.0,
+// and the environment variable OCTET_WGMMA=1 (they are off by default until
+// a GPU session has run them against the CPU runtime: docs/gpu.md).
+bool wgmma_offered();
+
+// The wgmma tiles' entry points (conv2d_wgmma.cu, sm_90a): the tile's
+// resident blocks (after allowing it its shared memory), its attributes, and
+// conv2d_imma for it.
+int conv2d_wgmma_prepare(int tile);
+cudaFuncAttributes conv2d_wgmma_attributes(int tile);
+void conv2d_wgmma(const igemm::Problem& p, int tile, const int8_t* input, StoredInput input_kind,
+                  const int8_t* weights, const RequantEpilogue& e, int8_t* output, cudaStream_t stream);
 
 // Registers, shared memory and local memory (spills, stack) of tile i's
 // kernel on the current device, for reports.

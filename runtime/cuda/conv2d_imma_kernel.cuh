@@ -53,11 +53,9 @@ __device__ __forceinline__ void store_output_tile(const igemm::Problem& p, const
                                                   const igemm::WarpTile& warp, int thread,
                                                   const int32_t (&acc)[kMmaRows][kMmaCols][4], int8_t* shared,
                                                   const RequantEpilogue& e, int8_t* __restrict__ output) {
-  using igemm::kMmaM;
-  using igemm::kMmaN;
   using igemm::tile_config;
-  constexpr int kBM = tile_config(kTile).bm, kBN = tile_config(kTile).bn, kWarpsK = tile_config(kTile).warps_k;
-  constexpr int kThreads = tile_config(kTile).threads(), kWM = tile_config(kTile).wm(), kWN = tile_config(kTile).wn();
+  constexpr igemm::TileConfig c = tile_config(kTile);
+  constexpr int kBM = c.bm, kBN = c.bn, kWarpsK = c.warps_k, kThreads = c.threads();
   const int lane = thread % igemm::kWarpSize;
   cp_async_wait<0>();
   __syncthreads();
@@ -68,8 +66,8 @@ __device__ __forceinline__ void store_output_tile(const igemm::Problem& p, const
     for (int ni = 0; ni < kMmaCols; ++ni)
 #pragma unroll
       for (int i = 0; i < 4; i += 2) {
-        const int row = warp.m * kWM + mi * kMmaM + igemm::acc_row(lane, i);
-        const int col = warp.n * kWN + ni * kMmaN + igemm::acc_col(lane, i);
+        const int row = igemm::fragment_row(c, warp, mi) + igemm::acc_row(lane, i);
+        const int col = igemm::fragment_col(c, warp, ni) + igemm::acc_col(lane, i);
         *reinterpret_cast<int2*>(staging + igemm::staging_index(warp.k, row, col, kBM, kBN)) =
             make_int2(acc[mi][ni][i], acc[mi][ni][i + 1]);
       }
@@ -167,6 +165,49 @@ __device__ __forceinline__ WeightCopies<kCopies> weight_copies(const igemm::Prob
   return w;
 }
 
+// A wgmma tile's K tiles (its warpgroup's wgmmas on each stage, as the
+// mma.sync loop of conv2d_imma_kernel), once the first lookahead() tiles'
+// copies were issued: `load_stage(stage, k_tile)` issues copies; A's bytes
+// are uint8 where kUnsignedA. The stages start on kWgmmaStageAlignment bytes
+// (at a_stages and b_stages), so that their swizzle is the one the
+// descriptors name. The wgmmas of kWgmmaInFlight K tiles run on while the
+// warpgroup issues the next copies and wgmmas: the copies go to the stage of
+// a tile older than those.
+template <int kTile, bool kUnsignedA, typename Load, int kRows, int kCols>
+__device__ __forceinline__ void multiply_wgmma(uint32_t a_stages, uint32_t b_stages, int k_tiles, int thread,
+                                               Load& load_stage, int32_t (&acc)[kRows][kCols][4]) {
+  constexpr igemm::TileConfig c = igemm::tile_config(kTile);
+  constexpr int kStages = c.stages, kAStage = c.a_stage_bytes(), kBStage = c.b_stage_bytes();
+  constexpr int kLookahead = c.lookahead();
+  const int warpgroup = thread / (igemm::kWarpSize * igemm::kWarpgroupWarps);
+  const uint32_t a_rows = igemm::warpgroup_a_row(c, warpgroup, 0) * c.bk;
+  const uint32_t b_rows = igemm::warpgroup_b_row(c, warpgroup) * c.bk;
+  for (int kt = 0; kt < k_tiles; ++kt) {
+    cp_async_wait<kLookahead - 1>();
+    fence_proxy_async_shared();  // this thread's copies of tile kt, visible to the tensor cores
+    // Every thread's too; the stage of tile kt + kLookahead (kt - 1 - kWgmmaInFlight) is free: every
+    // warpgroup waited for its wgmmas before this barrier.
+    __syncthreads();
+    const uint32_t a = a_stages + (kt % kStages) * kAStage + a_rows, b = b_stages + (kt % kStages) * kBStage + b_rows;
+    wgmma_fence_registers(acc);
+    wgmma_fence();
+#pragma unroll
+    for (int s = 0; s < c.bk / igemm::kMmaK; ++s)
+#pragma unroll
+      for (int mi = 0; mi < kRows; ++mi)
+        wgmma_m64k32<c.wgmma_n, kUnsignedA>(acc[mi],
+                                            igemm::wgmma_descriptor(a + mi * igemm::kWgmmaM * c.bk + s * igemm::kMmaK),
+                                            igemm::wgmma_descriptor(b + s * igemm::kMmaK));
+    wgmma_commit();
+    load_stage((kt + kLookahead) % kStages, kt + kLookahead);  // while the tensor cores multiply
+    cp_async_commit();
+    wgmma_wait<igemm::kWgmmaInFlight>();
+    wgmma_fence_registers(acc);
+  }
+  wgmma_wait<0>();
+  wgmma_fence_registers(acc);
+}
+
 // One block computes a BM x BN tile of the output (see implicit_gemm.h for
 // the layout of every piece); every address below comes from there.
 // kInput: how the input is stored (stored_value.h); uint8 is multiplied by the
@@ -181,25 +222,21 @@ template <int kTile, StoredInput kInput>
 __global__ void __launch_bounds__(igemm::tile_config(kTile).threads())
     conv2d_imma_kernel(const igemm::Problem p, const int8_t* __restrict__ input, const int8_t* __restrict__ weights,
                        const RequantEpilogue e, int8_t* __restrict__ output) {
-  using igemm::kMmaM;
-  using igemm::kMmaN;
   using igemm::kVectorBytes;
   using igemm::kWarpSize;
   using igemm::tile_config;
-  constexpr int kBM = tile_config(kTile).bm, kBN = tile_config(kTile).bn, kBK = tile_config(kTile).bk;
-  constexpr int kWarpsM = tile_config(kTile).warps_m, kWarpsN = tile_config(kTile).warps_n;
-  constexpr int kStages = tile_config(kTile).stages;
-  constexpr int kAccess = tile_config(kTile).access, kThreads = tile_config(kTile).threads();
-  constexpr int kWM = tile_config(kTile).wm(), kWN = tile_config(kTile).wn();
-  constexpr int kSteps = tile_config(kTile).steps_per_warp();
+  constexpr igemm::TileConfig c = tile_config(kTile);
+  constexpr int kBM = c.bm, kBN = c.bn, kBK = c.bk, kWarpsM = c.warps_m, kWarpsN = c.warps_n;
+  constexpr int kStages = c.stages, kAccess = c.access, kThreads = c.threads(), kSteps = c.steps_per_warp();
+  constexpr int kLookahead = c.lookahead();
   constexpr int kAStage = kBM * kBK, kBStage = kBN * kBK;
   constexpr int kACopies = igemm::copies_per_thread(kBM, kBK, kAccess, kThreads);
   constexpr int kBCopies = igemm::copies_per_thread(kBN, kBK, kVectorBytes, kThreads);
-  constexpr int kMmaRows = kWM / kMmaM, kMmaCols = kWN / kMmaN;
+  constexpr int kMmaRows = c.fragment_rows(), kMmaCols = c.fragment_cols(), kWgmmaN = c.wgmma_n;
   static_assert(kMmaCols % 2 == 0, "B fragments are loaded two n8 blocks at a time");
   extern __shared__ __align__(128) int8_t shared[];
   // The pipeline's stages as shared-state-space addresses (A stages, then B).
-  const uint32_t a_stages = shared_address(shared), b_stages = a_stages + kStages * kAStage;
+  const uint32_t a_stages = igemm::stage_start(c, shared_address(shared)), b_stages = a_stages + kStages * kAStage;
   // Whether every thread's every copy lands in the tile (no bounds test).
   constexpr bool kAExact = kACopies * kThreads == kBM * (kBK / kAccess);
   constexpr bool kBExact = kBCopies * kThreads == kBN * (kBK / kVectorBytes);
@@ -249,35 +286,39 @@ __global__ void __launch_bounds__(igemm::tile_config(kTile).threads())
   const igemm::WarpTile warp = igemm::warp_tile(thread / kWarpSize, kWarpsM, kWarpsN);
   int32_t acc[kMmaRows][kMmaCols][4] = {};
   constexpr bool kEarlyFragments = kMmaRows * kMmaCols >= 32;
-  uint32_t a_fragment[kMmaRows][4], b_fragment[kMmaCols][2];
-  // Multistage pipeline over K (a wide input's plane): kStages - 1 tiles in
+  // Multistage pipeline over K (a wide input's plane): kLookahead tiles in
   // flight while one is computed; A's bytes multiplied as uint8 where unsigned_a.
   auto multiply = [&](auto unsigned_a) {
     a_cursor = a_start;
 #pragma unroll
-    for (int stage = 0; stage < kStages - 1; ++stage) {
+    for (int stage = 0; stage < kLookahead; ++stage) {
       load_stage(stage, stage);
       cp_async_commit();
     }
-    for (int kt = 0; kt < k_tiles; ++kt) {
-      cp_async_wait<kStages - 2>();
-      __syncthreads();  // tile kt landed for every thread; stage (kt - 1) % kStages is free
-      const uint32_t a = a_stages + (kt % kStages) * kAStage, b = b_stages + (kt % kStages) * kBStage;
-      if constexpr (kEarlyFragments) load_fragments<kTile>(a, b, 0, warp, lane, a_fragment, b_fragment);
-      load_stage((kt + kStages - 1) % kStages, kt + kStages - 1);
-      cp_async_commit();
+    if constexpr (kWgmmaN > 0) {
+      multiply_wgmma<kTile, decltype(unsigned_a)::value>(a_stages, b_stages, k_tiles, thread, load_stage, acc);
+    } else {
+      uint32_t a_fragment[kMmaRows][4], b_fragment[kMmaCols][2];
+      for (int kt = 0; kt < k_tiles; ++kt) {
+        cp_async_wait<kStages - 2>();
+        __syncthreads();  // tile kt landed for every thread; stage (kt - 1) % kStages is free
+        const uint32_t a = a_stages + (kt % kStages) * kAStage, b = b_stages + (kt % kStages) * kBStage;
+        if constexpr (kEarlyFragments) load_fragments<kTile>(a, b, 0, warp, lane, a_fragment, b_fragment);
+        load_stage((kt + kStages - 1) % kStages, kt + kStages - 1);
+        cp_async_commit();
 #pragma unroll
-      for (int s = 0; s < kSteps; ++s) {
-        if (s > 0 || !kEarlyFragments) load_fragments<kTile>(a, b, s, warp, lane, a_fragment, b_fragment);
+        for (int s = 0; s < kSteps; ++s) {
+          if (s > 0 || !kEarlyFragments) load_fragments<kTile>(a, b, s, warp, lane, a_fragment, b_fragment);
 #pragma unroll
-        for (int mi = 0; mi < kMmaRows; ++mi)
+          for (int mi = 0; mi < kMmaRows; ++mi)
 #pragma unroll
-          for (int ni = 0; ni < kMmaCols; ++ni) {
-            if constexpr (decltype(unsigned_a)::value)
-              mma_u8s8(acc[mi][ni], a_fragment[mi], b_fragment[ni]);
-            else
-              mma_s8(acc[mi][ni], a_fragment[mi], b_fragment[ni]);
-          }
+            for (int ni = 0; ni < kMmaCols; ++ni) {
+              if constexpr (decltype(unsigned_a)::value)
+                mma_u8s8(acc[mi][ni], a_fragment[mi], b_fragment[ni]);
+              else
+                mma_s8(acc[mi][ni], a_fragment[mi], b_fragment[ni]);
+            }
+        }
       }
     }
   };

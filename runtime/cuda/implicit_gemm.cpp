@@ -15,6 +15,8 @@ namespace {
 // sub-partition, the shortest a pipeline stage takes however little it
 // computes, and a block's prologue and epilogue.
 constexpr double kMmaCycles = 8, kStageFloorCycles = 120, kBlockOverheadCycles = 1500;
+// A wgmma's share per m16n8k32 it holds: Hopper's dense int8 rate, twice mma.sync's.
+constexpr double kWgmmaCycles = kMmaCycles / 2;
 constexpr int kSubPartitions = 4;
 
 std::string text(int64_t v) { return std::to_string(v); }
@@ -32,6 +34,13 @@ std::string tile_invalid(const TileConfig& t) {
   if (t.threads() % (t.bn / 4) != 0 || t.bm % (t.threads() / (t.bn / 4)) != 0)
     return "the epilogue's rows per pass must divide bm";
   if (t.stages < 2) return "the pipeline needs at least 2 stages";
+  if (t.wgmma_n == 0) return "";
+  if (t.bk != 128) return "a wgmma tile's stages hold 128 bytes of K (the rows of the 128-byte swizzle)";
+  if (t.warps_k != 1) return "a wgmma tile does not slice K";
+  if (t.lookahead() < 1) return "a wgmma tile needs a stage beyond those its wgmmas in flight read";
+  if (t.warps_m % kWarpgroupWarps != 0 || t.warpgroup_rows() % kWgmmaM != 0)
+    return "a wgmma tile's warps along M must be whole warpgroups of 64-row multiples";
+  if (t.wgmma_n != t.wn() || t.wgmma_n > 256) return "wgmma_n must be bn / warps_n, at most 256";
   return "";
 }
 
@@ -86,8 +95,8 @@ std::vector<int> tile_candidates(const Problem& p, const int* resident, int mult
     const int64_t waves = (blocks + slots - 1) / slots;
     const int64_t per_sm = (std::min(blocks, slots) + multiprocessors - 1) / multiprocessors;
     const double mma_per_stage =
-        double(per_sm) * t.warps() * t.steps_per_warp() * (t.wm() / kMmaM) * (t.wn() / kMmaN) / kSubPartitions;
-    const double stage_cycles = std::max(kStageFloorCycles, mma_per_stage * kMmaCycles);
+        double(per_sm) * t.warps() * t.steps_per_warp() * t.fragment_rows() * t.fragment_cols() / kSubPartitions;
+    const double stage_cycles = std::max(kStageFloorCycles, mma_per_stage * (t.wgmma_n ? kWgmmaCycles : kMmaCycles));
     modelled.push_back({double(waves) * (ceil_div(p.packed_depth(), t.bk) * stage_cycles + kBlockOverheadCycles), i});
   }
   std::stable_sort(modelled.begin(), modelled.end(), [](const auto& a, const auto& b) { return a.first < b.first; });

@@ -81,6 +81,17 @@ inline Problem conv_problem(int batch, int h, int w, int channels, int out_c, in
   return p;
 }
 
+// wgmma.mma_async.m64nNk32: a warpgroup of 4 warps computes 64 rows, each
+// warp 16 of them; its operands are read from shared memory through
+// descriptors (wgmma_descriptor).
+constexpr int kWarpgroupWarps = 4, kWgmmaM = 64;
+// A wgmma tile's stages start on this many bytes: the period of the 128-byte
+// swizzle, which the tensor cores apply to shared-memory addresses.
+constexpr int kWgmmaStageAlignment = 1024;
+// The K tiles whose wgmmas may still run while a warpgroup goes on to copy
+// and multiply the next: their stages are not refilled until waited for.
+constexpr int kWgmmaInFlight = 1;
+
 // A thread-block tile shape and its pipeline.
 struct TileConfig {
   const char* name;
@@ -88,14 +99,31 @@ struct TileConfig {
   int warps_m, warps_n, warps_k;  // warps along M, N and K slices
   int stages;                     // cp.async pipeline depth
   int access;                     // bytes per A copy: kVectorBytes or kWordBytes
+  // 0: each warp multiplies with mma.sync. Else N of the wgmma (sm_90a) each
+  // warpgroup issues: warps_m / 4 warpgroups along M, warps_n along N.
+  int wgmma_n = 0;
   OCTET_HOST_DEVICE constexpr int warps() const { return warps_m * warps_n * warps_k; }
   OCTET_HOST_DEVICE constexpr int threads() const { return kWarpSize * warps(); }
-  OCTET_HOST_DEVICE constexpr int wm() const { return bm / warps_m; }  // warp tile
+  OCTET_HOST_DEVICE constexpr int wm() const { return bm / warps_m; }  // warp tile (mma.sync)
   OCTET_HOST_DEVICE constexpr int wn() const { return bn / warps_n; }
   OCTET_HOST_DEVICE constexpr int steps_per_warp() const { return bk / kMmaK / warps_k; }
+  // The K tiles copied ahead of the one multiplied: the stages less that one
+  // and those the wgmmas in flight still read.
+  OCTET_HOST_DEVICE constexpr int lookahead() const { return stages - 1 - (wgmma_n ? kWgmmaInFlight : 0); }
+  // A warpgroup's rows (wgmma).
+  OCTET_HOST_DEVICE constexpr int warpgroup_rows() const { return bm / (warps_m / kWarpgroupWarps); }
+  // A warp's accumulators: fragment_rows() x fragment_cols() m16n8 blocks
+  // (for wgmma: one row of blocks per wgmma along M, its N / 8 columns).
+  OCTET_HOST_DEVICE constexpr int fragment_rows() const {
+    return wgmma_n ? warpgroup_rows() / kWgmmaM : wm() / kMmaM;
+  }
+  OCTET_HOST_DEVICE constexpr int fragment_cols() const { return wn() / kMmaN; }
   OCTET_HOST_DEVICE constexpr int a_stage_bytes() const { return bm * bk; }
   OCTET_HOST_DEVICE constexpr int b_stage_bytes() const { return bn * bk; }
-  OCTET_HOST_DEVICE constexpr int pipeline_bytes() const { return stages * (a_stage_bytes() + b_stage_bytes()); }
+  // The stages, and room to move their start to kWgmmaStageAlignment.
+  OCTET_HOST_DEVICE constexpr int pipeline_bytes() const {
+    return stages * (a_stage_bytes() + b_stage_bytes()) + (wgmma_n ? kWgmmaStageAlignment : 0);
+  }
   OCTET_HOST_DEVICE constexpr int staging_bytes() const {
     return warps_k * bm * (bn + kStagingPad) * int(sizeof(int32_t));
   }
@@ -108,10 +136,11 @@ struct TileConfig {
 // output pixels (4 warps, or 8 ("x8") for more warps per multiprocessor;
 // 128-byte K stages halve the barriers of long-K layers), narrow ones for 16
 // and 32 channels, sliced K for few pixels and long K (batch 1, the last
-// stages), word loads for first layers. The engine times the candidates of
-// each layer shape (tile_tuner.h), so a configuration only has to win
-// somewhere.
-constexpr int kTileCount = 12;
+// stages), word loads for first layers; on sm_90 ("g") two warpgroups
+// multiplying with wgmma, Hopper's full int8 rate (mma.sync reaches about
+// half of it). The engine times the candidates of each layer shape
+// (tile_tuner.h), so a configuration only has to win somewhere.
+constexpr int kTileCount = 16;
 OCTET_HOST_DEVICE constexpr TileConfig tile_config(int index) {
   constexpr TileConfig tiles[kTileCount] = {
       {"m128n128k64", 128, 128, 64, 2, 2, 1, 4, kVectorBytes},
@@ -126,6 +155,10 @@ OCTET_HOST_DEVICE constexpr TileConfig tile_config(int index) {
       {"m128n128k128", 128, 128, 128, 2, 2, 1, 3, kVectorBytes},
       {"m128n64k128", 128, 64, 128, 2, 2, 1, 3, kVectorBytes},
       {"m128n128k64x8", 128, 128, 64, 4, 2, 1, 4, kVectorBytes},
+      {"m128n64k128g", 128, 64, 128, 8, 1, 1, 4, kVectorBytes, 64},
+      {"m128n128k128g", 128, 128, 128, 8, 1, 1, 4, kVectorBytes, 128},
+      {"m256n128k128g", 256, 128, 128, 8, 1, 1, 4, kVectorBytes, 128},
+      {"m128n256k128g", 128, 256, 128, 8, 1, 1, 4, kVectorBytes, 256},
   };
   return tiles[index];
 }
@@ -138,6 +171,13 @@ OCTET_HOST_DEVICE constexpr TileConfig tile_config(int index) {
 // groups of 4 banks.
 OCTET_HOST_DEVICE int swizzle(int offset) { return offset ^ (((offset >> 7) & 7) << 4); }
 OCTET_HOST_DEVICE int tile_offset(int row, int k, int bk) { return swizzle(row * bk + k); }
+
+// The first stage's shared-state-space address in a block's dynamic shared
+// memory at `shared`: moved to kWgmmaStageAlignment for wgmma
+// (pipeline_bytes has room for it).
+OCTET_HOST_DEVICE constexpr uint32_t stage_start(const TileConfig& c, uint32_t shared) {
+  return c.wgmma_n ? (shared + kWgmmaStageAlignment - 1) & ~uint32_t(kWgmmaStageAlignment - 1) : shared;
+}
 
 // ---------------------------------------------------------------- global -> shared copies
 // A tile of `rows` x bk bytes is copied in `access`-byte pieces; piece
@@ -241,8 +281,41 @@ OCTET_HOST_DEVICE int fragment_offset(int row0, int lane_row, int k, int block, 
 
 // Accumulator register i (0..3) of a lane in an m16n8 tile (PTX ISA: c0, c1
 // on row groupID, c2, c3 on groupID + 8; columns 2 x threadID_in_group + i % 2).
+// A wgmma's accumulators are such tiles too: warp w of the warpgroup holds
+// rows 16w..16w+15, registers 4j..4j+3 the n8 block j.
 OCTET_HOST_DEVICE int acc_row(int lane, int i) { return lane / 4 + i / 2 * 8; }
 OCTET_HOST_DEVICE int acc_col(int lane, int i) { return lane % 4 * 2 + i % 2; }
+
+// The first row and column in the block tile of a warp's m16n8 accumulator
+// block (mi, ni). With wgmma, warp_tile's m is 4 x the warpgroup's row
+// position + the warp's rank in it, and block row mi is the mi-th wgmma's.
+OCTET_HOST_DEVICE constexpr int fragment_row(const TileConfig& c, const WarpTile& w, int mi) {
+  return c.wgmma_n ? w.m / kWarpgroupWarps * c.warpgroup_rows() + mi * kWgmmaM + w.m % kWarpgroupWarps * kMmaM
+                   : w.m * c.wm() + mi * kMmaM;
+}
+OCTET_HOST_DEVICE constexpr int fragment_col(const TileConfig& c, const WarpTile& w, int ni) {
+  return w.n * c.wn() + ni * kMmaN;
+}
+
+// ---------------------------------------------------------------- wgmma operands
+// Where warpgroup g's wgmma mi reads A (its first row) and B (its first
+// output channel) in a stage: warpgroups are numbered along M first.
+OCTET_HOST_DEVICE constexpr int warpgroup_a_row(const TileConfig& c, int g, int mi) {
+  return g % (c.warps_m / kWarpgroupWarps) * c.warpgroup_rows() + mi * kWgmmaM;
+}
+OCTET_HOST_DEVICE constexpr int warpgroup_b_row(const TileConfig& c, int g) {
+  return g / (c.warps_m / kWarpgroupWarps) * c.wgmma_n;
+}
+// The shared-memory matrix descriptor (PTX ISA, "matrix-descriptor-format")
+// of 8-row groups of 128-byte K-major rows, 1,024 bytes apart, in the
+// 128-byte swizzle, starting at shared-state-space `address`: the layout of
+// a 128-byte-K stage (tile_offset) when the stage starts on 1,024 bytes.
+// Moving `address` 32 bytes moves one k32 step along K. Bits 0-13: address
+// / 16; 16-29: the leading-dimension offset (unused by K-major swizzled
+// operands: 1); 32-45: the 8-row stride / 16; 62-63: 1, the 128-byte swizzle.
+OCTET_HOST_DEVICE constexpr uint64_t wgmma_descriptor(uint32_t address) {
+  return uint64_t((address & 0x3FFFF) >> 4) | uint64_t(1) << 16 | uint64_t(8 * 128 / 16) << 32 | uint64_t(1) << 62;
+}
 
 // ---------------------------------------------------------------- epilogue
 // The int32 staging tile: [slice][bm][bn + kStagingPad].

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstring>
+#include <deque>
 #include <exception>
 #include <memory>
 #include <string>
@@ -26,7 +27,7 @@ namespace octet::cuda_on_cpu {
 
 namespace {
 
-constexpr int kWarpSize = 32;
+constexpr int kWarpSize = 32, kWarpgroupSize = 128;
 // A thread's stack: the kernels' deepest use was 8.7 KiB (ASan build, test_cuda_host). Small,
 // because ASan's swapcontext clears the shadow of the whole stack at every switch into it.
 constexpr size_t kStackBytes = size_t{64} << 10;
@@ -35,13 +36,26 @@ constexpr unsigned char kStackGuard = 0xCD;
 constexpr int8_t kUnwritten = 0x77;  // shared memory's bytes before the kernel writes them
 
 // What a thread waits for.
-enum class Wait { Nothing, Barrier, Ldmatrix, Mma, MmaUnsignedA, Shuffle, Returned };
+enum class Wait { Nothing, Barrier, Ldmatrix, Mma, MmaUnsignedA, Shuffle, Returned, Wgmma, WgmmaCommit, WgmmaWait };
 
 struct Copy {
   uint32_t to;
   const void* from;
   int bytes;
   bool valid;
+  int thread;  // that issued it
+};
+
+// A warpgroup's wgmma: each thread's registers and the operands.
+struct Wgmma {
+  std::array<int32_t*, kWarpgroupSize> d{};
+  int n = 0;
+  uint64_t a = 0, b = 0;
+  bool a_unsigned = false;
+};
+struct Warpgroup {
+  std::vector<Wgmma> open;                 // issued since the last commit
+  std::deque<std::vector<Wgmma>> pending;  // committed, not yet multiplied (wgmma_at_wait)
 };
 
 struct Thread {
@@ -57,6 +71,8 @@ struct Thread {
   ptx::Registers2 b{};
   std::vector<Copy> open;                 // cp.async copies since the last commit
   std::vector<std::vector<Copy>> groups;  // committed, not yet landed (copies_at_wait)
+  Wgmma wgmma;                            // the operands of a wgmma (the thread's d[0])
+  uint64_t fenced_at = 0;                 // the block's clock at its last fence.proxy.async
 };
 
 struct Block {
@@ -67,6 +83,12 @@ struct Block {
   ucontext_t scheduler{};
   std::string error;      // the first error, thrown by run_block
   bool aborting = false;  // after an error: every thread unwinds when resumed
+  std::vector<Warpgroup> warpgroups;
+  // Each shared byte's last cp.async: the thread that issued it (-1: none)
+  // and the clock when it landed, which ticks at each landing and fence.
+  std::vector<int> writer;
+  std::vector<uint64_t> written_at;
+  uint64_t clock = 0;
 #if defined(__SANITIZE_ADDRESS__)
   const void* scheduler_stack = nullptr;
   size_t scheduler_stack_bytes = 0;
@@ -126,6 +148,68 @@ void land(const Copy& c) {
     std::memcpy(to, c.from, static_cast<size_t>(c.bytes));
   else
     std::memset(to, 0, static_cast<size_t>(c.bytes));
+  Block& b = block();
+  ++b.clock;
+  for (uint32_t i = c.to; i < c.to + uint32_t(c.bytes); ++i) b.writer[i] = c.thread, b.written_at[i] = b.clock;
+}
+
+// Multiplies a wgmma, once every byte it reads was fenced by its writer.
+void multiply(Block& b, const Wgmma& w) {
+  const auto fenced = [&](uint64_t descriptor, int rows) {
+    for (int row = 0; row < rows; ++row)
+      for (int k = 0; k < 32; ++k) {
+        const int at = ptx::wgmma_operand_address(descriptor, row, k);
+        if (at < 0 || at >= b.run.shared_bytes) continue;  // ptx::wgmma_m64nNk32 names it
+        const int writer = b.writer[size_t(at)];
+        if (writer >= 0 && b.written_at[size_t(at)] > b.threads[size_t(writer)].fenced_at)
+          fail(where(b) + ": a wgmma reads shared byte " + std::to_string(at) + ", which thread " +
+               std::to_string(writer) + " wrote by cp.async with no fence.proxy.async after it");
+      }
+  };
+  fenced(w.a, 64);
+  fenced(w.b, w.n);
+  ptx::wgmma_m64nNk32(cuda::shared, static_cast<size_t>(b.run.shared_bytes), w.a, w.b, w.n, w.a_unsigned, w.d);
+}
+
+bool warpgroup_instruction(Wait op) { return op == Wait::Wgmma || op == Wait::WgmmaCommit || op == Wait::WgmmaWait; }
+
+// Runs warpgroup g's wgmma, commit or wait once all its threads are at the same one.
+void complete_warpgroup(Block& b, int g) {
+  if (b.run.threads % kWarpgroupSize != 0)
+    fail(where(b) + ": a warpgroup instruction in a block of " + std::to_string(b.run.threads) +
+         " threads, not whole warpgroups");
+  Thread* threads = &b.threads[size_t(g * kWarpgroupSize)];
+  const Wait op = threads[0].wait;
+  for (int t = 0; t < kWarpgroupSize; ++t) {
+    if (!warpgroup_instruction(threads[t].wait)) return;  // not all there yet
+    if (threads[t].wait != op || threads[t].address != threads[0].address)
+      fail(where(b) + ", warpgroup " + std::to_string(g) + ": threads 0 and " + std::to_string(t) +
+           " are at different warpgroup instructions");
+  }
+  Warpgroup& group = b.warpgroups[size_t(g)];
+  if (op == Wait::Wgmma) {
+    Wgmma w = threads[0].wgmma;
+    for (int t = 0; t < kWarpgroupSize; ++t) {
+      const Wgmma& mine = threads[t].wgmma;
+      if (mine.n != w.n || mine.a != w.a || mine.b != w.b || mine.a_unsigned != w.a_unsigned)
+        fail(where(b) + ", warpgroup " + std::to_string(g) + ": threads 0 and " + std::to_string(t) +
+             " give a wgmma different shapes or descriptors");
+      w.d[size_t(t)] = mine.d[0];
+    }
+    if (b.run.wgmma_at_wait)
+      group.open.push_back(w);
+    else
+      multiply(b, w);
+  } else if (op == Wait::WgmmaCommit) {
+    group.pending.push_back(std::move(group.open));
+    group.open.clear();
+  } else {
+    while (group.pending.size() > size_t(threads[0].address)) {
+      for (const Wgmma& w : group.pending.front()) multiply(b, w);
+      group.pending.pop_front();
+    }
+  }
+  for (int t = 0; t < kWarpgroupSize; ++t) threads[t].wait = Wait::Nothing;
 }
 
 // Runs warp w's instruction once all its lanes wait at the same one.
@@ -175,13 +259,14 @@ bool release_barrier(Block& b) {
 }
 
 std::string deadlock(const Block& b) {
-  int at[7] = {};
+  int at[10] = {};
   for (const Thread& t : b.threads) ++at[static_cast<int>(t.wait)];
   return where(b) + ": deadlock: " + std::to_string(at[int(Wait::Barrier)]) + " threads at __syncthreads, " +
          std::to_string(at[int(Wait::Ldmatrix)]) + " at ldmatrix, " +
          std::to_string(at[int(Wait::Mma)] + at[int(Wait::MmaUnsignedA)]) + " at mma, " +
-         std::to_string(at[int(Wait::Shuffle)]) + " at shuffles, " + std::to_string(at[int(Wait::Returned)]) +
-         " returned";
+         std::to_string(at[int(Wait::Shuffle)]) + " at shuffles, " +
+         std::to_string(at[int(Wait::Wgmma)] + at[int(Wait::WgmmaCommit)] + at[int(Wait::WgmmaWait)]) +
+         " at wgmma instructions, " + std::to_string(at[int(Wait::Returned)]) + " returned";
 }
 
 // A warp instruction of the running thread: its lanes' operands are complete
@@ -249,6 +334,9 @@ void run_block(const BlockRun& run, const std::function<void()>& kernel) {
   b.run = run;
   b.kernel = &kernel;
   b.threads.resize(static_cast<size_t>(run.threads));
+  b.warpgroups.resize(static_cast<size_t>(run.threads / kWarpgroupSize));
+  b.writer.assign(static_cast<size_t>(run.shared_bytes), -1);
+  b.written_at.assign(static_cast<size_t>(run.shared_bytes), 0);
   for (int i = 0; i < run.threads; ++i) prepare(b, i);
   running = &b;
   for (;;) {
@@ -262,9 +350,9 @@ void run_block(const BlockRun& run, const std::function<void()>& kernel) {
       resume(b, t);
       ran = true;
       if (b.error.empty() && (t.wait == Wait::Ldmatrix || t.wait == Wait::Mma || t.wait == Wait::MmaUnsignedA ||
-                               t.wait == Wait::Shuffle)) {
+                               t.wait == Wait::Shuffle || warpgroup_instruction(t.wait))) {
         try {
-          complete_warp(b, i / kWarpSize);
+          warpgroup_instruction(t.wait) ? complete_warpgroup(b, i / kWarpgroupSize) : complete_warp(b, i / kWarpSize);
         } catch (const Error& e) {
           b.error = e.what();
         }
@@ -288,6 +376,9 @@ void run_block(const BlockRun& run, const std::function<void()>& kernel) {
     if (stack_overflowed(b.threads[static_cast<size_t>(i)]))
       fail("cuda_on_cpu: thread " + std::to_string(i) + " of " + where(b) + " overflowed its " +
            std::to_string(kStackBytes) + "-byte stack (kStackBytes)");
+  for (size_t g = 0; g < b.warpgroups.size() && b.error.empty(); ++g)
+    if (!b.warpgroups[g].open.empty() || !b.warpgroups[g].pending.empty())
+      b.error = where(b) + ", warpgroup " + std::to_string(g) + ": returned with wgmmas never waited for";
   if (b.error.empty())
     for (int i = run.shared_bytes; i < kMaxSharedBytes; ++i)
       if (cuda::shared[i] != kUnwritten) {
@@ -318,7 +409,7 @@ void cp_async(uint32_t to, const void* global, int bytes, bool valid) {
   if (to % static_cast<uint32_t>(bytes) != 0 || to + static_cast<uint32_t>(bytes) > uint32_t(b.run.shared_bytes))
     fail("cp.async of " + std::to_string(bytes) + " bytes to shared byte " + std::to_string(to) +
          ": not aligned, or past the block's " + std::to_string(b.run.shared_bytes));
-  const Copy c{to, global, bytes, valid};
+  const Copy c{to, global, bytes, valid, b.current};
   if (b.run.copies_at_wait)
     self().open.push_back(c);
   else
@@ -365,6 +456,25 @@ int32_t shfl_xor(int32_t value, int lane_mask) {
   t.address = lane_mask;
   warp_instruction(Wait::Shuffle);
   return static_cast<int32_t>(t.d[0]);
+}
+
+void fence_proxy_async() { self().fenced_at = ++block().clock; }
+
+void wgmma(int32_t* d, int n, uint64_t a, uint64_t b, bool a_unsigned) {
+  Thread& t = self();
+  t.wgmma.d[0] = d, t.wgmma.n = n, t.wgmma.a = a, t.wgmma.b = b, t.wgmma.a_unsigned = a_unsigned;
+  t.address = 0;
+  warp_instruction(Wait::Wgmma);
+}
+
+void wgmma_commit() {
+  self().address = 0;
+  warp_instruction(Wait::WgmmaCommit);
+}
+
+void wgmma_wait(int pending) {
+  self().address = pending;
+  warp_instruction(Wait::WgmmaWait);
 }
 
 }  // namespace octet::cuda_on_cpu

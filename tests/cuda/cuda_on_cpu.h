@@ -8,13 +8,18 @@
 // Every thread of a block is a fiber on the calling thread. They switch at
 // __syncthreads and at the warp-wide ldmatrix, mma.sync and __shfl_xor_sync,
 // which run (the first two as the PTX ISA defines them, tests/cuda/ptx_isa.h)
-// once all 32 lanes of the warp have reached one. cp.async copies land when issued or only when waited for
-// (either is legal, so a kernel must be right under both), and between
-// switches the threads run first to last or last to first. Each is a
-// BlockRun option. A deadlock (a barrier or warp instruction that some
-// threads never reach), lanes at different warp instructions, an access
-// outside the block's dynamic shared memory, or a write past it fails with
-// octet::Error naming the block.
+// once all 32 lanes of the warp have reached one, and at the warpgroup-wide
+// wgmma, wgmma.commit_group and wgmma.wait_group, once all 128 threads of
+// the warpgroup have. cp.async copies land when issued or only when waited
+// for, a wgmma multiplies when issued or only when waited for (either is
+// legal, so a kernel must be right under each), and between switches the
+// threads run first to last or last to first. Each is a BlockRun option. A
+// deadlock (a barrier or warp instruction that some threads never reach),
+// lanes at different warp instructions, an access outside the block's
+// dynamic shared memory, a write past it, a wgmma reading bytes that a
+// cp.async wrote without a fence.proxy.async of the writing thread between
+// (the tensor cores read through the async proxy), or a wgmma never waited
+// for fails with octet::Error naming the block.
 #pragma once
 
 #include <cstdint>
@@ -36,6 +41,7 @@ struct BlockRun {
   Dim3 block;                   // its blockIdx
   bool copies_at_wait = false;  // cp.async lands at cp.async.wait_group, else when issued
   bool last_to_first = false;   // the order the threads run in between switches
+  bool wgmma_at_wait = false;   // a wgmma multiplies at wgmma.wait_group, else when issued
 };
 
 // Runs `kernel` as every thread of one block, until all have returned.
@@ -53,6 +59,10 @@ void ldmatrix_x4(uint32_t (&r)[4], uint32_t shared);
 void mma_s8(int32_t (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]);
 void mma_u8s8(int32_t (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]);
 int32_t shfl_xor(int32_t value, int lane_mask);  // every lane of the warp
+void fence_proxy_async();
+void wgmma(int32_t* d, int n, uint64_t a, uint64_t b, bool a_unsigned);  // d: the thread's n / 2 registers
+void wgmma_commit();
+void wgmma_wait(int pending);
 
 }  // namespace octet::cuda_on_cpu
 
@@ -109,6 +119,21 @@ inline void ldmatrix_x4(uint32_t (&r)[4], uint32_t at) { cuda_on_cpu::ldmatrix_x
 inline void mma_s8(int32_t (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) { cuda_on_cpu::mma_s8(d, a, b); }
 inline void mma_u8s8(int32_t (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
   cuda_on_cpu::mma_u8s8(d, a, b);
+}
+inline void fence_proxy_async_shared() { cuda_on_cpu::fence_proxy_async(); }
+// wgmma.fence and the register fences order a GPU thread's register accesses
+// around its wgmmas in flight; a fiber's registers are its own.
+inline void wgmma_fence() {}
+template <int kRows, int kCols>
+void wgmma_fence_registers(int32_t (&)[kRows][kCols][4]) {}
+template <int kN, bool kUnsignedA>
+void wgmma_m64k32(int32_t (&d)[kN / 8][4], uint64_t a, uint64_t b) {
+  cuda_on_cpu::wgmma(&d[0][0], kN, a, b, kUnsignedA);
+}
+inline void wgmma_commit() { cuda_on_cpu::wgmma_commit(); }
+template <int kPending>
+void wgmma_wait() {
+  cuda_on_cpu::wgmma_wait(kPending);
 }
 
 }  // namespace octet::cuda

@@ -1,6 +1,7 @@
 #include "tests/cuda/ptx_isa.h"
 
 #include <string>
+#include <vector>
 
 #include "common/error.h"
 
@@ -72,6 +73,44 @@ void mma_m16n8k32_s8(std::array<Registers4, 32>& d, const std::array<Registers4,
 void mma_m16n8k32_u8s8(std::array<Registers4, 32>& d, const std::array<Registers4, 32>& a,
                        const std::array<Registers2, 32>& b) {
   mma_m16n8k32(d, a, b, true);
+}
+
+int wgmma_operand_address(uint64_t descriptor, int row, int k) {
+  const int start = int(descriptor & 0x3FFF) << 4, stride = int((descriptor >> 32) & 0x3FFF) << 4;
+  const int base_offset = int((descriptor >> 49) & 7), mode = int(descriptor >> 62);
+  if (mode != 1 || base_offset != 0)
+    fail("wgmma: descriptor with swizzle mode " + std::to_string(mode) + " and base offset " +
+         std::to_string(base_offset) + ": only the 128-byte swizzle at base offset 0 is emulated");
+  const int linear = start + row / 8 * stride + row % 8 * 128 + k;
+  return linear ^ ((linear >> 7) & 7) << 4;
+}
+
+void wgmma_m64nNk32(const int8_t* shared, size_t bytes, uint64_t a, uint64_t b, int n, bool a_unsigned,
+                    const std::array<int32_t*, 128>& d) {
+  if (n < 8 || n > 256 || n % 8 != 0) fail("wgmma: no shape m64n" + std::to_string(n) + "k32");
+  const auto operand = [&](uint64_t descriptor, int row, int k) {
+    const int at = wgmma_operand_address(descriptor, row, k);
+    if (at < 0 || size_t(at) >= bytes)
+      fail("wgmma: operand byte at shared " + std::to_string(at) + ", outside the " + std::to_string(bytes));
+    return shared[at];
+  };
+  std::vector<int32_t> A(64 * 32), B(size_t(n) * 32);
+  for (int row = 0; row < 64; ++row)
+    for (int k = 0; k < 32; ++k) {
+      const int8_t v = operand(a, row, k);
+      A[row * 32 + k] = a_unsigned ? int32_t(uint8_t(v)) : int32_t(v);
+    }
+  for (int col = 0; col < n; ++col)
+    for (int k = 0; k < 32; ++k) B[size_t(col) * 32 + k] = operand(b, col, k);
+  for (int t = 0; t < 128; ++t) {
+    const int w = t / 32, lane = t % 32;
+    for (int i = 0; i < n / 2; ++i) {
+      const int row = 16 * w + lane / 4 + 8 * (i % 4 / 2), col = 8 * (i / 4) + 2 * (lane % 4) + i % 2;
+      int32_t sum = 0;
+      for (int k = 0; k < 32; ++k) sum += A[row * 32 + k] * B[size_t(col) * 32 + k];
+      d[t][i] = int32_t(uint32_t(d[t][i]) + uint32_t(sum));
+    }
+  }
 }
 
 }  // namespace octet::ptx
