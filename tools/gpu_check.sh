@@ -17,7 +17,8 @@
 #          OCTET_CUDA_ARCH says otherwise) and build into build-gpu
 #   sass   -Xptxas -v of the cuda-imma kernels (registers, spills, stack) and
 #          their SASS: IMMA instructions, no IDP4A, and each main loop's
-#          instructions per IMMA (tools/sass_main_loop.py)
+#          instructions per IMMA (tools/sass_main_loop.py); of the wgmma
+#          tiles (sm_90a): registers, no spills, their GMMA instructions
 #   cuda   test_cuda alone: the CUDA backends against the CPU runtime (not
 #          in all, whose test stage runs it)
 #   harness  test_backend_ops's CUDA columns alone (not in all), then memcheck
@@ -84,6 +85,9 @@ FASHION_MNIST=/usr/share/datasets/fashion-mnist
 export OMP_WAIT_POLICY=passive
 # The tests run outside ctest read CIFAR-10 where ctest would point them.
 export OCTET_CIFAR10_DIR="$DATA/cifar-10-batches-bin"
+# cuda-imma's wgmma tiles join its candidates on an H100/H200 in every stage:
+# octet leaves them off until a GPU session has checked them (docs/gpu.md).
+export OCTET_WGMMA=${OCTET_WGMMA:-1}
 RESULTS=$OUT
 if [ "${BUNDLE:-0}" = 1 ]; then
   RESULTS="$BUILD/results"
@@ -307,29 +311,6 @@ stage_build() {
   compile build
 }
 
-stage_sass() {
-  need nvcc "the CUDA toolkit's bin folder must be on PATH"
-  need cuobjdump "cuobjdump comes with the CUDA toolkit"
-  local object="$BUILD/imma_sm$ARCH.o"
-  run_logged ptxas nvcc -std=c++17 -O3 -I"$ROOT" "-gencode=arch=compute_$ARCH,code=sm_$ARCH" -Xptxas -v \
-    -c "$ROOT/runtime/cuda/conv2d_imma.cu" -o "$object"
-  grep -E "Used [0-9]+ registers|spill|stack frame" "$RESULTS/ptxas.log" >"$RESULTS/ptxas_summary.txt"
-  if grep -E "[1-9][0-9]* bytes (spill|stack)" "$RESULTS/ptxas.log"; then
-    die "a cuda-imma kernel spills or has a stack frame (ptxas.log)"
-  fi
-  cuobjdump --dump-sass "$object" >"$RESULTS/imma.sass" || die "cuobjdump failed"
-  awk '/Function :/ { f = $3 } /IMMA/ { imma[f]++ } /IDP4A/ { dp4a[f]++ } /LDSM/ { ldsm[f]++ } /LDGSTS/ { cp[f]++ }
-       END { for (k in imma) printf "%s IMMA %d LDSM %d LDGSTS %d IDP4A %d\n", k, imma[k], ldsm[k], cp[k], dp4a[k] }' \
-    "$RESULTS/imma.sass" >"$RESULTS/sass_summary.txt"
-  [ -s "$RESULTS/sass_summary.txt" ] || die "no IMMA instruction in the cuda-imma kernels ($RESULTS/imma.sass)"
-  if grep -q "IDP4A [1-9]" "$RESULTS/sass_summary.txt"; then die "IDP4A in a cuda-imma kernel"; fi
-  "$PYTHON" "$ROOT/tools/sass_main_loop.py" "$RESULTS/imma.sass" "$ROOT/runtime/cuda/implicit_gemm.h" \
-    >"$RESULTS/sass_main_loop.txt" || die "a cuda-imma kernel's main loop has no IMMA (sass_main_loop.txt)"
-  note "sass: $(wc -l <"$RESULTS/sass_summary.txt") kernels with IMMA, no spills (ptxas_summary.txt, sass_summary.txt)"
-  note "sass: main loop per K stage (static SASS instructions per warp):"
-  while read -r line; do note "  $line"; done <"$RESULTS/sass_main_loop.txt"
-}
-
 # The operator harness's CUDA columns alone (its table: every case x CUDA
 # backend against the int8 reference), then compute-sanitizer's memcheck on
 # the cases of the kernels outside cuda-imma's GEMM, on cuda-imma.
@@ -448,7 +429,8 @@ stage_sanitize() {
   done
 }
 
-# bench, imported, precision, profile
+# sass; bench, imported, precision, profile
+source "$ROOT/tools/gpu_check_sass.sh"
 source "$ROOT/tools/gpu_check_timing.sh"
 
 [ $# -gt 0 ] || die "name the stages to run: carry, or deps build sass cuda harness graph_step bench test train imported precision, or all"

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <set>
 #include <thread>
 
 #include "common/error.h"
@@ -234,15 +235,29 @@ TEST(CudaImma, IsTheDefaultAndItsKernelsDoNotSpill) {
   }
 }
 
-// Sets an environment variable for a scope.
+// Sets an environment variable for a scope, then restores it (tools/gpu_check.sh sets OCTET_WGMMA).
 class ScopedEnvironment {
  public:
-  ScopedEnvironment(const char* name, const std::string& value) : name_(name) { ::setenv(name, value.c_str(), 1); }
-  ~ScopedEnvironment() { ::unsetenv(name_); }
+  ScopedEnvironment(const char* name, const std::string& value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old, had_ = true;
+    ::setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnvironment() { had_ ? ::setenv(name_, old_.c_str(), 1) : ::unsetenv(name_); }
 
  private:
   const char* name_;
+  std::string old_;
+  bool had_ = false;
 };
+
+// Whether the device runs sm_90a code (cuda-imma's wgmma tiles): compute capability 9.0.
+bool runs_wgmma() {
+  int device = 0, major = 0, minor = 0;
+  return cudaGetDevice(&device) == cudaSuccess &&
+         cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
+         cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) == cudaSuccess && major == 9 &&
+         minor == 0;
+}
 
 // The implicit GEMM cuda-imma runs for conv `node` of `model`: over the
 // folded image where the engine folds its input (folded_input.h).
@@ -263,7 +278,8 @@ cuda::igemm::Problem imma_problem(const QuantizedModel& model, int node, int bat
 // Every tile configuration, forced with OCTET_IMMA_TILE, on the convolutions
 // it can run, reading signed and unsigned (zero point -128: mma's u8 x s8)
 // inputs: node by node the CPU runtime's bits. The tuner may pick any tile
-// for a shape, so each must be right on its own.
+// for a shape, so each must be right on its own. The wgmma tiles (OCTET_WGMMA=1)
+// on a device of compute capability 9.0 only.
 TEST(CudaImma, EveryTileMatchesTheCpuRuntime) {
   SKIP_WITHOUT_CUDA_DEVICE();
   struct Layer {
@@ -279,8 +295,11 @@ TEST(CudaImma, EveryTileMatchesTheCpuRuntime) {
       {1, 512, 2, 256, 3, 1, false},  // ResNet-18 layer4-like at batch 1
       {2, 16, 33, 16, 3, 2, false},   // 16 channels, odd size
   };
+  const bool wgmma = runs_wgmma();
+  const ScopedEnvironment offered("OCTET_WGMMA", "1");
   for (int tile = 0; tile < cuda::igemm::kTileCount; ++tile) {
     const std::string name = cuda::igemm::tile_config(tile).name;
+    if (cuda::igemm::tile_config(tile).wgmma_n > 0 && !wgmma) continue;
     const ScopedEnvironment forced("OCTET_IMMA_TILE", name);
     int ran = 0;
     for (const Layer& l : layers)
@@ -355,6 +374,35 @@ TEST(CudaImma, TunerKeepsTheFastestCandidate) {
   CudaEngine modelled(model, CudaBackend::Imma);
   EXPECT_EQ(modelled.run(images.data(), batch).data, logits.data);
   EXPECT_TRUE(modelled.timed_choices().empty());
+}
+
+// The wgmma tiles, not yet run on a GPU when they were written, are candidates
+// only where OCTET_WGMMA=1 asks for them (and the device runs sm_90a).
+TEST(CudaImma, WgmmaTilesAreCandidatesOnlyWhenAskedFor) {
+  SKIP_WITHOUT_CUDA_DEVICE();
+  const QuantizedModel model = random_quantized("resnet20", 9);
+  const int64_t batch = 64;
+  const std::vector<float> images = random_images(batch, model.graph.shapes()[0], 62);
+  const auto tiles_timed = [&](const char* wgmma) {
+    const ScopedEnvironment offered("OCTET_WGMMA", wgmma);
+    CudaEngine engine(model, CudaBackend::Imma);
+    const Int32Tensor logits = engine.run(images.data(), batch);
+    std::set<std::string> tiles;
+    for (const Engine::TimedChoice& c : engine.timed_choices()) {
+      tiles.insert(c.chosen);
+      for (const auto& trial : c.trials) tiles.insert(trial.first);
+    }
+    return std::make_pair(logits, tiles);
+  };
+  const auto [off_logits, off] = tiles_timed("0");
+  const auto [on_logits, on] = tiles_timed("1");
+  EXPECT_EQ(on_logits.data, off_logits.data);
+  const auto wgmma_tile = [](const std::string& name) {
+    const int i = cuda::igemm::tile_index(name);
+    return i >= 0 && cuda::igemm::tile_config(i).wgmma_n > 0;
+  };
+  EXPECT_TRUE(std::none_of(off.begin(), off.end(), wgmma_tile));
+  EXPECT_EQ(std::any_of(on.begin(), on.end(), wgmma_tile), runs_wgmma());
 }
 
 // Built with CUDA, the backends are listed; without a device, making one
