@@ -140,7 +140,7 @@ struct TileConfig {
 // multiplying with wgmma, Hopper's full int8 rate (mma.sync reaches about
 // half of it). The engine times the candidates of each layer shape
 // (tile_tuner.h), so a configuration only has to win somewhere.
-constexpr int kTileCount = 16;
+constexpr int kTileCount = 17;
 OCTET_HOST_DEVICE constexpr TileConfig tile_config(int index) {
   constexpr TileConfig tiles[kTileCount] = {
       {"m128n128k64", 128, 128, 64, 2, 2, 1, 4, kVectorBytes},
@@ -156,6 +156,7 @@ OCTET_HOST_DEVICE constexpr TileConfig tile_config(int index) {
       {"m128n64k128", 128, 64, 128, 2, 2, 1, 3, kVectorBytes},
       {"m128n128k64x8", 128, 128, 64, 4, 2, 1, 4, kVectorBytes},
       {"m128n64k128g", 128, 64, 128, 8, 1, 1, 4, kVectorBytes, 64},
+      {"m256n64k128g", 256, 64, 128, 8, 1, 1, 4, kVectorBytes, 64},
       {"m128n128k128g", 128, 128, 128, 8, 1, 1, 4, kVectorBytes, 128},
       {"m256n128k128g", 256, 128, 128, 8, 1, 1, 4, kVectorBytes, 128},
       {"m128n256k128g", 128, 256, 128, 8, 1, 1, 4, kVectorBytes, 256},

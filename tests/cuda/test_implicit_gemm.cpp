@@ -325,6 +325,43 @@ TEST(ImplicitGemm, EveryTileConfigurationIsConsistent) {
   EXPECT_EQ(tile_index("m1n1k1"), -1);
 }
 
+// A wgmma tile's descriptors, decoded as the PTX ISA defines them, name the
+// bytes where the copies put each (row, k) of a stage (tile_offset), at every
+// k32 step and 64-row wgmma, for the stage starts stage_start gives.
+TEST(ImplicitGemm, WgmmaDescriptorsReadTheStagesAsTheCopiesWroteThem) {
+  for (int t = 0; t < kTileCount; ++t) {
+    const TileConfig c = tile_config(t);
+    if (c.wgmma_n == 0) continue;
+    for (const uint32_t shared : {0u, 16u, 1008u}) {  // where a block's dynamic shared memory may start
+      const uint32_t a = stage_start(c, shared), b = a + c.stages * c.a_stage_bytes();
+      ASSERT_EQ(a % kWgmmaStageAlignment, 0u) << c.name;
+      ASSERT_LE(b + c.stages * c.b_stage_bytes(), shared + c.pipeline_bytes()) << c.name;
+      for (int stage = 0; stage < c.stages; ++stage)
+        for (int s = 0; s < c.bk / kMmaK; ++s)
+          for (int g = 0; g < c.warps() / kWarpgroupWarps; ++g) {
+            const uint32_t a_stage = a + stage * c.a_stage_bytes(), b_stage = b + stage * c.b_stage_bytes();
+            for (int mi = 0; mi < c.fragment_rows(); ++mi)
+              for (int row = 0; row < kWgmmaM; ++row)
+                for (int k = 0; k < kMmaK; ++k) {
+                  const int tile_row = warpgroup_a_row(c, g, mi) + row;
+                  const uint64_t d = wgmma_descriptor(a_stage + warpgroup_a_row(c, g, mi) * c.bk + s * kMmaK);
+                  ASSERT_EQ(ptx::wgmma_operand_address(d, row, k),
+                            int(a_stage) + tile_offset(tile_row, s * kMmaK + k, c.bk))
+                      << c.name << " A: warpgroup " << g << ", wgmma " << mi << ", row " << row << ", k " << k;
+                }
+            for (int row = 0; row < c.wgmma_n; ++row)
+              for (int k = 0; k < kMmaK; ++k) {
+                const int tile_row = warpgroup_b_row(c, g) + row;
+                const uint64_t d = wgmma_descriptor(b_stage + warpgroup_b_row(c, g) * c.bk + s * kMmaK);
+                ASSERT_EQ(ptx::wgmma_operand_address(d, row, k),
+                          int(b_stage) + tile_offset(tile_row, s * kMmaK + k, c.bk))
+                    << c.name << " B: warpgroup " << g << ", row " << row << ", k " << k;
+              }
+          }
+    }
+  }
+}
+
 TEST(ImplicitGemm, SwizzleIsABijectionThatKeepsChunksWhole) {
   for (int bk : {64, 128}) {
     const int rows = 128;
@@ -424,9 +461,12 @@ TEST(ImplicitGemm, UnsupportedSaysWhy) {
 }
 
 // The cost model picks big tiles for big layers and sliced K for batch 1's
-// long-K layers; a tile that fits no multiprocessor is never picked.
+// long-K layers; a tile that fits no multiprocessor is never picked. The
+// mma.sync tiles alone (as on a device without wgmma), then with them.
 TEST(ImplicitGemm, ChooseTileFollowsTheShape) {
-  const std::vector<int> resident(kTileCount, 2);
+  std::vector<int> resident(kTileCount, 2);
+  for (int t = 0; t < kTileCount; ++t)
+    if (tile_config(t).wgmma_n > 0) resident[t] = 0;
   const int sms = 132;
   const int big = choose_tile(problem_of({256, 32, 32, 64, 64, 3, 1, 1}), resident.data(), sms);
   ASSERT_GE(big, 0);
@@ -445,6 +485,11 @@ TEST(ImplicitGemm, ChooseTileFollowsTheShape) {
   EXPECT_EQ(tile_config(first).access, kWordBytes);
   std::vector<int> none_fit(kTileCount, 0);
   EXPECT_EQ(choose_tile(problem_of({256, 32, 32, 64, 64, 3, 1, 1}), none_fit.data(), sms), -1);
+  // wgmma's rate is twice mma.sync's: the model puts a wgmma tile first for a big layer.
+  const std::vector<int> all(kTileCount, 2);
+  const int hopper = choose_tile(problem_of({256, 16, 16, 128, 128, 3, 1, 1}), all.data(), sms);
+  ASSERT_GE(hopper, 0);
+  EXPECT_GT(tile_config(hopper).wgmma_n, 0) << tile_config(hopper).name;
 }
 
 TEST(ImplicitGemm, EnvironmentForcesATile) {
