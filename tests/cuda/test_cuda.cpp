@@ -7,8 +7,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <random>
 #include <set>
 #include <thread>
 
@@ -22,6 +24,8 @@
 #include "runtime/cuda/folded_input.h"
 #include "runtime/cuda/implicit_gemm.h"
 #include "runtime/cuda/op_support.h"
+#include "tests/cuda/ptx_isa.h"
+#include "tests/cuda/wgmma_probe.h"
 #include "tests/support/difference.h"
 #include "tests/ops/op_cases.h"
 #include "tests/ops/op_model.h"
@@ -374,6 +378,41 @@ TEST(CudaImma, TunerKeepsTheFastestCandidate) {
   CudaEngine modelled(model, CudaBackend::Imma);
   EXPECT_EQ(modelled.run(images.data(), batch).data, logits.data);
   EXPECT_TRUE(modelled.timed_choices().empty());
+}
+
+// cuda-imma's wgmma tiles run in test_cuda_host on tests/cuda/ptx_isa.h's
+// reading of wgmma and of the descriptors: here is the GPU's own, on one
+// warpgroup, register by register (signed and uint8 A, n 64 and 256).
+TEST(CudaImma, WgmmaReadsItsOperandsAsTheCpuEmulationDoes) {
+  SKIP_WITHOUT_CUDA_DEVICE();
+  if (!runs_wgmma()) GTEST_SKIP() << "wgmma runs on compute capability 9.0 only";
+  using cuda::igemm::kWgmmaM;
+  constexpr int kK = 128;
+  std::mt19937 rng(17);
+  std::uniform_int_distribution<int> byte(-128, 127);
+  for (const int n : {64, 256})
+    for (const bool a_unsigned : {false, true}) {
+      std::vector<int8_t> a(size_t(kWgmmaM) * kK), b(size_t(n) * kK);
+      for (int8_t& v : a) v = static_cast<int8_t>(byte(rng));
+      for (int8_t& v : b) v = static_cast<int8_t>(byte(rng));
+      const std::vector<int32_t> got = cuda::wgmma_probe(a, b, n, a_unsigned);
+      // The same stage on the CPU, from byte 0, multiplied as the emulation reads it.
+      std::vector<int8_t> shared(size_t(kWgmmaM + n) * kK);
+      for (int i = 0; i < kWgmmaM * kK; ++i) shared[cuda::igemm::tile_offset(i / kK, i % kK, kK)] = a[i];
+      for (int i = 0; i < n * kK; ++i) shared[kWgmmaM * kK + cuda::igemm::tile_offset(i / kK, i % kK, kK)] = b[i];
+      std::vector<int32_t> want(got.size(), 0);
+      std::array<int32_t*, 128> registers{};
+      for (int t = 0; t < 128; ++t) registers[t] = &want[size_t(t) * n / 2];
+      for (int s = 0; s < kK / 32; ++s)
+        ptx::wgmma_m64nNk32(shared.data(), shared.size(), cuda::igemm::wgmma_descriptor(32 * s),
+                            cuda::igemm::wgmma_descriptor(kWgmmaM * kK + 32 * s), n, a_unsigned, registers);
+      int different = 0;
+      for (size_t i = 0; i < got.size(); ++i)
+        if (got[i] != want[i] && different++ < 4)
+          ADD_FAILURE() << "n " << n << (a_unsigned ? " u8" : " s8") << ": thread " << i / (n / 2) << " register "
+                        << i % (n / 2) << ": GPU " << got[i] << ", emulation " << want[i];
+      EXPECT_EQ(different, 0) << "of " << got.size() << " registers (n " << n << ")";
+    }
 }
 
 // The wgmma tiles, not yet run on a GPU when they were written, are candidates
