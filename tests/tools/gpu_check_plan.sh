@@ -30,11 +30,14 @@ wait_for_train() {
     sleep 0.1
   done
 }
-for stage in deps configure build sass cuda bench test train profile sanitize; do
+for stage in deps configure build sass wgmma cuda bench test train profile sanitize; do
   eval "stage_$stage() {
     echo \"start $stage\" >>\"\$ROOT/events\"
+    echo \"$stage OCTET_WGMMA=\${OCTET_WGMMA:-}\" >>\"\$ROOT/wgmma_events\"
+    [ $stage != wgmma ] || rm -f \"\$BUILD/wgmma_passed\"
     [ $stage != test ] || wait_for_train
     [ \"\${FAIL:-}\" != $stage ] || die \"$stage broke\"
+    [ $stage != wgmma ] || touch \"\$BUILD/wgmma_passed\"
     echo \"end $stage\" >>\"\$ROOT/events\"
   }"
 done
@@ -55,11 +58,12 @@ fail() {
 run() {
   run_name=$1
   shift
-  rm -f "$scratch/events"
+  rm -f "$scratch/events" "$scratch/wgmma_events"
   status=0
   env -u TIME_LIMIT "$@" OUT="$scratch/out_$run_name" BUNDLE=1 bash "$scratch/tools/gpu_check.sh" ${stages:-all} \
     >"$scratch/$run_name.log" 2>&1 || status=$?
   events=$(cat "$scratch/events")
+  wgmma_events=$(cat "$scratch/wgmma_events")
   summary=$(cat "$scratch/out_$run_name/summary.txt")
 }
 line_of() { echo "$events" | grep -n "^$1\$" | cut -d: -f1; }
@@ -67,12 +71,14 @@ has() { echo "$events" | grep -q "^$1\$"; }
 
 run passing
 [ "$status" -eq 0 ] || fail "all passes"
-[ "$(echo "$events" | head -n 8 | tr '\n' ' ')" = \
-  "start deps end deps start build end build start sass end sass start bench end bench " ] ||
-  fail "deps, build, sass, bench end before test and train start"
+[ "$(echo "$events" | head -n 10 | tr '\n' ' ')" = \
+  "start deps end deps start build end build start sass end sass start wgmma end wgmma start bench end bench " ] ||
+  fail "deps, build, sass, wgmma, bench end before test and train start"
+echo "$wgmma_events" | grep -q "^sass OCTET_WGMMA=0$" || fail "the wgmma tiles are off before the wgmma stage"
+echo "$wgmma_events" | grep -q "^bench OCTET_WGMMA=1$" || fail "the wgmma tiles are on after the wgmma stage passed"
 [ "$(line_of "start train")" -lt "$(line_of "end test")" ] || fail "test and train run side by side"
 ! echo "$events" | grep -q cuda || fail "the cuda stage is not in all"
-[ "$(echo "$summary" | grep -c "done in [0-9]* s")" -eq 6 ] || fail "the summary gives each stage's time"
+[ "$(echo "$summary" | grep -c "done in [0-9]* s")" -eq 7 ] || fail "the summary gives each stage's time"
 [ -f "$scratch/out_passing/results.tar.gz" ] || fail "the results come back packed"
 ! has "start profile" || fail "no TIME_LIMIT, no profile"
 echo "$summary" | grep -q "sanitize: skipped: .* left of TIME_LIMIT=unset" || fail "the summary says sanitize was skipped"
@@ -86,6 +92,14 @@ run bench_fails FAIL=bench
 [ "$status" -ne 0 ] || fail "a failed bench fails the run"
 { has "end test" && has "end train"; } || fail "a failed bench still lets test and train run"
 echo "$summary" | grep -q "FAILED: bench broke" || fail "the summary says bench failed"
+
+run wgmma_fails FAIL=wgmma
+[ "$status" -ne 0 ] || fail "a failed wgmma stage fails the run"
+{ has "end bench" && has "end test"; } || fail "a failed wgmma stage still lets bench and test run"
+echo "$wgmma_events" | grep -q "^bench OCTET_WGMMA=0$" || fail "after a failed wgmma stage the tiles stay off"
+
+run wgmma_fixed FAIL=wgmma OCTET_WGMMA=1
+echo "$wgmma_events" | grep -q "^bench OCTET_WGMMA=1$" || fail "OCTET_WGMMA set by the caller is kept"
 
 run test_fails FAIL=test
 [ "$status" -ne 0 ] || fail "a failed test fails the run"
