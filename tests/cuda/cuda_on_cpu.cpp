@@ -39,7 +39,7 @@ constexpr int8_t kUnwritten = 0x77;  // shared memory's bytes before the kernel 
 enum class Wait { Nothing, Barrier, Ldmatrix, Mma, MmaUnsignedA, Shuffle, Returned, Wgmma, WgmmaCommit, WgmmaWait };
 
 struct Copy {
-  uint32_t to;
+  uint32_t to;  // bytes into the dynamic shared memory
   const void* from;
   int bytes;
   bool valid;
@@ -158,7 +158,7 @@ void multiply(Block& b, const Wgmma& w) {
   const auto fenced = [&](uint64_t descriptor, int rows) {
     for (int row = 0; row < rows; ++row)
       for (int k = 0; k < 32; ++k) {
-        const int at = ptx::wgmma_operand_address(descriptor, row, k);
+        const int at = ptx::wgmma_operand_address(descriptor, row, k) - int(b.run.shared_start);
         if (at < 0 || at >= b.run.shared_bytes) continue;  // ptx::wgmma_m64nNk32 names it
         const int writer = b.writer[size_t(at)];
         if (writer >= 0 && b.written_at[size_t(at)] > b.threads[size_t(writer)].fenced_at)
@@ -168,7 +168,8 @@ void multiply(Block& b, const Wgmma& w) {
   };
   fenced(w.a, 64);
   fenced(w.b, w.n);
-  ptx::wgmma_m64nNk32(cuda::shared, static_cast<size_t>(b.run.shared_bytes), w.a, w.b, w.n, w.a_unsigned, w.d);
+  ptx::wgmma_m64nNk32(cuda::shared, static_cast<size_t>(b.run.shared_bytes), b.run.shared_start, w.a, w.b, w.n,
+                      w.a_unsigned, w.d);
 }
 
 bool warpgroup_instruction(Wait op) { return op == Wait::Wgmma || op == Wait::WgmmaCommit || op == Wait::WgmmaWait; }
@@ -224,7 +225,7 @@ void complete_warp(Block& b, int w) {
   }
   if (op == Wait::Ldmatrix) {
     std::array<int, kWarpSize> address;
-    for (int l = 0; l < kWarpSize; ++l) address[l] = lanes[l].address;
+    for (int l = 0; l < kWarpSize; ++l) address[l] = lanes[l].address - int(b.run.shared_start);
     const std::array<ptx::Registers4, kWarpSize> r =
         ptx::ldmatrix_x4(cuda::shared, static_cast<size_t>(b.run.shared_bytes), address);
     for (int l = 0; l < kWarpSize; ++l) lanes[l].d = r[l];
@@ -328,6 +329,7 @@ void run_block(const BlockRun& run, const std::function<void()>& kernel) {
         "cuda_on_cpu::run_block: " + std::to_string(run.threads) + " threads are not whole warps");
   check(run.shared_bytes >= 0 && run.shared_bytes <= kMaxSharedBytes,
         "cuda_on_cpu::run_block: " + std::to_string(run.shared_bytes) + " bytes of shared memory");
+  check(run.shared_start % 16 == 0, "cuda_on_cpu::run_block: shared memory starting at an address not 16-aligned");
   std::memset(cuda::shared, kUnwritten, sizeof cuda::shared);
 
   Block b;
@@ -401,14 +403,16 @@ uint32_t shared_offset(const void* p) {
   const auto* at = static_cast<const int8_t*>(p);
   if (at < cuda::shared || at > cuda::shared + kMaxSharedBytes)
     fail("shared_address of a pointer outside shared memory");
-  return static_cast<uint32_t>(at - cuda::shared);
+  return block().run.shared_start + static_cast<uint32_t>(at - cuda::shared);
 }
 
-void cp_async(uint32_t to, const void* global, int bytes, bool valid) {
+void cp_async(uint32_t address, const void* global, int bytes, bool valid) {
   Block& b = block();
-  if (to % static_cast<uint32_t>(bytes) != 0 || to + static_cast<uint32_t>(bytes) > uint32_t(b.run.shared_bytes))
-    fail("cp.async of " + std::to_string(bytes) + " bytes to shared byte " + std::to_string(to) +
-         ": not aligned, or past the block's " + std::to_string(b.run.shared_bytes));
+  const uint32_t to = address - b.run.shared_start;
+  if (address < b.run.shared_start || to % static_cast<uint32_t>(bytes) != 0 ||
+      to + static_cast<uint32_t>(bytes) > uint32_t(b.run.shared_bytes))
+    fail("cp.async of " + std::to_string(bytes) + " bytes to shared byte " + std::to_string(int64_t(address) -
+         b.run.shared_start) + ": not aligned, or outside the block's " + std::to_string(b.run.shared_bytes));
   const Copy c{to, global, bytes, valid, b.current};
   if (b.run.copies_at_wait)
     self().open.push_back(c);

@@ -42,6 +42,9 @@ struct BlockRun {
   bool copies_at_wait = false;  // cp.async lands at cp.async.wait_group, else when issued
   bool last_to_first = false;   // the order the threads run in between switches
   bool wgmma_at_wait = false;   // a wgmma multiplies at wgmma.wait_group, else when issued
+  // The shared-state-space address of the dynamic shared memory's first byte
+  // (a multiple of 16): what shared_address gives and the primitives take.
+  uint32_t shared_start = 0;
 };
 
 // Runs `kernel` as every thread of one block, until all have returned.
@@ -51,7 +54,7 @@ void run_block(const BlockRun& run, const std::function<void()>& kernel);
 Dim3 thread_index();
 Dim3 block_index();
 void syncthreads();
-uint32_t shared_offset(const void* p);  // of a pointer into the dynamic shared memory
+uint32_t shared_offset(const void* p);  // the address of a pointer into the dynamic shared memory
 void cp_async(uint32_t shared, const void* global, int bytes, bool valid);
 void cp_async_commit();
 void cp_async_wait(int pending);

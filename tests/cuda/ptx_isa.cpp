@@ -85,11 +85,11 @@ int wgmma_operand_address(uint64_t descriptor, int row, int k) {
   return linear ^ ((linear >> 7) & 7) << 4;
 }
 
-void wgmma_m64nNk32(const int8_t* shared, size_t bytes, uint64_t a, uint64_t b, int n, bool a_unsigned,
-                    const std::array<int32_t*, 128>& d) {
+void wgmma_m64nNk32(const int8_t* shared, size_t bytes, uint32_t start, uint64_t a, uint64_t b, int n,
+                    bool a_unsigned, const std::array<int32_t*, 128>& d) {
   if (n < 8 || n > 256 || n % 8 != 0) fail("wgmma: no shape m64n" + std::to_string(n) + "k32");
   const auto operand = [&](uint64_t descriptor, int row, int k) {
-    const int at = wgmma_operand_address(descriptor, row, k);
+    const int at = wgmma_operand_address(descriptor, row, k) - int(start);
     if (at < 0 || size_t(at) >= bytes)
       fail("wgmma: operand byte at shared " + std::to_string(at) + ", outside the " + std::to_string(bytes));
     return shared[at];

@@ -40,11 +40,12 @@ void mma_m16n8k32_u8s8(std::array<Registers4, 32>& d, const std::array<Registers
 int wgmma_operand_address(uint64_t descriptor, int row, int k);
 
 // wgmma.mma_async.sync.aligned.m64nNk32.s32.s8.s8 (.u8.s8 where a_unsigned)
-// with both operands in shared memory (`bytes` long): d += A (64 x 32) x
+// with both operands in shared memory (`bytes` long, at shared-state-space
+// address `start`): d += A (64 x 32) x
 // B (n x 32)^T. d[t] is thread t's n / 2 registers: warp w = t / 32 holds rows
 // 16w..16w+15; lane l's register i row 16w + l/4 + 8 ((i % 4) / 2), column
 // 8 (i / 4) + 2 (l % 4) + i % 2. Fails on an operand byte outside `bytes`.
-void wgmma_m64nNk32(const int8_t* shared, size_t bytes, uint64_t a, uint64_t b, int n, bool a_unsigned,
-                    const std::array<int32_t*, 128>& d);
+void wgmma_m64nNk32(const int8_t* shared, size_t bytes, uint32_t start, uint64_t a, uint64_t b, int n,
+                    bool a_unsigned, const std::array<int32_t*, 128>& d);
 
 }  // namespace octet::ptx

@@ -404,7 +404,7 @@ TEST(CudaImma, WgmmaReadsItsOperandsAsTheCpuEmulationDoes) {
       std::array<int32_t*, 128> registers{};
       for (int t = 0; t < 128; ++t) registers[t] = &want[size_t(t) * n / 2];
       for (int s = 0; s < kK / 32; ++s)
-        ptx::wgmma_m64nNk32(shared.data(), shared.size(), cuda::igemm::wgmma_descriptor(32 * s),
+        ptx::wgmma_m64nNk32(shared.data(), shared.size(), 0, cuda::igemm::wgmma_descriptor(32 * s),
                             cuda::igemm::wgmma_descriptor(kWgmmaM * kK + 32 * s), n, a_unsigned, registers);
       int different = 0;
       for (size_t i = 0; i < got.size(); ++i)

@@ -91,7 +91,7 @@ TEST(CudaOnCpu, KernelErrorsFailTheRun) {
   EXPECT_NE(diverged.find("different warp instructions"), std::string::npos) << diverged;
   const std::string copy =
       error_of([] { run_block(block_of(32, 256), [] { cuda::cp_async_zero_fill<16>(256, nullptr, false); }); });
-  EXPECT_NE(copy.find("past the block's 256"), std::string::npos) << copy;
+  EXPECT_NE(copy.find("outside the block's 256"), std::string::npos) << copy;
   const std::string store = error_of([] { run_block(block_of(32, 256), [] { cuda::shared[300] = 1; }); });
   EXPECT_NE(store.find("wrote shared byte 300, past the block's 256"), std::string::npos) << store;
   const std::string row = error_of([] {

@@ -8,8 +8,10 @@
 // (two planes each, the input's multiplied twice). Each case runs twice:
 // cp.async copies landing when issued and wgmmas multiplying only when
 // waited for (a stage refilled too early is read refilled), with the threads
-// first to last; and copies landing only when waited for and wgmmas when
-// issued (a stage read too early is read unfilled), last to first.
+// first to last and the shared memory at address 16 (not on 1,024 bytes, as
+// the wgmma tiles' stages must be); and copies landing only when waited for
+// and wgmmas when issued (a stage read too early is read unfilled), last to
+// first, the shared memory at address 0.
 // clang-format off
 #include "tests/cuda/cuda_on_cpu.h"  // first: it stands in for CUDA in the kernel's header
 #include "runtime/cuda/conv2d_imma_kernel.cuh"
@@ -37,6 +39,7 @@ std::vector<int8_t> run_kernel(const Problem& p, const Data& d, int tile, bool c
       run.threads = T.threads(), run.shared_bytes = T.shared_bytes();
       run.block = {unsigned(bx), unsigned(by), 0};
       run.copies_at_wait = copies_at_wait, run.wgmma_at_wait = !copies_at_wait, run.last_to_first = last_to_first;
+      run.shared_start = copies_at_wait ? 0 : 16;  // the wgmma tiles' stages move to 1,024 bytes
       with_kernel(tile, d.stored_input(), [&](auto t, auto u) {
         cuda_on_cpu::run_block(run, [&] {
           conv2d_imma_kernel<decltype(t)::value, decltype(u)::value>(p, d.device_input.data(), d.packed.data(), e,
