@@ -28,6 +28,8 @@ bool with_mma_kernel(int tile, StoredInput input, F f) {
 
 bool wgmma_offered() {
   const char* enabled = std::getenv("OCTET_WGMMA");
+  check(enabled == nullptr || !*enabled || !std::strcmp(enabled, "0") || !std::strcmp(enabled, "1"),
+        std::string("environment variable OCTET_WGMMA: '") + (enabled ? enabled : "") + "' is neither 0 nor 1");
   if (enabled == nullptr || std::strcmp(enabled, "1") != 0) return false;
   int device = 0, major = 0, minor = 0;
   CUDA_CHECK(cudaGetDevice(&device));

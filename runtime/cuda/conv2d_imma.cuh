@@ -21,7 +21,8 @@ std::vector<int> conv2d_imma_prepare();
 
 // Whether the current device runs the wgmma tiles: compute capability 9.0,
 // and the environment variable OCTET_WGMMA=1 (they are off by default until
-// a GPU session has run them against the CPU runtime: docs/gpu.md).
+// a GPU session has run them against the CPU runtime: docs/gpu.md). Fails on
+// an OCTET_WGMMA other than 0 or 1.
 bool wgmma_offered();
 
 // The wgmma tiles' entry points (conv2d_wgmma.cu, sm_90a): the tile's

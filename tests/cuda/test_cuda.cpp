@@ -442,6 +442,9 @@ TEST(CudaImma, WgmmaTilesAreCandidatesOnlyWhenAskedFor) {
   };
   EXPECT_TRUE(std::none_of(off.begin(), off.end(), wgmma_tile));
   EXPECT_EQ(std::any_of(on.begin(), on.end(), wgmma_tile), runs_wgmma());
+  const ScopedEnvironment unclear("OCTET_WGMMA", "yes");
+  const std::string refused = error_of([&] { CudaEngine engine(model, CudaBackend::Imma); });
+  EXPECT_NE(refused.find("OCTET_WGMMA: 'yes' is neither 0 nor 1"), std::string::npos) << refused;
 }
 
 // Built with CUDA, the backends are listed; without a device, making one
