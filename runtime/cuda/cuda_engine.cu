@@ -67,6 +67,15 @@ CudaEngine::Impl::Impl(const QuantizedModel& m, CudaBackend b, int d) : device(d
   if (backend == CudaBackend::Imma) {
     imma_resident = cuda::conv2d_imma_prepare();
     CUDA_CHECK(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device));
+    for (int i = 0; i < n_nodes; ++i) {
+      const Node& n = g.nodes[i];
+      if (n.op != Op::Conv2d || !uses_imma(i) || i == output()) continue;
+      const int x = n.inputs[0];
+      const bool narrow_skip = n.inputs.size() == 1 || model.quant[n.inputs[1]].bits == 8;
+      if (values.storage[x].fold.kind == cuda::ImageFold::kPatches && consumers[x] == std::vector<int>{i} &&
+          model.quant[i].bits == 8 && narrow_skip)
+        patch_conv_node = i;
+    }
   }
 
   StreamOwner::pointer s = nullptr;
@@ -328,6 +337,9 @@ std::vector<Engine::NodeTiming> CudaEngine::profile(const float* input, int64_t 
       kernel = m.grouped_shape(p, i).row_pixels() > 1 ? "grouped-rows" : "grouped-direct";
     else if (m.computed_by_layer(p, i))
       kernel = "in-layer-epilogue";  // its table applied by the conv or linear before it
+    else if (m.read_by_patch_conv(p, i))
+      kernel = "in-patch-conv";  // quantized by the conv that reads it
+    if (m.runs_patch_conv(p, i)) kernel = "patch-conv";
     out.push_back({n.name, op_name(n.op), kernel, m.macs(i, batch), total[i] / iterations});
   }
   return out;

@@ -18,6 +18,7 @@
 #include "runtime/cuda/device_layout.h"
 #include "runtime/cuda/gemm_cublaslt.cuh"
 #include "runtime/cuda/implicit_gemm.h"
+#include "runtime/cuda/patch_conv_kernel.h"
 #include "runtime/cuda/plan_cache.h"
 #include "runtime/cuda/tile_tuner.h"
 
@@ -133,6 +134,7 @@ struct CudaEngine::Impl {
     std::vector<std::unique_ptr<cuda::LtGemm>> gemms;  // per conv / linear on the cuBLASLt path
     std::vector<int> tiles;                            // per conv on the imma path: its tile configuration
     std::vector<int> row_pixels;                       // per grouped conv: its GroupedConvShape::pixels, timed
+    bool patch_conv = false;  // patch_conv_node runs from the float image (patch_conv.cuh), timed
     int64_t runs = 0;
     GraphExecOwner graph;  // captured on the second run (the first, direct one loads the kernels lazily)
   };
@@ -170,6 +172,13 @@ struct CudaEngine::Impl {
     return s;
   }
   int tuned_row_pixels(const Plan& p, int node) const;
+  // The image the patch conv reads, whose own node then launches nothing.
+  int patch_conv_input() const { return model.graph.nodes[patch_conv_node].inputs[0]; }
+  bool runs_patch_conv(const Plan& p, int node) const { return p.patch_conv && node == patch_conv_node; }
+  bool read_by_patch_conv(const Plan& p, int node) const { return p.patch_conv && node == patch_conv_input(); }
+  cuda::PatchConvShape patch_conv_shape(int64_t batch) const;
+  void enqueue_patch_conv(const Plan& p) const;
+  bool tuned_patch_conv(const Plan& p) const;
   // Whether the node's value is stored as uint8 (cuda/stored_value.h).
   bool stored_unsigned(int node) const { return cuda::stored_unsigned(model.quant[node].zero_point); }
   // How a conv reads the node's value (cuda/stored_value.h).
@@ -224,6 +233,9 @@ struct CudaEngine::Impl {
   // GlobalAvgPool -> Flatten -> output Linear, the pooled value read by
   // nothing else: the pool node, run with the logits in one kernel; or -1.
   int tail_pool = -1;
+  // cuda-imma: the conv that may run straight from the float image (patch_conv.cuh): the only
+  // reader of a patches-folded image, 8-bit output and residual; or -1.
+  int patch_conv_node = -1;
   cuda::PlanCache<int64_t, Plan> plans{kMaxPlans};
   bool retain = false;
   Plan* last_run = nullptr;

@@ -10,6 +10,7 @@
 #include "runtime/cuda/im2col.cuh"
 #include "runtime/cuda/linear_dp4a.cuh"
 #include "runtime/cuda/op_launchers.cuh"
+#include "runtime/cuda/patch_conv.cuh"
 #include "runtime/cuda/pool_linear.cuh"
 
 namespace octet {
@@ -24,7 +25,22 @@ void CudaEngine::Impl::enqueue_tail(const Plan& p) const {
                                classes(), layer.bias.get(), p.logits.get(), stream.get());
 }
 
+cuda::PatchConvShape CudaEngine::Impl::patch_conv_shape(int64_t batch) const {
+  cuda::PatchConvShape s;
+  s.input = storage(patch_conv_input()).fold.patch_input(batch);
+  const cuda::igemm::Problem problem = imma_problem(patch_conv_node, batch);
+  s.out_c = problem.out_c, s.row_bytes = problem.packed_depth();
+  return s;
+}
+
+void CudaEngine::Impl::enqueue_patch_conv(const Plan& p) const {
+  cuda::patch_conv(patch_conv_shape(p.batch), p.input.get(), model.quant[patch_conv_input()].scale,
+                   layers[patch_conv_node].weights.get(), epilogue(p, patch_conv_node),
+                   layer_output(p, patch_conv_node), stream.get());
+}
+
 void CudaEngine::Impl::enqueue_weighted(const Plan& p, int node) const {
+  if (runs_patch_conv(p, node)) return enqueue_patch_conv(p);
   const Node& n = model.graph.nodes[node];
   const DeviceLayer& layer = layers[node];
   if (uses_grouped(node)) {
@@ -70,7 +86,7 @@ void CudaEngine::Impl::enqueue_node(const Plan& p, int node) const {
   const Node& n = model.graph.nodes[node];
   if (op_traits(n.op).weighted) return enqueue_weighted(p, node);
   if (node == fused_pool(p)) return;  // computed with the logits
-  if (computed_by_layer(p, node)) return;
+  if (computed_by_layer(p, node) || read_by_patch_conv(p, node)) return;
   const cuda::OpLauncher launch = cuda::launcher(n.op);
   check(launch != nullptr, where(node) + ": no launcher for its operator");
   cuda::NodeLaunch args{n,

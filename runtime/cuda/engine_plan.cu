@@ -3,6 +3,8 @@
 // cuda-imma tile of each conv, timed on the plan's own buffers.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 
 #include "runtime/cuda/conv2d_dp4a.cuh"
 #include "runtime/cuda/conv2d_grouped.cuh"
@@ -144,7 +146,31 @@ std::unique_ptr<CudaEngine::Impl::Plan> CudaEngine::Impl::make_plan(int64_t batc
     if (uses_imma(i)) p->tiles[i] = tuned_tile(*p, i);
     if (uses_grouped(i)) p->row_pixels[i] = tuned_row_pixels(*p, i);
   }
+  p->patch_conv = tuned_patch_conv(*p);
   return p;
+}
+
+// The first conv from the float image, or the image quantized into patches
+// and the implicit GEMM over them: the faster, as timed here (the same
+// sums either way); the latter untimed, and where every value is retained
+// (the patches are the image's value). OCTET_PATCH_CONV=1 or 0 forces one.
+bool CudaEngine::Impl::tuned_patch_conv(const Plan& p) const {
+  if (patch_conv_node < 0 || p.retains_all) return false;
+  if (const char* forced = std::getenv("OCTET_PATCH_CONV"); forced && *forced) {
+    check(!std::strcmp(forced, "0") || !std::strcmp(forced, "1"),
+          std::string("environment variable OCTET_PATCH_CONV: '") + forced + "' is neither 0 nor 1");
+    return forced[0] == '1';
+  }
+  if (!tune_tiles) return false;
+  double fused = INFINITY, separate = INFINITY;
+  for (int round = 0; round < cuda::igemm::TileTuner::kRounds; ++round) {
+    fused = std::min(fused, time_launches([&] { enqueue_patch_conv(p); }));
+    separate = std::min(separate, time_launches([&] {
+                          enqueue_node(p, patch_conv_input());
+                          enqueue_weighted(p, patch_conv_node);
+                        }));
+  }
+  return fused < separate;
 }
 
 // One output pixel a thread or four (conv2d_grouped_kernel.h), where both can

@@ -32,6 +32,16 @@ OCTET_HOST_DEVICE int32_t unsigned_byte_of(uint32_t word, int j) {
   return static_cast<int32_t>((word >> (8 * j)) & 0xFFu);
 }
 
+// c + the dot product of a's and b's four int8 elements (dp4a.s32.s32).
+OCTET_HOST_DEVICE int32_t dp4a_signed(uint32_t a, uint32_t b, int32_t c) {
+#ifdef __CUDA_ARCH__
+  return __dp4a(static_cast<int>(a), static_cast<int>(b), c);
+#else
+  for (int j = 0; j < 4; ++j) c += byte_of(a, j) * byte_of(b, j);
+  return c;
+#endif
+}
+
 // c + the dot product of a's four uint8 and b's four int8 elements (dp4a.u32.s32).
 OCTET_HOST_DEVICE int32_t dp4a_unsigned_signed(uint32_t a, uint32_t b, int32_t c) {
 #ifdef __CUDA_ARCH__

@@ -32,6 +32,15 @@ std::string shape_and_tile_name(const std::tuple<int, int>& shape_and_tile) {
   return conv_name(kConvs[std::get<0>(shape_and_tile)]) + "_" + tile_config(std::get<1>(shape_and_tile)).name;
 }
 
+std::vector<float> image_of(const Conv& v, const Data& d) {
+  std::vector<float> nchw(d.input.size());
+  for (int n = 0; n < v.batch; ++n)
+    for (int c = 0; c < v.c; ++c)
+      for (int px = 0; px < v.h * v.w; ++px)
+        nchw[(size_t(n) * v.c + c) * v.h * v.w + px] = d.input[(size_t(n) * v.h * v.w + px) * v.c + c];
+  return nchw;
+}
+
 ImageFold fold_of(const Conv& v) {
   ImageFold f;
   f.kind = v.fold, f.height = v.h, f.width = v.w, f.channels = v.c;
@@ -85,11 +94,7 @@ Data make_data(const Conv& v, const Problem& p, bool residual, bool relu, uint64
   // Padding channels hold garbage here, which the zero weights there must cancel.
   d.device_input.assign(size_t(v.batch) * p.in_h * p.in_w * p.in_stride, int8_t{0x5A});
   if (v.fold != ImageFold::kNone) {  // written by the engine's own folding, from the int8 values as floats
-    std::vector<float> nchw(d.input.size());
-    for (int n = 0; n < v.batch; ++n)
-      for (int c = 0; c < v.c; ++c)
-        for (int px = 0; px < v.h * v.w; ++px)
-          nchw[(size_t(n) * v.c + c) * v.h * v.w + px] = d.input[(size_t(n) * v.h * v.w + px) * v.c + c];
+    const std::vector<float> nchw = image_of(v, d);
     const ImageFold f = fold_of(v);
     const SpaceToDepthInput s2d = f.space_to_depth_input(v.batch);
     const PatchInput patches = f.patch_input(v.batch);

@@ -85,6 +85,9 @@ struct Data {
     return input_bits > 8 ? StoredInput::kWide : input_zero_point != 0 ? StoredInput::kUnsigned : StoredInput::kSigned;
   }
 };
+// The input as the float NCHW image whose quantization at scale 1 it is.
+std::vector<float> image_of(const Conv& v, const Data& d);
+
 // `values`: kUnsigned puts every tensor at zero point -128 (stored uint8);
 // kWide makes the input (with as many bits as K allows, up to 16), the output
 // and the residual wide. A folded input, an image, stays signed.

@@ -380,6 +380,39 @@ TEST(CudaImma, TunerKeepsTheFastestCandidate) {
   EXPECT_TRUE(modelled.timed_choices().empty());
 }
 
+// ResNet-20's first conv (3x3, stride 1, over the 3-channel image) from the
+// float image in one kernel (patch_conv.cuh), forced on and off with
+// OCTET_PATCH_CONV: the CPU's logits either way, and the profile names it;
+// never where every value is retained (the patches are the image's value).
+TEST(CudaImma, PatchConvComputesTheFirstConvFromTheFloatImage) {
+  SKIP_WITHOUT_CUDA_DEVICE();
+  const QuantizedModel model = random_quantized("resnet20", 12);
+  const int64_t batch = 7;
+  const std::vector<float> images = random_images(batch, model.graph.shapes()[0], 63);
+  const Int32Tensor expected = CpuEngine(model).run(images.data(), batch);
+  int conv = -1;
+  for (int i = 0; i < int(model.graph.nodes.size()) && conv < 0; ++i)
+    if (model.graph.nodes[i].op == Op::Conv2d && model.graph.nodes[i].inputs[0] == 0) conv = i;
+  ASSERT_GE(conv, 0);
+  for (const bool fused : {true, false}) {
+    const ScopedEnvironment forced("OCTET_PATCH_CONV", fused ? "1" : "0");
+    CudaEngine gpu(model, CudaBackend::Imma);
+    EXPECT_EQ(gpu.run(images.data(), batch).data, expected.data) << (fused ? "fused" : "not fused");
+    const std::vector<Engine::NodeTiming> timings = gpu.profile(images.data(), batch, 1, 1);
+    EXPECT_EQ(timings[conv].kernel == "patch-conv", fused) << timings[conv].kernel;
+    EXPECT_EQ(timings[0].kernel == "in-patch-conv", fused) << timings[0].kernel;
+  }
+  const ScopedEnvironment forced("OCTET_PATCH_CONV", "1");
+  CudaEngine retaining(model, CudaBackend::Imma);
+  retaining.retain_node_outputs(true);
+  EXPECT_EQ(retaining.run(images.data(), batch).data, expected.data);
+  EXPECT_NE(retaining.profile(images.data(), batch, 1, 1)[conv].kernel, "patch-conv");
+  const ScopedEnvironment unclear("OCTET_PATCH_CONV", "on");
+  CudaEngine refusing(model, CudaBackend::Imma);
+  const std::string refused = error_of([&] { refusing.run(images.data(), batch); });
+  EXPECT_NE(refused.find("OCTET_PATCH_CONV: 'on' is neither 0 nor 1"), std::string::npos) << refused;
+}
+
 // cuda-imma's wgmma tiles run in test_cuda_host on tests/cuda/ptx_isa.h's
 // reading of wgmma and of the descriptors: here is the GPU's own, on one
 // warpgroup, register by register (signed and uint8 A, n 64 and 256).
