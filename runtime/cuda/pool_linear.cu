@@ -8,22 +8,39 @@ namespace octet::cuda {
 
 namespace {
 
-// Class chunks per tile of images: enough blocks to fill a large GPU (about
-// 128) while pooling each image as few times as that allows.
+// Blocks that fill a large GPU (an H200 has 132 multiprocessors).
+constexpr int64_t kPoolLogitsBlocks = 128;
+// The weight bytes all blocks may read (the L2 cache serves them).
+constexpr int64_t kPoolLogitsWeightReads = int64_t{32} << 20;
+
+// Images per block: as few as keep the weights read within
+// kPoolLogitsWeightReads (ResNet-50's 2 MB of fc weights: 8), and no fewer
+// than leave kPoolLogitsBlocks tiles (CIFAR ResNets at batch 256: 1).
+int images_per_block(int64_t batch, int classes, int c) {
+  int images = 1;
+  while (images < kPoolLogitsImages && (ceil_div(batch, images) * classes * c > kPoolLogitsWeightReads ||
+                                        ceil_div(batch, images * 2) >= kPoolLogitsBlocks))
+    images *= 2;
+  return images;
+}
+
+// Class chunks per tile of images: enough blocks to fill a large GPU while
+// pooling each image as few times as that allows.
 int class_chunks(int64_t tiles, int classes) {
-  return static_cast<int>(std::min<int64_t>(ceil_div(128, tiles), ceil_div(classes, kPoolLogitsWarps)));
+  return static_cast<int>(std::min<int64_t>(ceil_div(kPoolLogitsBlocks, tiles), ceil_div(classes, kPoolLogitsWarps)));
 }
 
 void launch_global_avg_pool_logits(const int8_t* in, int64_t batch, int plane, int c, int32_t pool_multiplier,
                                    int32_t pool_shift, int32_t in_zero_point, int32_t pool_zero_point,
                                    const int8_t* weights, int classes, const int32_t* bias, int32_t* logits,
                                    cudaStream_t stream) {
-  const int64_t tiles = ceil_div(batch, kPoolLogitsImages);
+  const int images = images_per_block(batch, classes, c);
+  const int64_t tiles = ceil_div(batch, images);
   const int classes_per_block = static_cast<int>(ceil_div(classes, class_chunks(tiles, classes)));
   const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(ceil_div(classes, classes_per_block)));
-  global_avg_pool_logits_kernel<<<grid, kPoolLogitsThreads, kPoolLogitsImages * c, stream>>>(
+  global_avg_pool_logits_kernel<<<grid, kPoolLogitsThreads, images * c, stream>>>(
       in, static_cast<int>(batch), plane, c, pool_multiplier, pool_shift, in_zero_point, pool_zero_point, weights,
-      classes, classes_per_block, bias, logits);
+      classes, images, classes_per_block, bias, logits);
   CUDA_CHECK_LAUNCH();
 }
 

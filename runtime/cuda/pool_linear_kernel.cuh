@@ -13,12 +13,14 @@ namespace octet::cuda {
 constexpr int kPoolLogitsThreads = 256;
 constexpr int kPoolLogitsWarps = kPoolLogitsThreads / 32;
 constexpr int kPoolLogitsMaxChannels = 4096;
-// Images per block: each weight word read serves this many images (one block
-// per image read all of ResNet-50's 2 MB of fc weights once per image).
+// The most images a block takes: each weight word read serves that many
+// images (one block per image read all of ResNet-50's 2 MB of fc weights once
+// per image), where fewer blocks would leave the GPU idle.
 constexpr int kPoolLogitsImages = 8;
 
-// Block (x, y) pools images [x * kPoolLogitsImages, ...) into dynamic shared
-// memory (kPoolLogitsImages * c bytes; threads take 4 adjacent channels each,
+// Block (x, y) pools images [x * images_per_block, ...) (at most
+// kPoolLogitsImages) into dynamic shared memory (images_per_block * c
+// bytes; threads take 4 adjacent channels each,
 // adjacent threads adjacent words), then each warp computes classes
 // y * classes_per_block + warp, + kPoolLogitsWarps, ... for all of them: one
 // weight word per lane and step, multiplied by every image's pooled word.
@@ -27,12 +29,12 @@ constexpr int kPoolLogitsImages = 8;
 static __global__ void __launch_bounds__(kPoolLogitsThreads)
     global_avg_pool_logits_kernel(const int8_t* __restrict__ in, int batch, int plane, int c, int32_t pool_multiplier,
                                   int32_t pool_shift, int32_t in_zero_point, int32_t pool_zero_point,
-                                  const int8_t* __restrict__ weights, int classes,
+                                  const int8_t* __restrict__ weights, int classes, int images_per_block,
                                   int classes_per_block, const int32_t* __restrict__ bias,
                                   int32_t* __restrict__ logits) {
-  extern __shared__ __align__(16) int8_t shared[];  // [kPoolLogitsImages][c]
-  const int first_image = static_cast<int>(blockIdx.x) * kPoolLogitsImages;
-  const int images = batch - first_image < kPoolLogitsImages ? batch - first_image : kPoolLogitsImages;
+  extern __shared__ __align__(16) int8_t shared[];  // [images_per_block][c]
+  const int first_image = static_cast<int>(blockIdx.x) * images_per_block;
+  const int images = batch - first_image < images_per_block ? batch - first_image : images_per_block;
   const int words = c / 4;
   const bool unsigned_in = stored_unsigned(in_zero_point), unsigned_pool = stored_unsigned(pool_zero_point);
   const StoredRange pool_range = stored_range(false, pool_zero_point);
