@@ -355,7 +355,7 @@ stage_wgmma() {
   rm -f "$BUILD/wgmma_passed"
   run_logged wgmma env OCTET_WGMMA=1 "$BUILD/tests/test_cuda" --gtest_brief=1 \
     --gtest_filter='CudaImma.Wgmma*:CudaImma.EveryTileMatchesTheCpuRuntime'
-  if grep -q "SKIPPED" "$RESULTS/wgmma.log"; then die "wgmma: skipped: the device is not of compute capability 9.0"; fi
+  if grep -q "SKIPPED" "$RESULTS/wgmma.log"; then die "wgmma: skipped: no device of compute capability 9.0 (wgmma.log)"; fi
   touch "$BUILD/wgmma_passed"
   note "wgmma: the probe matches the emulation, every tile the CPU runtime: the next stages offer them"
 }
