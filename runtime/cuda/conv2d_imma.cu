@@ -1,8 +1,7 @@
 #include "runtime/cuda/conv2d_imma.cuh"
 #include "runtime/cuda/conv2d_imma_kernel.cuh"
 
-#include <cstdlib>
-#include <cstring>
+#include "common/env_switch.h"
 
 namespace octet::cuda {
 
@@ -27,10 +26,7 @@ bool with_mma_kernel(int tile, StoredInput input, F f) {
 }  // namespace
 
 bool wgmma_offered() {
-  const char* enabled = std::getenv("OCTET_WGMMA");
-  check(enabled == nullptr || !*enabled || !std::strcmp(enabled, "0") || !std::strcmp(enabled, "1"),
-        std::string("environment variable OCTET_WGMMA: '") + (enabled ? enabled : "") + "' is neither 0 nor 1");
-  if (enabled == nullptr || std::strcmp(enabled, "1") != 0) return false;
+  if (!env_switch("OCTET_WGMMA").value_or(false)) return false;
   int device = 0, major = 0, minor = 0;
   CUDA_CHECK(cudaGetDevice(&device));
   CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));

@@ -300,11 +300,11 @@ __global__ void __launch_bounds__(igemm::tile_config(kTile).threads())
     } else {
       uint32_t a_fragment[kMmaRows][4], b_fragment[kMmaCols][2];
       for (int kt = 0; kt < k_tiles; ++kt) {
-        cp_async_wait<kStages - 2>();
+        cp_async_wait<kLookahead - 1>();
         __syncthreads();  // tile kt landed for every thread; stage (kt - 1) % kStages is free
         const uint32_t a = a_stages + (kt % kStages) * kAStage, b = b_stages + (kt % kStages) * kBStage;
         if constexpr (kEarlyFragments) load_fragments<kTile>(a, b, 0, warp, lane, a_fragment, b_fragment);
-        load_stage((kt + kStages - 1) % kStages, kt + kStages - 1);
+        load_stage((kt + kLookahead) % kStages, kt + kLookahead);
         cp_async_commit();
 #pragma unroll
         for (int s = 0; s < kSteps; ++s) {

@@ -154,6 +154,9 @@ struct CudaEngine::Impl {
   double time_imma(const Plan& p, int node, int tile) const;
   // The fastest of kTuningRuns launches, in milliseconds.
   double time_launches(const std::function<void()>& launch) const;
+  // Each launch's fastest time_launches over TileTuner::kRounds rounds in which
+  // every launch runs in turn (so that clocks still rising favour none).
+  std::vector<double> fastest_of_rounds(const std::vector<std::function<void()>>& launches) const;
   bool uses_imma(int node) const {
     const Node& n = model.graph.nodes[node];
     return backend == CudaBackend::Imma && n.op == Op::Conv2d && !uses_grouped(node);

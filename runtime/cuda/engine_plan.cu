@@ -3,9 +3,8 @@
 // cuda-imma tile of each conv, timed on the plan's own buffers.
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
-#include <cstring>
 
+#include "common/env_switch.h"
 #include "runtime/cuda/conv2d_dp4a.cuh"
 #include "runtime/cuda/conv2d_grouped.cuh"
 #include "runtime/cuda/conv2d_imma.cuh"
@@ -156,21 +155,14 @@ std::unique_ptr<CudaEngine::Impl::Plan> CudaEngine::Impl::make_plan(int64_t batc
 // (the patches are the image's value). OCTET_PATCH_CONV=1 or 0 forces one.
 bool CudaEngine::Impl::tuned_patch_conv(const Plan& p) const {
   if (patch_conv_node < 0 || p.retains_all) return false;
-  if (const char* forced = std::getenv("OCTET_PATCH_CONV"); forced && *forced) {
-    check(!std::strcmp(forced, "0") || !std::strcmp(forced, "1"),
-          std::string("environment variable OCTET_PATCH_CONV: '") + forced + "' is neither 0 nor 1");
-    return forced[0] == '1';
-  }
+  if (const std::optional<bool> forced = env_switch("OCTET_PATCH_CONV")) return *forced;
   if (!tune_tiles) return false;
-  double fused = INFINITY, separate = INFINITY;
-  for (int round = 0; round < cuda::igemm::TileTuner::kRounds; ++round) {
-    fused = std::min(fused, time_launches([&] { enqueue_patch_conv(p); }));
-    separate = std::min(separate, time_launches([&] {
-                          enqueue_node(p, patch_conv_input());
-                          enqueue_weighted(p, patch_conv_node);
-                        }));
-  }
-  return fused < separate;
+  const std::vector<double> ms = fastest_of_rounds({[&] { enqueue_patch_conv(p); },
+                                                    [&] {
+                                                      enqueue_node(p, patch_conv_input());
+                                                      enqueue_weighted(p, patch_conv_node);
+                                                    }});
+  return ms[0] < ms[1];
 }
 
 // One output pixel a thread or four (conv2d_grouped_kernel.h), where both can
@@ -179,18 +171,16 @@ int CudaEngine::Impl::tuned_row_pixels(const Plan& p, int node) const {
   cuda::GroupedConvShape s = grouped_shape(node, p.batch);
   if (!s.rows_possible() || !tune_tiles) return s.default_row_pixels();
   const Node& n = model.graph.nodes[node];
-  double fastest = INFINITY;
-  int chosen = s.default_row_pixels();
-  for (int round = 0; round < cuda::igemm::TileTuner::kRounds; ++round)
-    for (const int pixels : {1, 4}) {
-      s.pixels = pixels;
-      const double ms = time_launches([&] {
-        cuda::conv2d_grouped(s, value(p, n.inputs[0]), layers[node].weights.get(), epilogue(p, node),
-                             layer_output(p, node), stream.get());
-      });
-      if (ms < fastest) fastest = ms, chosen = pixels;
-    }
-  return chosen;
+  const auto launch_with = [&](int pixels) {
+    return [&, pixels] {
+      cuda::GroupedConvShape shape = s;
+      shape.pixels = pixels;
+      cuda::conv2d_grouped(shape, value(p, n.inputs[0]), layers[node].weights.get(), epilogue(p, node),
+                           layer_output(p, node), stream.get());
+    };
+  };
+  const std::vector<double> ms = fastest_of_rounds({launch_with(1), launch_with(4)});
+  return ms[1] < ms[0] ? 4 : 1;
 }
 
 int CudaEngine::Impl::tuned_tile(const Plan& p, int node) {
@@ -207,6 +197,13 @@ double CudaEngine::Impl::time_imma(const Plan& p, int node, int tile) const {
     cuda::conv2d_imma(imma_problem(node, p.batch), tile, value(p, n.inputs[0]), stored_input(n.inputs[0]),
                       layers[node].weights.get(), epilogue(p, node), layer_output(p, node), stream.get());
   });
+}
+
+std::vector<double> CudaEngine::Impl::fastest_of_rounds(const std::vector<std::function<void()>>& launches) const {
+  std::vector<double> fastest(launches.size(), INFINITY);
+  for (int round = 0; round < cuda::igemm::TileTuner::kRounds; ++round)
+    for (size_t i = 0; i < launches.size(); ++i) fastest[i] = std::min(fastest[i], time_launches(launches[i]));
+  return fastest;
 }
 
 double CudaEngine::Impl::time_launches(const std::function<void()>& launch) const {
