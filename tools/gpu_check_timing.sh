@@ -26,17 +26,22 @@ stage_bench() {
     --activations signed --wide-bits 8 -o "$BUILD/r20.int8.octet"
   run_logged bench_r18 "$OCTET" bench infer --checkpoint "$r18.octet" --quantized "$r18.int8.octet" --batch 256,1 \
     --backend cuda-imma,cuda-dp4a,cuda-cublaslt --iterations 50 --warmup 10 --layers --json "$RESULTS/bench_r18.json"
-  # cuda-imma without its wgmma tiles, for what they add.
+  # cuda-imma without its wgmma tiles, and without its side stream (the shortcuts in order), for what they add.
   run_logged bench_r18_mma env OCTET_WGMMA=0 "$OCTET" bench infer --checkpoint "$r18.octet" \
     --quantized "$r18.int8.octet" --batch 256,1 --backend cuda-imma --iterations 50 --warmup 10 \
     --json "$RESULTS/bench_r18_mma.json"
-  "$PYTHON" - "$RESULTS/bench_r18_mma.json" <<'EOF' | tee -a "$SUMMARY"
+  run_logged bench_r18_one_stream env OCTET_SIDE_STREAM=0 "$OCTET" bench infer --checkpoint "$r18.octet" \
+    --quantized "$r18.int8.octet" --batch 256,1 --backend cuda-imma --iterations 50 --warmup 10 \
+    --json "$RESULTS/bench_r18_one_stream.json"
+  "$PYTHON" - "$RESULTS/bench_r18_mma.json" "without its wgmma tiles (OCTET_WGMMA=0)" \
+    "$RESULTS/bench_r18_one_stream.json" "without its side stream (OCTET_SIDE_STREAM=0)" <<'EOF' | tee -a "$SUMMARY"
 import json, sys
-b = json.load(open(sys.argv[1]))
-for r in b["results"]:
-    if r["backend"] == "cuda-imma":
-        print(f"{b['model']} batch {r['batch']}: cuda-imma without its wgmma tiles (OCTET_WGMMA=0) "
-              f"{r['latency_ms']:.4f} ms (fastest {r['fastest_ms']:.4f})")
+for path, without in zip(sys.argv[1::2], sys.argv[2::2]):
+    b = json.load(open(path))
+    for r in b["results"]:
+        if r["backend"] == "cuda-imma":
+            print(f"{b['model']} batch {r['batch']}: cuda-imma {without} "
+                  f"{r['latency_ms']:.4f} ms (fastest {r['fastest_ms']:.4f})")
 EOF
   run_logged bench_r20 "$OCTET" bench infer --checkpoint "$ROOT/models/zoo/resnet20_cifar10.octet" \
     --quantized "$BUILD/r20.int8.octet" --batch 256,1 --backend cuda-imma,cuda-dp4a,cuda-cublaslt \

@@ -78,9 +78,11 @@ CudaEngine::Impl::Impl(const QuantizedModel& m, CudaBackend b, int d) : device(d
     }
   }
 
-  StreamOwner::pointer s = nullptr;
-  CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  stream.reset(s);
+  for (StreamOwner* owner : {&stream, &side_stream}) {
+    StreamOwner::pointer s = nullptr;
+    CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    owner->reset(s);
+  }
   if (backend == CudaBackend::CublasLt) {
     cublasLtHandle_t handle = nullptr;
     CUBLAS_CHECK(cuda::cublaslt().create(&handle));
@@ -310,13 +312,13 @@ std::vector<Engine::NodeTiming> CudaEngine::profile(const float* input, int64_t 
   Impl::Plan& p = m.plan(batch);
   const int n_nodes = m.output() + 1;
   for (int w = 0; w < std::max(warmup, 1); ++w)  // at least once: the first launches load the kernels
-    for (int i = 0; i < n_nodes; ++i) m.enqueue_node(p, i);
+    for (int i = 0; i < n_nodes; ++i) m.enqueue_node(p, i, m.stream.get());
   const Events events(static_cast<size_t>(n_nodes) + 1);
   std::vector<double> total(n_nodes, 0.0);
   for (int it = 0; it < iterations; ++it) {
     CUDA_CHECK(cudaEventRecord(events[0], m.stream.get()));
     for (int i = 0; i < n_nodes; ++i) {
-      m.enqueue_node(p, i);
+      m.enqueue_node(p, i, m.stream.get());
       CUDA_CHECK(cudaEventRecord(events[i + 1], m.stream.get()));
     }
     CUDA_CHECK(cudaEventSynchronize(events[n_nodes]));

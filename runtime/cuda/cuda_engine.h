@@ -7,7 +7,10 @@
 // arena in which layers reuse the buffers of values no later layer reads.
 // The first run of a batch size launches the kernels one by one (loading
 // them), the second captures the whole network into a CUDA graph, and every
-// run from then on replays it. Everything runs on the engine's one stream.
+// run from then on replays it. Everything runs on the engine's stream, but
+// for convs whose inputs are ready some nodes early (ResNet's projection
+// shortcuts, Inception's branches), which run from there on a second stream
+// beside it (stream_schedule.h; OCTET_SIDE_STREAM=0 keeps them in order).
 // The plans (buffers and graph) of the kMaxPlans most recently used batch
 // sizes are kept; running another batch size drops the least recently used.
 //

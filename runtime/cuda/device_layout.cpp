@@ -229,7 +229,9 @@ void add_fused_tables(RequantEpilogue& e, const QuantizedModel& model, const std
   e.table_channels = shapes[activation].c;
 }
 
-ArenaPlan plan_arena(const Graph& g, const ValueLayout& values, int64_t batch, bool retain_all) {
+ArenaPlan plan_arena(const Graph& g, const ValueLayout& values, int64_t batch, bool retain_all,
+                     const StreamSchedule& streams) {
+  check(!retain_all || streams.side_nodes.empty(), "plan_arena: with every value retained, nothing runs beside");
   const int n_nodes = static_cast<int>(g.nodes.size());
   ArenaPlan plan;
   plan.last_use.assign(n_nodes, -1);
@@ -243,6 +245,12 @@ ArenaPlan plan_arena(const Graph& g, const ValueLayout& values, int64_t batch, b
     for (int i = 0; i < n_nodes; ++i)
       if (const int activation = values.fused_activation.empty() ? -1 : values.fused_activation[i]; activation >= 0)
         first_write[activation] = i, first_write[i] = -1;
+  for (const int side : streams.side_nodes) {
+    const int written = values.written_owner(side);
+    first_write[written] = std::min(first_write[written], streams.fork[side]);
+    for (const int in : g.nodes[side].inputs)
+      plan.last_use[values.owner[in]] = std::max(plan.last_use[values.owner[in]], streams.join[side] - 1);
+  }
 
   struct Placed {
     int64_t begin, end;

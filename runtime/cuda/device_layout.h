@@ -23,6 +23,7 @@
 #include "qmodel/quantized_model.h"
 #include "runtime/cuda/conv2d_grouped_kernel.h"
 #include "runtime/cuda/folded_input.h"
+#include "runtime/cuda/stream_schedule.h"
 
 namespace octet::cuda {
 
@@ -62,6 +63,13 @@ struct ValueLayout {
   // values stored alike, and not every value is retained (plan_arena): the
   // layer's own value is then never stored.
   std::vector<int> fused_activation;
+
+  // The owner of the buffer that the node's launch writes (not with every
+  // value retained): its fused activation's, else its own.
+  int written_owner(int node) const {
+    const int activation = fused_activation.empty() ? -1 : fused_activation[node];
+    return activation >= 0 ? activation : owner[node];
+  }
 };
 
 // Fails naming the node (prefixed with `who`) where a consumer cannot read
@@ -136,13 +144,16 @@ void add_fused_tables(RequantEpilogue& e, const QuantizedModel& model, const std
 // fused activation's: from its layer's, which writes it; that layer's own
 // value has none) to the last node reading it, or to the end with retain_all
 // (then nothing is fused), and takes the lowest kBufferAlignment-aligned
-// offset free of every value alive with it.
+// offset free of every value alive with it. A node run beside the main stream
+// (`streams`; none with retain_all) writes its value from its fork on, and
+// reads its inputs until its join: they live that long.
 struct ArenaPlan {
   std::vector<int64_t> offset;  // per owner node, -1 for the others
   std::vector<int> last_use;    // per owner node: the last node during which it must stay intact
   int64_t bytes = 0;
 };
-ArenaPlan plan_arena(const Graph& g, const ValueLayout& values, int64_t batch, bool retain_all);
+ArenaPlan plan_arena(const Graph& g, const ValueLayout& values, int64_t batch, bool retain_all,
+                     const StreamSchedule& streams);
 
 // The values of one node in the CPU runtime's layout and bytes (NHWC without
 // channel padding, unfolded, q rather than q - zero_point) from its device

@@ -12,6 +12,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "common/env_switch.h"
 #include "graph/op.h"
 #include "runtime/cuda/common.cuh"
 #include "runtime/cuda/cuda_engine.h"
@@ -20,6 +21,7 @@
 #include "runtime/cuda/implicit_gemm.h"
 #include "runtime/cuda/patch_conv_kernel.h"
 #include "runtime/cuda/plan_cache.h"
+#include "runtime/cuda/stream_schedule.h"
 #include "runtime/cuda/tile_tuner.h"
 
 namespace octet {
@@ -87,11 +89,12 @@ using GraphOwner =
 using GraphExecOwner = std::unique_ptr<std::remove_pointer_t<cudaGraphExec_t>,
                                        Destroyer<cudaGraphExec_t, cudaError_t, cudaGraphExecDestroy>>;
 
-// Events destroyed with the object (for profile() and the tile timing).
+// Events destroyed with the object (for profile(), the tile timing and the
+// side stream's fork and join; cudaEventDisableTiming for the latter).
 class Events {
  public:
-  explicit Events(size_t count) : events_(count, nullptr) {
-    for (cudaEvent_t& e : events_) CUDA_CHECK(cudaEventCreate(&e));
+  explicit Events(size_t count, unsigned flags = cudaEventDefault) : events_(count, nullptr) {
+    for (cudaEvent_t& e : events_) CUDA_CHECK(cudaEventCreateWithFlags(&e, flags));
   }
   Events(const Events&) = delete;
   Events& operator=(const Events&) = delete;
@@ -135,6 +138,8 @@ struct CudaEngine::Impl {
     std::vector<int> tiles;                            // per conv on the imma path: its tile configuration
     std::vector<int> row_pixels;                       // per grouped conv: its GroupedConvShape::pixels, timed
     bool patch_conv = false;  // patch_conv_node runs from the float image (patch_conv.cuh), timed
+    cuda::StreamSchedule streams;          // the nodes run beside the main stream (none with retains_all)
+    std::unique_ptr<Events> stream_events;  // per side node k: [2k] its fork, [2k + 1] its join
     int64_t runs = 0;
     GraphExecOwner graph;  // captured on the second run (the first, direct one loads the kernels lazily)
   };
@@ -143,6 +148,7 @@ struct CudaEngine::Impl {
   ~Impl() {  // the members are freed on the engine's device, after its last work
     cudaSetDevice(device);
     if (stream) cudaStreamSynchronize(stream.get());
+    if (side_stream) cudaStreamSynchronize(side_stream.get());
   }
 
   int output() const { return model.output(); }
@@ -180,7 +186,7 @@ struct CudaEngine::Impl {
   bool runs_patch_conv(const Plan& p, int node) const { return p.patch_conv && node == patch_conv_node; }
   bool read_by_patch_conv(const Plan& p, int node) const { return p.patch_conv && node == patch_conv_input(); }
   cuda::PatchConvShape patch_conv_shape(int64_t batch) const;
-  void enqueue_patch_conv(const Plan& p) const;
+  void enqueue_patch_conv(const Plan& p, cudaStream_t on) const;
   bool tuned_patch_conv(const Plan& p) const;
   // Whether the node's value is stored as uint8 (cuda/stored_value.h).
   bool stored_unsigned(int node) const { return cuda::stored_unsigned(model.quant[node].zero_point); }
@@ -192,7 +198,7 @@ struct CudaEngine::Impl {
   }
   // The global average pool of a fused network tail, or -1 (not when every node's value is retained).
   int fused_pool(const Plan& p) const { return p.retains_all ? -1 : tail_pool; }
-  void enqueue_tail(const Plan& p) const;
+  void enqueue_tail(const Plan& p, cudaStream_t on) const;
   std::string unsupported(int node, int64_t batch) const;
   std::string where(int node) const;
   RequantEpilogue epilogue(const Plan& p, int node) const;
@@ -214,8 +220,15 @@ struct CudaEngine::Impl {
   Plan& plan(int64_t batch);
   std::unique_ptr<Plan> make_plan(int64_t batch);
   void synchronize() const { CUDA_CHECK(cudaStreamSynchronize(stream.get())); }
-  void enqueue_node(const Plan& p, int node) const;
-  void enqueue_weighted(const Plan& p, int node) const;
+  // Node `node`'s launches, on stream `on`.
+  void enqueue_node(const Plan& p, int node, cudaStream_t on) const;
+  void enqueue_weighted(const Plan& p, int node, cudaStream_t on) const;
+  // Every node, each on its stream (Plan::streams); the main stream waits for the side one.
+  void enqueue_network(const Plan& p) const;
+  // Per node: whether it may run beside the main stream (stream_schedule.h):
+  // a conv that is not the output, uses no scratch buffer (not cuBLASLt's
+  // GEMM) and is not the patch conv.
+  std::vector<bool> may_run_beside() const;
   void launch(Plan& p);
   double macs(int node, int64_t batch) const;
 
@@ -225,6 +238,8 @@ struct CudaEngine::Impl {
   std::vector<ActShape> shapes;
   cuda::ValueLayout values;
   StreamOwner stream;
+  StreamOwner side_stream;  // stream_schedule.h; OCTET_SIDE_STREAM=0 leaves it unused
+  bool side_stream_on = env_switch("OCTET_SIDE_STREAM").value_or(true);
   LtOwner lt;
   DeviceBuffer<uint8_t> lt_workspace;
   std::vector<DeviceLayer> layers;  // per node; convs and linears only

@@ -1,7 +1,8 @@
 // Launching the CUDA engine's nodes (engine_impl.cuh): conv and linear by
 // the backend's GEMM path, the other operators through op_launchers.cuh, the
-// network's tail in one kernel; and the CUDA graph of a plan, captured on its
-// second run and replayed after.
+// network's tail in one kernel; the nodes that run beside the main stream
+// on the side stream (stream_schedule.h); and the CUDA graph of a plan,
+// captured on its second run and replayed after.
 #include "runtime/cuda/conv2d_dp4a.cuh"
 #include "runtime/cuda/conv2d_grouped.cuh"
 #include "runtime/cuda/conv2d_imma.cuh"
@@ -15,14 +16,14 @@
 
 namespace octet {
 
-void CudaEngine::Impl::enqueue_tail(const Plan& p) const {
+void CudaEngine::Impl::enqueue_tail(const Plan& p, cudaStream_t on) const {
   const int pool = tail_pool, x = model.graph.nodes[pool].inputs[0];
   const ActShape in = shapes[x];
   const NodeQuant& q = model.quant[pool];
   const DeviceLayer& layer = layers[output()];
   cuda::global_avg_pool_logits(value(p, x), p.batch, in.h, in.w, storage(x).padded_c, q.multiplier.data[0],
                                q.shift.data[0], model.quant[x].zero_point, q.zero_point, layer.weights.get(),
-                               classes(), layer.bias.get(), p.logits.get(), stream.get());
+                               classes(), layer.bias.get(), p.logits.get(), on);
 }
 
 cuda::PatchConvShape CudaEngine::Impl::patch_conv_shape(int64_t batch) const {
@@ -33,58 +34,58 @@ cuda::PatchConvShape CudaEngine::Impl::patch_conv_shape(int64_t batch) const {
   return s;
 }
 
-void CudaEngine::Impl::enqueue_patch_conv(const Plan& p) const {
+void CudaEngine::Impl::enqueue_patch_conv(const Plan& p, cudaStream_t on) const {
   cuda::patch_conv(patch_conv_shape(p.batch), p.input.get(), model.quant[patch_conv_input()].scale,
                    layers[patch_conv_node].weights.get(), epilogue(p, patch_conv_node),
-                   layer_output(p, patch_conv_node), stream.get());
+                   layer_output(p, patch_conv_node), on);
 }
 
-void CudaEngine::Impl::enqueue_weighted(const Plan& p, int node) const {
-  if (runs_patch_conv(p, node)) return enqueue_patch_conv(p);
+void CudaEngine::Impl::enqueue_weighted(const Plan& p, int node, cudaStream_t on) const {
+  if (runs_patch_conv(p, node)) return enqueue_patch_conv(p, on);
   const Node& n = model.graph.nodes[node];
   const DeviceLayer& layer = layers[node];
   if (uses_grouped(node)) {
     cuda::conv2d_grouped(grouped_shape(p, node), value(p, n.inputs[0]), layer.weights.get(), epilogue(p, node),
-                         layer_output(p, node), stream.get());
+                         layer_output(p, node), on);
     return;
   }
   const cuda::ConvShape s = conv_shape(node, p.batch);
   const int8_t* x = value(p, n.inputs[0]);
   const bool unsigned_x = stored_unsigned(n.inputs[0]);
   const bool is_output = node == output();
-  if (is_output && fused_pool(p) >= 0) return enqueue_tail(p);
+  if (is_output && fused_pool(p) >= 0) return enqueue_tail(p, on);
   if (uses_imma(node)) {
     cuda::conv2d_imma(imma_problem(node, p.batch), p.tiles[node], x, stored_input(n.inputs[0]), layer.weights.get(),
-                      epilogue(p, node), layer_output(p, node), stream.get());
+                      epilogue(p, node), layer_output(p, node), on);
     return;
   }
   if (backend != CudaBackend::CublasLt) {  // dp4a; imma's linear layers too
     if (is_output)
       cuda::linear_dp4a_logits(x, unsigned_x, layer.weights.get(), s.rows(), s.depth(), classes(), layer.bias.get(),
-                               p.logits.get(), stream.get());
+                               p.logits.get(), on);
     else if (n.op == Op::Linear)
       cuda::linear_dp4a(x, unsigned_x, layer.weights.get(), s.rows(), s.depth(), s.out_c, epilogue(p, node),
-                        layer_output(p, node), stream.get());
+                        layer_output(p, node), on);
     else
-      cuda::conv2d_dp4a(s, x, unsigned_x, layer.weights.get(), epilogue(p, node), layer_output(p, node), stream.get());
+      cuda::conv2d_dp4a(s, x, unsigned_x, layer.weights.get(), epilogue(p, node), layer_output(p, node), on);
     return;
   }
   const int8_t* patches = x;  // a linear's or pointwise conv's input rows are its patches
   if (n.op == Op::Conv2d && !s.is_pointwise()) {
-    cuda::im2col(s, x, p.scratch.get(), stream.get());
+    cuda::im2col(s, x, p.scratch.get(), on);
     patches = p.scratch.get();
   }
   int32_t* acc = reinterpret_cast<int32_t*>(p.scratch.get() + p.acc_offset);
-  p.gemms[node]->run(layer.weights.get(), patches, acc, lt_workspace.get(), stream.get());
+  p.gemms[node]->run(layer.weights.get(), patches, acc, lt_workspace.get(), on);
   if (is_output)
-    cuda::logits_from_accumulators(acc, s.rows(), s.out_c, classes(), layer.bias.get(), p.logits.get(), stream.get());
+    cuda::logits_from_accumulators(acc, s.rows(), s.out_c, classes(), layer.bias.get(), p.logits.get(), on);
   else
-    cuda::requantize_accumulators(acc, s.rows(), s.out_c, epilogue(p, node), layer_output(p, node), stream.get());
+    cuda::requantize_accumulators(acc, s.rows(), s.out_c, epilogue(p, node), layer_output(p, node), on);
 }
 
-void CudaEngine::Impl::enqueue_node(const Plan& p, int node) const {
+void CudaEngine::Impl::enqueue_node(const Plan& p, int node, cudaStream_t on) const {
   const Node& n = model.graph.nodes[node];
-  if (op_traits(n.op).weighted) return enqueue_weighted(p, node);
+  if (op_traits(n.op).weighted) return enqueue_weighted(p, node, on);
   if (node == fused_pool(p)) return;  // computed with the logits
   if (computed_by_layer(p, node) || read_by_patch_conv(p, node)) return;
   const cuda::OpLauncher launch = cuda::launcher(n.op);
@@ -102,7 +103,7 @@ void CudaEngine::Impl::enqueue_node(const Plan& p, int node) const {
                         shapes[node],
                         storage(node).padded_c,
                         storage(node).bytes(),
-                        stream.get(),
+                        on,
                         tables[node].get(),
                         storage(node).fold};
   for (const int in : n.inputs) {
@@ -115,16 +116,34 @@ void CudaEngine::Impl::enqueue_node(const Plan& p, int node) const {
   launch(args);
 }
 
+void CudaEngine::Impl::enqueue_network(const Plan& p) const {
+  const cuda::StreamSchedule& streams = p.streams;
+  for (int i = 0; i <= output(); ++i) {
+    for (size_t k = 0; k < streams.side_nodes.size(); ++k) {
+      const int side = streams.side_nodes[k];
+      const cudaEvent_t fork = (*p.stream_events)[2 * k], join = (*p.stream_events)[2 * k + 1];
+      if (streams.fork[side] == i) {
+        CUDA_CHECK(cudaEventRecord(fork, stream.get()));
+        CUDA_CHECK(cudaStreamWaitEvent(side_stream.get(), fork, 0));
+        enqueue_node(p, side, side_stream.get());
+        CUDA_CHECK(cudaEventRecord(join, side_stream.get()));
+      }
+      if (streams.join[side] == i) CUDA_CHECK(cudaStreamWaitEvent(stream.get(), join, 0));
+    }
+    if (!streams.beside(i)) enqueue_node(p, i, stream.get());
+  }
+}
+
 void CudaEngine::Impl::launch(Plan& p) {
   last_run = &p;
   if (p.runs++ == 0) {
-    for (int i = 0; i <= output(); ++i) enqueue_node(p, i);
+    enqueue_network(p);
     return;
   }
   if (!p.graph) {
     CUDA_CHECK(cudaStreamBeginCapture(stream.get(), cudaStreamCaptureModeThreadLocal));
     try {
-      for (int i = 0; i <= output(); ++i) enqueue_node(p, i);
+      enqueue_network(p);
     } catch (...) {
       cudaGraph_t broken = nullptr;
       cudaStreamEndCapture(stream.get(), &broken);  // leaves the stream usable

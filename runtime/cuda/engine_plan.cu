@@ -69,6 +69,14 @@ cuda::ConvShape CudaEngine::Impl::conv_shape(int node, int64_t batch) const {
   return s;
 }
 
+std::vector<bool> CudaEngine::Impl::may_run_beside() const {
+  std::vector<bool> may(model.graph.nodes.size(), false);
+  for (int i = 0; i < output(); ++i)
+    may[i] = model.graph.nodes[i].op == Op::Conv2d && i != patch_conv_node &&
+             (backend != CudaBackend::CublasLt || uses_grouped(i));
+  return may;
+}
+
 RequantEpilogue CudaEngine::Impl::epilogue(const Plan& p, int node) const {
   const Node& n = model.graph.nodes[node];
   const DeviceLayer& layer = layers[node];
@@ -107,7 +115,9 @@ std::unique_ptr<CudaEngine::Impl::Plan> CudaEngine::Impl::make_plan(int64_t batc
   auto p = std::make_unique<Plan>();
   p->batch = batch;
   p->retains_all = retain;
-  const cuda::ArenaPlan arena = cuda::plan_arena(g, values, batch, retain);
+  if (!retain && side_stream_on) p->streams = cuda::schedule_streams(g, values, may_run_beside());
+  p->stream_events = std::make_unique<Events>(2 * p->streams.side_nodes.size(), cudaEventDisableTiming);
+  const cuda::ArenaPlan arena = cuda::plan_arena(g, values, batch, retain, p->streams);
   p->offset = arena.offset;
 
   // cuBLASLt: the largest im2col matrix, then the largest int32 accumulator
@@ -157,10 +167,10 @@ bool CudaEngine::Impl::tuned_patch_conv(const Plan& p) const {
   if (patch_conv_node < 0 || p.retains_all) return false;
   if (const std::optional<bool> forced = env_switch("OCTET_PATCH_CONV")) return *forced;
   if (!tune_tiles) return false;
-  const std::vector<double> ms = fastest_of_rounds({[&] { enqueue_patch_conv(p); },
+  const std::vector<double> ms = fastest_of_rounds({[&] { enqueue_patch_conv(p, stream.get()); },
                                                     [&] {
-                                                      enqueue_node(p, patch_conv_input());
-                                                      enqueue_weighted(p, patch_conv_node);
+                                                      enqueue_node(p, patch_conv_input(), stream.get());
+                                                      enqueue_weighted(p, patch_conv_node, stream.get());
                                                     }});
   return ms[0] < ms[1];
 }

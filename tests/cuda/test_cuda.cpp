@@ -56,6 +56,21 @@ QuantizedModel random_quantized(const std::string& name, uint64_t seed) {
   return quantize_random(random_checkpoint(name, ModelOptions{}, seed), quick_quantize_options());
 }
 
+// Sets an environment variable for a scope, then restores it (tools/gpu_check.sh sets OCTET_WGMMA).
+class ScopedEnvironment {
+ public:
+  ScopedEnvironment(const char* name, const std::string& value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old, had_ = true;
+    ::setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnvironment() { had_ ? ::setenv(name_, old_.c_str(), 1) : ::unsetenv(name_); }
+
+ private:
+  const char* name_;
+  std::string old_;
+  bool had_ = false;
+};
+
 // Every zoo checkpoint, quantized on its training set with signed and with
 // unsigned activations (zero point -128, stored uint8: runtime/cuda/stored_value.h;
 // cuBLASLt's s8 GEMMs refuse those), on its whole test set.
@@ -172,6 +187,33 @@ TEST_P(CudaNetwork, ManyBatchSizesAndThreads) {
   EXPECT_EQ(failures[1], "");
 }
 
+// ResNet-18's projection shortcuts run on the engine's second stream, beside
+// their block's first conv (stream_schedule.h): the CPU's logits on the first
+// (direct), second (captured) and later (replayed) runs of several batch
+// sizes, with the side stream and without it (OCTET_SIDE_STREAM=0); an
+// OCTET_SIDE_STREAM other than 0 or 1 is refused, named.
+TEST_P(CudaNetwork, ShortcutsBesideTheMainStreamKeepTheCpuLogits) {
+  SKIP_WITHOUT_CUDA_DEVICE();
+  const QuantizedModel model = random_quantized("resnet18", 17);
+  const ActShape in = model.graph.shapes()[0];
+  const CpuEngine cpu(model);
+  const ActShape logits_shape{model.num_classes(), 1, 1};
+  for (const char* side_stream : {"1", "0"}) {
+    const ScopedEnvironment chosen("OCTET_SIDE_STREAM", side_stream);
+    CudaEngine gpu(model, GetParam());
+    for (const int64_t batch : {1, 3, 64}) {
+      const std::vector<float> images = random_images(batch, in, 40 + batch);
+      const std::vector<int32_t> expected = cpu.run(images.data(), batch).data;
+      for (int run = 0; run < 4; ++run)
+        ASSERT_EQ(difference(expected, gpu.run(images.data(), batch).data, logits_shape), "")
+            << "OCTET_SIDE_STREAM=" << side_stream << ", batch " << batch << ", run " << run;
+    }
+  }
+  const ScopedEnvironment unclear("OCTET_SIDE_STREAM", "yes");
+  const std::string refused = error_of([&] { CudaEngine refusing(model, GetParam()); });
+  EXPECT_NE(refused.find("OCTET_SIDE_STREAM: 'yes' is neither 0 nor 1"), std::string::npos) << refused;
+}
+
 // An activation that is a conv's only reader runs in the conv's epilogue
 // (device_layout.h ValueLayout::fused_activation): the profile names it so,
 // the logits are the CPU's, and with every value retained (the hook) each
@@ -238,21 +280,6 @@ TEST(CudaImma, IsTheDefaultAndItsKernelsDoNotSpill) {
     EXPECT_NE(info.find(" 0 B local memory"), std::string::npos) << info;
   }
 }
-
-// Sets an environment variable for a scope, then restores it (tools/gpu_check.sh sets OCTET_WGMMA).
-class ScopedEnvironment {
- public:
-  ScopedEnvironment(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old, had_ = true;
-    ::setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnvironment() { had_ ? ::setenv(name_, old_.c_str(), 1) : ::unsetenv(name_); }
-
- private:
-  const char* name_;
-  std::string old_;
-  bool had_ = false;
-};
 
 // Whether the device runs sm_90a code (cuda-imma's wgmma tiles): compute capability 9.0.
 bool runs_wgmma() {

@@ -7,6 +7,7 @@
 
 #include "runtime/cuda/device_layout.h"
 #include "runtime/cuda/implicit_gemm.h"
+#include "runtime/cuda/stream_schedule.h"
 #include "tests/support/random_model.h"
 
 namespace octet {
@@ -21,8 +22,8 @@ TEST(CudaDeviceLayout, ArenaSeparatesLiveValuesAndReusesDeadOnes) {
   const Graph& g = model.graph;
   const cuda::ValueLayout layout = cuda::plan_values(g, g.shapes(), "test", cuda::kDp4aChannelAlignment);
   const int64_t batch = 5;
-  const cuda::ArenaPlan reuse = cuda::plan_arena(g, layout, batch, false);
-  const cuda::ArenaPlan separate = cuda::plan_arena(g, layout, batch, true);
+  const cuda::ArenaPlan reuse = cuda::plan_arena(g, layout, batch, false, {});
+  const cuda::ArenaPlan separate = cuda::plan_arena(g, layout, batch, true, {});
   for (int u = 0; u < model.output(); ++u) {
     if (layout.owner[u] != u) continue;
     EXPECT_EQ(reuse.offset[u] % cuda::kBufferAlignment, 0);
@@ -139,8 +140,8 @@ TEST(CudaDeviceLayout, FusedActivationsAreWrittenByTheirLayers) {
   EXPECT_EQ(fused, 4) << "dw, se_expand, branch and right";
 
   const int64_t batch = 3;
-  const cuda::ArenaPlan reuse = cuda::plan_arena(g, layout, batch, false);
-  const cuda::ArenaPlan separate = cuda::plan_arena(g, layout, batch, true);
+  const cuda::ArenaPlan reuse = cuda::plan_arena(g, layout, batch, false, {});
+  const cuda::ArenaPlan separate = cuda::plan_arena(g, layout, batch, true, {});
   for (int u = 0; u < g.output(); ++u) {
     if (layout.owner[u] != u) continue;
     EXPECT_GE(separate.offset[u], 0) << g.nodes[u].name;
@@ -163,6 +164,105 @@ TEST(CudaDeviceLayout, FusedActivationsAreWrittenByTheirLayers) {
     if (layout.fused_activation[i] >= 0) model.quant[i].bits = 16;
   const cuda::ValueLayout wide = cuda::plan_model_values(model, g.shapes(), "test", cuda::igemm::kChannelAlignment);
   for (int i = 0; i < g.output(); ++i) EXPECT_EQ(wide.fused_activation[i], -1) << g.nodes[i].name;
+}
+
+// Which convs run beside the main stream (stream_schedule.h), and a memory
+// plan that lets them: while a node runs beside, every node of the main
+// stream between its fork and its join may run too, and must write no buffer
+// it reads or writes, nor read the one it writes.
+std::vector<bool> every_conv(const Graph& g) {
+  std::vector<bool> convs(g.nodes.size(), false);
+  for (int i = 0; i < g.output(); ++i) convs[i] = g.nodes[i].op == Op::Conv2d;
+  return convs;
+}
+
+void expect_side_nodes_apart(const Graph& g, const cuda::ValueLayout& layout, const cuda::ArenaPlan& arena,
+                             const cuda::StreamSchedule& streams, int64_t batch) {
+  // The buffers node i's launch writes and reads, as owners (none for a flatten or the output).
+  const auto writes = [&](int i) {
+    const bool launches = i < g.output() && layout.owner[i] == i && arena.offset[layout.written_owner(i)] >= 0;
+    return launches ? std::vector<int>{layout.written_owner(i)} : std::vector<int>{};
+  };
+  const auto reads = [&](int i) {
+    std::vector<int> owners;
+    for (const int in : g.nodes[i].inputs) owners.push_back(layout.owner[in]);
+    return owners;
+  };
+  const auto overlap = [&](int u, int v) {
+    const int64_t u_end = arena.offset[u] + batch * layout.storage[u].bytes();
+    const int64_t v_end = arena.offset[v] + batch * layout.storage[v].bytes();
+    return arena.offset[u] < v_end && arena.offset[v] < u_end;
+  };
+  for (const int side : streams.side_nodes)
+    for (int m = streams.fork[side]; m < streams.join[side]; ++m) {
+      if (streams.beside(m)) continue;
+      for (const int w : writes(m)) {
+        for (const int r : reads(side)) EXPECT_FALSE(overlap(w, r)) << g.nodes[m].name << " overwrites what "
+                                                                      << g.nodes[side].name << " reads";
+        for (const int r : writes(side)) EXPECT_FALSE(overlap(w, r)) << g.nodes[m].name << " and "
+                                                                       << g.nodes[side].name << " write one buffer";
+      }
+      for (const int r : reads(m))
+        for (const int w : writes(side))
+          EXPECT_FALSE(overlap(w, r)) << g.nodes[side].name << " overwrites what " << g.nodes[m].name << " reads";
+    }
+}
+
+// ResNet-18's projection shortcuts (1x1, stride 2) run beside their block's
+// first conv, and its second, which adds them, waits for them; ResNet-20's
+// shortcuts are no convs, and nothing else there can run beside.
+TEST(CudaStreamSchedule, ProjectionShortcutsRunBesideTheirBlocksFirstConv) {
+  for (const std::string name : {"resnet18", "resnet20"}) {
+    const QuantizedModel model = quantize_random(random_checkpoint(name, ModelOptions{}, 5), quick_quantize_options(), 2);
+    const Graph& g = model.graph;
+    const cuda::ValueLayout layout = cuda::plan_model_values(model, g.shapes(), "test", cuda::igemm::kChannelAlignment);
+    const cuda::StreamSchedule streams = cuda::schedule_streams(g, layout, every_conv(g));
+    std::vector<std::string> beside, forks, joins;
+    for (const int side : streams.side_nodes) {
+      beside.push_back(g.nodes[side].name);
+      forks.push_back(g.nodes[streams.fork[side]].name);
+      joins.push_back(g.nodes[streams.join[side]].name);
+    }
+    if (name == "resnet20") {
+      EXPECT_TRUE(beside.empty()) << beside.front();
+      continue;
+    }
+    using Names = std::vector<std::string>;
+    EXPECT_EQ(beside, (Names{"layer2.0.shortcut.0", "layer3.0.shortcut.0", "layer4.0.shortcut.0"}));
+    EXPECT_EQ(forks, (Names{"layer2.0.conv1", "layer3.0.conv1", "layer4.0.conv1"}));
+    EXPECT_EQ(joins, (Names{"layer2.0.conv2", "layer3.0.conv2", "layer4.0.conv2"}));
+    for (const int64_t batch : {1, 256})
+      expect_side_nodes_apart(g, layout, cuda::plan_arena(g, layout, batch, false, streams), streams, batch);
+    EXPECT_TRUE(cuda::schedule_streams(g, layout, std::vector<bool>(g.nodes.size(), false)).side_nodes.empty());
+  }
+}
+
+// Two branches from x: a chain of four convs and a conv beside them. In
+// order, the one beside could take the buffer of the chain's second value
+// (dead by then), and the chain's fourth the buffer of x (read last by the one
+// beside): both are in use while the branches run at once. A conv reading a
+// value written beside waits for it instead of running beside itself.
+TEST(CudaStreamSchedule, BranchesBesideKeepTheirBuffersApart) {
+  GraphBuilder b;
+  const int x = b.conv("x", b.input(16, 8, 8), 16, 3, 1, 1, true);
+  const int a = b.conv("a", x, 16, 3, 1, 1, true);
+  const int c = b.conv("c", b.conv("b", a, 16, 3, 1, 1, true), 16, 3, 1, 1, true);
+  const int side = b.conv("side", x, 16, 3, 1, 1, true);
+  const int d = b.conv("d", c, 16, 3, 1, 1, true);
+  const int after_side = b.conv("after_side", side, 16, 3, 1, 1, true);
+  b.linear("fc", b.flatten(b.add(d, after_side)), 2);
+  const Graph g = b.finish();
+  const cuda::ValueLayout layout = cuda::plan_values(g, g.shapes(), "test", cuda::igemm::kChannelAlignment);
+  const cuda::StreamSchedule streams = cuda::schedule_streams(g, layout, every_conv(g));
+  ASSERT_EQ(streams.side_nodes, std::vector<int>{side});
+  EXPECT_EQ(streams.fork[side], a);
+  EXPECT_EQ(streams.join[side], after_side);
+  EXPECT_FALSE(streams.beside(after_side));
+  const int64_t batch = 2;
+  const cuda::ArenaPlan arena = cuda::plan_arena(g, layout, batch, false, streams);
+  expect_side_nodes_apart(g, layout, arena, streams, batch);
+  EXPECT_GE(arena.last_use[x], after_side - 1);
+  EXPECT_THROW(cuda::plan_arena(g, layout, batch, true, streams), Error);
 }
 
 TEST(CudaDeviceLayout, StripPaddingAddsTheZeroPointBack) {

@@ -12,6 +12,7 @@
 #include "runtime/cuda/pool_kernel.h"
 #include "runtime/cuda/quantize_input_kernel.h"
 #include "runtime/cuda/stored_value.h"
+#include "runtime/cuda/stream_schedule.h"
 
 namespace octet {
 
@@ -121,7 +122,11 @@ LayoutRun run_in_device_layout(const QuantizedModel& model, const std::vector<fl
   const std::vector<ActShape> shapes = g.shapes();
   const cuda::ValueLayout layout = cuda::plan_model_values(
       model, shapes, "host layout", imma ? cuda::igemm::kChannelAlignment : cuda::kDp4aChannelAlignment);
-  const cuda::ArenaPlan plan = cuda::plan_arena(g, layout, batch, retain_all);
+  // The convs the engine may run beside its main stream (cuBLASLt's aside, whose scratch rules them out there).
+  std::vector<bool> convs(g.nodes.size(), false);
+  for (int i = 0; i < model.output(); ++i) convs[i] = g.nodes[i].op == Op::Conv2d;
+  const cuda::StreamSchedule streams = retain_all ? cuda::StreamSchedule{} : cuda::schedule_streams(g, layout, convs);
+  const cuda::ArenaPlan plan = cuda::plan_arena(g, layout, batch, retain_all, streams);
   std::vector<int8_t> arena(static_cast<size_t>(plan.bytes), int8_t{0x5A});  // not zeros, like fresh device memory
   auto value = [&](int node) { return arena.data() + plan.offset[layout.owner[node]]; };
   LayoutRun run;
@@ -129,7 +134,8 @@ LayoutRun run_in_device_layout(const QuantizedModel& model, const std::vector<fl
   run.values.resize(g.nodes.size());
   const int classes = model.num_classes();
   run.logits = Int32Tensor({batch, classes});
-  for (int i = 0; i <= model.output(); ++i) {
+  // Node i, in the device layout, into the arena.
+  const auto run_node = [&](int i) {
     const Node& n = g.nodes[i];
     const NodeQuant& q = model.quant[i];
     const ActShape y = shapes[i];
@@ -327,7 +333,7 @@ LayoutRun run_in_device_layout(const QuantizedModel& model, const std::vector<fl
       default:  // runtime/cuda/op_support.h: the runners skip models the CUDA runtime cannot run
         throw Error(n.name + ": the CUDA runtime has no kernel for operator '" + op_name(n.op) + "'");
     }
-    if (i == model.output() || fused >= 0) continue;  // a fused activation's value is checked at its node
+    if (i == model.output() || fused >= 0) return;  // a fused activation's value is checked at its node
     if (out.fold.kind == cuda::ImageFold::kNone && n.op != Op::Flatten)
       check_zero_padding(value(i), out, batch, n.name);
     const std::vector<int8_t> stored(value(i), value(i) + batch * out.bytes());
@@ -337,6 +343,25 @@ LayoutRun run_in_device_layout(const QuantizedModel& model, const std::vector<fl
       const std::vector<int8_t> bytes = cuda::strip_padding(stored, out, batch, q.zero_point);
       run.values[i].assign(bytes.begin(), bytes.end());
     }
+  };
+  // The nodes the engine runs beside its main stream (stream_schedule.h) run
+  // here as early as the side stream may start them, and again as late as it
+  // may finish them: if a node of the main stream between the two wrote a
+  // buffer they share, the two differ (or the network's values do).
+  for (int i = 0; i <= model.output(); ++i) {
+    for (const int side : streams.side_nodes) {
+      if (streams.fork[side] == i) run_node(side);
+      if (streams.join[side] != i) continue;
+      const int written = layout.written_owner(side);
+      const int8_t* bytes = value(written);
+      const std::vector<int8_t> early(bytes, bytes + batch * layout.storage[written].bytes());
+      run_node(side);
+      if (!std::equal(early.begin(), early.end(), bytes))
+        throw Error("node '" + g.nodes[side].name + "', run beside the main stream from node '" +
+                    g.nodes[streams.fork[side]].name + "' to node '" + g.nodes[i].name +
+                    "', stores other bytes at the end than at the start: a buffer it reads or writes is reused");
+    }
+    if (!streams.beside(i)) run_node(i);
   }
   return run;
 }
