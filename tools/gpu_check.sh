@@ -3,7 +3,7 @@
 # ninja and python3 with pip PyTorch (CUDA), from a clean tree. docs/gpu.md
 # says what to carry there and how to run it with the `device` tool.
 #
-#   tools/gpu_check.sh STAGE...     stages: deps build sass wgmma cuda harness graph_step bench
+#   tools/gpu_check.sh STAGE...     stages: deps build sass wgmma pdl cuda harness graph_step bench
 #                                   test train imported precision all, and profile, sanitize
 #   tools/gpu_check.sh carry        on the build machine (Debian): fills .gpu/
 #
@@ -24,6 +24,9 @@
 #   wgmma  one warpgroup's wgmmas against the CPU emulation's reading, and every
 #          wgmma tile against the CPU runtime: if they pass, the stages after it
 #          offer those tiles to cuda-imma's tuner (OCTET_WGMMA=1)
+#   pdl    ResNet-18 and ResNet-20 with cuda-imma's convs launched programmatically
+#          against the CPU runtime: if they pass, the stages after it launch them
+#          so (OCTET_PDL=1)
 #   harness  test_backend_ops's CUDA columns alone (not in all), then memcheck
 #          on the cases of the kernels outside cuda-imma's GEMM, racecheck on
 #          the activation table's, synccheck on LayerNorm's
@@ -47,7 +50,7 @@
 #   profile  Nsight Compute on each convolution of one cuda-imma ResNet-18 batch
 #   sanitize  compute-sanitizer's memcheck, racecheck and synccheck on every
 #          cuda-imma tile, forced, on small layers
-#   all    deps build sass wgmma bench, then test and train side by side (the
+#   all    deps build sass wgmma pdl bench, then test and train side by side (the
 #          speed figures first, on an idle GPU), then profile and sanitize
 #          if TIME_LIMIT (seconds since the start) leaves 2 minutes for each
 #
@@ -88,9 +91,11 @@ FASHION_MNIST=/usr/share/datasets/fashion-mnist
 export OMP_WAIT_POLICY=passive
 # The tests run outside ctest read CIFAR-10 where ctest would point them.
 export OCTET_CIFAR10_DIR="$DATA/cifar-10-batches-bin"
-# cuda-imma's wgmma tiles, off in octet until a GPU has checked them: on in
-# the stages after a wgmma stage passed on this machine, unless OCTET_WGMMA is set.
-WGMMA_FIXED=${OCTET_WGMMA+set}
+# Features off in octet until a GPU has checked them (tools/gpu_check_gates.sh),
+# by their switches: on in the stages after their stage passed on this
+# machine, unless the caller set the switch.
+declare -A GATED=([wgmma]=OCTET_WGMMA [pdl]=OCTET_PDL) GATE_FIXED=()
+for gate in "${!GATED[@]}"; do [ ! -v "${GATED[$gate]}" ] || GATE_FIXED[$gate]=1; done
 RESULTS=$OUT
 if [ "${BUNDLE:-0}" = 1 ]; then
   RESULTS="$BUILD/results"
@@ -141,7 +146,9 @@ run_stage() {
   stage_ran[$1]=1
   local started=$SECONDS
   note "stage $1: $(date -u +%H:%M:%S)"
-  [ -n "$WGMMA_FIXED" ] || export OCTET_WGMMA=$([ -f "$BUILD/wgmma_passed" ] && echo 1 || echo 0)
+  for gate in "${!GATED[@]}"; do
+    [ -n "${GATE_FIXED[$gate]:-}" ] || export "${GATED[$gate]}=$([ -f "$BUILD/${gate}_passed" ] && echo 1 || echo 0)"
+  done
   "stage_$1"
   note "stage $1: done in $((SECONDS - started)) s"
   bundle_results
@@ -348,18 +355,6 @@ stage_graph_step() {
   note "graph_step: $(grep -E "^\[  PASSED  \]|tests? skipped" "$RESULTS/graph_step.log" | tr '\n' ' ')"
 }
 
-# The wgmma tiles (sm_90a, off in octet until a GPU has checked them), marked
-# good for the stages after this one if the probe and every tile pass.
-stage_wgmma() {
-  need_build test_cuda
-  rm -f "$BUILD/wgmma_passed"
-  run_logged wgmma env OCTET_WGMMA=1 "$BUILD/tests/test_cuda" --gtest_brief=1 \
-    --gtest_filter='CudaImma.Wgmma*:CudaImma.EveryTileMatchesTheCpuRuntime'
-  if grep -q "SKIPPED" "$RESULTS/wgmma.log"; then die "wgmma: skipped: no device of compute capability 9.0 (wgmma.log)"; fi
-  touch "$BUILD/wgmma_passed"
-  note "wgmma: the probe matches the emulation, every tile the CPU runtime: the next stages offer them"
-}
-
 # test_cuda alone: the CUDA backends against the CPU runtime (every
 # cuda-imma tile, the zoo models' test sets).
 stage_cuda() {
@@ -445,11 +440,12 @@ stage_sanitize() {
   done
 }
 
-# sass; bench, imported, precision, profile
+# sass; wgmma, pdl; bench, imported, precision, profile
 source "$ROOT/tools/gpu_check_sass.sh"
+source "$ROOT/tools/gpu_check_gates.sh"
 source "$ROOT/tools/gpu_check_timing.sh"
 
-[ $# -gt 0 ] || die "name the stages to run: carry, or deps build sass wgmma cuda harness graph_step bench test train imported precision, or all"
+[ $# -gt 0 ] || die "name the stages to run: carry, or deps build sass wgmma pdl cuda harness graph_step bench test train imported precision, or all"
 for stage in "$@"; do
   case "$stage" in
     all)
@@ -458,6 +454,7 @@ for stage in "$@"; do
       # still lets the tests say which kernel and the training run.
       for s in deps build sass; do run_stage "$s"; done
       run_and_collect wgmma
+      run_and_collect pdl
       run_and_collect bench
       run_and_collect test train
       # The diagnostics, in what is left of TIME_LIMIT seconds (the device
@@ -475,7 +472,7 @@ for stage in "$@"; do
     carry | deps | build)
       run_stage "$stage"
       ;;
-    sass | wgmma | cuda | harness | graph_step | test | train | bench | imported | precision | profile | sanitize)
+    sass | wgmma | pdl | cuda | harness | graph_step | test | train | bench | imported | precision | profile | sanitize)
       if [ "${KEEP_GOING:-0}" = 1 ]; then
         # One device call checks several things: a stage that fails ends alone
         # (its subshell), the next one still runs, and the script fails at the end.
@@ -486,7 +483,7 @@ for stage in "$@"; do
         run_stage "$stage"
       fi
       ;;
-    *) die "unknown stage '$stage' (carry deps build sass wgmma cuda harness graph_step test train bench imported precision" \
+    *) die "unknown stage '$stage' (carry deps build sass wgmma pdl cuda harness graph_step test train bench imported precision" \
       "profile sanitize all)" ;;
   esac
 done

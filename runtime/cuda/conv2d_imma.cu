@@ -70,8 +70,16 @@ std::string conv2d_imma_kernel_info(int tile) {
          std::to_string(a.localSizeBytes) + " B local memory";
 }
 
+bool programmatic_launch_offered() {
+  if (!env_switch("OCTET_PDL").value_or(false)) return false;
+  int device = 0, major = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  return major >= 9;
+}
+
 void conv2d_imma(const igemm::Problem& p, int tile, const int8_t* input, StoredInput input_kind, const int8_t* weights,
-                 const RequantEpilogue& e, int8_t* output, cudaStream_t stream) {
+                 const RequantEpilogue& e, int8_t* output, cudaStream_t stream, bool programmatic) {
   const std::string why = igemm::unsupported(p, tile);
   check(why.empty(), "cuda-imma conv2d cannot run this shape: " + why);
   check(aligned(input, 16) && aligned(weights, 16) && aligned(output, 16) && (!e.skip || aligned(e.skip, 16)),
@@ -81,11 +89,10 @@ void conv2d_imma(const igemm::Problem& p, int tile, const int8_t* input, StoredI
     constexpr igemm::TileConfig c = igemm::tile_config(kTile);
     const dim3 grid(static_cast<unsigned>(igemm::ceil_div(p.rows(), c.bm)),
                     static_cast<unsigned>(igemm::ceil_div(p.out_c, c.bn)));
-    conv2d_imma_kernel<kTile, decltype(u)::value>
-        <<<grid, c.threads(), c.shared_bytes(), stream>>>(p, input, weights, e, output);
-    CUDA_CHECK_LAUNCH();
+    launch_kernel(conv2d_imma_kernel<kTile, decltype(u)::value>, grid, c.threads(), c.shared_bytes(), stream,
+                  programmatic, p, input, weights, e, output);
   });
-  if (!mma) conv2d_wgmma(p, tile, input, input_kind, weights, e, output, stream);
+  if (!mma) conv2d_wgmma(p, tile, input, input_kind, weights, e, output, stream, programmatic);
 }
 
 }  // namespace octet::cuda

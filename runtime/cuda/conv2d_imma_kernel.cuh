@@ -285,6 +285,10 @@ __global__ void __launch_bounds__(igemm::tile_config(kTile).threads())
 
   const igemm::WarpTile warp = igemm::warp_tile(thread / kWarpSize, kWarpsM, kWarpsN);
   int32_t acc[kMmaRows][kMmaCols][4] = {};
+  // Launched programmatically, the index math above ran beside the previous
+  // kernel's last blocks; its output is this one's input (or residual).
+  grid_dependency_wait();
+  grid_dependency_launch_next();
   constexpr bool kEarlyFragments = kMmaRows * kMmaCols >= 32;
   // Multistage pipeline over K (a wide input's plane): kLookahead tiles in
   // flight while one is computed; A's bytes multiplied as uint8 where unsigned_a.

@@ -41,12 +41,12 @@ cudaFuncAttributes conv2d_wgmma_attributes(int tile) {
 }
 
 void conv2d_wgmma(const igemm::Problem& p, int tile, const int8_t* input, StoredInput input_kind,
-                  const int8_t* weights, const RequantEpilogue& e, int8_t* output, cudaStream_t stream) {
+                  const int8_t* weights, const RequantEpilogue& e, int8_t* output, cudaStream_t stream,
+                  bool programmatic) {
   with_wgmma_kernel(tile, input_kind, [&](auto kernel, const igemm::TileConfig& c) {
     const dim3 grid(static_cast<unsigned>(igemm::ceil_div(p.rows(), c.bm)),
                     static_cast<unsigned>(igemm::ceil_div(p.out_c, c.bn)));
-    kernel<<<grid, c.threads(), c.shared_bytes(), stream>>>(p, input, weights, e, output);
-    CUDA_CHECK_LAUNCH();
+    launch_kernel(kernel, grid, c.threads(), c.shared_bytes(), stream, programmatic, p, input, weights, e, output);
   });
 }
 

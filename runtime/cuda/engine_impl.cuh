@@ -240,6 +240,8 @@ struct CudaEngine::Impl {
   StreamOwner stream;
   StreamOwner side_stream;  // stream_schedule.h; OCTET_SIDE_STREAM=0 leaves it unused
   bool side_stream_on = env_switch("OCTET_SIDE_STREAM").value_or(true);
+  // cuda-imma: its convs launched to start beside the kernel before them (conv2d_imma.cuh).
+  bool programmatic_convs = false;
   LtOwner lt;
   DeviceBuffer<uint8_t> lt_workspace;
   std::vector<DeviceLayer> layers;  // per node; convs and linears only

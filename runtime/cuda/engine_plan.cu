@@ -205,7 +205,8 @@ double CudaEngine::Impl::time_imma(const Plan& p, int node, int tile) const {
   const Node& n = model.graph.nodes[node];
   return time_launches([&] {
     cuda::conv2d_imma(imma_problem(node, p.batch), tile, value(p, n.inputs[0]), stored_input(n.inputs[0]),
-                      layers[node].weights.get(), epilogue(p, node), layer_output(p, node), stream.get());
+                      layers[node].weights.get(), epilogue(p, node), layer_output(p, node), stream.get(),
+                      programmatic_convs);
   });
 }
 

@@ -73,6 +73,7 @@ struct Thread {
   std::vector<std::vector<Copy>> groups;  // committed, not yet landed (copies_at_wait)
   Wgmma wgmma;                            // the operands of a wgmma (the thread's d[0])
   uint64_t fenced_at = 0;                 // the block's clock at its last fence.proxy.async
+  bool grid_waited = false;               // past griddepcontrol.wait
 };
 
 struct Block {
@@ -413,6 +414,9 @@ void cp_async(uint32_t address, const void* global, int bytes, bool valid) {
       to + static_cast<uint32_t>(bytes) > uint32_t(b.run.shared_bytes))
     fail("cp.async of " + std::to_string(bytes) + " bytes to shared byte " + std::to_string(int64_t(address) -
          b.run.shared_start) + ": not aligned, or outside the block's " + std::to_string(b.run.shared_bytes));
+  if (b.run.programmatic && valid && !self().grid_waited)
+    fail("a cp.async of global bytes before griddepcontrol.wait in a programmatic launch (the kernel before may "
+         "still be writing them)");
   const Copy c{to, global, bytes, valid, b.current};
   if (b.run.copies_at_wait)
     self().open.push_back(c);
@@ -463,6 +467,7 @@ int32_t shfl_xor(int32_t value, int lane_mask) {
 }
 
 void fence_proxy_async() { self().fenced_at = ++block().clock; }
+void grid_dependency_wait() { self().grid_waited = true; }
 
 void wgmma(int32_t* d, int n, uint64_t a, uint64_t b, bool a_unsigned) {
   Thread& t = self();

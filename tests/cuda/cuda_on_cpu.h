@@ -18,8 +18,9 @@
 // lanes at different warp instructions, an access outside the block's
 // dynamic shared memory, a write past it, a wgmma reading bytes that a
 // cp.async wrote without a fence.proxy.async of the writing thread between
-// (the tensor cores read through the async proxy), or a wgmma never waited
-// for fails with octet::Error naming the block.
+// (the tensor cores read through the async proxy), a wgmma never waited
+// for, or in a programmatic launch a cp.async of global bytes before
+// griddepcontrol.wait fails with octet::Error naming the block.
 #pragma once
 
 #include <cstdint>
@@ -42,6 +43,9 @@ struct BlockRun {
   bool copies_at_wait = false;  // cp.async lands at cp.async.wait_group, else when issued
   bool last_to_first = false;   // the order the threads run in between switches
   bool wgmma_at_wait = false;   // a wgmma multiplies at wgmma.wait_group, else when issued
+  // Launched programmatically (common.cuh launch_kernel): a thread's cp.async
+  // of global bytes before its griddepcontrol.wait fails.
+  bool programmatic = false;
   // The shared-state-space address of the dynamic shared memory's first byte
   // (a multiple of 16): what shared_address gives and the primitives take.
   uint32_t shared_start = 0;
@@ -63,6 +67,7 @@ void mma_s8(int32_t (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]);
 void mma_u8s8(int32_t (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]);
 int32_t shfl_xor(int32_t value, int lane_mask);  // every lane of the warp
 void fence_proxy_async();
+void grid_dependency_wait();
 void wgmma(int32_t* d, int n, uint64_t a, uint64_t b, bool a_unsigned);  // d: the thread's n / 2 registers
 void wgmma_commit();
 void wgmma_wait(int pending);
@@ -124,6 +129,9 @@ inline void mma_u8s8(int32_t (&d)[4], const uint32_t (&a)[4], const uint32_t (&b
   cuda_on_cpu::mma_u8s8(d, a, b);
 }
 inline void fence_proxy_async_shared() { cuda_on_cpu::fence_proxy_async(); }
+inline void grid_dependency_wait() { cuda_on_cpu::grid_dependency_wait(); }
+// Blocks run one after another here: nothing to start early.
+inline void grid_dependency_launch_next() {}
 // wgmma.fence and the register fences order a GPU thread's register accesses
 // around its wgmmas in flight; a fiber's registers are its own.
 inline void wgmma_fence() {}

@@ -214,6 +214,37 @@ TEST_P(CudaNetwork, ShortcutsBesideTheMainStreamKeepTheCpuLogits) {
   EXPECT_NE(refused.find("OCTET_SIDE_STREAM: 'yes' is neither 0 nor 1"), std::string::npos) << refused;
 }
 
+// cuda-imma's convs launched programmatically (OCTET_PDL=1 on compute
+// capability 9.0+: each may start beside the kernel before it and waits for
+// it before its first load): the CPU's logits on the first (direct), second
+// (captured) and later (replayed) runs, with the shortcuts beside or not; an
+// OCTET_PDL other than 0 or 1 is refused, named.
+TEST(CudaImma, ProgrammaticLaunchesKeepTheCpuLogits) {
+  SKIP_WITHOUT_CUDA_DEVICE();
+  const ScopedEnvironment programmatic("OCTET_PDL", "1");
+  for (const std::string name : {"resnet18", "resnet20"}) {
+    const QuantizedModel model = random_quantized(name, 19);
+    const ActShape in = model.graph.shapes()[0];
+    const CpuEngine cpu(model);
+    const ActShape logits_shape{model.num_classes(), 1, 1};
+    for (const char* side_stream : {"1", "0"}) {
+      const ScopedEnvironment chosen("OCTET_SIDE_STREAM", side_stream);
+      CudaEngine gpu(model, CudaBackend::Imma);
+      for (const int64_t batch : {1, 64}) {
+        const std::vector<float> images = random_images(batch, in, 50 + batch);
+        const std::vector<int32_t> expected = cpu.run(images.data(), batch).data;
+        for (int run = 0; run < 4; ++run)
+          ASSERT_EQ(difference(expected, gpu.run(images.data(), batch).data, logits_shape), "")
+              << name << ", OCTET_SIDE_STREAM=" << side_stream << ", batch " << batch << ", run " << run;
+      }
+    }
+  }
+  const ScopedEnvironment unclear("OCTET_PDL", "2");
+  const QuantizedModel model = random_quantized("resnet20", 19);
+  const std::string refused = error_of([&] { CudaEngine refusing(model, CudaBackend::Imma); });
+  EXPECT_NE(refused.find("OCTET_PDL: '2' is neither 0 nor 1"), std::string::npos) << refused;
+}
+
 // An activation that is a conv's only reader runs in the conv's epilogue
 // (device_layout.h ValueLayout::fused_activation): the profile names it so,
 // the logits are the CPU's, and with every value retained (the hook) each

@@ -19,7 +19,8 @@ grep -qF "$marker" "$source_dir/tools/gpu_check.sh" || {
 }
 awk -v marker="$marker" 'index($0, marker) == 1 { print "source \"$ROOT/stubs.sh\"" } { print }' \
   "$source_dir/tools/gpu_check.sh" >"$scratch/tools/gpu_check.sh"
-cp "$source_dir/tools/gpu_check_timing.sh" "$source_dir/tools/gpu_check_sass.sh" "$scratch/tools/"  # sourced by it
+cp "$source_dir/tools/gpu_check_timing.sh" "$source_dir/tools/gpu_check_sass.sh" "$source_dir/tools/gpu_check_gates.sh" \
+  "$scratch/tools/"  # sourced by it
 cat >"$scratch/stubs.sh" <<'EOF'
 # Each stage logs its start and end; FAIL names the stage that dies. test
 # ends only once train has started (or after 30 s): side by side, the log
@@ -30,14 +31,14 @@ wait_for_train() {
     sleep 0.1
   done
 }
-for stage in deps configure build sass wgmma cuda bench test train profile sanitize; do
+for stage in deps configure build sass wgmma pdl cuda bench test train profile sanitize; do
   eval "stage_$stage() {
     echo \"start $stage\" >>\"\$ROOT/events\"
-    echo \"$stage OCTET_WGMMA=\${OCTET_WGMMA:-}\" >>\"\$ROOT/wgmma_events\"
-    [ $stage != wgmma ] || rm -f \"\$BUILD/wgmma_passed\"
+    echo \"$stage OCTET_WGMMA=\${OCTET_WGMMA:-} OCTET_PDL=\${OCTET_PDL:-}\" >>\"\$ROOT/gate_events\"
+    case $stage in wgmma | pdl) rm -f \"\$BUILD/${stage}_passed\" ;; esac
     [ $stage != test ] || wait_for_train
     [ \"\${FAIL:-}\" != $stage ] || die \"$stage broke\"
-    [ $stage != wgmma ] || touch \"\$BUILD/wgmma_passed\"
+    case $stage in wgmma | pdl) touch \"\$BUILD/${stage}_passed\" ;; esac
     echo \"end $stage\" >>\"\$ROOT/events\"
   }"
 done
@@ -58,12 +59,12 @@ fail() {
 run() {
   run_name=$1
   shift
-  rm -f "$scratch/events" "$scratch/wgmma_events"
+  rm -f "$scratch/events" "$scratch/gate_events"
   status=0
   env -u TIME_LIMIT "$@" OUT="$scratch/out_$run_name" BUNDLE=1 bash "$scratch/tools/gpu_check.sh" ${stages:-all} \
     >"$scratch/$run_name.log" 2>&1 || status=$?
   events=$(cat "$scratch/events")
-  wgmma_events=$(cat "$scratch/wgmma_events")
+  gate_events=$(cat "$scratch/gate_events")
   summary=$(cat "$scratch/out_$run_name/summary.txt")
 }
 line_of() { echo "$events" | grep -n "^$1\$" | cut -d: -f1; }
@@ -71,14 +72,15 @@ has() { echo "$events" | grep -q "^$1\$"; }
 
 run passing
 [ "$status" -eq 0 ] || fail "all passes"
-[ "$(echo "$events" | head -n 10 | tr '\n' ' ')" = \
-  "start deps end deps start build end build start sass end sass start wgmma end wgmma start bench end bench " ] ||
-  fail "deps, build, sass, wgmma, bench end before test and train start"
-echo "$wgmma_events" | grep -q "^sass OCTET_WGMMA=0$" || fail "the wgmma tiles are off before the wgmma stage"
-echo "$wgmma_events" | grep -q "^bench OCTET_WGMMA=1$" || fail "the wgmma tiles are on after the wgmma stage passed"
+[ "$(echo "$events" | head -n 12 | tr '\n' ' ')" = \
+  "start deps end deps start build end build start sass end sass start wgmma end wgmma start pdl end pdl start bench end bench " ] ||
+  fail "deps, build, sass, wgmma, pdl, bench end before test and train start"
+echo "$gate_events" | grep -q "^sass OCTET_WGMMA=0 OCTET_PDL=0$" || fail "the gated features are off before their stages"
+echo "$gate_events" | grep -q "^pdl OCTET_WGMMA=1 OCTET_PDL=0$" || fail "the wgmma tiles are on after their stage passed"
+echo "$gate_events" | grep -q "^bench OCTET_WGMMA=1 OCTET_PDL=1$" || fail "both gated features are on after their stages"
 [ "$(line_of "start train")" -lt "$(line_of "end test")" ] || fail "test and train run side by side"
 ! echo "$events" | grep -q cuda || fail "the cuda stage is not in all"
-[ "$(echo "$summary" | grep -c "done in [0-9]* s")" -eq 7 ] || fail "the summary gives each stage's time"
+[ "$(echo "$summary" | grep -c "done in [0-9]* s")" -eq 8 ] || fail "the summary gives each stage's time"
 [ -f "$scratch/out_passing/results.tar.gz" ] || fail "the results come back packed"
 ! has "start profile" || fail "no TIME_LIMIT, no profile"
 echo "$summary" | grep -q "sanitize: skipped: .* left of TIME_LIMIT=unset" || fail "the summary says sanitize was skipped"
@@ -96,10 +98,14 @@ echo "$summary" | grep -q "FAILED: bench broke" || fail "the summary says bench 
 run wgmma_fails FAIL=wgmma
 [ "$status" -ne 0 ] || fail "a failed wgmma stage fails the run"
 { has "end bench" && has "end test"; } || fail "a failed wgmma stage still lets bench and test run"
-echo "$wgmma_events" | grep -q "^bench OCTET_WGMMA=0$" || fail "after a failed wgmma stage the tiles stay off"
+echo "$gate_events" | grep -q "^bench OCTET_WGMMA=0 OCTET_PDL=1$" || fail "after a failed wgmma stage the tiles stay off"
 
-run wgmma_fixed FAIL=wgmma OCTET_WGMMA=1
-echo "$wgmma_events" | grep -q "^bench OCTET_WGMMA=1$" || fail "OCTET_WGMMA set by the caller is kept"
+run pdl_fails FAIL=pdl
+{ [ "$status" -ne 0 ] && has "end bench"; } || fail "a failed pdl stage fails the run, bench still runs"
+echo "$gate_events" | grep -q "^bench OCTET_WGMMA=1 OCTET_PDL=0$" || fail "after a failed pdl stage it stays off"
+
+run wgmma_fixed FAIL=wgmma OCTET_WGMMA=1 OCTET_PDL=0
+echo "$gate_events" | grep -q "^bench OCTET_WGMMA=1 OCTET_PDL=0$" || fail "switches set by the caller are kept"
 
 run test_fails FAIL=test
 [ "$status" -ne 0 ] || fail "a failed test fails the run"
