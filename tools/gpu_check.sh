@@ -3,7 +3,7 @@
 # ninja and python3 with pip PyTorch (CUDA), from a clean tree. docs/gpu.md
 # says what to carry there and how to run it with the `device` tool.
 #
-#   tools/gpu_check.sh STAGE...     stages: deps build sass wgmma pdl cuda harness graph_step bench
+#   tools/gpu_check.sh STAGE...     stages: deps build sass wgmma pdl side_stream cuda harness graph_step bench
 #                                   test train imported precision all, and profile, sanitize
 #   tools/gpu_check.sh carry        on the build machine (Debian): fills .gpu/
 #
@@ -27,6 +27,9 @@
 #   pdl    ResNet-18 and ResNet-20 with cuda-imma's convs launched programmatically
 #          against the CPU runtime: if they pass, the stages after it launch them
 #          so (OCTET_PDL=1)
+#   side_stream  ResNet-18 with its shortcuts on a second stream against the CPU
+#          runtime, on every backend: if it passes, the stages after it run them
+#          so (OCTET_SIDE_STREAM=1)
 #   harness  test_backend_ops's CUDA columns alone (not in all), then memcheck
 #          on the cases of the kernels outside cuda-imma's GEMM, racecheck on
 #          the activation table's, synccheck on LayerNorm's
@@ -50,7 +53,7 @@
 #   profile  Nsight Compute on each convolution of one cuda-imma ResNet-18 batch
 #   sanitize  compute-sanitizer's memcheck, racecheck and synccheck on every
 #          cuda-imma tile, forced, on small layers
-#   all    deps build sass wgmma pdl bench, then test and train side by side (the
+#   all    deps build sass wgmma pdl side_stream bench, then test and train side by side (the
 #          speed figures first, on an idle GPU), then profile and sanitize
 #          if TIME_LIMIT (seconds since the start) leaves 2 minutes for each
 #
@@ -94,7 +97,7 @@ export OCTET_CIFAR10_DIR="$DATA/cifar-10-batches-bin"
 # Features off in octet until a GPU has checked them (tools/gpu_check_gates.sh),
 # by their switches: on in the stages after their stage passed on this
 # machine, unless the caller set the switch.
-declare -A GATED=([wgmma]=OCTET_WGMMA [pdl]=OCTET_PDL) GATE_FIXED=()
+declare -A GATED=([wgmma]=OCTET_WGMMA [pdl]=OCTET_PDL [side_stream]=OCTET_SIDE_STREAM) GATE_FIXED=()
 for gate in "${!GATED[@]}"; do [ ! -v "${GATED[$gate]}" ] || GATE_FIXED[$gate]=1; done
 RESULTS=$OUT
 if [ "${BUNDLE:-0}" = 1 ]; then
@@ -440,12 +443,13 @@ stage_sanitize() {
   done
 }
 
-# sass; wgmma, pdl; bench, imported, precision, profile
+# sass; wgmma, pdl, side_stream; bench, imported, precision, profile
 source "$ROOT/tools/gpu_check_sass.sh"
 source "$ROOT/tools/gpu_check_gates.sh"
 source "$ROOT/tools/gpu_check_timing.sh"
 
-[ $# -gt 0 ] || die "name the stages to run: carry, or deps build sass wgmma pdl cuda harness graph_step bench test train imported precision, or all"
+[ $# -gt 0 ] || die "name the stages to run: carry, or deps build sass wgmma pdl side_stream cuda harness graph_step bench test" \
+  "train imported precision, or all"
 for stage in "$@"; do
   case "$stage" in
     all)
@@ -455,6 +459,7 @@ for stage in "$@"; do
       for s in deps build sass; do run_stage "$s"; done
       run_and_collect wgmma
       run_and_collect pdl
+      run_and_collect side_stream
       run_and_collect bench
       run_and_collect test train
       # The diagnostics, in what is left of TIME_LIMIT seconds (the device
@@ -472,7 +477,8 @@ for stage in "$@"; do
     carry | deps | build)
       run_stage "$stage"
       ;;
-    sass | wgmma | pdl | cuda | harness | graph_step | test | train | bench | imported | precision | profile | sanitize)
+    sass | wgmma | pdl | side_stream | cuda | harness | graph_step | test | train | bench | imported | precision | profile | \
+      sanitize)
       if [ "${KEEP_GOING:-0}" = 1 ]; then
         # One device call checks several things: a stage that fails ends alone
         # (its subshell), the next one still runs, and the script fails at the end.
@@ -483,8 +489,8 @@ for stage in "$@"; do
         run_stage "$stage"
       fi
       ;;
-    *) die "unknown stage '$stage' (carry deps build sass wgmma pdl cuda harness graph_step test train bench imported precision" \
-      "profile sanitize all)" ;;
+    *) die "unknown stage '$stage' (carry deps build sass wgmma pdl side_stream cuda harness graph_step test train bench" \
+      "imported precision profile sanitize all)" ;;
   esac
 done
 [ ${#failed_stages[@]} -eq 0 ] || die "stages ${failed_stages[*]} failed (their lines above say why)"

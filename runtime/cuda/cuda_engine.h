@@ -10,7 +10,8 @@
 // run from then on replays it. Everything runs on the engine's stream, but
 // for convs whose inputs are ready some nodes early (ResNet's projection
 // shortcuts, Inception's branches), which run from there on a second stream
-// beside it (stream_schedule.h; OCTET_SIDE_STREAM=0 keeps them in order).
+// beside it with OCTET_SIDE_STREAM=1 (stream_schedule.h; off by default until
+// a GPU session has run it).
 // The plans (buffers and graph) of the kMaxPlans most recently used batch
 // sizes are kept; running another batch size drops the least recently used.
 //

@@ -238,8 +238,9 @@ struct CudaEngine::Impl {
   std::vector<ActShape> shapes;
   cuda::ValueLayout values;
   StreamOwner stream;
-  StreamOwner side_stream;  // stream_schedule.h; OCTET_SIDE_STREAM=0 leaves it unused
-  bool side_stream_on = env_switch("OCTET_SIDE_STREAM").value_or(true);
+  // stream_schedule.h; used with OCTET_SIDE_STREAM=1 (off by default until a GPU has run it: docs/gpu.md)
+  StreamOwner side_stream;
+  bool side_stream_on = env_switch("OCTET_SIDE_STREAM").value_or(false);
   // cuda-imma: its convs launched to start beside the kernel before them (conv2d_imma.cuh).
   bool programmatic_convs = false;
   LtOwner lt;
