@@ -3,8 +3,8 @@
 # ninja and python3 with pip PyTorch (CUDA), from a clean tree. docs/gpu.md
 # says what to carry there and how to run it with the `device` tool.
 #
-#   tools/gpu_check.sh STAGE...     stages: deps build sass wgmma pdl side_stream cuda harness graph_step bench
-#                                   test train imported precision all, and profile, sanitize
+#   tools/gpu_check.sh STAGE...     stages: deps build sass wgmma pdl side_stream split_k cuda harness graph_step
+#                                   bench test train imported precision all, and profile, sanitize
 #   tools/gpu_check.sh carry        on the build machine (Debian): fills .gpu/
 #
 #   carry  apt-get download the header and test packages into .gpu/debs and copy
@@ -21,15 +21,11 @@
 #          tiles (sm_90a): registers, no spills, their GMMA instructions
 #   cuda   test_cuda alone: the CUDA backends against the CPU runtime (not
 #          in all, whose test stage runs it)
-#   wgmma  one warpgroup's wgmmas against the CPU emulation's reading, and every
-#          wgmma tile against the CPU runtime: if they pass, the stages after it
-#          offer those tiles to cuda-imma's tuner (OCTET_WGMMA=1)
-#   pdl    ResNet-18 and ResNet-20 with cuda-imma's convs launched programmatically
-#          against the CPU runtime: if they pass, the stages after it launch them
-#          so (OCTET_PDL=1)
-#   side_stream  ResNet-18 with its shortcuts on a second stream against the CPU
-#          runtime, on every backend: if it passes, the stages after it run them
-#          so (OCTET_SIDE_STREAM=1)
+#   wgmma, pdl, side_stream, split_k  the gates (tools/gpu_check_gates.sh): each runs
+#          the GPU tests of a feature octet leaves off until a GPU has run it and,
+#          if they pass, turns it on for the stages after it: the wgmma tiles
+#          (OCTET_WGMMA), programmatic launches (OCTET_PDL), the side stream
+#          (OCTET_SIDE_STREAM), split K (OCTET_SPLIT_K)
 #   harness  test_backend_ops's CUDA columns alone (not in all), then memcheck
 #          on the cases of the kernels outside cuda-imma's GEMM, racecheck on
 #          the activation table's, synccheck on LayerNorm's
@@ -53,7 +49,7 @@
 #   profile  Nsight Compute on each convolution of one cuda-imma ResNet-18 batch
 #   sanitize  compute-sanitizer's memcheck, racecheck and synccheck on every
 #          cuda-imma tile, forced, on small layers
-#   all    deps build sass wgmma pdl side_stream bench, then test and train side by side (the
+#   all    deps build sass, the gates (wgmma pdl side_stream split_k), bench, then test and train side by side (the
 #          speed figures first, on an idle GPU), then profile and sanitize
 #          if TIME_LIMIT (seconds since the start) leaves 2 minutes for each
 #
@@ -97,7 +93,8 @@ export OCTET_CIFAR10_DIR="$DATA/cifar-10-batches-bin"
 # Features off in octet until a GPU has checked them (tools/gpu_check_gates.sh),
 # by their switches: on in the stages after their stage passed on this
 # machine, unless the caller set the switch.
-declare -A GATED=([wgmma]=OCTET_WGMMA [pdl]=OCTET_PDL [side_stream]=OCTET_SIDE_STREAM) GATE_FIXED=()
+declare -A GATED=([wgmma]=OCTET_WGMMA [pdl]=OCTET_PDL [side_stream]=OCTET_SIDE_STREAM [split_k]=OCTET_SPLIT_K)
+declare -A GATE_FIXED=()
 for gate in "${!GATED[@]}"; do [ ! -v "${GATED[$gate]}" ] || GATE_FIXED[$gate]=1; done
 RESULTS=$OUT
 if [ "${BUNDLE:-0}" = 1 ]; then
@@ -443,13 +440,13 @@ stage_sanitize() {
   done
 }
 
-# sass; wgmma, pdl, side_stream; bench, imported, precision, profile
+# sass; wgmma, pdl, side_stream, split_k; bench, imported, precision, profile
 source "$ROOT/tools/gpu_check_sass.sh"
 source "$ROOT/tools/gpu_check_gates.sh"
 source "$ROOT/tools/gpu_check_timing.sh"
 
-[ $# -gt 0 ] || die "name the stages to run: carry, or deps build sass wgmma pdl side_stream cuda harness graph_step bench test" \
-  "train imported precision, or all"
+[ $# -gt 0 ] || die "name the stages to run: carry, or deps build sass wgmma pdl side_stream split_k cuda harness" \
+  "graph_step bench test train imported precision, or all"
 for stage in "$@"; do
   case "$stage" in
     all)
@@ -457,9 +454,7 @@ for stage in "$@"; do
       # call is stopped at its limit; a failed bench (a kernel fault, say)
       # still lets the tests say which kernel and the training run.
       for s in deps build sass; do run_stage "$s"; done
-      run_and_collect wgmma
-      run_and_collect pdl
-      run_and_collect side_stream
+      for s in wgmma pdl side_stream split_k; do run_and_collect "$s"; done
       run_and_collect bench
       run_and_collect test train
       # The diagnostics, in what is left of TIME_LIMIT seconds (the device
@@ -477,8 +472,8 @@ for stage in "$@"; do
     carry | deps | build)
       run_stage "$stage"
       ;;
-    sass | wgmma | pdl | side_stream | cuda | harness | graph_step | test | train | bench | imported | precision | profile | \
-      sanitize)
+    sass | wgmma | pdl | side_stream | split_k | cuda | harness | graph_step | test | train | bench | imported | \
+      precision | profile | sanitize)
       if [ "${KEEP_GOING:-0}" = 1 ]; then
         # One device call checks several things: a stage that fails ends alone
         # (its subshell), the next one still runs, and the script fails at the end.
@@ -489,8 +484,8 @@ for stage in "$@"; do
         run_stage "$stage"
       fi
       ;;
-    *) die "unknown stage '$stage' (carry deps build sass wgmma pdl side_stream cuda harness graph_step test train bench" \
-      "imported precision profile sanitize all)" ;;
+    *) die "unknown stage '$stage' (carry deps build sass wgmma pdl side_stream split_k cuda harness graph_step test" \
+      "train bench imported precision profile sanitize all)" ;;
   esac
 done
 [ ${#failed_stages[@]} -eq 0 ] || die "stages ${failed_stages[*]} failed (their lines above say why)"

@@ -36,5 +36,17 @@ stage_side_stream() {
     --gtest_filter='CudaNetwork.ShortcutsBeside*'
   if grep -q "SKIPPED" "$RESULTS/side_stream.log"; then die "side_stream: skipped: no CUDA device (side_stream.log)"; fi
   touch "$BUILD/side_stream_passed"
-  note "side_stream: ResNet-18 keeps the CPU's logits with its shortcuts on the side stream: the next stages run them so"
+  note "side_stream: ResNet-18 keeps the CPU's logits with its shortcuts on the side stream: the next stages use it"
+}
+
+# cuda-imma's split K (implicit_gemm.h SplitK): ResNet-18 at batch 1 and 3, and
+# every tile forced on layers of few output tiles and long K.
+stage_split_k() {
+  need_build test_cuda
+  rm -f "$BUILD/split_k_passed"
+  run_logged split_k env OCTET_SPLIT_K=1 "$BUILD/tests/test_cuda" --gtest_brief=1 \
+    --gtest_filter='CudaImma.SplitKKeepsTheCpuLogits:CudaImma.EveryTileMatchesTheCpuRuntime'
+  if grep -q "SKIPPED" "$RESULTS/split_k.log"; then die "split_k: skipped: no CUDA device (split_k.log)"; fi
+  touch "$BUILD/split_k_passed"
+  note "split_k: ResNet-18 and every tile keep the CPU's results with K split: the next stages split so"
 }

@@ -26,17 +26,18 @@ stage_bench() {
     --activations signed --wide-bits 8 -o "$BUILD/r20.int8.octet"
   run_logged bench_r18 "$OCTET" bench infer --checkpoint "$r18.octet" --quantized "$r18.int8.octet" --batch 256,1 \
     --backend cuda-imma,cuda-dp4a,cuda-cublaslt --iterations 50 --warmup 10 --layers --json "$RESULTS/bench_r18.json"
-  # cuda-imma without its wgmma tiles, its side stream (the shortcuts in order) or its programmatic
-  # launches, for what each adds.
+  # cuda-imma without its wgmma tiles, its side stream (the shortcuts in order), its programmatic
+  # launches or its split K, for what each adds.
   local without
-  for without in mma:OCTET_WGMMA one_stream:OCTET_SIDE_STREAM plain_launches:OCTET_PDL; do
+  for without in mma:OCTET_WGMMA one_stream:OCTET_SIDE_STREAM plain_launches:OCTET_PDL unsplit:OCTET_SPLIT_K; do
     run_logged "bench_r18_${without%%:*}" env "${without#*:}=0" "$OCTET" bench infer --checkpoint "$r18.octet" \
       --quantized "$r18.int8.octet" --batch 256,1 --backend cuda-imma --iterations 50 --warmup 10 \
       --json "$RESULTS/bench_r18_${without%%:*}.json"
   done
   "$PYTHON" - "$RESULTS/bench_r18_mma.json" "without its wgmma tiles (OCTET_WGMMA=0)" \
     "$RESULTS/bench_r18_one_stream.json" "without its side stream (OCTET_SIDE_STREAM=0)" \
-    "$RESULTS/bench_r18_plain_launches.json" "without programmatic launches (OCTET_PDL=0)" <<'EOF' | tee -a "$SUMMARY"
+    "$RESULTS/bench_r18_plain_launches.json" "without programmatic launches (OCTET_PDL=0)" \
+    "$RESULTS/bench_r18_unsplit.json" "without split K (OCTET_SPLIT_K=0)" <<'EOF' | tee -a "$SUMMARY"
 import json, sys
 for path, without in zip(sys.argv[1::2], sys.argv[2::2]):
     b = json.load(open(path))

@@ -79,20 +79,26 @@ bool programmatic_launch_offered() {
 }
 
 void conv2d_imma(const igemm::Problem& p, int tile, const int8_t* input, StoredInput input_kind, const int8_t* weights,
-                 const RequantEpilogue& e, int8_t* output, cudaStream_t stream, bool programmatic) {
+                 const RequantEpilogue& e, int8_t* output, cudaStream_t stream, bool programmatic,
+                 const igemm::SplitK& split) {
   const std::string why = igemm::unsupported(p, tile);
   check(why.empty(), "cuda-imma conv2d cannot run this shape: " + why);
+  const int k_tiles = igemm::ceil_div(p.packed_depth(), igemm::tile_config(tile).bk);
+  check(split.slices == 1 || (igemm::tile_config(tile).splits_k() && split.slices <= k_tiles && split.partials &&
+                               split.arrivals),
+        "cuda-imma conv2d: " + std::to_string(split.slices) + " K slices of " + std::to_string(k_tiles) +
+            " K tiles on " + igemm::tile_config(tile).name + ", which cannot split them so, or without buffers");
   check(aligned(input, 16) && aligned(weights, 16) && aligned(output, 16) && (!e.skip || aligned(e.skip, 16)),
         "cuda-imma conv2d: input, weights, output and residual must be 16-byte aligned");
   const bool mma = with_mma_kernel(tile, input_kind, [&](auto t, auto u) {
     constexpr int kTile = decltype(t)::value;
     constexpr igemm::TileConfig c = igemm::tile_config(kTile);
     const dim3 grid(static_cast<unsigned>(igemm::ceil_div(p.rows(), c.bm)),
-                    static_cast<unsigned>(igemm::ceil_div(p.out_c, c.bn)));
+                    static_cast<unsigned>(igemm::ceil_div(p.out_c, c.bn)), static_cast<unsigned>(split.slices));
     launch_kernel(conv2d_imma_kernel<kTile, decltype(u)::value>, grid, c.threads(), c.shared_bytes(), stream,
-                  programmatic, p, input, weights, e, output);
+                  programmatic, p, input, weights, e, output, split);
   });
-  if (!mma) conv2d_wgmma(p, tile, input, input_kind, weights, e, output, stream, programmatic);
+  if (!mma) conv2d_wgmma(p, tile, input, input_kind, weights, e, output, stream, programmatic, split);
 }
 
 }  // namespace octet::cuda

@@ -38,7 +38,7 @@ int conv2d_wgmma_prepare(int tile);
 cudaFuncAttributes conv2d_wgmma_attributes(int tile);
 void conv2d_wgmma(const igemm::Problem& p, int tile, const int8_t* input, StoredInput input_kind,
                   const int8_t* weights, const RequantEpilogue& e, int8_t* output, cudaStream_t stream,
-                  bool programmatic);
+                  bool programmatic, const igemm::SplitK& split);
 
 // Registers, shared memory and local memory (spills, stack) of tile i's
 // kernel on the current device, for reports.
@@ -51,8 +51,10 @@ std::string conv2d_imma_kernel_info(int tile);
 // e.skip_bits say). Fails naming the reason when igemm::unsupported(p, tile) does.
 // `programmatic`: launched to start beside the kernel before it in the stream
 // (common.cuh launch_kernel; the kernel waits for it before its first load),
-// where programmatic_launch_offered.
+// where programmatic_launch_offered. `split`: K over split.slices blocks per
+// output tile (igemm::SplitK; its arrivals 0 before the launch, and after it).
 void conv2d_imma(const igemm::Problem& p, int tile, const int8_t* input, StoredInput input_kind, const int8_t* weights,
-                 const RequantEpilogue& e, int8_t* output, cudaStream_t stream, bool programmatic);
+                 const RequantEpilogue& e, int8_t* output, cudaStream_t stream, bool programmatic,
+                 const igemm::SplitK& split);
 
 }  // namespace octet::cuda

@@ -142,6 +142,39 @@ __device__ __forceinline__ void finish_high_plane(int32_t (&acc)[kMmaRows][kMmaC
       for (int i = 0; i < 4; ++i) acc[mi][ni][i] = static_cast<int32_t>(static_cast<uint32_t>(acc[mi][ni][i]) << 8);
 }
 
+// Split K (igemm::SplitK): stores this block's sums of its slice, and, in the
+// last of its output tile's blocks to finish, adds the other slices' into
+// `acc`: true there, where the epilogue then runs, false in the others.
+template <int kTile, int kRows, int kCols>
+__device__ __forceinline__ bool add_split_sums(const igemm::SplitK& split, const igemm::Problem& p, int thread,
+                                               int32_t (&acc)[kRows][kCols][4]) {
+  constexpr int kRegisters = kRows * kCols * 4, kThreads = igemm::tile_config(kTile).threads();
+  const int tile = igemm::output_tile(blockIdx.x, blockIdx.y, igemm::ceil_div(p.rows(), igemm::tile_config(kTile).bm));
+  const auto sums = [&](int slice) {
+    return split.partials + (int64_t(tile) * split.slices + slice) * kRegisters * kThreads + thread;
+  };
+  int32_t* const own = sums(blockIdx.z);
+#pragma unroll
+  for (int r = 0; r < kRegisters; ++r) own[r * kThreads] = acc[r / (kCols * 4)][r / 4 % kCols][r % 4];
+  __threadfence();  // every thread's sums reach memory before the block counts as finished
+  __syncthreads();
+  unsigned finished = 0;
+  if (thread == 0) finished = atomicAdd(split.arrivals + tile, 1u) + 1;
+  if (!__syncthreads_or(finished == unsigned(split.slices))) return false;
+  __threadfence();
+  for (int slice = 0; slice < split.slices; ++slice) {
+    if (slice == int(blockIdx.z)) continue;
+    const int32_t* theirs = sums(slice);
+#pragma unroll
+    for (int r = 0; r < kRegisters; ++r)
+      acc[r / (kCols * 4)][r / 4 % kCols][r % 4] = static_cast<int32_t>(  // wrapping, as the tensor cores add
+          static_cast<uint32_t>(acc[r / (kCols * 4)][r / 4 % kCols][r % 4]) +
+          static_cast<uint32_t>(__ldcg(theirs + r * kThreads)));  // from L2, not a stale L1
+  }
+  if (thread == 0) split.arrivals[tile] = 0;  // for the next launch
+  return true;
+}
+
 // The rows of B (the weights) one thread copies into every stage: the tile's
 // row, where its K bytes start at the thread's k (0 past out_c: zero fill),
 // and where they go in a stage.
@@ -221,7 +254,7 @@ __device__ __forceinline__ void multiply_wgmma(uint32_t a_stages, uint32_t b_sta
 template <int kTile, StoredInput kInput>
 __global__ void __launch_bounds__(igemm::tile_config(kTile).threads())
     conv2d_imma_kernel(const igemm::Problem p, const int8_t* __restrict__ input, const int8_t* __restrict__ weights,
-                       const RequantEpilogue e, int8_t* __restrict__ output) {
+                       const RequantEpilogue e, int8_t* __restrict__ output, const igemm::SplitK split) {
   using igemm::kVectorBytes;
   using igemm::kWarpSize;
   using igemm::tile_config;
@@ -243,7 +276,9 @@ __global__ void __launch_bounds__(igemm::tile_config(kTile).threads())
 
   const int thread = threadIdx.x, lane = thread % kWarpSize;
   const igemm::BlockTile block = igemm::block_tile(blockIdx.x, blockIdx.y, kBM, kBN);
-  const int k_tiles = igemm::ceil_div(p.packed_depth(), kBK);
+  const int slices = c.splits_k() ? split.slices : 1, slice = c.splits_k() ? int(blockIdx.z) : 0;
+  const igemm::KRange k_slice = igemm::k_range(igemm::ceil_div(p.packed_depth(), kBK), slices, slice);  // or all K
+  const int k_tiles = k_slice.count, k_first = k_slice.first * kBK;
 
   // The rows this thread copies into every stage (one k per thread).
   igemm::RowOrigin a_origin[kACopies];
@@ -256,10 +291,10 @@ __global__ void __launch_bounds__(igemm::tile_config(kTile).threads())
     a_origin[i] = igemm::row_origin(p, block.m0 + s.row);
     a_shared[i] = igemm::tile_offset(s.row, s.k, kBK);
   }
-  const igemm::TapCursor a_start = igemm::tap_cursor(p, igemm::copy_slot(thread, 0, kThreads, kBK, kAccess).k);
+  const auto a_start = igemm::tap_cursor(p, k_first + igemm::copy_slot(thread, 0, kThreads, kBK, kAccess).k);
   igemm::TapCursor a_cursor = a_start;
   const int8_t* a_source = input;  // of a wide input, the plane being read
-  const int b_k = igemm::copy_slot(thread, 0, kThreads, kBK, kVectorBytes).k;
+  const int b_k = k_first + igemm::copy_slot(thread, 0, kThreads, kBK, kVectorBytes).k;
   const WeightCopies<kBCopies> b_copies = weight_copies<kTile, kBCopies>(p, thread, block.n0, b_k);
 
   // Issues the copies of K tile `k_tile` into `stage` (none past the last tile).
@@ -285,9 +320,7 @@ __global__ void __launch_bounds__(igemm::tile_config(kTile).threads())
 
   const igemm::WarpTile warp = igemm::warp_tile(thread / kWarpSize, kWarpsM, kWarpsN);
   int32_t acc[kMmaRows][kMmaCols][4] = {};
-  // Launched programmatically, the index math above ran beside the previous
-  // kernel's last blocks; its output is this one's input (or residual).
-  grid_dependency_wait();
+  grid_dependency_wait();  // launched programmatically, the index math above ran beside the kernel before
   grid_dependency_launch_next();
   constexpr bool kEarlyFragments = kMmaRows * kMmaCols >= 32;
   // Multistage pipeline over K (a wide input's plane): kLookahead tiles in
@@ -335,6 +368,7 @@ __global__ void __launch_bounds__(igemm::tile_config(kTile).threads())
     multiply(std::bool_constant<kInput == StoredInput::kUnsigned>{});
   }
 
+  if (c.splits_k() && slices > 1 && !add_split_sums<kTile>(split, p, thread, acc)) return;
   store_output_tile<kTile>(p, block, warp, thread, acc, shared, e, output);
 }
 

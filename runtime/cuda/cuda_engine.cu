@@ -335,7 +335,7 @@ std::vector<Engine::NodeTiming> CudaEngine::profile(const float* input, int64_t 
     const Node& n = m.model.graph.nodes[i];
     std::string kernel;
     if (m.uses_imma(i))
-      kernel = cuda::igemm::tile_config(p.tiles[i]).name;
+      kernel = cuda::igemm::launch_name(p.tiles[i], m.split_of(p, i, p.tiles[i], m.stream.get()).slices);
     else if (m.uses_grouped(i))
       kernel = m.grouped_shape(p, i).row_pixels() > 1 ? "grouped-rows" : "grouped-direct";
     else if (m.computed_by_layer(p, i))

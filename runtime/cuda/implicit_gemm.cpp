@@ -73,13 +73,37 @@ std::string unsupported(const Problem& p, int tile) {
   return "";
 }
 
+int output_tiles(const Problem& p, int tile) {
+  const TileConfig t = tile_config(tile);
+  return ceil_div(p.rows(), t.bm) * ceil_div(p.out_c, t.bn);
+}
+
+int split_slices(const Problem& p, int tile, int multiprocessors) {
+  const int blocks = output_tiles(p, tile), k_tiles = ceil_div(p.packed_depth(), tile_config(tile).bk);
+  if (!tile_config(tile).splits_k() || 2 * blocks > multiprocessors) return 1;
+  const int wanted = std::min({ceil_div(multiprocessors, blocks), k_tiles / kMinSliceTiles, kMaxSlices});
+  return wanted < 2 ? 1 : ceil_div(k_tiles, ceil_div(k_tiles, wanted));
+}
+
+int64_t split_partial_bytes(const Problem& p, int tile, int slices) {
+  const TileConfig t = tile_config(tile);
+  const int64_t registers = int64_t(t.threads()) * t.fragment_rows() * t.fragment_cols() * 4;
+  return slices > 1 ? int64_t(output_tiles(p, tile)) * slices * registers * int64_t(sizeof(int32_t)) : 0;
+}
+
+int64_t split_arrival_bytes(const Problem& p, int tile) { return int64_t(output_tiles(p, tile)) * sizeof(uint32_t); }
+
+std::string launch_name(int tile, int slices) {
+  return std::string(tile_config(tile).name) + (slices > 1 ? " K/" + std::to_string(slices) : "");
+}
+
 int tile_index(const std::string& name) {
   for (int i = 0; i < kTileCount; ++i)
     if (name == tile_config(i).name) return i;
   return -1;
 }
 
-std::vector<int> tile_candidates(const Problem& p, const int* resident, int multiprocessors) {
+std::vector<int> tile_candidates(const Problem& p, const int* resident, int multiprocessors, bool split_k) {
   if (const char* forced = std::getenv("OCTET_IMMA_TILE"); forced && *forced) {
     const int i = tile_index(forced);
     check(i >= 0, std::string("environment variable OCTET_IMMA_TILE: unknown tile '") + forced + "'");
@@ -90,14 +114,17 @@ std::vector<int> tile_candidates(const Problem& p, const int* resident, int mult
   for (int i = 0; i < kTileCount; ++i) {
     if (resident[i] <= 0 || !unsupported(p, i).empty()) continue;
     const TileConfig t = tile_config(i);
-    const int64_t blocks = int64_t(ceil_div(p.rows(), t.bm)) * ceil_div(p.out_c, t.bn);
+    const int slices = split_k ? split_slices(p, i, multiprocessors) : 1;
+    const int64_t blocks = int64_t(output_tiles(p, i)) * slices;
     const int64_t slots = int64_t(multiprocessors) * resident[i];
     const int64_t waves = (blocks + slots - 1) / slots;
     const int64_t per_sm = (std::min(blocks, slots) + multiprocessors - 1) / multiprocessors;
     const double mma_per_stage =
         double(per_sm) * t.warps() * t.steps_per_warp() * t.fragment_rows() * t.fragment_cols() / kSubPartitions;
     const double stage_cycles = std::max(kStageFloorCycles, mma_per_stage * (t.wgmma_n ? kWgmmaCycles : kMmaCycles));
-    modelled.push_back({double(waves) * (ceil_div(p.packed_depth(), t.bk) * stage_cycles + kBlockOverheadCycles), i});
+    const int k_stages = ceil_div(ceil_div(p.packed_depth(), t.bk), slices);
+    const double overhead = kBlockOverheadCycles * (slices > 1 ? 2 : 1);  // a split's sums out and back in
+    modelled.push_back({double(waves) * (k_stages * stage_cycles + overhead), i});
   }
   std::stable_sort(modelled.begin(), modelled.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<int> out;
@@ -105,8 +132,8 @@ std::vector<int> tile_candidates(const Problem& p, const int* resident, int mult
   return out;
 }
 
-int choose_tile(const Problem& p, const int* resident, int multiprocessors) {
-  const std::vector<int> candidates = tile_candidates(p, resident, multiprocessors);
+int choose_tile(const Problem& p, const int* resident, int multiprocessors, bool split_k) {
+  const std::vector<int> candidates = tile_candidates(p, resident, multiprocessors, split_k);
   return candidates.empty() ? -1 : candidates.front();
 }
 

@@ -118,6 +118,10 @@ struct TileConfig {
     return wgmma_n ? warpgroup_rows() / kWgmmaM : wm() / kMmaM;
   }
   OCTET_HOST_DEVICE constexpr int fragment_cols() const { return wn() / kMmaN; }
+  // Whether its kernel may split K (SplitK): the mma.sync tiles of at most 64
+  // rows, which the layers of few output pixels take; the others keep their
+  // registers (the split's code costs the largest tiles 20-40 more).
+  OCTET_HOST_DEVICE constexpr bool splits_k() const { return wgmma_n == 0 && bm <= 64; }
   OCTET_HOST_DEVICE constexpr int a_stage_bytes() const { return bm * bk; }
   OCTET_HOST_DEVICE constexpr int b_stage_bytes() const { return bn * bk; }
   // The stages, and room to move their start to kWgmmaStageAlignment.
@@ -345,6 +349,29 @@ OCTET_HOST_DEVICE BlockTile block_tile(int block_x, int block_y, int bm, int bn)
   return {block_x * bm, block_y * bn};
 }
 
+// ---------------------------------------------------------------- split K
+// K divided among `slices` blocks per output tile (blockIdx.z), for layers of
+// few tiles and long K (ResNet-18's last stages at batch 1: 8 blocks of 36 K
+// tiles): each block stores its slice's sums in `partials`, and the last of a
+// tile's blocks to finish (counted in `arrivals`) adds the others' and runs
+// the epilogue, as CUTLASS's serial split-K. int32 sums wrap alike in any
+// order: the same bits as one block.
+struct SplitK {
+  int slices = 1;
+  int32_t* partials = nullptr;   // [output tile][slice][accumulator register][thread]
+  uint32_t* arrivals = nullptr;  // per output tile: its blocks finished; 0 again once its last has
+};
+// Slice `slice`'s K tiles: `count` from `first` (ceil(k_tiles / slices) each, the last the rest).
+struct KRange {
+  int first, count;
+};
+OCTET_HOST_DEVICE KRange k_range(int k_tiles, int slices, int slice) {
+  const int per = ceil_div(k_tiles, slices), first = slice * per;
+  return {first, first < k_tiles ? (k_tiles - first < per ? k_tiles - first : per) : 0};
+}
+// The output tile of block (x, y) in a grid of `tiles_m` blocks along M.
+OCTET_HOST_DEVICE int output_tile(int block_x, int block_y, int tiles_m) { return block_y * tiles_m + block_x; }
+
 // ---------------------------------------------------------------- host side
 // Why a tile configuration cannot be compiled as a kernel (its loops assume
 // these divisibilities), or "". Checked for every configuration by the tests.
@@ -356,10 +383,25 @@ std::string unsupported(const Problem& p, int tile);
 // tensor-core time and a per-stage latency floor. `resident[i]`: blocks of
 // tile i that fit on one multiprocessor (0: not usable). The environment
 // variable OCTET_IMMA_TILE=<name> leaves only that tile (none if it cannot
-// run p). The engine times these candidates (tile_tuner.h).
-std::vector<int> tile_candidates(const Problem& p, const int* resident, int multiprocessors);
+// run p). The engine times these candidates (tile_tuner.h). With `split_k`,
+// each as split_slices splits it.
+std::vector<int> tile_candidates(const Problem& p, const int* resident, int multiprocessors, bool split_k = false);
 // The first candidate, or -1 when no tile can run `p`.
-int choose_tile(const Problem& p, const int* resident, int multiprocessors);
+int choose_tile(const Problem& p, const int* resident, int multiprocessors, bool split_k = false);
 int tile_index(const std::string& name);  // -1 when unknown
+
+// The slices K is split into for tile `tile` on `p` (1: none, and for tiles
+// that do not split_k): where its blocks would keep fewer than half the `multiprocessors` busy, enough for
+// about one block on each, at most kMaxSlices, each at least kMinSliceTiles
+// K tiles; never an empty slice.
+constexpr int kMaxSlices = 16, kMinSliceTiles = 2;
+int split_slices(const Problem& p, int tile, int multiprocessors);
+// The output tiles of `tile` on `p`, and the bytes of SplitK::partials and
+// SplitK::arrivals it needs with `slices` slices.
+int output_tiles(const Problem& p, int tile);
+int64_t split_partial_bytes(const Problem& p, int tile, int slices);
+int64_t split_arrival_bytes(const Problem& p, int tile);
+// A tile's name, with its split when it has one ("m16n64k128s4 K/16").
+std::string launch_name(int tile, int slices);
 
 }  // namespace octet::cuda::igemm

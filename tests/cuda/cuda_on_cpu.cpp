@@ -74,6 +74,7 @@ struct Thread {
   Wgmma wgmma;                            // the operands of a wgmma (the thread's d[0])
   uint64_t fenced_at = 0;                 // the block's clock at its last fence.proxy.async
   bool grid_waited = false;               // past griddepcontrol.wait
+  bool vote = false;                      // its predicate at a __syncthreads_or; then the block's answer
 };
 
 struct Block {
@@ -255,8 +256,10 @@ bool release_barrier(Block& b) {
     else if (t.wait != Wait::Returned)
       ++other;
   if (waiting == 0 || other > 0) return false;
+  bool any = false;
+  for (const Thread& t : b.threads) any = any || (t.wait == Wait::Barrier && t.vote);
   for (Thread& t : b.threads)
-    if (t.wait == Wait::Barrier) t.wait = Wait::Nothing;
+    if (t.wait == Wait::Barrier) t.wait = Wait::Nothing, t.vote = any;
   return true;
 }
 
@@ -395,9 +398,13 @@ void run_block(const BlockRun& run, const std::function<void()>& kernel) {
 Dim3 thread_index() { return self().index; }
 Dim3 block_index() { return block().run.block; }
 
-void syncthreads() {
+void syncthreads() { syncthreads_or(false); }
+
+bool syncthreads_or(bool predicate) {
+  self().vote = predicate;
   self().wait = Wait::Barrier;
   yield();
+  return self().vote;
 }
 
 uint32_t shared_offset(const void* p) {

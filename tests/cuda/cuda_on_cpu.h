@@ -6,7 +6,7 @@
 // and built-ins and for tensor_core.cuh's primitives.
 //
 // Every thread of a block is a fiber on the calling thread. They switch at
-// __syncthreads and at the warp-wide ldmatrix, mma.sync and __shfl_xor_sync,
+// __syncthreads (and __syncthreads_or) and at the warp-wide ldmatrix, mma.sync and __shfl_xor_sync,
 // which run (the first two as the PTX ISA defines them, tests/cuda/ptx_isa.h)
 // once all 32 lanes of the warp have reached one, and at the warpgroup-wide
 // wgmma, wgmma.commit_group and wgmma.wait_group, once all 128 threads of
@@ -58,6 +58,8 @@ void run_block(const BlockRun& run, const std::function<void()>& kernel);
 Dim3 thread_index();
 Dim3 block_index();
 void syncthreads();
+// __syncthreads_or: the barrier, then whether any thread's predicate was nonzero.
+bool syncthreads_or(bool predicate);
 uint32_t shared_offset(const void* p);  // the address of a pointer into the dynamic shared memory
 void cp_async(uint32_t shared, const void* global, int bytes, bool valid);
 void cp_async_commit();
@@ -86,6 +88,19 @@ void wgmma_wait(int pending);
 #define threadIdx (::octet::cuda_on_cpu::thread_index())
 #define blockIdx (::octet::cuda_on_cpu::block_index())
 inline void __syncthreads() { ::octet::cuda_on_cpu::syncthreads(); }
+inline int __syncthreads_or(int predicate) { return ::octet::cuda_on_cpu::syncthreads_or(predicate != 0); }
+// Blocks run one after another, each to its end: global memory needs no
+// fences, and an atomic no other block runs beside.
+inline void __threadfence() {}
+inline unsigned atomicAdd(unsigned* address, unsigned value) {
+  const unsigned old = *address;
+  *address = old + value;
+  return old;
+}
+template <typename T>
+T __ldcg(const T* address) {
+  return *address;
+}
 
 struct int2 {
   int x, y;

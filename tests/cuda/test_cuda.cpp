@@ -214,6 +214,36 @@ TEST_P(CudaNetwork, ShortcutsBesideTheMainStreamKeepTheCpuLogits) {
   EXPECT_NE(refused.find("OCTET_SIDE_STREAM: 'yes' is neither 0 nor 1"), std::string::npos) << refused;
 }
 
+// cuda-imma with K split where a conv has few output tiles (OCTET_SPLIT_K=1;
+// implicit_gemm.h SplitK): ResNet-18 at batch 1 and 3 keeps the CPU's logits on
+// direct, captured and replayed runs, and its profile names the splits (its
+// last stages have 8 to 32 tiles of 36 to 72 K tiles); `EveryTileMatchesTheCpuRuntime`
+// splits every tile's long-K layers when run so (the split_k stage). An
+// OCTET_SPLIT_K other than 0 or 1 is refused, named.
+TEST(CudaImma, SplitKKeepsTheCpuLogits) {
+  SKIP_WITHOUT_CUDA_DEVICE();
+  const ScopedEnvironment split("OCTET_SPLIT_K", "1");
+  const QuantizedModel model = random_quantized("resnet18", 23);
+  const ActShape in = model.graph.shapes()[0];
+  const CpuEngine cpu(model);
+  const ActShape logits_shape{model.num_classes(), 1, 1};
+  CudaEngine gpu(model, CudaBackend::Imma);
+  for (const int64_t batch : {1, 3}) {
+    const std::vector<float> images = random_images(batch, in, 60 + batch);
+    const std::vector<int32_t> expected = cpu.run(images.data(), batch).data;
+    for (int run = 0; run < 4; ++run)
+      ASSERT_EQ(difference(expected, gpu.run(images.data(), batch).data, logits_shape), "")
+          << "batch " << batch << ", run " << run;
+    int split_convs = 0;
+    for (const Engine::NodeTiming& t : gpu.profile(images.data(), batch, 1, 1))
+      split_convs += t.kernel.find(" K/") != std::string::npos;
+    EXPECT_GT(split_convs, 0) << "batch " << batch << ": no conv split its K";
+  }
+  const ScopedEnvironment unclear("OCTET_SPLIT_K", "-1");
+  const std::string refused = error_of([&] { CudaEngine refusing(model, CudaBackend::Imma); });
+  EXPECT_NE(refused.find("OCTET_SPLIT_K: '-1' is neither 0 nor 1"), std::string::npos) << refused;
+}
+
 // cuda-imma's convs launched programmatically (OCTET_PDL=1 on compute
 // capability 9.0+: each may start beside the kernel before it and waits for
 // it before its first load): the CPU's logits on the first (direct), second

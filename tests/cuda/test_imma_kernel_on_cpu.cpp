@@ -28,26 +28,33 @@
 namespace octet::cuda::igemm {
 namespace {
 
-// The kernel's output [M][stored out_c] (a wide one's two planes), every block run on the CPU.
+// The kernel's output [M][stored out_c] (a wide one's two planes), every block run on the CPU,
+// with K split in `slices` (SplitK; the slices of each output tile run last first).
 std::vector<int8_t> run_kernel(const Problem& p, const Data& d, int tile, bool copies_at_wait, bool last_to_first,
-                               const RequantEpilogue& e) {
+                               const RequantEpilogue& e, int slices = 1) {
   const TileConfig T = tile_config(tile);
   std::vector<int8_t> output(size_t(p.rows()) * p.out_c * (d.bits > 8 ? 2 : 1), int8_t{0x33});
+  std::vector<int32_t> partials(size_t(split_partial_bytes(p, tile, slices) / 4), 0x55555555);
+  std::vector<uint32_t> arrivals(size_t(output_tiles(p, tile)), 0);
+  SplitK split;
+  split.slices = slices, split.partials = partials.data(), split.arrivals = arrivals.data();
   for (int bx = 0; bx < ceil_div(p.rows(), T.bm); ++bx)
-    for (int by = 0; by < ceil_div(p.out_c, T.bn); ++by) {
-      cuda_on_cpu::BlockRun run;
-      run.threads = T.threads(), run.shared_bytes = T.shared_bytes();
-      run.block = {unsigned(bx), unsigned(by), 0};
-      run.copies_at_wait = copies_at_wait, run.wgmma_at_wait = !copies_at_wait, run.last_to_first = last_to_first;
-      run.shared_start = copies_at_wait ? 0 : 16;  // the wgmma tiles' stages move to 1,024 bytes
-      run.programmatic = true;                     // as the engine may launch it (conv2d_imma.cuh)
-      with_kernel(tile, d.stored_input(), [&](auto t, auto u) {
-        cuda_on_cpu::run_block(run, [&] {
-          conv2d_imma_kernel<decltype(t)::value, decltype(u)::value>(p, d.device_input.data(), d.packed.data(), e,
-                                                                     output.data());
+    for (int by = 0; by < ceil_div(p.out_c, T.bn); ++by)
+      for (int bz = slices - 1; bz >= 0; --bz) {
+        cuda_on_cpu::BlockRun run;
+        run.threads = T.threads(), run.shared_bytes = T.shared_bytes();
+        run.block = {unsigned(bx), unsigned(by), unsigned(bz)};
+        run.copies_at_wait = copies_at_wait, run.wgmma_at_wait = !copies_at_wait, run.last_to_first = last_to_first;
+        run.shared_start = copies_at_wait ? 0 : 16;  // the wgmma tiles' stages move to 1,024 bytes
+        run.programmatic = true;                     // as the engine may launch it (conv2d_imma.cuh)
+        with_kernel(tile, d.stored_input(), [&](auto t, auto u) {
+          cuda_on_cpu::run_block(run, [&] {
+            conv2d_imma_kernel<decltype(t)::value, decltype(u)::value>(p, d.device_input.data(), d.packed.data(), e,
+                                                                       output.data(), split);
+          });
         });
-      });
-    }
+      }
+  for (const uint32_t a : arrivals) EXPECT_EQ(a, 0u) << "an output tile's arrivals not reset for the next launch";
   return output;
 }
 
@@ -62,8 +69,12 @@ TEST_P(ImmaKernelOnCpu, MatchesTheCpuRuntime) {
   const Data d = make_data(v, p, conv % 2 == 1, conv % 3 != 2, 2000 + 17 * conv + tile, values[(conv + tile) % 3]);
   const std::vector<int8_t> expected = cpu_outputs(v, p, d);
   const size_t plane = size_t(p.rows()) * p.out_c;
+  // The second run splits K in up to 3 slices (as split_slices would: none empty), where the tile can.
+  const int k_tiles = ceil_div(p.packed_depth(), tile_config(tile).bk);
+  const int slices = tile_config(tile).splits_k() ? ceil_div(k_tiles, ceil_div(k_tiles, 3)) : 1;
   for (const bool late : {false, true}) {
-    const std::vector<int8_t> output = run_kernel(p, d, tile, late, late, epilogue_of(d, d.device_skip.data()));
+    const std::vector<int8_t> output =
+        run_kernel(p, d, tile, late, late, epilogue_of(d, d.device_skip.data()), late ? slices : 1);
     for (int m = 0; m < p.rows(); ++m)
       for (int n = 0; n < p.out_c; ++n) {
         const size_t at = size_t(m) * v.out_c + n, stored_at = size_t(m) * p.out_c + n;
@@ -75,7 +86,8 @@ TEST_P(ImmaKernelOnCpu, MatchesTheCpuRuntime) {
         } else if (n < v.out_c) {
           want = int8_t(expected[at] - d.zero_point);
         }
-        ASSERT_EQ(got, want) << "pixel " << m << ", channel " << n << (late ? ", copies landing at the wait" : "");
+        ASSERT_EQ(got, want) << "pixel " << m << ", channel " << n
+                             << (late ? ", copies landing at the wait, K in " + std::to_string(slices) + " slices" : "");
       }
   }
 }

@@ -492,6 +492,42 @@ TEST(ImplicitGemm, ChooseTileFollowsTheShape) {
   EXPECT_GT(tile_config(hopper).wgmma_n, 0) << tile_config(hopper).name;
 }
 
+// Split K (SplitK): ResNet-18's last stage at batch 1 (8 output tiles of
+// m16n64k128s4, 36 K tiles) splits 12 ways, 3 K tiles each, on 132
+// multiprocessors, not at batch 256 (2,048 tiles), nor a K of one tile; its
+// buffers hold a slice's registers per tile. Every K range covers the K tiles
+// once, in order, none empty. With split K the cost model's pick for batch 1
+// is a split one.
+TEST(ImplicitGemm, SplitKSpreadsLongKOverIdleMultiprocessors) {
+  const int s4 = tile_index("m16n64k128s4");
+  const Problem batch1 = problem_of({1, 4, 4, 512, 512, 3, 1, 1});
+  EXPECT_EQ(split_slices(batch1, s4, 132), 12);
+  EXPECT_EQ(split_slices(problem_of({256, 4, 4, 512, 512, 3, 1, 1}), s4, 132), 1);
+  EXPECT_EQ(split_slices(problem_of({1, 4, 4, 64, 64, 1, 1, 0}), s4, 132), 1);
+  EXPECT_EQ(split_partial_bytes(batch1, s4, 12), int64_t(8) * 12 * 16 * 64 * 4 * 4);  // 4 K-slice warps' sums
+  EXPECT_EQ(split_partial_bytes(batch1, s4, 1), 0);
+  EXPECT_EQ(split_arrival_bytes(batch1, s4), 8 * 4);
+  EXPECT_EQ(launch_name(s4, 12), "m16n64k128s4 K/12");
+  for (int k_tiles = 1; k_tiles <= 80; ++k_tiles)
+    for (int wanted = 1; wanted <= kMaxSlices; ++wanted) {
+      const int slices = ceil_div(k_tiles, ceil_div(k_tiles, wanted));
+      int next = 0;
+      for (int slice = 0; slice < slices; ++slice) {
+        const KRange r = k_range(k_tiles, slices, slice);
+        ASSERT_EQ(r.first, next) << k_tiles << " K tiles in " << slices << ", slice " << slice;
+        ASSERT_GT(r.count, 0) << k_tiles << " K tiles in " << slices << ", slice " << slice;
+        next += r.count;
+      }
+      ASSERT_EQ(next, k_tiles) << k_tiles << " K tiles in " << slices;
+    }
+  std::vector<int> resident(kTileCount, 2);
+  for (int t = 0; t < kTileCount; ++t)
+    if (tile_config(t).wgmma_n > 0) resident[t] = 0;
+  const int split = choose_tile(batch1, resident.data(), 132, true);
+  ASSERT_GE(split, 0);
+  EXPECT_GT(split_slices(batch1, split, 132), 1) << tile_config(split).name;
+}
+
 TEST(ImplicitGemm, EnvironmentForcesATile) {
   const Problem p = problem_of({8, 16, 16, 64, 64, 3, 1, 1});
   const std::vector<int> resident(kTileCount, 2);

@@ -31,14 +31,14 @@ wait_for_train() {
     sleep 0.1
   done
 }
-for stage in deps configure build sass wgmma pdl side_stream cuda bench test train profile sanitize; do
+for stage in deps configure build sass wgmma pdl side_stream split_k cuda bench test train profile sanitize; do
   eval "stage_$stage() {
     echo \"start $stage\" >>\"\$ROOT/events\"
-    echo \"$stage \${OCTET_WGMMA:-} \${OCTET_PDL:-} \${OCTET_SIDE_STREAM:-}\" >>\"\$ROOT/gate_events\"
-    case $stage in wgmma | pdl | side_stream) rm -f \"\$BUILD/${stage}_passed\" ;; esac
+    echo \"$stage \${OCTET_WGMMA:-} \${OCTET_PDL:-} \${OCTET_SIDE_STREAM:-} \${OCTET_SPLIT_K:-}\" >>\"\$ROOT/gate_events\"
+    case $stage in wgmma | pdl | side_stream | split_k) rm -f \"\$BUILD/${stage}_passed\" ;; esac
     [ $stage != test ] || wait_for_train
     [ \"\${FAIL:-}\" != $stage ] || die \"$stage broke\"
-    case $stage in wgmma | pdl | side_stream) touch \"\$BUILD/${stage}_passed\" ;; esac
+    case $stage in wgmma | pdl | side_stream | split_k) touch \"\$BUILD/${stage}_passed\" ;; esac
     echo \"end $stage\" >>\"\$ROOT/events\"
   }"
 done
@@ -72,16 +72,16 @@ has() { echo "$events" | grep -q "^$1\$"; }
 
 run passing
 [ "$status" -eq 0 ] || fail "all passes"
-[ "$(echo "$events" | head -n 14 | tr '\n' ' ')" = "start deps end deps start build end build start sass end sass \
-start wgmma end wgmma start pdl end pdl start side_stream end side_stream start bench end bench " ] ||
-  fail "deps, build, sass, the gates (wgmma, pdl, side_stream), bench end before test and train start"
-# The gated switches as each stage saw them: OCTET_WGMMA, OCTET_PDL, OCTET_SIDE_STREAM.
-echo "$gate_events" | grep -q "^sass 0 0 0$" || fail "the gated features are off before their stages"
-echo "$gate_events" | grep -q "^pdl 1 0 0$" || fail "the wgmma tiles are on after their stage passed"
-echo "$gate_events" | grep -q "^bench 1 1 1$" || fail "every gated feature is on after its stage"
+[ "$(echo "$events" | head -n 16 | tr '\n' ' ')" = "start deps end deps start build end build start sass end sass \
+start wgmma end wgmma start pdl end pdl start side_stream end side_stream start split_k end split_k start bench end bench " ] ||
+  fail "deps, build, sass, the gates (wgmma, pdl, side_stream, split_k), bench end before test and train start"
+# The gated switches as each stage saw them: OCTET_WGMMA, OCTET_PDL, OCTET_SIDE_STREAM, OCTET_SPLIT_K.
+echo "$gate_events" | grep -q "^sass 0 0 0 0$" || fail "the gated features are off before their stages"
+echo "$gate_events" | grep -q "^pdl 1 0 0 0$" || fail "the wgmma tiles are on after their stage passed"
+echo "$gate_events" | grep -q "^bench 1 1 1 1$" || fail "every gated feature is on after its stage"
 [ "$(line_of "start train")" -lt "$(line_of "end test")" ] || fail "test and train run side by side"
 ! echo "$events" | grep -q cuda || fail "the cuda stage is not in all"
-[ "$(echo "$summary" | grep -c "done in [0-9]* s")" -eq 9 ] || fail "the summary gives each stage's time"
+[ "$(echo "$summary" | grep -c "done in [0-9]* s")" -eq 10 ] || fail "the summary gives each stage's time"
 [ -f "$scratch/out_passing/results.tar.gz" ] || fail "the results come back packed"
 ! has "start profile" || fail "no TIME_LIMIT, no profile"
 echo "$summary" | grep -q "sanitize: skipped: .* left of TIME_LIMIT=unset" || fail "the summary says sanitize was skipped"
@@ -99,17 +99,20 @@ echo "$summary" | grep -q "FAILED: bench broke" || fail "the summary says bench 
 run wgmma_fails FAIL=wgmma
 [ "$status" -ne 0 ] || fail "a failed wgmma stage fails the run"
 { has "end bench" && has "end test"; } || fail "a failed wgmma stage still lets bench and test run"
-echo "$gate_events" | grep -q "^bench 0 1 1$" || fail "after a failed wgmma stage the tiles stay off"
+echo "$gate_events" | grep -q "^bench 0 1 1 1$" || fail "after a failed wgmma stage the tiles stay off"
 
 run pdl_fails FAIL=pdl
 { [ "$status" -ne 0 ] && has "end bench"; } || fail "a failed pdl stage fails the run, bench still runs"
-echo "$gate_events" | grep -q "^bench 1 0 1$" || fail "after a failed pdl stage it stays off"
+echo "$gate_events" | grep -q "^bench 1 0 1 1$" || fail "after a failed pdl stage it stays off"
 
 run side_stream_fails FAIL=side_stream
-echo "$gate_events" | grep -q "^bench 1 1 0$" || fail "after a failed side_stream stage it stays off"
+echo "$gate_events" | grep -q "^bench 1 1 0 1$" || fail "after a failed side_stream stage it stays off"
+
+run split_k_fails FAIL=split_k
+echo "$gate_events" | grep -q "^bench 1 1 1 0$" || fail "after a failed split_k stage it stays off"
 
 run wgmma_fixed FAIL=wgmma OCTET_WGMMA=1 OCTET_PDL=0
-echo "$gate_events" | grep -q "^bench 1 0 1$" || fail "switches set by the caller are kept"
+echo "$gate_events" | grep -q "^bench 1 0 1 1$" || fail "switches set by the caller are kept"
 
 run test_fails FAIL=test
 [ "$status" -ne 0 ] || fail "a failed test fails the run"
