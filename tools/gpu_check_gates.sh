@@ -3,50 +3,41 @@
 # stages after them on this machine (build-gpu/<stage>_passed; gpu_check.sh's
 # GATED names each one's switch). They use its helpers and variables.
 
-# The wgmma tiles (sm_90a): the probe and every tile.
-stage_wgmma() {
+# Runs test_cuda's tests $2 (a gtest filter) with gate $1's switch on and, if
+# they ran and passed, marks it good; $3 says what they showed.
+run_gate() {
+  local gate=$1 filter=$2 shown=$3
   need_build test_cuda
-  rm -f "$BUILD/wgmma_passed"
-  run_logged wgmma env OCTET_WGMMA=1 "$BUILD/tests/test_cuda" --gtest_brief=1 \
-    --gtest_filter='CudaImma.Wgmma*:CudaImma.EveryTileMatchesTheCpuRuntime'
-  if grep -q "SKIPPED" "$RESULTS/wgmma.log"; then die "wgmma: skipped: no device of compute capability 9.0 (wgmma.log)"; fi
-  touch "$BUILD/wgmma_passed"
-  note "wgmma: the probe matches the emulation, every tile the CPU runtime: the next stages offer them"
+  rm -f "$BUILD/${gate}_passed"
+  run_logged "$gate" env "${GATED[$gate]}=1" "$BUILD/tests/test_cuda" --gtest_brief=1 --gtest_filter="$filter"
+  if grep -q "SKIPPED" "$RESULTS/$gate.log"; then die "$gate: tests skipped on this machine ($gate.log says why)"; fi
+  touch "$BUILD/${gate}_passed"
+  note "$gate: $shown: the next stages use it (${GATED[$gate]}=1)"
 }
 
-# cuda-imma's convs launched programmatically (compute capability 9.0+): the
-# CPU's logits on direct, captured and replayed runs, with the shortcuts on the
-# side stream and without.
+# The wgmma tiles (sm_90a, compute capability 9.0): the probe and every tile.
+stage_wgmma() {
+  run_gate wgmma 'CudaImma.Wgmma*:CudaImma.EveryTileMatchesTheCpuRuntime' \
+    "the probe matches the emulation, every tile the CPU runtime"
+}
+
+# cuda-imma's convs launched programmatically (compute capability 9.0+):
+# ResNet-18 and -20 on direct, captured and replayed runs, with the shortcuts
+# on the side stream and without.
 stage_pdl() {
-  need_build test_cuda
-  rm -f "$BUILD/pdl_passed"
-  run_logged pdl env OCTET_PDL=1 "$BUILD/tests/test_cuda" --gtest_brief=1 \
-    --gtest_filter='CudaImma.ProgrammaticLaunchesKeepTheCpuLogits'
-  if grep -q "SKIPPED" "$RESULTS/pdl.log"; then die "pdl: skipped: no CUDA device (pdl.log)"; fi
-  touch "$BUILD/pdl_passed"
-  note "pdl: ResNet-18 and ResNet-20 keep the CPU's logits with programmatic launches: the next stages use them"
+  run_gate pdl 'CudaImma.ProgrammaticLaunchesKeepTheCpuLogits' \
+    "ResNet-18 and ResNet-20 keep the CPU's logits with programmatic launches"
 }
 
 # The side stream (stream_schedule.h): ResNet-18's shortcuts beside their
-# blocks' first convs, the CPU's logits on every backend.
+# blocks' first convs, on every backend.
 stage_side_stream() {
-  need_build test_cuda
-  rm -f "$BUILD/side_stream_passed"
-  run_logged side_stream env OCTET_SIDE_STREAM=1 "$BUILD/tests/test_cuda" --gtest_brief=1 \
-    --gtest_filter='CudaNetwork.ShortcutsBeside*'
-  if grep -q "SKIPPED" "$RESULTS/side_stream.log"; then die "side_stream: skipped: no CUDA device (side_stream.log)"; fi
-  touch "$BUILD/side_stream_passed"
-  note "side_stream: ResNet-18 keeps the CPU's logits with its shortcuts on the side stream: the next stages use it"
+  run_gate side_stream 'CudaNetwork.ShortcutsBeside*' "ResNet-18 keeps the CPU's logits with its shortcuts beside"
 }
 
 # cuda-imma's split K (implicit_gemm.h SplitK): ResNet-18 at batch 1 and 3, and
 # every tile forced on layers of few output tiles and long K.
 stage_split_k() {
-  need_build test_cuda
-  rm -f "$BUILD/split_k_passed"
-  run_logged split_k env OCTET_SPLIT_K=1 "$BUILD/tests/test_cuda" --gtest_brief=1 \
-    --gtest_filter='CudaImma.SplitKKeepsTheCpuLogits:CudaImma.EveryTileMatchesTheCpuRuntime'
-  if grep -q "SKIPPED" "$RESULTS/split_k.log"; then die "split_k: skipped: no CUDA device (split_k.log)"; fi
-  touch "$BUILD/split_k_passed"
-  note "split_k: ResNet-18 and every tile keep the CPU's results with K split: the next stages split so"
+  run_gate split_k 'CudaImma.SplitKKeepsTheCpuLogits:CudaImma.EveryTileMatchesTheCpuRuntime' \
+    "ResNet-18 and every tile keep the CPU's results with K split"
 }

@@ -187,6 +187,20 @@ TEST_P(CudaNetwork, ManyBatchSizesAndThreads) {
   EXPECT_EQ(failures[1], "");
 }
 
+// "" if `gpu` gives `cpu`'s logits on `batch` random images (from `seed`) on
+// its first (direct), second (captured) and two later (replayed) runs, else
+// the first difference, naming the run.
+std::string differs_over_runs(CudaEngine& gpu, const CpuEngine& cpu, int64_t batch, uint64_t seed) {
+  const QuantizedModel& model = cpu.model();
+  const std::vector<float> images = random_images(batch, model.graph.shapes()[0], seed);
+  const std::vector<int32_t> expected = cpu.run(images.data(), batch).data;
+  for (int run = 0; run < 4; ++run) {
+    const std::string d = difference(expected, gpu.run(images.data(), batch).data, {model.num_classes(), 1, 1});
+    if (!d.empty()) return "run " + std::to_string(run) + ": " + d;
+  }
+  return "";
+}
+
 // ResNet-18's projection shortcuts run on the engine's second stream, beside
 // their block's first conv (stream_schedule.h): the CPU's logits on the first
 // (direct), second (captured) and later (replayed) runs of several batch
@@ -195,19 +209,13 @@ TEST_P(CudaNetwork, ManyBatchSizesAndThreads) {
 TEST_P(CudaNetwork, ShortcutsBesideTheMainStreamKeepTheCpuLogits) {
   SKIP_WITHOUT_CUDA_DEVICE();
   const QuantizedModel model = random_quantized("resnet18", 17);
-  const ActShape in = model.graph.shapes()[0];
   const CpuEngine cpu(model);
-  const ActShape logits_shape{model.num_classes(), 1, 1};
   for (const char* side_stream : {"1", "0"}) {
     const ScopedEnvironment chosen("OCTET_SIDE_STREAM", side_stream);
     CudaEngine gpu(model, GetParam());
-    for (const int64_t batch : {1, 3, 64}) {
-      const std::vector<float> images = random_images(batch, in, 40 + batch);
-      const std::vector<int32_t> expected = cpu.run(images.data(), batch).data;
-      for (int run = 0; run < 4; ++run)
-        ASSERT_EQ(difference(expected, gpu.run(images.data(), batch).data, logits_shape), "")
-            << "OCTET_SIDE_STREAM=" << side_stream << ", batch " << batch << ", run " << run;
-    }
+    for (const int64_t batch : {1, 3, 64})
+      ASSERT_EQ(differs_over_runs(gpu, cpu, batch, 40 + batch), "")
+          << "OCTET_SIDE_STREAM=" << side_stream << ", batch " << batch;
   }
   const ScopedEnvironment unclear("OCTET_SIDE_STREAM", "yes");
   const std::string refused = error_of([&] { CudaEngine refusing(model, GetParam()); });
@@ -224,16 +232,11 @@ TEST(CudaImma, SplitKKeepsTheCpuLogits) {
   SKIP_WITHOUT_CUDA_DEVICE();
   const ScopedEnvironment split("OCTET_SPLIT_K", "1");
   const QuantizedModel model = random_quantized("resnet18", 23);
-  const ActShape in = model.graph.shapes()[0];
   const CpuEngine cpu(model);
-  const ActShape logits_shape{model.num_classes(), 1, 1};
   CudaEngine gpu(model, CudaBackend::Imma);
   for (const int64_t batch : {1, 3}) {
-    const std::vector<float> images = random_images(batch, in, 60 + batch);
-    const std::vector<int32_t> expected = cpu.run(images.data(), batch).data;
-    for (int run = 0; run < 4; ++run)
-      ASSERT_EQ(difference(expected, gpu.run(images.data(), batch).data, logits_shape), "")
-          << "batch " << batch << ", run " << run;
+    ASSERT_EQ(differs_over_runs(gpu, cpu, batch, 60 + batch), "") << "batch " << batch;
+    const std::vector<float> images = random_images(batch, model.graph.shapes()[0], 60 + batch);
     int split_convs = 0;
     for (const Engine::NodeTiming& t : gpu.profile(images.data(), batch, 1, 1))
       split_convs += t.kernel.find(" K/") != std::string::npos;
@@ -254,19 +257,13 @@ TEST(CudaImma, ProgrammaticLaunchesKeepTheCpuLogits) {
   const ScopedEnvironment programmatic("OCTET_PDL", "1");
   for (const std::string name : {"resnet18", "resnet20"}) {
     const QuantizedModel model = random_quantized(name, 19);
-    const ActShape in = model.graph.shapes()[0];
     const CpuEngine cpu(model);
-    const ActShape logits_shape{model.num_classes(), 1, 1};
     for (const char* side_stream : {"1", "0"}) {
       const ScopedEnvironment chosen("OCTET_SIDE_STREAM", side_stream);
       CudaEngine gpu(model, CudaBackend::Imma);
-      for (const int64_t batch : {1, 64}) {
-        const std::vector<float> images = random_images(batch, in, 50 + batch);
-        const std::vector<int32_t> expected = cpu.run(images.data(), batch).data;
-        for (int run = 0; run < 4; ++run)
-          ASSERT_EQ(difference(expected, gpu.run(images.data(), batch).data, logits_shape), "")
-              << name << ", OCTET_SIDE_STREAM=" << side_stream << ", batch " << batch << ", run " << run;
-      }
+      for (const int64_t batch : {1, 64})
+        ASSERT_EQ(differs_over_runs(gpu, cpu, batch, 50 + batch), "")
+            << name << ", OCTET_SIDE_STREAM=" << side_stream << ", batch " << batch;
     }
   }
   const ScopedEnvironment unclear("OCTET_PDL", "2");
