@@ -21,12 +21,12 @@ stage_wgmma() {
     "the probe matches the emulation, every tile the CPU runtime"
 }
 
-# cuda-imma's convs launched programmatically (compute capability 9.0+):
-# ResNet-18 and -20 on direct, captured and replayed runs, with the shortcuts
-# on the side stream and without.
+# Convs and the network's tail launched programmatically (compute capability
+# 9.0+): ResNet-18 and -20 on cuda-imma and a grouped network on every backend,
+# direct, captured and replayed runs, with the shortcuts on the side stream and without.
 stage_pdl() {
-  run_gate pdl 'CudaImma.ProgrammaticLaunchesKeepTheCpuLogits' \
-    "ResNet-18 and ResNet-20 keep the CPU's logits with programmatic launches"
+  run_gate pdl 'CudaEngineLaunches.ProgrammaticLaunchesKeepTheCpuLogits' \
+    "ResNet-18, ResNet-20 and a grouped network keep the CPU's logits with programmatic launches"
 }
 
 # The side stream (stream_schedule.h): ResNet-18's shortcuts beside their

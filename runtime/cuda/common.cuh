@@ -45,23 +45,6 @@ inline void check_cublas(cublasStatus_t status, const char* statement, const cha
        " (" + cublaslt().status_string(status) + ")" + error_site(statement, function, file, line));
 }
 
-// kernel<<<grid, block, shared, stream>>>(args...), and with `programmatic`
-// launched so that it may start while the kernel before it in the stream
-// runs (programmatic dependent launch, compute capability 9.0+): only for
-// kernels that call grid_dependency_wait (tensor_core.cuh) before touching
-// memory the kernels before them use.
-template <typename... Params, typename... Args>
-void launch_kernel(void (*kernel)(Params...), dim3 grid, dim3 block, size_t shared, cudaStream_t stream,
-                   bool programmatic, Args&&... args) {
-  cudaLaunchAttribute overlap{};
-  overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  overlap.val.programmaticStreamSerializationAllowed = 1;
-  cudaLaunchConfig_t config{};
-  config.gridDim = grid, config.blockDim = block, config.dynamicSmemBytes = shared, config.stream = stream;
-  config.attrs = &overlap, config.numAttrs = programmatic ? 1 : 0;
-  CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...));
-}
-
 // Threads per block of the one-thread-per-element kernels, and their grid.
 constexpr int kBlockSize = 256;
 inline dim3 elementwise_grid(int64_t count) { return dim3(static_cast<unsigned>(ceil_div(count, kBlockSize))); }

@@ -1,4 +1,5 @@
 #include "runtime/cuda/conv2d_grouped.cuh"
+#include "runtime/cuda/programmatic_launch.cuh"
 
 namespace octet::cuda {
 
@@ -18,6 +19,8 @@ template <int Lanes, int Kernel, int Pixels, bool Table>
 __global__ void __launch_bounds__(kThreads<Pixels>, kResidentBlocks<Pixels>)
     conv2d_grouped_kernel(const GroupedConvShape s, const int8_t* __restrict__ input,
                           const int8_t* __restrict__ weights, const RequantEpilogue e, int8_t* __restrict__ output) {
+  grid_dependency_wait();  // launched programmatically, the kernel before may still run
+  grid_dependency_launch_next();
   const int64_t item = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (item >= s.items()) return;
   if constexpr (Pixels == 1)
@@ -33,11 +36,12 @@ struct Launch {
   const RequantEpilogue& e;
   int8_t* output;
   cudaStream_t stream;
+  bool programmatic;
   template <int Lanes, int Kernel, int Pixels, bool Table>
   void run() const {
     const dim3 grid(static_cast<unsigned>(ceil_div(s.items(), kThreads<Pixels>)));
-    conv2d_grouped_kernel<Lanes, Kernel, Pixels, Table>
-        <<<grid, kThreads<Pixels>, 0, stream>>>(s, input, weights, e, output);
+    launch_kernel(conv2d_grouped_kernel<Lanes, Kernel, Pixels, Table>, grid, kThreads<Pixels>, 0, stream, programmatic,
+                  s, input, weights, e, output);
   }
 };
 
@@ -53,11 +57,10 @@ std::string conv2d_grouped_unsupported(const GroupedConvShape& s) {
 }
 
 void conv2d_grouped(const GroupedConvShape& s, const int8_t* input, const int8_t* weights, const RequantEpilogue& e,
-                    int8_t* output, cudaStream_t stream) {
+                    int8_t* output, cudaStream_t stream, bool programmatic) {
   const std::string why = conv2d_grouped_unsupported(s);
   check(why.empty(), "cuda conv2d_grouped: " + why);
-  visit_grouped_variant(s, e, Launch{s, input, weights, e, output, stream});
-  CUDA_CHECK_LAUNCH();
+  visit_grouped_variant(s, e, Launch{s, input, weights, e, output, stream, programmatic});
 }
 
 }  // namespace octet::cuda

@@ -14,7 +14,8 @@ namespace octet::cuda {
 std::string conv2d_grouped_unsupported(const GroupedConvShape& s);
 
 // `weights`: as grouped_weight_offset lays them out; `output`: NHWC, s.out_stored_c channels.
+// `programmatic`: launched to start beside the kernel before it (programmatic_launch.cuh).
 void conv2d_grouped(const GroupedConvShape& s, const int8_t* input, const int8_t* weights, const RequantEpilogue& e,
-                    int8_t* output, cudaStream_t stream);
+                    int8_t* output, cudaStream_t stream, bool programmatic);
 
 }  // namespace octet::cuda

@@ -70,14 +70,6 @@ std::string conv2d_imma_kernel_info(int tile) {
          std::to_string(a.localSizeBytes) + " B local memory";
 }
 
-bool programmatic_launch_offered() {
-  if (!env_switch("OCTET_PDL").value_or(false)) return false;
-  int device = 0, major = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  return major >= 9;
-}
-
 void conv2d_imma(const igemm::Problem& p, int tile, const int8_t* input, StoredInput input_kind, const int8_t* weights,
                  const RequantEpilogue& e, int8_t* output, cudaStream_t stream, bool programmatic,
                  const igemm::SplitK& split) {

@@ -25,12 +25,6 @@ std::vector<int> conv2d_imma_prepare();
 // an OCTET_WGMMA other than 0 or 1.
 bool wgmma_offered();
 
-// Whether the current device and the environment let cuda-imma's convs start
-// beside the kernel before them (programmatic dependent launch): compute
-// capability 9.0 or newer, and OCTET_PDL=1 (off by default until a GPU
-// session has run it: docs/gpu.md). Fails on an OCTET_PDL other than 0 or 1.
-bool programmatic_launch_offered();
-
 // The wgmma tiles' entry points (conv2d_wgmma.cu, sm_90a): the tile's
 // resident blocks (after allowing it its shared memory), its attributes, and
 // conv2d_imma for it.
@@ -50,8 +44,7 @@ std::string conv2d_imma_kernel_info(int tile);
 // says (the input as `input_kind`; the output and the residual as e.bits and
 // e.skip_bits say). Fails naming the reason when igemm::unsupported(p, tile) does.
 // `programmatic`: launched to start beside the kernel before it in the stream
-// (common.cuh launch_kernel; the kernel waits for it before its first load),
-// where programmatic_launch_offered. `split`: K over split.slices blocks per
+// (programmatic_launch.cuh; the kernel waits for it before its first load). `split`: K over split.slices blocks per
 // output tile (igemm::SplitK; its arrivals 0 before the launch, and after it).
 void conv2d_imma(const igemm::Problem& p, int tile, const int8_t* input, StoredInput input_kind, const int8_t* weights,
                  const RequantEpilogue& e, int8_t* output, cudaStream_t stream, bool programmatic,

@@ -12,6 +12,7 @@
 #include "runtime/cuda/int8x4.h"
 #include "runtime/cuda/stored_value.h"
 #if defined(__CUDACC__)
+#include "runtime/cuda/programmatic_launch.cuh"
 #include "runtime/cuda/tensor_core.cuh"
 #endif
 

@@ -66,7 +66,6 @@ CudaEngine::Impl::Impl(const QuantizedModel& m, CudaBackend b, int d) : device(d
   }
   if (backend == CudaBackend::Imma) {
     imma_resident = cuda::conv2d_imma_prepare();
-    programmatic_convs = cuda::programmatic_launch_offered();
     CUDA_CHECK(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device));
     for (int i = 0; i < n_nodes; ++i) {
       const Node& n = g.nodes[i];
@@ -79,6 +78,7 @@ CudaEngine::Impl::Impl(const QuantizedModel& m, CudaBackend b, int d) : device(d
     }
   }
 
+  programmatic_launches = cuda::programmatic_launch_offered();
   for (StreamOwner* owner : {&stream, &side_stream}) {
     StreamOwner::pointer s = nullptr;
     CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));

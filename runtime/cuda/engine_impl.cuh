@@ -21,6 +21,7 @@
 #include "runtime/cuda/implicit_gemm.h"
 #include "runtime/cuda/patch_conv_kernel.h"
 #include "runtime/cuda/plan_cache.h"
+#include "runtime/cuda/programmatic_launch.cuh"
 #include "runtime/cuda/stream_schedule.h"
 #include "runtime/cuda/tile_tuner.h"
 
@@ -250,8 +251,9 @@ struct CudaEngine::Impl {
   // stream_schedule.h; used with OCTET_SIDE_STREAM=1 (off by default until a GPU has run it: docs/gpu.md)
   StreamOwner side_stream;
   bool side_stream_on = env_switch("OCTET_SIDE_STREAM").value_or(false);
-  // cuda-imma: its convs launched to start beside the kernel before them (conv2d_imma.cuh).
-  bool programmatic_convs = false;
+  // The convs (cuda-imma's, the grouped ones) and the network's tail launched to
+  // start beside the kernel before them (programmatic_launch.cuh; OCTET_PDL=1).
+  bool programmatic_launches = false;
   // cuda-imma: K split among several blocks where a conv has few output tiles (implicit_gemm.h
   // split_slices); with OCTET_SPLIT_K=1 (off by default until a GPU has run it: docs/gpu.md).
   bool split_k = env_switch("OCTET_SPLIT_K").value_or(false);

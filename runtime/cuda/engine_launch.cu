@@ -23,7 +23,7 @@ void CudaEngine::Impl::enqueue_tail(const Plan& p, cudaStream_t on) const {
   const DeviceLayer& layer = layers[output()];
   cuda::global_avg_pool_logits(value(p, x), p.batch, in.h, in.w, storage(x).padded_c, q.multiplier.data[0],
                                q.shift.data[0], model.quant[x].zero_point, q.zero_point, layer.weights.get(),
-                               classes(), layer.bias.get(), p.logits.get(), on);
+                               classes(), layer.bias.get(), p.logits.get(), on, programmatic_launches);
 }
 
 cuda::PatchConvShape CudaEngine::Impl::patch_conv_shape(int64_t batch) const {
@@ -46,7 +46,7 @@ void CudaEngine::Impl::enqueue_weighted(const Plan& p, int node, cudaStream_t on
   const DeviceLayer& layer = layers[node];
   if (uses_grouped(node)) {
     cuda::conv2d_grouped(grouped_shape(p, node), value(p, n.inputs[0]), layer.weights.get(), epilogue(p, node),
-                         layer_output(p, node), on);
+                         layer_output(p, node), on, programmatic_launches);
     return;
   }
   const cuda::ConvShape s = conv_shape(node, p.batch);
@@ -56,7 +56,7 @@ void CudaEngine::Impl::enqueue_weighted(const Plan& p, int node, cudaStream_t on
   if (is_output && fused_pool(p) >= 0) return enqueue_tail(p, on);
   if (uses_imma(node)) {
     cuda::conv2d_imma(imma_problem(node, p.batch), p.tiles[node], x, stored_input(n.inputs[0]), layer.weights.get(),
-                      epilogue(p, node), layer_output(p, node), on, programmatic_convs,
+                      epilogue(p, node), layer_output(p, node), on, programmatic_launches,
                       split_of(p, node, p.tiles[node], on));
     return;
   }

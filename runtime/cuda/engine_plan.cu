@@ -187,7 +187,7 @@ int CudaEngine::Impl::tuned_row_pixels(const Plan& p, int node) const {
       cuda::GroupedConvShape shape = s;
       shape.pixels = pixels;
       cuda::conv2d_grouped(shape, value(p, n.inputs[0]), layers[node].weights.get(), epilogue(p, node),
-                           layer_output(p, node), stream.get());
+                           layer_output(p, node), stream.get(), programmatic_launches);
     };
   };
   const std::vector<double> ms = fastest_of_rounds({launch_with(1), launch_with(4)});
@@ -208,7 +208,7 @@ double CudaEngine::Impl::time_imma(const Plan& p, int node, int tile) const {
   return time_launches([&] {
     cuda::conv2d_imma(imma_problem(node, p.batch), tile, value(p, n.inputs[0]), stored_input(n.inputs[0]),
                       layers[node].weights.get(), epilogue(p, node), layer_output(p, node), stream.get(),
-                      programmatic_convs, split_of(p, node, tile, stream.get()));
+                      programmatic_launches, split_of(p, node, tile, stream.get()));
   });
 }
 

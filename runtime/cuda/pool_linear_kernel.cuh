@@ -1,12 +1,15 @@
 // The network tail's kernel (pool_linear.cuh launches it): global average
 // pool, then the output linear layer's int32 logits. Compiled by nvcc for the
 // GPU, and for the CPU by tests/cuda/cuda_on_cpu.h, which stands in for CUDA's
-// keywords and built-ins before including this file.
+// keywords, built-ins and grid dependency control before including this file.
 #pragma once
 
 #include <cstdint>
 
 #include "runtime/cuda/stored_value.h"
+#if defined(__CUDACC__)
+#include "runtime/cuda/programmatic_launch.cuh"
+#endif
 
 namespace octet::cuda {
 
@@ -33,6 +36,8 @@ static __global__ void __launch_bounds__(kPoolLogitsThreads)
                                   int classes_per_block, const int32_t* __restrict__ bias,
                                   int32_t* __restrict__ logits) {
   extern __shared__ __align__(16) int8_t shared[];  // [images_per_block][c]
+  grid_dependency_wait();  // launched programmatically, the kernel before may still run
+  grid_dependency_launch_next();
   const int first_image = static_cast<int>(blockIdx.x) * images_per_block;
   const int images = batch - first_image < images_per_block ? batch - first_image : images_per_block;
   const int words = c / 4;

@@ -1,7 +1,6 @@
 // Inline PTX for sm_80+ int8 tensor-core kernels: asynchronous global ->
 // shared copies with zero fill, ldmatrix, and mma.m16n8k32 s8 (or u8) x s8 -> s32;
-// for sm_90, programmatic dependent launch's grid dependency control; for
-// sm_90a, wgmma.mma_async m64nNk32 and its fences.
+// for sm_90a, wgmma.mma_async m64nNk32 and its fences.
 // Device code only; the lane <-> element mappings they imply are in
 // implicit_gemm.h.
 #pragma once
@@ -60,25 +59,6 @@ __device__ __forceinline__ void mma_u8s8(int32_t (&d)[4], const uint32_t (&a)[4]
       "{%0, %1, %2, %3};\n"
       : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
-
-// ---------------------------------------------------------------- programmatic dependent launch (sm_90)
-// A kernel launched programmatically (common.cuh launch_kernel) may start
-// while the kernel before it in its stream still runs: it must wait here
-// (for that grid to finish and its writes to be seen) before it reads memory
-// that grid wrote or writes memory it reads. No-ops below sm_90, and where
-// the kernel was launched plainly.
-__device__ __forceinline__ void grid_dependency_wait() {
-#if __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;\n" ::: "memory");
-#endif
-}
-// Lets the kernel after this one in the stream, if launched programmatically,
-// start once every block of this one has called this (or finished).
-__device__ __forceinline__ void grid_dependency_launch_next() {
-#if __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
-#endif
 }
 
 // ---------------------------------------------------------------- wgmma (sm_90a)

@@ -247,28 +247,39 @@ TEST(CudaImma, SplitKKeepsTheCpuLogits) {
   EXPECT_NE(refused.find("OCTET_SPLIT_K: '-1' is neither 0 nor 1"), std::string::npos) << refused;
 }
 
-// cuda-imma's convs launched programmatically (OCTET_PDL=1 on compute
-// capability 9.0+: each may start beside the kernel before it and waits for
-// it before its first load): the CPU's logits on the first (direct), second
-// (captured) and later (replayed) runs, with the shortcuts beside or not; an
-// OCTET_PDL other than 0 or 1 is refused, named.
-TEST(CudaImma, ProgrammaticLaunchesKeepTheCpuLogits) {
+// Convs and the network's tail launched programmatically (OCTET_PDL=1 on
+// compute capability 9.0+: each may start beside the kernel before it and
+// waits for it before its first load): the CPU's logits on the first (direct),
+// second (captured) and later (replayed) runs of ResNet-18 and -20 on
+// cuda-imma, with the shortcuts beside or not, and of a network of grouped and
+// depthwise convs on every backend; an OCTET_PDL other than 0 or 1 is refused, named.
+TEST(CudaEngineLaunches, ProgrammaticLaunchesKeepTheCpuLogits) {
   SKIP_WITHOUT_CUDA_DEVICE();
   const ScopedEnvironment programmatic("OCTET_PDL", "1");
-  for (const std::string name : {"resnet18", "resnet20"}) {
-    const QuantizedModel model = random_quantized(name, 19);
-    const CpuEngine cpu(model);
-    for (const char* side_stream : {"1", "0"}) {
-      const ScopedEnvironment chosen("OCTET_SIDE_STREAM", side_stream);
-      CudaEngine gpu(model, CudaBackend::Imma);
-      for (const int64_t batch : {1, 64})
-        ASSERT_EQ(differs_over_runs(gpu, cpu, batch, 50 + batch), "")
-            << name << ", OCTET_SIDE_STREAM=" << side_stream << ", batch " << batch;
-    }
+  struct Run {
+    std::string name;
+    QuantizedModel model;
+    std::vector<CudaBackend> backends;
+  };
+  const std::vector<Run> runs = {
+      {"resnet18", random_quantized("resnet18", 19), {CudaBackend::Imma}},
+      {"resnet20", random_quantized("resnet20", 19), {CudaBackend::Imma}},
+      {"grouped", quantize_random(random_grouped_checkpoint(19), quick_quantize_options(), 32),
+       {CudaBackend::Imma, CudaBackend::Dp4a, CudaBackend::CublasLt}}};
+  for (const Run& r : runs) {
+    const CpuEngine cpu(r.model);
+    for (const CudaBackend backend : r.backends)
+      for (const char* side_stream : {"1", "0"}) {
+        const ScopedEnvironment chosen("OCTET_SIDE_STREAM", side_stream);
+        CudaEngine gpu(r.model, backend);
+        for (const int64_t batch : {1, 64})
+          ASSERT_EQ(differs_over_runs(gpu, cpu, batch, 50 + batch), "")
+              << r.name << " on " << cuda_backend_name(backend) << ", OCTET_SIDE_STREAM=" << side_stream << ", batch "
+              << batch;
+      }
   }
   const ScopedEnvironment unclear("OCTET_PDL", "2");
-  const QuantizedModel model = random_quantized("resnet20", 19);
-  const std::string refused = error_of([&] { CudaEngine refusing(model, CudaBackend::Imma); });
+  const std::string refused = error_of([&] { CudaEngine refusing(runs[1].model, CudaBackend::Imma); });
   EXPECT_NE(refused.find("OCTET_PDL: '2' is neither 0 nor 1"), std::string::npos) << refused;
 }
 
