@@ -45,6 +45,15 @@ inline void check_cublas(cublasStatus_t status, const char* statement, const cha
        " (" + cublaslt().status_string(status) + ")" + error_site(statement, function, file, line));
 }
 
+// The current device's compute capability, major * 10 + minor (an H100's: 90).
+inline int current_compute_capability() {
+  int device = 0, major = 0, minor = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  return major * 10 + minor;
+}
+
 // Threads per block of the one-thread-per-element kernels, and their grid.
 constexpr int kBlockSize = 256;
 inline dim3 elementwise_grid(int64_t count) { return dim3(static_cast<unsigned>(ceil_div(count, kBlockSize))); }

@@ -25,14 +25,7 @@ bool with_mma_kernel(int tile, StoredInput input, F f) {
 
 }  // namespace
 
-bool wgmma_offered() {
-  if (!env_switch("OCTET_WGMMA").value_or(false)) return false;
-  int device = 0, major = 0, minor = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
-  return major == 9 && minor == 0;
-}
+bool wgmma_offered() { return env_switch("OCTET_WGMMA").value_or(false) && current_compute_capability() == 90; }
 
 std::vector<int> conv2d_imma_prepare() {
   std::vector<int> resident(igemm::kTileCount, 0);

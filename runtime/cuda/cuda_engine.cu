@@ -113,8 +113,14 @@ CudaEngine::Impl::Impl(const QuantizedModel& m, CudaBackend b, int d) : device(d
     const std::string why = unsupported(i, 1);  // rechecked for each batch size by make_plan
     check(why.empty(), where(i) + ": the kernel cannot run it: " + why);
   }
-  // cudaMemcpy from pageable memory may return before its DMA ends, and the
-  // engine's non-blocking stream does not wait for the legacy stream. Not the
+  if (backend == CudaBackend::Imma && split_k)
+    for (SplitBuffers& b : split_buffers) {  // one for each stream, shared by the plans (they run in turn)
+      b.partials = DeviceBuffer<int32_t>(size_t(cuda::igemm::split_partial_bytes_at_most(multiprocessors) / 4));
+      b.arrivals = DeviceBuffer<uint32_t>(size_t(cuda::igemm::split_arrival_bytes_at_most(multiprocessors) / 4));
+      CUDA_CHECK(cudaMemset(b.arrivals.get(), 0, b.arrivals.size() * sizeof(uint32_t)));
+    }
+  // The copies and the zeroing above ran on the legacy stream (cudaMemcpy from pageable memory
+  // may return before its DMA ends), which the engine's non-blocking streams do not wait for. Not the
   // whole device: that would break another engine's graph capture under way.
   CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
 }

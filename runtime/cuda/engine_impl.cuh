@@ -139,11 +139,6 @@ struct CudaEngine::Impl {
     std::vector<int> tiles;                            // per conv on the imma path: its tile configuration
     std::vector<int> row_pixels;                       // per grouped conv: its GroupedConvShape::pixels, timed
     bool patch_conv = false;  // patch_conv_node runs from the float image (patch_conv.cuh), timed
-    // cuda-imma's split K (implicit_gemm.h SplitK): the sums and counts of the main stream's convs, and of the side's.
-    struct SplitBuffers {
-      DeviceBuffer<int32_t> partials;
-      DeviceBuffer<uint32_t> arrivals;  // zeros
-    } split_buffers[2];
     cuda::StreamSchedule streams;          // the nodes run beside the main stream (none with retains_all)
     std::unique_ptr<Events> stream_events;  // per side node k: [2k] its fork, [2k + 1] its join
     int64_t runs = 0;
@@ -165,8 +160,6 @@ struct CudaEngine::Impl {
   int tuned_tile(const Plan& p, int node);
   // cuda-imma: the split of `tile` on the node (none unless split_k) with the buffers of stream `on`.
   cuda::igemm::SplitK split_of(const Plan& p, int node, int tile, cudaStream_t on) const;
-  // Allocates Plan::split_buffers for every candidate tile of every cuda-imma conv.
-  void make_split_buffers(Plan& p) const;
   double time_imma(const Plan& p, int node, int tile) const;
   // The fastest of kTuningRuns launches, in milliseconds.
   double time_launches(const std::function<void()>& launch) const;
@@ -257,6 +250,12 @@ struct CudaEngine::Impl {
   // cuda-imma: K split among several blocks where a conv has few output tiles (implicit_gemm.h
   // split_slices); with OCTET_SPLIT_K=1 (off by default until a GPU has run it: docs/gpu.md).
   bool split_k = env_switch("OCTET_SPLIT_K").value_or(false);
+  // Its sums and counts, of the main stream's convs and the side's, sized for any conv
+  // (igemm::split_partial_bytes_at_most); made with split_k.
+  struct SplitBuffers {
+    DeviceBuffer<int32_t> partials;
+    DeviceBuffer<uint32_t> arrivals;  // zeros
+  } split_buffers[2];
   LtOwner lt;
   DeviceBuffer<uint8_t> lt_workspace;
   std::vector<DeviceLayer> layers;  // per node; convs and linears only

@@ -151,7 +151,6 @@ std::unique_ptr<CudaEngine::Impl::Plan> CudaEngine::Impl::make_plan(int64_t batc
   p->logits = DeviceBuffer<int32_t>(static_cast<size_t>(batch * classes()));
   p->arena = DeviceBuffer<int8_t>(static_cast<size_t>(arena.bytes));
   p->scratch = DeviceBuffer<int8_t>(static_cast<size_t>(patch_bytes + acc_bytes));
-  make_split_buffers(*p);
   for (int i = 0; i < n_nodes; ++i) {  // timed on this plan's buffers
     if (uses_imma(i)) p->tiles[i] = tuned_tile(*p, i);
     if (uses_grouped(i)) p->row_pixels[i] = tuned_row_pixels(*p, i);
@@ -213,39 +212,12 @@ double CudaEngine::Impl::time_imma(const Plan& p, int node, int tile) const {
 }
 
 cuda::igemm::SplitK CudaEngine::Impl::split_of(const Plan& p, int node, int tile, cudaStream_t on) const {
-  const cuda::igemm::Problem problem = imma_problem(node, p.batch);
-  const Plan::SplitBuffers& buffers = p.split_buffers[on == side_stream.get() ? 1 : 0];
   cuda::igemm::SplitK split;
-  split.slices = split_k ? cuda::igemm::split_slices(problem, tile, multiprocessors) : 1;
+  split.slices = split_k ? cuda::igemm::split_slices(imma_problem(node, p.batch), tile, multiprocessors) : 1;
   if (split.slices == 1) return split;
-  check(int64_t(buffers.partials.size() * sizeof(int32_t)) >= cuda::igemm::split_partial_bytes(problem, tile,
-                                                                                                split.slices) &&
-            int64_t(buffers.arrivals.size() * sizeof(uint32_t)) >= cuda::igemm::split_arrival_bytes(problem, tile),
-        where(node) + ": its split K's buffers were not made for tile " + cuda::igemm::tile_config(tile).name);
+  const SplitBuffers& buffers = split_buffers[on == side_stream.get() ? 1 : 0];
   split.partials = buffers.partials.get(), split.arrivals = buffers.arrivals.get();
   return split;
-}
-
-void CudaEngine::Impl::make_split_buffers(Plan& p) const {
-  if (!split_k) return;
-  int64_t partial_bytes = 0, arrival_bytes = 0;
-  for (int node = 0; node <= output(); ++node) {
-    if (!uses_imma(node)) continue;
-    const cuda::igemm::Problem problem = imma_problem(node, p.batch);
-    for (const int tile : cuda::igemm::tile_candidates(problem, imma_resident.data(), multiprocessors, true)) {
-      const int slices = cuda::igemm::split_slices(problem, tile, multiprocessors);
-      if (slices == 1) continue;
-      partial_bytes = std::max(partial_bytes, cuda::igemm::split_partial_bytes(problem, tile, slices));
-      arrival_bytes = std::max(arrival_bytes, cuda::igemm::split_arrival_bytes(problem, tile));
-    }
-  }
-  for (Plan::SplitBuffers& b : p.split_buffers) {  // the side stream's only where it has nodes
-    if (&b != &p.split_buffers[0] && p.streams.side_nodes.empty()) continue;
-    b.partials = DeviceBuffer<int32_t>(static_cast<size_t>(partial_bytes / sizeof(int32_t)));
-    b.arrivals = DeviceBuffer<uint32_t>(static_cast<size_t>(arrival_bytes / sizeof(uint32_t)));
-    if (arrival_bytes > 0)
-      CUDA_CHECK(cudaMemsetAsync(b.arrivals.get(), 0, static_cast<size_t>(arrival_bytes), stream.get()));
-  }
 }
 
 std::vector<double> CudaEngine::Impl::fastest_of_rounds(const std::vector<std::function<void()>>& launches) const {

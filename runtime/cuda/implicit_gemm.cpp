@@ -93,6 +93,19 @@ int64_t split_partial_bytes(const Problem& p, int tile, int slices) {
 
 int64_t split_arrival_bytes(const Problem& p, int tile) { return int64_t(output_tiles(p, tile)) * sizeof(uint32_t); }
 
+int64_t split_partial_bytes_at_most(int multiprocessors) {
+  int64_t block_bytes = 0;  // a block's registers, the largest of the splitting tiles'
+  for (int i = 0; i < kTileCount; ++i) {
+    const TileConfig t = tile_config(i);
+    if (t.splits_k())
+      block_bytes = std::max(block_bytes, int64_t(t.threads()) * t.fragment_rows() * t.fragment_cols() * 4 * 4);
+  }
+  // blocks <= multiprocessors / 2 tiles x slices <= ceil(multiprocessors / tiles): below 1.5 x multiprocessors.
+  return (multiprocessors + multiprocessors / 2) * block_bytes;
+}
+
+int64_t split_arrival_bytes_at_most(int multiprocessors) { return multiprocessors / 2 * int64_t(sizeof(uint32_t)); }
+
 std::string launch_name(int tile, int slices) {
   return std::string(tile_config(tile).name) + (slices > 1 ? " K/" + std::to_string(slices) : "");
 }

@@ -401,6 +401,11 @@ int split_slices(const Problem& p, int tile, int multiprocessors);
 int output_tiles(const Problem& p, int tile);
 int64_t split_partial_bytes(const Problem& p, int tile, int slices);
 int64_t split_arrival_bytes(const Problem& p, int tile);
+// The most of either that any conv needs on a GPU of `multiprocessors`
+// (split_slices splits only tiles of at most half as many blocks, into at
+// most as many slices as make one block per multiprocessor).
+int64_t split_partial_bytes_at_most(int multiprocessors);
+int64_t split_arrival_bytes_at_most(int multiprocessors);
 // A tile's name, with its split when it has one ("m16n64k128s4 K/16").
 std::string launch_name(int tile, int slices);
 

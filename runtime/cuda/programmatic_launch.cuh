@@ -35,11 +35,7 @@ __device__ __forceinline__ void grid_dependency_launch_next() {
 // launches: compute capability 9.0 or newer, and OCTET_PDL=1. Fails on an
 // OCTET_PDL other than 0 or 1.
 inline bool programmatic_launch_offered() {
-  if (!env_switch("OCTET_PDL").value_or(false)) return false;
-  int device = 0, major = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  return major >= 9;
+  return env_switch("OCTET_PDL").value_or(false) && current_compute_capability() >= 90;
 }
 
 // kernel<<<grid, block, shared, stream>>>(args...), launched programmatically

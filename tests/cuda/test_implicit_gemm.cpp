@@ -495,7 +495,7 @@ TEST(ImplicitGemm, ChooseTileFollowsTheShape) {
 // Split K (SplitK): ResNet-18's last stage at batch 1 (8 output tiles of
 // m16n64k128s4, 36 K tiles) splits 12 ways, 3 K tiles each, on 132
 // multiprocessors, not at batch 256 (2,048 tiles), nor a K of one tile; its
-// buffers hold a slice's registers per tile. Every K range covers the K tiles
+// buffers hold a slice's registers per tile, within the engine's bound. Every K range covers the K tiles
 // once, in order, none empty. With split K the cost model's pick for batch 1
 // is a split one.
 TEST(ImplicitGemm, SplitKSpreadsLongKOverIdleMultiprocessors) {
@@ -520,6 +520,19 @@ TEST(ImplicitGemm, SplitKSpreadsLongKOverIdleMultiprocessors) {
       }
       ASSERT_EQ(next, k_tiles) << k_tiles << " K tiles in " << slices;
     }
+  // The engine's buffers, made once at the most any conv needs, hold every split.
+  for (const int sms : {108, 132})
+    for (const int batch : {1, 2, 3, 8})
+      for (const int size : {1, 2, 4, 7, 8, 16})
+        for (const int c : {16, 64, 256, 512})
+          for (const int out_c : {16, 48, 256, 512})
+            for (int t = 0; t < kTileCount; ++t) {
+              const Problem p = problem_of({batch, size, size, c, out_c, 3, 1, 1});
+              const int slices = split_slices(p, t, sms);
+              if (slices == 1) continue;
+              ASSERT_LE(split_partial_bytes(p, t, slices), split_partial_bytes_at_most(sms)) << slices;
+              ASSERT_LE(split_arrival_bytes(p, t), split_arrival_bytes_at_most(sms)) << slices;
+            }
   std::vector<int> resident(kTileCount, 2);
   for (int t = 0; t < kTileCount; ++t)
     if (tile_config(t).wgmma_n > 0) resident[t] = 0;
