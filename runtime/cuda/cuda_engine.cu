@@ -241,9 +241,9 @@ std::vector<Engine::TimedChoice> CudaEngine::timed_choices() const {
   const std::lock_guard<std::mutex> lock(impl_->mutex);
   std::vector<TimedChoice> out;
   for (const cuda::igemm::TunedShape& d : impl_->tuner.decided()) {
-    TimedChoice c{cuda::igemm::describe(d.problem), cuda::igemm::tile_config(d.tile).name, {}, d.tuning_milliseconds};
+    TimedChoice c{cuda::igemm::describe(d.problem), cuda::igemm::launch_name(d.launch), {}, d.tuning_milliseconds};
     for (const cuda::igemm::TileTrial& t : d.trials)
-      c.trials.push_back({cuda::igemm::tile_config(t.tile).name, t.milliseconds});
+      c.trials.push_back({cuda::igemm::launch_name(t.launch), t.milliseconds});
     out.push_back(c);
   }
   return out;
@@ -341,7 +341,7 @@ std::vector<Engine::NodeTiming> CudaEngine::profile(const float* input, int64_t 
     const Node& n = m.model.graph.nodes[i];
     std::string kernel;
     if (m.uses_imma(i))
-      kernel = cuda::igemm::launch_name(p.tiles[i], m.split_of(p, i, p.tiles[i], m.stream.get()).slices);
+      kernel = cuda::igemm::launch_name(p.launches[i]);
     else if (m.uses_grouped(i))
       kernel = m.grouped_shape(p, i).row_pixels() > 1 ? "grouped-rows" : "grouped-direct";
     else if (m.computed_by_layer(p, i))

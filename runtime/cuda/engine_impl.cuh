@@ -136,7 +136,7 @@ struct CudaEngine::Impl {
     int64_t acc_offset = 0;
     std::vector<int64_t> offset;                       // per node that owns storage, else -1
     std::vector<std::unique_ptr<cuda::LtGemm>> gemms;  // per conv / linear on the cuBLASLt path
-    std::vector<int> tiles;                            // per conv on the imma path: its tile configuration
+    std::vector<cuda::igemm::TileLaunch> launches;     // per conv on the imma path: its tile and split
     std::vector<int> row_pixels;                       // per grouped conv: its GroupedConvShape::pixels, timed
     bool patch_conv = false;  // patch_conv_node runs from the float image (patch_conv.cuh), timed
     cuda::StreamSchedule streams;          // the nodes run beside the main stream (none with retains_all)
@@ -157,10 +157,10 @@ struct CudaEngine::Impl {
   cuda::ConvShape conv_shape(int node, int64_t batch) const;
   cuda::igemm::Problem imma_problem(int node, int64_t batch) const;
   std::string imma_unsupported(int node, int64_t batch) const;
-  int tuned_tile(const Plan& p, int node);
-  // cuda-imma: the split of `tile` on the node (none unless split_k) with the buffers of stream `on`.
-  cuda::igemm::SplitK split_of(const Plan& p, int node, int tile, cudaStream_t on) const;
-  double time_imma(const Plan& p, int node, int tile) const;
+  cuda::igemm::TileLaunch tuned_launch(const Plan& p, int node);
+  // cuda-imma: `launch`'s split with the buffers of stream `on`.
+  cuda::igemm::SplitK split_of(const cuda::igemm::TileLaunch& launch, cudaStream_t on) const;
+  double time_imma(const Plan& p, int node, const cuda::igemm::TileLaunch& launch) const;
   // The fastest of kTuningRuns launches, in milliseconds.
   double time_launches(const std::function<void()>& launch) const;
   // Each launch's fastest time_launches over TileTuner::kRounds rounds in which

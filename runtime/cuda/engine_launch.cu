@@ -55,9 +55,9 @@ void CudaEngine::Impl::enqueue_weighted(const Plan& p, int node, cudaStream_t on
   const bool is_output = node == output();
   if (is_output && fused_pool(p) >= 0) return enqueue_tail(p, on);
   if (uses_imma(node)) {
-    cuda::conv2d_imma(imma_problem(node, p.batch), p.tiles[node], x, stored_input(n.inputs[0]), layer.weights.get(),
-                      epilogue(p, node), layer_output(p, node), on, programmatic_launches,
-                      split_of(p, node, p.tiles[node], on));
+    const cuda::igemm::TileLaunch& launch = p.launches[node];
+    cuda::conv2d_imma(imma_problem(node, p.batch), launch.tile, x, stored_input(n.inputs[0]), layer.weights.get(),
+                      epilogue(p, node), layer_output(p, node), on, programmatic_launches, split_of(launch, on));
     return;
   }
   if (backend != CudaBackend::CublasLt) {  // dp4a; imma's linear layers too

@@ -124,7 +124,7 @@ std::unique_ptr<CudaEngine::Impl::Plan> CudaEngine::Impl::make_plan(int64_t batc
   // block, and each layer's GEMM planned for this batch size.
   int64_t patch_bytes = 0, acc_bytes = 0;
   p->gemms.resize(n_nodes);
-  p->tiles.assign(n_nodes, -1);
+  p->launches.assign(n_nodes, {});
   p->row_pixels.assign(n_nodes, 1);
   for (int i = 0; i < n_nodes; ++i) {
     const Node& n = g.nodes[i];
@@ -152,7 +152,7 @@ std::unique_ptr<CudaEngine::Impl::Plan> CudaEngine::Impl::make_plan(int64_t batc
   p->arena = DeviceBuffer<int8_t>(static_cast<size_t>(arena.bytes));
   p->scratch = DeviceBuffer<int8_t>(static_cast<size_t>(patch_bytes + acc_bytes));
   for (int i = 0; i < n_nodes; ++i) {  // timed on this plan's buffers
-    if (uses_imma(i)) p->tiles[i] = tuned_tile(*p, i);
+    if (uses_imma(i)) p->launches[i] = tuned_launch(*p, i);
     if (uses_grouped(i)) p->row_pixels[i] = tuned_row_pixels(*p, i);
   }
   p->patch_conv = tuned_patch_conv(*p);
@@ -193,27 +193,28 @@ int CudaEngine::Impl::tuned_row_pixels(const Plan& p, int node) const {
   return ms[1] < ms[0] ? 4 : 1;
 }
 
-int CudaEngine::Impl::tuned_tile(const Plan& p, int node) {
+cuda::igemm::TileLaunch CudaEngine::Impl::tuned_launch(const Plan& p, int node) {
+  using cuda::igemm::TileLaunch;
   const cuda::igemm::Problem problem = imma_problem(node, p.batch);
-  const std::vector<int> candidates =
+  const std::vector<TileLaunch> candidates =
       cuda::igemm::tile_candidates(problem, imma_resident.data(), multiprocessors, split_k);
   check(!candidates.empty(), where(node) + " at batch " + std::to_string(p.batch) + ": no tile can run it");
   if (!tune_tiles) return candidates.front();
-  return tuner.choose(problem, candidates, [&](int tile) { return time_imma(p, node, tile); });
+  return tuner.choose(problem, candidates, [&](const TileLaunch& launch) { return time_imma(p, node, launch); });
 }
 
-double CudaEngine::Impl::time_imma(const Plan& p, int node, int tile) const {
+double CudaEngine::Impl::time_imma(const Plan& p, int node, const cuda::igemm::TileLaunch& launch) const {
   const Node& n = model.graph.nodes[node];
   return time_launches([&] {
-    cuda::conv2d_imma(imma_problem(node, p.batch), tile, value(p, n.inputs[0]), stored_input(n.inputs[0]),
+    cuda::conv2d_imma(imma_problem(node, p.batch), launch.tile, value(p, n.inputs[0]), stored_input(n.inputs[0]),
                       layers[node].weights.get(), epilogue(p, node), layer_output(p, node), stream.get(),
-                      programmatic_launches, split_of(p, node, tile, stream.get()));
+                      programmatic_launches, split_of(launch, stream.get()));
   });
 }
 
-cuda::igemm::SplitK CudaEngine::Impl::split_of(const Plan& p, int node, int tile, cudaStream_t on) const {
+cuda::igemm::SplitK CudaEngine::Impl::split_of(const cuda::igemm::TileLaunch& launch, cudaStream_t on) const {
   cuda::igemm::SplitK split;
-  split.slices = split_k ? cuda::igemm::split_slices(imma_problem(node, p.batch), tile, multiprocessors) : 1;
+  split.slices = launch.slices;
   if (split.slices == 1) return split;
   const SplitBuffers& buffers = split_buffers[on == side_stream.get() ? 1 : 0];
   split.partials = buffers.partials.get(), split.arrivals = buffers.arrivals.get();

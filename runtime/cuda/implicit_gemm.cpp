@@ -106,8 +106,8 @@ int64_t split_partial_bytes_at_most(int multiprocessors) {
 
 int64_t split_arrival_bytes_at_most(int multiprocessors) { return multiprocessors / 2 * int64_t(sizeof(uint32_t)); }
 
-std::string launch_name(int tile, int slices) {
-  return std::string(tile_config(tile).name) + (slices > 1 ? " K/" + std::to_string(slices) : "");
+std::string launch_name(const TileLaunch& launch) {
+  return std::string(tile_config(launch.tile).name) + (launch.slices > 1 ? " K/" + std::to_string(launch.slices) : "");
 }
 
 int tile_index(const std::string& name) {
@@ -116,38 +116,51 @@ int tile_index(const std::string& name) {
   return -1;
 }
 
-std::vector<int> tile_candidates(const Problem& p, const int* resident, int multiprocessors, bool split_k) {
+namespace {
+
+// The cost model's cycles for `launch` on `p`, with `resident` of its blocks on each multiprocessor.
+double modelled_cycles(const Problem& p, const TileLaunch& launch, int resident, int multiprocessors) {
+  const TileConfig t = tile_config(launch.tile);
+  const int64_t blocks = int64_t(output_tiles(p, launch.tile)) * launch.slices;
+  const int64_t slots = int64_t(multiprocessors) * resident;
+  const int64_t waves = (blocks + slots - 1) / slots;
+  const int64_t per_sm = (std::min(blocks, slots) + multiprocessors - 1) / multiprocessors;
+  const double mma_per_stage =
+      double(per_sm) * t.warps() * t.steps_per_warp() * t.fragment_rows() * t.fragment_cols() / kSubPartitions;
+  const double stage_cycles = std::max(kStageFloorCycles, mma_per_stage * (t.wgmma_n ? kWgmmaCycles : kMmaCycles));
+  const int k_stages = ceil_div(ceil_div(p.packed_depth(), t.bk), launch.slices);
+  const double overhead = kBlockOverheadCycles * (launch.slices > 1 ? 2 : 1);  // a split's sums out and back in
+  return double(waves) * (k_stages * stage_cycles + overhead);
+}
+
+}  // namespace
+
+std::vector<TileLaunch> tile_candidates(const Problem& p, const int* resident, int multiprocessors, bool split_k) {
+  const auto slices_of = [&](int tile) { return split_k ? split_slices(p, tile, multiprocessors) : 1; };
   if (const char* forced = std::getenv("OCTET_IMMA_TILE"); forced && *forced) {
     const int i = tile_index(forced);
     check(i >= 0, std::string("environment variable OCTET_IMMA_TILE: unknown tile '") + forced + "'");
-    if (unsupported(p, i).empty() && resident[i] > 0) return {i};
+    if (unsupported(p, i).empty() && resident[i] > 0) return {{i, slices_of(i)}};
     return {};
   }
-  std::vector<std::pair<double, int>> modelled;  // (cycles, tile)
+  std::vector<std::pair<double, TileLaunch>> modelled;
   for (int i = 0; i < kTileCount; ++i) {
     if (resident[i] <= 0 || !unsupported(p, i).empty()) continue;
-    const TileConfig t = tile_config(i);
-    const int slices = split_k ? split_slices(p, i, multiprocessors) : 1;
-    const int64_t blocks = int64_t(output_tiles(p, i)) * slices;
-    const int64_t slots = int64_t(multiprocessors) * resident[i];
-    const int64_t waves = (blocks + slots - 1) / slots;
-    const int64_t per_sm = (std::min(blocks, slots) + multiprocessors - 1) / multiprocessors;
-    const double mma_per_stage =
-        double(per_sm) * t.warps() * t.steps_per_warp() * t.fragment_rows() * t.fragment_cols() / kSubPartitions;
-    const double stage_cycles = std::max(kStageFloorCycles, mma_per_stage * (t.wgmma_n ? kWgmmaCycles : kMmaCycles));
-    const int k_stages = ceil_div(ceil_div(p.packed_depth(), t.bk), slices);
-    const double overhead = kBlockOverheadCycles * (slices > 1 ? 2 : 1);  // a split's sums out and back in
-    modelled.push_back({double(waves) * (k_stages * stage_cycles + overhead), i});
+    const auto add = [&](int slices) {
+      modelled.push_back({modelled_cycles(p, {i, slices}, resident[i], multiprocessors), {i, slices}});
+    };
+    add(1);
+    if (const int slices = slices_of(i); slices > 1) add(slices);
   }
   std::stable_sort(modelled.begin(), modelled.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::vector<int> out;
-  for (const auto& [cycles, tile] : modelled) out.push_back(tile);
+  std::vector<TileLaunch> out;
+  for (const auto& [cycles, launch] : modelled) out.push_back(launch);
   return out;
 }
 
 int choose_tile(const Problem& p, const int* resident, int multiprocessors, bool split_k) {
-  const std::vector<int> candidates = tile_candidates(p, resident, multiprocessors, split_k);
-  return candidates.empty() ? -1 : candidates.front();
+  const std::vector<TileLaunch> candidates = tile_candidates(p, resident, multiprocessors, split_k);
+  return candidates.empty() ? -1 : candidates.front().tile;
 }
 
 }  // namespace octet::cuda::igemm

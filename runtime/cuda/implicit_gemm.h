@@ -361,6 +361,12 @@ struct SplitK {
   int32_t* partials = nullptr;   // [output tile][slice][accumulator register][thread]
   uint32_t* arrivals = nullptr;  // per output tile: its blocks finished; 0 again once its last has
 };
+// How one conv is launched: its tile configuration and the slices its K is split into.
+struct TileLaunch {
+  int tile = -1;
+  int slices = 1;
+  bool operator==(const TileLaunch& o) const { return tile == o.tile && slices == o.slices; }
+};
 // Slice `slice`'s K tiles: `count` from `first` (ceil(k_tiles / slices) each, the last the rest).
 struct KRange {
   int first, count;
@@ -384,9 +390,12 @@ std::string unsupported(const Problem& p, int tile);
 // tile i that fit on one multiprocessor (0: not usable). The environment
 // variable OCTET_IMMA_TILE=<name> leaves only that tile (none if it cannot
 // run p). The engine times these candidates (tile_tuner.h). With `split_k`,
-// each as split_slices splits it.
-std::vector<int> tile_candidates(const Problem& p, const int* resident, int multiprocessors, bool split_k = false);
-// The first candidate, or -1 when no tile can run `p`.
+// a tile that split_slices splits is a candidate twice, split and whole: the
+// split's sums out and back in may cost more than its idle multiprocessors
+// gain, which only timing tells (OCTET_IMMA_TILE leaves the split one).
+std::vector<TileLaunch> tile_candidates(const Problem& p, const int* resident, int multiprocessors,
+                                        bool split_k = false);
+// The first candidate's tile, or -1 when no tile can run `p`.
 int choose_tile(const Problem& p, const int* resident, int multiprocessors, bool split_k = false);
 int tile_index(const std::string& name);  // -1 when unknown
 
@@ -407,6 +416,6 @@ int64_t split_arrival_bytes(const Problem& p, int tile);
 int64_t split_partial_bytes_at_most(int multiprocessors);
 int64_t split_arrival_bytes_at_most(int multiprocessors);
 // A tile's name, with its split when it has one ("m16n64k128s4 K/16").
-std::string launch_name(int tile, int slices);
+std::string launch_name(const TileLaunch& launch);
 
 }  // namespace octet::cuda::igemm

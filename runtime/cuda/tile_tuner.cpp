@@ -24,27 +24,27 @@ std::string describe(const Problem& p) {
          "x" + s(p.kernel) + " stride " + s(p.stride);
 }
 
-int TileTuner::choose(const Problem& p, const std::vector<int>& candidates, const Measure& measure) {
+TileLaunch TileTuner::choose(const Problem& p, const std::vector<TileLaunch>& candidates, const Measure& measure) {
   check(!candidates.empty(), "cuda-imma tile tuner: no candidate tile for " + describe(p));
   for (const TunedShape& d : decided_)
-    if (same_problem(d.problem, p)) return d.tile;
+    if (same_problem(d.problem, p)) return d.launch;
   TunedShape shape{p, candidates.front(), {}};
   if (candidates.size() > 1) {
     const auto start = std::chrono::steady_clock::now();
-    for (const int tile : candidates) shape.trials.push_back({tile, INFINITY});
+    for (const TileLaunch& launch : candidates) shape.trials.push_back({launch, INFINITY});
     for (int round = 0; round < kRounds; ++round)
       for (TileTrial& t : shape.trials) {
-        const double ms = measure(t.tile);
+        const double ms = measure(t.launch);
         if (std::isfinite(ms) && ms > 0) t.milliseconds = std::min(t.milliseconds, ms);
       }
     double best = INFINITY;
     for (const TileTrial& t : shape.trials)
-      if (t.milliseconds < best) best = t.milliseconds, shape.tile = t.tile;
+      if (t.milliseconds < best) best = t.milliseconds, shape.launch = t.launch;
     shape.tuning_milliseconds =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   }
   decided_.push_back(shape);
-  return shape.tile;
+  return shape.launch;
 }
 
 }  // namespace octet::cuda::igemm

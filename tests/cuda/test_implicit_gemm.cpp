@@ -497,7 +497,8 @@ TEST(ImplicitGemm, ChooseTileFollowsTheShape) {
 // multiprocessors, not at batch 256 (2,048 tiles), nor a K of one tile; its
 // buffers hold a slice's registers per tile, within the engine's bound. Every K range covers the K tiles
 // once, in order, none empty. With split K the cost model's pick for batch 1
-// is a split one.
+// is a split one, and each tile that splits is a candidate whole too (only
+// timing tells which is faster); without, none is split.
 TEST(ImplicitGemm, SplitKSpreadsLongKOverIdleMultiprocessors) {
   const int s4 = tile_index("m16n64k128s4");
   const Problem batch1 = problem_of({1, 4, 4, 512, 512, 3, 1, 1});
@@ -507,7 +508,8 @@ TEST(ImplicitGemm, SplitKSpreadsLongKOverIdleMultiprocessors) {
   EXPECT_EQ(split_partial_bytes(batch1, s4, 12), int64_t(8) * 12 * 16 * 64 * 4 * 4);  // 4 K-slice warps' sums
   EXPECT_EQ(split_partial_bytes(batch1, s4, 1), 0);
   EXPECT_EQ(split_arrival_bytes(batch1, s4), 8 * 4);
-  EXPECT_EQ(launch_name(s4, 12), "m16n64k128s4 K/12");
+  EXPECT_EQ(launch_name({s4, 12}), "m16n64k128s4 K/12");
+  EXPECT_EQ(launch_name({s4, 1}), "m16n64k128s4");
   for (int k_tiles = 1; k_tiles <= 80; ++k_tiles)
     for (int wanted = 1; wanted <= kMaxSlices; ++wanted) {
       const int slices = ceil_div(k_tiles, ceil_div(k_tiles, wanted));
@@ -536,9 +538,23 @@ TEST(ImplicitGemm, SplitKSpreadsLongKOverIdleMultiprocessors) {
   std::vector<int> resident(kTileCount, 2);
   for (int t = 0; t < kTileCount; ++t)
     if (tile_config(t).wgmma_n > 0) resident[t] = 0;
-  const int split = choose_tile(batch1, resident.data(), 132, true);
-  ASSERT_GE(split, 0);
-  EXPECT_GT(split_slices(batch1, split, 132), 1) << tile_config(split).name;
+  const std::vector<TileLaunch> candidates = tile_candidates(batch1, resident.data(), 132, true);
+  ASSERT_FALSE(candidates.empty());
+  EXPECT_GT(candidates.front().slices, 1) << launch_name(candidates.front());
+  size_t runnable = 0, split = 0;
+  for (int t = 0; t < kTileCount; ++t) {
+    if (resident[size_t(t)] == 0 || !unsupported(batch1, t).empty()) continue;
+    const int slices = split_slices(batch1, t, 132);
+    const auto offered = [&](int s) { return std::count(candidates.begin(), candidates.end(), TileLaunch{t, s}); };
+    EXPECT_EQ(offered(1), 1) << tile_config(t).name << " whole";
+    ++runnable;
+    if (slices == 1) continue;
+    EXPECT_EQ(offered(slices), 1) << tile_config(t).name << " split";
+    ++split;
+  }
+  EXPECT_EQ(candidates.size(), runnable + split);
+  EXPECT_EQ(split, 3u) << "the tiles of at most 64 rows reading 16 bytes split layer4 at batch 1";
+  for (const TileLaunch& c : tile_candidates(batch1, resident.data(), 132)) EXPECT_EQ(c.slices, 1) << c.tile;
 }
 
 TEST(ImplicitGemm, EnvironmentForcesATile) {
