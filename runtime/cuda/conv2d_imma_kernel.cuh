@@ -176,6 +176,28 @@ __device__ __forceinline__ bool add_split_sums(const igemm::SplitK& split, const
   return true;
 }
 
+// The rows of A (the input) one thread copies into every stage: where each
+// output row's taps start in the input, and where its bytes go in a stage.
+template <int kCopies>
+struct InputCopies {
+  igemm::RowOrigin origin[kCopies];
+  int shared[kCopies];
+  bool active[kCopies];
+};
+template <int kTile, int kCopies>
+__device__ __forceinline__ InputCopies<kCopies> input_copies(const igemm::Problem& p, int thread, int m0) {
+  constexpr igemm::TileConfig c = igemm::tile_config(kTile);
+  InputCopies<kCopies> a;
+#pragma unroll
+  for (int i = 0; i < kCopies; ++i) {
+    const igemm::CopySlot s = igemm::copy_slot(thread, i, c.threads(), c.bk, c.access);
+    a.active[i] = s.row < c.bm;
+    a.origin[i] = igemm::row_origin(p, m0 + s.row);
+    a.shared[i] = igemm::tile_offset(s.row, s.k, c.bk);
+  }
+  return a;
+}
+
 // The rows of B (the weights) one thread copies into every stage: the tile's
 // row, where its K bytes start at the thread's k (0 past out_c: zero fill),
 // and where they go in a stage.
@@ -282,55 +304,54 @@ __global__ void __launch_bounds__(igemm::tile_config(kTile).threads())
   const int k_tiles = k_slice.count, k_first = k_slice.first * kBK;
 
   // The rows this thread copies into every stage (one k per thread).
-  igemm::RowOrigin a_origin[kACopies];
-  int a_shared[kACopies];
-  bool a_active[kACopies];
-#pragma unroll
-  for (int i = 0; i < kACopies; ++i) {
-    const igemm::CopySlot s = igemm::copy_slot(thread, i, kThreads, kBK, kAccess);
-    a_active[i] = s.row < kBM;
-    a_origin[i] = igemm::row_origin(p, block.m0 + s.row);
-    a_shared[i] = igemm::tile_offset(s.row, s.k, kBK);
-  }
+  const InputCopies<kACopies> a_copies = input_copies<kTile, kACopies>(p, thread, block.m0);
   const auto a_start = igemm::tap_cursor(p, k_first + igemm::copy_slot(thread, 0, kThreads, kBK, kAccess).k);
   igemm::TapCursor a_cursor = a_start;
   const int8_t* a_source = input;  // of a wide input, the plane being read
   const int b_k = k_first + igemm::copy_slot(thread, 0, kThreads, kBK, kVectorBytes).k;
   const WeightCopies<kBCopies> b_copies = weight_copies<kTile, kBCopies>(p, thread, block.n0, b_k);
 
-  // Issues the copies of K tile `k_tile` into `stage` (none past the last tile).
-  auto load_stage = [&](int stage, int k_tile) {
+  // Issue the copies of K tile `k_tile` into `stage` (none past the last tile): A's (the cursor's tile), B's.
+  auto load_input = [&](int stage, int k_tile) {
     if (k_tile >= k_tiles) return;
-    const uint32_t a = a_stages + stage * kAStage, b = b_stages + stage * kBStage;
 #pragma unroll
     for (int i = 0; i < kACopies; ++i) {
-      if (!kAExact && !a_active[i]) continue;
-      const bool inside = igemm::a_inside(p, a_origin[i], a_cursor);
-      const uint32_t from = inside ? igemm::a_offset(a_origin[i], a_cursor) : 0;  // unsigned: no sign extension
-      cp_async_zero_fill<kAccess>(a + a_shared[i], a_source + from, inside);
+      if (!kAExact && !a_copies.active[i]) continue;
+      const bool inside = igemm::a_inside(p, a_copies.origin[i], a_cursor);
+      const uint32_t from = inside ? igemm::a_offset(a_copies.origin[i], a_cursor) : 0;  // unsigned: no sign extension
+      cp_async_zero_fill<kAccess>(a_stages + stage * kAStage + a_copies.shared[i], a_source + from, inside);
     }
     igemm::advance(a_cursor, p, kBK);
+  };
+  auto load_weights = [&](int stage, int k_tile) {
+    if (k_tile >= k_tiles) return;
 #pragma unroll
     for (int i = 0; i < kBCopies; ++i) {
       if (!kBExact && !b_copies.active[i]) continue;
       const bool inside = igemm::b_inside(p, b_copies.row[i], k_tile * kBK + b_k);
       const uint32_t from = inside ? b_copies.start[i] + k_tile * kBK : 0;
-      cp_async_zero_fill<kVectorBytes>(b + b_copies.shared[i], weights + from, inside);
+      cp_async_zero_fill<kVectorBytes>(b_stages + stage * kBStage + b_copies.shared[i], weights + from, inside);
     }
   };
+  auto load_stage = [&](int stage, int k_tile) { load_input(stage, k_tile); load_weights(stage, k_tile); };
 
   const igemm::WarpTile warp = igemm::warp_tile(thread / kWarpSize, kWarpsM, kWarpsN);
   int32_t acc[kMmaRows][kMmaCols][4] = {};
-  grid_dependency_wait();  // launched programmatically, the index math above ran beside the kernel before
+  // Launched programmatically, the index math above and the first stages' weights (which no kernel writes; they
+  // join stage 0's group of copies) go beside the kernel before; the input waits for it.
+#pragma unroll
+  for (int stage = 0; stage < kLookahead; ++stage) load_weights(stage, stage);
+  grid_dependency_wait();
   grid_dependency_launch_next();
   constexpr bool kEarlyFragments = kMmaRows * kMmaCols >= 32;
   // Multistage pipeline over K (a wide input's plane): kLookahead tiles in
   // flight while one is computed; A's bytes multiplied as uint8 where unsigned_a.
-  auto multiply = [&](auto unsigned_a) {
+  auto multiply = [&](auto unsigned_a, bool weights_issued) {
     a_cursor = a_start;
 #pragma unroll
     for (int stage = 0; stage < kLookahead; ++stage) {
-      load_stage(stage, stage);
+      load_input(stage, stage);
+      if (!weights_issued) load_weights(stage, stage);
       cp_async_commit();
     }
     if constexpr (kWgmmaN > 0) {
@@ -361,12 +382,12 @@ __global__ void __launch_bounds__(igemm::tile_config(kTile).threads())
     }
   };
   if constexpr (kInput == StoredInput::kWide) {
-    multiply(std::false_type{});  // the high bytes, signed
+    multiply(std::false_type{}, true);  // the high bytes, signed
     finish_high_plane(acc);
     a_source = input + int64_t(p.batch) * p.in_h * p.in_w * p.in_stride;
-    multiply(std::true_type{});  // the low bytes, unsigned
+    multiply(std::true_type{}, false);  // the low bytes, unsigned
   } else {
-    multiply(std::bool_constant<kInput == StoredInput::kUnsigned>{});
+    multiply(std::bool_constant<kInput == StoredInput::kUnsigned>{}, true);
   }
 
   if (c.splits_k() && slices > 1 && !add_split_sums<kTile>(split, p, thread, acc)) return;

@@ -421,7 +421,10 @@ void cp_async(uint32_t address, const void* global, int bytes, bool valid) {
       to + static_cast<uint32_t>(bytes) > uint32_t(b.run.shared_bytes))
     fail("cp.async of " + std::to_string(bytes) + " bytes to shared byte " + std::to_string(int64_t(address) -
          b.run.shared_start) + ": not aligned, or outside the block's " + std::to_string(b.run.shared_bytes));
-  if (b.run.programmatic && valid && !self().grid_waited)
+  const auto* from = static_cast<const int8_t*>(global);
+  const auto* unwritten = static_cast<const int8_t*>(b.run.unwritten);
+  const bool never_written = from >= unwritten && from + bytes <= unwritten + b.run.unwritten_bytes;
+  if (b.run.programmatic && valid && !self().grid_waited && !never_written)
     fail("a cp.async of global bytes before griddepcontrol.wait in a programmatic launch (the kernel before may "
          "still be writing them)");
   const Copy c{to, global, bytes, valid, b.current};

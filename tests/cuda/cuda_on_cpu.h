@@ -19,8 +19,8 @@
 // dynamic shared memory, a write past it, a wgmma reading bytes that a
 // cp.async wrote without a fence.proxy.async of the writing thread between
 // (the tensor cores read through the async proxy), a wgmma never waited
-// for, or in a programmatic launch a cp.async of global bytes before
-// griddepcontrol.wait fails with octet::Error naming the block.
+// for, or in a programmatic launch a cp.async of global bytes that kernels
+// may write before griddepcontrol.wait fails with octet::Error naming the block.
 #pragma once
 
 #include <cstdint>
@@ -44,8 +44,11 @@ struct BlockRun {
   bool last_to_first = false;   // the order the threads run in between switches
   bool wgmma_at_wait = false;   // a wgmma multiplies at wgmma.wait_group, else when issued
   // Launched programmatically (common.cuh launch_kernel): a thread's cp.async
-  // of global bytes before its griddepcontrol.wait fails.
+  // of global bytes before its griddepcontrol.wait fails, but of the
+  // `unwritten_bytes` from `unwritten` (bytes no kernel writes: weights).
   bool programmatic = false;
+  const void* unwritten = nullptr;
+  int64_t unwritten_bytes = 0;
   // The shared-state-space address of the dynamic shared memory's first byte
   // (a multiple of 16): what shared_address gives and the primitives take.
   uint32_t shared_start = 0;

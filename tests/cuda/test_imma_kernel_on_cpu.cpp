@@ -47,6 +47,7 @@ std::vector<int8_t> run_kernel(const Problem& p, const Data& d, int tile, bool c
         run.copies_at_wait = copies_at_wait, run.wgmma_at_wait = !copies_at_wait, run.last_to_first = last_to_first;
         run.shared_start = copies_at_wait ? 0 : 16;  // the wgmma tiles' stages move to 1,024 bytes
         run.programmatic = true;                     // as the engine may launch it (conv2d_imma.cuh)
+        run.unwritten = d.packed.data(), run.unwritten_bytes = int64_t(d.packed.size());  // the weights
         with_kernel(tile, d.stored_input(), [&](auto t, auto u) {
           cuda_on_cpu::run_block(run, [&] {
             conv2d_imma_kernel<decltype(t)::value, decltype(u)::value>(p, d.device_input.data(), d.packed.data(), e,
