@@ -21,12 +21,12 @@ stage_wgmma() {
     "the probe matches the emulation, every tile the CPU runtime"
 }
 
-# Convs and the network's tail launched programmatically (compute capability
-# 9.0+): ResNet-18 and -20 on cuda-imma and a grouped network on every backend,
-# direct, captured and replayed runs, with the shortcuts on the side stream and without.
+# Kernels launched programmatically (compute capability 9.0+): ResNet-18 and
+# -20 on cuda-imma, a grouped network and one of every other operator on every
+# backend, direct, captured and replayed runs, with the shortcuts on the side stream and without.
 stage_pdl() {
   run_gate pdl 'CudaEngineLaunches.ProgrammaticLaunchesKeepTheCpuLogits' \
-    "ResNet-18, ResNet-20 and a grouped network keep the CPU's logits with programmatic launches"
+    "ResNet-18, ResNet-20, a grouped network and every operator keep the CPU's logits with programmatic launches"
 }
 
 # The side stream (stream_schedule.h): ResNet-18's shortcuts beside their

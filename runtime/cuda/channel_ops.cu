@@ -14,15 +14,16 @@ void check_count(const char* op, int64_t count) {
 // One thread per element e < count, running `element(e)`.
 template <typename Element>
 __global__ void elementwise_kernel(int64_t count, Element element) {
+  grid_dependency_sync();  // launched programmatically, the kernel before may still run
   const int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (e < count) element(e);
 }
 
 template <typename Element>
-void launch(const char* op, int64_t count, Element element, cudaStream_t stream) {
+void launch(const char* op, int64_t count, Element element, KernelStream stream) {
   check_count(op, count);
   if (count == 0) return;
-  elementwise_kernel<<<elementwise_grid(count), kBlockSize, 0, stream>>>(count, element);
+  launch_kernel(elementwise_kernel<Element>, elementwise_grid(count), kBlockSize, 0, stream, count, element);
   CUDA_CHECK_LAUNCH();
 }
 
@@ -42,6 +43,7 @@ __device__ __forceinline__ ByteVector<W> load_vector(const ByteVector<W>* at) {
 template <int W>
 __global__ void table_kernel(const ByteVector<W>* x, const int8_t* table, int64_t vectors, int channels, int stored_c,
                              ByteVector<W>* y) {
+  grid_dependency_sync();
   __shared__ int8_t shared_table[256];
   for (int i = threadIdx.x; i < 256; i += blockDim.x) shared_table[i] = table[i];
   __syncthreads();
@@ -54,6 +56,7 @@ __global__ void table_kernel(const ByteVector<W>* x, const int8_t* table, int64_
 template <int W>
 __global__ void channel_table_kernel(const ByteVector<W>* x, const int8_t* tables, int64_t vectors, int channels,
                                      int stored_c, ByteVector<W>* y) {
+  grid_dependency_sync();
   const int64_t v = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (v < vectors)
     y[v] = channel_table_vector(load_vector(x + v), tables, static_cast<int>(v * W % stored_c), channels);
@@ -64,6 +67,7 @@ __global__ void channel_table_kernel(const ByteVector<W>* x, const int8_t* table
 // part in the shuffles, those past the last pixel with nothing to add.
 template <int W>
 __global__ void layer_norm_kernel(const int8_t* x, int64_t pixels, LayerNormOperands o, int lanes, int8_t* y) {
+  grid_dependency_sync();
   const int64_t thread = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   const int64_t p = thread / lanes;
   const int lane = static_cast<int>(thread % lanes), vectors = o.stored_c / W;
@@ -84,26 +88,28 @@ __global__ void layer_norm_kernel(const int8_t* x, int64_t pixels, LayerNormOper
 
 template <int W>
 void launch_tables(bool per_channel, const int8_t* x, const int8_t* tables, int64_t pixels, int channels,
-                   int stored_c, int8_t* y, cudaStream_t stream) {
+                   int stored_c, int8_t* y, KernelStream stream) {
   const int64_t vectors = pixels * (stored_c / W);
   check_count(per_channel ? "channel_tables" : "activation", vectors);
   if (vectors == 0) return;
   const auto* in = reinterpret_cast<const ByteVector<W>*>(x);
   auto* out = reinterpret_cast<ByteVector<W>*>(y);
   if (per_channel)
-    channel_table_kernel<W><<<elementwise_grid(vectors), kBlockSize, 0, stream>>>(in, tables, vectors, channels,
-                                                                                  stored_c, out);
+    launch_kernel(channel_table_kernel<W>, elementwise_grid(vectors), kBlockSize, 0, stream, in, tables, vectors,
+                  channels, stored_c, out);
   else
-    table_kernel<W><<<elementwise_grid(vectors), kBlockSize, 0, stream>>>(in, tables, vectors, channels, stored_c, out);
+    launch_kernel(table_kernel<W>, elementwise_grid(vectors), kBlockSize, 0, stream, in, tables, vectors, channels,
+                  stored_c, out);
   CUDA_CHECK_LAUNCH();
 }
 
 template <int W>
-void launch_layer_norm(const int8_t* x, int64_t pixels, const LayerNormOperands& o, int8_t* y, cudaStream_t stream) {
+void launch_layer_norm(const int8_t* x, int64_t pixels, const LayerNormOperands& o, int8_t* y, KernelStream stream) {
   const int lanes = layer_norm_lanes(o.stored_c / W);
   check_count("layer_norm", pixels * lanes);
   if (pixels == 0) return;
-  layer_norm_kernel<W><<<elementwise_grid(pixels * lanes), kBlockSize, 0, stream>>>(x, pixels, o, lanes, y);
+  launch_kernel(layer_norm_kernel<W>, elementwise_grid(pixels * lanes), kBlockSize, 0, stream, x, pixels, o, lanes,
+                y);
   CUDA_CHECK_LAUNCH();
 }
 
@@ -111,7 +117,7 @@ void launch_layer_norm(const int8_t* x, int64_t pixels, const LayerNormOperands&
 
 void concat_input(const int8_t* x, int64_t pixels, int in_stored_c, int channels, int first, int out_stored_c,
                   int32_t multiplier, int32_t shift, int32_t in_zero_point, int32_t out_zero_point, int8_t* y,
-                  cudaStream_t stream) {
+                  KernelStream stream) {
   launch(
       "concat", pixels * channels,
       [=] __device__(int64_t e) {
@@ -121,14 +127,14 @@ void concat_input(const int8_t* x, int64_t pixels, int in_stored_c, int channels
       stream);
 }
 
-void zero_channels(int8_t* y, int64_t pixels, int from, int stored_c, cudaStream_t stream) {
+void zero_channels(int8_t* y, int64_t pixels, int from, int stored_c, KernelStream stream) {
   launch(
       "zero_channels", pixels * (stored_c - from),
       [=] __device__(int64_t e) { zero_channels_element(from, stored_c, e, y); }, stream);
 }
 
 void mul(const int8_t* x, const int8_t* z, bool broadcast, int64_t batch, int64_t pixels, int stored_c,
-         int32_t multiplier, int32_t shift, BinaryZeroPoints zero_points, int8_t* y, cudaStream_t stream) {
+         int32_t multiplier, int32_t shift, BinaryZeroPoints zero_points, int8_t* y, KernelStream stream) {
   launch(
       "mul", batch * pixels * stored_c,
       [=] __device__(int64_t e) {
@@ -138,40 +144,40 @@ void mul(const int8_t* x, const int8_t* z, bool broadcast, int64_t batch, int64_
 }
 
 void channel_slice(const int8_t* x, int64_t pixels, int in_stored_c, int offset, int channels, int out_stored_c,
-                   int8_t* y, cudaStream_t stream) {
+                   int8_t* y, KernelStream stream) {
   launch(
       "channel_slice", pixels * out_stored_c,
       [=] __device__(int64_t e) { slice_element(x, in_stored_c, offset, channels, out_stored_c, e, y); }, stream);
 }
 
 void channel_shuffle(const int8_t* x, int64_t pixels, int channels, int groups, int stored_c, int8_t* y,
-                     cudaStream_t stream) {
+                     KernelStream stream) {
   launch(
       "channel_shuffle", pixels * stored_c,
       [=] __device__(int64_t e) { shuffle_element(x, channels, groups, stored_c, e, y); }, stream);
 }
 
 void activation(const int8_t* x, const int8_t* table, int64_t pixels, int channels, int stored_c, int8_t* y,
-                cudaStream_t stream) {
+                KernelStream stream) {
   visit_vector_bytes(stored_c, [&](auto w) {
     launch_tables<decltype(w)::value>(false, x, table, pixels, channels, stored_c, y, stream);
   });
 }
 
 void channel_tables(const int8_t* x, const int8_t* tables, int64_t pixels, int channels, int stored_c, int8_t* y,
-                    cudaStream_t stream) {
+                    KernelStream stream) {
   visit_vector_bytes(stored_c, [&](auto w) {
     launch_tables<decltype(w)::value>(true, x, tables, pixels, channels, stored_c, y, stream);
   });
 }
 
-void pad2d(const int8_t* x, int64_t batch, const PadShape& s, int8_t* y, cudaStream_t stream) {
+void pad2d(const int8_t* x, int64_t batch, const PadShape& s, int8_t* y, KernelStream stream) {
   launch(
       "pad2d", batch * s.out_h * s.out_w * s.stored_c, [=] __device__(int64_t e) { pad_element(x, s, e, y); },
       stream);
 }
 
-void layer_norm(const int8_t* x, int64_t pixels, const LayerNormOperands& o, int8_t* y, cudaStream_t stream) {
+void layer_norm(const int8_t* x, int64_t pixels, const LayerNormOperands& o, int8_t* y, KernelStream stream) {
   visit_vector_bytes(o.stored_c, [&](auto w) { launch_layer_norm<decltype(w)::value>(x, pixels, o, y, stream); });
 }
 

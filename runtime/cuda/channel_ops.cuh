@@ -3,6 +3,7 @@
 
 #include "runtime/cuda/channel_ops_kernel.h"
 #include "runtime/cuda/common.cuh"
+#include "runtime/cuda/programmatic_launch.cuh"
 
 namespace octet::cuda {
 
@@ -10,22 +11,22 @@ namespace octet::cuda {
 // [first, first + channels), requantized; `pixels`: batch x height x width.
 void concat_input(const int8_t* x, int64_t pixels, int in_stored_c, int channels, int first, int out_stored_c,
                   int32_t multiplier, int32_t shift, int32_t in_zero_point, int32_t out_zero_point, int8_t* y,
-                  cudaStream_t stream);
+                  KernelStream stream);
 // Output channels [from, stored_c) of every pixel set to 0.
-void zero_channels(int8_t* y, int64_t pixels, int from, int stored_c, cudaStream_t stream);
+void zero_channels(int8_t* y, int64_t pixels, int from, int stored_c, KernelStream stream);
 void mul(const int8_t* x, const int8_t* z, bool broadcast, int64_t batch, int64_t pixels, int stored_c,
-         int32_t multiplier, int32_t shift, BinaryZeroPoints zero_points, int8_t* y, cudaStream_t stream);
+         int32_t multiplier, int32_t shift, BinaryZeroPoints zero_points, int8_t* y, KernelStream stream);
 void channel_slice(const int8_t* x, int64_t pixels, int in_stored_c, int offset, int channels, int out_stored_c,
-                   int8_t* y, cudaStream_t stream);
+                   int8_t* y, KernelStream stream);
 void channel_shuffle(const int8_t* x, int64_t pixels, int channels, int groups, int stored_c, int8_t* y,
-                     cudaStream_t stream);
+                     KernelStream stream);
 // `table`: 256 bytes on the device (channel_ops_kernel.h stored_activation_table).
 void activation(const int8_t* x, const int8_t* table, int64_t pixels, int channels, int stored_c, int8_t* y,
-                cudaStream_t stream);
+                KernelStream stream);
 // `tables`: 256 bytes per channel on the device (channel_ops_kernel.h stored_channel_tables).
 void channel_tables(const int8_t* x, const int8_t* tables, int64_t pixels, int channels, int stored_c, int8_t* y,
-                    cudaStream_t stream);
-void pad2d(const int8_t* x, int64_t batch, const PadShape& s, int8_t* y, cudaStream_t stream);
-void layer_norm(const int8_t* x, int64_t pixels, const LayerNormOperands& o, int8_t* y, cudaStream_t stream);
+                    KernelStream stream);
+void pad2d(const int8_t* x, int64_t batch, const PadShape& s, int8_t* y, KernelStream stream);
+void layer_norm(const int8_t* x, int64_t pixels, const LayerNormOperands& o, int8_t* y, KernelStream stream);
 
 }  // namespace octet::cuda

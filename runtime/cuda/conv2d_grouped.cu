@@ -19,8 +19,7 @@ template <int Lanes, int Kernel, int Pixels, bool Table>
 __global__ void __launch_bounds__(kThreads<Pixels>, kResidentBlocks<Pixels>)
     conv2d_grouped_kernel(const GroupedConvShape s, const int8_t* __restrict__ input,
                           const int8_t* __restrict__ weights, const RequantEpilogue e, int8_t* __restrict__ output) {
-  grid_dependency_wait();  // launched programmatically, the kernel before may still run
-  grid_dependency_launch_next();
+  grid_dependency_sync();  // launched programmatically, the kernel before may still run
   const int64_t item = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (item >= s.items()) return;
   if constexpr (Pixels == 1)

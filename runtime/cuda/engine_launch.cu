@@ -104,7 +104,7 @@ void CudaEngine::Impl::enqueue_node(const Plan& p, int node, cudaStream_t on) co
                         shapes[node],
                         storage(node).padded_c,
                         storage(node).bytes(),
-                        on,
+                        {on, programmatic_launches},
                         tables[node].get(),
                         storage(node).fold};
   for (const int in : n.inputs) {

@@ -17,9 +17,10 @@ struct OpEntry {
 const OpEntry kLaunchers[] = {
     {Op::Input,
      [](const NodeLaunch& l) {
+       // The first kernel (of a graph too): launched plainly, no kernel before it to overlap.
        if (l.fold.kind != ImageFold::kNone)
-         return quantize_folded_input(l.image, l.batch, l.fold, l.q.scale, l.y, l.stream);
-       quantize_input(l.image, l.batch, l.out.c, l.out.h, l.out.w, l.out_c, l.q.scale, l.y, l.stream);
+         return quantize_folded_input(l.image, l.batch, l.fold, l.q.scale, l.y, l.stream.stream);
+       quantize_input(l.image, l.batch, l.out.c, l.out.h, l.out.w, l.out_c, l.q.scale, l.y, l.stream.stream);
      }},
     {Op::MaxPool2d,
      [](const NodeLaunch& l) {

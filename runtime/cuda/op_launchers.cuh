@@ -11,6 +11,7 @@
 #include "graph/graph.h"
 #include "graph/node_quant.h"
 #include "runtime/cuda/folded_input.h"
+#include "runtime/cuda/programmatic_launch.cuh"
 
 namespace octet::cuda {
 
@@ -30,7 +31,7 @@ struct NodeLaunch {
   ActShape out;                       // its per-sample shape
   int out_c;                          // its channels as stored
   int64_t out_bytes;                  // per sample, as stored
-  cudaStream_t stream;
+  KernelStream stream;  // programmatic where the engine launches so (programmatic_launch.cuh)
   const int8_t* table;  // on the device: an activation's 256 output levels, a PRelu's 256 per channel
   ImageFold fold;       // the input node: how its value is stored (folded_input.h)
 

@@ -8,6 +8,7 @@ namespace {
 
 template <int Lanes>
 __global__ void max_pool_kernel(const int8_t* __restrict__ in, const PoolShape s, int8_t* __restrict__ out) {
+  grid_dependency_sync();  // launched programmatically, the kernel before may still run
   const int64_t item = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (item < s.items()) max_pool_item<Lanes>(in, s, item, out);
 }
@@ -15,6 +16,7 @@ __global__ void max_pool_kernel(const int8_t* __restrict__ in, const PoolShape s
 template <int Lanes>
 __global__ void avg_pool_kernel(const int8_t* __restrict__ in, const PoolShape s, int32_t multiplier, int32_t shift,
                                 int8_t* __restrict__ out) {
+  grid_dependency_sync();
   const int64_t item = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (item < s.items()) avg_pool_item<Lanes>(in, s, multiplier, shift, item, out);
 }
@@ -23,10 +25,10 @@ struct LaunchMaxPool {
   const int8_t* in;
   const PoolShape& s;
   int8_t* out;
-  cudaStream_t stream;
+  KernelStream stream;
   template <int Lanes>
   void run() const {
-    max_pool_kernel<Lanes><<<elementwise_grid(s.items()), kBlockSize, 0, stream>>>(in, s, out);
+    launch_kernel(max_pool_kernel<Lanes>, elementwise_grid(s.items()), kBlockSize, 0, stream, in, s, out);
   }
 };
 
@@ -35,15 +37,17 @@ struct LaunchAvgPool {
   const PoolShape& s;
   int32_t multiplier, shift;
   int8_t* out;
-  cudaStream_t stream;
+  KernelStream stream;
   template <int Lanes>
   void run() const {
-    avg_pool_kernel<Lanes><<<elementwise_grid(s.items()), kBlockSize, 0, stream>>>(in, s, multiplier, shift, out);
+    launch_kernel(avg_pool_kernel<Lanes>, elementwise_grid(s.items()), kBlockSize, 0, stream, in, s, multiplier, shift,
+                  out);
   }
 };
 
 __global__ void global_avg_pool_kernel(const int8_t* __restrict__ in, int64_t count, const GlobalPoolShape s,
                                        int8_t* __restrict__ out) {
+  grid_dependency_sync();
   const int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (e < count) global_avg_pool_element(in, s, e, out);
 }
@@ -63,7 +67,7 @@ PoolShape pool_shape(const char* op, int64_t batch, const ActShape& in, int c, c
 }  // namespace
 
 void max_pool(const int8_t* in, int64_t batch, const ActShape& in_shape, int c, const ActShape& out_shape, int kernel,
-              int stride, int padding, int32_t zero_point, int8_t* out, cudaStream_t stream) {
+              int stride, int padding, int32_t zero_point, int8_t* out, KernelStream stream) {
   const PoolShape s = pool_shape("max_pool", batch, in_shape, c, out_shape, kernel, stride, padding, zero_point,
                                  zero_point);
   visit_pool_variant(s, LaunchMaxPool{in, s, out, stream});
@@ -72,7 +76,7 @@ void max_pool(const int8_t* in, int64_t batch, const ActShape& in_shape, int c, 
 
 void avg_pool(const int8_t* in, int64_t batch, const ActShape& in_shape, int c, const ActShape& out_shape, int kernel,
               int stride, int padding, int32_t multiplier, int32_t shift, int32_t in_zero_point,
-              int32_t out_zero_point, int8_t* out, cudaStream_t stream) {
+              int32_t out_zero_point, int8_t* out, KernelStream stream) {
   const PoolShape s =
       pool_shape("avg_pool", batch, in_shape, c, out_shape, kernel, stride, padding, in_zero_point, out_zero_point);
   visit_pool_variant(s, LaunchAvgPool{in, s, multiplier, shift, out, stream});
@@ -80,13 +84,13 @@ void avg_pool(const int8_t* in, int64_t batch, const ActShape& in_shape, int c, 
 }
 
 void global_avg_pool(const int8_t* in, int64_t batch, int h, int w, int c, int32_t multiplier, int32_t shift,
-                     int32_t in_zero_point, int32_t out_zero_point, int8_t* out, cudaStream_t stream) {
+                     int32_t in_zero_point, int32_t out_zero_point, int8_t* out, KernelStream stream) {
   check(batch > 0 && h > 0 && w > 0 && c > 0 && batch * c <= kMaxElementwiseCount,
         "cuda global_avg_pool: bad shape " + std::to_string(batch) + "x" + std::to_string(h) + "x" + std::to_string(w) +
             "x" + std::to_string(c));
   const GlobalPoolShape s{int64_t(h) * w, c, stored_unsigned(in_zero_point), multiplier, shift,
                           stored_range(false, out_zero_point)};
-  global_avg_pool_kernel<<<elementwise_grid(batch * c), kBlockSize, 0, stream>>>(in, batch * c, s, out);
+  launch_kernel(global_avg_pool_kernel, elementwise_grid(batch * c), kBlockSize, 0, stream, in, batch * c, s, out);
   CUDA_CHECK_LAUNCH();
 }
 

@@ -4,18 +4,19 @@
 #pragma once
 
 #include "runtime/cuda/common.cuh"
+#include "runtime/cuda/programmatic_launch.cuh"
 
 namespace octet::cuda {
 
 void max_pool(const int8_t* in, int64_t batch, const ActShape& in_shape, int c, const ActShape& out_shape, int kernel,
-              int stride, int padding, int32_t zero_point, int8_t* out, cudaStream_t stream);
+              int stride, int padding, int32_t zero_point, int8_t* out, KernelStream stream);
 // The int32 sum of each window, requantized with (multiplier, shift) (which
 // divide by kernel x kernel: the graph allows no window that counts fewer).
 void avg_pool(const int8_t* in, int64_t batch, const ActShape& in_shape, int c, const ActShape& out_shape, int kernel,
               int stride, int padding, int32_t multiplier, int32_t shift, int32_t in_zero_point,
-              int32_t out_zero_point, int8_t* out, cudaStream_t stream);
+              int32_t out_zero_point, int8_t* out, KernelStream stream);
 // The int32 sum over each channel's whole plane, requantized; out is [batch][c].
 void global_avg_pool(const int8_t* in, int64_t batch, int h, int w, int c, int32_t multiplier, int32_t shift,
-                     int32_t in_zero_point, int32_t out_zero_point, int8_t* out, cudaStream_t stream);
+                     int32_t in_zero_point, int32_t out_zero_point, int8_t* out, KernelStream stream);
 
 }  // namespace octet::cuda

@@ -30,6 +30,11 @@ __device__ __forceinline__ void grid_dependency_launch_next() {
   asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
 #endif
 }
+// Both, first thing in a kernel with no work to do before its first load.
+__device__ __forceinline__ void grid_dependency_sync() {
+  grid_dependency_wait();
+  grid_dependency_launch_next();
+}
 
 // Whether the current device and the environment allow programmatic
 // launches: compute capability 9.0 or newer, and OCTET_PDL=1. Fails on an
@@ -51,6 +56,16 @@ void launch_kernel(void (*kernel)(Params...), dim3 grid, dim3 block, size_t shar
   config.gridDim = grid, config.blockDim = block, config.dynamicSmemBytes = shared, config.stream = stream;
   config.attrs = &overlap, config.numAttrs = programmatic ? 1 : 0;
   CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...));
+}
+
+// The stream a kernel goes to, and whether it is launched programmatically there.
+struct KernelStream {
+  cudaStream_t stream;
+  bool programmatic;
+};
+template <typename... Params, typename... Args>
+void launch_kernel(void (*kernel)(Params...), dim3 grid, dim3 block, size_t shared, KernelStream on, Args&&... args) {
+  launch_kernel(kernel, grid, block, shared, on.stream, on.programmatic, std::forward<Args>(args)...);
 }
 
 }  // namespace octet::cuda

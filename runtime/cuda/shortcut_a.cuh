@@ -3,6 +3,7 @@
 #pragma once
 
 #include "runtime/cuda/common.cuh"
+#include "runtime/cuda/programmatic_launch.cuh"
 
 namespace octet::cuda {
 
@@ -10,6 +11,6 @@ namespace octet::cuda {
 // [batch][(h+1)/2][(w+1)/2][out_stride] with channels pad .. pad+c-1 copied
 // and every other channel (padding included) zero.
 void shortcut_a(const int8_t* in, int64_t batch, int h, int w, int c, int in_stride, int pad, int out_stride,
-                int8_t* out, cudaStream_t stream);
+                int8_t* out, KernelStream stream);
 
 }  // namespace octet::cuda

@@ -201,6 +201,24 @@ std::string differs_over_runs(CudaEngine& gpu, const CpuEngine& cpu, int64_t bat
   return "";
 }
 
+// Every operator the CUDA op launchers run (op_launchers.cu), each kernel
+// after another of them: what programmatic launches must keep in order.
+QuantizedModel every_launcher_in_a_row(uint64_t seed) {
+  OpModel m(seed);
+  int x = m.conv(m.input(6, 12, 12), 16, 3, 1, 1, false);
+  x = m.relu(m.max_pool(x, 2, 2));
+  x = m.add(m.avg_pool(x, 3, 1, 1), x, true);
+  x = m.layer_norm(m.shortcut_a(x, 4), 1e-5f, 30.0f);
+  x = m.prelu(m.activation_op(x, "silu", 0.0f, 0.0f, 18.0f), 20.0f);
+  x = m.concat({x, m.channel_shuffle(x, 4)});
+  x = m.mul(x, m.global_avg_pool(x));
+  Node slice, pad;
+  slice.op = Op::ChannelSlice, slice.inputs = {x}, slice.offset = 8, slice.channels = 20;
+  pad.op = Op::Pad2d, pad.inputs = {m.keeps_scale(slice)}, pad.pad_bottom = 1, pad.pad_right = 1;
+  m.keeps_scale(pad);
+  return m.finish();
+}
+
 // ResNet-18's projection shortcuts run on the engine's second stream, beside
 // their block's first conv (stream_schedule.h): the CPU's logits on the first
 // (direct), second (captured) and later (replayed) runs of several batch
@@ -252,12 +270,12 @@ TEST(CudaImma, SplitKKeepsTheCpuLogits) {
   EXPECT_NE(refused.find("OCTET_SPLIT_K: '-1' is neither 0 nor 1"), std::string::npos) << refused;
 }
 
-// Convs and the network's tail launched programmatically (OCTET_PDL=1 on
+// Every kernel after the first launched programmatically (OCTET_PDL=1 on
 // compute capability 9.0+: each may start beside the kernel before it and
-// waits for it before its first load): the CPU's logits on the first (direct),
+// waits for it before its first load of a value): the CPU's logits on the first (direct),
 // second (captured) and later (replayed) runs of ResNet-18 and -20 on
-// cuda-imma, with the shortcuts beside or not, and of a network of grouped and
-// depthwise convs on every backend; an OCTET_PDL other than 0 or 1 is refused, named.
+// cuda-imma, with the shortcuts beside or not, and on every backend of a network of grouped and
+// depthwise convs and one of every other operator in a row; an OCTET_PDL other than 0 or 1 is refused, named.
 TEST(CudaEngineLaunches, ProgrammaticLaunchesKeepTheCpuLogits) {
   SKIP_WITHOUT_CUDA_DEVICE();
   const ScopedEnvironment programmatic("OCTET_PDL", "1");
@@ -270,11 +288,13 @@ TEST(CudaEngineLaunches, ProgrammaticLaunchesKeepTheCpuLogits) {
       {"resnet18", random_quantized("resnet18", 19), {CudaBackend::Imma}},
       {"resnet20", random_quantized("resnet20", 19), {CudaBackend::Imma}},
       {"grouped", quantize_random(random_grouped_checkpoint(19), quick_quantize_options(), 32),
-       {CudaBackend::Imma, CudaBackend::Dp4a, CudaBackend::CublasLt}}};
+       {CudaBackend::Imma, CudaBackend::Dp4a, CudaBackend::CublasLt}},
+      {"every launcher", every_launcher_in_a_row(19), {CudaBackend::Imma, CudaBackend::Dp4a, CudaBackend::CublasLt}}};
   for (const Run& r : runs) {
     const CpuEngine cpu(r.model);
     for (const CudaBackend backend : r.backends)
       for (const char* side_stream : {"1", "0"}) {
+        ASSERT_EQ(cuda::why_model_unsupported_on(cuda_backend_name(backend), r.model), "") << r.name;
         const ScopedEnvironment chosen("OCTET_SIDE_STREAM", side_stream);
         CudaEngine gpu(r.model, backend);
         for (const int64_t batch : {1, 64})
