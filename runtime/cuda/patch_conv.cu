@@ -1,5 +1,7 @@
 #include "runtime/cuda/patch_conv.cuh"
 
+#include "runtime/cuda/programmatic_launch.cuh"
+
 namespace octet::cuda {
 
 namespace {
@@ -7,6 +9,7 @@ namespace {
 __global__ void patch_conv_kernel(const float* __restrict__ nchw, const PatchConvShape s, float scale,
                                   const int8_t* __restrict__ weights, const RequantEpilogue e,
                                   int8_t* __restrict__ out) {
+  grid_dependency_launch_next();  // the first kernel, launched plainly: the conv after it may start (it waits)
   const int64_t item = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (item < s.items()) patch_conv_item(nchw, s, scale, weights, e, item, out);
 }

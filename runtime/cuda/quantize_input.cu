@@ -1,26 +1,32 @@
 #include "runtime/cuda/quantize_input.cuh"
 
+#include "runtime/cuda/programmatic_launch.cuh"
 #include "runtime/cuda/quantize_input_kernel.h"
 
 namespace octet::cuda {
 
 namespace {
 
+// The network's first kernels, launched plainly; each lets the conv after it start
+// beside its last blocks where that one is launched programmatically (it waits for this one).
 template <int Pixels>
 __global__ void quantize_input_kernel(const float* __restrict__ nchw, const InputShape s, float scale,
                                       int8_t* __restrict__ nhwc) {
+  grid_dependency_launch_next();
   const int64_t item = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (item < s.items()) quantize_input_item<Pixels>(nchw, s, scale, item, nhwc);
 }
 
 __global__ void space_to_depth_input_kernel(const float* __restrict__ nchw, const SpaceToDepthInput s, float scale,
                                             int8_t* __restrict__ stored) {
+  grid_dependency_launch_next();
   const int64_t item = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (item < s.items()) space_to_depth_input_item(nchw, s, scale, item, stored);
 }
 
 __global__ void patch_input_kernel(const float* __restrict__ nchw, const PatchInput s, float scale,
                                    int8_t* __restrict__ stored) {
+  grid_dependency_launch_next();
   const int64_t item = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (item < s.items()) patch_input_item(nchw, s, scale, item, stored);
 }
