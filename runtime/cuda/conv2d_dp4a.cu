@@ -11,19 +11,21 @@ namespace {
 
 template <int BM, int BN>
 void launch_conv2d_dp4a_tiles(const ConvShape& s, const int8_t* input, bool unsigned_input, const int8_t* weights,
-                              const RequantEpilogue& e, int8_t* output, cudaStream_t stream) {
+                              const RequantEpilogue& e, int8_t* output, KernelStream stream) {
   const dim3 grid(static_cast<unsigned>(ceil_div(s.rows(), BM)), static_cast<unsigned>(ceil_div(s.out_c, BN)));
   constexpr int kShared = dp4a_shared_bytes(BM, BN);  // under the 48 KB a launch may take unasked
   if (unsigned_input)
-    conv2d_dp4a_kernel<BM, BN, true><<<grid, kDp4aThreads, kShared, stream>>>(s, input, weights, e, output);
+    launch_kernel(conv2d_dp4a_kernel<BM, BN, true>, grid, kDp4aThreads, kShared, stream, s, input, weights, e,
+                  output);
   else
-    conv2d_dp4a_kernel<BM, BN, false><<<grid, kDp4aThreads, kShared, stream>>>(s, input, weights, e, output);
+    launch_kernel(conv2d_dp4a_kernel<BM, BN, false>, grid, kDp4aThreads, kShared, stream, s, input, weights, e,
+                  output);
   CUDA_CHECK_LAUNCH();
 }
 
 // Narrow layers get taller tiles so that few threads idle on missing channels.
 void launch_conv2d_dp4a(const ConvShape& s, const int8_t* input, bool unsigned_input, const int8_t* weights,
-                        const RequantEpilogue& e, int8_t* output, cudaStream_t stream) {
+                        const RequantEpilogue& e, int8_t* output, KernelStream stream) {
   if (s.out_c <= 16)
     launch_conv2d_dp4a_tiles<256, 16>(s, input, unsigned_input, weights, e, output, stream);
   else if (s.out_c <= 32)
@@ -51,7 +53,7 @@ std::string conv2d_dp4a_unsupported(const ConvShape& s) {
 }
 
 void conv2d_dp4a(const ConvShape& s, const int8_t* input, bool unsigned_input, const int8_t* weights,
-                 const RequantEpilogue& e, int8_t* output, cudaStream_t stream) {
+                 const RequantEpilogue& e, int8_t* output, KernelStream stream) {
   const std::string why = conv2d_dp4a_unsupported(s);
   check(why.empty(), "cuda-dp4a conv2d cannot run this shape: " + why);
   check(aligned4(input) && aligned4(weights) && aligned4(output),

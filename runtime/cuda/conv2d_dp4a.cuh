@@ -6,6 +6,7 @@
 #include <string>
 
 #include "runtime/cuda/common.cuh"
+#include "runtime/cuda/programmatic_launch.cuh"
 
 namespace octet::cuda {
 
@@ -16,6 +17,6 @@ std::string conv2d_dp4a_unsupported(const ConvShape& s);
 // `output`: NHWC [rows][out_c]; input and output stored as stored_value.h
 // says (`unsigned_input`: the input's zero point is -128).
 void conv2d_dp4a(const ConvShape& s, const int8_t* input, bool unsigned_input, const int8_t* weights,
-                 const RequantEpilogue& e, int8_t* output, cudaStream_t stream);
+                 const RequantEpilogue& e, int8_t* output, KernelStream stream);
 
 }  // namespace octet::cuda

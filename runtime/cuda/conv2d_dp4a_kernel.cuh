@@ -8,6 +8,9 @@
 #include "runtime/cuda/conv_shape.h"
 #include "runtime/cuda/int8x4.h"
 #include "runtime/cuda/stored_value.h"
+#if defined(__CUDACC__)
+#include "runtime/cuda/programmatic_launch.cuh"
+#endif
 
 namespace octet::cuda {
 
@@ -36,6 +39,8 @@ static __global__ void __launch_bounds__(kDp4aThreads)
   static_assert(BM % 32 == 0 && BN % 4 == 0, "tile loads assume 32 rows per pass and 4-channel groups");
   static_assert(dp4a_a_tile_bytes(BM) % 16 == 0, "the B tile's rows are read as 16-byte int4 vectors");
   constexpr int kLoadRows = BM / 32;  // A-tile rows a thread loads: 256 threads cover 32 rows x 8 words per pass
+  grid_dependency_wait();  // launched programmatically, the kernel before may still run
+  grid_dependency_launch_next();
   extern __shared__ __align__(16) int8_t shared[];
   auto a_tile = reinterpret_cast<int32_t (*)[BM + kDp4aTilePad]>(shared);
   auto b_tile = reinterpret_cast<int32_t (*)[BN + kDp4aTilePad]>(shared + dp4a_a_tile_bytes(BM));

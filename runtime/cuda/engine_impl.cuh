@@ -244,9 +244,8 @@ struct CudaEngine::Impl {
   // stream_schedule.h; used with OCTET_SIDE_STREAM=1 (off by default until a GPU has run it: docs/gpu.md)
   StreamOwner side_stream;
   bool side_stream_on = env_switch("OCTET_SIDE_STREAM").value_or(false);
-  // The kernels after the first (convs on cuda-imma and the grouped kernel, the other operators' on every
-  // backend, the network's tail) launched to start beside the kernel before them (programmatic_launch.cuh;
-  // OCTET_PDL=1). The dp4a and cuBLASLt GEMM paths launch plainly.
+  // Every kernel after the first (but cuBLASLt's GEMMs) launched to start beside the kernel before it
+  // (programmatic_launch.cuh; OCTET_PDL=1).
   bool programmatic_launches = false;
   // cuda-imma: K split among several blocks where a conv has few output tiles (implicit_gemm.h
   // split_slices); with OCTET_SPLIT_K=1 (off by default until a GPU has run it: docs/gpu.md).

@@ -60,28 +60,29 @@ void CudaEngine::Impl::enqueue_weighted(const Plan& p, int node, cudaStream_t on
                       epilogue(p, node), layer_output(p, node), on, programmatic_launches, split_of(launch, on));
     return;
   }
+  const cuda::KernelStream launching{on, programmatic_launches};
   if (backend != CudaBackend::CublasLt) {  // dp4a; imma's linear layers too
     if (is_output)
       cuda::linear_dp4a_logits(x, unsigned_x, layer.weights.get(), s.rows(), s.depth(), classes(), layer.bias.get(),
-                               p.logits.get(), on);
+                               p.logits.get(), launching);
     else if (n.op == Op::Linear)
       cuda::linear_dp4a(x, unsigned_x, layer.weights.get(), s.rows(), s.depth(), s.out_c, epilogue(p, node),
-                        layer_output(p, node), on);
+                        layer_output(p, node), launching);
     else
-      cuda::conv2d_dp4a(s, x, unsigned_x, layer.weights.get(), epilogue(p, node), layer_output(p, node), on);
+      cuda::conv2d_dp4a(s, x, unsigned_x, layer.weights.get(), epilogue(p, node), layer_output(p, node), launching);
     return;
   }
   const int8_t* patches = x;  // a linear's or pointwise conv's input rows are its patches
   if (n.op == Op::Conv2d && !s.is_pointwise()) {
-    cuda::im2col(s, x, p.scratch.get(), on);
+    cuda::im2col(s, x, p.scratch.get(), launching);
     patches = p.scratch.get();
   }
   int32_t* acc = reinterpret_cast<int32_t*>(p.scratch.get() + p.acc_offset);
-  p.gemms[node]->run(layer.weights.get(), patches, acc, lt_workspace.get(), on);
+  p.gemms[node]->run(layer.weights.get(), patches, acc, lt_workspace.get(), on);  // cuBLASLt's, launched plainly
   if (is_output)
-    cuda::logits_from_accumulators(acc, s.rows(), s.out_c, classes(), layer.bias.get(), p.logits.get(), on);
+    cuda::logits_from_accumulators(acc, s.rows(), s.out_c, classes(), layer.bias.get(), p.logits.get(), launching);
   else
-    cuda::requantize_accumulators(acc, s.rows(), s.out_c, epilogue(p, node), layer_output(p, node), on);
+    cuda::requantize_accumulators(acc, s.rows(), s.out_c, epilogue(p, node), layer_output(p, node), launching);
 }
 
 void CudaEngine::Impl::enqueue_node(const Plan& p, int node, cudaStream_t on) const {

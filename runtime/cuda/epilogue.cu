@@ -11,6 +11,7 @@ namespace {
 // One thread per 4 adjacent channels (out_c is a multiple of 4).
 __global__ void requantize_accumulators_kernel(const int32_t* __restrict__ acc, int64_t groups, int out_c,
                                                const RequantEpilogue e, int8_t* __restrict__ y) {
+  grid_dependency_sync();  // launched programmatically, the kernel before may still run
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= groups) return;
   const int64_t at = 4 * i;
@@ -26,6 +27,7 @@ __global__ void requantize_accumulators_kernel(const int32_t* __restrict__ acc, 
 
 __global__ void logits_kernel(const int32_t* __restrict__ acc, int64_t count, int acc_c, int classes,
                               const int32_t* __restrict__ bias, int32_t* __restrict__ logits) {
+  grid_dependency_sync();  // launched programmatically, the kernel before may still run
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= count) return;
   const int64_t row = i / classes;
@@ -34,21 +36,23 @@ __global__ void logits_kernel(const int32_t* __restrict__ acc, int64_t count, in
 }
 
 void launch_requantize_accumulators(const int32_t* acc, int64_t groups, int out_c, const RequantEpilogue& e, int8_t* y,
-                                    cudaStream_t stream) {
-  requantize_accumulators_kernel<<<elementwise_grid(groups), kBlockSize, 0, stream>>>(acc, groups, out_c, e, y);
+                                    KernelStream stream) {
+  launch_kernel(requantize_accumulators_kernel, elementwise_grid(groups), kBlockSize, 0, stream, acc, groups, out_c, e,
+                y);
   CUDA_CHECK_LAUNCH();
 }
 
 void launch_logits(const int32_t* acc, int64_t count, int acc_c, int classes, const int32_t* bias, int32_t* logits,
-                   cudaStream_t stream) {
-  logits_kernel<<<elementwise_grid(count), kBlockSize, 0, stream>>>(acc, count, acc_c, classes, bias, logits);
+                   KernelStream stream) {
+  launch_kernel(logits_kernel, elementwise_grid(count), kBlockSize, 0, stream, acc, count, acc_c, classes, bias,
+                logits);
   CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace
 
 void requantize_accumulators(const int32_t* acc, int64_t rows, int out_c, const RequantEpilogue& e, int8_t* y,
-                             cudaStream_t stream) {
+                             KernelStream stream) {
   check(rows > 0 && out_c > 0 && out_c % 4 == 0,
         "cuda requantize: output channels " + std::to_string(out_c) + " are not padded to a positive multiple of 4");
   check(reinterpret_cast<uintptr_t>(acc) % 16 == 0 && reinterpret_cast<uintptr_t>(y) % 4 == 0,
@@ -59,7 +63,7 @@ void requantize_accumulators(const int32_t* acc, int64_t rows, int out_c, const 
 }
 
 void logits_from_accumulators(const int32_t* acc, int64_t rows, int acc_c, int classes, const int32_t* bias,
-                              int32_t* logits, cudaStream_t stream) {
+                              int32_t* logits, KernelStream stream) {
   check(rows > 0 && classes > 0 && acc_c >= classes,
         "cuda logits: " + std::to_string(classes) + " classes from accumulator rows of " + std::to_string(acc_c));
   check(rows * classes <= kMaxElementwiseCount, "cuda logits: too many outputs");

@@ -10,6 +10,7 @@ namespace {
 // 4 channels of one input pixel.
 __global__ void im2col_kernel(const ConvShape s, const int8_t* __restrict__ input, int32_t* __restrict__ cols,
                               int64_t words) {
+  grid_dependency_sync();  // launched programmatically, the kernel before may still run
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= words) return;
   const int64_t row_words = s.depth() / 4;
@@ -30,15 +31,16 @@ __global__ void im2col_kernel(const ConvShape s, const int8_t* __restrict__ inpu
   cols[i] = word;
 }
 
-void launch_im2col(const ConvShape& s, const int8_t* input, int8_t* cols, cudaStream_t stream) {
+void launch_im2col(const ConvShape& s, const int8_t* input, int8_t* cols, KernelStream stream) {
   const int64_t words = s.rows() * (s.depth() / 4);
-  im2col_kernel<<<elementwise_grid(words), kBlockSize, 0, stream>>>(s, input, reinterpret_cast<int32_t*>(cols), words);
+  launch_kernel(im2col_kernel, elementwise_grid(words), kBlockSize, 0, stream, s, input,
+                reinterpret_cast<int32_t*>(cols), words);
   CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace
 
-void im2col(const ConvShape& s, const int8_t* input, int8_t* cols, cudaStream_t stream) {
+void im2col(const ConvShape& s, const int8_t* input, int8_t* cols, KernelStream stream) {
   check(s.rows() > 0 && s.in_c > 0 && s.in_c % 4 == 0 && s.kernel > 0 && s.stride > 0,
         "cuda im2col: input channels must be padded to a positive multiple of 4 (got " + std::to_string(s.in_c) + ")");
   check(s.rows() * (s.depth() / 4) <= kMaxElementwiseCount, "cuda im2col: the patch matrix is too large");

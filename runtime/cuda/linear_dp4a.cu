@@ -11,18 +11,18 @@ namespace {
 dim3 warp_grid(int64_t outputs) { return dim3(static_cast<unsigned>(ceil_div(outputs, kLinearWarpsPerBlock))); }
 
 void launch_linear_dp4a(const int8_t* x, bool unsigned_x, const int8_t* w, int64_t rows, int64_t depth, int out_c,
-                        const RequantEpilogue& e, int8_t* y, cudaStream_t stream) {
+                        const RequantEpilogue& e, int8_t* y, KernelStream stream) {
   const int64_t outputs = rows * out_c;
-  linear_dp4a_kernel<<<warp_grid(outputs), 32 * kLinearWarpsPerBlock, 0, stream>>>(x, unsigned_x, w, outputs, depth,
-                                                                                   out_c, e, y);
+  launch_kernel(linear_dp4a_kernel, warp_grid(outputs), 32 * kLinearWarpsPerBlock, 0, stream, x, unsigned_x, w,
+                outputs, depth, out_c, e, y);
   CUDA_CHECK_LAUNCH();
 }
 
 void launch_linear_dp4a_logits(const int8_t* x, bool unsigned_x, const int8_t* w, int64_t rows, int64_t depth,
-                               int classes, const int32_t* bias, int32_t* logits, cudaStream_t stream) {
+                               int classes, const int32_t* bias, int32_t* logits, KernelStream stream) {
   const int64_t outputs = rows * classes;
-  linear_dp4a_logits_kernel<<<warp_grid(outputs), 32 * kLinearWarpsPerBlock, 0, stream>>>(x, unsigned_x, w, outputs,
-                                                                                          depth, classes, bias, logits);
+  launch_kernel(linear_dp4a_logits_kernel, warp_grid(outputs), 32 * kLinearWarpsPerBlock, 0, stream, x, unsigned_x,
+                w, outputs, depth, classes, bias, logits);
   CUDA_CHECK_LAUNCH();
 }
 
@@ -46,13 +46,13 @@ std::string linear_dp4a_unsupported(int64_t rows, int64_t depth, int out_c) {
 }
 
 void linear_dp4a(const int8_t* x, bool unsigned_x, const int8_t* w, int64_t rows, int64_t depth, int out_c,
-                 const RequantEpilogue& e, int8_t* y, cudaStream_t stream) {
+                 const RequantEpilogue& e, int8_t* y, KernelStream stream) {
   check_linear(x, w, y, rows, depth, out_c);
   launch_linear_dp4a(x, unsigned_x, w, rows, depth, out_c, e, y, stream);
 }
 
 void linear_dp4a_logits(const int8_t* x, bool unsigned_x, const int8_t* w, int64_t rows, int64_t depth, int classes,
-                        const int32_t* bias, int32_t* logits, cudaStream_t stream) {
+                        const int32_t* bias, int32_t* logits, KernelStream stream) {
   check_linear(x, w, logits, rows, depth, classes);
   launch_linear_dp4a_logits(x, unsigned_x, w, rows, depth, classes, bias, logits, stream);
 }

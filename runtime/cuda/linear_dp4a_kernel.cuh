@@ -8,6 +8,9 @@
 
 #include "runtime/cuda/int8x4.h"
 #include "runtime/cuda/stored_value.h"
+#if defined(__CUDACC__)
+#include "runtime/cuda/programmatic_launch.cuh"
+#endif
 
 namespace octet::cuda {
 
@@ -30,6 +33,8 @@ static __device__ __forceinline__ int32_t warp_dot(const int32_t* __restrict__ a
 static __global__ void linear_dp4a_kernel(const int8_t* __restrict__ x, bool unsigned_x,
                                           const int8_t* __restrict__ w, int64_t outputs, int64_t depth, int out_c,
                                           const RequantEpilogue e, int8_t* __restrict__ y) {
+  grid_dependency_wait();  // launched programmatically, the kernel before may still run
+  grid_dependency_launch_next();
   const int64_t index = int64_t(blockIdx.x) * kLinearWarpsPerBlock + threadIdx.x / 32;
   if (index >= outputs) return;  // the whole warp leaves together
   const int64_t row = index / out_c;
@@ -45,6 +50,8 @@ static __global__ void linear_dp4a_logits_kernel(const int8_t* __restrict__ x, b
                                                  const int8_t* __restrict__ w, int64_t outputs, int64_t depth,
                                                  int classes, const int32_t* __restrict__ bias,
                                                  int32_t* __restrict__ logits) {
+  grid_dependency_wait();
+  grid_dependency_launch_next();
   const int64_t index = int64_t(blockIdx.x) * kLinearWarpsPerBlock + threadIdx.x / 32;
   if (index >= outputs) return;
   const int64_t row = index / classes;
