@@ -272,10 +272,11 @@ TEST(CudaImma, SplitKKeepsTheCpuLogits) {
 
 // Every kernel after the first launched programmatically (OCTET_PDL=1 on
 // compute capability 9.0+: each may start beside the kernel before it and
-// waits for it before its first load of a value): the CPU's logits on the first (direct),
-// second (captured) and later (replayed) runs of ResNet-18 and -20 on
-// cuda-imma, with the shortcuts beside or not, and on every backend of a network of grouped and
-// depthwise convs and one of every other operator in a row; an OCTET_PDL other than 0 or 1 is refused, named.
+// waits for it before its first load of a value): the CPU's logits on the
+// first (direct), second (captured) and later (replayed) runs of ResNet-18
+// and -20 on cuda-imma, with the shortcuts beside or not, and on every
+// backend of a network of grouped and depthwise convs and one of every other
+// operator in a row; an OCTET_PDL other than 0 or 1 is refused, named.
 TEST(CudaEngineLaunches, ProgrammaticLaunchesKeepTheCpuLogits) {
   SKIP_WITHOUT_CUDA_DEVICE();
   const ScopedEnvironment programmatic("OCTET_PDL", "1");
@@ -292,9 +293,9 @@ TEST(CudaEngineLaunches, ProgrammaticLaunchesKeepTheCpuLogits) {
       {"every launcher", every_launcher_in_a_row(19), {CudaBackend::Imma, CudaBackend::Dp4a, CudaBackend::CublasLt}}};
   for (const Run& r : runs) {
     const CpuEngine cpu(r.model);
-    for (const CudaBackend backend : r.backends)
+    for (const CudaBackend backend : r.backends) {
+      ASSERT_EQ(cuda::why_model_unsupported_on(cuda_backend_name(backend), r.model), "") << r.name;
       for (const char* side_stream : {"1", "0"}) {
-        ASSERT_EQ(cuda::why_model_unsupported_on(cuda_backend_name(backend), r.model), "") << r.name;
         const ScopedEnvironment chosen("OCTET_SIDE_STREAM", side_stream);
         CudaEngine gpu(r.model, backend);
         for (const int64_t batch : {1, 64})
@@ -302,6 +303,7 @@ TEST(CudaEngineLaunches, ProgrammaticLaunchesKeepTheCpuLogits) {
               << r.name << " on " << cuda_backend_name(backend) << ", OCTET_SIDE_STREAM=" << side_stream << ", batch "
               << batch;
       }
+    }
   }
   const ScopedEnvironment unclear("OCTET_PDL", "2");
   const std::string refused = error_of([&] { CudaEngine refusing(runs[1].model, CudaBackend::Imma); });
