@@ -1,5 +1,4 @@
 #include "runtime/cuda/conv2d_grouped.cuh"
-#include "runtime/cuda/programmatic_launch.cuh"
 
 namespace octet::cuda {
 
@@ -34,13 +33,12 @@ struct Launch {
   const int8_t* weights;
   const RequantEpilogue& e;
   int8_t* output;
-  cudaStream_t stream;
-  bool programmatic;
+  KernelStream stream;
   template <int Lanes, int Kernel, int Pixels, bool Table>
   void run() const {
     const dim3 grid(static_cast<unsigned>(ceil_div(s.items(), kThreads<Pixels>)));
-    launch_kernel(conv2d_grouped_kernel<Lanes, Kernel, Pixels, Table>, grid, kThreads<Pixels>, 0, stream, programmatic,
-                  s, input, weights, e, output);
+    launch_kernel(conv2d_grouped_kernel<Lanes, Kernel, Pixels, Table>, grid, kThreads<Pixels>, 0, stream, s, input,
+                  weights, e, output);
   }
 };
 
@@ -56,10 +54,10 @@ std::string conv2d_grouped_unsupported(const GroupedConvShape& s) {
 }
 
 void conv2d_grouped(const GroupedConvShape& s, const int8_t* input, const int8_t* weights, const RequantEpilogue& e,
-                    int8_t* output, cudaStream_t stream, bool programmatic) {
+                    int8_t* output, KernelStream stream) {
   const std::string why = conv2d_grouped_unsupported(s);
   check(why.empty(), "cuda conv2d_grouped: " + why);
-  visit_grouped_variant(s, e, Launch{s, input, weights, e, output, stream, programmatic});
+  visit_grouped_variant(s, e, Launch{s, input, weights, e, output, stream});
 }
 
 }  // namespace octet::cuda

@@ -7,6 +7,7 @@
 
 #include "runtime/cuda/common.cuh"
 #include "runtime/cuda/conv2d_grouped_kernel.h"
+#include "runtime/cuda/programmatic_launch.cuh"
 
 namespace octet::cuda {
 
@@ -14,8 +15,7 @@ namespace octet::cuda {
 std::string conv2d_grouped_unsupported(const GroupedConvShape& s);
 
 // `weights`: as grouped_weight_offset lays them out; `output`: NHWC, s.out_stored_c channels.
-// `programmatic`: launched to start beside the kernel before it (programmatic_launch.cuh).
 void conv2d_grouped(const GroupedConvShape& s, const int8_t* input, const int8_t* weights, const RequantEpilogue& e,
-                    int8_t* output, cudaStream_t stream, bool programmatic);
+                    int8_t* output, KernelStream stream);
 
 }  // namespace octet::cuda

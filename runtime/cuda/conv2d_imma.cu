@@ -64,8 +64,7 @@ std::string conv2d_imma_kernel_info(int tile) {
 }
 
 void conv2d_imma(const igemm::Problem& p, int tile, const int8_t* input, StoredInput input_kind, const int8_t* weights,
-                 const RequantEpilogue& e, int8_t* output, cudaStream_t stream, bool programmatic,
-                 const igemm::SplitK& split) {
+                 const RequantEpilogue& e, int8_t* output, KernelStream stream, const igemm::SplitK& split) {
   const std::string why = igemm::unsupported(p, tile);
   check(why.empty(), "cuda-imma conv2d cannot run this shape: " + why);
   const int k_tiles = igemm::ceil_div(p.packed_depth(), igemm::tile_config(tile).bk);
@@ -80,10 +79,10 @@ void conv2d_imma(const igemm::Problem& p, int tile, const int8_t* input, StoredI
     constexpr igemm::TileConfig c = igemm::tile_config(kTile);
     const dim3 grid(static_cast<unsigned>(igemm::ceil_div(p.rows(), c.bm)),
                     static_cast<unsigned>(igemm::ceil_div(p.out_c, c.bn)), static_cast<unsigned>(split.slices));
-    launch_kernel(conv2d_imma_kernel<kTile, decltype(u)::value>, grid, c.threads(), c.shared_bytes(), stream,
-                  programmatic, p, input, weights, e, output, split);
+    launch_kernel(conv2d_imma_kernel<kTile, decltype(u)::value>, grid, c.threads(), c.shared_bytes(), stream, p,
+                  input, weights, e, output, split);
   });
-  if (!mma) conv2d_wgmma(p, tile, input, input_kind, weights, e, output, stream, programmatic, split);
+  if (!mma) conv2d_wgmma(p, tile, input, input_kind, weights, e, output, stream, split);
 }
 
 }  // namespace octet::cuda

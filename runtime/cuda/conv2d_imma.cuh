@@ -9,6 +9,7 @@
 
 #include "runtime/cuda/common.cuh"
 #include "runtime/cuda/implicit_gemm.h"
+#include "runtime/cuda/programmatic_launch.cuh"
 #include "runtime/cuda/stored_value.h"
 
 namespace octet::cuda {
@@ -31,8 +32,8 @@ bool wgmma_offered();
 int conv2d_wgmma_prepare(int tile);
 cudaFuncAttributes conv2d_wgmma_attributes(int tile);
 void conv2d_wgmma(const igemm::Problem& p, int tile, const int8_t* input, StoredInput input_kind,
-                  const int8_t* weights, const RequantEpilogue& e, int8_t* output, cudaStream_t stream,
-                  bool programmatic, const igemm::SplitK& split);
+                  const int8_t* weights, const RequantEpilogue& e, int8_t* output, KernelStream stream,
+                  const igemm::SplitK& split);
 
 // Registers, shared memory and local memory (spills, stack) of tile i's
 // kernel on the current device, for reports.
@@ -43,11 +44,10 @@ std::string conv2d_imma_kernel_info(int tile);
 // in_stride and out_c channels, 16-byte aligned, stored as stored_value.h
 // says (the input as `input_kind`; the output and the residual as e.bits and
 // e.skip_bits say). Fails naming the reason when igemm::unsupported(p, tile) does.
-// `programmatic`: launched to start beside the kernel before it in the stream
-// (programmatic_launch.cuh; the kernel waits for it before its first load). `split`: K over split.slices blocks per
-// output tile (igemm::SplitK; its arrivals 0 before the launch, and after it).
+// Where stream.programmatic, launched to start beside the kernel before it in the stream
+// (programmatic_launch.cuh; the kernel waits for it before its first input load). `split`: K over split.slices blocks
+// per output tile (igemm::SplitK; its arrivals 0 before the launch, and after it).
 void conv2d_imma(const igemm::Problem& p, int tile, const int8_t* input, StoredInput input_kind, const int8_t* weights,
-                 const RequantEpilogue& e, int8_t* output, cudaStream_t stream, bool programmatic,
-                 const igemm::SplitK& split);
+                 const RequantEpilogue& e, int8_t* output, KernelStream stream, const igemm::SplitK& split);
 
 }  // namespace octet::cuda

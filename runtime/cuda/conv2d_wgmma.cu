@@ -41,13 +41,12 @@ cudaFuncAttributes conv2d_wgmma_attributes(int tile) {
 }
 
 void conv2d_wgmma(const igemm::Problem& p, int tile, const int8_t* input, StoredInput input_kind,
-                  const int8_t* weights, const RequantEpilogue& e, int8_t* output, cudaStream_t stream,
-                  bool programmatic, const igemm::SplitK& split) {
+                  const int8_t* weights, const RequantEpilogue& e, int8_t* output, KernelStream stream,
+                  const igemm::SplitK& split) {
   with_wgmma_kernel(tile, input_kind, [&](auto kernel, const igemm::TileConfig& c) {
     const dim3 grid(static_cast<unsigned>(igemm::ceil_div(p.rows(), c.bm)),
                     static_cast<unsigned>(igemm::ceil_div(p.out_c, c.bn)), static_cast<unsigned>(split.slices));
-    launch_kernel(kernel, grid, c.threads(), c.shared_bytes(), stream, programmatic, p, input, weights, e, output,
-                  split);
+    launch_kernel(kernel, grid, c.threads(), c.shared_bytes(), stream, p, input, weights, e, output, split);
   });
 }
 

@@ -245,8 +245,9 @@ struct CudaEngine::Impl {
   StreamOwner side_stream;
   bool side_stream_on = env_switch("OCTET_SIDE_STREAM").value_or(false);
   // Every kernel after the first (but cuBLASLt's GEMMs) launched to start beside the kernel before it
-  // (programmatic_launch.cuh; OCTET_PDL=1).
+  // (programmatic_launch.cuh; OCTET_PDL=1): how they go to stream `on`.
   bool programmatic_launches = false;
+  cuda::KernelStream launching(cudaStream_t on) const { return {on, programmatic_launches}; }
   // cuda-imma: K split among several blocks where a conv has few output tiles (implicit_gemm.h
   // split_slices); with OCTET_SPLIT_K=1 (off by default until a GPU has run it: docs/gpu.md).
   bool split_k = env_switch("OCTET_SPLIT_K").value_or(false);

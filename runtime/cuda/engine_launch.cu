@@ -23,7 +23,7 @@ void CudaEngine::Impl::enqueue_tail(const Plan& p, cudaStream_t on) const {
   const DeviceLayer& layer = layers[output()];
   cuda::global_avg_pool_logits(value(p, x), p.batch, in.h, in.w, storage(x).padded_c, q.multiplier.data[0],
                                q.shift.data[0], model.quant[x].zero_point, q.zero_point, layer.weights.get(),
-                               classes(), layer.bias.get(), p.logits.get(), on, programmatic_launches);
+                               classes(), layer.bias.get(), p.logits.get(), launching(on));
 }
 
 cuda::PatchConvShape CudaEngine::Impl::patch_conv_shape(int64_t batch) const {
@@ -46,7 +46,7 @@ void CudaEngine::Impl::enqueue_weighted(const Plan& p, int node, cudaStream_t on
   const DeviceLayer& layer = layers[node];
   if (uses_grouped(node)) {
     cuda::conv2d_grouped(grouped_shape(p, node), value(p, n.inputs[0]), layer.weights.get(), epilogue(p, node),
-                         layer_output(p, node), on, programmatic_launches);
+                         layer_output(p, node), launching(on));
     return;
   }
   const cuda::ConvShape s = conv_shape(node, p.batch);
@@ -57,32 +57,31 @@ void CudaEngine::Impl::enqueue_weighted(const Plan& p, int node, cudaStream_t on
   if (uses_imma(node)) {
     const cuda::igemm::TileLaunch& launch = p.launches[node];
     cuda::conv2d_imma(imma_problem(node, p.batch), launch.tile, x, stored_input(n.inputs[0]), layer.weights.get(),
-                      epilogue(p, node), layer_output(p, node), on, programmatic_launches, split_of(launch, on));
+                      epilogue(p, node), layer_output(p, node), launching(on), split_of(launch, on));
     return;
   }
-  const cuda::KernelStream launching{on, programmatic_launches};
   if (backend != CudaBackend::CublasLt) {  // dp4a; imma's linear layers too
     if (is_output)
       cuda::linear_dp4a_logits(x, unsigned_x, layer.weights.get(), s.rows(), s.depth(), classes(), layer.bias.get(),
-                               p.logits.get(), launching);
+                               p.logits.get(), launching(on));
     else if (n.op == Op::Linear)
       cuda::linear_dp4a(x, unsigned_x, layer.weights.get(), s.rows(), s.depth(), s.out_c, epilogue(p, node),
-                        layer_output(p, node), launching);
+                        layer_output(p, node), launching(on));
     else
-      cuda::conv2d_dp4a(s, x, unsigned_x, layer.weights.get(), epilogue(p, node), layer_output(p, node), launching);
+      cuda::conv2d_dp4a(s, x, unsigned_x, layer.weights.get(), epilogue(p, node), layer_output(p, node), launching(on));
     return;
   }
   const int8_t* patches = x;  // a linear's or pointwise conv's input rows are its patches
   if (n.op == Op::Conv2d && !s.is_pointwise()) {
-    cuda::im2col(s, x, p.scratch.get(), launching);
+    cuda::im2col(s, x, p.scratch.get(), launching(on));
     patches = p.scratch.get();
   }
   int32_t* acc = reinterpret_cast<int32_t*>(p.scratch.get() + p.acc_offset);
   p.gemms[node]->run(layer.weights.get(), patches, acc, lt_workspace.get(), on);  // cuBLASLt's, launched plainly
   if (is_output)
-    cuda::logits_from_accumulators(acc, s.rows(), s.out_c, classes(), layer.bias.get(), p.logits.get(), launching);
+    cuda::logits_from_accumulators(acc, s.rows(), s.out_c, classes(), layer.bias.get(), p.logits.get(), launching(on));
   else
-    cuda::requantize_accumulators(acc, s.rows(), s.out_c, epilogue(p, node), layer_output(p, node), launching);
+    cuda::requantize_accumulators(acc, s.rows(), s.out_c, epilogue(p, node), layer_output(p, node), launching(on));
 }
 
 void CudaEngine::Impl::enqueue_node(const Plan& p, int node, cudaStream_t on) const {
@@ -105,7 +104,7 @@ void CudaEngine::Impl::enqueue_node(const Plan& p, int node, cudaStream_t on) co
                         shapes[node],
                         storage(node).padded_c,
                         storage(node).bytes(),
-                        {on, programmatic_launches},
+                        launching(on),
                         tables[node].get(),
                         storage(node).fold};
   for (const int in : n.inputs) {

@@ -186,7 +186,7 @@ int CudaEngine::Impl::tuned_row_pixels(const Plan& p, int node) const {
       cuda::GroupedConvShape shape = s;
       shape.pixels = pixels;
       cuda::conv2d_grouped(shape, value(p, n.inputs[0]), layers[node].weights.get(), epilogue(p, node),
-                           layer_output(p, node), stream.get(), programmatic_launches);
+                           layer_output(p, node), launching(stream.get()));
     };
   };
   const std::vector<double> ms = fastest_of_rounds({launch_with(1), launch_with(4)});
@@ -207,8 +207,8 @@ double CudaEngine::Impl::time_imma(const Plan& p, int node, const cuda::igemm::T
   const Node& n = model.graph.nodes[node];
   return time_launches([&] {
     cuda::conv2d_imma(imma_problem(node, p.batch), launch.tile, value(p, n.inputs[0]), stored_input(n.inputs[0]),
-                      layers[node].weights.get(), epilogue(p, node), layer_output(p, node), stream.get(),
-                      programmatic_launches, split_of(launch, stream.get()));
+                      layers[node].weights.get(), epilogue(p, node), layer_output(p, node), launching(stream.get()),
+                      split_of(launch, stream.get()));
   });
 }
 

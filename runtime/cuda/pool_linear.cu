@@ -33,12 +33,12 @@ int class_chunks(int64_t tiles, int classes) {
 void launch_global_avg_pool_logits(const int8_t* in, int64_t batch, int plane, int c, int32_t pool_multiplier,
                                    int32_t pool_shift, int32_t in_zero_point, int32_t pool_zero_point,
                                    const int8_t* weights, int classes, const int32_t* bias, int32_t* logits,
-                                   cudaStream_t stream, bool programmatic) {
+                                   KernelStream stream) {
   const int images = images_per_block(batch, classes, c);
   const int64_t tiles = ceil_div(batch, images);
   const int classes_per_block = static_cast<int>(ceil_div(classes, class_chunks(tiles, classes)));
   const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(ceil_div(classes, classes_per_block)));
-  launch_kernel(global_avg_pool_logits_kernel, grid, kPoolLogitsThreads, size_t(images) * c, stream, programmatic, in,
+  launch_kernel(global_avg_pool_logits_kernel, grid, kPoolLogitsThreads, size_t(images) * c, stream, in,
                 static_cast<int>(batch), plane, c, pool_multiplier, pool_shift, in_zero_point, pool_zero_point, weights,
                 classes, images, classes_per_block, bias, logits);
 }
@@ -47,8 +47,7 @@ void launch_global_avg_pool_logits(const int8_t* in, int64_t batch, int plane, i
 
 void global_avg_pool_logits(const int8_t* in, int64_t batch, int h, int w, int c, int32_t pool_multiplier,
                             int32_t pool_shift, int32_t in_zero_point, int32_t pool_zero_point, const int8_t* weights,
-                            int classes, const int32_t* bias, int32_t* logits, cudaStream_t stream,
-                            bool programmatic) {
+                            int classes, const int32_t* bias, int32_t* logits, KernelStream stream) {
   check(batch > 0 && batch <= INT_MAX && h > 0 && w > 0 && c > 0 && c % 4 == 0 && c <= kPoolLogitsMaxChannels &&
             classes > 0 && int64_t(h) * w * c <= INT_MAX,
         "cuda global_avg_pool_logits: cannot handle " + std::to_string(batch) + " images of " + std::to_string(h) +
@@ -56,7 +55,7 @@ void global_avg_pool_logits(const int8_t* in, int64_t batch, int h, int w, int c
             " channels, a multiple of 4)");
   check(reinterpret_cast<uintptr_t>(weights) % 4 == 0, "cuda global_avg_pool_logits: weights must be 4-byte aligned");
   launch_global_avg_pool_logits(in, batch, h * w, c, pool_multiplier, pool_shift, in_zero_point, pool_zero_point,
-                                weights, classes, bias, logits, stream, programmatic);
+                                weights, classes, bias, logits, stream);
 }
 
 }  // namespace octet::cuda

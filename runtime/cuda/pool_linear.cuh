@@ -5,6 +5,7 @@
 #pragma once
 
 #include "runtime/cuda/common.cuh"
+#include "runtime/cuda/programmatic_launch.cuh"
 
 namespace octet::cuda {
 
@@ -13,10 +14,8 @@ namespace octet::cuda {
 // requantize(window sum, pool_multiplier, pool_shift) at pool_zero_point;
 // `w`: [classes][c] int8 (the linear's packed rows, depth c);
 // logits[n][o] = pooled[n] . w[o] + bias[o] (pooled values centered).
-// `programmatic`: launched to start beside the kernel before it (programmatic_launch.cuh).
 void global_avg_pool_logits(const int8_t* in, int64_t batch, int h, int w, int c, int32_t pool_multiplier,
                             int32_t pool_shift, int32_t in_zero_point, int32_t pool_zero_point, const int8_t* weights,
-                            int classes, const int32_t* bias, int32_t* logits, cudaStream_t stream,
-                            bool programmatic);
+                            int classes, const int32_t* bias, int32_t* logits, KernelStream stream);
 
 }  // namespace octet::cuda

@@ -43,29 +43,24 @@ inline bool programmatic_launch_offered() {
   return env_switch("OCTET_PDL").value_or(false) && current_compute_capability() >= 90;
 }
 
-// kernel<<<grid, block, shared, stream>>>(args...), launched programmatically
-// where `programmatic`: only for kernels that call grid_dependency_wait before
-// touching memory the kernels before them use.
-template <typename... Params, typename... Args>
-void launch_kernel(void (*kernel)(Params...), dim3 grid, dim3 block, size_t shared, cudaStream_t stream,
-                   bool programmatic, Args&&... args) {
-  cudaLaunchAttribute overlap{};
-  overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  overlap.val.programmaticStreamSerializationAllowed = 1;
-  cudaLaunchConfig_t config{};
-  config.gridDim = grid, config.blockDim = block, config.dynamicSmemBytes = shared, config.stream = stream;
-  config.attrs = &overlap, config.numAttrs = programmatic ? 1 : 0;
-  CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...));
-}
-
 // The stream a kernel goes to, and whether it is launched programmatically there.
 struct KernelStream {
   cudaStream_t stream;
   bool programmatic;
 };
+
+// kernel<<<grid, block, shared, on.stream>>>(args...), launched programmatically
+// where on.programmatic: only for kernels that call grid_dependency_wait before
+// touching memory the kernels before them use.
 template <typename... Params, typename... Args>
 void launch_kernel(void (*kernel)(Params...), dim3 grid, dim3 block, size_t shared, KernelStream on, Args&&... args) {
-  launch_kernel(kernel, grid, block, shared, on.stream, on.programmatic, std::forward<Args>(args)...);
+  cudaLaunchAttribute overlap{};
+  overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  overlap.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = grid, config.blockDim = block, config.dynamicSmemBytes = shared, config.stream = on.stream;
+  config.attrs = &overlap, config.numAttrs = on.programmatic ? 1 : 0;
+  CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...));
 }
 
 }  // namespace octet::cuda
