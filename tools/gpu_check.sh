@@ -3,8 +3,7 @@
 # ninja and python3 with pip PyTorch (CUDA), from a clean tree. docs/gpu.md
 # says what to carry there and how to run it with the `device` tool.
 #
-#   tools/gpu_check.sh STAGE...     stages: deps build sass wgmma pdl side_stream split_k cuda harness graph_step
-#                                   bench test train imported precision all, and profile, sanitize
+#   tools/gpu_check.sh STAGE...     the stages below, in the order named
 #   tools/gpu_check.sh carry        on the build machine (Debian): fills .gpu/
 #
 #   carry  apt-get download the header and test packages into .gpu/debs and copy
@@ -92,8 +91,13 @@ export OMP_WAIT_POLICY=passive
 export OCTET_CIFAR10_DIR="$DATA/cifar-10-batches-bin"
 # Features off in octet until a GPU has checked them (tools/gpu_check_gates.sh),
 # by their switches: on in the stages after their stage passed on this
-# machine, unless the caller set the switch.
-declare -A GATED=([wgmma]=OCTET_WGMMA [pdl]=OCTET_PDL [side_stream]=OCTET_SIDE_STREAM [split_k]=OCTET_SPLIT_K)
+# machine, unless the caller set the switch: OCTET_ and the gate's name in
+# capitals (OCTET_WGMMA, OCTET_PDL, OCTET_SIDE_STREAM, OCTET_SPLIT_K).
+GATES=(wgmma pdl side_stream split_k)  # in the order `all` runs them
+declare -A GATED=()
+for gate in "${GATES[@]}"; do GATED[$gate]=OCTET_${gate^^}; done
+# The stages a caller may name besides carry, deps, build and all: the one list the dispatch below reads.
+STAGES=(sass "${GATES[@]}" cuda harness graph_step test train bench imported precision profile sanitize)
 declare -A GATE_FIXED=()
 for gate in "${!GATED[@]}"; do [ ! -v "${GATED[$gate]}" ] || GATE_FIXED[$gate]=1; done
 RESULTS=$OUT
@@ -445,8 +449,11 @@ source "$ROOT/tools/gpu_check_sass.sh"
 source "$ROOT/tools/gpu_check_gates.sh"
 source "$ROOT/tools/gpu_check_timing.sh"
 
-[ $# -gt 0 ] || die "name the stages to run: carry, or deps build sass wgmma pdl side_stream split_k cuda harness" \
-  "graph_step bench test train imported precision, or all"
+[ $# -gt 0 ] || die "name the stages to run: carry, or deps build ${STAGES[*]}, or all"
+for stage in "$@"; do  # all names checked before any stage spends the call's minutes
+  [[ " carry deps build ${STAGES[*]} all " == *" $stage "* ]] ||
+    die "unknown stage '$stage' (carry deps build ${STAGES[*]} all)"
+done
 for stage in "$@"; do
   case "$stage" in
     all)
@@ -454,7 +461,7 @@ for stage in "$@"; do
       # call is stopped at its limit; a failed bench (a kernel fault, say)
       # still lets the tests say which kernel and the training run.
       for s in deps build sass; do run_stage "$s"; done
-      for s in wgmma pdl side_stream split_k; do run_and_collect "$s"; done
+      for s in "${GATES[@]}"; do run_and_collect "$s"; done
       run_and_collect bench
       run_and_collect test train
       # The diagnostics, in what is left of TIME_LIMIT seconds (the device
@@ -472,8 +479,7 @@ for stage in "$@"; do
     carry | deps | build)
       run_stage "$stage"
       ;;
-    sass | wgmma | pdl | side_stream | split_k | cuda | harness | graph_step | test | train | bench | imported | \
-      precision | profile | sanitize)
+    *)
       if [ "${KEEP_GOING:-0}" = 1 ]; then
         # One device call checks several things: a stage that fails ends alone
         # (its subshell), the next one still runs, and the script fails at the end.
@@ -484,8 +490,6 @@ for stage in "$@"; do
         run_stage "$stage"
       fi
       ;;
-    *) die "unknown stage '$stage' (carry deps build sass wgmma pdl side_stream split_k cuda harness graph_step test" \
-      "train bench imported precision profile sanitize all)" ;;
   esac
 done
 [ ${#failed_stages[@]} -eq 0 ] || die "stages ${failed_stages[*]} failed (their lines above say why)"

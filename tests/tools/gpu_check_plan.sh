@@ -63,8 +63,8 @@ run() {
   status=0
   env -u TIME_LIMIT "$@" OUT="$scratch/out_$run_name" BUNDLE=1 bash "$scratch/tools/gpu_check.sh" ${stages:-all} \
     >"$scratch/$run_name.log" 2>&1 || status=$?
-  events=$(cat "$scratch/events")
-  gate_events=$(cat "$scratch/gate_events")
+  events=$(cat "$scratch/events" 2>/dev/null || true)
+  gate_events=$(cat "$scratch/gate_events" 2>/dev/null || true)
   summary=$(cat "$scratch/out_$run_name/summary.txt")
 }
 line_of() { echo "$events" | grep -n "^$1\$" | cut -d: -f1; }
@@ -134,6 +134,10 @@ echo "$summary" | grep -q "FAILED: stages cuda failed" || fail "KEEP_GOING=1: th
 
 stages="cuda bench" run stops_at_failure FAIL=cuda
 { [ "$status" -ne 0 ] && ! has "start bench"; } || fail "without KEEP_GOING a failed stage stops the run"
+
+stages="bench bnech" run unknown_stage
+{ [ "$status" -ne 0 ] && [ -z "$events" ]; } || fail "a misspelt stage stops the run before any stage starts"
+echo "$summary" | grep -q "unknown stage 'bnech'" || fail "the summary names the misspelt stage"
 
 [ $failures -eq 0 ] || exit 1
 echo "gpu_check_plan: all passes, in order, and failures are reported as expected"
