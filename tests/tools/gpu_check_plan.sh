@@ -19,8 +19,7 @@ grep -qF "$marker" "$source_dir/tools/gpu_check.sh" || {
 }
 awk -v marker="$marker" 'index($0, marker) == 1 { print "source \"$ROOT/stubs.sh\"" } { print }' \
   "$source_dir/tools/gpu_check.sh" >"$scratch/tools/gpu_check.sh"
-cp "$source_dir/tools/gpu_check_timing.sh" "$source_dir/tools/gpu_check_sass.sh" "$source_dir/tools/gpu_check_gates.sh" \
-  "$scratch/tools/"  # sourced by it
+cp "$source_dir"/tools/gpu_check_{deps,timing,sass,gates}.sh "$scratch/tools/"  # sourced by it
 cat >"$scratch/stubs.sh" <<'EOF'
 # Each stage logs its start and end; FAIL names the stage that dies. test
 # ends only once train has started (or after 30 s): side by side, the log
