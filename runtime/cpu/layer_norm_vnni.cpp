@@ -1,8 +1,9 @@
 // AVX-512 LayerNorm: a pixel's statistics from its values widened to int16
 // less the zero point (vpmaddwd pairs them into int32 sums and sums of
-// squares), ops::layer_norm_pixel's multiplier, then 16 levels at a time in
-// double lanes: the same IEEE product and round-to-even as the oracle's
-// scalar loop, clamped, converted and narrowed, so the bits are its bits.
+// squares); common/layer_norm.h's multiplier of 8 pixels at once, each step
+// the same IEEE operation in double lanes; then 16 levels at a time: d_c in
+// double by one exact fma, its product with m, clamped, and converted with
+// the default rounding (half to even, as rint), so the bits are the oracle's.
 //
 // This file is compiled with AVX-512 flags; everything in it has internal
 // linkage or is called only after the run-time CPU check.
@@ -22,47 +23,80 @@ namespace octet::cpu::vnni {
 namespace {
 // Fewer values run on the calling thread: waking the other costs about what they do.
 constexpr int64_t kMinParallelValues = int64_t{1} << 16;
+// Pixels whose multipliers are computed together: one per double lane.
+constexpr int kGroup = 8;
 
 uint32_t lanes32(int64_t n) { return n >= 32 ? 0xFFFFFFFFu : (1u << n) - 1; }
 
-// The output levels of 8 values d in double lanes: clamp(roundeven(d m)) + z_out as int32.
-__m256i levels(__m256i d, __m512d m, __m512d low, __m512d high) {
-  const __m512d scaled = _mm512_mul_pd(_mm512_cvtepi32_pd(d), m);
-  const __m512d rounded = _mm512_roundscale_pd(scaled, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  return _mm512_cvtpd_epi32(_mm512_min_pd(_mm512_max_pd(rounded, low), high));
-}
-
-void pixel(const int8_t* x, const ops::LayerNormLevels& p, int8_t* y) {
-  const int64_t C = p.channels;
-  const __m512i zero = _mm512_set1_epi16(static_cast<int16_t>(p.input_zero_point)), ones = _mm512_set1_epi16(1);
-  __m512i sums = _mm512_setzero_si512(), squares = _mm512_setzero_si512();
+// The exact sum and sum of squares of a pixel's values less the zero point.
+void statistics(const int8_t* x, int64_t C, __m512i zero, int64_t& sum, int64_t& squares) {
+  const __m512i ones = _mm512_set1_epi16(1);
+  __m512i sums = _mm512_setzero_si512(), square_sums = _mm512_setzero_si512();
   for (int64_t c = 0; c < C; c += 32) {
     const __mmask32 mask = lanes32(C - c);
     const __m512i v = _mm512_maskz_sub_epi16(mask, _mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(mask, x + c)), zero);
     sums = _mm512_add_epi32(sums, _mm512_madd_epi16(v, ones));
-    squares = _mm512_add_epi32(squares, _mm512_madd_epi16(v, v));
+    square_sums = _mm512_add_epi32(square_sums, _mm512_madd_epi16(v, v));
   }
-  const ops::LayerNormPixel px =
-      ops::layer_norm_pixel(_mm512_reduce_add_epi32(sums), _mm512_reduce_add_epi32(squares), p);
-  const __m512i channels = _mm512_set1_epi32(static_cast<int32_t>(C));
-  const __m512i offset = _mm512_set1_epi32(static_cast<int32_t>(px.offset));
+  sum = _mm512_reduce_add_epi32(sums);
+  squares = _mm512_reduce_add_epi32(square_sums);
+}
+
+// layer_norm_multiplier of 8 pixels: C squares - sum^2 in int64, then the
+// guard's fma, the square root and the quotient, each one IEEE operation as there.
+__m512d multipliers(const int64_t (&sum)[kGroup], const int64_t (&squares)[kGroup], const ops::LayerNormLevels& p) {
+  const __m512i s = _mm512_loadu_si512(sum), q = _mm512_loadu_si512(squares);
+  const __m512i variance =
+      _mm512_sub_epi64(_mm512_mullo_epi64(_mm512_set1_epi64(p.channels), q), _mm512_mullo_epi64(s, s));
+  const __m512d guard = _mm512_set1_pd(p.epsilon * double(p.channels) * double(p.channels));
+  const __m512d scale_squared = _mm512_set1_pd(p.input_scale * p.input_scale);
+  const __m512d root = _mm512_sqrt_pd(_mm512_fmadd_pd(guard, scale_squared, _mm512_cvtepi64_pd(variance)));
+  const __mmask8 constant = _mm512_cmpeq_epi64_mask(variance, _mm512_setzero_si512());  // every d_c is 0
+  return _mm512_maskz_div_pd(static_cast<__mmask8>(~constant), _mm512_set1_pd(p.output_scale), root);
+}
+
+// The output levels of 8 values x in double lanes: clamp(d m) rounded half
+// to even by the conversion, d = C x - offset (exact in one fma).
+__m256i levels(__m256i x, __m512d channels, __m512d offset, __m512d m, __m512d low, __m512d high) {
+  const __m512d d = _mm512_fmsub_pd(_mm512_cvtepi32_pd(x), channels, offset);
+  return _mm512_cvtpd_epi32(_mm512_min_pd(_mm512_max_pd(_mm512_mul_pd(d, m), low), high));
+}
+
+// One pixel's outputs from its multiplier and offset (layer_norm_pixel's).
+void normalize(const int8_t* x, const ops::LayerNormLevels& p, double m, int64_t offset, int8_t* y) {
+  const int64_t C = p.channels;
+  const __m512d channels = _mm512_set1_pd(double(C)), offsets = _mm512_set1_pd(double(offset)), ms = _mm512_set1_pd(m);
+  const __m512d low = _mm512_set1_pd(-128.0 - p.output_zero_point), high = _mm512_set1_pd(127.0 - p.output_zero_point);
   const __m512i out_zero = _mm512_set1_epi32(p.output_zero_point);
-  const __m512d m = _mm512_set1_pd(px.m), low = _mm512_set1_pd(-128.0 - p.output_zero_point),
-                high = _mm512_set1_pd(127.0 - p.output_zero_point);
   for (int64_t c = 0; c < C; c += 16) {
     const __mmask16 mask = lane_mask(C - c);
-    const __m512i d = _mm512_sub_epi32(
-        _mm512_mullo_epi32(_mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(mask, x + c)), channels), offset);
-    const __m512i q = _mm512_inserti64x4(_mm512_castsi256_si512(levels(_mm512_castsi512_si256(d), m, low, high)),
-                                         levels(_mm512_extracti64x4_epi64(d, 1), m, low, high), 1);
+    const __m512i v = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(mask, x + c));
+    const __m512i q =
+        _mm512_inserti64x4(_mm512_castsi256_si512(levels(_mm512_castsi512_si256(v), channels, offsets, ms, low, high)),
+                           levels(_mm512_extracti64x4_epi64(v, 1), channels, offsets, ms, low, high), 1);
     _mm_mask_storeu_epi8(y + c, mask, _mm512_cvtepi32_epi8(_mm512_add_epi32(q, out_zero)));
   }
+}
+
+// Pixels [first, first + count), count <= kGroup.
+void group(const int8_t* x, int64_t first, int64_t count, const ops::LayerNormLevels& p, int8_t* y) {
+  const int64_t C = p.channels;
+  const __m512i zero = _mm512_set1_epi16(static_cast<int16_t>(p.input_zero_point));
+  int64_t sum[kGroup] = {}, squares[kGroup] = {};
+  for (int64_t i = 0; i < count; ++i) statistics(x + (first + i) * C, C, zero, sum[i], squares[i]);
+  double m[kGroup];
+  _mm512_storeu_pd(m, multipliers(sum, squares, p));
+  for (int64_t i = 0; i < count; ++i)
+    normalize(x + (first + i) * C, p, m[i], sum[i] + C * p.input_zero_point, y + (first + i) * C);
 }
 }  // namespace
 
 void layer_norm(const int8_t* x, int64_t pixels, const ops::LayerNormLevels& p, int8_t* y) {
-  const int64_t C = p.channels;
-  parallel_for(pixels, pixels * C >= kMinParallelValues, [&](int64_t i) { pixel(x + i * C, p, y + i * C); });
+  const int64_t groups = (pixels + kGroup - 1) / kGroup;
+  parallel_for(groups, pixels * p.channels >= kMinParallelValues, [&](int64_t g) {
+    const int64_t first = g * kGroup;
+    group(x, first, pixels - first < kGroup ? pixels - first : kGroup, p, y);
+  });
 }
 
 }  // namespace octet::cpu::vnni
