@@ -1,14 +1,18 @@
 // LayerNorm's int8 form (graph/ops/layer_norm.h) against the normalisation
 // computed in double from the dequantized values: within half an output level
 // (its rounding alone), on random pixel statistics with and
-// without zero points, int16 inputs, and the degenerate pixels.
+// without zero points, int16 inputs, and the degenerate pixels; and the
+// AVX-512 kernel against it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
 
 #include "graph/ops/layer_norm.h"
+#include "runtime/cpu/kernels.h"
+#include "runtime/cpu/layer_norm_simd.h"
 
 namespace octet::ops {
 namespace {
@@ -74,6 +78,37 @@ TEST(LayerNormLevels, SaturatesAtTheInt8Range) {
   layer_norm_levels(x.data(), {64, 10.0, 30.0, 0, 0, 1e-6}, y.data());
   EXPECT_EQ(y[0], 127);
   EXPECT_EQ(y[1], -4);  // -1/sqrt(63) * 30 = -3.78
+}
+
+// The AVX-512 kernel (runtime/cpu/layer_norm_vnni.cpp) gives layer_norm_levels' bits pixel by pixel:
+// channel counts around its vectors of 16 and 32 values, pixel counts around its groups of 8
+// multipliers, zero points, and constant pixels without epsilon, whose multiplier must be 0, not a
+// quotient by a zero root (0 x infinity is NaN). The operator harness reaches no such pixel: its
+// float check against LibTorch, whose 0 / 0 is NaN there, could not hold one.
+TEST(LayerNormLevels, TheAvx512KernelGivesTheseBits) {
+#if defined(__x86_64__)
+  if (!cpu::kernel_path_supported(cpu::KernelPath::Avx512Vnni)) GTEST_SKIP() << "this CPU lacks AVX-512 VNNI";
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> value(-128, 127);
+  const LayerNormLevels bases[] = {
+      {0, 10.0, 30.0, 0, 0, 1e-5}, {0, 3.0, 80.0, -128, 3, 0.0}, {0, 100.0, 25.0, 5, -128, 0.5}};
+  for (const int64_t channels : {1, 2, 15, 16, 17, 31, 32, 33, 96, 130, 600})
+    for (LayerNormLevels p : bases)
+      for (const int64_t pixels : {1, 7, 8, 13}) {
+        p.channels = channels;
+        std::vector<int8_t> x(static_cast<size_t>(pixels * channels)), expected(x.size()), got(x.size());
+        for (int8_t& v : x) v = static_cast<int8_t>(value(rng));
+        for (int64_t i = 0; i < pixels; i += 3)  // every third pixel constant
+          std::fill(x.begin() + i * channels, x.begin() + (i + 1) * channels, x[static_cast<size_t>(i * channels)]);
+        for (int64_t i = 0; i < pixels; ++i)
+          layer_norm_levels(x.data() + i * channels, p, expected.data() + i * channels);
+        cpu::vnni::layer_norm(x.data(), pixels, p, got.data());
+        EXPECT_EQ(got, expected) << channels << " channels, " << pixels << " pixels, epsilon " << p.epsilon
+                                 << ", zero points " << p.input_zero_point << " and " << p.output_zero_point;
+      }
+#else
+  GTEST_SKIP() << "not an x86-64 build: no AVX-512 kernel";
+#endif
 }
 
 }  // namespace
