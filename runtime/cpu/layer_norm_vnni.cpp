@@ -62,40 +62,51 @@ __m256i levels(__m256i x, __m512d channels, __m512d offset, __m512d m, __m512d l
   return _mm512_cvtpd_epi32(_mm512_min_pd(_mm512_max_pd(_mm512_mul_pd(d, m), low), high));
 }
 
+// A layer's operands as vectors, made once per call.
+struct LayerVectors {
+  __m512i input_zero;             // 32 int16 lanes
+  __m512d channels, low, high;    // C, and [lo, hi] less the output zero point
+  __m512i output_zero;            // 16 int32 lanes
+  explicit LayerVectors(const ops::LayerNormLevels& p)
+      : input_zero(_mm512_set1_epi16(static_cast<int16_t>(p.input_zero_point))),
+        channels(_mm512_set1_pd(double(p.channels))),
+        low(_mm512_set1_pd(-128.0 - p.output_zero_point)),
+        high(_mm512_set1_pd(127.0 - p.output_zero_point)),
+        output_zero(_mm512_set1_epi32(p.output_zero_point)) {}
+};
+
 // One pixel's outputs from its multiplier and offset (layer_norm_pixel's).
-void normalize(const int8_t* x, const ops::LayerNormLevels& p, double m, int64_t offset, int8_t* y) {
-  const int64_t C = p.channels;
-  const __m512d channels = _mm512_set1_pd(double(C)), offsets = _mm512_set1_pd(double(offset)), ms = _mm512_set1_pd(m);
-  const __m512d low = _mm512_set1_pd(-128.0 - p.output_zero_point), high = _mm512_set1_pd(127.0 - p.output_zero_point);
-  const __m512i out_zero = _mm512_set1_epi32(p.output_zero_point);
+void normalize(const int8_t* x, int64_t C, const LayerVectors& l, double m, int64_t offset, int8_t* y) {
+  const __m512d offsets = _mm512_set1_pd(double(offset)), ms = _mm512_set1_pd(m);
   for (int64_t c = 0; c < C; c += 16) {
     const __mmask16 mask = lane_mask(C - c);
     const __m512i v = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(mask, x + c));
-    const __m512i q =
-        _mm512_inserti64x4(_mm512_castsi256_si512(levels(_mm512_castsi512_si256(v), channels, offsets, ms, low, high)),
-                           levels(_mm512_extracti64x4_epi64(v, 1), channels, offsets, ms, low, high), 1);
-    _mm_mask_storeu_epi8(y + c, mask, _mm512_cvtepi32_epi8(_mm512_add_epi32(q, out_zero)));
+    const __m512i q = _mm512_inserti64x4(
+        _mm512_castsi256_si512(levels(_mm512_castsi512_si256(v), l.channels, offsets, ms, l.low, l.high)),
+        levels(_mm512_extracti64x4_epi64(v, 1), l.channels, offsets, ms, l.low, l.high), 1);
+    _mm_mask_storeu_epi8(y + c, mask, _mm512_cvtepi32_epi8(_mm512_add_epi32(q, l.output_zero)));
   }
 }
 
 // Pixels [first, first + count), count <= kGroup.
-void group(const int8_t* x, int64_t first, int64_t count, const ops::LayerNormLevels& p, int8_t* y) {
+void group(const int8_t* x, int64_t first, int64_t count, const ops::LayerNormLevels& p, const LayerVectors& l,
+           int8_t* y) {
   const int64_t C = p.channels;
-  const __m512i zero = _mm512_set1_epi16(static_cast<int16_t>(p.input_zero_point));
   int64_t sum[kGroup] = {}, squares[kGroup] = {};
-  for (int64_t i = 0; i < count; ++i) statistics(x + (first + i) * C, C, zero, sum[i], squares[i]);
+  for (int64_t i = 0; i < count; ++i) statistics(x + (first + i) * C, C, l.input_zero, sum[i], squares[i]);
   double m[kGroup];
   _mm512_storeu_pd(m, multipliers(sum, squares, p));
   for (int64_t i = 0; i < count; ++i)
-    normalize(x + (first + i) * C, p, m[i], sum[i] + C * p.input_zero_point, y + (first + i) * C);
+    normalize(x + (first + i) * C, C, l, m[i], sum[i] + C * p.input_zero_point, y + (first + i) * C);
 }
 }  // namespace
 
 void layer_norm(const int8_t* x, int64_t pixels, const ops::LayerNormLevels& p, int8_t* y) {
+  const LayerVectors l(p);
   const int64_t groups = (pixels + kGroup - 1) / kGroup;
   parallel_for(groups, pixels * p.channels >= kMinParallelValues, [&](int64_t g) {
     const int64_t first = g * kGroup;
-    group(x, first, pixels - first < kGroup ? pixels - first : kGroup, p, y);
+    group(x, first, pixels - first < kGroup ? pixels - first : kGroup, p, l, y);
   });
 }
 
