@@ -14,6 +14,10 @@
 namespace octet {
 
 namespace {
+// What a new activation buffer holds until kernels write it: an int8 value
+// (90) that few outputs take, so that tests see a value left unwritten.
+constexpr int kUnwrittenByte = 0x5A;
+
 // Index in `free` of the buffer for a value of `need` bytes: the smallest that
 // holds it, else the largest (to be grown); -1 when none is free.
 int pick_buffer(const std::vector<int>& free, const std::vector<int64_t>& bytes, int64_t need) {
@@ -203,6 +207,9 @@ Int32Tensor CpuEngine::run_nodes(const float* input, int64_t batch, int first, i
     if (buffers.bytes[s] < batch * slot_bytes_[s]) {
       buffers.bytes[s] = batch * slot_bytes_[s];
       buffers.data[s] = cpu::cache_line_bytes(static_cast<size_t>(buffers.bytes[s]));
+      // Values no kernel has written read as this byte, the same on every run, not as
+      // what the memory held before (possibly right: another engine's freed outputs).
+      std::memset(buffers.data[s].get(), kUnwrittenByte, static_cast<size_t>(buffers.bytes[s]));
     }
   const auto value = [&](int node) -> const int8_t* {
     return node < first ? given(node) : buffers.data[slot_[node]].get();
