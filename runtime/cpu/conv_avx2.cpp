@@ -35,6 +35,7 @@
 
 #include "runtime/cpu/epilogue_avx2.h"
 #include "runtime/cpu/idle_threads.h"
+#include "runtime/cpu/pixel_tasks.h"
 
 namespace octet::cpu::avx2 {
 
@@ -300,18 +301,16 @@ void lines_columns(const typename V::Act* const* line_start, int64_t lines, int6
                                   logits);
 }
 
-// Task t: the input rows (or pixels) it reads padded and copied into
-// `buffer` (task_values), then its outputs computed from there, so that what
-// a task reads stays in cache. A task of a 1x1 conv is a chunk of its one
-// line; otherwise lines_per_task output rows, whose input rows are copied
-// image by image.
+// Task t of `shares`: the input rows (or pixels) it reads padded and copied
+// into `buffer` (task_values), then its outputs computed from there, so that
+// what a task reads stays in cache. Input rows are copied image by image.
 template <typename V, typename In>
-void run_task(const ConvGeometry& g, const Layout& l, const In* input, int64_t t,
+void run_task(const ConvGeometry& g, const Layout& l, const In* input, const PixelTasks::Span& span,
               const typename V::Weight* blocked, int64_t first_block, int64_t end_block, const EpilogueTables& e,
               bool narrow, typename V::Act* buffer, int8_t* output, int32_t* logits) {
   using Act = typename V::Act;
   if (l.one_line) {
-    const int64_t first = t * kPixelsPerTask, count = min64(kPixelsPerTask, l.line_pixels - first);
+    const int64_t first = span.first, count = span.count;
     copy_pixels(input + first * g.in_c, count, g.in_c, l.cp, g.input_zero_point, buffer);
     std::memset(buffer + count * l.cp, 0, static_cast<size_t>(l.slack) * sizeof(Act));
     const Act* line_start[1] = {buffer};
@@ -319,7 +318,7 @@ void run_task(const ConvGeometry& g, const Layout& l, const In* input, int64_t t
                                    output, logits);
   }
   const Act* line_start[kPixelsPerTask];
-  const int64_t first_line = t * l.lines_per_task, end = min64(g.batch * g.out_h, first_line + l.lines_per_task);
+  const int64_t first_line = span.first_line, end = span.end_line;
   Act* rows_end = buffer;
   for (int64_t line = first_line; line < end;) {  // the lines of one image
     const int64_t b = line / g.out_h, oy = line % g.out_h, lines = min64(end - line, g.out_h - oy);
@@ -340,22 +339,27 @@ template <typename V, typename In>
 void conv2d_with(const ConvGeometry& g, const In* input, const typename V::Weight* blocked, const EpilogueTables& e,
                  uint8_t* workspace, int8_t* output, int32_t* logits) {
   const Layout l = layout(g, V::kGroup);
-  const int64_t tasks = l.one_line ? (l.line_pixels + kPixelsPerTask - 1) / kPixelsPerTask
-                                   : (g.batch * g.out_h + l.lines_per_task - 1) / l.lines_per_task;
   const int64_t macs = g.rows() * g.out_c * g.depth();
   const bool narrow = output && narrow_is_exact(g.depth(), g.out_c, e);
   const bool parallel = macs >= min_parallel_work(kMinParallelMacsSpinning, kMinParallelMacsSleeping);
+  const int64_t threads = omp_get_max_threads();
+  // A 1x1 conv's one line in runs of register blocks, other convs' output rows in runs of lines.
+  const PixelTasks shares = l.one_line ? PixelTasks::of_blocks(1, l.line_pixels, kMaxBlockPixels,
+                                                               kPixelsPerTask / kMaxBlockPixels, parallel ? threads : 1)
+                                       : PixelTasks::of_lines(g.batch * g.out_h, l.line_pixels, l.lines_per_task,
+                                                              parallel ? threads : 1);
+  const int64_t tasks = shares.count();
   // Too few pixels for two tasks per thread (a small image at a small
   // batch): the output channels' pairs of blocks are shared out too, each
   // unit copying its task's rows.
   const int64_t blocks = (g.out_c + kBlock - 1) / kBlock, groups = (blocks + 1) / 2;
-  const int64_t threads = omp_get_max_threads();
   const int64_t splits = !parallel || tasks >= 2 * threads ? 1 : min64(groups, (2 * threads + tasks - 1) / tasks);
   const auto task = [&](int64_t u, typename V::Act* buffer) {
     const int64_t split = u % splits;
     const int64_t first_block = split * groups / splits * 2;
     const int64_t end_block = min64(blocks, (split + 1) * groups / splits * 2);
-    run_task<V, In>(g, l, input, u / splits, blocked, first_block, end_block, e, narrow, buffer, output, logits);
+    run_task<V, In>(g, l, input, shares.span(u / splits), blocked, first_block, end_block, e, narrow, buffer, output,
+                    logits);
   };
   auto* buffers = reinterpret_cast<typename V::Act*>(workspace);
   if (!parallel) {  // no region for one thread (idle_threads.h)

@@ -36,6 +36,7 @@
 
 #include "runtime/cpu/epilogue_avx512.h"
 #include "runtime/cpu/idle_threads.h"
+#include "runtime/cpu/pixel_tasks.h"
 
 namespace octet::cpu::vnni {
 
@@ -423,12 +424,13 @@ void conv2d_with(const ConvGeometry& g, const In* input, const int8_t* blocked, 
   int64_t task_pixels = kPixelsPerTask;
   if (parallel && own_copies && groups < 2 * threads && l.line_pixels >= 2 * threads * kMinPixelsPerTask)
     task_pixels = min64(kPixelsPerTask, (l.line_pixels + 2 * threads - 1) / (2 * threads));
-  // Work units: whole lines when lines are short, chunks of one long line otherwise.
-  const bool chunks = l.line_pixels >= task_pixels;
-  const int64_t lines_per_task = chunks ? 1 : task_pixels / l.line_pixels;
-  const int64_t chunks_per_line = (l.line_pixels + task_pixels - 1) / task_pixels;
-  const int64_t chunk = chunks ? task_pixels : l.line_pixels;
-  const int64_t tasks = chunks ? l.lines * chunks_per_line : (l.lines + lines_per_task - 1) / lines_per_task;
+  // Whole lines where lines are short, runs of register blocks of each line otherwise.
+  const PixelTasks shares =
+      l.line_pixels >= task_pixels
+          ? PixelTasks::of_blocks(l.lines, l.line_pixels, kMaxBlockPixels, task_pixels / kMaxBlockPixels,
+                                  parallel ? threads : 1)
+          : PixelTasks::of_lines(l.lines, l.line_pixels, task_pixels / l.line_pixels, parallel ? threads : 1);
+  const int64_t tasks = shares.count();
   // Still too few tasks for two per thread (a small image at a small batch:
   // ResNet-50's 14x14 and 7x7 layers at batch 1 were one task): the output
   // channels' groups of 64 are shared out too.
@@ -441,10 +443,8 @@ void conv2d_with(const ConvGeometry& g, const In* input, const int8_t* blocked, 
     const int64_t t = u / splits, split = u % splits;
     const int64_t first_block = split * groups / splits * 4;
     const int64_t end_block = min64(blocks, (split + 1) * groups / splits * 4);
-    const int64_t line = chunks ? t / chunks_per_line : t * lines_per_task;
-    const int64_t end_line = chunks ? line + 1 : min64(l.lines, line + lines_per_task);
-    const int64_t first = chunks ? (t % chunks_per_line) * chunk : 0;
-    const int64_t count = min64(chunk, l.line_pixels - first);
+    const PixelTasks::Span span = shares.span(t);
+    const int64_t line = span.first_line, end_line = span.end_line, first = span.first, count = span.count;
     Source in{workspace, 0};
     if (own_copies) {  // one line
       copy_pixels(g, l, input + first * g.in_c, count, own);

@@ -6,6 +6,7 @@
 #include "graph/ops/pool2d.h"
 #include "tests/ops/op_model.h"
 #include "tests/ops/many_channel_cases.h"
+#include "tests/ops/shared_task_cases.h"
 #include "tests/ops/depthwise_row_cases.h"
 #include "tests/ops/fused_activation_cases.h"
 #include "tests/ops/rectangular_kernel_cases.h"
@@ -611,6 +612,7 @@ std::vector<OpCase> make_cases() {
   add_rectangular_kernel_cases(cases);
   add_wide_cases(cases);
   add_wide_many_channel_cases(cases);
+  add_shared_task_cases(cases);
   add_fused_activation_cases(cases);
   add_depthwise_row_cases(cases);
   return cases;
