@@ -1,6 +1,6 @@
 // AVX2 convolution as a direct implicit GEMM, in the structure of
-// conv_vnni.cpp. Each task (a few output rows, or a chunk of pixels of a 1x1,
-// stride-1 conv or a linear layer) first copies the input rows it reads into
+// conv_vnni.cpp. Each task (a few output rows, or a chunk of pixels of a 1x1
+// unpadded conv or a linear layer) first copies the input rows it reads into
 // a padded buffer of its thread (less the input's zero point, so a real 0 is
 // 0; a zero border of `padding` pixels, channels
 // rounded up to a whole 4-byte word), where they stay in cache, so that the
@@ -76,7 +76,7 @@ int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 struct Layout {
   int64_t cp;              // channels padded to a multiple of the values per word
   int64_t wp;              // padded image width
-  bool one_line;           // a 1x1 / stride 1 / unpadded conv: all pixels form one line
+  bool one_line;           // a 1x1 unpadded conv: all pixels form one line, their inputs copied cp apart
   int64_t line_pixels;     // output pixels per line
   int64_t lines_per_task;  // output rows per task (1 for one line: a task is a chunk of it)
   int64_t span;            // input rows a kernel column covers: (kernel - 1) * dilation + 1
@@ -91,13 +91,13 @@ Layout layout(const ConvGeometry& g, int group) {
   Layout l;
   l.cp = (g.in_c + group - 1) / group * group;
   l.wp = g.in_w + 2 * g.padding;
-  l.one_line = g.pointwise();
+  l.one_line = g.one_to_one();
   l.line_pixels = l.one_line ? g.batch * g.out_h * g.out_w : g.out_w;
   l.lines_per_task = l.one_line ? 1 : (kPixelsPerTask + l.line_pixels - 1) / l.line_pixels;
   l.row_stride = l.wp * l.cp;
   l.span = int64_t(g.kernel - 1) * g.dilation + 1;
   l.span_w = int64_t(g.kernel_w - 1) * g.dilation + 1;
-  l.pixel_stride = g.stride * l.cp;
+  l.pixel_stride = l.one_line ? l.cp : g.stride * l.cp;
   l.slack = (kMaxBlockPixels * g.stride + l.span_w) * l.cp;
   // A task's lines need at most max(stride, span) input rows each.
   l.task_values = l.one_line ? kPixelsPerTask * l.cp + l.slack
@@ -133,6 +133,18 @@ void copy_pixels(const In* src, int64_t pixels, int64_t c, int64_t cp, int32_t z
   for (int64_t p = 0; p < pixels; ++p) {
     copy_values(src + p * c, c, zero_point, dst + p * cp);
     std::memset(dst + p * cp + c, 0, static_cast<size_t>(cp - c) * sizeof(Act));  // the padding channels
+  }
+}
+
+// The input pixels of a 1x1 unpadded conv's output pixels [first, first + n)
+// to `dst`, cp values apart: one run of them at stride 1.
+template <typename Act, typename In>
+void gather_pixels(const ConvGeometry& g, const In* input, int64_t first, int64_t n, int64_t cp, Act* dst) {
+  if (g.stride == 1) return copy_pixels(input + first * g.in_c, n, g.in_c, cp, g.input_zero_point, dst);
+  for (int64_t m = first; m < first + n; ++m, dst += cp) {
+    const int64_t b = m / (g.out_h * g.out_w), oy = m / g.out_w % g.out_h, ox = m % g.out_w;
+    copy_pixels(input + ((b * g.in_h + oy * g.stride) * g.in_w + ox * g.stride) * g.in_c, 1, g.in_c, cp,
+                g.input_zero_point, dst);
   }
 }
 
@@ -311,7 +323,7 @@ void run_task(const ConvGeometry& g, const Layout& l, const In* input, const Pix
   using Act = typename V::Act;
   if (l.one_line) {
     const int64_t first = span.first, count = span.count;
-    copy_pixels(input + first * g.in_c, count, g.in_c, l.cp, g.input_zero_point, buffer);
+    gather_pixels(g, input, first, count, l.cp, buffer);
     std::memset(buffer + count * l.cp, 0, static_cast<size_t>(l.slack) * sizeof(Act));
     const Act* line_start[1] = {buffer};
     return lines_columns<V, false>(line_start, 1, first, count, l, blocked, first_block, end_block, g, e, narrow,

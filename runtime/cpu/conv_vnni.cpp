@@ -10,12 +10,11 @@
 // the padded image in place (no im2col buffer), and the epilogue requantizes
 // in registers (into int8, or int16 for a wide output). A 3x3, stride-1 conv
 // broadcasts each input word once for the three output pixels that read it.
-// A pointwise conv (1x1, stride 1, unpadded) is not copied whole first: each
-// of its tasks copies its own pixels, so that they stay in cache.
-// Threads share out whole
-// output rows (chunks of pixels for a 1x1, stride-1 conv or a linear layer,
-// whose pixels all lie at one stride), and groups of 64 output channels where
-// there are too few of those; the k input rows an output row reads stay in L1.
+// A 1x1 unpadded conv is not copied whole first: each task copies the input
+// pixels its outputs read (at stride 2 a quarter of the image), which stay in
+// cache. Threads share out runs of output rows (of pixels for a 1x1 conv or a
+// linear layer; pixel_tasks.h), and groups of 64 output channels where there
+// are too few of those; the k input rows an output row reads stay in L1.
 //
 // This file is compiled with AVX-512 flags. Everything in it has internal
 // linkage or is called only after the run-time CPU check, and it instantiates
@@ -46,7 +45,7 @@ constexpr uint8_t kFlip = 0x80;  // x ^ kFlip is int8 x + 128 as u8 (and fills w
 constexpr int64_t kMaxBlockPixels = 16;  // the largest MR below
 // Output pixels per unit of work shared among threads.
 constexpr int64_t kPixelsPerTask = 256;
-constexpr int64_t kMinPixelsPerTask = 16;  // the fewest where a pointwise conv's pixels are shared out instead
+constexpr int64_t kMinPixelsPerTask = 16;  // the fewest where a 1x1 conv's pixels are shared out instead
 // Smaller convolutions (multiply-adds) run on the calling thread: starting
 // the other threads would cost more than they save. Where idle threads sleep
 // (idle_threads.h) that is tens of microseconds (ResNet-20 at batch 1 ran 12x
@@ -85,8 +84,8 @@ Layout layout(const ConvGeometry& g) {
   l.hp = g.in_h + 2 * g.padding;
   l.wp = g.in_w + 2 * g.padding;
   l.row_stride = l.wp * l.cp;
-  l.pixel_stride = g.stride * l.cp;
-  const bool one_line = g.pointwise();
+  const bool one_line = g.one_to_one();  // its tasks copy each output pixel's input pixel, cp bytes apart
+  l.pixel_stride = one_line ? l.cp : g.stride * l.cp;
   l.lines = one_line ? 1 : g.batch * g.out_h;
   l.line_pixels = one_line ? g.batch * g.out_h * g.out_w : g.out_w;
   l.image_bytes = g.batch * l.hp * l.row_stride;
@@ -138,6 +137,18 @@ void copy_pixels(const ConvGeometry& g, const Layout& l, const int16_t* src, int
   for (int64_t x = 0; x < n; ++x) {
     std::memcpy(dst + x * l.cp, src + x * g.in_c, static_cast<size_t>(bytes));
     std::memset(dst + x * l.cp + bytes, 0, static_cast<size_t>(l.cp - bytes));
+  }
+}
+
+// The input pixels of a 1x1 unpadded conv's output pixels [first, first + n)
+// to `dst` as copy_pixels writes them: one run of them at stride 1.
+template <typename In>
+void gather_pixels(const ConvGeometry& g, const Layout& l, const In* input, int64_t first, int64_t n,
+                   uint8_t* dst) {
+  if (g.stride == 1) return copy_pixels(g, l, input + first * g.in_c, n, dst);
+  for (int64_t m = first; m < first + n; ++m, dst += l.cp) {
+    const int64_t b = m / (g.out_h * g.out_w), oy = m / g.out_w % g.out_h, ox = m % g.out_w;
+    copy_pixels(g, l, input + ((b * g.in_h + oy * g.stride) * g.in_w + ox * g.stride) * g.in_c, 1, dst);
   }
 }
 
@@ -390,16 +401,16 @@ int64_t slack_bytes(const ConvGeometry& g, const Layout& l) {
   return (kMaxBlockPixels * g.stride + g.kernel_w) * l.cp + 64;
 }
 
-// A pointwise conv's task (kPixelsPerTask pixels of its one line) copies its
-// pixels into its thread's part of the workspace, where they stay in cache,
-// instead of all pixels being copied first (through memory, at a large batch).
+// A 1x1 unpadded conv's task (up to kPixelsPerTask pixels) copies its pixels'
+// inputs into its thread's part of the workspace, where they stay in cache,
+// instead of the whole image being copied first (through memory).
 int64_t task_bytes(const ConvGeometry& g, const Layout& l) { return kPixelsPerTask * l.cp + slack_bytes(g, l); }
 
 }  // namespace
 
 int64_t workspace_bytes(const ConvGeometry& g) {
   const Layout l = layout(g);
-  if (g.pointwise()) return omp_get_max_threads() * task_bytes(g, l);
+  if (g.one_to_one()) return omp_get_max_threads() * task_bytes(g, l);
   return l.image_bytes + slack_bytes(g, l);
 }
 
@@ -410,13 +421,13 @@ template <bool Wide, typename In>
 void conv2d_with(const ConvGeometry& g, const In* input, const int8_t* blocked, const EpilogueTables& e,
                  uint8_t* workspace, int8_t* output, int32_t* logits) {
   const Layout l = layout(g);
-  const bool own_copies = g.pointwise();  // tasks copy their pixels (task_bytes)
+  const bool own_copies = g.one_to_one();  // tasks copy their pixels' inputs (task_bytes)
   if (!own_copies) std::memset(workspace + l.image_bytes, kFlip, static_cast<size_t>(slack_bytes(g, l)));
   const int64_t macs = g.rows() * g.out_c * (g.depth() + kEpilogueMacs);
   const bool parallel = macs >= min_parallel_work(kMinParallelMacsSpinning, kMinParallelMacsSleeping);
   const int64_t blocks = (g.out_c + kBlock - 1) / kBlock, groups = (blocks + 3) / 4;
   const int64_t threads = omp_get_max_threads();
-  // Pixels per task: kPixelsPerTask, or for a pointwise conv with too few of
+  // Pixels per task: kPixelsPerTask, or for a 1x1 conv with too few of
   // those for two per thread and too few groups of 64 output channels to share
   // evenly instead, an equal share, down to kMinPixelsPerTask (CIFAR
   // MobileNetV2's 2x2 projections at batch 64: 256 pixels, 80 channels in
@@ -447,7 +458,7 @@ void conv2d_with(const ConvGeometry& g, const In* input, const int8_t* blocked, 
     const int64_t line = span.first_line, end_line = span.end_line, first = span.first, count = span.count;
     Source in{workspace, 0};
     if (own_copies) {  // one line
-      copy_pixels(g, l, input + first * g.in_c, count, own);
+      gather_pixels(g, l, input, first, count, own);
       // What the last register block reads past them (not the whole rest of
       // the copy: at batch 1 a 2x2 image's task set 80 KB for 4 pixels).
       std::memset(own + count * l.cp, kFlip, static_cast<size_t>(slack_bytes(g, l)));

@@ -36,6 +36,8 @@ struct ConvGeometry {
   int64_t depth() const { return int64_t(kernel) * kernel_w * in_c; }  // GEMM K
   // A 1x1, stride-1, unpadded conv (or a linear layer): each input pixel is its output pixel's patch.
   bool pointwise() const { return kernel == 1 && kernel_w == 1 && stride == 1 && padding == 0; }
+  // A 1x1 unpadded conv of any stride (ResNet's projection shortcuts): an output pixel reads one input pixel.
+  bool one_to_one() const { return kernel == 1 && kernel_w == 1 && padding == 0; }
 };
 
 // The implementations of conv2d and conv2d_int32. Both compute the same bits;
