@@ -3,9 +3,10 @@
 namespace octet::cpu {
 
 namespace {
-// Runs of at most `most` of `units`: as few as can be, rounded up to a
-// multiple of `threads` but no more than the units.
+// Runs of at most `most` (at least 1) of `units`: as few as can be, rounded
+// up to a multiple of `threads` but no more than the units.
 int64_t even_runs(int64_t units, int64_t most, int64_t threads) {
+  if (most < 1) most = 1;
   const int64_t fewest = (units + most - 1) / most;
   const int64_t even = (fewest + threads - 1) / threads * threads;
   return even < units ? even : units;

@@ -1,5 +1,5 @@
 // How a conv kernel shares its output pixels (lines of them: output rows, or
-// the one line of a pointwise conv's pixels) into tasks: runs of whole lines,
+// the one line of a 1x1 conv's pixels) into tasks: runs of whole lines,
 // or runs of register blocks of each line; as few as the most a task may hold
 // allows, their number rounded up to a multiple of the threads where there
 // are that many lines (blocks of the one line), the work spread as evenly as
