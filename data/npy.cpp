@@ -203,6 +203,9 @@ void check_npy_images(const std::string& path, const NpyHeader& h) {
                               ": octet reads images as float32 (numpy: x.astype(numpy.float32))");
   check(h.shape.size() == 4, path + ": shape " + shape_text(h.shape) + ": images must be N x C x H x W (rank 4)");
   check(h.shape[0] > 0, path + ": holds no images (shape " + shape_text(h.shape) + ")");
+  check(h.shape[1] > 0 && h.shape[2] > 0 && h.shape[3] > 0,
+        path + ": shape " + shape_text(h.shape) + ": images of no values (channels, height and width must be "
+                                                   "positive)");
 }
 
 std::vector<float> read_npy_images(const std::string& path, const NpyHeader& h, const std::vector<int64_t>& rows) {

@@ -154,6 +154,7 @@ TEST(NpyData, BadFilesAreRefusedNamingTheFile) {
       {dict("<f4", "(2, 3, 4, 4)", "True"), 2 * 48 * 4, "Fortran order"},
       {dict(">f4", "(2, 3, 4, 4)"), 2 * 48 * 4, "big-endian"},
       {dict("<f4", "(0, 3, 4, 4)"), 0, "holds no images"},
+      {dict("<f4", "(2, 3, 4, 0)"), 0, "images of no values"},  // found by the fuzzer: a copy of 0 bytes from null
       {dict("<f4", "(1099511627776, 1099511627776, 4, 4)"), 0, "too large"},
       {dict("<U8", "(2,)"), 64, "not an array of numbers"},
       {"{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (2,), }\n", 8, "structured dtype"},
