@@ -128,7 +128,7 @@ bool Importer::layer_norm_pattern(const onnx::NodeProto& mean) {
   if (!sub || sub->input(0) != mean.input(0) || sub->input(1) != mean.output(0)) return false;
   const onnx::NodeProto *square = nullptr, *div = nullptr;
   for (const onnx::NodeProto* r : readers_[sub->output(0)]) {
-    if (r->input_size() != 2) continue;  // Div, Pow and Mul read two
+    if (r->input_size() != 2 || !arity_of(*r).fits(*r)) continue;  // Div, Pow and Mul read two (and write one)
     if (r->op_type() == "Div" && r->input(0) == sub->output(0)) div = r;
     if ((r->op_type() == "Pow" && r->input(0) == sub->output(0) && is_scalar(*r, 1, 2.0)) ||
         (r->op_type() == "Mul" && r->input(0) == sub->output(0) && r->input(1) == sub->output(0)))

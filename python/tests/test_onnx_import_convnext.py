@@ -104,3 +104,13 @@ def test_a_pattern_step_with_too_few_inputs_is_refused(tmp_path, octet_bin, step
     del node.input[1:]
     onnx.save(model, str(tmp_path / "m.onnx"))
     refused(tmp_path, octet_bin, tmp_path / "m.onnx", "node '")
+
+
+# Found by the fuzzer (2026-12-05): the LayerNorm pattern read the output of
+# its square step (a reader of the centred value) before any check of its outputs.
+def test_a_pattern_step_without_outputs_is_refused(tmp_path, octet_bin):
+    model = onnx.load(str(SOURCE_DIR / "tests" / "fuzz" / "corpus" / "onnx_import" / "channels_last.onnx"))
+    node = next(n for n in model.graph.node if n.name == "/norm/Pow")
+    del node.output[:]
+    onnx.save(model, str(tmp_path / "m.onnx"))
+    refused(tmp_path, octet_bin, tmp_path / "m.onnx", "node '")
