@@ -143,10 +143,11 @@ inline __m512i requantize_lanes(__m512i acc, const ChannelVectors& v, const __m5
 // An int8 output's zero point as int16 lanes and [lo, hi] as int8 lanes (int8_outputs).
 struct Int8Range {
   __m512i zero_point, low, high;
-  explicit Int8Range(const EpilogueTables& e)
-      : zero_point(_mm512_set1_epi16(static_cast<int16_t>(e.zero_point))),
-        low(_mm512_set1_epi8(static_cast<int8_t>(e.lo))),
-        high(_mm512_set1_epi8(static_cast<int8_t>(e.hi))) {}
+  Int8Range(int32_t zero, int32_t lo, int32_t hi)
+      : zero_point(_mm512_set1_epi16(static_cast<int16_t>(zero))),
+        low(_mm512_set1_epi8(static_cast<int8_t>(lo))),
+        high(_mm512_set1_epi8(static_cast<int8_t>(hi))) {}
+  explicit Int8Range(const EpilogueTables& e) : Int8Range(e.zero_point, e.lo, e.hi) {}
 };
 
 // J (1 to 4) vectors of scaled_biased of adjacent blocks of 16 channels as

@@ -1,9 +1,13 @@
 // AVX-512 LayerNorm: a pixel's statistics from its values widened to int16
 // less the zero point (vpmaddwd pairs them into int32 sums and sums of
 // squares); common/layer_norm.h's multiplier of 8 pixels at once, each step
-// the same IEEE operation in double lanes; then 16 levels at a time: d_c in
-// double by one exact fma, its product with m, clamped, and converted with
-// the default rounding (half to even, as rint), so the bits are the oracle's.
+// the same IEEE operation in double lanes; then 64 levels at a time: d_c in
+// double by one exact fma, its product with m converted with the default
+// rounding (half to even, as rint), and the int32 levels packed to int8 around
+// the zero point with saturation, as the convs' epilogue does (int8_outputs),
+// so the bits are the oracle's. That needs |d_c m| < 2^31, which holds where
+// s_out sqrt(C) < 2^30 (|d_c| <= sqrt(C - 1) sqrt(V), Samuelson's
+// inequality); other layers clamp in double first, 16 levels at a time.
 //
 // This file is compiled with AVX-512 flags; everything in it has internal
 // linkage or is called only after the run-time CPU check.
@@ -15,7 +19,9 @@
 #endif
 #include <immintrin.h>
 
-#include "runtime/cpu/epilogue_avx512.h"  // lane_mask
+#include <cmath>
+
+#include "runtime/cpu/epilogue_avx512.h"  // lane_mask, int8_outputs
 #include "runtime/cpu/parallel_for.h"
 
 namespace octet::cpu::vnni {
@@ -62,20 +68,61 @@ __m256i levels(__m256i x, __m512d channels, __m512d offset, __m512d m, __m512d l
   return _mm512_cvtpd_epi32(_mm512_min_pd(_mm512_max_pd(_mm512_mul_pd(d, m), low), high));
 }
 
+// Whether every layer_norm_level of the layer fits int32 (the file comment).
+bool levels_fit_int32(const ops::LayerNormLevels& p) {
+  return p.output_scale * std::sqrt(double(p.channels)) < double(1 << 30);
+}
+
 // A layer's operands as vectors, made once per call.
 struct LayerVectors {
   __m512i input_zero;             // 32 int16 lanes
   __m512d channels, low, high;    // C, and [lo, hi] less the output zero point
   __m512i output_zero;            // 16 int32 lanes
+  Int8Range range;                // for int8_outputs: the output zero point, [-128, 127]
+  bool packed;                    // levels_fit_int32: normalize_packed serves
   explicit LayerVectors(const ops::LayerNormLevels& p)
       : input_zero(_mm512_set1_epi16(static_cast<int16_t>(p.input_zero_point))),
         channels(_mm512_set1_pd(double(p.channels))),
         low(_mm512_set1_pd(-128.0 - p.output_zero_point)),
         high(_mm512_set1_pd(127.0 - p.output_zero_point)),
-        output_zero(_mm512_set1_epi32(p.output_zero_point)) {}
+        output_zero(_mm512_set1_epi32(p.output_zero_point)),
+        range(p.output_zero_point, -128, 127),
+        packed(levels_fit_int32(p)) {}
 };
 
-// One pixel's outputs from its multiplier and offset (layer_norm_pixel's).
+// The int32 levels of the 16 values x[0, 16) of `mask` (the others read as 0).
+__m512i rounded_levels(const int8_t* x, __mmask16 mask, __m512d channels, __m512d offset, __m512d m) {
+  const __m512i v = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(mask, x));
+  const auto half = [&](__m256i h) {
+    return _mm512_cvtpd_epi32(_mm512_mul_pd(_mm512_fmsub_pd(_mm512_cvtepi32_pd(h), channels, offset), m));
+  };
+  return _mm512_inserti64x4(_mm512_castsi256_si512(half(_mm512_castsi512_si256(v))),
+                            half(_mm512_extracti64x4_epi64(v, 1)), 1);
+}
+
+// Levels x[0, n) (16 (J - 1) < n <= 16 J) to y, packed (int8_outputs).
+template <int J>
+void packed_levels(const int8_t* x, int64_t n, const LayerVectors& l, __m512d offset, __m512d m, int8_t* y) {
+  __m512i q[J];
+#pragma GCC unroll 4
+  for (int j = 0; j < J; ++j) q[j] = rounded_levels(x + 16 * j, lane_mask(n - 16 * j), l.channels, offset, m);
+  store_int8_outputs<J>(int8_outputs(q, l.range), n, y);
+}
+
+// One pixel's outputs from its multiplier and offset (layer_norm_pixel's),
+// where levels_fit_int32.
+void normalize_packed(const int8_t* x, int64_t C, const LayerVectors& l, double m, int64_t offset, int8_t* y) {
+  const __m512d offsets = _mm512_set1_pd(double(offset)), ms = _mm512_set1_pd(m);
+  int64_t c = 0;
+  for (; c + 64 <= C; c += 64) packed_levels<4>(x + c, 64, l, offsets, ms, y + c);
+  const int64_t n = C - c;
+  if (n > 48) packed_levels<4>(x + c, n, l, offsets, ms, y + c);
+  else if (n > 32) packed_levels<3>(x + c, n, l, offsets, ms, y + c);
+  else if (n > 16) packed_levels<2>(x + c, n, l, offsets, ms, y + c);
+  else if (n > 0) packed_levels<1>(x + c, n, l, offsets, ms, y + c);
+}
+
+// The same clamped in double first, for any layer.
 void normalize(const int8_t* x, int64_t C, const LayerVectors& l, double m, int64_t offset, int8_t* y) {
   const __m512d offsets = _mm512_set1_pd(double(offset)), ms = _mm512_set1_pd(m);
   for (int64_t c = 0; c < C; c += 16) {
@@ -96,8 +143,9 @@ void group(const int8_t* x, int64_t first, int64_t count, const ops::LayerNormLe
   for (int64_t i = 0; i < count; ++i) statistics(x + (first + i) * C, C, l.input_zero, sum[i], squares[i]);
   double m[kGroup];
   _mm512_storeu_pd(m, multipliers(sum, squares, p));
+  const auto pixel = l.packed ? normalize_packed : normalize;
   for (int64_t i = 0; i < count; ++i)
-    normalize(x + (first + i) * C, C, l, m[i], sum[i] + C * p.input_zero_point, y + (first + i) * C);
+    pixel(x + (first + i) * C, C, l, m[i], sum[i] + C * p.input_zero_point, y + (first + i) * C);
 }
 }  // namespace
 

@@ -81,18 +81,21 @@ TEST(LayerNormLevels, SaturatesAtTheInt8Range) {
 }
 
 // The AVX-512 kernel (runtime/cpu/layer_norm_vnni.cpp) gives layer_norm_levels' bits pixel by pixel:
-// channel counts around its vectors of 16 and 32 values, pixel counts around its groups of 8
+// channel counts around its vectors of 16, 32 and 64 values, pixel counts around its groups of 8
 // multipliers, zero points, and constant pixels without epsilon, whose multiplier must be 0, not a
-// quotient by a zero root (0 x infinity is NaN). The operator harness reaches no such pixel: its
-// float check against LibTorch, whose 0 / 0 is NaN there, could not hold one.
+// quotient by a zero root (0 x infinity is NaN); output scales whose levels leave int16 (the
+// packed outputs saturate twice) and int32 (the form that clamps in double first). The operator
+// harness reaches no constant pixel: its float check against LibTorch, whose 0 / 0 is NaN there,
+// could not hold one.
 TEST(LayerNormLevels, TheAvx512KernelGivesTheseBits) {
 #if defined(__x86_64__)
   if (!cpu::kernel_path_supported(cpu::KernelPath::Avx512Vnni)) GTEST_SKIP() << "this CPU lacks AVX-512 VNNI";
   std::mt19937 rng(11);
   std::uniform_int_distribution<int> value(-128, 127);
   const LayerNormLevels bases[] = {
-      {0, 10.0, 30.0, 0, 0, 1e-5}, {0, 3.0, 80.0, -128, 3, 0.0}, {0, 100.0, 25.0, 5, -128, 0.5}};
-  for (const int64_t channels : {1, 2, 15, 16, 17, 31, 32, 33, 96, 130, 600})
+      {0, 10.0, 30.0, 0, 0, 1e-5},     {0, 3.0, 80.0, -128, 3, 0.0}, {0, 100.0, 25.0, 5, -128, 0.5},
+      {0, 10.0, 5000.0, -7, -20, 1e-5}, {0, 10.0, 1e9, 0, 9, 1e-5}};
+  for (const int64_t channels : {1, 2, 15, 16, 17, 31, 32, 33, 48, 49, 64, 65, 96, 130, 600})
     for (LayerNormLevels p : bases)
       for (const int64_t pixels : {1, 7, 8, 13}) {
         p.channels = channels;
@@ -100,6 +103,10 @@ TEST(LayerNormLevels, TheAvx512KernelGivesTheseBits) {
         for (int8_t& v : x) v = static_cast<int8_t>(value(rng));
         for (int64_t i = 0; i < pixels; i += 3)  // every third pixel constant
           std::fill(x.begin() + i * channels, x.begin() + (i + 1) * channels, x[static_cast<size_t>(i * channels)]);
+        for (int64_t i = 1; i < pixels; i += 3) {  // and the next constant but for one value: its level is the largest
+          std::fill(x.begin() + i * channels, x.begin() + (i + 1) * channels, int8_t{-100});
+          x[static_cast<size_t>(i * channels + channels / 2)] = 120;
+        }
         for (int64_t i = 0; i < pixels; ++i)
           layer_norm_levels(x.data() + i * channels, p, expected.data() + i * channels);
         cpu::vnni::layer_norm(x.data(), pixels, p, got.data());
