@@ -61,13 +61,6 @@ __m512d multipliers(const int64_t (&sum)[kGroup], const int64_t (&squares)[kGrou
   return _mm512_maskz_div_pd(static_cast<__mmask8>(~constant), _mm512_set1_pd(p.output_scale), root);
 }
 
-// The output levels of 8 values x in double lanes: clamp(d m) rounded half
-// to even by the conversion, d = C x - offset (exact in one fma).
-__m256i levels(__m256i x, __m512d channels, __m512d offset, __m512d m, __m512d low, __m512d high) {
-  const __m512d d = _mm512_fmsub_pd(_mm512_cvtepi32_pd(x), channels, offset);
-  return _mm512_cvtpd_epi32(_mm512_min_pd(_mm512_max_pd(_mm512_mul_pd(d, m), low), high));
-}
-
 // Whether every layer_norm_level of the layer fits int32 (the file comment).
 bool levels_fit_int32(const ops::LayerNormLevels& p) {
   return p.output_scale * std::sqrt(double(p.channels)) < double(1 << 30);
@@ -90,11 +83,16 @@ struct LayerVectors {
         packed(levels_fit_int32(p)) {}
 };
 
-// The int32 levels of the 16 values x[0, 16) of `mask` (the others read as 0).
-__m512i rounded_levels(const int8_t* x, __mmask16 mask, __m512d channels, __m512d offset, __m512d m) {
+// The int32 levels of the 16 values x[0, 16) of `mask` (the others read as
+// 0): d m in double lanes, d = C x - offset (exact in one fma), clamped to
+// [lo, hi] less the zero point where Clamp, converted rounding half to even.
+template <bool Clamp>
+__m512i rounded_levels(const int8_t* x, __mmask16 mask, const LayerVectors& l, __m512d offset, __m512d m) {
   const __m512i v = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(mask, x));
   const auto half = [&](__m256i h) {
-    return _mm512_cvtpd_epi32(_mm512_mul_pd(_mm512_fmsub_pd(_mm512_cvtepi32_pd(h), channels, offset), m));
+    __m512d level = _mm512_mul_pd(_mm512_fmsub_pd(_mm512_cvtepi32_pd(h), l.channels, offset), m);
+    if constexpr (Clamp) level = _mm512_min_pd(_mm512_max_pd(level, l.low), l.high);
+    return _mm512_cvtpd_epi32(level);
   };
   return _mm512_inserti64x4(_mm512_castsi256_si512(half(_mm512_castsi512_si256(v))),
                             half(_mm512_extracti64x4_epi64(v, 1)), 1);
@@ -105,7 +103,7 @@ template <int J>
 void packed_levels(const int8_t* x, int64_t n, const LayerVectors& l, __m512d offset, __m512d m, int8_t* y) {
   __m512i q[J];
 #pragma GCC unroll 4
-  for (int j = 0; j < J; ++j) q[j] = rounded_levels(x + 16 * j, lane_mask(n - 16 * j), l.channels, offset, m);
+  for (int j = 0; j < J; ++j) q[j] = rounded_levels<false>(x + 16 * j, lane_mask(n - 16 * j), l, offset, m);
   store_int8_outputs<J>(int8_outputs(q, l.range), n, y);
 }
 
@@ -127,10 +125,7 @@ void normalize(const int8_t* x, int64_t C, const LayerVectors& l, double m, int6
   const __m512d offsets = _mm512_set1_pd(double(offset)), ms = _mm512_set1_pd(m);
   for (int64_t c = 0; c < C; c += 16) {
     const __mmask16 mask = lane_mask(C - c);
-    const __m512i v = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(mask, x + c));
-    const __m512i q = _mm512_inserti64x4(
-        _mm512_castsi256_si512(levels(_mm512_castsi512_si256(v), l.channels, offsets, ms, l.low, l.high)),
-        levels(_mm512_extracti64x4_epi64(v, 1), l.channels, offsets, ms, l.low, l.high), 1);
+    const __m512i q = rounded_levels<true>(x + c, mask, l, offsets, ms);
     _mm_mask_storeu_epi8(y + c, mask, _mm512_cvtepi32_epi8(_mm512_add_epi32(q, l.output_zero)));
   }
 }
