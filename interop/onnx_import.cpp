@@ -79,13 +79,36 @@ void Importer::read_input() {
     return r->op_type() == "Transpose" && r->input(0) == in.name() &&
            ints_attribute(*r, "perm", {}) == std::vector<int64_t>{0, 3, 1, 2};
   });
+  // A dynamic height or width takes --input-size's, else the dataset's;
+  // channels must be fixed (every conv's weights fix them anyway).
+  const std::vector<int>& size = options_.input_size;
+  check(size.empty() || (size.size() == 2 && size[0] > 0 && size[0] < (1 << 16) && size[1] > 0 && size[1] < (1 << 16)),
+        where_ + ": --input-size (input_size in Python) must be a height and width of 1 to 65535");
   int chw[3];
   for (int k = 1; k < 4; ++k) {
-    check(dims[k].has_dim_value() && dims[k].dim_value() > 0 && dims[k].dim_value() < (1 << 16),
-          what + ": dimension " + std::to_string(k) + " is dynamic ('" + dims[k].dim_param() +
-              "'); octet needs fixed channels, height and width (export with a fixed-size dummy input)");
-    chw[nhwc ? k % 3 : k - 1] = static_cast<int>(dims[k].dim_value());
+    const int role = nhwc ? k % 3 : k - 1;  // 0: channels, 1: height, 2: width
+    const char* role_name = role == 0 ? "channels" : role == 1 ? "height" : "width";
+    const std::string dim = what + ": its " + role_name + " (dimension " + std::to_string(k) + ")";
+    int64_t wanted = 0;  // the options' height or width; 0: none
+    if (role > 0) wanted = !size.empty() ? size[role - 1] : info_ ? (role == 1 ? info_->height : info_->width) : 0;
+    if (dims[k].has_dim_value()) {
+      const int64_t value = dims[k].dim_value();
+      check(value > 0 && value < (1 << 16), dim + " is " + std::to_string(value) + ", not 1 to 65535");
+      check(role == 0 || size.empty() || value == wanted, dim + " is " + std::to_string(value) +
+                                                               " in the file, and --input-size says " +
+                                                               std::to_string(wanted));
+      chw[role] = static_cast<int>(value);
+      continue;
+    }
+    const std::string param = dims[k].dim_param().empty() ? "" : " ('" + dims[k].dim_param() + "')";
+    check(role > 0, dim + " is dynamic" + param + "; octet needs fixed channels (export with a fixed-size input)");
+    check(wanted > 0, dim + " is dynamic" + param +
+                          "; give the image size as --input-size H W (input_size=(H, W) in Python) or a dataset, "
+                          "or export with a fixed-size dummy input");
+    chw[role] = static_cast<int>(wanted);
+    summary_.sized_by_options = true;
   }
+  summary_.input = {chw[0], chw[1], chw[2]};
   if (info_)
     check(chw[0] == info_->channels && chw[1] == info_->height && chw[2] == info_->width,
           what + " takes " + std::to_string(chw[0]) + "x" + std::to_string(chw[1]) + "x" + std::to_string(chw[2]) +

@@ -37,6 +37,9 @@ struct OnnxImportOptions {
   // shape; empty: none, the classes numbered from the output's size.
   std::string dataset;
   std::vector<float> mean, std;  // input normalisation; empty: the dataset's, or none (mean 0, std 1)
+  // The image's height and width where the file leaves them dynamic (empty:
+  // the dataset's); where the file fixes them, they must agree.
+  std::vector<int> input_size;
 };
 
 struct OnnxImportSummary {
@@ -45,6 +48,8 @@ struct OnnxImportSummary {
   int64_t octet_nodes = 0;                 // nodes of the imported graph
   int64_t folded_batch_norms = 0;          // BatchNormalization folded into the conv or linear layer before it
   std::vector<std::string> dropped;        // op types passed through or dropped (Identity, Dropout, Softmax, shape arithmetic)
+  std::vector<int> input;                  // the image: channels, height, width
+  bool sized_by_options = false;           // the file left the height or width dynamic: --input-size or the dataset's
 };
 
 // Fails naming the file and the node on anything it cannot import.

@@ -3,6 +3,7 @@
 // torch.save wrote, read with LibTorch's pickle reader (so only where LibTorch
 // is built in; Python users have octet.from_torch without it).
 #include <cstdio>
+#include <vector>
 #include <nlohmann/json.hpp>
 
 #include "common/file_io.h"
@@ -24,6 +25,7 @@ namespace {
 struct ImportOptions {
   std::string state_dict, output, json;
   TorchImportOptions torch;
+  std::vector<int> input_size;  // ONNX: H W, or one value for both
 };
 
 // What both imports write: the checkpoint's file, model, data and size.
@@ -44,17 +46,22 @@ void run_onnx_import([[maybe_unused]] const ImportOptions& o) {
        "it (Debian: apt-get install libonnx-dev) and build again");
 #else
   check(o.torch.model.empty(), "--model is for PyTorch state_dicts; an ONNX file carries its own graph");
+  std::vector<int> size = o.input_size;
+  if (size.size() == 1) size.push_back(size[0]);
   OnnxImportSummary summary;
   const Checkpoint checkpoint =
-      import_onnx(o.state_dict, OnnxImportOptions{o.torch.dataset, o.torch.mean, o.torch.std}, &summary);
+      import_onnx(o.state_dict, OnnxImportOptions{o.torch.dataset, o.torch.mean, o.torch.std, size}, &summary);
   save_checkpoint(checkpoint, o.output);
   int64_t values = 0;
   nlohmann::json result = written(checkpoint, o.output, &values);
   std::FILE* out = report_stream(o.json);
   std::fprintf(out,
-               "imported %s (ONNX opset %lld, %lld nodes) as %lld octet nodes for %s: %lld batch norms folded, %zu "
-               "tensors, %lld values -> %s\n",
+               "imported %s (ONNX opset %lld, %lld nodes; %dx%dx%d images%s) as %lld octet nodes for %s: %lld batch "
+               "norms folded, %zu tensors, %lld values -> %s\n",
                o.state_dict.c_str(), static_cast<long long>(summary.opset), static_cast<long long>(summary.onnx_nodes),
+               summary.input[0], summary.input[1], summary.input[2],
+               summary.sized_by_options ? (o.input_size.empty() ? ", sized by the dataset" : ", sized by --input-size")
+                                        : "",
                static_cast<long long>(summary.octet_nodes), checkpoint.dataset.c_str(),
                static_cast<long long>(summary.folded_batch_norms), checkpoint.params.size(),
                static_cast<long long>(values), o.output.c_str());
@@ -63,6 +70,8 @@ void run_onnx_import([[maybe_unused]] const ImportOptions& o) {
                  {"onnx_nodes", summary.onnx_nodes},
                  {"octet_nodes", summary.octet_nodes},
                  {"folded_batch_norms", summary.folded_batch_norms},
+                 {"input", summary.input},
+                 {"input_sized_by_options", summary.sized_by_options},
                  {"dropped", summary.dropped}});
   if (!o.json.empty()) write_text_output(o.json, result.dump(2) + "\n");
 #endif
@@ -71,6 +80,7 @@ void run_onnx_import([[maybe_unused]] const ImportOptions& o) {
 void run_import([[maybe_unused]] ImportOptions o) {
   if (is_onnx_file(o.state_dict)) return run_onnx_import(o);
   check(!o.torch.model.empty(), "--model is required for a PyTorch state_dict (octet summary --list)");
+  check(o.input_size.empty(), "--input-size is for ONNX files; a state_dict's model takes its --dataset's images");
   if (o.torch.dataset.empty()) o.torch.dataset = "cifar10";
 #ifndef OCTET_HAVE_TORCH
   use_torch_helper();
@@ -107,6 +117,10 @@ void add_import_command(CLI::App& app) {
   cmd->add_flag("!--no-bn", o->torch.batch_norm, "The state_dict's model has no batch norms");
   cmd->add_option("--mean", o->torch.mean, "Input normalisation mean per channel (default: the dataset's)");
   cmd->add_option("--std", o->torch.std, "Input normalisation std per channel (default: the dataset's)");
+  cmd->add_option("--input-size", o->input_size,
+                  "ONNX: the image's height and width (one value: both) where the file leaves them dynamic "
+                  "(default: the dataset's); where it fixes them they must agree")
+      ->expected(1, 2);
   cmd->add_option("-o,--output", o->output, "Checkpoint to write (.octet)")->required();
   add_json_option(cmd, o->json, "what was imported");
   cmd->callback([o] { run_import(*o); });

@@ -13,13 +13,24 @@
 namespace octet::python {
 
 namespace {
+// input_size as OnnxImportOptions takes it: None, one int (height and width), or (height, width).
+std::vector<int> image_size(const py::object& size) {
+  if (size.is_none()) return {};
+  if (py::isinstance<py::int_>(size)) return {size.cast<int>(), size.cast<int>()};
+  check(py::isinstance<py::sequence>(size) && py::len(size) == 2,
+        "octet.import_onnx: input_size must be None, an int or (height, width)");
+  return size.cast<std::vector<int>>();
+}
+
 std::shared_ptr<PyCheckpoint> import_onnx_py(const std::string& path, const std::string& dataset,
-                                             const std::vector<float>& mean, const std::vector<float>& std) {
+                                             const std::vector<float>& mean, const std::vector<float>& std,
+                                             const py::object& input_size) {
+  const std::vector<int> size = image_size(input_size);
 #ifdef OCTET_HAVE_ONNX
   py::gil_scoped_release release;
-  return std::make_shared<PyCheckpoint>(path, import_onnx(path, OnnxImportOptions{dataset, mean, std}));
+  return std::make_shared<PyCheckpoint>(path, import_onnx(path, OnnxImportOptions{dataset, mean, std, size}));
 #else
-  (void)dataset, (void)mean, (void)std;
+  (void)dataset, (void)mean, (void)std, (void)size;
   fail("octet.import_onnx('" + path + "') needs the ONNX library, and this octet was built without it: install it "
        "(Debian: apt-get install libonnx-dev) and build again");
 #endif
@@ -29,11 +40,13 @@ std::shared_ptr<PyCheckpoint> import_onnx_py(const std::string& path, const std:
 void bind_onnx_import(py::module_& m) {
   m.def("import_onnx", &import_onnx_py, py::arg("path"), py::kw_only(), py::arg("dataset") = "",
         py::arg("mean") = std::vector<float>{}, py::arg("std") = std::vector<float>{},
+        py::arg("input_size") = py::none(),
         "A float ONNX model (opsets 11-27, its weights in the file or in external data beside it) as a "
         "checkpoint, as `octet import model.onnx` makes it: dataset (optional: 'cifar10', 'fashion-mnist'; "
         "the model must fit its images) gives the classes and the normalisation, else the classes are "
-        "numbered and mean/std (default none) normalise the input. Save it with checkpoint.save(path), or use "
-        "it directly (predict, octet.quantize).");
+        "numbered and mean/std (default none) normalise the input. input_size (an int, or (height, width)) "
+        "sizes an input whose height and width the file leaves dynamic (default: the dataset's). Save it with "
+        "checkpoint.save(path), or use it directly (predict, octet.quantize).");
 }
 
 }  // namespace octet::python

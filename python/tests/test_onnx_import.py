@@ -4,6 +4,7 @@ checkpoints whose logits match PyTorch's, quantize and evaluate like built-in
 models; what octet cannot import is refused naming the node, and nothing is
 written."""
 
+import json
 import os
 import pathlib
 import subprocess
@@ -414,9 +415,68 @@ def test_non_square_kernels_quantize_and_follow_float(tmp_path, octet_bin):
     assert int8_agreement(tmp_path, octet_bin, seeded(Factorised, 16)) >= 0.9
 
 
-def test_dynamic_spatial_dimensions_are_refused(tmp_path, octet_bin):
-    export(random_model(4), tmp_path / "m.onnx", dynamic_axes={"image": {0: "n", 2: "h", 3: "w"}})
-    refused(tmp_path, octet_bin, tmp_path / "m.onnx", "input 'image'", "dynamic")
+def import_sized(octet_bin, onnx_path, out, *options):
+    return subprocess.run([octet_bin, "import", str(onnx_path), "-o", str(out), *options], capture_output=True,
+                          text=True)
+
+
+def test_dynamic_height_and_width_take_input_size_or_the_dataset(tmp_path, octet_bin):
+    model = random_model(4, flatten_by_view=False)
+    export(model, tmp_path / "m.onnx", dynamic_axes={"image": {0: "n", 2: "h", 3: "w"}})
+    plain = import_sized(octet_bin, tmp_path / "m.onnx", tmp_path / "plain.octet")
+    if "built without it" in plain.stderr:
+        pytest.skip("this octet has no ONNX library: " + plain.stderr.strip())
+    assert plain.returncode == 1, plain.stdout
+    assert "input 'image': its height (dimension 2) is dynamic ('h')" in plain.stderr, plain.stderr
+    assert "--input-size H W" in plain.stderr, plain.stderr
+    assert not (tmp_path / "plain.octet").exists()
+
+    result = import_sized(octet_bin, tmp_path / "m.onnx", tmp_path / "sized.octet", "--input-size", "40", "48",
+                          "--json", str(tmp_path / "sized.json"))
+    assert result.returncode == 0, result.stderr
+    assert "3x40x48 images, sized by --input-size" in result.stdout, result.stdout
+    described = json.loads((tmp_path / "sized.json").read_text())
+    assert described["input"] == [3, 40, 48] and described["input_sized_by_options"], described
+    images = np.random.default_rng(8).normal(size=(16, 3, 40, 48)).astype(np.float32)
+    got = octet.load_checkpoint(str(tmp_path / "sized.octet")).predict(images)
+    expected = logits_of(model, images)
+    assert np.abs(got - expected).max() <= 1e-4 * np.abs(expected).max(), np.abs(got - expected).max()
+    in_python = octet.import_onnx(str(tmp_path / "m.onnx"), input_size=(40, 48))
+    assert np.array_equal(in_python.predict(images), got)
+    square = octet.import_onnx(str(tmp_path / "m.onnx"), input_size=40)
+    assert square.predict(images[:, :, :, :40]).shape == (16, 10)
+    with pytest.raises(Exception, match="input_size must be None, an int or"):
+        octet.import_onnx(str(tmp_path / "m.onnx"), input_size=(40, 48, 3))
+
+    result = run_import(octet_bin, tmp_path / "m.onnx", tmp_path / "cifar.octet")  # --dataset cifar10: 32x32
+    assert result.returncode == 0, result.stderr
+    assert "3x32x32 images, sized by the dataset" in result.stdout, result.stdout
+    images = np.random.default_rng(9).normal(size=(16, 3, 32, 32)).astype(np.float32)
+    got = octet.load_checkpoint(str(tmp_path / "cifar.octet")).predict(images)
+    expected = logits_of(model, images)
+    assert np.abs(got - expected).max() <= 1e-4 * np.abs(expected).max(), np.abs(got - expected).max()
+
+
+def test_an_input_size_the_file_or_dataset_contradicts_is_refused(tmp_path, octet_bin):
+    export(random_model(4), tmp_path / "fixed.onnx")  # 3 x 32 x 32
+    export(random_model(4), tmp_path / "free.onnx", dynamic_axes={"image": {0: "n", 2: "h", 3: "w"}})
+    cases = [("fixed.onnx", ["--input-size", "28"], "its height (dimension 2) is 32 in the file, and --input-size "
+              "says 28"),
+             ("fixed.onnx", ["--input-size", "32", "30"], "its width (dimension 3) is 32 in the file, and --input-size "
+              "says 30"),
+             ("free.onnx", ["--input-size", "0", "32"], "must be a height and width of 1 to 65535"),
+             ("free.onnx", ["--input-size", "28", "--dataset", "cifar10"], "cifar10's are 3x32x32"),
+             ("free.onnx", ["--input-size", "1", "2", "3"], "--input-size"),
+             ("model.pt", ["--model", "resnet20", "--input-size", "32"], "--input-size is for ONNX files")]
+    for name, options, fragment in cases:
+        out = tmp_path / "refused.octet"
+        result = import_sized(octet_bin, tmp_path / name, out, *options)
+        if "built without it" in result.stderr:
+            pytest.skip("this octet has no ONNX library: " + result.stderr.strip())
+        assert result.returncode != 0 and fragment in result.stderr, (options, result.stderr)
+        assert not out.exists()
+    fixed = import_sized(octet_bin, tmp_path / "fixed.onnx", tmp_path / "fixed.octet", "--input-size", "32")
+    assert fixed.returncode == 0 and "3x32x32 images)" in fixed.stdout, fixed.stdout + fixed.stderr
 
 
 def test_wrong_dataset_shape_and_old_opsets_are_refused(tmp_path, octet_bin):

@@ -183,6 +183,13 @@ def write_embedding():
     onnx.save(m, str(OUT / "embedding_cast_weight.onnx"))
 
 
+def write_dynamic_size():
+    """Height and width left dynamic, as dynamic_axes writes them: the fuzz target's dataset sizes them."""
+    torch.manual_seed(8)
+    torch.onnx.export(Tiny(False).eval(), torch.zeros(1, 3, 32, 32), str(OUT / "dynamic_size.onnx"), opset_version=13,
+                      input_names=["x"], dynamic_axes={"x": {0: "n", 2: "h", 3: "w"}})
+
+
 def main():
     OUT.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(0)
@@ -199,6 +206,7 @@ def main():
     write_nhwc()
     write_prelu()
     write_embedding()
+    write_dynamic_size()
 
 
 if __name__ == "__main__":
