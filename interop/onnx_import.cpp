@@ -66,8 +66,9 @@ void Importer::read_input() {
                                 " inputs besides its weights; octet imports models of one image input");
   const onnx::ValueInfoProto& in = *inputs[0];
   const std::string what = where_ + ": input '" + in.name() + "'";
-  check(in.type().has_tensor_type() && in.type().tensor_type().elem_type() == onnx::TensorProto::FLOAT,
-        what + " is not a float32 tensor");
+  check(in.type().has_tensor_type() && is_float_type(in.type().tensor_type().elem_type()),
+        what + " is not a floating-point tensor (float32, float16, bfloat16 or float64)");
+  note_computed_in_float32(in.type().tensor_type().elem_type());
   const auto& dims = in.type().tensor_type().shape().dim();
   check(dims.size() == 4, what + " has " + std::to_string(dims.size()) + " dimensions, not N x C x H x W");
   if (dims[0].has_dim_value()) file_batch_ = dims[0].dim_value();
@@ -365,7 +366,7 @@ void Importer::import_op(const onnx::NodeProto& n) {
   }
   if (op == "Identity" || op == "Dropout" || op == "Softmax" || op == "LogSoftmax") {
     const bool softmax = op == "Softmax" || op == "LogSoftmax";
-    if (softmax && (uses_[n.output(0)] > 0 || g_.output_size() != 1 || g_.output(0).name() != n.output(0)))
+    if (softmax && !is_model_output(n.output(0)))
       refuse(n, "a softmax that is not the model's output; octet drops only a final one");
     summary_.dropped.push_back(op);
     return define(n, activation(n, 0));

@@ -14,9 +14,10 @@
 // an N x H x W x C input read through a Transpose; Flatten, Squeeze and
 // Reshape to (batch, features); Gemm and MatMul (+ Add of a bias) as linear
 // layers. The integer arithmetic on shapes that exporters write is evaluated
-// (interop/onnx_shape_values.h) and dropped; Identity, Cast to float, Dropout,
+// (interop/onnx_shape_values.h) and dropped; Identity, Cast to a floating type, Dropout,
 // a Pad of zeros and a trailing Softmax pass through. Anything else is refused
-// naming the node, its op type and the opset; nothing is written.
+// naming the node, its op type and the opset; nothing is written. Float16,
+// bfloat16 and float64 models are read and computed in float32.
 #pragma once
 
 #include <cstdint>
@@ -49,6 +50,7 @@ struct OnnxImportSummary {
   int64_t folded_batch_norms = 0;          // BatchNormalization folded into the conv or linear layer before it
   std::vector<std::string> dropped;        // op types passed through or dropped (Identity, Dropout, Softmax, shape arithmetic)
   std::vector<int> input;                  // the image: channels, height, width
+  std::vector<std::string> computed_in_float32;  // the file's other floating types ("FLOAT16"): octet's are float32
   bool sized_by_options = false;           // the file left the height or width dynamic: --input-size or the dataset's
 };
 

@@ -203,17 +203,42 @@ void Importer::squeeze(const onnx::NodeProto& n) {
   }
 }
 
-// Cast to float32 of a value already float (iresnet's x.float()): the value
-// itself, any pending affine kept with it. A weight is taken as float32 or
-// refused by constant(); casts of integer shapes are evaluated (shape_node).
+bool Importer::is_model_output(const std::string& value) const {
+  if (g_.output_size() != 1) return false;
+  std::string v = value;
+  for (int steps = 0; steps <= g_.node_size(); ++steps) {  // bounded: a file's Casts may form a cycle
+    const auto uses = uses_.find(v);
+    if (uses == uses_.end() || uses->second == 0) return g_.output(0).name() == v;
+    const onnx::NodeProto& reader = *readers_.at(v).front();
+    if (uses->second != 1 || reader.op_type() != "Cast" || reader.output_size() != 1 ||
+        !is_float_type(int_attribute(reader, "to", 0)))
+      return false;
+    v = reader.output(0);
+  }
+  return false;
+}
+
+void Importer::note_computed_in_float32(int64_t type) {
+  if (!is_float_type(type) || type == onnx::TensorProto::FLOAT) return;
+  const std::string name = onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(type));
+  std::vector<std::string>& noted = summary_.computed_in_float32;
+  if (std::find(noted.begin(), noted.end(), name) == noted.end()) noted.push_back(name);
+}
+
+// Cast to a floating type of a value already float (iresnet's x.float(), a
+// float16 model's casts at its input and output): the value itself, any
+// pending affine kept with it; octet computes every floating type in float32.
+// A weight is taken as float32 or refused by constant(); casts of integer
+// shapes are evaluated (shape_node).
 void Importer::cast(const onnx::NodeProto& n) {
   const int64_t to = int_attribute(n, "to", 0);
-  if (to != onnx::TensorProto::FLOAT) {
+  note_computed_in_float32(to);
+  if (!is_float_type(to)) {
     const bool named = onnx::TensorProto::DataType_IsValid(static_cast<int>(to));
     refuse(n, "Cast to " +
                   (named ? onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(to))
                          : "type " + std::to_string(to)) +
-                  ": octet values are float");
+                  ": octet values are floating-point");
   }
   const std::string& in = n.input(0);
   if (!values_.count(in) && (initializers_.count(in) || constants_.count(in))) {

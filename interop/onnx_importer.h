@@ -89,6 +89,11 @@ class Importer {
   BatchNormAffine batch_norm_affine(const onnx::NodeProto& n, int64_t channels) const;
   void batch_norm_of_rows(const onnx::NodeProto& n);
   void cast(const onnx::NodeProto& n);
+  // Whether `value` is the model's one output, or read only by a Cast to a
+  // floating type that is (a float16 model's output cast to float32).
+  bool is_model_output(const std::string& value) const;
+  // Records a floating type other than float32 (the input's, a Cast's) in the summary.
+  void note_computed_in_float32(int64_t type);
   void pool(const onnx::NodeProto& n);
   void linear(const onnx::NodeProto& n);
   void add(const onnx::NodeProto& n);

@@ -37,16 +37,88 @@ std::string ints_string(const std::vector<int64_t>& v) {
   return "[" + s + "]";
 }
 
-bool is_float(const onnx::TensorProto& t) { return t.data_type() == onnx::TensorProto::FLOAT; }
+bool is_float(const onnx::TensorProto& t) { return is_float_type(t.data_type()); }
+
+bool is_float_type(int64_t type) {
+  return type == onnx::TensorProto::FLOAT || type == onnx::TensorProto::FLOAT16 ||
+         type == onnx::TensorProto::BFLOAT16 || type == onnx::TensorProto::DOUBLE;
+}
+
+namespace {
+// IEEE half precision bits as a float (exact: every half is a float).
+float half_to_float(uint16_t h) {
+  const int exponent = (h >> 10) & 0x1F, mantissa = h & 0x3FF;
+  float magnitude;
+  if (exponent == 0x1F)
+    magnitude = mantissa ? NAN : INFINITY;
+  else if (exponent == 0)
+    magnitude = std::ldexp(static_cast<float>(mantissa), -24);  // subnormal
+  else
+    magnitude = std::ldexp(static_cast<float>(mantissa | 0x400), exponent - 25);
+  return (h & 0x8000) ? -magnitude : magnitude;
+}
+
+// bfloat16 bits: the high half of a float's.
+float bfloat16_to_float(uint16_t b) {
+  const uint32_t bits = uint32_t{b} << 16;
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+// The 16-bit values of a FLOAT16 or BFLOAT16 tensor: raw_data, or int32_data
+// holding one value each (ONNX's encoding).
+std::vector<uint16_t> sixteen_bit_values(const onnx::TensorProto& t, int64_t n, const std::string& what) {
+  std::vector<uint16_t> bits(static_cast<size_t>(n));
+  if (t.has_raw_data()) {
+    check(static_cast<int64_t>(t.raw_data().size()) == n * 2,
+          what + " holds " + std::to_string(t.raw_data().size()) + " bytes for " + std::to_string(n) +
+              " 16-bit floats");
+    if (n > 0) std::memcpy(bits.data(), t.raw_data().data(), t.raw_data().size());
+    return bits;
+  }
+  check(t.int32_data_size() == n,
+        what + " holds " + std::to_string(t.int32_data_size()) + " values for " + std::to_string(n) + " elements");
+  for (int64_t i = 0; i < n; ++i) {
+    const int32_t v = t.int32_data(static_cast<int>(i));
+    check(v >= 0 && v <= 0xFFFF, what + " holds a 16-bit float value outside 16 bits");
+    bits[static_cast<size_t>(i)] = static_cast<uint16_t>(v);
+  }
+  return bits;
+}
+
+// A DOUBLE tensor's values as floats (rounded; beyond float's range: infinite).
+void read_doubles(const onnx::TensorProto& t, int64_t n, const std::string& what, std::vector<float>& out) {
+  if (t.has_raw_data()) {
+    check(static_cast<int64_t>(t.raw_data().size()) == n * 8,
+          what + " holds " + std::to_string(t.raw_data().size()) + " bytes for " + std::to_string(n) + " doubles");
+    for (int64_t i = 0; i < n; ++i) {
+      double d;
+      std::memcpy(&d, t.raw_data().data() + 8 * i, sizeof d);
+      out[static_cast<size_t>(i)] = static_cast<float>(d);
+    }
+    return;
+  }
+  check(t.double_data_size() == n,
+        what + " holds " + std::to_string(t.double_data_size()) + " values for " + std::to_string(n) + " elements");
+  for (int64_t i = 0; i < n; ++i) out[static_cast<size_t>(i)] = static_cast<float>(t.double_data(static_cast<int>(i)));
+}
+}  // namespace
 
 FloatTensor float_tensor(const onnx::TensorProto& t, const std::string& what) {
   check_internal(t, what);
-  check(is_float(t), what + " is not float32 (ONNX data type " + std::to_string(t.data_type()) +
+  check(is_float(t), what + " is not a floating-point tensor (ONNX data type " + std::to_string(t.data_type()) +
                          "): octet imports float models; quantized ONNX models are not read");
   const int64_t n = element_count(t, what);
   FloatTensor out(shape_of(t));
-  // (memcpy only when there is something to copy: an empty vector's data() may be null.)
-  if (t.has_raw_data()) {
+  if (t.data_type() == onnx::TensorProto::FLOAT16 || t.data_type() == onnx::TensorProto::BFLOAT16) {
+    const bool half = t.data_type() == onnx::TensorProto::FLOAT16;
+    const std::vector<uint16_t> bits = sixteen_bit_values(t, n, what);
+    for (size_t i = 0; i < bits.size(); ++i) out.data[i] = half ? half_to_float(bits[i]) : bfloat16_to_float(bits[i]);
+  } else if (t.data_type() == onnx::TensorProto::DOUBLE) {
+    read_doubles(t, n, what, out.data);
+  } else if (t.has_raw_data()) {
+    // (memcpy only when there is something to copy: an empty vector's data() may be null.)
     check(static_cast<int64_t>(t.raw_data().size()) == n * 4,
           what + " holds " + std::to_string(t.raw_data().size()) + " bytes for " + std::to_string(n) + " floats");
     if (n > 0) std::memcpy(out.data.data(), t.raw_data().data(), t.raw_data().size());

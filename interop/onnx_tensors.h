@@ -13,13 +13,15 @@
 
 namespace octet::onnx_import {
 
-// A float tensor (FLOAT, from raw_data or float_data); fails naming `what`
-// for another type, external data, a size the data does not hold, or
-// non-finite values.
+// A floating-point tensor as float32: FLOAT (raw_data or float_data),
+// FLOAT16 and BFLOAT16 (raw_data or int32_data; exact), DOUBLE (raw_data or
+// double_data; rounded); fails naming `what` for another type, external data,
+// a size the data does not hold, or values that are not finite in float32.
 FloatTensor float_tensor(const onnx::TensorProto& t, const std::string& what);
 // An INT64 or INT32 tensor's values (shapes, axes, indices).
 std::vector<int64_t> int_tensor(const onnx::TensorProto& t, const std::string& what);
-bool is_float(const onnx::TensorProto& t);
+bool is_float(const onnx::TensorProto& t);  // of a type float_tensor reads
+bool is_float_type(int64_t type);           // FLOAT, FLOAT16, BFLOAT16 or DOUBLE (octet computes them in float32)
 std::string ints_string(const std::vector<int64_t>& v);  // "[1,2]", for messages
 
 // Attributes of a node, with defaults where absent.

@@ -3,6 +3,7 @@
 // torch.save wrote, read with LibTorch's pickle reader (so only where LibTorch
 // is built in; Python users have octet.from_torch without it).
 #include <cstdio>
+#include <string>
 #include <vector>
 #include <nlohmann/json.hpp>
 
@@ -54,14 +55,18 @@ void run_onnx_import([[maybe_unused]] const ImportOptions& o) {
   save_checkpoint(checkpoint, o.output);
   int64_t values = 0;
   nlohmann::json result = written(checkpoint, o.output, &values);
+  std::string other_types;  // "; its FLOAT16 values computed in float32"
+  for (const std::string& type : summary.computed_in_float32) other_types += (other_types.empty() ? "" : "/") + type;
+  if (!other_types.empty()) other_types = "; its " + other_types + " values computed in float32";
   std::FILE* out = report_stream(o.json);
   std::fprintf(out,
-               "imported %s (ONNX opset %lld, %lld nodes; %dx%dx%d images%s) as %lld octet nodes for %s: %lld batch "
-               "norms folded, %zu tensors, %lld values -> %s\n",
+               "imported %s (ONNX opset %lld, %lld nodes; %dx%dx%d images%s%s) as %lld octet nodes for %s: %lld "
+               "batch norms folded, %zu tensors, %lld values -> %s\n",
                o.state_dict.c_str(), static_cast<long long>(summary.opset), static_cast<long long>(summary.onnx_nodes),
                summary.input[0], summary.input[1], summary.input[2],
                summary.sized_by_options ? (o.input_size.empty() ? ", sized by the dataset" : ", sized by --input-size")
                                         : "",
+               other_types.c_str(),
                static_cast<long long>(summary.octet_nodes), checkpoint.dataset.c_str(),
                static_cast<long long>(summary.folded_batch_norms), checkpoint.params.size(),
                static_cast<long long>(values), o.output.c_str());
@@ -72,6 +77,7 @@ void run_onnx_import([[maybe_unused]] const ImportOptions& o) {
                  {"folded_batch_norms", summary.folded_batch_norms},
                  {"input", summary.input},
                  {"input_sized_by_options", summary.sized_by_options},
+                 {"computed_in_float32", summary.computed_in_float32},
                  {"dropped", summary.dropped}});
   if (!o.json.empty()) write_text_output(o.json, result.dump(2) + "\n");
 #endif

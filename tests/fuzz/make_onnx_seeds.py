@@ -190,6 +190,18 @@ def write_dynamic_size():
                       input_names=["x"], dynamic_axes={"x": {0: "n", 2: "h", 3: "w"}})
 
 
+def write_float16():
+    """Tiny with float16 weights (raw_data and int32_data) and Casts at its float32 input and output."""
+    from onnx import TensorProto
+    from float_types import retyped
+
+    torch.manual_seed(9)
+    path = OUT / "float16.onnx"
+    torch.onnx.export(Tiny(False).eval(), torch.zeros(1, 3, 32, 32), str(path), opset_version=13, input_names=["x"])
+    retyped(path, TensorProto.FLOAT16, True, path, OUT / "float16_rounded.onnx")
+    (OUT / "float16_rounded.onnx").unlink()
+
+
 def main():
     OUT.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(0)
@@ -207,6 +219,7 @@ def main():
     write_prelu()
     write_embedding()
     write_dynamic_size()
+    write_float16()
 
 
 if __name__ == "__main__":
