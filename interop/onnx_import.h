@@ -45,6 +45,7 @@ struct OnnxImportOptions {
 
 struct OnnxImportSummary {
   int64_t opset = 0;
+  int64_t upgraded_from_opset = 0;         // the file's opset (7 to 10), converted to `opset` by ONNX; 0: none
   int64_t onnx_nodes = 0;                  // nodes in the file
   int64_t octet_nodes = 0;                 // nodes of the imported graph
   int64_t folded_batch_norms = 0;          // BatchNormalization folded into the conv or linear layer before it

@@ -2,6 +2,7 @@
 // Transpose (flatten, a channel shuffle, a change of view), Slice, Concat,
 // Split and Gather of channels, Squeeze of height and width, Cast to float.
 #include <algorithm>
+#include <cmath>
 #include <optional>
 
 #include "common/error.h"
@@ -233,6 +234,22 @@ void Importer::note_computed_in_float32(int64_t type) {
 void Importer::cast(const onnx::NodeProto& n) {
   const int64_t to = int_attribute(n, "to", 0);
   note_computed_in_float32(to);
+  const std::string& in = n.input(0);
+  const bool constant_input = !values_.count(in) && (initializers_.count(in) || constants_.count(in));
+  if (constant_input && (to == onnx::TensorProto::INT64 || to == onnx::TensorProto::INT32)) {
+    // Shape arithmetic as exporters wrote it before opset 9: a float constant cast to integers.
+    const FloatTensor c = constant(n, 0);
+    std::vector<int64_t> ints;
+    for (float v : c.data) {
+      if (v != std::floor(v) || std::fabs(v) > float(1 << 30))
+        refuse(n, "Cast to " + onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(to)) +
+                      " of a constant that is not whole numbers: octet reads such a cast as shape arithmetic only");
+      ints.push_back(static_cast<int64_t>(v));
+    }
+    shape_values_[n.output(0)] = constant_shape_value(std::move(ints), c.shape.empty());
+    summary_.dropped.push_back(n.op_type());
+    return;
+  }
   if (!is_float_type(to)) {
     const bool named = onnx::TensorProto::DataType_IsValid(static_cast<int>(to));
     refuse(n, "Cast to " +
@@ -240,8 +257,7 @@ void Importer::cast(const onnx::NodeProto& n) {
                          : "type " + std::to_string(to)) +
                   ": octet values are floating-point");
   }
-  const std::string& in = n.input(0);
-  if (!values_.count(in) && (initializers_.count(in) || constants_.count(in))) {
+  if (constant_input) {
     constants_[n.output(0)] = constant(n, 0);
     return;
   }

@@ -58,11 +58,14 @@ void run_onnx_import([[maybe_unused]] const ImportOptions& o) {
   std::string other_types;  // "; its FLOAT16 values computed in float32"
   for (const std::string& type : summary.computed_in_float32) other_types += (other_types.empty() ? "" : "/") + type;
   if (!other_types.empty()) other_types = "; its " + other_types + " values computed in float32";
+  std::string opset = std::to_string(summary.opset);
+  if (summary.upgraded_from_opset)
+    opset = std::to_string(summary.upgraded_from_opset) + ", converted to " + opset + " by ONNX's version converter";
   std::FILE* out = report_stream(o.json);
   std::fprintf(out,
-               "imported %s (ONNX opset %lld, %lld nodes; %dx%dx%d images%s%s) as %lld octet nodes for %s: %lld "
+               "imported %s (ONNX opset %s, %lld nodes; %dx%dx%d images%s%s) as %lld octet nodes for %s: %lld "
                "batch norms folded, %zu tensors, %lld values -> %s\n",
-               o.state_dict.c_str(), static_cast<long long>(summary.opset), static_cast<long long>(summary.onnx_nodes),
+               o.state_dict.c_str(), opset.c_str(), static_cast<long long>(summary.onnx_nodes),
                summary.input[0], summary.input[1], summary.input[2],
                summary.sized_by_options ? (o.input_size.empty() ? ", sized by the dataset" : ", sized by --input-size")
                                         : "",
@@ -72,6 +75,7 @@ void run_onnx_import([[maybe_unused]] const ImportOptions& o) {
                static_cast<long long>(values), o.output.c_str());
   result.update({{"onnx", o.state_dict},
                  {"opset", summary.opset},
+                 {"upgraded_from_opset", summary.upgraded_from_opset},
                  {"onnx_nodes", summary.onnx_nodes},
                  {"octet_nodes", summary.octet_nodes},
                  {"folded_batch_norms", summary.folded_batch_norms},

@@ -190,6 +190,13 @@ def write_dynamic_size():
                       input_names=["x"], dynamic_axes={"x": {0: "n", 2: "h", 3: "w"}})
 
 
+def write_old_opset():
+    """Tiny at opset 9 (BatchNormalization-9, Softmax-1): ONNX's version converter's input."""
+    torch.manual_seed(10)
+    torch.onnx.export(Tiny(True).eval(), torch.zeros(1, 3, 32, 32), str(OUT / "opset9.onnx"), opset_version=9,
+                      training=torch.onnx.TrainingMode.PRESERVE, input_names=["x"])
+
+
 def write_float16():
     """Tiny with float16 weights (raw_data and int32_data) and Casts at its float32 input and output."""
     from onnx import TensorProto
@@ -220,6 +227,7 @@ def main():
     write_embedding()
     write_dynamic_size()
     write_float16()
+    write_old_opset()
 
 
 if __name__ == "__main__":

@@ -1,0 +1,69 @@
+"""`octet import` of models at opsets 7 to 10 (the ONNX Model Zoo's older files,
+torch.onnx.export at an old opset_version): ONNX's checker passes the file, ONNX's
+version converter takes it to opset 11, and it imports as a file written at 11 would;
+older opsets, and files the checker refuses, are refused naming the file."""
+
+import json
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+onnx = pytest.importorskip("onnx")
+from onnx import helper  # noqa: E402
+from test_onnx_import import export, logits_of, random_model, refused, run_import  # noqa: E402
+
+import octet  # noqa: E402
+
+nn = torch.nn
+
+
+class Clipped(nn.Module):
+    """ReLU6 and a Pad: attributes before opset 11 (Clip's min and max, Pad's pads), inputs from 11."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, stride=2)
+        self.fc = nn.Linear(8, 10)
+        self.softmax = False
+
+    def forward(self, x):
+        y = nn.functional.relu6(self.conv(nn.functional.pad(x, (1, 1, 1, 1))) * 3)
+        return self.fc(y.mean((2, 3)))
+
+
+@pytest.fixture(scope="module")
+def images():
+    return np.random.default_rng(51).normal(size=(16, 3, 32, 32)).astype(np.float32)
+
+
+@pytest.mark.parametrize("opset", [7, 8, 9, 10])
+@pytest.mark.parametrize("make", [lambda: random_model(52), lambda: Clipped().eval()], ids=["small_cnn", "clip_pad"])
+def test_an_old_opset_is_converted_and_matches_pytorch(tmp_path, octet_bin, images, opset, make):
+    torch.manual_seed(53)
+    model = make()
+    export(model, tmp_path / "old.onnx", opset=opset)
+    assert onnx.load(str(tmp_path / "old.onnx")).opset_import[0].version == opset
+    result = run_import(octet_bin, tmp_path / "old.onnx", tmp_path / "old.octet", "--json", str(tmp_path / "i.json"))
+    if "built without it" in result.stderr:
+        pytest.skip("this octet has no ONNX library: " + result.stderr.strip())
+    assert result.returncode == 0, result.stderr
+    assert f"opset {opset}, converted to 11 by ONNX's version converter" in result.stdout, result.stdout
+    summary = json.loads((tmp_path / "i.json").read_text())
+    assert summary["upgraded_from_opset"] == opset and summary["opset"] == 11, summary
+    got = octet.load_checkpoint(str(tmp_path / "old.octet")).predict(images)
+    expected = logits_of(model, images)
+    assert np.abs(got - expected).max() <= 1e-4 * np.abs(expected).max(), np.abs(got - expected).max()
+
+
+def test_an_old_file_that_onnx_checker_refuses_is_refused(tmp_path, octet_bin):
+    export(random_model(54), tmp_path / "old.onnx", opset=9)
+    model = onnx.load(str(tmp_path / "old.onnx"))
+    model.graph.node.insert(0, helper.make_node("Relu", ["nowhere"], ["unread"], name="dangling"))
+    onnx.save(model, str(tmp_path / "dangling.onnx"))
+    refused(tmp_path, octet_bin, tmp_path / "dangling.onnx", "dangling.onnx", "opset 9",
+            "ONNX's checker refuses the file", "nowhere")
+    model = onnx.load(str(tmp_path / "old.onnx"))
+    model.graph.output[0].name = "unwritten"  # the checker lets it pass; ONNX 1.12's converter crashed on it
+    onnx.save(model, str(tmp_path / "unwritten.onnx"))
+    refused(tmp_path, octet_bin, tmp_path / "unwritten.onnx", "the graph's output 'unwritten' is written by no node")
