@@ -1,6 +1,6 @@
 // The ONNX importer's nodes that move values without computing: Reshape and
 // Transpose (flatten, a channel shuffle, a change of view), Slice, Concat,
-// Split and Gather of channels, Squeeze of height and width, Cast to float.
+// Split and Gather of channels, Squeeze of height and width, Cast to a floating type.
 #include <algorithm>
 #include <cmath>
 #include <optional>

@@ -13,13 +13,18 @@
 namespace octet::python {
 
 namespace {
-// input_size as OnnxImportOptions takes it: None, one int (height and width), or (height, width).
+// input_size as OnnxImportOptions takes it: None, one integer (height and
+// width; numpy's too), or (height, width).
 std::vector<int> image_size(const py::object& size) {
   if (size.is_none()) return {};
-  if (py::isinstance<py::int_>(size)) return {size.cast<int>(), size.cast<int>()};
-  check(py::isinstance<py::sequence>(size) && py::len(size) == 2,
-        "octet.import_onnx: input_size must be None, an int or (height, width)");
-  return size.cast<std::vector<int>>();
+  const char* wrong = "octet.import_onnx: input_size must be None, an int or (height, width)";
+  try {
+    if (!py::isinstance<py::sequence>(size)) return {size.cast<int>(), size.cast<int>()};
+    check(!py::isinstance<py::str>(size) && py::len(size) == 2, wrong);
+    return size.cast<std::vector<int>>();
+  } catch (const py::cast_error&) {
+    fail(wrong);
+  }
 }
 
 std::shared_ptr<PyCheckpoint> import_onnx_py(const std::string& path, const std::string& dataset,

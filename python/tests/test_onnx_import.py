@@ -445,8 +445,11 @@ def test_dynamic_height_and_width_take_input_size_or_the_dataset(tmp_path, octet
     assert np.array_equal(in_python.predict(images), got)
     square = octet.import_onnx(str(tmp_path / "m.onnx"), input_size=40)
     assert square.predict(images[:, :, :, :40]).shape == (16, 10)
-    with pytest.raises(Exception, match="input_size must be None, an int or"):
-        octet.import_onnx(str(tmp_path / "m.onnx"), input_size=(40, 48, 3))
+    assert np.array_equal(octet.import_onnx(str(tmp_path / "m.onnx"), input_size=np.array([40, 48])).predict(images),
+                          got)
+    for wrong in [(40, 48, 3), "ab", 40.5]:
+        with pytest.raises(Exception, match="input_size must be None, an int or"):
+            octet.import_onnx(str(tmp_path / "m.onnx"), input_size=wrong)
 
     result = run_import(octet_bin, tmp_path / "m.onnx", tmp_path / "cifar.octet")  # --dataset cifar10: 32x32
     assert result.returncode == 0, result.stderr
