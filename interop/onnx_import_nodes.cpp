@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "common/error.h"
+#include "graph/ops/pool2d.h"
 #include "interop/onnx_tensors.h"
 
 namespace octet::onnx_import {
@@ -129,6 +130,22 @@ void Importer::batch_norm_of_rows(const onnx::NodeProto& n) {
   ++summary_.folded_batch_norms;
 }
 
+// Before opset 10 torch wrote a ceil-mode max pool as more padding at the
+// bottom and right than at the top and left (alike there): where that gives
+// ceil_mode's output size, it is ceil_mode, a max pool's padding never being
+// the maximum.
+bool Importer::is_ceil_mode_padding(const onnx::NodeProto& n, const Pads& pads, int k, int stride) const {
+  const int64_t p = pads[0];
+  if (pads[1] != p || pads[2] < p || pads[3] < p || 2 * p > k || pending_pads_.count(n.input(0))) return false;
+  const ActShape in = shape_of(value_node(n, 0));
+  Node ceil_pool;
+  ceil_pool.kernel = k, ceil_pool.stride = stride, ceil_pool.padding = static_cast<int>(p), ceil_pool.ceil_mode = true;
+  const auto agree = [&](int64_t size, int64_t end) {
+    return size + p + end >= k && (size + p + end - k) / stride + 1 == ops::pool_positions(size, ceil_pool);
+  };
+  return agree(in.h, pads[2]) && agree(in.w, pads[3]);
+}
+
 void Importer::pool(const onnx::NodeProto& n) {
   const auto kernel = ints_attribute(n, "kernel_shape", {});
   const auto strides = ints_attribute(n, "strides", {1, 1});
@@ -143,6 +160,10 @@ void Importer::pool(const onnx::NodeProto& n) {
   const int k = static_cast<int>(kernel[0]), stride = static_cast<int>(strides[0]);
   const bool max = n.op_type() == "MaxPool", ceil_mode = int_attribute(n, "ceil_mode", 0) != 0;
   const bool alike = std::all_of(pads.begin(), pads.end(), [&](int64_t p) { return p == pads[0]; });
+  if (max && !ceil_mode && !alike && is_ceil_mode_padding(n, pads, k, stride)) {
+    const PaddedInput in = padded_input(n, Pads{pads[0], pads[0], pads[0], pads[0]}, k / 2);
+    return define(n, builder_.max_pool(in.node, k, stride, in.padding, true));
+  }
   const bool counts_padding = int_attribute(n, "count_include_pad", 0) != 0;
   // Padding beyond what every side shares, or beyond half the kernel, becomes
   // zeros of a Pad2d node: right where they count as values, as a max pool's

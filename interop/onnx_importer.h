@@ -95,6 +95,7 @@ class Importer {
   // Records a floating type other than float32 (the input's, a Cast's) in the summary.
   void note_computed_in_float32(int64_t type);
   void pool(const onnx::NodeProto& n);
+  bool is_ceil_mode_padding(const onnx::NodeProto& n, const Pads& pads, int k, int stride) const;
   void linear(const onnx::NodeProto& n);
   void add(const onnx::NodeProto& n);
   void subtract(const onnx::NodeProto& n);

@@ -32,13 +32,32 @@ class Clipped(nn.Module):
         return self.fc(y.mean((2, 3)))
 
 
+class CeilPools(nn.Module):
+    """Max pools with ceil_mode (SqueezeNet's and GoogLeNet's): before opset 10 torch writes them as more padding
+    at the bottom and right."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.pool1 = nn.MaxPool2d(3, stride=2, ceil_mode=True)  # 32 -> 16 (15 without ceil_mode)
+        self.pool2 = nn.MaxPool2d(3, stride=2, padding=1, ceil_mode=True)  # 16 -> 9
+        self.pool3 = nn.MaxPool2d(2, stride=2, ceil_mode=True)  # 9 -> 5
+        self.fc = nn.Linear(8 * 5 * 5, 10)
+        self.softmax = False
+
+    def forward(self, x):
+        y = self.pool3(self.pool2(self.pool1(torch.tanh(self.conv(x)))))
+        return self.fc(torch.flatten(y, 1))
+
+
 @pytest.fixture(scope="module")
 def images():
     return np.random.default_rng(51).normal(size=(16, 3, 32, 32)).astype(np.float32)
 
 
 @pytest.mark.parametrize("opset", [7, 8, 9, 10])
-@pytest.mark.parametrize("make", [lambda: random_model(52), lambda: Clipped().eval()], ids=["small_cnn", "clip_pad"])
+@pytest.mark.parametrize("make", [lambda: random_model(52), lambda: Clipped().eval(), lambda: CeilPools().eval()],
+                         ids=["small_cnn", "clip_pad", "ceil_pools"])
 def test_an_old_opset_is_converted_and_matches_pytorch(tmp_path, octet_bin, images, opset, make):
     torch.manual_seed(53)
     model = make()
@@ -67,3 +86,17 @@ def test_an_old_file_that_onnx_checker_refuses_is_refused(tmp_path, octet_bin):
     model.graph.output[0].name = "unwritten"  # the checker lets it pass; ONNX 1.12's converter crashed on it
     onnx.save(model, str(tmp_path / "unwritten.onnx"))
     refused(tmp_path, octet_bin, tmp_path / "unwritten.onnx", "the graph's output 'unwritten' is written by no node")
+
+
+def test_end_padding_of_a_max_pool_that_is_not_ceil_mode_is_refused(tmp_path, octet_bin):
+    torch.manual_seed(55)
+    export(CeilPools().eval(), tmp_path / "m.onnx", opset=9)
+    model = onnx.load(str(tmp_path / "m.onnx"))
+    pool = next(n for n in model.graph.node if n.op_type == "MaxPool")
+    pads = next(a for a in pool.attribute if a.name == "pads")
+    top, left, bottom, right = pads.ints
+    assert top == left == 0 and bottom == right > 0, list(pads.ints)  # ceil_mode as torch wrote it
+    pads.ints[:] = [0, 0, bottom + 2, right + 2]  # one output more than ceil_mode gives
+    onnx.save(model, str(tmp_path / "wider.onnx"))
+    refused(tmp_path, octet_bin, tmp_path / "wider.onnx", f"pads [0,0,{bottom + 2},{right + 2}]",
+            "max pools pad every side alike")
