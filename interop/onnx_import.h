@@ -1,4 +1,4 @@
-// A float ONNX model (as torch.onnx.export writes it, opsets 11 to 27; its
+// A float ONNX model (as torch.onnx.export writes it, opsets 7 to 27, those before 11 converted by ONNX; its
 // weights in the file or in external data beside it) as an octet float
 // checkpoint: Conv (grouped, depthwise and dilated included) with the
 // BatchNormalization after it folded in at its own epsilon (one of rows,

@@ -46,7 +46,7 @@ void bind_onnx_import(py::module_& m) {
   m.def("import_onnx", &import_onnx_py, py::arg("path"), py::kw_only(), py::arg("dataset") = "",
         py::arg("mean") = std::vector<float>{}, py::arg("std") = std::vector<float>{},
         py::arg("input_size") = py::none(),
-        "A float ONNX model (opsets 11-27, its weights in the file or in external data beside it) as a "
+        "A float ONNX model (opsets 7-27, its weights in the file or in external data beside it) as a "
         "checkpoint, as `octet import model.onnx` makes it: dataset (optional: 'cifar10', 'fashion-mnist'; "
         "the model must fit its images) gives the classes and the normalisation, else the classes are "
         "numbered and mean/std (default none) normalise the input. input_size (an int, or (height, width)) "
