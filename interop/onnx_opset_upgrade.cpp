@@ -21,19 +21,21 @@ int64_t default_opset(const onnx::ModelProto& model) {
 
 namespace {
 // ONNX 1.12's Pad 10 -> 11 adapter reads the attribute `value` that Pad-2
-// makes optional (default 0, as torch.onnx.export leaves it): written out.
+// makes optional (default 0, as torch.onnx.export leaves it).
+bool lacks_pad_value(const onnx::NodeProto& n) {
+  return n.op_type() == "Pad" && std::none_of(n.attribute().begin(), n.attribute().end(),
+                                              [](const onnx::AttributeProto& a) { return a.name() == "value"; });
+}
+
+// `model` with those values written out (a copy, weights and all: made only where one lacks it).
 onnx::ModelProto with_default_pad_values(const onnx::ModelProto& model) {
   onnx::ModelProto filled = model;
   for (onnx::NodeProto& n : *filled.mutable_graph()->mutable_node()) {
-    if (n.op_type() != "Pad") continue;
-    const bool has_value = std::any_of(n.attribute().begin(), n.attribute().end(),
-                                       [](const onnx::AttributeProto& a) { return a.name() == "value"; });
-    if (!has_value) {
-      onnx::AttributeProto* value = n.add_attribute();
-      value->set_name("value");
-      value->set_type(onnx::AttributeProto::FLOAT);
-      value->set_f(0.0f);
-    }
+    if (!lacks_pad_value(n)) continue;
+    onnx::AttributeProto* value = n.add_attribute();
+    value->set_name("value");
+    value->set_type(onnx::AttributeProto::FLOAT);
+    value->set_f(0.0f);
   }
   return filled;
 }
@@ -55,7 +57,10 @@ onnx::ModelProto upgraded_model(const onnx::ModelProto& model, int64_t target, c
   for (const auto& out : model.graph().output())
     check(defined.count(out.name()), where + ": the graph's output '" + out.name() + "' is written by no node");
   try {
-    return onnx::version_conversion::ConvertVersion(with_default_pad_values(model), static_cast<int>(target));
+    const auto& nodes = model.graph().node();
+    if (std::any_of(nodes.begin(), nodes.end(), lacks_pad_value))
+      return onnx::version_conversion::ConvertVersion(with_default_pad_values(model), static_cast<int>(target));
+    return onnx::version_conversion::ConvertVersion(model, static_cast<int>(target));
   } catch (const std::exception& e) {
     fail(where + ": ONNX's version converter cannot take this " + from + " model to opset " + std::to_string(target) +
          ": " + e.what());
