@@ -264,7 +264,9 @@ void Importer::import_op(const onnx::NodeProto& n) {
   if (op == "Relu") return define(n, builder_.relu(activation(n, 0)));
   if (op == "MaxPool" || op == "AveragePool") return pool(n);
   if (op == "GlobalAveragePool") return define(n, builder_.global_avg_pool(activation(n, 0)));
+  if (op == "GlobalMaxPool") return global_max_pool(n);
   if (op == "Add") return add(n);
+  if (op == "Sum") return sum(n);
   if (op == "Sub") return subtract(n);
   if (op == "Clip") return clip(n);
   if (op == "Sigmoid" || op == "HardSigmoid") return gate(n);

@@ -131,9 +131,10 @@ void Importer::batch_norm_of_rows(const onnx::NodeProto& n) {
 }
 
 // Before opset 10 torch wrote a ceil-mode max pool as more padding at the
-// bottom and right than at the top and left (alike there): where that gives
-// ceil_mode's output size, it is ceil_mode, a max pool's padding never being
-// the maximum.
+// bottom and right than at the top and left (alike there), as tf2onnx writes
+// TensorFlow's SAME pools: where that gives ceil_mode's output size, it is
+// ceil_mode, padding never being a max pool's maximum nor counted by an
+// average pool of count_include_pad 0.
 bool Importer::is_ceil_mode_padding(const onnx::NodeProto& n, const Pads& pads, int k, int stride) const {
   const int64_t p = pads[0];
   if (pads[1] != p || pads[2] < p || pads[3] < p || 2 * p > k || pending_pads_.count(n.input(0))) return false;
@@ -160,11 +161,12 @@ void Importer::pool(const onnx::NodeProto& n) {
   const int k = static_cast<int>(kernel[0]), stride = static_cast<int>(strides[0]);
   const bool max = n.op_type() == "MaxPool", ceil_mode = int_attribute(n, "ceil_mode", 0) != 0;
   const bool alike = std::all_of(pads.begin(), pads.end(), [&](int64_t p) { return p == pads[0]; });
-  if (max && !ceil_mode && !alike && is_ceil_mode_padding(n, pads, k, stride)) {
-    const PaddedInput in = padded_input(n, Pads{pads[0], pads[0], pads[0], pads[0]}, k / 2);
-    return define(n, builder_.max_pool(in.node, k, stride, in.padding, true));
-  }
   const bool counts_padding = int_attribute(n, "count_include_pad", 0) != 0;
+  if (!ceil_mode && !alike && !counts_padding && is_ceil_mode_padding(n, pads, k, stride)) {
+    const PaddedInput in = padded_input(n, Pads{pads[0], pads[0], pads[0], pads[0]}, k / 2);
+    if (max) return define(n, builder_.max_pool(in.node, k, stride, in.padding, true));
+    return define(n, builder_.avg_pool(in.node, k, stride, in.padding, true, true));
+  }
   // Padding beyond what every side shares, or beyond half the kernel, becomes
   // zeros of a Pad2d node: right where they count as values, as a max pool's
   // padding and count_include_pad 0's do not, nor ceil_mode's last window.
@@ -221,6 +223,25 @@ void Importer::add(const onnx::NodeProto& n) {
   const int i = first_constant ? 1 : 0;
   const std::vector<float> shift = constant_per_channel(n, i, 1 - i);
   constant_affine(n, i, std::vector<float>(shift.size(), 1.0f), shift);
+}
+
+// Sum of computed values (Caffe2's residual adds): adds, one input after another.
+void Importer::sum(const onnx::NodeProto& n) {
+  int total = activation(n, 0);
+  for (int i = 1; i < n.input_size(); ++i) {
+    if (channels_last_.count(n.input(0)) != channels_last_.count(n.input(i)))
+      refuse(n, "adds a channels-last value to a channels-first one");
+    total = builder_.add(total, activation(n, i));
+  }
+  define(n, total);
+}
+
+// A global max pool is the max pool whose one window is the whole image.
+void Importer::global_max_pool(const onnx::NodeProto& n) {
+  const int x = activation(n, 0);
+  const ActShape in = shape_of(x);
+  if (in.h != in.w) refuse(n, "a " + to_string(in) + " input: octet's pooling windows are square");
+  define(n, builder_.max_pool(x, in.h, in.h, 0, false));
 }
 
 // x - c or c - x, c one value or one per channel (a normalisation inside the

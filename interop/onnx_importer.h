@@ -98,6 +98,8 @@ class Importer {
   bool is_ceil_mode_padding(const onnx::NodeProto& n, const Pads& pads, int k, int stride) const;
   void linear(const onnx::NodeProto& n);
   void add(const onnx::NodeProto& n);
+  void sum(const onnx::NodeProto& n);
+  void global_max_pool(const onnx::NodeProto& n);
   void subtract(const onnx::NodeProto& n);
   void reshape(const onnx::NodeProto& n);
   void pad(const onnx::NodeProto& n);

@@ -10,6 +10,7 @@
 #include "common/requantize.h"
 #include "common/safetensors.h"
 #include "graph/op.h"
+#include "graph/ops/pool2d.h"
 
 namespace octet {
 
@@ -238,7 +239,10 @@ void QuantizedModel::validate(const std::string& where) const {
         }
       }
     } else if (traits.input_multipliers != 0) {
-      expect_shape(q.multiplier, {input_multiplier_count(n)}, at + ".multiplier");
+      const bool by_count = n.op == Op::AvgPool2d;  // graph/ops/pool2d.h: one multiplier per window count
+      expect_shape(q.multiplier, {by_count ? ops::avg_pool_multiplier_count(n, shapes[n.inputs[0]], shapes[i])
+                                           : input_multiplier_count(n)},
+                   at + ".multiplier");
       expect_shape(q.shift, {1}, at + ".shift");
       check_shifts(q.multiplier, q.shift, at);
       int64_t largest = 0;

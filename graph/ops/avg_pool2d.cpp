@@ -1,17 +1,19 @@
 // AvgPool2d: the mean of each window. Attributes: kernel, stride, padding
 // (counted as zeros unless exclude_padding), ceil_mode. In int8 the window's
-// sum is requantized to the output's own scale (one multiplier that divides by
-// the window), so every window must count kernel x kernel values.
+// sum is requantized to the output's own scale by a multiplier that divides by
+// the window's count (pool2d.h's avg_pool_multiplier).
 #include "graph/ops/pool2d.h"
 
 namespace octet::ops {
 
 namespace {
+// The largest window, whose int32 sum must not overflow.
 double window(const Node& n, const std::vector<ActShape>& in) {
-  check(pool_windows_uniform(n, in[0], pool_shape(n, in)),
-        "average pool '" + n.name + "': int8 averages need every window to count " + std::to_string(n.kernel) + "x" +
-            std::to_string(n.kernel) + " values, and here " +
-            (n.exclude_padding ? "padding is not counted" : "ceil_mode cuts the last window short"));
+  check(n.kernel <= kMostUnevenPoolKernel || pool_windows_uniform(n, in[0], pool_shape(n, in)),
+        "average pool '" + n.name + "': a " + std::to_string(n.kernel) + "x" + std::to_string(n.kernel) +
+            " kernel whose windows count different numbers of values (" +
+            (n.exclude_padding ? "padding not counted" : "ceil_mode's last window") + "); int8 averages take at most " +
+            std::to_string(kMostUnevenPoolKernel) + "x" + std::to_string(kMostUnevenPoolKernel) + " there");
   return double(n.kernel) * n.kernel;
 }
 
@@ -22,8 +24,8 @@ void run_float(const FloatOpArgs& a) {
 
 void run_int8_reference(const Int8ReferenceArgs& a) {
   const NodeQuant& q = a.q;
-  pool_int8_reference(a, [&](int32_t, int32_t sum) {
-    return requantize(sum, q.multiplier.data[0], 0, 0, q.shift.data[0], -128, q.zero_point);
+  pool_int8_reference(a, [&](int32_t, int32_t sum, int count) {
+    return requantize(sum, avg_pool_multiplier(q.multiplier, count), 0, 0, q.shift.data[0], -128, q.zero_point);
   });
 }
 }  // namespace

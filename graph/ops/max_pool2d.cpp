@@ -14,7 +14,7 @@ void run_float(const FloatOpArgs& a) {
 }
 
 void run_int8_reference(const Int8ReferenceArgs& a) {
-  pool_int8_reference(a, [](int32_t best, int32_t) { return best; });
+  pool_int8_reference(a, [](int32_t best, int32_t, int) { return best; });
 }
 }  // namespace
 

@@ -44,12 +44,28 @@ inline PoolSpan pool_span(int out_index, int size, const Node& n) {
   return {std::max(start, 0), std::min(stop, size), stop - start};
 }
 
-// Whether every window holds kernel x kernel counted values (so that int8
-// averages divide by one window): no window cut short by ceil_mode, and the
-// padding counted where there is some.
+// The values an average divides a window's sum by: those inside the input,
+// and the padding too unless exclude_padding.
+inline int pool_count(const PoolSpan& sy, const PoolSpan& sx, const Node& n) {
+  return n.exclude_padding ? (sy.end - sy.begin) * (sx.end - sx.begin) : sy.counted * sx.counted;
+}
+
+// Whether every window holds kernel x kernel counted values: no window cut
+// short by ceil_mode, and the padding counted where there is some.
 inline bool pool_windows_uniform(const Node& n, const ActShape& in, const ActShape& out) {
   if (n.padding > 0 && n.exclude_padding) return false;
   return pool_span(out.h - 1, in.h, n).counted == n.kernel && pool_span(out.w - 1, in.w, n).counted == n.kernel;
+}
+
+// An int8 average pool requantizes each window's sum with the multiplier of
+// its count: one multiplier where every window counts kernel x kernel values,
+// else one for each count from 1 to kernel x kernel (entry count - 1).
+constexpr int kMostUnevenPoolKernel = 64;
+inline int64_t avg_pool_multiplier_count(const Node& n, const ActShape& in, const ActShape& out) {
+  return pool_windows_uniform(n, in, out) ? 1 : int64_t{n.kernel} * n.kernel;
+}
+inline int32_t avg_pool_multiplier(const Int32Tensor& multipliers, int count) {
+  return multipliers.data[multipliers.numel() == 1 ? 0 : static_cast<size_t>(count - 1)];
 }
 
 // y = finish(reduce over the window of each output, its counted size), NHWC float.
@@ -64,7 +80,7 @@ void pool_float(const FloatOpArgs& a, float init, Reduce reduce, Finish finish) 
     for (int oy = 0; oy < out.h; ++oy)
       for (int ox = 0; ox < out.w; ++ox) {
         const PoolSpan sy = pool_span(oy, in.h, n), sx = pool_span(ox, in.w, n);
-        const int count = n.exclude_padding ? (sy.end - sy.begin) * (sx.end - sx.begin) : sy.counted * sx.counted;
+        const int count = pool_count(sy, sx, n);
         for (int c = 0; c < out.c; ++c) {
           float acc = init;
           for (int iy = sy.begin; iy < sy.end; ++iy)
@@ -74,8 +90,8 @@ void pool_float(const FloatOpArgs& a, float init, Reduce reduce, Finish finish) 
       }
 }
 
-// y = finish(max and sum of each output's window), NCHW int8; the sum is of
-// values less the input's zero point, so the padding adds nothing.
+// y = finish(max and sum of each output's window, its count), NCHW int8; the
+// sum is of values less the input's zero point, so the padding adds nothing.
 template <typename Finish>
 void pool_int8_reference(const Int8ReferenceArgs& a, Finish finish) {
   const Node& n = a.node;
@@ -97,7 +113,7 @@ void pool_int8_reference(const Int8ReferenceArgs& a, Finish finish) {
               best = std::max<int32_t>(best, v);
               sum += v - zero_point;
             }
-          at(a.y, b, c, oy, ox) = static_cast<int16_t>(finish(best, sum));
+          at(a.y, b, c, oy, ox) = static_cast<int16_t>(finish(best, sum, pool_count(sy, sx, n)));
         }
 }
 

@@ -3,6 +3,7 @@
 #include "common/error.h"
 #include "graph/op_traits.h"
 #include "runtime/cuda/device_layout.h"
+#include "runtime/cuda/pool_kernel.h"
 #include "runtime/engine.h"
 
 namespace octet::cuda {
@@ -49,6 +50,10 @@ std::string why_unsupported(const QuantizedModel& m, bool wide_allowed) {
     if (m.quant[i].in_float)
       return "the CUDA runtime runs int8 nodes only, and the model keeps " + node + " in float; run it with the cpu "
              "backend";
+    if (n.op == Op::AvgPool2d && m.quant[i].multiplier.numel() > kMostPoolMultipliers)
+      return "the CUDA runtime's average pools whose windows count different numbers of values (ceil_mode's last "
+             "window, padding not counted) take kernels up to 8x8, and " + node + " has a " +
+             std::to_string(n.kernel) + "x" + std::to_string(n.kernel) + " one; run it with the cpu backend";
     if (m.quant[i].zero_point != 0 && m.quant[i].zero_point != -128)  // stored_value.h: int8 or uint8 bytes
       return "the CUDA runtime reads activations with zero point 0 (int8) or -128 (uint8) only, and " + node +
              " has zero point " + std::to_string(m.quant[i].zero_point) + "; run it with the cpu backend";

@@ -14,11 +14,11 @@ __global__ void max_pool_kernel(const int8_t* __restrict__ in, const PoolShape s
 }
 
 template <int Lanes>
-__global__ void avg_pool_kernel(const int8_t* __restrict__ in, const PoolShape s, int32_t multiplier, int32_t shift,
+__global__ void avg_pool_kernel(const int8_t* __restrict__ in, const PoolShape s, const PoolMultipliers m,
                                 int8_t* __restrict__ out) {
   grid_dependency_sync();
   const int64_t item = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (item < s.items()) avg_pool_item<Lanes>(in, s, multiplier, shift, item, out);
+  if (item < s.items()) avg_pool_item<Lanes>(in, s, m, item, out);
 }
 
 struct LaunchMaxPool {
@@ -35,13 +35,12 @@ struct LaunchMaxPool {
 struct LaunchAvgPool {
   const int8_t* in;
   const PoolShape& s;
-  int32_t multiplier, shift;
+  const PoolMultipliers& m;
   int8_t* out;
   KernelStream stream;
   template <int Lanes>
   void run() const {
-    launch_kernel(avg_pool_kernel<Lanes>, elementwise_grid(s.items()), kBlockSize, 0, stream, in, s, multiplier, shift,
-                  out);
+    launch_kernel(avg_pool_kernel<Lanes>, elementwise_grid(s.items()), kBlockSize, 0, stream, in, s, m, out);
   }
 };
 
@@ -75,11 +74,19 @@ void max_pool(const int8_t* in, int64_t batch, const ActShape& in_shape, int c, 
 }
 
 void avg_pool(const int8_t* in, int64_t batch, const ActShape& in_shape, int c, const ActShape& out_shape, int kernel,
-              int stride, int padding, int32_t multiplier, int32_t shift, int32_t in_zero_point,
-              int32_t out_zero_point, int8_t* out, KernelStream stream) {
-  const PoolShape s =
+              int stride, int padding, bool exclude_padding, const Int32Tensor& multipliers, int32_t shift,
+              int32_t in_zero_point, int32_t out_zero_point, int8_t* out, KernelStream stream) {
+  PoolShape s =
       pool_shape("avg_pool", batch, in_shape, c, out_shape, kernel, stride, padding, in_zero_point, out_zero_point);
-  visit_pool_variant(s, LaunchAvgPool{in, s, multiplier, shift, out, stream});
+  s.exclude_padding = exclude_padding;
+  const int64_t count = multipliers.numel();
+  check(count == 1 || (count == int64_t{kernel} * kernel && count <= kMostPoolMultipliers),
+        "cuda avg_pool: " + std::to_string(count) + " multipliers for a " + std::to_string(kernel) + "x" +
+            std::to_string(kernel) + " kernel (one, or one per window count up to " +
+            std::to_string(kMostPoolMultipliers) + ")");
+  PoolMultipliers m{{}, static_cast<int>(count), shift};
+  for (int64_t k = 0; k < count; ++k) m.by_count[k] = multipliers.data[static_cast<size_t>(k)];
+  visit_pool_variant(s, LaunchAvgPool{in, s, m, out, stream});
   CUDA_CHECK_LAUNCH();
 }
 

@@ -3,18 +3,20 @@
 // `c` is the stored (padded) channel count.
 #pragma once
 
+#include "common/tensor.h"
 #include "runtime/cuda/common.cuh"
+#include "runtime/cuda/pool_kernel.h"
 #include "runtime/cuda/programmatic_launch.cuh"
 
 namespace octet::cuda {
 
 void max_pool(const int8_t* in, int64_t batch, const ActShape& in_shape, int c, const ActShape& out_shape, int kernel,
               int stride, int padding, int32_t zero_point, int8_t* out, KernelStream stream);
-// The int32 sum of each window, requantized with (multiplier, shift) (which
-// divide by kernel x kernel: the graph allows no window that counts fewer).
+// The int32 sum of each window, requantized with the multiplier of its count
+// (`multipliers`: NodeQuant's, one or one per count; at most kMostPoolMultipliers).
 void avg_pool(const int8_t* in, int64_t batch, const ActShape& in_shape, int c, const ActShape& out_shape, int kernel,
-              int stride, int padding, int32_t multiplier, int32_t shift, int32_t in_zero_point,
-              int32_t out_zero_point, int8_t* out, KernelStream stream);
+              int stride, int padding, bool exclude_padding, const Int32Tensor& multipliers, int32_t shift,
+              int32_t in_zero_point, int32_t out_zero_point, int8_t* out, KernelStream stream);
 // The int32 sum over each channel's whole plane, requantized; out is [batch][c].
 void global_avg_pool(const int8_t* in, int64_t batch, int h, int w, int c, int32_t multiplier, int32_t shift,
                      int32_t in_zero_point, int32_t out_zero_point, int8_t* out, KernelStream stream);

@@ -2,7 +2,8 @@
 // one output pixel, 16 (one 16-byte load per window pixel) where the stored
 // channels allow, else 4. Windows as graph/ops/pool2d.h defines them: zero
 // padding on every side, which adds nothing (the output shape says whether
-// ceil_mode made a last, partial window). The global average pool: one
+// ceil_mode made a last, partial window); an average divides by its window's
+// count (graph/ops/pool2d.h's pool_count). The global average pool: one
 // thread per (image, channel). Plain C++ with host+device
 // functions, so that the host executor of the device layout (tests/ops) runs
 // the kernels' own arithmetic on any machine.
@@ -22,19 +23,40 @@ struct PoolShape {
   int64_t batch = 0;
   int h = 0, w = 0, c = 0, kernel = 0, stride = 1, padding = 0, out_h = 0, out_w = 0;
   int32_t in_zero_point = 0, out_zero_point = 0;  // a max pool's are equal
+  bool exclude_padding = false;                   // an average pool's padding is not counted
   OCTET_HOST_DEVICE int lanes() const { return c % 16 == 0 ? 16 : 4; }
   OCTET_HOST_DEVICE int64_t items() const { return batch * out_h * out_w * (c / lanes()); }
 };
 
-// One output's window along one dimension inside the input, [begin, end):
-// graph/ops/pool2d.h's pool_span without the counted size.
+// One output's window along one dimension inside the input, [begin, end),
+// and its length with padding: graph/ops/pool2d.h's pool_span.
 struct PoolWindow {
-  int begin, end;
+  int begin, end, counted;
 };
 OCTET_HOST_DEVICE PoolWindow pool_window(int out_index, int size, const PoolShape& s) {
   const int start = out_index * s.stride - s.padding;
   const int stop = start + s.kernel < size + s.padding ? start + s.kernel : size + s.padding;
-  return {start > 0 ? start : 0, stop < size ? stop : size};
+  return {start > 0 ? start : 0, stop < size ? stop : size, stop - start};
+}
+
+// An average pool's multipliers, as graph/ops/pool2d.h's avg_pool_multiplier
+// reads them: one for every window, or one for each count from 1 (a kernel
+// argument: at most kMostPoolMultipliers, an 8x8 kernel's).
+constexpr int kMostPoolMultipliers = 64;
+struct PoolMultipliers {
+  int32_t by_count[kMostPoolMultipliers];
+  int count;
+  int32_t shift;
+};
+
+// The multiplier of thread `item`'s window.
+template <int Lanes>
+OCTET_HOST_DEVICE int32_t pool_item_multiplier(const PoolShape& s, const PoolMultipliers& m, int64_t item) {
+  if (m.count == 1) return m.by_count[0];
+  const PixelItem at = pixel_item(s.items(), s.out_h, s.out_w, s.c / Lanes, item);
+  const PoolWindow ys = pool_window(at.oy, s.h, s), xs = pool_window(at.ox, s.w, s);
+  const int counted = s.exclude_padding ? (ys.end - ys.begin) * (xs.end - xs.begin) : ys.counted * xs.counted;
+  return m.by_count[counted - 1];
 }
 
 // Calls visit(words) with the Lanes / 4 words of each pixel inside thread
@@ -68,10 +90,11 @@ OCTET_HOST_DEVICE void max_pool_item(const int8_t* __restrict__ in, const PoolSh
   store_words(out + at, best);
 }
 
-// The int32 sum of each window, requantized with (multiplier, shift).
+// The int32 sum of each window, requantized with its count's multiplier.
 template <int Lanes>
-OCTET_HOST_DEVICE void avg_pool_item(const int8_t* __restrict__ in, const PoolShape& s, int32_t multiplier,
-                                     int32_t shift, int64_t item, int8_t* __restrict__ out) {
+OCTET_HOST_DEVICE void avg_pool_item(const int8_t* __restrict__ in, const PoolShape& s, const PoolMultipliers& m,
+                                     int64_t item, int8_t* __restrict__ out) {
+  const int32_t multiplier = pool_item_multiplier<Lanes>(s, m, item);
   const bool is_unsigned = stored_unsigned(s.in_zero_point);
   int32_t sum[Lanes] = {};
   const int64_t at = for_each_in_pool_window<Lanes>(in, s, item, [&](const uint32_t(&words)[Lanes / 4]) {
@@ -81,7 +104,7 @@ OCTET_HOST_DEVICE void avg_pool_item(const int8_t* __restrict__ in, const PoolSh
   uint32_t q[Lanes / 4];
   for (int i = 0; i < Lanes / 4; ++i) {
     int32_t v[4];
-    for (int j = 0; j < 4; ++j) v[j] = requantize_stored(sum[4 * i + j], multiplier, 0, 0, shift, range);
+    for (int j = 0; j < 4; ++j) v[j] = requantize_stored(sum[4 * i + j], multiplier, 0, 0, m.shift, range);
     q[i] = pack_int8x4(v[0], v[1], v[2], v[3]);
   }
   store_words(out + at, q);

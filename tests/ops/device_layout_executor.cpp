@@ -41,12 +41,12 @@ struct EveryPoolThread {
   const int8_t* x;
   const cuda::PoolShape& s;
   bool max;
-  int32_t multiplier, shift;
+  const cuda::PoolMultipliers& m;
   int8_t* y;
   template <int Lanes>
   void run() const {
     for (int64_t item = s.items() - 1; item >= 0; --item)
-      max ? cuda::max_pool_item<Lanes>(x, s, item, y) : cuda::avg_pool_item<Lanes>(x, s, multiplier, shift, item, y);
+      max ? cuda::max_pool_item<Lanes>(x, s, item, y) : cuda::avg_pool_item<Lanes>(x, s, m, item, y);
   }
 };
 // and the input quantization's.
@@ -244,11 +244,12 @@ LayoutRun run_in_device_layout(const QuantizedModel& model, const std::vector<fl
       }
       case Op::MaxPool2d:
       case Op::AvgPool2d: {
-        const cuda::PoolShape s{batch,    x.h,      x.w, in_c, n.kernel, n.stride, n.padding, y.h, y.w,
-                                zero_point_of(0), q.zero_point};
+        const cuda::PoolShape s{batch,           x.h,          x.w, in_c, n.kernel, n.stride, n.padding, y.h, y.w,
+                                zero_point_of(0), q.zero_point, n.exclude_padding};
         const bool max = n.op == Op::MaxPool2d;
-        cuda::visit_pool_variant(s, EveryPoolThread{src, s, max, max ? 0 : q.multiplier.data[0],
-                                                    max ? 0 : q.shift.data[0], dst});
+        cuda::PoolMultipliers m{{}, max ? 1 : static_cast<int>(q.multiplier.numel()), max ? 0 : q.shift.data[0]};
+        for (int k = 0; !max && k < m.count; ++k) m.by_count[k] = q.multiplier.data[static_cast<size_t>(k)];
+        cuda::visit_pool_variant(s, EveryPoolThread{src, s, max, m, dst});
         break;
       }
       // The CUDA kernels' own element functions (pool_kernel.h, eltwise_kernel.h, channel_ops_kernel.h), element

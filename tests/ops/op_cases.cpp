@@ -3,7 +3,6 @@
 #include <limits>
 #include <random>
 
-#include "graph/ops/pool2d.h"
 #include "tests/ops/op_model.h"
 #include "tests/ops/many_channel_cases.h"
 #include "tests/ops/shared_task_cases.h"
@@ -82,7 +81,8 @@ void add_image_net_operator_cases(std::vector<OpCase>& cases) {
   };
   const Pool pools[] = {{2, 5, 9, 9, 3, 2, 1, false},  {3, 6, 8, 8, 3, 2, 1, false}, {2, 4, 8, 8, 3, 2, 0, true},
                         {1, 7, 13, 13, 3, 2, 0, true}, {2, 3, 7, 7, 3, 1, 1, true},  {64, 16, 6, 6, 2, 2, 0, true},
-                        {3, 5, 10, 11, 5, 3, 2, true}};
+                        {3, 5, 10, 11, 5, 3, 2, true},  {2, 16, 14, 14, 3, 2, 0, true}, {1, 32, 9, 9, 3, 1, 1, false},
+                        {2, 8, 12, 12, 8, 3, 0, true}};
   for (const Pool& v : pools) {
     const std::string suffix = shape_name(v.batch, v.c, v.h, v.w) + "_k" + std::to_string(v.kernel) + "s" +
                                std::to_string(v.stride) + "p" + std::to_string(v.padding) + (v.ceil_mode ? "_ceil" : "");
@@ -92,16 +92,17 @@ void add_image_net_operator_cases(std::vector<OpCase>& cases) {
                        m.max_pool(m.input(v.c, v.h, v.w), v.kernel, v.stride, v.padding, v.ceil_mode);
                        return m.finish();
                      }});
-    // Average pools only where every window counts kernel x kernel values (graph/ops/avg_pool2d.cpp).
-    Node probe;
-    probe.kernel = v.kernel, probe.stride = v.stride, probe.padding = v.padding, probe.ceil_mode = v.ceil_mode;
-    const ActShape in = {v.c, v.h, v.w};
-    if (!ops::pool_windows_uniform(probe, in, ops::pool_shape(probe, {in}))) continue;
-    cases.push_back({"avg_pool_" + suffix, v.batch, [v, s] {
-                       OpModel m(s);
-                       m.avg_pool(m.input(v.c, v.h, v.w), v.kernel, v.stride, v.padding, v.ceil_mode);
-                       return m.finish();
-                     }});
+    // Average pools: windows cut short by ceil_mode, or padding not counted
+    // (torch's count_include_pad=False, TensorFlow's SAME), divide by their count.
+    for (const bool exclude_padding : {false, true}) {
+      if (exclude_padding && v.padding == 0 && !v.ceil_mode) continue;
+      cases.push_back({"avg_pool_" + suffix + (exclude_padding ? "_uncounted" : ""), v.batch, [v, s, exclude_padding] {
+                         OpModel m(s);
+                         const int x = m.input(v.c, v.h, v.w);
+                         m.avg_pool(x, v.kernel, v.stride, v.padding, v.ceil_mode, exclude_padding);
+                         return m.finish();
+                       }});
+    }
   }
 
   // Activations: the input rescaled so that its 256 levels span the

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <string>
 
+#include "graph/ops/pool2d.h"
+
 namespace octet {
 
 namespace {
@@ -77,10 +79,19 @@ int OpModel::max_pool(int x, int kernel, int stride, int padding, bool ceil_mode
   return pool(Op::MaxPool2d, x, kernel, stride, padding, ceil_mode, q);
 }
 
-int OpModel::avg_pool(int x, int kernel, int stride, int padding, bool ceil_mode) {
+int OpModel::avg_pool(int x, int kernel, int stride, int padding, bool ceil_mode, bool exclude_padding) {
   NodeQuant q = activation();
   set_pool_requant(q, double(kernel) * kernel);
-  return pool(Op::AvgPool2d, x, kernel, stride, padding, ceil_mode, q);
+  const int node = pool(Op::AvgPool2d, x, kernel, stride, padding, ceil_mode, q);
+  graph_.nodes[node].exclude_padding = exclude_padding;
+  const int64_t counts = ops::avg_pool_multiplier_count(graph_.nodes[node], shape(x), shape(node));
+  if (counts > 1) {  // one multiplier per window count, sharing the shift
+    std::vector<int32_t> by_count;
+    for (int64_t c = 1; c <= counts; ++c)
+      by_count.push_back(fixed(uniform(0.5, 2.0) * 64.0 / (74.0 * std::sqrt(double(c))), quant_[node].shift.data[0]));
+    quant_[node].multiplier = Int32Tensor({counts}, by_count);
+  }
+  return node;
 }
 
 int OpModel::rescaled(int x, float scale) {

@@ -41,7 +41,7 @@ class OpModel {
                 Requant requant = Requant::Typical, int dilation = 1);
   int linear(int x, int out_c, bool relu, int skip = -1);
   int max_pool(int x, int kernel, int stride, int padding = 0, bool ceil_mode = false);
-  int avg_pool(int x, int kernel, int stride, int padding = 0, bool ceil_mode = false);
+  int avg_pool(int x, int kernel, int stride, int padding = 0, bool ceil_mode = false, bool exclude_padding = false);
   // x's int8 values at another scale (a 1x1 average pool requantizing them):
   // the input of an operator whose int8 form reads its input's scale.
   int rescaled(int x, float scale);

@@ -1,8 +1,8 @@
-// AvgPool2d on the CPU: each window's int32 sum, requantized. An output
-// pixel's sums are taken for all its channels at once, one window pixel at a
-// time (adjacent bytes: the loop vectorizes), less the input's zero point
-// once per pixel inside the image (the padding adds nothing): the same sums
-// as the reference's.
+// AvgPool2d on the CPU: each window's int32 sum, requantized by its count's
+// multiplier. An output pixel's sums are taken for all its channels at once,
+// one window pixel at a time (adjacent bytes: the loop vectorizes), less the
+// input's zero point once per pixel inside the image (the padding adds
+// nothing): the same sums as the reference's.
 #include <vector>
 
 #include "common/requantize.h"
@@ -16,7 +16,8 @@ void run(const KernelArgs& a) {
   const ActShape in = a.node.input(), out = a.node.output();
   const Node& n = a.node.node();
   const int c = in.c;
-  const int32_t multiplier = a.node.quant().multiplier.data[0], shift = a.node.quant().shift.data[0];
+  const Int32Tensor& multipliers = a.node.quant().multiplier;
+  const int32_t shift = a.node.quant().shift.data[0];
   const int32_t zero_in = a.node.input_zero_point(), zero_out = a.node.quant().zero_point;
   const int8_t* x = a.inputs[0];
   const int64_t rows = a.batch * out.h;
@@ -36,6 +37,7 @@ void run(const KernelArgs& a) {
             for (int ch = 0; ch < c; ++ch) sum[ch] += pixel[ch];
           }
         const int32_t offset = zero_in * (sy.end - sy.begin) * (sx.end - sx.begin);
+        const int32_t multiplier = ops::avg_pool_multiplier(multipliers, ops::pool_count(sy, sx, n));
         int8_t* y = a.y + (row * out.w + ox) * c;
         for (int ch = 0; ch < c; ++ch)
           y[ch] = static_cast<int8_t>(requantize(sum[ch] - offset, multiplier, 0, 0, shift, -128, zero_out));

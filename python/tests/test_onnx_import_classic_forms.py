@@ -1,0 +1,84 @@
+"""`octet import` of the forms older converters write (Caffe2's and tf2onnx's, the ONNX
+Model Zoo's classic CNNs): a Sum of the residual's values, a GlobalMaxPool, and
+TensorFlow's SAME average pool (more padding at the bottom and right, not counted).
+The file is PyTorch's export of the same computation rewritten in those forms, so
+PyTorch's logits are the reference; ONNX Runtime runs the rewritten file as well."""
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+onnx = pytest.importorskip("onnx")
+import ort_peer  # noqa: E402
+from onnx import helper  # noqa: E402
+from test_onnx_import import images  # noqa: E402,F401 (the fixture)
+from test_onnx_import import assert_imports_as_pytorch_computes, export, int8_agreement, refused, seeded  # noqa: E402
+
+nn = torch.nn
+
+
+class ClassicForms(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 16, 3, padding=1)
+        self.pool = nn.AvgPool2d(3, stride=2, ceil_mode=True, count_include_pad=False)  # 32 -> 16, as SAME pads
+        self.a = nn.Conv2d(16, 16, 3, padding=1)
+        self.b = nn.Conv2d(16, 16, 1)
+        self.fc = nn.Linear(16, 10)
+
+    def forward(self, x):
+        x = self.pool(torch.relu(self.stem(x)))
+        x = torch.relu(x + self.a(x) + self.b(x))
+        return self.fc(nn.functional.adaptive_max_pool2d(x, 1).flatten(1))
+
+
+def attribute(node, name):
+    return next(a for a in node.attribute if a.name == name)
+
+
+def classic_forms_onnx(path, seed, average_pool_pads=(0, 0, 1, 1)):
+    """ClassicForms exported, its two Adds made one Sum, its whole-image MaxPool a GlobalMaxPool
+    and its ceil-mode average pool the same pool as tf2onnx writes SAME padding."""
+    model = seeded(ClassicForms, seed)
+    export(model, path)
+    written = onnx.load(str(path))
+    nodes = written.graph.node
+    first, second = [n for n in nodes if n.op_type == "Add"]
+    total = helper.make_node("Sum", [*first.input, next(i for i in second.input if i != first.output[0])],
+                             list(second.output), name="residual_sum")
+    nodes.insert(list(nodes).index(second), total)
+    nodes.remove(second)
+    nodes.remove(first)
+    whole = next(n for n in nodes if n.op_type == "MaxPool")
+    nodes.insert(list(nodes).index(whole), helper.make_node("GlobalMaxPool", list(whole.input), list(whole.output),
+                                                            name="global_max"))
+    nodes.remove(whole)
+    pool = next(n for n in nodes if n.op_type == "AveragePool")
+    attribute(pool, "ceil_mode").i = 0
+    attribute(pool, "pads").ints[:] = average_pool_pads
+    onnx.checker.check_model(written)
+    onnx.save(written, str(path))
+    return model
+
+
+def test_classic_forms_import_and_match_pytorch_and_onnx_runtime(tmp_path, octet_bin, images):
+    model = classic_forms_onnx(tmp_path / "classic.onnx", 61)
+    ops = [n.op_type for n in onnx.load(str(tmp_path / "classic.onnx")).graph.node]
+    assert "Sum" in ops and "GlobalMaxPool" in ops and "Add" not in ops and "MaxPool" not in ops, ops
+    assert_imports_as_pytorch_computes(tmp_path, octet_bin, model, tmp_path / "classic.onnx", images)
+    if ort_peer.missing():
+        pytest.skip(ort_peer.missing())
+    with torch.no_grad():
+        expected = model(torch.from_numpy(images[:2])).numpy()
+    ort = np.concatenate([ort_peer.run(tmp_path / "classic.onnx", [images[i:i + 1]])[0] for i in range(2)])
+    assert np.abs(ort - expected).max() <= 1e-4 * np.abs(expected).max()  # the rewritten file means the same
+
+
+def test_classic_forms_quantize_and_follow_float(tmp_path, octet_bin):
+    classic_forms_onnx(tmp_path / "classic.onnx", 62)
+    assert int8_agreement(tmp_path, octet_bin, None, tmp_path / "classic.onnx") >= 0.9
+
+
+def test_uncounted_end_padding_that_is_not_ceil_mode_is_refused(tmp_path, octet_bin):
+    classic_forms_onnx(tmp_path / "wider.onnx", 63, average_pool_pads=(0, 0, 3, 3))  # one output more than SAME
+    refused(tmp_path, octet_bin, tmp_path / "wider.onnx", "pads [0,0,3,3] with count_include_pad 0")
