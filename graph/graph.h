@@ -53,8 +53,8 @@ struct Node {
   int offset = 0;                           // ChannelSlice: its first channel
   int pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;  // Pad2d: zero rows and columns on each side
   std::string function;                     // Activation: which one (graph/ops/activation.h)
-  float alpha = 0, beta = 0;                // Activation: its parameters
-  float epsilon = 0;                        // LayerNorm: added to the variance
+  float alpha = 0, beta = 0;                // Activation: its parameters; LocalResponseNorm: its alpha and beta
+  float epsilon = 0;                        // LayerNorm: added to the variance; LocalResponseNorm: its bias
   bool bias = false;                        // Conv2d, Linear
   bool relu = false;                        // ReLU fused into this op (inference graphs)
   float relu_max = 0;                       // with relu: its upper bound where a Clip(0, max) was fused (ReLU6); 0: none
@@ -128,6 +128,8 @@ class GraphBuilder {
   int shortcut_a(int x, int pad_channels);
   int pad(int x, int top, int left, int bottom, int right);  // zeros
   int layer_norm(int x, float epsilon);  // over each pixel's channels
+  // ONNX's LRN: x / (bias + alpha / size x the sum of squares of `size` channels about x)^beta.
+  int local_response_norm(int x, int size, float alpha, float beta, float bias);
   int prelu(const std::string& name, int x);  // a slope per channel: the parameter "<name>.weight"
   Graph finish();
   const Graph& graph() const { return graph_; }  // as built so far

@@ -267,6 +267,7 @@ void Importer::import_op(const onnx::NodeProto& n) {
   if (op == "GlobalMaxPool") return global_max_pool(n);
   if (op == "Add") return add(n);
   if (op == "Sum") return sum(n);
+  if (op == "LRN") return local_response_norm(n);
   if (op == "Sub") return subtract(n);
   if (op == "Clip") return clip(n);
   if (op == "Sigmoid" || op == "HardSigmoid") return gate(n);

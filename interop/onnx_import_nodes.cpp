@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "common/error.h"
+#include "graph/ops/local_response_norm.h"
 #include "graph/ops/pool2d.h"
 #include "interop/onnx_tensors.h"
 
@@ -242,6 +243,21 @@ void Importer::global_max_pool(const onnx::NodeProto& n) {
   const ActShape in = shape_of(x);
   if (in.h != in.w) refuse(n, "a " + to_string(in) + " input: octet's pooling windows are square");
   define(n, builder_.max_pool(x, in.h, in.h, 0, false));
+}
+
+// LRN over `size` channels (Caffe's AlexNet and GoogLeNet in the ONNX Model Zoo).
+void Importer::local_response_norm(const onnx::NodeProto& n) {
+  const int64_t size = int_attribute(n, "size", 0);
+  const float alpha = float_attribute(n, "alpha", 1e-4f), beta = float_attribute(n, "beta", 0.75f);
+  const float bias = float_attribute(n, "bias", 1.0f);
+  if (size < 1 || size > ops::kMostLocalResponseNormSize)
+    refuse(n, "size " + std::to_string(size) + ": octet's windows hold 1 to " +
+                  std::to_string(ops::kMostLocalResponseNormSize) + " channels");
+  if (!(std::isfinite(alpha) && alpha >= 0 && std::isfinite(beta) && beta >= 0 && beta <= 16 && std::isfinite(bias) &&
+        bias > 0))
+    refuse(n, "alpha " + std::to_string(alpha) + ", beta " + std::to_string(beta) + ", bias " + std::to_string(bias) +
+                  ": octet takes alpha >= 0, beta in [0, 16], bias > 0");
+  define(n, builder_.local_response_norm(activation(n, 0), static_cast<int>(size), alpha, beta, bias));
 }
 
 // x - c or c - x, c one value or one per channel (a normalisation inside the

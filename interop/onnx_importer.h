@@ -100,6 +100,7 @@ class Importer {
   void add(const onnx::NodeProto& n);
   void sum(const onnx::NodeProto& n);
   void global_max_pool(const onnx::NodeProto& n);
+  void local_response_norm(const onnx::NodeProto& n);
   void subtract(const onnx::NodeProto& n);
   void reshape(const onnx::NodeProto& n);
   void pad(const onnx::NodeProto& n);

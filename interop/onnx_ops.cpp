@@ -215,6 +215,16 @@ std::string prelu(const OnnxNodeContext& c) {
   return c.w.step("PRelu", {c.inputs[0], slopes}, c.n.name + ".prelu");
 }
 
+std::string local_response_norm(const OnnxNodeContext& c) {
+  const Node& n = c.n;
+  onnx::NodeProto* lrn = c.w.node("LRN", {c.inputs[0]}, n.name + ".lrn");
+  Writer::integer(lrn, "size", n.kernel);
+  Writer::real(lrn, "alpha", n.alpha);
+  Writer::real(lrn, "beta", n.beta);
+  Writer::real(lrn, "bias", n.epsilon);
+  return n.name + ".lrn";
+}
+
 // Channels [offset, offset + channels): exact on int8 values.
 std::string channel_slice(const OnnxNodeContext& c) {
   Writer& w = c.w;
@@ -286,6 +296,7 @@ const OnnxOp kOps[] = {
     {Op::Pad2d, pad2d, false, false},
     {Op::LayerNorm, layer_norm, false, false},
     {Op::PRelu, prelu, false, false},
+    {Op::LocalResponseNorm, local_response_norm, false, false},
 };
 }  // namespace
 

@@ -26,7 +26,7 @@ std::vector<bool> non_negative_outputs(const Graph& g) {
       case Op::Conv2d:
       case Op::Linear:
       case Op::Add: out[i] = n.relu; break;
-      default: out[i] = n.relu || inputs_non_negative;  // pools, moves, concat, mul
+      default: out[i] = n.relu || inputs_non_negative;  // pools, moves, concat, mul, local response norm
     }
   }
   return out;

@@ -112,6 +112,14 @@ const TorchOp kOps[] = {
      [](const Node& n, const Inputs& x, const TorchParams&, bool) {
        return torch::constant_pad_nd(x[0], {n.pad_left, n.pad_right, n.pad_top, n.pad_bottom}, 0);
      }},
+    // As torch's local_response_norm, with ONNX's window (torch's differs for even sizes).
+    {Op::LocalResponseNorm, nullptr,
+     [](const Node& n, const Inputs& x, const TorchParams&, bool) {
+       const torch::Tensor squares = torch::constant_pad_nd((x[0] * x[0]).unsqueeze(1),
+                                                            {0, 0, 0, 0, (n.kernel - 1) / 2, n.kernel / 2}, 0);
+       const torch::Tensor mean = torch::avg_pool3d(squares, {n.kernel, 1, 1}, {1, 1, 1}).squeeze(1);
+       return x[0] / (mean * n.alpha + n.epsilon).pow(n.beta);
+     }},
 };
 }  // namespace
 

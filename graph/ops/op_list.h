@@ -24,4 +24,5 @@
   X(ChannelSlice, channel_slice)     \
   X(Pad2d, pad2d)                    \
   X(LayerNorm, layer_norm)           \
-  X(PRelu, prelu)
+  X(PRelu, prelu)                    \
+  X(LocalResponseNorm, local_response_norm)

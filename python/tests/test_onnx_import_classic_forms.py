@@ -1,8 +1,9 @@
 """`octet import` of the forms older converters write (Caffe2's and tf2onnx's, the ONNX
-Model Zoo's classic CNNs): a Sum of the residual's values, a GlobalMaxPool, and
-TensorFlow's SAME average pool (more padding at the bottom and right, not counted).
-The file is PyTorch's export of the same computation rewritten in those forms, so
-PyTorch's logits are the reference; ONNX Runtime runs the rewritten file as well."""
+Model Zoo's classic CNNs): a Sum of the residual's values, a GlobalMaxPool,
+TensorFlow's SAME average pool (more padding at the bottom and right, not counted)
+and Caffe's LRN (AlexNet, GoogLeNet). The file is PyTorch's export of the same
+computation, rewritten in those forms or exported as one LRN node, so PyTorch's
+logits are the reference; ONNX Runtime runs the file as well."""
 
 import numpy as np
 import pytest
@@ -82,3 +83,65 @@ def test_classic_forms_quantize_and_follow_float(tmp_path, octet_bin):
 def test_uncounted_end_padding_that_is_not_ceil_mode_is_refused(tmp_path, octet_bin):
     classic_forms_onnx(tmp_path / "wider.onnx", 63, average_pool_pads=(0, 0, 3, 3))  # one output more than SAME
     refused(tmp_path, octet_bin, tmp_path / "wider.onnx", "pads [0,0,3,3] with count_include_pad 0")
+
+
+class Lrn(torch.autograd.Function):
+    """torch's local_response_norm, exported as one ONNX LRN node (torch writes a composite of a dozen)."""
+
+    @staticmethod
+    def forward(ctx, x, size, alpha, beta, bias):
+        return nn.functional.local_response_norm(x, size, alpha, beta, bias)
+
+    @staticmethod
+    def symbolic(g, x, size, alpha, beta, bias):
+        return g.op("LRN", x, size_i=size, alpha_f=alpha, beta_f=beta, bias_f=bias)
+
+
+class TinyAlexNet(nn.Module):
+    """AlexNet's stem: conv, ReLU, LRN (AlexNet's attributes, then one whose alpha weighs the squares of
+    these random activations), max pool; twice."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 16, 5, padding=2)
+        self.conv2 = nn.Conv2d(16, 24, 3, padding=1)
+        self.fc = nn.Linear(24 * 7 * 7, 10)
+
+    def forward(self, x):
+        x = nn.functional.max_pool2d(Lrn.apply(torch.relu(self.conv1(x)), 5, 1e-4, 0.75, 1.0), 3, 2)
+        x = nn.functional.max_pool2d(Lrn.apply(torch.relu(self.conv2(x)), 3, 0.5, 0.75, 2.0), 3, 2)
+        return self.fc(x.flatten(1))
+
+
+def tiny_alexnet_onnx(path, seed):
+    model = seeded(TinyAlexNet, seed)
+    export(model, path)
+    assert sum(n.op_type == "LRN" for n in onnx.load(str(path)).graph.node) == 2
+    return model
+
+
+def test_lrn_imports_and_matches_pytorch_and_onnx_runtime(tmp_path, octet_bin, images):
+    model = tiny_alexnet_onnx(tmp_path / "alexnet.onnx", 64)
+    assert_imports_as_pytorch_computes(tmp_path, octet_bin, model, tmp_path / "alexnet.onnx", images)
+    with torch.no_grad():
+        expected = model(torch.from_numpy(images[:2])).numpy()
+        without = model.fc(nn.functional.max_pool2d(torch.relu(model.conv2(nn.functional.max_pool2d(
+            torch.relu(model.conv1(torch.from_numpy(images[:2]))), 3, 2))), 3, 2).flatten(1)).numpy()
+    assert np.abs(without - expected).max() > 0.1 * np.abs(expected).max()  # the second LRN weighs
+    if ort_peer.missing():
+        pytest.skip(ort_peer.missing())
+    ort = np.concatenate([ort_peer.run(tmp_path / "alexnet.onnx", [images[i:i + 1]])[0] for i in range(2)])
+    assert np.abs(ort - expected).max() <= 1e-4 * np.abs(expected).max()
+
+
+def test_lrn_quantizes_and_follows_float(tmp_path, octet_bin):
+    tiny_alexnet_onnx(tmp_path / "alexnet.onnx", 65)
+    assert int8_agreement(tmp_path, octet_bin, None, tmp_path / "alexnet.onnx") >= 0.9
+
+
+def test_an_lrn_octet_cannot_take_is_refused_by_node(tmp_path, octet_bin):
+    tiny_alexnet_onnx(tmp_path / "wide.onnx", 66)
+    model = onnx.load(str(tmp_path / "wide.onnx"))
+    attribute(next(n for n in model.graph.node if n.op_type == "LRN"), "size").i = 17
+    onnx.save(model, str(tmp_path / "wide.onnx"))
+    refused(tmp_path, octet_bin, tmp_path / "wide.onnx", "LRN", "size 17: octet's windows hold 1 to 15 channels")

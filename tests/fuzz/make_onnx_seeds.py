@@ -209,6 +209,33 @@ def write_float16():
     (OUT / "float16_rounded.onnx").unlink()
 
 
+def write_classic_forms():
+    """Caffe's and tf2onnx's forms, written by hand: LRN, a SAME average pool (end padding, not counted),
+    a Sum of three values and a GlobalMaxPool."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(11)
+    weights = {"w": rng.normal(size=(4, 3, 3, 3)), "b": rng.normal(size=4), "w1": rng.normal(size=(4, 4, 1, 1)),
+               "fc": rng.normal(size=(10, 4)), "fcb": rng.normal(size=10)}
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c"], ["r"]),
+             helper.make_node("LRN", ["r"], ["n"], size=3, alpha=0.01, beta=0.75, bias=1.0),
+             helper.make_node("AveragePool", ["n"], ["p"], kernel_shape=[3, 3], strides=[2, 2], pads=[0, 0, 1, 1]),
+             helper.make_node("Conv", ["p", "w1"], ["q"]),
+             helper.make_node("Sum", ["p", "q", "p"], ["s"]),
+             helper.make_node("GlobalMaxPool", ["s"], ["g"]),
+             helper.make_node("Flatten", ["g"], ["f"]),
+             helper.make_node("Gemm", ["f", "fc", "fcb"], ["y"], transB=1)]
+    graph = helper.make_graph(nodes, "classic_forms", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                                                     [1, 3, 32, 32])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])],
+                              [numpy_helper.from_array(v.astype(np.float32), k) for k, v in weights.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    onnx.checker.check_model(model)
+    onnx.save(model, str(OUT / "classic_forms.onnx"))
+
+
 def main():
     OUT.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(0)
@@ -228,6 +255,7 @@ def main():
     write_dynamic_size()
     write_float16()
     write_old_opset()
+    write_classic_forms()
 
 
 if __name__ == "__main__":

@@ -179,6 +179,29 @@ void add_image_net_operator_cases(std::vector<OpCase>& cases) {
                      }});
   }
 
+  // LocalResponseNorm: AlexNet's (size 5, alpha 1e-4, beta 0.75, bias 1) on
+  // values whose squares it weighs (input scale 1: levels of +-100 units),
+  // an even size (ONNX's window one channel longer after than before), a
+  // window wider than the channels, size 1, other betas and biases.
+  struct Lrn {
+    int64_t batch;
+    int c, h, w, size;
+    float alpha, beta, bias, input_scale, output_scale;
+  };
+  for (const Lrn& v :
+       {Lrn{2, 96, 5, 4, 5, 1e-4f, 0.75f, 1.0f, 1.0f, 1.3f}, Lrn{3, 17, 3, 3, 4, 1e-3f, 0.5f, 2.0f, 1.0f, 2.0f},
+        Lrn{1, 2, 6, 5, 5, 1e-4f, 0.75f, 1.0f, 1.0f, 1.3f}, Lrn{4, 9, 2, 3, 1, 1e-2f, 1.0f, 1.0f, 4.0f, 4.0f},
+        Lrn{2, 33, 3, 4, 7, 5e-4f, 2.0f, 0.5f, 2.0f, 8.0f}}) {
+    const uint64_t s = seed++;
+    cases.push_back({"local_response_norm_" + shape_name(v.batch, v.c, v.h, v.w) + "_size" + std::to_string(v.size),
+                     v.batch, [v, s] {
+                       OpModel m(s);
+                       const int x = m.rescaled(m.input(v.c, v.h, v.w), v.input_scale);
+                       m.local_response_norm(x, v.size, v.alpha, v.beta, v.bias, v.output_scale);
+                       return m.finish();
+                     }});
+  }
+
   // Mul: a squeeze-and-excitation gate (one value per channel) and an
   // element-wise product.
   struct Product {

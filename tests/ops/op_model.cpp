@@ -113,6 +113,17 @@ int OpModel::activation_op(int x, const std::string& function, float alpha, floa
   return push(n, q);
 }
 
+int OpModel::local_response_norm(int x, int size, float alpha, float beta, float bias, float scale) {
+  Node n;
+  n.op = Op::LocalResponseNorm;
+  n.inputs = {x};
+  n.kernel = size, n.alpha = alpha, n.beta = beta, n.epsilon = bias;
+  NodeQuant q = activation();
+  q.scale = scale;
+  q.amax = 127.0f / scale;
+  return push(n, q);
+}
+
 int OpModel::layer_norm(int x, float epsilon, float scale) {
   Node n;
   n.op = Op::LayerNorm;

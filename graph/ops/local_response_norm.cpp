@@ -1,0 +1,88 @@
+// LocalResponseNorm: each value divided by (bias + alpha / size x the sum of
+// squares over a window of `size` channels about its own)^beta, the window as
+// ONNX's LRN takes it (AlexNet's, CaffeNet's, GoogLeNet's and Inception-v1's
+// from Caffe, in the ONNX Model Zoo). Attributes: kernel (the size), alpha,
+// beta, epsilon (the bias). In int8 its output has a scale of its own
+// (local_response_norm.h says how each level is computed).
+#include "graph/ops/local_response_norm.h"
+
+#include <string>
+#include <vector>
+
+#include "common/error.h"
+#include "graph/ops/float_reference.h"
+#include "graph/ops/int8_reference.h"
+
+namespace octet::ops {
+
+LocalResponseLevels local_response_levels(const Node& n, double input_scale, double output_scale,
+                                          int32_t input_zero_point, int32_t output_zero_point) {
+  return {n.kernel,          output_scale / input_scale, double(n.alpha) / (n.kernel * input_scale * input_scale),
+          double(n.epsilon), double(n.beta),             input_zero_point,
+          output_zero_point};
+}
+
+double local_response_multiplier(int64_t squares, const LocalResponseLevels& p) {
+  return p.ratio / std::pow(p.bias + p.gain * double(squares), p.beta);
+}
+
+int64_t most_local_response_squares(const LocalResponseLevels& p) {
+  const int64_t most = std::max<int64_t>(127 - p.input_zero_point, p.input_zero_point + 128);
+  return p.size * most * most;
+}
+
+namespace {
+ActShape shape(const Node& n, const std::vector<ActShape>& in) {
+  check(n.kernel >= 1 && n.kernel <= kMostLocalResponseNormSize,
+        "a local response norm of " + std::to_string(n.kernel) + " channels (1 to " +
+            std::to_string(kMostLocalResponseNormSize) + ")");
+  check(std::isfinite(n.alpha) && n.alpha >= 0, "alpha " + std::to_string(n.alpha) + " is not finite and >= 0");
+  check(std::isfinite(n.beta) && n.beta >= 0 && n.beta <= 16, "beta " + std::to_string(n.beta) + " is not in [0, 16]");
+  check(std::isfinite(n.epsilon) && n.epsilon > 0, "bias " + std::to_string(n.epsilon) + " is not finite and > 0");
+  return in[0];
+}
+
+void run_float(const FloatOpArgs& a) {
+  const Node& n = a.node;
+  const FloatTensor& x = *a.inputs[0];
+  const int C = a.out.c;
+  const int64_t pixels = x.numel() / C;
+#pragma omp parallel for if (x.numel() >= kMinParallelElements)
+  for (int64_t p = 0; p < pixels; ++p) {
+    const float* v = x.ptr() + p * C;
+    for (int c = 0; c < C; ++c) {
+      double squares = 0;
+      for (int k = local_response_first(c, n.kernel); k <= local_response_last(c, n.kernel, C); ++k)
+        squares += double(v[k]) * v[k];
+      const double divisor = std::pow(double(n.epsilon) + double(n.alpha) / n.kernel * squares, double(n.beta));
+      a.y.ptr()[p * C + c] = static_cast<float>(v[c] / divisor);
+    }
+  }
+}
+
+void run_int8_reference(const Int8ReferenceArgs& a) {
+  const ActTensor& x = *a.inputs[0];
+  const int64_t C = x.dim(1), H = x.dim(2), W = x.dim(3);
+  a.y = ActTensor(x.shape);
+  const LocalResponseLevels p =
+      local_response_levels(a.node, a.input_scales.at(0), a.q.scale, a.input_zero_points.at(0), a.q.zero_point);
+  const auto multiplier = [&](int64_t squares) { return local_response_multiplier(squares, p); };
+  std::vector<int16_t> pixel(static_cast<size_t>(C));
+  std::vector<int8_t> out(static_cast<size_t>(C));
+  for (int64_t b = 0; b < a.batch; ++b)
+    for (int64_t yy = 0; yy < H; ++yy)
+      for (int64_t xx = 0; xx < W; ++xx) {
+        for (int64_t c = 0; c < C; ++c) pixel[static_cast<size_t>(c)] = at(x, b, c, yy, xx);
+        local_response_pixel(pixel.data(), static_cast<int>(C), p, multiplier, out.data());
+        for (int64_t c = 0; c < C; ++c) at(a.y, b, c, yy, xx) = out[static_cast<size_t>(c)];
+      }
+}
+}  // namespace
+
+// Columns: name, inputs, training only, weighted, reads an image, absorbs a ReLU, absorbs a residual, owns a
+// scale, input multipliers, moves values.
+extern const OpDef local_response_norm = {
+    {Op::LocalResponseNorm, "local_response_norm", 1, false, false, true, false, false, true, 0, false},
+    shape, nullptr, nullptr, nullptr, run_float, run_int8_reference};
+
+}  // namespace octet::ops
