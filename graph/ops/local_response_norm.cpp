@@ -26,9 +26,11 @@ double local_response_multiplier(int64_t squares, const LocalResponseLevels& p) 
   return p.ratio / std::pow(p.bias + p.gain * double(squares), p.beta);
 }
 
-int64_t most_local_response_squares(const LocalResponseLevels& p) {
+std::vector<double> local_response_multipliers(const LocalResponseLevels& p) {
   const int64_t most = std::max<int64_t>(127 - p.input_zero_point, p.input_zero_point + 128);
-  return p.size * most * most;
+  std::vector<double> by_squares(static_cast<size_t>(p.size * most * most + 1));
+  for (size_t s = 0; s < by_squares.size(); ++s) by_squares[s] = local_response_multiplier(static_cast<int64_t>(s), p);
+  return by_squares;
 }
 
 namespace {

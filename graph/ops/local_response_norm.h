@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <vector>
 
 #include "graph/graph.h"
 
@@ -30,8 +31,9 @@ struct LocalResponseLevels {
 LocalResponseLevels local_response_levels(const Node& n, double input_scale, double output_scale,
                                           int32_t input_zero_point, int32_t output_zero_point);
 double local_response_multiplier(int64_t squares, const LocalResponseLevels& p);
-// The largest S a window can hold at the input's zero point.
-int64_t most_local_response_squares(const LocalResponseLevels& p);
+// m(S) for every S a window can hold at the input's zero point, by S: the
+// table the CPU and CUDA kernels look up, made once per engine.
+std::vector<double> local_response_multipliers(const LocalResponseLevels& p);
 
 // The `channels` output levels of one pixel's stored levels `x` (stride 1),
 // m(S) given by `multiplier` (local_response_multiplier, or a table of it).

@@ -127,6 +127,13 @@ void concat_input(const int8_t* x, int64_t pixels, int in_stored_c, int channels
       stream);
 }
 
+void local_response_norm(const int8_t* x, int64_t pixels, const LocalResponseOperands& o, const double* multipliers,
+                         int8_t* y, KernelStream stream) {
+  launch(
+      "local_response_norm", pixels * o.stored_c,
+      [=] __device__(int64_t e) { local_response_element(x, o, multipliers, e, y); }, stream);
+}
+
 void zero_channels(int8_t* y, int64_t pixels, int from, int stored_c, KernelStream stream) {
   launch(
       "zero_channels", pixels * (stored_c - from),

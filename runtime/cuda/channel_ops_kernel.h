@@ -1,7 +1,8 @@
 // The CUDA runtime's operators that move or rescale channels (concat, mul,
 // channel slice and shuffle, pad, option A shortcuts: one output byte per
 // thread; activation and PRelu tables: one vector of bytes per thread; layer
-// norm: a pixel per group of threads, a vector per thread at a time): each
+// norm: a pixel per group of threads, a vector per thread at a time; local
+// response norm: one output byte per thread): each
 // thread's work as a plain C++ function with host and device qualifiers, so that the
 // host executor of the device layout (tests/ops) runs the kernels' own
 // arithmetic on any machine. Values are NHWC with stored (padded) channels,
@@ -204,6 +205,36 @@ OCTET_HOST_DEVICE ByteVector<W> layer_norm_vector(const ByteVector<W>& in, int f
     out.b[i] = static_cast<int8_t>(static_cast<int32_t>(level < low ? low : level > high ? high : level));
   }
   return out;
+}
+
+// LocalResponseNorm (graph/ops/local_response_norm.h): output byte e's window
+// of channels summed anew from the stored values (the values less the
+// input's zero point), its level rint(value m(S)) with m from `multipliers`,
+// the host's local_response_multipliers by S, stored less the output's zero point.
+struct LocalResponseOperands {
+  int channels, stored_c, size;
+  bool unsigned_in;
+  int32_t out_zero_point;
+};
+OCTET_HOST_DEVICE void local_response_element(const int8_t* x, const LocalResponseOperands& o,
+                                              const double* multipliers, int64_t e, int8_t* y) {
+  const int64_t pixel = e / o.stored_c;
+  const int c = static_cast<int>(e - pixel * o.stored_c);
+  if (c >= o.channels) {
+    y[e] = 0;
+    return;
+  }
+  const int8_t* in = x + pixel * o.stored_c;
+  const int first = c - (o.size - 1) / 2 > 0 ? c - (o.size - 1) / 2 : 0;
+  const int last = c + o.size / 2 < o.channels ? c + o.size / 2 : o.channels - 1;
+  int64_t squares = 0;
+  for (int k = first; k <= last; ++k) {
+    const int64_t v = stored_value(in[k], o.unsigned_in);
+    squares += v * v;
+  }
+  const double level = ::rint(double(stored_value(in[c], o.unsigned_in)) * multipliers[squares]);
+  const double low = -128.0 - o.out_zero_point, high = 127.0 - o.out_zero_point;
+  y[e] = static_cast<int8_t>(static_cast<int32_t>(level < low ? low : level > high ? high : level));
 }
 
 // ShortcutA (He et al.'s option A): every second pixel of every second row,

@@ -91,11 +91,16 @@ CudaEngine::Impl::Impl(const QuantizedModel& m, CudaBackend b, int d) : device(d
     lt_workspace = DeviceBuffer<uint8_t>(kCublasLtWorkspace);
   }
 
-  // Activation and PRelu tables, made once from the scales as the CPU runtime makes them.
+  // Activation and PRelu tables and local response norms' multipliers, made once from the scales as the CPU
+  // runtime makes them.
   tables.resize(n_nodes);
-  for (int i = 0; i < n_nodes; ++i)
+  multipliers.resize(n_nodes);
+  for (int i = 0; i < n_nodes; ++i) {
     if (g.nodes[i].op == Op::Activation || g.nodes[i].op == Op::PRelu)
       tables[i] = cuda::upload(cuda::stored_tables(model, i));
+    if (g.nodes[i].op == Op::LocalResponseNorm)
+      multipliers[i] = cuda::upload(ops::local_response_multipliers(cuda::local_response_levels(model, i)));
+  }
   // Weights packed once (device_layout.h).
   layers.resize(n_nodes);
   for (int i = 0; i < n_nodes; ++i) {

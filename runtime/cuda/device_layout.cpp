@@ -222,6 +222,12 @@ std::vector<int8_t> stored_tables(const QuantizedModel& model, int node) {
   return std::vector<int8_t>(table.begin(), table.end());
 }
 
+ops::LocalResponseLevels local_response_levels(const QuantizedModel& model, int node) {
+  const NodeQuant& q = model.quant[node];
+  const NodeQuant& in = model.quant[model.graph.nodes[node].inputs[0]];
+  return ops::local_response_levels(model.graph.nodes[node], in.scale, q.scale, in.zero_point, q.zero_point);
+}
+
 void add_fused_tables(RequantEpilogue& e, const QuantizedModel& model, const std::vector<ActShape>& shapes,
                       int activation, const int8_t* tables) {
   e.table = tables;

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "graph/ops/local_response_norm.h"
 #include "qmodel/quantized_model.h"
 #include "runtime/cuda/conv2d_grouped_kernel.h"
 #include "runtime/cuda/folded_input.h"
@@ -135,6 +136,8 @@ PackedLayer pack_grouped_layer(const QuantizedModel& model, const std::vector<Ac
 // kernels read them (channel_ops_kernel.h stored_activation_table), from the
 // model's scales as the CPU runtime makes its own.
 std::vector<int8_t> stored_tables(const QuantizedModel& model, int node);
+// A local response norm's int8 operands (graph/ops/local_response_norm.h) from its and its input's scales.
+ops::LocalResponseLevels local_response_levels(const QuantizedModel& model, int node);
 // Points `e` (a conv's or linear's epilogue) at its fused activation's
 // stored tables, `tables` (ValueLayout::fused_activation).
 void add_fused_tables(RequantEpilogue& e, const QuantizedModel& model, const std::vector<ActShape>& shapes,

@@ -107,6 +107,7 @@ void CudaEngine::Impl::enqueue_node(const Plan& p, int node, cudaStream_t on) co
                         launching(on),
                         tables[node].get(),
                         storage(node).fold};
+  args.multipliers = multipliers[node].get();
   for (const int in : n.inputs) {
     args.inputs.push_back(value(p, in));
     args.in_shapes.push_back(shapes[in]);

@@ -85,6 +85,12 @@ const OpEntry kLaunchers[] = {
        pad2d(l.x(), l.batch, PadShape{l.in().h, l.in().w, l.out.h, l.out.w, l.out_c, l.n.pad_top, l.n.pad_left}, l.y,
              l.stream);
      }},
+    {Op::LocalResponseNorm,
+     [](const NodeLaunch& l) {
+       local_response_norm(l.x(), l.batch * l.out.h * l.out.w,
+                           {l.out.c, l.out_c, l.n.kernel, stored_unsigned(l.in_zero_point()), l.q.zero_point},
+                           l.multipliers, l.y, l.stream);
+     }},
     {Op::LayerNorm,
      [](const NodeLaunch& l) {
        layer_norm(l.x(), l.batch * l.out.h * l.out.w,

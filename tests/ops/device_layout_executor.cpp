@@ -325,6 +325,13 @@ LayoutRun run_in_device_layout(const QuantizedModel& model, const std::vector<fl
         layer_norm_by_vectors(src, batch * out.pixels, o, dst);
         break;
       }
+      case Op::LocalResponseNorm: {
+        const cuda::LocalResponseOperands o{y.c, out.padded_c, n.kernel, cuda::stored_unsigned(zero_point_of(0)),
+                                            q.zero_point};
+        const std::vector<double> m = ops::local_response_multipliers(cuda::local_response_levels(model, i));
+        for (int64_t e = 0; e < batch * out.bytes(); ++e) cuda::local_response_element(src, o, m.data(), e, dst);
+        break;
+      }
       case Op::Pad2d: {
         const cuda::PadShape s{x.h, x.w, y.h, y.w, out.padded_c, n.pad_top, n.pad_left};
         for (int64_t e = 0; e < batch * out.bytes(); ++e) cuda::pad_element(src, s, e, dst);

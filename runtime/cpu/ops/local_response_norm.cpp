@@ -1,8 +1,8 @@
 // LocalResponseNorm on the CPU: each NHWC pixel's channels, which lie side by
 // side, through ops::local_response_pixel, the oracle's own function, m(S)
-// looked up in a table of local_response_multiplier for every S the input's
-// zero point allows (made once per engine: it depends on the scales), where
-// the oracle computes it; pixels shared among the threads.
+// looked up in ops::local_response_multipliers (made once per engine: it
+// depends on the scales), where the oracle computes it; pixels shared among
+// the threads.
 #include <vector>
 
 #include "graph/ops/local_response_norm.h"
@@ -22,10 +22,7 @@ struct Multipliers : KernelData {
 };
 std::unique_ptr<KernelData> bind_multipliers(const NodeView& v, const KernelData*) {
   auto bound = std::make_unique<Multipliers>();
-  const ops::LocalResponseLevels p = levels(v);
-  bound->by_squares.resize(static_cast<size_t>(ops::most_local_response_squares(p) + 1));
-  for (size_t s = 0; s < bound->by_squares.size(); ++s)
-    bound->by_squares[s] = ops::local_response_multiplier(static_cast<int64_t>(s), p);
+  bound->by_squares = ops::local_response_multipliers(levels(v));
   return bound;
 }
 
