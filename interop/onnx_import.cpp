@@ -41,7 +41,8 @@ struct LaterSchema {
   int min_inputs, max_inputs;
 };
 constexpr LaterSchema kAfterLibrary[] = {
-    {"ReduceMean", 18, 1, 2}, {"Pad", 18, 2, 4}, {"Mish", 18, 1, 1}, {"Gelu", 20, 1, 1}, {"Swish", 24, 1, 1}};
+    {"ReduceMean", 18, 1, 2}, {"ReduceMax", 18, 1, 2}, {"Pad", 18, 2, 4},
+    {"Mish", 18, 1, 1},       {"Gelu", 20, 1, 1},      {"Swish", 24, 1, 1}};
 
 std::string file_stem(const std::string& path) {
   std::string base = path.substr(path.find_last_of('/') + 1);
@@ -264,7 +265,7 @@ void Importer::import_op(const onnx::NodeProto& n) {
   if (op == "Relu") return define(n, builder_.relu(activation(n, 0)));
   if (op == "MaxPool" || op == "AveragePool") return pool(n);
   if (op == "GlobalAveragePool") return define(n, builder_.global_avg_pool(activation(n, 0)));
-  if (op == "GlobalMaxPool") return global_max_pool(n);
+  if (op == "GlobalMaxPool") return define(n, global_max_pool_of(n, activation(n, 0)));
   if (op == "Add") return add(n);
   if (op == "Sum") return sum(n);
   if (op == "LRN") return local_response_norm(n);
@@ -287,7 +288,7 @@ void Importer::import_op(const onnx::NodeProto& n) {
   if (op == "Concat") return concat(n);
   if (op == "Split") return split(n);
   if (op == "Transpose") return transpose(n);
-  if (op == "ReduceMean") return reduce_mean(n);
+  if (op == "ReduceMean" || op == "ReduceMax") return reduce_image(n, {2, 3});
   if (op == "Slice") return slice(n);
   if (op == "Gather") return gather(n);
   if (op == "Squeeze") return squeeze(n);

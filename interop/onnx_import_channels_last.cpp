@@ -19,8 +19,8 @@ namespace octet::onnx_import {
 namespace {
 const std::vector<int64_t> kToChannelsLast = {0, 2, 3, 1}, kToChannelsFirst = {0, 3, 1, 2};
 const std::set<std::string> kChannelsLastOps = {
-    "Transpose", "ReduceMean", "MatMul", "Add", "Sub", "Mul", "Div", "Relu", "Clip", "Sigmoid", "HardSigmoid",
-    "HardSwish", "LeakyRelu", "Gelu", "Swish", "Tanh", "Elu", "Softplus", "Mish",
+    "Transpose", "ReduceMean", "ReduceMax", "MatMul", "Add", "Sub", "Mul", "Div", "Relu", "Clip", "Sigmoid",
+    "HardSigmoid", "HardSwish", "LeakyRelu", "Gelu", "Swish", "Tanh", "Elu", "Softplus", "Mish",
     "LayerNormalization", "Identity", "Dropout", "Squeeze", "Cast"};
 }  // namespace
 
@@ -72,14 +72,13 @@ bool Importer::dispatch_channels_last(const onnx::NodeProto& n) {
               "takes element-wise operators, MatMul and LayerNorm over the channels, and a Transpose back (perm "
               "[0, 3, 1, 2])");
   if (op == "MatMul") return channel_matmul(n), true;
+  if (op == "ReduceMax") return reduce_image(n, {1, 2}), true;
   if (op != "ReduceMean") return false;
   if (layer_norm_pattern(n)) return true;
   if (reduce_axes(n) != std::vector<int64_t>{1, 2})
     refuse(n, "a mean over a channels-last value other than LayerNorm's (ReduceMean, Sub, Pow 2, ReduceMean, Add "
               "epsilon, Sqrt, Div) or over height and width (axes 1, 2)");
-  const int pooled = builder_.global_avg_pool(activation(n, 0));
-  define(n, int_attribute(n, "keepdims", 1) != 0 ? pooled : builder_.flatten(pooled));
-  return true;
+  return reduce_image(n, {1, 2}), true;
 }
 
 // A Transpose between the two views of an image: the same octet node.

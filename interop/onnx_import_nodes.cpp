@@ -11,10 +11,11 @@
 
 namespace octet::onnx_import {
 
-// A conv's pads: its own, or those of auto_pad SAME_UPPER / SAME_LOWER, with
-// which the output is ceil(input / stride) and the odd one of the padding goes
-// at the end (UPPER) or at the start (LOWER).
-Importer::Pads Importer::conv_pads(const onnx::NodeProto& n, int64_t extent_h, int64_t extent_w, int64_t stride) const {
+// A conv's or pool's pads: its own, or those of auto_pad SAME_UPPER /
+// SAME_LOWER, with which the output is ceil(input / stride) and the odd one of
+// the padding goes at the end (UPPER) or at the start (LOWER).
+Importer::Pads Importer::window_pads(const onnx::NodeProto& n, int64_t extent_h, int64_t extent_w,
+                                     int64_t stride) const {
   const std::string auto_pad = string_attribute(n, "auto_pad", "NOTSET");
   if (auto_pad == "NOTSET") return spatial_pads(n);
   if (auto_pad == "VALID") return {};
@@ -51,7 +52,7 @@ void Importer::conv(const onnx::NodeProto& n) {
     refuse(n, "strides " + ints_string(strides) + ": octet's are alike in both directions");
   if (dilations.size() != 2 || dilations[0] != dilations[1] || dilations[0] < 1 || dilations[0] > 64)
     refuse(n, "dilations " + ints_string(dilations) + ": octet's are alike in both directions");
-  const Pads pads = conv_pads(n, (kernel - 1) * dilations[0] + 1, (kernel_w - 1) * dilations[0] + 1, strides[0]);
+  const Pads pads = window_pads(n, (kernel - 1) * dilations[0] + 1, (kernel_w - 1) * dilations[0] + 1, strides[0]);
   if (groups < 1 || groups > out || out % groups != 0) refuse(n, "group " + std::to_string(groups));
   FloatTensor bias(Shape{out}, 0.0f);
   if (has_input(n, 2)) bias = constant(n, 2);
@@ -151,16 +152,16 @@ bool Importer::is_ceil_mode_padding(const onnx::NodeProto& n, const Pads& pads, 
 void Importer::pool(const onnx::NodeProto& n) {
   const auto kernel = ints_attribute(n, "kernel_shape", {});
   const auto strides = ints_attribute(n, "strides", {1, 1});
-  const Pads pads = spatial_pads(n);
   if (kernel.size() != 2 || kernel[0] != kernel[1] || kernel[0] < 1 || kernel[0] > 64)
     refuse(n, "kernel_shape " + ints_string(kernel) + ": octet's pooling windows are square");
   if (strides.size() != 2 || strides[0] != strides[1] || strides[0] < 1 || strides[0] > 64)
     refuse(n, "strides " + ints_string(strides) + ": octet's are alike in both directions");
   if (ints_attribute(n, "dilations", {1, 1}) != std::vector<int64_t>{1, 1}) refuse(n, "dilated pooling");
-  if (string_attribute(n, "auto_pad", "NOTSET") != "NOTSET") refuse(n, "auto_pad: give explicit pads");
   if (n.op_type() == "MaxPool" && n.output_size() > 1 && uses_[n.output(1)] > 0) refuse(n, "its indices are read");
   const int k = static_cast<int>(kernel[0]), stride = static_cast<int>(strides[0]);
   const bool max = n.op_type() == "MaxPool", ceil_mode = int_attribute(n, "ceil_mode", 0) != 0;
+  if (ceil_mode && string_attribute(n, "auto_pad", "NOTSET") != "NOTSET") refuse(n, "auto_pad with ceil_mode");
+  const Pads pads = window_pads(n, k, k, stride);
   const bool alike = std::all_of(pads.begin(), pads.end(), [&](int64_t p) { return p == pads[0]; });
   const bool counts_padding = int_attribute(n, "count_include_pad", 0) != 0;
   if (!ceil_mode && !alike && !counts_padding && is_ceil_mode_padding(n, pads, k, stride)) {
@@ -237,12 +238,11 @@ void Importer::sum(const onnx::NodeProto& n) {
   define(n, total);
 }
 
-// A global max pool is the max pool whose one window is the whole image.
-void Importer::global_max_pool(const onnx::NodeProto& n) {
-  const int x = activation(n, 0);
+// A global max pool of x: the max pool whose one window is the whole image.
+int Importer::global_max_pool_of(const onnx::NodeProto& n, int x) {
   const ActShape in = shape_of(x);
   if (in.h != in.w) refuse(n, "a " + to_string(in) + " input: octet's pooling windows are square");
-  define(n, builder_.max_pool(x, in.h, in.h, 0, false));
+  return builder_.max_pool(x, in.h, in.h, 0, false);
 }
 
 // LRN over `size` channels (Caffe's AlexNet and GoogLeNet in the ONNX Model Zoo).
@@ -402,13 +402,17 @@ std::vector<int64_t> Importer::reduce_axes(const onnx::NodeProto& n) {
   return *axes;
 }
 
-void Importer::reduce_mean(const onnx::NodeProto& n) {
+// A ReduceMean or ReduceMax over height and width (`image_axes`: 2, 3, or 1, 2
+// on a channels-last value, as Keras's global poolings come from tf2onnx): a
+// global average or max pool.
+void Importer::reduce_image(const onnx::NodeProto& n, const std::vector<int64_t>& image_axes) {
+  const bool max = n.op_type() == "ReduceMax";
   const int x = activation(n, 0);
-  if (is_flat(x) || reduce_axes(n) != std::vector<int64_t>{2, 3})
-    refuse(n, "a mean over axes other than height and width (2, 3)");
-  const int pooled = builder_.global_avg_pool(x);
-  if (int_attribute(n, "keepdims", 1) != 0) return define(n, pooled);
-  define(n, builder_.flatten(pooled));
+  if (is_flat(x) || reduce_axes(n) != image_axes)
+    refuse(n, std::string("a ") + (max ? "maximum" : "mean") + " over axes other than height and width (" +
+                  std::to_string(image_axes[0]) + ", " + std::to_string(image_axes[1]) + ")");
+  const int pooled = max ? global_max_pool_of(n, x) : builder_.global_avg_pool(x);
+  define(n, int_attribute(n, "keepdims", 1) != 0 ? pooled : builder_.flatten(pooled));
 }
 
 }  // namespace octet::onnx_import

@@ -52,7 +52,7 @@ class Importer {
   const ShapeValue* shape_value(const onnx::NodeProto& n, int i) const;
   bool is_flat(int node) const;
   void transpose(const onnx::NodeProto& n);
-  void reduce_mean(const onnx::NodeProto& n);
+  void reduce_image(const onnx::NodeProto& n, const std::vector<int64_t>& image_axes);
   std::vector<int64_t> reduce_axes(const onnx::NodeProto& n);
   std::optional<std::vector<int64_t>> axes_of(const onnx::NodeProto& n, int64_t rank);
   const ShapeValue* ints_ahead(const std::string& name);
@@ -67,7 +67,7 @@ class Importer {
   using Pads = std::array<int64_t, 4>;
   Pads spatial_pads(const onnx::NodeProto& n) const;
   // extent_h, extent_w: the dilated kernel's height and width
-  Pads conv_pads(const onnx::NodeProto& n, int64_t extent_h, int64_t extent_w, int64_t stride) const;
+  Pads window_pads(const onnx::NodeProto& n, int64_t extent_h, int64_t extent_w, int64_t stride) const;
   struct PaddedInput {
     int node;        // what the conv or pool reads
     int padding;     // on every side, left to the conv or pool
@@ -99,7 +99,7 @@ class Importer {
   void linear(const onnx::NodeProto& n);
   void add(const onnx::NodeProto& n);
   void sum(const onnx::NodeProto& n);
-  void global_max_pool(const onnx::NodeProto& n);
+  int global_max_pool_of(const onnx::NodeProto& n, int x);
   void local_response_norm(const onnx::NodeProto& n);
   void subtract(const onnx::NodeProto& n);
   void reshape(const onnx::NodeProto& n);

@@ -39,7 +39,8 @@ def attribute(node, name):
 
 def classic_forms_onnx(path, seed, average_pool_pads=(0, 0, 1, 1)):
     """ClassicForms exported, its two Adds made one Sum, its whole-image MaxPool a GlobalMaxPool
-    and its ceil-mode average pool the same pool as tf2onnx writes SAME padding."""
+    and its ceil-mode average pool the same pool as tf2onnx writes SAME padding (or, with
+    `average_pool_pads` None, as auto_pad SAME_UPPER)."""
     model = seeded(ClassicForms, seed)
     export(model, path)
     written = onnx.load(str(path))
@@ -56,14 +57,19 @@ def classic_forms_onnx(path, seed, average_pool_pads=(0, 0, 1, 1)):
     nodes.remove(whole)
     pool = next(n for n in nodes if n.op_type == "AveragePool")
     attribute(pool, "ceil_mode").i = 0
-    attribute(pool, "pads").ints[:] = average_pool_pads
+    if average_pool_pads is None:
+        pool.attribute.remove(attribute(pool, "pads"))
+        pool.attribute.append(helper.make_attribute("auto_pad", "SAME_UPPER"))
+    else:
+        attribute(pool, "pads").ints[:] = average_pool_pads
     onnx.checker.check_model(written)
     onnx.save(written, str(path))
     return model
 
 
-def test_classic_forms_import_and_match_pytorch_and_onnx_runtime(tmp_path, octet_bin, images):
-    model = classic_forms_onnx(tmp_path / "classic.onnx", 61)
+@pytest.mark.parametrize("pads", [(0, 0, 1, 1), None], ids=["pads", "auto_pad"])
+def test_classic_forms_import_and_match_pytorch_and_onnx_runtime(tmp_path, octet_bin, images, pads):
+    model = classic_forms_onnx(tmp_path / "classic.onnx", 61, pads)
     ops = [n.op_type for n in onnx.load(str(tmp_path / "classic.onnx")).graph.node]
     assert "Sum" in ops and "GlobalMaxPool" in ops and "Add" not in ops and "MaxPool" not in ops, ops
     assert_imports_as_pytorch_computes(tmp_path, octet_bin, model, tmp_path / "classic.onnx", images)
@@ -145,3 +151,35 @@ def test_an_lrn_octet_cannot_take_is_refused_by_node(tmp_path, octet_bin):
     attribute(next(n for n in model.graph.node if n.op_type == "LRN"), "size").i = 17
     onnx.save(model, str(tmp_path / "wide.onnx"))
     refused(tmp_path, octet_bin, tmp_path / "wide.onnx", "LRN", "size 17: octet's windows hold 1 to 15 channels")
+
+
+class GlobalMax(nn.Module):
+    """A global max pool as torch's amax writes it (ReduceMax), over height and width of a channels-first value or,
+    `last`, of a channels-last one (Keras's GlobalMaxPooling2D as tf2onnx writes it)."""
+
+    def __init__(self, last):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 16, 3, stride=2, padding=1)
+        self.fc = nn.Linear(16, 10)
+        self.last = last
+
+    def forward(self, x):
+        x = torch.relu(self.conv(x))
+        return self.fc(x.permute(0, 2, 3, 1).amax((1, 2)) if self.last else x.amax((2, 3)))
+
+
+@pytest.mark.parametrize("last", [False, True], ids=["channels_first", "channels_last"])
+def test_reduce_max_over_height_and_width_imports_and_matches_pytorch(tmp_path, octet_bin, images, last):
+    model = seeded(lambda: GlobalMax(last), 67)
+    export(model, tmp_path / "max.onnx")
+    reduce = next(n for n in onnx.load(str(tmp_path / "max.onnx")).graph.node if n.op_type == "ReduceMax")
+    assert list(attribute(reduce, "axes").ints) == ([1, 2] if last else [2, 3])
+    assert_imports_as_pytorch_computes(tmp_path, octet_bin, model, tmp_path / "max.onnx", images)
+
+
+def test_a_maximum_over_channels_is_refused_by_node(tmp_path, octet_bin):
+    export(seeded(lambda: GlobalMax(False), 68), tmp_path / "max.onnx")
+    model = onnx.load(str(tmp_path / "max.onnx"))
+    attribute(next(n for n in model.graph.node if n.op_type == "ReduceMax"), "axes").ints[:] = [1, 2]
+    onnx.save(model, str(tmp_path / "max.onnx"))
+    refused(tmp_path, octet_bin, tmp_path / "max.onnx", "ReduceMax", "a maximum over axes other than height and width")
