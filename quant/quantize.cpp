@@ -245,11 +245,11 @@ void fill_quant(const Plan& plan, const FloatModel& folded, const std::map<std::
       // an average pool whose windows count different numbers of values, one per count.
       std::vector<double> reals;
       const double window = op_window(n, shapes);
-      for (int in : n.inputs) reals.push_back(double(q.scale) / (double(qm->quant[in].scale) * window));
       if (n.op == Op::AvgPool2d && ops::avg_pool_multiplier_count(n, shapes[n.inputs[0]], shapes[i]) > 1) {
-        reals.clear();
         for (int count = 1; count <= window; ++count)
           reals.push_back(double(q.scale) / (double(qm->quant[n.inputs[0]].scale) * count));
+      } else {
+        for (int in : n.inputs) reals.push_back(double(q.scale) / (double(qm->quant[in].scale) * window));
       }
       const FixedPoint fp = to_fixed_point(reals, where);
       q.multiplier = Int32Tensor({static_cast<int64_t>(reals.size())}, fp.multipliers);

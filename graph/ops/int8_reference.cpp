@@ -1,6 +1,23 @@
 #include "graph/ops/int8_reference.h"
 
+#include <vector>
+
 namespace octet::ops {
+
+void write_by_pixel(const Int8ReferenceArgs& a, const std::function<void(const int16_t*, int64_t, int8_t*)>& levels) {
+  const ActTensor& x = *a.inputs[0];
+  const int64_t C = x.dim(1), H = x.dim(2), W = x.dim(3);
+  a.y = ActTensor(x.shape);
+  std::vector<int16_t> pixel(static_cast<size_t>(C));
+  std::vector<int8_t> out(static_cast<size_t>(C));
+  for (int64_t b = 0; b < a.batch; ++b)
+    for (int64_t yy = 0; yy < H; ++yy)
+      for (int64_t xx = 0; xx < W; ++xx) {
+        for (int64_t c = 0; c < C; ++c) pixel[static_cast<size_t>(c)] = at(x, b, c, yy, xx);
+        levels(pixel.data(), C, out.data());
+        for (int64_t c = 0; c < C; ++c) at(a.y, b, c, yy, xx) = out[static_cast<size_t>(c)];
+      }
+}
 
 void write_weighted(const Int8ReferenceArgs& a, int64_t channels, int64_t height, int64_t width,
                     const std::function<int32_t(int64_t n, int64_t c, int64_t y, int64_t x)>& accumulator) {

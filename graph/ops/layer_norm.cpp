@@ -66,20 +66,9 @@ void run_float(const FloatOpArgs& a) {
 }
 
 void run_int8_reference(const Int8ReferenceArgs& a) {
-  const ActTensor& x = *a.inputs[0];
-  const int64_t C = x.dim(1), H = x.dim(2), W = x.dim(3);
-  a.y = ActTensor(x.shape);
-  const LayerNormLevels p{C, a.input_scales.at(0), a.q.scale, a.input_zero_points.at(0), a.q.zero_point,
-                          a.node.epsilon};
-  std::vector<int16_t> pixel(static_cast<size_t>(C));
-  std::vector<int8_t> out(static_cast<size_t>(C));
-  for (int64_t b = 0; b < a.batch; ++b)
-    for (int64_t yy = 0; yy < H; ++yy)
-      for (int64_t xx = 0; xx < W; ++xx) {
-        for (int64_t c = 0; c < C; ++c) pixel[static_cast<size_t>(c)] = at(x, b, c, yy, xx);
-        layer_norm_levels(pixel.data(), p, out.data());
-        for (int64_t c = 0; c < C; ++c) at(a.y, b, c, yy, xx) = out[static_cast<size_t>(c)];
-      }
+  const LayerNormLevels p{a.inputs[0]->dim(1), a.input_scales.at(0), a.q.scale, a.input_zero_points.at(0),
+                          a.q.zero_point, a.node.epsilon};
+  write_by_pixel(a, [&](const int16_t* x, int64_t, int8_t* y) { layer_norm_levels(x, p, y); });
 }
 }  // namespace
 

@@ -63,21 +63,12 @@ void run_float(const FloatOpArgs& a) {
 }
 
 void run_int8_reference(const Int8ReferenceArgs& a) {
-  const ActTensor& x = *a.inputs[0];
-  const int64_t C = x.dim(1), H = x.dim(2), W = x.dim(3);
-  a.y = ActTensor(x.shape);
   const LocalResponseLevels p =
       local_response_levels(a.node, a.input_scales.at(0), a.q.scale, a.input_zero_points.at(0), a.q.zero_point);
   const auto multiplier = [&](int64_t squares) { return local_response_multiplier(squares, p); };
-  std::vector<int16_t> pixel(static_cast<size_t>(C));
-  std::vector<int8_t> out(static_cast<size_t>(C));
-  for (int64_t b = 0; b < a.batch; ++b)
-    for (int64_t yy = 0; yy < H; ++yy)
-      for (int64_t xx = 0; xx < W; ++xx) {
-        for (int64_t c = 0; c < C; ++c) pixel[static_cast<size_t>(c)] = at(x, b, c, yy, xx);
-        local_response_pixel(pixel.data(), static_cast<int>(C), p, multiplier, out.data());
-        for (int64_t c = 0; c < C; ++c) at(a.y, b, c, yy, xx) = out[static_cast<size_t>(c)];
-      }
+  write_by_pixel(a, [&](const int16_t* x, int64_t channels, int8_t* y) {
+    local_response_pixel(x, static_cast<int>(channels), p, multiplier, y);
+  });
 }
 }  // namespace
 

@@ -13,7 +13,6 @@ agreement and logit cosine with float). Then time it beside ONNX Runtime:
 import argparse
 import os
 import pathlib
-import subprocess
 import sys
 
 import numpy as np
@@ -24,6 +23,7 @@ sys.path.insert(0, str(SOURCE_DIR / "python" / "tests"))
 import octet  # noqa: E402
 import ort_peer  # noqa: E402
 from test_onnx_import_classic_forms import Lrn  # noqa: E402
+from torchvision_zoo import run  # noqa: E402 (python/tools, the script's own folder)
 
 nn = torch.nn
 
@@ -46,13 +46,6 @@ class BvlcAlexNet(nn.Module):
         x = pool(Lrn.apply(torch.relu(self.c2(x)), 5, 1e-4, 0.75, 1.0))
         x = pool(torch.relu(self.c5(torch.relu(self.c4(torch.relu(self.c3(x)))))))
         return self.f8(torch.relu(self.f7(torch.relu(self.f6(x.flatten(1))))))
-
-
-def run(command):
-    result = subprocess.run(command, capture_output=True, text=True)
-    if result.returncode:
-        raise RuntimeError(result.stderr.strip())
-    return result.stdout
 
 
 def main():
