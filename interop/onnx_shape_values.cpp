@@ -13,8 +13,10 @@ const std::set<std::string> kShapeOps = {"Shape", "Gather",     "Unsqueeze", "Sq
                                          "Slice", "Mul",        "Div",       "Add",             "Sub",     "ReduceProd",
                                          "Identity", "ConstantOfShape", "Reshape", "Transpose"};
 
-// The most values a ConstantOfShape makes: shapes and pads are short.
-constexpr int64_t kMostMadeValues = 64;
+// The most values a ConstantOfShape makes, and columns a reshape makes:
+// shapes and pads are short. The most values any op makes (Concat doubling
+// them, a node at a time, would otherwise outgrow memory).
+constexpr int64_t kMostMadeValues = 64, kMostValues = 4096;
 
 bool known(int64_t v) { return v != kBatchDim && v != kUnknownDim; }
 
@@ -104,7 +106,7 @@ std::vector<ShapeValue> evaluate_shape_op(const onnx::NodeProto& n, const std::v
   } else if (op == "Reshape") {
     const std::vector<int64_t> shape = constants(inputs, 1, "a shape");
     const int64_t size = static_cast<int64_t>(x.values.size());
-    const bool matrix = shape.size() == 2 && shape[1] > 0 && size % shape[1] == 0 &&
+    const bool matrix = shape.size() == 2 && shape[1] > 0 && shape[1] <= kMostMadeValues && size % shape[1] == 0 &&
                         (shape[0] == -1 || shape[0] == size / shape[1]);
     check((shape.size() == 1 && (shape[0] == -1 || shape[0] == size)) || matrix,
           "a reshape of " + std::to_string(size) + " values to " + ints_string(shape));
@@ -168,6 +170,9 @@ std::vector<ShapeValue> evaluate_shape_op(const onnx::NodeProto& n, const std::v
   } else {
     fail("octet does not evaluate " + op + " on shapes");
   }
+  check(static_cast<int64_t>(y.values.size()) <= kMostValues,
+        "a shape computation of " + std::to_string(y.values.size()) + " values (octet evaluates at most " +
+            std::to_string(kMostValues) + ")");
   return {y};
 }
 

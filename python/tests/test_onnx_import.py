@@ -537,3 +537,23 @@ def test_a_node_with_too_few_or_too_many_inputs_is_refused_by_its_schema(tmp_pat
         path = tmp_path / f"{name}.onnx"
         onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(path))
         refused(tmp_path, octet_bin, path, f"node '{name}' (", count)
+
+
+def test_shape_arithmetic_that_would_not_end_is_refused_by_node(tmp_path, octet_bin):
+    # Found by the fuzzer: a reshape of no values to [-1, 2^57] gave a transpose 2^57 columns to walk.
+    x = helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 3, 32, 32])
+    y = helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1, 3, 32, 32])
+    nothing = numpy_helper.from_array(np.zeros(0, np.int64), "nothing")
+    huge = numpy_helper.from_array(np.array([-1, 2 ** 57], np.int64), "huge")
+    nodes = [helper.make_node("Reshape", ["nothing", "huge"], ["rows"], name="wide_rows"),
+             helper.make_node("Transpose", ["rows"], ["columns"], perm=[1, 0]), helper.make_node("Relu", ["x"], ["y"])]
+    graph = helper.make_graph(nodes, "g", [x], [y], [nothing, huge])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(tmp_path / "wide.onnx"))
+    refused(tmp_path, octet_bin, tmp_path / "wide.onnx", "node 'wide_rows' (Reshape", "to [-1,144115188075855872]")
+    # A shape doubled by each of 13 Concats: 4 x 2^13 values.
+    nodes = [helper.make_node("Shape", ["x"], ["s0"])]
+    nodes += [helper.make_node("Concat", [f"s{k}", f"s{k}"], [f"s{k + 1}"], name=f"double{k}", axis=0) for k in range(13)]
+    nodes.append(helper.make_node("Relu", ["x"], ["y"]))
+    graph = helper.make_graph(nodes, "g", [x], [y])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(tmp_path / "doubled.onnx"))
+    refused(tmp_path, octet_bin, tmp_path / "doubled.onnx", "node 'double10'", "a shape computation of 8192 values")
