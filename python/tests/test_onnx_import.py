@@ -552,7 +552,8 @@ def test_shape_arithmetic_that_would_not_end_is_refused_by_node(tmp_path, octet_
     refused(tmp_path, octet_bin, tmp_path / "wide.onnx", "node 'wide_rows' (Reshape", "to [-1,144115188075855872]")
     # A shape doubled by each of 13 Concats: 4 x 2^13 values.
     nodes = [helper.make_node("Shape", ["x"], ["s0"])]
-    nodes += [helper.make_node("Concat", [f"s{k}", f"s{k}"], [f"s{k + 1}"], name=f"double{k}", axis=0) for k in range(13)]
+    nodes += [helper.make_node("Concat", [f"s{k}", f"s{k}"], [f"s{k + 1}"], name=f"double{k}", axis=0)
+              for k in range(13)]
     nodes.append(helper.make_node("Relu", ["x"], ["y"]))
     graph = helper.make_graph(nodes, "g", [x], [y])
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(tmp_path / "doubled.onnx"))
