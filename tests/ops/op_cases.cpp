@@ -389,6 +389,8 @@ std::vector<OpCase> make_cases() {
       // 2x2, 7x7 and 9x9, which no SIMD kernel unrolls; 7x7 as ConvNeXt's (CUDA:
       // 4 output pixels a thread, rows of 9 and 14 ending in part of a thread's).
       {2, 40, 6, 6, 40, 1, 1, 0, 40, true, true},     {3, 18, 8, 8, 18, 2, 2, 0, 18, true, false},
+      // Depthwise 1x1 without a residual: a table per channel on the AVX-512 path.
+      {2, 40, 6, 6, 40, 1, 1, 0, 40, true, false},    {3, 70, 5, 5, 70, 1, 1, 0, 70, false, false, Requant::Extreme},
       {2, 20, 9, 9, 20, 7, 1, 3, 20, false, true},    {2, 24, 10, 10, 24, 9, 1, 4, 24, true, false},
       {3, 48, 14, 14, 48, 7, 1, 3, 48, true, false},
   };

@@ -58,7 +58,8 @@ void add_conv_cases(std::vector<OpCase>& cases, uint64_t& seed) {
       {2, 16, 12, 12, 32, 3, 1, 2, 2, 1, true, false, T},  {2, 16, 8, 8, 16, 3, 1, 1, 1, 16, true, false, T},
       {3, 24, 9, 9, 24, 5, 2, 2, 1, 24, false, true, T},   {2, 8, 9, 9, 8, 3, 1, 2, 2, 8, true, false, T},
       {2, 20, 6, 6, 20, 3, 1, 1, 1, 20, true, true, E},    {2, 12, 7, 7, 18, 3, 1, 1, 1, 3, true, false, T},
-      {4, 64, 12, 12, 64, 3, 1, 1, 1, 16, true, true, T},
+      {4, 64, 12, 12, 64, 3, 1, 1, 1, 16, true, true, T},  {2, 24, 6, 6, 24, 1, 1, 0, 1, 24, true, false, T},
+      {2, 37, 5, 5, 37, 1, 1, 0, 1, 37, false, false, E},
   };
   for (const ZeroPoints& z : {kUnsigned, kMixed, kUnsignedAndSigned})
     for (const Conv& v : convs) {
