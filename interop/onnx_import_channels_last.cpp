@@ -21,7 +21,7 @@ const std::vector<int64_t> kToChannelsLast = {0, 2, 3, 1}, kToChannelsFirst = {0
 const std::set<std::string> kChannelsLastOps = {
     "Transpose", "ReduceMean", "ReduceMax", "MatMul", "Add", "Sub", "Mul", "Div", "Relu", "Clip", "Sigmoid",
     "HardSigmoid", "HardSwish", "LeakyRelu", "Gelu", "Swish", "Tanh", "Elu", "Softplus", "Mish",
-    "LayerNormalization", "Identity", "Dropout", "Squeeze", "Cast"};
+    "LayerNormalization", "Identity", "Dropout", "Squeeze", "Cast", "Reshape", "Flatten"};
 }  // namespace
 
 const onnx::NodeProto* Importer::sole_reader_of(const std::string& name, const char* op) const {
@@ -72,6 +72,7 @@ bool Importer::dispatch_channels_last(const onnx::NodeProto& n) {
               "takes element-wise operators, MatMul and LayerNorm over the channels, and a Transpose back (perm "
               "[0, 3, 1, 2])");
   if (op == "MatMul") return channel_matmul(n), true;
+  if (op == "Reshape" || op == "Flatten") return flatten_channels_last(n), true;
   if (op == "ReduceMax") return reduce_image(n, {1, 2}), true;
   if (op != "ReduceMean") return false;
   if (layer_norm_pattern(n)) return true;
@@ -93,6 +94,41 @@ bool Importer::transpose_view(const onnx::NodeProto& n) {
   if (!last) channels_last_.insert(n.output(0));
   summary_.dropped.push_back(n.op_type());
   return true;
+}
+
+// Keras's Flatten before a Dense layer, as tf2onnx writes it: a Reshape to
+// (batch, features) or a Flatten of a channels-last value, rows in H, W, C
+// order. octet's flatten gives C, H, W order, which the one Gemm or MatMul
+// reading the rows gets by its weight's columns moved (columns_in_chw_order).
+void Importer::flatten_channels_last(const onnx::NodeProto& n) {
+  if (!sole_reader_of(n.output(0), "Gemm") && !sole_reader_of(n.output(0), "MatMul"))
+    refuse(n, "a flatten of a channels-last value read by other than one Gemm or MatMul");
+  const ActShape image = shape_of(value_node(n, 0));
+  if (n.op_type() == "Flatten") {
+    if (int_attribute(n, "axis", 1) != 1) refuse(n, "axis other than 1");
+    define(n, builder_.flatten(activation(n, 0)));
+  } else {
+    reshape(n);
+    const auto made = values_.find(n.output(0));
+    if (made == values_.end() || !is_flat(made->second))
+      refuse(n, "a reshape of a channels-last value other than to (batch, features)");
+  }
+  hwc_rows_[n.output(0)] = image;
+}
+
+void Importer::columns_in_chw_order(const onnx::NodeProto& n, FloatTensor& w) const {
+  const auto rows = hwc_rows_.find(n.input(0));
+  if (rows == hwc_rows_.end()) return;
+  const ActShape s = rows->second;
+  const int64_t out = w.dim(0), in = w.dim(1);
+  if (in != s.numel()) refuse(n, "a weight of " + std::to_string(in) + " inputs for " + to_string(s) + " values");
+  FloatTensor moved(w.shape);
+  for (int64_t o = 0; o < out; ++o)
+    for (int64_t c = 0; c < s.c; ++c)
+      for (int64_t y = 0; y < s.h; ++y)
+        for (int64_t x = 0; x < s.w; ++x)
+          moved.data[o * in + (c * s.h + y) * s.w + x] = w.data[o * in + (y * s.w + x) * s.c + c];
+  w = std::move(moved);
 }
 
 // A Linear layer on a channels-last value, x W (W: [C, C']): a 1x1 conv.

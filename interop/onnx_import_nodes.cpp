@@ -200,6 +200,7 @@ void Importer::linear(const onnx::NodeProto& n) {
   FloatTensor w(Shape{out, in});
   for (int64_t o = 0; o < out; ++o)
     for (int64_t k = 0; k < in; ++k) w.data[o * in + k] = transposed ? b_matrix.data[o * in + k] : b_matrix.data[k * out + o];
+  columns_in_chw_order(n, w);
   FloatTensor bias(Shape{out}, 0.0f);
   if (gemm && has_input(n, 2)) {
     const FloatTensor c = constant(n, 2);

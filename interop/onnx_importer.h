@@ -124,6 +124,9 @@ class Importer {
   const FloatTensor* constant_ahead(const std::string& name);
   bool is_scalar(const onnx::NodeProto& n, int i, double value);  // input i: a constant of that one value
   bool transpose_view(const onnx::NodeProto& n);
+  void flatten_channels_last(const onnx::NodeProto& n);
+  // A Gemm's or MatMul's weight w ([out][in]) reading hwc_rows_: its columns put in C, H, W order.
+  void columns_in_chw_order(const onnx::NodeProto& n, FloatTensor& w) const;
   void channel_matmul(const onnx::NodeProto& n);
   bool layer_norm_pattern(const onnx::NodeProto& mean);
   void layer_normalization(const onnx::NodeProto& n);
@@ -165,6 +168,8 @@ class Importer {
   // Values whose ONNX layout is [N, H, W, C] (after a Transpose of perm
   // [0, 2, 3, 1]): the octet node's own NHWC values, read as they are.
   std::set<std::string> channels_last_;
+  // Rows flattened from a channels-last image (H, W, C order), by value: its shape.
+  std::map<std::string, ActShape> hwc_rows_;
   // A constant x * scale + shift per channel not applied yet (values_ holds
   // x): folded into the MatMul or unpadded conv that reads it, else made a
   // depthwise 1x1 conv by the first reader that needs its values.

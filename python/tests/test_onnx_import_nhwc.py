@@ -104,3 +104,47 @@ class SqueezeOfChannels(nn.Module):
 def test_a_squeeze_of_other_axes_is_refused_by_node(tmp_path, octet_bin):
     export(SqueezeOfChannels().eval(), tmp_path / "m.onnx")
     refused(tmp_path, octet_bin, tmp_path / "m.onnx", "(Squeeze, opset 13)", "a squeeze other than of height and width")
+
+
+class KerasFlatten(nn.Module):
+    """Keras's Conv2D, MaxPooling2D, Flatten and Dense on an N x H x W x C input: the flatten, of the channels-last
+    value, orders the features height, width, channels (`reshape`: as a Reshape to (batch, -1), else a Flatten);
+    `relu_after`: a ReLU between the flatten and the Dense."""
+
+    def __init__(self, reshape, relu_after=False):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.fc = nn.Linear(8 * 16 * 16, 10)
+        self.reshape, self.relu_after = reshape, relu_after
+
+    def forward(self, x):
+        x = nn.functional.max_pool2d(torch.relu(self.conv(x.permute(0, 3, 1, 2))), 2).permute(0, 2, 3, 1)
+        x = x.reshape(x.shape[0], -1) if self.reshape else x.flatten(1)
+        return self.fc(torch.relu(x) if self.relu_after else x)
+
+
+@pytest.mark.parametrize("reshape", [True, False], ids=["reshape", "flatten"])
+def test_a_flatten_of_channels_last_values_imports_and_matches_pytorch(tmp_path, octet_bin, reshape):
+    model = seeded(lambda: KerasFlatten(reshape), 53)
+    torch.onnx.export(model, torch.zeros(1, 32, 32, 3), str(tmp_path / "keras.onnx"), opset_version=13,
+                      input_names=["image"], output_names=["logits"])
+    ops = [n.op_type for n in onnx.load(str(tmp_path / "keras.onnx")).graph.node]
+    assert ("Reshape" if reshape else "Flatten") in ops, ops
+    result = run_import(octet_bin, tmp_path / "keras.onnx", tmp_path / "keras.octet")
+    if "built without it" in result.stderr:
+        pytest.skip("this octet has no ONNX library: " + result.stderr.strip())
+    assert result.returncode == 0, result.stderr
+    images = np.random.default_rng(54).normal(size=(16, 3, 32, 32)).astype(np.float32)
+    got = octet.load_checkpoint(str(tmp_path / "keras.octet")).predict(images)
+    with torch.no_grad():
+        expected = model(torch.from_numpy(images).permute(0, 2, 3, 1)).numpy()
+    largest = np.abs(expected).max()
+    assert largest > 1 and np.abs(got - expected).max() <= 1e-4 * largest, (np.abs(got - expected).max(), largest)
+    assert int8_agreement(tmp_path, octet_bin, None, tmp_path / "keras.onnx") >= 0.9
+
+
+def test_a_flatten_of_channels_last_values_not_read_by_a_dense_layer_is_refused(tmp_path, octet_bin):
+    torch.onnx.export(seeded(lambda: KerasFlatten(True, relu_after=True), 55), torch.zeros(1, 32, 32, 3),
+                      str(tmp_path / "keras.onnx"), opset_version=13)
+    refused(tmp_path, octet_bin, tmp_path / "keras.onnx", "(Reshape, opset 13)",
+            "a flatten of a channels-last value read by other than one Gemm or MatMul")

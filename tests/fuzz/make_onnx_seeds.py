@@ -120,6 +120,25 @@ def write_nhwc():
                       input_names=["x"])
 
 
+class KerasFlatten(nn.Module):
+    """Keras's Flatten before a Dense layer: the channels-last value reshaped to (batch, features)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 4, stride=4)
+        self.fc = nn.Linear(4 * 8 * 8, 10)
+
+    def forward(self, x):
+        x = self.conv(x.permute(0, 3, 1, 2)).permute(0, 2, 3, 1)
+        return self.fc(x.reshape(x.shape[0], -1))
+
+
+def write_keras_flatten():
+    torch.manual_seed(12)
+    torch.onnx.export(KerasFlatten().eval(), torch.zeros(1, 32, 32, 3), str(OUT / "keras_flatten.onnx"),
+                      opset_version=13, input_names=["x"])
+
+
 class PerChannelPRelu(nn.Module):
     """PReLU's slope per channel (ArcFace's iresnet), and one whose slopes are equal (a leaky ReLU)."""
 
@@ -256,6 +275,7 @@ def main():
     write_float16()
     write_old_opset()
     write_classic_forms()
+    write_keras_flatten()
 
 
 if __name__ == "__main__":
