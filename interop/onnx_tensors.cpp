@@ -29,6 +29,33 @@ void check_internal(const onnx::TensorProto& t, const std::string& what) {
 
 Shape shape_of(const onnx::TensorProto& t) { return Shape(t.dims().begin(), t.dims().end()); }
 
+// The element count of `t`'s dimensions, checked against the values it
+// stores (raw_data's bytes, or its typed field) before anything is allocated:
+// dimensions cannot promise more than the file holds. For the floating types
+// and INT32, INT64.
+int64_t stored_count(const onnx::TensorProto& t, const std::string& what) {
+  const int64_t n = element_count(t, what);
+  const int32_t type = t.data_type();
+  const bool sixteen = type == onnx::TensorProto::FLOAT16 || type == onnx::TensorProto::BFLOAT16;
+  const bool sixty_four = type == onnx::TensorProto::DOUBLE || type == onnx::TensorProto::INT64;
+  if (t.has_raw_data()) {
+    const int64_t bytes = static_cast<int64_t>(t.raw_data().size()), size = sixteen ? 2 : sixty_four ? 8 : 4;
+    const char* unit = sixteen                                ? "16-bit floats"
+                       : type == onnx::TensorProto::DOUBLE ? "doubles"
+                       : type == onnx::TensorProto::FLOAT  ? "floats"
+                                                           : "integers";
+    check(bytes == n * size,
+          what + " holds " + std::to_string(bytes) + " bytes for " + std::to_string(n) + " " + unit);
+    return n;
+  }
+  const int64_t values = type == onnx::TensorProto::FLOAT    ? t.float_data_size()
+                         : type == onnx::TensorProto::DOUBLE ? t.double_data_size()
+                         : type == onnx::TensorProto::INT64  ? t.int64_data_size()
+                                                             : t.int32_data_size();  // INT32, FLOAT16, BFLOAT16
+  check(values == n, what + " holds " + std::to_string(values) + " values for " + std::to_string(n) + " elements");
+  return n;
+}
+
 }  // namespace
 
 std::string ints_string(const std::vector<int64_t>& v) {
@@ -71,14 +98,9 @@ float bfloat16_to_float(uint16_t b) {
 std::vector<uint16_t> sixteen_bit_values(const onnx::TensorProto& t, int64_t n, const std::string& what) {
   std::vector<uint16_t> bits(static_cast<size_t>(n));
   if (t.has_raw_data()) {
-    check(static_cast<int64_t>(t.raw_data().size()) == n * 2,
-          what + " holds " + std::to_string(t.raw_data().size()) + " bytes for " + std::to_string(n) +
-              " 16-bit floats");
     if (n > 0) std::memcpy(bits.data(), t.raw_data().data(), t.raw_data().size());
     return bits;
   }
-  check(t.int32_data_size() == n,
-        what + " holds " + std::to_string(t.int32_data_size()) + " values for " + std::to_string(n) + " elements");
   for (int64_t i = 0; i < n; ++i) {
     const int32_t v = t.int32_data(static_cast<int>(i));
     check(v >= 0 && v <= 0xFFFF, what + " holds a 16-bit float value outside 16 bits");
@@ -90,8 +112,6 @@ std::vector<uint16_t> sixteen_bit_values(const onnx::TensorProto& t, int64_t n, 
 // A DOUBLE tensor's values as floats (rounded; beyond float's range: infinite).
 void read_doubles(const onnx::TensorProto& t, int64_t n, const std::string& what, std::vector<float>& out) {
   if (t.has_raw_data()) {
-    check(static_cast<int64_t>(t.raw_data().size()) == n * 8,
-          what + " holds " + std::to_string(t.raw_data().size()) + " bytes for " + std::to_string(n) + " doubles");
     for (int64_t i = 0; i < n; ++i) {
       double d;
       std::memcpy(&d, t.raw_data().data() + 8 * i, sizeof d);
@@ -99,8 +119,6 @@ void read_doubles(const onnx::TensorProto& t, int64_t n, const std::string& what
     }
     return;
   }
-  check(t.double_data_size() == n,
-        what + " holds " + std::to_string(t.double_data_size()) + " values for " + std::to_string(n) + " elements");
   for (int64_t i = 0; i < n; ++i) out[static_cast<size_t>(i)] = static_cast<float>(t.double_data(static_cast<int>(i)));
 }
 }  // namespace
@@ -109,7 +127,7 @@ FloatTensor float_tensor(const onnx::TensorProto& t, const std::string& what) {
   check_internal(t, what);
   check(is_float(t), what + " is not a floating-point tensor (ONNX data type " + std::to_string(t.data_type()) +
                          "): octet imports float models; quantized ONNX models are not read");
-  const int64_t n = element_count(t, what);
+  const int64_t n = stored_count(t, what);
   FloatTensor out(shape_of(t));
   if (t.data_type() == onnx::TensorProto::FLOAT16 || t.data_type() == onnx::TensorProto::BFLOAT16) {
     const bool half = t.data_type() == onnx::TensorProto::FLOAT16;
@@ -119,12 +137,8 @@ FloatTensor float_tensor(const onnx::TensorProto& t, const std::string& what) {
     read_doubles(t, n, what, out.data);
   } else if (t.has_raw_data()) {
     // (memcpy only when there is something to copy: an empty vector's data() may be null.)
-    check(static_cast<int64_t>(t.raw_data().size()) == n * 4,
-          what + " holds " + std::to_string(t.raw_data().size()) + " bytes for " + std::to_string(n) + " floats");
     if (n > 0) std::memcpy(out.data.data(), t.raw_data().data(), t.raw_data().size());
   } else {
-    check(t.float_data_size() == n,
-          what + " holds " + std::to_string(t.float_data_size()) + " values for " + std::to_string(n) + " elements");
     std::copy(t.float_data().begin(), t.float_data().end(), out.data.begin());
   }
   for (float v : out.data) check(std::isfinite(v), what + " holds NaN or infinite values");
@@ -133,28 +147,22 @@ FloatTensor float_tensor(const onnx::TensorProto& t, const std::string& what) {
 
 std::vector<int64_t> int_tensor(const onnx::TensorProto& t, const std::string& what) {
   check_internal(t, what);
-  const int64_t n = element_count(t, what);
+  check(t.data_type() == onnx::TensorProto::INT64 || t.data_type() == onnx::TensorProto::INT32,
+        what + " is not an integer tensor (ONNX data type " + std::to_string(t.data_type()) + ")");
+  const int64_t n = stored_count(t, what);
   std::vector<int64_t> out(static_cast<size_t>(n));
   if (t.data_type() == onnx::TensorProto::INT64) {
     if (t.has_raw_data()) {
-      check(static_cast<int64_t>(t.raw_data().size()) == n * 8, what + " holds the wrong number of bytes");
       if (n > 0) std::memcpy(out.data(), t.raw_data().data(), t.raw_data().size());
     } else {
-      check(t.int64_data_size() == n, what + " holds the wrong number of values");
       std::copy(t.int64_data().begin(), t.int64_data().end(), out.begin());
     }
-  } else if (t.data_type() == onnx::TensorProto::INT32) {
-    if (t.has_raw_data()) {
-      check(static_cast<int64_t>(t.raw_data().size()) == n * 4, what + " holds the wrong number of bytes");
-      std::vector<int32_t> v(out.size());
-      if (n > 0) std::memcpy(v.data(), t.raw_data().data(), t.raw_data().size());
-      std::copy(v.begin(), v.end(), out.begin());
-    } else {
-      check(t.int32_data_size() == n, what + " holds the wrong number of values");
-      std::copy(t.int32_data().begin(), t.int32_data().end(), out.begin());
-    }
+  } else if (t.has_raw_data()) {
+    std::vector<int32_t> v(out.size());
+    if (n > 0) std::memcpy(v.data(), t.raw_data().data(), t.raw_data().size());
+    std::copy(v.begin(), v.end(), out.begin());
   } else {
-    fail(what + " is not an integer tensor (ONNX data type " + std::to_string(t.data_type()) + ")");
+    std::copy(t.int32_data().begin(), t.int32_data().end(), out.begin());
   }
   return out;
 }

@@ -7,6 +7,7 @@ written."""
 import json
 import os
 import pathlib
+import resource
 import subprocess
 
 import numpy as np
@@ -558,3 +559,15 @@ def test_shape_arithmetic_that_would_not_end_is_refused_by_node(tmp_path, octet_
     graph = helper.make_graph(nodes, "g", [x], [y])
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(tmp_path / "doubled.onnx"))
     refused(tmp_path, octet_bin, tmp_path / "doubled.onnx", "node 'double10'", "a shape computation of 8192 values")
+
+
+def test_a_tensor_whose_dimensions_promise_more_than_it_holds_is_refused_before_allocating(tmp_path, octet_bin):
+    # Found by the fuzzer: a weight's dimensions made 2 GB of floats before its 64 bytes were counted.
+    export(random_model(7), tmp_path / "m.onnx")
+    model = onnx.load(str(tmp_path / "m.onnx"))
+    weight = next(t for t in model.graph.initializer if t.name == "fc1.weight")
+    weight.dims[:] = [2 ** 15, 2 ** 15]
+    onnx.save(model, str(tmp_path / "inflated.onnx"))
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    refused(tmp_path, octet_bin, tmp_path / "inflated.onnx", "fc1.weight", "for 1073741824 floats")
+    assert resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss <= max(before, 1 << 20)  # KB: under 1 GB
