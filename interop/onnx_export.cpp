@@ -127,7 +127,10 @@ onnx::ModelProto build_model(const QuantizedModel& m, OnnxTarget target, OnnxExp
       c.in = shapes[n.inputs[0]];
     if (moves_stored) c.fill = w.zero_point(types[i]);
     std::string y = op->emit(c);  // the float result before this node's own quantization
-    flat[i] = op->flat;
+    // N x F: a flatten's or linear's result, and what element-wise operators make of one.
+    const bool elementwise = n.op == Op::ReLU || n.op == Op::Activation || n.op == Op::PRelu || n.op == Op::Add ||
+                             n.op == Op::Mul;
+    flat[i] = op->flat || (elementwise && flat[n.inputs[0]]);
     if (moves_stored) {  // ORT's fusion needs every operator to read a DequantizeLinear
       stored[i] = y;
       if (read_float[i]) value[i] = w.dequantize(y, q.scale, n.name + ".int8", types[i]);

@@ -37,10 +37,27 @@ void Importer::reshape(const onnx::NodeProto& n) {
     return define(n, builder_.channel_shuffle(view->second.node, view->second.groups));
   if (view != grouped_views_.end()) refuse(n, "a reshape of a grouped view other than a channel shuffle's");
   if (dims == in_dims && !flat) return define(n, x);
+  if (flat && dims.size() == 4) return rows_as_image(n, x, dims);
   if (dims.size() != 2 || (dims[1] != -1 && dims[1] != in.numel()))
     refuse(n, "a reshape to " + shape_value_string(*target) + " of " + (flat ? "rows" : "images") + " " +
                   to_string(in) + ": octet reshapes only to (batch, features) or to a channel shuffle");
   define(n, builder_.flatten(x));
+}
+
+// Rows read as a 1 x 1 image, channels first ([batch, C, 1, 1]: a squeeze-
+// and-excitation gate as torch's view(b, c, 1, 1) writes it) or last ([batch,
+// 1, 1, C]: Keras's Reshape((1, 1, c))): a slice of all C channels, which
+// moves the values as they are (exact in int8) and makes the value an image.
+void Importer::rows_as_image(const onnx::NodeProto& n, int x, const std::vector<int64_t>& dims) {
+  const int64_t c = shape_of(x).numel();
+  const auto is_c = [&](int64_t d) { return d == c || d == -1; };
+  const bool first = is_c(dims[1]) && dims[2] == 1 && dims[3] == 1;
+  const bool last = dims[1] == 1 && dims[2] == 1 && is_c(dims[3]);
+  if (!first && !last)
+    refuse(n, "a reshape of " + std::to_string(c) + " features to " + ints_string(dims) +
+                  ": octet reshapes rows only to a 1 x 1 image ([batch, C, 1, 1] or [batch, 1, 1, C])");
+  define(n, builder_.channel_slice(x, 0, static_cast<int>(c)));
+  if (!first) channels_last_.insert(n.output(0));
 }
 
 // The middle step of a channel shuffle (see GroupedView), or a change of view

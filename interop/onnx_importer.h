@@ -103,6 +103,7 @@ class Importer {
   void local_response_norm(const onnx::NodeProto& n);
   void subtract(const onnx::NodeProto& n);
   void reshape(const onnx::NodeProto& n);
+  void rows_as_image(const onnx::NodeProto& n, int x, const std::vector<int64_t>& dims);
   void pad(const onnx::NodeProto& n);
   std::vector<int64_t> pads_over_all_axes(const onnx::NodeProto& n, const std::vector<int64_t>& given) const;
   void constant_node(const onnx::NodeProto& n);

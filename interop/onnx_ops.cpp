@@ -225,14 +225,19 @@ std::string local_response_norm(const OnnxNodeContext& c) {
   return n.name + ".lrn";
 }
 
-// Channels [offset, offset + channels): exact on int8 values.
+// Channels [offset, offset + channels): exact on int8 values. Of rows (N x F:
+// the importer reads rows as a 1 x 1 image so), made N x C x 1 x 1.
 std::string channel_slice(const OnnxNodeContext& c) {
   Writer& w = c.w;
   const Node& n = c.n;
   w.initializer(n.name + ".starts", TensorProto::INT64, {1}, std::vector<int64_t>{n.offset});
   w.initializer(n.name + ".ends", TensorProto::INT64, {1}, std::vector<int64_t>{int64_t{n.offset} + n.channels});
   w.initializer(n.name + ".axes", TensorProto::INT64, {1}, std::vector<int64_t>{1});
-  return w.step("Slice", {c.inputs[0], n.name + ".starts", n.name + ".ends", n.name + ".axes"}, n.name);
+  const std::string y = w.step("Slice", {c.inputs[0], n.name + ".starts", n.name + ".ends", n.name + ".axes"},
+                               c.input_flat ? n.name + ".rows" : n.name);
+  if (!c.input_flat) return y;
+  w.initializer(n.name + ".image_axes", TensorProto::INT64, {2}, std::vector<int64_t>{2, 3});
+  return w.step("Unsqueeze", {y, n.name + ".image_axes"}, n.name);
 }
 
 // Over channels (axis 1) as torch exports LayerNorm at opset 13 (LayerNormalization is 17).

@@ -161,3 +161,62 @@ def test_tanh_elu_softplus_and_mish_import_and_match_pytorch(tmp_path, octet_bin
 
 def test_tanh_elu_softplus_and_mish_quantize_and_int8_follows_float(tmp_path, octet_bin):
     assert int8_agreement(tmp_path, octet_bin, activations(64)) >= 0.9
+
+
+class LinearGate(nn.Module):
+    """A squeeze-and-excitation gate as SENet's PyTorch code writes it: the pooled features viewed as rows, two
+    Linear layers, the gate viewed back as (b, c, 1, 1) and multiplied in; `keras`: as Keras's
+    GlobalAveragePooling2D, Reshape((1, 1, c)) and 1x1 Conv2Ds on a channels-last value."""
+
+    def __init__(self, keras):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 16, 3, padding=1)
+        layer = (lambda i, o: nn.Conv2d(i, o, 1)) if keras else nn.Linear
+        self.down, self.up = layer(16, 4), layer(4, 16)
+        self.fc = nn.Linear(16, 10)
+        self.keras = keras
+
+    def forward(self, x):
+        x = torch.relu(self.conv(x))
+        b, c = x.shape[0], x.shape[1]
+        if self.keras:
+            gate = x.permute(0, 2, 3, 1).mean((1, 2)).reshape(b, 1, 1, c).permute(0, 3, 1, 2)
+            gate = torch.sigmoid(self.up(torch.relu(self.down(gate))))
+        else:
+            gate = torch.sigmoid(self.up(torch.relu(self.down(x.mean((2, 3)).view(b, c))))).view(b, c, 1, 1)
+        return self.fc((x * gate).mean((2, 3)))
+
+
+@pytest.mark.parametrize("keras", [False, True], ids=["senet_view", "keras_reshape"])
+def test_rows_viewed_as_a_one_by_one_image_import_and_match_pytorch(tmp_path, octet_bin, images, keras):
+    model = seeded(lambda: LinearGate(keras), 71)
+    export(model, tmp_path / "gate.onnx")
+    assert "Reshape" in [n.op_type for n in onnx.load(str(tmp_path / "gate.onnx")).graph.node]
+    assert_imports_as_pytorch_computes(tmp_path, octet_bin, model, tmp_path / "gate.onnx", images)
+    assert int8_agreement(tmp_path, octet_bin, None, tmp_path / "gate.onnx") >= 0.9
+    # Its QDQ export (the rows made N x C x 1 x 1 again) runs in ONNX Runtime as octet's int8 runtime does.
+    export_run = subprocess.run([octet_bin, "export", "--quantized", str(tmp_path / "m.int8"), "--onnx",
+                                 str(tmp_path / "m.qdq.onnx")], capture_output=True, text=True)
+    assert export_run.returncode == 0, export_run.stderr
+    if ort_peer.missing():
+        pytest.skip(ort_peer.missing())
+    int8 = octet.load_quantized(str(tmp_path / "m.int8")).predict(images[:2], dequantize=True)
+    ort = np.concatenate([ort_peer.run(tmp_path / "m.qdq.onnx", [images[i:i + 1]])[0] for i in range(2)])
+    assert np.abs(ort - int8).max() <= 1e-3 * np.abs(int8).max(), np.abs(ort - int8).max()
+
+
+class RowsToImage(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 16, 3, padding=1)
+        self.fc = nn.Linear(16, 10)
+
+    def forward(self, x):
+        rows = torch.relu(self.conv(x)).mean((2, 3))
+        return self.fc((rows.view(x.shape[0], 4, 2, 2) * 2).mean((2, 3)).repeat(1, 4))
+
+
+def test_rows_reshaped_to_a_larger_image_are_refused(tmp_path, octet_bin):
+    export(RowsToImage().eval(), tmp_path / "m.onnx")
+    refused(tmp_path, octet_bin, tmp_path / "m.onnx", "(Reshape, opset 13)",
+            "octet reshapes rows only to a 1 x 1 image")
