@@ -215,6 +215,7 @@ std::string prelu(const OnnxNodeContext& c) {
   return c.w.step("PRelu", {c.inputs[0], slopes}, c.n.name + ".prelu");
 }
 
+// ONNX's own LRN, whose window octet's is (graph/ops/local_response_norm.cpp).
 std::string local_response_norm(const OnnxNodeContext& c) {
   const Node& n = c.n;
   onnx::NodeProto* lrn = c.w.node("LRN", {c.inputs[0]}, n.name + ".lrn");
