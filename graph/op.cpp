@@ -44,14 +44,17 @@ double op_macs(const Node& n, const std::vector<ActShape>& shapes, int node) {
   return def.macs ? def.macs(n, input_shapes(n, shapes), shapes[node]) : 0.0;
 }
 
-double op_window(const Node& n, const std::vector<ActShape>& shapes) {
+std::vector<MultiplierTerm> multiplier_terms(const Node& n, const std::vector<ActShape>& shapes) {
   const OpDef& def = op_def(n.op);
-  return def.window ? def.window(n, input_shapes(n, shapes)) : 1.0;
-}
-
-int64_t input_multiplier_count(const Node& n) {
-  const int count = op_traits(n.op).input_multipliers;
-  return count == kAnyInputs ? static_cast<int64_t>(n.inputs.size()) : count;
+  std::vector<MultiplierTerm> terms;
+  if (def.windows) {
+    for (double window : def.windows(n, input_shapes(n, shapes))) terms.push_back({0, window});
+    return terms;
+  }
+  const int count = def.traits.input_multipliers;
+  const size_t inputs = count == kAnyInputs ? n.inputs.size() : static_cast<size_t>(count);
+  for (size_t k = 0; k < inputs; ++k) terms.push_back({k, 1.0});
+  return terms;
 }
 
 }  // namespace octet

@@ -77,9 +77,11 @@ struct OpDef {
   std::vector<ParamShape> (*params)(const Node& n, const std::vector<ActShape>& in);
   // Multiply-adds per sample; null: none counted.
   double (*macs)(const Node& n, const std::vector<ActShape>& in, const ActShape& out);
-  // Averaging operators: how many values each output sums, by which its
-  // requantization divides; null: 1.
-  double (*window)(const Node& n, const std::vector<ActShape>& in);
+  // Averaging operators: how many values an output sums, by which a
+  // requantization multiplier divides, for each of its multipliers (one, or
+  // an average pool's one per window count); null: one multiplier per input,
+  // dividing by 1.
+  std::vector<double> (*windows)(const Node& n, const std::vector<ActShape>& in);
   // Null for operators that inference graphs do not hold (batch norm).
   void (*run_float)(const FloatOpArgs& args);
   // Null for operators that quantized graphs do not hold.
@@ -93,9 +95,12 @@ const std::vector<const OpDef*>& all_op_defs();
 // The same from a node.
 std::vector<ActShape> input_shapes(const Node& n, const std::vector<ActShape>& shapes);
 double op_macs(const Node& n, const std::vector<ActShape>& shapes, int node);
-double op_window(const Node& n, const std::vector<ActShape>& shapes);
-// How many requantization multipliers a non-weighted node owns (traits'
-// input_multipliers; one per input for an operator of any number of inputs).
-int64_t input_multiplier_count(const Node& n);
+// The requantization multipliers a non-weighted node owns (traits'
+// input_multipliers), each output scale / (input `input`'s scale x `window`).
+struct MultiplierTerm {
+  size_t input;
+  double window;
+};
+std::vector<MultiplierTerm> multiplier_terms(const Node& n, const std::vector<ActShape>& shapes);
 
 }  // namespace octet

@@ -1,5 +1,6 @@
 #include "qmodel/quantized_model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
@@ -10,7 +11,6 @@
 #include "common/requantize.h"
 #include "common/safetensors.h"
 #include "graph/op.h"
-#include "graph/ops/pool2d.h"
 
 namespace octet {
 
@@ -239,15 +239,15 @@ void QuantizedModel::validate(const std::string& where) const {
         }
       }
     } else if (traits.input_multipliers != 0) {
-      const bool by_count = n.op == Op::AvgPool2d;  // graph/ops/pool2d.h: one multiplier per window count
-      expect_shape(q.multiplier, {by_count ? ops::avg_pool_multiplier_count(n, shapes[n.inputs[0]], shapes[i])
-                                           : input_multiplier_count(n)},
-                   at + ".multiplier");
+      const std::vector<MultiplierTerm> terms = multiplier_terms(n, shapes);
+      expect_shape(q.multiplier, {static_cast<int64_t>(terms.size())}, at + ".multiplier");
       expect_shape(q.shift, {1}, at + ".shift");
       check_shifts(q.multiplier, q.shift, at);
       int64_t largest = 0;
       for (int in : n.inputs) largest = std::max<int64_t>(largest, max_centered_input(quant[in].zero_point));
-      check_window(op_window(n, shapes), largest, at);
+      double window = 0;
+      for (const MultiplierTerm& t : terms) window = std::max(window, t.window);
+      check_window(window, largest, at);
     }
     if (!traits.owns_scale && n.op != Op::Input && !is_output) {
       check(q.scale == quant[n.inputs[0]].scale && q.zero_point == quant[n.inputs[0]].zero_point,

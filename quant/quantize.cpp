@@ -9,7 +9,6 @@
 #include "common/error.h"
 #include "common/requantize.h"
 #include "graph/op.h"
-#include "graph/ops/pool2d.h"
 #include "qmodel/checkpoint_identity.h"
 #include "quant/auto_amax.h"
 #include "quant/auto_global.h"
@@ -241,16 +240,10 @@ void fill_quant(const Plan& plan, const FloatModel& folded, const std::map<std::
       q.multiplier = Int32Tensor({1}, fp.multipliers);
       q.shift = Int32Tensor({1}, std::vector<int32_t>{fp.shift});
     } else if (op_traits(n.op).input_multipliers != 0) {
-      // One multiplier per input it rescales: output scale / (input scale x window);
-      // an average pool whose windows count different numbers of values, one per count.
+      // Output scale / (input scale x window), for each multiplier (graph/op.h multiplier_terms).
       std::vector<double> reals;
-      const double window = op_window(n, shapes);
-      if (n.op == Op::AvgPool2d && ops::avg_pool_multiplier_count(n, shapes[n.inputs[0]], shapes[i]) > 1) {
-        for (int count = 1; count <= window; ++count)
-          reals.push_back(double(q.scale) / (double(qm->quant[n.inputs[0]].scale) * count));
-      } else {
-        for (int in : n.inputs) reals.push_back(double(q.scale) / (double(qm->quant[in].scale) * window));
-      }
+      for (const MultiplierTerm& t : multiplier_terms(n, shapes))
+        reals.push_back(double(q.scale) / (double(qm->quant[n.inputs[t.input]].scale) * t.window));
       const FixedPoint fp = to_fixed_point(reals, where);
       q.multiplier = Int32Tensor({static_cast<int64_t>(reals.size())}, fp.multipliers);
       q.shift = Int32Tensor({1}, std::vector<int32_t>{fp.shift});

@@ -7,14 +7,18 @@
 namespace octet::ops {
 
 namespace {
-// The largest window, whose int32 sum must not overflow.
-double window(const Node& n, const std::vector<ActShape>& in) {
-  check(n.kernel <= kMostUnevenPoolKernel || pool_windows_uniform(n, in[0], pool_shape(n, in)),
+// kernel x kernel, or each count from 1 where windows count different numbers of values.
+std::vector<double> windows(const Node& n, const std::vector<ActShape>& in) {
+  const int64_t counts = avg_pool_multiplier_count(n, in[0], pool_shape(n, in));
+  check(n.kernel <= kMostUnevenPoolKernel || counts == 1,
         "average pool '" + n.name + "': a " + std::to_string(n.kernel) + "x" + std::to_string(n.kernel) +
             " kernel whose windows count different numbers of values (" +
             (n.exclude_padding ? "padding not counted" : "ceil_mode's last window") + "); int8 averages take at most " +
             std::to_string(kMostUnevenPoolKernel) + "x" + std::to_string(kMostUnevenPoolKernel) + " there");
-  return double(n.kernel) * n.kernel;
+  if (counts == 1) return {double(n.kernel) * n.kernel};
+  std::vector<double> by_count;
+  for (int64_t count = 1; count <= counts; ++count) by_count.push_back(double(count));
+  return by_count;
 }
 
 void run_float(const FloatOpArgs& a) {
@@ -32,6 +36,6 @@ void run_int8_reference(const Int8ReferenceArgs& a) {
 
 //                               name          in train  weight image  relu   resid  scale  mult  moves
 extern const OpDef avg_pool2d = {{Op::AvgPool2d, "avg_pool2d", 1, false, false, true, false, false, true, 1, false},
-                                 pool_shape, nullptr, nullptr, window, run_float, run_int8_reference};
+                                 pool_shape, nullptr, nullptr, windows, run_float, run_int8_reference};
 
 }  // namespace octet::ops

@@ -7,7 +7,7 @@ namespace octet::ops {
 namespace {
 ActShape shape(const Node&, const std::vector<ActShape>& in) { return {in[0].c, 1, 1}; }
 
-double window(const Node&, const std::vector<ActShape>& in) { return double(in[0].h) * in[0].w; }
+std::vector<double> windows(const Node&, const std::vector<ActShape>& in) { return {double(in[0].h) * in[0].w}; }
 
 void run_float(const FloatOpArgs& a) {
   const FloatTensor& x = *a.inputs[0];
@@ -39,6 +39,6 @@ void run_int8_reference(const Int8ReferenceArgs& a) {
 
 //                                    name               in train  weight image  relu   resid  scale  mult  moves
 extern const OpDef global_avg_pool = {{Op::GlobalAvgPool, "global_avg_pool", 1, false, false, true, false, false, true, 1, false},
-                                      shape, nullptr, nullptr, window, run_float, run_int8_reference};
+                                      shape, nullptr, nullptr, windows, run_float, run_int8_reference};
 
 }  // namespace octet::ops
