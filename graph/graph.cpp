@@ -128,7 +128,7 @@ std::string Graph::to_json() const {
     if (!n.function.empty()) node["function"] = n.function;
     if (n.alpha != 0) node["alpha"] = n.alpha;
     if (n.beta != 0) node["beta"] = n.beta;
-    if (n.op == Op::LayerNorm || n.op == Op::LocalResponseNorm) node["epsilon"] = n.epsilon;
+    if (n.op == Op::LayerNorm || n.op == Op::LocalResponseNorm || n.op == Op::GroupNorm) node["epsilon"] = n.epsilon;
     if (n.bias) node["bias"] = true;
     if (n.relu) node["relu"] = true;
     if (n.relu_max != 0) node["relu_max"] = n.relu_max;
@@ -287,6 +287,12 @@ int GraphBuilder::activation(int x, const std::string& function, float alpha, fl
 int GraphBuilder::local_response_norm(int x, int size, float alpha, float beta, float bias) {
   Node& n = push(Op::LocalResponseNorm, "", {x});
   n.kernel = size, n.alpha = alpha, n.beta = beta, n.epsilon = bias;
+  return last();
+}
+
+int GraphBuilder::group_norm(int x, int groups, float epsilon) {
+  Node& n = push(Op::GroupNorm, "", {x});
+  n.groups = groups, n.epsilon = epsilon;
   return last();
 }
 

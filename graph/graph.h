@@ -46,7 +46,7 @@ struct Node {
   int channels = 0;
   int kernel = 0, stride = 1, padding = 0;  // Conv2d, MaxPool2d, AvgPool2d (kernel: the window's height)
   int kernel_w = 0;                         // Conv2d: the kernel's width where not its height (1x7); see kernel_width
-  int groups = 1;                           // Conv2d: channel groups (as many as input channels: depthwise)
+  int groups = 1;  // Conv2d: channel groups (as many as input channels: depthwise); GroupNorm: groups normalised
   int dilation = 1;                         // Conv2d: pixels from one tap to the next (1: adjacent)
   bool ceil_mode = false;                   // pools: the output size rounded up (a last, partial window)
   bool exclude_padding = false;             // AvgPool2d: padded values not counted (ONNX count_include_pad 0)
@@ -54,7 +54,7 @@ struct Node {
   int pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;  // Pad2d: zero rows and columns on each side
   std::string function;                     // Activation: which one (graph/ops/activation.h)
   float alpha = 0, beta = 0;                // Activation: its parameters; LocalResponseNorm: its alpha and beta
-  float epsilon = 0;                        // LayerNorm: added to the variance; LocalResponseNorm: its bias
+  float epsilon = 0;  // LayerNorm, GroupNorm: added to the variance; LocalResponseNorm: its bias
   bool bias = false;                        // Conv2d, Linear
   bool relu = false;                        // ReLU fused into this op (inference graphs)
   float relu_max = 0;                       // with relu: its upper bound where a Clip(0, max) was fused (ReLU6); 0: none
@@ -128,6 +128,8 @@ class GraphBuilder {
   int shortcut_a(int x, int pad_channels);
   int pad(int x, int top, int left, int bottom, int right);  // zeros
   int layer_norm(int x, float epsilon);  // over each pixel's channels
+  // Over each of `groups` runs of channels, all pixels of a sample (groups = channels: InstanceNorm).
+  int group_norm(int x, int groups, float epsilon);
   // ONNX's LRN: x / (bias + alpha / size x the sum of squares of `size` channels about x)^beta.
   int local_response_norm(int x, int size, float alpha, float beta, float bias);
   int prelu(const std::string& name, int x);  // a slope per channel: the parameter "<name>.weight"

@@ -42,7 +42,8 @@ struct LaterSchema {
 };
 constexpr LaterSchema kAfterLibrary[] = {
     {"ReduceMean", 18, 1, 2}, {"ReduceMax", 18, 1, 2}, {"Pad", 18, 2, 4},
-    {"Mish", 18, 1, 1},       {"Gelu", 20, 1, 1},      {"Swish", 24, 1, 1}};
+    {"Mish", 18, 1, 1},       {"Gelu", 20, 1, 1},      {"Swish", 24, 1, 1},
+    {"GroupNormalization", 18, 3, 3}};
 
 std::string file_stem(const std::string& path) {
   std::string base = path.substr(path.find_last_of('/') + 1);
@@ -141,6 +142,10 @@ int Importer::value_node(const onnx::NodeProto& n, int i) const {
   const std::string& name = n.input(i);
   const auto it = values_.find(name);
   if (it != values_.end()) return it->second;
+  if (grouped_views_.count(name))
+    refuse(n, "reads '" + name + "', a view of the channels in groups, which octet takes only in a channel shuffle "
+              "(Reshape to [N, g, C/g, H, W], Transpose, Reshape back) or a GroupNorm (Reshape to [N, g, -1], "
+              "InstanceNormalization, Reshape back)");
   if (initializers_.count(name) || constants_.count(name) || shape_values_.count(name))
     refuse(n, "reads the constant '" + name + "' where octet computes on the image (constant folding is not done)");
   refuse(n, "reads '" + name + "' before any node writes it (nodes out of order, or a cycle)");
@@ -269,6 +274,8 @@ void Importer::import_op(const onnx::NodeProto& n) {
   if (op == "Add") return add(n);
   if (op == "Sum") return sum(n);
   if (op == "LRN") return local_response_norm(n);
+  if (op == "InstanceNormalization") return instance_normalization(n);
+  if (op == "GroupNormalization") return group_normalization(n);
   if (op == "Sub") return subtract(n);
   if (op == "Clip") return clip(n);
   if (op == "Sigmoid" || op == "HardSigmoid") return gate(n);

@@ -12,7 +12,7 @@
 namespace octet::onnx_import {
 
 // To (batch, features): octet's flatten; a [N, C, H, W] value as it is; the
-// steps of a channel shuffle (GroupedView).
+// steps of a channel shuffle and of torch's GroupNorm (GroupedView).
 void Importer::reshape(const onnx::NodeProto& n) {
   const auto view = grouped_views_.find(n.input(0));
   const int x = view != grouped_views_.end() ? view->second.node : activation(n, 0);
@@ -27,15 +27,23 @@ void Importer::reshape(const onnx::NodeProto& n) {
     if (dims[k] == 0 && k < in_dims.size() && int_attribute(n, "allowzero", 0) == 0) dims[k] = in_dims[k];
   if (dims.empty() || (dims[0] != kBatchDim && dims[0] != -1 && dims[0] != file_batch_))
     refuse(n, "a reshape to " + shape_value_string(*target) + ", which does not keep the batch first");
-  if (dims.size() == 5 && view == grouped_views_.end() && !flat && dims[1] > 0 && in.c % dims[1] == 0 &&
-      dims[2] == in.c / dims[1] && dims[3] == in.h && dims[4] == in.w) {
-    grouped_views_[n.output(0)] = {x, static_cast<int>(dims[1]), false};
+  const bool groups_divide = view == grouped_views_.end() && !flat && dims.size() > 2 && dims[1] > 0 &&
+                             in.c % dims[1] == 0;
+  if (groups_divide && dims.size() == 5 && dims[2] == in.c / dims[1] && dims[3] == in.h && dims[4] == in.w) {
+    grouped_views_[n.output(0)] = {x, static_cast<int>(dims[1]), GroupedStep::Split};
     return;
   }
-  if (dims.size() == 4 && view != grouped_views_.end() && view->second.transposed &&
-      (dims[1] == in.c || dims[1] == -1) && dims[2] == in.h && dims[3] == in.w)
+  if (groups_divide && dims.size() == 3 && (dims[2] == -1 || dims[2] == in.numel() / dims[1])) {
+    grouped_views_[n.output(0)] = {x, static_cast<int>(dims[1]), GroupedStep::Runs};
+    return;
+  }
+  const bool back = dims.size() == 4 && (dims[1] == in.c || dims[1] == -1) && dims[2] == in.h && dims[3] == in.w;
+  if (back && view != grouped_views_.end() && view->second.step == GroupedStep::Transposed)
     return define(n, builder_.channel_shuffle(view->second.node, view->second.groups));
-  if (view != grouped_views_.end()) refuse(n, "a reshape of a grouped view other than a channel shuffle's");
+  if (back && view != grouped_views_.end() && view->second.step == GroupedStep::NormalisedRuns)
+    return define(n, view->second.node);
+  if (view != grouped_views_.end())
+    refuse(n, "a reshape of a view of the channels in groups other than a channel shuffle's or a GroupNorm's");
   if (dims == in_dims && !flat) return define(n, x);
   if (flat && dims.size() == 4) return rows_as_image(n, x, dims);
   if (dims.size() != 2 || (dims[1] != -1 && dims[1] != in.numel()))
@@ -65,11 +73,11 @@ void Importer::rows_as_image(const onnx::NodeProto& n, int x, const std::vector<
 void Importer::transpose(const onnx::NodeProto& n) {
   if (transpose_view(n)) return;
   const auto view = grouped_views_.find(n.input(0));
-  if (view == grouped_views_.end() || view->second.transposed ||
+  if (view == grouped_views_.end() || view->second.step != GroupedStep::Split ||
       ints_attribute(n, "perm", {}) != std::vector<int64_t>{0, 2, 1, 3, 4})
     refuse(n, "a transpose other than a channel shuffle's (Reshape to [N, g, C/g, H, W], perm [0,2,1,3,4]) or one "
               "between an image and its channels-last view (perm [0,2,3,1], and [0,3,1,2] back)");
-  grouped_views_[n.output(0)] = {view->second.node, view->second.groups, true};
+  grouped_views_[n.output(0)] = {view->second.node, view->second.groups, GroupedStep::Transposed};
 }
 
 // Of channels (axis 1), step 1: octet's channel slice.

@@ -101,6 +101,12 @@ class Importer {
   void sum(const onnx::NodeProto& n);
   int global_max_pool_of(const onnx::NodeProto& n, int x);
   void local_response_norm(const onnx::NodeProto& n);
+  // onnx_import_group_norm.cpp: InstanceNormalization (of an image, or of torch's GroupNorm view), GroupNormalization.
+  void instance_normalization(const onnx::NodeProto& n);
+  void group_normalization(const onnx::NodeProto& n);
+  int group_norm_of(const onnx::NodeProto& n, int x, int64_t groups);  // epsilon: n's
+  void define_normalised(const onnx::NodeProto& n, int normalised, const std::vector<float>& scale,
+                         const std::vector<float>& shift);
   void subtract(const onnx::NodeProto& n);
   void reshape(const onnx::NodeProto& n);
   void rows_as_image(const onnx::NodeProto& n, int x, const std::vector<int64_t>& dims);
@@ -179,13 +185,16 @@ class Importer {
     const onnx::NodeProto* by;  // the node that made it: the depthwise conv's name
   };
   std::map<std::string, PendingAffine> pending_affines_;
-  // ShuffleNet's channel shuffle as exported: Reshape to [N, g, C/g, H, W],
-  // Transpose(0, 2, 1, 3, 4), Reshape back. The values of the first two steps
-  // (by tensor name): the octet node of the image and g.
+  // Views of an image's channels in g groups, by tensor name: ShuffleNet's
+  // channel shuffle as exported (Reshape to [N, g, C/g, H, W], Transpose(0, 2,
+  // 1, 3, 4), Reshape back) and torch's GroupNorm (Reshape to [N, g, -1],
+  // InstanceNormalization, Reshape back): the octet node of the image (of the
+  // normalised one after the InstanceNormalization), g, and the step.
+  enum class GroupedStep { Split, Transposed, Runs, NormalisedRuns };
   struct GroupedView {
     int node;
     int groups;
-    bool transposed;
+    GroupedStep step;
   };
   std::map<std::string, GroupedView> grouped_views_;
   GraphBuilder builder_;

@@ -257,6 +257,22 @@ std::string layer_norm(const OnnxNodeContext& c) {
   return w.step("Div", {n.name + ".centered", n.name + ".deviation"}, n.name + ".normalised");
 }
 
+// As torch exports GroupNorm: a view of [N, groups, -1], InstanceNormalization
+// (scale 1, shift 0), viewed back as the image.
+std::string group_norm(const OnnxNodeContext& c) {
+  Writer& w = c.w;
+  const Node& n = c.n;
+  w.initializer(n.name + ".grouped", TensorProto::INT64, {3}, std::vector<int64_t>{0, n.groups, -1});
+  w.initializer(n.name + ".image", TensorProto::INT64, {4}, std::vector<int64_t>{0, c.in.c, c.in.h, c.in.w});
+  w.initializer(n.name + ".ones", TensorProto::FLOAT, {n.groups}, std::vector<float>(size_t(n.groups), 1.0f));
+  w.initializer(n.name + ".zeros", TensorProto::FLOAT, {n.groups}, std::vector<float>(size_t(n.groups), 0.0f));
+  w.step("Reshape", {c.inputs[0], n.name + ".grouped"}, n.name + ".groups");
+  Writer::real(w.node("InstanceNormalization", {n.name + ".groups", n.name + ".ones", n.name + ".zeros"},
+                      n.name + ".normalised_groups"),
+               "epsilon", n.epsilon);
+  return w.step("Reshape", {n.name + ".normalised_groups", n.name + ".image"}, n.name + ".normalised");
+}
+
 // Zero rows and columns on each side: exact on int8 values.
 std::string pad2d(const OnnxNodeContext& c) {
   const Node& n = c.n;
@@ -303,6 +319,7 @@ const OnnxOp kOps[] = {
     {Op::LayerNorm, layer_norm, false, false},
     {Op::PRelu, prelu, false, false},
     {Op::LocalResponseNorm, local_response_norm, false, false},
+    {Op::GroupNorm, group_norm, false, false},
 };
 }  // namespace
 

@@ -105,6 +105,10 @@ const TorchOp kOps[] = {
        const torch::Tensor last = x[0].permute({0, 2, 3, 1});
        return torch::layer_norm(last, {last.size(3)}, {}, {}, n.epsilon).permute({0, 3, 1, 2});
      }},
+    {Op::GroupNorm, nullptr,
+     [](const Node& n, const Inputs& x, const TorchParams&, bool) {
+       return torch::group_norm(x[0], n.groups, {}, {}, n.epsilon);
+     }},
     // torch's nn.PReLU starts every slope at 0.25.
     {Op::PRelu, [](const Node&, const std::vector<ActShape>&, const ParamShape& p) { return torch::full(p.shape, 0.25); },
      [](const Node&, const Inputs& x, const TorchParams& t, bool) { return torch::prelu(x[0], t.weight); }},

@@ -5,24 +5,25 @@
 #pragma once
 
 // X(enumerator, definition): the definition is ops::<name>, defined in graph/ops/<name>.cpp.
-#define OCTET_OPS(X)                 \
-  X(Input, input)                    \
-  X(Conv2d, conv2d)                  \
-  X(BatchNorm2d, batch_norm2d)       \
-  X(Linear, linear)                  \
-  X(ReLU, relu)                      \
-  X(MaxPool2d, max_pool2d)           \
-  X(AvgPool2d, avg_pool2d)           \
-  X(GlobalAvgPool, global_avg_pool)  \
-  X(Add, add)                        \
-  X(Flatten, flatten)                \
-  X(ShortcutA, shortcut_a)           \
-  X(ChannelShuffle, channel_shuffle) \
-  X(Activation, activation)          \
-  X(Mul, mul)                        \
-  X(Concat, concat)                  \
-  X(ChannelSlice, channel_slice)     \
-  X(Pad2d, pad2d)                    \
-  X(LayerNorm, layer_norm)           \
-  X(PRelu, prelu)                    \
-  X(LocalResponseNorm, local_response_norm)
+#define OCTET_OPS(X)                        \
+  X(Input, input)                           \
+  X(Conv2d, conv2d)                         \
+  X(BatchNorm2d, batch_norm2d)              \
+  X(Linear, linear)                         \
+  X(ReLU, relu)                             \
+  X(MaxPool2d, max_pool2d)                  \
+  X(AvgPool2d, avg_pool2d)                  \
+  X(GlobalAvgPool, global_avg_pool)         \
+  X(Add, add)                               \
+  X(Flatten, flatten)                       \
+  X(ShortcutA, shortcut_a)                  \
+  X(ChannelShuffle, channel_shuffle)        \
+  X(Activation, activation)                 \
+  X(Mul, mul)                               \
+  X(Concat, concat)                         \
+  X(ChannelSlice, channel_slice)            \
+  X(Pad2d, pad2d)                           \
+  X(LayerNorm, layer_norm)                  \
+  X(PRelu, prelu)                           \
+  X(LocalResponseNorm, local_response_norm) \
+  X(GroupNorm, group_norm)

@@ -1,6 +1,8 @@
 """The torchvision CNNs of issue 40 through octet: each architecture, with
 random weights and batch-norm statistics (GoogLeNet and Inception-v3 with
-transform_input, as their pretrained weights set it), exported by torch.onnx
+transform_input, as their pretrained weights set it; NAME_gn: the ResNet NAME
+with GroupNorm(32) in place of each batch norm, as ResNet-50-GN of Wu and He's
+GroupNorm paper, its affine random too), exported by torch.onnx
 (opset 13, free batch size; --opset 18 or more: at 17, then written in the
 forms of PyTorch's default exporter at that opset, python/tests/dynamo_forms.py),
 imported by `octet import` without a dataset, its float logits compared
@@ -44,11 +46,16 @@ def export(name, seed, path, opset):
     # transform_input: on, as with their pretrained weights (weights=None turns it off)
     inception = name in ("googlenet", "inception_v3")
     options = {"aux_logits": False, "init_weights": True, "transform_input": True} if inception else {}
-    model = getattr(torchvision.models, name)(weights=None, **options).eval()
-    for m in model.modules():  # batch-norm statistics that are not the identity
+    if name.endswith("_gn"):
+        options["norm_layer"] = lambda channels: torch.nn.GroupNorm(32, channels)
+    model = getattr(torchvision.models, name.removesuffix("_gn"))(weights=None, **options).eval()
+    for m in model.modules():  # batch-norm statistics and GroupNorm affines that are not the identity
         if isinstance(m, torch.nn.BatchNorm2d):
             m.running_mean.uniform_(-0.2, 0.2)
             m.running_var.uniform_(0.5, 2.0)
+        if isinstance(m, torch.nn.GroupNorm):
+            m.weight.data.uniform_(0.5, 1.5)
+            m.bias.data.uniform_(-0.2, 0.2)
     torch.onnx.export(model, torch.zeros(1, 3, 224, 224), str(path), opset_version=min(opset, 17),
                       input_names=["input"], output_names=["logits"],
                       dynamic_axes={"input": {0: "batch"}, "logits": {0: "batch"}})

@@ -161,6 +161,26 @@ def write_prelu():
                       opset_version=13, input_names=["x"])
 
 
+class GroupNorms(nn.Module):
+    """torch's GroupNorm (Reshape, InstanceNormalization, Reshape, Mul, Add) and InstanceNorm2d with its affine."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, stride=2)
+        self.group = nn.GroupNorm(2, 4)
+        self.instance = nn.InstanceNorm2d(4, affine=True)
+        self.fc = nn.Linear(4, 10)
+
+    def forward(self, x):
+        return self.fc(self.instance(torch.relu(self.group(self.conv(x)))).mean((2, 3)))
+
+
+def write_group_norms():
+    torch.manual_seed(6)
+    torch.onnx.export(GroupNorms().eval(), torch.zeros(1, 3, 32, 32), str(OUT / "group_norms.onnx"),
+                      opset_version=13, input_names=["x"])
+
+
 def write_dynamo_forms():
     """The same block as PyTorch's default exporter writes it at opset 20: Gelu, ReduceMean's axes an input,
     initializers only, node metadata_props (IR 10)."""
@@ -270,6 +290,7 @@ def main():
     write_external_data()
     write_nhwc()
     write_prelu()
+    write_group_norms()
     write_embedding()
     write_dynamic_size()
     write_float16()

@@ -135,6 +135,17 @@ int OpModel::layer_norm(int x, float epsilon, float scale) {
   return push(n, q);
 }
 
+int OpModel::group_norm(int x, int groups, float epsilon, float scale) {
+  Node n;
+  n.op = Op::GroupNorm;
+  n.inputs = {x};
+  n.groups = groups, n.epsilon = epsilon;
+  NodeQuant q = activation();
+  q.scale = scale;
+  q.amax = 127.0f / scale;
+  return push(n, q);
+}
+
 int OpModel::prelu(int x, float scale) {
   Node n;
   n.op = Op::PRelu;

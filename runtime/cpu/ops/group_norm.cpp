@@ -1,0 +1,74 @@
+// GroupNorm on the CPU: first each sample's exact integer statistics per
+// channel, in blocks of 64 channels (a cache line of every NHWC pixel) shared
+// among the threads, summed per group into layer_norm_pixel's offset and
+// multiplier; then every value through ops::group_norm_level, the oracle's
+// own function, pixels shared among the threads.
+#include <algorithm>
+#include <numeric>
+#include <vector>
+
+#include "graph/ops/group_norm.h"
+#include "runtime/cpu/kernel.h"
+#include "runtime/cpu/parallel_for.h"
+
+namespace octet::cpu {
+
+namespace {
+constexpr int64_t kChannelBlock = 64;
+
+ops::LayerNormLevels levels(const NodeView& v) {
+  const NodeQuant& in = v.model.quant[v.node().inputs[0]];
+  return {v.output().numel() / v.node().groups, in.scale,         v.quant().scale, v.input_zero_point(),
+          v.quant().zero_point,                 v.node().epsilon};
+}
+
+struct ChannelStatistics {
+  std::vector<int64_t> sums, squares;  // [batch][C], of the values less the input's zero point
+};
+
+ChannelStatistics channel_statistics(const KernelArgs& a, int64_t pixels, int64_t C, int32_t zero_point) {
+  ChannelStatistics s{std::vector<int64_t>(static_cast<size_t>(a.batch * C)),
+                      std::vector<int64_t>(static_cast<size_t>(a.batch * C))};
+  const int64_t blocks = (C + kChannelBlock - 1) / kChannelBlock;
+  parallel_for(a.batch * blocks, a.batch * pixels * C >= kMinParallelWork, [&](int64_t i) {
+    const int64_t b = i / blocks, first = i % blocks * kChannelBlock, width = std::min(C - first, kChannelBlock);
+    int64_t sums[kChannelBlock] = {}, squares[kChannelBlock] = {};
+    const int8_t* x = a.inputs[0] + b * pixels * C + first;
+    for (int64_t p = 0; p < pixels; ++p, x += C)
+      for (int64_t c = 0; c < width; ++c) {
+        const int64_t v = x[c] - zero_point;
+        sums[c] += v;
+        squares[c] += v * v;
+      }
+    std::copy_n(sums, width, s.sums.begin() + b * C + first);
+    std::copy_n(squares, width, s.squares.begin() + b * C + first);
+  });
+  return s;
+}
+
+void run(const KernelArgs& a) {
+  const ops::LayerNormLevels p = levels(a.node);
+  const ActShape out = a.node.output();
+  const int64_t C = out.c, pixels = int64_t{out.h} * out.w, G = a.node.node().groups, width = C / G;
+  const ChannelStatistics s = channel_statistics(a, pixels, C, p.input_zero_point);
+  std::vector<ops::LayerNormPixel> groups(static_cast<size_t>(a.batch * G));
+  for (int64_t g = 0; g < a.batch * G; ++g) {
+    const auto first = static_cast<size_t>(g * width);
+    groups[static_cast<size_t>(g)] =
+        ops::layer_norm_pixel(std::accumulate(&s.sums[first], &s.sums[first] + width, int64_t{0}),
+                              std::accumulate(&s.squares[first], &s.squares[first] + width, int64_t{0}), p);
+  }
+  parallel_for(a.batch * pixels, a.batch * pixels * C >= kMinParallelWork, [&](int64_t i) {
+    const ops::LayerNormPixel* group = &groups[static_cast<size_t>(i / pixels * G)];
+    const int8_t* x = a.inputs[0] + i * C;
+    int8_t* y = a.y + i * C;
+    for (int64_t g = 0; g < G; ++g)
+      for (int64_t c = g * width; c < (g + 1) * width; ++c) y[c] = ops::group_norm_level(x[c], p, group[g]);
+  });
+}
+}  // namespace
+
+extern const Kernel group_norm_kernel = {Op::GroupNorm, "group_norm", KernelPath::Reference, runs_every_node, nullptr,
+                                         run};
+
+}  // namespace octet::cpu

@@ -1,0 +1,116 @@
+// GroupNorm's int8 form (graph/ops/group_norm.h), through the operator's int8
+// reference, against the normalisation computed in double from the
+// dequantized values: within half an output level (its rounding alone) for
+// ResNet-GN's groups, InstanceNorm's (a channel each) and one group of all,
+// zero points on both sides; the largest group octet takes at the widest
+// values (its integer statistics at their bound) exact; constant groups at
+// the output zero point; attributes out of range refused.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "common/error.h"
+#include "graph/op.h"
+#include "graph/ops/group_norm.h"
+
+namespace octet::ops {
+namespace {
+
+Node group_norm(int groups, float epsilon) {
+  Node n;
+  n.op = Op::GroupNorm;
+  n.groups = groups, n.epsilon = epsilon;
+  return n;
+}
+
+struct Scales {
+  double in, out;
+  int32_t z_in, z_out;
+};
+
+// The oracle's output of x ([N][C][H][W]).
+ActTensor levels(const ActTensor& x, const Node& n, const Scales& s) {
+  NodeQuant q;
+  q.scale = static_cast<float>(s.out), q.zero_point = s.z_out;
+  ActTensor y;
+  Int32Tensor logits;
+  op_def(Op::GroupNorm)
+      .run_int8_reference({n, {&x}, q, x.dim(0), nullptr, false, y, logits, {float(s.in)}, {s.z_in}});
+  return y;
+}
+
+// The largest difference between the oracle's levels and those of the normalisation in double.
+double worst_difference(const ActTensor& x, const Node& n, const Scales& s) {
+  const ActTensor y = levels(x, n, s);
+  const int64_t N = x.dim(0), C = x.dim(1), plane = x.dim(2) * x.dim(3), run = C / n.groups * plane;
+  double worst = 0;
+  for (int64_t g = 0; g < N * n.groups; ++g) {
+    const int16_t* v = x.data.data() + g * run;  // NCHW: a group's values lie side by side
+    double mean = 0, variance = 0;
+    for (int64_t i = 0; i < run; ++i) mean += (v[i] - s.z_in) / s.in / double(run);
+    for (int64_t i = 0; i < run; ++i) variance += std::pow((v[i] - s.z_in) / s.in - mean, 2) / double(run);
+    for (int64_t i = 0; i < run; ++i) {
+      const double exact = ((v[i] - s.z_in) / s.in - mean) / std::sqrt(variance + n.epsilon) * s.out + s.z_out;
+      worst = std::max(worst, std::abs(y.data[size_t(g * run + i)] - std::clamp(exact, -128.0, 127.0)));
+    }
+  }
+  return worst;
+}
+
+ActTensor random_levels(Shape shape, int lowest, int highest, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> value(lowest, highest);
+  ActTensor x(std::move(shape));
+  for (int16_t& v : x.data) v = static_cast<int16_t>(value(rng));
+  return x;
+}
+
+constexpr double kHalf = 0.5 + 1e-6;  // a rounded level, no more
+
+TEST(GroupNormLevels, WithinHalfALevelOfTheNormalisationInDouble) {
+  const ActTensor x = random_levels({2, 12, 5, 4}, -128, 127, 1);
+  for (const int groups : {1, 3, 6, 12}) {
+    EXPECT_LE(worst_difference(x, group_norm(groups, 1e-5f), {40.0, 30.0, 0, 0}), kHalf) << groups << " groups";
+    EXPECT_LE(worst_difference(x, group_norm(groups, 1e-5f), {40.0, 25.0, -128, 17}), kHalf) << groups;
+  }
+  // A narrow range: the variance is a few levels, where epsilon counts.
+  const ActTensor narrow = random_levels({3, 8, 3, 3}, -3, 2, 2);
+  EXPECT_LE(worst_difference(narrow, group_norm(4, 1e-3f), {100.0, 30.0, 0, 0}), kHalf);
+}
+
+TEST(GroupNormLevels, TheLargestGroupAtTheWidestValuesIsExact) {
+  // 2^22 values alternating between the two ends of the stored range, less a
+  // zero point of 127: statistics of -255 and 0, the mean in between, each
+  // value one deviation from it.
+  ActTensor x({1, 1024, 64, 64});
+  for (size_t i = 0; i < x.data.size(); ++i) x.data[i] = i % 2 ? 127 : -128;
+  const ActTensor y = levels(x, group_norm(1, 0.0f), {10.0, 50.0, 127, 0});
+  EXPECT_EQ(*std::min_element(y.data.begin(), y.data.end()), -50);
+  EXPECT_EQ(*std::max_element(y.data.begin(), y.data.end()), 50);
+  EXPECT_EQ(y.data[0], -50);
+}
+
+TEST(GroupNormLevels, ConstantGroupsAreTheOutputZeroPoint) {
+  ActTensor x = random_levels({1, 4, 3, 3}, -128, 127, 3);
+  std::fill(x.data.begin(), x.data.begin() + 18, int16_t{37});  // the first of two groups
+  const ActTensor y = levels(x, group_norm(2, 0.0f), {10.0, 30.0, 2, -5});  // epsilon 0: 0 / 0 made 0
+  EXPECT_TRUE(std::all_of(y.data.begin(), y.data.begin() + 18, [](int16_t v) { return v == -5; }));
+  EXPECT_FALSE(std::all_of(y.data.begin() + 18, y.data.end(), [](int16_t v) { return v == -5; }));
+}
+
+TEST(GroupNormAttributes, OutOfRangeAreRefused) {
+  const std::vector<ActShape> in = {{12, 4, 4}};
+  EXPECT_NO_THROW(op_def(Op::GroupNorm).shape(group_norm(4, 1e-5f), in));
+  EXPECT_THROW(op_def(Op::GroupNorm).shape(group_norm(5, 1e-5f), in), Error);  // not a divisor of 12
+  EXPECT_THROW(op_def(Op::GroupNorm).shape(group_norm(0, 1e-5f), in), Error);
+  EXPECT_THROW(op_def(Op::GroupNorm).shape(group_norm(4, -1.0f), in), Error);
+  EXPECT_THROW(op_def(Op::GroupNorm).shape(group_norm(4, NAN), in), Error);
+  EXPECT_NO_THROW(op_def(Op::GroupNorm).shape(group_norm(1, 1e-5f), {{1024, 64, 64}}));  // 2^22 values a group
+  EXPECT_THROW(op_def(Op::GroupNorm).shape(group_norm(1, 1e-5f), {{1025, 64, 64}}), Error);
+}
+
+}  // namespace
+}  // namespace octet::ops
