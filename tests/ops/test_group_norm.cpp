@@ -4,7 +4,8 @@
 // ResNet-GN's groups, InstanceNorm's (a channel each) and one group of all,
 // zero points on both sides; the largest group octet takes at the widest
 // values (its integer statistics at their bound) exact; constant groups at
-// the output zero point; attributes out of range refused.
+// the output zero point; attributes out of range refused; and the AVX-512
+// kernel against group_norm_level.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,6 +16,8 @@
 #include "common/error.h"
 #include "graph/op.h"
 #include "graph/ops/group_norm.h"
+#include "runtime/cpu/group_norm_simd.h"
+#include "runtime/cpu/kernels.h"
 
 namespace octet::ops {
 namespace {
@@ -99,6 +102,64 @@ TEST(GroupNormLevels, ConstantGroupsAreTheOutputZeroPoint) {
   const ActTensor y = levels(x, group_norm(2, 0.0f), {10.0, 30.0, 2, -5});  // epsilon 0: 0 / 0 made 0
   EXPECT_TRUE(std::all_of(y.data.begin(), y.data.begin() + 18, [](int16_t v) { return v == -5; }));
   EXPECT_FALSE(std::all_of(y.data.begin() + 18, y.data.end(), [](int16_t v) { return v == -5; }));
+}
+
+// group_norm_level of every value of NHWC samples, the statistics summed here.
+std::vector<int8_t> expected_levels(const std::vector<int8_t>& x, int64_t batch, int64_t C, int64_t groups,
+                                    LayerNormLevels p) {
+  const int64_t pixels = int64_t(x.size()) / batch / C, width = C / groups;
+  p.channels = pixels * width;
+  std::vector<int8_t> y(x.size());
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t g = 0; g < groups; ++g) {
+      int64_t sum = 0, squares = 0;
+      for (int64_t i = 0; i < pixels; ++i)
+        for (int64_t c = g * width; c < (g + 1) * width; ++c) {
+          const int64_t v = x[size_t((b * pixels + i) * C + c)] - p.input_zero_point;
+          sum += v, squares += v * v;
+        }
+      const LayerNormPixel group = layer_norm_pixel(sum, squares, p);
+      for (int64_t i = 0; i < pixels; ++i)
+        for (int64_t c = g * width; c < (g + 1) * width; ++c)
+          y[size_t((b * pixels + i) * C + c)] = group_norm_level(x[size_t((b * pixels + i) * C + c)], p, group);
+    }
+  return y;
+}
+
+// The AVX-512 kernel (runtime/cpu/group_norm_vnni.cpp) gives group_norm_level's bits: channel counts around its
+// vectors of 16 and 64, groups of one channel to all, a sample of 40,000 pixels (two runs of statistics, each
+// at the most its int32 squares hold: zero point -128 and values of 127), zero points, constant groups without
+// epsilon, and an output scale whose levels leave int32 (the form that clamps in double first).
+TEST(GroupNormLevels, TheAvx512KernelGivesTheseBits) {
+#if defined(__x86_64__)
+  if (!cpu::kernel_path_supported(cpu::KernelPath::Avx512Vnni)) GTEST_SKIP() << "this CPU lacks AVX-512 VNNI";
+  std::mt19937 rng(12);
+  std::uniform_int_distribution<int> value(-128, 127);
+  struct Layer {
+    int64_t batch, pixels, channels, groups;
+  };
+  const LayerNormLevels bases[] = {{0, 10.0, 30.0, 0, 0, 1e-5}, {0, 3.0, 80.0, -128, 3, 0.0},
+                                   {0, 100.0, 25.0, 5, -128, 0.5}, {0, 10.0, 1e9, 0, 9, 1e-5}};
+  for (const Layer& s : {Layer{2, 9, 64, 32}, Layer{1, 5, 16, 16}, Layer{3, 4, 17, 17}, Layer{2, 3, 33, 3},
+                         Layer{1, 7, 65, 5}, Layer{2, 2, 130, 65}, Layer{1, 3, 96, 1}, Layer{4, 1, 40, 4},
+                         Layer{1, 40000, 1, 1}})
+    for (const LayerNormLevels& p : bases) {
+      const int64_t width = s.channels / s.groups;
+      std::vector<int8_t> x(size_t(s.batch * s.pixels * s.channels)), got(x.size());
+      for (int8_t& v : x) v = static_cast<int8_t>(value(rng));
+      if (s.pixels == 40000) std::fill(x.begin(), x.end(), int8_t{127}), x[5] = -128;
+      if (s.groups > 1)  // the first group constant
+        for (int64_t i = 0; i < s.pixels; ++i) std::fill_n(x.begin() + i * s.channels, width, int8_t{9});
+      LayerNormLevels q = p;
+      q.channels = s.pixels * width;
+      cpu::vnni::group_norm(x.data(), s.batch, s.pixels, s.channels, s.groups, q, got.data());
+      EXPECT_EQ(got, expected_levels(x, s.batch, s.channels, s.groups, p))
+          << s.channels << " channels in " << s.groups << " groups, " << s.pixels << " pixels, output scale "
+          << p.output_scale << ", zero points " << p.input_zero_point << " and " << p.output_zero_point;
+    }
+#else
+  GTEST_SKIP() << "not an x86-64 build: no AVX-512 kernel";
+#endif
 }
 
 TEST(GroupNormAttributes, OutOfRangeAreRefused) {

@@ -2,12 +2,15 @@
 // channel, in blocks of 64 channels (a cache line of every NHWC pixel) shared
 // among the threads, summed per group into layer_norm_pixel's offset and
 // multiplier; then every value through ops::group_norm_level, the oracle's
-// own function, pixels shared among the threads.
+// own function, pixels shared among the threads. Or its AVX-512 form
+// (group_norm_vnni.cpp) where the CPU has it.
 #include <algorithm>
 #include <numeric>
 #include <vector>
 
+#include "common/error.h"
 #include "graph/ops/group_norm.h"
+#include "runtime/cpu/group_norm_simd.h"
 #include "runtime/cpu/kernel.h"
 #include "runtime/cpu/parallel_for.h"
 
@@ -66,8 +69,19 @@ void run(const KernelArgs& a) {
       for (int64_t c = g * width; c < (g + 1) * width; ++c) y[c] = ops::group_norm_level(x[c], p, group[g]);
   });
 }
+
+void run_vnni(const KernelArgs& a) {
+#if defined(OCTET_CPU_VNNI)
+  const ActShape out = a.node.output();
+  vnni::group_norm(a.inputs[0], a.batch, int64_t{out.h} * out.w, out.c, a.node.node().groups, levels(a.node), a.y);
+#else
+  fail("group_norm-avx512: this build has no AVX-512 kernels");
+#endif
+}
 }  // namespace
 
+extern const Kernel group_norm_vnni_kernel = {Op::GroupNorm, "group_norm-avx512", KernelPath::Avx512Vnni,
+                                              runs_every_node_on_vnni, nullptr, run_vnni};
 extern const Kernel group_norm_kernel = {Op::GroupNorm, "group_norm", KernelPath::Reference, runs_every_node, nullptr,
                                          run};
 
