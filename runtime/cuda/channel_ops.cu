@@ -86,6 +86,36 @@ __global__ void layer_norm_kernel(const int8_t* x, int64_t pixels, LayerNormOper
   for (int v = lane; v < vectors; v += lanes) out[v] = layer_norm_vector(load_vector(in + v), v * W, o, s.sum, m);
 }
 
+// GroupNorm: a block per group of a sample (block b: sample b / groups,
+// group b % groups); warp shuffles, then shared memory, add the threads' sums.
+__global__ void group_norm_kernel(const int8_t* x, GroupNormOperands o, int groups, int8_t* y) {
+  grid_dependency_sync();
+  const int64_t sample = blockIdx.x / groups;
+  const int group = static_cast<int>(blockIdx.x % groups);
+  LayerNormSums s;
+  for (int64_t k = threadIdx.x; k < o.values(); k += blockDim.x)
+    add_group_norm_sums(x[group_norm_index(o, sample, group, k)], o, s);
+  for (int d = 16; d > 0; d /= 2) {
+    s.sum += __shfl_xor_sync(0xffffffffu, s.sum, d);
+    s.squares += __shfl_xor_sync(0xffffffffu, s.squares, d);
+  }
+  __shared__ int64_t warp_sums[kBlockSize / 32], warp_squares[kBlockSize / 32], group_sum;
+  __shared__ double group_m;
+  if (threadIdx.x % 32 == 0) warp_sums[threadIdx.x / 32] = s.sum, warp_squares[threadIdx.x / 32] = s.squares;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    int64_t sum = 0, squares = 0;
+    for (int w = 0; w < kBlockSize / 32; ++w) sum += warp_sums[w], squares += warp_squares[w];
+    group_sum = sum;
+    group_m = group_norm_multiplier(sum, squares, o);
+  }
+  __syncthreads();
+  for (int64_t k = threadIdx.x; k < o.values(); k += blockDim.x) {
+    const int64_t i = group_norm_index(o, sample, group, k);
+    y[i] = group_norm_stored(x[i], o, group_sum, group_m);
+  }
+}
+
 template <int W>
 void launch_tables(bool per_channel, const int8_t* x, const int8_t* tables, int64_t pixels, int channels,
                    int stored_c, int8_t* y, KernelStream stream) {
@@ -125,6 +155,16 @@ void concat_input(const int8_t* x, int64_t pixels, int in_stored_c, int channels
                        out_zero_point, e, y);
       },
       stream);
+}
+
+void group_norm(const int8_t* x, int64_t batch, int groups, int channels, const GroupNormOperands& o, int8_t* y,
+                KernelStream stream) {
+  check_count("group_norm", batch * groups);
+  check(batch * groups <= INT32_MAX, "cuda group_norm: more than 2^31 groups in a batch");
+  if (batch == 0) return;
+  launch_kernel(group_norm_kernel, dim3(static_cast<unsigned>(batch * groups)), kBlockSize, 0, stream, x, o, groups, y);
+  CUDA_CHECK_LAUNCH();
+  if (channels < o.stored_c) zero_channels(y, batch * o.pixels, channels, o.stored_c, stream);
 }
 
 void local_response_norm(const int8_t* x, int64_t pixels, const LocalResponseOperands& o, const double* multipliers,

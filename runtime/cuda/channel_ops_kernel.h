@@ -1,8 +1,9 @@
 // The CUDA runtime's operators that move or rescale channels (concat, mul,
 // channel slice and shuffle, pad, option A shortcuts: one output byte per
 // thread; activation and PRelu tables: one vector of bytes per thread; layer
-// norm: a pixel per group of threads, a vector per thread at a time; local
-// response norm: one output byte per thread): each
+// norm: a pixel per group of threads, a vector per thread at a time; group
+// norm: a group of a sample per block of threads; local response norm: one
+// output byte per thread): each
 // thread's work as a plain C++ function with host and device qualifiers, so that the
 // host executor of the device layout (tests/ops) runs the kernels' own
 // arithmetic on any machine. Values are NHWC with stored (padded) channels,
@@ -205,6 +206,41 @@ OCTET_HOST_DEVICE ByteVector<W> layer_norm_vector(const ByteVector<W>& in, int f
     out.b[i] = static_cast<int8_t>(static_cast<int32_t>(level < low ? low : level > high ? high : level));
   }
   return out;
+}
+
+// GroupNorm (graph/ops/group_norm.h: LayerNorm's arithmetic over each group's
+// values in place of a pixel's): a block of threads per group of a sample,
+// thread t holding the group's values t, t + threads, ... (value k: channel
+// k % width of the group, of the sample's pixel k / width; group_norm_index).
+// Each adds its values' sums (add_group_norm_sums), the block adds the
+// threads' (integers: the grouping cannot change them), then each writes its
+// values (group_norm_stored), stored less the output's zero point. The
+// padding channels, which belong to no group, are zeroed apart
+// (zero_channels_element).
+struct GroupNormOperands {
+  int stored_c, width;  // width: channels a group
+  int64_t pixels;       // a sample's
+  bool unsigned_in;
+  int32_t out_zero_point;
+  double epsilon, input_scale, output_scale;
+  OCTET_HOST_DEVICE int64_t values() const { return pixels * width; }  // a group's
+};
+OCTET_HOST_DEVICE int64_t group_norm_index(const GroupNormOperands& o, int64_t sample, int group, int64_t k) {
+  const int64_t pixel = k / o.width;
+  return (sample * o.pixels + pixel) * o.stored_c + int64_t{group} * o.width + (k - pixel * o.width);
+}
+OCTET_HOST_DEVICE void add_group_norm_sums(int8_t stored, const GroupNormOperands& o, LayerNormSums& s) {
+  const int64_t v = stored_value(stored, o.unsigned_in);
+  s.sum += v;
+  s.squares += v * v;
+}
+OCTET_HOST_DEVICE double group_norm_multiplier(int64_t sum, int64_t squares, const GroupNormOperands& o) {
+  return layer_norm_multiplier(sum, squares, o.values(), o.epsilon, o.input_scale, o.output_scale);
+}
+OCTET_HOST_DEVICE int8_t group_norm_stored(int8_t stored, const GroupNormOperands& o, int64_t sum, double m) {
+  const double low = -128.0 - o.out_zero_point, high = 127.0 - o.out_zero_point;
+  const double level = layer_norm_level(o.values() * stored_value(stored, o.unsigned_in) - sum, m);
+  return static_cast<int8_t>(static_cast<int32_t>(level < low ? low : level > high ? high : level));
 }
 
 // LocalResponseNorm (graph/ops/local_response_norm.h): output byte e's window

@@ -22,7 +22,7 @@ const OpSupport kSupported[] = {
     {Op::MaxPool2d, always}, {Op::AvgPool2d, always}, {Op::GlobalAvgPool, always}, {Op::Add, always},
     {Op::Flatten, always},   {Op::ShortcutA, always}, {Op::Concat, always},        {Op::Mul, always},
     {Op::ChannelSlice, always}, {Op::ChannelShuffle, always}, {Op::Pad2d, always}, {Op::Activation, always},
-    {Op::LayerNorm, always}, {Op::PRelu, always}, {Op::LocalResponseNorm, always},
+    {Op::LayerNorm, always}, {Op::PRelu, always}, {Op::LocalResponseNorm, always}, {Op::GroupNorm, always},
 };
 }  // namespace
 

@@ -105,6 +105,23 @@ void layer_norm_by_vectors(const int8_t* x, int64_t pixels, const cuda::LayerNor
     }
   });
 }
+// The GroupNorm kernel's functions, a group of a sample at a time (its threads'
+// integer sums add up to the same whatever the grouping), and its padding channels zeroed.
+void group_norm_by_groups(const int8_t* x, int64_t batch, int groups, int channels, const cuda::GroupNormOperands& o,
+                          int8_t* y) {
+  for (int64_t b = 0; b < batch; ++b)
+    for (int g = 0; g < groups; ++g) {
+      cuda::LayerNormSums s;
+      for (int64_t k = 0; k < o.values(); ++k) cuda::add_group_norm_sums(x[cuda::group_norm_index(o, b, g, k)], o, s);
+      const double m = cuda::group_norm_multiplier(s.sum, s.squares, o);
+      for (int64_t k = 0; k < o.values(); ++k) {
+        const int64_t i = cuda::group_norm_index(o, b, g, k);
+        y[i] = cuda::group_norm_stored(x[i], o, s.sum, m);
+      }
+    }
+  for (int64_t e = 0; e < batch * o.pixels * (o.stored_c - channels); ++e)
+    cuda::zero_channels_element(channels, o.stored_c, e, y);
+}
 // The kernels leave every stored value's padding channels 0 (channel_ops_kernel.h);
 // later kernels read whole vectors and words and count on it.
 void check_zero_padding(const int8_t* stored, const cuda::Storage& s, int64_t batch, const std::string& node) {
@@ -323,6 +340,13 @@ LayoutRun run_in_device_layout(const QuantizedModel& model, const std::vector<fl
         const cuda::LayerNormOperands o{y.c, out.padded_c, cuda::stored_unsigned(zero_point_of(0)), q.zero_point,
                                         n.epsilon, model.quant[n.inputs[0]].scale, q.scale};
         layer_norm_by_vectors(src, batch * out.pixels, o, dst);
+        break;
+      }
+      case Op::GroupNorm: {
+        const cuda::GroupNormOperands o{out.padded_c, y.c / n.groups,      out.pixels,
+                                        cuda::stored_unsigned(zero_point_of(0)), q.zero_point, n.epsilon,
+                                        model.quant[n.inputs[0]].scale, q.scale};
+        group_norm_by_groups(src, batch, n.groups, y.c, o, dst);
         break;
       }
       case Op::LocalResponseNorm: {
