@@ -17,6 +17,7 @@ FloatExecutor::FloatExecutor(const FloatModel& model) : graph_(model.graph), sha
   for (size_t i = 0; i < graph_.nodes.size(); ++i) {
     const Node& n = graph_.nodes[i];
     if (n.op == Op::PRelu) layers_[i].weight = model.weight(n);  // the slopes
+    if (n.op == Op::GroupNorm && n.bias) layers_[i] = {model.weight(n), model.bias(n).data};  // its affine
     if (!op_traits(n.op).weighted) continue;
     layers_[i].weight = nhwc_weight(graph_, shapes_, static_cast<int>(i), model.weight(n));
     layers_[i].bias = model.bias(n).data;

@@ -30,6 +30,7 @@ void run_float_fused(const FloatOpArgs& a) {
 FloatLayer float_layer(const Graph& g, const std::vector<ActShape>& shapes, int node, const NodeQuant& q) {
   FloatLayer layer;
   if (g.nodes[node].op == Op::PRelu) layer.weight = q.slope;
+  if (g.nodes[node].op == Op::GroupNorm) layer = {q.norm_scale, q.norm_shift.data};
   if (!op_traits(g.nodes[node].op).weighted) return layer;
   layer.weight = nhwc_weight(g, shapes, node, q.float_weight);
   layer.bias = q.float_bias.data;

@@ -290,9 +290,9 @@ int GraphBuilder::local_response_norm(int x, int size, float alpha, float beta, 
   return last();
 }
 
-int GraphBuilder::group_norm(int x, int groups, float epsilon) {
-  Node& n = push(Op::GroupNorm, "", {x});
-  n.groups = groups, n.epsilon = epsilon;
+int GraphBuilder::group_norm(const std::string& name, int x, int groups, float epsilon, bool affine) {
+  Node& n = push(Op::GroupNorm, name, {x});
+  n.groups = groups, n.epsilon = epsilon, n.bias = affine;
   return last();
 }
 

@@ -128,8 +128,9 @@ class GraphBuilder {
   int shortcut_a(int x, int pad_channels);
   int pad(int x, int top, int left, int bottom, int right);  // zeros
   int layer_norm(int x, float epsilon);  // over each pixel's channels
-  // Over each of `groups` runs of channels, all pixels of a sample (groups = channels: InstanceNorm).
-  int group_norm(int x, int groups, float epsilon);
+  // Over each of `groups` runs of channels, all pixels of a sample (groups = channels: InstanceNorm); with
+  // `affine`, a scale and shift per channel after it: the parameters "<name>.weight" and "<name>.bias".
+  int group_norm(const std::string& name, int x, int groups, float epsilon, bool affine);
   // ONNX's LRN: x / (bias + alpha / size x the sum of squares of `size` channels about x)^beta.
   int local_response_norm(int x, int size, float alpha, float beta, float bias);
   int prelu(const std::string& name, int x);  // a slope per channel: the parameter "<name>.weight"

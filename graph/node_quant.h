@@ -41,6 +41,9 @@ struct NodeQuant {
   // are made from them and the scales (graph/ops/prelu.h), as an activation's
   // from its attributes.
   FloatTensor slope;
+  // GroupNorm with an affine (Node::bias): [C] each, its scale and shift, in
+  // float in int8 too (graph/ops/group_norm.h).
+  FloatTensor norm_scale, norm_shift;
 
   // Kept in float (mixed precision; graph/float_node.h): the node reads its
   // inputs dequantized, runs its float reference and quantizes its output at

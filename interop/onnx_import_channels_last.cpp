@@ -268,8 +268,9 @@ bool Importer::sole_reader(int node) const {
   return reads == 1;
 }
 
-// y = x * scale + shift per channel, x input i of n: folded into the conv or
-// linear layer that computes x where nothing else reads it, else pending.
+// y = x * scale + shift per channel, x input i of n: folded into the conv,
+// linear layer or group norm that computes x where nothing else reads it,
+// else pending.
 void Importer::constant_affine(const onnx::NodeProto& n, int i, const std::vector<float>& scale,
                                const std::vector<float>& shift) {
   const std::string& in = n.input(i);
@@ -285,7 +286,8 @@ void Importer::constant_affine(const onnx::NodeProto& n, int i, const std::vecto
   }
   const int x = value_node(n, i);
   const Node& producer = node_at(x);
-  if ((producer.op == Op::Conv2d || producer.op == Op::Linear) && producer.bias && sole_reader(x)) {
+  const bool owns_affine = producer.op == Op::Conv2d || producer.op == Op::Linear || producer.op == Op::GroupNorm;
+  if (owns_affine && producer.bias && sole_reader(x)) {
     FloatTensor& w = params_[producer.name + ".weight"];
     FloatTensor& b = params_[producer.name + ".bias"];
     const int64_t per_output = w.numel() / w.dim(0);

@@ -3,8 +3,9 @@
 // group per channel) or of torch's GroupNorm view (Reshape to [N, g, -1],
 // InstanceNormalization of scale 1 and shift 0, Reshape back: g groups), and
 // ONNX's GroupNormalization (opsets 18 to 20: a scale and bias per group; 21:
-// per channel). Their scale and shift per channel are a pending affine,
-// folded into the conv that reads it or made a depthwise 1x1 conv.
+// per channel). Each is a group_norm with an affine, its parameters those
+// scales and shifts per channel (1 and 0 for torch's view: the Mul and Add
+// after it fold into them, constant_affine).
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -33,14 +34,19 @@ int Importer::group_norm_of(const onnx::NodeProto& n, int x, int64_t groups) {
   if (in.numel() / groups > ops::kMostGroupNormValues)
     refuse(n, "groups of " + std::to_string(in.numel() / groups) + " values (" + to_string(in) + " in " +
                   std::to_string(groups) + "): octet normalises groups of at most 2^22");
-  return builder_.group_norm(x, static_cast<int>(groups), epsilon);
+  const std::string name = layer_name(n);
+  params_[name + ".weight"] = FloatTensor({in.c}, 1.0f);
+  params_[name + ".bias"] = FloatTensor({in.c}, 0.0f);
+  return builder_.group_norm(name, x, static_cast<int>(groups), epsilon, true);
 }
 
-// n's output: `normalised` times scale plus shift per channel, pending unless they are 1 and 0.
+// n's output: the group norm `normalised` with its affine `scale` and `shift` per channel.
 void Importer::define_normalised(const onnx::NodeProto& n, int normalised, const std::vector<float>& scale,
                                  const std::vector<float>& shift) {
   define(n, normalised);
-  if (!every_value_is(scale, 1.0f) || !every_value_is(shift, 0.0f)) pending_affines_[n.output(0)] = {scale, shift, &n};
+  const std::string& name = node_at(normalised).name;
+  params_[name + ".weight"].data = scale;
+  params_[name + ".bias"].data = shift;
 }
 
 void Importer::instance_normalization(const onnx::NodeProto& n) {

@@ -258,7 +258,7 @@ std::string layer_norm(const OnnxNodeContext& c) {
 }
 
 // As torch exports GroupNorm: a view of [N, groups, -1], InstanceNormalization
-// (scale 1, shift 0), viewed back as the image.
+// (scale 1, shift 0), viewed back as the image, then its affine as a Mul and an Add.
 std::string group_norm(const OnnxNodeContext& c) {
   Writer& w = c.w;
   const Node& n = c.n;
@@ -270,7 +270,13 @@ std::string group_norm(const OnnxNodeContext& c) {
   Writer::real(w.node("InstanceNormalization", {n.name + ".groups", n.name + ".ones", n.name + ".zeros"},
                       n.name + ".normalised_groups"),
                "epsilon", n.epsilon);
-  return w.step("Reshape", {n.name + ".normalised_groups", n.name + ".image"}, n.name + ".normalised");
+  const std::string y = w.step("Reshape", {n.name + ".normalised_groups", n.name + ".image"}, n.name + ".normalised");
+  if (!n.bias) return y;
+  const Shape per_channel = {c.in.c, 1, 1};
+  w.initializer(n.name + ".norm_scale", TensorProto::FLOAT, per_channel, c.q.norm_scale.data);
+  w.initializer(n.name + ".norm_shift", TensorProto::FLOAT, per_channel, c.q.norm_shift.data);
+  w.step("Mul", {y, n.name + ".norm_scale"}, n.name + ".scaled");
+  return w.step("Add", {n.name + ".scaled", n.name + ".norm_shift"}, n.name + ".shifted");
 }
 
 // Zero rows and columns on each side: exact on int8 values.

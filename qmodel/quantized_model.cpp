@@ -74,6 +74,8 @@ void check_shifts(const Int32Tensor& multiplier, const Int32Tensor& shift, const
 std::set<std::string> tensor_suffixes(const Node& n, const NodeQuant& q, bool is_output) {
   const OpTraits& t = op_traits(n.op);
   if (n.op == Op::PRelu) return {".slope"};  // int8 or float, it reads them
+  if (n.op == Op::GroupNorm && !n.bias) return {};
+  if (n.op == Op::GroupNorm) return {".norm_scale", ".norm_shift"};  // its affine, in float
   if (q.in_float) return t.weighted ? std::set<std::string>{".float_weight", ".float_bias"} : std::set<std::string>{};
   if (t.weighted) {
     std::set<std::string> names = {".weight", ".weight_scale", ".bias"};
@@ -99,6 +101,8 @@ void for_each_tensor(Record& q, Visit visit) {
   visit(".float_weight", q.float_weight);
   visit(".float_bias", q.float_bias);
   visit(".slope", q.slope);
+  visit(".norm_scale", q.norm_scale);
+  visit(".norm_shift", q.norm_shift);
 }
 
 void check_finite(const FloatTensor& t, const std::string& what) {
@@ -213,6 +217,12 @@ void QuantizedModel::validate(const std::string& where) const {
     if (n.op == Op::PRelu) {
       expect_shape(q.slope, {int64_t(shapes[i].c)}, at + ".slope");
       check_finite(q.slope, at + ".slope");
+    }
+    if (n.op == Op::GroupNorm && n.bias) {
+      expect_shape(q.norm_scale, {int64_t(shapes[i].c)}, at + ".norm_scale");
+      expect_shape(q.norm_shift, {int64_t(shapes[i].c)}, at + ".norm_shift");
+      check_finite(q.norm_scale, at + ".norm_scale");
+      check_finite(q.norm_shift, at + ".norm_shift");
     }
     if (q.in_float) {
       check_float_node(n, q, traits.weighted ? weight_shape(n, shapes) : Shape{}, is_output, at);

@@ -106,6 +106,7 @@ QuantizedModel with_float_nodes(const QuantizedModel& int8, const FloatModel& fo
     q.in_float = true;
     if (op_traits(n.op).weighted) q.float_weight = folded.weight(n), q.float_bias = folded.bias(n);
     if (n.op == Op::PRelu) q.slope = folded.weight(n);
+    if (n.op == Op::GroupNorm && n.bias) q.norm_scale = folded.weight(n), q.norm_shift = folded.bias(n);
   }
   return m;
 }

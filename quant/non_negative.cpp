@@ -22,7 +22,7 @@ std::vector<bool> non_negative_outputs(const Graph& g) {
       case Op::ReLU: out[i] = true; break;
       case Op::Activation: out[i] = activation_non_negative(n); break;
       case Op::LayerNorm: out[i] = false; break;  // centred on each pixel's mean
-      case Op::GroupNorm: out[i] = false; break;  // centred on each group's mean
+      case Op::GroupNorm: out[i] = n.relu; break;  // centred on each group's mean, then shifted
       // A weighted node's weights and bias, and an add's residual, can make any sign.
       case Op::Conv2d:
       case Op::Linear:

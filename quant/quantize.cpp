@@ -199,6 +199,7 @@ void fill_quant(const Plan& plan, const FloatModel& folded, const std::map<std::
     }
     const float s_in = n.inputs.empty() ? 0.0f : qm->quant[n.inputs[0]].scale;
     if (n.op == Op::PRelu) q.slope = folded.weight(n);  // int8 or float, it reads them
+    if (n.op == Op::GroupNorm && n.bias) q.norm_scale = folded.weight(n), q.norm_shift = folded.bias(n);
     if (plan.in_float[i]) {
       q.in_float = true;
       if (op_traits(n.op).weighted) q.float_weight = folded.weight(n), q.float_bias = folded.bias(n);

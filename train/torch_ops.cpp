@@ -105,9 +105,9 @@ const TorchOp kOps[] = {
        const torch::Tensor last = x[0].permute({0, 2, 3, 1});
        return torch::layer_norm(last, {last.size(3)}, {}, {}, n.epsilon).permute({0, 3, 1, 2});
      }},
-    {Op::GroupNorm, nullptr,
-     [](const Node& n, const Inputs& x, const TorchParams&, bool) {
-       return torch::group_norm(x[0], n.groups, {}, {}, n.epsilon);
+    {Op::GroupNorm, init_batch_norm,  // an affine starts as torch's: scale 1, shift 0
+     [](const Node& n, const Inputs& x, const TorchParams& t, bool) {
+       return torch::group_norm(x[0], n.groups, t.weight, t.bias, n.epsilon);
      }},
     // torch's nn.PReLU starts every slope at 0.25.
     {Op::PRelu, [](const Node&, const std::vector<ActShape>&, const ParamShape& p) { return torch::full(p.shape, 0.25); },

@@ -62,10 +62,18 @@ def test_torch_group_norm_and_instance_norm_import_and_match_pytorch_and_onnx_ru
     assert ops.count("InstanceNormalization") == 4 and ops.count("Reshape") == 6, ops
     assert_imports_as_pytorch_computes(tmp_path, octet_bin, model, tmp_path / "gn.onnx", images)
     ort_matches(tmp_path / "gn.onnx", model, images)
+    # Each affine is the group_norm's own (its Mul and Add folded in), not a depthwise conv of its own.
+    summary = subprocess.run([octet_bin, "summary", "--checkpoint", str(tmp_path / "gn.octet")], capture_output=True,
+                             text=True, check=True).stdout
+    ops = [line.split()[1] for line in summary.splitlines()[1:] if len(line.split()) > 2]
+    assert ops.count("group_norm") == 4 and ops.count("conv2d") == 3, summary
 
 
 def test_group_norm_quantizes_follows_float_and_exports(tmp_path, octet_bin, images):
     assert int8_agreement(tmp_path, octet_bin, seeded(GroupNormNet, 72)) >= 0.9
+    # The ReLUs after gn0, gn1 and the InstanceNorm are fused into them, their outputs stored unsigned.
+    norms = [layer for layer in octet.load_quantized(str(tmp_path / "m.int8")).layers if layer["op"] == "group_norm"]
+    assert [(n["relu"], n["zero_point"]) for n in norms] == [(True, -128), (True, -128), (False, 0), (True, -128)]
     # The quantized model's QDQ export (each group_norm as torch writes GroupNorm, between DequantizeLinear and
     # QuantizeLinear) runs in ONNX Runtime as octet's int8 does (1.4e-6 of the largest logit apart when written).
     subprocess.run([octet_bin, "export", "--quantized", str(tmp_path / "m.int8"), "--onnx", str(tmp_path / "q.onnx")],

@@ -9,10 +9,17 @@
 
 namespace octet::cpu::vnni {
 
-// GroupNorm's levels (ops::group_norm_level's bits) of `batch` NHWC samples of
-// `pixels` pixels of `channels` int8 values, in `groups` groups; p.channels is
-// a group's count of values.
-void group_norm(const int8_t* x, int64_t batch, int64_t pixels, int64_t channels, int64_t groups,
-                const ops::LayerNormLevels& p, int8_t* y);
+struct GroupNormShape {
+  int64_t batch, pixels, channels, groups;  // NHWC samples of pixels x channels int8 values
+};
+// Each channel's affine (ops::GroupNormChannel's scale and shift, [channels]
+// each) and the lowest output level (the output zero point with a fused ReLU, else -128).
+struct GroupNormAffine {
+  const double *scales, *shifts;
+  double lowest;
+};
+// GroupNorm's levels (ops::group_norm_level's bits); p.channels is a group's count of values.
+void group_norm(const int8_t* x, const GroupNormShape& s, const ops::LayerNormLevels& p, const GroupNormAffine& a,
+                int8_t* y);
 
 }  // namespace octet::cpu::vnni

@@ -2,13 +2,14 @@
 // 16 channels a vector, in runs of pixels shared among the threads (int32
 // sums and sums of squares: a run is at most 2^15 pixels, whose 255^2 squares
 // fit); each group's offset and multiplier from their sums by
-// ops::layer_norm_pixel, the oracle's own function, spread to every channel
-// of the group; then 64 values of a pixel at a time: d = count x - offset in
-// double lanes (exact: one fma of integers below 2^53), its product with the
-// channel's m converted with the default rounding (half to even, as rint),
-// and the int32 levels packed to int8 around the zero point with saturation,
-// as LayerNorm's AVX-512 form does (layer_norm_vnni.cpp says when that needs
-// clamping in double first), so the bits are the oracle's.
+// ops::layer_norm_pixel, the oracle's own function, and each channel's gain m
+// g_c (the same product as group_norm_gain's); then 64 values of a pixel at a
+// time: d = count x - offset in double lanes (exact: one fma of integers
+// below 2^53), fma(d, gain, shift) converted with the default rounding (half
+// to even, as rint), and the int32 levels packed to int8 around the zero
+// point with saturation and the ReLU's floor, as LayerNorm's AVX-512 form does
+// (layer_norm_vnni.cpp; where a level may leave int32, clamped in double
+// first), so the bits are the oracle's.
 //
 // This file is compiled with AVX-512 flags; everything in it has internal
 // linkage or is called only after the run-time CPU check.
@@ -54,13 +55,14 @@ void run_statistics(const int8_t* x, int64_t pixels, int64_t C, int32_t zero_poi
     }
 }
 
-// Each channel's offset and multiplier (its group's layer_norm_pixel), for every sample.
+// Each channel's offset (its group's layer_norm_pixel's) and gain m g_c, for every sample.
 struct ChannelTerms {
-  std::vector<double> offset, m;  // [batch][C]
+  std::vector<double> offset, gain;  // [batch][C]
 };
 
-ChannelTerms channel_terms(const int8_t* x, int64_t batch, int64_t pixels, int64_t C, int64_t groups,
-                           const ops::LayerNormLevels& p) {
+ChannelTerms channel_terms(const int8_t* x, const GroupNormShape& s, const ops::LayerNormLevels& p,
+                           const double* scales) {
+  const int64_t batch = s.batch, pixels = s.pixels, C = s.channels, groups = s.groups;
   const int64_t run = run_pixels(pixels, C), runs = (pixels + run - 1) / run, width = C / groups;
   std::vector<int32_t> sums(static_cast<size_t>(batch * runs * C)), squares(sums.size());
   parallel_for(batch * runs, batch * pixels * C >= 2 * kMinParallelValues, [&](int64_t i) {
@@ -80,35 +82,46 @@ ChannelTerms channel_terms(const int8_t* x, int64_t batch, int64_t pixels, int64
         }
       const ops::LayerNormPixel group = ops::layer_norm_pixel(sum, square_sum, p);
       std::fill_n(t.offset.begin() + b * C + g * width, width, double(group.offset));
-      std::fill_n(t.m.begin() + b * C + g * width, width, group.m);
+      for (int64_t c = g * width; c < (g + 1) * width; ++c) t.gain[size_t(b * C + c)] = group.m * scales[c];
     }
   return t;
 }
 
+// Whether every level fits int32: |d m g_c + b_c s_out| <= s_out sqrt(count) |g_c| + |b_c s_out| < 2^30
+// (|d m| <= s_out sqrt(count): layer_norm_vnni.cpp).
+bool levels_fit_int32(const ops::LayerNormLevels& p, const GroupNormAffine& a, int64_t C) {
+  double largest = 0;
+  for (int64_t c = 0; c < C; ++c)
+    largest = std::max(largest, p.output_scale * std::sqrt(double(p.channels)) * std::abs(a.scales[c]) +
+                                    std::abs(a.shifts[c]));
+  return largest < double(1 << 30);
+}
+
 // A layer's operands as vectors (as LayerVectors in layer_norm_vnni.cpp).
 struct GroupVectors {
-  __m512d count, low, high;  // a group's count of values, and [lo, hi] less the output zero point
+  __m512d count, low, high;  // a group's count of values, and [lowest, 127] less the output zero point
   __m512i output_zero;       // 16 int32 lanes
-  Int8Range range;           // for int8_outputs: the output zero point, [-128, 127]
-  bool packed;               // every level fits int32: |d m| <= s_out sqrt(count) < 2^30
-  explicit GroupVectors(const ops::LayerNormLevels& p)
+  Int8Range range;           // for int8_outputs: the output zero point, [lowest, 127]
+  bool packed;               // levels_fit_int32
+  GroupVectors(const ops::LayerNormLevels& p, const GroupNormAffine& a, int64_t C)
       : count(_mm512_set1_pd(double(p.channels))),
-        low(_mm512_set1_pd(-128.0 - p.output_zero_point)),
+        low(_mm512_set1_pd(a.lowest - p.output_zero_point)),
         high(_mm512_set1_pd(127.0 - p.output_zero_point)),
         output_zero(_mm512_set1_epi32(p.output_zero_point)),
-        range(p.output_zero_point, -128, 127),
-        packed(p.output_scale * std::sqrt(double(p.channels)) < double(1 << 30)) {}
+        range(p.output_zero_point, static_cast<int32_t>(a.lowest), 127),
+        packed(levels_fit_int32(p, a, C)) {}
 };
 
 // The int32 levels of the 16 values x[0, 16) of `mask` (the others read as
-// 0), their channels' offsets and multipliers at offset and m; clamped to
-// [lo, hi] less the zero point in double where Clamp.
+// 0), their channels' offsets, gains and shifts at offset, gain and shift;
+// clamped to [lowest, 127] less the zero point in double where Clamp.
 template <bool Clamp>
-__m512i rounded_levels(const int8_t* x, __mmask16 mask, const GroupVectors& l, const double* offset, const double* m) {
+__m512i rounded_levels(const int8_t* x, __mmask16 mask, const GroupVectors& l, const double* offset,
+                       const double* gain, const double* shift) {
   const __m512i v = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(mask, x));
   const auto half = [&](__m256i h, int k) {
     const __m512d d = _mm512_fmsub_pd(_mm512_cvtepi32_pd(h), l.count, _mm512_loadu_pd(offset + 8 * k));
-    __m512d level = _mm512_mul_pd(d, _mm512_loadu_pd(m + 8 * k));
+    __m512d level = _mm512_fmadd_pd(d, _mm512_loadu_pd(gain + 8 * k), _mm512_loadu_pd(shift + 8 * k));
     if constexpr (Clamp) level = _mm512_min_pd(_mm512_max_pd(level, l.low), l.high);
     return _mm512_cvtpd_epi32(level);
   };
@@ -117,39 +130,43 @@ __m512i rounded_levels(const int8_t* x, __mmask16 mask, const GroupVectors& l, c
 }
 
 // One pixel's C outputs, where every level fits int32: 64 at a time, packed (int8_outputs).
-void pixel_packed(const int8_t* x, int64_t C, const GroupVectors& l, const double* offset, const double* m,
-                  int8_t* y) {
+void pixel_packed(const int8_t* x, int64_t C, const GroupVectors& l, const double* offset, const double* gain,
+                  const double* shift, int8_t* y) {
   for (int64_t c = 0; c < C; c += 64) {
-    // Channels past C (the offset and m arrays are padded by 64) read as 0 and are not stored.
+    // Channels past C (the arrays are padded by 64) read as 0 and are not stored.
     __m512i q[4];
-    for (int j = 0; j < 4; ++j)
-      q[j] = rounded_levels<false>(x + c + 16 * j, lane_mask(std::max<int64_t>(C - c - 16 * j, 0)), l,
-                                   offset + c + 16 * j, m + c + 16 * j);
+    for (int j = 0; j < 4; ++j) {
+      const int64_t k = c + 16 * j;
+      q[j] = rounded_levels<false>(x + k, lane_mask(std::max<int64_t>(C - k, 0)), l, offset + k, gain + k, shift + k);
+    }
     store_int8_outputs<4>(int8_outputs(q, l.range), std::min<int64_t>(C - c, 64), y + c);
   }
 }
 
 // The same clamped in double first, for any layer.
-void pixel_clamped(const int8_t* x, int64_t C, const GroupVectors& l, const double* offset, const double* m,
-                   int8_t* y) {
+void pixel_clamped(const int8_t* x, int64_t C, const GroupVectors& l, const double* offset, const double* gain,
+                   const double* shift, int8_t* y) {
   for (int64_t c = 0; c < C; c += 16) {
     const __mmask16 mask = lane_mask(C - c);
-    const __m512i q = rounded_levels<true>(x + c, mask, l, offset + c, m + c);
+    const __m512i q = rounded_levels<true>(x + c, mask, l, offset + c, gain + c, shift + c);
     _mm_mask_storeu_epi8(y + c, mask, _mm512_cvtepi32_epi8(_mm512_add_epi32(q, l.output_zero)));
   }
 }
 }  // namespace
 
-void group_norm(const int8_t* x, int64_t batch, int64_t pixels, int64_t channels, int64_t groups,
-                const ops::LayerNormLevels& p, int8_t* y) {
-  ChannelTerms t = channel_terms(x, batch, pixels, channels, groups, p);
+void group_norm(const int8_t* x, const GroupNormShape& s, const ops::LayerNormLevels& p, const GroupNormAffine& a,
+                int8_t* y) {
+  ChannelTerms t = channel_terms(x, s, p, a.scales);
   t.offset.resize(t.offset.size() + 64);  // pixel_packed reads whole vectors of the last channels
-  t.m.resize(t.m.size() + 64);
-  const GroupVectors l(p);
+  t.gain.resize(t.gain.size() + 64);
+  std::vector<double> shifts(a.shifts, a.shifts + s.channels);
+  shifts.resize(shifts.size() + 64);
+  const GroupVectors l(p, a, s.channels);
   const auto pixel = l.packed ? pixel_packed : pixel_clamped;
-  parallel_for(batch * pixels, batch * pixels * channels >= kMinParallelValues, [&](int64_t i) {
-    const size_t terms = static_cast<size_t>(i / pixels * channels);
-    pixel(x + i * channels, channels, l, &t.offset[terms], &t.m[terms], y + i * channels);
+  const int64_t C = s.channels;
+  parallel_for(s.batch * s.pixels, s.batch * s.pixels * C >= kMinParallelValues, [&](int64_t i) {
+    const size_t terms = static_cast<size_t>(i / s.pixels * C);
+    pixel(x + i * C, C, l, &t.offset[terms], &t.gain[terms], shifts.data(), y + i * C);
   });
 }
 

@@ -112,7 +112,7 @@ __global__ void group_norm_kernel(const int8_t* x, GroupNormOperands o, int grou
   __syncthreads();
   for (int64_t k = threadIdx.x; k < o.values(); k += blockDim.x) {
     const int64_t i = group_norm_index(o, sample, group, k);
-    y[i] = group_norm_stored(x[i], o, group_sum, group_m);
+    y[i] = group_norm_stored(x[i], group_norm_channel(o, group, k), o, group_sum, group_m);
   }
 }
 
@@ -157,14 +157,14 @@ void concat_input(const int8_t* x, int64_t pixels, int in_stored_c, int channels
       stream);
 }
 
-void group_norm(const int8_t* x, int64_t batch, int groups, int channels, const GroupNormOperands& o, int8_t* y,
+void group_norm(const int8_t* x, int64_t batch, int groups, const GroupNormOperands& o, int8_t* y,
                 KernelStream stream) {
   check_count("group_norm", batch * groups);
   check(batch * groups <= INT32_MAX, "cuda group_norm: more than 2^31 groups in a batch");
   if (batch == 0) return;
   launch_kernel(group_norm_kernel, dim3(static_cast<unsigned>(batch * groups)), kBlockSize, 0, stream, x, o, groups, y);
   CUDA_CHECK_LAUNCH();
-  if (channels < o.stored_c) zero_channels(y, batch * o.pixels, channels, o.stored_c, stream);
+  if (o.channels < o.stored_c) zero_channels(y, batch * o.pixels, o.channels, o.stored_c, stream);
 }
 
 void local_response_norm(const int8_t* x, int64_t pixels, const LocalResponseOperands& o, const double* multipliers,

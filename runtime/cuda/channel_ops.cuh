@@ -28,8 +28,8 @@ void channel_tables(const int8_t* x, const int8_t* tables, int64_t pixels, int c
                     KernelStream stream);
 void pad2d(const int8_t* x, int64_t batch, const PadShape& s, int8_t* y, KernelStream stream);
 void layer_norm(const int8_t* x, int64_t pixels, const LayerNormOperands& o, int8_t* y, KernelStream stream);
-// Of `batch` samples of `channels` real channels in `groups` groups.
-void group_norm(const int8_t* x, int64_t batch, int groups, int channels, const GroupNormOperands& o, int8_t* y,
+// Of `batch` samples in `groups` groups; o.affine: on the device, device_layout.h group_norm_affine's.
+void group_norm(const int8_t* x, int64_t batch, int groups, const GroupNormOperands& o, int8_t* y,
                 KernelStream stream);
 // `multipliers`: on the device, ops::local_response_multipliers of the node.
 void local_response_norm(const int8_t* x, int64_t pixels, const LocalResponseOperands& o, const double* multipliers,

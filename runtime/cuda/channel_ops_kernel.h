@@ -214,20 +214,24 @@ OCTET_HOST_DEVICE ByteVector<W> layer_norm_vector(const ByteVector<W>& in, int f
 // k % width of the group, of the sample's pixel k / width; group_norm_index).
 // Each adds its values' sums (add_group_norm_sums), the block adds the
 // threads' (integers: the grouping cannot change them), then each writes its
-// values (group_norm_stored), stored less the output's zero point. The
+// values (group_norm_stored: with its channel's affine, group_norm.h's
+// arithmetic, and the ReLU's floor), stored less the output's zero point. The
 // padding channels, which belong to no group, are zeroed apart
 // (zero_channels_element).
 struct GroupNormOperands {
-  int stored_c, width;  // width: channels a group
+  int channels, stored_c, width;  // width: channels a group
   int64_t pixels;       // a sample's
   bool unsigned_in;
-  int32_t out_zero_point;
+  int32_t out_zero_point, lowest;  // lowest: the lowest output level (z_out with a ReLU, else -128)
   double epsilon, input_scale, output_scale;
+  const double* affine;  // (device memory on the device) each channel's g_c, then each one's b_c s_out
   OCTET_HOST_DEVICE int64_t values() const { return pixels * width; }  // a group's
 };
+OCTET_HOST_DEVICE int group_norm_channel(const GroupNormOperands& o, int group, int64_t k) {
+  return group * o.width + static_cast<int>(k % o.width);
+}
 OCTET_HOST_DEVICE int64_t group_norm_index(const GroupNormOperands& o, int64_t sample, int group, int64_t k) {
-  const int64_t pixel = k / o.width;
-  return (sample * o.pixels + pixel) * o.stored_c + int64_t{group} * o.width + (k - pixel * o.width);
+  return (sample * o.pixels + k / o.width) * o.stored_c + group_norm_channel(o, group, k);
 }
 OCTET_HOST_DEVICE void add_group_norm_sums(int8_t stored, const GroupNormOperands& o, LayerNormSums& s) {
   const int64_t v = stored_value(stored, o.unsigned_in);
@@ -237,9 +241,12 @@ OCTET_HOST_DEVICE void add_group_norm_sums(int8_t stored, const GroupNormOperand
 OCTET_HOST_DEVICE double group_norm_multiplier(int64_t sum, int64_t squares, const GroupNormOperands& o) {
   return layer_norm_multiplier(sum, squares, o.values(), o.epsilon, o.input_scale, o.output_scale);
 }
-OCTET_HOST_DEVICE int8_t group_norm_stored(int8_t stored, const GroupNormOperands& o, int64_t sum, double m) {
-  const double low = -128.0 - o.out_zero_point, high = 127.0 - o.out_zero_point;
-  const double level = layer_norm_level(o.values() * stored_value(stored, o.unsigned_in) - sum, m);
+// Channel c's stored output.
+OCTET_HOST_DEVICE int8_t group_norm_stored(int8_t stored, int c, const GroupNormOperands& o, int64_t sum, double m) {
+  const double low = double(o.lowest) - o.out_zero_point, high = 127.0 - o.out_zero_point;
+  const double gain = m * o.affine[c];  // group_norm_gain's product
+  const double level =
+      ::rint(::fma(double(o.values() * stored_value(stored, o.unsigned_in) - sum), gain, o.affine[o.channels + c]));
   return static_cast<int8_t>(static_cast<int32_t>(level < low ? low : level > high ? high : level));
 }
 

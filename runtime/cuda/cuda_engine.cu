@@ -100,6 +100,7 @@ CudaEngine::Impl::Impl(const QuantizedModel& m, CudaBackend b, int d) : device(d
       tables[i] = cuda::upload(cuda::stored_tables(model, i));
     if (g.nodes[i].op == Op::LocalResponseNorm)
       multipliers[i] = cuda::upload(ops::local_response_multipliers(cuda::local_response_levels(model, i)));
+    if (g.nodes[i].op == Op::GroupNorm) multipliers[i] = cuda::upload(cuda::group_norm_affine(model, i));
   }
   // Weights packed once (device_layout.h).
   layers.resize(n_nodes);

@@ -6,6 +6,7 @@
 #include "common/error.h"
 #include "graph/layout.h"
 #include "graph/ops/activation.h"
+#include "graph/ops/group_norm.h"
 #include "graph/ops/prelu.h"
 #include "graph/op_traits.h"
 #include "runtime/cuda/channel_ops_kernel.h"
@@ -226,6 +227,15 @@ ops::LocalResponseLevels local_response_levels(const QuantizedModel& model, int 
   const NodeQuant& q = model.quant[node];
   const NodeQuant& in = model.quant[model.graph.nodes[node].inputs[0]];
   return ops::local_response_levels(model.graph.nodes[node], in.scale, q.scale, in.zero_point, q.zero_point);
+}
+
+std::vector<double> group_norm_affine(const QuantizedModel& model, int node) {
+  const NodeQuant& q = model.quant[node];
+  const int64_t channels = model.graph.shapes()[node].c;
+  const std::vector<ops::GroupNormChannel> c = ops::group_norm_channels(channels, q.norm_scale, q.norm_shift, q.scale);
+  std::vector<double> affine(2 * c.size());
+  for (size_t k = 0; k < c.size(); ++k) affine[k] = c[k].scale, affine[c.size() + k] = c[k].shift;
+  return affine;
 }
 
 void add_fused_tables(RequantEpilogue& e, const QuantizedModel& model, const std::vector<ActShape>& shapes,

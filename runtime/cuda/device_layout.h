@@ -138,6 +138,9 @@ PackedLayer pack_grouped_layer(const QuantizedModel& model, const std::vector<Ac
 std::vector<int8_t> stored_tables(const QuantizedModel& model, int node);
 // A local response norm's int8 operands (graph/ops/local_response_norm.h) from its and its input's scales.
 ops::LocalResponseLevels local_response_levels(const QuantizedModel& model, int node);
+// A group norm's affine as its kernel reads it (channel_ops_kernel.h GroupNormOperands::affine): each channel's
+// ops::GroupNormChannel scale, then each one's shift.
+std::vector<double> group_norm_affine(const QuantizedModel& model, int node);
 // Points `e` (a conv's or linear's epilogue) at its fused activation's
 // stored tables, `tables` (ValueLayout::fused_activation).
 void add_fused_tables(RequantEpilogue& e, const QuantizedModel& model, const std::vector<ActShape>& shapes,

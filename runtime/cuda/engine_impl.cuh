@@ -261,7 +261,8 @@ struct CudaEngine::Impl {
   DeviceBuffer<uint8_t> lt_workspace;
   std::vector<DeviceLayer> layers;  // per node; convs and linears only
   std::vector<DeviceBuffer<int8_t>> tables;  // per node; activations: their 256 output levels, PRelu: 256 per channel
-  std::vector<DeviceBuffer<double>> multipliers;  // per node; local response norms: m(S) by S
+  // Per node; local response norms: m(S) by S; group norms: their affine (device_layout.h group_norm_affine).
+  std::vector<DeviceBuffer<double>> multipliers;
   std::vector<int> imma_resident;   // cuda-imma: blocks of each tile per multiprocessor
   int multiprocessors = 0;
   bool tune_tiles = cuda::tile_tuning_enabled();

@@ -100,9 +100,10 @@ const OpEntry kLaunchers[] = {
      }},
     {Op::GroupNorm,
      [](const NodeLaunch& l) {
-       group_norm(l.x(), l.batch, l.n.groups, l.out.c,
-                  {l.out_c, l.out.c / l.n.groups, int64_t{l.out.h} * l.out.w, stored_unsigned(l.in_zero_point()),
-                   l.q.zero_point, l.n.epsilon, l.in_scales[0], l.q.scale},
+       group_norm(l.x(), l.batch, l.n.groups,
+                  {l.out.c, l.out_c, l.out.c / l.n.groups, int64_t{l.out.h} * l.out.w,
+                   stored_unsigned(l.in_zero_point()), l.q.zero_point, lowest_output(l.n.relu, l.q.zero_point),
+                   l.n.epsilon, l.in_scales[0], l.q.scale, l.multipliers},
                   l.y, l.stream);
      }},
     {Op::Flatten, [](const NodeLaunch&) {}},  // its value is its input's bytes

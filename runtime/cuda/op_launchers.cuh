@@ -34,7 +34,8 @@ struct NodeLaunch {
   KernelStream stream;  // programmatic where the engine launches so (programmatic_launch.cuh)
   const int8_t* table;  // on the device: an activation's 256 output levels, a PRelu's 256 per channel
   ImageFold fold;       // the input node: how its value is stored (folded_input.h)
-  const double* multipliers = nullptr;  // on the device: a local response norm's m(S) by S
+  // On the device: a local response norm's m(S) by S; a group norm's affine (group_norm_affine).
+  const double* multipliers = nullptr;
 
   // The first input (and the second, of an add).
   const int8_t* x() const { return inputs[0]; }

@@ -107,8 +107,7 @@ void layer_norm_by_vectors(const int8_t* x, int64_t pixels, const cuda::LayerNor
 }
 // The GroupNorm kernel's functions, a group of a sample at a time (its threads'
 // integer sums add up to the same whatever the grouping), and its padding channels zeroed.
-void group_norm_by_groups(const int8_t* x, int64_t batch, int groups, int channels, const cuda::GroupNormOperands& o,
-                          int8_t* y) {
+void group_norm_by_groups(const int8_t* x, int64_t batch, int groups, const cuda::GroupNormOperands& o, int8_t* y) {
   for (int64_t b = 0; b < batch; ++b)
     for (int g = 0; g < groups; ++g) {
       cuda::LayerNormSums s;
@@ -116,11 +115,11 @@ void group_norm_by_groups(const int8_t* x, int64_t batch, int groups, int channe
       const double m = cuda::group_norm_multiplier(s.sum, s.squares, o);
       for (int64_t k = 0; k < o.values(); ++k) {
         const int64_t i = cuda::group_norm_index(o, b, g, k);
-        y[i] = cuda::group_norm_stored(x[i], o, s.sum, m);
+        y[i] = cuda::group_norm_stored(x[i], cuda::group_norm_channel(o, g, k), o, s.sum, m);
       }
     }
-  for (int64_t e = 0; e < batch * o.pixels * (o.stored_c - channels); ++e)
-    cuda::zero_channels_element(channels, o.stored_c, e, y);
+  for (int64_t e = 0; e < batch * o.pixels * (o.stored_c - o.channels); ++e)
+    cuda::zero_channels_element(o.channels, o.stored_c, e, y);
 }
 // The kernels leave every stored value's padding channels 0 (channel_ops_kernel.h);
 // later kernels read whole vectors and words and count on it.
@@ -343,10 +342,19 @@ LayoutRun run_in_device_layout(const QuantizedModel& model, const std::vector<fl
         break;
       }
       case Op::GroupNorm: {
-        const cuda::GroupNormOperands o{out.padded_c, y.c / n.groups,      out.pixels,
-                                        cuda::stored_unsigned(zero_point_of(0)), q.zero_point, n.epsilon,
-                                        model.quant[n.inputs[0]].scale, q.scale};
-        group_norm_by_groups(src, batch, n.groups, y.c, o, dst);
+        const std::vector<double> affine = cuda::group_norm_affine(model, i);
+        const cuda::GroupNormOperands o{y.c,
+                                        out.padded_c,
+                                        y.c / n.groups,
+                                        out.pixels,
+                                        cuda::stored_unsigned(zero_point_of(0)),
+                                        q.zero_point,
+                                        lowest_output(n.relu, q.zero_point),
+                                        n.epsilon,
+                                        model.quant[n.inputs[0]].scale,
+                                        q.scale,
+                                        affine.data()};
+        group_norm_by_groups(src, batch, n.groups, o, dst);
         break;
       }
       case Op::LocalResponseNorm: {

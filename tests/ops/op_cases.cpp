@@ -182,23 +182,32 @@ void add_image_net_operator_cases(std::vector<OpCase>& cases) {
   // GroupNorm over runs of channels at every pixel: ResNet-GN's 32 groups of
   // 2 channels, InstanceNorm's one channel a group, one group of all, groups
   // across the CPU kernel's blocks of 64 channels (3 of 32 in 96; 65 of 2 in
-  // 130), a 1 x 1 image, and epsilons that outweigh a few levels or are 0.
+  // 130), a 1 x 1 image, and epsilons that outweigh a few levels or are 0;
+  // an affine per channel, and a ReLU after it (ResNet-GN's GroupNorm and ReLU).
   struct Groups {
     int64_t batch;
     int c, h, w, groups;
     float epsilon, input_scale, output_scale;
+    bool affine, relu;
   };
-  for (const Groups& v :
-       {Groups{2, 64, 8, 8, 32, 1e-5f, 10.0f, 30.0f}, Groups{3, 16, 6, 5, 16, 1e-5f, 4.0f, 40.0f},
-        Groups{2, 12, 3, 3, 1, 1e-2f, 10.0f, 25.0f}, Groups{1, 96, 5, 4, 3, 1e-6f, 2.0f, 30.0f},
-        Groups{2, 130, 3, 2, 65, 0.5f, 2.0f, 40.0f}, Groups{4, 40, 1, 1, 4, 1e-5f, 10.0f, 30.0f},
-        Groups{2, 8, 4, 4, 2, 0.0f, 100.0f, 60.0f}}) {
+  for (const Groups& v : {Groups{2, 64, 8, 8, 32, 1e-5f, 10.0f, 30.0f, false, false},
+                          Groups{3, 16, 6, 5, 16, 1e-5f, 4.0f, 40.0f, false, false},
+                          Groups{2, 12, 3, 3, 1, 1e-2f, 10.0f, 25.0f, false, false},
+                          Groups{1, 96, 5, 4, 3, 1e-6f, 2.0f, 30.0f, false, false},
+                          Groups{2, 130, 3, 2, 65, 0.5f, 2.0f, 40.0f, false, false},
+                          Groups{4, 40, 1, 1, 4, 1e-5f, 10.0f, 30.0f, false, false},
+                          Groups{2, 8, 4, 4, 2, 0.0f, 100.0f, 60.0f, false, false},
+                          Groups{2, 64, 6, 6, 32, 1e-5f, 10.0f, 30.0f, true, false},
+                          Groups{3, 33, 4, 3, 3, 1e-5f, 4.0f, 20.0f, true, true},
+                          Groups{2, 130, 3, 2, 65, 1e-5f, 2.0f, 25.0f, true, true}}) {
     const uint64_t s = seed++;
-    cases.push_back({"group_norm_" + shape_name(v.batch, v.c, v.h, v.w) + "_groups" + std::to_string(v.groups),
+    cases.push_back({"group_norm_" + shape_name(v.batch, v.c, v.h, v.w) + "_groups" + std::to_string(v.groups) +
+                         (v.affine ? "_affine" : "") + (v.relu ? "_relu" : ""),
                      v.batch, [v, s] {
                        OpModel m(s);
                        const int x = m.rescaled(m.input(v.c, v.h, v.w), v.input_scale);
-                       m.conv(m.group_norm(x, v.groups, v.epsilon, v.output_scale), 5, 1, 1, 0, false);
+                       const int y = m.group_norm(x, v.groups, v.epsilon, v.output_scale, v.affine, v.relu);
+                       m.conv(y, 5, 1, 1, 0, false);
                        return m.finish();
                      }});
   }

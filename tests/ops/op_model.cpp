@@ -135,14 +135,20 @@ int OpModel::layer_norm(int x, float epsilon, float scale) {
   return push(n, q);
 }
 
-int OpModel::group_norm(int x, int groups, float epsilon, float scale) {
+int OpModel::group_norm(int x, int groups, float epsilon, float scale, bool affine, bool relu) {
   Node n;
   n.op = Op::GroupNorm;
   n.inputs = {x};
-  n.groups = groups, n.epsilon = epsilon;
+  n.groups = groups, n.epsilon = epsilon, n.bias = affine, n.relu = relu;
   NodeQuant q = activation();
   q.scale = scale;
   q.amax = 127.0f / scale;
+  if (affine) {
+    const int64_t channels = shape(x).c;
+    q.norm_scale = FloatTensor({channels}), q.norm_shift = FloatTensor({channels});
+    for (float& g : q.norm_scale.data) g = static_cast<float>(uniform(-1.5, 1.5));
+    for (float& b : q.norm_shift.data) b = static_cast<float>(uniform(-1.0, 1.0));
+  }
   return push(n, q);
 }
 

@@ -48,7 +48,8 @@ class OpModel {
   // An Activation (graph/ops/activation.h) with output scale `scale`.
   int activation_op(int x, const std::string& function, float alpha, float beta, float scale);
   int layer_norm(int x, float epsilon, float scale);
-  int group_norm(int x, int groups, float epsilon, float scale);
+  // With `affine`, a random scale in [-1.5, 1.5] and shift in [-1, 1] per channel.
+  int group_norm(int x, int groups, float epsilon, float scale, bool affine = false, bool relu = false);
   int local_response_norm(int x, int size, float alpha, float beta, float bias, float scale);
   // A PRelu with random slopes in [-0.3, 1.2], one per channel, output scale `scale`.
   int prelu(int x, float scale);

@@ -16,12 +16,14 @@ namespace octet {
 namespace {
 
 // The quantized model's weights and biases, dequantized, as float parameters
-// (a node kept in float: its own); a PRelu's slopes.
+// (a node kept in float: its own); a PRelu's slopes, a GroupNorm's affine.
 std::map<std::string, FloatTensor> dequantized_params(const QuantizedModel& m) {
   std::map<std::string, FloatTensor> params;
   for (size_t i = 0; i < m.graph.nodes.size(); ++i) {
     const Node& n = m.graph.nodes[i];
     if (n.op == Op::PRelu) params[n.name + ".weight"] = m.quant[i].slope;
+    if (n.op == Op::GroupNorm && n.bias)
+      params[n.name + ".weight"] = m.quant[i].norm_scale, params[n.name + ".bias"] = m.quant[i].norm_shift;
     if (!op_traits(n.op).weighted) continue;
     const NodeQuant& q = m.quant[i];
     if (q.in_float) {

@@ -138,6 +138,8 @@ void add_other_cases(std::vector<OpCase>& cases, uint64_t& seed) {
        [](OpModel& m, const ZeroPoints&, int x) { return m.local_response_norm(x, 5, 1e-2f, 0.75f, 1.0f, 20.0f); }},
       {"group_norm", 3, 18, 5, 4,
        [](OpModel& m, const ZeroPoints&, int x) { return m.group_norm(x, 6, 1e-5f, 30.0f); }},
+      {"group_norm_affine_relu", 2, 18, 4, 4,
+       [](OpModel& m, const ZeroPoints&, int x) { return m.group_norm(x, 3, 1e-5f, 30.0f, true, true); }},
       {"layer_norm", 3, 17, 5, 4,
        [](OpModel& m, const ZeroPoints&, int x) { return m.layer_norm(x, 1e-5f, 30.0f); }},
       {"activation_sigmoid", 2, 5, 6, 7,

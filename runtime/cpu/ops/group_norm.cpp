@@ -2,8 +2,9 @@
 // channel, in blocks of 64 channels (a cache line of every NHWC pixel) shared
 // among the threads, summed per group into layer_norm_pixel's offset and
 // multiplier; then every value through ops::group_norm_level, the oracle's
-// own function, pixels shared among the threads. Or its AVX-512 form
-// (group_norm_vnni.cpp) where the CPU has it.
+// own function, with its channel's affine and the fused ReLU, pixels shared
+// among the threads. Or its AVX-512 form (group_norm_vnni.cpp) where the CPU
+// has it.
 #include <algorithm>
 #include <numeric>
 #include <vector>
@@ -49,31 +50,48 @@ ChannelStatistics channel_statistics(const KernelArgs& a, int64_t pixels, int64_
   return s;
 }
 
+std::vector<ops::GroupNormChannel> affine(const NodeView& v) {
+  return ops::group_norm_channels(v.output().c, v.quant().norm_scale, v.quant().norm_shift, v.quant().scale);
+}
+
+double lowest(const NodeView& v) { return lowest_output(v.node().relu, v.quant().zero_point); }
+
 void run(const KernelArgs& a) {
   const ops::LayerNormLevels p = levels(a.node);
+  const std::vector<ops::GroupNormChannel> channels = affine(a.node);
+  const double floor = lowest(a.node);
   const ActShape out = a.node.output();
   const int64_t C = out.c, pixels = int64_t{out.h} * out.w, G = a.node.node().groups, width = C / G;
   const ChannelStatistics s = channel_statistics(a, pixels, C, p.input_zero_point);
   std::vector<ops::LayerNormPixel> groups(static_cast<size_t>(a.batch * G));
+  std::vector<double> gains(static_cast<size_t>(a.batch * C));  // each sample's channels' m g_c
   for (int64_t g = 0; g < a.batch * G; ++g) {
     const auto first = static_cast<size_t>(g * width);
-    groups[static_cast<size_t>(g)] =
+    const ops::LayerNormPixel group =
         ops::layer_norm_pixel(std::accumulate(&s.sums[first], &s.sums[first] + width, int64_t{0}),
                               std::accumulate(&s.squares[first], &s.squares[first] + width, int64_t{0}), p);
+    groups[static_cast<size_t>(g)] = group;
+    for (size_t c = first; c < first + size_t(width); ++c) gains[c] = ops::group_norm_gain(group, channels[c % C]);
   }
   parallel_for(a.batch * pixels, a.batch * pixels * C >= kMinParallelWork, [&](int64_t i) {
     const ops::LayerNormPixel* group = &groups[static_cast<size_t>(i / pixels * G)];
+    const double* gain = &gains[static_cast<size_t>(i / pixels * C)];
     const int8_t* x = a.inputs[0] + i * C;
     int8_t* y = a.y + i * C;
     for (int64_t g = 0; g < G; ++g)
-      for (int64_t c = g * width; c < (g + 1) * width; ++c) y[c] = ops::group_norm_level(x[c], p, group[g]);
+      for (int64_t c = g * width; c < (g + 1) * width; ++c)
+        y[c] = ops::group_norm_level(x[c], p, group[g], gain[c], channels[size_t(c)].shift, floor);
   });
 }
 
 void run_vnni(const KernelArgs& a) {
 #if defined(OCTET_CPU_VNNI)
   const ActShape out = a.node.output();
-  vnni::group_norm(a.inputs[0], a.batch, int64_t{out.h} * out.w, out.c, a.node.node().groups, levels(a.node), a.y);
+  const std::vector<ops::GroupNormChannel> channels = affine(a.node);
+  std::vector<double> scales, shifts;
+  for (const ops::GroupNormChannel& c : channels) scales.push_back(c.scale), shifts.push_back(c.shift);
+  vnni::group_norm(a.inputs[0], {a.batch, int64_t{out.h} * out.w, out.c, a.node.node().groups}, levels(a.node),
+                   {scales.data(), shifts.data(), lowest(a.node)}, a.y);
 #else
   fail("group_norm-avx512: this build has no AVX-512 kernels");
 #endif
