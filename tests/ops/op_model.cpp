@@ -95,9 +95,7 @@ int OpModel::avg_pool(int x, int kernel, int stride, int padding, bool ceil_mode
 }
 
 int OpModel::rescaled(int x, float scale) {
-  NodeQuant q = activation();
-  q.scale = scale;
-  q.amax = 127.0f / scale;
+  NodeQuant q = activation(scale);
   set_pool_requant(q, 1.0);
   return pool(Op::AvgPool2d, x, 1, 1, 0, false, q);
 }
@@ -107,9 +105,7 @@ int OpModel::activation_op(int x, const std::string& function, float alpha, floa
   n.op = Op::Activation;
   n.inputs = {x};
   n.function = function, n.alpha = alpha, n.beta = beta;
-  NodeQuant q = activation();
-  q.scale = scale;
-  q.amax = 127.0f / scale;
+  NodeQuant q = activation(scale);
   return push(n, q);
 }
 
@@ -118,9 +114,7 @@ int OpModel::local_response_norm(int x, int size, float alpha, float beta, float
   n.op = Op::LocalResponseNorm;
   n.inputs = {x};
   n.kernel = size, n.alpha = alpha, n.beta = beta, n.epsilon = bias;
-  NodeQuant q = activation();
-  q.scale = scale;
-  q.amax = 127.0f / scale;
+  NodeQuant q = activation(scale);
   return push(n, q);
 }
 
@@ -129,9 +123,7 @@ int OpModel::layer_norm(int x, float epsilon, float scale) {
   n.op = Op::LayerNorm;
   n.inputs = {x};
   n.epsilon = epsilon;
-  NodeQuant q = activation();
-  q.scale = scale;
-  q.amax = 127.0f / scale;
+  NodeQuant q = activation(scale);
   return push(n, q);
 }
 
@@ -140,9 +132,7 @@ int OpModel::group_norm(int x, int groups, float epsilon, float scale, bool affi
   n.op = Op::GroupNorm;
   n.inputs = {x};
   n.groups = groups, n.epsilon = epsilon, n.bias = affine, n.relu = relu;
-  NodeQuant q = activation();
-  q.scale = scale;
-  q.amax = 127.0f / scale;
+  NodeQuant q = activation(scale);
   if (affine) {
     const int64_t channels = shape(x).c;
     q.norm_scale = FloatTensor({channels}), q.norm_shift = FloatTensor({channels});
@@ -156,9 +146,7 @@ int OpModel::prelu(int x, float scale) {
   Node n;
   n.op = Op::PRelu;
   n.inputs = {x};
-  NodeQuant q = activation();
-  q.scale = scale;
-  q.amax = 127.0f / scale;
+  NodeQuant q = activation(scale);
   const int64_t channels = shape(x).c;
   q.slope = FloatTensor({channels});
   for (float& s : q.slope.data) s = static_cast<float>(uniform(-0.3, 1.2));
@@ -278,10 +266,10 @@ int OpModel::push(Node n, NodeQuant q) {
 
 ActShape OpModel::shape(int node) const { return graph_.shapes()[node]; }
 
-NodeQuant OpModel::activation() const {
+NodeQuant OpModel::activation(float scale) const {
   NodeQuant q;
-  q.scale = scale_;
-  q.amax = 127.0f / scale_;
+  q.scale = scale;
+  q.amax = 127.0f / scale;
   q.method = "test";
   q.zero_point = zero_point_;
   q.bits = bits_;

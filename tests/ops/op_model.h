@@ -73,7 +73,9 @@ class OpModel {
   int any_conv(int x, int out_c, int kernel_h, int kernel_w, int stride, int padding, bool relu, int skip,
                Requant requant, int groups, int dilation);
   ActShape shape(int node) const;
-  NodeQuant activation() const;
+  // An output's quantization at the model's zero point and bits, at `scale` (the model's own by default).
+  NodeQuant activation() const { return activation(scale_); }
+  NodeQuant activation(float scale) const;
   int pool(Op op, int x, int kernel, int stride, int padding, bool ceil_mode, NodeQuant q);
   double uniform(double lo, double hi);
   int32_t uniform_int(int32_t lo, int32_t hi);
