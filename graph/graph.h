@@ -55,7 +55,7 @@ struct Node {
   std::string function;                     // Activation: which one (graph/ops/activation.h)
   float alpha = 0, beta = 0;                // Activation: its parameters; LocalResponseNorm: its alpha and beta
   float epsilon = 0;  // LayerNorm, GroupNorm: added to the variance; LocalResponseNorm: its bias
-  bool bias = false;                        // Conv2d, Linear
+  bool bias = false;                        // Conv2d, Linear; GroupNorm: its affine (".weight", ".bias")
   bool relu = false;                        // ReLU fused into this op (inference graphs)
   float relu_max = 0;                       // with relu: its upper bound where a Clip(0, max) was fused (ReLU6); 0: none
   int height = 0, width = 0;                // Input

@@ -12,8 +12,11 @@ namespace octet::cpu::vnni {
 struct GroupNormShape {
   int64_t batch, pixels, channels, groups;  // NHWC samples of pixels x channels int8 values
 };
+// Values past the channels that the kernel reads of the shifts (whole vectors).
+constexpr int64_t kGroupNormShiftPadding = 64;
 // Each channel's affine (ops::GroupNormChannel's scale and shift, [channels]
-// each) and the lowest output level (the output zero point with a fused ReLU, else -128).
+// each; the shifts readable kGroupNormShiftPadding past them) and the lowest
+// output level (the output zero point with a fused ReLU, else -128).
 struct GroupNormAffine {
   const double *scales, *shifts;
   double lowest;

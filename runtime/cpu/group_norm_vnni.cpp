@@ -133,7 +133,7 @@ __m512i rounded_levels(const int8_t* x, __mmask16 mask, const GroupVectors& l, c
 void pixel_packed(const int8_t* x, int64_t C, const GroupVectors& l, const double* offset, const double* gain,
                   const double* shift, int8_t* y) {
   for (int64_t c = 0; c < C; c += 64) {
-    // Channels past C (the arrays are padded by 64) read as 0 and are not stored.
+    // Channels past C (the arrays are padded: kGroupNormShiftPadding) read as 0 and are not stored.
     __m512i q[4];
     for (int j = 0; j < 4; ++j) {
       const int64_t k = c + 16 * j;
@@ -157,16 +157,14 @@ void pixel_clamped(const int8_t* x, int64_t C, const GroupVectors& l, const doub
 void group_norm(const int8_t* x, const GroupNormShape& s, const ops::LayerNormLevels& p, const GroupNormAffine& a,
                 int8_t* y) {
   ChannelTerms t = channel_terms(x, s, p, a.scales);
-  t.offset.resize(t.offset.size() + 64);  // pixel_packed reads whole vectors of the last channels
-  t.gain.resize(t.gain.size() + 64);
-  std::vector<double> shifts(a.shifts, a.shifts + s.channels);
-  shifts.resize(shifts.size() + 64);
+  t.offset.resize(t.offset.size() + kGroupNormShiftPadding);  // pixel_packed reads whole vectors of the last channels
+  t.gain.resize(t.gain.size() + kGroupNormShiftPadding);
   const GroupVectors l(p, a, s.channels);
   const auto pixel = l.packed ? pixel_packed : pixel_clamped;
   const int64_t C = s.channels;
   parallel_for(s.batch * s.pixels, s.batch * s.pixels * C >= kMinParallelValues, [&](int64_t i) {
     const size_t terms = static_cast<size_t>(i / s.pixels * C);
-    pixel(x + i * C, C, l, &t.offset[terms], &t.gain[terms], shifts.data(), y + i * C);
+    pixel(x + i * C, C, l, &t.offset[terms], &t.gain[terms], a.shifts, y + i * C);
   });
 }
 

@@ -105,8 +105,7 @@ int OpModel::activation_op(int x, const std::string& function, float alpha, floa
   n.op = Op::Activation;
   n.inputs = {x};
   n.function = function, n.alpha = alpha, n.beta = beta;
-  NodeQuant q = activation(scale);
-  return push(n, q);
+  return push(n, activation(scale));
 }
 
 int OpModel::local_response_norm(int x, int size, float alpha, float beta, float bias, float scale) {
@@ -114,8 +113,7 @@ int OpModel::local_response_norm(int x, int size, float alpha, float beta, float
   n.op = Op::LocalResponseNorm;
   n.inputs = {x};
   n.kernel = size, n.alpha = alpha, n.beta = beta, n.epsilon = bias;
-  NodeQuant q = activation(scale);
-  return push(n, q);
+  return push(n, activation(scale));
 }
 
 int OpModel::layer_norm(int x, float epsilon, float scale) {
@@ -123,8 +121,7 @@ int OpModel::layer_norm(int x, float epsilon, float scale) {
   n.op = Op::LayerNorm;
   n.inputs = {x};
   n.epsilon = epsilon;
-  NodeQuant q = activation(scale);
-  return push(n, q);
+  return push(n, activation(scale));
 }
 
 int OpModel::group_norm(int x, int groups, float epsilon, float scale, bool affine, bool relu) {

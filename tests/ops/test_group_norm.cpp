@@ -193,6 +193,7 @@ TEST(GroupNormLevels, TheAvx512KernelGivesTheseBits) {
         const double lowest = form == 2 ? p.output_zero_point : -128;
         std::vector<double> scales, shifts;
         for (const GroupNormChannel& c : affine) scales.push_back(c.scale), shifts.push_back(c.shift);
+        shifts.resize(shifts.size() + cpu::vnni::kGroupNormShiftPadding);
         cpu::vnni::group_norm(x.data(), {s.batch, s.pixels, s.channels, s.groups}, q,
                               {scales.data(), shifts.data(), lowest}, got.data());
         EXPECT_EQ(got, expected_levels(x, s.batch, s.channels, s.groups, p, affine, lowest))

@@ -50,15 +50,27 @@ ChannelStatistics channel_statistics(const KernelArgs& a, int64_t pixels, int64_
   return s;
 }
 
-std::vector<ops::GroupNormChannel> affine(const NodeView& v) {
-  return ops::group_norm_channels(v.output().c, v.quant().norm_scale, v.quant().norm_shift, v.quant().scale);
+// Each channel's affine in int8 (ops::group_norm_channels), from the output scale: made once per engine
+// (Kernel::bind), also as the AVX-512 kernel reads it, its shifts padded (group_norm_simd.h).
+struct BoundAffine : KernelData {
+  std::vector<ops::GroupNormChannel> channels;
+  std::vector<double> scales, shifts;
+};
+
+std::unique_ptr<KernelData> bind_affine(const NodeView& v, const KernelData*) {
+  auto bound = std::make_unique<BoundAffine>();
+  bound->channels = ops::group_norm_channels(v.output().c, v.quant().norm_scale, v.quant().norm_shift, v.quant().scale);
+  for (const ops::GroupNormChannel& c : bound->channels)
+    bound->scales.push_back(c.scale), bound->shifts.push_back(c.shift);
+  bound->shifts.resize(bound->shifts.size() + vnni::kGroupNormShiftPadding);
+  return bound;
 }
 
 double lowest(const NodeView& v) { return lowest_output(v.node().relu, v.quant().zero_point); }
 
 void run(const KernelArgs& a) {
   const ops::LayerNormLevels p = levels(a.node);
-  const std::vector<ops::GroupNormChannel> channels = affine(a.node);
+  const std::vector<ops::GroupNormChannel>& channels = static_cast<const BoundAffine*>(a.bound)->channels;
   const double floor = lowest(a.node);
   const ActShape out = a.node.output();
   const int64_t C = out.c, pixels = int64_t{out.h} * out.w, G = a.node.node().groups, width = C / G;
@@ -87,20 +99,19 @@ void run(const KernelArgs& a) {
 void run_vnni(const KernelArgs& a) {
 #if defined(OCTET_CPU_VNNI)
   const ActShape out = a.node.output();
-  const std::vector<ops::GroupNormChannel> channels = affine(a.node);
-  std::vector<double> scales, shifts;
-  for (const ops::GroupNormChannel& c : channels) scales.push_back(c.scale), shifts.push_back(c.shift);
+  const auto* affine = static_cast<const BoundAffine*>(a.bound);
   vnni::group_norm(a.inputs[0], {a.batch, int64_t{out.h} * out.w, out.c, a.node.node().groups}, levels(a.node),
-                   {scales.data(), shifts.data(), lowest(a.node)}, a.y);
+                   {affine->scales.data(), affine->shifts.data(), lowest(a.node)}, a.y);
 #else
   fail("group_norm-avx512: this build has no AVX-512 kernels");
 #endif
 }
 }  // namespace
 
-extern const Kernel group_norm_vnni_kernel = {Op::GroupNorm, "group_norm-avx512", KernelPath::Avx512Vnni,
-                                              runs_every_node_on_vnni, nullptr, run_vnni};
+extern const Kernel group_norm_vnni_kernel = {
+    Op::GroupNorm, "group_norm-avx512", KernelPath::Avx512Vnni, runs_every_node_on_vnni, nullptr, run_vnni,
+    bind_affine};
 extern const Kernel group_norm_kernel = {Op::GroupNorm, "group_norm", KernelPath::Reference, runs_every_node, nullptr,
-                                         run};
+                                         run, bind_affine};
 
 }  // namespace octet::cpu
