@@ -37,9 +37,19 @@ float float_attribute(const nlohmann::json& node, const char* key, float fallbac
         std::string("attribute '") + key + "' is " + v.dump() + ", not a finite number");
   return v.get<float>();
 }
+
 }  // namespace
 
 const char* op_name(Op op) { return op_traits(op).name; }
+
+// What a square window shares keeps the width fields at their defaults, so its JSON is as it always was.
+void set_pool_window(Node& n, PoolAxis rows, PoolAxis columns, bool ceil_mode) {
+  n.kernel = rows.kernel, n.stride = rows.stride, n.padding = rows.padding;
+  n.kernel_w = columns.kernel != rows.kernel ? columns.kernel : 0;
+  n.stride_w = columns.stride != rows.stride ? columns.stride : 0;
+  n.padding_w = columns.padding != rows.padding ? columns.padding : -1;
+  n.ceil_mode = ceil_mode;
+}
 
 Op op_from_name(const std::string& name) {
   for (const OpDef* def : all_op_defs())
@@ -118,7 +128,9 @@ std::string Graph::to_json() const {
     if (n.kernel) node["kernel"] = n.kernel;
     if (n.kernel_w) node["kernel_w"] = n.kernel_w;
     if (n.stride != 1) node["stride"] = n.stride;
+    if (n.stride_w) node["stride_w"] = n.stride_w;
     if (n.padding) node["padding"] = n.padding;
+    if (n.padding_w >= 0) node["padding_w"] = n.padding_w;
     if (n.groups != 1) node["groups"] = n.groups;
     if (n.dilation != 1) node["dilation"] = n.dilation;
     if (n.ceil_mode) node["ceil_mode"] = true;
@@ -163,6 +175,8 @@ Graph Graph::from_json(const std::string& text) {
         n.kernel_w = int_attribute(node, "kernel_w", 0);
         n.stride = int_attribute(node, "stride", 1);
         n.padding = int_attribute(node, "padding", 0);
+        n.stride_w = int_attribute(node, "stride_w", 0);
+        n.padding_w = int_attribute(node, "padding_w", -1);
         n.groups = int_attribute(node, "groups", 1);
         n.dilation = int_attribute(node, "dilation", 1);
         n.offset = int_attribute(node, "offset", 0);
@@ -258,20 +272,21 @@ int GraphBuilder::relu(int x) {
 }
 
 int GraphBuilder::max_pool(int x, int kernel, int stride, int padding, bool ceil_mode) {
-  Node& n = push(Op::MaxPool2d, "", {x});
-  n.kernel = kernel;
-  n.stride = stride;
-  n.padding = padding;
-  n.ceil_mode = ceil_mode;
-  return last();
+  return max_pool(x, {kernel, stride, padding}, {kernel, stride, padding}, ceil_mode);
 }
 
 int GraphBuilder::avg_pool(int x, int kernel, int stride, int padding, bool ceil_mode, bool exclude_padding) {
+  return avg_pool(x, {kernel, stride, padding}, {kernel, stride, padding}, ceil_mode, exclude_padding);
+}
+
+int GraphBuilder::max_pool(int x, PoolAxis rows, PoolAxis columns, bool ceil_mode) {
+  set_pool_window(push(Op::MaxPool2d, "", {x}), rows, columns, ceil_mode);
+  return last();
+}
+
+int GraphBuilder::avg_pool(int x, PoolAxis rows, PoolAxis columns, bool ceil_mode, bool exclude_padding) {
   Node& n = push(Op::AvgPool2d, "", {x});
-  n.kernel = kernel;
-  n.stride = stride;
-  n.padding = padding;
-  n.ceil_mode = ceil_mode;
+  set_pool_window(n, rows, columns, ceil_mode);
   n.exclude_padding = exclude_padding;
   return last();
 }

@@ -44,8 +44,9 @@ struct Node {
   // channels added on each side; Input: channels of the input image;
   // ChannelSlice: channels it keeps.
   int channels = 0;
-  int kernel = 0, stride = 1, padding = 0;  // Conv2d, MaxPool2d, AvgPool2d (kernel: the window's height)
-  int kernel_w = 0;                         // Conv2d: the kernel's width where not its height (1x7); see kernel_width
+  int kernel = 0, stride = 1, padding = 0;  // Conv2d, MaxPool2d, AvgPool2d (the window's height, its rows)
+  int kernel_w = 0;                         // Conv2d, pools: the window's width where not its height (1x7)
+  int stride_w = 0, padding_w = -1;         // pools: the step and padding across where not those down (0, -1)
   int groups = 1;  // Conv2d: channel groups (as many as input channels: depthwise); GroupNorm: groups normalised
   int dilation = 1;                         // Conv2d: pixels from one tap to the next (1: adjacent)
   bool ceil_mode = false;                   // pools: the output size rounded up (a last, partial window)
@@ -61,8 +62,19 @@ struct Node {
   int height = 0, width = 0;                // Input
 };
 
-// A conv's kernel width (its kernel is kernel x kernel_width); a pool's window is square.
+// A conv's or pool's kernel width (its window is kernel x kernel_width).
 inline int kernel_width(const Node& n) { return n.kernel_w ? n.kernel_w : n.kernel; }
+
+// One direction of a pool's window: its length, its step and the padding at either end.
+struct PoolAxis {
+  int kernel = 1, stride = 1, padding = 0;
+};
+inline PoolAxis pool_rows(const Node& n) { return {n.kernel, n.stride, n.padding}; }
+inline PoolAxis pool_columns(const Node& n) {
+  return {kernel_width(n), n.stride_w ? n.stride_w : n.stride, n.padding_w >= 0 ? n.padding_w : n.padding};
+}
+// Sets a pool's window and ceil_mode.
+void set_pool_window(Node& n, PoolAxis rows, PoolAxis columns, bool ceil_mode);
 // Whether a conv's kernel is not square (the kernels that can_implement only square ones refuse it).
 inline bool rectangular_kernel(const Node& n) { return kernel_width(n) != n.kernel; }
 
@@ -117,6 +129,9 @@ class GraphBuilder {
   int relu(int x);
   int max_pool(int x, int kernel, int stride, int padding = 0, bool ceil_mode = false);
   int avg_pool(int x, int kernel, int stride, int padding = 0, bool ceil_mode = false, bool exclude_padding = false);
+  // Pools whose window differs down and across (a 3x1 window, strides 2 and 1, a global pool of a 7x10 image).
+  int max_pool(int x, PoolAxis rows, PoolAxis columns, bool ceil_mode);
+  int avg_pool(int x, PoolAxis rows, PoolAxis columns, bool ceil_mode, bool exclude_padding);
   int activation(int x, const std::string& function, float alpha = 0, float beta = 0);
   int mul(int a, int b);  // b: the same shape as a, or one value per channel (C x 1 x 1)
   int concat(std::vector<int> inputs);  // on channels

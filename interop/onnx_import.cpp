@@ -117,19 +117,22 @@ Importer::Pads Importer::spatial_pads(const onnx::NodeProto& n) const {
 }
 
 // Input 0 of a conv or pool padded by `pads` and by a Pad before it (pad()):
-// the padding every side shares, up to `most_shared`, is left to the conv or
-// pool; the rest becomes a Pad2d node, read in the input's place.
-Importer::PaddedInput Importer::padded_input(const onnx::NodeProto& n, Pads pads, int64_t most_shared) {
+// the padding both sides of a direction share (a conv's: every side), up to
+// most_h and most_w, is left to the conv or pool; the rest becomes a Pad2d
+// node, read in the input's place.
+Importer::PaddedInput Importer::padded_input(const onnx::NodeProto& n, Pads pads, int64_t most_h, int64_t most_w,
+                                             bool by_direction) {
   const auto pending = pending_pads_.find(n.input(0));
   const bool after_pad = pending != pending_pads_.end();
   int x = after_pad ? pending->second.node : activation(n, 0);
   if (after_pad)
     for (size_t k = 0; k < pads.size(); ++k) pads[k] += pending->second.pads[k];
-  const int64_t common = std::min(*std::min_element(pads.begin(), pads.end()), most_shared);
-  if (std::any_of(pads.begin(), pads.end(), [&](int64_t p) { return p != common; }))
-    x = builder_.pad(x, static_cast<int>(pads[0] - common), static_cast<int>(pads[1] - common),
-                     static_cast<int>(pads[2] - common), static_cast<int>(pads[3] - common));
-  return {x, static_cast<int>(common), after_pad};
+  int64_t down = std::min({pads[0], pads[2], most_h}), across = std::min({pads[1], pads[3], most_w});
+  if (!by_direction) down = across = std::min(down, across);
+  if (pads != Pads{down, across, down, across})
+    x = builder_.pad(x, static_cast<int>(pads[0] - down), static_cast<int>(pads[1] - across),
+                     static_cast<int>(pads[2] - down), static_cast<int>(pads[3] - across));
+  return {x, static_cast<int>(down), static_cast<int>(across), after_pad};
 }
 
 int Importer::activation(const onnx::NodeProto& n, int i) {
@@ -270,7 +273,7 @@ void Importer::import_op(const onnx::NodeProto& n) {
   if (op == "Relu") return define(n, builder_.relu(activation(n, 0)));
   if (op == "MaxPool" || op == "AveragePool") return pool(n);
   if (op == "GlobalAveragePool") return define(n, builder_.global_avg_pool(activation(n, 0)));
-  if (op == "GlobalMaxPool") return define(n, global_max_pool_of(n, activation(n, 0)));
+  if (op == "GlobalMaxPool") return define(n, global_max_pool_of(activation(n, 0)));
   if (op == "Add") return add(n);
   if (op == "Sum") return sum(n);
   if (op == "LRN") return local_response_norm(n);

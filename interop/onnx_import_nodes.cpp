@@ -15,7 +15,7 @@ namespace octet::onnx_import {
 // SAME_LOWER, with which the output is ceil(input / stride) and the odd one of
 // the padding goes at the end (UPPER) or at the start (LOWER).
 Importer::Pads Importer::window_pads(const onnx::NodeProto& n, int64_t extent_h, int64_t extent_w,
-                                     int64_t stride) const {
+                                     int64_t stride_h, int64_t stride_w) const {
   const std::string auto_pad = string_attribute(n, "auto_pad", "NOTSET");
   if (auto_pad == "NOTSET") return spatial_pads(n);
   if (auto_pad == "VALID") return {};
@@ -23,13 +23,13 @@ Importer::Pads Importer::window_pads(const onnx::NodeProto& n, int64_t extent_h,
   if (pending_pads_.count(n.input(0))) refuse(n, "auto_pad " + auto_pad + " after a Pad: give explicit pads");
   const ActShape in = shape_of(value_node(n, 0));
   Pads pads;
-  const auto split = [&](int64_t size, int64_t extent, int64_t* begin, int64_t* end) {
+  const auto split = [&](int64_t size, int64_t extent, int64_t stride, int64_t* begin, int64_t* end) {
     const int64_t total = std::max<int64_t>(((size + stride - 1) / stride - 1) * stride + extent - size, 0);
     *begin = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
     *end = total - *begin;
   };
-  split(in.h, extent_h, &pads[0], &pads[2]);
-  split(in.w, extent_w, &pads[1], &pads[3]);
+  split(in.h, extent_h, stride_h, &pads[0], &pads[2]);
+  split(in.w, extent_w, stride_w, &pads[1], &pads[3]);
   if (std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p > 64; }))
     refuse(n, "auto_pad " + auto_pad + " needs pads " + ints_string({pads[0], pads[1], pads[2], pads[3]}) +
                   ": octet pads each side by 0 to 64");
@@ -52,21 +52,22 @@ void Importer::conv(const onnx::NodeProto& n) {
     refuse(n, "strides " + ints_string(strides) + ": octet's are alike in both directions");
   if (dilations.size() != 2 || dilations[0] != dilations[1] || dilations[0] < 1 || dilations[0] > 64)
     refuse(n, "dilations " + ints_string(dilations) + ": octet's are alike in both directions");
-  const Pads pads = window_pads(n, (kernel - 1) * dilations[0] + 1, (kernel_w - 1) * dilations[0] + 1, strides[0]);
+  const Pads pads =
+      window_pads(n, (kernel - 1) * dilations[0] + 1, (kernel_w - 1) * dilations[0] + 1, strides[0], strides[0]);
   if (groups < 1 || groups > out || out % groups != 0) refuse(n, "group " + std::to_string(groups));
   FloatTensor bias(Shape{out}, 0.0f);
   if (has_input(n, 2)) bias = constant(n, 2);
   if (bias.shape != Shape{out}) refuse(n, "a bias of shape " + shape_string(bias.shape));
   // A pending affine (LayerNorm's, before ConvNeXt's downsampling) folds into an unpadded dense conv's weights.
   const bool fold = pending_affines_.count(n.input(0)) && groups == 1 && pads == Pads{};
-  const PaddedInput in = fold ? PaddedInput{value_node(n, 0), 0, false} : padded_input(n, pads, 64);
+  const PaddedInput in = fold ? PaddedInput{value_node(n, 0)} : padded_input(n, pads, 64, 64, false);
   const std::string name = layer_name(n);
   define(n, kernel_w == kernel
                 ? builder_.conv(name, in.node, static_cast<int>(out), static_cast<int>(kernel),
-                                static_cast<int>(strides[0]), in.padding, true, static_cast<int>(groups),
+                                static_cast<int>(strides[0]), in.padding_h, true, static_cast<int>(groups),
                                 static_cast<int>(dilations[0]))
                 : builder_.conv_rect(name, in.node, static_cast<int>(out), static_cast<int>(kernel),
-                                     static_cast<int>(kernel_w), static_cast<int>(strides[0]), in.padding, true,
+                                     static_cast<int>(kernel_w), static_cast<int>(strides[0]), in.padding_h, true,
                                      static_cast<int>(dilations[0])));
   params_[name + ".weight"] = std::move(w);
   params_[name + ".bias"] = std::move(bias);
@@ -137,53 +138,63 @@ void Importer::batch_norm_of_rows(const onnx::NodeProto& n) {
 // TensorFlow's SAME pools: where that gives ceil_mode's output size, it is
 // ceil_mode, padding never being a max pool's maximum nor counted by an
 // average pool of count_include_pad 0.
-bool Importer::is_ceil_mode_padding(const onnx::NodeProto& n, const Pads& pads, int k, int stride) const {
-  const int64_t p = pads[0];
-  if (pads[1] != p || pads[2] < p || pads[3] < p || 2 * p > k || pending_pads_.count(n.input(0))) return false;
+bool Importer::is_ceil_mode_padding(const onnx::NodeProto& n, const Pads& pads, PoolAxis rows,
+                                    PoolAxis columns) const {
+  rows.padding = static_cast<int>(pads[0]), columns.padding = static_cast<int>(pads[1]);
+  if (pads[2] < pads[0] || pads[3] < pads[1] || 2 * pads[0] > rows.kernel || 2 * pads[1] > columns.kernel ||
+      pending_pads_.count(n.input(0)))
+    return false;
   const ActShape in = shape_of(value_node(n, 0));
-  Node ceil_pool;
-  ceil_pool.kernel = k, ceil_pool.stride = stride, ceil_pool.padding = static_cast<int>(p), ceil_pool.ceil_mode = true;
-  const auto agree = [&](int64_t size, int64_t end) {
-    return size + p + end >= k && (size + p + end - k) / stride + 1 == ops::pool_positions(size, ceil_pool);
+  const auto agree = [](int64_t size, int64_t end, const PoolAxis& a) {
+    const int64_t padded = size + a.padding + end;
+    return padded >= a.kernel && (padded - a.kernel) / a.stride + 1 == ops::pool_positions(size, a, true);
   };
-  return agree(in.h, pads[2]) && agree(in.w, pads[3]);
+  return agree(in.h, pads[2], rows) && agree(in.w, pads[3], columns);
 }
 
 void Importer::pool(const onnx::NodeProto& n) {
   const auto kernel = ints_attribute(n, "kernel_shape", {});
   const auto strides = ints_attribute(n, "strides", {1, 1});
-  if (kernel.size() != 2 || kernel[0] != kernel[1] || kernel[0] < 1 || kernel[0] > 64)
-    refuse(n, "kernel_shape " + ints_string(kernel) + ": octet's pooling windows are square");
-  if (strides.size() != 2 || strides[0] != strides[1] || strides[0] < 1 || strides[0] > 64)
-    refuse(n, "strides " + ints_string(strides) + ": octet's are alike in both directions");
+  const auto one_to_64 = [](const std::vector<int64_t>& v) {
+    return v.size() == 2 && std::all_of(v.begin(), v.end(), [](int64_t k) { return k >= 1 && k <= 64; });
+  };
+  if (!one_to_64(kernel))
+    refuse(n, "kernel_shape " + ints_string(kernel) + ": octet's windows are 1 to 64 high and wide");
+  if (!one_to_64(strides)) refuse(n, "strides " + ints_string(strides) + ": octet's are 1 to 64 down and across");
   if (ints_attribute(n, "dilations", {1, 1}) != std::vector<int64_t>{1, 1}) refuse(n, "dilated pooling");
   if (n.op_type() == "MaxPool" && n.output_size() > 1 && uses_[n.output(1)] > 0) refuse(n, "its indices are read");
-  const int k = static_cast<int>(kernel[0]), stride = static_cast<int>(strides[0]);
+  PoolAxis rows{static_cast<int>(kernel[0]), static_cast<int>(strides[0]), 0};
+  PoolAxis columns{static_cast<int>(kernel[1]), static_cast<int>(strides[1]), 0};
   const bool max = n.op_type() == "MaxPool", ceil_mode = int_attribute(n, "ceil_mode", 0) != 0;
   if (ceil_mode && string_attribute(n, "auto_pad", "NOTSET") != "NOTSET") refuse(n, "auto_pad with ceil_mode");
-  const Pads pads = window_pads(n, k, k, stride);
-  const bool alike = std::all_of(pads.begin(), pads.end(), [&](int64_t p) { return p == pads[0]; });
+  const Pads pads = window_pads(n, rows.kernel, columns.kernel, rows.stride, columns.stride);
+  const bool alike = pads[0] == pads[2] && pads[1] == pads[3];  // both ends of each direction
   const bool counts_padding = int_attribute(n, "count_include_pad", 0) != 0;
-  if (!ceil_mode && !alike && !counts_padding && is_ceil_mode_padding(n, pads, k, stride)) {
-    const PaddedInput in = padded_input(n, Pads{pads[0], pads[0], pads[0], pads[0]}, k / 2);
-    if (max) return define(n, builder_.max_pool(in.node, k, stride, in.padding, true));
-    return define(n, builder_.avg_pool(in.node, k, stride, in.padding, true, true));
+  const auto pool_of = [&](const PaddedInput& in, bool ceil, bool exclude_padding) {
+    rows.padding = in.padding_h, columns.padding = in.padding_w;
+    return max ? builder_.max_pool(in.node, rows, columns, ceil)
+               : builder_.avg_pool(in.node, rows, columns, ceil, exclude_padding);
+  };
+  if (!ceil_mode && !alike && !counts_padding && is_ceil_mode_padding(n, pads, rows, columns)) {
+    const Pads shared{pads[0], pads[1], pads[0], pads[1]};
+    return define(n, pool_of(padded_input(n, shared, rows.kernel / 2, columns.kernel / 2, true), true, true));
   }
-  // Padding beyond what every side shares, or beyond half the kernel, becomes
-  // zeros of a Pad2d node: right where they count as values, as a max pool's
-  // padding and count_include_pad 0's do not, nor ceil_mode's last window.
-  if (!alike || 2 * pads[0] > k) {
+  // Padding beyond what both ends of a direction share, or beyond half the
+  // kernel, becomes zeros of a Pad2d node: right where they count as values,
+  // as a max pool's padding and count_include_pad 0's do not, nor ceil_mode's
+  // last window.
+  if (!alike || 2 * pads[0] > rows.kernel || 2 * pads[1] > columns.kernel) {
     const std::string where = "pads " + ints_string({pads[0], pads[1], pads[2], pads[3]});
-    if (max) refuse(n, where + ": octet's max pools pad every side alike, at most half the kernel");
-    if (!counts_padding) refuse(n, where + " with count_include_pad 0: octet pads every side alike, at most half the kernel");
-    if (ceil_mode) refuse(n, where + " with ceil_mode: octet pads every side alike, at most half the kernel");
+    const std::string rule = ": octet pads both ends of each direction alike, at most half the kernel";
+    if (max) refuse(n, where + " of a max pool" + rule);
+    if (!counts_padding) refuse(n, where + " with count_include_pad 0" + rule);
+    if (ceil_mode) refuse(n, where + " with ceil_mode" + rule);
   }
   if (pending_pads_.count(n.input(0)) && pads != Pads{} && !counts_padding)
     refuse(n, "pads of its own, not counted (count_include_pad 0), after a Pad");
-  const PaddedInput in = padded_input(n, pads, k / 2);
-  if (max) return define(n, builder_.max_pool(in.node, k, stride, in.padding, ceil_mode));
+  const PaddedInput in = padded_input(n, pads, rows.kernel / 2, columns.kernel / 2, true);
   // A Pad's zeros are values: every window counts them.
-  define(n, builder_.avg_pool(in.node, k, stride, in.padding, ceil_mode, !in.after_pad && !counts_padding));
+  define(n, pool_of(in, ceil_mode, !in.after_pad && !counts_padding));
 }
 
 // Gemm (y = x W^T + b as PyTorch's Linear exports it, or x W + b) and MatMul.
@@ -240,10 +251,9 @@ void Importer::sum(const onnx::NodeProto& n) {
 }
 
 // A global max pool of x: the max pool whose one window is the whole image.
-int Importer::global_max_pool_of(const onnx::NodeProto& n, int x) {
+int Importer::global_max_pool_of(int x) {
   const ActShape in = shape_of(x);
-  if (in.h != in.w) refuse(n, "a " + to_string(in) + " input: octet's pooling windows are square");
-  return builder_.max_pool(x, in.h, in.h, 0, false);
+  return builder_.max_pool(x, PoolAxis{in.h, 1, 0}, PoolAxis{in.w, 1, 0}, false);
 }
 
 // LRN over `size` channels (Caffe's AlexNet and GoogLeNet in the ONNX Model Zoo).
@@ -412,7 +422,7 @@ void Importer::reduce_image(const onnx::NodeProto& n, const std::vector<int64_t>
   if (is_flat(x) || reduce_axes(n) != image_axes)
     refuse(n, std::string("a ") + (max ? "maximum" : "mean") + " over axes other than height and width (" +
                   std::to_string(image_axes[0]) + ", " + std::to_string(image_axes[1]) + ")");
-  const int pooled = max ? global_max_pool_of(n, x) : builder_.global_avg_pool(x);
+  const int pooled = max ? global_max_pool_of(x) : builder_.global_avg_pool(x);
   define(n, int_attribute(n, "keepdims", 1) != 0 ? pooled : builder_.flatten(pooled));
 }
 

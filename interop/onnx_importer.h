@@ -67,13 +67,16 @@ class Importer {
   using Pads = std::array<int64_t, 4>;
   Pads spatial_pads(const onnx::NodeProto& n) const;
   // extent_h, extent_w: the dilated kernel's height and width
-  Pads window_pads(const onnx::NodeProto& n, int64_t extent_h, int64_t extent_w, int64_t stride) const;
+  Pads window_pads(const onnx::NodeProto& n, int64_t extent_h, int64_t extent_w, int64_t stride_h,
+                   int64_t stride_w) const;
   struct PaddedInput {
-    int node;        // what the conv or pool reads
-    int padding;     // on every side, left to the conv or pool
-    bool after_pad;  // an ONNX Pad came before it
+    int node;              // what the conv or pool reads
+    int padding_h = 0;     // top and bottom, left to the conv or pool
+    int padding_w = 0;     // left and right (a conv's: padding_h)
+    bool after_pad = false;  // an ONNX Pad came before it
   };
-  PaddedInput padded_input(const onnx::NodeProto& n, Pads pads, int64_t most_shared);
+  // A conv pads every side alike (most_h = most_w); a pool each direction apart (by_direction).
+  PaddedInput padded_input(const onnx::NodeProto& n, Pads pads, int64_t most_h, int64_t most_w, bool by_direction);
   bool has_input(const onnx::NodeProto& n, int i) const { return n.input_size() > i && !n.input(i).empty(); }
   FloatTensor constant(const onnx::NodeProto& n, int i) const;
   std::string layer_name(const onnx::NodeProto& n);
@@ -95,11 +98,11 @@ class Importer {
   // Records a floating type other than float32 (the input's, a Cast's) in the summary.
   void note_computed_in_float32(int64_t type);
   void pool(const onnx::NodeProto& n);
-  bool is_ceil_mode_padding(const onnx::NodeProto& n, const Pads& pads, int k, int stride) const;
+  bool is_ceil_mode_padding(const onnx::NodeProto& n, const Pads& pads, PoolAxis rows, PoolAxis columns) const;
   void linear(const onnx::NodeProto& n);
   void add(const onnx::NodeProto& n);
   void sum(const onnx::NodeProto& n);
-  int global_max_pool_of(const onnx::NodeProto& n, int x);
+  int global_max_pool_of(int x);
   void local_response_norm(const onnx::NodeProto& n);
   // onnx_import_group_norm.cpp: InstanceNormalization (of an image, or of torch's GroupNorm view), GroupNormalization.
   void instance_normalization(const onnx::NodeProto& n);

@@ -115,11 +115,13 @@ std::string linear(const OnnxNodeContext& c) {
 std::string pool(const OnnxNodeContext& c, const char* op_type) {
   const std::string y = c.n.name + ".pool";
   onnx::NodeProto* pool = c.w.node(op_type, {c.inputs[0]}, y);
-  Writer::ints(pool, "kernel_shape", {c.n.kernel, c.n.kernel});
-  Writer::ints(pool, "strides", {c.n.stride, c.n.stride});
-  if (c.n.padding) Writer::ints(pool, "pads", {c.n.padding, c.n.padding, c.n.padding, c.n.padding});
+  const PoolAxis rows = pool_rows(c.n), columns = pool_columns(c.n);
+  const bool padded = rows.padding || columns.padding;
+  Writer::ints(pool, "kernel_shape", {rows.kernel, columns.kernel});
+  Writer::ints(pool, "strides", {rows.stride, columns.stride});
+  if (padded) Writer::ints(pool, "pads", {rows.padding, columns.padding, rows.padding, columns.padding});
   if (c.n.ceil_mode) Writer::integer(pool, "ceil_mode", 1);
-  if (c.n.op == Op::AvgPool2d && c.n.padding && !c.n.exclude_padding) Writer::integer(pool, "count_include_pad", 1);
+  if (c.n.op == Op::AvgPool2d && padded && !c.n.exclude_padding) Writer::integer(pool, "count_include_pad", 1);
   return y;
 }
 

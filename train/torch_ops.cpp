@@ -71,11 +71,15 @@ const TorchOp kOps[] = {
     {Op::ReLU, nullptr, [](const Node&, const Inputs& x, const TorchParams&, bool) { return torch::relu(x[0]); }},
     {Op::MaxPool2d, nullptr,
      [](const Node& n, const Inputs& x, const TorchParams&, bool) {
-       return torch::max_pool2d(x[0], n.kernel, n.stride, n.padding, 1, n.ceil_mode);
+       const PoolAxis rows = pool_rows(n), columns = pool_columns(n);
+       return torch::max_pool2d(x[0], {rows.kernel, columns.kernel}, {rows.stride, columns.stride},
+                                {rows.padding, columns.padding}, 1, n.ceil_mode);
      }},
     {Op::AvgPool2d, nullptr,
      [](const Node& n, const Inputs& x, const TorchParams&, bool) {
-       return torch::avg_pool2d(x[0], n.kernel, n.stride, n.padding, n.ceil_mode, !n.exclude_padding);
+       const PoolAxis rows = pool_rows(n), columns = pool_columns(n);
+       return torch::avg_pool2d(x[0], {rows.kernel, columns.kernel}, {rows.stride, columns.stride},
+                                {rows.padding, columns.padding}, n.ceil_mode, !n.exclude_padding);
      }},
     {Op::GlobalAvgPool, nullptr,
      [](const Node&, const Inputs& x, const TorchParams&, bool) { return torch::adaptive_avg_pool2d(x[0], {1, 1}); }},

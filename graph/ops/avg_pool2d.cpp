@@ -1,7 +1,8 @@
 // AvgPool2d: the mean of each window. Attributes: kernel, stride, padding
-// (counted as zeros unless exclude_padding), ceil_mode. In int8 the window's
-// sum is requantized to the output's own scale by a multiplier that divides by
-// the window's count (pool2d.h's avg_pool_multiplier).
+// (each down and across: graph.h's pool_rows and pool_columns; padding counted
+// as zeros unless exclude_padding), ceil_mode. In int8 the window's sum is
+// requantized to the output's own scale by a multiplier that divides by the
+// window's count (pool2d.h's avg_pool_multiplier).
 #include "graph/ops/pool2d.h"
 
 namespace octet::ops {
@@ -10,12 +11,12 @@ namespace {
 // kernel x kernel, or each count from 1 where windows count different numbers of values.
 std::vector<double> windows(const Node& n, const std::vector<ActShape>& in) {
   const int64_t counts = avg_pool_multiplier_count(n, in[0], pool_shape(n, in));
-  check(n.kernel <= kMostUnevenPoolKernel || counts == 1,
-        "average pool '" + n.name + "': a " + std::to_string(n.kernel) + "x" + std::to_string(n.kernel) +
+  check(std::max(n.kernel, kernel_width(n)) <= kMostUnevenPoolKernel || counts == 1,
+        "average pool '" + n.name + "': a " + std::to_string(n.kernel) + "x" + std::to_string(kernel_width(n)) +
             " kernel whose windows count different numbers of values (" +
             (n.exclude_padding ? "padding not counted" : "ceil_mode's last window") + "); int8 averages take at most " +
             std::to_string(kMostUnevenPoolKernel) + "x" + std::to_string(kMostUnevenPoolKernel) + " there");
-  if (counts == 1) return {double(n.kernel) * n.kernel};
+  if (counts == 1) return {double(n.kernel) * kernel_width(n)};
   std::vector<double> by_count;
   for (int64_t count = 1; count <= counts; ++count) by_count.push_back(double(count));
   return by_count;

@@ -23,6 +23,7 @@ int64_t dilated_kernel_width(const Node& n) { return (int64_t{kernel_width(n)} -
 ActShape shape(const Node& n, const std::vector<ActShape>& in) {
   const ActShape x = in[0];
   check(n.channels > 0 && n.kernel > 0 && n.kernel_w >= 0 && n.stride > 0 && n.padding >= 0, "bad conv attributes");
+  check(n.stride_w == 0 && n.padding_w == -1, "a conv's stride and padding are the same down and across");
   check(n.dilation >= 1, "dilation " + std::to_string(n.dilation) + " is below 1");
   check(n.groups > 0 && x.c % n.groups == 0 && n.channels % n.groups == 0,
         std::to_string(n.groups) + " groups do not divide its " + std::to_string(x.c) + " input and " +

@@ -1,5 +1,6 @@
 // MaxPool2d: the largest value of each window. Attributes: kernel, stride,
-// padding (never the maximum), ceil_mode.
+// padding (never the maximum; each down and across: graph.h's pool_rows and
+// pool_columns), ceil_mode.
 // int8 values keep their scale: the maximum of int8 values is exact.
 #include <limits>
 

@@ -99,4 +99,4 @@ def test_end_padding_of_a_max_pool_that_is_not_ceil_mode_is_refused(tmp_path, oc
     pads.ints[:] = [0, 0, bottom + 2, right + 2]  # one output more than ceil_mode gives
     onnx.save(model, str(tmp_path / "wider.onnx"))
     refused(tmp_path, octet_bin, tmp_path / "wider.onnx", f"pads [0,0,{bottom + 2},{right + 2}]",
-            "max pools pad every side alike")
+            "of a max pool: octet pads both ends of each direction alike")

@@ -24,13 +24,12 @@ const OpEntry kLaunchers[] = {
      }},
     {Op::MaxPool2d,
      [](const NodeLaunch& l) {
-       max_pool(l.x(), l.batch, l.in(), l.in_c(), l.out, l.n.kernel, l.n.stride, l.n.padding, l.q.zero_point, l.y,
-                l.stream);
+       max_pool(l.x(), l.batch, l.in(), l.in_c(), l.out, l.n, l.q.zero_point, l.y, l.stream);
      }},
     {Op::AvgPool2d,
      [](const NodeLaunch& l) {
-       avg_pool(l.x(), l.batch, l.in(), l.in_c(), l.out, l.n.kernel, l.n.stride, l.n.padding, l.n.exclude_padding,
-                l.q.multiplier, l.q.shift.data[0], l.in_zero_point(), l.q.zero_point, l.y, l.stream);
+       avg_pool(l.x(), l.batch, l.in(), l.in_c(), l.out, l.n, l.q.multiplier, l.q.shift.data[0], l.in_zero_point(),
+                l.q.zero_point, l.y, l.stream);
      }},
     {Op::GlobalAvgPool,
      [](const NodeLaunch& l) {

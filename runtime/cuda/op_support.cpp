@@ -52,8 +52,8 @@ std::string why_unsupported(const QuantizedModel& m, bool wide_allowed) {
              "backend";
     if (n.op == Op::AvgPool2d && m.quant[i].multiplier.numel() > kMostPoolMultipliers)
       return "the CUDA runtime's average pools whose windows count different numbers of values (ceil_mode's last "
-             "window, padding not counted) take kernels up to 8x8, and " + node + " has a " +
-             std::to_string(n.kernel) + "x" + std::to_string(n.kernel) + " one; run it with the cpu backend";
+             "window, padding not counted) take up to 64 values a window, and " + node + " has " +
+             std::to_string(n.kernel) + "x" + std::to_string(kernel_width(n)) + "; run it with the cpu backend";
     if (m.quant[i].zero_point != 0 && m.quant[i].zero_point != -128)  // stored_value.h: int8 or uint8 bytes
       return "the CUDA runtime reads activations with zero point 0 (int8) or -128 (uint8) only, and " + node +
              " has zero point " + std::to_string(m.quant[i].zero_point) + "; run it with the cpu backend";

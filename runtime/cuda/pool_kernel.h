@@ -1,7 +1,8 @@
 // Max and average pools on CUDA: one thread per `Lanes` stored channels of
 // one output pixel, 16 (one 16-byte load per window pixel) where the stored
-// channels allow, else 4. Windows as graph/ops/pool2d.h defines them: zero
-// padding on every side, which adds nothing (the output shape says whether
+// channels allow, else 4. Windows as graph/ops/pool2d.h defines them: kernel,
+// stride and zero padding down and across (graph.h's PoolAxis), the padding
+// adding nothing (the output shape says whether
 // ceil_mode made a last, partial window); an average divides by its window's
 // count (graph/ops/pool2d.h's pool_count). The global average pool: one
 // thread per (image, channel). Plain C++ with host+device
@@ -11,6 +12,7 @@
 
 #include <cstdint>
 
+#include "graph/graph.h"
 #include "runtime/cuda/int8x4.h"
 #include "runtime/cuda/pixel_item.h"
 #include "runtime/cuda/stored_value.h"
@@ -21,7 +23,9 @@ namespace octet::cuda {
 // multiple of 4 (padding channels hold zeros and pool to zeros).
 struct PoolShape {
   int64_t batch = 0;
-  int h = 0, w = 0, c = 0, kernel = 0, stride = 1, padding = 0, out_h = 0, out_w = 0;
+  int h = 0, w = 0, c = 0;
+  PoolAxis rows, columns;
+  int out_h = 0, out_w = 0;
   int32_t in_zero_point = 0, out_zero_point = 0;  // a max pool's are equal
   bool exclude_padding = false;                   // an average pool's padding is not counted
   OCTET_HOST_DEVICE int lanes() const { return c % 16 == 0 ? 16 : 4; }
@@ -33,9 +37,9 @@ struct PoolShape {
 struct PoolWindow {
   int begin, end, counted;
 };
-OCTET_HOST_DEVICE PoolWindow pool_window(int out_index, int size, const PoolShape& s) {
-  const int start = out_index * s.stride - s.padding;
-  const int stop = start + s.kernel < size + s.padding ? start + s.kernel : size + s.padding;
+OCTET_HOST_DEVICE PoolWindow pool_window(int out_index, int size, const PoolAxis& a) {
+  const int start = out_index * a.stride - a.padding;
+  const int stop = start + a.kernel < size + a.padding ? start + a.kernel : size + a.padding;
   return {start > 0 ? start : 0, stop < size ? stop : size, stop - start};
 }
 
@@ -54,7 +58,7 @@ template <int Lanes>
 OCTET_HOST_DEVICE int32_t pool_item_multiplier(const PoolShape& s, const PoolMultipliers& m, int64_t item) {
   if (m.count == 1) return m.by_count[0];
   const PixelItem at = pixel_item(s.items(), s.out_h, s.out_w, s.c / Lanes, item);
-  const PoolWindow ys = pool_window(at.oy, s.h, s), xs = pool_window(at.ox, s.w, s);
+  const PoolWindow ys = pool_window(at.oy, s.h, s.rows), xs = pool_window(at.ox, s.w, s.columns);
   const int counted = s.exclude_padding ? (ys.end - ys.begin) * (xs.end - xs.begin) : ys.counted * xs.counted;
   return m.by_count[counted - 1];
 }
@@ -65,7 +69,7 @@ template <int Lanes, typename Visit>
 OCTET_HOST_DEVICE int64_t for_each_in_pool_window(const int8_t* __restrict__ in, const PoolShape& s, int64_t item,
                                                   Visit&& visit) {
   const PixelItem at = pixel_item(s.items(), s.out_h, s.out_w, s.c / Lanes, item);
-  const PoolWindow ys = pool_window(at.oy, s.h, s), xs = pool_window(at.ox, s.w, s);
+  const PoolWindow ys = pool_window(at.oy, s.h, s.rows), xs = pool_window(at.ox, s.w, s.columns);
   for (int iy = ys.begin; iy < ys.end; ++iy) {
     const int8_t* row = in + (at.b * s.h + iy) * int64_t(s.w) * s.c + at.run * Lanes;
     for (int ix = xs.begin; ix < xs.end; ++ix) {

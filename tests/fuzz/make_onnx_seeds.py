@@ -181,6 +181,26 @@ def write_group_norms():
                       opset_version=13, input_names=["x"])
 
 
+class RectPools(nn.Module):
+    """Pools whose window and stride differ down and across, and a GlobalMaxPool of an 8x6 image."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, stride=2, padding=1)
+        self.tall = nn.MaxPool2d((3, 1), stride=(2, 1), padding=(1, 0))
+        self.wide = nn.AvgPool2d((1, 3), stride=(1, 3), padding=(0, 1), count_include_pad=False)
+        self.fc = nn.Linear(4, 10)
+
+    def forward(self, x):
+        return self.fc(nn.functional.adaptive_max_pool2d(self.wide(self.tall(self.conv(x))), 1).flatten(1))
+
+
+def write_rect_pools():
+    torch.manual_seed(12)
+    torch.onnx.export(RectPools().eval(), torch.zeros(1, 3, 32, 32), str(OUT / "rect_pools.onnx"), opset_version=13,
+                      input_names=["x"])
+
+
 def write_dynamo_forms():
     """The same block as PyTorch's default exporter writes it at opset 20: Gelu, ReduceMean's axes an input,
     initializers only, node metadata_props (IR 10)."""
@@ -291,6 +311,7 @@ def main():
     write_nhwc()
     write_prelu()
     write_group_norms()
+    write_rect_pools()
     write_embedding()
     write_dynamic_size()
     write_float16()

@@ -260,8 +260,8 @@ LayoutRun run_in_device_layout(const QuantizedModel& model, const std::vector<fl
       }
       case Op::MaxPool2d:
       case Op::AvgPool2d: {
-        const cuda::PoolShape s{batch,           x.h,          x.w, in_c, n.kernel, n.stride, n.padding, y.h, y.w,
-                                zero_point_of(0), q.zero_point, n.exclude_padding};
+        const cuda::PoolShape s{batch, x.h, x.w, in_c, pool_rows(n), pool_columns(n), y.h, y.w, zero_point_of(0),
+                                q.zero_point, n.exclude_padding};
         const bool max = n.op == Op::MaxPool2d;
         cuda::PoolMultipliers m{{}, max ? 1 : static_cast<int>(q.multiplier.numel()), max ? 0 : q.shift.data[0]};
         for (int k = 0; !max && k < m.count; ++k) m.by_count[k] = q.multiplier.data[static_cast<size_t>(k)];

@@ -105,6 +105,41 @@ void add_image_net_operator_cases(std::vector<OpCase>& cases) {
     }
   }
 
+  // Windows that differ down and across: a 3x1 window striding 2 down and 1
+  // across (audio CNNs over spectrograms), 1x3 padded across only, a 2x3
+  // with ceil_mode, and a global pool of a 5x9 image (GlobalMaxPool's).
+  struct RectPool {
+    int64_t batch;
+    int c, h, w;
+    PoolAxis rows, columns;
+    bool ceil_mode;
+  };
+  const RectPool rect_pools[] = {{2, 6, 12, 9, {3, 2, 1}, {1, 1, 0}, false}, {1, 8, 7, 10, {1, 1, 0}, {3, 2, 1}, false},
+                                 {2, 5, 9, 11, {2, 2, 0}, {3, 1, 1}, true},  {3, 16, 5, 9, {5, 1, 0}, {9, 1, 0}, false},
+                                 {1, 4, 13, 8, {4, 3, 2}, {2, 2, 1}, true}};
+  uint64_t rect_seed = 7700;  // apart from `seed`, so that the cases after these keep their models
+  for (const RectPool& v : rect_pools) {
+    const auto axis = [](const PoolAxis& a) {
+      return std::to_string(a.kernel) + "s" + std::to_string(a.stride) + "p" + std::to_string(a.padding);
+    };
+    const std::string suffix = shape_name(v.batch, v.c, v.h, v.w) + "_k" + axis(v.rows) + "x" + axis(v.columns) +
+                               (v.ceil_mode ? "_ceil" : "");
+    const uint64_t s = rect_seed++;
+    cases.push_back({"max_pool_" + suffix, v.batch, [v, s] {
+                       OpModel m(s);
+                       m.max_pool(m.input(v.c, v.h, v.w), v.rows, v.columns, v.ceil_mode);
+                       return m.finish();
+                     }});
+    for (const bool exclude_padding : {false, true}) {
+      if (exclude_padding && v.rows.padding == 0 && v.columns.padding == 0 && !v.ceil_mode) continue;
+      cases.push_back({"avg_pool_" + suffix + (exclude_padding ? "_uncounted" : ""), v.batch, [v, s, exclude_padding] {
+                         OpModel m(s);
+                         m.avg_pool(m.input(v.c, v.h, v.w), v.rows, v.columns, v.ceil_mode, exclude_padding);
+                         return m.finish();
+                       }});
+    }
+  }
+
   // Activations: the input rescaled so that its 256 levels span the
   // function's bends, the output at the scale of its range.
   struct Activation {

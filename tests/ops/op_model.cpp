@@ -73,16 +73,24 @@ int OpModel::linear(int x, int out_c, bool relu, int skip) {
 }
 
 int OpModel::max_pool(int x, int kernel, int stride, int padding, bool ceil_mode) {
-  NodeQuant q = activation();
-  q.scale = quant_[x].scale;
-  q.zero_point = quant_[x].zero_point;
-  return pool(Op::MaxPool2d, x, kernel, stride, padding, ceil_mode, q);
+  return max_pool(x, {kernel, stride, padding}, {kernel, stride, padding}, ceil_mode);
 }
 
 int OpModel::avg_pool(int x, int kernel, int stride, int padding, bool ceil_mode, bool exclude_padding) {
+  return avg_pool(x, {kernel, stride, padding}, {kernel, stride, padding}, ceil_mode, exclude_padding);
+}
+
+int OpModel::max_pool(int x, PoolAxis rows, PoolAxis columns, bool ceil_mode) {
   NodeQuant q = activation();
-  set_pool_requant(q, double(kernel) * kernel);
-  const int node = pool(Op::AvgPool2d, x, kernel, stride, padding, ceil_mode, q);
+  q.scale = quant_[x].scale;
+  q.zero_point = quant_[x].zero_point;
+  return pool(Op::MaxPool2d, x, rows, columns, ceil_mode, q);
+}
+
+int OpModel::avg_pool(int x, PoolAxis rows, PoolAxis columns, bool ceil_mode, bool exclude_padding) {
+  NodeQuant q = activation();
+  set_pool_requant(q, double(rows.kernel) * columns.kernel);
+  const int node = pool(Op::AvgPool2d, x, rows, columns, ceil_mode, q);
   graph_.nodes[node].exclude_padding = exclude_padding;
   const int64_t counts = ops::avg_pool_multiplier_count(graph_.nodes[node], shape(x), shape(node));
   if (counts > 1) {  // one multiplier per window count, sharing the shift
@@ -97,7 +105,7 @@ int OpModel::avg_pool(int x, int kernel, int stride, int padding, bool ceil_mode
 int OpModel::rescaled(int x, float scale) {
   NodeQuant q = activation(scale);
   set_pool_requant(q, 1.0);
-  return pool(Op::AvgPool2d, x, 1, 1, 0, false, q);
+  return pool(Op::AvgPool2d, x, {}, {}, false, q);
 }
 
 int OpModel::activation_op(int x, const std::string& function, float alpha, float beta, float scale) {
@@ -273,11 +281,11 @@ NodeQuant OpModel::activation(float scale) const {
   return q;
 }
 
-int OpModel::pool(Op op, int x, int kernel, int stride, int padding, bool ceil_mode, NodeQuant q) {
+int OpModel::pool(Op op, int x, PoolAxis rows, PoolAxis columns, bool ceil_mode, NodeQuant q) {
   Node n;
   n.op = op;
   n.inputs = {x};
-  n.kernel = kernel, n.stride = stride, n.padding = padding, n.ceil_mode = ceil_mode;
+  set_pool_window(n, rows, columns, ceil_mode);
   return push(n, q);
 }
 

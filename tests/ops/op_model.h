@@ -42,6 +42,9 @@ class OpModel {
   int linear(int x, int out_c, bool relu, int skip = -1);
   int max_pool(int x, int kernel, int stride, int padding = 0, bool ceil_mode = false);
   int avg_pool(int x, int kernel, int stride, int padding = 0, bool ceil_mode = false, bool exclude_padding = false);
+  // Windows that differ down and across (graph.h's pool_rows and pool_columns).
+  int max_pool(int x, PoolAxis rows, PoolAxis columns, bool ceil_mode);
+  int avg_pool(int x, PoolAxis rows, PoolAxis columns, bool ceil_mode, bool exclude_padding);
   // x's int8 values at another scale (a 1x1 average pool requantizing them):
   // the input of an operator whose int8 form reads its input's scale.
   int rescaled(int x, float scale);
@@ -76,7 +79,7 @@ class OpModel {
   // An output's quantization at the model's zero point and bits, at `scale` (the model's own by default).
   NodeQuant activation() const { return activation(scale_); }
   NodeQuant activation(float scale) const;
-  int pool(Op op, int x, int kernel, int stride, int padding, bool ceil_mode, NodeQuant q);
+  int pool(Op op, int x, PoolAxis rows, PoolAxis columns, bool ceil_mode, NodeQuant q);
   double uniform(double lo, double hi);
   int32_t uniform_int(int32_t lo, int32_t hi);
   void set_pool_requant(NodeQuant& q, double window);

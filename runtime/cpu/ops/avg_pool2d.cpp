@@ -15,6 +15,7 @@ namespace {
 void run(const KernelArgs& a) {
   const ActShape in = a.node.input(), out = a.node.output();
   const Node& n = a.node.node();
+  const PoolAxis down = pool_rows(n), across = pool_columns(n);
   const int c = in.c;
   const Int32Tensor& multipliers = a.node.quant().multiplier;
   const int32_t shift = a.node.quant().shift.data[0];
@@ -27,9 +28,9 @@ void run(const KernelArgs& a) {
 #pragma omp for schedule(static)
     for (int64_t row = 0; row < rows; ++row) {
       const int64_t b = row / out.h;
-      const ops::PoolSpan sy = ops::pool_span(static_cast<int>(row % out.h), in.h, n);
+      const ops::PoolSpan sy = ops::pool_span(static_cast<int>(row % out.h), in.h, down);
       for (int ox = 0; ox < out.w; ++ox) {
-        const ops::PoolSpan sx = ops::pool_span(ox, in.w, n);
+        const ops::PoolSpan sx = ops::pool_span(ox, in.w, across);
         std::fill(sum.begin(), sum.end(), 0);
         for (int iy = sy.begin; iy < sy.end; ++iy)
           for (int ix = sx.begin; ix < sx.end; ++ix) {

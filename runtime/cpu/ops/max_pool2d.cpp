@@ -20,13 +20,14 @@ void max_into(int8_t* __restrict dst, const int8_t* __restrict src, int64_t n) {
 void run(const KernelArgs& a) {
   const ActShape in = a.node.input(), out = a.node.output();
   const Node& n = a.node.node();
+  const PoolAxis down = pool_rows(n), across = pool_columns(n);
   const int64_t c = in.c, rows = a.batch * out.h;
-  const int64_t work = rows * out.w * c * n.kernel * n.kernel;
+  const int64_t work = rows * out.w * c * n.kernel * kernel_width(n);
   parallel_for(rows, work >= kMinParallelWork, [&](int64_t row) {
     const int64_t b = row / out.h;
-    const ops::PoolSpan sy = ops::pool_span(static_cast<int>(row % out.h), in.h, n);
+    const ops::PoolSpan sy = ops::pool_span(static_cast<int>(row % out.h), in.h, down);
     for (int ox = 0; ox < out.w; ++ox) {
-      const ops::PoolSpan sx = ops::pool_span(ox, in.w, n);
+      const ops::PoolSpan sx = ops::pool_span(ox, in.w, across);
       int8_t* dst = a.y + (row * out.w + ox) * c;
       std::memset(dst, -128, static_cast<size_t>(c));
       for (int iy = sy.begin; iy < sy.end; ++iy)
