@@ -247,6 +247,22 @@ void add_image_net_operator_cases(std::vector<OpCase>& cases) {
                      }});
   }
 
+  // The AVX2 kernel's channel counts (multiples of 16), with an affine and a
+  // ReLU, and at zero points (input -37, output -128 with its ReLU).
+  uint64_t avx2_seed = 7800;  // apart from `seed`, so that the cases after these keep their models
+  for (const int32_t zero_point : {0, -37}) {
+    const uint64_t s = avx2_seed++;
+    const std::string name = std::string("group_norm_b3_48x5x3_groups4_affine_relu") + (zero_point ? "_zpm37" : "");
+    cases.push_back({name, 3, [zero_point, s] {
+                       OpModel m(s);
+                       m.set_zero_point(zero_point);
+                       const int x = m.rescaled(m.input(48, 5, 3), 6.0f);
+                       m.set_zero_point(zero_point ? -128 : 0);
+                       m.conv(m.group_norm(x, 4, 1e-5f, 30.0f, true, true), 5, 1, 1, 0, false);
+                       return m.finish();
+                     }});
+  }
+
   // LocalResponseNorm: AlexNet's (size 5, alpha 1e-4, beta 0.75, bias 1) on
   // values whose squares it weighs (input scale 1: levels of +-100 units),
   // an even size (ONNX's window one channel longer after than before), a
