@@ -6,6 +6,7 @@
 // prepared (CpuEngine(model, packed)). Made per run (256 values of erf,
 // exp or tanh each), they took 14% of EfficientNet-B0's time at batch 1 and
 // 28% of the zoo ConvNeXt's.
+#include <algorithm>
 #include <array>
 
 #include "common/error.h"
@@ -34,12 +35,19 @@ std::unique_ptr<KernelData> bind_levels(const NodeView& v, const KernelData*) {
 }
 const std::array<int8_t, 256>& levels_of(const KernelArgs& a) { return static_cast<const Levels*>(a.bound)->levels; }
 
+// restrict-qualified: an int8 store may otherwise alias the table, the input and the output pointer, which
+// were then read again for every value (EfficientNet-B0's SiLUs took 8.1 of its 21.7 ms at batch 1 on AVX2).
+void lookup(const int8_t* __restrict x, int64_t n, const int8_t* __restrict levels, int8_t* __restrict y) {
+  for (int64_t i = 0; i < n; ++i) y[i] = levels[static_cast<uint8_t>(x[i] + 128)];
+}
+
 void run(const KernelArgs& a) {
   const std::array<int8_t, 256>& levels = levels_of(a);
-  const int8_t* x = a.inputs[0];
-  const int64_t count = a.batch * a.node.output().numel();
-  parallel_for(count, count >= kMinParallelWork,
-               [&](int64_t i) { a.y[i] = levels[static_cast<size_t>(x[i] + 128)]; });
+  const int64_t count = a.batch * a.node.output().numel(), tasks = (count + kValuesPerTask - 1) / kValuesPerTask;
+  parallel_for(tasks, count >= kMinParallelWork, [&](int64_t t) {
+    const int64_t first = t * kValuesPerTask;
+    lookup(a.inputs[0] + first, std::min(kValuesPerTask, count - first), levels.data(), a.y + first);
+  });
 }
 
 void run_vbmi(const KernelArgs& a) {
