@@ -135,7 +135,7 @@ struct BoundEpilogue : KernelData {
 
 // can_implement of a kernel that runs every node of its operator: anywhere,
 // where the CPU has the AVX2 or AVX-512 VNNI path's instructions, or AVX-512
-// VBMI (lookup_vbmi.h's byte lookups).
+// VBMI (lookup_simd.h's byte lookups).
 inline std::string runs_every_node(const NodeView&) { return ""; }
 // "" where this CPU has `path`'s instructions, else why not (every SIMD kernel's first test).
 inline std::string path_unsupported(KernelPath path) {

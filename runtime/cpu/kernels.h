@@ -49,7 +49,7 @@ enum class KernelPath {
 };
 const char* kernel_path_name(KernelPath path);  // "reference", "avx2", "avx512-vnni"
 bool kernel_path_supported(KernelPath path);    // by this CPU
-// Whether this CPU has AVX-512 VBMI (with F and BW), which lookup_vbmi.h's byte lookups need.
+// Whether this CPU has AVX-512 VBMI (with F and BW), which lookup_simd.h's vbmi lookups need.
 bool cpu_has_avx512_vbmi();
 // The path of that name; fails on an unknown name or a path this CPU lacks.
 KernelPath kernel_path_from_name(const std::string& name);

@@ -1,7 +1,7 @@
-// AVX-512 VBMI byte lookups (lookup_vbmi.h). This file is compiled with
+// AVX-512 VBMI byte lookups (lookup_simd.h). This file is compiled with
 // AVX-512 VBMI flags: everything in it is called only after the run-time CPU
 // check.
-#include "runtime/cpu/lookup_vbmi.h"
+#include "runtime/cpu/lookup_simd.h"
 
 #include <immintrin.h>
 

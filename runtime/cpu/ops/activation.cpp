@@ -1,6 +1,7 @@
 // Activation on the CPU: each int8 value through the node's 256-entry table
 // (graph/ops/activation.h): by AVX-512 VBMI 64 values at a time where the CPU
-// has it (lookup_vbmi.h; the AVX-512 VNNI path), else one at a time. The
+// has it (lookup_simd.h; the AVX-512 VNNI path), by AVX2 32 at a time, else
+// one at a time. The
 // table depends on the input and output scales, so it is made once per engine
 // (bind), not prepared: an engine for other scales shares what the kernels
 // prepared (CpuEngine(model, packed)). Made per run (256 values of erf,
@@ -13,7 +14,7 @@
 #include "graph/ops/activation.h"
 #include "runtime/cpu/kernel.h"
 #include "runtime/cpu/parallel_for.h"
-#include "runtime/cpu/lookup_vbmi.h"
+#include "runtime/cpu/lookup_simd.h"
 
 namespace octet::cpu {
 
@@ -50,22 +51,38 @@ void run(const KernelArgs& a) {
   });
 }
 
-void run_vbmi(const KernelArgs& a) {
-#if defined(OCTET_CPU_VNNI)
+using LookupRows = void (*)(const int8_t* src, int64_t rows, int64_t row_bytes, const int8_t* table, int8_t* dst,
+                            int64_t dst_stride);
+void run_simd(const KernelArgs& a, LookupRows lookup_rows) {
   const std::array<int8_t, 256>& levels = levels_of(a);
   const int64_t count = a.batch * a.node.output().numel(), tasks = (count + kValuesPerTask - 1) / kValuesPerTask;
   parallel_for(tasks, count >= kMinParallelLookups, [&](int64_t t) {
     const int64_t first = t * kValuesPerTask, n = count - first < kValuesPerTask ? count - first : kValuesPerTask;
-    vbmi::lookup_rows(a.inputs[0] + first, 1, n, levels.data(), a.y + first, n);
+    lookup_rows(a.inputs[0] + first, 1, n, levels.data(), a.y + first, n);
   });
+}
+
+void run_vbmi(const KernelArgs& a) {
+#if defined(OCTET_CPU_VNNI)
+  run_simd(a, vbmi::lookup_rows);
 #else
   fail("activation-avx512-vbmi: this build has no AVX-512 kernels");
+#endif
+}
+
+void run_avx2(const KernelArgs& a) {
+#if defined(OCTET_CPU_AVX2)
+  run_simd(a, avx2::lookup_rows);
+#else
+  fail("activation-avx2: this build has no AVX2 kernels");
 #endif
 }
 }  // namespace
 
 extern const Kernel activation_vbmi_kernel = {Op::Activation, "activation-avx512-vbmi", KernelPath::Avx512Vnni,
                                               runs_every_node_with_vbmi, nullptr, run_vbmi, bind_levels};
+extern const Kernel activation_avx2_kernel = {Op::Activation, "activation-avx2", KernelPath::Avx2,
+                                              runs_every_node_on_avx2, nullptr, run_avx2, bind_levels};
 extern const Kernel activation_kernel = {Op::Activation, "activation-table", KernelPath::Reference, runs_every_node,
                                          nullptr, run, bind_levels};
 

@@ -3,8 +3,8 @@
 // An input value's output depends on that byte alone, so each input's 256
 // results are computed once and looked up (copied where they are the bytes
 // themselves: an input already at the output's scale and zero point): by
-// AVX-512 VBMI 64 bytes at a time where the CPU has it (lookup_vbmi.h; the
-// AVX-512 VNNI path), else one byte at a time.
+// AVX-512 VBMI 64 bytes at a time where the CPU has it (lookup_simd.h; the
+// AVX-512 VNNI path), by AVX2 32 at a time, else one byte at a time.
 #include <array>
 #include <cstring>
 
@@ -12,7 +12,7 @@
 #include "common/requantize.h"
 #include "runtime/cpu/kernel.h"
 #include "runtime/cpu/parallel_for.h"
-#include "runtime/cpu/lookup_vbmi.h"
+#include "runtime/cpu/lookup_simd.h"
 
 namespace octet::cpu {
 
@@ -68,11 +68,21 @@ void run_vbmi(const KernelArgs& a) {
   fail("concat-avx512-vbmi: this build has no AVX-512 kernels");
 #endif
 }
+
+void run_avx2(const KernelArgs& a) {
+#if defined(OCTET_CPU_AVX2)
+  run_with(a, avx2::lookup_rows, kMinParallelWork);
+#else
+  fail("concat-avx2: this build has no AVX2 kernels");
+#endif
+}
 }  // namespace
 
 extern const Kernel concat_vbmi_kernel = {Op::Concat, "concat-avx512-vbmi", KernelPath::Avx512Vnni,
                                           runs_every_node_with_vbmi, nullptr,
                                           run_vbmi};
+extern const Kernel concat_avx2_kernel = {Op::Concat, "concat-avx2", KernelPath::Avx2, runs_every_node_on_avx2,
+                                          nullptr, run_avx2};
 extern const Kernel concat_kernel = {Op::Concat, "concat", KernelPath::Reference, runs_every_node, nullptr, run};
 
 }  // namespace octet::cpu
