@@ -9,8 +9,9 @@ extern const Kernel input_vnni_kernel, input_avx2_kernel, input_kernel, conv2d_v
     global_avg_pool_kernel, add_vnni_kernel, add_avx2_kernel, add_kernel, relu_kernel, flatten_kernel,
     shortcut_a_kernel, channel_shuffle_kernel, activation_vbmi_kernel, activation_avx2_kernel, activation_kernel,
     mul_vnni_kernel, mul_avx2_kernel, mul_kernel, concat_vbmi_kernel, concat_avx2_kernel, concat_kernel,
-    channel_slice_kernel, pad2d_kernel, layer_norm_vnni_kernel, layer_norm_kernel, prelu_vnni_kernel, prelu_kernel,
-    local_response_norm_kernel, group_norm_vnni_kernel, group_norm_avx2_kernel, group_norm_kernel;
+    channel_slice_kernel, pad2d_kernel, layer_norm_vnni_kernel, layer_norm_avx2_kernel, layer_norm_kernel,
+    prelu_vnni_kernel, prelu_kernel, local_response_norm_kernel, group_norm_vnni_kernel, group_norm_avx2_kernel,
+    group_norm_kernel;
 
 const std::vector<Kernel>& kernel_table() {
   static const std::vector<Kernel> kernels = {
@@ -23,8 +24,9 @@ const std::vector<Kernel>& kernel_table() {
       channel_shuffle_kernel,      activation_vbmi_kernel,      activation_avx2_kernel,      activation_kernel,
       mul_vnni_kernel,             mul_avx2_kernel,             mul_kernel,                  concat_vbmi_kernel,
       concat_avx2_kernel,          concat_kernel,               channel_slice_kernel,        pad2d_kernel,
-      layer_norm_vnni_kernel,      layer_norm_kernel,           prelu_vnni_kernel,           prelu_kernel,
-      local_response_norm_kernel,  group_norm_vnni_kernel,      group_norm_avx2_kernel,      group_norm_kernel,
+      layer_norm_vnni_kernel,      layer_norm_avx2_kernel,      layer_norm_kernel,           prelu_vnni_kernel,
+      prelu_kernel,                local_response_norm_kernel,  group_norm_vnni_kernel,      group_norm_avx2_kernel,
+      group_norm_kernel,
   };
   return kernels;
 }

@@ -247,8 +247,8 @@ void add_image_net_operator_cases(std::vector<OpCase>& cases) {
                      }});
   }
 
-  // The AVX2 kernel's channel counts (multiples of 16), with an affine and a
-  // ReLU, and at zero points (input -37, output -128 with its ReLU).
+  // The AVX2 kernels' channel counts (multiples of 16): GroupNorm with an
+  // affine and a ReLU, and LayerNorm, at zero points too (input -37, output -128).
   uint64_t avx2_seed = 7800;  // apart from `seed`, so that the cases after these keep their models
   for (const int32_t zero_point : {0, -37}) {
     const uint64_t s = avx2_seed++;
@@ -259,6 +259,16 @@ void add_image_net_operator_cases(std::vector<OpCase>& cases) {
                        const int x = m.rescaled(m.input(48, 5, 3), 6.0f);
                        m.set_zero_point(zero_point ? -128 : 0);
                        m.conv(m.group_norm(x, 4, 1e-5f, 30.0f, true, true), 5, 1, 1, 0, false);
+                       return m.finish();
+                     }});
+    const std::string layer_name = std::string("layer_norm_b3_48x5x3") + (zero_point ? "_zpm37" : "");
+    const uint64_t layer_seed = avx2_seed++;
+    cases.push_back({layer_name, 3, [zero_point, layer_seed] {
+                       OpModel m(layer_seed);
+                       m.set_zero_point(zero_point);
+                       const int x = m.rescaled(m.input(48, 5, 3), 6.0f);
+                       m.set_zero_point(zero_point ? -128 : 0);
+                       m.conv(m.layer_norm(x, 1e-5f, 30.0f), 5, 1, 1, 0, false);
                        return m.finish();
                      }});
   }

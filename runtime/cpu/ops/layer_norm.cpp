@@ -1,7 +1,7 @@
 // LayerNorm on the CPU: each NHWC pixel's channels, which lie side by side,
 // through ops::layer_norm_levels, the oracle's own function, or its AVX-512
-// form (layer_norm_vnni.cpp) where the CPU has it; pixels shared among the
-// threads.
+// or AVX2 form (layer_norm_vnni.cpp, layer_norm_avx2.cpp) where the CPU has
+// it; pixels shared among the threads.
 #include "common/error.h"
 #include "graph/ops/layer_norm.h"
 #include "runtime/cpu/kernel.h"
@@ -32,6 +32,21 @@ std::string can_implement_vnni(const NodeView& v) {
   return "";
 }
 
+std::string can_implement_avx2(const NodeView& v) {
+  if (const std::string why = runs_every_node_on_avx2(v); !why.empty()) return why;
+  if (v.output().c > kMostVectorLayerNormChannels) return "more channels than its int32 statistics hold";
+  if (v.output().c % 16) return std::to_string(v.output().c) + " channels: the AVX2 kernel takes a multiple of 16";
+  return "";
+}
+
+void run_avx2(const KernelArgs& a) {
+#if defined(OCTET_CPU_AVX2)
+  avx2::layer_norm(a.inputs[0], pixels(a), levels(a.node), a.y);
+#else
+  fail("layer_norm-avx2: this build has no AVX2 kernels");
+#endif
+}
+
 void run_vnni(const KernelArgs& a) {
 #if defined(OCTET_CPU_VNNI)
   vnni::layer_norm(a.inputs[0], pixels(a), levels(a.node), a.y);
@@ -43,6 +58,8 @@ void run_vnni(const KernelArgs& a) {
 
 extern const Kernel layer_norm_vnni_kernel = {Op::LayerNorm, "layer_norm-avx512", KernelPath::Avx512Vnni,
                                               can_implement_vnni, nullptr, run_vnni};
+extern const Kernel layer_norm_avx2_kernel = {Op::LayerNorm, "layer_norm-avx2", KernelPath::Avx2,
+                                              can_implement_avx2, nullptr, run_avx2};
 extern const Kernel layer_norm_kernel = {Op::LayerNorm, "layer_norm", KernelPath::Reference, runs_every_node, nullptr,
                                          run};
 
