@@ -135,7 +135,9 @@ Dataset load_npy(const ImageSource& source, const ModelInput& model, bool labels
                  Dataset data) {
   check(source.resize == 0 && source.crop == 0,
         source.path + ": --resize and --crop apply to a folder of images; a .npy holds model inputs as they are");
-  const NpyHeader header = read_npy_header(source.path);
+  NpyHeader header = read_npy_header(source.path);
+  // A 1-D model's inputs, N x C x L, are its images of C x 1 x L (the same values in the same order).
+  if (header.shape.size() == 3 && model.height == 1) header.shape.insert(header.shape.begin() + 2, 1);
   check_npy_images(source.path, header);
   const std::vector<int64_t>& all = header.shape;
   const std::string held = std::to_string(all[1]) + "x" + std::to_string(all[2]) + "x" + std::to_string(all[3]);

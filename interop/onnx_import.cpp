@@ -100,7 +100,9 @@ void Importer::shape_node(const onnx::NodeProto& n) {
   const int x = activation(n, 0);
   const ActShape s = shape_of(x);
   ShapeValue v;
-  v.values = is_flat(x) ? std::vector<int64_t>{kBatchDim, s.numel()} : std::vector<int64_t>{kBatchDim, s.c, s.h, s.w};
+  v.values = is_flat(x)               ? std::vector<int64_t>{kBatchDim, s.numel()}
+             : one_row_.count(n.input(0)) ? std::vector<int64_t>{kBatchDim, s.c, s.w}
+                                          : std::vector<int64_t>{kBatchDim, s.c, s.h, s.w};
   const int64_t rank = static_cast<int64_t>(v.values.size());
   const auto bound = [&](int64_t b) { return std::min(std::max(b < 0 ? b + rank : b, int64_t{0}), rank); };
   const int64_t start = bound(int_attribute(n, "start", 0)), end = bound(int_attribute(n, "end", rank));
@@ -108,12 +110,24 @@ void Importer::shape_node(const onnx::NodeProto& n) {
   shape_values_[n.output(0)] = v;
 }
 
-// A conv's or pool's `pads`, each side 0 to 64.
+// A conv's or pool's `pads`, each side 0 to 64 (a 1-D one's two ends: its left and right).
 Importer::Pads Importer::spatial_pads(const onnx::NodeProto& n) const {
-  const auto pads = ints_attribute(n, "pads", {0, 0, 0, 0});
-  if (pads.size() != 4 || std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p < 0 || p > 64; }))
-    refuse(n, "pads " + ints_string(pads) + ": octet pads each side of height and width by 0 to 64");
+  const bool one_row = is_one_row(n, 0);
+  const auto pads = ints_attribute(n, "pads", one_row ? std::vector<int64_t>{0, 0} : std::vector<int64_t>{0, 0, 0, 0});
+  if (pads.size() != (one_row ? 2u : 4u) ||
+      std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p < 0 || p > 64; }))
+    refuse(n, "pads " + ints_string(pads) + (one_row ? ": octet pads each end of a 1-D window by 0 to 64"
+                                                     : ": octet pads each side of height and width by 0 to 64"));
+  if (one_row) return {0, pads[0], 0, pads[1]};
   return {pads[0], pads[1], pads[2], pads[3]};
+}
+
+std::vector<int64_t> Importer::window_ints(const onnx::NodeProto& n, const char* name, std::vector<int64_t> fallback,
+                                           bool alike) const {
+  if (!is_one_row(n, 0)) return ints_attribute(n, name, fallback);
+  std::vector<int64_t> v = ints_attribute(n, name, fallback.empty() ? fallback : std::vector<int64_t>{fallback[1]});
+  if (v.size() != 1) return v;  // the caller refuses it
+  return {alike ? v[0] : 1, v[0]};
 }
 
 // Input 0 of a conv or pool padded by `pads` and by a Pad before it (pad()):
@@ -260,10 +274,15 @@ void Importer::import_node(const onnx::NodeProto& n) {
     define(n, it->second);
   else if (!dispatch_channels_last(n))
     import_op(n);
-  // What is computed on a channels-last image is one too (not a transpose back, nor rows).
+  // What is computed on a channels-last image is one too (not a transpose back, nor rows); on a 1-D value too.
   const auto out = values_.find(n.output(0));
   if (reads_last && op != "Transpose" && out != values_.end() && !is_flat(out->second))
     channels_last_.insert(n.output(0));
+  const bool reads_one_row = std::any_of(n.input().begin(), n.input().end(), [&](const std::string& in) {
+    return one_row_.count(in) > 0;
+  });
+  if (reads_one_row && ((out != values_.end() && !is_flat(out->second)) || pending_pads_.count(n.output(0))))
+    one_row_.insert(n.output(0));
 }
 
 void Importer::import_op(const onnx::NodeProto& n) {
@@ -298,7 +317,8 @@ void Importer::import_op(const onnx::NodeProto& n) {
   if (op == "Concat") return concat(n);
   if (op == "Split") return split(n);
   if (op == "Transpose") return transpose(n);
-  if (op == "ReduceMean" || op == "ReduceMax") return reduce_image(n, {2, 3});
+  if (op == "ReduceMean" || op == "ReduceMax")
+    return reduce_image(n, is_one_row(n, 0) ? std::vector<int64_t>{2} : std::vector<int64_t>{2, 3});
   if (op == "Slice") return slice(n);
   if (op == "Gather") return gather(n);
   if (op == "Squeeze") return squeeze(n);

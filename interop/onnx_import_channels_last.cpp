@@ -196,8 +196,8 @@ void Importer::layer_normalization(const onnx::NodeProto& n) {
   if (!(epsilon >= 0) || !std::isfinite(epsilon)) refuse(n, "epsilon " + std::to_string(epsilon));
   const int x = activation(n, 0), channels = shape_of(x).c;
   define(n, builder_.layer_norm(x, epsilon));
-  PendingAffine a{per_channel(n, constant(n, 1), channels, true), std::vector<float>(channels, 0.0f), &n};
-  if (has_input(n, 2)) a.shift = per_channel(n, constant(n, 2), channels, true);
+  PendingAffine a{per_channel(n, constant(n, 1), channels, 1), std::vector<float>(channels, 0.0f), &n};
+  if (has_input(n, 2)) a.shift = per_channel(n, constant(n, 2), channels, 1);
   pending_affines_[n.output(0)] = std::move(a);
 }
 
@@ -231,16 +231,15 @@ bool Importer::gelu_pattern(const onnx::NodeProto& div) {
 }
 
 // A constant of one value, or one per channel: [C] (any leading 1s) for
-// channels-last values and rows, [C, 1, 1] for images.
+// channels-last values and rows, [C, 1] for 1-D values, [C, 1, 1] for images.
 std::vector<float> Importer::per_channel(const onnx::NodeProto& n, const FloatTensor& t, int channels,
-                                         bool last) const {
+                                         int from_end) const {
   const int rank = static_cast<int>(t.shape.size());
   const bool one = t.numel() == 1;
-  const bool fits = t.numel() == channels && rank >= 1 && t.dim(last ? rank - 1 : std::max(rank - 3, 0)) == channels &&
-                    (last || rank >= 3);
+  const bool fits = t.numel() == channels && rank >= from_end && t.dim(rank - from_end) == channels;
   if (!one && !fits)
     refuse(n, "a constant of shape " + shape_string(t.shape) + " for " + std::to_string(channels) + " channels" +
-                  (last ? " (channels-last)" : "") + "; octet takes one value or one per channel");
+                  (from_end == 1 ? " (channels-last)" : "") + "; octet takes one value or one per channel");
   std::vector<float> v(static_cast<size_t>(channels));
   for (int c = 0; c < channels; ++c) v[static_cast<size_t>(c)] = t.data[one ? 0 : static_cast<size_t>(c)];
   return v;
@@ -248,8 +247,8 @@ std::vector<float> Importer::per_channel(const onnx::NodeProto& n, const FloatTe
 
 std::vector<float> Importer::constant_per_channel(const onnx::NodeProto& n, int value, int constant_input) const {
   const int x = value_node(n, value);
-  return per_channel(n, constant(n, constant_input), shape_of(x).c,
-                     channels_last_.count(n.input(value)) > 0 || is_flat(x));
+  const bool last = channels_last_.count(n.input(value)) > 0 || is_flat(x);
+  return per_channel(n, constant(n, constant_input), shape_of(x).c, last ? 1 : is_one_row(n, value) ? 2 : 3);
 }
 
 // Whether the value of `node` is read once (aliases made by views and folds not counted; the graph's output is a read).

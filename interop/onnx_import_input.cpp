@@ -11,6 +11,31 @@
 
 namespace octet::onnx_import {
 
+// A 1-D CNN's input, N x C x L (audio, sensor, ECG): octet's images of C x 1 x L, whose every value keeps
+// that view (one_row_). Its channels and length are fixed.
+void Importer::read_one_row_input(const onnx::ValueInfoProto& in, const std::string& what) {
+  const auto& dims = in.type().tensor_type().shape().dim();
+  int cl[2];
+  for (int k = 1; k < 3; ++k) {
+    const std::string dim =
+        what + ": its " + (k == 1 ? "channels" : "length") + " (dimension " + std::to_string(k) + ")";
+    check(dims[k].has_dim_value(), dim + " is dynamic; octet needs a fixed one (export with a fixed-size input)");
+    const int64_t value = dims[k].dim_value();
+    check(value > 0 && value < (1 << 16), dim + " is " + std::to_string(value) + ", not 1 to 65535");
+    cl[k - 1] = static_cast<int>(value);
+  }
+  check(options_.input_size.empty(), where_ + ": --input-size sizes images; input '" + in.name() +
+                                         "' is N x C x L, with a fixed length");
+  summary_.input = {cl[0], 1, cl[1]};
+  if (info_)
+    check(cl[0] == info_->channels && info_->height == 1 && cl[1] == info_->width,
+          what + " takes " + std::to_string(cl[0]) + " x " + std::to_string(cl[1]) + " values (N x C x L), and " +
+              info_->name + "'s images are " + std::to_string(info_->channels) + "x" + std::to_string(info_->height) +
+              "x" + std::to_string(info_->width) + " (--dataset)");
+  values_[in.name()] = builder_.input(cl[0], 1, cl[1]);
+  one_row_.insert(in.name());
+}
+
 void Importer::read_input() {
   std::vector<const onnx::ValueInfoProto*> inputs;
   for (const auto& in : g_.input())
@@ -23,8 +48,10 @@ void Importer::read_input() {
         what + " is not a floating-point tensor (float32, float16, bfloat16 or float64)");
   note_computed_in_float32(in.type().tensor_type().elem_type());
   const auto& dims = in.type().tensor_type().shape().dim();
-  check(dims.size() == 4, what + " has " + std::to_string(dims.size()) + " dimensions, not N x C x H x W");
+  check(dims.size() == 4 || dims.size() == 3,
+        what + " has " + std::to_string(dims.size()) + " dimensions, not N x C x H x W (or N x C x L)");
   if (dims[0].has_dim_value()) file_batch_ = dims[0].dim_value();
+  if (dims.size() == 3) return read_one_row_input(in, what);
   // An input whose every reader moves its channels to axis 1 (a Transpose of
   // perm [0, 3, 1, 2]: TensorFlow's and Keras's N x H x W x C models, as
   // tf2onnx writes them) is the channels-last view of an octet image.

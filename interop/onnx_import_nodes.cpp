@@ -38,10 +38,11 @@ Importer::Pads Importer::window_pads(const onnx::NodeProto& n, int64_t extent_h,
 
 void Importer::conv(const onnx::NodeProto& n) {
   FloatTensor w = constant(n, 1);
+  if (is_one_row(n, 0) && w.shape.size() == 3) w.shape.insert(w.shape.begin() + 2, 1);  // [O, I, K]: a 1 x K kernel
   if (w.shape.size() != 4) refuse(n, "a weight of shape " + shape_string(w.shape) + ": octet imports 2-D convolutions");
   const int64_t out = w.dim(0), kernel = w.dim(2), kernel_w = w.dim(3);
-  const auto strides = ints_attribute(n, "strides", {1, 1});
-  const auto dilations = ints_attribute(n, "dilations", {1, 1});
+  const auto strides = window_ints(n, "strides", {1, 1}, true);
+  const auto dilations = window_ints(n, "dilations", {1, 1}, true);
   const int64_t groups = int_attribute(n, "group", 1);
   if (kernel < 1 || kernel_w < 1 || kernel > 64 || kernel_w > 64)
     refuse(n, "a weight of shape " + shape_string(w.shape) + ": octet's kernels are 1 to 64 pixels high and wide");
@@ -153,15 +154,15 @@ bool Importer::is_ceil_mode_padding(const onnx::NodeProto& n, const Pads& pads, 
 }
 
 void Importer::pool(const onnx::NodeProto& n) {
-  const auto kernel = ints_attribute(n, "kernel_shape", {});
-  const auto strides = ints_attribute(n, "strides", {1, 1});
+  const auto kernel = window_ints(n, "kernel_shape", {}, false);
+  const auto strides = window_ints(n, "strides", {1, 1}, false);
   const auto one_to_64 = [](const std::vector<int64_t>& v) {
     return v.size() == 2 && std::all_of(v.begin(), v.end(), [](int64_t k) { return k >= 1 && k <= 64; });
   };
   if (!one_to_64(kernel))
     refuse(n, "kernel_shape " + ints_string(kernel) + ": octet's windows are 1 to 64 high and wide");
   if (!one_to_64(strides)) refuse(n, "strides " + ints_string(strides) + ": octet's are 1 to 64 down and across");
-  if (ints_attribute(n, "dilations", {1, 1}) != std::vector<int64_t>{1, 1}) refuse(n, "dilated pooling");
+  if (window_ints(n, "dilations", {1, 1}, false) != std::vector<int64_t>{1, 1}) refuse(n, "dilated pooling");
   if (n.op_type() == "MaxPool" && n.output_size() > 1 && uses_[n.output(1)] > 0) refuse(n, "its indices are read");
   PoolAxis rows{static_cast<int>(kernel[0]), static_cast<int>(strides[0]), 0};
   PoolAxis columns{static_cast<int>(kernel[1]), static_cast<int>(strides[1]), 0};
@@ -314,6 +315,10 @@ void Importer::pad(const onnx::NodeProto& n) {
   const ShapeValue* pads = shape_value(n, 1);
   if (!pads) refuse(n, "pads that are not a constant");
   std::vector<int64_t> p = pads->values;
+  if (is_one_row(n, 0)) {  // N, C, L: the length's ends are octet's left and right
+    if (has_input(n, 3)) refuse(n, "pads of given axes of a 1-D value: give all of them");
+    if (p.size() == 6) p = {p[0], p[1], 0, p[2], p[3], p[4], 0, p[5]};
+  }
   if (has_input(n, 3)) p = pads_over_all_axes(n, p);
   if (std::all_of(p.begin(), p.end(), [](int64_t v) { return v == 0; })) {
     summary_.dropped.push_back(n.op_type());
@@ -407,21 +412,23 @@ void Importer::mul(const onnx::NodeProto& n) {
 
 // A reduction's axes (axes_of); none: every axis, unless noop_with_empty_axes.
 std::vector<int64_t> Importer::reduce_axes(const onnx::NodeProto& n) {
-  const std::optional<std::vector<int64_t>> axes = axes_of(n, 4);
+  const std::optional<std::vector<int64_t>> axes = axes_of(n, is_one_row(n, 0) ? 3 : 4);
   if (!axes) refuse(n, "axes that are not a constant");
   if (axes->empty() && int_attribute(n, "noop_with_empty_axes", 0) != 0) refuse(n, "no axes to reduce (a no-op)");
   return *axes;
 }
 
 // A ReduceMean or ReduceMax over height and width (`image_axes`: 2, 3, or 1, 2
-// on a channels-last value, as Keras's global poolings come from tf2onnx): a
-// global average or max pool.
+// on a channels-last value, as Keras's global poolings come from tf2onnx; a
+// 1-D value's length, 2): a global average or max pool.
 void Importer::reduce_image(const onnx::NodeProto& n, const std::vector<int64_t>& image_axes) {
   const bool max = n.op_type() == "ReduceMax";
   const int x = activation(n, 0);
   if (is_flat(x) || reduce_axes(n) != image_axes)
-    refuse(n, std::string("a ") + (max ? "maximum" : "mean") + " over axes other than height and width (" +
-                  std::to_string(image_axes[0]) + ", " + std::to_string(image_axes[1]) + ")");
+    refuse(n, std::string("a ") + (max ? "maximum" : "mean") + " over axes other than " +
+                  (image_axes.size() == 1 ? "the length (2)"
+                                          : "height and width (" + std::to_string(image_axes[0]) + ", " +
+                                                std::to_string(image_axes[1]) + ")"));
   const int pooled = max ? global_max_pool_of(x) : builder_.global_avg_pool(x);
   define(n, int_attribute(n, "keepdims", 1) != 0 ? pooled : builder_.flatten(pooled));
 }

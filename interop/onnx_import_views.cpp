@@ -212,8 +212,13 @@ void Importer::squeeze(const onnx::NodeProto& n) {
   const bool last = channels_last_.count(n.input(0)) > 0;
   const int64_t height = last ? 1 : 2;  // the axis of height; width's next
   const ActShape s = shape_of(x);
-  const std::optional<std::vector<int64_t>> axes = axes_of(n, 4);
+  const std::optional<std::vector<int64_t>> axes = axes_of(n, is_one_row(n, 0) ? 3 : 4);
   if (!axes) refuse(n, "axes that are not a constant");
+  if (is_one_row(n, 0)) {  // a 1-D value's length of 1 (after its global pooling)
+    if (s.w != 1 || *axes != std::vector<int64_t>{2})
+      refuse(n, "a squeeze other than of the length of size 1 (axis 2) of a 1-D value, to batch and features");
+    return define(n, builder_.flatten(x));
+  }
   const onnx::NodeProto* then = sole_reader_of(n.output(0), "Squeeze");
   const bool one_of_two = axes->size() == 1 && ((*axes)[0] == height || (*axes)[0] == height + 1) && then &&
                           then->input(0) == n.output(0) && axes_of(*then, 3) == std::vector<int64_t>{height};

@@ -142,7 +142,9 @@ class Importer {
   void layer_normalization(const onnx::NodeProto& n);
   void divide(const onnx::NodeProto& n);
   bool gelu_pattern(const onnx::NodeProto& div);
-  std::vector<float> per_channel(const onnx::NodeProto& n, const FloatTensor& t, int channels, bool last) const;
+  // `from_end`: the constant's axis of channels counted from its last (images 3, 1-D values 2, rows and
+  // channels-last values 1).
+  std::vector<float> per_channel(const onnx::NodeProto& n, const FloatTensor& t, int channels, int from_end) const;
   // Input `constant` of n per channel of its computed input `value`, in that value's layout.
   std::vector<float> constant_per_channel(const onnx::NodeProto& n, int value, int constant) const;
   void constant_affine(const onnx::NodeProto& n, int i, const std::vector<float>& scale,
@@ -178,6 +180,16 @@ class Importer {
   // Values whose ONNX layout is [N, H, W, C] (after a Transpose of perm
   // [0, 2, 3, 1]): the octet node's own NHWC values, read as they are.
   std::set<std::string> channels_last_;
+  // Values whose ONNX layout is [N, C, L] (a 1-D CNN's, from an input of rank
+  // 3): octet's images of C x 1 x L, their windows 1 x K.
+  std::set<std::string> one_row_;
+  void read_one_row_input(const onnx::ValueInfoProto& in, const std::string& what);
+  bool is_one_row(const onnx::NodeProto& n, int i) const { return has_input(n, i) && one_row_.count(n.input(i)); }
+  // A conv's or pool's attribute over height and width (`fallback` where
+  // absent); of a 1-D one, its one value v as {height, v}: {v, v} where
+  // `alike` (a conv's stride and dilation, which a height of 1 ignores), else {1, v}.
+  std::vector<int64_t> window_ints(const onnx::NodeProto& n, const char* name, std::vector<int64_t> fallback,
+                                   bool alike) const;
   // Rows flattened from a channels-last image (H, W, C order), by value: its shape.
   std::map<std::string, ActShape> hwc_rows_;
   // A constant x * scale + shift per channel not applied yet (values_ holds

@@ -34,14 +34,17 @@ py::array_t<float, py::array::c_style> image_batch(const py::handle& images, con
                                std::to_string(input.h) + " x " + std::to_string(input.w) + ", normalised";
   const py::array a = as_array(images, "images", expected);
   check_dtype<float>(a, "images", "float32", "images.astype(numpy.float32)");
-  const std::vector<int64_t> shape = shape_of(a);
+  std::vector<int64_t> shape = shape_of(a);
+  // A 1-D model's inputs, N x C x L, are its images of C x 1 x L (the same values in the same order).
+  const bool one_row = shape.size() == 3 && input.h == 1 && shape[1] == input.c && shape[2] == input.w;
+  if (one_row) shape.insert(shape.begin() + 2, 1);
   if (shape.size() != 4 || shape[1] != input.c || shape[2] != input.h || shape[3] != input.w)
     throw py::value_error("images have shape " + shape_tuple(shape) + " but the model takes " +
                           "(N, " + std::to_string(input.c) + ", " +
                           std::to_string(input.h) + ", " + std::to_string(input.w) + ")" +
                           " (N x C x H x W; add a batch axis with images[None] for one image)");
   if (shape[0] == 0) throw py::value_error("images hold no image (N = 0)");
-  auto contiguous = py::array_t<float, py::array::c_style>::ensure(a);
+  auto contiguous = py::array_t<float, py::array::c_style>::ensure(one_row ? py::array(a).reshape(shape) : a);
   const float* x = contiguous.data();
   for (py::ssize_t i = 0; i < contiguous.size(); ++i)
     if (!std::isfinite(x[i]))

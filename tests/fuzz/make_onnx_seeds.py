@@ -201,6 +201,29 @@ def write_rect_pools():
                       input_names=["x"])
 
 
+class OneRow(nn.Module):
+    """A 1-D CNN over N x 2 x 64 inputs: Conv1d, BatchNorm1d, MaxPool1d, a padded AvgPool1d (a Pad before it),
+    a per-channel constant and x.mean(-1)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv1d(2, 4, 5, stride=2, padding=2)
+        self.bn = nn.BatchNorm1d(4)
+        self.pool = nn.MaxPool1d(2)
+        self.average = nn.AvgPool1d(3, stride=2, padding=1)
+        self.gain = nn.Parameter(torch.rand(4, 1) + 0.5)
+        self.fc = nn.Linear(4, 10)
+
+    def forward(self, x):
+        return self.fc((self.average(self.pool(torch.relu(self.bn(self.conv(x))))) * self.gain).mean(-1))
+
+
+def write_one_row():
+    torch.manual_seed(13)
+    torch.onnx.export(OneRow().eval(), torch.zeros(1, 2, 64), str(OUT / "one_row.onnx"), opset_version=13,
+                      input_names=["x"])
+
+
 def write_dynamo_forms():
     """The same block as PyTorch's default exporter writes it at opset 20: Gelu, ReduceMean's axes an input,
     initializers only, node metadata_props (IR 10)."""
@@ -312,6 +335,7 @@ def main():
     write_prelu()
     write_group_norms()
     write_rect_pools()
+    write_one_row()
     write_embedding()
     write_dynamic_size()
     write_float16()
