@@ -170,9 +170,9 @@ TEST(KernelPath, PackedWeightsAndValuesStartOnACacheLine) {
 
 
 // On the AVX-512 path, concats and activations run on the VBMI byte lookup
-// where the CPU has VBMI (elsewhere the portable ones), and muls on each
-// SIMD path's kernel, with the same logits.
-TEST(KernelPath, TableAndMulNodesRunOnTheAvx512KernelsOnThatPath) {
+// where the CPU has VBMI (elsewhere the portable ones), on the AVX2 path on
+// AVX2's, and muls on each SIMD path's kernel, with the same logits.
+TEST(KernelPath, TableAndMulNodesRunOnTheSimdKernelsOfEachPath) {
   const QuantizedModel model = quantize_random(random_imagenet_ops_checkpoint(43), quick_quantize_options(), 16);
   int counted[3] = {};
   const int checked = expect_kernels_on_each_path(model, [&](const Node& n, KernelPath path) -> std::string {
@@ -180,8 +180,9 @@ TEST(KernelPath, TableAndMulNodesRunOnTheAvx512KernelsOnThatPath) {
     const int kind = n.op == Op::Concat ? 0 : n.op == Op::Activation ? 1 : n.op == Op::Mul ? 2 : -1;
     if (kind < 0) return "";
     ++counted[kind];
-    if (kind == 0) return vbmi ? "concat-avx512-vbmi" : "concat";
-    if (kind == 1) return vbmi ? "activation-avx512-vbmi" : "activation-table";
+    const bool avx2 = path == KernelPath::Avx2;
+    if (kind == 0) return vbmi ? "concat-avx512-vbmi" : avx2 ? "concat-avx2" : "concat";
+    if (kind == 1) return vbmi ? "activation-avx512-vbmi" : avx2 ? "activation-avx2" : "activation-table";
     return avx512 ? "mul-avx512" : path == KernelPath::Avx2 ? "mul-avx2" : "mul";
   });
   EXPECT_GE(checked, 3);
