@@ -7,17 +7,16 @@ or AdaptiveAvgPool1d and a squeeze. PyTorch's logits are the reference; ONNX
 Runtime runs the file and octet's int8 export as well; `octet quantize`
 reads calibration inputs of N x C x L."""
 
-import subprocess
-
 import numpy as np
 import octet
 import pytest
 
 torch = pytest.importorskip("torch")
 onnx = pytest.importorskip("onnx")
-import ort_peer  # noqa: E402
 from test_onnx_import import seeded  # noqa: E402
 from torchscript_onnx import torchscript_export  # noqa: E402
+from unlabelled_import import assert_int8_follows_float_and_exports, assert_matches_pytorch_and_onnx_runtime  # noqa
+from unlabelled_import import octet_import, refused  # noqa: E402
 
 nn = torch.nn
 WAVEFORM = (1, 1600)
@@ -62,14 +61,6 @@ def exported(path, seed, **kwargs):
     return model
 
 
-def octet_import(octet_bin, onnx_path, out):
-    result = subprocess.run([octet_bin, "import", str(onnx_path), "-o", str(out)], capture_output=True, text=True)
-    if "built without it" in result.stderr:
-        pytest.skip("this octet has no ONNX library: " + result.stderr.strip())
-    assert result.returncode == 0, result.stderr
-    return result
-
-
 @pytest.mark.parametrize("pooled_by_mean", [True, False], ids=["mean", "adaptive_pool_squeeze"])
 def test_1d_cnn_imports_and_matches_pytorch_and_onnx_runtime(tmp_path, octet_bin, waveforms, pooled_by_mean):
     model = exported(tmp_path / "m5.onnx", 91, pooled_by_mean=pooled_by_mean)
@@ -77,38 +68,19 @@ def test_1d_cnn_imports_and_matches_pytorch_and_onnx_runtime(tmp_path, octet_bin
     assert ops.count("Conv") == 4 and "MaxPool" in ops and "AveragePool" in ops, ops
     assert ("ReduceMean" if pooled_by_mean else "GlobalAveragePool") in ops, ops
     result = octet_import(octet_bin, tmp_path / "m5.onnx", tmp_path / "m5.octet")
-    assert "1x1x1600" in result.stdout, result.stdout
+    assert result.returncode == 0 and "1x1x1600" in result.stdout, (result.stdout, result.stderr)
     checkpoint = octet.load_checkpoint(str(tmp_path / "m5.octet"))
     got = checkpoint.predict(waveforms)  # N x C x L, as the model reads them
     assert np.array_equal(got, checkpoint.predict(waveforms[:, :, None, :]))  # octet's own N x C x 1 x L
-    with torch.no_grad():
-        expected = model(torch.from_numpy(waveforms)).numpy()
-    largest = np.abs(expected).max()
-    assert largest > 1 and np.abs(got - expected).max() <= 1e-4 * largest, (np.abs(got - expected).max(), largest)
-    if ort_peer.missing():
-        pytest.skip(ort_peer.missing())
-    theirs = ort_peer.run(str(tmp_path / "m5.onnx"), [waveforms])[0]
-    assert np.abs(got - theirs).max() <= 1e-4 * largest
+    assert_matches_pytorch_and_onnx_runtime(got, model, tmp_path / "m5.onnx", waveforms)
 
 
 def test_1d_cnn_quantizes_from_n_x_c_x_l_inputs_follows_float_and_exports(tmp_path, octet_bin, waveforms):
     exported(tmp_path / "m5.onnx", 92)
-    octet_import(octet_bin, tmp_path / "m5.onnx", tmp_path / "m5.octet")
-    float_logits = octet.load_checkpoint(str(tmp_path / "m5.octet")).predict(waveforms)
-    np.save(tmp_path / "calibration.npy", waveforms[:32])  # N x C x L
-    subprocess.run([octet_bin, "quantize", "--checkpoint", str(tmp_path / "m5.octet"), "--calib-data",
-                    str(tmp_path / "calibration.npy"), "--method", "max", "-o", str(tmp_path / "m5.int8")],
-                   capture_output=True, text=True, check=True)
-    quantized = octet.load_quantized(str(tmp_path / "m5.int8"))
-    ours = quantized.predict(waveforms, dequantize=True)
-    assert np.mean(ours.argmax(1) == float_logits.argmax(1)) >= 0.9
-    subprocess.run([octet_bin, "export", "--quantized", str(tmp_path / "m5.int8"), "--onnx", str(tmp_path / "q.onnx")],
-                   capture_output=True, text=True, check=True)
-    if ort_peer.missing():
-        pytest.skip(ort_peer.missing())
-    images = waveforms[:16, :, None, :]  # the export reads octet's images, N x C x 1 x L
-    theirs = np.concatenate([ort_peer.run(tmp_path / "q.onnx", [images[i:i + 1]])[0] for i in range(16)])
-    assert np.abs(ours[:16] - theirs).max() <= 1e-3 * np.abs(ours).max(), np.abs(ours[:16] - theirs).max()
+    assert octet_import(octet_bin, tmp_path / "m5.onnx", tmp_path / "m5.octet").returncode == 0
+    # Calibrated from an N x C x L .npy; the export reads octet's images, N x C x 1 x L.
+    assert_int8_follows_float_and_exports(tmp_path, octet_bin, tmp_path / "m5.octet", waveforms,
+                                          waveforms[:, :, None, :])
 
 
 def test_a_depthwise_conv1d_is_refused_naming_it(tmp_path, octet_bin):
@@ -126,23 +98,11 @@ def test_a_depthwise_conv1d_is_refused_naming_it(tmp_path, octet_bin):
     torchscript_export(model, torch.zeros(1, *WAVEFORM), tmp_path / "d.onnx", opset_version=13,
                        input_names=["waveform"])
     depthwise = [n.name for n in onnx.load(str(tmp_path / "d.onnx")).graph.node if n.op_type == "Conv"][1]
-    result = subprocess.run([octet_bin, "import", str(tmp_path / "d.onnx"), "-o", str(tmp_path / "d.octet")],
-                            capture_output=True, text=True)
-    if "built without it" in result.stderr:
-        pytest.skip("this octet has no ONNX library: " + result.stderr.strip())
-    assert result.returncode == 1, result.stdout
-    assert depthwise in result.stderr and "grouped kernels are square" in result.stderr, result.stderr
-    assert not (tmp_path / "d.octet").exists()
+    refused(octet_bin, tmp_path / "d.onnx", tmp_path / "d.octet", depthwise, "grouped kernels are square")
 
 
 def test_a_dynamic_length_is_refused(tmp_path, octet_bin):
     model = seeded(M5, 94)
     torchscript_export(model, torch.zeros(1, *WAVEFORM), tmp_path / "m.onnx", opset_version=13,
                        input_names=["waveform"], dynamic_axes={"waveform": {0: "n", 2: "samples"}})
-    result = subprocess.run([octet_bin, "import", str(tmp_path / "m.onnx"), "-o", str(tmp_path / "m.octet")],
-                            capture_output=True, text=True)
-    if "built without it" in result.stderr:
-        pytest.skip("this octet has no ONNX library: " + result.stderr.strip())
-    assert result.returncode == 1, result.stdout
-    assert "its length (dimension 2) is dynamic" in result.stderr, result.stderr
-    assert not (tmp_path / "m.octet").exists()
+    refused(octet_bin, tmp_path / "m.onnx", tmp_path / "m.octet", "its length (dimension 2) is dynamic")

@@ -6,17 +6,15 @@ uncounted padding, and ends in a global max pool (a 10x51 MaxPool as torch
 writes it, or a GlobalMaxPool) and a ReduceMax (torch.amax) of a 10x51 image. PyTorch's logits are the reference;
 ONNX Runtime runs the file and octet's int8 export as well."""
 
-import subprocess
-
 import numpy as np
-import octet
 import pytest
 
 torch = pytest.importorskip("torch")
 onnx = pytest.importorskip("onnx")
-import ort_peer  # noqa: E402
 from test_onnx_import import seeded  # noqa: E402
 from torchscript_onnx import torchscript_export  # noqa: E402
+from unlabelled_import import assert_int8_follows_float_and_exports, assert_matches_pytorch_and_onnx_runtime  # noqa
+from unlabelled_import import imported, refused  # noqa: E402
 
 nn = torch.nn
 SPECTROGRAM = (1, 40, 101)
@@ -56,14 +54,6 @@ def exported(path, seed):
     return model
 
 
-def octet_import(octet_bin, onnx_path, out):
-    result = subprocess.run([octet_bin, "import", str(onnx_path), "-o", str(out)], capture_output=True, text=True)
-    if "built without it" in result.stderr:
-        pytest.skip("this octet has no ONNX library: " + result.stderr.strip())
-    assert result.returncode == 0, result.stderr
-    return octet.load_checkpoint(str(out))
-
-
 def as_global_max_pool(path):
     """The file with torch's whole-image MaxPool (adaptive_max_pool2d(x, 1) of a known size) a GlobalMaxPool."""
     written = onnx.load(str(path))
@@ -85,35 +75,14 @@ def test_rectangular_pools_import_and_match_pytorch_and_onnx_runtime(tmp_path, o
     assert [(op, a.get("kernel_shape"), a.get("strides")) for op, a in pools] == [
         ("MaxPool", [3, 1], [2, 1]), ("MaxPool", [1, 3], [1, 2]), ("AveragePool", [2, 3], [2, 1]), whole,
         ("ReduceMax", None, None)], pools
-    checkpoint = octet_import(octet_bin, tmp_path / "kws.onnx", tmp_path / "kws.octet")
-    got = checkpoint.predict(spectrograms)
-    with torch.no_grad():
-        expected = model(torch.from_numpy(spectrograms)).numpy()
-    largest = np.abs(expected).max()
-    assert largest > 1 and np.abs(got - expected).max() <= 1e-4 * largest, (np.abs(got - expected).max(), largest)
-    if ort_peer.missing():
-        pytest.skip(ort_peer.missing())
-    theirs = ort_peer.run(str(tmp_path / "kws.onnx"), [spectrograms])[0]
-    assert np.abs(got - theirs).max() <= 1e-4 * largest
+    got = imported(octet_bin, tmp_path / "kws.onnx", tmp_path / "kws.octet").predict(spectrograms)
+    assert_matches_pytorch_and_onnx_runtime(got, model, tmp_path / "kws.onnx", spectrograms)
 
 
 def test_rectangular_pools_quantize_follow_float_and_export(tmp_path, octet_bin, spectrograms):
     exported(tmp_path / "kws.onnx", 82)
-    float_logits = octet_import(octet_bin, tmp_path / "kws.onnx", tmp_path / "kws.octet").predict(spectrograms)
-    np.save(tmp_path / "calibration.npy", spectrograms[:32])
-    subprocess.run([octet_bin, "quantize", "--checkpoint", str(tmp_path / "kws.octet"), "--calib-data",
-                    str(tmp_path / "calibration.npy"), "--method", "max", "-o", str(tmp_path / "kws.int8")],
-                   capture_output=True, text=True, check=True)
-    quantized = octet.load_quantized(str(tmp_path / "kws.int8"))
-    ours = quantized.predict(spectrograms, dequantize=True)
-    assert np.mean(ours.argmax(1) == float_logits.argmax(1)) >= 0.9
-    # The int8 model's QDQ export pools the same windows in ONNX Runtime.
-    subprocess.run([octet_bin, "export", "--quantized", str(tmp_path / "kws.int8"), "--onnx", str(tmp_path / "q.onnx")],
-                   capture_output=True, text=True, check=True)
-    if ort_peer.missing():
-        pytest.skip(ort_peer.missing())
-    theirs = np.concatenate([ort_peer.run(tmp_path / "q.onnx", [spectrograms[i:i + 1]])[0] for i in range(16)])
-    assert np.abs(ours[:16] - theirs).max() <= 1e-3 * np.abs(ours).max(), np.abs(ours[:16] - theirs).max()
+    imported(octet_bin, tmp_path / "kws.onnx", tmp_path / "kws.octet")
+    assert_int8_follows_float_and_exports(tmp_path, octet_bin, tmp_path / "kws.octet", spectrograms, spectrograms)
 
 
 def test_unequal_ends_of_a_max_pool_direction_are_refused(tmp_path, octet_bin):
@@ -122,11 +91,5 @@ def test_unequal_ends_of_a_max_pool_direction_are_refused(tmp_path, octet_bin):
     pool = next(n for n in written.graph.node if n.op_type == "MaxPool")
     next(a for a in pool.attribute if a.name == "pads").ints[:] = [1, 0, 0, 0]
     onnx.save(written, str(tmp_path / "uneven.onnx"))
-    result = subprocess.run([octet_bin, "import", str(tmp_path / "uneven.onnx"), "-o", str(tmp_path / "uneven.octet")],
-                            capture_output=True, text=True)
-    if "built without it" in result.stderr:
-        pytest.skip("this octet has no ONNX library: " + result.stderr.strip())
-    assert result.returncode == 1, result.stdout
-    for fragment in (pool.name, "pads [1,0,0,0] of a max pool", "both ends of each direction alike"):
-        assert fragment in result.stderr, result.stderr
-    assert not (tmp_path / "uneven.octet").exists()
+    refused(octet_bin, tmp_path / "uneven.onnx", tmp_path / "uneven.octet", pool.name, "pads [1,0,0,0] of a max pool",
+            "both ends of each direction alike")

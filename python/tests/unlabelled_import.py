@@ -1,0 +1,65 @@
+"""Checks shared by the tests of models imported without a dataset (classes by
+number, the input as the model reads it: spectrograms, waveforms): octet's
+float logits against PyTorch's and ONNX Runtime's, its int8 model against its
+float one, and the int8 model's QDQ export in ONNX Runtime."""
+
+import subprocess
+
+import numpy as np
+import octet
+import ort_peer
+import pytest
+import torch
+
+
+def octet_import(octet_bin, onnx_path, out):
+    """`octet import` of onnx_path (no dataset), its result; skips where octet has no ONNX library."""
+    result = subprocess.run([octet_bin, "import", str(onnx_path), "-o", str(out)], capture_output=True, text=True)
+    if "built without it" in result.stderr:
+        pytest.skip("this octet has no ONNX library: " + result.stderr.strip())
+    return result
+
+
+def imported(octet_bin, onnx_path, out):
+    result = octet_import(octet_bin, onnx_path, out)
+    assert result.returncode == 0, result.stderr
+    return octet.load_checkpoint(str(out))
+
+
+def refused(octet_bin, onnx_path, out, *fragments):
+    result = octet_import(octet_bin, onnx_path, out)
+    assert result.returncode == 1, result.stdout
+    for fragment in fragments:
+        assert fragment in result.stderr, result.stderr
+    assert not out.exists()
+
+
+def assert_matches_pytorch_and_onnx_runtime(got, model, onnx_path, inputs):
+    """octet's logits `got` of `inputs` within 1e-4 of the largest of PyTorch's, then of ONNX Runtime's."""
+    with torch.no_grad():
+        expected = model(torch.from_numpy(inputs)).numpy()
+    largest = np.abs(expected).max()
+    assert largest > 1 and np.abs(got - expected).max() <= 1e-4 * largest, (np.abs(got - expected).max(), largest)
+    if ort_peer.missing():
+        pytest.skip(ort_peer.missing())
+    theirs = ort_peer.run(str(onnx_path), [inputs])[0]
+    assert np.abs(got - theirs).max() <= 1e-4 * largest
+
+
+def assert_int8_follows_float_and_exports(tmp_path, octet_bin, checkpoint_path, inputs, export_inputs):
+    """Quantizes the checkpoint on inputs[:32] (a .npy as given, max); its int8 top-1 agrees with float on
+    `inputs` at least 90% of the time, and its QDQ export run by ONNX Runtime on export_inputs[:16] (the
+    export's own image layout) gives its dequantized logits within 1e-3 of the largest."""
+    float_logits = octet.load_checkpoint(str(checkpoint_path)).predict(inputs)
+    np.save(tmp_path / "calibration.npy", inputs[:32])
+    subprocess.run([octet_bin, "quantize", "--checkpoint", str(checkpoint_path), "--calib-data",
+                    str(tmp_path / "calibration.npy"), "--method", "max", "-o", str(tmp_path / "m.int8")],
+                   capture_output=True, text=True, check=True)
+    ours = octet.load_quantized(str(tmp_path / "m.int8")).predict(inputs, dequantize=True)
+    assert np.mean(ours.argmax(1) == float_logits.argmax(1)) >= 0.9
+    subprocess.run([octet_bin, "export", "--quantized", str(tmp_path / "m.int8"), "--onnx", str(tmp_path / "q.onnx")],
+                   capture_output=True, text=True, check=True)
+    if ort_peer.missing():
+        pytest.skip(ort_peer.missing())
+    theirs = np.concatenate([ort_peer.run(tmp_path / "q.onnx", [export_inputs[i:i + 1]])[0] for i in range(16)])
+    assert np.abs(ours[:16] - theirs).max() <= 1e-3 * np.abs(ours).max(), np.abs(ours[:16] - theirs).max()
