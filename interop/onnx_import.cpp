@@ -274,14 +274,16 @@ void Importer::import_node(const onnx::NodeProto& n) {
     define(n, it->second);
   else if (!dispatch_channels_last(n))
     import_op(n);
-  // What is computed on a channels-last image is one too (not a transpose back, nor rows); on a 1-D value too.
+  // What is computed on a channels-last image is one too (not a transpose back, nor rows); on a 1-D value too
+  // (a reshape says itself: reshape()).
   const auto out = values_.find(n.output(0));
   if (reads_last && op != "Transpose" && out != values_.end() && !is_flat(out->second))
     channels_last_.insert(n.output(0));
   const bool reads_one_row = std::any_of(n.input().begin(), n.input().end(), [&](const std::string& in) {
     return one_row_.count(in) > 0;
   });
-  if (reads_one_row && ((out != values_.end() && !is_flat(out->second)) || pending_pads_.count(n.output(0))))
+  if (reads_one_row && op != "Reshape" &&
+      ((out != values_.end() && !is_flat(out->second)) || pending_pads_.count(n.output(0))))
     one_row_.insert(n.output(0));
 }
 

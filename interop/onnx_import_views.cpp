@@ -20,9 +20,10 @@ void Importer::reshape(const onnx::NodeProto& n) {
   if (!target) refuse(n, "a target shape octet cannot evaluate");
   std::vector<int64_t> dims = target->values;
   const ActShape in = shape_of(x);
-  const bool flat = is_flat(x);
-  const std::vector<int64_t> in_dims =
-      flat ? std::vector<int64_t>{kBatchDim, in.numel()} : std::vector<int64_t>{kBatchDim, in.c, in.h, in.w};
+  const bool flat = is_flat(x), one_row = one_row_.count(n.input(0)) > 0;
+  const std::vector<int64_t> in_dims = flat      ? std::vector<int64_t>{kBatchDim, in.numel()}
+                                       : one_row ? std::vector<int64_t>{kBatchDim, in.c, in.w}
+                                                 : std::vector<int64_t>{kBatchDim, in.c, in.h, in.w};
   for (size_t k = 0; k < dims.size(); ++k)  // 0 copies the input's dimension
     if (dims[k] == 0 && k < in_dims.size() && int_attribute(n, "allowzero", 0) == 0) dims[k] = in_dims[k];
   if (dims.empty() || (dims[0] != kBatchDim && dims[0] != -1 && dims[0] != file_batch_))
@@ -44,7 +45,12 @@ void Importer::reshape(const onnx::NodeProto& n) {
     return define(n, view->second.node);
   if (view != grouped_views_.end())
     refuse(n, "a reshape of a view of the channels in groups other than a channel shuffle's or a GroupNorm's");
-  if (dims == in_dims && !flat) return define(n, x);
+  if (dims == in_dims && !flat) {
+    if (one_row) one_row_.insert(n.output(0));
+    return define(n, x);
+  }
+  // A 1-D value as an image of one row (x.view(n, c, 1, l)): octet's own view of it.
+  if (one_row && dims.size() == 4 && dims[1] == in.c && dims[2] == 1 && dims[3] == in.w) return define(n, x);
   if (flat && dims.size() == 4) return rows_as_image(n, x, dims);
   if (dims.size() != 2 || (dims[1] != -1 && dims[1] != in.numel()))
     refuse(n, "a reshape to " + shape_value_string(*target) + " of " + (flat ? "rows" : "images") + " " +

@@ -106,3 +106,30 @@ def test_a_dynamic_length_is_refused(tmp_path, octet_bin):
     torchscript_export(model, torch.zeros(1, *WAVEFORM), tmp_path / "m.onnx", opset_version=13,
                        input_names=["waveform"], dynamic_axes={"waveform": {0: "n", 2: "samples"}})
     refused(octet_bin, tmp_path / "m.onnx", tmp_path / "m.octet", "its length (dimension 2) is dynamic")
+
+
+class FrontEndThenImage(nn.Module):
+    """A 1-D front end over the waveform, then its channels viewed as an image of one row (x.view(n, c, 1, l)) for
+    2-D convs and pools: the view keeps octet's values as they are."""
+
+    def __init__(self):
+        super().__init__()
+        self.front = nn.Conv1d(1, 8, 16, stride=8, padding=4)
+        self.conv = nn.Conv2d(8, 16, (1, 3), padding=(0, 1))
+        self.pool = nn.MaxPool2d((1, 2))
+        self.fc = nn.Linear(16, 10)
+
+    def forward(self, x):
+        x = torch.relu(self.front(x)).view(x.size(0), 8, 1, 200)
+        return self.fc(self.pool(torch.relu(self.conv(x))).mean((2, 3)))
+
+
+def test_a_1d_value_viewed_as_an_image_of_one_row_goes_on_in_2d(tmp_path, octet_bin, waveforms):
+    model = seeded(FrontEndThenImage, 95)
+    torchscript_export(model, torch.zeros(1, *WAVEFORM), tmp_path / "v.onnx", opset_version=13,
+                       input_names=["waveform"], dynamic_axes={"waveform": {0: "n"}})
+    assert "Reshape" in [n.op_type for n in onnx.load(str(tmp_path / "v.onnx")).graph.node]
+    result = octet_import(octet_bin, tmp_path / "v.onnx", tmp_path / "v.octet")
+    assert result.returncode == 0, result.stderr
+    got = octet.load_checkpoint(str(tmp_path / "v.octet")).predict(waveforms)
+    assert_matches_pytorch_and_onnx_runtime(got, model, tmp_path / "v.onnx", waveforms)
