@@ -100,9 +100,9 @@ void Importer::shape_node(const onnx::NodeProto& n) {
   const int x = activation(n, 0);
   const ActShape s = shape_of(x);
   ShapeValue v;
-  v.values = is_flat(x)               ? std::vector<int64_t>{kBatchDim, s.numel()}
-             : one_row_.count(n.input(0)) ? std::vector<int64_t>{kBatchDim, s.c, s.w}
-                                          : std::vector<int64_t>{kBatchDim, s.c, s.h, s.w};
+  v.values = is_flat(x)        ? std::vector<int64_t>{kBatchDim, s.numel()}
+             : is_one_row(n, 0) ? std::vector<int64_t>{kBatchDim, s.c, s.w}
+                                : std::vector<int64_t>{kBatchDim, s.c, s.h, s.w};
   const int64_t rank = static_cast<int64_t>(v.values.size());
   const auto bound = [&](int64_t b) { return std::min(std::max(b < 0 ? b + rank : b, int64_t{0}), rank); };
   const int64_t start = bound(int_attribute(n, "start", 0)), end = bound(int_attribute(n, "end", rank));

@@ -20,7 +20,7 @@ void Importer::reshape(const onnx::NodeProto& n) {
   if (!target) refuse(n, "a target shape octet cannot evaluate");
   std::vector<int64_t> dims = target->values;
   const ActShape in = shape_of(x);
-  const bool flat = is_flat(x), one_row = one_row_.count(n.input(0)) > 0;
+  const bool flat = is_flat(x), one_row = is_one_row(n, 0);
   const std::vector<int64_t> in_dims = flat      ? std::vector<int64_t>{kBatchDim, in.numel()}
                                        : one_row ? std::vector<int64_t>{kBatchDim, in.c, in.w}
                                                  : std::vector<int64_t>{kBatchDim, in.c, in.h, in.w};

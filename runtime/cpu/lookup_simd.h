@@ -15,6 +15,10 @@ namespace octet::cpu {
 // Both: dst row r = table[src byte + 128] for each of the `row_bytes` bytes
 // of src row r, for `rows` rows: src's rows are adjacent, dst's `dst_stride`
 // apart.
+// Either form, or a kernel's own of the same shape (concat's copy and portable lookup).
+using LookupRows = void (*)(const int8_t* src, int64_t rows, int64_t row_bytes, const int8_t* table, int8_t* dst,
+                            int64_t dst_stride);
+
 namespace vbmi {
 void lookup_rows(const int8_t* src, int64_t rows, int64_t row_bytes, const int8_t* table, int8_t* dst,
                  int64_t dst_stride);

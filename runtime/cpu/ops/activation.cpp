@@ -51,8 +51,6 @@ void run(const KernelArgs& a) {
   });
 }
 
-using LookupRows = void (*)(const int8_t* src, int64_t rows, int64_t row_bytes, const int8_t* table, int8_t* dst,
-                            int64_t dst_stride);
 void run_simd(const KernelArgs& a, LookupRows lookup_rows) {
   const std::array<int8_t, 256>& levels = levels_of(a);
   const int64_t count = a.batch * a.node.output().numel(), tasks = (count + kValuesPerTask - 1) / kValuesPerTask;

@@ -20,10 +20,6 @@ namespace {
 // Pixels per unit of work shared among threads.
 constexpr int64_t kPixelsPerTask = 64;
 
-// Looks up `pixels` pixels of `channels` bytes each, the table's bytes at `dst`, `dst_stride` apart.
-using LookupRows = void (*)(const int8_t* src, int64_t pixels, int64_t channels, const int8_t* table, int8_t* dst,
-                            int64_t dst_stride);
-
 void lookup_rows(const int8_t* src, int64_t pixels, int64_t channels, const int8_t* table, int8_t* dst,
                  int64_t dst_stride) {
   for (int64_t p = 0; p < pixels; ++p, src += channels, dst += dst_stride)
