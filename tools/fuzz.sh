@@ -35,11 +35,15 @@ fi
 build=${OCTET_FUZZ_BUILD:-build-fuzz}
 if [ ! -f "$build/build.ninja" ]; then
   # Line tables only (-g1): a finding's stack still names files and lines, for less compiling.
+  # Through ccache, the checkout's folder mapped out of the debug info (as tools/setup.sh's
+  # sanitize build): a clone elsewhere then reuses the objects.
+  launcher=()
+  command -v ccache >/dev/null && launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
   CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOCTET_FUZZ=ON \
-    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DOCTET_WITH_TORCH=OFF -DOCTET_WITH_CUDA=OFF \
-    -DPython_EXECUTABLE=/usr/bin/python3 >/dev/null
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG -fdebug-prefix-map=$PWD=." "${launcher[@]}" \
+    -DOCTET_WITH_TORCH=OFF -DOCTET_WITH_CUDA=OFF -DPython_EXECUTABLE=/usr/bin/python3 >/dev/null
 fi
-cmake --build "$build" --target "${selected[@]/#/fuzz_}"
+CCACHE_BASEDIR=$PWD cmake --build "$build" --target "${selected[@]/#/fuzz_}"
 
 # The targets write each input to a scratch file: on tmpfs that is 10 times faster.
 if [ -z "${TMPDIR:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ]; then
