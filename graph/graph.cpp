@@ -242,8 +242,8 @@ int GraphBuilder::conv(const std::string& name, int x, int out_channels, int ker
 }
 
 int GraphBuilder::conv_rect(const std::string& name, int x, int out_channels, int kernel_h, int kernel_w, int stride,
-                            int padding, bool bias, int dilation) {
-  const int node = conv(name, x, out_channels, kernel_h, stride, padding, bias, 1, dilation);
+                            int padding, bool bias, int groups, int dilation) {
+  const int node = conv(name, x, out_channels, kernel_h, stride, padding, bias, groups, dilation);
   if (kernel_w != kernel_h) graph_.nodes[node].kernel_w = kernel_w;
   return node;
 }

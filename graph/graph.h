@@ -118,9 +118,10 @@ class GraphBuilder {
   int input(int channels, int height, int width);
   int conv(const std::string& name, int x, int out_channels, int kernel, int stride, int padding, bool bias,
            int groups = 1, int dilation = 1);
-  // A conv whose kernel is kernel_h x kernel_w (Inception's 1x7 and 7x1), as conv() otherwise.
+  // A conv whose kernel is kernel_h x kernel_w (Inception's 1x7 and 7x1; a depthwise Conv1d's 1 x k), as conv()
+  // otherwise.
   int conv_rect(const std::string& name, int x, int out_channels, int kernel_h, int kernel_w, int stride, int padding,
-                bool bias, int dilation = 1);
+                bool bias, int groups = 1, int dilation = 1);
   int batch_norm(const std::string& name, int x);
   // A bias-free conv followed by a batch norm when `with_bn` (ResNet style).
   int conv_bn(const std::string& conv_name, const std::string& bn_name, int x, int out_channels, int kernel,

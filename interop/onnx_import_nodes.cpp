@@ -46,9 +46,6 @@ void Importer::conv(const onnx::NodeProto& n) {
   const int64_t groups = int_attribute(n, "group", 1);
   if (kernel < 1 || kernel_w < 1 || kernel > 64 || kernel_w > 64)
     refuse(n, "a weight of shape " + shape_string(w.shape) + ": octet's kernels are 1 to 64 pixels high and wide");
-  if (kernel_w != kernel && groups != 1)
-    refuse(n, "a grouped conv with a non-square kernel " + shape_string(w.shape) +
-                  ": octet's grouped kernels are square");
   if (strides.size() != 2 || strides[0] != strides[1] || strides[0] < 1 || strides[0] > 64)
     refuse(n, "strides " + ints_string(strides) + ": octet's are alike in both directions");
   if (dilations.size() != 2 || dilations[0] != dilations[1] || dilations[0] < 1 || dilations[0] > 64)
@@ -63,13 +60,9 @@ void Importer::conv(const onnx::NodeProto& n) {
   const bool fold = pending_affines_.count(n.input(0)) && groups == 1 && pads == Pads{};
   const PaddedInput in = fold ? PaddedInput{value_node(n, 0)} : padded_input(n, pads, 64, 64, false);
   const std::string name = layer_name(n);
-  define(n, kernel_w == kernel
-                ? builder_.conv(name, in.node, static_cast<int>(out), static_cast<int>(kernel),
-                                static_cast<int>(strides[0]), in.padding_h, true, static_cast<int>(groups),
-                                static_cast<int>(dilations[0]))
-                : builder_.conv_rect(name, in.node, static_cast<int>(out), static_cast<int>(kernel),
-                                     static_cast<int>(kernel_w), static_cast<int>(strides[0]), in.padding_h, true,
-                                     static_cast<int>(dilations[0])));
+  define(n, builder_.conv_rect(name, in.node, static_cast<int>(out), static_cast<int>(kernel),
+                               static_cast<int>(kernel_w), static_cast<int>(strides[0]), in.padding_h, true,
+                               static_cast<int>(groups), static_cast<int>(dilations[0])));
   params_[name + ".weight"] = std::move(w);
   params_[name + ".bias"] = std::move(bias);
   if (fold) fold_pending_into(n.input(0), name);

@@ -12,7 +12,7 @@ constexpr int64_t kChannelBlock = 64;
 
 void add_depthwise_gram(const Node& node, const ActShape& in, const ActShape& out, const float* act, int64_t first_row,
                         int64_t stride, int64_t picked, std::vector<Eigen::MatrixXf>& hessians) {
-  const int64_t C = in.c, taps = int64_t(node.kernel) * node.kernel;
+  const int64_t C = in.c, kw = kernel_width(node), taps = int64_t(node.kernel) * kw;
   std::vector<std::pair<int64_t, int64_t>> pairs;  // (row, column) of H's lower triangle
   for (int64_t r = 0; r < taps; ++r)
     for (int64_t c = 0; c <= r; ++c) pairs.emplace_back(r, c);
@@ -27,11 +27,11 @@ void add_depthwise_gram(const Node& node, const ActShape& in, const ActShape& ou
     for (int64_t k = 0; k < picked; ++k) {
       const int64_t m = first_row + k * stride, ox = m % out.w, oy = (m / out.w) % out.h, b = m / (int64_t(out.w) * out.h);
       for (int64_t ky = 0; ky < node.kernel; ++ky)
-        for (int64_t kx = 0; kx < node.kernel; ++kx) {
+        for (int64_t kx = 0; kx < kw; ++kx) {
           const int64_t iy = oy * node.stride - node.padding + ky * node.dilation;
           const int64_t ix = ox * node.stride - node.padding + kx * node.dilation;
           const bool inside = iy >= 0 && iy < in.h && ix >= 0 && ix < in.w;
-          tap[ky * node.kernel + kx] = (inside ? act + ((b * in.h + iy) * in.w + ix) * C : zeros.data()) + c0;
+          tap[ky * kw + kx] = (inside ? act + ((b * in.h + iy) * in.w + ix) * C : zeros.data()) + c0;
         }
       for (size_t p = 0; p < pairs.size(); ++p) {
         const float* x = tap[pairs[p].first];

@@ -28,9 +28,6 @@ ActShape shape(const Node& n, const std::vector<ActShape>& in) {
   check(n.groups > 0 && x.c % n.groups == 0 && n.channels % n.groups == 0,
         std::to_string(n.groups) + " groups do not divide its " + std::to_string(x.c) + " input and " +
             std::to_string(n.channels) + " output channels");
-  check(n.groups == 1 || !rectangular_kernel(n), "a grouped conv's kernel is " + std::to_string(n.kernel) + "x" +
-                                                     std::to_string(kernel_width(n)) +
-                                                     ": octet's grouped kernels are square");
   const int64_t span = dilated_kernel(n), span_w = dilated_kernel_width(n);
   // Checked before dividing: a negative span rounds toward zero, to one window at stride > 1.
   check(span <= x.h + 2 * int64_t{n.padding} && span_w <= x.w + 2 * int64_t{n.padding},

@@ -3,9 +3,11 @@ is octet's image of C x 1 x L, a Conv1d a 1 x K conv, MaxPool1d and AvgPool1d
 1 x K windows. The network is M5's shape (a strided wide first conv over a
 waveform, batch norms, max pools) with an average pool, a residual add, a
 per-channel constant and a global average pool, ending in torch.mean(x, -1)
-or AdaptiveAvgPool1d and a squeeze. PyTorch's logits are the reference; ONNX
-Runtime runs the file and octet's int8 export as well; `octet quantize`
-reads calibration inputs of N x C x L."""
+or AdaptiveAvgPool1d and a squeeze; and MatchboxNet's shape (keyword
+spotting over MFCCs: depthwise Conv1d, dilated too, each before a pointwise
+one, residual branches). PyTorch's logits are the reference; ONNX Runtime
+runs the file and octet's int8 export as well; `octet quantize` reads
+calibration inputs of N x C x L."""
 
 import numpy as np
 import octet
@@ -83,22 +85,69 @@ def test_1d_cnn_quantizes_from_n_x_c_x_l_inputs_follows_float_and_exports(tmp_pa
                                           waveforms[:, :, None, :])
 
 
-def test_a_depthwise_conv1d_is_refused_naming_it(tmp_path, octet_bin):
-    class Depthwise(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.conv = nn.Conv1d(1, 8, 9, stride=4)
-            self.depthwise = nn.Conv1d(8, 8, 5, groups=8)
-            self.fc = nn.Linear(8, 10)
+class SeparableConv(nn.Sequential):
+    """A time-channel separable conv as MatchboxNet's: depthwise Conv1d (padded to keep the length), pointwise
+    Conv1d, batch norm."""
 
-        def forward(self, x):
-            return self.fc(self.depthwise(torch.relu(self.conv(x))).mean(-1))
+    def __init__(self, channels, out, kernel, dilation=1):
+        padding = dilation * (kernel - 1) // 2
+        super().__init__(nn.Conv1d(channels, channels, kernel, padding=padding, dilation=dilation, groups=channels,
+                                   bias=False),
+                         nn.Conv1d(channels, out, 1, bias=False), nn.BatchNorm1d(out))
+        self[2].running_mean.uniform_(-0.3, 0.3)
+        self[2].running_var.uniform_(0.5, 2.0)
 
-    model = seeded(Depthwise, 93)
-    torchscript_export(model, torch.zeros(1, *WAVEFORM), tmp_path / "d.onnx", opset_version=13,
-                       input_names=["waveform"])
-    depthwise = [n.name for n in onnx.load(str(tmp_path / "d.onnx")).graph.node if n.op_type == "Conv"][1]
-    refused(octet_bin, tmp_path / "d.onnx", tmp_path / "d.octet", depthwise, "grouped kernels are square")
+
+class MatchboxNet(nn.Module):
+    """MatchboxNet-3x1x64's shape at a smaller width: a prologue, blocks of separable convs with a pointwise residual
+    branch, a dilated epilogue, the mean over time and a linear classifier of 12 keywords."""
+
+    def __init__(self):
+        super().__init__()
+        self.prologue = SeparableConv(MFCC[0], 64, 11)
+        self.blocks = nn.ModuleList([SeparableConv(64, 32, 13), SeparableConv(32, 32, 15), SeparableConv(32, 32, 17)])
+        self.residuals = nn.ModuleList([nn.Conv1d(64, 32, 1), nn.Conv1d(32, 32, 1), nn.Conv1d(32, 32, 1)])
+        self.epilogue = SeparableConv(32, 64, 29, dilation=2)
+        self.fc = nn.Linear(64, 12)
+
+    def forward(self, x):
+        x = torch.relu(self.prologue(x))
+        for block, residual in zip(self.blocks, self.residuals):
+            x = torch.relu(block(x) + residual(x))
+        return self.fc(torch.relu(self.epilogue(x)).mean(-1))
+
+
+MFCC = (64, 101)  # 64 coefficients, 101 frames of a second of speech
+
+
+@pytest.fixture(scope="module")
+def mfccs():
+    return np.random.default_rng(22).normal(size=(64, *MFCC)).astype(np.float32)
+
+
+def exported_matchboxnet(path, seed):
+    model = seeded(MatchboxNet, seed)
+    torchscript_export(model, torch.zeros(1, *MFCC), path, opset_version=13, input_names=["mfcc"],
+                       output_names=["logits"], dynamic_axes={"mfcc": {0: "n"}, "logits": {0: "n"}})
+    return model
+
+
+def test_depthwise_conv1d_imports_and_matches_pytorch_and_onnx_runtime(tmp_path, octet_bin, mfccs):
+    model = exported_matchboxnet(tmp_path / "matchbox.onnx", 96)
+    convs = [n for n in onnx.load(str(tmp_path / "matchbox.onnx")).graph.node if n.op_type == "Conv"]
+    groups = [next((a.i for a in n.attribute if a.name == "group"), 1) for n in convs]
+    assert sorted(groups) == [1] * 8 + [32] * 3 + [64] * 2, groups
+    result = octet_import(octet_bin, tmp_path / "matchbox.onnx", tmp_path / "matchbox.octet")
+    assert result.returncode == 0 and "64x1x101" in result.stdout, (result.stdout, result.stderr)
+    got = octet.load_checkpoint(str(tmp_path / "matchbox.octet")).predict(mfccs)
+    assert_matches_pytorch_and_onnx_runtime(got, model, tmp_path / "matchbox.onnx", mfccs)
+
+
+def test_depthwise_conv1d_quantizes_follows_float_and_exports(tmp_path, octet_bin, mfccs):
+    exported_matchboxnet(tmp_path / "matchbox.onnx", 97)
+    assert octet_import(octet_bin, tmp_path / "matchbox.onnx", tmp_path / "matchbox.octet").returncode == 0
+    assert_int8_follows_float_and_exports(tmp_path, octet_bin, tmp_path / "matchbox.octet", mfccs,
+                                          mfccs[:, :, None, :])
 
 
 def test_a_dynamic_length_is_refused(tmp_path, octet_bin):

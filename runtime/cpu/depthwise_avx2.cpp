@@ -65,11 +65,11 @@ __attribute__((always_inline)) inline __m256i int32_channels(const int8_t* const
   return acc;
 }
 
-// K: the kernel size known when compiling (0: g.kernel), so that the taps unroll.
+// K: a square kernel's size known when compiling (0: g.kernel x g.kernel_w), so that the taps unroll.
 template <int K>
 void depthwise_rows(const ConvGeometry& g, const int8_t* input, const int32_t* taps, const int16_t* pairs,
                     const EpilogueTables& e, int8_t* output) {
-  const int k = K != 0 ? K : g.kernel, tap_count = k * k;
+  const int k = K != 0 ? K : g.kernel, kw = K != 0 ? K : g.kernel_w, tap_count = k * kw;
   const int64_t channels = g.out_c;
   const int64_t padded = padded_channels(channels);
   const int64_t paired_end = channels / kPairBlock * kPairBlock, blocks = paired_end / kPairBlock;
@@ -86,10 +86,10 @@ void depthwise_rows(const ConvGeometry& g, const int8_t* input, const int32_t* t
     for (int64_t ox = 0; ox < g.out_w; ++ox) {
       for (int ky = 0; ky < k; ++ky) {
         const int64_t iy = oy * g.stride - g.padding + int64_t(ky) * g.dilation;
-        for (int kx = 0; kx < k; ++kx) {
+        for (int kx = 0; kx < kw; ++kx) {
           const int64_t ix = ox * g.stride - g.padding + int64_t(kx) * g.dilation;
           const bool inside = iy >= 0 && iy < g.in_h && ix >= 0 && ix < g.in_w;
-          tap[ky * k + kx] = inside ? input + ((b * g.in_h + iy) * g.in_w + ix) * channels : zero_row.data();
+          tap[ky * kw + kx] = inside ? input + ((b * g.in_h + iy) * g.in_w + ix) * channels : zero_row.data();
         }
       }
       const int64_t at = ((b * g.out_h + oy) * g.out_w + ox) * channels;
@@ -138,8 +138,8 @@ std::vector<int16_t> paired_taps(const int32_t* taps, int64_t tap_count, int64_t
 
 void depthwise_conv2d(const ConvGeometry& g, const int8_t* input, const int32_t* taps, const int16_t* pairs,
                       const EpilogueTables& e, int8_t* output) {
-  if (g.kernel == 3) return depthwise_rows<3>(g, input, taps, pairs, e, output);
-  if (g.kernel == 5) return depthwise_rows<5>(g, input, taps, pairs, e, output);
+  if (g.kernel == 3 && g.kernel_w == 3) return depthwise_rows<3>(g, input, taps, pairs, e, output);
+  if (g.kernel == 5 && g.kernel_w == 5) return depthwise_rows<5>(g, input, taps, pairs, e, output);
   depthwise_rows<0>(g, input, taps, pairs, e, output);
 }
 

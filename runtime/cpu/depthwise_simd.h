@@ -13,11 +13,11 @@
 namespace octet::cpu {
 
 // Each kernel's weights are made once per model by its paired_taps from
-// `taps`, [kernel * kernel][channels rounded up to kEpilogueBlock], int32,
+// `taps`, [kernel * kernel_w][channels rounded up to kEpilogueBlock], int32,
 // zero in the padding lanes: two taps at a time for each block of channels.
 // `e` has the layer's own bias (the activations are read as they are) and,
 // for vnni::depthwise_conv2d, its vectors (PaddedEpilogue::add_vnni_vectors,
-// depth kernel * kernel); g.in_c == g.out_c.
+// depth kernel * kernel_w); g.in_c == g.out_c. The AVX-512 kernel's are square.
 namespace vnni {
 // Pairs of a kernel row's taps; blocks of 16 channels, the last one padded with zeros.
 std::vector<int16_t> paired_taps(const int32_t* taps, int kernel, int64_t channels);

@@ -25,7 +25,7 @@ constexpr int64_t kDepthwiseMinParallelSleeping = int64_t{1} << 22;
 constexpr int64_t kEpilogueMacs = 16;
 
 inline bool depthwise_in_parallel(const ConvGeometry& g) {
-  return g.rows() * g.out_c * (g.kernel * g.kernel + kEpilogueMacs) >=
+  return g.rows() * g.out_c * (g.kernel * g.kernel_w + kEpilogueMacs) >=
          min_parallel_work(kDepthwiseMinParallelSpinning, kDepthwiseMinParallelSleeping);
 }
 

@@ -224,6 +224,27 @@ def write_one_row():
                       input_names=["x"])
 
 
+class OneRowSeparable(nn.Module):
+    """A 1-D CNN of time-channel separable convs (MatchboxNet's): a depthwise Conv1d padded to keep the length (a
+    Pad before it), a dilated one, each before a pointwise Conv1d."""
+
+    def __init__(self):
+        super().__init__()
+        self.depthwise = nn.Conv1d(4, 4, 5, padding=2, groups=4)
+        self.pointwise = nn.Conv1d(4, 6, 1)
+        self.dilated = nn.Conv1d(6, 6, 3, dilation=2, groups=6)
+        self.fc = nn.Linear(6, 10)
+
+    def forward(self, x):
+        return self.fc(self.dilated(torch.relu(self.pointwise(self.depthwise(x)))).mean(-1))
+
+
+def write_one_row_separable():
+    torch.manual_seed(14)
+    torch.onnx.export(OneRowSeparable().eval(), torch.zeros(1, 4, 32), str(OUT / "one_row_separable.onnx"),
+                      opset_version=13, input_names=["x"])
+
+
 def write_dynamo_forms():
     """The same block as PyTorch's default exporter writes it at opset 20: Gelu, ReduceMean's axes an input,
     initializers only, node metadata_props (IR 10)."""
@@ -336,6 +357,7 @@ def main():
     write_group_norms()
     write_rect_pools()
     write_one_row()
+    write_one_row_separable()
     write_embedding()
     write_dynamic_size()
     write_float16()

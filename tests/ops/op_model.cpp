@@ -31,8 +31,8 @@ int OpModel::conv(int x, int out_c, int kernel, int stride, int padding, bool re
 }
 
 int OpModel::conv_rect(int x, int out_c, int kernel_h, int kernel_w, int stride, int padding, bool relu, int skip,
-                       Requant requant, int dilation) {
-  return any_conv(x, out_c, kernel_h, kernel_w, stride, padding, relu, skip, requant, 1, dilation);
+                       Requant requant, int groups, int dilation) {
+  return any_conv(x, out_c, kernel_h, kernel_w, stride, padding, relu, skip, requant, groups, dilation);
 }
 
 int OpModel::any_conv(int x, int out_c, int kernel_h, int kernel_w, int stride, int padding, bool relu, int skip,

@@ -36,9 +36,9 @@ class OpModel {
   // A conv, with a fused residual when skip >= 0.
   int conv(int x, int out_c, int kernel, int stride, int padding, bool relu, int skip = -1,
            Requant requant = Requant::Typical, int groups = 1, int dilation = 1);
-  // A conv whose kernel is kernel_h x kernel_w, as conv() otherwise (groups 1).
+  // A conv whose kernel is kernel_h x kernel_w, as conv() otherwise.
   int conv_rect(int x, int out_c, int kernel_h, int kernel_w, int stride, int padding, bool relu, int skip = -1,
-                Requant requant = Requant::Typical, int dilation = 1);
+                Requant requant = Requant::Typical, int groups = 1, int dilation = 1);
   int linear(int x, int out_c, bool relu, int skip = -1);
   int max_pool(int x, int kernel, int stride, int padding = 0, bool ceil_mode = false);
   int avg_pool(int x, int kernel, int stride, int padding = 0, bool ceil_mode = false, bool exclude_padding = false);

@@ -1,5 +1,6 @@
 // The operator harness's convs with non-square kernels (Inception's 1x7 and
-// 7x1, and others), alone and in a quantized network.
+// 7x1; grouped and depthwise ones, as a depthwise Conv1d is 1 x k; and
+// others), alone and in a quantized network.
 #pragma once
 
 #include <vector>

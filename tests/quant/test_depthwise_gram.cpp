@@ -3,7 +3,8 @@
 // general path's: each group's patches gathered (gather_patches) and their
 // Gram matrix taken by OrderedGemm, one fused multiply-add chain per entry in
 // row order, continued across calls. Shapes cover strides, padding,
-// dilation, a 5x5 kernel, a channel block and a partial one.
+// dilation, a 5x5 kernel, 1x5 and 3x1 kernels (a depthwise Conv1d's is 1 x k),
+// a channel block and a partial one.
 #include "quant/depthwise_gram.h"
 
 #include <gtest/gtest.h>
@@ -18,7 +19,7 @@ namespace octet {
 namespace {
 
 struct DepthwiseCase {
-  int kernel, stride, padding, dilation;
+  int kernel, stride, padding, dilation, kernel_w = 0;  // kernel_w 0: square
 };
 
 // The general path: group c's rows gathered, padded, and H's lower part added by OrderedGemm.
@@ -43,16 +44,18 @@ TEST(DepthwiseGram, SameBitsAsGatheredPatchesForEveryGeometry) {
   const int64_t channels = 70;  // a block of 64 and a partial one
   const ActShape in{channels, 9, 11};
   for (const DepthwiseCase& k : {DepthwiseCase{3, 1, 1, 1}, DepthwiseCase{3, 2, 1, 1}, DepthwiseCase{5, 1, 2, 1},
-                                 DepthwiseCase{3, 1, 2, 2}, DepthwiseCase{3, 2, 0, 1}}) {
+                                 DepthwiseCase{3, 1, 2, 2}, DepthwiseCase{3, 2, 0, 1}, DepthwiseCase{1, 1, 0, 1, 5},
+                                 DepthwiseCase{3, 2, 1, 2, 1}}) {
     Node node;
     node.op = Op::Conv2d;
-    node.kernel = k.kernel, node.stride = k.stride, node.padding = k.padding, node.dilation = k.dilation;
-    node.groups = channels, node.channels = channels;
+    node.kernel = k.kernel, node.kernel_w = k.kernel_w, node.stride = k.stride, node.padding = k.padding;
+    node.dilation = k.dilation, node.groups = channels, node.channels = channels;
     const int64_t span = int64_t(k.kernel - 1) * k.dilation + 1;
+    const int64_t span_w = int64_t(kernel_width(node) - 1) * k.dilation + 1;
     const ActShape out{channels, static_cast<int>((in.h + 2 * k.padding - span) / k.stride + 1),
-                       static_cast<int>((in.w + 2 * k.padding - span) / k.stride + 1)};
+                       static_cast<int>((in.w + 2 * k.padding - span_w) / k.stride + 1)};
     ASSERT_TRUE(one_channel_per_group(node, in));
-    const int64_t batch = 3, taps = int64_t(k.kernel) * k.kernel;
+    const int64_t batch = 3, taps = int64_t(k.kernel) * kernel_width(node);
     const std::vector<float> act = wide_values(static_cast<size_t>(batch * in.numel()), 7);
     const int64_t rows = patch_rows(node, out, batch);
     std::vector<Eigen::MatrixXf> fast(channels, Eigen::MatrixXf::Zero(taps, taps)), general = fast;

@@ -85,7 +85,7 @@ TEST(FileRanges, AConvKernelWiderThanThePaddedImageIsRefusedAtAnyStride) {
 }
 
 // A 1x7 kernel keeps its width through the graph's JSON; one wider than the
-// padded image, a negative width and a grouped non-square kernel are refused.
+// padded image and a negative width are refused; a grouped one is taken.
 TEST(FileRanges, ANonSquareKernelRoundTripsAndBadWidthsAreRefused) {
   const Graph g = random_rectangular_checkpoint(1).graph;
   const Graph back = Graph::from_json(g.to_json());
@@ -104,10 +104,10 @@ TEST(FileRanges, ANonSquareKernelRoundTripsAndBadWidthsAreRefused) {
   EXPECT_NE(graph_error(image + R"({"name":"c","op":"conv2d","inputs":[0],"channels":2,"kernel":1,"kernel_w":-3}])")
                 .find("bad conv attributes"),
             std::string::npos);
-  EXPECT_NE(graph_error(image + R"({"name":"c","op":"conv2d","inputs":[0],"channels":4,"kernel":1,"kernel_w":3,)" +
-                        R"("groups":4,"padding":1}])")
-                .find("octet's grouped kernels are square"),
-            std::string::npos);
+  // Depthwise 1x3 (a depthwise Conv1d's kind), padded by 1: 6 rows of 4 pixels.
+  const Graph depthwise = Graph::from_json(image + R"({"name":"c","op":"conv2d","inputs":[0],"channels":4,)" +
+                                           R"("kernel":1,"kernel_w":3,"groups":4,"padding":1}])");
+  EXPECT_EQ(depthwise.shapes().back(), (ActShape{4, 6, 4}));
 }
 
 TEST(FileRanges, SafetensorsShapesWhoseElementCountOverflowsAreRefused) {

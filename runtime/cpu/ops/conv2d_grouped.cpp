@@ -19,7 +19,7 @@
 namespace octet::cpu {
 
 namespace {
-// The weights in NHWC reading order: [out][kernel][kernel][in / groups].
+// The weights in NHWC reading order: [out][kernel][kernel width][in / groups].
 struct GroupRows : KernelData {
   std::vector<int8_t> rows;
 };
@@ -44,8 +44,9 @@ int32_t dot(const int8_t* x, int32_t zero_point, const int8_t* w, int64_t n) {
 void run_grouped(const KernelArgs& a) {
   const Node& n = a.node.node();
   const ActShape in = a.node.input(), out = a.node.output();
-  const int groups = n.groups, group_in = in.c / groups, group_out = out.c / groups, k = n.kernel;
-  const int64_t depth = int64_t(k) * k * group_in, rows = a.batch * out.h * out.w;
+  const int groups = n.groups, group_in = in.c / groups, group_out = out.c / groups, k = n.kernel,
+            kw = kernel_width(n);
+  const int64_t depth = int64_t(k) * kw * group_in, rows = a.batch * out.h * out.w;
   const int8_t* x = a.inputs[0];
   const int8_t* weights = static_cast<const GroupRows*>(a.data)->rows.data();
   const RequantEpilogue e = requant_epilogue(a);
@@ -59,7 +60,7 @@ void run_grouped(const KernelArgs& a) {
       for (int g = 0; g < groups; ++g) {
         int8_t* p = patch.data();
         for (int64_t ky = 0; ky < k; ++ky)
-          for (int64_t kx = 0; kx < k; ++kx, p += group_in) {
+          for (int64_t kx = 0; kx < kw; ++kx, p += group_in) {
             const int64_t iy = oy * n.stride - n.padding + ky * n.dilation;
             const int64_t ix = ox * n.stride - n.padding + kx * n.dilation;
             if (iy < 0 || iy >= in.h || ix < 0 || ix >= in.w)
@@ -76,7 +77,7 @@ void run_grouped(const KernelArgs& a) {
   }
 }
 
-// The depthwise weights tap-major, [kernel * kernel][channels rounded up to
+// The depthwise weights tap-major, [kernel * kernel width][channels rounded up to
 // kEpilogueBlock], so that a tap's channels are adjacent like the pixel's and
 // the SIMD kernels load whole vectors (the padding is zero); for a SIMD
 // kernel, its pairs of taps too, made from them by its prepare. Only the
@@ -88,6 +89,8 @@ struct DepthwiseTaps : KernelData {
 };
 
 
+int64_t tap_count(const Node& n) { return int64_t(n.kernel) * kernel_width(n); }
+
 std::string depthwise(const NodeView& v) {
   const Node& n = v.node();
   if (is_depthwise(v)) return "";
@@ -96,11 +99,11 @@ std::string depthwise(const NodeView& v) {
 }
 
 std::unique_ptr<KernelData> pack_taps(const NodeView& v) {
-  const int64_t channels = v.node().channels, taps = int64_t(v.node().kernel) * v.node().kernel;
+  const int64_t channels = v.node().channels, taps = tap_count(v.node());
   const int64_t padded = padded_channels(channels);
   auto packed = std::make_unique<DepthwiseTaps>();
   packed->taps.assign(static_cast<size_t>(taps * padded), 0);
-  for (int64_t c = 0; c < channels; ++c)  // the weight is [channels][1][kernel][kernel]
+  for (int64_t c = 0; c < channels; ++c)  // the weight is [channels][1][kernel][kernel width]
     for (int64_t t = 0; t < taps; ++t) packed->taps[t * padded + c] = v.quant().weight.data[c * taps + t];
   return packed;
 }
@@ -110,7 +113,7 @@ std::unique_ptr<KernelData> pack_taps_and_avx2_pairs(const NodeView& v) {
   std::unique_ptr<KernelData> packed = pack_taps(v);
 #if defined(OCTET_CPU_AVX2)
   auto* d = static_cast<DepthwiseTaps*>(packed.get());
-  d->pairs = avx2::paired_taps(d->taps.data(), int64_t(v.node().kernel) * v.node().kernel, v.node().channels);
+  d->pairs = avx2::paired_taps(d->taps.data(), tap_count(v.node()), v.node().channels);
 #endif
   return packed;
 }
@@ -126,14 +129,14 @@ std::unique_ptr<KernelData> pack_taps_and_vnni_pairs(const NodeView& v) {
 void run_depthwise(const KernelArgs& a) {
   const Node& n = a.node.node();
   const ActShape in = a.node.input(), out = a.node.output();
-  const int channels = in.c, k = n.kernel;
+  const int channels = in.c, k = n.kernel, kw = kernel_width(n);
   const int64_t pixels = a.batch * out.h * out.w;
   const int8_t* x = a.inputs[0];
   const int32_t* taps = static_cast<const DepthwiseTaps*>(a.data)->taps.data();
   const int64_t padded = padded_channels(channels);
   const RequantEpilogue e = requant_epilogue(a);
   const int32_t zero_point = a.node.input_zero_point();  // inputs are read less it: the skipped taps add nothing
-#pragma omp parallel if (pixels * channels * k * k >= kMinParallelWork)
+#pragma omp parallel if (pixels * channels * tap_count(n) >= kMinParallelWork)
   {
     std::vector<int32_t> acc(static_cast<size_t>(channels));
 #pragma omp for schedule(static)
@@ -143,11 +146,11 @@ void run_depthwise(const KernelArgs& a) {
       for (int64_t ky = 0; ky < k; ++ky) {
         const int64_t iy = oy * n.stride - n.padding + ky * n.dilation;
         if (iy < 0 || iy >= in.h) continue;
-        for (int64_t kx = 0; kx < k; ++kx) {
+        for (int64_t kx = 0; kx < kw; ++kx) {
           const int64_t ix = ox * n.stride - n.padding + kx * n.dilation;
           if (ix < 0 || ix >= in.w) continue;
           const int8_t* pixel = x + ((b * in.h + iy) * in.w + ix) * channels;
-          const int32_t* w = taps + (ky * k + kx) * padded;
+          const int32_t* w = taps + (ky * kw + kx) * padded;
           for (int c = 0; c < channels; ++c) acc[c] += (int32_t(pixel[c]) - zero_point) * w[c];
         }
       }
@@ -160,6 +163,10 @@ void run_depthwise(const KernelArgs& a) {
 std::string depthwise_on(const NodeView& v, KernelPath path) {
   if (std::string why = path_unsupported(path); !why.empty()) return why;
   if (v.is_output()) return "the network's output (int32 logits; octet's graphs end in a linear layer)";
+  // Its pair rows hold a square kernel's rows (untried on a rectangular one: no AVX-512 CPU when it came).
+  if (path == KernelPath::Avx512Vnni && rectangular_kernel(v.node()))
+    return "a " + std::to_string(v.node().kernel) + "x" + std::to_string(kernel_width(v.node())) +
+           " kernel: this kernel's are square; conv2d-depthwise-avx2 runs it";
   return depthwise(v);
 }
 std::string depthwise_on_vnni(const NodeView& v) { return depthwise_on(v, KernelPath::Avx512Vnni); }
@@ -172,7 +179,7 @@ std::unique_ptr<KernelData> bind_depthwise(const NodeView& v, const KernelData*)
   const ConvGeometry g = conv_geometry(v, 1);
   const RequantEpilogue requant = requant_epilogue(v);
   auto e = std::make_unique<PaddedEpilogue>(g.out_c, requant.bias, &requant, g.input_zero_point, g.input_bits);
-  if (Path == KernelPath::Avx512Vnni) e->add_vnni_vectors(int64_t(g.kernel) * g.kernel);
+  if (Path == KernelPath::Avx512Vnni) e->add_vnni_vectors(int64_t(g.kernel) * g.kernel_w);
   return std::make_unique<BoundEpilogue>(std::move(e));
 }
 

@@ -35,16 +35,16 @@ int merged_groups(const Node& n) {
 }
 
 struct GroupWeights : KernelData {
-  std::vector<PackedWeights> groups;  // each group's [group out][kernel][kernel][group in], packed
+  std::vector<PackedWeights> groups;  // each group's [group out][kernel][kernel width][group in], packed
 };
 
 std::unique_ptr<KernelData> pack_groups(const NodeView& v) {
   const Node& n = v.node();
-  const Int8Tensor ohwi = conv_weight_ohwi(v.quant().weight);  // [out][kernel][kernel][in / groups]
+  const Int8Tensor ohwi = conv_weight_ohwi(v.quant().weight);  // [out][kernel][kernel width][in / groups]
   const int group_in = v.input().c / n.groups, group_out = n.channels / n.groups, merge = merged_groups(n);
-  const int64_t taps = int64_t(n.kernel) * n.kernel;
+  const int64_t taps = int64_t(n.kernel) * kernel_width(n);
   auto packed = std::make_unique<GroupWeights>();
-  // Each run's weights, [merge * group_out][kernel][kernel][merge * group_in]: group s's block at (s, s).
+  // Each run's weights, [merge * group_out][kernel][kernel width][merge * group_in]: group s's block at (s, s).
   std::vector<int8_t> run(static_cast<size_t>(merge * group_out * taps * merge * group_in));
   for (int first = 0; first < n.groups; first += merge) {
     std::fill(run.begin(), run.end(), int8_t{0});
@@ -53,7 +53,7 @@ std::unique_ptr<KernelData> pack_groups(const NodeView& v) {
         for (int64_t t = 0; t < taps; ++t)
           std::memcpy(run.data() + ((s * group_out + o) * taps + t) * merge * group_in + s * group_in,
                       ohwi.ptr() + (((first + s) * group_out + o) * taps + t) * group_in, static_cast<size_t>(group_in));
-    packed->groups.emplace_back(run.data(), merge * group_out, n.kernel, n.kernel, merge * group_in);
+    packed->groups.emplace_back(run.data(), merge * group_out, n.kernel, kernel_width(n), merge * group_in);
   }
   return packed;
 }
