@@ -9,7 +9,9 @@
 //        [--optimized FILE.onnx] [--level disabled|basic|extended|all] [--threads N]
 //        [--time RUNS [--warmup N]]
 //
-// Inputs without a NAME take the model's inputs in order. Each output K is
+// Inputs without a NAME take the model's inputs in order; an N x C x 1 x L
+// image (octet's form of a 1-D value) feeds a model input of rank 3 as N x C
+// x L. Each output K is
 // written to DIR/output_K.npy. Prints one JSON line: ORT's version, the
 // inputs read and the outputs written (name, file, dims, type); with --time,
 // also "timing": the median and fastest of RUNS timed runs (milliseconds, ORT's
@@ -133,6 +135,8 @@ async function main() {
     const file = named ? spec.slice(eq + 1) : spec;
     if (name === undefined) die(`input ${k} (${file}): the model has only ${session.inputNames.length} inputs`);
     const t = readNpy(file);
+    const declared = session.inputMetadata?.find((m) => m.name === name)?.shape;
+    if (declared?.length === 3 && t.dims.length === 4 && t.dims[2] === 1) t.dims = [t.dims[0], t.dims[1], t.dims[3]];
     feeds[name] = new ort.Tensor(t.type, t.data, t.dims);
     inputs.push({ name, file, dims: t.dims, type: t.type });
   });
