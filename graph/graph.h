@@ -53,6 +53,7 @@ struct Node {
   bool exclude_padding = false;             // AvgPool2d: padded values not counted (ONNX count_include_pad 0)
   int offset = 0;                           // ChannelSlice: its first channel
   int pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;  // Pad2d: zero rows and columns on each side
+                                                                  // (negative: as many removed)
   std::string function;                     // Activation: which one (graph/ops/activation.h)
   float alpha = 0, beta = 0;                // Activation: its parameters; LocalResponseNorm: its alpha and beta
   float epsilon = 0;  // LayerNorm, GroupNorm: added to the variance; LocalResponseNorm: its bias
@@ -142,7 +143,7 @@ class GraphBuilder {
   int add(int a, int b);
   int flatten(int x);
   int shortcut_a(int x, int pad_channels);
-  int pad(int x, int top, int left, int bottom, int right);  // zeros
+  int pad(int x, int top, int left, int bottom, int right);  // zeros; a negative side crops
   int layer_norm(int x, float epsilon);  // over each pixel's channels
   // Over each of `groups` runs of channels, all pixels of a sample (groups = channels: InstanceNorm); with
   // `affine`, a scale and shift per channel after it: the parameters "<name>.weight" and "<name>.bias".

@@ -302,7 +302,8 @@ std::vector<int64_t> Importer::pads_over_all_axes(const onnx::NodeProto& n, cons
 // torch writes a Pad before an average pool that counts its padding, and
 // some exporters one of zeros before a conv: equal padding of height and
 // width, in zeros, becomes the padding of the conv or average pools that read
-// it (a pool pad counted, as Pad makes it); none at all, nothing.
+// it (a pool pad counted, as Pad makes it); none at all, nothing. Negative
+// pads remove rows and columns (a crop).
 void Importer::pad(const onnx::NodeProto& n) {
   const int x = activation(n, 0);
   const ShapeValue* pads = shape_value(n, 1);
@@ -318,12 +319,16 @@ void Importer::pad(const onnx::NodeProto& n) {
     return define(n, x);
   }
   const bool zeros = string_attribute(n, "mode", "constant") == "constant" && (!has_input(n, 2) || scalar(n, 2) == 0);
+  const ActShape in = shape_of(x);
   const bool spatial = p.size() == 8 && p[0] == 0 && p[1] == 0 && p[4] == 0 && p[5] == 0 &&
-                       std::all_of(p.begin(), p.end(), [](int64_t v) { return v >= 0 && v <= 64; });
+                       std::all_of(p.begin(), p.end(), [](int64_t v) { return v <= 64; }) &&
+                       in.h + p[2] + p[6] >= 1 && in.w + p[3] + p[7] >= 1 && -std::min(p[2], p[6]) < in.h &&
+                       -std::min(p[3], p[7]) < in.w;
   if (!zeros || !spatial || is_flat(x))
-    refuse(n, "pads " + shape_value_string(*pads) + ": octet pads height and width with 0 to 64 zeros on each side");
+    refuse(n, "pads " + shape_value_string(*pads) + " of a " + to_string(in) +
+                  " value: octet pads height and width with up to 64 zeros on each side, or removes part of them");
   const Pads sides = {p[2], p[3], p[6], p[7]};
-  bool readers_pad = true;
+  bool readers_pad = std::all_of(sides.begin(), sides.end(), [](int64_t v) { return v >= 0; });
   for (const onnx::NodeProto* r : readers_[n.output(0)])
     readers_pad = readers_pad && (r->op_type() == "AveragePool" || r->op_type() == "Conv") && r->input(0) == n.output(0);
   // Convs and average pools take it up into their own padding (padded_input()).

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <set>
 
 #include "common/error.h"
 #include "interop/onnx_importer.h"
@@ -86,26 +87,43 @@ void Importer::transpose(const onnx::NodeProto& n) {
   grouped_views_[n.output(0)] = {view->second.node, view->second.groups, GroupedStep::Transposed};
 }
 
-// Of channels (axis 1), step 1: octet's channel slice.
+// Of channels (axis 1), step 1: octet's channel slice. Of height and width
+// (a 1-D value's length: a TCN's Chomp1d, x[:, :, :-k]), step 1: a Pad2d
+// whose negative sides remove the rest.
 void Importer::slice(const onnx::NodeProto& n) {
   const int x = activation(n, 0);
   const ShapeValue *starts = shape_value(n, 1), *ends = shape_value(n, 2), *axes = shape_value(n, 3),
                    *steps = shape_value(n, 4);
   if (!starts || !ends || (has_input(n, 3) && !axes) || (has_input(n, 4) && !steps))
     refuse(n, "bounds octet cannot evaluate");
-  const int channels = shape_of(x).c;
-  const bool channel_axis =
-      axes && axes->values.size() == 1 && (axes->values[0] == 1 || (axes->values[0] == -3 && !is_flat(x)));
-  if (!channel_axis || starts->values.size() != 1 || ends->values.size() != 1 ||
-      (steps && steps->values != std::vector<int64_t>{1}) || is_flat(x))
-    refuse(n, "a slice other than of channels (axis 1) with step 1");
-  const auto bound = [&](int64_t b) {
-    if (b == kBatchDim || b == kUnknownDim) refuse(n, "bounds octet cannot evaluate");
-    return std::min<int64_t>(std::max<int64_t>(b < 0 ? b + channels : b, 0), channels);
-  };
-  const int64_t first = bound(starts->values[0]), end = bound(ends->values[0]);
-  if (end <= first) refuse(n, "an empty slice");
-  define(n, builder_.channel_slice(x, static_cast<int>(first), static_cast<int>(end - first)));
+  const ActShape shape = shape_of(x);
+  const bool one_row = is_one_row(n, 0);
+  const int64_t rank = one_row ? 3 : 4, count = static_cast<int64_t>(starts->values.size());
+  std::vector<int64_t> axis(axes ? axes->values : std::vector<int64_t>{});
+  for (int64_t& a : axis) a = a < 0 ? a + rank : a;
+  if (one_row)  // N, C, L: the length is octet's width
+    for (int64_t& a : axis) a = a == 2 ? 3 : a;
+  const bool channels = axis == std::vector<int64_t>{1};
+  const bool image =
+      !axis.empty() && std::all_of(axis.begin(), axis.end(), [](int64_t a) { return a == 2 || a == 3; });
+  if (!(channels || image) || std::set<int64_t>(axis.begin(), axis.end()).size() != axis.size() ||
+      ends->values.size() != axis.size() || count != static_cast<int64_t>(axis.size()) ||
+      (steps && steps->values != std::vector<int64_t>(axis.size(), 1)) || is_flat(x))
+    refuse(n, "a slice other than of channels (axis 1), or of height and width, with step 1");
+  int64_t first[4] = {0, 0, 0, 0}, end[4] = {0, shape.c, shape.h, shape.w};
+  for (int64_t k = 0; k < count; ++k) {
+    const int64_t size = end[axis[k]];
+    const auto bound = [&](int64_t b) {
+      if (b == kBatchDim || b == kUnknownDim) refuse(n, "bounds octet cannot evaluate");
+      return std::min<int64_t>(std::max<int64_t>(b < 0 ? b + size : b, 0), size);
+    };
+    first[axis[k]] = bound(starts->values[k]), end[axis[k]] = bound(ends->values[k]);
+    if (end[axis[k]] <= first[axis[k]]) refuse(n, "an empty slice");
+  }
+  if (channels)
+    return define(n, builder_.channel_slice(x, static_cast<int>(first[1]), static_cast<int>(end[1] - first[1])));
+  define(n, builder_.pad(x, static_cast<int>(-first[2]), static_cast<int>(-first[3]),
+                         static_cast<int>(end[2] - shape.h), static_cast<int>(end[3] - shape.w)));
 }
 
 void Importer::concat(const onnx::NodeProto& n) {
@@ -167,16 +185,26 @@ const ShapeValue* Importer::ints_ahead(const std::string& name) {
 // x[:, k], as torchvision's GoogLeNet and Inception-v3 take each colour for
 // transform_input (on with their pretrained weights): a Gather of one channel,
 // its axis restored by the Unsqueeze that alone reads it, or kept (an index
-// of shape [1]); octet's channel slice.
+// of shape [1]); octet's channel slice. And y[:, :, k] of a 1-D value (a
+// TCN's classifier reads the last step): that column, a Pad2d removing the
+// others, flattened.
 void Importer::gather(const onnx::NodeProto& n) {
   const ShapeValue* index = shape_value(n, 1);
+  const int64_t axis = int_attribute(n, "axis", 0);
+  if (is_one_row(n, 0) && (axis == 2 || axis == -1) && index && index->scalar && index->values.size() == 1) {
+    const int x = activation(n, 0);
+    const int64_t length = shape_of(x).w, given = index->values[0], k = given < 0 ? given + length : given;
+    if (k < 0 || k >= length) refuse(n, "index " + std::to_string(given) + " of a length of " + std::to_string(length));
+    return define(n, builder_.flatten(builder_.pad(x, 0, static_cast<int>(-k), 0, static_cast<int>(k + 1 - length))));
+  }
   const onnx::NodeProto* unsqueeze = sole_reader_of(n.output(0), "Unsqueeze");
   if (unsqueeze && unsqueeze->input(0) != n.output(0)) unsqueeze = nullptr;
   const auto axes = unsqueeze ? axes_of(*unsqueeze, 4) : std::nullopt;
   const bool restored = index && index->scalar && axes == std::vector<int64_t>{1};
   const bool kept = index && !index->scalar && index->columns == 0;
-  if (int_attribute(n, "axis", 0) != 1 || !index || index->values.size() != 1 || !(restored || kept))
-    refuse(n, "a gather other than of one channel (axis 1, one index), its axis kept or restored by an Unsqueeze");
+  if (axis != 1 || !index || index->values.size() != 1 || !(restored || kept))
+    refuse(n, "a gather other than of one channel (axis 1, one index), its axis kept or restored by an Unsqueeze, "
+              "or of one step of a 1-D value");
   const int x = activation(n, 0);
   if (is_flat(x)) refuse(n, "a gather of rows");
   const int64_t channels = shape_of(x).c, given = index->values[0], k = given < 0 ? given + channels : given;

@@ -3,12 +3,15 @@
 // say: the padding of a convolution or average pool that pads its sides
 // unalike (TensorFlow's "SAME" padding at stride 2 pads only bottom and
 // right), or ONNX's Pad with zeros. Exact on int8 values: zero is int8 zero
-// (symmetric quantization), so it keeps its input's scale.
+// (symmetric quantization), so it keeps its input's scale. A negative side
+// removes rows or columns: ONNX's Pad so, or a Slice of height or width (a
+// TCN's Chomp1d, x[:, :, :-k]), or the Gather of one column.
 #include <algorithm>
 #include <cstring>
 
 #include "common/error.h"
 #include "graph/ops/int8_reference.h"
+#include "graph/ops/pad2d.h"
 #include "graph/ops/shape_rules.h"
 
 namespace octet::ops {
@@ -16,8 +19,12 @@ namespace octet::ops {
 namespace {
 ActShape shape(const Node& n, const std::vector<ActShape>& in) {
   const ActShape x = in[0];
-  check(n.pad_top >= 0 && n.pad_left >= 0 && n.pad_bottom >= 0 && n.pad_right >= 0, "negative padding");
   const int64_t h = int64_t{x.h} + n.pad_top + n.pad_bottom, w = int64_t{x.w} + n.pad_left + n.pad_right;
+  // Each side at most all but one row or column removed: a crop from one side past the other's padding is no crop.
+  check(h >= 1 && w >= 1 && -int64_t{std::min(n.pad_top, n.pad_bottom)} < x.h &&
+            -int64_t{std::min(n.pad_left, n.pad_right)} < x.w,
+        "pads [" + std::to_string(n.pad_top) + "," + std::to_string(n.pad_left) + "," + std::to_string(n.pad_bottom) +
+            "," + std::to_string(n.pad_right) + "] leave nothing of the input " + to_string(x));
   check(within_bound(x.c, h, w), "output has more than 2^31 - 1 values");
   return {x.c, static_cast<int>(h), static_cast<int>(w)};
 }
@@ -25,11 +32,13 @@ ActShape shape(const Node& n, const std::vector<ActShape>& in) {
 void run_float(const FloatOpArgs& a) {
   const FloatTensor& x = *a.inputs[0];
   const ActShape in = a.in[0], out = a.out;
+  const PadOverlap o = pad_overlap(a.node, in, out);
   std::fill(a.y.data.begin(), a.y.data.end(), 0.0f);
   for (int64_t b = 0; b < x.dim(0); ++b)
-    for (int iy = 0; iy < in.h; ++iy)
-      std::memcpy(a.y.ptr() + ((b * out.h + iy + a.node.pad_top) * out.w + a.node.pad_left) * out.c,
-                  x.ptr() + (b * in.h + iy) * int64_t{in.w} * in.c, sizeof(float) * in.w * in.c);
+    for (int oy = o.first_row; oy < o.end_row; ++oy)
+      std::memcpy(a.y.ptr() + ((b * out.h + oy) * out.w + o.first_column) * out.c,
+                  x.ptr() + ((b * in.h + oy - a.node.pad_top) * in.w + o.first_column - a.node.pad_left) * in.c,
+                  sizeof(float) * o.columns() * in.c);
 }
 
 void run_int8_reference(const Int8ReferenceArgs& a) {

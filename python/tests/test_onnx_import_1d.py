@@ -7,7 +7,8 @@ or AdaptiveAvgPool1d and a squeeze; and MatchboxNet's shape (keyword
 spotting over MFCCs: depthwise Conv1d, dilated too, each before a pointwise
 one, residual branches). PyTorch's logits are the reference; ONNX Runtime
 runs the file and octet's int8 export as well; `octet quantize` reads
-calibration inputs of N x C x L."""
+calibration inputs of N x C x L. And a TCN's (dilated causal Conv1d whose
+right padding a Slice removes, the classifier reading the last step)."""
 
 import numpy as np
 import octet
@@ -148,6 +149,99 @@ def test_depthwise_conv1d_quantizes_follows_float_and_exports(tmp_path, octet_bi
     assert octet_import(octet_bin, tmp_path / "matchbox.onnx", tmp_path / "matchbox.octet").returncode == 0
     assert_int8_follows_float_and_exports(tmp_path, octet_bin, tmp_path / "matchbox.octet", mfccs,
                                           mfccs[:, :, None, :])
+
+
+class Chomp1d(nn.Module):
+    """The causal conv's right padding removed (x[:, :, :-size]: a Slice of the length)."""
+
+    def __init__(self, size):
+        super().__init__()
+        self.size = size
+
+    def forward(self, x):
+        return x[:, :, :-self.size].contiguous()
+
+
+class TemporalBlock(nn.Module):
+    """Two dilated causal Conv1d (padded both ends, the right end's padding chomped), their ReLUs, a residual of the
+    input or of its 1x1 conv."""
+
+    def __init__(self, n_in, n_out, kernel, dilation):
+        super().__init__()
+        padding = (kernel - 1) * dilation
+        self.net = nn.Sequential(nn.Conv1d(n_in, n_out, kernel, padding=padding, dilation=dilation), Chomp1d(padding),
+                                 nn.ReLU(), nn.Conv1d(n_out, n_out, kernel, padding=padding, dilation=dilation),
+                                 Chomp1d(padding), nn.ReLU())
+        self.downsample = nn.Conv1d(n_in, n_out, 1) if n_in != n_out else None
+
+    def forward(self, x):
+        return torch.relu(self.net(x) + (x if self.downsample is None else self.downsample(x)))
+
+
+class TCN(nn.Module):
+    """locuslab's temporal convolutional network (Bai, Kolter and Koltun 2018) as on sequential MNIST, shorter:
+    temporal blocks of dilation 1 to 8, the linear classifier reading the last step (y[:, :, -1], a Gather)."""
+
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.Sequential(*[TemporalBlock(1 if d == 1 else 16, 16, 7, d) for d in (1, 2, 4, 8)])
+        self.fc = nn.Linear(16, 10)
+
+    def forward(self, x):
+        return self.fc(self.blocks(x)[:, :, -1])
+
+
+SEQUENCE = (1, 256)
+
+
+def exported_tcn(path, seed):
+    model = seeded(TCN, seed)
+    torchscript_export(model, torch.zeros(1, *SEQUENCE), path, opset_version=13, input_names=["sequence"],
+                       output_names=["logits"], dynamic_axes={"sequence": {0: "n"}, "logits": {0: "n"}})
+    return model
+
+
+@pytest.fixture(scope="module")
+def sequences():
+    return np.random.default_rng(23).normal(size=(64, *SEQUENCE)).astype(np.float32)
+
+
+def test_a_tcn_imports_and_matches_pytorch_and_onnx_runtime(tmp_path, octet_bin, sequences):
+    model = exported_tcn(tmp_path / "tcn.onnx", 98)
+    ops = [n.op_type for n in onnx.load(str(tmp_path / "tcn.onnx")).graph.node]
+    assert ops.count("Slice") == 8 and ops.count("Gather") == 1, ops
+    result = octet_import(octet_bin, tmp_path / "tcn.onnx", tmp_path / "tcn.octet")
+    assert result.returncode == 0 and "1x1x256" in result.stdout, (result.stdout, result.stderr)
+    got = octet.load_checkpoint(str(tmp_path / "tcn.octet")).predict(sequences)
+    assert_matches_pytorch_and_onnx_runtime(got, model, tmp_path / "tcn.onnx", sequences)
+
+
+def test_a_tcn_quantizes_follows_float_and_exports(tmp_path, octet_bin, sequences):
+    exported_tcn(tmp_path / "tcn.onnx", 99)
+    assert octet_import(octet_bin, tmp_path / "tcn.onnx", tmp_path / "tcn.octet").returncode == 0
+    assert_int8_follows_float_and_exports(tmp_path, octet_bin, tmp_path / "tcn.octet", sequences,
+                                          sequences[:, :, None, :])
+
+
+@pytest.mark.parametrize("cut, fragment", [(lambda x: x[1:], "a slice other than of channels (axis 1), or of height"),
+                                           (lambda x: x[:, :, 300:], "an empty slice"),
+                                           (lambda x: x[:, :, ::2], "with step 1")],
+                         ids=["batch", "empty", "strided"])
+def test_slices_octet_cannot_take_are_refused_naming_them(tmp_path, octet_bin, cut, fragment):
+    class Cut(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv1d(1, 8, 5)
+            self.fc = nn.Linear(8, 10)
+
+        def forward(self, x):
+            return self.fc(cut(torch.relu(self.conv(x))).mean(-1))
+
+    torchscript_export(seeded(Cut, 100), torch.zeros(2, *SEQUENCE), tmp_path / "c.onnx", opset_version=13,
+                       input_names=["sequence"])
+    slices = [n.name for n in onnx.load(str(tmp_path / "c.onnx")).graph.node if n.op_type == "Slice"]
+    assert len(slices) == 1, slices
+    refused(octet_bin, tmp_path / "c.onnx", tmp_path / "c.octet", slices[0], fragment)
 
 
 def test_a_dynamic_length_is_refused(tmp_path, octet_bin):

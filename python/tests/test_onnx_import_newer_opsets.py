@@ -187,7 +187,7 @@ REFUSED = {
     "dilated_average_pool19": (19, [helper.make_node("AveragePool", ["c"], ["y"], name="pool", kernel_shape=[2, 2],
                                                      dilations=[2, 2])], [], "dilated pooling"),
     "wrap_pad19": (19, [helper.make_node("Pad", ["c", "pads"], ["y"], name="pad", mode="wrap")],
-                   [ints("pads", [0, 0, 1, 1, 0, 0, 1, 1])], "octet pads height and width with 0 to 64 zeros"),
+                   [ints("pads", [0, 0, 1, 1, 0, 0, 1, 1])], "octet pads height and width with up to 64 zeros"),
     "pad_axes_twice": (18, [helper.make_node("Pad", ["c", "pads", "", "twice"], ["y"], name="pad")],
                        [ints("pads", [1, 1, 1, 1]), ints("twice", [2, -2])], "each of a 4-D value's at most once"),
     "split_num_outputs_mismatch": (18, [helper.make_node("Split", ["c"], ["a", "b"], name="split", axis=1,

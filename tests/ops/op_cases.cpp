@@ -385,6 +385,30 @@ void add_image_net_operator_cases(std::vector<OpCase>& cases) {
                        return m.finish();
                      }});
   }
+  // Negative sides remove rows and columns (a TCN's Chomp1d, a center crop), one
+  // side padded while the other is cropped (a causal shift), before a conv too.
+  uint64_t crop_seed = 7950;  // apart from `seed`, so that the cases after these keep their models
+  for (const Padding& v : {Padding{2, 5, 6, 9, 0, 0, 0, -2, -1, 1}, Padding{3, 4, 7, 5, -1, 0, -2, 0, -1, 1},
+                           Padding{2, 6, 1, 12, 0, 3, 0, -3, 1, 6}, Padding{64, 3, 5, 5, -2, -2, -2, -2, -1, 1},
+                           Padding{2, 16, 4, 9, 1, -4, -2, 2, 1, 1}}) {
+    const uint64_t s = crop_seed++;
+    std::string sides;
+    for (const int side : {v.top, v.left, v.bottom, v.right})
+      sides += side < 0 ? "m" + std::to_string(-side) : std::to_string(side);
+    const std::string conv = v.conv_padding < 0 ? "" : "_conv_s2p" + std::to_string(v.conv_padding) + "_g" +
+                                                           std::to_string(v.groups);
+    cases.push_back({"crop2d_" + shape_name(v.batch, v.c, v.h, v.w) + "_" + sides + conv, v.batch, [v, s] {
+                       OpModel m(s);
+                       Node n;
+                       n.op = Op::Pad2d, n.inputs = {m.input(v.c, v.h, v.w)};
+                       n.pad_top = v.top, n.pad_left = v.left, n.pad_bottom = v.bottom, n.pad_right = v.right;
+                       const int cropped = m.keeps_scale(n);
+                       if (v.conv_padding >= 0)
+                         m.conv(cropped, v.groups == 1 ? 7 : v.c, 3, 2, v.conv_padding, true, -1, Requant::Typical,
+                                v.groups);
+                       return m.finish();
+                     }});
+  }
 }
 
 // Networks that keep some nodes in float (mixed precision; graph/float_node.h):

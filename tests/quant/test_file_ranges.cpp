@@ -41,8 +41,12 @@ TEST(FileRanges, GraphAttributesOutsideIntAndHugeActivationsAreRefused) {
   EXPECT_NE(graph_error(image + R"({"name":"p","op":"pad2d","inputs":[0],"pads":[0,1,0]}])")
                 .find("graph node 1: pads is not [top, left, bottom, right]"),
             std::string::npos);
-  EXPECT_NE(graph_error(image + R"({"name":"p","op":"pad2d","inputs":[0],"pads":[0,1,-1,0]}])").find("negative padding"),
-            std::string::npos);
+  // Negative pads crop: at least a row and a column stay, and no side removes more than the input.
+  for (const char* pads : {"[0,1,-4,0]", "[-5,0,2,0]", "[0,-2147483648,0,2147483647]"})
+    EXPECT_NE(graph_error(image + R"({"name":"p","op":"pad2d","inputs":[0],"pads":)" + pads + "}]")
+                  .find("leave nothing of the input 1x4x4"),
+              std::string::npos)
+        << pads;
   EXPECT_NE(graph_error(image + R"({"name":"n","op":"layer_norm","inputs":[0],"epsilon":-1e-5}])").find("epsilon"),
             std::string::npos);
   EXPECT_NE(graph_error(image + R"({"name":"n","op":"layer_norm","inputs":[0],"epsilon":1e39}])").find("epsilon"),

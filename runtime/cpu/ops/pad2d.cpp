@@ -1,7 +1,8 @@
 // Pad2d on the CPU: each NHWC image row copied between zero columns, below
-// zero rows.
+// zero rows; with negative sides, the rows' part that stays.
 #include <cstring>
 
+#include "graph/ops/pad2d.h"
 #include "runtime/cpu/kernel.h"
 
 namespace octet::cpu {
@@ -10,12 +11,14 @@ namespace {
 void run(const KernelArgs& a) {
   const Node& n = a.node.node();
   const ActShape in = a.node.input(), out = a.node.output();
-  const int64_t in_row = int64_t{in.w} * in.c, out_row = int64_t{out.w} * out.c;
-  std::memset(a.y, a.node.input_zero_point(), static_cast<size_t>(a.batch * out.h * out_row));  // a real 0
+  const ops::PadOverlap o = ops::pad_overlap(n, in, out);
+  if (n.pad_top > 0 || n.pad_left > 0 || n.pad_bottom > 0 || n.pad_right > 0)
+    std::memset(a.y, a.node.input_zero_point(), static_cast<size_t>(a.batch * out.h * out.w * out.c));  // a real 0
   for (int64_t b = 0; b < a.batch; ++b)
-    for (int iy = 0; iy < in.h; ++iy)
-      std::memcpy(a.y + (b * out.h + iy + n.pad_top) * out_row + int64_t{n.pad_left} * out.c,
-                  a.inputs[0] + (b * in.h + iy) * in_row, static_cast<size_t>(in_row));
+    for (int oy = o.first_row; oy < o.end_row; ++oy)
+      std::memcpy(a.y + ((b * out.h + oy) * out.w + o.first_column) * out.c,
+                  a.inputs[0] + ((b * in.h + oy - n.pad_top) * in.w + o.first_column - n.pad_left) * in.c,
+                  static_cast<size_t>(int64_t{o.columns()} * in.c));
 }
 }  // namespace
 
