@@ -24,7 +24,8 @@ std::vector<int16_t> paired_taps(const int32_t* taps, int kernel, int64_t channe
 void depthwise_conv2d(const ConvGeometry& g, const int8_t* input, const int16_t* pairs, const EpilogueTables& e,
                       int8_t* output);
 }
-// Pairs of taps in order; whole blocks of 16 channels, the rest read from `taps` itself.
+// Pairs of taps in order; blocks of 16 channels, the last one padded with zero
+// weights (the 3x3 and 5x5 kernels read a partial block's from `taps` itself).
 namespace avx2 {
 std::vector<int16_t> paired_taps(const int32_t* taps, int64_t tap_count, int64_t channels);
 void depthwise_conv2d(const ConvGeometry& g, const int8_t* input, const int32_t* taps, const int16_t* pairs,
