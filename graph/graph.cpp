@@ -350,6 +350,16 @@ int GraphBuilder::global_avg_pool(int x) {
   return last();
 }
 
+int GraphBuilder::channel_mean(int x) {
+  push(Op::ChannelMean, "", {x});
+  return last();
+}
+
+int GraphBuilder::channel_max(int x) {
+  push(Op::ChannelMax, "", {x});
+  return last();
+}
+
 int GraphBuilder::add(int a, int b) {
   push(Op::Add, "", {a, b});
   return last();

@@ -135,11 +135,14 @@ class GraphBuilder {
   int max_pool(int x, PoolAxis rows, PoolAxis columns, bool ceil_mode);
   int avg_pool(int x, PoolAxis rows, PoolAxis columns, bool ceil_mode, bool exclude_padding);
   int activation(int x, const std::string& function, float alpha = 0, float beta = 0);
-  int mul(int a, int b);  // b: the same shape as a, or one value per channel (C x 1 x 1)
+  // b: the same shape as a, one value per channel (C x 1 x 1) or one per pixel (1 x H x W)
+  int mul(int a, int b);
   int concat(std::vector<int> inputs);  // on channels
   int channel_slice(int x, int offset, int channels);
   int channel_shuffle(int x, int groups);
   int global_avg_pool(int x);
+  int channel_mean(int x);  // of each pixel's channels: 1 x H x W
+  int channel_max(int x);
   int add(int a, int b);
   int flatten(int x);
   int shortcut_a(int x, int pad_channels);

@@ -25,7 +25,7 @@ constexpr int64_t kIrVersion = 7;
 // Operators whose output is non-negative where all their inputs are.
 bool keeps_sign(Op op) {
   return op_traits(op).moves_values || op == Op::MaxPool2d || op == Op::AvgPool2d || op == Op::GlobalAvgPool ||
-         op == Op::Concat;
+         op == Op::Concat || op == Op::ChannelMean || op == Op::ChannelMax;
 }
 
 // How each node's int8 output is stored (onnx_export.h, qdq_writer.h): as

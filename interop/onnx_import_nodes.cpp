@@ -418,15 +418,26 @@ std::vector<int64_t> Importer::reduce_axes(const onnx::NodeProto& n) {
 
 // A ReduceMean or ReduceMax over height and width (`image_axes`: 2, 3, or 1, 2
 // on a channels-last value, as Keras's global poolings come from tf2onnx; a
-// 1-D value's length, 2): a global average or max pool.
+// 1-D value's length, 2): a global average or max pool. Over the channels
+// of a channels-first value (axis 1, kept: CBAM's spatial attention), octet's
+// ChannelMean or ChannelMax.
 void Importer::reduce_image(const onnx::NodeProto& n, const std::vector<int64_t>& image_axes) {
   const bool max = n.op_type() == "ReduceMax";
+  const std::string what = std::string("a ") + (max ? "maximum" : "mean");
   const int x = activation(n, 0);
-  if (is_flat(x) || reduce_axes(n) != image_axes)
-    refuse(n, std::string("a ") + (max ? "maximum" : "mean") + " over axes other than " +
+  const std::vector<int64_t> axes = is_flat(x) ? std::vector<int64_t>{} : reduce_axes(n);
+  const bool channels_first = image_axes != std::vector<int64_t>{1, 2};
+  if (channels_first && axes == std::vector<int64_t>{1}) {
+    if (int_attribute(n, "keepdims", 1) == 0)
+      refuse(n, what + " over the channels without keepdims: octet keeps their axis (1 x H x W)");
+    return define(n, max ? builder_.channel_max(x) : builder_.channel_mean(x));
+  }
+  if (is_flat(x) || axes != image_axes)
+    refuse(n, what + " over axes other than " +
                   (image_axes.size() == 1 ? "the length (2)"
                                           : "height and width (" + std::to_string(image_axes[0]) + ", " +
-                                                std::to_string(image_axes[1]) + ")"));
+                                                std::to_string(image_axes[1]) + ")") +
+                  ", or the channels (1)");
   const int pooled = max ? global_max_pool_of(x) : builder_.global_avg_pool(x);
   define(n, int_attribute(n, "keepdims", 1) != 0 ? pooled : builder_.flatten(pooled));
 }

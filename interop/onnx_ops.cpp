@@ -281,6 +281,14 @@ std::string group_norm(const OnnxNodeContext& c) {
   return w.step("Add", {n.name + ".scaled", n.name + ".norm_shift"}, n.name + ".shifted");
 }
 
+// Over each pixel's channels, keeping the axis (opset 13: the axes an attribute).
+std::string channel_reduction(const OnnxNodeContext& c, const char* op) {
+  onnx::NodeProto* node = c.w.node(op, {c.inputs[0]}, c.n.name + ".reduced");
+  Writer::ints(node, "axes", {1});
+  Writer::integer(node, "keepdims", 1);
+  return c.n.name + ".reduced";
+}
+
 // Zero rows and columns on each side: exact on int8 values.
 std::string pad2d(const OnnxNodeContext& c) {
   const Node& n = c.n;
@@ -328,6 +336,8 @@ const OnnxOp kOps[] = {
     {Op::PRelu, prelu, false, false},
     {Op::LocalResponseNorm, local_response_norm, false, false},
     {Op::GroupNorm, group_norm, false, false},
+    {Op::ChannelMean, [](const OnnxNodeContext& c) { return channel_reduction(c, "ReduceMean"); }, false, false},
+    {Op::ChannelMax, [](const OnnxNodeContext& c) { return channel_reduction(c, "ReduceMax"); }, false, false},
 };
 }  // namespace
 

@@ -26,4 +26,6 @@
   X(LayerNorm, layer_norm)                  \
   X(PRelu, prelu)                           \
   X(LocalResponseNorm, local_response_norm) \
-  X(GroupNorm, group_norm)
+  X(GroupNorm, group_norm)                  \
+  X(ChannelMean, channel_mean)              \
+  X(ChannelMax, channel_max)

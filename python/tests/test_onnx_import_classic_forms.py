@@ -177,7 +177,7 @@ def test_reduce_max_over_height_and_width_imports_and_matches_pytorch(tmp_path, 
     assert_imports_as_pytorch_computes(tmp_path, octet_bin, model, tmp_path / "max.onnx", images)
 
 
-def test_a_maximum_over_channels_is_refused_by_node(tmp_path, octet_bin):
+def test_a_maximum_over_channels_and_height_is_refused_by_node(tmp_path, octet_bin):
     export(seeded(lambda: GlobalMax(False), 68), tmp_path / "max.onnx")
     model = onnx.load(str(tmp_path / "max.onnx"))
     attribute(next(n for n in model.graph.node if n.op_type == "ReduceMax"), "axes").ints[:] = [1, 2]

@@ -1,5 +1,5 @@
 // AVX2 Mul (mul_simd.h): 8 channels of a pixel at a time, their int8 inputs
-// and gates widened to int32 less their zero points, multiplied and
+// and gates (or a pixel's one gate) widened to int32 less their zero points, multiplied and
 // requantized in registers by the conv kernels' epilogue (epilogue_avx2.h),
 // whose operands are made once per call.
 //
@@ -32,7 +32,7 @@ __m256i centered(const int8_t* p, int64_t lanes, __m256i zero) {
 }  // namespace
 
 void mul(const int8_t* x, const int8_t* z, int64_t pixels, int64_t channels, int64_t pixels_per_sample,
-         bool per_channel, int32_t x_zero, int32_t z_zero, const EpilogueTables& e, int8_t* y) {
+         ops::MulGate gate, int32_t x_zero, int32_t z_zero, const EpilogueTables& e, int8_t* y) {
   const bool narrow = narrow_is_exact(2, channels, e);  // a product is at most 255 * 255
   std::vector<ChannelVectors> blocks;
   for (int64_t channel = 0; channel < channels; channel += kLanes) blocks.emplace_back(e, channel, narrow);
@@ -41,11 +41,13 @@ void mul(const int8_t* x, const int8_t* z, int64_t pixels, int64_t channels, int
   parallel_for(tasks, pixels * channels >= kMinParallelValues, [&](int64_t t) {
     const int64_t first = t * kPixelsPerTask, end = pixels < first + kPixelsPerTask ? pixels : first + kPixelsPerTask;
     for (int64_t p = first; p < end; ++p) {
-      const int8_t* gate = z + (per_channel ? p / pixels_per_sample * channels : p * channels);
+      const int8_t* row = z + (gate == ops::MulGate::PerChannel ? p / pixels_per_sample * channels : p * channels);
+      const __m256i pixel_gate = _mm256_set1_epi32(gate == ops::MulGate::PerPixel ? z[p] - z_zero : 0);
       for (int64_t channel = 0; channel < channels; channel += kLanes) {
         const int64_t at = p * channels + channel, lanes = channels - channel < kLanes ? channels - channel : kLanes;
-        const __m256i product = _mm256_mullo_epi32(centered(x + at, lanes, xz), centered(gate + channel, lanes, zz));
-        store_int8(product, blocks[channel / kLanes], nullptr, e.lo, lanes, y + at);
+        const __m256i g = gate == ops::MulGate::PerPixel ? pixel_gate : centered(row + channel, lanes, zz);
+        store_int8(_mm256_mullo_epi32(centered(x + at, lanes, xz), g), blocks[channel / kLanes], nullptr, e.lo, lanes,
+                   y + at);
       }
     }
   });

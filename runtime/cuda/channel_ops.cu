@@ -180,14 +180,22 @@ void zero_channels(int8_t* y, int64_t pixels, int from, int stored_c, KernelStre
       [=] __device__(int64_t e) { zero_channels_element(from, stored_c, e, y); }, stream);
 }
 
-void mul(const int8_t* x, const int8_t* z, bool broadcast, int64_t batch, int64_t pixels, int stored_c,
-         int32_t multiplier, int32_t shift, BinaryZeroPoints zero_points, int8_t* y, KernelStream stream) {
+void mul(const int8_t* x, const int8_t* z, ops::MulGate gate, int64_t batch, int64_t pixels, int stored_c,
+         int z_stored_c, int32_t multiplier, int32_t shift, BinaryZeroPoints zero_points, int8_t* y,
+         KernelStream stream) {
   launch(
       "mul", batch * pixels * stored_c,
       [=] __device__(int64_t e) {
-        mul_element(x, z, broadcast, pixels, stored_c, multiplier, shift, zero_points, e, y);
+        mul_element(x, z, gate, pixels, stored_c, z_stored_c, multiplier, shift, zero_points, e, y);
       },
       stream);
+}
+
+void channel_reduce(const int8_t* x, int64_t pixels, const ChannelReduceOperands& o, int8_t* y,
+                    KernelStream stream) {
+  launch(
+      o.max ? "channel_max" : "channel_mean", pixels * o.out_stored_c,
+      [=] __device__(int64_t e) { channel_reduce_element(x, o, e, y); }, stream);
 }
 
 void channel_slice(const int8_t* x, int64_t pixels, int in_stored_c, int offset, int channels, int out_stored_c,

@@ -14,8 +14,12 @@ void concat_input(const int8_t* x, int64_t pixels, int in_stored_c, int channels
                   KernelStream stream);
 // Output channels [from, stored_c) of every pixel set to 0.
 void zero_channels(int8_t* y, int64_t pixels, int from, int stored_c, KernelStream stream);
-void mul(const int8_t* x, const int8_t* z, bool broadcast, int64_t batch, int64_t pixels, int stored_c,
-         int32_t multiplier, int32_t shift, BinaryZeroPoints zero_points, int8_t* y, KernelStream stream);
+// `z_stored_c`: z's stored channels (a per-pixel gate's, of its one channel).
+void mul(const int8_t* x, const int8_t* z, ops::MulGate gate, int64_t batch, int64_t pixels, int stored_c,
+         int z_stored_c, int32_t multiplier, int32_t shift, BinaryZeroPoints zero_points, int8_t* y,
+         KernelStream stream);
+// ChannelMean or ChannelMax (o.max) of `pixels` pixels.
+void channel_reduce(const int8_t* x, int64_t pixels, const ChannelReduceOperands& o, int8_t* y, KernelStream stream);
 void channel_slice(const int8_t* x, int64_t pixels, int in_stored_c, int offset, int channels, int out_stored_c,
                    int8_t* y, KernelStream stream);
 void channel_shuffle(const int8_t* x, int64_t pixels, int channels, int groups, int stored_c, int8_t* y,

@@ -1,5 +1,5 @@
 // The CUDA runtime's operators that move or rescale channels (concat, mul,
-// channel slice and shuffle, pad, option A shortcuts: one output byte per
+// channel slice and shuffle, pad, option A shortcuts, channel mean and max: one output byte per
 // thread; activation and PRelu tables: one vector of bytes per thread; layer
 // norm: a pixel per group of threads, a vector per thread at a time; group
 // norm: a group of a sample per block of threads; local response norm: one
@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "common/layer_norm.h"
+#include "graph/ops/mul.h"
 #include "runtime/cuda/stored_value.h"
 
 namespace octet::cuda {
@@ -41,19 +42,48 @@ OCTET_HOST_DEVICE void zero_channels_element(int from, int stored_c, int64_t e, 
   y[pixel * stored_c + from + (e - pixel * (stored_c - from))] = 0;
 }
 
-// Mul: element e of x times z's (z: the same storage, or with `broadcast`
-// one pixel per sample), requantized by one multiplier. Padding channels are
-// 0 in x, so 0 in the product and after requantization. `zero_points`: x's (a),
-// z's (b) and the output's.
-OCTET_HOST_DEVICE void mul_element(const int8_t* x, const int8_t* z, bool broadcast, int64_t pixels, int stored_c,
-                                   int32_t multiplier, int32_t shift, BinaryZeroPoints zero_points, int64_t e,
-                                   int8_t* y) {
+// Mul: element e of x times z's (z: the same storage; one pixel per sample,
+// per channel; or one channel of `z_stored_c` per pixel, per pixel),
+// requantized by one multiplier. Padding channels are 0 in x, so 0 in the
+// product and after requantization. `zero_points`: x's (a), z's (b) and the
+// output's.
+OCTET_HOST_DEVICE void mul_element(const int8_t* x, const int8_t* z, ops::MulGate gate, int64_t pixels, int stored_c,
+                                   int z_stored_c, int32_t multiplier, int32_t shift, BinaryZeroPoints zero_points,
+                                   int64_t e, int8_t* y) {
   const int64_t per_sample = pixels * stored_c;
-  const int64_t ze = broadcast ? e / per_sample * stored_c + e % stored_c : e;
+  const int64_t ze = gate == ops::MulGate::PerChannel ? e / per_sample * stored_c + e % stored_c
+                     : gate == ops::MulGate::PerPixel ? e / stored_c * z_stored_c
+                                                      : e;
   const int32_t product = stored_value(x[e], stored_unsigned(zero_points.a)) *
                           stored_value(z[ze], stored_unsigned(zero_points.b));
   y[e] = static_cast<int8_t>(
       requantize_stored(product, multiplier, 0, 0, shift, stored_range(false, zero_points.out)));
+}
+
+// ChannelMean and ChannelMax: output element e (of each pixel's `out_stored_c`)
+// is, for channel 0, the pixel's `channels` stored values summed and
+// requantized, or the largest of them (stored as it is: the output keeps the
+// input's zero point); for the padding channels 0.
+struct ChannelReduceOperands {
+  int channels, in_stored_c, out_stored_c;
+  bool unsigned_in, max;
+  int32_t multiplier, shift;
+  StoredRange range;
+};
+OCTET_HOST_DEVICE void channel_reduce_element(const int8_t* x, const ChannelReduceOperands& o, int64_t e, int8_t* y) {
+  const int64_t pixel = e / o.out_stored_c;
+  if (e != pixel * o.out_stored_c) {
+    y[e] = 0;
+    return;
+  }
+  const int8_t* in = x + pixel * o.in_stored_c;
+  int32_t sum = 0, best = stored_value(in[0], o.unsigned_in);
+  for (int c = 0; c < o.channels; ++c) {
+    const int32_t v = stored_value(in[c], o.unsigned_in);
+    sum += v;
+    best = v > best ? v : best;
+  }
+  y[e] = static_cast<int8_t>(o.max ? best : requantize_stored(sum, o.multiplier, 0, 0, o.shift, o.range));
 }
 
 // ChannelSlice: output channel c is input channel offset + c.

@@ -59,9 +59,22 @@ const OpEntry kLaunchers[] = {
      }},
     {Op::Mul,
      [](const NodeLaunch& l) {
-       mul(l.x(), l.x2(), !(l.in_shapes[1] == l.in_shapes[0]), l.batch, int64_t(l.out.h) * l.out.w, l.out_c,
-           l.q.multiplier.data[0], l.q.shift.data[0], {l.in_zero_points[0], l.in_zero_points[1], l.q.zero_point}, l.y,
-           l.stream);
+       mul(l.x(), l.x2(), ops::mul_gate(l.in_shapes[0], l.in_shapes[1]), l.batch, int64_t(l.out.h) * l.out.w, l.out_c,
+           l.inputs_c[1], l.q.multiplier.data[0], l.q.shift.data[0],
+           {l.in_zero_points[0], l.in_zero_points[1], l.q.zero_point}, l.y, l.stream);
+     }},
+    {Op::ChannelMean,
+     [](const NodeLaunch& l) {
+       channel_reduce(l.x(), l.batch * l.out.h * l.out.w,
+                      {l.in().c, l.in_c(), l.out_c, stored_unsigned(l.in_zero_point()), false, l.q.multiplier.data[0],
+                       l.q.shift.data[0], stored_range(false, l.q.zero_point)},
+                      l.y, l.stream);
+     }},
+    {Op::ChannelMax,
+     [](const NodeLaunch& l) {
+       channel_reduce(l.x(), l.batch * l.out.h * l.out.w,
+                      {l.in().c, l.in_c(), l.out_c, stored_unsigned(l.in_zero_point()), true, 0, 0, {}}, l.y,
+                      l.stream);
      }},
     {Op::ChannelSlice,
      [](const NodeLaunch& l) {

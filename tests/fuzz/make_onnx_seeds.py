@@ -245,6 +245,28 @@ def write_one_row_separable():
                       opset_version=13, input_names=["x"])
 
 
+class SpatialAttention(nn.Module):
+    """CBAM's spatial attention: the mean and maximum of each pixel's channels (ReduceMean, ReduceMax over axis 1),
+    concatenated, a 7x7 conv, its sigmoid, a gate per pixel (Mul by N x 1 x H x W)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.spatial = nn.Conv2d(2, 1, 7, padding=3)
+        self.fc = nn.Linear(8, 10)
+
+    def forward(self, x):
+        x = torch.relu(self.conv(x))
+        gate = torch.sigmoid(self.spatial(torch.cat([x.mean(1, keepdim=True), x.amax(1, keepdim=True)], 1)))
+        return self.fc((x * gate).mean((2, 3)))
+
+
+def write_spatial_attention():
+    torch.manual_seed(15)
+    torch.onnx.export(SpatialAttention().eval(), torch.zeros(1, 3, 16, 16), str(OUT / "spatial_attention.onnx"),
+                      opset_version=13, input_names=["x"])
+
+
 def write_dynamo_forms():
     """The same block as PyTorch's default exporter writes it at opset 20: Gelu, ReduceMean's axes an input,
     initializers only, node metadata_props (IR 10)."""
@@ -358,6 +380,7 @@ def main():
     write_rect_pools()
     write_one_row()
     write_one_row_separable()
+    write_spatial_attention()
     write_embedding()
     write_dynamic_size()
     write_float16()

@@ -309,10 +309,19 @@ LayoutRun run_in_device_layout(const QuantizedModel& model, const std::vector<fl
       }
       case Op::Mul:
         for (int64_t e = 0; e < batch * out.bytes(); ++e)
-          cuda::mul_element(src, value(n.inputs[1]), !(shapes[n.inputs[1]] == x), out.pixels, out.padded_c,
-                            q.multiplier.data[0], q.shift.data[0],
+          cuda::mul_element(src, value(n.inputs[1]), ops::mul_gate(x, shapes[n.inputs[1]]), out.pixels, out.padded_c,
+                            layout.storage[n.inputs[1]].padded_c, q.multiplier.data[0], q.shift.data[0],
                             {zero_point_of(0), zero_point_of(1), q.zero_point}, e, dst);
         break;
+      case Op::ChannelMean:
+      case Op::ChannelMax: {
+        const bool max = n.op == Op::ChannelMax;
+        const cuda::ChannelReduceOperands o{x.c, in_c, out.padded_c, cuda::stored_unsigned(zero_point_of(0)), max,
+                                            max ? 0 : q.multiplier.data[0], max ? 0 : q.shift.data[0],
+                                            cuda::stored_range(false, q.zero_point)};
+        for (int64_t e = 0; e < batch * out.bytes(); ++e) cuda::channel_reduce_element(src, o, e, dst);
+        break;
+      }
       case Op::ChannelSlice:
         for (int64_t e = 0; e < batch * out.bytes(); ++e)
           cuda::slice_element(src, in_c, n.offset, n.channels, out.padded_c, e, dst);

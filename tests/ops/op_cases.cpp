@@ -316,6 +316,49 @@ void add_image_net_operator_cases(std::vector<OpCase>& cases) {
                      }});
   }
 
+  // Each pixel's channels reduced (ChannelMean, ChannelMax) and a gate per
+  // pixel (Mul by 1 x H x W): CBAM's spatial attention, mean and max of the
+  // channels concatenated, a 7x7 conv, a sigmoid, the product; unsigned inputs.
+  uint64_t attention_seed = 7960;  // apart from `seed`, so that the cases after these keep their models
+  struct Attention {
+    int64_t batch;
+    int c, h, w;
+    bool unsigned_input;
+  };
+  for (const Attention& v : {Attention{2, 16, 5, 6, false}, Attention{3, 7, 4, 9, true}, Attention{64, 3, 3, 3, false},
+                             Attention{2, 40, 8, 8, true}}) {
+    const std::string name = shape_name(v.batch, v.c, v.h, v.w) + (v.unsigned_input ? "_uint8" : "");
+    const auto input = [v](OpModel& m) {
+      int x = m.input(v.c, v.h, v.w);
+      if (v.unsigned_input) {
+        m.set_zero_point(-128);
+        x = m.rescaled(x, 0.5f);
+        m.set_zero_point(0);
+      }
+      return x;
+    };
+    const uint64_t reduced = attention_seed++, gated = attention_seed++, spatial = attention_seed++;
+    cases.push_back({"channel_mean_max_" + name, v.batch, [input, reduced] {
+                       OpModel m(reduced);
+                       const int x = input(m);
+                       m.concat({m.channel_mean(x), m.channel_max(x)});
+                       return m.finish();
+                     }});
+    cases.push_back({"mul_per_pixel_" + name, v.batch, [input, v, gated] {
+                       OpModel m(gated);
+                       const int x = input(m);
+                       m.mul(x, m.conv(x, 1, 1, 1, 0, v.unsigned_input));
+                       return m.finish();
+                     }});
+    cases.push_back({"spatial_attention_" + name, v.batch, [input, spatial] {
+                       OpModel m(spatial);
+                       const int x = input(m);
+                       const int pooled = m.concat({m.channel_mean(x), m.channel_max(x)});
+                       m.mul(x, m.activation_op(m.conv(pooled, 1, 7, 1, 3, false), "sigmoid", 0, 0, 1.0f / 255));
+                       return m.finish();
+                     }});
+  }
+
   // Concat of the input and 1 to 3 convs of it (each its own channel count and requantization).
   struct Join {
     int64_t batch;

@@ -192,6 +192,22 @@ int OpModel::global_avg_pool(int x) {
   return push(n, q);
 }
 
+int OpModel::channel_mean(int x) {
+  Node n;
+  n.op = Op::ChannelMean;
+  n.inputs = {x};
+  NodeQuant q = activation();
+  set_pool_requant(q, double(shape(x).c));
+  return push(n, q);
+}
+
+int OpModel::channel_max(int x) {
+  Node n;
+  n.op = Op::ChannelMax;
+  n.inputs = {x};
+  return keeps_scale(n);
+}
+
 int OpModel::add(int a, int b, bool relu) {
   Node n;
   n.op = Op::Add;

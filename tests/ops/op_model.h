@@ -59,6 +59,8 @@ class OpModel {
   int mul(int x, int gate);
   int concat(const std::vector<int>& inputs);
   int global_avg_pool(int x);
+  int channel_mean(int x);  // of each pixel's channels, its own scale
+  int channel_max(int x);   // keeps x's scale
   int channel_shuffle(int x, int groups);  // keeps x's scale
   int add(int a, int b, bool relu);
   int shortcut_a(int x, int pad);

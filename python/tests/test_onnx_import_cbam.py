@@ -1,0 +1,104 @@
+"""`octet import` of CBAM (Woo et al. 2018, convolutional block attention):
+after each residual block's convs, a channel attention (a shared MLP of 1x1
+convs over the global average and max pools, their sum's sigmoid, a gate
+per channel) and a spatial attention (the mean and the maximum of each
+pixel's channels, ReduceMean and ReduceMax over axis 1, concatenated, a 7x7
+conv, its sigmoid, a gate per pixel: Mul by N x 1 x H x W). PyTorch's
+logits are the reference; ONNX Runtime runs the file and octet's int8
+export as well."""
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+onnx = pytest.importorskip("onnx")
+from test_onnx_import import seeded  # noqa: E402
+from torchscript_onnx import torchscript_export  # noqa: E402
+from unlabelled_import import assert_int8_follows_float_and_exports, assert_matches_pytorch_and_onnx_runtime  # noqa
+from unlabelled_import import imported, refused  # noqa: E402
+
+nn = torch.nn
+IMAGE = (3, 32, 32)
+
+
+class Cbam(nn.Module):
+    def __init__(self, channels, reduction=4):
+        super().__init__()
+        self.mlp = nn.Sequential(nn.Conv2d(channels, channels // reduction, 1), nn.ReLU(),
+                                 nn.Conv2d(channels // reduction, channels, 1))
+        self.spatial = nn.Conv2d(2, 1, 7, padding=3)
+
+    def forward(self, x):
+        pooled = nn.functional.adaptive_avg_pool2d(x, 1), nn.functional.adaptive_max_pool2d(x, 1)
+        x = x * torch.sigmoid(self.mlp(pooled[0]) + self.mlp(pooled[1]))
+        described = torch.cat([x.mean(1, keepdim=True), x.amax(1, keepdim=True)], 1)
+        return x * torch.sigmoid(self.spatial(described))
+
+
+class CbamBlock(nn.Module):
+    def __init__(self, n_in, n_out, stride):
+        super().__init__()
+        self.conv1 = nn.Conv2d(n_in, n_out, 3, stride, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(n_out)
+        self.conv2 = nn.Conv2d(n_out, n_out, 3, 1, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(n_out)
+        self.cbam = Cbam(n_out)
+        self.shortcut = nn.Sequential() if stride == 1 and n_in == n_out else nn.Sequential(
+            nn.Conv2d(n_in, n_out, 1, stride, bias=False), nn.BatchNorm2d(n_out))
+        for bn in (self.bn1, self.bn2):
+            bn.running_mean.uniform_(-0.3, 0.3)
+            bn.running_var.uniform_(0.5, 2.0)
+
+    def forward(self, x):
+        y = self.bn2(self.conv2(torch.relu(self.bn1(self.conv1(x)))))
+        return torch.relu(self.cbam(y) + self.shortcut(x))
+
+
+class CbamResNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 16, 3, padding=1, bias=False), nn.BatchNorm2d(16), nn.ReLU())
+        self.blocks = nn.Sequential(CbamBlock(16, 16, 1), CbamBlock(16, 32, 2), CbamBlock(32, 64, 2))
+        self.fc = nn.Linear(64, 10)
+
+    def forward(self, x):
+        return self.fc(self.blocks(self.stem(x)).mean((2, 3)))
+
+
+@pytest.fixture(scope="module")
+def images():
+    return np.random.default_rng(24).normal(size=(64, *IMAGE)).astype(np.float32)
+
+
+def exported(path, seed):
+    model = seeded(CbamResNet, seed)
+    torchscript_export(model, torch.zeros(1, *IMAGE), path, opset_version=13, input_names=["image"],
+                       output_names=["logits"], dynamic_axes={"image": {0: "n"}, "logits": {0: "n"}})
+    return model
+
+
+def test_cbam_resnet_imports_and_matches_pytorch_and_onnx_runtime(tmp_path, octet_bin, images):
+    model = exported(tmp_path / "cbam.onnx", 101)
+    nodes = onnx.load(str(tmp_path / "cbam.onnx")).graph.node
+    over_channels = [n for n in nodes if n.op_type in ("ReduceMean", "ReduceMax") and
+                     list(next(a for a in n.attribute if a.name == "axes").ints) == [1]]
+    assert len(over_channels) == 6, [n.op_type for n in nodes]
+    checkpoint = imported(octet_bin, tmp_path / "cbam.onnx", tmp_path / "cbam.octet")
+    assert_matches_pytorch_and_onnx_runtime(checkpoint.predict(images), model, tmp_path / "cbam.onnx", images)
+
+
+def test_cbam_resnet_quantizes_follows_float_and_exports(tmp_path, octet_bin, images):
+    exported(tmp_path / "cbam.onnx", 102)
+    imported(octet_bin, tmp_path / "cbam.onnx", tmp_path / "cbam.octet")
+    assert_int8_follows_float_and_exports(tmp_path, octet_bin, tmp_path / "cbam.octet", images, images)
+
+
+def test_a_channel_reduction_that_drops_the_axis_is_refused_naming_it(tmp_path, octet_bin):
+    exported(tmp_path / "cbam.onnx", 103)
+    model = onnx.load(str(tmp_path / "cbam.onnx"))
+    reduce = next(n for n in model.graph.node if n.op_type == "ReduceMean" and
+                  list(next(a for a in n.attribute if a.name == "axes").ints) == [1])
+    next(a for a in reduce.attribute if a.name == "keepdims").i = 0
+    onnx.save(model, str(tmp_path / "cbam.onnx"))
+    refused(octet_bin, tmp_path / "cbam.onnx", tmp_path / "cbam.octet", reduce.name,
+            "over the channels without keepdims")
