@@ -133,22 +133,35 @@ def exported_matchboxnet(path, seed):
     return model
 
 
+def assert_imports_as_pytorch_computes(octet_bin, model, onnx_path, inputs):
+    """The 1-D model imports as images of C x 1 x L and its float logits of N x C x L `inputs` match PyTorch's and
+    ONNX Runtime's."""
+    result = octet_import(octet_bin, onnx_path, onnx_path.with_suffix(".octet"))
+    image = f"{inputs.shape[1]}x1x{inputs.shape[2]}"
+    assert result.returncode == 0 and image in result.stdout, (result.stdout, result.stderr)
+    got = octet.load_checkpoint(str(onnx_path.with_suffix(".octet"))).predict(inputs)
+    assert_matches_pytorch_and_onnx_runtime(got, model, onnx_path, inputs)
+
+
+def assert_quantizes_and_exports(tmp_path, octet_bin, onnx_path, inputs):
+    """Imported, quantized from N x C x L `inputs`, its int8 model follows float and its export runs in ONNX Runtime
+    (on octet's images, N x C x 1 x L)."""
+    assert octet_import(octet_bin, onnx_path, onnx_path.with_suffix(".octet")).returncode == 0
+    assert_int8_follows_float_and_exports(tmp_path, octet_bin, onnx_path.with_suffix(".octet"), inputs,
+                                          inputs[:, :, None, :])
+
+
 def test_depthwise_conv1d_imports_and_matches_pytorch_and_onnx_runtime(tmp_path, octet_bin, mfccs):
     model = exported_matchboxnet(tmp_path / "matchbox.onnx", 96)
     convs = [n for n in onnx.load(str(tmp_path / "matchbox.onnx")).graph.node if n.op_type == "Conv"]
     groups = [next((a.i for a in n.attribute if a.name == "group"), 1) for n in convs]
     assert sorted(groups) == [1] * 8 + [32] * 3 + [64] * 2, groups
-    result = octet_import(octet_bin, tmp_path / "matchbox.onnx", tmp_path / "matchbox.octet")
-    assert result.returncode == 0 and "64x1x101" in result.stdout, (result.stdout, result.stderr)
-    got = octet.load_checkpoint(str(tmp_path / "matchbox.octet")).predict(mfccs)
-    assert_matches_pytorch_and_onnx_runtime(got, model, tmp_path / "matchbox.onnx", mfccs)
+    assert_imports_as_pytorch_computes(octet_bin, model, tmp_path / "matchbox.onnx", mfccs)
 
 
 def test_depthwise_conv1d_quantizes_follows_float_and_exports(tmp_path, octet_bin, mfccs):
     exported_matchboxnet(tmp_path / "matchbox.onnx", 97)
-    assert octet_import(octet_bin, tmp_path / "matchbox.onnx", tmp_path / "matchbox.octet").returncode == 0
-    assert_int8_follows_float_and_exports(tmp_path, octet_bin, tmp_path / "matchbox.octet", mfccs,
-                                          mfccs[:, :, None, :])
+    assert_quantizes_and_exports(tmp_path, octet_bin, tmp_path / "matchbox.onnx", mfccs)
 
 
 class Chomp1d(nn.Module):
@@ -210,17 +223,12 @@ def test_a_tcn_imports_and_matches_pytorch_and_onnx_runtime(tmp_path, octet_bin,
     model = exported_tcn(tmp_path / "tcn.onnx", 98)
     ops = [n.op_type for n in onnx.load(str(tmp_path / "tcn.onnx")).graph.node]
     assert ops.count("Slice") == 8 and ops.count("Gather") == 1, ops
-    result = octet_import(octet_bin, tmp_path / "tcn.onnx", tmp_path / "tcn.octet")
-    assert result.returncode == 0 and "1x1x256" in result.stdout, (result.stdout, result.stderr)
-    got = octet.load_checkpoint(str(tmp_path / "tcn.octet")).predict(sequences)
-    assert_matches_pytorch_and_onnx_runtime(got, model, tmp_path / "tcn.onnx", sequences)
+    assert_imports_as_pytorch_computes(octet_bin, model, tmp_path / "tcn.onnx", sequences)
 
 
 def test_a_tcn_quantizes_follows_float_and_exports(tmp_path, octet_bin, sequences):
     exported_tcn(tmp_path / "tcn.onnx", 99)
-    assert octet_import(octet_bin, tmp_path / "tcn.onnx", tmp_path / "tcn.octet").returncode == 0
-    assert_int8_follows_float_and_exports(tmp_path, octet_bin, tmp_path / "tcn.octet", sequences,
-                                          sequences[:, :, None, :])
+    assert_quantizes_and_exports(tmp_path, octet_bin, tmp_path / "tcn.onnx", sequences)
 
 
 @pytest.mark.parametrize("cut, fragment", [(lambda x: x[1:], "a slice other than of channels (axis 1), or of height"),

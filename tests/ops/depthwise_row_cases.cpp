@@ -25,12 +25,7 @@ void add_depthwise_row_cases(std::vector<OpCase>& cases) {
                      v.batch,
                      [v, s] {
                        OpModel m(s);
-                       int x = m.input(v.c, v.h, v.w);
-                       if (v.unsigned_input) {
-                         m.set_zero_point(-128);
-                         x = m.rescaled(x, 0.5f);
-                         m.set_zero_point(0);
-                       }
+                       const int x = m.input(v.c, v.h, v.w, v.unsigned_input);
                        const int skip = v.residual ? m.conv(x, v.c, v.kernel, 1, v.padding, false, -1,
                                                             Requant::Typical, v.c)
                                                    : -1;

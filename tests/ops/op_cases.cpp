@@ -328,15 +328,7 @@ void add_image_net_operator_cases(std::vector<OpCase>& cases) {
   for (const Attention& v : {Attention{2, 16, 5, 6, false}, Attention{3, 7, 4, 9, true}, Attention{64, 3, 3, 3, false},
                              Attention{2, 40, 8, 8, true}}) {
     const std::string name = shape_name(v.batch, v.c, v.h, v.w) + (v.unsigned_input ? "_uint8" : "");
-    const auto input = [v](OpModel& m) {
-      int x = m.input(v.c, v.h, v.w);
-      if (v.unsigned_input) {
-        m.set_zero_point(-128);
-        x = m.rescaled(x, 0.5f);
-        m.set_zero_point(0);
-      }
-      return x;
-    };
+    const auto input = [v](OpModel& m) { return m.input(v.c, v.h, v.w, v.unsigned_input); };
     const uint64_t reduced = attention_seed++, gated = attention_seed++, spatial = attention_seed++;
     cases.push_back({"channel_mean_max_" + name, v.batch, [input, reduced] {
                        OpModel m(reduced);
@@ -408,15 +400,13 @@ void add_image_net_operator_cases(std::vector<OpCase>& cases) {
     int conv_padding;  // -1: no conv
     int groups;
   };
-  for (const Padding& v : {Padding{2, 5, 6, 6, 0, 0, 1, 1, -1, 1}, Padding{3, 4, 7, 5, 2, 1, 0, 3, -1, 1},
-                           Padding{1, 8, 8, 8, 0, 0, 1, 1, 0, 1}, Padding{16, 6, 5, 5, 1, 0, 1, 0, 1, 6},
-                           Padding{64, 3, 3, 4, 0, 2, 0, 0, 1, 1}}) {
-    const uint64_t s = seed++;
-    const std::string sides = std::to_string(v.top) + std::to_string(v.left) + std::to_string(v.bottom) +
-                              std::to_string(v.right);
+  const auto add_padding_case = [&cases](const char* prefix, const Padding& v, uint64_t s) {
+    std::string sides;  // a negative side as m and its size: gtest's names take no '-'
+    for (const int side : {v.top, v.left, v.bottom, v.right})
+      sides += side < 0 ? "m" + std::to_string(-side) : std::to_string(side);
     const std::string conv = v.conv_padding < 0 ? "" : "_conv_s2p" + std::to_string(v.conv_padding) + "_g" +
                                                            std::to_string(v.groups);
-    cases.push_back({"pad2d_" + shape_name(v.batch, v.c, v.h, v.w) + "_" + sides + conv, v.batch, [v, s] {
+    cases.push_back({prefix + shape_name(v.batch, v.c, v.h, v.w) + "_" + sides + conv, v.batch, [v, s] {
                        OpModel m(s);
                        Node n;
                        n.op = Op::Pad2d, n.inputs = {m.input(v.c, v.h, v.w)};
@@ -427,31 +417,18 @@ void add_image_net_operator_cases(std::vector<OpCase>& cases) {
                                 v.groups);
                        return m.finish();
                      }});
-  }
+  };
+  for (const Padding& v : {Padding{2, 5, 6, 6, 0, 0, 1, 1, -1, 1}, Padding{3, 4, 7, 5, 2, 1, 0, 3, -1, 1},
+                           Padding{1, 8, 8, 8, 0, 0, 1, 1, 0, 1}, Padding{16, 6, 5, 5, 1, 0, 1, 0, 1, 6},
+                           Padding{64, 3, 3, 4, 0, 2, 0, 0, 1, 1}})
+    add_padding_case("pad2d_", v, seed++);
   // Negative sides remove rows and columns (a TCN's Chomp1d, a center crop), one
   // side padded while the other is cropped (a causal shift), before a conv too.
   uint64_t crop_seed = 7950;  // apart from `seed`, so that the cases after these keep their models
   for (const Padding& v : {Padding{2, 5, 6, 9, 0, 0, 0, -2, -1, 1}, Padding{3, 4, 7, 5, -1, 0, -2, 0, -1, 1},
                            Padding{2, 6, 1, 12, 0, 3, 0, -3, 1, 6}, Padding{64, 3, 5, 5, -2, -2, -2, -2, -1, 1},
-                           Padding{2, 16, 4, 9, 1, -4, -2, 2, 1, 1}}) {
-    const uint64_t s = crop_seed++;
-    std::string sides;
-    for (const int side : {v.top, v.left, v.bottom, v.right})
-      sides += side < 0 ? "m" + std::to_string(-side) : std::to_string(side);
-    const std::string conv = v.conv_padding < 0 ? "" : "_conv_s2p" + std::to_string(v.conv_padding) + "_g" +
-                                                           std::to_string(v.groups);
-    cases.push_back({"crop2d_" + shape_name(v.batch, v.c, v.h, v.w) + "_" + sides + conv, v.batch, [v, s] {
-                       OpModel m(s);
-                       Node n;
-                       n.op = Op::Pad2d, n.inputs = {m.input(v.c, v.h, v.w)};
-                       n.pad_top = v.top, n.pad_left = v.left, n.pad_bottom = v.bottom, n.pad_right = v.right;
-                       const int cropped = m.keeps_scale(n);
-                       if (v.conv_padding >= 0)
-                         m.conv(cropped, v.groups == 1 ? 7 : v.c, 3, 2, v.conv_padding, true, -1, Requant::Typical,
-                                v.groups);
-                       return m.finish();
-                     }});
-  }
+                           Padding{2, 16, 4, 9, 1, -4, -2, 2, 1, 1}})
+    add_padding_case("crop2d_", v, crop_seed++);
 }
 
 // Networks that keep some nodes in float (mixed precision; graph/float_node.h):

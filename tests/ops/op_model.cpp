@@ -25,6 +25,15 @@ int OpModel::input(int c, int h, int w, float scale) {
   return push(n, q);
 }
 
+int OpModel::input(int c, int h, int w, bool as_uint8) {
+  const int x = input(c, h, w);
+  if (!as_uint8) return x;
+  set_zero_point(-128);
+  const int rescaled_x = rescaled(x, 0.5f);
+  set_zero_point(0);
+  return rescaled_x;
+}
+
 int OpModel::conv(int x, int out_c, int kernel, int stride, int padding, bool relu, int skip, Requant requant,
                   int groups, int dilation) {
   return any_conv(x, out_c, kernel, kernel, stride, padding, relu, skip, requant, groups, dilation);

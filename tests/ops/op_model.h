@@ -24,6 +24,9 @@ class OpModel {
   explicit OpModel(uint64_t seed) : rng_(seed) {}
 
   int input(int c, int h, int w, float scale = 1.0f);
+  // An input whose int8 values are then rescaled (rescaled(x, 0.5)) into zero point -128 (uint8 bytes), where
+  // `as_uint8`; else input(c, h, w).
+  int input(int c, int h, int w, bool as_uint8);
   // The activations made after this call (not the input's, nor those that
   // keep their input's) store a real 0 as `zero_point` (graph/node_quant.h).
   void set_zero_point(int32_t zero_point) { zero_point_ = zero_point; }

@@ -37,12 +37,7 @@ void add_rectangular_grouped_cases(std::vector<OpCase>& cases) {
                      v.batch,
                      [v, s] {
                        OpModel m(s);
-                       int x = m.input(v.c, v.h, v.w);
-                       if (v.unsigned_input) {
-                         m.set_zero_point(-128);
-                         x = m.rescaled(x, 0.5f);
-                         m.set_zero_point(0);
-                       }
+                       const int x = m.input(v.c, v.h, v.w, v.unsigned_input);
                        const int skip = v.residual ? m.conv_rect(x, v.out_c, v.kernel_h, v.kernel_w, v.stride,
                                                                  v.padding, false, -1, Requant::Typical, v.groups,
                                                                  v.dilation)
