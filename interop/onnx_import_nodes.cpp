@@ -419,7 +419,9 @@ std::vector<int64_t> Importer::reduce_axes(const onnx::NodeProto& n) {
 // A ReduceMean or ReduceMax over height and width (`image_axes`: 2, 3, or 1, 2
 // on a channels-last value, as Keras's global poolings come from tf2onnx; a
 // 1-D value's length, 2): a global average or max pool. Over the channels
-// of a channels-first value (axis 1, kept: CBAM's spatial attention), octet's
+// of a channels-first value (axis 1, kept: CBAM's spatial attention; or
+// dropped and restored by the Unsqueeze that alone reads it, as CBAM's
+// original ChannelPool writes torch.max(x, 1)[0].unsqueeze(1)), octet's
 // ChannelMean or ChannelMax.
 void Importer::reduce_image(const onnx::NodeProto& n, const std::vector<int64_t>& image_axes) {
   const bool max = n.op_type() == "ReduceMax";
@@ -428,9 +430,17 @@ void Importer::reduce_image(const onnx::NodeProto& n, const std::vector<int64_t>
   const std::vector<int64_t> axes = is_flat(x) ? std::vector<int64_t>{} : reduce_axes(n);
   const bool channels_first = image_axes != std::vector<int64_t>{1, 2};
   if (channels_first && axes == std::vector<int64_t>{1}) {
-    if (int_attribute(n, "keepdims", 1) == 0)
-      refuse(n, what + " over the channels without keepdims: octet keeps their axis (1 x H x W)");
-    return define(n, max ? builder_.channel_max(x) : builder_.channel_mean(x));
+    const auto reduced = [&] { return max ? builder_.channel_max(x) : builder_.channel_mean(x); };
+    if (int_attribute(n, "keepdims", 1) != 0) return define(n, reduced());
+    const onnx::NodeProto* unsqueeze = sole_reader_of(n.output(0), "Unsqueeze");
+    if (!unsqueeze || unsqueeze->input(0) != n.output(0) ||
+        axes_of(*unsqueeze, is_one_row(n, 0) ? 3 : 4) != std::vector<int64_t>{1})
+      refuse(n, what + " over the channels without keepdims, its axis not restored by an Unsqueeze of axis 1 that "
+                       "alone reads it: octet keeps the axis (1 x H x W)");
+    fused_nodes_[unsqueeze] = reduced();
+    summary_.dropped.push_back(unsqueeze->op_type());
+    if (is_one_row(n, 0)) one_row_.insert(n.output(0));  // so that the Unsqueeze's value is one too
+    return;
   }
   if (is_flat(x) || axes != image_axes)
     refuse(n, what + " over axes other than " +

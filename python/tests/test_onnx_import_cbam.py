@@ -3,7 +3,9 @@ after each residual block's convs, a channel attention (a shared MLP of 1x1
 convs over the global average and max pools, their sum's sigmoid, a gate
 per channel) and a spatial attention (the mean and the maximum of each
 pixel's channels, ReduceMean and ReduceMax over axis 1, concatenated, a 7x7
-conv, its sigmoid, a gate per pixel: Mul by N x 1 x H x W). PyTorch's
+conv, its sigmoid, a gate per pixel: Mul by N x 1 x H x W), the reductions
+kept (x.mean(1, keepdim=True)) or, as CBAM's original ChannelPool writes
+them, dropped and restored (torch.max(x, 1)[0].unsqueeze(1)). PyTorch's
 logits are the reference; ONNX Runtime runs the file and octet's int8
 export as well."""
 
@@ -22,8 +24,9 @@ IMAGE = (3, 32, 32)
 
 
 class Cbam(nn.Module):
-    def __init__(self, channels, reduction=4):
+    def __init__(self, channels, unsqueezed, reduction=4):
         super().__init__()
+        self.unsqueezed = unsqueezed
         self.mlp = nn.Sequential(nn.Conv2d(channels, channels // reduction, 1), nn.ReLU(),
                                  nn.Conv2d(channels // reduction, channels, 1))
         self.spatial = nn.Conv2d(2, 1, 7, padding=3)
@@ -31,18 +34,21 @@ class Cbam(nn.Module):
     def forward(self, x):
         pooled = nn.functional.adaptive_avg_pool2d(x, 1), nn.functional.adaptive_max_pool2d(x, 1)
         x = x * torch.sigmoid(self.mlp(pooled[0]) + self.mlp(pooled[1]))
-        described = torch.cat([x.mean(1, keepdim=True), x.amax(1, keepdim=True)], 1)
+        if self.unsqueezed:
+            described = torch.cat([torch.max(x, 1)[0].unsqueeze(1), torch.mean(x, 1).unsqueeze(1)], 1)
+        else:
+            described = torch.cat([x.mean(1, keepdim=True), x.amax(1, keepdim=True)], 1)
         return x * torch.sigmoid(self.spatial(described))
 
 
 class CbamBlock(nn.Module):
-    def __init__(self, n_in, n_out, stride):
+    def __init__(self, n_in, n_out, stride, unsqueezed):
         super().__init__()
         self.conv1 = nn.Conv2d(n_in, n_out, 3, stride, 1, bias=False)
         self.bn1 = nn.BatchNorm2d(n_out)
         self.conv2 = nn.Conv2d(n_out, n_out, 3, 1, 1, bias=False)
         self.bn2 = nn.BatchNorm2d(n_out)
-        self.cbam = Cbam(n_out)
+        self.cbam = Cbam(n_out, unsqueezed)
         self.shortcut = nn.Sequential() if stride == 1 and n_in == n_out else nn.Sequential(
             nn.Conv2d(n_in, n_out, 1, stride, bias=False), nn.BatchNorm2d(n_out))
         for bn in (self.bn1, self.bn2):
@@ -55,10 +61,11 @@ class CbamBlock(nn.Module):
 
 
 class CbamResNet(nn.Module):
-    def __init__(self):
+    def __init__(self, unsqueezed=False):
         super().__init__()
         self.stem = nn.Sequential(nn.Conv2d(3, 16, 3, padding=1, bias=False), nn.BatchNorm2d(16), nn.ReLU())
-        self.blocks = nn.Sequential(CbamBlock(16, 16, 1), CbamBlock(16, 32, 2), CbamBlock(32, 64, 2))
+        self.blocks = nn.Sequential(*[CbamBlock(n_in, n_out, stride, unsqueezed)
+                                      for n_in, n_out, stride in ((16, 16, 1), (16, 32, 2), (32, 64, 2))])
         self.fc = nn.Linear(64, 10)
 
     def forward(self, x):
@@ -70,25 +77,28 @@ def images():
     return np.random.default_rng(24).normal(size=(64, *IMAGE)).astype(np.float32)
 
 
-def exported(path, seed):
-    model = seeded(CbamResNet, seed)
+def exported(path, seed, unsqueezed=False):
+    model = seeded(lambda: CbamResNet(unsqueezed), seed)
     torchscript_export(model, torch.zeros(1, *IMAGE), path, opset_version=13, input_names=["image"],
                        output_names=["logits"], dynamic_axes={"image": {0: "n"}, "logits": {0: "n"}})
     return model
 
 
-def test_cbam_resnet_imports_and_matches_pytorch_and_onnx_runtime(tmp_path, octet_bin, images):
-    model = exported(tmp_path / "cbam.onnx", 101)
+@pytest.mark.parametrize("unsqueezed", [False, True], ids=["keepdim", "unsqueezed"])
+def test_cbam_resnet_imports_and_matches_pytorch_and_onnx_runtime(tmp_path, octet_bin, images, unsqueezed):
+    model = exported(tmp_path / "cbam.onnx", 101, unsqueezed)
     nodes = onnx.load(str(tmp_path / "cbam.onnx")).graph.node
     over_channels = [n for n in nodes if n.op_type in ("ReduceMean", "ReduceMax") and
                      list(next(a for a in n.attribute if a.name == "axes").ints) == [1]]
     assert len(over_channels) == 6, [n.op_type for n in nodes]
+    assert sum(n.op_type == "Unsqueeze" for n in nodes) == (6 if unsqueezed else 0)
     checkpoint = imported(octet_bin, tmp_path / "cbam.onnx", tmp_path / "cbam.octet")
     assert_matches_pytorch_and_onnx_runtime(checkpoint.predict(images), model, tmp_path / "cbam.onnx", images)
 
 
-def test_cbam_resnet_quantizes_follows_float_and_exports(tmp_path, octet_bin, images):
-    exported(tmp_path / "cbam.onnx", 102)
+@pytest.mark.parametrize("unsqueezed", [False, True], ids=["keepdim", "unsqueezed"])
+def test_cbam_resnet_quantizes_follows_float_and_exports(tmp_path, octet_bin, images, unsqueezed):
+    exported(tmp_path / "cbam.onnx", 102, unsqueezed)
     imported(octet_bin, tmp_path / "cbam.onnx", tmp_path / "cbam.octet")
     assert_int8_follows_float_and_exports(tmp_path, octet_bin, tmp_path / "cbam.octet", images, images)
 
