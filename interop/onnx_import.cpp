@@ -323,6 +323,7 @@ void Importer::import_op(const onnx::NodeProto& n) {
     return reduce_image(n, is_one_row(n, 0) ? std::vector<int64_t>{2} : std::vector<int64_t>{2, 3});
   if (op == "Slice") return slice(n);
   if (op == "Gather") return gather(n);
+  if (op == "Expand") return expand(n);
   if (op == "Squeeze") return squeeze(n);
   if (op == "Gemm" || op == "MatMul") return linear(n);
   if (op == "Cast") return cast(n);

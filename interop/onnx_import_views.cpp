@@ -182,6 +182,32 @@ const ShapeValue* Importer::ints_ahead(const std::string& name) {
   return &(shape_values_[name] = constant_shape_value(int_tensor(value->t(), what), value->t().dims_size() == 0));
 }
 
+// Expand as expand_as(x) writes it before a product (SENet's x *
+// y.expand_as(x), y a gate per channel or per pixel): nothing, where every
+// reader is a Mul by a value of the expanded shape, which broadcasts the
+// unexpanded value alike.
+void Importer::expand(const onnx::NodeProto& n) {
+  const int x = activation(n, 0);
+  const ShapeValue* target = shape_value(n, 1);
+  const auto has_target_shape = [&](const std::string& name) {
+    const auto value = values_.find(name);
+    if (!target || value == values_.end() || is_flat(value->second)) return false;
+    const ActShape s = shape_of(value->second);
+    const std::vector<int64_t> dims = is_one_row(n, 0) ? std::vector<int64_t>{s.c, s.w}
+                                                        : std::vector<int64_t>{s.c, s.h, s.w};
+    return target->values.size() == dims.size() + 1 && std::equal(dims.begin(), dims.end(), target->values.begin() + 1);
+  };
+  const std::vector<const onnx::NodeProto*>& readers = readers_[n.output(0)];
+  const bool before_products = !readers.empty() && std::all_of(readers.begin(), readers.end(), [&](const auto* r) {
+    return r->op_type() == "Mul" && r->input_size() == 2 &&
+           has_target_shape(r->input(0) == n.output(0) ? r->input(1) : r->input(0));
+  });
+  if (!before_products)
+    refuse(n, "an Expand other than before a Mul by a value of the expanded shape (x * y.expand_as(x))");
+  summary_.dropped.push_back(n.op_type());
+  define(n, x);
+}
+
 // x[:, k], as torchvision's GoogLeNet and Inception-v3 take each colour for
 // transform_input (on with their pretrained weights): a Gather of one channel,
 // its axis restored by the Unsqueeze that alone reads it, or kept (an index

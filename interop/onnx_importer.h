@@ -59,6 +59,7 @@ class Importer {
   void gather(const onnx::NodeProto& n);
   void squeeze(const onnx::NodeProto& n);
   void slice(const onnx::NodeProto& n);
+  void expand(const onnx::NodeProto& n);
   // The octet node holding input i (a pending affine materialised first:
   // apply_pending); value_node the same without, for its shape.
   int activation(const onnx::NodeProto& n, int i);

@@ -5,9 +5,11 @@ per channel) and a spatial attention (the mean and the maximum of each
 pixel's channels, ReduceMean and ReduceMax over axis 1, concatenated, a 7x7
 conv, its sigmoid, a gate per pixel: Mul by N x 1 x H x W), the reductions
 kept (x.mean(1, keepdim=True)) or, as CBAM's original ChannelPool writes
-them, dropped and restored (torch.max(x, 1)[0].unsqueeze(1)). PyTorch's
-logits are the reference; ONNX Runtime runs the file and octet's int8
-export as well."""
+them, dropped and restored (torch.max(x, 1)[0].unsqueeze(1)). And SENet's
+reference implementation (moskomule/senet.pytorch): the gate of Linear
+layers over the pooled channels, y.view(b, c, 1, 1), x * y.expand_as(x).
+PyTorch's logits are the reference; ONNX Runtime runs the file and octet's
+int8 export as well."""
 
 import numpy as np
 import pytest
@@ -112,3 +114,53 @@ def test_a_channel_reduction_that_drops_the_axis_is_refused_naming_it(tmp_path, 
     onnx.save(model, str(tmp_path / "cbam.onnx"))
     refused(octet_bin, tmp_path / "cbam.onnx", tmp_path / "cbam.octet", reduce.name,
             "over the channels without keepdims")
+
+
+class LinearSe(nn.Module):
+    """SENet's squeeze-and-excitation as its reference implementation writes it."""
+
+    def __init__(self, channels, reduction=4, expanded_into=None):
+        super().__init__()
+        self.fc = nn.Sequential(nn.Linear(channels, channels // reduction, bias=False), nn.ReLU(),
+                                nn.Linear(channels // reduction, channels, bias=False), nn.Sigmoid())
+        self.expanded_into = expanded_into or (lambda x, gate: x * gate)
+
+    def forward(self, x):
+        b, c, _, _ = x.size()
+        y = self.fc(nn.functional.adaptive_avg_pool2d(x, 1).view(b, c)).view(b, c, 1, 1)
+        return self.expanded_into(x, y.expand_as(x))
+
+
+class SeNet(nn.Module):
+    def __init__(self, expanded_into=None):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 16, 3, padding=1)
+        self.se1 = LinearSe(16, expanded_into=expanded_into)
+        self.conv2 = nn.Conv2d(16, 32, 3, stride=2, padding=1)
+        self.se2 = LinearSe(32, expanded_into=expanded_into)
+        self.fc = nn.Linear(32, 10)
+
+    def forward(self, x):
+        x = self.se1(torch.relu(self.conv1(x)))
+        return self.fc(self.se2(torch.relu(self.conv2(x))).mean((2, 3)))
+
+
+def exported_senet(path, seed, **kwargs):
+    model = seeded(lambda: SeNet(**kwargs), seed, scale=100)
+    torchscript_export(model, torch.zeros(1, *IMAGE), path, opset_version=13, input_names=["image"],
+                       output_names=["logits"], dynamic_axes={"image": {0: "n"}, "logits": {0: "n"}})
+    return model
+
+
+def test_senet_expand_as_imports_matches_pytorch_and_onnx_runtime_and_quantizes(tmp_path, octet_bin, images):
+    model = exported_senet(tmp_path / "se.onnx", 104)
+    assert [n.op_type for n in onnx.load(str(tmp_path / "se.onnx")).graph.node].count("Expand") == 2
+    checkpoint = imported(octet_bin, tmp_path / "se.onnx", tmp_path / "se.octet")
+    assert_matches_pytorch_and_onnx_runtime(checkpoint.predict(images), model, tmp_path / "se.onnx", images)
+    assert_int8_follows_float_and_exports(tmp_path, octet_bin, tmp_path / "se.octet", images, images)
+
+
+def test_an_expand_read_other_than_by_a_product_is_refused_naming_it(tmp_path, octet_bin):
+    exported_senet(tmp_path / "se.onnx", 105, expanded_into=lambda x, gate: torch.cat([x, gate], 1)[:, :x.size(1)])
+    expand = next(n.name for n in onnx.load(str(tmp_path / "se.onnx")).graph.node if n.op_type == "Expand")
+    refused(octet_bin, tmp_path / "se.onnx", tmp_path / "se.octet", expand, "an Expand other than before a Mul")

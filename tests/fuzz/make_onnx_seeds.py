@@ -267,6 +267,28 @@ def write_spatial_attention():
                       opset_version=13, input_names=["x"])
 
 
+class ExpandedGate(nn.Module):
+    """SENet's reference squeeze-and-excitation: Linear layers over the pooled channels, y.view(b, c, 1, 1),
+    x * y.expand_as(x) (Shape, Expand)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.gate = nn.Sequential(nn.Linear(8, 2), nn.ReLU(), nn.Linear(2, 8), nn.Sigmoid())
+        self.fc = nn.Linear(8, 10)
+
+    def forward(self, x):
+        x = torch.relu(self.conv(x))
+        y = self.gate(x.mean((2, 3))).view(x.size(0), 8, 1, 1)
+        return self.fc((x * y.expand_as(x)).mean((2, 3)))
+
+
+def write_expanded_gate():
+    torch.manual_seed(16)
+    torch.onnx.export(ExpandedGate().eval(), torch.zeros(1, 3, 16, 16), str(OUT / "expanded_gate.onnx"),
+                      opset_version=13, input_names=["x"], dynamic_axes={"x": {0: "n"}})
+
+
 def write_dynamo_forms():
     """The same block as PyTorch's default exporter writes it at opset 20: Gelu, ReduceMean's axes an input,
     initializers only, node metadata_props (IR 10)."""
@@ -381,6 +403,7 @@ def main():
     write_one_row()
     write_one_row_separable()
     write_spatial_attention()
+    write_expanded_gate()
     write_embedding()
     write_dynamic_size()
     write_float16()
