@@ -16,6 +16,7 @@ void run_float(const FloatOpArgs& a) {
   for (int64_t p = 0; p < pixels; ++p) a.y.data[p] = *std::max_element(x + p * channels, x + (p + 1) * channels);
 }
 
+// Its own loop, not write_by_pixel: the maximum keeps its input's levels, which may be wider than 8 bits.
 void run_int8_reference(const Int8ReferenceArgs& a) {
   const ActTensor& x = *a.inputs[0];
   const int64_t C = x.dim(1), H = x.dim(2), W = x.dim(3);

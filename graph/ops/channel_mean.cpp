@@ -23,17 +23,12 @@ void run_float(const FloatOpArgs& a) {
 }
 
 void run_int8_reference(const Int8ReferenceArgs& a) {
-  const ActTensor& x = *a.inputs[0];
-  const int64_t C = x.dim(1), H = x.dim(2), W = x.dim(3);
-  a.y = ActTensor({a.batch, 1, H, W});
-  for (int64_t b = 0; b < a.batch; ++b)
-    for (int64_t y = 0; y < H; ++y)
-      for (int64_t w = 0; w < W; ++w) {
-        int32_t sum = 0;
-        for (int64_t c = 0; c < C; ++c) sum += centered(a, 0, b, c, y, w);
-        at(a.y, b, 0, y, w) = static_cast<int16_t>(
-            requantize(sum, a.q.multiplier.data[0], 0, 0, a.q.shift.data[0], -128, a.q.zero_point));
-      }
+  const int32_t zero_point = a.input_zero_points.at(0);
+  write_by_pixel(a, 1, [&](const int16_t* x, int64_t channels, int8_t* y) {
+    int32_t sum = 0;
+    for (int64_t c = 0; c < channels; ++c) sum += x[c] - zero_point;  // a real 0 is 0
+    *y = static_cast<int8_t>(requantize(sum, a.q.multiplier.data[0], 0, 0, a.q.shift.data[0], -128, a.q.zero_point));
+  });
 }
 }  // namespace
 

@@ -4,18 +4,19 @@
 
 namespace octet::ops {
 
-void write_by_pixel(const Int8ReferenceArgs& a, const std::function<void(const int16_t*, int64_t, int8_t*)>& levels) {
+void write_by_pixel(const Int8ReferenceArgs& a, int64_t out_channels,
+                    const std::function<void(const int16_t*, int64_t, int8_t*)>& levels) {
   const ActTensor& x = *a.inputs[0];
   const int64_t C = x.dim(1), H = x.dim(2), W = x.dim(3);
-  a.y = ActTensor(x.shape);
+  a.y = ActTensor({x.dim(0), out_channels, H, W});
   std::vector<int16_t> pixel(static_cast<size_t>(C));
-  std::vector<int8_t> out(static_cast<size_t>(C));
+  std::vector<int8_t> out(static_cast<size_t>(out_channels));
   for (int64_t b = 0; b < a.batch; ++b)
     for (int64_t yy = 0; yy < H; ++yy)
       for (int64_t xx = 0; xx < W; ++xx) {
         for (int64_t c = 0; c < C; ++c) pixel[static_cast<size_t>(c)] = at(x, b, c, yy, xx);
         levels(pixel.data(), C, out.data());
-        for (int64_t c = 0; c < C; ++c) at(a.y, b, c, yy, xx) = out[static_cast<size_t>(c)];
+        for (int64_t c = 0; c < out_channels; ++c) at(a.y, b, c, yy, xx) = out[static_cast<size_t>(c)];
       }
 }
 

@@ -26,10 +26,12 @@ inline int32_t centered(const Int8ReferenceArgs& a, size_t k, int64_t n, int64_t
   return int32_t{at(*a.inputs[k], n, c, y, w)} - a.input_zero_points.at(k);
 }
 
-// a.y (input 0's shape) from each pixel's channels: levels(in, C, out) of
-// input 0's C stored levels of one pixel, side by side, into its C outputs
-// (the operators over a pixel's channels: LayerNorm, LocalResponseNorm).
-void write_by_pixel(const Int8ReferenceArgs& a, const std::function<void(const int16_t*, int64_t, int8_t*)>& levels);
+// a.y from each pixel's channels: levels(in, C, out) of input 0's C stored
+// levels of one pixel, side by side, into its `out_channels` outputs (the
+// operators over a pixel's channels: LayerNorm and LocalResponseNorm, C of
+// them; ChannelMean and ChannelMax, one).
+void write_by_pixel(const Int8ReferenceArgs& a, int64_t out_channels,
+                    const std::function<void(const int16_t*, int64_t, int8_t*)>& levels);
 
 // A weighted operator's outputs from their accumulators (bias excluded): the
 // int32 logits of the output node, else requantized with the node's fused

@@ -68,7 +68,7 @@ void run_float(const FloatOpArgs& a) {
 void run_int8_reference(const Int8ReferenceArgs& a) {
   const LayerNormLevels p{a.inputs[0]->dim(1), a.input_scales.at(0), a.q.scale, a.input_zero_points.at(0),
                           a.q.zero_point, a.node.epsilon};
-  write_by_pixel(a, [&](const int16_t* x, int64_t, int8_t* y) { layer_norm_levels(x, p, y); });
+  write_by_pixel(a, a.inputs[0]->dim(1), [&](const int16_t* x, int64_t, int8_t* y) { layer_norm_levels(x, p, y); });
 }
 }  // namespace
 

@@ -66,7 +66,7 @@ void run_int8_reference(const Int8ReferenceArgs& a) {
   const LocalResponseLevels p =
       local_response_levels(a.node, a.input_scales.at(0), a.q.scale, a.input_zero_points.at(0), a.q.zero_point);
   const auto multiplier = [&](int64_t squares) { return local_response_multiplier(squares, p); };
-  write_by_pixel(a, [&](const int16_t* x, int64_t channels, int8_t* y) {
+  write_by_pixel(a, a.inputs[0]->dim(1), [&](const int16_t* x, int64_t channels, int8_t* y) {
     local_response_pixel(x, static_cast<int>(channels), p, multiplier, y);
   });
 }

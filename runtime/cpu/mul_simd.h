@@ -12,15 +12,14 @@ namespace octet::cpu {
 
 // Both: y = requantize((x - x_zero) * (z - z_zero)) for `pixels` NHWC
 // pixels of `channels` values: z is per channel of each sample
-// (`pixels_per_sample` of x's pixels each) where `per_channel` (vnni) or
-// `gate` says so, one value per pixel where `gate` says so (avx2 only), else
-// of x's shape. `e` holds the requantization, the same in every channel, with a
+// (`pixels_per_sample` of x's pixels each) or one value per pixel (avx2
+// only) where `gate` says so, else of x's shape. `e` holds the requantization, the same in every channel, with a
 // zero bias and activation_bound 255 (the largest |x - x_zero|, and above
 // the largest product over 2 * 128: the AVX2 epilogue's narrow test); for
 // vnni::mul, its vectors (PaddedEpilogue::add_vnni_vectors, depth 2).
 namespace vnni {
 void mul(const int8_t* x, const int8_t* z, int64_t pixels, int64_t channels, int64_t pixels_per_sample,
-         bool per_channel, int32_t x_zero, int32_t z_zero, const EpilogueTables& e, int8_t* y);
+         ops::MulGate gate, int32_t x_zero, int32_t z_zero, const EpilogueTables& e, int8_t* y);
 }
 namespace avx2 {
 void mul(const int8_t* x, const int8_t* z, int64_t pixels, int64_t channels, int64_t pixels_per_sample,

@@ -28,7 +28,8 @@ __m512i centered(const int8_t* p, __mmask16 mask, __m512i zero) {
 }  // namespace
 
 void mul(const int8_t* x, const int8_t* z, int64_t pixels, int64_t channels, int64_t pixels_per_sample,
-         bool per_channel, int32_t x_zero, int32_t z_zero, const EpilogueTables& e, int8_t* y) {
+         ops::MulGate gate_kind, int32_t x_zero, int32_t z_zero, const EpilogueTables& e, int8_t* y) {
+  const bool per_channel = gate_kind == ops::MulGate::PerChannel;  // never PerPixel (ops/mul.cpp refuses it here)
   const __m512i xz = _mm512_set1_epi32(x_zero), zz = _mm512_set1_epi32(z_zero);
   const ChannelVectors* vectors = channel_vectors(e);
   const int64_t tasks = (pixels + kPixelsPerTask - 1) / kPixelsPerTask;

@@ -4,7 +4,6 @@
 // squeeze-and-excitation gates were most of EfficientNet's time), else one
 // value at a time. Threads share the pixels of the batch; a per-channel gate
 // is read from its sample's row of channels, a per-pixel one from its pixel.
-#include <type_traits>
 #include <vector>
 
 #include "common/error.h"
@@ -35,21 +34,18 @@ void run(const KernelArgs& a) {
   const int8_t *x = a.inputs[0], *z = a.inputs[1];
   parallel_for(s.pixels, s.pixels * s.channels >= kMinParallelWork, [&](int64_t p) {
     const int64_t at = p * s.channels;
-    if (s.gate == ops::MulGate::PerPixel) {
-      const int32_t gate = z[p] - z_zero;
-      for (int64_t c = 0; c < s.channels; ++c)
-        a.y[at + c] = static_cast<int8_t>(
-            requantize((x[at + c] - x_zero) * gate, multiplier, 0, 0, shift, -128, q.zero_point));
-      return;
-    }
-    const int8_t* gate = z + (s.gate == ops::MulGate::PerChannel ? p / s.pixels_per_sample * s.channels : at);
+    // A per-pixel gate is the pixel's one value for every channel (a step of 0).
+    const int8_t* gate = z + (s.gate == ops::MulGate::PerChannel ? p / s.pixels_per_sample * s.channels
+                              : s.gate == ops::MulGate::PerPixel  ? p
+                                                                  : at);
+    const int64_t step = s.gate == ops::MulGate::PerPixel ? 0 : 1;
     for (int64_t c = 0; c < s.channels; ++c)
-      a.y[at + c] = static_cast<int8_t>(requantize((x[at + c] - x_zero) * (gate[c] - z_zero), multiplier, 0, 0,
-                                                   shift, -128, q.zero_point));
+      a.y[at + c] = static_cast<int8_t>(requantize((x[at + c] - x_zero) * (gate[c * step] - z_zero), multiplier, 0,
+                                                   0, shift, -128, q.zero_point));
   });
 }
 
-template <typename Gate, typename Simd>
+template <typename Simd>
 void run_simd(const KernelArgs& a, Simd mul, KernelPath path) {
   const MulShape s = mul_shape(a);
   const NodeQuant& q = a.node.quant();
@@ -62,24 +58,19 @@ void run_simd(const KernelArgs& a, Simd mul, KernelPath path) {
   PaddedEpilogue e(static_cast<int>(s.channels), bias.data(), &requant, 0, 8);
   e.tables.activation_bound = 255;  // mul_simd.h
   if (path == KernelPath::Avx512Vnni) e.add_vnni_vectors(2);  // a product: at most 255 * 255
-  Gate gate;
-  if constexpr (std::is_same_v<Gate, bool>)
-    gate = s.gate == ops::MulGate::PerChannel;
-  else
-    gate = s.gate;
-  mul(a.inputs[0], a.inputs[1], s.pixels, s.channels, s.pixels_per_sample, gate, a.node.input_zero_point(0),
+  mul(a.inputs[0], a.inputs[1], s.pixels, s.channels, s.pixels_per_sample, s.gate, a.node.input_zero_point(0),
       a.node.input_zero_point(1), e.tables, a.y);
 }
 void run_vnni(const KernelArgs& a) {
 #if defined(OCTET_CPU_VNNI)
-  run_simd<bool>(a, vnni::mul, KernelPath::Avx512Vnni);
+  run_simd(a, vnni::mul, KernelPath::Avx512Vnni);
 #else
   fail("mul-avx512: this build has no AVX-512 kernels");
 #endif
 }
 void run_avx2(const KernelArgs& a) {
 #if defined(OCTET_CPU_AVX2)
-  run_simd<ops::MulGate>(a, avx2::mul, KernelPath::Avx2);
+  run_simd(a, avx2::mul, KernelPath::Avx2);
 #else
   fail("mul-avx2: this build has no AVX2 kernels");
 #endif
