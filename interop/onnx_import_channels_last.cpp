@@ -327,7 +327,9 @@ int Importer::apply_pending(const std::string& name) {
   const PendingAffine a = p->second;
   pending_affines_.erase(p);
   if (is_flat(x))
-    refuse(*a.by, "a constant " + a.by->op_type() + " of rows; octet applies constants per image channel");
+    refuse(*a.by, "a constant " + a.by->op_type() + " of rows, which octet folds into the linear layer computing or "
+                  "reading them: another node reads them (or they are returned); octet applies constants per image "
+                  "channel");
   const int channels = shape_of(x).c;
   const std::string layer = layer_name(*a.by);
   const int y = builder_.conv(layer, x, channels, 1, 1, 0, true, channels);

@@ -112,16 +112,13 @@ Importer::BatchNormAffine Importer::batch_norm_affine(const onnx::NodeProto& n, 
   return a;
 }
 
-// BatchNorm1d after a Linear layer (ArcFace's embedding, iresnet's
-// `features`): a constant affine per feature, folded into that layer; octet
-// has no per-feature scale of rows to keep it apart.
+// BatchNorm1d of rows: a constant affine per feature, folded into the linear
+// layer computing its input where nothing else reads that (ArcFace's
+// embedding, iresnet's `features`), else into the linear layers reading it
+// (fastai's head: pooled features, BatchNorm1d, Dropout, Linear); octet has no
+// per-feature scale of rows to keep it apart, so another reader is refused.
 void Importer::batch_norm_of_rows(const onnx::NodeProto& n) {
-  const int x = value_node(n, 0);
-  const std::string why =
-      "a batch norm of rows (BatchNorm1d), which octet folds into the linear layer computing its input: ";
-  if (node_at(x).op != Op::Linear) refuse(n, why + "no Gemm or MatMul computes '" + n.input(0) + "'");
-  if (!sole_reader(x)) refuse(n, why + "that layer's output is also read elsewhere (or returned)");
-  const BatchNormAffine a = batch_norm_affine(n, shape_of(x).c);
+  const BatchNormAffine a = batch_norm_affine(n, shape_of(value_node(n, 0)).c);
   constant_affine(n, 0, std::vector<float>(a.scale.begin(), a.scale.end()),
                   std::vector<float>(a.shift.begin(), a.shift.end()));
   ++summary_.folded_batch_norms;
@@ -193,7 +190,8 @@ void Importer::pool(const onnx::NodeProto& n) {
 
 // Gemm (y = x W^T + b as PyTorch's Linear exports it, or x W + b) and MatMul.
 void Importer::linear(const onnx::NodeProto& n) {
-  const int x = activation(n, 0);
+  const bool fold = pending_affines_.count(n.input(0)) > 0;  // a BatchNorm1d before it (fastai's head)
+  const int x = fold ? value_node(n, 0) : activation(n, 0);
   FloatTensor b_matrix = constant(n, 1);
   if (b_matrix.shape.size() != 2) refuse(n, "a weight of shape " + shape_string(b_matrix.shape));
   const bool gemm = n.op_type() == "Gemm";
@@ -205,7 +203,6 @@ void Importer::linear(const onnx::NodeProto& n) {
   FloatTensor w(Shape{out, in});
   for (int64_t o = 0; o < out; ++o)
     for (int64_t k = 0; k < in; ++k) w.data[o * in + k] = transposed ? b_matrix.data[o * in + k] : b_matrix.data[k * out + o];
-  columns_in_chw_order(n, w);
   FloatTensor bias(Shape{out}, 0.0f);
   if (gemm && has_input(n, 2)) {
     const FloatTensor c = constant(n, 2);
@@ -216,6 +213,8 @@ void Importer::linear(const onnx::NodeProto& n) {
   define(n, builder_.linear(name, x, static_cast<int>(out), true));
   params_[name + ".weight"] = std::move(w);
   params_[name + ".bias"] = std::move(bias);
+  if (fold) fold_pending_into(n.input(0), name);
+  columns_in_chw_order(n, params_[name + ".weight"]);
 }
 
 // Two computed values: a residual add. A value and a constant of one value or

@@ -1,9 +1,12 @@
 """`octet import` of an ArcFace-style embedding head (insightface's iresnet):
 x.float() of values already float, exported as Cast to FLOAT, passes through,
 and a BatchNorm1d after the Linear layer (iresnet's `features`) is folded into
-that layer; the logits match PyTorch's and int8 follows float. A Cast to a type
-that is not floating-point, and a BatchNorm1d that cannot be folded (its input read elsewhere too, or
-computed by no linear layer), are refused naming the node."""
+that layer; the logits match PyTorch's and int8 follows float. A BatchNorm1d
+that no linear layer computes folds into the one reading it: fastai's head
+(AdaptiveConcatPool2d, Flatten, BatchNorm1d, Dropout, Linear, ReLU,
+BatchNorm1d, Dropout, Linear) and a BatchNorm1d of flattened pixels. A Cast to
+a type that is not floating-point, and a BatchNorm1d that cannot be folded (its
+value read by another node too), are refused naming the node."""
 
 import json
 
@@ -106,10 +109,54 @@ def test_a_cast_to_a_type_that_is_not_floating_point_is_refused(tmp_path, octet_
     refused(tmp_path, octet_bin, tmp_path / "bias.onnx", "node 'bias_cast' (Cast, opset 13)", "Cast to INT64")
 
 
+class FastaiHead(nn.Module):
+    """A conv body, then fastai's create_head: both global pools concatenated, and two Linear layers each after a
+    BatchNorm1d and a Dropout."""
+
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(3, 16, 3, 2, 1), nn.ReLU(), nn.Conv2d(16, 24, 3, 2, 1), nn.ReLU())
+        self.head = nn.Sequential(nn.BatchNorm1d(48), nn.Dropout(0.25), nn.Linear(48, 32), nn.ReLU(),
+                                  nn.BatchNorm1d(32), nn.Dropout(0.5), nn.Linear(32, 10))
+        self.fc = self.head[-1]
+
+    def forward(self, x):
+        x = self.body(x)
+        pooled = torch.cat([nn.functional.adaptive_max_pool2d(x, 1), nn.functional.adaptive_avg_pool2d(x, 1)], 1)
+        return self.head(torch.flatten(pooled, 1))
+
+
+def fastai_head(seed):
+    torch.manual_seed(seed)
+    model = FastaiHead()
+    model.fc.weight.data *= 20
+    for bn in (model.head[0], model.head[4]):
+        bn.running_mean.uniform_(-1, 1)
+        bn.running_var.uniform_(0.5, 2.0)
+        bn.weight.data.uniform_(0.5, 1.5)
+        bn.bias.data.uniform_(-0.5, 0.5)
+    return model.eval()
+
+
+def test_batch_norms_of_rows_before_linear_layers_import_and_match_pytorch(tmp_path, octet_bin, images):
+    model = fastai_head(77)
+    export(model, tmp_path / "fastai.onnx")
+    result = run_import(octet_bin, tmp_path / "fastai.onnx", tmp_path / "s.octet", "--json", str(tmp_path / "i.json"))
+    if "built without it" in result.stderr:
+        pytest.skip("this octet has no ONNX library: " + result.stderr.strip())
+    assert result.returncode == 0, result.stderr
+    assert json.loads((tmp_path / "i.json").read_text())["folded_batch_norms"] == 2
+    assert_imports_as_pytorch_computes(tmp_path, octet_bin, model, tmp_path / "fastai.onnx", images)
+    flat = embedding(76, after_flatten=True)
+    export(flat, tmp_path / "flat.onnx")
+    assert_imports_as_pytorch_computes(tmp_path, octet_bin, flat, tmp_path / "flat.onnx", images)
+
+
+def test_batch_norms_of_rows_before_linear_layers_quantize_and_int8_follows_float(tmp_path, octet_bin):
+    assert int8_agreement(tmp_path, octet_bin, fastai_head(78)) >= 0.9
+
+
 def test_a_batch_norm_of_rows_that_cannot_be_folded_is_refused(tmp_path, octet_bin):
     export(embedding(75, other_reader=True), tmp_path / "shared.onnx")
     refused(tmp_path, octet_bin, tmp_path / "shared.onnx", "(BatchNormalization, opset 13)",
-            "a batch norm of rows (BatchNorm1d)", "that layer's output is also read elsewhere")
-    export(embedding(76, after_flatten=True), tmp_path / "flat.onnx")
-    refused(tmp_path, octet_bin, tmp_path / "flat.onnx", "(BatchNormalization, opset 13)",
-            "no Gemm or MatMul computes")
+            "a constant BatchNormalization of rows", "another node reads them")
