@@ -270,9 +270,10 @@ void Importer::import_node(const onnx::NodeProto& n) {
     summary_.dropped.push_back(op);
     return;
   }
-  if (const auto it = fused_nodes_.find(&n); it != fused_nodes_.end())  // a step of an octet node made before it
-    define(n, it->second);
-  else if (!dispatch_channels_last(n))
+  const auto fused = fused_nodes_.find(&n);
+  if (fused != fused_nodes_.end())  // a step of an octet node made before it
+    define(n, fused->second);
+  else if (!dispatch_channel_sequence(n) && !dispatch_channels_last(n))
     import_op(n);
   // What is computed on a channels-last image is one too (not a transpose back, nor rows); on a 1-D value too
   // (a reshape says itself: reshape()).
@@ -282,7 +283,8 @@ void Importer::import_node(const onnx::NodeProto& n) {
   const bool reads_one_row = std::any_of(n.input().begin(), n.input().end(), [&](const std::string& in) {
     return one_row_.count(in) > 0;
   });
-  if (reads_one_row && op != "Reshape" &&
+  // A 1-D value unsqueezed to an image (unsqueeze()) says itself too.
+  if (reads_one_row && op != "Reshape" && (op != "Unsqueeze" || fused != fused_nodes_.end()) &&
       ((out != values_.end() && !is_flat(out->second)) || pending_pads_.count(n.output(0))))
     one_row_.insert(n.output(0));
 }
@@ -325,6 +327,7 @@ void Importer::import_op(const onnx::NodeProto& n) {
   if (op == "Gather") return gather(n);
   if (op == "Expand") return expand(n);
   if (op == "Squeeze") return squeeze(n);
+  if (op == "Unsqueeze") return unsqueeze(n);
   if (op == "Gemm" || op == "MatMul") return linear(n);
   if (op == "Cast") return cast(n);
   if (op == "Reshape") return reshape(n);

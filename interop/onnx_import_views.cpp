@@ -53,6 +53,11 @@ void Importer::reshape(const onnx::NodeProto& n) {
   // A 1-D value as an image of one row (x.view(n, c, 1, l)): octet's own view of it.
   if (one_row && dims.size() == 4 && dims[1] == in.c && dims[2] == 1 && dims[3] == in.w) return define(n, x);
   if (flat && dims.size() == 4) return rows_as_image(n, x, dims);
+  if (flat && dims.size() == 3 && dims[1] == 1 && (dims[2] == -1 || dims[2] == in.numel())) {  // timm's ECA
+    define(n, x);
+    channel_sequences_.insert(n.output(0));
+    return;
+  }
   if (dims.size() != 2 || (dims[1] != -1 && dims[1] != in.numel()))
     refuse(n, "a reshape to " + shape_value_string(*target) + " of " + (flat ? "rows" : "images") + " " +
                   to_string(in) + ": octet reshapes only to (batch, features) or to a channel shuffle");
@@ -280,8 +285,14 @@ void Importer::squeeze(const onnx::NodeProto& n) {
     return define(n, builder_.flatten(x));
   }
   const onnx::NodeProto* then = sole_reader_of(n.output(0), "Squeeze");
-  const bool one_of_two = axes->size() == 1 && ((*axes)[0] == height || (*axes)[0] == height + 1) && then &&
-                          then->input(0) == n.output(0) && axes_of(*then, 3) == std::vector<int64_t>{height};
+  const bool one_axis = axes->size() == 1 && ((*axes)[0] == height || (*axes)[0] == height + 1);
+  const bool one_of_two = one_axis && then && then->input(0) == n.output(0) &&
+                          axes_of(*then, 3) == std::vector<int64_t>{height};
+  if (one_axis && !one_of_two && !last && !is_flat(x) && s.h == 1 && s.w == 1) {
+    define(n, x);  // [N, C, 1]: a 1-D value of length 1 (ECA-Net's y.squeeze(-1))
+    one_row_.insert(n.output(0));
+    return;
+  }
   if (is_flat(x) || s.h != 1 || s.w != 1 || (*axes != std::vector<int64_t>{height, height + 1} && !one_of_two))
     refuse(n, "a squeeze other than of height and width of size 1 (axes " + std::to_string(height) + ", " +
                   std::to_string(height + 1) + ", in one node or two, to batch and features)");
@@ -292,6 +303,17 @@ void Importer::squeeze(const onnx::NodeProto& n) {
   } else {
     define(n, y);
   }
+}
+
+// An Unsqueeze of a 1-D value of length 1 ([N, C, 1]) to [N, C, 1, 1]: the image of C x 1 x 1 it is.
+void Importer::unsqueeze(const onnx::NodeProto& n) {
+  const int x = activation(n, 0);
+  const std::optional<std::vector<int64_t>> axes = axes_of(n, 4);
+  if (!is_one_row(n, 0) || shape_of(x).w != 1 || !axes || (*axes != std::vector<int64_t>{2} &&
+                                                          *axes != std::vector<int64_t>{3}))
+    refuse(n, "an unsqueeze other than of a 1-D value of length 1 to an image of 1 x 1 (axis 2 or 3), or of a "
+              "reduction's axis");
+  define(n, x);
 }
 
 bool Importer::is_model_output(const std::string& value) const {

@@ -191,6 +191,12 @@ class Importer {
   // `alike` (a conv's stride and dilation, which a height of 1 ignores), else {1, v}.
   std::vector<int64_t> window_ints(const onnx::NodeProto& n, const char* name, std::vector<int64_t> fallback,
                                    bool alike) const;
+  // onnx_import_channel_sequence.cpp: pooled channels viewed as [N, 1, C] (ECA-Net's), and the Conv along them.
+  std::set<std::string> channel_sequences_;  // such values: octet rows of C features
+  bool reads_channel_sequence(const onnx::NodeProto& n) const;
+  bool dispatch_channel_sequence(const onnx::NodeProto& n);  // whether n is imported there (else as usual)
+  void channel_conv(const onnx::NodeProto& n);
+  void unsqueeze(const onnx::NodeProto& n);
   // Rows flattened from a channels-last image (H, W, C order), by value: its shape.
   std::map<std::string, ActShape> hwc_rows_;
   // A constant x * scale + shift per channel not applied yet (values_ holds

@@ -289,6 +289,29 @@ def write_expanded_gate():
                       opset_version=13, input_names=["x"], dynamic_axes={"x": {0: "n"}})
 
 
+class EcaHead(nn.Module):
+    """ECA-Net's gate as its reference writes it (Squeeze, Transpose, a Conv1d along the channels, Transpose,
+    Unsqueeze), then fastai's head: BatchNorm1d of the pooled features before each Linear layer."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.eca = nn.Conv1d(1, 1, 3, padding=1, bias=False)
+        self.head = nn.Sequential(nn.BatchNorm1d(8), nn.Linear(8, 6), nn.ReLU(), nn.BatchNorm1d(6), nn.Linear(6, 10))
+
+    def forward(self, x):
+        x = torch.relu(self.conv(x))
+        y = self.eca(nn.functional.adaptive_avg_pool2d(x, 1).squeeze(-1).transpose(-1, -2))
+        x = x * torch.sigmoid(y.transpose(-1, -2).unsqueeze(-1)).expand_as(x)
+        return self.head(x.mean((2, 3)))
+
+
+def write_channel_sequence():
+    torch.manual_seed(17)
+    torch.onnx.export(EcaHead().eval(), torch.zeros(1, 3, 16, 16), str(OUT / "channel_sequence.onnx"),
+                      opset_version=13, input_names=["x"])
+
+
 def write_dynamo_forms():
     """The same block as PyTorch's default exporter writes it at opset 20: Gelu, ReduceMean's axes an input,
     initializers only, node metadata_props (IR 10)."""
@@ -404,6 +427,7 @@ def main():
     write_one_row_separable()
     write_spatial_attention()
     write_expanded_gate()
+    write_channel_sequence()
     write_embedding()
     write_dynamic_size()
     write_float16()
