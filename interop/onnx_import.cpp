@@ -312,6 +312,10 @@ void Importer::import_op(const onnx::NodeProto& n) {
   }
   if (op == "Tanh") return define(n, builder_.activation(activation(n, 0), "tanh"));
   if (op == "Elu") return define(n, builder_.activation(activation(n, 0), "elu", float_attribute(n, "alpha", 1.0f)));
+  if (op == "Celu") return define(n, builder_.activation(activation(n, 0), "celu", float_attribute(n, "alpha", 1.0f)));
+  if (op == "Selu")  // ONNX's defaults are torch's constants, to float precision
+    return define(n, builder_.activation(activation(n, 0), "selu", float_attribute(n, "alpha", 1.67326319f),
+                                         float_attribute(n, "gamma", 1.05070102f)));
   if (op == "Softplus") return softplus(n);
   if (op == "Mish") return define(n, builder_.activation(activation(n, 0), "mish"));
   if (op == "PRelu") return prelu(n);

@@ -18,7 +18,7 @@ namespace {
 // What may read a sequence: the conv along it, functions of each value, and the views back to channels.
 const std::set<std::string> kChannelSequenceOps = {
     "Conv", "Transpose", "Reshape", "Relu", "Clip", "Sigmoid", "HardSigmoid", "HardSwish", "LeakyRelu", "Swish",
-    "Tanh", "Elu", "Softplus", "Mish", "Identity", "Dropout"};
+    "Tanh", "Elu", "Selu", "Celu", "Softplus", "Mish", "Identity", "Dropout"};
 }  // namespace
 
 bool Importer::reads_channel_sequence(const onnx::NodeProto& n) const {

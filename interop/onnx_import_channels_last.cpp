@@ -20,7 +20,7 @@ namespace {
 const std::vector<int64_t> kToChannelsLast = {0, 2, 3, 1}, kToChannelsFirst = {0, 3, 1, 2};
 const std::set<std::string> kChannelsLastOps = {
     "Transpose", "ReduceMean", "ReduceMax", "MatMul", "Add", "Sub", "Mul", "Div", "Relu", "Clip", "Sigmoid",
-    "HardSigmoid", "HardSwish", "LeakyRelu", "Gelu", "Swish", "Tanh", "Elu", "Softplus", "Mish",
+    "HardSigmoid", "HardSwish", "LeakyRelu", "Gelu", "Swish", "Tanh", "Elu", "Selu", "Celu", "Softplus", "Mish",
     "LayerNormalization", "Identity", "Dropout", "Squeeze", "Cast", "Reshape", "Flatten"};
 }  // namespace
 

@@ -174,8 +174,14 @@ std::string activation(const OnnxNodeContext& c) {
   if (f == "sigmoid") return w.step("Sigmoid", {c.inputs[0]}, y);
   if (f == "tanh") return w.step("Tanh", {c.inputs[0]}, y);
   if (f == "softplus") return w.step("Softplus", {c.inputs[0]}, y);
-  if (f == "elu") {
-    Writer::real(w.node("Elu", {c.inputs[0]}, y), "alpha", n.alpha);
+  if (f == "elu" || f == "celu") {
+    Writer::real(w.node(f == "elu" ? "Elu" : "Celu", {c.inputs[0]}, y), "alpha", n.alpha);
+    return y;
+  }
+  if (f == "selu") {
+    onnx::NodeProto* node = w.node("Selu", {c.inputs[0]}, y);
+    Writer::real(node, "alpha", n.alpha);
+    Writer::real(node, "gamma", n.beta);
     return y;
   }
   if (f == "mish") {  // Mish itself is opset 18: x tanh(softplus(x))

@@ -47,6 +47,8 @@ torch::Tensor activation(const Node& n, const torch::Tensor& x) {
   if (f == "gelu") return torch::gelu(x);
   if (f == "tanh") return torch::tanh(x);
   if (f == "elu") return torch::elu(x, n.alpha);
+  if (f == "selu") return n.beta * torch::elu(x, n.alpha);
+  if (f == "celu") return torch::celu(x, n.alpha);
   if (f == "softplus") return torch::softplus(x);
   if (f == "mish") return torch::mish(x);
   throw std::invalid_argument("unknown activation function '" + f + "'");

@@ -1,6 +1,7 @@
 // Activation: an element-wise function of one value (graph/ops/activation.h
 // names them): Clip, LeakyRelu, Sigmoid, HardSigmoid, HardSwish, SiLU, GELU,
-// Tanh, ELU, Softplus and Mish as ONNX and torch define them. Attributes: function, alpha, beta. In int8 its
+// Tanh, ELU, SELU, CELU, Softplus and Mish as ONNX and torch define them.
+// Attributes: function, alpha, beta. In int8 its
 // output has a scale of its own and each input level maps to one output level
 // through a 256-entry table; a Clip(0, max) after a conv is instead fused into
 // the conv as a bounded ReLU (graph/fold.cpp).
@@ -16,8 +17,9 @@
 namespace octet::ops {
 
 const std::vector<std::string>& activation_functions() {
-  static const std::vector<std::string> names = {"clip", "leaky_relu", "sigmoid", "hard_sigmoid", "hard_swish", "silu",
-                                                 "gelu", "tanh",       "elu",     "softplus",     "mish"};
+  static const std::vector<std::string> names = {"clip", "leaky_relu", "sigmoid", "hard_sigmoid", "hard_swish",
+                                                 "silu", "gelu",       "tanh",    "elu",          "selu",
+                                                 "celu", "softplus",   "mish"};
   return names;
 }
 
@@ -33,6 +35,8 @@ double activation_value(const Node& n, double x) {
   if (f == "gelu") return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
   if (f == "tanh") return std::tanh(x);
   if (f == "elu") return x >= 0 ? x : alpha * std::expm1(x);
+  if (f == "selu") return beta * (x > 0 ? x : alpha * std::expm1(x));
+  if (f == "celu") return x >= 0 ? x : alpha * std::expm1(x / alpha);
   // log(1 + e^x) without overflow: max(x, 0) + log(1 + e^-|x|)
   const auto softplus = [](double v) { return std::max(v, 0.0) + std::log1p(std::exp(-std::abs(v))); };
   if (f == "softplus") return softplus(x);
@@ -57,6 +61,7 @@ ActShape shape(const Node& n, const std::vector<ActShape>& in) {
   check(std::find(names.begin(), names.end(), n.function) != names.end(),
         "unknown activation function '" + n.function + "'");
   check(n.function != "clip" || n.alpha <= n.beta, "clip's min is above its max");
+  check(n.function != "celu" || n.alpha != 0, "celu's alpha is 0");
   return in[0];
 }
 

@@ -18,7 +18,9 @@ namespace octet::ops {
 // "sigmoid", "hard_sigmoid" (max(0, min(1, alpha x + beta))), "hard_swish"
 // (x hard_sigmoid(x) at alpha 1/6, beta 1/2), "silu" (x sigmoid(x)), "gelu"
 // (x Phi(x), Phi the normal distribution: erf's form, not tanh's), "tanh",
-// "elu" (alpha (e^x - 1) below 0), "softplus" (log(1 + e^x)) and "mish"
+// "elu" (alpha (e^x - 1) below 0), "selu" (beta times ELU's: beta is ONNX's
+// gamma, self-normalising networks' 1.0507 and alpha 1.6733), "celu" (alpha
+// (e^(x / alpha) - 1) below 0), "softplus" (log(1 + e^x)) and "mish"
 // (x tanh(softplus(x)), YOLOv4's).
 const std::vector<std::string>& activation_functions();
 

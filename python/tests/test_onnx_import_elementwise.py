@@ -132,11 +132,12 @@ def test_a_difference_of_computed_values_is_refused(tmp_path, octet_bin):
 
 
 class Activations(nn.Module):
-    """Tanh, ELU, Softplus and Mish (x tanh(softplus(x)): torch exports it as those three steps below opset 18)."""
+    """Tanh, ELU, Softplus, Mish (x tanh(softplus(x)): torch exports it as those three steps below opset 18),
+    SELU and CELU."""
 
     def __init__(self):
         super().__init__()
-        self.convs = nn.ModuleList(nn.Conv2d(c, 12, 3, padding=1) for c in (3, 12, 12, 12))
+        self.convs = nn.ModuleList(nn.Conv2d(c, 12, 3, padding=1) for c in (3, 12, 12, 12, 12, 12))
         self.fc = nn.Linear(12, 10)
 
     def forward(self, x):
@@ -144,6 +145,8 @@ class Activations(nn.Module):
         x = nn.functional.elu(self.convs[1](x), alpha=0.5)
         x = nn.functional.softplus(self.convs[2](x))
         x = nn.functional.mish(self.convs[3](x))
+        x = nn.functional.selu(self.convs[4](x))
+        x = nn.functional.celu(self.convs[5](x), alpha=0.7)
         return self.fc(x.mean((2, 3)))
 
 
@@ -151,15 +154,15 @@ def activations(seed):
     return seeded(Activations, seed, 40)
 
 
-def test_tanh_elu_softplus_and_mish_import_and_match_pytorch(tmp_path, octet_bin, images):
+def test_tanh_elu_softplus_mish_selu_and_celu_import_and_match_pytorch(tmp_path, octet_bin, images):
     model = activations(63)
     export(model, tmp_path / "m.onnx")
     ops = [n.op_type for n in onnx.load(str(tmp_path / "m.onnx")).graph.node]
-    assert ops.count("Softplus") == 2 and ops.count("Tanh") == 2 and "Elu" in ops, ops
+    assert ops.count("Softplus") == 2 and ops.count("Tanh") == 2 and {"Elu", "Selu", "Celu"} <= set(ops), ops
     assert_imports_as_pytorch_computes(tmp_path, octet_bin, model, tmp_path / "m.onnx", images)
 
 
-def test_tanh_elu_softplus_and_mish_quantize_and_int8_follows_float(tmp_path, octet_bin):
+def test_tanh_elu_softplus_mish_selu_and_celu_quantize_and_int8_follows_float(tmp_path, octet_bin):
     assert int8_agreement(tmp_path, octet_bin, activations(64)) >= 0.9
 
 

@@ -153,7 +153,8 @@ void add_image_net_operator_cases(std::vector<OpCase>& cases) {
       {"hard_swish", 0.0f, 0.0f, 15.0f, 16.0f},     {"silu", 0.0f, 0.0f, 18.0f, 19.0f},
       {"gelu", 0.0f, 0.0f, 20.0f, 30.0f},          {"tanh", 0.0f, 0.0f, 40.0f, 127.0f},
       {"elu", 1.0f, 0.0f, 20.0f, 25.0f},            {"softplus", 0.0f, 0.0f, 20.0f, 25.0f},
-      {"mish", 0.0f, 0.0f, 20.0f, 25.0f},
+      {"mish", 0.0f, 0.0f, 20.0f, 25.0f},           {"selu", 1.6732632f, 1.0507010f, 20.0f, 25.0f},
+      {"celu", 0.5f, 0.0f, 20.0f, 25.0f},
   };
   const Activation* previous = nullptr;
   for (const Activation& v : activations) {
