@@ -268,13 +268,37 @@ void Importer::local_response_norm(const onnx::NodeProto& n) {
 // model, (x - mean) / std): the constant affine it is.
 void Importer::subtract(const onnx::NodeProto& n) {
   const bool first_constant = !values_.count(n.input(0)), second_constant = !values_.count(n.input(1));
-  if (first_constant == second_constant)
-    refuse(n, first_constant ? "a difference of two constants" : "a difference of two computed values");
+  if (!first_constant && !second_constant) return difference(n);
+  if (first_constant && second_constant) refuse(n, "a difference of two constants");
   const int i = first_constant ? 1 : 0;
   std::vector<float> shift = constant_per_channel(n, i, 1 - i);
   if (second_constant)
     for (float& v : shift) v = -v;
   constant_affine(n, i, std::vector<float>(shift.size(), second_constant ? 1.0f : -1.0f), shift);
+}
+
+// a - b of computed values (PoolFormer's pool(x) - x): a + (-b), the sign
+// folded into the conv, linear layer or group norm computing b where nothing
+// else reads it, else a depthwise 1x1 conv of weight -1 (exact in int8).
+void Importer::difference(const onnx::NodeProto& n) {
+  if (channels_last_.count(n.input(0)) != channels_last_.count(n.input(1)))
+    refuse(n, "subtracts a channels-last value from a channels-first one, or the other way");
+  const int a = activation(n, 0);
+  int b = activation(n, 1);
+  const Node& producer = node_at(b);
+  const bool owns_sign = producer.op == Op::Conv2d || producer.op == Op::Linear || producer.op == Op::GroupNorm;
+  if (owns_sign && producer.bias && sole_reader(b)) {
+    for (const char* p : {".weight", ".bias"})
+      for (float& v : params_.at(producer.name + p).data) v = -v;
+  } else {
+    if (is_flat(b)) refuse(n, "a difference of rows that no linear layer computing the second alone can negate");
+    const int channels = shape_of(b).c;
+    const std::string name = layer_name(n);
+    b = builder_.conv(name, b, channels, 1, 1, 0, true, channels);
+    params_[name + ".weight"] = FloatTensor({channels, 1, 1, 1}, -1.0f);
+    params_[name + ".bias"] = FloatTensor({channels}, 0.0f);
+  }
+  define(n, builder_.add(a, b));
 }
 
 // Opset 18's Pad of some axes (input 3): its pads as those of all four.

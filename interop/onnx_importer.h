@@ -112,6 +112,7 @@ class Importer {
   void define_normalised(const onnx::NodeProto& n, int normalised, const std::vector<float>& scale,
                          const std::vector<float>& shift);
   void subtract(const onnx::NodeProto& n);
+  void difference(const onnx::NodeProto& n);  // of two computed values
   void reshape(const onnx::NodeProto& n);
   void rows_as_image(const onnx::NodeProto& n, int x, const std::vector<int64_t>& dims);
   void pad(const onnx::NodeProto& n);

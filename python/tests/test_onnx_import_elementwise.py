@@ -2,8 +2,9 @@
 Sub and Div of a constant per channel), gates with 1 - sigmoid (Sub from a
 constant) and uses nn.PReLU's one slope, and of Tanh, ELU, Softplus and Mish:
 the logits match PyTorch's and int8 follows float; PReLU's slope per channel (ArcFace's iresnet blocks) too,
-as octet's PRelu, or as one leaky ReLU where the slopes are equal; a difference of two computed values is refused
-naming the node."""
+as octet's PRelu, or as one leaky ReLU where the slopes are equal; a difference of two computed values, the
+second's sign folded into the conv computing it, matches and quantizes too (PoolFormer's, where it cannot be folded:
+test_onnx_import_poolformer.py), and one of rows that no linear layer alone computes is refused naming the node."""
 
 import subprocess
 
@@ -117,18 +118,31 @@ def test_prelu_per_channel_quantizes_int8_follows_float_and_exports(tmp_path, oc
 
 
 class Difference(nn.Module):
-    def __init__(self):
+    def __init__(self, of_rows=False):
         super().__init__()
         self.a, self.b = nn.Conv2d(3, 8, 3), nn.Conv2d(3, 8, 3)
         self.fc = nn.Linear(8, 10)
+        self.of_rows = of_rows
 
     def forward(self, x):
-        return self.fc((self.a(x) - self.b(x)).mean((2, 3)))
+        if self.of_rows:
+            y = self.a(x).mean((2, 3))
+            return self.fc(y - torch.relu(y))
+        return self.fc(torch.relu(self.a(x) - self.b(x)).mean((2, 3)))
 
 
-def test_a_difference_of_computed_values_is_refused(tmp_path, octet_bin):
-    export(Difference().eval(), tmp_path / "sub.onnx")
-    refused(tmp_path, octet_bin, tmp_path / "sub.onnx", "(Sub, opset 13)", "a difference of two computed values")
+def test_a_difference_of_computed_values_imports_and_quantizes(tmp_path, octet_bin, images):
+    model = seeded(Difference, 67)
+    export(model, tmp_path / "sub.onnx")
+    assert "Sub" in [n.op_type for n in onnx.load(str(tmp_path / "sub.onnx")).graph.node]
+    assert_imports_as_pytorch_computes(tmp_path, octet_bin, model, tmp_path / "sub.onnx", images)
+    assert int8_agreement(tmp_path, octet_bin, seeded(Difference, 68)) >= 0.9
+
+
+def test_a_difference_of_rows_that_no_linear_layer_negates_is_refused(tmp_path, octet_bin):
+    export(Difference(of_rows=True).eval(), tmp_path / "sub.onnx")
+    refused(tmp_path, octet_bin, tmp_path / "sub.onnx", "(Sub, opset 13)",
+            "a difference of rows that no linear layer computing the second alone can negate")
 
 
 class Activations(nn.Module):
