@@ -328,6 +328,7 @@ void Importer::import_op(const onnx::NodeProto& n) {
   if (op == "ReduceMean" || op == "ReduceMax")
     return reduce_image(n, is_one_row(n, 0) ? std::vector<int64_t>{2} : std::vector<int64_t>{2, 3});
   if (op == "Slice") return slice(n);
+  if (op == "SpaceToDepth") return space_to_depth_node(n);
   if (op == "Gather") return gather(n);
   if (op == "Expand") return expand(n);
   if (op == "Squeeze") return squeeze(n);

@@ -15,6 +15,7 @@ namespace octet::onnx_import {
 // To (batch, features): octet's flatten; a [N, C, H, W] value as it is; the
 // steps of a channel shuffle and of torch's GroupNorm (GroupedView).
 void Importer::reshape(const onnx::NodeProto& n) {
+  if (space_to_depth_step(n)) return;
   const auto view = grouped_views_.find(n.input(0));
   const int x = view != grouped_views_.end() ? view->second.node : activation(n, 0);
   const ShapeValue* target = shape_value(n, 1);
@@ -83,7 +84,7 @@ void Importer::rows_as_image(const onnx::NodeProto& n, int x, const std::vector<
 // The middle step of a channel shuffle (see GroupedView), or a change of view
 // between an image and its channels-last form (transpose_view).
 void Importer::transpose(const onnx::NodeProto& n) {
-  if (transpose_view(n)) return;
+  if (transpose_view(n) || space_to_depth_step(n)) return;
   const auto view = grouped_views_.find(n.input(0));
   if (view == grouped_views_.end() || view->second.step != GroupedStep::Split ||
       ints_attribute(n, "perm", {}) != std::vector<int64_t>{0, 2, 1, 3, 4})
@@ -93,8 +94,9 @@ void Importer::transpose(const onnx::NodeProto& n) {
 }
 
 // Of channels (axis 1), step 1: octet's channel slice. Of height and width
-// (a 1-D value's length: a TCN's Chomp1d, x[:, :, :-k]), step 1: a Pad2d
-// whose negative sides remove the rest.
+// (a 1-D value's length: a TCN's Chomp1d, x[:, :, :-k]): a Pad2d whose
+// negative sides remove the rest, and with a step from 2 to 64 (YOLOv5's
+// Focus) a max pool of 1 x 1 windows striding it (subsample).
 void Importer::slice(const onnx::NodeProto& n) {
   const int x = activation(n, 0);
   const ShapeValue *starts = shape_value(n, 1), *ends = shape_value(n, 2), *axes = shape_value(n, 3),
@@ -111,11 +113,14 @@ void Importer::slice(const onnx::NodeProto& n) {
   const bool channels = axis == std::vector<int64_t>{1};
   const bool image =
       !axis.empty() && std::all_of(axis.begin(), axis.end(), [](int64_t a) { return a == 2 || a == 3; });
+  const bool stepped = steps && steps->values != std::vector<int64_t>(axis.size(), 1);
+  const bool fair_steps = !steps || std::all_of(steps->values.begin(), steps->values.end(),
+                                                [](int64_t s) { return s >= 1 && s <= 64; });
   if (!(channels || image) || std::set<int64_t>(axis.begin(), axis.end()).size() != axis.size() ||
       ends->values.size() != axis.size() || count != static_cast<int64_t>(axis.size()) ||
-      (steps && steps->values != std::vector<int64_t>(axis.size(), 1)) || is_flat(x))
-    refuse(n, "a slice other than of channels (axis 1), or of height and width, with step 1");
-  int64_t first[4] = {0, 0, 0, 0}, end[4] = {0, shape.c, shape.h, shape.w};
+      (steps && steps->values.size() != axis.size()) || (stepped && (channels || !fair_steps)) || is_flat(x))
+    refuse(n, "a slice other than of channels (axis 1) with step 1, or of height and width with a step from 1 to 64");
+  int64_t first[4] = {0, 0, 0, 0}, end[4] = {0, shape.c, shape.h, shape.w}, step[4] = {1, 1, 1, 1};
   for (int64_t k = 0; k < count; ++k) {
     const int64_t size = end[axis[k]];
     const auto bound = [&](int64_t b) {
@@ -123,12 +128,12 @@ void Importer::slice(const onnx::NodeProto& n) {
       return std::min<int64_t>(std::max<int64_t>(b < 0 ? b + size : b, 0), size);
     };
     first[axis[k]] = bound(starts->values[k]), end[axis[k]] = bound(ends->values[k]);
+    if (steps) step[axis[k]] = steps->values[k];
     if (end[axis[k]] <= first[axis[k]]) refuse(n, "an empty slice");
   }
   if (channels)
     return define(n, builder_.channel_slice(x, static_cast<int>(first[1]), static_cast<int>(end[1] - first[1])));
-  define(n, builder_.pad(x, static_cast<int>(-first[2]), static_cast<int>(-first[3]),
-                         static_cast<int>(end[2] - shape.h), static_cast<int>(end[3] - shape.w)));
+  define(n, subsample(x, first[2], first[3], end[2], end[3], step[2], step[3]));
 }
 
 void Importer::concat(const onnx::NodeProto& n) {

@@ -198,6 +198,19 @@ class Importer {
   bool dispatch_channel_sequence(const onnx::NodeProto& n);  // whether n is imported there (else as usual)
   void channel_conv(const onnx::NodeProto& n);
   void unsqueeze(const onnx::NodeProto& n);
+  // onnx_import_space_to_depth.cpp: pixels into channels (strided slices, SpaceToDepth, PixelUnshuffle).
+  // x[..., top:bottom:step_h, left:right:step_w]: a crop and a max pool of 1 x 1 windows.
+  int subsample(int x, int64_t top, int64_t left, int64_t bottom, int64_t right, int64_t step_h, int64_t step_w);
+  int space_to_depth(int x, int64_t block, bool offsets_innermost);  // innermost: PixelUnshuffle's order
+  void space_to_depth_node(const onnx::NodeProto& n);
+  bool space_to_depth_step(const onnx::NodeProto& n);
+  // An image viewed as [N, C, H/b, b, W/b, b] (torch's first step of a space-to-depth), by tensor name.
+  struct BlocksView {
+    int node;
+    int64_t block;
+    bool transposed, offsets_innermost;
+  };
+  std::map<std::string, BlocksView> blocks_views_;
   // Rows flattened from a channels-last image (H, W, C order), by value: its shape.
   std::map<std::string, ActShape> hwc_rows_;
   // A constant x * scale + shift per channel not applied yet (values_ holds

@@ -312,6 +312,27 @@ def write_channel_sequence():
                       opset_version=13, input_names=["x"])
 
 
+class PixelsToChannels(nn.Module):
+    """YOLOv5's Focus (Slices with a step of 2, a Concat), then nn.PixelUnshuffle (Reshape to 6-D, Transpose,
+    Reshape back)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(12, 4, 3, padding=1)
+        self.unshuffle = nn.PixelUnshuffle(2)
+        self.fc = nn.Linear(16, 10)
+
+    def forward(self, x):
+        x = torch.cat([x[..., ::2, ::2], x[..., 1::2, ::2], x[..., ::2, 1::2], x[..., 1::2, 1::2]], 1)
+        return self.fc(self.unshuffle(torch.relu(self.conv(x))).mean((2, 3)))
+
+
+def write_pixels_to_channels():
+    torch.manual_seed(18)
+    torch.onnx.export(PixelsToChannels().eval(), torch.zeros(1, 3, 16, 16), str(OUT / "pixels_to_channels.onnx"),
+                      opset_version=13, input_names=["x"])
+
+
 def write_dynamo_forms():
     """The same block as PyTorch's default exporter writes it at opset 20: Gelu, ReduceMean's axes an input,
     initializers only, node metadata_props (IR 10)."""
@@ -428,6 +449,7 @@ def main():
     write_spatial_attention()
     write_expanded_gate()
     write_channel_sequence()
+    write_pixels_to_channels()
     write_embedding()
     write_dynamic_size()
     write_float16()

@@ -430,6 +430,35 @@ void add_image_net_operator_cases(std::vector<OpCase>& cases) {
                            Padding{2, 6, 1, 12, 0, 3, 0, -3, 1, 6}, Padding{64, 3, 5, 5, -2, -2, -2, -2, -1, 1},
                            Padding{2, 16, 4, 9, 1, -4, -2, 2, 1, 1}})
     add_padding_case("crop2d_", v, crop_seed++);
+  // Pixels into channels as the importer makes them (interop/onnx_import_space_to_depth.cpp): each
+  // of the b x b offsets cropped and kept every b-th pixel by a max pool of 1 x 1 windows striding b,
+  // the offsets concatenated (SpaceToDepth, YOLOv5's Focus), then shuffled (PixelUnshuffle).
+  struct SpaceToDepth {
+    int64_t batch;
+    int c, h, w, block;
+    bool shuffled;
+  };
+  uint64_t space_seed = 7980;
+  for (const SpaceToDepth& v : {SpaceToDepth{2, 3, 8, 8, 2, false}, SpaceToDepth{3, 5, 6, 10, 2, true},
+                                SpaceToDepth{1, 3, 12, 8, 4, false}, SpaceToDepth{16, 16, 6, 6, 3, true}}) {
+    const uint64_t s = space_seed++;
+    cases.push_back({"space_to_depth_" + shape_name(v.batch, v.c, v.h, v.w) + "_b" + std::to_string(v.block) +
+                         (v.shuffled ? "_shuffled" : ""),
+                     v.batch, [v, s] {
+                       OpModel m(s);
+                       const int x = m.input(v.c, v.h, v.w);
+                       std::vector<int> offsets;
+                       for (int dy = 0; dy < v.block; ++dy)
+                         for (int dx = 0; dx < v.block; ++dx) {
+                           Node crop;
+                           crop.op = Op::Pad2d, crop.inputs = {x}, crop.pad_top = -dy, crop.pad_left = -dx;
+                           offsets.push_back(m.max_pool(m.keeps_scale(crop), {1, v.block, 0}, {1, v.block, 0}, false));
+                         }
+                       const int y = m.concat(offsets);
+                       if (v.shuffled) m.channel_shuffle(y, v.block * v.block);
+                       return m.finish();
+                     }});
+  }
 }
 
 // Networks that keep some nodes in float (mixed precision; graph/float_node.h):
