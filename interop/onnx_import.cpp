@@ -163,6 +163,9 @@ int Importer::value_node(const onnx::NodeProto& n, int i) const {
     refuse(n, "reads '" + name + "', a view of the channels in groups, which octet takes only in a channel shuffle "
               "(Reshape to [N, g, C/g, H, W], Transpose, Reshape back) or a GroupNorm (Reshape to [N, g, -1], "
               "InstanceNormalization, Reshape back)");
+  if (blocks_views_.count(name))
+    refuse(n, "reads '" + name + "', an image viewed as [N, C, H/b, b, W/b, b], which octet takes only in a "
+              "space-to-depth (a Transpose and a Reshape to [N, C b^2, H/b, W/b])");
   if (initializers_.count(name) || constants_.count(name) || shape_values_.count(name))
     refuse(n, "reads the constant '" + name + "' where octet computes on the image (constant folding is not done)");
   refuse(n, "reads '" + name + "' before any node writes it (nodes out of order, or a cycle)");

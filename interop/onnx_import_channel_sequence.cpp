@@ -19,6 +19,7 @@ namespace {
 const std::set<std::string> kChannelSequenceOps = {
     "Conv", "Transpose", "Reshape", "Relu", "Clip", "Sigmoid", "HardSigmoid", "HardSwish", "LeakyRelu", "Swish",
     "Tanh", "Elu", "Selu", "Celu", "Softplus", "Mish", "Identity", "Dropout"};
+constexpr int64_t kLongestChannelSequence = 8192;  // 2^26 weights: 64 MiB of float32
 }  // namespace
 
 bool Importer::reads_channel_sequence(const onnx::NodeProto& n) const {
@@ -33,8 +34,8 @@ bool Importer::dispatch_channel_sequence(const onnx::NodeProto& n) {
   const std::string& op = n.op_type();
   const bool reads = reads_channel_sequence(n);
   if (reads && !kChannelSequenceOps.count(op))
-    refuse(n, "an " + op + " of pooled channels viewed as a sequence ([N, 1, C], ECA-Net's): octet takes only a "
-                           "Conv along it, functions of each value, and the Transpose or Reshape back to channels");
+    refuse(n, "reads pooled channels viewed as a sequence ([N, 1, C], ECA-Net's): octet takes only a Conv along it, "
+              "functions of each value, and the Transpose or Reshape back to channels");
   const bool swaps_last_two = op == "Transpose" && ints_attribute(n, "perm", {}) == std::vector<int64_t>{0, 2, 1};
   if (op == "Transpose" && !reads && is_one_row(n, 0) && swaps_last_two && shape_of(value_node(n, 0)).w == 1) {
     define(n, builder_.flatten(activation(n, 0)));
@@ -65,6 +66,9 @@ void Importer::channel_conv(const onnx::NodeProto& n) {
   const FloatTensor w = constant(n, 1);
   const int x = value_node(n, 0);
   const int64_t length = shape_of(x).numel();
+  if (length > kLongestChannelSequence)
+    refuse(n, "a sequence of " + std::to_string(length) + " channels: octet's linear layer along it takes up to " +
+                  std::to_string(kLongestChannelSequence) + " (C^2 weights)");
   if (w.shape.size() != 3 || w.dim(0) != 1 || w.dim(1) != 1 || int_attribute(n, "group", 1) != 1)
     refuse(n, "a weight of shape " + shape_string(w.shape) + " along pooled channels viewed as a sequence: octet "
                                                             "takes one channel in and out ([1, 1, k])");

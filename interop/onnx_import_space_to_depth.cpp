@@ -60,6 +60,7 @@ bool Importer::space_to_depth_step(const onnx::NodeProto& n) {
   }
   if (op != "Reshape") return false;
   const ShapeValue* target = shape_value(n, 1);
+  if (!target && view != blocks_views_.end()) refuse(n, "a target shape octet cannot evaluate");
   if (!target) return false;  // reshape() refuses it
   const std::vector<int64_t>& dims = target->values;
   const bool batch_first = !dims.empty() && (dims[0] == kBatchDim || dims[0] == -1 || dims[0] == file_batch_);
