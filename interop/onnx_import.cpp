@@ -159,13 +159,7 @@ int Importer::value_node(const onnx::NodeProto& n, int i) const {
   const std::string& name = n.input(i);
   const auto it = values_.find(name);
   if (it != values_.end()) return it->second;
-  if (grouped_views_.count(name))
-    refuse(n, "reads '" + name + "', a view of the channels in groups, which octet takes only in a channel shuffle "
-              "(Reshape to [N, g, C/g, H, W], Transpose, Reshape back) or a GroupNorm (Reshape to [N, g, -1], "
-              "InstanceNormalization, Reshape back)");
-  if (blocks_views_.count(name))
-    refuse(n, "reads '" + name + "', an image viewed as [N, C, H/b, b, W/b, b], which octet takes only in a "
-              "space-to-depth (a Transpose and a Reshape to [N, C b^2, H/b, W/b])");
+  if (const char* view = view_of(name)) refuse(n, "reads '" + name + "', " + view);
   if (initializers_.count(name) || constants_.count(name) || shape_values_.count(name))
     refuse(n, "reads the constant '" + name + "' where octet computes on the image (constant folding is not done)");
   refuse(n, "reads '" + name + "' before any node writes it (nodes out of order, or a cycle)");
@@ -324,7 +318,8 @@ void Importer::import_op(const onnx::NodeProto& n) {
   if (op == "PRelu") return prelu(n);
   if (op == "LeakyRelu")
     return define(n, builder_.activation(activation(n, 0), "leaky_relu", float_attribute(n, "alpha", 0.01f)));
-  if (op == "Mul") return mul(n);
+  if (op == "Mul") return is_split_view(n.input(0)) || is_split_view(n.input(1)) ? split_product(n) : mul(n);
+  if (op == "ReduceSum") return reduce_sum(n);
   if (op == "Concat") return concat(n);
   if (op == "Split") return split(n);
   if (op == "Transpose") return transpose(n);
@@ -352,6 +347,7 @@ void Importer::import_op(const onnx::NodeProto& n) {
     constants_[n.output(0)] = constant(n, 0);
     return;
   }
+  if (op == "Softmax" && radix_softmax_step(n)) return;
   if (op == "Identity" || op == "Dropout" || op == "Softmax" || op == "LogSoftmax") {
     const bool softmax = op == "Softmax" || op == "LogSoftmax";
     if (softmax && !is_model_output(n.output(0)))

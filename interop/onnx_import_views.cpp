@@ -15,7 +15,7 @@ namespace octet::onnx_import {
 // To (batch, features): octet's flatten; a [N, C, H, W] value as it is; the
 // steps of a channel shuffle and of torch's GroupNorm (GroupedView).
 void Importer::reshape(const onnx::NodeProto& n) {
-  if (space_to_depth_step(n)) return;
+  if (space_to_depth_step(n) || radix_softmax_step(n)) return;
   const auto view = grouped_views_.find(n.input(0));
   const int x = view != grouped_views_.end() ? view->second.node : activation(n, 0);
   const ShapeValue* target = shape_value(n, 1);
@@ -30,6 +30,7 @@ void Importer::reshape(const onnx::NodeProto& n) {
     if (dims[k] == 0 && k < in_dims.size() && int_attribute(n, "allowzero", 0) == 0) dims[k] = in_dims[k];
   if (dims.empty() || (dims[0] != kBatchDim && dims[0] != -1 && dims[0] != file_batch_))
     refuse(n, "a reshape to " + shape_value_string(*target) + ", which does not keep the batch first");
+  if (view == grouped_views_.end() && radix_view(n, dims)) return;
   const bool groups_divide = view == grouped_views_.end() && !flat && dims.size() > 2 && dims[1] > 0 &&
                              in.c % dims[1] == 0;
   if (groups_divide && dims.size() == 5 && dims[2] == in.c / dims[1] && dims[3] == in.h && dims[4] == in.w) {
@@ -65,6 +66,24 @@ void Importer::reshape(const onnx::NodeProto& n) {
   define(n, builder_.flatten(x));
 }
 
+// What a value that is one of the importer's views (no octet node of its own) is, and what may read it; null
+// for other values.
+const char* Importer::view_of(const std::string& name) const {
+  if (grouped_views_.count(name))
+    return "a view of the channels in groups, which octet takes only in a channel shuffle (Reshape to [N, g, C/g, "
+           "H, W], Transpose, Reshape back), a GroupNorm (Reshape to [N, g, -1], InstanceNormalization, Reshape "
+           "back) or ResNeSt's split attention (a Mul of two such views, a ReduceSum over axis 1)";
+  if (radix_views_.count(name))
+    return "attention values viewed as [N, cardinality, r, C/cardinality], which octet takes only in ResNeSt's "
+           "RadixSoftmax (a Transpose of perm [0, 2, 1, 3], a Softmax over axis 1)";
+  if (split_products_.count(name))
+    return "products of [N, r, C, H, W] splits, which octet takes only summed over the splits (ReduceSum of axis 1)";
+  if (blocks_views_.count(name))
+    return "an image viewed as [N, C, H/b, b, W/b, b], which octet takes only in a space-to-depth (a Transpose and "
+           "a Reshape to [N, C b^2, H/b, W/b])";
+  return nullptr;
+}
+
 // Rows read as a 1 x 1 image, channels first ([batch, C, 1, 1]: a squeeze-
 // and-excitation gate as torch's view(b, c, 1, 1) writes it) or last ([batch,
 // 1, 1, C]: Keras's Reshape((1, 1, c))): a slice of all C channels, which
@@ -84,7 +103,7 @@ void Importer::rows_as_image(const onnx::NodeProto& n, int x, const std::vector<
 // The middle step of a channel shuffle (see GroupedView), or a change of view
 // between an image and its channels-last form (transpose_view).
 void Importer::transpose(const onnx::NodeProto& n) {
-  if (transpose_view(n) || space_to_depth_step(n)) return;
+  if (transpose_view(n) || space_to_depth_step(n) || radix_softmax_step(n)) return;
   const auto view = grouped_views_.find(n.input(0));
   if (view == grouped_views_.end() || view->second.step != GroupedStep::Split ||
       ints_attribute(n, "perm", {}) != std::vector<int64_t>{0, 2, 1, 3, 4})

@@ -115,6 +115,7 @@ class Importer {
   void difference(const onnx::NodeProto& n);  // of two computed values
   void reshape(const onnx::NodeProto& n);
   void rows_as_image(const onnx::NodeProto& n, int x, const std::vector<int64_t>& dims);
+  const char* view_of(const std::string& name) const;  // value_node's refusal of a view's other readers
   void pad(const onnx::NodeProto& n);
   std::vector<int64_t> pads_over_all_axes(const onnx::NodeProto& n, const std::vector<int64_t>& given) const;
   void constant_node(const onnx::NodeProto& n);
@@ -198,6 +199,21 @@ class Importer {
   bool dispatch_channel_sequence(const onnx::NodeProto& n);  // whether n is imported there (else as usual)
   void channel_conv(const onnx::NodeProto& n);
   void unsqueeze(const onnx::NodeProto& n);
+  // onnx_import_split_attention.cpp: ResNeSt's split attention (splits of channels, RadixSoftmax).
+  std::map<std::string, std::vector<int>> split_products_;  // [N, r, C, H, W] products, by tensor name: each split's
+  std::vector<int> splits_of(const onnx::NodeProto& n, int i);
+  bool is_split_view(const std::string& name) const;
+  void split_product(const onnx::NodeProto& n);
+  void reduce_sum(const onnx::NodeProto& n);
+  // Attention values [N, rC, 1, 1] viewed as [N, cardinality, r, C/cardinality] (then transposed), by tensor name.
+  struct RadixView {
+    int node, cardinality, radix;
+    bool transposed;
+  };
+  std::map<std::string, RadixView> radix_views_;
+  bool radix_view(const onnx::NodeProto& n, const std::vector<int64_t>& dims);
+  bool radix_softmax_step(const onnx::NodeProto& n);
+  int two_split_softmax(const onnx::NodeProto& n, const RadixView& v);
   // onnx_import_space_to_depth.cpp: pixels into channels (strided slices, SpaceToDepth, PixelUnshuffle).
   // x[..., top:bottom:step_h, left:right:step_w]: a crop and a max pool of 1 x 1 windows.
   int subsample(int x, int64_t top, int64_t left, int64_t bottom, int64_t right, int64_t step_h, int64_t step_w);

@@ -333,6 +333,32 @@ def write_pixels_to_channels():
                       opset_version=13, input_names=["x"])
 
 
+class SplitAttention(nn.Module):
+    """ResNeSt's split attention as timm writes it: Reshape to [N, 2, C, H, W], ReduceSum, RadixSoftmax (Reshape,
+    Transpose, Softmax over axis 1), the gate Mul of two split views, ReduceSum."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1, groups=1)
+        self.fc1, self.fc2 = nn.Conv2d(4, 4, 1), nn.Conv2d(4, 8, 1)
+        self.fc = nn.Linear(4, 10)
+
+    def forward(self, x):
+        x = torch.relu(self.conv(x))
+        n, rc, h, w = x.shape
+        x = x.reshape((n, 2, rc // 2, h, w))
+        gap = torch.relu(self.fc1(x.sum(dim=1).mean((2, 3), keepdim=True)))
+        attention = self.fc2(gap).view(n, 1, 2, -1).transpose(1, 2)
+        attention = torch.softmax(attention, 1).reshape(n, -1).view(n, -1, 1, 1)
+        return self.fc((x * attention.reshape((n, 2, rc // 2, 1, 1))).sum(dim=1).mean((2, 3)))
+
+
+def write_split_attention():
+    torch.manual_seed(19)
+    torch.onnx.export(SplitAttention().eval(), torch.zeros(1, 3, 16, 16), str(OUT / "split_attention.onnx"),
+                      opset_version=13, input_names=["x"])
+
+
 def write_dynamo_forms():
     """The same block as PyTorch's default exporter writes it at opset 20: Gelu, ReduceMean's axes an input,
     initializers only, node metadata_props (IR 10)."""
@@ -450,6 +476,7 @@ def main():
     write_expanded_gate()
     write_channel_sequence()
     write_pixels_to_channels()
+    write_split_attention()
     write_embedding()
     write_dynamic_size()
     write_float16()
