@@ -347,7 +347,7 @@ void Importer::import_op(const onnx::NodeProto& n) {
     constants_[n.output(0)] = constant(n, 0);
     return;
   }
-  if (op == "Softmax" && radix_softmax_step(n)) return;
+  if (op == "Softmax" && (radix_softmax_step(n) || split_softmax(n))) return;
   if (op == "Identity" || op == "Dropout" || op == "Softmax" || op == "LogSoftmax") {
     const bool softmax = op == "Softmax" || op == "LogSoftmax";
     if (softmax && !is_model_output(n.output(0)))

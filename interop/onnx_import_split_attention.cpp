@@ -7,7 +7,13 @@
 // gated by its attention and the products summed again. octet holds each
 // split as a channel slice, a product as a Mul and the sums as Adds; a softmax
 // over two splits is the sigmoid of their difference, sigmoid(a - b) and
-// sigmoid(b - a), each difference a 1x1 conv of weights 1 and -1.
+// sigmoid(b - a), each difference a 1x1 conv of weights 1 and -1. SKNet's
+// selective kernel, as timm writes it, stacks its paths (torch.stack: an
+// Unsqueeze of axis 1 of each, a Concat over axis 1), sums them, and gates
+// each by a softmax over the paths of the Reshape of one conv's values to
+// [N, paths, C, 1, 1]: held as splits too, the softmax over two alike.
+#include <algorithm>
+
 #include "interop/onnx_importer.h"
 #include "interop/onnx_tensors.h"
 
@@ -16,7 +22,7 @@ namespace octet::onnx_import {
 // The splits of a view of channels in groups (a Reshape to [N, g, C/g, H, W]) or of their products.
 std::vector<int> Importer::splits_of(const onnx::NodeProto& n, int i) {
   const std::string& name = n.input(i);
-  if (const auto products = split_products_.find(name); products != split_products_.end()) return products->second;
+  if (const auto products = splits_.find(name); products != splits_.end()) return products->second;
   const auto view = grouped_views_.find(name);
   if (view == grouped_views_.end() || view->second.step != GroupedStep::Split)
     refuse(n, "reads '" + name + "', which is not a view of the channels in splits ([N, r, C, H, W])");
@@ -28,7 +34,7 @@ std::vector<int> Importer::splits_of(const onnx::NodeProto& n, int i) {
 
 bool Importer::is_split_view(const std::string& name) const {
   const auto view = grouped_views_.find(name);
-  return split_products_.count(name) || (view != grouped_views_.end() && view->second.step == GroupedStep::Split);
+  return splits_.count(name) || (view != grouped_views_.end() && view->second.step == GroupedStep::Split);
 }
 
 // Splits times splits (x * attention.reshape(N, r, C, 1, 1)): the products of each pair.
@@ -41,7 +47,7 @@ void Importer::split_product(const onnx::NodeProto& n) {
     const bool b_smaller = shape_of(b[k]).numel() < shape_of(a[k]).numel();
     products.push_back(b_smaller ? builder_.mul(a[k], b[k]) : builder_.mul(b[k], a[k]));
   }
-  split_products_[n.output(0)] = products;
+  splits_[n.output(0)] = products;
 }
 
 // A ReduceSum over the splits (axis 1, not kept): their Adds.
@@ -53,6 +59,45 @@ void Importer::reduce_sum(const onnx::NodeProto& n) {
   int total = splits[0];
   for (size_t k = 1; k < splits.size(); ++k) total = builder_.add(total, splits[k]);
   define(n, total);
+}
+
+// torch.stack of images over axis 1: an Unsqueeze of axis 1 (one split), a Concat over axis 1 of splits.
+bool Importer::stack_step(const onnx::NodeProto& n) {
+  if (n.op_type() == "Unsqueeze") {
+    const auto in = values_.find(n.input(0));
+    if (in == values_.end() || is_flat(in->second) || is_one_row(n, 0) || channels_last_.count(n.input(0)) ||
+        axes_of(n, 5) != std::vector<int64_t>{1})
+      return false;
+    splits_[n.output(0)] = {activation(n, 0)};
+    return true;
+  }
+  if (n.op_type() != "Concat" || !std::any_of(n.input().begin(), n.input().end(),
+                                              [&](const std::string& in) { return is_split_view(in); }))
+    return false;
+  const int64_t axis = int_attribute(n, "axis", 0);
+  if (axis != 1 && axis != -4) refuse(n, "a concat of [N, r, C, H, W] splits other than over axis 1 (torch.stack's)");
+  std::vector<int> splits;
+  for (int i = 0; i < n.input_size(); ++i) {
+    const std::vector<int> more = splits_of(n, i);
+    splits.insert(splits.end(), more.begin(), more.end());
+  }
+  splits_[n.output(0)] = splits;
+  return true;
+}
+
+// A Softmax over axis 1 of two splits (SKNet's paths): sigmoid(a - b), sigmoid(b - a) (two_split_softmax).
+bool Importer::split_softmax(const onnx::NodeProto& n) {
+  if (!is_split_view(n.input(0))) return false;
+  const int64_t axis = int_attribute(n, "axis", -1);
+  const std::vector<int> splits = splits_of(n, 0);
+  if ((axis != 1 && axis != -4) || summary_.opset < 13)
+    refuse(n, "a softmax of [N, r, C, H, W] splits other than over them (axis 1, from opset 13)");
+  if (splits.size() != 2)
+    refuse(n, "a softmax over " + std::to_string(splits.size()) + " splits: octet takes 2 (ResNeSt's, SKNet's)");
+  const auto view = grouped_views_.find(n.input(0));
+  const int both = view != grouped_views_.end() ? view->second.node : builder_.concat(splits);
+  grouped_views_[n.output(0)] = {two_split_softmax(n, RadixView{both, 1, 2, true}), 2, GroupedStep::Split};
+  return true;
 }
 
 // A Reshape of r x C attention values ([N, rC, 1, 1]) to [N, cardinality, r,
@@ -84,7 +129,8 @@ bool Importer::radix_softmax_step(const onnx::NodeProto& n) {
     refuse(n, "reads attention values viewed as [N, cardinality, r, C/cardinality] other than as RadixSoftmax does "
               "(a Transpose of perm [0, 2, 1, 3], then a Softmax over axis 1, from opset 13: below, a Softmax "
               "normalises every axis from its own on)");
-  if (v.radix != 2) refuse(n, "a softmax over " + std::to_string(v.radix) + " splits: octet takes 2 (ResNeSt's)");
+  if (v.radix != 2)
+    refuse(n, "a softmax over " + std::to_string(v.radix) + " splits: octet takes 2 (ResNeSt's, SKNet's)");
   define(n, two_split_softmax(n, v));
   return true;
 }

@@ -76,8 +76,9 @@ const char* Importer::view_of(const std::string& name) const {
   if (radix_views_.count(name))
     return "attention values viewed as [N, cardinality, r, C/cardinality], which octet takes only in ResNeSt's "
            "RadixSoftmax (a Transpose of perm [0, 2, 1, 3], a Softmax over axis 1)";
-  if (split_products_.count(name))
-    return "products of [N, r, C, H, W] splits, which octet takes only summed over the splits (ReduceSum of axis 1)";
+  if (splits_.count(name))
+    return "a [N, r, C, H, W] value held as its r splits, which octet takes only in a Mul of two such, a Concat, "
+           "ReduceSum or Softmax over axis 1 (ResNeSt's split attention, SKNet's selective kernel)";
   if (blocks_views_.count(name))
     return "an image viewed as [N, C, H/b, b, W/b, b], which octet takes only in a space-to-depth (a Transpose and "
            "a Reshape to [N, C b^2, H/b, W/b])";
@@ -156,6 +157,7 @@ void Importer::slice(const onnx::NodeProto& n) {
 }
 
 void Importer::concat(const onnx::NodeProto& n) {
+  if (stack_step(n)) return;
   const int64_t axis = int_attribute(n, "axis", 0);
   if (axis != 1 && axis != -3) refuse(n, "axis " + std::to_string(axis) + ": octet concatenates channels (axis 1)");
   std::vector<int> xs;
@@ -329,14 +331,16 @@ void Importer::squeeze(const onnx::NodeProto& n) {
   }
 }
 
-// An Unsqueeze of a 1-D value of length 1 ([N, C, 1]) to [N, C, 1, 1]: the image of C x 1 x 1 it is.
+// An Unsqueeze of a 1-D value of length 1 ([N, C, 1]) to [N, C, 1, 1]: the image of C x 1 x 1 it is; of
+// axis 1 of an image, a split of a stack (stack_step).
 void Importer::unsqueeze(const onnx::NodeProto& n) {
+  if (stack_step(n)) return;
   const int x = activation(n, 0);
   const std::optional<std::vector<int64_t>> axes = axes_of(n, 4);
   if (!is_one_row(n, 0) || shape_of(x).w != 1 || !axes || (*axes != std::vector<int64_t>{2} &&
                                                           *axes != std::vector<int64_t>{3}))
-    refuse(n, "an unsqueeze other than of a 1-D value of length 1 to an image of 1 x 1 (axis 2 or 3), or of a "
-              "reduction's axis");
+    refuse(n, "an unsqueeze other than of a 1-D value of length 1 to an image of 1 x 1 (axis 2 or 3), of a "
+              "reduction's axis, or of axis 1 of images stacked by a Concat (torch.stack)");
   define(n, x);
 }
 

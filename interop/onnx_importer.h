@@ -199,12 +199,15 @@ class Importer {
   bool dispatch_channel_sequence(const onnx::NodeProto& n);  // whether n is imported there (else as usual)
   void channel_conv(const onnx::NodeProto& n);
   void unsqueeze(const onnx::NodeProto& n);
-  // onnx_import_split_attention.cpp: ResNeSt's split attention (splits of channels, RadixSoftmax).
-  std::map<std::string, std::vector<int>> split_products_;  // [N, r, C, H, W] products, by tensor name: each split's
+  // onnx_import_split_attention.cpp: ResNeSt's split attention (splits of channels, RadixSoftmax) and SKNet's
+  // selective kernel (paths stacked, a softmax over them).
+  std::map<std::string, std::vector<int>> splits_;  // [N, r, C, H, W] values held as their r splits, by tensor name
   std::vector<int> splits_of(const onnx::NodeProto& n, int i);
   bool is_split_view(const std::string& name) const;
   void split_product(const onnx::NodeProto& n);
   void reduce_sum(const onnx::NodeProto& n);
+  bool stack_step(const onnx::NodeProto& n);  // an Unsqueeze or Concat over axis 1 of splits (torch.stack)
+  bool split_softmax(const onnx::NodeProto& n);
   // Attention values [N, rC, 1, 1] viewed as [N, cardinality, r, C/cardinality] (then transposed), by tensor name.
   struct RadixView {
     int node, cardinality, radix;

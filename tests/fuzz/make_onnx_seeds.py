@@ -353,9 +353,28 @@ class SplitAttention(nn.Module):
         return self.fc((x * attention.reshape((n, 2, rc // 2, 1, 1))).sum(dim=1).mean((2, 3)))
 
 
+class SelectiveKernel(nn.Module):
+    """SKNet's selective kernel as timm writes it: two paths stacked (Unsqueeze, Concat over axis 1), ReduceSum,
+    a conv's values viewed as [N, 2, C, 1, 1], Softmax over axis 1, the gate Mul, ReduceSum."""
+
+    def __init__(self):
+        super().__init__()
+        self.paths = nn.ModuleList(nn.Conv2d(3, 4, 3, padding=d, dilation=d) for d in (1, 2))
+        self.select = nn.Conv2d(4, 8, 1)
+        self.fc = nn.Linear(4, 10)
+
+    def forward(self, x):
+        x = torch.stack([torch.relu(path(x)) for path in self.paths], dim=1)
+        attention = self.select(x.sum(1).mean((2, 3), keepdim=True))
+        attention = torch.softmax(attention.view(attention.shape[0], 2, 4, 1, 1), dim=1)
+        return self.fc(torch.sum(x * attention, dim=1).mean((2, 3)))
+
+
 def write_split_attention():
     torch.manual_seed(19)
     torch.onnx.export(SplitAttention().eval(), torch.zeros(1, 3, 16, 16), str(OUT / "split_attention.onnx"),
+                      opset_version=13, input_names=["x"])
+    torch.onnx.export(SelectiveKernel().eval(), torch.zeros(1, 3, 16, 16), str(OUT / "selective_kernel.onnx"),
                       opset_version=13, input_names=["x"])
 
 

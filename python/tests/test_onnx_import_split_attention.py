@@ -6,8 +6,12 @@ its attention and the products summed. As timm writes it (a Reshape to [N, r,
 C, H, W], ReduceSum over axis 1, the gate Mul of two such views) and as the
 authors' code does (torch.split, Python's sum), cardinality 1 and 2. A softmax
 over two splits is the sigmoid of their difference; over four it is refused
-naming the node. PyTorch's logits are the reference; ONNX Runtime runs the
-file and octet's int8 export as well."""
+naming the node. And SKNet's selective kernel as timm writes it: two paths
+(3x3 convs, the second dilated) stacked (torch.stack: Unsqueeze, Concat over
+axis 1), summed, pooled, a conv to 2 x C values viewed as [N, 2, C, 1, 1], a
+softmax over the paths, each path gated and the products summed; three paths
+are refused naming the softmax. PyTorch's logits are the reference; ONNX
+Runtime runs the file and octet's int8 export as well."""
 
 import numpy as np
 import pytest
@@ -118,4 +122,65 @@ def test_a_softmax_over_four_splits_is_refused_naming_it(tmp_path, octet_bin):
     exported(tmp_path / "resnest.onnx", 143, True, radix=4)
     softmax = next(n.name for n in onnx.load(str(tmp_path / "resnest.onnx")).graph.node if n.op_type == "Softmax")
     refused(octet_bin, tmp_path / "resnest.onnx", tmp_path / "resnest.octet", softmax,
-            "a softmax over 4 splits: octet takes 2 (ResNeSt's)")
+            "a softmax over 4 splits: octet takes 2")
+
+
+class SelectiveKernel(nn.Module):
+    """timm's SelectiveKernel and SelectiveKernelAttn, `paths` 3x3 convs dilated 1, 2, ..."""
+
+    def __init__(self, channels, paths):
+        super().__init__()
+        self.paths = nn.ModuleList(nn.Sequential(nn.Conv2d(channels, channels, 3, padding=d, dilation=d, bias=False),
+                                                 nn.BatchNorm2d(channels), nn.ReLU()) for d in range(1, paths + 1))
+        self.fc_reduce = nn.Conv2d(channels, 8, 1, bias=False)
+        self.bn = nn.BatchNorm2d(8)
+        self.fc_select = nn.Conv2d(8, channels * paths, 1, bias=False)
+        self.fc_select.weight.data *= 4
+        for bn in [self.bn] + [p[1] for p in self.paths]:
+            bn.running_mean.uniform_(-0.3, 0.3)
+            bn.running_var.uniform_(0.5, 2.0)
+
+    def forward(self, x):
+        x = torch.stack([path(x) for path in self.paths], dim=1)
+        attention = F.relu(self.bn(self.fc_reduce(x.sum(1).mean((2, 3), keepdim=True))))
+        attention = self.fc_select(attention)
+        batch, c, h, w = attention.shape
+        attention = torch.softmax(attention.view(batch, len(self.paths), c // len(self.paths), h, w), dim=1)
+        return torch.sum(x * attention, dim=1)
+
+
+class SkNet(nn.Module):
+    def __init__(self, paths=2):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 16, 3, padding=1), nn.ReLU())
+        self.blocks = nn.ModuleList(SelectiveKernel(16, paths) for _ in range(2))
+        self.fc = nn.Linear(16, 10)
+
+    def forward(self, x):
+        x = self.stem(x)
+        for block in self.blocks:
+            x = F.relu(x + block(x))
+        return self.fc(x.mean((2, 3)))
+
+
+def exported_sknet(path, seed, paths=2):
+    model = seeded(lambda: SkNet(paths), seed)
+    torchscript_export(model, torch.zeros(1, *IMAGE), path, opset_version=13, input_names=["image"],
+                       output_names=["logits"], dynamic_axes={"image": {0: "n"}, "logits": {0: "n"}})
+    return model
+
+
+def test_selective_kernel_imports_matches_pytorch_and_onnx_runtime_and_quantizes(tmp_path, octet_bin, images):
+    model = exported_sknet(tmp_path / "sknet.onnx", 151)
+    ops = [n.op_type for n in onnx.load(str(tmp_path / "sknet.onnx")).graph.node]
+    assert ops.count("Softmax") == 2 and ops.count("Unsqueeze") >= 4, ops
+    checkpoint = imported(octet_bin, tmp_path / "sknet.onnx", tmp_path / "sknet.octet")
+    assert_matches_pytorch_and_onnx_runtime(checkpoint.predict(images), model, tmp_path / "sknet.onnx", images)
+    assert_int8_follows_float_and_exports(tmp_path, octet_bin, tmp_path / "sknet.octet", images, images)
+
+
+def test_a_softmax_over_three_paths_is_refused_naming_it(tmp_path, octet_bin):
+    exported_sknet(tmp_path / "sknet.onnx", 152, paths=3)
+    softmax = next(n.name for n in onnx.load(str(tmp_path / "sknet.onnx")).graph.node if n.op_type == "Softmax")
+    refused(octet_bin, tmp_path / "sknet.onnx", tmp_path / "sknet.octet", softmax,
+            "a softmax over 3 splits: octet takes 2")
