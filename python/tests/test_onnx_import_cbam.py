@@ -16,6 +16,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 onnx = pytest.importorskip("onnx")
+from residual_blocks import AttentionBlock  # noqa: E402
 from test_onnx_import import seeded  # noqa: E402
 from torchscript_onnx import torchscript_export  # noqa: E402
 from unlabelled_import import assert_int8_follows_float_and_exports, assert_matches_pytorch_and_onnx_runtime  # noqa
@@ -43,30 +44,11 @@ class Cbam(nn.Module):
         return x * torch.sigmoid(self.spatial(described))
 
 
-class CbamBlock(nn.Module):
-    def __init__(self, n_in, n_out, stride, unsqueezed):
-        super().__init__()
-        self.conv1 = nn.Conv2d(n_in, n_out, 3, stride, 1, bias=False)
-        self.bn1 = nn.BatchNorm2d(n_out)
-        self.conv2 = nn.Conv2d(n_out, n_out, 3, 1, 1, bias=False)
-        self.bn2 = nn.BatchNorm2d(n_out)
-        self.cbam = Cbam(n_out, unsqueezed)
-        self.shortcut = nn.Sequential() if stride == 1 and n_in == n_out else nn.Sequential(
-            nn.Conv2d(n_in, n_out, 1, stride, bias=False), nn.BatchNorm2d(n_out))
-        for bn in (self.bn1, self.bn2):
-            bn.running_mean.uniform_(-0.3, 0.3)
-            bn.running_var.uniform_(0.5, 2.0)
-
-    def forward(self, x):
-        y = self.bn2(self.conv2(torch.relu(self.bn1(self.conv1(x)))))
-        return torch.relu(self.cbam(y) + self.shortcut(x))
-
-
 class CbamResNet(nn.Module):
     def __init__(self, unsqueezed=False):
         super().__init__()
         self.stem = nn.Sequential(nn.Conv2d(3, 16, 3, padding=1, bias=False), nn.BatchNorm2d(16), nn.ReLU())
-        self.blocks = nn.Sequential(*[CbamBlock(n_in, n_out, stride, unsqueezed)
+        self.blocks = nn.Sequential(*[AttentionBlock(n_in, n_out, stride, Cbam(n_out, unsqueezed))
                                       for n_in, n_out, stride in ((16, 16, 1), (16, 32, 2), (32, 64, 2))])
         self.fc = nn.Linear(64, 10)
 

@@ -12,6 +12,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 onnx = pytest.importorskip("onnx")
+from residual_blocks import AttentionBlock  # noqa: E402
 from test_onnx_import import seeded  # noqa: E402
 from torchscript_onnx import torchscript_export  # noqa: E402
 from unlabelled_import import assert_int8_follows_float_and_exports, assert_matches_pytorch_and_onnx_runtime  # noqa
@@ -26,6 +27,7 @@ class Eca(nn.Module):
         super().__init__()
         self.timm_form = timm_form
         self.conv = nn.Conv1d(1, 1, taps, padding=(taps - 1) // 2, bias=False)
+        self.conv.weight.data *= 3  # gates away from one half: the conv's taps must matter
 
     def forward(self, x):
         if self.timm_form:
@@ -36,26 +38,6 @@ class Eca(nn.Module):
         return x * torch.sigmoid(y).expand_as(x)
 
 
-class EcaBlock(nn.Module):
-    def __init__(self, n_in, n_out, stride, taps, timm_form):
-        super().__init__()
-        self.conv1 = nn.Conv2d(n_in, n_out, 3, stride, 1, bias=False)
-        self.bn1 = nn.BatchNorm2d(n_out)
-        self.conv2 = nn.Conv2d(n_out, n_out, 3, 1, 1, bias=False)
-        self.bn2 = nn.BatchNorm2d(n_out)
-        self.eca = Eca(taps, timm_form)
-        self.shortcut = nn.Sequential() if stride == 1 and n_in == n_out else nn.Sequential(
-            nn.Conv2d(n_in, n_out, 1, stride, bias=False), nn.BatchNorm2d(n_out))
-        for bn in (self.bn1, self.bn2):
-            bn.running_mean.uniform_(-0.3, 0.3)
-            bn.running_var.uniform_(0.5, 2.0)
-        self.eca.conv.weight.data *= 3  # gates away from one half: the conv's taps must matter
-
-    def forward(self, x):
-        y = self.bn2(self.conv2(torch.relu(self.bn1(self.conv1(x)))))
-        return torch.relu(self.eca(y) + self.shortcut(x))
-
-
 class EcaResNet(nn.Module):
     """ECA's kernel size grows with the channels (k = |log2(C) / 2 + 1/2| made odd): 3 at 16 and 32, 5 at 64."""
 
@@ -63,7 +45,7 @@ class EcaResNet(nn.Module):
         super().__init__()
         self.stem = nn.Sequential(nn.Conv2d(3, 16, 3, padding=1, bias=False), nn.BatchNorm2d(16), nn.ReLU())
         shapes = ((16, 16, 1, 3), (16, 32, 2, 3), (32, 64, 2, 5))
-        self.blocks = nn.Sequential(*[EcaBlock(n_in, n_out, stride, taps, timm_form)
+        self.blocks = nn.Sequential(*[AttentionBlock(n_in, n_out, stride, Eca(taps, timm_form))
                                       for n_in, n_out, stride, taps in shapes])
         self.fc = nn.Linear(64, 10)
 

@@ -71,11 +71,13 @@ class SplitAttention(nn.Module):
         return sum(a * s for a, s in zip(torch.split(attention, rc // self.radix, dim=1), splits))
 
 
-class ResNeSt(nn.Module):
-    def __init__(self, timm_form, cardinality=1, radix=2):
+class TwoBlocks(nn.Module):
+    """A stem, two residual blocks of make_block(16 channels), a global pool and a classifier."""
+
+    def __init__(self, make_block):
         super().__init__()
         self.stem = nn.Sequential(nn.Conv2d(3, 16, 3, padding=1), nn.ReLU())
-        self.blocks = nn.ModuleList(SplitAttention(16, radix, cardinality, timm_form) for _ in range(2))
+        self.blocks = nn.ModuleList(make_block(16) for _ in range(2))
         self.fc = nn.Linear(16, 10)
 
     def forward(self, x):
@@ -90,8 +92,16 @@ def images():
     return np.random.default_rng(28).normal(size=(64, *IMAGE)).astype(np.float32)
 
 
-def exported(path, seed, timm_form, cardinality=1, radix=2):
-    model = seeded(lambda: ResNeSt(timm_form, cardinality, radix), seed)
+def resnest(timm_form, cardinality=1, radix=2):
+    return lambda: TwoBlocks(lambda c: SplitAttention(c, radix, cardinality, timm_form))
+
+
+def sknet(paths=2):
+    return lambda: TwoBlocks(lambda c: SelectiveKernel(c, paths))
+
+
+def exported(path, seed, make):
+    model = seeded(make, seed)
     torchscript_export(model, torch.zeros(1, *IMAGE), path, opset_version=13, input_names=["image"],
                        output_names=["logits"], dynamic_axes={"image": {0: "n"}, "logits": {0: "n"}})
     return model
@@ -104,7 +114,7 @@ IDS = ["timm", "timm_cardinality2", "authors"]
 @pytest.mark.parametrize("timm_form, cardinality", FORMS, ids=IDS)
 def test_split_attention_imports_and_matches_pytorch_and_onnx_runtime(tmp_path, octet_bin, images, timm_form,
                                                                       cardinality):
-    model = exported(tmp_path / "resnest.onnx", 141, timm_form, cardinality)
+    model = exported(tmp_path / "resnest.onnx", 141, resnest(timm_form, cardinality))
     ops = [n.op_type for n in onnx.load(str(tmp_path / "resnest.onnx")).graph.node]
     assert ops.count("Softmax") == 2 and (ops.count("ReduceSum") == 4) == timm_form, ops
     checkpoint = imported(octet_bin, tmp_path / "resnest.onnx", tmp_path / "resnest.octet")
@@ -113,13 +123,13 @@ def test_split_attention_imports_and_matches_pytorch_and_onnx_runtime(tmp_path, 
 
 @pytest.mark.parametrize("timm_form, cardinality", FORMS, ids=IDS)
 def test_split_attention_quantizes_follows_float_and_exports(tmp_path, octet_bin, images, timm_form, cardinality):
-    exported(tmp_path / "resnest.onnx", 142, timm_form, cardinality)
+    exported(tmp_path / "resnest.onnx", 142, resnest(timm_form, cardinality))
     imported(octet_bin, tmp_path / "resnest.onnx", tmp_path / "resnest.octet")
     assert_int8_follows_float_and_exports(tmp_path, octet_bin, tmp_path / "resnest.octet", images, images)
 
 
 def test_a_softmax_over_four_splits_is_refused_naming_it(tmp_path, octet_bin):
-    exported(tmp_path / "resnest.onnx", 143, True, radix=4)
+    exported(tmp_path / "resnest.onnx", 143, resnest(True, radix=4))
     softmax = next(n.name for n in onnx.load(str(tmp_path / "resnest.onnx")).graph.node if n.op_type == "Softmax")
     refused(octet_bin, tmp_path / "resnest.onnx", tmp_path / "resnest.octet", softmax,
             "a softmax over 4 splits: octet takes 2")
@@ -149,29 +159,8 @@ class SelectiveKernel(nn.Module):
         return torch.sum(x * attention, dim=1)
 
 
-class SkNet(nn.Module):
-    def __init__(self, paths=2):
-        super().__init__()
-        self.stem = nn.Sequential(nn.Conv2d(3, 16, 3, padding=1), nn.ReLU())
-        self.blocks = nn.ModuleList(SelectiveKernel(16, paths) for _ in range(2))
-        self.fc = nn.Linear(16, 10)
-
-    def forward(self, x):
-        x = self.stem(x)
-        for block in self.blocks:
-            x = F.relu(x + block(x))
-        return self.fc(x.mean((2, 3)))
-
-
-def exported_sknet(path, seed, paths=2):
-    model = seeded(lambda: SkNet(paths), seed)
-    torchscript_export(model, torch.zeros(1, *IMAGE), path, opset_version=13, input_names=["image"],
-                       output_names=["logits"], dynamic_axes={"image": {0: "n"}, "logits": {0: "n"}})
-    return model
-
-
 def test_selective_kernel_imports_matches_pytorch_and_onnx_runtime_and_quantizes(tmp_path, octet_bin, images):
-    model = exported_sknet(tmp_path / "sknet.onnx", 151)
+    model = exported(tmp_path / "sknet.onnx", 151, sknet())
     ops = [n.op_type for n in onnx.load(str(tmp_path / "sknet.onnx")).graph.node]
     assert ops.count("Softmax") == 2 and ops.count("Unsqueeze") >= 4, ops
     checkpoint = imported(octet_bin, tmp_path / "sknet.onnx", tmp_path / "sknet.octet")
@@ -180,7 +169,7 @@ def test_selective_kernel_imports_matches_pytorch_and_onnx_runtime_and_quantizes
 
 
 def test_a_softmax_over_three_paths_is_refused_naming_it(tmp_path, octet_bin):
-    exported_sknet(tmp_path / "sknet.onnx", 152, paths=3)
+    exported(tmp_path / "sknet.onnx", 152, sknet(paths=3))
     softmax = next(n.name for n in onnx.load(str(tmp_path / "sknet.onnx")).graph.node if n.op_type == "Softmax")
     refused(octet_bin, tmp_path / "sknet.onnx", tmp_path / "sknet.octet", softmax,
             "a softmax over 3 splits: octet takes 2")
