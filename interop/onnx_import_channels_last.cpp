@@ -259,8 +259,8 @@ bool Importer::sole_reader(int node) const {
     for (const auto& out : g_.output()) reads += out.name() == name;
     const auto r = readers_.find(name);
     if (r == readers_.end()) continue;
-    for (const onnx::NodeProto* reader : r->second) {
-      const auto alias = values_.find(reader->output(0));
+    for (const onnx::NodeProto* reader : r->second) {  // one without outputs is a read (import_node refuses it)
+      const auto alias = reader->output_size() > 0 ? values_.find(reader->output(0)) : values_.end();
       reads += alias == values_.end() || alias->second != node;
     }
   }

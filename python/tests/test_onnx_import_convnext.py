@@ -114,3 +114,13 @@ def test_a_pattern_step_without_outputs_is_refused(tmp_path, octet_bin):
     del node.output[:]
     onnx.save(model, str(tmp_path / "m.onnx"))
     refused(tmp_path, octet_bin, tmp_path / "m.onnx", "node '")
+
+
+# Found by the fuzzer (2026-12-06): a constant Div folding into the layer computing its input counted that
+# value's readers by their outputs, and GELU's Mul had none.
+def test_a_reader_without_outputs_beside_a_fold_is_refused(tmp_path, octet_bin):
+    model = onnx.load(str(SOURCE_DIR / "tests" / "fuzz" / "corpus" / "onnx_import" / "channels_last.onnx"))
+    node = next(n for n in model.graph.node if n.name == "/Mul")
+    del node.output[:]
+    onnx.save(model, str(tmp_path / "m.onnx"))
+    refused(tmp_path, octet_bin, tmp_path / "m.onnx", "node '")
