@@ -106,21 +106,13 @@ def test_a_pattern_step_with_too_few_inputs_is_refused(tmp_path, octet_bin, step
     refused(tmp_path, octet_bin, tmp_path / "m.onnx", "node '")
 
 
-# Found by the fuzzer (2026-12-05): the LayerNorm pattern read the output of
-# its square step (a reader of the centred value) before any check of its outputs.
-def test_a_pattern_step_without_outputs_is_refused(tmp_path, octet_bin):
+# Found by the fuzzer: the LayerNorm pattern read the output of its square step (a reader of the centred
+# value) before any check of its outputs (2026-12-05); a constant Div folding into the layer computing its
+# input counted that value's readers by their outputs, and GELU's Mul had none (2026-12-06).
+@pytest.mark.parametrize("step", ["/norm/Pow", "/Mul"], ids=["layer_norm_square", "reader_beside_a_fold"])
+def test_a_step_without_outputs_is_refused(tmp_path, octet_bin, step):
     model = onnx.load(str(SOURCE_DIR / "tests" / "fuzz" / "corpus" / "onnx_import" / "channels_last.onnx"))
-    node = next(n for n in model.graph.node if n.name == "/norm/Pow")
-    del node.output[:]
-    onnx.save(model, str(tmp_path / "m.onnx"))
-    refused(tmp_path, octet_bin, tmp_path / "m.onnx", "node '")
-
-
-# Found by the fuzzer (2026-12-06): a constant Div folding into the layer computing its input counted that
-# value's readers by their outputs, and GELU's Mul had none.
-def test_a_reader_without_outputs_beside_a_fold_is_refused(tmp_path, octet_bin):
-    model = onnx.load(str(SOURCE_DIR / "tests" / "fuzz" / "corpus" / "onnx_import" / "channels_last.onnx"))
-    node = next(n for n in model.graph.node if n.name == "/Mul")
+    node = next(n for n in model.graph.node if n.name == step)
     del node.output[:]
     onnx.save(model, str(tmp_path / "m.onnx"))
     refused(tmp_path, octet_bin, tmp_path / "m.onnx", "node '")
