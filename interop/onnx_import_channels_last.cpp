@@ -284,20 +284,35 @@ void Importer::constant_affine(const onnx::NodeProto& n, int i, const std::vecto
     return;
   }
   const int x = value_node(n, i);
+  const bool folded = fold_into_producer(x, scale, shift);  // before n's value is x: sole_reader counts n
+  define(n, x);
+  if (!folded) pending_affines_[n.output(0)] = {scale, shift, &n};
+}
+
+// x * scale + shift per channel folded into the conv, linear layer or group norm computing x, where
+// nothing else reads x; false where it cannot be.
+bool Importer::fold_into_producer(int x, const std::vector<float>& scale, const std::vector<float>& shift) {
   const Node& producer = node_at(x);
   const bool owns_affine = producer.op == Op::Conv2d || producer.op == Op::Linear || producer.op == Op::GroupNorm;
-  if (owns_affine && producer.bias && sole_reader(x)) {
-    FloatTensor& w = params_[producer.name + ".weight"];
-    FloatTensor& b = params_[producer.name + ".bias"];
-    const int64_t per_output = w.numel() / w.dim(0);
-    for (int64_t o = 0; o < w.dim(0); ++o) {
-      for (int64_t k = 0; k < per_output; ++k) w.data[o * per_output + k] *= scale[static_cast<size_t>(o)];
-      b.data[o] = b.data[o] * scale[static_cast<size_t>(o)] + shift[static_cast<size_t>(o)];
-    }
-    return define(n, x);
+  if (!owns_affine || !producer.bias || !sole_reader(x)) return false;
+  FloatTensor& w = params_[producer.name + ".weight"];
+  FloatTensor& b = params_[producer.name + ".bias"];
+  const int64_t per_output = w.numel() / w.dim(0);
+  for (int64_t o = 0; o < w.dim(0); ++o) {
+    for (int64_t k = 0; k < per_output; ++k) w.data[o * per_output + k] *= scale[static_cast<size_t>(o)];
+    b.data[o] = b.data[o] * scale[static_cast<size_t>(o)] + shift[static_cast<size_t>(o)];
   }
-  define(n, x);
-  pending_affines_[n.output(0)] = {scale, shift, &n};
+  return true;
+}
+
+// x * scale + shift per channel as a depthwise 1x1 conv of its own, named `layer`.
+int Importer::affine_conv(const std::string& layer, int x, const std::vector<float>& scale,
+                          const std::vector<float>& shift) {
+  const int channels = shape_of(x).c;
+  const int y = builder_.conv(layer, x, channels, 1, 1, 0, true, channels);
+  params_[layer + ".weight"] = FloatTensor({channels, 1, 1, 1}, scale);
+  params_[layer + ".bias"] = FloatTensor({channels}, shift);
+  return y;
 }
 
 // The pending affine of `input` folded into the weights [O][C][taps] and bias
@@ -330,11 +345,7 @@ int Importer::apply_pending(const std::string& name) {
     refuse(*a.by, "a constant " + a.by->op_type() + " of rows, which octet folds into the linear layer computing or "
                   "reading them: another node reads them (or they are returned); octet applies constants per image "
                   "channel");
-  const int channels = shape_of(x).c;
-  const std::string layer = layer_name(*a.by);
-  const int y = builder_.conv(layer, x, channels, 1, 1, 0, true, channels);
-  params_[layer + ".weight"] = FloatTensor({channels, 1, 1, 1}, a.scale);
-  params_[layer + ".bias"] = FloatTensor({channels}, a.shift);
+  const int y = affine_conv(layer_name(*a.by), x, a.scale, a.shift);
   values_[name] = y;
   return y;
 }

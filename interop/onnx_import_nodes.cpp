@@ -285,18 +285,11 @@ void Importer::difference(const onnx::NodeProto& n) {
     refuse(n, "subtracts a channels-last value from a channels-first one, or the other way");
   const int a = activation(n, 0);
   int b = activation(n, 1);
-  const Node& producer = node_at(b);
-  const bool owns_sign = producer.op == Op::Conv2d || producer.op == Op::Linear || producer.op == Op::GroupNorm;
-  if (owns_sign && producer.bias && sole_reader(b)) {
-    for (const char* p : {".weight", ".bias"})
-      for (float& v : params_.at(producer.name + p).data) v = -v;
-  } else {
+  const auto channels = static_cast<size_t>(shape_of(b).c);
+  const std::vector<float> negate(channels, -1.0f), zero(channels, 0.0f);
+  if (!fold_into_producer(b, negate, zero)) {
     if (is_flat(b)) refuse(n, "a difference of rows that no linear layer computing the second alone can negate");
-    const int channels = shape_of(b).c;
-    const std::string name = layer_name(n);
-    b = builder_.conv(name, b, channels, 1, 1, 0, true, channels);
-    params_[name + ".weight"] = FloatTensor({channels, 1, 1, 1}, -1.0f);
-    params_[name + ".bias"] = FloatTensor({channels}, 0.0f);
+    b = affine_conv(layer_name(n), b, negate, zero);
   }
   define(n, builder_.add(a, b));
 }

@@ -20,8 +20,10 @@ const std::vector<int64_t> kOffsetsInnermost = {0, 1, 3, 5, 2, 4}, kOffsetsOuter
 int Importer::subsample(int x, int64_t top, int64_t left, int64_t bottom, int64_t right, int64_t step_h,
                         int64_t step_w) {
   const ActShape s = shape_of(x);
-  const int cropped = builder_.pad(x, static_cast<int>(-top), static_cast<int>(-left),
-                                   static_cast<int>(bottom - s.h), static_cast<int>(right - s.w));
+  const bool crops = top != 0 || left != 0 || bottom != s.h || right != s.w;
+  const int cropped = crops ? builder_.pad(x, static_cast<int>(-top), static_cast<int>(-left),
+                                           static_cast<int>(bottom - s.h), static_cast<int>(right - s.w))
+                            : x;
   if (step_h == 1 && step_w == 1) return cropped;
   return builder_.max_pool(cropped, PoolAxis{1, static_cast<int>(step_h), 0}, PoolAxis{1, static_cast<int>(step_w), 0},
                            false);

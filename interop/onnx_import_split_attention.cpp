@@ -19,7 +19,8 @@
 
 namespace octet::onnx_import {
 
-// The splits of a view of channels in groups (a Reshape to [N, g, C/g, H, W]) or of their products.
+// The splits of a view of channels in groups (a Reshape to [N, g, C/g, H, W]), made once, or of a stack or
+// products.
 std::vector<int> Importer::splits_of(const onnx::NodeProto& n, int i) {
   const std::string& name = n.input(i);
   if (const auto products = splits_.find(name); products != splits_.end()) return products->second;
@@ -29,7 +30,7 @@ std::vector<int> Importer::splits_of(const onnx::NodeProto& n, int i) {
   const int x = view->second.node, splits = view->second.groups, channels = shape_of(x).c / splits;
   std::vector<int> slices;
   for (int k = 0; k < splits; ++k) slices.push_back(builder_.channel_slice(x, k * channels, channels));
-  return slices;
+  return splits_[name] = slices;  // once: a view read by the sum and by the gate Mul shares its slices
 }
 
 bool Importer::is_split_view(const std::string& name) const {

@@ -153,6 +153,8 @@ class Importer {
   void constant_affine(const onnx::NodeProto& n, int i, const std::vector<float>& scale,
                        const std::vector<float>& shift);
   bool sole_reader(int node) const;
+  bool fold_into_producer(int x, const std::vector<float>& scale, const std::vector<float>& shift);
+  int affine_conv(const std::string& layer, int x, const std::vector<float>& scale, const std::vector<float>& shift);
   int apply_pending(const std::string& name);
   void fold_pending_into(const std::string& input, const std::string& layer);
   ActShape shape_of(int node) const;
