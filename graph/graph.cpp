@@ -382,6 +382,12 @@ int GraphBuilder::pad(int x, int top, int left, int bottom, int right) {
   return last();
 }
 
+int GraphBuilder::upsample(int x, int down, int across) {
+  Node& n = push(Op::Upsample, "", {x});
+  n.stride = down, n.stride_w = across != down ? across : 0;
+  return last();
+}
+
 Graph GraphBuilder::finish() {
   graph_.validate();
   return std::move(graph_);

@@ -45,8 +45,10 @@ struct Node {
   // ChannelSlice: channels it keeps.
   int channels = 0;
   int kernel = 0, stride = 1, padding = 0;  // Conv2d, MaxPool2d, AvgPool2d (the window's height, its rows)
+                                            // Upsample: stride, times each pixel is repeated down
   int kernel_w = 0;                         // Conv2d, pools: the window's width where not its height (1x7)
   int stride_w = 0, padding_w = -1;         // pools: the step and padding across where not those down (0, -1)
+                                            // Upsample: stride_w, times repeated across where not down
   int groups = 1;  // Conv2d: channel groups (as many as input channels: depthwise); GroupNorm: groups normalised
   int dilation = 1;                         // Conv2d: pixels from one tap to the next (1: adjacent)
   bool ceil_mode = false;                   // pools: the output size rounded up (a last, partial window)
@@ -78,6 +80,10 @@ inline PoolAxis pool_columns(const Node& n) {
 void set_pool_window(Node& n, PoolAxis rows, PoolAxis columns, bool ceil_mode);
 // Whether a conv's kernel is not square (the kernels that can_implement only square ones refuse it).
 inline bool rectangular_kernel(const Node& n) { return kernel_width(n) != n.kernel; }
+
+// An Upsample's repeats across, and the most it takes each way (a whole network's worth: HRNet's 8).
+inline int upsample_across(const Node& n) { return n.stride_w ? n.stride_w : n.stride; }
+constexpr int kMostUpsample = 64;
 
 // A conv with one output channel per input channel (groups == channels),
 // reading `in_channels` channels.
@@ -147,6 +153,7 @@ class GraphBuilder {
   int flatten(int x);
   int shortcut_a(int x, int pad_channels);
   int pad(int x, int top, int left, int bottom, int right);  // zeros; a negative side crops
+  int upsample(int x, int down, int across);  // each pixel repeated down x across times (nearest)
   int layer_norm(int x, float epsilon);  // over each pixel's channels
   // Over each of `groups` runs of channels, all pixels of a sample (groups = channels: InstanceNorm); with
   // `affine`, a scale and shift per channel after it: the parameters "<name>.weight" and "<name>.bias".

@@ -232,6 +232,8 @@ class Importer {
     bool transposed, offsets_innermost;
   };
   std::map<std::string, BlocksView> blocks_views_;
+  // onnx_import_resize.cpp: Resize in mode nearest, as an Upsample or a subsample.
+  void resize(const onnx::NodeProto& n);
   // Rows flattened from a channels-last image (H, W, C order), by value: its shape.
   std::map<std::string, ActShape> hwc_rows_;
   // A constant x * scale + shift per channel not applied yet (values_ holds

@@ -305,6 +305,18 @@ std::string pad2d(const OnnxNodeContext& c) {
   return c.w.step("Pad", inputs, n.name);
 }
 
+// Nearest-neighbour by whole factors: Resize's pixel o reads floor(o / factor), as torch's nn.Upsample.
+std::string upsample(const OnnxNodeContext& c) {
+  const Node& n = c.n;
+  c.w.initializer(n.name + ".scales", TensorProto::FLOAT, {4},
+                  std::vector<float>{1, 1, static_cast<float>(n.stride), static_cast<float>(upsample_across(n))});
+  onnx::NodeProto* node = c.w.node("Resize", {c.inputs[0], "", n.name + ".scales"}, n.name);
+  Writer::text(node, "mode", "nearest");
+  Writer::text(node, "coordinate_transformation_mode", "asymmetric");
+  Writer::text(node, "nearest_mode", "floor");
+  return n.name;
+}
+
 const OnnxOp kOps[] = {
     {Op::Input, input, true, false},
     {Op::Conv2d, conv2d, false, false},
@@ -338,6 +350,7 @@ const OnnxOp kOps[] = {
      false, false},
     {Op::ChannelSlice, channel_slice, false, false},
     {Op::Pad2d, pad2d, false, false},
+    {Op::Upsample, upsample, false, false},
     {Op::LayerNorm, layer_norm, false, false},
     {Op::PRelu, prelu, false, false},
     {Op::LocalResponseNorm, local_response_norm, false, false},

@@ -112,6 +112,13 @@ void QdqGraphWriter::real(onnx::NodeProto* n, const std::string& name, float val
   a->set_f(value);
 }
 
+void QdqGraphWriter::text(onnx::NodeProto* n, const std::string& name, const std::string& value) {
+  onnx::AttributeProto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s(value);
+}
+
 void set_float_value(onnx::ValueInfoProto* v, const std::string& name, const std::vector<int64_t>& dims) {
   v->set_name(name);
   onnx::TypeProto_Tensor* t = v->mutable_type()->mutable_tensor_type();

@@ -66,6 +66,7 @@ class QdqGraphWriter {
   static void ints(onnx::NodeProto* n, const std::string& name, const std::vector<int64_t>& values);
   static void integer(onnx::NodeProto* n, const std::string& name, int64_t value);
   static void real(onnx::NodeProto* n, const std::string& name, float value);
+  static void text(onnx::NodeProto* n, const std::string& name, const std::string& value);
 
   onnx::GraphProto* graph() { return g_; }
   OnnxExportSummary summary;

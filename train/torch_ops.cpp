@@ -126,6 +126,10 @@ const TorchOp kOps[] = {
      [](const Node& n, const Inputs& x, const TorchParams&, bool) {
        return torch::constant_pad_nd(x[0], {n.pad_left, n.pad_right, n.pad_top, n.pad_bottom}, 0);
      }},
+    {Op::Upsample, nullptr,
+     [](const Node& n, const Inputs& x, const TorchParams&, bool) {
+       return x[0].repeat_interleave(n.stride, 2).repeat_interleave(upsample_across(n), 3);
+     }},
     // As torch's local_response_norm, with ONNX's window (torch's differs for even sizes).
     {Op::LocalResponseNorm, nullptr,
      [](const Node& n, const Inputs& x, const TorchParams&, bool) {

@@ -28,4 +28,5 @@
   X(LocalResponseNorm, local_response_norm) \
   X(GroupNorm, group_norm)                  \
   X(ChannelMean, channel_mean)              \
-  X(ChannelMax, channel_max)
+  X(ChannelMax, channel_max)                \
+  X(Upsample, upsample)

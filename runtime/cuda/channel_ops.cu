@@ -232,6 +232,12 @@ void pad2d(const int8_t* x, int64_t batch, const PadShape& s, int8_t* y, KernelS
       stream);
 }
 
+void upsample(const int8_t* x, int64_t batch, const UpsampleShape& s, int8_t* y, KernelStream stream) {
+  launch(
+      "upsample", batch * s.in_h * s.down * s.in_w * s.across * s.stored_c,
+      [=] __device__(int64_t e) { upsample_element(x, s, e, y); }, stream);
+}
+
 void layer_norm(const int8_t* x, int64_t pixels, const LayerNormOperands& o, int8_t* y, KernelStream stream) {
   visit_vector_bytes(o.stored_c, [&](auto w) { launch_layer_norm<decltype(w)::value>(x, pixels, o, y, stream); });
 }

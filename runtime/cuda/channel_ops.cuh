@@ -31,6 +31,7 @@ void activation(const int8_t* x, const int8_t* table, int64_t pixels, int channe
 void channel_tables(const int8_t* x, const int8_t* tables, int64_t pixels, int channels, int stored_c, int8_t* y,
                     KernelStream stream);
 void pad2d(const int8_t* x, int64_t batch, const PadShape& s, int8_t* y, KernelStream stream);
+void upsample(const int8_t* x, int64_t batch, const UpsampleShape& s, int8_t* y, KernelStream stream);
 void layer_norm(const int8_t* x, int64_t pixels, const LayerNormOperands& o, int8_t* y, KernelStream stream);
 // Of `batch` samples in `groups` groups; o.affine: on the device, device_layout.h group_norm_affine's.
 void group_norm(const int8_t* x, int64_t batch, int groups, const GroupNormOperands& o, int8_t* y,

@@ -191,6 +191,21 @@ OCTET_HOST_DEVICE void pad_element(const int8_t* x, const PadShape& s, int64_t e
   y[e] = inside ? x[((b * s.in_h + iy) * s.in_w + ix) * s.stored_c + c] : int8_t{0};
 }
 
+// Upsample: output pixel (oy, ox) is input pixel (oy / down, ox / across), all its stored channels.
+struct UpsampleShape {
+  int in_h, in_w, down, across, stored_c;
+};
+OCTET_HOST_DEVICE void upsample_element(const int8_t* x, const UpsampleShape& s, int64_t e, int8_t* y) {
+  const int64_t pixel = e / s.stored_c;
+  const int c = static_cast<int>(e - pixel * s.stored_c);
+  const int out_w = s.in_w * s.across;
+  const int ox = static_cast<int>(pixel % out_w);
+  const int64_t rows = pixel / out_w;
+  const int oy = static_cast<int>(rows % (int64_t{s.in_h} * s.down));
+  const int64_t b = rows / (int64_t{s.in_h} * s.down);
+  y[e] = x[((b * s.in_h + oy / s.down) * s.in_w + ox / s.across) * s.stored_c + c];
+}
+
 // LayerNorm of a pixel's `channels` values (graph/ops/layer_norm.h, by
 // common/layer_norm.h's arithmetic): its stored inputs are the values less the
 // input's zero point already, its stored outputs the levels less the output's.

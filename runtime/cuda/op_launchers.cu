@@ -97,6 +97,11 @@ const OpEntry kLaunchers[] = {
        pad2d(l.x(), l.batch, PadShape{l.in().h, l.in().w, l.out.h, l.out.w, l.out_c, l.n.pad_top, l.n.pad_left}, l.y,
              l.stream);
      }},
+    {Op::Upsample,
+     [](const NodeLaunch& l) {
+       upsample(l.x(), l.batch, UpsampleShape{l.in().h, l.in().w, l.n.stride, upsample_across(l.n), l.out_c}, l.y,
+                l.stream);
+     }},
     {Op::LocalResponseNorm,
      [](const NodeLaunch& l) {
        local_response_norm(l.x(), l.batch * l.out.h * l.out.w,

@@ -23,7 +23,7 @@ const OpSupport kSupported[] = {
     {Op::Flatten, always},   {Op::ShortcutA, always}, {Op::Concat, always},        {Op::Mul, always},
     {Op::ChannelSlice, always}, {Op::ChannelShuffle, always}, {Op::Pad2d, always}, {Op::Activation, always},
     {Op::LayerNorm, always}, {Op::PRelu, always}, {Op::LocalResponseNorm, always}, {Op::GroupNorm, always},
-    {Op::ChannelMean, always}, {Op::ChannelMax, always},
+    {Op::ChannelMean, always}, {Op::ChannelMax, always}, {Op::Upsample, always},
 };
 }  // namespace
 

@@ -333,6 +333,29 @@ def write_pixels_to_channels():
                       opset_version=13, input_names=["x"])
 
 
+class Resized(nn.Module):
+    """HRNet's fuse (nn.Upsample by 2, added to the finer branch) and an FPN's F.interpolate to a feature's size
+    (Resize's sizes from Shape arithmetic), then a downsample by half."""
+
+    def __init__(self):
+        super().__init__()
+        self.fine, self.coarse = nn.Conv2d(3, 4, 3, padding=1), nn.Conv2d(4, 4, 3, 2, 1)
+        self.up = nn.Upsample(scale_factor=2)
+        self.fc = nn.Linear(4, 10)
+
+    def forward(self, x):
+        fine = self.fine(x)
+        coarse = self.coarse(fine)
+        y = fine + self.up(coarse) + nn.functional.interpolate(coarse, size=fine.shape[-2:])
+        return self.fc(nn.functional.interpolate(y, scale_factor=0.5).mean((2, 3)))
+
+
+def write_resized():
+    torch.manual_seed(20)
+    torch.onnx.export(Resized().eval(), torch.zeros(1, 3, 16, 16), str(OUT / "resized.onnx"), opset_version=13,
+                      input_names=["x"], dynamic_axes={"x": {0: "n"}})
+
+
 class SplitAttention(nn.Module):
     """ResNeSt's split attention as timm writes it: Reshape to [N, 2, C, H, W], ReduceSum, RadixSoftmax (Reshape,
     Transpose, Softmax over axis 1), the gate Mul of two split views, ReduceSum."""
@@ -495,6 +518,7 @@ def main():
     write_expanded_gate()
     write_channel_sequence()
     write_pixels_to_channels()
+    write_resized()
     write_split_attention()
     write_embedding()
     write_dynamic_size()

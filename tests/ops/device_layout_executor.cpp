@@ -378,6 +378,11 @@ LayoutRun run_in_device_layout(const QuantizedModel& model, const std::vector<fl
         for (int64_t e = 0; e < batch * out.bytes(); ++e) cuda::pad_element(src, s, e, dst);
         break;
       }
+      case Op::Upsample: {
+        const cuda::UpsampleShape s{x.h, x.w, n.stride, upsample_across(n), out.padded_c};
+        for (int64_t e = 0; e < batch * out.bytes(); ++e) cuda::upsample_element(src, s, e, dst);
+        break;
+      }
       case Op::Flatten: break;
       default:  // runtime/cuda/op_support.h: the runners skip models the CUDA runtime cannot run
         throw Error(n.name + ": the CUDA runtime has no kernel for operator '" + op_name(n.op) + "'");

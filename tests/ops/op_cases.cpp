@@ -459,6 +459,36 @@ void add_image_net_operator_cases(std::vector<OpCase>& cases) {
                        return m.finish();
                      }});
   }
+  // Nearest-neighbour upsampling by whole factors (ONNX's Resize, nn.Upsample), alone and as HRNet
+  // fuses its branches: a coarse branch (a stride-2 or -4 conv) brought up and added to the fine one.
+  struct Upsampling {
+    int64_t batch;
+    int c, h, w, down, across;
+    bool fused;  // upsample a strided conv of the input and add it to a conv of the input
+  };
+  uint64_t upsample_seed = 8020;
+  for (const Upsampling& v : {Upsampling{2, 5, 6, 6, 2, 2, false}, Upsampling{3, 4, 7, 5, 3, 1, false},
+                              Upsampling{1, 8, 1, 9, 1, 2, false}, Upsampling{64, 3, 3, 4, 4, 4, false},
+                              Upsampling{2, 6, 8, 8, 2, 2, true}, Upsampling{16, 16, 12, 8, 4, 4, true}}) {
+    const uint64_t s = upsample_seed++;
+    cases.push_back({"upsample_" + shape_name(v.batch, v.c, v.h, v.w) + "_" + std::to_string(v.down) + "x" +
+                         std::to_string(v.across) + (v.fused ? "_fused" : ""),
+                     v.batch, [v, s] {
+                       OpModel m(s);
+                       const int x = m.input(v.c, v.h, v.w);
+                       Node up;
+                       up.op = Op::Upsample, up.stride = v.down, up.stride_w = v.across != v.down ? v.across : 0;
+                       if (!v.fused) {
+                         up.inputs = {x};
+                         m.keeps_scale(up);
+                         return m.finish();
+                       }
+                       const int fine = m.conv(x, 7, 3, 1, 1, false);
+                       up.inputs = {m.conv(x, 7, 3, v.down, 1, false)};
+                       m.add(fine, m.keeps_scale(up), true);
+                       return m.finish();
+                     }});
+  }
 }
 
 // Networks that keep some nodes in float (mixed precision; graph/float_node.h):

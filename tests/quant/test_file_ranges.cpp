@@ -56,6 +56,19 @@ TEST(FileRanges, GraphAttributesOutsideIntAndHugeActivationsAreRefused) {
             std::string::npos);
 }
 
+TEST(FileRanges, UpsampleFactorsOutsideOneTo64AndHugeOutputsAreRefused) {
+  const std::string image = R"([{"name":"input","op":"input","inputs":[],"channels":1,"height":4,"width":4},)";
+  for (const char* factors : {R"("stride":0)", R"("stride":65)", R"("stride":2,"stride_w":-1)", R"("stride_w":100)"})
+    EXPECT_NE(graph_error(image + R"({"name":"u","op":"upsample","inputs":[0],)" + factors + "}]")
+                  .find("outside 1 to 64"),
+              std::string::npos)
+        << factors;
+  EXPECT_NE(graph_error(R"([{"name":"input","op":"input","inputs":[],"channels":1,"height":8192,"width":8192},
+                            {"name":"u","op":"upsample","inputs":[0],"stride":64}])")
+                .find("output has more than 2^31 - 1 values"),
+            std::string::npos);
+}
+
 TEST(FileRanges, ConvDilationsBelowOneOutsideIntOrWiderThanThePaddedImageAreRefused) {
   const auto conv = [](const std::string& attributes) {
     return graph_error(R"([{"name":"input","op":"input","inputs":[],"channels":1,"height":4,"width":4},

@@ -1,0 +1,130 @@
+// The ONNX importer's Resize in mode "nearest" (nn.Upsample, F.interpolate,
+// HRNet's and FPN's way of bringing a coarse branch up to a finer one): along
+// height and width, each output pixel reads the input pixel that ONNX's
+// coordinate transformation and nearest mode pick. Where that is each pixel
+// repeated a whole number of times it is an Upsample; where it is every k-th
+// pixel from some offset, a subsample (onnx_import_space_to_depth.cpp). Both
+// move int8 values, exactly. Anything else (linear or cubic modes, ratios
+// that are not whole) is refused, saying which.
+#include <cmath>
+
+#include "interop/onnx_importer.h"
+#include "interop/onnx_tensors.h"
+
+namespace octet::onnx_import {
+
+namespace {
+// The input index output index o reads along an axis of `in` values resized to `out` by `scale`, as ONNX's
+// Resize says (its reference implementation, onnx/reference/ops/op_resize.py), clamped to the input.
+int64_t nearest_source(int64_t o, int64_t in, int64_t out, double scale, const std::string& transformation,
+                       const std::string& rounding) {
+  const double center = (o + 0.5) / scale - 0.5;
+  double x = center;  // half_pixel
+  if (transformation == "asymmetric") x = o / scale;
+  if (transformation == "pytorch_half_pixel") x = out > 1 ? center : 0;
+  if (transformation == "tf_half_pixel_for_nn") x = (o + 0.5) / scale;
+  if (transformation == "align_corners") x = out > 1 ? o * double(in - 1) / double(out - 1) : 0;
+  if (transformation == "half_pixel_symmetric") {
+    const double adjustment = double(out) / (scale * double(in));
+    x = double(in) / 2 * (1 - adjustment) + center;
+  }
+  double i = std::floor(x);
+  if (rounding == "ceil") i = std::ceil(x);
+  if (rounding == "round_prefer_floor") i = x - std::floor(x) > 0.5 ? std::ceil(x) : std::floor(x);
+  if (rounding == "round_prefer_ceil") i = x - std::floor(x) >= 0.5 ? std::ceil(x) : std::floor(x);
+  return std::min(std::max(int64_t{0}, static_cast<int64_t>(i)), in - 1);
+}
+
+// How one axis is resized with octet's moves: each pixel repeated `repeats` times, or every `step`-th kept
+// from `first` (`repeats` 0).
+struct AxisResize {
+  int64_t repeats = 0, first = 0, step = 1;
+};
+
+std::optional<AxisResize> axis_resize(int64_t in, int64_t out, double scale, const std::string& transformation,
+                                      const std::string& rounding) {
+  std::vector<int64_t> source;
+  for (int64_t o = 0; o < out; ++o) source.push_back(nearest_source(o, in, out, scale, transformation, rounding));
+  const auto all = [&](auto expected) {
+    for (int64_t o = 0; o < out; ++o)
+      if (source[static_cast<size_t>(o)] != expected(o)) return false;
+    return true;
+  };
+  if (out >= in && out % in == 0 && out / in <= kMostUpsample && all([&](int64_t o) { return o / (out / in); }))
+    return AxisResize{out / in};
+  const int64_t first = source[0], step = out > 1 ? source[1] - source[0] : 1;
+  if (step >= 1 && step <= 64 && all([&](int64_t o) { return first + o * step; })) return AxisResize{0, first, step};
+  return std::nullopt;
+}
+}  // namespace
+
+void Importer::resize(const onnx::NodeProto& n) {
+  const int x = activation(n, 0);
+  const ActShape s = shape_of(x);
+  const std::string mode = string_attribute(n, "mode", "nearest");
+  if (mode != "nearest")
+    refuse(n, "mode '" + mode + "': octet resizes by repeating or skipping pixels (mode 'nearest') only");
+  if (is_flat(x) || channels_last_.count(n.input(0))) refuse(n, "a resize of a value that is not an image");
+  const std::string transformation = string_attribute(n, "coordinate_transformation_mode", "half_pixel");
+  const std::string rounding = string_attribute(n, "nearest_mode", "round_prefer_floor");
+  if (transformation == "tf_crop_and_resize") refuse(n, "coordinate_transformation_mode 'tf_crop_and_resize'");
+  const bool one_row = is_one_row(n, 0);  // N, C, L: the length is octet's width
+  const int64_t rank = one_row ? 3 : 4;
+  const std::vector<int64_t> axes = ints_attribute(n, "axes", {});
+  const std::vector<int64_t> spatial = one_row ? std::vector<int64_t>{2} : std::vector<int64_t>{2, 3},
+                             from_end = one_row ? std::vector<int64_t>{-1} : std::vector<int64_t>{-2, -1};
+  if (!axes.empty() && axes != spatial && axes != from_end)
+    refuse(n, "axes other than the image's height and width");
+  const size_t first_given = axes.empty() ? 2 : 0;  // scales and sizes: of every axis, or of those in axes
+  std::vector<int64_t> in = one_row ? std::vector<int64_t>{s.w} : std::vector<int64_t>{s.h, s.w}, out = in;
+  std::vector<double> scales(in.size(), 1.0);
+  if (has_input(n, 3)) {
+    const ShapeValue* sizes = shape_value(n, 3);
+    if (!sizes || sizes->values.size() != (axes.empty() ? size_t(rank) : axes.size()))
+      refuse(n, "sizes that are not " + std::to_string(rank) + " values octet can evaluate");
+    if (axes.empty() && (sizes->values[1] != s.c || (sizes->values[0] != kBatchDim && sizes->values[0] != file_batch_)))
+      refuse(n, "sizes " + shape_value_string(*sizes) + " that change the batch or the channels");
+    if (string_attribute(n, "keep_aspect_ratio_policy", "stretch") != "stretch")
+      refuse(n, "keep_aspect_ratio_policy other than 'stretch'");
+    for (size_t a = 0; a < in.size(); ++a) {
+      out[a] = sizes->values[first_given + a];
+      if (out[a] < 1 || out[a] > int64_t{1} << 20) refuse(n, "sizes " + shape_value_string(*sizes));
+      scales[a] = double(out[a]) / double(in[a]);
+    }
+  } else {
+    const FloatTensor given = has_input(n, 2) ? constant(n, 2) : FloatTensor();
+    if (given.numel() != (axes.empty() ? rank : int64_t(axes.size())))
+      refuse(n, "neither sizes nor " + std::to_string(rank) + " scales");
+    if (axes.empty() && (given.data[0] != 1 || given.data[1] != 1)) refuse(n, "scales of the batch or the channels");
+    for (size_t a = 0; a < in.size(); ++a) {
+      scales[a] = given.data[first_given + a];
+      const double size = std::floor(double(in[a]) * scales[a]);
+      if (!(scales[a] > 0) || size < 1 || size > double(int64_t{1} << 20))
+        refuse(n, "scale " + std::to_string(scales[a]) + " of " + std::to_string(in[a]) + " pixels");
+      out[a] = static_cast<int64_t>(size);
+    }
+  }
+  std::vector<AxisResize> how;
+  for (size_t a = 0; a < in.size(); ++a) {
+    const std::optional<AxisResize> r = axis_resize(in[a], out[a], scales[a], transformation, rounding);
+    if (!r)
+      refuse(n, "resizing " + std::to_string(in[a]) + " pixels to " + std::to_string(out[a]) + " (scale " +
+                    std::to_string(scales[a]) + ", " + transformation + ", " + rounding + ") reads pixels neither "
+                    "each repeated a whole number of times (up to 64) nor each step-th: octet resizes only so");
+    how.push_back(*r);
+  }
+  if (one_row) how.insert(how.begin(), AxisResize{1});
+  const AxisResize rows = how[0], columns = how[1];
+  const auto kept = [](const AxisResize& r, int64_t out_size) { return r.first + (out_size - 1) * r.step + 1; };
+  int y = x;
+  if (!rows.repeats || !columns.repeats)
+    y = subsample(y, rows.first, columns.first, rows.repeats ? s.h : kept(rows, out[0]),
+                  columns.repeats ? s.w : kept(columns, out.back()), rows.step, columns.step);
+  const int down = rows.repeats ? static_cast<int>(rows.repeats) : 1;
+  const int across = columns.repeats ? static_cast<int>(columns.repeats) : 1;
+  if (down > 1 || across > 1) y = builder_.upsample(y, down, across);
+  if (y == x) summary_.dropped.push_back(n.op_type());
+  define(n, y);
+}
+
+}  // namespace octet::onnx_import

@@ -1,0 +1,150 @@
+"""`octet import` of CNNs that resize images by nearest neighbours: HRNet's
+fuse layers (each coarse branch brought up to the finer one by
+nn.Upsample(scale_factor=2 ** k) and added to it), an FPN's top-down path
+(F.interpolate to the finer feature's size: Resize's sizes from Shape
+arithmetic), a downsample by F.interpolate(scale_factor=0.5), a 1-D one (a
+Conv1d net upsampling its sequence) and a stretch across only. PyTorch's
+logits are the reference; ONNX Runtime runs the file and octet's int8 export
+as well. Bilinear resizing and ratios that are not whole are refused naming
+the node."""
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+onnx = pytest.importorskip("onnx")
+from test_onnx_import import seeded  # noqa: E402
+from torchscript_onnx import torchscript_export  # noqa: E402
+from unlabelled_import import assert_int8_follows_float_and_exports, assert_matches_pytorch_and_onnx_runtime  # noqa
+from unlabelled_import import imported, refused  # noqa: E402
+
+nn = torch.nn
+F = torch.nn.functional
+
+
+def conv_bn(c_in, c_out, stride=1, kernel=3, relu=True):
+    layers = [nn.Conv2d(c_in, c_out, kernel, stride, kernel // 2, bias=False), nn.BatchNorm2d(c_out)]
+    return nn.Sequential(*layers, nn.ReLU()) if relu else nn.Sequential(*layers)
+
+
+class HRNetFuse(nn.Module):
+    """Three branches at 1, 1/2 and 1/4 of the stem's resolution, fused as HRNet does: into the finest, the
+    others by a 1x1 conv and an Upsample of 2 and 4; into the middle, the finest by a stride-2 conv and the
+    coarsest by an Upsample of 2. A classifier reads the pooled branches."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = conv_bn(3, 16)
+        self.down1, self.down2 = conv_bn(16, 24, 2), conv_bn(24, 32, 2)
+        self.to_fine = nn.ModuleList([conv_bn(24, 16, kernel=1, relu=False), conv_bn(32, 16, kernel=1, relu=False)])
+        self.up = nn.ModuleList([nn.Upsample(scale_factor=2, mode="nearest"), nn.Upsample(scale_factor=4)])
+        self.fine_to_middle, self.coarse_to_middle = conv_bn(16, 24, 2, relu=False), conv_bn(32, 24, 1, 1, False)
+        self.fc = nn.Linear(16 + 24, 10)
+
+    def forward(self, x):
+        fine = self.stem(x)
+        middle = self.down1(fine)
+        coarse = self.down2(middle)
+        fused_fine = F.relu(fine + self.up[0](self.to_fine[0](middle)) + self.up[1](self.to_fine[1](coarse)))
+        fused_middle = F.relu(middle + self.fine_to_middle(fine) + self.up[0](self.coarse_to_middle(coarse)))
+        return self.fc(torch.cat([fused_fine.mean((2, 3)), fused_middle.mean((2, 3))], 1))
+
+
+class TopDown(nn.Module):
+    """An FPN's top-down path (`form` "sizes": F.interpolate to the finer feature's size), or a downsample by
+    half ("half"), or a stretch of the width only ("across")."""
+
+    def __init__(self, form):
+        super().__init__()
+        self.form = form
+        self.fine, self.coarse = conv_bn(3, 16), conv_bn(16, 16, 2)
+        self.lateral = nn.Conv2d(16, 16, 1)
+        self.fc = nn.Linear(16, 10)
+
+    def forward(self, x):
+        fine = self.fine(x)
+        coarse = self.coarse(fine)
+        if self.form == "sizes":
+            y = self.lateral(fine) + F.interpolate(coarse, size=fine.shape[-2:], mode="nearest")
+        elif self.form == "half":
+            y = self.lateral(F.interpolate(fine, scale_factor=0.5, mode="nearest")) + coarse
+        else:
+            y = F.interpolate(self.lateral(coarse), scale_factor=(1, 2), mode="nearest") + fine[..., ::2, :]
+        return self.fc(F.relu(y).mean((2, 3)))
+
+
+class Sequence(nn.Module):
+    """A 1-D CNN of [N, C, L] values: a strided Conv1d's output upsampled back to its input's length."""
+
+    def __init__(self):
+        super().__init__()
+        self.fine, self.coarse = nn.Conv1d(3, 16, 3, padding=1), nn.Conv1d(3, 16, 3, 2, 1)
+        self.up = nn.Upsample(scale_factor=2)
+        self.fc = nn.Linear(16, 10)
+
+    def forward(self, x):
+        return self.fc(F.relu(self.fine(x) + self.up(self.coarse(x))).mean(2))
+
+
+FORMS = {"hrnet": (HRNetFuse, (3, 32, 32)), "sizes": (lambda: TopDown("sizes"), (3, 32, 32)),
+         "half": (lambda: TopDown("half"), (3, 32, 32)), "across": (lambda: TopDown("across"), (3, 32, 32)),
+         "one_row": (Sequence, (3, 64))}
+
+
+def inputs(form):
+    return np.random.default_rng(31).normal(size=(64, *FORMS[form][1])).astype(np.float32)
+
+
+def exported(path, seed, form):
+    make, shape = FORMS[form]
+    model = seeded(make, seed, scale=60)
+    for bn in (m for m in model.modules() if isinstance(m, nn.BatchNorm2d)):
+        bn.running_mean.uniform_(-0.3, 0.3)
+        bn.running_var.uniform_(0.5, 2.0)
+    torchscript_export(model, torch.zeros(1, *shape), path, opset_version=13, input_names=["image"],
+                       output_names=["logits"], dynamic_axes={"image": {0: "n"}, "logits": {0: "n"}})
+    return model
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_nearest_resizes_import_and_match_pytorch_and_onnx_runtime(tmp_path, octet_bin, form):
+    model = exported(tmp_path / "m.onnx", 141, form)
+    ops = [n.op_type for n in onnx.load(str(tmp_path / "m.onnx")).graph.node]
+    assert "Resize" in ops, ops
+    checkpoint = imported(octet_bin, tmp_path / "m.onnx", tmp_path / "m.octet")
+    images = inputs(form)
+    assert_matches_pytorch_and_onnx_runtime(checkpoint.predict(images), model, tmp_path / "m.onnx", images)
+
+
+@pytest.mark.parametrize("form", ["hrnet", "sizes", "one_row"])
+def test_nearest_resizes_quantize_follow_float_and_export(tmp_path, octet_bin, form):
+    exported(tmp_path / "m.onnx", 142, form)
+    imported(octet_bin, tmp_path / "m.onnx", tmp_path / "m.octet")
+    images = inputs(form)
+    as_exported = images[:, :, None, :] if form == "one_row" else images  # octet's 1-D values are C x 1 x L
+    assert_int8_follows_float_and_exports(tmp_path, octet_bin, tmp_path / "m.octet", images, as_exported)
+
+
+def with_resize(path, **attributes):
+    """The HRNet export with its first Resize's attributes set (then its name)."""
+    model = onnx.load(str(path))
+    resize = next(n for n in model.graph.node if n.op_type == "Resize")
+    kept = [a for a in resize.attribute if a.name not in attributes]
+    del resize.attribute[:]
+    resize.attribute.extend(kept + [onnx.helper.make_attribute(key, value) for key, value in attributes.items()])
+    onnx.save(model, str(path))
+    return resize.name
+
+
+def test_bilinear_and_ratios_that_are_not_whole_are_refused(tmp_path, octet_bin):
+    exported(tmp_path / "m.onnx", 143, "hrnet")
+    name = with_resize(tmp_path / "m.onnx", mode="linear")
+    refused(octet_bin, tmp_path / "m.onnx", tmp_path / "m.octet", name, "mode 'linear'")
+    exported(tmp_path / "m.onnx", 143, "hrnet")
+    name = with_resize(tmp_path / "m.onnx", coordinate_transformation_mode="align_corners")
+    refused(octet_bin, tmp_path / "m.onnx", tmp_path / "m.octet", name, "align_corners",
+            "neither each repeated a whole number of times")
+    exported(tmp_path / "m.onnx", 143, "hrnet")
+    name = with_resize(tmp_path / "m.onnx", coordinate_transformation_mode="asymmetric",
+                       nearest_mode="round_prefer_ceil")
+    refused(octet_bin, tmp_path / "m.onnx", tmp_path / "m.octet", name, "round_prefer_ceil")
