@@ -3,7 +3,8 @@ fuse layers (each coarse branch brought up to the finer one by
 nn.Upsample(scale_factor=2 ** k) and added to it), an FPN's top-down path
 (F.interpolate to the finer feature's size: Resize's sizes from Shape
 arithmetic), a downsample by F.interpolate(scale_factor=0.5), a 1-D one (a
-Conv1d net upsampling its sequence) and a stretch across only. PyTorch's
+Conv1d net upsampling its sequence), a stretch across only, and GhostNetV2's
+DFC attention (a half-resolution gate interpolated to the output's size). PyTorch's
 logits are the reference; ONNX Runtime runs the file and octet's int8 export
 as well. Bilinear resizing and ratios that are not whole are refused naming
 the node."""
@@ -73,6 +74,31 @@ class TopDown(nn.Module):
         return self.fc(F.relu(y).mean((2, 3)))
 
 
+class GhostV2(nn.Module):
+    """GhostNetV2's DFC attention: a Ghost module's output gated, pixel by pixel and channel by channel, by the
+    sigmoid of a half-resolution branch (a 1x1 conv, 1x5 and 5x1 depthwise convs) that F.interpolate brings up
+    to the output's size."""
+
+    def __init__(self, oup=24):
+        super().__init__()
+        self.oup = oup
+        self.stem = conv_bn(3, 16, 2)
+        self.primary, self.cheap = conv_bn(16, oup // 2, kernel=1), nn.Sequential(
+            nn.Conv2d(oup // 2, oup // 2, 3, 1, 1, groups=oup // 2, bias=False), nn.BatchNorm2d(oup // 2), nn.ReLU())
+        self.short = nn.Sequential(conv_bn(16, oup, kernel=1, relu=False),
+                                   nn.Conv2d(oup, oup, (1, 5), 1, (0, 2), groups=oup, bias=False), nn.BatchNorm2d(oup),
+                                   nn.Conv2d(oup, oup, (5, 1), 1, (2, 0), groups=oup, bias=False), nn.BatchNorm2d(oup))
+        self.fc = nn.Linear(oup, 10)
+
+    def forward(self, x):
+        x = self.stem(x)
+        gate = self.short(F.avg_pool2d(x, kernel_size=2, stride=2)).sigmoid()
+        primary = self.primary(x)
+        out = torch.cat([primary, self.cheap(primary)], 1)
+        out = out[:, :self.oup] * F.interpolate(gate, size=(out.shape[-2], out.shape[-1]), mode="nearest")
+        return self.fc(out.mean((2, 3)))
+
+
 class Sequence(nn.Module):
     """A 1-D CNN of [N, C, L] values: a strided Conv1d's output upsampled back to its input's length."""
 
@@ -88,7 +114,7 @@ class Sequence(nn.Module):
 
 FORMS = {"hrnet": (HRNetFuse, (3, 32, 32)), "sizes": (lambda: TopDown("sizes"), (3, 32, 32)),
          "half": (lambda: TopDown("half"), (3, 32, 32)), "across": (lambda: TopDown("across"), (3, 32, 32)),
-         "one_row": (Sequence, (3, 64))}
+         "ghostnetv2": (GhostV2, (3, 32, 32)), "one_row": (Sequence, (3, 64))}
 
 
 def inputs(form):
@@ -116,7 +142,7 @@ def test_nearest_resizes_import_and_match_pytorch_and_onnx_runtime(tmp_path, oct
     assert_matches_pytorch_and_onnx_runtime(checkpoint.predict(images), model, tmp_path / "m.onnx", images)
 
 
-@pytest.mark.parametrize("form", ["hrnet", "sizes", "one_row"])
+@pytest.mark.parametrize("form", ["hrnet", "sizes", "ghostnetv2", "one_row"])
 def test_nearest_resizes_quantize_follow_float_and_export(tmp_path, octet_bin, form):
     exported(tmp_path / "m.onnx", 142, form)
     imported(octet_bin, tmp_path / "m.onnx", tmp_path / "m.octet")
