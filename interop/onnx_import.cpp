@@ -43,7 +43,7 @@ struct LaterSchema {
 constexpr LaterSchema kAfterLibrary[] = {
     {"ReduceMean", 18, 1, 2}, {"ReduceMax", 18, 1, 2}, {"Pad", 18, 2, 4},
     {"Mish", 18, 1, 1},       {"Gelu", 20, 1, 1},      {"Swish", 24, 1, 1},
-    {"GroupNormalization", 18, 3, 3}, {"Resize", 18, 1, 4}};
+    {"GroupNormalization", 18, 3, 3}, {"Resize", 18, 1, 4}, {"ReduceL2", 18, 1, 2}};
 
 std::string file_stem(const std::string& path) {
   std::string base = path.substr(path.find_last_of('/') + 1);
@@ -328,6 +328,7 @@ void Importer::import_op(const onnx::NodeProto& n) {
   if (op == "Slice") return slice(n);
   if (op == "SpaceToDepth") return space_to_depth_node(n);
   if (op == "Resize") return resize(n);
+  if (op == "ReduceL2") return reduce_l2(n);
   if (op == "Gather") return gather(n);
   if (op == "Expand") return expand(n);
   if (op == "Squeeze") return squeeze(n);

@@ -19,7 +19,7 @@ namespace octet::onnx_import {
 namespace {
 const std::vector<int64_t> kToChannelsLast = {0, 2, 3, 1}, kToChannelsFirst = {0, 3, 1, 2};
 const std::set<std::string> kChannelsLastOps = {
-    "Transpose", "ReduceMean", "ReduceMax", "MatMul", "Add", "Sub", "Mul", "Div", "Relu", "Clip", "Sigmoid",
+    "Transpose", "ReduceMean", "ReduceMax", "ReduceL2", "MatMul", "Add", "Sub", "Mul", "Div", "Relu", "Clip", "Sigmoid",
     "HardSigmoid", "HardSwish", "LeakyRelu", "Gelu", "Swish", "Tanh", "Elu", "Selu", "Celu", "Softplus", "Mish",
     "LayerNormalization", "Identity", "Dropout", "Squeeze", "Cast", "Reshape", "Flatten"};
 }  // namespace
@@ -76,9 +76,12 @@ bool Importer::dispatch_channels_last(const onnx::NodeProto& n) {
   if (op == "ReduceMax") return reduce_image(n, {1, 2}), true;
   if (op != "ReduceMean") return false;
   if (layer_norm_pattern(n)) return true;
-  if (reduce_axes(n) != std::vector<int64_t>{1, 2})
+  const std::vector<int64_t> axes = reduce_axes(n);
+  if (axes == std::vector<int64_t>{3} && int_attribute(n, "keepdims", 1) != 0)  // GRN's mean of the norms
+    return define(n, builder_.channel_mean(activation(n, 0))), true;
+  if (axes != std::vector<int64_t>{1, 2})
     refuse(n, "a mean over a channels-last value other than LayerNorm's (ReduceMean, Sub, Pow 2, ReduceMean, Add "
-              "epsilon, Sqrt, Div) or over height and width (axes 1, 2)");
+              "epsilon, Sqrt, Div), over height and width (axes 1, 2) or over the channels, kept (axis 3)");
   return reduce_image(n, {1, 2}), true;
 }
 
@@ -204,7 +207,7 @@ void Importer::layer_normalization(const onnx::NodeProto& n) {
 // Division by a constant (an affine), or GELU's first step.
 void Importer::divide(const onnx::NodeProto& n) {
   if (gelu_pattern(n)) return;
-  if (values_.count(n.input(1))) refuse(n, "a division by a computed value (other than LayerNorm's)");
+  if (values_.count(n.input(1))) return divide_by_computed(n);
   std::vector<float> scale = constant_per_channel(n, 0, 1);
   for (float& s : scale) {
     if (s == 0 || !std::isfinite(1.0f / s)) refuse(n, "a division by 0 or by a value too small");

@@ -224,7 +224,11 @@ void Importer::add(const onnx::NodeProto& n) {
   if (!first_constant && !second_constant) {
     if (channels_last_.count(n.input(0)) != channels_last_.count(n.input(1)))
       refuse(n, "adds a channels-last value to a channels-first one");
-    define(n, builder_.add(activation(n, 0), activation(n, 1)));
+    const int a = activation(n, 0), b = activation(n, 1);
+    if (!(shape_of(a) == shape_of(b)))
+      refuse(n, "a sum of " + to_string(shape_of(a)) + " and " + to_string(shape_of(b)) +
+                    " values: octet adds computed values of one shape");
+    define(n, builder_.add(a, b));
     return;
   }
   const int i = first_constant ? 1 : 0;
@@ -285,6 +289,9 @@ void Importer::difference(const onnx::NodeProto& n) {
     refuse(n, "subtracts a channels-last value from a channels-first one, or the other way");
   const int a = activation(n, 0);
   int b = activation(n, 1);
+  if (!(shape_of(a) == shape_of(b)))  // a broadcast: x - x.mean(1) centres, which octet has no operator for
+    refuse(n, "a difference of " + to_string(shape_of(a)) + " and " + to_string(shape_of(b)) +
+                  " values: octet subtracts computed values of one shape");
   const auto channels = static_cast<size_t>(shape_of(b).c);
   const std::vector<float> negate(channels, -1.0f), zero(channels, 0.0f);
   if (!fold_into_producer(b, negate, zero)) {

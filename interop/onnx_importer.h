@@ -234,6 +234,9 @@ class Importer {
   std::map<std::string, BlocksView> blocks_views_;
   // onnx_import_resize.cpp: Resize in mode nearest, as an Upsample or a subsample.
   void resize(const onnx::NodeProto& n);
+  // onnx_import_response_norm.cpp: an L2 norm over height and width, a Div by a computed gate (ConvNeXt-V2's GRN).
+  void reduce_l2(const onnx::NodeProto& n);
+  void divide_by_computed(const onnx::NodeProto& n);
   // Rows flattened from a channels-last image (H, W, C order), by value: its shape.
   std::map<std::string, ActShape> hwc_rows_;
   // A constant x * scale + shift per channel not applied yet (values_ holds

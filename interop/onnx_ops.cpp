@@ -184,6 +184,15 @@ std::string activation(const OnnxNodeContext& c) {
     Writer::real(node, "gamma", n.beta);
     return y;
   }
+  if (f == "square") return w.step("Mul", {c.inputs[0], c.inputs[0]}, y);
+  if (f == "sqrt" || f == "reciprocal") {
+    w.initializer(n.name + ".alpha", TensorProto::FLOAT, {}, std::vector<float>{n.alpha});
+    const std::string in = f == "sqrt" ? w.step("Relu", {c.inputs[0]}, n.name + ".positive") : c.inputs[0];
+    const std::string scaled = w.step("Mul", {in, n.name + ".alpha"}, n.name + ".scaled");
+    if (f == "sqrt") return w.step("Sqrt", {scaled}, y);
+    w.initializer(n.name + ".beta", TensorProto::FLOAT, {}, std::vector<float>{n.beta});
+    return w.step("Reciprocal", {w.step("Add", {scaled, n.name + ".beta"}, n.name + ".shifted")}, y);
+  }
   if (f == "mish") {  // Mish itself is opset 18: x tanh(softplus(x))
     w.step("Softplus", {c.inputs[0]}, n.name + ".softplus");
     w.step("Tanh", {n.name + ".softplus"}, n.name + ".gate");

@@ -51,6 +51,9 @@ torch::Tensor activation(const Node& n, const torch::Tensor& x) {
   if (f == "celu") return torch::celu(x, n.alpha);
   if (f == "softplus") return torch::softplus(x);
   if (f == "mish") return torch::mish(x);
+  if (f == "square") return x * x;
+  if (f == "sqrt") return torch::sqrt(torch::relu(x) * n.alpha);
+  if (f == "reciprocal") return torch::reciprocal(x * n.alpha + n.beta);
   throw std::invalid_argument("unknown activation function '" + f + "'");
 }
 

@@ -1,6 +1,7 @@
 // Activation: an element-wise function of one value (graph/ops/activation.h
 // names them): Clip, LeakyRelu, Sigmoid, HardSigmoid, HardSwish, SiLU, GELU,
-// Tanh, ELU, SELU, CELU, Softplus and Mish as ONNX and torch define them.
+// Tanh, ELU, SELU, CELU, Softplus and Mish as ONNX and torch define them, and
+// the square, square root and reciprocal steps of a norm (ConvNeXt-V2's GRN).
 // Attributes: function, alpha, beta. In int8 its
 // output has a scale of its own and each input level maps to one output level
 // through a 256-entry table; a Clip(0, max) after a conv is instead fused into
@@ -19,7 +20,8 @@ namespace octet::ops {
 const std::vector<std::string>& activation_functions() {
   static const std::vector<std::string> names = {"clip", "leaky_relu", "sigmoid", "hard_sigmoid", "hard_swish",
                                                  "silu", "gelu",       "tanh",    "elu",          "selu",
-                                                 "celu", "softplus",   "mish"};
+                                                 "celu", "softplus",   "mish",    "square",       "sqrt",
+                                                 "reciprocal"};
   return names;
 }
 
@@ -41,6 +43,9 @@ double activation_value(const Node& n, double x) {
   const auto softplus = [](double v) { return std::max(v, 0.0) + std::log1p(std::exp(-std::abs(v))); };
   if (f == "softplus") return softplus(x);
   if (f == "mish") return x * std::tanh(softplus(x));
+  if (f == "square") return x * x;
+  if (f == "sqrt") return std::sqrt(alpha * std::max(x, 0.0));
+  if (f == "reciprocal") return 1.0 / (alpha * x + beta);
   fail("unknown activation function '" + f + "'");
 }
 
@@ -62,6 +67,8 @@ ActShape shape(const Node& n, const std::vector<ActShape>& in) {
         "unknown activation function '" + n.function + "'");
   check(n.function != "clip" || n.alpha <= n.beta, "clip's min is above its max");
   check(n.function != "celu" || n.alpha != 0, "celu's alpha is 0");
+  check(n.function != "sqrt" || n.alpha > 0, "sqrt's alpha is not above 0");
+  check(n.function != "reciprocal" || n.alpha != 0, "reciprocal's alpha is 0");
   return in[0];
 }
 

@@ -21,7 +21,11 @@ namespace octet::ops {
 // "elu" (alpha (e^x - 1) below 0), "selu" (beta times ELU's: beta is ONNX's
 // gamma, self-normalising networks' 1.0507 and alpha 1.6733), "celu" (alpha
 // (e^(x / alpha) - 1) below 0), "softplus" (log(1 + e^x)) and "mish"
-// (x tanh(softplus(x)), YOLOv4's).
+// (x tanh(softplus(x)), YOLOv4's); "square" (x^2), "sqrt" (sqrt(alpha max(x,
+// 0)): an L2 norm from a mean of squares over alpha values) and "reciprocal"
+// (1 / (alpha x + beta): a division by a computed value, its affine folded in;
+// a pole's side clamps to the int8 range, and whatever computes it is to keep
+// its input away from the pole).
 const std::vector<std::string>& activation_functions();
 
 // The function of `n` at x, in double (the int8 tables' precision).

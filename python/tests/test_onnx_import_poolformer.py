@@ -5,7 +5,8 @@ computed values, the second also read by the pool, so its sign becomes a
 depthwise 1x1 conv of weight -1), after a GroupNorm of one group, each branch
 scaled by a layer scale per channel; the channel MLP two 1x1 convs about a
 GELU. PyTorch's logits are the reference; ONNX Runtime runs the file and
-octet's int8 export as well."""
+octet's int8 export as well. A sum or difference that broadcasts one channel
+over many (x - x.mean(1)) is refused naming the node."""
 
 import numpy as np
 import pytest
@@ -15,7 +16,7 @@ onnx = pytest.importorskip("onnx")
 from test_onnx_import import seeded  # noqa: E402
 from torchscript_onnx import torchscript_export  # noqa: E402
 from unlabelled_import import assert_int8_follows_float_and_exports, assert_matches_pytorch_and_onnx_runtime  # noqa
-from unlabelled_import import imported  # noqa: E402
+from unlabelled_import import imported, refused  # noqa: E402
 
 nn = torch.nn
 IMAGE = (3, 32, 32)
@@ -83,3 +84,26 @@ def test_poolformer_quantizes_follows_float_and_exports(tmp_path, octet_bin, ima
     exported(tmp_path / "poolformer.onnx", 122)
     imported(octet_bin, tmp_path / "poolformer.onnx", tmp_path / "poolformer.octet")
     assert_int8_follows_float_and_exports(tmp_path, octet_bin, tmp_path / "poolformer.octet", images, images)
+
+
+class Centred(nn.Module):
+    """x - x.mean(1) (or +): a difference or sum that broadcasts one channel over many, which octet has no
+    operator for."""
+
+    def __init__(self, op):
+        super().__init__()
+        self.op = op
+        self.conv, self.fc = nn.Conv2d(3, 8, 3, padding=1), nn.Linear(8, 10)
+
+    def forward(self, x):
+        x = self.conv(x)
+        x = x - x.mean(1, keepdim=True) if self.op == "Sub" else x + x.mean(1, keepdim=True)
+        return self.fc(torch.relu(x).mean((2, 3)))
+
+
+@pytest.mark.parametrize("op", ["Sub", "Add"])
+def test_a_broadcast_of_computed_values_is_refused_naming_the_node(tmp_path, octet_bin, op):
+    torchscript_export(Centred(op).eval(), torch.zeros(1, *IMAGE), tmp_path / "m.onnx", opset_version=13,
+                       input_names=["image"], output_names=["logits"])
+    refused(octet_bin, tmp_path / "m.onnx", tmp_path / "m.octet", f"/{op}' ({op}, opset 13)", "8x32x32 and 1x32x32",
+            "computed values of one shape")

@@ -356,6 +356,29 @@ def write_resized():
                       input_names=["x"], dynamic_axes={"x": {0: "n"}})
 
 
+class GlobalResponseNorm(nn.Module):
+    """ConvNeXt-V2's GRN on channels-last values: ReduceL2 over height and width, ReduceMean over the channels,
+    Add eps, Div, Mul, Mul by gamma, Add beta, Add x."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.gamma, self.beta = nn.Parameter(torch.rand(1, 1, 1, 8)), nn.Parameter(torch.rand(1, 1, 1, 8))
+        self.fc = nn.Linear(8, 10)
+
+    def forward(self, x):
+        x = self.conv(x).permute(0, 2, 3, 1)
+        gx = torch.norm(x, p=2, dim=(1, 2), keepdim=True)
+        x = self.gamma * (x * (gx / (gx.mean(dim=-1, keepdim=True) + 1e-6))) + self.beta + x
+        return self.fc(x.mean((1, 2)))
+
+
+def write_global_response_norm():
+    torch.manual_seed(21)
+    torch.onnx.export(GlobalResponseNorm().eval(), torch.zeros(1, 3, 16, 16), str(OUT / "global_response_norm.onnx"),
+                      opset_version=13, input_names=["x"])
+
+
 class SplitAttention(nn.Module):
     """ResNeSt's split attention as timm writes it: Reshape to [N, 2, C, H, W], ReduceSum, RadixSoftmax (Reshape,
     Transpose, Softmax over axis 1), the gate Mul of two split views, ReduceSum."""
@@ -519,6 +542,7 @@ def main():
     write_channel_sequence()
     write_pixels_to_channels()
     write_resized()
+    write_global_response_norm()
     write_split_attention()
     write_embedding()
     write_dynamic_size()

@@ -172,6 +172,24 @@ void add_image_net_operator_cases(std::vector<OpCase>& cases) {
     }
     previous = &v;
   }
+  // A norm's steps (ConvNeXt-V2's GRN): its squares, the square root of alpha times their mean, a reciprocal
+  // (its pole between integers: the float cases read integer images).
+  uint64_t norm_seed = 8040;  // apart from `seed`, so that the cases after these keep their models
+  for (const Activation& v : {Activation{"square", 0.0f, 0.0f, 20.0f, 3.0f},
+                              Activation{"sqrt", 4.0f, 0.0f, 20.0f, 25.0f},
+                              Activation{"reciprocal", 1.0f, 8.5f, 20.0f, 200.0f},
+                              Activation{"reciprocal", -0.5f, 4.25f, 20.0f, 100.0f}})
+    for (const int64_t batch : {int64_t{1}, int64_t{33}}) {
+      const uint64_t s = norm_seed++;
+      cases.push_back({std::string("activation_") + v.function + (v.alpha < 0 ? "_negative" : "") + "_" +
+                           shape_name(batch, 5, 6, 7),
+                       batch, [v, s] {
+                         OpModel m(s);
+                         m.activation_op(m.rescaled(m.input(5, 6, 7), v.input_scale), v.function, v.alpha, v.beta,
+                                         v.output_scale);
+                         return m.finish();
+                       }});
+    }
 
   // PRelu: one channel, a few, and more than a vector's worth; at batch 1 and
   // one of many pixels.
