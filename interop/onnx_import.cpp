@@ -329,6 +329,7 @@ void Importer::import_op(const onnx::NodeProto& n) {
   if (op == "SpaceToDepth") return space_to_depth_node(n);
   if (op == "Resize") return resize(n);
   if (op == "ReduceL2") return reduce_l2(n);
+  if (op == "Pow" || op == "Sqrt" || op == "Reciprocal") return power(n);
   if (op == "Gather") return gather(n);
   if (op == "Expand") return expand(n);
   if (op == "Squeeze") return squeeze(n);

@@ -21,7 +21,7 @@ const std::vector<int64_t> kToChannelsLast = {0, 2, 3, 1}, kToChannelsFirst = {0
 const std::set<std::string> kChannelsLastOps = {
     "Transpose", "ReduceMean", "ReduceMax", "ReduceL2", "MatMul", "Add", "Sub", "Mul", "Div", "Relu", "Clip", "Sigmoid",
     "HardSigmoid", "HardSwish", "LeakyRelu", "Gelu", "Swish", "Tanh", "Elu", "Selu", "Celu", "Softplus", "Mish",
-    "LayerNormalization", "Identity", "Dropout", "Squeeze", "Cast", "Reshape", "Flatten"};
+    "LayerNormalization", "Identity", "Dropout", "Squeeze", "Cast", "Reshape", "Flatten", "Pow", "Sqrt", "Reciprocal"};
 }  // namespace
 
 const onnx::NodeProto* Importer::sole_reader_of(const std::string& name, const char* op) const {

@@ -222,19 +222,23 @@ void Importer::expand(const onnx::NodeProto& n) {
   const ShapeValue* target = shape_value(n, 1);
   const auto has_target_shape = [&](const std::string& name) {
     const auto value = values_.find(name);
-    if (!target || value == values_.end() || is_flat(value->second)) return false;
+    if (!target || value == values_.end()) return false;
     const ActShape s = shape_of(value->second);
-    const std::vector<int64_t> dims = is_one_row(n, 0) ? std::vector<int64_t>{s.c, s.w}
-                                                        : std::vector<int64_t>{s.c, s.h, s.w};
+    const std::vector<int64_t> dims = is_flat(value->second) ? std::vector<int64_t>{s.c}
+                                      : is_one_row(n, 0)     ? std::vector<int64_t>{s.c, s.w}
+                                                             : std::vector<int64_t>{s.c, s.h, s.w};
     return target->values.size() == dims.size() + 1 && std::equal(dims.begin(), dims.end(), target->values.begin() + 1);
   };
   const std::vector<const onnx::NodeProto*>& readers = readers_[n.output(0)];
   const bool before_products = !readers.empty() && std::all_of(readers.begin(), readers.end(), [&](const auto* r) {
+    if (r->op_type() == "Div")  // F.normalize's x / norm.expand_as(x)
+      return r->input_size() == 2 && r->input(1) == n.output(0) && has_target_shape(r->input(0));
     return r->op_type() == "Mul" && r->input_size() == 2 &&
            has_target_shape(r->input(0) == n.output(0) ? r->input(1) : r->input(0));
   });
   if (!before_products)
-    refuse(n, "an Expand other than before a Mul by a value of the expanded shape (x * y.expand_as(x))");
+    refuse(n, "an Expand other than before a Mul by a value of the expanded shape (x * y.expand_as(x)) or a Div of "
+              "one by it (x / y.expand_as(x))");
   summary_.dropped.push_back(n.op_type());
   define(n, x);
 }

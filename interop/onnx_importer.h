@@ -234,9 +234,12 @@ class Importer {
   std::map<std::string, BlocksView> blocks_views_;
   // onnx_import_resize.cpp: Resize in mode nearest, as an Upsample or a subsample.
   void resize(const onnx::NodeProto& n);
-  // onnx_import_response_norm.cpp: an L2 norm over height and width, a Div by a computed gate (ConvNeXt-V2's GRN).
+  // onnx_import_response_norm.cpp: L2 norms (ConvNeXt-V2's GRN, F.normalize), a Div by a computed gate, powers.
   void reduce_l2(const onnx::NodeProto& n);
   void divide_by_computed(const onnx::NodeProto& n);
+  // 1 / (factor x) of input i: an int8 table, its pending affine (uniform) folded in.
+  int reciprocal_of(const onnx::NodeProto& n, int i, float factor);
+  void power(const onnx::NodeProto& n);  // Pow of 2, 0.5, 1 or -1; Sqrt; Reciprocal
   // Rows flattened from a channels-last image (H, W, C order), by value: its shape.
   std::map<std::string, ActShape> hwc_rows_;
   // A constant x * scale + shift per channel not applied yet (values_ holds

@@ -379,6 +379,27 @@ def write_global_response_norm():
                       opset_version=13, input_names=["x"])
 
 
+class Powers(nn.Module):
+    """PixelNorm (Pow 2, ReduceMean over the channels, Add, Sqrt, Div of 1 by it, Mul), Sqrt and Reciprocal, then
+    F.normalize of the pooled features (ReduceL2, Clip, Expand, Div) before the classifier."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.fc = nn.Linear(8, 10)
+
+    def forward(self, x):
+        x = torch.relu(self.conv(x))
+        x = x * torch.rsqrt(x.pow(2).mean(1, keepdim=True) + 1e-8) + torch.reciprocal(1 + torch.sqrt(x))
+        return self.fc(nn.functional.normalize(x.mean((2, 3)), dim=1))
+
+
+def write_powers():
+    torch.manual_seed(22)
+    torch.onnx.export(Powers().eval(), torch.zeros(1, 3, 16, 16), str(OUT / "powers.onnx"), opset_version=13,
+                      input_names=["x"], dynamic_axes={"x": {0: "n"}})
+
+
 class SplitAttention(nn.Module):
     """ResNeSt's split attention as timm writes it: Reshape to [N, 2, C, H, W], ReduceSum, RadixSoftmax (Reshape,
     Transpose, Softmax over axis 1), the gate Mul of two split views, ReduceSum."""
@@ -543,6 +564,7 @@ def main():
     write_pixels_to_channels()
     write_resized()
     write_global_response_norm()
+    write_powers()
     write_split_attention()
     write_embedding()
     write_dynamic_size()
