@@ -69,7 +69,8 @@ void add_export_command(CLI::App& app) {
   cmd->add_option("--quantized", o->quantized, "Quantized model (.octet, from octet quantize)")->required();
   cmd->add_option("--onnx", o->onnx,
                   "Write an ONNX QDQ graph (opset 13: QuantizeLinear/DequantizeLinear around Conv, Gemm, Add, "
-                  "pooling; per-channel int8 weights, int32 biases) to FILE")
+                  "pooling; per-channel int8 weights, int32 biases; a Gemm's, in the faithful target, as the float "
+                  "its DequantizeLinear gives) to FILE")
       ->required();
   cmd->add_option("--target", o->target,
                   "faithful: octet's int8 tensors as they are (int8, zero point 0, or -128 for a tensor stored "

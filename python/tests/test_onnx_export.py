@@ -79,27 +79,36 @@ def test_checker_and_strict_shape_inference_accept_the_graph(exported):
 
 
 def test_weights_are_int8_per_output_channel_and_biases_int32(exported):
+    """A Conv's bias is an int32 DequantizeLinear at the input's scale times the weight's, as QLinearConv needs;
+    a Gemm's the float that DequantizeLinear gives (the faithful export's: ORT fuses no QGemm that saturates)."""
     _, quantized, model, _ = exported
     initializers = {t.name: t for t in model.graph.initializer}
     made_by = producers(model.graph)
     weighted = [n for n in model.graph.node if n.op_type in ("Conv", "Gemm")]
     assert len(weighted) == sum(layer["op"] in ("conv2d", "linear") for layer in quantized.layers)
+    assert {n.op_type for n in weighted} == {"Conv", "Gemm"}
     for node in weighted:
-        weight, bias = made_by[node.input[1]], made_by[bias_input(model.graph, node)]
-        for dq, dtype in ((weight, onnx.TensorProto.INT8), (bias, onnx.TensorProto.INT32)):
-            assert dq.op_type == "DequantizeLinear"
-            assert [a.i for a in dq.attribute if a.name == "axis"] == [0]
-            assert initializers[dq.input[0]].data_type == dtype
+        weight = made_by[node.input[1]]
+        assert weight.op_type == "DequantizeLinear" and [a.i for a in weight.attribute if a.name == "axis"] == [0]
+        assert initializers[weight.input[0]].data_type == onnx.TensorProto.INT8
         channels = initializers[weight.input[0]].dims[0]
         weight_scale = numpy_helper.to_array(initializers[weight.input[1]])
-        bias_scale = numpy_helper.to_array(initializers[bias.input[1]])
-        assert weight_scale.shape == (channels,) == bias_scale.shape
-        # The bias scale is the input's scale times the weight's, as QLinearConv needs.
         source = made_by[node.input[0]]
         while source.op_type == "Flatten":
             source = made_by[source.input[0]]
         assert source.op_type == "DequantizeLinear"
         input_scale = numpy_helper.to_array(initializers[source.input[1]])
+        if node.op_type == "Gemm":
+            bias = initializers[node.input[2]]
+            assert bias.data_type == onnx.TensorProto.FLOAT and bias.dims == [channels]
+            levels = numpy_helper.to_array(bias).astype(np.float64) / (input_scale * weight_scale)
+            assert np.abs(levels - np.round(levels)).max() <= 1e-3 + 1e-6 * np.abs(levels).max(), levels
+            continue
+        bias = made_by[bias_input(model.graph, node)]
+        assert bias.op_type == "DequantizeLinear" and [a.i for a in bias.attribute if a.name == "axis"] == [0]
+        assert initializers[bias.input[0]].data_type == onnx.TensorProto.INT32
+        bias_scale = numpy_helper.to_array(initializers[bias.input[1]])
+        assert weight_scale.shape == (channels,) == bias_scale.shape
         np.testing.assert_allclose(bias_scale, input_scale * weight_scale, rtol=1e-6)
 
 

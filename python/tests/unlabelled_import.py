@@ -47,11 +47,11 @@ def assert_matches_pytorch_and_onnx_runtime(got, model, onnx_path, inputs):
 
 
 def assert_int8_follows_float_and_exports(tmp_path, octet_bin, checkpoint_path, inputs, export_inputs,
-                                          tolerance=1e-3, ort_level="all"):
+                                          tolerance=1e-3):
     """Quantizes the checkpoint on inputs[:32] (a .npy as given, max); its int8 top-1 agrees with float on
     `inputs` at least 90% of the time, and its QDQ export run by ONNX Runtime on export_inputs[:16] (the
     export's own image layout) gives its dequantized logits within `tolerance` of the largest (ORT computes
-    between the QDQ pairs in float: a level in a thousand rounds the other way), ORT optimizing at `ort_level`."""
+    between the QDQ pairs in float: a level in a thousand rounds the other way)."""
     float_logits = octet.load_checkpoint(str(checkpoint_path)).predict(inputs)
     np.save(tmp_path / "calibration.npy", inputs[:32])
     subprocess.run([octet_bin, "quantize", "--checkpoint", str(checkpoint_path), "--calib-data",
@@ -63,6 +63,5 @@ def assert_int8_follows_float_and_exports(tmp_path, octet_bin, checkpoint_path, 
                    capture_output=True, text=True, check=True)
     if ort_peer.missing():
         pytest.skip(ort_peer.missing())
-    theirs = np.concatenate([ort_peer.run(tmp_path / "q.onnx", [export_inputs[i:i + 1]], ort_level)[0]
-                             for i in range(16)])
+    theirs = np.concatenate([ort_peer.run(tmp_path / "q.onnx", [export_inputs[i:i + 1]])[0] for i in range(16)])
     assert np.abs(ours[:16] - theirs).max() <= tolerance * np.abs(ours).max(), np.abs(ours[:16] - theirs).max()
