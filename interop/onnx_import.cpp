@@ -270,7 +270,7 @@ void Importer::import_node(const onnx::NodeProto& n) {
   const auto fused = fused_nodes_.find(&n);
   if (fused != fused_nodes_.end())  // a step of an octet node made before it
     define(n, fused->second);
-  else if (!dispatch_channel_sequence(n) && !dispatch_channels_last(n))
+  else if (!dispatch_height_parts(n) && !dispatch_channel_sequence(n) && !dispatch_channels_last(n))
     import_op(n);
   // What is computed on a channels-last image is one too (not a transpose back, nor rows); on a 1-D value too
   // (a reshape says itself: reshape()).

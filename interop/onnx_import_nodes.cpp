@@ -428,7 +428,7 @@ void Importer::mul(const onnx::NodeProto& n) {
   int a = activation(n, 0), b = activation(n, 1);
   const ActShape sa = shape_of(a), sb = shape_of(b);
   if (sa.numel() < sb.numel()) std::swap(a, b);
-  define(n, builder_.mul(a, b));
+  define(n, builder_.mul(a, broadcast_gate(n, a, b)));
 }
 
 // A reduction's axes (axes_of); none: every axis, unless noop_with_empty_axes.
@@ -464,6 +464,16 @@ void Importer::reduce_image(const onnx::NodeProto& n, const std::vector<int64_t>
     summary_.dropped.push_back(unsqueeze->op_type());
     if (is_one_row(n, 0)) one_row_.insert(n.output(0));  // so that the Unsqueeze's value is one too
     return;
+  }
+  const bool one_axis = axes == std::vector<int64_t>{2} || axes == std::vector<int64_t>{3};
+  if (channels_first && image_axes.size() == 2 && !is_flat(x) && one_axis && int_attribute(n, "keepdims", 1) != 0) {
+    const ActShape s = shape_of(x);  // x.mean(3, keepdim=True): a pool of windows of a whole row (or column)
+    const PoolAxis rows{axes[0] == 2 ? s.h : 1, 1, 0}, columns{axes[0] == 3 ? s.w : 1, 1, 0};
+    if (std::max(rows.kernel, columns.kernel) > 64)
+      refuse(n, what + " over " + std::to_string(std::max(rows.kernel, columns.kernel)) + " pixels: octet pools "
+                       "up to 64");
+    return define(n, max ? builder_.max_pool(x, rows, columns, false)
+                         : builder_.avg_pool(x, rows, columns, false, false));
   }
   if (is_flat(x) || axes != image_axes)
     refuse(n, what + " over axes other than " +

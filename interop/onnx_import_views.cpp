@@ -79,6 +79,12 @@ const char* Importer::view_of(const std::string& name) const {
   if (splits_.count(name))
     return "a [N, r, C, H, W] value held as its r splits, which octet takes only in a Mul of two such, a Concat, "
            "ReduceSum or Softmax over axis 1 (ResNeSt's split attention, SKNet's selective kernel)";
+  if (transposed_hw_.count(name))
+    return "a column or row transposed (perm [0, 1, 3, 2]), which octet takes only in a Concat over the height "
+           "(Coordinate Attention's) or a Transpose back";
+  if (height_parts_.count(name))
+    return "a concat over the height of columns (Coordinate Attention's), which octet takes only in 1x1 convs, "
+           "batch norms, element-wise operators and a Slice or Split back into its parts";
   if (blocks_views_.count(name))
     return "an image viewed as [N, C, H/b, b, W/b, b], which octet takes only in a space-to-depth (a Transpose and "
            "a Reshape to [N, C b^2, H/b, W/b])";

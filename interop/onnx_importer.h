@@ -240,6 +240,21 @@ class Importer {
   // 1 / (factor x) of input i: an int8 table, its pending affine (uniform) folded in.
   int reciprocal_of(const onnx::NodeProto& n, int i, float factor);
   void power(const onnx::NodeProto& n);  // Pow of 2, 0.5, 1 or -1; Sqrt; Reciprocal
+  // onnx_import_coordinate_attention.cpp: columns and rows transposed, concatenated over the height, split back;
+  // gates of a column or row broadcast. Whether n is imported there (else as usual).
+  bool dispatch_height_parts(const onnx::NodeProto& n);
+  bool swap_height_width(const onnx::NodeProto& n);
+  bool concat_columns(const onnx::NodeProto& n);
+  void split_columns(const onnx::NodeProto& n);
+  int broadcast_gate(const onnx::NodeProto& n, int x, int gate);
+  // ONNX values [N, C, L, 1] that are octet's nodes of C x 1 x L (or the other way), by tensor name.
+  std::map<std::string, int> transposed_hw_;
+  struct HeightPart {
+    int node;
+    bool transposed;  // the node is C x 1 x L (a row transposed), else C x L x 1
+    int64_t length;
+  };
+  std::map<std::string, std::vector<HeightPart>> height_parts_;  // concats of columns over the height, by name
   // Rows flattened from a channels-last image (H, W, C order), by value: its shape.
   std::map<std::string, ActShape> hwc_rows_;
   // A constant x * scale + shift per channel not applied yet (values_ holds

@@ -400,6 +400,31 @@ def write_powers():
                       input_names=["x"], dynamic_axes={"x": {0: "n"}})
 
 
+class CoordinateAttention(nn.Module):
+    """Coordinate Attention as timm writes it: means over the width and the height, the second transposed, a Concat
+    over the height, a 1x1 conv and ReLU over both, a Split back, a Transpose back, gates broadcast in a Mul."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv, self.mix = nn.Conv2d(3, 8, 3, padding=1), nn.Conv2d(8, 8, 1)
+        self.gate_h, self.gate_w = nn.Conv2d(8, 8, 1), nn.Conv2d(8, 8, 1)
+        self.fc = nn.Linear(8, 10)
+
+    def forward(self, x):
+        x = torch.relu(self.conv(x))
+        h, w = x.shape[2], x.shape[3]
+        y = torch.relu(self.mix(torch.cat([x.mean(3, keepdim=True), x.mean(2, keepdim=True).transpose(-1, -2)], 2)))
+        y_h, y_w = torch.split(y, [h, w], dim=2)
+        x = x * self.gate_h(y_h).sigmoid() * self.gate_w(y_w.transpose(-1, -2)).sigmoid()
+        return self.fc(x.mean((2, 3)))
+
+
+def write_coordinate_attention():
+    torch.manual_seed(23)
+    torch.onnx.export(CoordinateAttention().eval(), torch.zeros(1, 3, 16, 12), str(OUT / "coordinate_attention.onnx"),
+                      opset_version=13, input_names=["x"], dynamic_axes={"x": {0: "n"}})
+
+
 class SplitAttention(nn.Module):
     """ResNeSt's split attention as timm writes it: Reshape to [N, 2, C, H, W], ReduceSum, RadixSoftmax (Reshape,
     Transpose, Softmax over axis 1), the gate Mul of two split views, ReduceSum."""
@@ -565,6 +590,7 @@ def main():
     write_resized()
     write_global_response_norm()
     write_powers()
+    write_coordinate_attention()
     write_split_attention()
     write_embedding()
     write_dynamic_size()
