@@ -49,9 +49,12 @@ bool Importer::dispatch_height_parts(const onnx::NodeProto& n) {
     refuse(n, "reads a concat over the height of columns (Coordinate Attention's), where octet takes 1x1 convs, "
               "batch norms, element-wise operators and a Slice or Split back into its parts");
   const std::vector<HeightPart> parts = height_parts_.at(n.input(0));
-  for (int i = 1; i < n.input_size(); ++i)
+  for (int i = 1; i < n.input_size(); ++i) {
     if (reads_parts(i) && height_parts_.at(n.input(i)).size() != parts.size())
       refuse(n, "reads two concats over the height of different parts");
+    if (!reads_parts(i) && has_input(n, i) && values_.count(n.input(i)))
+      refuse(n, "reads a concat over the height of columns and another computed value");
+  }
   // Each part in turn stands for the concat: n imported on it, its pending constant affine made a node.
   std::vector<HeightPart> out;
   for (size_t k = 0; k < parts.size(); ++k) {
