@@ -16,9 +16,8 @@ import pytest
 torch = pytest.importorskip("torch")
 onnx = pytest.importorskip("onnx")
 from test_onnx_import import seeded  # noqa: E402
-from torchscript_onnx import torchscript_export  # noqa: E402
 from unlabelled_import import assert_int8_follows_float_and_exports, assert_matches_pytorch_and_onnx_runtime  # noqa
-from unlabelled_import import imported, refused  # noqa: E402
+from unlabelled_import import export_image_model, imported, randomise_batch_norms, refused  # noqa: E402
 
 nn = torch.nn
 IMAGE = (3, 32, 24)
@@ -74,16 +73,8 @@ def images():
 
 
 def exported(path, seed, form):
-    model = seeded(lambda: Net(form), seed, scale=60)
-    for bn in (m for m in model.modules() if isinstance(m, nn.BatchNorm2d)):
-        bn.running_mean.uniform_(-0.3, 0.3)
-        bn.running_var.uniform_(0.5, 2.0)
-    with torch.no_grad():
-        model.fc.weight *= 20  # logits of a few units
-    batch = {} if form == "authors" else {"dynamic_axes": {"image": {0: "n"}, "logits": {0: "n"}}}
-    torchscript_export(model, torch.zeros(1, *IMAGE), path, opset_version=13, input_names=["image"],
-                       output_names=["logits"], **batch)
-    return model
+    model = randomise_batch_norms(seeded(lambda: Net(form), seed, scale=1200))  # logits of a few units
+    return export_image_model(model, path, IMAGE, dynamic_batch=form != "authors")
 
 
 @pytest.mark.parametrize("form", FORMS)

@@ -12,9 +12,8 @@ import pytest
 torch = pytest.importorskip("torch")
 onnx = pytest.importorskip("onnx")
 from test_onnx_import import seeded  # noqa: E402
-from torchscript_onnx import torchscript_export  # noqa: E402
 from unlabelled_import import assert_int8_follows_float_and_exports, assert_matches_pytorch_and_onnx_runtime  # noqa
-from unlabelled_import import imported, refused  # noqa: E402
+from unlabelled_import import export_image_model, imported, refused  # noqa: E402
 
 nn = torch.nn
 F = torch.nn.functional
@@ -49,10 +48,7 @@ def images():
 
 
 def exported(path, seed, form):
-    model = seeded(lambda: Net(form), seed, scale=60)
-    torchscript_export(model, torch.zeros(1, *IMAGE), path, opset_version=13, input_names=["image"],
-                       output_names=["logits"], dynamic_axes={"image": {0: "n"}, "logits": {0: "n"}})
-    return model
+    return export_image_model(seeded(lambda: Net(form), seed, scale=60), path, IMAGE)
 
 
 @pytest.mark.parametrize("form", FORMS)

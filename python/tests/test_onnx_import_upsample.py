@@ -15,9 +15,8 @@ import pytest
 torch = pytest.importorskip("torch")
 onnx = pytest.importorskip("onnx")
 from test_onnx_import import seeded  # noqa: E402
-from torchscript_onnx import torchscript_export  # noqa: E402
 from unlabelled_import import assert_int8_follows_float_and_exports, assert_matches_pytorch_and_onnx_runtime  # noqa
-from unlabelled_import import imported, refused  # noqa: E402
+from unlabelled_import import export_image_model, imported, randomise_batch_norms, refused  # noqa: E402
 
 nn = torch.nn
 F = torch.nn.functional
@@ -123,13 +122,7 @@ def inputs(form):
 
 def exported(path, seed, form):
     make, shape = FORMS[form]
-    model = seeded(make, seed, scale=60)
-    for bn in (m for m in model.modules() if isinstance(m, nn.BatchNorm2d)):
-        bn.running_mean.uniform_(-0.3, 0.3)
-        bn.running_var.uniform_(0.5, 2.0)
-    torchscript_export(model, torch.zeros(1, *shape), path, opset_version=13, input_names=["image"],
-                       output_names=["logits"], dynamic_axes={"image": {0: "n"}, "logits": {0: "n"}})
-    return model
+    return export_image_model(randomise_batch_norms(seeded(make, seed, scale=60)), path, shape)
 
 
 @pytest.mark.parametrize("form", FORMS)

@@ -10,6 +10,24 @@ import octet
 import ort_peer
 import pytest
 import torch
+from torchscript_onnx import torchscript_export
+
+
+def randomise_batch_norms(model):
+    """Running statistics that make folding them matter: means in [-0.3, 0.3], variances in [0.5, 2]."""
+    for bn in (m for m in model.modules() if isinstance(m, torch.nn.BatchNorm2d)):
+        bn.running_mean.uniform_(-0.3, 0.3)
+        bn.running_var.uniform_(0.5, 2.0)
+    return model
+
+
+def export_image_model(model, path, image, dynamic_batch=True):
+    """`model` written to `path` at opset 13 (input "image", one sample of shape `image`; output "logits"), its
+    batch dynamic unless told; returns the model."""
+    batch = {"dynamic_axes": {"image": {0: "n"}, "logits": {0: "n"}}} if dynamic_batch else {}
+    torchscript_export(model, torch.zeros(1, *image), path, opset_version=13, input_names=["image"],
+                       output_names=["logits"], **batch)
+    return model
 
 
 def octet_import(octet_bin, onnx_path, out):
