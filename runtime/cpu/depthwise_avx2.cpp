@@ -56,6 +56,18 @@ __attribute__((always_inline)) inline void paired_channels(const int8_t* const* 
   acc[1] = _mm256_permute2x128_si256(lo, hi, 0x31);
 }
 
+// `lanes` (1 to 8) bytes at x, the rest 0. A memcpy of a variable size is a
+// library call, which took 80% of a 12-channel depthwise conv's time.
+__attribute__((always_inline)) inline int64_t load_lanes_8(const int8_t* x, int64_t lanes) {
+  int64_t bytes = 0;
+  if (lanes == 8) {
+    std::memcpy(&bytes, x, 8);
+    return bytes;
+  }
+  for (int64_t i = 0; i < lanes; ++i) bytes |= int64_t{static_cast<uint8_t>(x[i])} << (8 * i);
+  return bytes;
+}
+
 // The accumulators of `lanes` (1 to 8) channels in int32, `w` tap 0's weights of them.
 template <int Taps>
 __attribute__((always_inline)) inline __m256i int32_channels(const int8_t* const* tap, int64_t channel,
@@ -64,8 +76,7 @@ __attribute__((always_inline)) inline __m256i int32_channels(const int8_t* const
   constexpr int taps = Taps;
   __m256i acc = _mm256_setzero_si256();
   for (int t = 0; t < taps; ++t) {
-    int64_t bytes = 0;
-    std::memcpy(&bytes, tap[t] + channel, static_cast<size_t>(lanes));
+    const int64_t bytes = load_lanes_8(tap[t] + channel, lanes);
     const __m256i v = _mm256_sub_epi32(_mm256_cvtepi8_epi32(_mm_cvtsi64_si128(bytes)), zero);
     const __m256i weight = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + t * tap_step));
     acc = _mm256_add_epi32(acc, _mm256_mullo_epi32(v, weight));
