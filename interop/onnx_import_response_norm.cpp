@@ -29,16 +29,15 @@ void Importer::reduce_l2(const onnx::NodeProto& n) {
                                      : last  ? std::vector<int64_t>{1, 2}
                                              : std::vector<int64_t>{2, 3};
   const bool keepdims = int_attribute(n, "keepdims", 1) != 0;
-  const ActShape s = shape_of(x);
-  if (*axes == channels && keepdims) {  // F.normalize's, PixelNorm's: per pixel, or per sample of rows
-    const int mean_square = builder_.channel_mean(builder_.activation(x, "square"));
-    return define(n, builder_.activation(mean_square, "sqrt", static_cast<float>(s.c)));
-  }
-  if (rows || *axes != image)
+  const bool over_channels = *axes == channels && keepdims;  // F.normalize's, PixelNorm's: per pixel or row
+  if (!over_channels && (rows || *axes != image))
     refuse(n, "an L2 norm over axes other than height and width (" + std::to_string(image.front()) + ", " +
                   std::to_string(image.back()) + ") or the channels (" + std::to_string(channels[0]) + ", kept)");
-  const int mean_square = builder_.global_avg_pool(builder_.activation(x, "square"));
-  const int norm = builder_.activation(mean_square, "sqrt", static_cast<float>(int64_t{s.h} * s.w));
+  const ActShape s = shape_of(x);
+  const int squares = builder_.activation(x, "square");
+  const int mean_square = over_channels ? builder_.channel_mean(squares) : builder_.global_avg_pool(squares);
+  const int64_t count = over_channels ? s.c : int64_t{s.h} * s.w;
+  const int norm = builder_.activation(mean_square, "sqrt", static_cast<float>(count));
   define(n, keepdims ? norm : builder_.flatten(norm));
 }
 
