@@ -270,7 +270,8 @@ void Importer::import_node(const onnx::NodeProto& n) {
   const auto fused = fused_nodes_.find(&n);
   if (fused != fused_nodes_.end())  // a step of an octet node made before it
     define(n, fused->second);
-  else if (!dispatch_height_parts(n) && !dispatch_channel_sequence(n) && !dispatch_channels_last(n))
+  else if (!dispatch_height_parts(n) && !dispatch_attention_pool(n) && !dispatch_channel_sequence(n) &&
+           !dispatch_channels_last(n))
     import_op(n);
   // What is computed on a channels-last image is one too (not a transpose back, nor rows); on a 1-D value too
   // (a reshape says itself: reshape()).
@@ -308,6 +309,7 @@ void Importer::import_op(const onnx::NodeProto& n) {
     return define(n, builder_.activation(activation(n, 0), "silu"));
   }
   if (op == "Tanh") return define(n, builder_.activation(activation(n, 0), "tanh"));
+  if (op == "Exp") return define(n, builder_.activation(activation(n, 0), "exp"));
   if (op == "Elu") return define(n, builder_.activation(activation(n, 0), "elu", float_attribute(n, "alpha", 1.0f)));
   if (op == "Celu") return define(n, builder_.activation(activation(n, 0), "celu", float_attribute(n, "alpha", 1.0f)));
   if (op == "Selu")  // ONNX's defaults are torch's constants, to float precision
@@ -323,6 +325,7 @@ void Importer::import_op(const onnx::NodeProto& n) {
   if (op == "Concat") return concat(n);
   if (op == "Split") return split(n);
   if (op == "Transpose") return transpose(n);
+  if (op == "ReduceMean" && layer_norm_pattern(n)) return;
   if (op == "ReduceMean" || op == "ReduceMax")
     return reduce_image(n, is_one_row(n, 0) ? std::vector<int64_t>{2} : std::vector<int64_t>{2, 3});
   if (op == "Slice") return slice(n);

@@ -155,25 +155,43 @@ void Importer::channel_matmul(const onnx::NodeProto& n) {
 
 // LayerNorm over the channels as torch exports it below opset 17, from its
 // first ReduceMean: u = mean(x); d = x - u; y = d / sqrt(mean(d^2) + epsilon)
-// (d^2: Pow(d, 2) or d * d), each step read only by the next.
+// (d^2: Pow(d, 2) or d * d), each step read only by the next; d may be
+// computed twice, once for the square and once for the Div (the ConvNeXt
+// authors' channels-first LayerNorm).
 bool Importer::layer_norm_pattern(const onnx::NodeProto& mean) {
+  // Over a channels-last value's axis 3, a channels-first image's axis 1, or all three of a 1 x 1 image (mmcv's
+  // nn.LayerNorm([C, 1, 1]) of GCNet's context): each pixel's channels.
+  const auto in = values_.find(mean.input(0));
+  if (in == values_.end() || is_flat(in->second)) return false;
+  const ActShape s = shape_of(in->second);
+  const bool last = channels_last_.count(mean.input(0)) > 0, one_pixel = s.h == 1 && s.w == 1;
   const auto over_channels = [&](const onnx::NodeProto* r) {
     if (!r || int_attribute(*r, "keepdims", 1) == 0) return false;
-    return reduce_axes(*r) == std::vector<int64_t>{3};
+    const std::vector<int64_t> axes = reduce_axes(*r);
+    return last ? axes == std::vector<int64_t>{3}
+                : axes == std::vector<int64_t>{1} || (one_pixel && axes == std::vector<int64_t>{1, 2, 3});
   };
   if (!over_channels(&mean)) return false;
-  const onnx::NodeProto* sub = sole_reader_of(mean.output(0), "Sub");
-  if (!sub || sub->input(0) != mean.input(0) || sub->input(1) != mean.output(0)) return false;
+  const std::vector<const onnx::NodeProto*>& subs = readers_[mean.output(0)];
+  if (subs.empty() || subs.size() > 2 || is_model_output(mean.output(0))) return false;
   const onnx::NodeProto *square = nullptr, *div = nullptr;
-  for (const onnx::NodeProto* r : readers_[sub->output(0)]) {
-    if (r->input_size() != 2 || !arity_of(*r).fits(*r)) continue;  // Div, Pow and Mul read two (and write one)
-    if (r->op_type() == "Div" && r->input(0) == sub->output(0)) div = r;
-    if ((r->op_type() == "Pow" && r->input(0) == sub->output(0) && is_scalar(*r, 1, 2.0)) ||
-        (r->op_type() == "Mul" && r->input(0) == sub->output(0) && r->input(1) == sub->output(0)))
-      square = r;
+  size_t reads = 0;
+  for (const onnx::NodeProto* sub : subs) {
+    if (sub->op_type() != "Sub" || !arity_of(*sub).fits(*sub) || sub->input(0) != mean.input(0) ||
+        sub->input(1) != mean.output(0))
+      return false;
+    const std::string& d = sub->output(0);
+    reads += readers_[d].size();
+    for (const onnx::NodeProto* r : readers_[d]) {
+      if (r->input_size() != 2 || !arity_of(*r).fits(*r)) continue;  // Div, Pow and Mul read two (and write one)
+      if (r->op_type() == "Div" && r->input(0) == d) div = r;
+      if ((r->op_type() == "Pow" && r->input(0) == d && is_scalar(*r, 1, 2.0)) ||
+          (r->op_type() == "Mul" && r->input(0) == d && r->input(1) == d))
+        square = r;
+    }
   }
   const size_t square_reads = square && square->op_type() == "Mul" ? 2 : 1;
-  if (!square || !div || readers_[sub->output(0)].size() != square_reads + 1) return false;
+  if (!square || !div || reads != square_reads + 1) return false;
   const onnx::NodeProto* variance = sole_reader_of(square->output(0), "ReduceMean");
   if (!over_channels(variance)) return false;
   const onnx::NodeProto* guard = sole_reader_of(variance->output(0), "Add");
@@ -184,7 +202,8 @@ bool Importer::layer_norm_pattern(const onnx::NodeProto& mean) {
       sole_reader_of(root->output(0), "Div") != div || div->input(1) != root->output(0))
     return false;
   const int y = builder_.layer_norm(activation(mean, 0), epsilon->data[0]);
-  for (const onnx::NodeProto* step : {sub, square, variance, guard, root, div}) fused_nodes_[step] = y;
+  for (const onnx::NodeProto* step : {square, variance, guard, root, div}) fused_nodes_[step] = y;
+  for (const onnx::NodeProto* sub : subs) fused_nodes_[sub] = y;
   define(mean, y);
   return true;
 }

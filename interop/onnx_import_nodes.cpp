@@ -224,7 +224,8 @@ void Importer::add(const onnx::NodeProto& n) {
   if (!first_constant && !second_constant) {
     if (channels_last_.count(n.input(0)) != channels_last_.count(n.input(1)))
       refuse(n, "adds a channels-last value to a channels-first one");
-    const int a = activation(n, 0), b = activation(n, 1);
+    int a = activation(n, 0), b = activation(n, 1);
+    spread_over_image(a, b);
     if (!(shape_of(a) == shape_of(b)))
       refuse(n, "a sum of " + to_string(shape_of(a)) + " and " + to_string(shape_of(b)) +
                     " values: octet adds computed values of one shape");

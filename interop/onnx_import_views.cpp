@@ -72,7 +72,11 @@ const char* Importer::view_of(const std::string& name) const {
   if (grouped_views_.count(name))
     return "a view of the channels in groups, which octet takes only in a channel shuffle (Reshape to [N, g, C/g, "
            "H, W], Transpose, Reshape back), a GroupNorm (Reshape to [N, g, -1], InstanceNormalization, Reshape "
-           "back) or ResNeSt's split attention (a Mul of two such views, a ReduceSum over axis 1)";
+           "back), ResNeSt's split attention (a Mul of two such views, a ReduceSum over axis 1) or GCNet's attention "
+           "pooling (a mask's [N, 1, HW] softmaxed over axis 2, the image's [N, C, HW] in a MatMul by it)";
+  if (position_weights_.count(name) || position_rows_.count(name) || pooled_views_.count(name))
+    return "a step of GCNet's attention pooling, which octet takes only as a whole (a Softmax over a mask's positions, "
+           "a MatMul of the image's [N, (1,) C, HW] view by it as a column, a Reshape to [N, C, 1, 1])";
   if (radix_views_.count(name))
     return "attention values viewed as [N, cardinality, r, C/cardinality], which octet takes only in ResNeSt's "
            "RadixSoftmax (a Transpose of perm [0, 2, 1, 3], a Softmax over axis 1)";

@@ -247,6 +247,18 @@ class Importer {
   bool concat_columns(const onnx::NodeProto& n);
   void split_columns(const onnx::NodeProto& n);
   int broadcast_gate(const onnx::NodeProto& n, int x, int gate);
+  // onnx_import_attention_pool.cpp: GCNet's attention pooling (a softmax over a mask's positions weighting
+  // each channel's mean) and its fusion by adding a value per channel. Whether n is imported there.
+  bool dispatch_attention_pool(const onnx::NodeProto& n);
+  bool attention_pool(const onnx::NodeProto& n);  // a MatMul of an image's view by the weights
+  void spread_over_image(int& a, int& b);         // of an Add: a value per channel repeated over the other's pixels
+  struct PositionWeights {
+    int mask;     // the octet node of the mask, C = 1
+    bool column;  // unsqueezed or reshaped to [N, (1,) HW, 1]
+  };
+  std::map<std::string, PositionWeights> position_weights_;  // softmaxes over a mask's positions, by tensor name
+  std::map<std::string, int> position_rows_;  // images viewed as [N, 1, C, HW], by tensor name: the image's node
+  std::map<std::string, int> pooled_views_;   // the MatMul's [N, (1,) C, 1], by tensor name: a C x 1 x 1 node
   // ONNX values [N, C, L, 1] that are octet's nodes of C x 1 x L (or the other way), by tensor name.
   std::map<std::string, int> transposed_hw_;
   struct HeightPart {

@@ -193,6 +193,7 @@ std::string activation(const OnnxNodeContext& c) {
     return y;
   }
   if (f == "square") return w.step("Mul", {c.inputs[0], c.inputs[0]}, y);
+  if (f == "exp") return w.step("Exp", {c.inputs[0]}, y);
   if (f == "sqrt" || f == "reciprocal") {
     w.initializer(n.name + ".alpha", TensorProto::FLOAT, {}, std::vector<float>{n.alpha});
     const std::string in = f == "sqrt" ? w.step("Relu", {c.inputs[0]}, n.name + ".positive") : c.inputs[0];

@@ -54,6 +54,7 @@ torch::Tensor activation(const Node& n, const torch::Tensor& x) {
   if (f == "square") return x * x;
   if (f == "sqrt") return torch::sqrt(torch::relu(x) * n.alpha);
   if (f == "reciprocal") return torch::reciprocal(x * n.alpha + n.beta);
+  if (f == "exp") return torch::exp(x);
   throw std::invalid_argument("unknown activation function '" + f + "'");
 }
 

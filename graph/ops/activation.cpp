@@ -1,7 +1,8 @@
 // Activation: an element-wise function of one value (graph/ops/activation.h
 // names them): Clip, LeakyRelu, Sigmoid, HardSigmoid, HardSwish, SiLU, GELU,
 // Tanh, ELU, SELU, CELU, Softplus and Mish as ONNX and torch define them, and
-// the square, square root and reciprocal steps of a norm (ConvNeXt-V2's GRN).
+// the square, square root and reciprocal steps of a norm (ConvNeXt-V2's GRN),
+// and exp (a softmax over positions: GCNet's attention pooling).
 // Attributes: function, alpha, beta. In int8 its
 // output has a scale of its own and each input level maps to one output level
 // through a 256-entry table; a Clip(0, max) after a conv is instead fused into
@@ -21,7 +22,7 @@ const std::vector<std::string>& activation_functions() {
   static const std::vector<std::string> names = {"clip", "leaky_relu", "sigmoid", "hard_sigmoid", "hard_swish",
                                                  "silu", "gelu",       "tanh",    "elu",          "selu",
                                                  "celu", "softplus",   "mish",    "square",       "sqrt",
-                                                 "reciprocal"};
+                                                 "reciprocal", "exp"};
   return names;
 }
 
@@ -46,6 +47,7 @@ double activation_value(const Node& n, double x) {
   if (f == "square") return x * x;
   if (f == "sqrt") return std::sqrt(alpha * std::max(x, 0.0));
   if (f == "reciprocal") return 1.0 / (alpha * x + beta);
+  if (f == "exp") return std::exp(x);
   fail("unknown activation function '" + f + "'");
 }
 

@@ -25,7 +25,8 @@ namespace octet::ops {
 // 0)): an L2 norm from a mean of squares over alpha values) and "reciprocal"
 // (1 / (alpha x + beta): a division by a computed value, its affine folded in;
 // a pole's side clamps to the int8 range, and whatever computes it is to keep
-// its input away from the pole).
+// its input away from the pole); "exp" (e^x: a softmax's numerators, after
+// the largest is subtracted, in (0, 1]).
 const std::vector<std::string>& activation_functions();
 
 // The function of `n` at x, in double (the int8 tables' precision).

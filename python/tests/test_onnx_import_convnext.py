@@ -64,6 +64,31 @@ def test_convnext_imports_and_matches_pytorch(tmp_path, octet_bin, images, opset
     assert_imports_as_pytorch_computes(tmp_path, octet_bin, model, tmp_path / "convnext.onnx", images)
 
 
+class ChannelsFirstLayerNorm(nn.Module):
+    """The ConvNeXt authors' LayerNorm of data_format "channels_first": its steps over axis 1 of the image."""
+
+    def __init__(self, channels, eps=1e-6):
+        super().__init__()
+        self.weight, self.bias = nn.Parameter(torch.empty(channels).uniform_(0.5, 1.5)), nn.Parameter(
+            torch.empty(channels).uniform_(-0.3, 0.3))
+        self.eps = eps
+
+    def forward(self, x):
+        u = x.mean(1, keepdim=True)
+        s = (x - u).pow(2).mean(1, keepdim=True)
+        x = (x - u) / torch.sqrt(s + self.eps)
+        return self.weight[:, None, None] * x + self.bias[:, None, None]
+
+
+def test_channels_first_layer_norm_imports_and_matches_pytorch(tmp_path, octet_bin, images):
+    model = tiny_convnext(13)
+    model.stem[1], model.down[0] = ChannelsFirstLayerNorm(16), ChannelsFirstLayerNorm(16)
+    export(model, tmp_path / "convnext.onnx")
+    means = [n for n in onnx.load(str(tmp_path / "convnext.onnx")).graph.node if n.op_type == "ReduceMean"]
+    assert sum(list(next(a for a in n.attribute if a.name == "axes").ints) == [1] for n in means) == 4
+    assert_imports_as_pytorch_computes(tmp_path, octet_bin, model, tmp_path / "convnext.onnx", images)
+
+
 def test_convnext_quantizes_and_follows_float(tmp_path, octet_bin):
     agreement = int8_agreement(tmp_path, octet_bin, tiny_convnext(12))
     assert agreement >= 0.8, agreement  # random weights: int8 follows float on most images

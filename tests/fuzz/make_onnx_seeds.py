@@ -425,6 +425,31 @@ def write_coordinate_attention():
                       opset_version=13, input_names=["x"], dynamic_axes={"x": {0: "n"}})
 
 
+class GlobalContext(nn.Module):
+    """GCNet's global context block as mmcv writes it: a mask's softmax over its positions (Reshape to [N, 1, HW],
+    Softmax, Unsqueeze), the image's [N, 1, C, HW] view times it (MatMul), a Reshape to [N, C, 1, 1], a bottleneck
+    with nn.LayerNorm([C, 1, 1]) (ReduceMean over axes 1, 2, 3), added to every pixel."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv, self.mask = nn.Conv2d(3, 8, 3, padding=1), nn.Conv2d(8, 1, 1)
+        self.add = nn.Sequential(nn.Conv2d(8, 4, 1), nn.LayerNorm([4, 1, 1]), nn.ReLU(), nn.Conv2d(4, 8, 1))
+        self.fc = nn.Linear(8, 10)
+
+    def forward(self, x):
+        x = torch.relu(self.conv(x))
+        n, c, h, w = x.shape
+        weights = torch.softmax(self.mask(x).view(n, 1, h * w), -1).unsqueeze(-1)
+        context = torch.matmul(x.view(n, c, h * w).unsqueeze(1), weights).view(n, c, 1, 1)
+        return self.fc((x + self.add(context)).mean((2, 3)))
+
+
+def write_global_context():
+    torch.manual_seed(24)
+    torch.onnx.export(GlobalContext().eval(), torch.zeros(1, 3, 12, 10), str(OUT / "global_context.onnx"),
+                      opset_version=13, input_names=["x"], dynamic_axes={"x": {0: "n"}})
+
+
 class SplitAttention(nn.Module):
     """ResNeSt's split attention as timm writes it: Reshape to [N, 2, C, H, W], ReduceSum, RadixSoftmax (Reshape,
     Transpose, Softmax over axis 1), the gate Mul of two split views, ReduceSum."""
@@ -591,6 +616,7 @@ def main():
     write_global_response_norm()
     write_powers()
     write_coordinate_attention()
+    write_global_context()
     write_split_attention()
     write_embedding()
     write_dynamic_size()

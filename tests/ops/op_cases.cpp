@@ -190,6 +190,22 @@ void add_image_net_operator_cases(std::vector<OpCase>& cases) {
                          return m.finish();
                        }});
     }
+  // A softmax's numerators: exp of values clipped to [alpha, beta] (float's exp of the int8 images' -128 would
+  // be 0 and of 127 infinite): up to 0 (their largest subtracted, levels 1/127 of 1), and of either sign.
+  uint64_t exp_seed = 8060;
+  for (const Activation& v :
+       {Activation{"exp", -6.0f, 0.0f, 20.0f, 127.0f}, Activation{"exp", -3.0f, 4.0f, 30.0f, 2.0f}})
+    for (const int64_t batch : {int64_t{1}, int64_t{33}}) {
+      const uint64_t s = exp_seed++;
+      cases.push_back({std::string("activation_exp_") + (v.beta > 0 ? "either_sign_" : "") + shape_name(batch, 5, 6, 7),
+                       batch, [v, s] {
+                         OpModel m(s);
+                         const int x = m.rescaled(m.input(5, 6, 7), v.input_scale);
+                         m.activation_op(m.activation_op(x, "clip", v.alpha, v.beta, v.input_scale), v.function, 0.0f,
+                                         0.0f, v.output_scale);
+                         return m.finish();
+                       }});
+    }
 
   // PRelu: one channel, a few, and more than a vector's worth; at batch 1 and
   // one of many pixels.
