@@ -161,7 +161,9 @@ def int8_agreement(tmp_path, octet_bin, model, onnx_path=None):
     """Imports `model` (exported to ONNX, unless `onnx_path` holds it), quantizes it on
     128 CIFAR-10 training images (max) and returns int8's top-1 agreement with float
     on 256 test images (int8's logits dequantized: per-channel weights give each
-    class's int32 logit its own scale)."""
+    class's int32 logit its own scale). Both top-1s are of the logits less float's
+    mean over the images: random weights' biases would otherwise pick one class
+    for every image (and agree whatever int8 computes); at least 3 classes must win."""
     cifar = os.environ.get("OCTET_CIFAR10_DIR", str(SOURCE_DIR / ".data" / "cifar-10-batches-bin"))
     if not os.path.exists(os.path.join(cifar, "test_batch.bin")):
         pytest.skip(f"CIFAR-10 binary files not found in {cifar} (tools/setup.sh writes them)")
@@ -180,12 +182,16 @@ def int8_agreement(tmp_path, octet_bin, model, onnx_path=None):
     quantized = octet.load_quantized(str(tmp_path / "m.int8"))
     images, _ = octet.load_cifar10(cifar)
     images = octet.normalize(images[:256], checkpoint.mean, checkpoint.std)
-    return np.mean(checkpoint.predict(images).argmax(1) == quantized.predict(images, dequantize=True).argmax(1))
+    float_logits = checkpoint.predict(images)
+    centre = float_logits.mean(0)
+    expected = (float_logits - centre).argmax(1)
+    assert len(set(expected)) >= 3, np.bincount(expected)
+    return np.mean((quantized.predict(images, dequantize=True) - centre).argmax(1) == expected)
 
 
 def test_imported_model_quantizes_and_evaluates(tmp_path, octet_bin):
     agreement = int8_agreement(tmp_path, octet_bin, random_model(2))
-    assert agreement >= 0.9, agreement  # random weights: int8 follows float on most images
+    assert agreement >= 0.8, agreement  # random weights: int8 follows float on most images (0.84)
 
 
 def refused(tmp_path, octet_bin, onnx_path, *fragments):

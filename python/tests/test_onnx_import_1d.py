@@ -19,7 +19,7 @@ onnx = pytest.importorskip("onnx")
 from test_onnx_import import seeded  # noqa: E402
 from torchscript_onnx import torchscript_export  # noqa: E402
 from unlabelled_import import assert_int8_follows_float_and_exports, assert_matches_pytorch_and_onnx_runtime  # noqa
-from unlabelled_import import octet_import, refused  # noqa: E402
+from unlabelled_import import octet_import, refused, varied_inputs  # noqa: E402
 
 nn = torch.nn
 WAVEFORM = (1, 1600)
@@ -54,7 +54,7 @@ class M5(nn.Module):
 
 @pytest.fixture(scope="module")
 def waveforms():
-    return np.random.default_rng(21).normal(size=(64, *WAVEFORM)).astype(np.float32)
+    return varied_inputs(21, 64, WAVEFORM)
 
 
 def exported(path, seed, **kwargs):
@@ -123,7 +123,7 @@ MFCC = (64, 101)  # 64 coefficients, 101 frames of a second of speech
 
 @pytest.fixture(scope="module")
 def mfccs():
-    return np.random.default_rng(22).normal(size=(64, *MFCC)).astype(np.float32)
+    return varied_inputs(22, 64, MFCC)
 
 
 def exported_matchboxnet(path, seed):
@@ -216,7 +216,7 @@ def exported_tcn(path, seed):
 
 @pytest.fixture(scope="module")
 def sequences():
-    return np.random.default_rng(23).normal(size=(64, *SEQUENCE)).astype(np.float32)
+    return varied_inputs(23, 64, SEQUENCE)
 
 
 def test_a_tcn_imports_and_matches_pytorch_and_onnx_runtime(tmp_path, octet_bin, sequences):

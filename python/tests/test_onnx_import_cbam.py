@@ -11,7 +11,6 @@ layers over the pooled channels, y.view(b, c, 1, 1), x * y.expand_as(x).
 PyTorch's logits are the reference; ONNX Runtime runs the file and octet's
 int8 export as well."""
 
-import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -20,7 +19,7 @@ from residual_blocks import AttentionBlock  # noqa: E402
 from test_onnx_import import seeded  # noqa: E402
 from torchscript_onnx import torchscript_export  # noqa: E402
 from unlabelled_import import assert_int8_follows_float_and_exports, assert_matches_pytorch_and_onnx_runtime  # noqa
-from unlabelled_import import imported, refused  # noqa: E402
+from unlabelled_import import imported, refused, varied_inputs  # noqa: E402
 
 nn = torch.nn
 IMAGE = (3, 32, 32)
@@ -58,7 +57,7 @@ class CbamResNet(nn.Module):
 
 @pytest.fixture(scope="module")
 def images():
-    return np.random.default_rng(24).normal(size=(64, *IMAGE)).astype(np.float32)
+    return varied_inputs(24, 64, IMAGE)
 
 
 def exported(path, seed, unsqueezed=False):

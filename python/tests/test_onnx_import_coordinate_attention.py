@@ -17,7 +17,7 @@ torch = pytest.importorskip("torch")
 onnx = pytest.importorskip("onnx")
 from test_onnx_import import seeded  # noqa: E402
 from unlabelled_import import assert_int8_follows_float_and_exports, assert_matches_pytorch_and_onnx_runtime  # noqa
-from unlabelled_import import export_image_model, imported, randomise_batch_norms, refused  # noqa: E402
+from unlabelled_import import export_image_model, imported, randomise_batch_norms, refused, varied_inputs  # noqa: E402
 
 nn = torch.nn
 IMAGE = (3, 32, 24)
@@ -69,7 +69,7 @@ FORMS = ["authors", "timm"]
 
 @pytest.fixture(scope="module")
 def images():
-    return np.random.default_rng(43).normal(size=(64, *IMAGE)).astype(np.float32)
+    return varied_inputs(43, 64, IMAGE)
 
 
 def exported(path, seed, form):

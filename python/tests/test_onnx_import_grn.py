@@ -6,14 +6,13 @@ as timm writes it on channels-first ones (its conv MLP). PyTorch's logits are
 the reference; ONNX Runtime runs the file and octet's int8 export as well. A
 Div by a computed value of another shape is refused naming the node."""
 
-import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
 onnx = pytest.importorskip("onnx")
 from test_onnx_import import seeded  # noqa: E402
 from unlabelled_import import assert_int8_follows_float_and_exports, assert_matches_pytorch_and_onnx_runtime  # noqa
-from unlabelled_import import export_image_model, imported, refused  # noqa: E402
+from unlabelled_import import export_image_model, imported, refused, varied_inputs  # noqa: E402
 
 nn = torch.nn
 IMAGE = (3, 32, 32)
@@ -72,7 +71,7 @@ FORMS = {"channels_last": True, "channels_first": False}
 
 @pytest.fixture(scope="module")
 def images():
-    return np.random.default_rng(37).normal(size=(64, *IMAGE)).astype(np.float32)
+    return varied_inputs(37, 64, IMAGE)
 
 
 def exported(path, seed, form):

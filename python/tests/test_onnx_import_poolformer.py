@@ -8,7 +8,6 @@ GELU. PyTorch's logits are the reference; ONNX Runtime runs the file and
 octet's int8 export as well. A sum or difference that broadcasts one channel
 over many (x - x.mean(1)) is refused naming the node."""
 
-import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -16,7 +15,7 @@ onnx = pytest.importorskip("onnx")
 from test_onnx_import import seeded  # noqa: E402
 from torchscript_onnx import torchscript_export  # noqa: E402
 from unlabelled_import import assert_int8_follows_float_and_exports, assert_matches_pytorch_and_onnx_runtime  # noqa
-from unlabelled_import import imported, refused  # noqa: E402
+from unlabelled_import import imported, refused, varied_inputs  # noqa: E402
 
 nn = torch.nn
 IMAGE = (3, 32, 32)
@@ -63,7 +62,7 @@ class PoolFormer(nn.Module):
 
 @pytest.fixture(scope="module")
 def images():
-    return np.random.default_rng(26).normal(size=(64, *IMAGE)).astype(np.float32)
+    return varied_inputs(26, 64, IMAGE)
 
 
 def exported(path, seed):

@@ -13,7 +13,7 @@ torch = pytest.importorskip("torch")
 onnx = pytest.importorskip("onnx")
 from test_onnx_import import seeded  # noqa: E402
 from unlabelled_import import assert_int8_follows_float_and_exports, assert_matches_pytorch_and_onnx_runtime  # noqa
-from unlabelled_import import export_image_model, imported, refused  # noqa: E402
+from unlabelled_import import export_image_model, imported, refused, varied_inputs  # noqa: E402
 
 nn = torch.nn
 F = torch.nn.functional
@@ -44,7 +44,7 @@ FORMS = ["normalize", "pixel_norm", "powers"]
 
 @pytest.fixture(scope="module")
 def images():
-    return np.random.default_rng(41).normal(size=(64, *IMAGE)).astype(np.float32)
+    return varied_inputs(41, 64, IMAGE)
 
 
 def exported(path, seed, form):

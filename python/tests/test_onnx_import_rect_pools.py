@@ -6,7 +6,6 @@ uncounted padding, and ends in a global max pool (a 10x51 MaxPool as torch
 writes it, or a GlobalMaxPool) and a ReduceMax (torch.amax) of a 10x51 image. PyTorch's logits are the reference;
 ONNX Runtime runs the file and octet's int8 export as well."""
 
-import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -14,7 +13,7 @@ onnx = pytest.importorskip("onnx")
 from test_onnx_import import seeded  # noqa: E402
 from torchscript_onnx import torchscript_export  # noqa: E402
 from unlabelled_import import assert_int8_follows_float_and_exports, assert_matches_pytorch_and_onnx_runtime  # noqa
-from unlabelled_import import imported, refused  # noqa: E402
+from unlabelled_import import imported, refused, varied_inputs  # noqa: E402
 
 nn = torch.nn
 SPECTROGRAM = (1, 40, 101)
@@ -44,7 +43,7 @@ class KeywordSpotter(nn.Module):
 
 @pytest.fixture(scope="module")
 def spectrograms():
-    return np.random.default_rng(12).normal(size=(64, *SPECTROGRAM)).astype(np.float32)
+    return varied_inputs(12, 64, SPECTROGRAM)
 
 
 def exported(path, seed):

@@ -15,7 +15,7 @@ from onnx import helper  # noqa: E402
 from test_onnx_import import seeded  # noqa: E402
 from torchscript_onnx import torchscript_export  # noqa: E402
 from unlabelled_import import assert_int8_follows_float_and_exports, assert_matches_pytorch_and_onnx_runtime  # noqa
-from unlabelled_import import imported, refused  # noqa: E402
+from unlabelled_import import imported, refused, varied_inputs  # noqa: E402
 
 nn = torch.nn
 IMAGE = (3, 32, 32)
@@ -54,7 +54,7 @@ class PixelsToChannels(nn.Module):
 
 @pytest.fixture(scope="module")
 def images():
-    return np.random.default_rng(27).normal(size=(64, *IMAGE)).astype(np.float32)
+    return varied_inputs(27, 64, IMAGE)
 
 
 def exported(path, seed, form):

@@ -13,7 +13,6 @@ softmax over the paths, each path gated and the products summed; three paths
 are refused naming the softmax. PyTorch's logits are the reference; ONNX
 Runtime runs the file and octet's int8 export as well."""
 
-import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -21,7 +20,7 @@ onnx = pytest.importorskip("onnx")
 from test_onnx_import import seeded  # noqa: E402
 from torchscript_onnx import torchscript_export  # noqa: E402
 from unlabelled_import import assert_int8_follows_float_and_exports, assert_matches_pytorch_and_onnx_runtime  # noqa
-from unlabelled_import import imported, refused  # noqa: E402
+from unlabelled_import import imported, refused, varied_inputs  # noqa: E402
 
 nn = torch.nn
 F = nn.functional
@@ -89,7 +88,7 @@ class TwoBlocks(nn.Module):
 
 @pytest.fixture(scope="module")
 def images():
-    return np.random.default_rng(28).normal(size=(64, *IMAGE)).astype(np.float32)
+    return varied_inputs(28, 64, IMAGE)
 
 
 def resnest(timm_form, cardinality=1, radix=2):

@@ -9,14 +9,13 @@ logits are the reference; ONNX Runtime runs the file and octet's int8 export
 as well. Bilinear resizing and ratios that are not whole are refused naming
 the node."""
 
-import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
 onnx = pytest.importorskip("onnx")
 from test_onnx_import import seeded  # noqa: E402
 from unlabelled_import import assert_int8_follows_float_and_exports, assert_matches_pytorch_and_onnx_runtime  # noqa
-from unlabelled_import import export_image_model, imported, randomise_batch_norms, refused  # noqa: E402
+from unlabelled_import import export_image_model, imported, randomise_batch_norms, refused, varied_inputs  # noqa: E402
 
 nn = torch.nn
 F = torch.nn.functional
@@ -117,7 +116,7 @@ FORMS = {"hrnet": (HRNetFuse, (3, 32, 32)), "sizes": (lambda: TopDown("sizes"), 
 
 
 def inputs(form):
-    return np.random.default_rng(31).normal(size=(64, *FORMS[form][1])).astype(np.float32)
+    return varied_inputs(31, 64, FORMS[form][1])
 
 
 def exported(path, seed, form):

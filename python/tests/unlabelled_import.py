@@ -13,6 +13,16 @@ import torch
 from torchscript_onnx import torchscript_export
 
 
+def varied_inputs(seed, count, shape):
+    """`count` inputs of `shape`: normal noise times a contrast of each input's own, plus a mean of each input's own
+    per channel (axis 0 of `shape`). Random weights' logits of plain noise differ from input to input by little
+    beside what they share; these differ enough that int8's top-1 agreement with float means something."""
+    rng = np.random.default_rng(seed)
+    ones = (1,) * (len(shape) - 1)
+    return (rng.normal(size=(count, *shape)) * rng.uniform(0.5, 2, size=(count, 1, *ones)) +
+            rng.uniform(-1, 1, size=(count, shape[0], *ones))).astype(np.float32)
+
+
 def randomise_batch_norms(model):
     """Running statistics that make folding them matter: means in [-0.3, 0.3], variances in [0.5, 2]."""
     for bn in (m for m in model.modules() if isinstance(m, torch.nn.BatchNorm2d)):
@@ -66,22 +76,29 @@ def assert_matches_pytorch_and_onnx_runtime(got, model, onnx_path, inputs):
 
 def int8_top1_agreement(tmp_path, octet_bin, checkpoint_path, inputs):
     """Quantizes the checkpoint on inputs[:32] (a .npy as given, max) into tmp_path / "m.int8"; returns how
-    often its int8 top-1 agrees with float's on `inputs` and its dequantized logits."""
+    often its int8 top-1 agrees with float's on `inputs`, and its dequantized logits. Both top-1s are of the
+    logits less float's mean over the inputs: random weights' biases would otherwise pick one class for every
+    input (and agree whatever int8 computes); at least 3 classes must win somewhere."""
     float_logits = octet.load_checkpoint(str(checkpoint_path)).predict(inputs)
     np.save(tmp_path / "calibration.npy", inputs[:32])
     subprocess.run([octet_bin, "quantize", "--checkpoint", str(checkpoint_path), "--calib-data",
                     str(tmp_path / "calibration.npy"), "--method", "max", "-o", str(tmp_path / "m.int8")],
                    capture_output=True, text=True, check=True)
     ours = octet.load_quantized(str(tmp_path / "m.int8")).predict(inputs, dequantize=True)
-    return np.mean(ours.argmax(1) == float_logits.argmax(1)), ours
+    centre = float_logits.mean(0)
+    expected = (float_logits - centre).argmax(1)
+    assert len(set(expected)) >= 3, np.bincount(expected)
+    return np.mean((ours - centre).argmax(1) == expected), ours
 
 
 def assert_int8_follows_float_and_exports(tmp_path, octet_bin, checkpoint_path, inputs, export_inputs,
-                                          tolerance=1e-3, least_agreement=0.9):
+                                          tolerance=5e-3, least_agreement=0.85):
     """Quantizes the checkpoint (int8_top1_agreement); its int8 top-1 agrees with float on `inputs` at least
-    `least_agreement` of the time, and its QDQ export run by ONNX Runtime on export_inputs[:16] (the
-    export's own image layout) gives its dequantized logits within `tolerance` of the largest (ORT computes
-    between the QDQ pairs in float: a level in a thousand rounds the other way)."""
+    `least_agreement` of the time (random weights on varied_inputs: 0.88 to 1.0), and its QDQ export run by
+    ONNX Runtime on export_inputs[:16] (the export's own image layout) gives its dequantized logits within
+    `tolerance` of the largest (ORT computes between the QDQ pairs in float: now and then a level rounds the
+    other way and the difference travels on, up to 3.2e-3 of the largest at ORT's level "disabled" and 4.3e-3
+    at "all" on these tests' models)."""
     agreement, ours = int8_top1_agreement(tmp_path, octet_bin, checkpoint_path, inputs)
     assert agreement >= least_agreement, agreement
     subprocess.run([octet_bin, "export", "--quantized", str(tmp_path / "m.int8"), "--onnx", str(tmp_path / "q.onnx")],
