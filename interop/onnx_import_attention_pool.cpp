@@ -8,6 +8,7 @@
 // Upsample, subtracted; the int8 exp table's values then lie in (0, 1]
 // whatever m's range), and sum(x e) / sum(e) = GAP(x * e) * reciprocal(GAP(e)).
 // Also GCNet's fusion by addition: a value per channel added to every pixel.
+// Values are brought back over the image by Upsamples (repeated()).
 #include "interop/onnx_importer.h"
 
 namespace octet::onnx_import {
@@ -81,11 +82,14 @@ bool Importer::attention_pool(const onnx::NodeProto& n) {
   const ActShape s = shape_of(mask);
   if (shape_of(x).h != s.h || shape_of(x).w != s.w)
     refuse(n, "weights " + to_string(s) + " of positions of an image " + to_string(shape_of(x)));
-  if (s.h > kMostUpsample || s.w > kMostUpsample)
-    refuse(n, "a softmax over " + std::to_string(s.h) + " x " + std::to_string(s.w) + " positions: octet takes up to " +
-                  std::to_string(kMostUpsample) + " x " + std::to_string(kMostUpsample));
-  const int largest = builder_.upsample(global_max_pool_of(mask), s.h, s.w);
-  const int centred = builder_.add(mask, affine_conv(layer_name(n), largest, {-1.0f}, {0.0f}));
+  // Negated before it is brought back: a conv of one value per image, not of every position.
+  const int negated = affine_conv(layer_name(n), global_max_pool_of(mask), {-1.0f}, {0.0f});
+  const int spread = repeated(negated, s.h, s.w);
+  if (spread < 0)
+    refuse(n, "a softmax over " + std::to_string(s.h) + " x " + std::to_string(s.w) + " positions: octet brings the "
+                  "largest back over heights and widths whose prime factors are at most " +
+                  std::to_string(kMostUpsample));
+  const int centred = builder_.add(mask, spread);
   const int e = builder_.activation(centred, "exp");
   const int weighted_sum = builder_.global_avg_pool(builder_.mul(x, e));
   const int total = builder_.activation(builder_.global_avg_pool(e), "reciprocal", 1.0f, 0.0f);
@@ -94,13 +98,14 @@ bool Importer::attention_pool(const onnx::NodeProto& n) {
 }
 
 // GCNet's channel_add fusion: of an Add of an image and a value per channel ([C, 1, 1]) of the same channels,
-// the latter repeated over the image's pixels (an Upsample); other shapes are left to add() to refuse.
+// the latter repeated over the image's pixels (Upsamples); other shapes are left to add() to refuse.
 void Importer::spread_over_image(int& a, int& b) {
   const auto spread = [&](int image, int& value) {
     const ActShape si = shape_of(image), sv = shape_of(value);
-    if (!is_flat(image) && !is_flat(value) && sv.c == si.c && sv.h == 1 && sv.w == 1 && !(si == sv) &&
-        si.h <= kMostUpsample && si.w <= kMostUpsample)
-      value = builder_.upsample(value, si.h, si.w);
+    if (!is_flat(image) && !is_flat(value) && sv.c == si.c && sv.h == 1 && sv.w == 1 && !(si == sv)) {
+      const int spread = repeated(value, si.h, si.w);
+      if (spread >= 0) value = spread;
+    }
   };
   spread(a, b);
   spread(b, a);

@@ -154,10 +154,12 @@ int Importer::broadcast_gate(const onnx::NodeProto& n, int x, int gate) {
   const ActShape sx = shape_of(x), sg = shape_of(gate);
   if (sg.c != sx.c || (sg.h == 1 && sg.w == 1) || sx == sg) return gate;
   const bool column = sg.h == sx.h && sg.w == 1, row = sg.w == sx.w && sg.h == 1;
-  if ((!column && !row) || (column ? sx.w : sx.h) > kMostUpsample)
+  const int y = !column && !row ? -1 : column ? repeated(gate, 1, sx.w) : repeated(gate, sx.h, 1);
+  if (y < 0)
     refuse(n, "multiplies " + to_string(sx) + " values by " + to_string(sg) + " ones: octet broadcasts a gate of "
-                  "one column or row over up to " + std::to_string(kMostUpsample) + " pixels");
-  return column ? builder_.upsample(gate, 1, sx.w) : builder_.upsample(gate, sx.h, 1);
+                  "one column or row over a number of pixels whose prime factors are at most " +
+                  std::to_string(kMostUpsample));
+  return y;
 }
 
 }  // namespace octet::onnx_import

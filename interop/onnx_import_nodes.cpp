@@ -470,9 +470,6 @@ void Importer::reduce_image(const onnx::NodeProto& n, const std::vector<int64_t>
   if (channels_first && image_axes.size() == 2 && !is_flat(x) && one_axis && int_attribute(n, "keepdims", 1) != 0) {
     const ActShape s = shape_of(x);  // x.mean(3, keepdim=True): a pool of windows of a whole row (or column)
     const PoolAxis rows{axes[0] == 2 ? s.h : 1, 1, 0}, columns{axes[0] == 3 ? s.w : 1, 1, 0};
-    if (std::max(rows.kernel, columns.kernel) > 64)
-      refuse(n, what + " over " + std::to_string(std::max(rows.kernel, columns.kernel)) + " pixels: octet pools "
-                       "up to 64");
     return define(n, max ? builder_.max_pool(x, rows, columns, false)
                          : builder_.avg_pool(x, rows, columns, false, false));
   }

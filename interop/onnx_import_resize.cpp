@@ -6,6 +6,7 @@
 // pixel from some offset, a subsample (onnx_import_space_to_depth.cpp). Both
 // move int8 values, exactly. Anything else (linear or cubic modes, ratios
 // that are not whole) is refused, saying which.
+#include <algorithm>
 #include <cmath>
 
 #include "interop/onnx_importer.h"
@@ -125,6 +126,30 @@ void Importer::resize(const onnx::NodeProto& n) {
   if (down > 1 || across > 1) y = builder_.upsample(y, down, across);
   if (y == x) summary_.dropped.push_back(n.op_type());
   define(n, y);
+}
+
+namespace {
+// Factors of n, each from 2 to kMostUpsample, whose product is n (the largest first); none for n of 1, and
+// nullopt where n has a prime factor above kMostUpsample.
+std::optional<std::vector<int>> upsample_factors(int64_t n) {
+  std::vector<int> factors;
+  while (n > 1) {
+    int f = static_cast<int>(std::min<int64_t>(n, kMostUpsample));
+    while (f > 1 && n % f != 0) --f;
+    if (f == 1) return std::nullopt;
+    factors.push_back(f);
+    n /= f;
+  }
+  return factors;
+}
+}  // namespace
+
+int Importer::repeated(int x, int64_t down, int64_t across) {
+  const std::optional<std::vector<int>> rows = upsample_factors(down), columns = upsample_factors(across);
+  if (!rows || !columns) return -1;
+  for (size_t k = 0; k < std::max(rows->size(), columns->size()); ++k)
+    x = builder_.upsample(x, k < rows->size() ? (*rows)[k] : 1, k < columns->size() ? (*columns)[k] : 1);
+  return x;
 }
 
 }  // namespace octet::onnx_import

@@ -234,6 +234,9 @@ class Importer {
   std::map<std::string, BlocksView> blocks_views_;
   // onnx_import_resize.cpp: Resize in mode nearest, as an Upsample or a subsample.
   void resize(const onnx::NodeProto& n);
+  // x with each pixel repeated down x across times: Upsamples whose factors multiply to those; -1 where either
+  // has a prime factor above kMostUpsample (a broadcast of a gate or of a value per channel over an image).
+  int repeated(int x, int64_t down, int64_t across);
   // onnx_import_response_norm.cpp: L2 norms (ConvNeXt-V2's GRN, F.normalize), a Div by a computed gate, powers.
   void reduce_l2(const onnx::NodeProto& n);
   void divide_by_computed(const onnx::NodeProto& n);

@@ -97,6 +97,17 @@ def test_coordinate_attention_quantizes_follows_float_and_exports(tmp_path, octe
     assert_int8_follows_float_and_exports(tmp_path, octet_bin, tmp_path / "m.octet", images, images)
 
 
+def test_coordinate_attention_at_mobilenets_first_stage_size_imports(tmp_path, octet_bin):
+    """A 224 x 224 image's first stride-2 stage is 112 x 112: means over 112 pixels (pools of whole rows) and gates
+    repeated over 112 (Upsamples of 56 and 2), then 56 x 56."""
+    image = (3, 224, 224)
+    model = randomise_batch_norms(seeded(lambda: Net("timm"), 174, scale=1200))
+    export_image_model(model, tmp_path / "m.onnx", image)
+    checkpoint = imported(octet_bin, tmp_path / "m.onnx", tmp_path / "m.octet")
+    inputs = varied_inputs(47, 4, image)
+    assert_matches_pytorch_and_onnx_runtime(checkpoint.predict(inputs), model, tmp_path / "m.onnx", inputs)
+
+
 def test_another_reader_of_the_concat_is_refused(tmp_path, octet_bin):
     exported(tmp_path / "m.onnx", 173, "timm")
     model = onnx.load(str(tmp_path / "m.onnx"))

@@ -125,7 +125,13 @@ def test_a_softmax_over_another_axis_is_refused(tmp_path, octet_bin):
     refused(octet_bin, tmp_path / "m.onnx", tmp_path / "m.octet", name, "a softmax over axis 1 of GCNet's")
 
 
-def test_more_than_64_positions_a_side_are_refused(tmp_path, octet_bin):
+def test_masks_of_more_than_64_rows_import_where_their_factors_are_at_most_64(tmp_path, octet_bin):
+    tall = (3, 256, 8)  # masks of 128 x 4 (the largest brought back by Upsamples of 64 and 2) and 64 x 2
+    model = export_image_model(seeded(lambda: Net("mmcv"), 184, scale=1200), tmp_path / "m.onnx", tall)
+    checkpoint = imported(octet_bin, tmp_path / "m.onnx", tmp_path / "m.octet")
+    inputs = varied_inputs(46, 8, tall)
+    assert_matches_pytorch_and_onnx_runtime(checkpoint.predict(inputs), model, tmp_path / "m.onnx", inputs)
     model = seeded(lambda: Net("timm"), 184, scale=1200)
-    export_image_model(model, tmp_path / "m.onnx", (3, 160, 8), dynamic_batch=False)
-    refused(octet_bin, tmp_path / "m.onnx", tmp_path / "m.octet", "MatMul", "a softmax over 80 x 4 positions")
+    export_image_model(model, tmp_path / "prime.onnx", (3, 268, 8), dynamic_batch=False)  # 134 = 2 x 67 rows
+    refused(octet_bin, tmp_path / "prime.onnx", tmp_path / "prime.octet", "MatMul", "a softmax over 134 x 4 positions",
+            "prime factors are at most 64")
