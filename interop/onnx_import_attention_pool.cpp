@@ -7,8 +7,9 @@
 // e = exp(m - max m) (a global max pool brought back to the mask's size by an
 // Upsample, subtracted; the int8 exp table's values then lie in (0, 1]
 // whatever m's range), and sum(x e) / sum(e) = GAP(x * e) * reciprocal(GAP(e)).
-// Also GCNet's fusion by addition: a value per channel added to every pixel.
-// Values are brought back over the image by Upsamples (repeated()).
+// Also GCNet's fusion by addition (a value per channel added to every pixel)
+// and BAM's product of a value per channel and one per pixel, both expanded
+// to the image: values are brought back over it by Upsamples (repeated()).
 #include "interop/onnx_importer.h"
 
 namespace octet::onnx_import {
@@ -109,6 +110,37 @@ void Importer::spread_over_image(int& a, int& b) {
   };
   spread(a, b);
   spread(b, a);
+}
+
+const onnx::NodeProto* Importer::expanded_by(const std::string& name) const {
+  for (const onnx::NodeProto& p : g_.node())
+    if (p.op_type() == "Expand" && p.output_size() == 1 && p.output(0) == name) return &p;
+  return nullptr;
+}
+
+// BAM's attention, channel_att(x) * spatial_att(x), each expand_as(x) ([C, 1, 1] and [1, H, W] before): the value
+// per channel repeated over the pixels (Upsamples), times the one per pixel; both Expands' targets its shape.
+bool Importer::spread_for_product(const onnx::NodeProto& n, int a, int b) {
+  if (shape_of(a).c == 1) std::swap(a, b);
+  const ActShape channel = shape_of(a), pixel = shape_of(b);
+  if (is_flat(a) || is_flat(b) || channel.h != 1 || channel.w != 1 || channel.c == 1 || pixel.c != 1 ||
+      pixel.h * pixel.w == 1)
+    return false;
+  const int spread = repeated(a, pixel.h, pixel.w);
+  if (spread < 0)
+    refuse(n, "multiplies a value per channel by one per pixel over " + to_string(pixel) + ": octet brings the "
+                  "former over heights and widths whose prime factors are at most " + std::to_string(kMostUpsample));
+  const int y = builder_.mul(spread, b);
+  const std::vector<int64_t> dims = {channel.c, pixel.h, pixel.w};
+  for (int i = 0; i < 2; ++i) {
+    const onnx::NodeProto* expand = expanded_by(n.input(i));
+    const ShapeValue* target = expand ? shape_value(*expand, 1) : nullptr;
+    if (!target || target->values.size() != 4 || !std::equal(dims.begin(), dims.end(), target->values.begin() + 1))
+      refuse(n, "a product of a value per channel and one per pixel other than both expanded to " +
+                    to_string(shape_of(y)) + " (BAM's gates, expand_as(x))");
+  }
+  define(n, y);
+  return true;
 }
 
 }  // namespace octet::onnx_import

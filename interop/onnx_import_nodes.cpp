@@ -427,6 +427,7 @@ void Importer::mul(const onnx::NodeProto& n) {
   if (channels_last_.count(n.input(0)) != channels_last_.count(n.input(1)))
     refuse(n, "multiplies a channels-last value by a channels-first one");
   int a = activation(n, 0), b = activation(n, 1);
+  if (spread_for_product(n, a, b)) return;
   const ActShape sa = shape_of(a), sb = shape_of(b);
   if (sa.numel() < sb.numel()) std::swap(a, b);
   define(n, builder_.mul(a, broadcast_gate(n, a, b)));

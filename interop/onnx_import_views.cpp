@@ -243,12 +243,13 @@ void Importer::expand(const onnx::NodeProto& n) {
   const bool before_products = !readers.empty() && std::all_of(readers.begin(), readers.end(), [&](const auto* r) {
     if (r->op_type() == "Div")  // F.normalize's x / norm.expand_as(x)
       return r->input_size() == 2 && r->input(1) == n.output(0) && has_target_shape(r->input(0));
-    return r->op_type() == "Mul" && r->input_size() == 2 &&
-           has_target_shape(r->input(0) == n.output(0) ? r->input(1) : r->input(0));
+    if (r->op_type() != "Mul" || r->input_size() != 2) return false;
+    const std::string& other = r->input(0) == n.output(0) ? r->input(1) : r->input(0);
+    return has_target_shape(other) || expanded_by(other);  // BAM's: both gates expand_as(x) (mul() checks them)
   });
   if (!before_products)
-    refuse(n, "an Expand other than before a Mul by a value of the expanded shape (x * y.expand_as(x)) or a Div of "
-              "one by it (x / y.expand_as(x))");
+    refuse(n, "an Expand other than before a Mul by a value of the expanded shape (x * y.expand_as(x)) or by another "
+              "Expand (BAM's gates), or a Div of one by it (x / y.expand_as(x))");
   summary_.dropped.push_back(n.op_type());
   define(n, x);
 }
@@ -350,6 +351,16 @@ void Importer::squeeze(const onnx::NodeProto& n) {
 void Importer::unsqueeze(const onnx::NodeProto& n) {
   if (stack_step(n)) return;
   const int x = activation(n, 0);
+  if (is_flat(x)) {  // BAM's gate: rows unsqueezed at axis 2 (a 1-D value of length 1), then 3; or at both
+    const std::optional<std::vector<int64_t>> given = axes_of(n, 4);  // how many: the output's rank is 2 more
+    const std::optional<std::vector<int64_t>> axes = given ? axes_of(n, 2 + int64_t(given->size())) : std::nullopt;
+    const bool one_row = axes == std::vector<int64_t>{2}, image = axes == std::vector<int64_t>{2, 3};
+    if (!one_row && !image)
+      refuse(n, "an unsqueeze of rows other than at axis 2, or 2 and 3 (a value per channel as an image)");
+    define(n, builder_.channel_slice(x, 0, shape_of(x).c));
+    if (one_row) one_row_.insert(n.output(0));
+    return;
+  }
   const std::optional<std::vector<int64_t>> axes = axes_of(n, 4);
   if (!is_one_row(n, 0) || shape_of(x).w != 1 || !axes || (*axes != std::vector<int64_t>{2} &&
                                                           *axes != std::vector<int64_t>{3}))

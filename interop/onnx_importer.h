@@ -255,6 +255,10 @@ class Importer {
   bool dispatch_attention_pool(const onnx::NodeProto& n);
   bool attention_pool(const onnx::NodeProto& n);  // a MatMul of an image's view by the weights
   void spread_over_image(int& a, int& b);         // of an Add: a value per channel repeated over the other's pixels
+  // The Expand node writing `name`, or null.
+  const onnx::NodeProto* expanded_by(const std::string& name) const;
+  // Of a Mul of a value per channel and one per pixel (BAM's gates, both expanded): whether n is one (then imported).
+  bool spread_for_product(const onnx::NodeProto& n, int a, int b);
   struct PositionWeights {
     int mask;     // the octet node of the mask, C = 1
     bool column;  // unsqueezed or reshaped to [N, (1,) HW, 1]

@@ -130,9 +130,10 @@ const TorchOp kOps[] = {
      [](const Node& n, const Inputs& x, const TorchParams&, bool) {
        return torch::constant_pad_nd(x[0], {n.pad_left, n.pad_right, n.pad_top, n.pad_bottom}, 0);
      }},
-    {Op::Upsample, nullptr,
+    {Op::Upsample, nullptr,  // of a C x 1 x 1 value made from a flat vector ([N, C] in torch) too
      [](const Node& n, const Inputs& x, const TorchParams&, bool) {
-       return x[0].repeat_interleave(n.stride, 2).repeat_interleave(upsample_across(n), 3);
+       const torch::Tensor image = x[0].dim() == 2 ? x[0].unsqueeze(-1).unsqueeze(-1) : x[0];
+       return image.repeat_interleave(n.stride, 2).repeat_interleave(upsample_across(n), 3);
      }},
     // As torch's local_response_norm, with ONNX's window (torch's differs for even sizes).
     {Op::LocalResponseNorm, nullptr,

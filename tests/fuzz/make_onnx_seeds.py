@@ -450,6 +450,28 @@ def write_global_context():
                       opset_version=13, input_names=["x"], dynamic_axes={"x": {0: "n"}})
 
 
+class BottleneckAttention(nn.Module):
+    """BAM as its authors write it: a channel gate (pooled rows, Linear, Unsqueeze at 2 and 3, Expand) times a
+    spatial gate (a conv to one channel, Expand), x * (1 + sigmoid(product))."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv, self.channel, self.spatial = nn.Conv2d(3, 8, 3, padding=1), nn.Linear(8, 8), nn.Conv2d(8, 1, 1)
+        self.fc = nn.Linear(8, 10)
+
+    def forward(self, x):
+        x = torch.relu(self.conv(x))
+        channel = self.channel(x.mean((2, 3))).unsqueeze(2).unsqueeze(3).expand_as(x)
+        return self.fc(((1 + torch.sigmoid(channel * self.spatial(x).expand_as(x))) * x).mean((2, 3)))
+
+
+def write_bottleneck_attention():
+    torch.manual_seed(25)
+    torch.onnx.export(BottleneckAttention().eval(), torch.zeros(1, 3, 12, 10),
+                      str(OUT / "bottleneck_attention.onnx"), opset_version=13, input_names=["x"],
+                      dynamic_axes={"x": {0: "n"}})
+
+
 class SplitAttention(nn.Module):
     """ResNeSt's split attention as timm writes it: Reshape to [N, 2, C, H, W], ReduceSum, RadixSoftmax (Reshape,
     Transpose, Softmax over axis 1), the gate Mul of two split views, ReduceSum."""
@@ -617,6 +639,7 @@ def main():
     write_powers()
     write_coordinate_attention()
     write_global_context()
+    write_bottleneck_attention()
     write_split_attention()
     write_embedding()
     write_dynamic_size()

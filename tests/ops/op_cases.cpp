@@ -523,6 +523,22 @@ void add_image_net_operator_cases(std::vector<OpCase>& cases) {
                        return m.finish();
                      }});
   }
+  // BAM's gates: a value per channel computed as rows (a Linear of the pooled image, made an image of 1 x 1 by a
+  // channel slice, as `octet import` makes rows unsqueezed) repeated over the pixels, times a conv to one channel.
+  uint64_t bam_seed = 8070;
+  for (const int64_t batch : {int64_t{1}, int64_t{16}}) {
+    const uint64_t s = bam_seed++;
+    cases.push_back({"bam_gates_" + shape_name(batch, 8, 6, 5), batch, [s] {
+                       OpModel m(s);
+                       const int x = m.input(8, 6, 5);
+                       Node image, up;
+                       image.op = Op::ChannelSlice, image.channels = 8;
+                       image.inputs = {m.linear(m.flatten(m.global_avg_pool(x)), 8, false)};
+                       up.op = Op::Upsample, up.stride = 6, up.stride_w = 5, up.inputs = {m.keeps_scale(image)};
+                       m.mul(m.keeps_scale(up), m.conv(x, 1, 1, 1, 0, false));
+                       return m.finish();
+                     }});
+  }
 }
 
 // Networks that keep some nodes in float (mixed precision; graph/float_node.h):
