@@ -98,18 +98,25 @@ bool Importer::attention_pool(const onnx::NodeProto& n) {
   return true;
 }
 
+bool Importer::per_channel_of(int image, int value) const {
+  const ActShape si = shape_of(image), sv = shape_of(value);
+  return !is_flat(image) && !is_flat(value) && sv.c == si.c && sv.h == 1 && sv.w == 1 && !(si == sv);
+}
+
+int Importer::spread_value(const onnx::NodeProto& n, int image, int value) {
+  const ActShape s = shape_of(image);
+  const int spread = repeated(value, s.h, s.w);
+  if (spread < 0)
+    refuse(n, "a value per channel over an image of " + to_string(s) + ": octet brings it over heights and widths "
+                  "whose prime factors are at most " + std::to_string(kMostUpsample));
+  return spread;
+}
+
 // GCNet's channel_add fusion: of an Add of an image and a value per channel ([C, 1, 1]) of the same channels,
 // the latter repeated over the image's pixels (Upsamples); other shapes are left to add() to refuse.
-void Importer::spread_over_image(int& a, int& b) {
-  const auto spread = [&](int image, int& value) {
-    const ActShape si = shape_of(image), sv = shape_of(value);
-    if (!is_flat(image) && !is_flat(value) && sv.c == si.c && sv.h == 1 && sv.w == 1 && !(si == sv)) {
-      const int spread = repeated(value, si.h, si.w);
-      if (spread >= 0) value = spread;
-    }
-  };
-  spread(a, b);
-  spread(b, a);
+void Importer::spread_over_image(const onnx::NodeProto& n, int& a, int& b) {
+  if (per_channel_of(a, b)) b = spread_value(n, a, b);
+  if (per_channel_of(b, a)) a = spread_value(n, b, a);
 }
 
 const onnx::NodeProto* Importer::expanded_by(const std::string& name) const {

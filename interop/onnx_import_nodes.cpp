@@ -225,7 +225,7 @@ void Importer::add(const onnx::NodeProto& n) {
     if (channels_last_.count(n.input(0)) != channels_last_.count(n.input(1)))
       refuse(n, "adds a channels-last value to a channels-first one");
     int a = activation(n, 0), b = activation(n, 1);
-    spread_over_image(a, b);
+    spread_over_image(n, a, b);
     if (!(shape_of(a) == shape_of(b)))
       refuse(n, "a sum of " + to_string(shape_of(a)) + " and " + to_string(shape_of(b)) +
                     " values: octet adds computed values of one shape");
@@ -290,16 +290,17 @@ void Importer::difference(const onnx::NodeProto& n) {
     refuse(n, "subtracts a channels-last value from a channels-first one, or the other way");
   const int a = activation(n, 0);
   int b = activation(n, 1);
-  if (!(shape_of(a) == shape_of(b)))  // a broadcast: x - x.mean(1) centres, which octet has no operator for
+  const bool spread = per_channel_of(a, b);  // SimAM's x - x.mean((2, 3)): negated, then over the pixels
+  if (!spread && !(shape_of(a) == shape_of(b)))  // x - x.mean(1) centres, which octet has no operator for
     refuse(n, "a difference of " + to_string(shape_of(a)) + " and " + to_string(shape_of(b)) +
-                  " values: octet subtracts computed values of one shape");
+                  " values: octet subtracts computed values of one shape, or a value per channel from an image");
   const auto channels = static_cast<size_t>(shape_of(b).c);
   const std::vector<float> negate(channels, -1.0f), zero(channels, 0.0f);
   if (!fold_into_producer(b, negate, zero)) {
     if (is_flat(b)) refuse(n, "a difference of rows that no linear layer computing the second alone can negate");
     b = affine_conv(layer_name(n), b, negate, zero);
   }
-  define(n, builder_.add(a, b));
+  define(n, builder_.add(a, spread ? spread_value(n, a, b) : b));
 }
 
 // Opset 18's Pad of some axes (input 3): its pads as those of all four.

@@ -53,6 +53,19 @@ void Importer::split_product(const onnx::NodeProto& n) {
 
 // A ReduceSum over the splits (axis 1, not kept): their Adds.
 void Importer::reduce_sum(const onnx::NodeProto& n) {
+  if (!is_split_view(n.input(0))) {  // over an image's height and width, kept (SimAM's): a global pool times H W
+    const int x = activation(n, 0);
+    const ActShape s = shape_of(x);
+    if (is_flat(x) || is_one_row(n, 0) || channels_last_.count(n.input(0)) ||
+        axes_of(n, 4) != std::vector<int64_t>{2, 3} || int_attribute(n, "keepdims", 1) == 0)
+      refuse(n, "a sum other than over an image's height and width (axes 2, 3, kept) or over the splits of a [N, r, "
+                "C, H, W] view (axis 1, not kept: ResNeSt's)");
+    define(n, builder_.global_avg_pool(x));
+    const auto channels = static_cast<size_t>(s.c);
+    pending_affines_[n.output(0)] = {std::vector<float>(channels, static_cast<float>(s.h) * static_cast<float>(s.w)),
+                                     std::vector<float>(channels, 0.0f), &n};
+    return;
+  }
   const std::optional<std::vector<int64_t>> axes = axes_of(n, 5);
   if (!is_split_view(n.input(0)) || axes != std::vector<int64_t>{1} || int_attribute(n, "keepdims", 1) != 0)
     refuse(n, "a sum other than over the splits of a [N, r, C, H, W] view (axis 1, not kept: ResNeSt's)");

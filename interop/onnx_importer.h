@@ -254,7 +254,11 @@ class Importer {
   // each channel's mean) and its fusion by adding a value per channel. Whether n is imported there.
   bool dispatch_attention_pool(const onnx::NodeProto& n);
   bool attention_pool(const onnx::NodeProto& n);  // a MatMul of an image's view by the weights
-  void spread_over_image(int& a, int& b);         // of an Add: a value per channel repeated over the other's pixels
+  // Whether `value` is one value per channel ([C, 1, 1]) of `image`; then spread_value is it repeated over the
+  // image's pixels (refused where repeated() cannot).
+  bool per_channel_of(int image, int value) const;
+  int spread_value(const onnx::NodeProto& n, int image, int value);
+  void spread_over_image(const onnx::NodeProto& n, int& a, int& b);  // of an Add: a value per channel of the other
   // The Expand node writing `name`, or null.
   const onnx::NodeProto* expanded_by(const std::string& name) const;
   // Of a Mul of a value per channel and one per pixel (BAM's gates, both expanded): whether n is one (then imported).

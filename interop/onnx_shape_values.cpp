@@ -86,6 +86,14 @@ ShapeValue constant_shape_value(std::vector<int64_t> values, bool scalar) {
   return y;
 }
 
+std::optional<FloatTensor> known_values(const ShapeValue& v) {
+  if (v.columns != 0 || std::any_of(v.values.begin(), v.values.end(), [](int64_t k) { return k <= kUnknownDim; }))
+    return std::nullopt;
+  FloatTensor t(v.scalar ? Shape{} : Shape{static_cast<int64_t>(v.values.size())});
+  std::transform(v.values.begin(), v.values.end(), t.data.begin(), [](int64_t k) { return static_cast<float>(k); });
+  return t;
+}
+
 bool is_shape_op(const std::string& op_type) { return kShapeOps.count(op_type) > 0; }
 
 std::vector<ShapeValue> evaluate_shape_op(const onnx::NodeProto& n, const std::vector<const ShapeValue*>& inputs) {

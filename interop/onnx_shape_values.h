@@ -8,8 +8,11 @@
 
 #include <climits>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "common/tensor.h"
 
 namespace octet::onnx_import {
 
@@ -29,6 +32,10 @@ struct ShapeValue {
 // is one past it: as a slice bound it means the same, and it is not taken
 // for the batch size or an unknown value.
 ShapeValue constant_shape_value(std::vector<int64_t> values, bool scalar);
+
+// The values as a float tensor (shape arithmetic cast to float), where each is known and the value is of rank 0
+// or 1; else nullopt.
+std::optional<FloatTensor> known_values(const ShapeValue& v);
 
 // Whether octet evaluates `op_type` on shape values (Shape itself is made by the importer).
 bool is_shape_op(const std::string& op_type);

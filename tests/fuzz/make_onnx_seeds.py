@@ -472,6 +472,27 @@ def write_bottleneck_attention():
                       dynamic_axes={"x": {0: "n"}})
 
 
+class SimAM(nn.Module):
+    """SimAM as its authors write it: x - x.mean((2, 3)), squared, a ReduceSum over height and width divided by
+    H W - 1 (shape arithmetic cast to float), a Div by that, a sigmoid gate."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv, self.fc = nn.Conv2d(3, 8, 3, padding=1), nn.Linear(8, 10)
+
+    def forward(self, x):
+        x = torch.relu(self.conv(x))
+        n = x.shape[2] * x.shape[3] - 1
+        d = (x - x.mean(dim=[2, 3], keepdim=True)).pow(2)
+        return self.fc((x * torch.sigmoid(d / (4 * (d.sum(dim=[2, 3], keepdim=True) / n + 1e-4)) + 0.5)).mean((2, 3)))
+
+
+def write_simam():
+    torch.manual_seed(26)
+    torch.onnx.export(SimAM().eval(), torch.zeros(1, 3, 12, 10), str(OUT / "simam.onnx"), opset_version=13,
+                      input_names=["x"], dynamic_axes={"x": {0: "n"}})
+
+
 class SplitAttention(nn.Module):
     """ResNeSt's split attention as timm writes it: Reshape to [N, 2, C, H, W], ReduceSum, RadixSoftmax (Reshape,
     Transpose, Softmax over axis 1), the gate Mul of two split views, ReduceSum."""
@@ -640,6 +661,7 @@ def main():
     write_coordinate_attention()
     write_global_context()
     write_bottleneck_attention()
+    write_simam()
     write_split_attention()
     write_embedding()
     write_dynamic_size()
