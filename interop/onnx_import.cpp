@@ -171,9 +171,8 @@ FloatTensor Importer::constant(const onnx::NodeProto& n, int i) const {
   const std::string what = where_ + ": node '" + n.name() + "' (" + n.op_type() + "): tensor '" + name + "'";
   if (const auto it = constants_.find(name); it != constants_.end()) return it->second;
   if (const auto it = initializers_.find(name); it != initializers_.end()) return float_tensor(*it->second, what);
-  const auto shape_value = shape_values_.find(name);  // shape arithmetic cast to float (SimAM's H W - 1)
-  if (shape_value != shape_values_.end() && known_values(shape_value->second))
-    return known_values(shape_value->second).value();
+  if (const auto it = shape_values_.find(name); it != shape_values_.end())  // shape arithmetic cast to float
+    if (std::optional<FloatTensor> known = known_values(it->second)) return std::move(*known);
   refuse(n, "input '" + name + "' must be a constant (a weight), and it is computed");
 }
 

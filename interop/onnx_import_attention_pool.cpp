@@ -125,8 +125,9 @@ const onnx::NodeProto* Importer::expanded_by(const std::string& name) const {
   return nullptr;
 }
 
-// BAM's attention, channel_att(x) * spatial_att(x), each expand_as(x) ([C, 1, 1] and [1, H, W] before): the value
-// per channel repeated over the pixels (Upsamples), times the one per pixel; both Expands' targets its shape.
+// BAM's attention, channel_att(x) * spatial_att(x), each expand_as(x) ([C, 1, 1] and [1, H, W] before), or the
+// two broadcast by the Mul itself: the value per channel repeated over the pixels (Upsamples), times the one per
+// pixel; an Expand's target must be that shape.
 bool Importer::spread_for_product(const onnx::NodeProto& n, int a, int b) {
   if (shape_of(a).c == 1) std::swap(a, b);
   const ActShape channel = shape_of(a), pixel = shape_of(b);
@@ -142,8 +143,9 @@ bool Importer::spread_for_product(const onnx::NodeProto& n, int a, int b) {
   for (int i = 0; i < 2; ++i) {
     const onnx::NodeProto* expand = expanded_by(n.input(i));
     const ShapeValue* target = expand ? shape_value(*expand, 1) : nullptr;
-    if (!target || target->values.size() != 4 || !std::equal(dims.begin(), dims.end(), target->values.begin() + 1))
-      refuse(n, "a product of a value per channel and one per pixel other than both expanded to " +
+    if (expand && (!target || target->values.size() != 4 ||
+                   !std::equal(dims.begin(), dims.end(), target->values.begin() + 1)))
+      refuse(n, "a product of a value per channel and one per pixel, one expanded to other than " +
                     to_string(shape_of(y)) + " (BAM's gates, expand_as(x))");
   }
   define(n, y);

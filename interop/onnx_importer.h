@@ -261,7 +261,7 @@ class Importer {
   void spread_over_image(const onnx::NodeProto& n, int& a, int& b);  // of an Add: a value per channel of the other
   // The Expand node writing `name`, or null.
   const onnx::NodeProto* expanded_by(const std::string& name) const;
-  // Of a Mul of a value per channel and one per pixel (BAM's gates, both expanded): whether n is one (then imported).
+  // Of a Mul of a value per channel and one per pixel (BAM's gates): whether n is one (then imported).
   bool spread_for_product(const onnx::NodeProto& n, int a, int b);
   struct PositionWeights {
     int mask;     // the octet node of the mask, C = 1

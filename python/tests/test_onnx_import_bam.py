@@ -31,7 +31,7 @@ class ChannelGate(nn.Module):
     def forward(self, x):
         size = int(x.size(2))  # the authors' F.avg_pool2d(x, x.size(2)) traces only with a number
         gate = self.gate(nn.functional.avg_pool2d(x, (size, int(x.size(3)))))
-        return gate.unsqueeze(2).unsqueeze(3).expand_as(x)
+        return gate.unsqueeze(2).unsqueeze(3).expand_as(x) if self.expand else gate.unsqueeze(2).unsqueeze(3)
 
 
 class SpatialGate(nn.Module):
@@ -45,13 +45,14 @@ class SpatialGate(nn.Module):
         self.gate = nn.Sequential(*layers, nn.Conv2d(middle, 1, 1))
 
     def forward(self, x):
-        return self.gate(x).expand_as(x)
+        return self.gate(x).expand_as(x) if self.expand else self.gate(x)
 
 
 class BAM(nn.Module):
-    def __init__(self, channels):
+    def __init__(self, channels, expand):
         super().__init__()
         self.channel_att, self.spatial_att = ChannelGate(channels), SpatialGate(channels)
+        self.channel_att.expand = self.spatial_att.expand = expand
 
     def forward(self, x):
         return (1 + torch.sigmoid(self.channel_att(x) * self.spatial_att(x))) * x
@@ -60,10 +61,10 @@ class BAM(nn.Module):
 class Net(nn.Module):
     """Two strided conv stages, BAM after each (as BAM-ResNet places it between stages), and a classifier."""
 
-    def __init__(self):
+    def __init__(self, expand=True):
         super().__init__()
         self.convs = nn.ModuleList([nn.Conv2d(3, 16, 3, 2, 1), nn.Conv2d(16, 32, 3, 2, 1)])
-        self.bams = nn.ModuleList([BAM(16), BAM(32)])
+        self.bams = nn.ModuleList([BAM(16, expand), BAM(32, expand)])
         self.fc = nn.Linear(32, 10)
 
     def forward(self, x):
@@ -79,8 +80,8 @@ def randomise_row_norms(model):
     return model
 
 
-def exported(path, seed):
-    model = randomise_row_norms(randomise_batch_norms(seeded(Net, seed, scale=1200)))
+def exported(path, seed, expand=True):
+    model = randomise_row_norms(randomise_batch_norms(seeded(lambda: Net(expand), seed, scale=1200)))
     return export_image_model(model, path, IMAGE)
 
 
@@ -106,11 +107,12 @@ def images():
     return varied_inputs(49, 64, IMAGE)
 
 
-@pytest.mark.parametrize("unsqueeze", ["twice", "at_once"])
+@pytest.mark.parametrize("unsqueeze", ["twice", "at_once", "broadcast"])
 def test_bam_imports_and_matches_pytorch(tmp_path, octet_bin, images, unsqueeze):
-    model = exported(tmp_path / "m.onnx", 191)
+    """Also with the gates broadcast by the Mul itself, not expand_as(x) first."""
+    model = exported(tmp_path / "m.onnx", 191, expand=unsqueeze != "broadcast")
     ops = [n.op_type for n in onnx.load(str(tmp_path / "m.onnx")).graph.node]
-    assert ops.count("Expand") == 4 and ops.count("Unsqueeze") == 4, ops
+    assert ops.count("Expand") == (0 if unsqueeze == "broadcast" else 4) and ops.count("Unsqueeze") == 4, ops
     if unsqueeze == "at_once":
         assert unsqueezed_at_once(tmp_path / "m.onnx") == 2
     checkpoint = imported(octet_bin, tmp_path / "m.onnx", tmp_path / "m.octet")
