@@ -327,7 +327,7 @@ void Importer::import_op(const onnx::NodeProto& n) {
   if (op == "Concat") return concat(n);
   if (op == "Split") return split(n);
   if (op == "Transpose") return transpose(n);
-  if (op == "ReduceMean" && layer_norm_pattern(n)) return;
+  if (op == "ReduceMean" && (layer_norm_pattern(n) || simam_pattern(n))) return;
   if (op == "ReduceMean" || op == "ReduceMax")
     return reduce_image(n, is_one_row(n, 0) ? std::vector<int64_t>{2} : std::vector<int64_t>{2, 3});
   if (op == "Slice") return slice(n);

@@ -232,6 +232,9 @@ class Importer {
     bool transposed, offsets_innermost;
   };
   std::map<std::string, BlocksView> blocks_views_;
+  // onnx_import_simam.cpp: SimAM's energy, d / (a sum(d) + b) of d = (x - mean)^2, as a GroupNorm and square.
+  bool simam_pattern(const onnx::NodeProto& mean);  // whether the ReduceMean starts one (then imported)
+  std::optional<double> scalar_ahead(const std::string& name);
   // onnx_import_resize.cpp: Resize in mode nearest, as an Upsample or a subsample.
   void resize(const onnx::NodeProto& n);
   // x with each pixel repeated down x across times: Upsamples whose factors multiply to those; -1 where either
