@@ -459,6 +459,7 @@ Checkpoint Importer::run(OnnxImportSummary* summary) {
       ++uses_[in];
       readers_[in].push_back(&n);
     }
+    for (const auto& out : n.output()) writers_.emplace(out, &n);
     if (n.op_type() == "Constant" && n.output_size() == 1) constant_nodes_[n.output(0)] = &n;
   }
   read_input();

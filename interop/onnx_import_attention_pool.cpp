@@ -119,12 +119,6 @@ void Importer::spread_over_image(const onnx::NodeProto& n, int& a, int& b) {
   if (per_channel_of(b, a)) a = spread_value(n, b, a);
 }
 
-const onnx::NodeProto* Importer::expanded_by(const std::string& name) const {
-  for (const onnx::NodeProto& p : g_.node())
-    if (p.op_type() == "Expand" && p.output_size() == 1 && p.output(0) == name) return &p;
-  return nullptr;
-}
-
 // BAM's attention, channel_att(x) * spatial_att(x), each expand_as(x) ([C, 1, 1] and [1, H, W] before), or the
 // two broadcast by the Mul itself: the value per channel repeated over the pixels (Upsamples), times the one per
 // pixel; an Expand's target must be that shape.
@@ -134,14 +128,10 @@ bool Importer::spread_for_product(const onnx::NodeProto& n, int a, int b) {
   if (is_flat(a) || is_flat(b) || channel.h != 1 || channel.w != 1 || channel.c == 1 || pixel.c != 1 ||
       pixel.h * pixel.w == 1)
     return false;
-  const int spread = repeated(a, pixel.h, pixel.w);
-  if (spread < 0)
-    refuse(n, "multiplies a value per channel by one per pixel over " + to_string(pixel) + ": octet brings the "
-                  "former over heights and widths whose prime factors are at most " + std::to_string(kMostUpsample));
-  const int y = builder_.mul(spread, b);
+  const int y = builder_.mul(spread_value(n, b, a), b);
   const std::vector<int64_t> dims = {channel.c, pixel.h, pixel.w};
   for (int i = 0; i < 2; ++i) {
-    const onnx::NodeProto* expand = expanded_by(n.input(i));
+    const onnx::NodeProto* expand = writer_of(n.input(i), "Expand");
     const ShapeValue* target = expand ? shape_value(*expand, 1) : nullptr;
     if (expand && (!target || target->values.size() != 4 ||
                    !std::equal(dims.begin(), dims.end(), target->values.begin() + 1)))

@@ -34,6 +34,11 @@ const onnx::NodeProto* Importer::sole_reader_of(const std::string& name, const c
   return it->second[0];
 }
 
+const onnx::NodeProto* Importer::writer_of(const std::string& name, const char* op) const {
+  const auto it = writers_.find(name);
+  return it != writers_.end() && it->second->op_type() == op && it->second->output_size() == 1 ? it->second : nullptr;
+}
+
 // A float constant, also one whose Constant node comes later than the node
 // looking ahead at it (torch writes each just before its reader).
 const FloatTensor* Importer::constant_ahead(const std::string& name) {

@@ -20,14 +20,11 @@ namespace octet::onnx_import {
 std::optional<double> Importer::scalar_ahead(const std::string& name) {
   if (const FloatTensor* c = constant_ahead(name))
     return c->numel() == 1 ? std::optional<double>(c->data[0]) : std::nullopt;
-  for (const onnx::NodeProto& p : g_.node())
-    if (p.op_type() == "Cast" && p.output_size() == 1 && p.output(0) == name && p.input_size() == 1) {
-      const auto known = shape_values_.find(p.input(0));
-      if (known == shape_values_.end() || known->second.values.size() != 1 || known->second.values[0] <= kUnknownDim)
-        return std::nullopt;
-      return static_cast<double>(known->second.values[0]);
-    }
-  return std::nullopt;
+  const onnx::NodeProto* cast = writer_of(name, "Cast");
+  const auto known = cast && cast->input_size() == 1 ? shape_values_.find(cast->input(0)) : shape_values_.end();
+  if (known == shape_values_.end() || known->second.values.size() != 1 || known->second.values[0] <= kUnknownDim)
+    return std::nullopt;
+  return static_cast<double>(known->second.values[0]);
 }
 
 bool Importer::simam_pattern(const onnx::NodeProto& mean) {

@@ -245,7 +245,7 @@ void Importer::expand(const onnx::NodeProto& n) {
       return r->input_size() == 2 && r->input(1) == n.output(0) && has_target_shape(r->input(0));
     if (r->op_type() != "Mul" || r->input_size() != 2) return false;
     const std::string& other = r->input(0) == n.output(0) ? r->input(1) : r->input(0);
-    return has_target_shape(other) || expanded_by(other);  // BAM's: both gates expand_as(x) (mul() checks them)
+    return has_target_shape(other) || writer_of(other, "Expand");  // BAM's: both gates expand_as(x) (mul() checks them)
   });
   if (!before_products)
     refuse(n, "an Expand other than before a Mul by a value of the expanded shape (x * y.expand_as(x)) or by another "

@@ -134,6 +134,8 @@ class Importer {
   // The one reader of `name`, where it is an `op` with the inputs and outputs ONNX says (a pattern
   // reads them before that node's own check) and the graph does not return `name`; else null.
   const onnx::NodeProto* sole_reader_of(const std::string& name, const char* op) const;
+  // The node writing `name`, where it is an `op` with one output; else null.
+  const onnx::NodeProto* writer_of(const std::string& name, const char* op) const;
   const FloatTensor* constant_ahead(const std::string& name);
   bool is_scalar(const onnx::NodeProto& n, int i, double value);  // input i: a constant of that one value
   bool transpose_view(const onnx::NodeProto& n);
@@ -179,6 +181,7 @@ class Importer {
   std::map<std::string, int> values_;                 // tensor name -> octet node holding it
   std::map<std::string, int> uses_;                   // how many node inputs read each tensor
   std::map<std::string, std::vector<const onnx::NodeProto*>> readers_;  // the nodes reading each tensor
+  std::map<std::string, const onnx::NodeProto*> writers_;               // the node writing each tensor (the first)
   // Nodes taken up into an octet node made before them (the Mul of x *
   // sigmoid(x), GELU's and LayerNorm's steps), by that node.
   std::map<const onnx::NodeProto*, int> fused_nodes_;
@@ -262,8 +265,6 @@ class Importer {
   bool per_channel_of(int image, int value) const;
   int spread_value(const onnx::NodeProto& n, int image, int value);
   void spread_over_image(const onnx::NodeProto& n, int& a, int& b);  // of an Add: a value per channel of the other
-  // The Expand node writing `name`, or null.
-  const onnx::NodeProto* expanded_by(const std::string& name) const;
   // Of a Mul of a value per channel and one per pixel (BAM's gates): whether n is one (then imported).
   bool spread_for_product(const onnx::NodeProto& n, int a, int b);
   struct PositionWeights {
