@@ -69,7 +69,9 @@ EvalReport evaluate(const FloatExecutor& float_model, const Engine& engine, cons
   report.images = images;
   report.labelled = test.labelled();
   int64_t float_correct = 0, int8_correct = 0, agree = 0;
-  const int64_t classes = qm.num_classes();
+  const int64_t classes = qm.num_classes(), rows = qm.predictions_per_image();
+  check(rows == 1 || !report.labelled, test.name + ": its labels name a class per image, and the model predicts " +
+                                           std::to_string(rows) + " per image (an image of logits)");
   Progress progress("evaluating", images);
   for (int64_t first = 0; first < images; first += batch_size) {
     const int64_t n = std::min(batch_size, images - first);
@@ -106,15 +108,15 @@ EvalReport evaluate(const FloatExecutor& float_model, const Engine& engine, cons
     auto t2 = Clock::now();
     report.float_seconds += std::chrono::duration<double>(float_done - t0).count();
     report.int8_seconds += std::chrono::duration<double>(t2 - t1).count();
-    for (int64_t b = 0; b < n; ++b) {
-      const int64_t label = report.labelled ? test.labels[first + b] : -1;
-      const int64_t pf = argmax_row(float_logits.ptr() + b * classes, classes);
-      const int64_t pq = argmax_row(int8_logits.ptr() + b * classes, classes);
+    for (int64_t r = 0; r < n * rows; ++r) {  // a row: one image's logits, or one pixel's
+      const int64_t label = report.labelled ? test.labels[first + r] : -1;
+      const int64_t pf = argmax_row(float_logits.ptr() + r * classes, classes);
+      const int64_t pq = argmax_row(int8_logits.ptr() + r * classes, classes);
       float_correct += pf == label;
       int8_correct += pq == label;
       agree += pf == pq;
       for (int64_t k = 0; k < classes; ++k) {
-        const double f = float_logits.data[b * classes + k], e = f - int8_logits.data[b * classes + k];
+        const double f = float_logits.data[r * classes + k], e = f - int8_logits.data[r * classes + k];
         signal[logits_slot] += f * f;
         noise[logits_slot] += e * e;
       }
@@ -125,7 +127,8 @@ EvalReport evaluate(const FloatExecutor& float_model, const Engine& engine, cons
   const double total = static_cast<double>(images);
   report.float_top1 = 100.0 * float_correct / total;
   report.int8_top1 = 100.0 * int8_correct / total;
-  report.agreement = 100.0 * agree / total;
+  report.agreement = 100.0 * agree / (total * rows);
+  report.predictions_per_image = rows;
   for (const auto& [f, i] : watched) {
     const Node& n = qm.graph.nodes[i];
     const NodeQuant& q = qm.quant[i];
@@ -154,6 +157,7 @@ std::string eval_report_json(const EvalReport& r) {
                          {"int8_top1", top1(r.int8_top1)},
                          {"top1_difference", top1(r.int8_top1 - r.float_top1)},
                          {"agreement", r.agreement},
+                         {"predictions_per_image", r.predictions_per_image},
                          {"float_seconds", r.float_seconds},
                          {"int8_seconds", r.int8_seconds},
                          {"layers", layers}})
@@ -179,6 +183,9 @@ std::string eval_report_table(const EvalReport& r) {
     std::snprintf(line, sizeof line,
                   "images %lld   float top-1 %.2f%%   int8 top-1 %.2f%%   difference %+.2f   agreement %.2f%%\n",
                   static_cast<long long>(r.images), r.float_top1, r.int8_top1, r.int8_top1 - r.float_top1, r.agreement);
+  else if (r.predictions_per_image > 1)
+    std::snprintf(line, sizeof line, "images %lld   agreement %.2f%% of %lld predictions per image   (no labels)\n",
+                  static_cast<long long>(r.images), r.agreement, static_cast<long long>(r.predictions_per_image));
   else
     std::snprintf(line, sizeof line, "images %lld   agreement %.2f%%   (no labels: top-1 not measured)\n",
                   static_cast<long long>(r.images), r.agreement);

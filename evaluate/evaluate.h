@@ -24,7 +24,8 @@ struct LayerReport {
 struct EvalReport {
   int64_t images = 0;
   bool labelled = true;  // false: images without labels, no top-1 (0 below; null in the JSON)
-  double float_top1 = 0, int8_top1 = 0, agreement = 0;  // percent
+  double float_top1 = 0, int8_top1 = 0, agreement = 0;  // percent; agreement of every prediction
+  int64_t predictions_per_image = 1;                     // H x W where the model returns an image of logits
   double float_seconds = 0, int8_seconds = 0;
   std::vector<LayerReport> layers;  // quantization points in graph order, then the logits
 };

@@ -32,7 +32,7 @@ FloatTensor FloatExecutor::run(const float* input, int64_t batch, const Observer
   if (observer) observer(0, values[0]);
   run_nodes(values, 1, static_cast<int>(graph_.nodes.size()), observer);
   FloatTensor logits = std::move(values.back());
-  logits.shape = {batch, shapes_.back().c};
+  logits.shape = logits_shape(shapes_.back(), batch);
   return logits;
 }
 

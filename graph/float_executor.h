@@ -21,7 +21,7 @@ class FloatExecutor {
 
   explicit FloatExecutor(const FloatModel& model);
 
-  // `input` is N x C x H x W normalised images; returns the logits [N][classes].
+  // `input` is N x C x H x W normalised images; returns the logits (logits_shape).
   FloatTensor run(const float* input, int64_t batch, const Observer& observer = {}) const;
 
   // Computes node i from the values of the nodes it reads (does not store it).

@@ -61,6 +61,11 @@ std::string to_string(const ActShape& s) {
   return std::to_string(s.c) + "x" + std::to_string(s.h) + "x" + std::to_string(s.w);
 }
 
+std::vector<int64_t> logits_shape(const ActShape& out, int64_t batch) {
+  if (out.h == 1 && out.w == 1) return {batch, out.c};
+  return {batch, out.h, out.w, out.c};
+}
+
 std::vector<ActShape> Graph::shapes() const {
   std::vector<ActShape> out(nodes.size());
   for (size_t i = 0; i < nodes.size(); ++i) {

@@ -34,6 +34,12 @@ struct ActShape {
 
 std::string to_string(const ActShape& s);
 
+// The shape of a batch of a model's output `out` (its logits): [N][classes] for
+// a vector; [N][H][W][classes] for an image of them (a segmentation's scores per
+// pixel), as the runtime stores activations, so a row of `classes` values is
+// always one prediction.
+std::vector<int64_t> logits_shape(const ActShape& out, int64_t batch);
+
 struct Node {
   std::string name;
   Op op = Op::Input;

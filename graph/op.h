@@ -63,7 +63,7 @@ struct Int8ReferenceArgs {
   const float* image;  // the input node: batch x C x H x W normalised floats
   bool is_output;      // the last node: int32 accumulators into `logits`, no requantization
   ActTensor& y;        // [N][C][H][W]
-  Int32Tensor& logits;  // [N][classes]
+  Int32Tensor& logits;  // logits_shape: [N][classes], or [N][H][W][classes] from an output conv
   std::vector<float> input_scales = {};  // the inputs' int8 scales (table-driven operators read them)
   std::vector<int32_t> input_zero_points = {};  // the inputs' zero points (graph/node_quant.h), one per input
 };

@@ -118,7 +118,8 @@ onnx::ModelProto build_model(const QuantizedModel& m, OnnxTarget target, OnnxExp
     const std::string where = "cannot export node '" + n.name + "' (" + op_name(n.op) + ") to ONNX: ";
     const OnnxOp* op = onnx_op(n.op);
     check(op != nullptr, where + "the export has no kernel for this operator (interop/onnx_ops.cpp)");
-    check(!is_output || n.op == Op::Linear, where + "the output must be the linear whose int32 logits octet returns");
+    check(!is_output || n.op == Op::Linear || n.op == Op::Conv2d,
+          where + "the output must be the linear or conv whose int32 logits octet returns");
     const bool moves_stored = op_traits(n.op).moves_values && target == OnnxTarget::OnnxRuntime;
     OnnxNodeContext c{w, target, n, q, types[i], is_output, {}, 0.0f, ActivationType::Int8, false, {}, ""};
     for (int in : n.inputs) c.inputs.push_back(moves_stored ? stored[in] : value[in]);
@@ -144,8 +145,11 @@ onnx::ModelProto build_model(const QuantizedModel& m, OnnxTarget target, OnnxExp
     }
     if (n.relu) y = w.step("Relu", {y}, n.name + ".relu");
     if (is_output) {
-      check(y == "logits", where + "the output linear cannot take a residual or a ReLU");
-      set_float_value(g->add_output(), "logits", {n.channels});
+      check(y == "logits", where + "the output layer cannot take a residual or a ReLU");
+      const ActShape out = shapes[i];
+      std::vector<int64_t> dims = {out.c};
+      if (out.h != 1 || out.w != 1) dims = {out.c, out.h, out.w};  // an image of logits, NCHW
+      set_float_value(g->add_output(), "logits", dims);
       continue;
     }
     check(q.scale > 0, where + "its int8 output has no scale");

@@ -371,26 +371,6 @@ void Importer::import_op(const onnx::NodeProto& n) {
 // conv, ReLU and global pool) gets an identity linear layer, exact in float
 // and in int8 (its int8 weights 127 at scale 127, its logits the int8 values
 // dequantized).
-void Importer::end_in_a_linear_layer() {
-  const int last = node_count() - 1;
-  const Node& n = builder_.graph().nodes.at(static_cast<size_t>(last));
-  if (n.op == Op::Linear && !n.relu) return;
-  const ActShape s = shape_of(last);
-  if (s.h != 1 || s.w != 1) return;  // refused below
-  int x = last;
-  if (!is_flat(x)) {
-    x = builder_.flatten(x);
-  }
-  std::string name = "identity_logits";
-  while (taken_names_.count(name)) name += "_";
-  taken_names_.insert(name);
-  builder_.linear(name, x, s.c, true);
-  FloatTensor identity({s.c, s.c}, 0.0f);
-  for (int k = 0; k < s.c; ++k) identity.data[static_cast<size_t>(k) * s.c + k] = 1.0f;
-  params_[name + ".weight"] = std::move(identity);
-  params_[name + ".bias"] = FloatTensor({s.c}, 0.0f);
-}
-
 Checkpoint Importer::finish() {
   check(g_.output_size() == 1, where_ + ": the graph has " + std::to_string(g_.output_size()) +
                                     " outputs; octet imports models with one (the logits)");
@@ -402,7 +382,7 @@ Checkpoint Importer::finish() {
   apply_pending(out);
   check(it->second == node_count() - 1,
         where_ + ": the output '" + out + "' is not computed last: nodes after it compute nothing the model returns");
-  end_in_a_linear_layer();
+  end_in_an_output_layer();
   Checkpoint c;
   try {
     c.graph = builder_.finish();
@@ -417,10 +397,12 @@ Checkpoint Importer::finish() {
   }
   const std::vector<ActShape> shapes = c.graph.shapes();
   const ActShape logits = shapes.back();
-  check(logits.h == 1 && logits.w == 1, where_ + ": the model returns " + to_string(logits) +
-                                            " values per image, and octet's models return a vector of logits (end "
-                                            "it with a Flatten or a global pooling)");
-  const int64_t outputs = int64_t{logits.c} * logits.h * logits.w;
+  if (info_)
+    check(logits.h == 1 && logits.w == 1,
+          where_ + ": the model returns an image of " + to_string(logits) + " values, and " + info_->name +
+              "'s labels name a class per image (import it without a dataset, or end it with a Flatten or a global "
+              "pooling)");
+  const int64_t outputs = logits.c;
   if (info_)
     check(outputs == static_cast<int64_t>(info_->classes.size()),
           where_ + ": the model returns " + std::to_string(outputs) + " values per image and " + info_->name +

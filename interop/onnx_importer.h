@@ -160,7 +160,7 @@ class Importer {
   int apply_pending(const std::string& name);
   void fold_pending_into(const std::string& input, const std::string& layer);
   ActShape shape_of(int node) const;
-  void end_in_a_linear_layer();
+  void end_in_an_output_layer();
   Checkpoint finish();
 
   const onnx::ModelProto& model_;

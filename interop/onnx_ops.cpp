@@ -83,7 +83,7 @@ bool bias_after(const OnnxNodeContext& c) {
 std::string conv2d(const OnnxNodeContext& c) {
   const Node& n = c.n;
   const auto [weight, bias] = dequantized_parameters(c);
-  const std::string y = n.name + ".conv";
+  const std::string y = c.is_output ? std::string("logits") : n.name + ".conv";  // an image of logits
   const bool separate_bias = bias_after(c);
   onnx::NodeProto* conv = separate_bias ? c.w.node("Conv", {c.inputs[0], weight}, y + "_without_bias")
                                         : c.w.node("Conv", {c.inputs[0], weight, bias}, y);

@@ -166,6 +166,11 @@ bool QuantizedModel::has_zero_points() const {
   return false;
 }
 
+int64_t QuantizedModel::predictions_per_image() const {
+  const ActShape out = graph.shapes().back();
+  return int64_t{out.h} * out.w;
+}
+
 std::vector<bool> QuantizedModel::float_outputs() const {
   std::vector<bool> out(quant.size(), false);
   for (size_t i = 0; i < quant.size(); ++i) out[i] = quant[i].in_float;
@@ -189,8 +194,9 @@ void QuantizedModel::validate(const std::string& where) const {
   const std::vector<ActShape> shapes = graph.shapes();
   const std::vector<std::vector<int>> consumers = graph.consumers();
   const Node& out = graph.nodes.back();
-  check(out.op == Op::Linear && out.inputs.size() == 1 && !out.relu,
-        where + ": the output node '" + out.name + "' must be a linear layer without ReLU or residual");
+  check((out.op == Op::Linear || (out.op == Op::Conv2d && out.groups == 1)) && out.inputs.size() == 1 && !out.relu,
+        where + ": the output node '" + out.name +
+            "' must be a linear layer or a dense conv (an image of logits) without ReLU or residual");
   check(static_cast<int>(classes.size()) == out.channels,
         where + ": " + std::to_string(classes.size()) + " class names for " + std::to_string(out.channels) + " logits");
   check(static_cast<int>(mean.size()) == shapes[0].c && static_cast<int>(std.size()) == shapes[0].c,

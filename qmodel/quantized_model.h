@@ -2,8 +2,9 @@
 // scale per tensor (q = clamp(round(x * scale), -128, 127)) and whose weights
 // are int8 with per-output-channel (or per-tensor) scales, int32 biases at
 // scale s_in * s_w and fixed-point requantization parameters, so inference is
-// integer-only. The last node (a linear) outputs its int32 accumulators: the
-// logits, which `logit_scale` turns back into floats.
+// integer-only. The last node (a linear, or a dense conv where the model returns
+// an image of logits: a segmentation's) outputs its int32 accumulators: the
+// logits (logits_shape), which `logit_scale` turns back into floats.
 //
 // File: safetensors (common/safetensors.h). Tensors "<node>.weight" (I8),
 // "<node>.weight_scale" (F32), "<node>.bias", "<node>.multiplier",
@@ -56,6 +57,8 @@ struct QuantizedModel {
 
   int output() const { return graph.output(); }
   int num_classes() const { return graph.nodes.back().channels; }
+  // Rows of num_classes() logits per image: H x W of an image of logits, else 1.
+  int64_t predictions_per_image() const;
   // Whether some node runs in float (NodeQuant::in_float).
   bool mixed_precision() const;
   // Whether some activation has a zero point (NodeQuant::zero_point).

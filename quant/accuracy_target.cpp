@@ -29,6 +29,8 @@ class ValidationScorer {
     check(count_ > 0, "the validation split has no images");
     const FloatExecutor executor(folded);
     float_classes_ = predict([&](const float* x, int64_t n) { return executor.run(x, n); });
+    check(labels_.empty() || static_cast<int64_t>(float_classes_.size()) == count_,
+          validation.name + ": its labels name a class per image, and the model returns an image of logits");
     for (int64_t i = 0; i < count_ && !labels_.empty(); ++i) float_correct_ += float_classes_[i] == labels_[i];
   }
 
@@ -40,12 +42,12 @@ class ValidationScorer {
     const std::vector<int> classes =
         predict([&](const float* x, int64_t n) { return engine.dequantize_logits(engine.run(x, n)); });
     int64_t agree = 0, correct = 0;
-    for (int64_t i = 0; i < count_; ++i) {
+    for (size_t i = 0; i < classes.size(); ++i) {  // per image, or per pixel of an image of logits
       agree += classes[i] == float_classes_[i];
       if (labelled()) correct += classes[i] == labels_[i];
     }
     ValidationScore s;
-    s.agreement = 100.0 * double(agree) / double(count_);
+    s.agreement = 100.0 * double(agree) / double(classes.size());
     if (labelled()) {
       s.float_top1 = 100.0 * double(float_correct_) / double(count_);
       s.top1 = 100.0 * double(correct) / double(count_);
@@ -60,9 +62,9 @@ class ValidationScorer {
     for (int64_t first = 0; first < count_; first += kBatch) {
       const int64_t n = std::min(kBatch, count_ - first);
       const FloatTensor logits = run(images_.data() + first * per_image_, n);
-      const int64_t width = logits.dim(1);
-      for (int64_t b = 0; b < n; ++b) {
-        const float* row = logits.ptr() + b * width;
+      const int64_t width = logits.shape.back();  // a row: an image's logits, or a pixel's
+      for (int64_t r = 0; r < logits.numel() / width; ++r) {
+        const float* row = logits.ptr() + r * width;
         classes.push_back(static_cast<int>(std::max_element(row, row + width) - row));
       }
     }

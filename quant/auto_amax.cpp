@@ -228,7 +228,7 @@ class CandidateRace {
   // (every challenger's first chunk, then every one's second, ...); a
   // challenger that cannot win stops, short of `end`.
   void score(const std::vector<size_t>& which, int64_t begin, int64_t end) {
-    const int64_t classes = images_.target().dim(1), racers = static_cast<int64_t>(which.size());
+    const int64_t per_image = images_.logits_per_image(), racers = static_cast<int64_t>(which.size());
     const int64_t chunks = (end - begin + kAutoChunk - 1) / kAutoChunk;
     std::vector<int64_t> chunks_done(challengers_.size(), 0);
     std::exception_ptr error;
@@ -240,7 +240,8 @@ class CandidateRace {
         const int64_t first = begin + (t / racers) * kAutoChunk, rows = std::min(kAutoChunk, end - first);
         const FloatTensor logits =
             run_chunk(*challengers_[c], images_, first, rows, first_node_, nodes_, outputs_.given_at(first));
-        softmax_kl(images_.target().ptr() + first * classes, logits.ptr(), rows, classes, kl_[c].data() + first);
+        softmax_kl(images_.target().ptr() + first * per_image, logits.ptr(), rows, per_image, images_.classes(),
+                   kl_[c].data() + first);
         const double sum = std::accumulate(kl_[c].begin() + first, kl_[c].begin() + first + rows, 0.0);
 #pragma omp critical(octet_auto_partial)
         {

@@ -11,7 +11,7 @@ FloatPassRecord::FloatPassRecord(const FloatExecutor& executor, int64_t gptq_ima
                                  int64_t mean_images)
     : output_(static_cast<int>(executor.graph().nodes.size()) - 1), mean_images_(mean_images) {
   if (gptq_images > 0) gptq_.emplace(executor, gptq_images);
-  if (logit_images > 0) logits_ = FloatTensor({logit_images, executor.shapes().back().c});
+  if (logit_images > 0) logits_ = FloatTensor(logits_shape(executor.shapes().back(), logit_images));
   const Graph& g = executor.graph();
   channel_sums_.resize(g.nodes.size());
   summed_values_.assign(g.nodes.size(), 0);
@@ -40,8 +40,8 @@ void FloatPassRecord::observe(int node, const FloatTensor& activation, int64_t f
     summed_values_[node] += double(n) * positions;
   }
   if (node != output_ || logits_.numel() == 0) return;
-  const int64_t classes = logits_.dim(1), n = std::min(activation.dim(0), logits_.dim(0) - first);
-  if (n > 0) std::memcpy(logits_.ptr() + first * classes, activation.ptr(), sizeof(float) * n * classes);
+  const int64_t per_image = logits_.numel() / logits_.dim(0), n = std::min(activation.dim(0), logits_.dim(0) - first);
+  if (n > 0) std::memcpy(logits_.ptr() + first * per_image, activation.ptr(), sizeof(float) * n * per_image);
 }
 
 void FloatPassRecord::run(const FloatExecutor& executor, const std::vector<float>& images, int64_t batch_size) {

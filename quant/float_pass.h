@@ -26,7 +26,7 @@ class FloatPassRecord {
   void run(const FloatExecutor& executor, const std::vector<float>& images, int64_t batch_size = 128);
 
   const std::optional<GptqStatistics>& gptq() const { return gptq_; }
-  const FloatTensor& logits() const { return logits_; }  // [logit images][classes]
+  const FloatTensor& logits() const { return logits_; }  // of the logit images (logits_shape)
   // Per node, each channel's mean over images and positions; empty for a node
   // that no weighted node reads, or without mean images.
   std::vector<std::vector<double>> channel_means() const;

@@ -20,11 +20,11 @@ std::vector<double> softmax(const float* logits, int64_t classes) {
 }  // namespace
 
 std::vector<int64_t> most_sensitive_images(const FloatTensor& logits, int64_t count) {
-  const int64_t n = logits.dim(0), classes = logits.dim(1);
-  std::vector<double> sensitivity(static_cast<size_t>(n));
-  for (int64_t r = 0; r < n; ++r) {
+  const int64_t n = logits.dim(0), classes = logits.shape.back(), rows = logits.numel() / classes;
+  std::vector<double> sensitivity(static_cast<size_t>(n), 0.0);
+  for (int64_t r = 0; r < rows; ++r) {  // an image's, or a pixel's of image r / (rows / n)
     const std::vector<double> p = softmax(logits.ptr() + r * classes, classes);
-    sensitivity[r] = 1 - std::inner_product(p.begin(), p.end(), p.begin(), 0.0);
+    sensitivity[r / (rows / n)] += 1 - std::inner_product(p.begin(), p.end(), p.begin(), 0.0);
   }
   std::vector<int64_t> order(static_cast<size_t>(n));
   std::iota(order.begin(), order.end(), int64_t{0});
@@ -36,8 +36,10 @@ std::vector<int64_t> most_sensitive_images(const FloatTensor& logits, int64_t co
 // KL(softmax(target) || softmax(logits)) of each of `rows` images. Unlike a
 // plain logit MSE it weighs images near a decision boundary most, which is
 // what decides whether int8 and float predict the same class.
-void softmax_kl(const float* target, const float* logits, int64_t rows, int64_t classes, double* kl) {
-  for (int64_t r = 0; r < rows; ++r) {
+void softmax_kl(const float* target, const float* logits, int64_t images, int64_t per_image, int64_t classes,
+                double* kl) {
+  std::fill(kl, kl + images, 0.0);
+  for (int64_t r = 0; r < images * per_image / classes; ++r) {
     const float* t = target + r * classes;
     const float* l = logits + r * classes;
     const double tmax = *std::max_element(t, t + classes), lmax = *std::max_element(l, l + classes);
@@ -46,10 +48,10 @@ void softmax_kl(const float* target, const float* logits, int64_t rows, int64_t 
       tsum += std::exp(t[k] - tmax);
       lsum += std::exp(l[k] - lmax);
     }
-    kl[r] = 0;
+    double& image_kl = kl[r * classes / per_image];
     for (int64_t k = 0; k < classes; ++k) {
       const double log_p = t[k] - tmax - std::log(tsum), log_q = l[k] - lmax - std::log(lsum);
-      kl[r] += std::exp(log_p) * (log_p - log_q);
+      image_kl += std::exp(log_p) * (log_p - log_q);
     }
   }
 }
@@ -65,7 +67,7 @@ FloatTensor run_chunk(const CpuEngine& engine, const ScoredImages& images, int64
 
 // Per scored image, the KL of `engine`'s logits from float's, every node run.
 std::vector<double> score_whole_model(const CpuEngine& engine, const ScoredImages& images) {
-  const int64_t samples = images.count(), classes = images.target().dim(1);
+  const int64_t samples = images.count(), per_image = images.logits_per_image();
   std::vector<double> kl(static_cast<size_t>(samples));
   std::exception_ptr error;
 #pragma omp parallel for schedule(dynamic, 1)
@@ -74,7 +76,8 @@ std::vector<double> score_whole_model(const CpuEngine& engine, const ScoredImage
       const int64_t rows = std::min(kAutoChunk, samples - first);
       const int nodes = static_cast<int>(engine.model().graph.nodes.size());
       const FloatTensor logits = run_chunk(engine, images, first, rows, 0, nodes, {});
-      softmax_kl(images.target().ptr() + first * classes, logits.ptr(), rows, classes, kl.data() + first);
+      softmax_kl(images.target().ptr() + first * per_image, logits.ptr(), rows, per_image, images.classes(),
+                 kl.data() + first);
     } catch (...) {
 #pragma omp critical(octet_auto_error)
       error = std::current_exception();

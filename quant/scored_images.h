@@ -3,6 +3,7 @@
 // change of the logits.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -21,17 +22,20 @@ constexpr int64_t kAutoChunk = 32;
 // it did on all 1,024), at half the int8 runs.
 constexpr int64_t kScoredImages = 512;
 
-// The rows of `logits` (float's, one row per calibration image) most
-// sensitive to a change of the logits, at most `count`, most sensitive first:
-// by 1 - sum(p^2) of the softmax p, the trace of the softmax's Fisher
-// information, which scales the KL a small change of the logits causes; ties
-// in image order.
+// The calibration images whose logits (float's, logits_shape: a row of
+// classes per image, or per pixel of an image of logits) are most sensitive
+// to a change of the logits, at most `count`, most sensitive first: by
+// 1 - sum(p^2) of the softmax p (summed over an image's pixels), the trace of
+// the softmax's Fisher information, which scales the KL a small change of the
+// logits causes; ties in image order.
 std::vector<int64_t> most_sensitive_images(const FloatTensor& logits, int64_t count);
 
-// KL(softmax(target) || softmax(logits)) of each of `rows` images. Unlike a
-// plain logit MSE it weighs images near a decision boundary most, which is
-// what decides whether int8 and float predict the same class.
-void softmax_kl(const float* target, const float* logits, int64_t rows, int64_t classes, double* kl);
+// KL(softmax(target) || softmax(logits)) of each of `images` images, each
+// `per_image` logits in rows of `classes` (a pixel's, summed over the image).
+// Unlike a plain logit MSE it weighs images near a decision boundary most,
+// which is what decides whether int8 and float predict the same class.
+void softmax_kl(const float* target, const float* logits, int64_t images, int64_t per_image, int64_t classes,
+                double* kl);
 
 // The scored images (the kScoredImages most sensitive), most sensitive first
 // (most_sensitive_images). Confident images add little to any candidate's
@@ -42,14 +46,16 @@ class ScoredImages {
   ScoredImages(const Calibration& cal, const FloatTensor& logits)
       : images_(cal.images.data()), per_image_(static_cast<int64_t>(cal.images.size()) / cal.samples),
         order_(most_sensitive_images(logits, kScoredImages)),
-        target_({static_cast<int64_t>(order_.size()), logits.dim(1)}) {
-    const int64_t classes = logits.dim(1);
+        target_(with_rows(logits.shape, static_cast<int64_t>(order_.size()))) {
+    const int64_t per_image = logits_per_image();
     for (size_t r = 0; r < order_.size(); ++r)
-      std::copy_n(logits.ptr() + order_[r] * classes, classes, target_.ptr() + r * classes);
+      std::copy_n(logits.ptr() + order_[r] * per_image, per_image, target_.ptr() + r * per_image);
   }
 
   int64_t count() const { return target_.dim(0); }
   const FloatTensor& target() const { return target_; }  // float's logits, in this order
+  int64_t classes() const { return target_.shape.back(); }
+  int64_t logits_per_image() const { return target_.numel() / std::max<int64_t>(1, count()); }
 
   // What run_nodes from `first_node` reads of images [first, first + rows):
   // those images in this order, gathered into `buffer`, from node 0; nothing after.
@@ -66,6 +72,11 @@ class ScoredImages {
   int64_t per_image_;
   std::vector<int64_t> order_;
   FloatTensor target_;
+
+  static Shape with_rows(Shape shape, int64_t images) {
+    shape[0] = images;
+    return shape;
+  }
 };
 
 // Runs nodes [first_node, end) of `engine` on images [first, first + rows)

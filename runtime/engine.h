@@ -36,7 +36,8 @@ class Engine {
   using Hook = std::function<void(int node, const int8_t* values, int64_t count)>;
 
   // `input`: batch x C x H x W normalised float images in host memory.
-  // Returns the int32 logits [batch][classes] in host memory. With a hook a
+  // Returns the int32 logits in host memory: [batch][classes], or
+  // [batch][H][W][classes] from a model returning an image of them (logits_shape). With a hook a
   // backend may run more slowly (CUDA keeps every value, then copies it).
   virtual Int32Tensor run(const float* input, int64_t batch, const Hook& hook = {}) const = 0;
 

@@ -35,6 +35,9 @@ void run_eval(const EvalCommand& c) {
     const Dataset test = load_evaluation_images(model_input(checkpoint), data, c.limit);
     check(test.labelled(), test.name + ": images without labels (--eval-labels LABELS.npy): the float top-1 needs "
                                        "them; with --quantized, octet eval compares int8 with float without labels");
+    const ActShape out = float_model.shapes().back();
+    check(out.h == 1 && out.w == 1, test.name + ": its labels name a class per image, and '" + c.checkpoint +
+                                        "' returns an image of " + to_string(out) + " logits");
     const int64_t images = c.limit > 0 ? std::min(c.limit, test.size()) : test.size();
     int64_t correct = 0;
     const int64_t classes = static_cast<int64_t>(checkpoint.classes.size());

@@ -52,6 +52,10 @@ void run_predict(const PredictCommand& c) {
   check(c.limit >= 0, "--limit must be 0 (all test images) or more, not " + std::to_string(c.limit));
   const DataOptions data = c.data.data();
   QuantizedModel model = load_quantized_model(c.quantized);
+  check(model.predictions_per_image() == 1,
+        "'" + c.quantized + "' returns an image of logits (" + to_string(model.graph.shapes().back()) +
+            "), and octet predict writes a class per image: compare it with float with octet eval --quantized, or "
+            "read its logits with the Python module's predict");
   c.data.normalise(&model.mean, &model.std, "'" + c.quantized + "'");
   const Dataset test = load_evaluation_images(model_input(model), data, c.limit);
   const int64_t images = c.limit > 0 ? std::min(c.limit, test.size()) : test.size();

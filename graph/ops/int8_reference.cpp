@@ -25,9 +25,12 @@ void write_weighted(const Int8ReferenceArgs& a, int64_t channels, int64_t height
   const NodeQuant& q = a.q;
   const int64_t N = a.batch;
   if (a.is_output) {
-    a.logits = Int32Tensor({N, channels});  // the output is a linear layer: height and width 1
+    a.logits = Int32Tensor(logits_shape({int(channels), int(height), int(width)}, N));  // channels fastest
+    int32_t* logit = a.logits.ptr();
     for (int64_t b = 0; b < N; ++b)
-      for (int64_t c = 0; c < channels; ++c) a.logits.data[b * channels + c] = accumulator(b, c, 0, 0) + q.bias.data[c];
+      for (int64_t y = 0; y < height; ++y)
+        for (int64_t x = 0; x < width; ++x)
+          for (int64_t c = 0; c < channels; ++c) *logit++ = accumulator(b, c, y, x) + q.bias.data[c];
     return;
   }
   a.y = ActTensor({N, channels, height, width});

@@ -22,7 +22,7 @@ std::shared_ptr<PyCheckpoint> load_checkpoint_py(const std::string& path) {
 py::array_t<float> float_predict(const PyCheckpoint& c, const py::handle& images, int64_t batch_size) {
   check_batch_size(batch_size);
   const auto x = image_batch(images, c.input());
-  const int64_t n = x.shape(0), numel = c.input().numel(), classes = c.classes();
+  const int64_t n = x.shape(0), numel = c.input().numel(), classes = c.output().numel();  // per image
   std::vector<float> logits(static_cast<size_t>(n * classes));
   {
     py::gil_scoped_release release;
@@ -32,7 +32,7 @@ py::array_t<float> float_predict(const PyCheckpoint& c, const py::handle& images
       std::copy(batch_logits.data.begin(), batch_logits.data.end(), logits.begin() + first * classes);
     }
   }
-  return to_numpy(std::move(logits), {n, classes});
+  return logits_array(logits, n, c.output());
 }
 
 py::dict float_activations(const PyCheckpoint& c, const py::handle& images) {
@@ -101,7 +101,8 @@ void bind_checkpoint(py::module_& m) {
           },
           py::arg("path"), "Writes the checkpoint (.octet) to path.")
       .def("predict", &float_predict, py::arg("images"), py::arg("batch_size") = kDefaultBatch,
-           "Float logits [N, classes] of normalised float32 images [N, C, H, W].")
+           "Float logits [N, classes] (a model returning an image of them: [N, classes, H, W]) of normalised "
+           "float32 images [N, C, H, W].")
       .def("activations", &float_activations, py::arg("images"),
            "Every node's float output for a batch of images, by node name (N x C x H x W, or N x F).")
       .def("__repr__", [](const PyCheckpoint& c) {

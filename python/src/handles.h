@@ -28,7 +28,8 @@ class PyCheckpoint {
   const FloatModel& folded() const { return folded_; }
   const FloatExecutor& executor() const { return executor_; }
   ActShape input() const { return executor_.shapes()[0]; }
-  int64_t classes() const { return executor_.shapes().back().numel(); }
+  int64_t classes() const { return executor_.shapes().back().c; }
+  ActShape output() const { return executor_.shapes().back(); }
 
  private:
   std::string path_;
@@ -44,6 +45,7 @@ class PyQuantized {
   const QuantizedModel& model() const { return model_; }
   const std::vector<ActShape>& shapes() const { return shapes_; }
   ActShape input() const { return shapes_[0]; }
+  ActShape output() const { return shapes_.back(); }
 
   // The engine of `backend` (runtime/engine.h), made on first use and kept.
   // Called without the GIL: several Python threads may ask at once.
@@ -61,7 +63,7 @@ class PyQuantized {
   std::vector<int32_t> run(const float* x, int64_t batch, int64_t batch_size, const std::string& backend) {
     const Engine& e = engine(backend);
     const std::lock_guard<std::mutex> lock(mutex_);
-    const int64_t numel = input().numel(), classes = model_.num_classes();
+    const int64_t numel = input().numel(), classes = output().numel();  // logits per image
     std::vector<int32_t> logits(static_cast<size_t>(batch * classes));
     for (int64_t first = 0; first < batch; first += batch_size) {
       const int64_t count = std::min(batch_size, batch - first);

@@ -31,14 +31,14 @@ py::array int8_predict(PyQuantized& q, const py::handle& images, const std::stri
                        bool dequantize) {
   check_batch_size(batch_size);
   const auto x = image_batch(images, q.input());
-  const int64_t n = x.shape(0), classes = q.model().num_classes();
+  const int64_t n = x.shape(0);
   std::vector<int32_t> logits;
   {
     py::gil_scoped_release release;
     logits = q.run(x.data(), n, batch_size, backend);
   }
-  if (dequantize) return to_numpy(dequantized(q.model(), logits.data(), n * classes), {n, classes});
-  return to_numpy(std::move(logits), {n, classes});
+  if (dequantize) return logits_array(dequantized(q.model(), logits.data(), n * q.output().numel()), n, q.output());
+  return logits_array(logits, n, q.output());
 }
 
 py::dict int8_activations(PyQuantized& q, const py::handle& images, const std::string& backend) {
@@ -155,7 +155,8 @@ void bind_quantized(py::module_& m) {
            "The float values the int8 weight stands for: weight / weight_scale per output channel.")
       .def("predict", &int8_predict, py::arg("images"), py::arg("backend") = backend_names::kCpu,
            py::arg("batch_size") = kDefaultBatch, py::arg("dequantize") = false,
-           "int32 logits [N, classes] of normalised float32 images [N, C, H, W] on a backend "
+           "int32 logits [N, classes] ([N, classes, H, W] from a model returning an image of them) of normalised "
+           "float32 images [N, C, H, W] on a backend "
            "('cpu', 'cuda' for the GPU's default, 'cuda-imma', 'cuda-dp4a', 'cuda-cublaslt'; see octet.backends()). "
            "Each class's int32 logit has its own "
            "scale (per-channel weights): take the argmax of dequantize=True's float32 logits (int32 * logit_scale).")

@@ -89,9 +89,10 @@ void reference_conv2d(const ConvGeometry& g, const In* input, const PackedWeight
   });
 }
 
-void reference_conv2d_int32(const ConvGeometry& g, const int8_t* input, const PackedWeights& w, const int32_t* bias,
+template <typename In>
+void reference_conv2d_int32(const ConvGeometry& g, const In* input, const PackedWeights& w, const int32_t* bias,
                             int32_t* output) {
-  for_each_patch(g, input, [&](int64_t m, const int8_t* patch) {
+  for_each_patch(g, input, [&](int64_t m, const In* patch) {
     for (int o = 0; o < g.out_c; ++o) output[m * g.out_c + o] = accumulator(g, w, patch, o) + bias[o];
   });
 }
@@ -238,6 +239,7 @@ void conv2d_int32(const ConvGeometry& g, const int8_t* input, const PackedWeight
                   int32_t* output, KernelPath path) {
   if (path != KernelPath::Reference)
     return conv2d_simd(g, input, w, conv_epilogue(g, w, nullptr, bias, path)->tables, nullptr, output, path);
+  if (g.input_bits > 8) return reference_conv2d_int32(g, reinterpret_cast<const int16_t*>(input), w, bias, output);
   reference_conv2d_int32(g, input, w, bias, output);
 }
 

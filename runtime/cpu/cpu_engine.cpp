@@ -215,7 +215,7 @@ Int32Tensor CpuEngine::run_nodes(const float* input, int64_t batch, int first, i
     return node < first ? given(node) : buffers.data[slot_[node]].get();
   };
   Int32Tensor logits;
-  if (end > output) logits = Int32Tensor({batch, shapes_[output].c});
+  if (end > output) logits = Int32Tensor(logits_shape(shapes_[output], batch));
   for (int i = first; i < end; ++i) {
     const Node& n = g.nodes[i];
     const cpu::NodeView view{model_, shapes_, i};

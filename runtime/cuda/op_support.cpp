@@ -44,6 +44,9 @@ namespace {
 // Why the CUDA runtime cannot run `m`; `wide_allowed`: on cuda-imma, whose
 // implicit GEMM reads and writes wide values (stored_value.h).
 std::string why_unsupported(const QuantizedModel& m, bool wide_allowed) {
+  if (m.graph.nodes.back().op != Op::Linear)
+    return "the CUDA runtime returns a vector of logits per image, and the model returns an image of them (its "
+           "output node '" + m.graph.nodes.back().name + "' is a conv); run it with the cpu backend";
   const std::vector<std::vector<int>> consumers = m.graph.consumers();
   for (size_t i = 0; i < m.graph.nodes.size(); ++i) {
     const Node& n = m.graph.nodes[i];

@@ -493,6 +493,23 @@ def write_simam():
                       input_names=["x"], dynamic_axes={"x": {0: "n"}})
 
 
+class Segmenter(nn.Module):
+    """An image of logits (class scores per pixel): features at half size, a 1x1 classifier, nearest Upsample."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv, self.fc = nn.Conv2d(3, 8, 3, 2, 1), nn.Conv2d(8, 5, 1)
+
+    def forward(self, x):
+        return nn.functional.interpolate(self.fc(torch.relu(self.conv(x))), scale_factor=2.0)
+
+
+def write_segmenter():
+    torch.manual_seed(27)
+    torch.onnx.export(Segmenter().eval(), torch.zeros(1, 3, 12, 10), str(OUT / "segmenter.onnx"), opset_version=13,
+                      input_names=["x"], dynamic_axes={"x": {0: "n"}})
+
+
 class SplitAttention(nn.Module):
     """ResNeSt's split attention as timm writes it: Reshape to [N, 2, C, H, W], ReduceSum, RadixSoftmax (Reshape,
     Transpose, Softmax over axis 1), the gate Mul of two split views, ReduceSum."""
@@ -662,6 +679,7 @@ def main():
     write_global_context()
     write_bottleneck_attention()
     write_simam()
+    write_segmenter()
     write_split_attention()
     write_embedding()
     write_dynamic_size()

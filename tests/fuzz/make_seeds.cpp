@@ -3,7 +3,8 @@
 // the fuzzer spends its time on the parsers, not on copying megabytes.
 //   make_seeds CORPUS_DIR   writes CORPUS_DIR/{checkpoint,quantized,safetensors}/*
 // Together the two networks use every inference operator; one quantized file
-// keeps two nodes in float, one has a wide (16-bit) activation.
+// keeps two nodes in float, one has a wide (16-bit) activation, one returns an
+// image of logits.
 #include <cstdio>
 #include <string>
 
@@ -47,6 +48,15 @@ Graph tiny_stream() {
   x = b.conv("project", x, 3, 1, 1, 0, true);         // signed, read only by expand
   x = b.relu(b.conv("expand", x, 6, 3, 1, 1, true));
   b.linear("linear", b.flatten(b.global_avg_pool(x)), 10);
+  return b.finish();
+}
+
+// An image of logits (a segmentation's): the output node a conv, its int32 accumulators per pixel.
+Graph tiny_segmenter() {
+  GraphBuilder b;
+  int x = b.input(1, 8, 8);
+  x = b.relu(b.conv("conv1", x, 4, 3, 2, 1, true));  // 4x4x4
+  b.conv("classifier", x, 10, 3, 1, 1, true);        // 10x4x4
   return b.finish();
 }
 
@@ -97,6 +107,9 @@ void write_seeds(const std::string& dir) {
   const QuantizedModel wide = quantize_random(tiny_checkpoint("tiny_stream", tiny_stream(), seed), options, 16);
   check(wide.quant[wide.graph.find("project")].bits == 16, "make_seeds: tiny_stream's projection is not wide");
   save_quantized_model(wide, dir + "/quantized/tiny_stream.wide.int8.octet");
+  save_quantized_model(
+      quantize_random(tiny_checkpoint("tiny_segmenter", tiny_segmenter(), seed + 1), quick_quantize_options(), 16),
+      dir + "/quantized/tiny_segmenter.int8.octet");
 }
 
 }  // namespace

@@ -525,6 +525,27 @@ void add_image_net_operator_cases(std::vector<OpCase>& cases) {
   }
   // BAM's gates: a value per channel computed as rows (a Linear of the pooled image, made an image of 1 x 1 by a
   // channel slice, as `octet import` makes rows unsqueezed) repeated over the pixels, times a conv to one channel.
+  // An image of logits (a segmentation head): the output conv's int32 accumulators per pixel, channels fastest.
+  uint64_t output_conv_seed = 8080;
+  for (const int kernel : {1, 3})
+    for (const int64_t batch : {int64_t{1}, int64_t{16}}) {
+      const uint64_t s = output_conv_seed++;
+      cases.push_back({"output_conv_k" + std::to_string(kernel) + "_" + shape_name(batch, 12, 7, 5), batch,
+                       [s, kernel] {
+                         OpModel m(s);
+                         m.conv(m.input(12, 7, 5), 16, 3, 1, 1, true);
+                         return m.finish_with_conv(kernel, kernel == 1 ? 5 : 9);
+                       }});
+    }
+  // ... reading a wide (16-bit) conv output, as MobileNetV2's residual stream would.
+  cases.push_back({"output_conv_wide_input_" + shape_name(4, 12, 7, 5), 4, [s = output_conv_seed++] {
+                     OpModel m(s);
+                     const int x = m.input(12, 7, 5);
+                     m.set_bits(16);
+                     m.conv(x, 16, 1, 1, 0, false);
+                     m.set_bits(8);
+                     return m.finish_with_conv(3, 7);
+                   }});
   uint64_t bam_seed = 8070;
   for (const int64_t batch : {int64_t{1}, int64_t{16}}) {
     const uint64_t s = bam_seed++;

@@ -274,6 +274,19 @@ QuantizedModel OpModel::finish(int classes) {
   n.inputs = {x};
   n.channels = classes, n.bias = true;
   push(n, weighted({classes, shape(x).numel()}, false, true, Requant::Typical));
+  return model(classes);
+}
+
+QuantizedModel OpModel::finish_with_conv(int kernel, int classes) {
+  Node n;
+  n.op = Op::Conv2d;
+  n.inputs = {static_cast<int>(graph_.nodes.size()) - 1};
+  n.channels = classes, n.kernel = kernel, n.padding = kernel / 2, n.bias = true;
+  push(n, weighted({classes, shape(n.inputs[0]).c, kernel, kernel}, false, true, Requant::Typical));
+  return model(classes);
+}
+
+QuantizedModel OpModel::model(int classes) const {
   QuantizedModel m;
   m.graph = graph_;
   m.quant = quant_;

@@ -75,9 +75,13 @@ class OpModel {
 
   // Ends with a flatten (when needed) and the output linear; validates.
   QuantizedModel finish(int classes = 4);
+  // Ends with an output conv (kernel x kernel, stride 1, padding kernel / 2):
+  // an image of logits, a segmentation's; validates.
+  QuantizedModel finish_with_conv(int kernel, int classes);
 
  private:
   int push(Node n, NodeQuant q);
+  QuantizedModel model(int classes) const;  // the graph so far, validated
   int any_conv(int x, int out_c, int kernel_h, int kernel_w, int stride, int padding, bool relu, int skip,
                Requant requant, int groups, int dilation);
   ActShape shape(int node) const;

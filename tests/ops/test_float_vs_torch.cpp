@@ -58,8 +58,9 @@ TEST_P(FloatVsTorch, SameLogitsAsLibTorch) {
   net->import_state(model.params);
   net->eval();
   torch::NoGradGuard no_grad;
-  const torch::Tensor expected =
-      net->forward(torch::from_blob(images.data(), {batch, in.c, in.h, in.w}, torch::kFloat32)).contiguous();
+  torch::Tensor expected = net->forward(torch::from_blob(images.data(), {batch, in.c, in.h, in.w}, torch::kFloat32));
+  if (expected.dim() == 4) expected = expected.permute({0, 2, 3, 1});  // an image of logits: octet's are NHWC
+  expected = expected.contiguous();
   ASSERT_EQ(logits.numel(), expected.numel());
   const float* e = expected.data_ptr<float>();
   double largest = 1.0;

@@ -36,6 +36,22 @@ TEST(AutoAmax, ScoresTheLeastConfidentImagesFirst) {
   EXPECT_EQ(most_sensitive_images(logits, 9).size(), 4u);
 }
 
+// An image of logits (a segmentation's, [N][H][W][classes]): an image's
+// sensitivity and KL are its pixels' summed.
+TEST(AutoAmax, ScoresAnImageOfLogitsByItsPixelsSummed) {
+  FloatTensor logits({2, 1, 2, 3});  // image 0: sure, fairly sure; image 1: torn, undecided
+  const float values[12] = {9, 0, 0, 3, 0, 0, 2, 2, -5, 0, 0, 0};
+  std::copy(values, values + 12, logits.ptr());
+  EXPECT_EQ(most_sensitive_images(logits, 2), (std::vector<int64_t>{1, 0}));
+  const float other[12] = {8, 1, 0, 3, 0, 1, 2, 0, -5, 0, 1, 0};
+  double by_pixel[4], by_image[2];
+  softmax_kl(logits.ptr(), other, 4, 3, 3, by_pixel);
+  softmax_kl(logits.ptr(), other, 2, 6, 3, by_image);
+  EXPECT_GT(by_pixel[0], 0);
+  EXPECT_NEAR(by_image[0], by_pixel[0] + by_pixel[1], 1e-12);
+  EXPECT_NEAR(by_image[1], by_pixel[2] + by_pixel[3], 1e-12);
+}
+
 // The amaxes and methods of a point's scored candidates.
 std::vector<std::pair<double, std::string>> listed(const std::vector<AmaxCandidate>& candidates) {
   std::vector<std::pair<double, std::string>> out;

@@ -1,0 +1,131 @@
+"""`octet import` of models that return an image of logits rather than a vector: segmentation nets (class
+scores per pixel, [N, classes, H, W]). A small FCN whose classifier's scores are upsampled to the input's size
+(octet ends it with an identity 1x1 conv, whose int32 accumulators are the logits) and a small U-Net ending in
+its own 1x1 conv (kept as the output layer). PyTorch's logits are the reference; ONNX Runtime runs the file and
+octet's int8 export; int8 agrees with float pixel by pixel."""
+
+import json
+import subprocess
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+onnx = pytest.importorskip("onnx")
+from test_onnx_import import seeded  # noqa: E402
+import ort_peer  # noqa: E402
+from unlabelled_import import assert_matches_pytorch_and_onnx_runtime, export_image_model, imported  # noqa: E402
+from unlabelled_import import int8_top1_agreement, randomise_batch_norms, varied_inputs  # noqa: E402
+
+nn = torch.nn
+IMAGE = (3, 16, 20)
+
+
+def conv_bn(c_in, c_out, stride=1):
+    return nn.Sequential(nn.Conv2d(c_in, c_out, 3, stride, 1), nn.BatchNorm2d(c_out), nn.ReLU())
+
+
+class Fcn(nn.Module):
+    """Features at half the input's size, a 1x1 classifier, its scores upsampled back (nearest)."""
+
+    def __init__(self, classes=6):
+        super().__init__()
+        self.features = nn.Sequential(conv_bn(3, 16), conv_bn(16, 24, 2), conv_bn(24, 24))
+        self.fc = nn.Conv2d(24, classes, 1)
+        self.up = nn.Upsample(scale_factor=2, mode="nearest")
+
+    def forward(self, x):
+        return self.up(self.fc(self.features(x)))
+
+
+class UNet(nn.Module):
+    """One level down and back up, the encoder's features concatenated to the decoder's, a 1x1 classifier."""
+
+    def __init__(self, classes=5):
+        super().__init__()
+        self.encoder, self.middle, self.decoder = conv_bn(3, 16), conv_bn(16, 32), conv_bn(48, 16)
+        self.fc = nn.Conv2d(16, classes, 1)
+
+    def forward(self, x):
+        skip = self.encoder(x)
+        middle = nn.functional.interpolate(self.middle(nn.functional.max_pool2d(skip, 2)), scale_factor=2.0)
+        return self.fc(self.decoder(torch.cat([middle, skip], 1)))
+
+
+NETS = {"fcn": Fcn, "unet": UNet}
+
+
+@pytest.fixture(scope="module")
+def images():
+    return varied_inputs(60, 64, IMAGE)
+
+
+def exported(path, seed, net):
+    return export_image_model(randomise_batch_norms(seeded(NETS[net], seed, scale=4)), path, IMAGE)
+
+
+@pytest.mark.parametrize("net", ["fcn", "unet"])
+def test_an_image_of_logits_imports_and_matches_pytorch(tmp_path, octet_bin, images, net):
+    model = exported(tmp_path / "m.onnx", 301, net)
+    checkpoint = imported(octet_bin, tmp_path / "m.onnx", tmp_path / "m.octet")
+    got = checkpoint.predict(images)
+    assert got.shape == (64, 6 if net == "fcn" else 5, 16, 20)
+    last = checkpoint.layers[-1]
+    assert last["op"] == "conv2d" and last["name"] == ("identity_logits" if net == "fcn" else "fc"), last
+    assert_matches_pytorch_and_onnx_runtime(got, model, tmp_path / "m.onnx", images)
+
+
+@pytest.mark.parametrize("net", ["fcn", "unet"])
+def test_int8_follows_float_pixel_by_pixel_and_exports(tmp_path, octet_bin, images, net):
+    """Centred top-1 per pixel (int8_top1_agreement over 64 x 320 pixels): fcn 0.97, unet 0.96. The QDQ export in
+    ONNX Runtime gives the same logits but where ORT's float arithmetic between a QDQ pair rounds a level of the
+    output conv's input the other way: then that pixel's logits move by the level times a weight, with no pooling
+    after to average it out (a classifier's tests allow 5e-3 of the largest logit anywhere)."""
+    exported(tmp_path / "m.onnx", 302, net)
+    imported(octet_bin, tmp_path / "m.onnx", tmp_path / "m.octet")
+    agreement, ours = int8_top1_agreement(tmp_path, octet_bin, tmp_path / "m.octet", images)
+    assert agreement >= 0.9, agreement
+    subprocess.run([octet_bin, "export", "--quantized", str(tmp_path / "m.int8"), "--onnx", str(tmp_path / "q.onnx")],
+                   capture_output=True, text=True, check=True)
+    if ort_peer.missing():
+        pytest.skip(ort_peer.missing())
+    theirs = np.concatenate([ort_peer.run(tmp_path / "q.onnx", [images[i:i + 1]])[0] for i in range(16)])
+    assert theirs.shape == ours[:16].shape
+    off = np.abs(ours[:16] - theirs) / np.abs(ours).max()
+    assert (off > 1e-4).mean() <= 0.01 and off.max() <= 0.02, ((off > 1e-4).mean(), off.max())
+
+
+def test_auto_calibration_and_eval_compare_every_pixel(tmp_path, octet_bin, images):
+    """octet quantize's default method (auto: each image scored by its pixels' KL from float's, summed), then
+    octet eval's agreement over 64 x 320 pixels."""
+    exported(tmp_path / "m.onnx", 303, "unet")
+    imported(octet_bin, tmp_path / "m.onnx", tmp_path / "m.octet")
+    np.save(tmp_path / "images.npy", images)
+    subprocess.run([octet_bin, "quantize", "--checkpoint", str(tmp_path / "m.octet"), "--calib-data",
+                    str(tmp_path / "images.npy"), "-o", str(tmp_path / "m.int8")],
+                   capture_output=True, text=True, check=True)
+    result = subprocess.run([octet_bin, "eval", "--checkpoint", str(tmp_path / "m.octet"), "--quantized",
+                             str(tmp_path / "m.int8"), "--eval-data", str(tmp_path / "images.npy"), "--json", "-"],
+                            capture_output=True, text=True, check=True)
+    report = json.loads(result.stdout)
+    assert report["images"] == 64 and report["predictions_per_image"] == 16 * 20, report
+    assert 90 <= report["agreement"] < 100 and report["float_top1"] is None, report
+    assert report["layers"][-1]["name"] == "logits" and report["layers"][-1]["sqnr_db"] > 20, report["layers"][-1]
+
+
+def test_what_needs_a_class_per_image_is_refused(tmp_path, octet_bin, images):
+    export_image_model(seeded(Fcn, 304, scale=4), tmp_path / "cifar.onnx", (3, 32, 32))
+    labelled = subprocess.run([octet_bin, "import", str(tmp_path / "cifar.onnx"), "--dataset", "cifar10", "-o",
+                               str(tmp_path / "c.octet")], capture_output=True, text=True)
+    assert labelled.returncode == 1, labelled.stdout
+    assert "returns an image of 6x32x32 values, and cifar10's labels name a class per image" in labelled.stderr
+    assert not (tmp_path / "c.octet").exists()
+    exported(tmp_path / "m.onnx", 304, "fcn")
+    imported(octet_bin, tmp_path / "m.onnx", tmp_path / "m.octet")
+    np.save(tmp_path / "images.npy", images)
+    subprocess.run([octet_bin, "quantize", "--checkpoint", str(tmp_path / "m.octet"), "--calib-data",
+                    str(tmp_path / "images.npy"), "--method", "max", "-o", str(tmp_path / "m.int8")],
+                   capture_output=True, text=True, check=True)
+    predict = subprocess.run([octet_bin, "predict", "--quantized", str(tmp_path / "m.int8"), "--eval-data",
+                              str(tmp_path / "images.npy")], capture_output=True, text=True)
+    assert predict.returncode == 1 and "octet predict writes a class per image" in predict.stderr, predict.stderr
