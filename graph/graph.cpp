@@ -393,6 +393,12 @@ int GraphBuilder::upsample(int x, int down, int across) {
   return last();
 }
 
+int GraphBuilder::upsample_bilinear(int x, int down, int across) {
+  Node& n = push(Op::UpsampleBilinear, "", {x});
+  n.stride = down, n.stride_w = across != down ? across : 0;
+  return last();
+}
+
 Graph GraphBuilder::finish() {
   graph_.validate();
   return std::move(graph_);

@@ -4,11 +4,13 @@
 // coordinate transformation and nearest mode pick. Where that is each pixel
 // repeated a whole number of times it is an Upsample; where it is every k-th
 // pixel from some offset, a subsample (onnx_import_space_to_depth.cpp). Both
-// move int8 values, exactly. Anything else (linear or cubic modes, ratios
-// that are not whole) is refused, saying which.
+// move int8 values, exactly. Mode "linear" by powers of two is octet's
+// UpsampleBilinear. Anything else (cubic mode, ratios that are not whole)
+// is refused, saying which.
 #include <algorithm>
 #include <cmath>
 
+#include "graph/ops/upsample_bilinear.h"
 #include "interop/onnx_importer.h"
 #include "interop/onnx_tensors.h"
 
@@ -59,12 +61,40 @@ std::optional<AxisResize> axis_resize(int64_t in, int64_t out, double scale, con
 }
 }  // namespace
 
+// Mode "linear" where it is octet's UpsampleBilinear: every axis upsampled by a power of two (or kept), pixel
+// centres aligned as F.interpolate(align_corners=False) aligns them (half_pixel; pytorch_half_pixel, the same but
+// for an output of one pixel). An axis of one pixel is that pixel repeated: nearest.
+int Importer::bilinear(const onnx::NodeProto& n, int x, const std::vector<int64_t>& in, const std::vector<int64_t>& out,
+                       const std::vector<double>& scales, const std::string& transformation) {
+  if (transformation != "half_pixel" && transformation != "pytorch_half_pixel")
+    refuse(n, "mode 'linear' with coordinate_transformation_mode '" + transformation +
+                  "': octet's bilinear upsampling aligns pixel centres (half_pixel: F.interpolate's "
+                  "align_corners=False)");
+  std::vector<int> nearest, linear;  // per axis: an axis of one pixel is that pixel repeated
+  for (size_t a = 0; a < in.size(); ++a) {
+    const int64_t factor = out[a] / in[a];
+    if (out[a] != in[a] * factor || scales[a] != double(factor) || factor > kMostUpsample ||
+        (in[a] > 1 && ops::power_of_two_exponent(static_cast<int>(factor)) < 0))
+      refuse(n, "mode 'linear' resizing " + std::to_string(in[a]) + " pixels to " + std::to_string(out[a]) +
+                    " (scale " + std::to_string(scales[a]) + "): octet upsamples bilinearly by a power of two up "
+                    "to " + std::to_string(kMostUpsample) + " only");
+    nearest.push_back(in[a] == 1 ? static_cast<int>(factor) : 1);
+    linear.push_back(in[a] == 1 ? 1 : static_cast<int>(factor));
+  }
+  if (in.size() == 1) nearest.insert(nearest.begin(), 1), linear.insert(linear.begin(), 1);  // a row: its width
+  int y = x;
+  if (nearest[0] > 1 || nearest[1] > 1) y = builder_.upsample(y, nearest[0], nearest[1]);
+  if (linear[0] > 1 || linear[1] > 1) y = builder_.upsample_bilinear(y, linear[0], linear[1]);
+  if (y == x) summary_.dropped.push_back(n.op_type());
+  return y;
+}
+
 void Importer::resize(const onnx::NodeProto& n) {
   const int x = activation(n, 0);
   const ActShape s = shape_of(x);
   const std::string mode = string_attribute(n, "mode", "nearest");
-  if (mode != "nearest")
-    refuse(n, "mode '" + mode + "': octet resizes by repeating or skipping pixels (mode 'nearest') only");
+  if (mode != "nearest" && mode != "linear")
+    refuse(n, "mode '" + mode + "': octet resizes in modes 'nearest' and 'linear' only");
   if (is_flat(x) || channels_last_.count(n.input(0))) refuse(n, "a resize of a value that is not an image");
   const std::string transformation = string_attribute(n, "coordinate_transformation_mode", "half_pixel");
   const std::string rounding = string_attribute(n, "nearest_mode", "round_prefer_floor");
@@ -105,6 +135,7 @@ void Importer::resize(const onnx::NodeProto& n) {
       out[a] = static_cast<int64_t>(size);
     }
   }
+  if (mode == "linear") return define(n, bilinear(n, x, in, out, scales, transformation));
   std::vector<AxisResize> how;
   for (size_t a = 0; a < in.size(); ++a) {
     const std::optional<AxisResize> r = axis_resize(in[a], out[a], scales[a], transformation, rounding);

@@ -323,6 +323,18 @@ std::string pad2d(const OnnxNodeContext& c) {
   return c.w.step("Pad", inputs, n.name);
 }
 
+// Bilinear by whole factors, as F.interpolate(mode="bilinear", align_corners=False).
+std::string upsample_bilinear(const OnnxNodeContext& c) {
+  const Node& n = c.n;
+  c.w.initializer(n.name + ".scales", TensorProto::FLOAT, {4},
+                  std::vector<float>{1, 1, static_cast<float>(n.stride), static_cast<float>(upsample_across(n))});
+  const std::string y = n.name + ".resize";  // a float result, quantized after
+  onnx::NodeProto* node = c.w.node("Resize", {c.inputs[0], "", n.name + ".scales"}, y);
+  Writer::text(node, "mode", "linear");
+  Writer::text(node, "coordinate_transformation_mode", "half_pixel");
+  return y;
+}
+
 // Nearest-neighbour by whole factors: Resize's pixel o reads floor(o / factor), as torch's nn.Upsample.
 std::string upsample(const OnnxNodeContext& c) {
   const Node& n = c.n;
@@ -369,6 +381,7 @@ const OnnxOp kOps[] = {
     {Op::ChannelSlice, channel_slice, false, false},
     {Op::Pad2d, pad2d, false, false},
     {Op::Upsample, upsample, false, false},
+    {Op::UpsampleBilinear, upsample_bilinear, false, false},
     {Op::LayerNorm, layer_norm, false, false},
     {Op::PRelu, prelu, false, false},
     {Op::LocalResponseNorm, local_response_norm, false, false},

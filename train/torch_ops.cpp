@@ -135,6 +135,12 @@ const TorchOp kOps[] = {
        const torch::Tensor image = x[0].dim() == 2 ? x[0].unsqueeze(-1).unsqueeze(-1) : x[0];
        return image.repeat_interleave(n.stride, 2).repeat_interleave(upsample_across(n), 3);
      }},
+    {Op::UpsampleBilinear, nullptr,
+     [](const Node& n, const Inputs& x, const TorchParams&, bool) {
+       namespace F = torch::nn::functional;
+       const std::vector<int64_t> size = {x[0].size(2) * n.stride, x[0].size(3) * upsample_across(n)};
+       return F::interpolate(x[0], F::InterpolateFuncOptions().size(size).mode(torch::kBilinear).align_corners(false));
+     }},
     // As torch's local_response_norm, with ONNX's window (torch's differs for even sizes).
     {Op::LocalResponseNorm, nullptr,
      [](const Node& n, const Inputs& x, const TorchParams&, bool) {

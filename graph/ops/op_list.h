@@ -29,4 +29,5 @@
   X(GroupNorm, group_norm)                  \
   X(ChannelMean, channel_mean)              \
   X(ChannelMax, channel_max)                \
-  X(Upsample, upsample)
+  X(Upsample, upsample)                     \
+  X(UpsampleBilinear, upsample_bilinear)

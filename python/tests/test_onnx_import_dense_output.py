@@ -1,13 +1,15 @@
 """`octet import` of models that return an image of logits rather than a vector: segmentation nets (class
 scores per pixel, [N, classes, H, W]). A small FCN whose classifier's scores are upsampled to the input's size
-(octet ends it with an identity 1x1 conv, whose int32 accumulators are the logits) and a small U-Net ending in
-its own 1x1 conv (kept as the output layer). PyTorch's logits are the reference; ONNX Runtime runs the file and
+(octet ends it with an identity 1x1 conv, whose int32 accumulators are the logits), the same upsampled
+bilinearly as torchvision's FCN and DeepLabV3 heads do (octet's upsample_bilinear) and a small U-Net ending in its
+own 1x1 conv (kept as the output layer). PyTorch's logits are the reference; ONNX Runtime runs the file and
 octet's int8 export; int8 agrees with float pixel by pixel."""
 
 import json
 import subprocess
 
 import numpy as np
+import octet
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -52,7 +54,26 @@ class UNet(nn.Module):
         return self.fc(self.decoder(torch.cat([middle, skip], 1)))
 
 
-NETS = {"fcn": Fcn, "unet": UNet}
+class BilinearFcn(nn.Module):
+    """torchvision's FCN and DeepLabV3 heads in small: features at a quarter of the input's size, an ASPP-like
+    pooling branch (global pooling, a 1x1 conv, brought back bilinearly: a pixel repeated) concatenated to them, a
+    1x1 classifier, its scores upsampled bilinearly to the input's size (align_corners=False)."""
+
+    def __init__(self, classes=6):
+        super().__init__()
+        self.features = nn.Sequential(conv_bn(3, 16, 2), conv_bn(16, 24, 2), conv_bn(24, 24))
+        self.pooled = nn.Sequential(nn.AdaptiveAvgPool2d(1), nn.Conv2d(24, 8, 1), nn.ReLU())
+        self.fc = nn.Conv2d(32, classes, 1)
+
+    def forward(self, x):
+        features = self.features(x)
+        pooled = nn.functional.interpolate(self.pooled(features), size=features.shape[-2:], mode="bilinear",
+                                           align_corners=False)
+        scores = self.fc(torch.cat([features, pooled], 1))
+        return nn.functional.interpolate(scores, size=x.shape[-2:], mode="bilinear", align_corners=False)
+
+
+NETS = {"fcn": Fcn, "unet": UNet, "bilinear": BilinearFcn}
 
 
 @pytest.fixture(scope="module")
@@ -61,21 +82,24 @@ def images():
 
 
 def exported(path, seed, net):
-    return export_image_model(randomise_batch_norms(seeded(NETS[net], seed, scale=4)), path, IMAGE)
+    return export_image_model(randomise_batch_norms(seeded(NETS[net], seed, scale=10)), path, IMAGE)
 
 
-@pytest.mark.parametrize("net", ["fcn", "unet"])
+@pytest.mark.parametrize("net", NETS)
 def test_an_image_of_logits_imports_and_matches_pytorch(tmp_path, octet_bin, images, net):
     model = exported(tmp_path / "m.onnx", 301, net)
     checkpoint = imported(octet_bin, tmp_path / "m.onnx", tmp_path / "m.octet")
     got = checkpoint.predict(images)
-    assert got.shape == (64, 6 if net == "fcn" else 5, 16, 20)
+    assert got.shape == (64, 5 if net == "unet" else 6, 16, 20)
     last = checkpoint.layers[-1]
-    assert last["op"] == "conv2d" and last["name"] == ("identity_logits" if net == "fcn" else "fc"), last
+    assert last["op"] == "conv2d" and last["name"] == ("fc" if net == "unet" else "identity_logits"), last
+    ops = [layer["op"] for layer in checkpoint.layers]
+    assert ops.count("upsample_bilinear") == (1 if net == "bilinear" else 0), ops
+    assert ops.count("upsample") == 1, ops  # the nearest ones, and the bilinear net's of a 1 x 1 image
     assert_matches_pytorch_and_onnx_runtime(got, model, tmp_path / "m.onnx", images)
 
 
-@pytest.mark.parametrize("net", ["fcn", "unet"])
+@pytest.mark.parametrize("net", NETS)
 def test_int8_follows_float_pixel_by_pixel_and_exports(tmp_path, octet_bin, images, net):
     """Centred top-1 per pixel (int8_top1_agreement over 64 x 320 pixels): fcn 0.97, unet 0.96. The QDQ export in
     ONNX Runtime gives the same logits but where ORT's float arithmetic between a QDQ pair rounds a level of the
@@ -92,7 +116,17 @@ def test_int8_follows_float_pixel_by_pixel_and_exports(tmp_path, octet_bin, imag
     theirs = np.concatenate([ort_peer.run(tmp_path / "q.onnx", [images[i:i + 1]])[0] for i in range(16)])
     assert theirs.shape == ours[:16].shape
     off = np.abs(ours[:16] - theirs) / np.abs(ours).max()
-    assert (off > 1e-4).mean() <= 0.01 and off.max() <= 0.02, ((off > 1e-4).mean(), off.max())
+    if net != "bilinear":
+        assert (off > 1e-4).mean() <= 0.01 and off.max() <= 0.02, ((off > 1e-4).mean(), off.max())
+        return
+    # The scores upsampled bilinearly (x 4: weights in 64ths) then read by the identity output conv: a weighted
+    # sum half-way between two levels rounds up in octet (common/requantize.h) and, as ORT computes it, down
+    # now and then. Measured: 2.5% of values exactly one level below, the rest equal.
+    level = 1 / next(layer for layer in octet.load_quantized(str(tmp_path / "m.int8")).layers
+                     if layer["op"] == "upsample_bilinear")["scale"]
+    levels = (theirs - ours[:16]) / level
+    assert np.abs(levels - np.round(levels)).max() < 1e-2 and np.abs(levels).max() < 1.01, np.unique(levels.round(3))
+    assert (np.abs(levels) > 0.5).mean() <= 0.05
 
 
 def test_auto_calibration_and_eval_compare_every_pixel(tmp_path, octet_bin, images):

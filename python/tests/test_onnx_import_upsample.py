@@ -154,10 +154,15 @@ def with_resize(path, **attributes):
     return resize.name
 
 
-def test_bilinear_and_ratios_that_are_not_whole_are_refused(tmp_path, octet_bin):
+def test_cubic_bilinear_of_corners_and_ratios_that_are_not_whole_are_refused(tmp_path, octet_bin):
+    """(Bilinear with half_pixel centres imports: test_onnx_import_dense_output.py.)"""
     exported(tmp_path / "m.onnx", 143, "hrnet")
-    name = with_resize(tmp_path / "m.onnx", mode="linear")
-    refused(octet_bin, tmp_path / "m.onnx", tmp_path / "m.octet", name, "mode 'linear'")
+    name = with_resize(tmp_path / "m.onnx", mode="cubic")
+    refused(octet_bin, tmp_path / "m.onnx", tmp_path / "m.octet", name, "mode 'cubic'")
+    exported(tmp_path / "m.onnx", 143, "hrnet")
+    name = with_resize(tmp_path / "m.onnx", mode="linear", coordinate_transformation_mode="align_corners")
+    refused(octet_bin, tmp_path / "m.onnx", tmp_path / "m.octet", name,
+            "mode 'linear' with coordinate_transformation_mode 'align_corners'")
     exported(tmp_path / "m.onnx", 143, "hrnet")
     name = with_resize(tmp_path / "m.onnx", coordinate_transformation_mode="align_corners")
     refused(octet_bin, tmp_path / "m.onnx", tmp_path / "m.octet", name, "align_corners",

@@ -523,6 +523,37 @@ void add_image_net_operator_cases(std::vector<OpCase>& cases) {
                        return m.finish();
                      }});
   }
+  // Bilinear upsampling by powers of two (F.interpolate(mode="bilinear"), a segmentation head's scores brought back
+  // to the input's size): the edges clamped, factors that differ down and across, a 1-pixel axis, values stored
+  // as uint8 (zero point -128), and ahead of an output conv (an image of logits).
+  struct Bilinear {
+    int64_t batch;
+    int c, h, w, down, across;
+    bool unsigned_values, into_logits;
+  };
+  uint64_t bilinear_seed = 8090;
+  for (const Bilinear& v : {Bilinear{2, 5, 6, 6, 2, 2, false, false}, Bilinear{3, 4, 7, 5, 4, 1, false, false},
+                            Bilinear{1, 8, 1, 9, 2, 8, false, false}, Bilinear{16, 3, 3, 4, 8, 8, false, false},
+                            Bilinear{64, 17, 2, 2, 2, 2, true, false}, Bilinear{4, 6, 5, 3, 4, 4, true, true}}) {
+    const uint64_t s = bilinear_seed++;
+    cases.push_back({"upsample_bilinear_" + shape_name(v.batch, v.c, v.h, v.w) + "_" + std::to_string(v.down) + "x" +
+                         std::to_string(v.across) + (v.unsigned_values ? "_uint8" : "") +
+                         (v.into_logits ? "_logits" : ""),
+                     v.batch, [v, s] {
+                       OpModel m(s);
+                       int x = m.input(v.c, v.h, v.w);
+                       if (v.unsigned_values) {
+                         m.set_zero_point(-128);
+                         x = m.conv(x, v.c, 3, 1, 1, true);
+                       }
+                       Node up;
+                       up.op = Op::UpsampleBilinear, up.stride = v.down;
+                       up.stride_w = v.across != v.down ? v.across : 0;
+                       up.inputs = {x};
+                       m.keeps_scale(up);
+                       return v.into_logits ? m.finish_with_conv(1, 5) : m.finish();
+                     }});
+  }
   // BAM's gates: a value per channel computed as rows (a Linear of the pooled image, made an image of 1 x 1 by a
   // channel slice, as `octet import` makes rows unsqueezed) repeated over the pixels, times a conv to one channel.
   // An image of logits (a segmentation head): the output conv's int32 accumulators per pixel, channels fastest.

@@ -1,0 +1,78 @@
+// UpsampleBilinear: bilinear upsampling by whole factors, `stride` down and
+// `stride_w` across (0: as down), each a power of two (1 to 64): ONNX's Resize
+// in mode "linear" (F.interpolate(mode="bilinear"), a segmentation head's
+// scores brought back to the input's size). Each output is a weighted mean of
+// four input pixels (upsample_bilinear.h), so int8 keeps the input's scale:
+// the integer weighted sum of the stored values, divided by the weights' sum
+// by common/requantize.h (multiplier 1, a shift: exact, half-way cases up).
+#include "graph/ops/upsample_bilinear.h"
+
+#include "common/error.h"
+#include "common/requantize.h"
+#include "graph/ops/int8_reference.h"
+#include "graph/ops/shape_rules.h"
+
+namespace octet::ops {
+
+namespace {
+ActShape shape(const Node& n, const std::vector<ActShape>& in) {
+  const int across = upsample_across(n);
+  check(n.stride >= 1 && n.stride <= kMostUpsample && power_of_two_exponent(n.stride) >= 0 && across >= 1 &&
+            across <= kMostUpsample && power_of_two_exponent(across) >= 0,
+        "factors " + std::to_string(n.stride) + "x" + std::to_string(across) + " are not powers of two from 1 to " +
+            std::to_string(kMostUpsample));
+  const int64_t h = int64_t{in[0].h} * n.stride, w = int64_t{in[0].w} * across;
+  check(within_bound(in[0].c, h, w), "output has more than 2^31 - 1 values");
+  return {in[0].c, static_cast<int>(h), static_cast<int>(w)};
+}
+
+void run_float(const FloatOpArgs& a) {
+  const FloatTensor& x = *a.inputs[0];
+  const ActShape in = a.in[0], out = a.out;
+  const int down = a.node.stride, across = upsample_across(a.node);
+  const float unit = 1.0f / float(4 * down * across);
+  for (int64_t b = 0; b < x.dim(0); ++b)
+    for (int oy = 0; oy < out.h; ++oy) {
+      const BilinearTaps ty = bilinear_taps(oy, down, in.h);
+      for (int ox = 0; ox < out.w; ++ox) {
+        const BilinearTaps tx = bilinear_taps(ox, across, in.w);
+        const auto pixel = [&](int y, int xx) { return x.data.data() + ((b * in.h + y) * in.w + xx) * in.c; };
+        const float *p00 = pixel(ty.first, tx.first), *p01 = pixel(ty.first, tx.second);
+        const float *p10 = pixel(ty.second, tx.first), *p11 = pixel(ty.second, tx.second);
+        float* y = a.y.data.data() + ((b * out.h + oy) * out.w + ox) * out.c;
+        for (int c = 0; c < out.c; ++c)
+          y[c] = (float(ty.first_weight) * (float(tx.first_weight) * p00[c] + float(tx.second_weight) * p01[c]) +
+                  float(ty.second_weight) * (float(tx.first_weight) * p10[c] + float(tx.second_weight) * p11[c])) *
+                 unit;
+      }
+    }
+}
+
+void run_int8_reference(const Int8ReferenceArgs& a) {
+  const ActTensor& x = *a.inputs[0];
+  const int down = a.node.stride, across = upsample_across(a.node);
+  const int in_h = static_cast<int>(x.dim(2)), in_w = static_cast<int>(x.dim(3));
+  const int shift = power_of_two_exponent(4 * down * across);
+  const int32_t zero_point = a.input_zero_points.at(0);
+  a.y = ActTensor({a.batch, x.dim(1), x.dim(2) * down, x.dim(3) * across});
+  for (int64_t b = 0; b < a.batch; ++b)
+    for (int64_t c = 0; c < x.dim(1); ++c)
+      for (int oy = 0; oy < a.y.dim(2); ++oy)
+        for (int ox = 0; ox < a.y.dim(3); ++ox) {
+          const BilinearTaps ty = bilinear_taps(oy, down, in_h), tx = bilinear_taps(ox, across, in_w);
+          const auto v = [&](int y, int xx) { return int32_t{at(x, b, c, y, xx)} - zero_point; };
+          const int32_t sum = ty.first_weight * (tx.first_weight * v(ty.first, tx.first) +
+                                                 tx.second_weight * v(ty.first, tx.second)) +
+                              ty.second_weight * (tx.first_weight * v(ty.second, tx.first) +
+                                                  tx.second_weight * v(ty.second, tx.second));
+          at(a.y, b, c, oy, ox) = static_cast<int16_t>(requantize(sum, 1, 0, 0, shift, -128, zero_point));
+        }
+}
+}  // namespace
+
+//                                    name                in train  weight image  relu   resid  scale  mult  moves
+extern const OpDef upsample_bilinear = {
+    {Op::UpsampleBilinear, "upsample_bilinear", 1, false, false, true, false, false, false, 0, false},
+    shape, nullptr, nullptr, nullptr, run_float, run_int8_reference};
+
+}  // namespace octet::ops
