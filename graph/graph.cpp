@@ -399,6 +399,12 @@ int GraphBuilder::upsample_bilinear(int x, int down, int across) {
   return last();
 }
 
+int GraphBuilder::depth_to_space(int x, int block) {
+  Node& n = push(Op::DepthToSpace, "", {x});
+  n.stride = block;
+  return last();
+}
+
 Graph GraphBuilder::finish() {
   graph_.validate();
   return std::move(graph_);

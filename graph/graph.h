@@ -161,6 +161,7 @@ class GraphBuilder {
   int pad(int x, int top, int left, int bottom, int right);  // zeros; a negative side crops
   int upsample(int x, int down, int across);  // each pixel repeated down x across times (nearest)
   int upsample_bilinear(int x, int down, int across);  // bilinear, by powers of two (half-pixel centres)
+  int depth_to_space(int x, int block);  // channels spread over block x block pixels (pixel_shuffle)
   int layer_norm(int x, float epsilon);  // over each pixel's channels
   // Over each of `groups` runs of channels, all pixels of a sample (groups = channels: InstanceNorm); with
   // `affine`, a scale and shift per channel after it: the parameters "<name>.weight" and "<name>.bias".

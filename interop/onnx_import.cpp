@@ -332,6 +332,8 @@ void Importer::import_op(const onnx::NodeProto& n) {
     return reduce_image(n, is_one_row(n, 0) ? std::vector<int64_t>{2} : std::vector<int64_t>{2, 3});
   if (op == "Slice") return slice(n);
   if (op == "SpaceToDepth") return space_to_depth_node(n);
+  if (op == "DepthToSpace") return depth_to_space_node(n);
+  if (op == "ConvTranspose") return conv_transpose(n);
   if (op == "Resize") return resize(n);
   if (op == "ReduceL2") return reduce_l2(n);
   if (op == "Pow" || op == "Sqrt" || op == "Reciprocal") return power(n);

@@ -240,6 +240,8 @@ class Importer {
   std::optional<double> scalar_ahead(const std::string& name);
   // onnx_import_resize.cpp: Resize in mode nearest, as an Upsample or a subsample.
   void resize(const onnx::NodeProto& n);
+  void conv_transpose(const onnx::NodeProto& n);      // onnx_import_conv_transpose.cpp
+  void depth_to_space_node(const onnx::NodeProto& n);
   int bilinear(const onnx::NodeProto& n, int x, const std::vector<int64_t>& in, const std::vector<int64_t>& out,
                const std::vector<double>& scales, const std::string& transformation);
   // x with each pixel repeated down x across times: Upsamples whose factors multiply to those; -1 where either

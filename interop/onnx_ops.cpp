@@ -323,6 +323,20 @@ std::string pad2d(const OnnxNodeContext& c) {
   return c.w.step("Pad", inputs, n.name);
 }
 
+// pixel_shuffle's order (DepthToSpace mode CRD) as Reshape [N, C, b, b, H, W], Transpose, Reshape: ONNX
+// Runtime moves int8 and uint8 values through these (its DepthToSpace takes neither). Moves values.
+std::string depth_to_space(const OnnxNodeContext& c) {
+  Writer& w = c.w;
+  const Node& n = c.n;
+  const int64_t block = n.stride, channels = c.in.c / (block * block), h = c.in.h, wd = c.in.w;
+  w.initializer(n.name + ".blocks_shape", TensorProto::INT64, {6},
+                std::vector<int64_t>{0, channels, block, block, h, wd});  // 0: the batch, copied
+  w.initializer(n.name + ".shape", TensorProto::INT64, {4}, std::vector<int64_t>{0, channels, h * block, wd * block});
+  w.step("Reshape", {c.inputs[0], n.name + ".blocks_shape"}, n.name + ".blocks");
+  Writer::ints(w.node("Transpose", {n.name + ".blocks"}, n.name + ".transposed"), "perm", {0, 1, 4, 2, 5, 3});
+  return w.step("Reshape", {n.name + ".transposed", n.name + ".shape"}, n.name);
+}
+
 // Bilinear by whole factors, as F.interpolate(mode="bilinear", align_corners=False).
 std::string upsample_bilinear(const OnnxNodeContext& c) {
   const Node& n = c.n;
@@ -382,6 +396,7 @@ const OnnxOp kOps[] = {
     {Op::Pad2d, pad2d, false, false},
     {Op::Upsample, upsample, false, false},
     {Op::UpsampleBilinear, upsample_bilinear, false, false},
+    {Op::DepthToSpace, depth_to_space, false, false},
     {Op::LayerNorm, layer_norm, false, false},
     {Op::PRelu, prelu, false, false},
     {Op::LocalResponseNorm, local_response_norm, false, false},

@@ -141,6 +141,8 @@ const TorchOp kOps[] = {
        const std::vector<int64_t> size = {x[0].size(2) * n.stride, x[0].size(3) * upsample_across(n)};
        return F::interpolate(x[0], F::InterpolateFuncOptions().size(size).mode(torch::kBilinear).align_corners(false));
      }},
+    {Op::DepthToSpace, nullptr,
+     [](const Node& n, const Inputs& x, const TorchParams&, bool) { return torch::pixel_shuffle(x[0], n.stride); }},
     // As torch's local_response_norm, with ONNX's window (torch's differs for even sizes).
     {Op::LocalResponseNorm, nullptr,
      [](const Node& n, const Inputs& x, const TorchParams&, bool) {

@@ -30,4 +30,5 @@
   X(ChannelMean, channel_mean)              \
   X(ChannelMax, channel_max)                \
   X(Upsample, upsample)                     \
-  X(UpsampleBilinear, upsample_bilinear)
+  X(UpsampleBilinear, upsample_bilinear)    \
+  X(DepthToSpace, depth_to_space)

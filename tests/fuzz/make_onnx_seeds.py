@@ -511,6 +511,24 @@ def write_segmenter():
                       input_names=["x"], dynamic_axes={"x": {0: "n"}})
 
 
+class UpConvolutions(nn.Module):
+    """A transposed conv (kernel 4, stride 2, padding 1: sub-pixel convs and a depth_to_space) and a PixelShuffle
+    (DepthToSpace, mode CRD)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv, self.up, self.fc = nn.Conv2d(3, 8, 3, 2, 1), nn.ConvTranspose2d(8, 4, 4, 2, 1), nn.Conv2d(4, 12, 1)
+
+    def forward(self, x):
+        return nn.functional.pixel_shuffle(self.fc(torch.relu(self.up(torch.relu(self.conv(x))))), 2)
+
+
+def write_up_convolutions():
+    torch.manual_seed(28)
+    torch.onnx.export(UpConvolutions().eval(), torch.zeros(1, 3, 12, 10), str(OUT / "up_convolutions.onnx"),
+                      opset_version=13, input_names=["x"], dynamic_axes={"x": {0: "n"}})
+
+
 class SplitAttention(nn.Module):
     """ResNeSt's split attention as timm writes it: Reshape to [N, 2, C, H, W], ReduceSum, RadixSoftmax (Reshape,
     Transpose, Softmax over axis 1), the gate Mul of two split views, ReduceSum."""
@@ -681,6 +699,7 @@ def main():
     write_bottleneck_attention()
     write_simam()
     write_segmenter()
+    write_up_convolutions()
     write_split_attention()
     write_embedding()
     write_dynamic_size()

@@ -554,6 +554,32 @@ void add_image_net_operator_cases(std::vector<OpCase>& cases) {
                        return v.into_logits ? m.finish_with_conv(1, 5) : m.finish();
                      }});
   }
+  // Channels spread over block x block pixels (pixel_shuffle; the importer's transposed convs): alone, after a
+  // conv of block^2 x its channels (a U-Net's 2x2 up-convolution, ESPCN's last layer), values stored as uint8.
+  struct DepthToSpace {
+    int64_t batch;
+    int c, h, w, block;
+    bool after_conv;
+  };
+  uint64_t depth_seed = 8100;
+  for (const DepthToSpace& v : {DepthToSpace{2, 8, 3, 5, 2, false}, DepthToSpace{3, 27, 2, 2, 3, false},
+                                DepthToSpace{16, 5, 4, 4, 2, true}, DepthToSpace{1, 3, 5, 3, 4, true}}) {
+    const uint64_t s = depth_seed++;
+    cases.push_back({"depth_to_space_" + shape_name(v.batch, v.c, v.h, v.w) + "_b" + std::to_string(v.block) +
+                         (v.after_conv ? "_conv_uint8" : ""),
+                     v.batch, [v, s] {
+                       OpModel m(s);
+                       int x = m.input(v.c, v.h, v.w);
+                       if (v.after_conv) {
+                         m.set_zero_point(-128);
+                         x = m.conv(x, v.c * v.block * v.block, 1, 1, 0, true);
+                       }
+                       Node spread;
+                       spread.op = Op::DepthToSpace, spread.stride = v.block, spread.inputs = {x};
+                       m.keeps_scale(spread);
+                       return m.finish();
+                     }});
+  }
   // BAM's gates: a value per channel computed as rows (a Linear of the pooled image, made an image of 1 x 1 by a
   // channel slice, as `octet import` makes rows unsqueezed) repeated over the pixels, times a conv to one channel.
   // An image of logits (a segmentation head): the output conv's int32 accumulators per pixel, channels fastest.

@@ -1,0 +1,118 @@
+// The ONNX importer's ConvTranspose (a U-Net's up-convolution,
+// nn.ConvTranspose2d) and DepthToSpace (torch's pixel_shuffle: ESPCN's
+// super-resolution). A transposed conv of stride s is s x s ordinary convs,
+// one per output phase (sub-pixel convolution): along an axis, full output
+// s q + r is the sum over m of x[q - m] w[r + s m]. octet makes them one conv
+// at the input's resolution with s^2 C_out channels (phase r's taps, m from
+// ceil(k / s) - 1 down to 0, zeros past the kernel; the input padded by
+// ceil(k / s) - 1 before and as far after as the output reaches), then a
+// depth_to_space of block s sets each phase's pixels in place, and a crop
+// takes ConvTranspose's pads off the full output. Exact as a float graph; in
+// int8 the conv is an ordinary one.
+#include <algorithm>
+
+#include "interop/onnx_importer.h"
+#include "interop/onnx_tensors.h"
+
+namespace octet::onnx_import {
+
+namespace {
+// One axis of a transposed conv as the sub-pixel conv computes it.
+struct PhaseAxis {
+  int64_t taps;        // the conv's kernel along the axis: ceil(k / s)
+  int64_t pad_before;  // taps - 1
+  int64_t pad_after;   // zeros after the input, so the conv reaches the last output
+  int64_t crop_begin, length;  // ConvTranspose's output within the full one
+};
+
+PhaseAxis phase_axis(int64_t in, int64_t kernel, int64_t stride, int64_t pad_begin, int64_t pad_end,
+                     int64_t output_padding) {
+  PhaseAxis a;
+  a.taps = (kernel + stride - 1) / stride;
+  a.pad_before = a.taps - 1;
+  a.length = (in - 1) * stride + kernel - pad_begin - pad_end + output_padding;
+  a.pad_after = std::max<int64_t>(0, (pad_begin + a.length + stride - 1) / stride - in);
+  a.crop_begin = pad_begin;
+  return a;
+}
+}  // namespace
+
+void Importer::conv_transpose(const onnx::NodeProto& n) {
+  const FloatTensor w = constant(n, 1);  // [C_in, C_out, kH, kW]
+  if (w.shape.size() != 4 || is_one_row(n, 0)) refuse(n, "a weight of shape " + shape_string(w.shape) +
+                                                          ": octet imports 2-D transposed convolutions");
+  const int x = activation(n, 0);
+  const ActShape s = shape_of(x);
+  const int64_t in_c = w.dim(0), out_c = w.dim(1), kh = w.dim(2), kw = w.dim(3);
+  if (in_c != s.c) refuse(n, "a weight of shape " + shape_string(w.shape) + " for " + to_string(s) + " images");
+  if (int_attribute(n, "group", 1) != 1) refuse(n, "group " + std::to_string(int_attribute(n, "group", 1)));
+  if (string_attribute(n, "auto_pad", "NOTSET") != "NOTSET" || !ints_attribute(n, "output_shape", {}).empty())
+    refuse(n, "auto_pad or output_shape: octet takes a transposed conv's pads and output_padding as given");
+  const std::vector<int64_t> strides = ints_attribute(n, "strides", {1, 1});
+  const std::vector<int64_t> dilations = ints_attribute(n, "dilations", {1, 1});
+  const std::vector<int64_t> pads = ints_attribute(n, "pads", {0, 0, 0, 0});
+  const std::vector<int64_t> extra = ints_attribute(n, "output_padding", {0, 0});
+  if (strides.size() != 2 || strides[0] != strides[1] || strides[0] < 1 || strides[0] > 16)
+    refuse(n, "strides " + ints_string(strides) + ": octet's transposed convs stride 1 to 16, alike both ways");
+  if (dilations != std::vector<int64_t>{1, 1}) refuse(n, "dilations " + ints_string(dilations));
+  const int64_t stride = strides[0];
+  if (kh < 1 || kw < 1 || kh > 64 || kw > 64 || pads.size() != 4 || extra.size() != 2)
+    refuse(n, "a kernel of " + std::to_string(kh) + "x" + std::to_string(kw) + ", pads " + ints_string(pads) +
+                  ", output_padding " + ints_string(extra));
+  for (int64_t v : pads)
+    if (v < 0 || v >= 64) refuse(n, "pads " + ints_string(pads));
+  for (int64_t v : extra)
+    if (v < 0 || v >= stride) refuse(n, "output_padding " + ints_string(extra) + " (0 to the stride less 1)");
+  const PhaseAxis rows = phase_axis(s.h, kh, stride, pads[0], pads[2], extra[0]);
+  const PhaseAxis columns = phase_axis(s.w, kw, stride, pads[1], pads[3], extra[1]);
+  if (rows.length < 1 || columns.length < 1) refuse(n, "an empty output of " + to_string(s) + " images");
+  FloatTensor bias(Shape{out_c}, 0.0f);
+  if (has_input(n, 2)) bias = constant(n, 2);
+  if (bias.shape != Shape{out_c}) refuse(n, "a bias of shape " + shape_string(bias.shape));
+
+  const int64_t phases = stride * stride;
+  FloatTensor g({out_c * phases, in_c, rows.taps, columns.taps}, 0.0f);
+  FloatTensor g_bias({out_c * phases}, 0.0f);
+  for (int64_t co = 0; co < out_c; ++co)
+    for (int64_t ry = 0; ry < stride; ++ry)
+      for (int64_t rx = 0; rx < stride; ++rx) {
+        const int64_t o = (co * stride + ry) * stride + rx;  // pixel_shuffle's channel of this phase
+        g_bias.data[o] = bias.data[co];
+        for (int64_t ci = 0; ci < in_c; ++ci)
+          for (int64_t my = 0; my < rows.taps && ry + stride * my < kh; ++my)
+            for (int64_t mx = 0; mx < columns.taps && rx + stride * mx < kw; ++mx)
+              g.data[((o * in_c + ci) * rows.taps + rows.taps - 1 - my) * columns.taps + columns.taps - 1 - mx] =
+                  w.data[((ci * out_c + co) * kh + ry + stride * my) * kw + rx + stride * mx];
+      }
+  int y = x;
+  if (rows.pad_before || columns.pad_before || rows.pad_after || columns.pad_after)
+    y = builder_.pad(y, static_cast<int>(rows.pad_before), static_cast<int>(columns.pad_before),
+                     static_cast<int>(rows.pad_after), static_cast<int>(columns.pad_after));
+  const std::string name = layer_name(n);
+  y = builder_.conv_rect(name, y, static_cast<int>(out_c * phases), static_cast<int>(rows.taps),
+                         static_cast<int>(columns.taps), 1, 0, true);
+  params_[name + ".weight"] = std::move(g);
+  params_[name + ".bias"] = std::move(g_bias);
+  if (stride > 1) y = builder_.depth_to_space(y, static_cast<int>(stride));
+  const ActShape full = shape_of(y);
+  if (rows.crop_begin || columns.crop_begin || full.h != rows.length || full.w != columns.length)
+    y = subsample(y, rows.crop_begin, columns.crop_begin, rows.crop_begin + rows.length,
+                  columns.crop_begin + columns.length, 1, 1);
+  define(n, y);
+}
+
+// DepthToSpace: mode CRD is pixel_shuffle's order; DCR's (offset-major channels) is a channel shuffle away.
+void Importer::depth_to_space_node(const onnx::NodeProto& n) {
+  const int x = activation(n, 0);
+  const ActShape s = shape_of(x);
+  const int64_t block = int_attribute(n, "blocksize", 0);
+  const std::string mode = string_attribute(n, "mode", "DCR");
+  if (is_flat(x) || block < 2 || block > 16 || s.c % (block * block) != 0)
+    refuse(n, "blocksize " + std::to_string(block) + " of images " + to_string(s) +
+                  ": octet takes 2 to 16, its square dividing the channels");
+  if (mode != "DCR" && mode != "CRD") refuse(n, "mode '" + mode + "'");
+  const int y = mode == "DCR" ? builder_.channel_shuffle(x, static_cast<int>(block * block)) : x;
+  define(n, builder_.depth_to_space(y, static_cast<int>(block)));
+}
+
+}  // namespace octet::onnx_import
