@@ -101,6 +101,42 @@ void Importer::conv_transpose(const onnx::NodeProto& n) {
   define(n, y);
 }
 
+// A batch norm of a transposed conv (a U-Net's up-convolution, BN, ReLU) folds into its sub-pixel conv: output
+// channel c is conv channels c b^2 to (c + 1) b^2 - 1. Where x is a depth_to_space (or a crop of one) of a conv
+// that nothing else reads, and the norm is all that reads x; then defines n.
+bool Importer::fold_batch_norm_into_phases(const onnx::NodeProto& n, int x) {
+  const auto sole_reader_of = [&](int node, int reader) {
+    for (size_t i = 0; i < builder_.graph().nodes.size(); ++i)
+      for (int in : builder_.graph().nodes[i].inputs)
+        if (in == node && static_cast<int>(i) != reader) return false;
+    return true;
+  };
+  int spread = x;
+  const Node& p = node_at(spread);
+  if (p.op == Op::Pad2d && p.pad_top <= 0 && p.pad_left <= 0 && p.pad_bottom <= 0 && p.pad_right <= 0)
+    spread = p.inputs[0];  // the crop of ConvTranspose's pads
+  if (node_at(spread).op != Op::DepthToSpace || uses_[n.input(0)] != 1) return false;
+  const int conv = node_at(spread).inputs[0];
+  const Node& c = node_at(conv);
+  if (c.op != Op::Conv2d || c.relu || c.inputs.size() != 1 || !sole_reader_of(conv, spread) ||
+      (spread != x && !sole_reader_of(spread, x)))
+    return false;
+  const int64_t phases = int64_t{node_at(spread).stride} * node_at(spread).stride;
+  FloatTensor& w = params_[c.name + ".weight"];
+  FloatTensor& b = params_[c.name + ".bias"];
+  const int64_t per_channel = w.numel() / w.dim(0);
+  const BatchNormAffine a = batch_norm_affine(n, w.dim(0) / phases);
+  for (int64_t o = 0; o < w.dim(0); ++o) {
+    const double scale = a.scale[o / phases], shift = a.shift[o / phases];
+    for (int64_t k = 0; k < per_channel; ++k)
+      w.data[o * per_channel + k] = static_cast<float>(w.data[o * per_channel + k] * scale);
+    b.data[o] = static_cast<float>(b.data[o] * scale + shift);
+  }
+  ++summary_.folded_batch_norms;
+  define(n, x);
+  return true;
+}
+
 // DepthToSpace: mode CRD is pixel_shuffle's order; DCR's (offset-major channels) is a channel shuffle away.
 void Importer::depth_to_space_node(const onnx::NodeProto& n) {
   const int x = activation(n, 0);

@@ -75,6 +75,7 @@ void Importer::batch_norm(const onnx::NodeProto& n) {
   if (int_attribute(n, "training_mode", 0) != 0) refuse(n, "training_mode 1: export the model in eval() mode");
   if (is_flat(value_node(n, 0))) return batch_norm_of_rows(n);
   int x = activation(n, 0);
+  if (fold_batch_norm_into_phases(n, x)) return;
   const bool own_conv = node_at(x).op != Op::Conv2d || uses_[n.input(0)] != 1;
   if (own_conv) {
     const int channels = shape_of(x).c;

@@ -242,6 +242,7 @@ class Importer {
   void resize(const onnx::NodeProto& n);
   void conv_transpose(const onnx::NodeProto& n);      // onnx_import_conv_transpose.cpp
   void depth_to_space_node(const onnx::NodeProto& n);
+  bool fold_batch_norm_into_phases(const onnx::NodeProto& n, int x);
   int bilinear(const onnx::NodeProto& n, int x, const std::vector<int64_t>& in, const std::vector<int64_t>& out,
                const std::vector<double>& scales, const std::string& transformation);
   // x with each pixel repeated down x across times: Upsamples whose factors multiply to those; -1 where either
