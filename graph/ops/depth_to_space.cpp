@@ -16,9 +16,8 @@ ActShape shape(const Node& n, const std::vector<ActShape>& in) {
   check(block >= 2 && block <= kMostUpsample && in[0].c % (block * block) == 0,
         "block " + std::to_string(block) + " (2 to " + std::to_string(kMostUpsample) + ", its square dividing the " +
             std::to_string(in[0].c) + " channels)");
-  const int64_t h = in[0].h * block, w = in[0].w * block;
-  check(within_bound(in[0].c, h, w), "output has more than 2^31 - 1 values");
-  return {static_cast<int>(in[0].c / (block * block)), static_cast<int>(h), static_cast<int>(w)};
+  const ActShape spread{static_cast<int>(in[0].c / (block * block)), in[0].h, in[0].w};
+  return upsampled_shape(spread, block, block);
 }
 
 void run_float(const FloatOpArgs& a) {

@@ -21,9 +21,7 @@ ActShape shape(const Node& n, const std::vector<ActShape>& in) {
             across <= kMostUpsample && power_of_two_exponent(across) >= 0,
         "factors " + std::to_string(n.stride) + "x" + std::to_string(across) + " are not powers of two from 1 to " +
             std::to_string(kMostUpsample));
-  const int64_t h = int64_t{in[0].h} * n.stride, w = int64_t{in[0].w} * across;
-  check(within_bound(in[0].c, h, w), "output has more than 2^31 - 1 values");
-  return {in[0].c, static_cast<int>(h), static_cast<int>(w)};
+  return upsampled_shape(in[0], n.stride, across);
 }
 
 void run_float(const FloatOpArgs& a) {

@@ -15,7 +15,7 @@ onnx = pytest.importorskip("onnx")
 import ort_peer  # noqa: E402
 from test_onnx_import import seeded  # noqa: E402
 from unlabelled_import import assert_matches_pytorch_and_onnx_runtime, export_image_model, imported  # noqa: E402
-from unlabelled_import import int8_top1_agreement, randomise_batch_norms, refused, varied_inputs  # noqa: E402
+from unlabelled_import import int8_and_export_of_images, randomise_batch_norms, refused, varied_inputs  # noqa: E402
 
 nn = torch.nn
 IMAGE = (3, 16, 20)
@@ -89,13 +89,8 @@ def test_transposed_convs_quantize_follow_float_and_export(tmp_path, octet_bin, 
     of values (at most 2.4e-3 and 5.8e-3 of the largest logit)."""
     unet(tmp_path / "m.onnx", 402, up)
     imported(octet_bin, tmp_path / "m.onnx", tmp_path / "m.octet")
-    agreement, ours = int8_top1_agreement(tmp_path, octet_bin, tmp_path / "m.octet", images)
+    agreement, ours, theirs = int8_and_export_of_images(tmp_path, octet_bin, tmp_path / "m.octet", images)
     assert agreement >= 0.9, agreement
-    subprocess.run([octet_bin, "export", "--quantized", str(tmp_path / "m.int8"), "--onnx", str(tmp_path / "q.onnx")],
-                   capture_output=True, text=True, check=True)
-    if ort_peer.missing():
-        pytest.skip(ort_peer.missing())
-    theirs = np.concatenate([ort_peer.run(tmp_path / "q.onnx", [images[i:i + 1]])[0] for i in range(16)])
     off = np.abs(ours[:16] - theirs) / np.abs(ours).max()
     assert (off > 1e-4).mean() <= 0.01 and off.max() <= 0.02, ((off > 1e-4).mean(), off.max())
 

@@ -15,9 +15,8 @@ import pytest
 torch = pytest.importorskip("torch")
 onnx = pytest.importorskip("onnx")
 from test_onnx_import import seeded  # noqa: E402
-import ort_peer  # noqa: E402
 from unlabelled_import import assert_matches_pytorch_and_onnx_runtime, export_image_model, imported  # noqa: E402
-from unlabelled_import import int8_top1_agreement, randomise_batch_norms, varied_inputs  # noqa: E402
+from unlabelled_import import int8_and_export_of_images, randomise_batch_norms, varied_inputs  # noqa: E402
 
 nn = torch.nn
 IMAGE = (3, 16, 20)
@@ -101,20 +100,15 @@ def test_an_image_of_logits_imports_and_matches_pytorch(tmp_path, octet_bin, ima
 
 @pytest.mark.parametrize("net", NETS)
 def test_int8_follows_float_pixel_by_pixel_and_exports(tmp_path, octet_bin, images, net):
-    """Centred top-1 per pixel (int8_top1_agreement over 64 x 320 pixels): fcn 0.97, unet 0.96. The QDQ export in
+    """Centred top-1 per pixel (int8_top1_agreement over 64 x 320 pixels): fcn 0.974, unet 0.980, bilinear 0.966
+    (octet eval's plain agreement 99.5-99.6%, logits SQNR 38-40 dB). The QDQ export in
     ONNX Runtime gives the same logits but where ORT's float arithmetic between a QDQ pair rounds a level of the
     output conv's input the other way: then that pixel's logits move by the level times a weight, with no pooling
     after to average it out (a classifier's tests allow 5e-3 of the largest logit anywhere)."""
     exported(tmp_path / "m.onnx", 302, net)
     imported(octet_bin, tmp_path / "m.onnx", tmp_path / "m.octet")
-    agreement, ours = int8_top1_agreement(tmp_path, octet_bin, tmp_path / "m.octet", images)
+    agreement, ours, theirs = int8_and_export_of_images(tmp_path, octet_bin, tmp_path / "m.octet", images)
     assert agreement >= 0.9, agreement
-    subprocess.run([octet_bin, "export", "--quantized", str(tmp_path / "m.int8"), "--onnx", str(tmp_path / "q.onnx")],
-                   capture_output=True, text=True, check=True)
-    if ort_peer.missing():
-        pytest.skip(ort_peer.missing())
-    theirs = np.concatenate([ort_peer.run(tmp_path / "q.onnx", [images[i:i + 1]])[0] for i in range(16)])
-    assert theirs.shape == ours[:16].shape
     off = np.abs(ours[:16] - theirs) / np.abs(ours).max()
     if net != "bilinear":
         assert (off > 1e-4).mean() <= 0.01 and off.max() <= 0.02, ((off > 1e-4).mean(), off.max())

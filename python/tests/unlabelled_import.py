@@ -91,6 +91,19 @@ def int8_top1_agreement(tmp_path, octet_bin, checkpoint_path, inputs):
     return np.mean((ours - centre).argmax(1) == expected), ours
 
 
+def int8_and_export_of_images(tmp_path, octet_bin, checkpoint_path, inputs):
+    """For a model returning an image of logits: int8_top1_agreement (per pixel), then its QDQ export run by ONNX
+    Runtime on inputs[:16]; returns the agreement, octet's dequantized logits and ORT's (skips without ORT)."""
+    agreement, ours = int8_top1_agreement(tmp_path, octet_bin, checkpoint_path, inputs)
+    subprocess.run([octet_bin, "export", "--quantized", str(tmp_path / "m.int8"), "--onnx", str(tmp_path / "q.onnx")],
+                   capture_output=True, text=True, check=True)
+    if ort_peer.missing():
+        pytest.skip(ort_peer.missing())
+    theirs = np.concatenate([ort_peer.run(tmp_path / "q.onnx", [inputs[i:i + 1]])[0] for i in range(16)])
+    assert theirs.shape == ours[:16].shape
+    return agreement, ours, theirs
+
+
 def assert_int8_follows_float_and_exports(tmp_path, octet_bin, checkpoint_path, inputs, export_inputs,
                                           tolerance=5e-3, least_agreement=0.85):
     """Quantizes the checkpoint (int8_top1_agreement); its int8 top-1 agrees with float on `inputs` at least
