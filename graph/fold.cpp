@@ -19,6 +19,12 @@ const FloatTensor& lookup(const std::map<std::string, FloatTensor>& params, cons
   check(it != params.end(), "parameter '" + name + "' is missing");
   return it->second;
 }
+
+// A depth_to_space, or a crop (a Pad2d that only takes pixels off): ReLU commutes with it.
+bool spreads_pixels(const Node& n) {
+  return n.op == Op::DepthToSpace ||
+         (n.op == Op::Pad2d && n.pad_top <= 0 && n.pad_left <= 0 && n.pad_bottom <= 0 && n.pad_right <= 0);
+}
 }  // namespace
 
 const FloatTensor& FloatModel::weight(const Node& n) const { return lookup(params, n.name, ".weight"); }
@@ -62,6 +68,18 @@ FloatModel fold_for_inference(const Graph& graph, const std::map<std::string, Fl
     // at 0 is the ReLU and, the scale's amax kept within max, its saturation the clip.
     const bool bounded_relu = n.op == Op::Activation && n.function == "clip" && n.alpha == 0 && n.beta > 0;
     if (n.op == Op::ReLU || bounded_relu) {
+      // Through a depth_to_space and its crop (the importer's transposed conv), which only move values and
+      // zeros: the ReLU then runs in the sub-pixel conv's epilogue, its output stored unsigned.
+      int source = n.inputs[0];
+      while (consumers[source].size() == 1 && spreads_pixels(graph.nodes[source]))
+        source = graph.nodes[source].inputs[0];
+      Node& conv = model.graph.nodes[new_index[source]];
+      if (source != n.inputs[0] && conv.op == Op::Conv2d && !conv.relu && consumers[source].size() == 1) {
+        conv.relu = true;
+        if (bounded_relu) conv.relu_max = n.beta;
+        new_index[i] = new_index[n.inputs[0]];
+        continue;
+      }
       const int producer = new_index[n.inputs[0]];
       Node& p = model.graph.nodes[producer];
       const bool fusable = op_traits(p.op).absorbs_relu && !p.relu && consumers[n.inputs[0]].size() == 1;

@@ -75,7 +75,8 @@ def test_transposed_convs_import_and_match_pytorch(tmp_path, octet_bin, up):
     assert "ConvTranspose" in ops and ops.count("BatchNormalization") == 1, ops
     checkpoint = imported(octet_bin, tmp_path / "m.onnx", tmp_path / "m.octet")
     layers = [layer["op"] for layer in checkpoint.layers]
-    assert layers.count("depth_to_space") == 1 and layers.count("conv2d") == 5, layers  # the norm folded
+    # The norm folded into the sub-pixel conv, the ReLU after the depth_to_space (and crop) into its epilogue.
+    assert layers.count("depth_to_space") == 1 and layers.count("conv2d") == 5 and "relu" not in layers, layers
     shape = (3, 15, 21) if up == "k3s3" else IMAGE
     inputs = varied_inputs(81, 16, shape)
     got = checkpoint.predict(inputs)
@@ -85,8 +86,8 @@ def test_transposed_convs_import_and_match_pytorch(tmp_path, octet_bin, up):
 
 @pytest.mark.parametrize("up", ["k2s2", "k4s2p1"])
 def test_transposed_convs_quantize_follow_float_and_export(tmp_path, octet_bin, images, up):
-    """Centred top-1 per pixel: 0.978 (k2s2), 0.981 (k4s2p1); the QDQ export in ORT equal but for 0.02% and 0.2%
-    of values (at most 2.4e-3 and 5.8e-3 of the largest logit)."""
+    """Centred top-1 per pixel: 0.978 (k2s2), 0.982 (k4s2p1); the QDQ export in ORT equal (k2s2) or equal but for
+    0.2% of values (k4s2p1, at most 3.2e-3 of the largest logit)."""
     unet(tmp_path / "m.onnx", 402, up)
     imported(octet_bin, tmp_path / "m.onnx", tmp_path / "m.octet")
     agreement, ours, theirs = int8_and_export_of_images(tmp_path, octet_bin, tmp_path / "m.octet", images)
