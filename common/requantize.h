@@ -52,6 +52,14 @@ OCTET_HOST_DEVICE int32_t requantize(int32_t acc, int32_t multiplier, int32_t sk
   return static_cast<int32_t>(q < lo ? lo : (q > hi ? hi : q));
 }
 
+// requantize with multiplier 1 and no residual, in 32 bits: floor(acc / 2^shift + 1/2) + zero_point,
+// clamped to int8. The same bits as requantize(acc, 1, 0, 0, shift, -128, zero_point) where
+// |acc| + 2^(shift-1) < 2^31; a weighted mean whose weights sum to 2^shift (upsample_bilinear) divides by it
+// so, in a loop a compiler vectorizes.
+OCTET_HOST_DEVICE int32_t requantize_by_shift(int32_t acc, int32_t shift, int32_t zero_point) {
+  const int32_t q = ((acc + (1 << (shift - 1))) >> shift) + zero_point;
+  return q < -128 ? -128 : (q > 127 ? 127 : q);
+}
 // The lowest stored output: a real 0 (the zero point) with a fused ReLU, else
 // the bottom of the output's bits: -128 for int8.
 OCTET_HOST_DEVICE int32_t lowest_output(bool relu, int32_t zero_point, int32_t bits = 8) {

@@ -33,9 +33,7 @@ std::vector<int64_t> most_sensitive_images(const FloatTensor& logits, int64_t co
   return order;
 }
 
-// KL(softmax(target) || softmax(logits)) of each of `rows` images. Unlike a
-// plain logit MSE it weighs images near a decision boundary most, which is
-// what decides whether int8 and float predict the same class.
+// Per image, its rows' KL(softmax(target) || softmax(logits)) summed (scored_images.h).
 void softmax_kl(const float* target, const float* logits, int64_t images, int64_t per_image, int64_t classes,
                 double* kl) {
   std::fill(kl, kl + images, 0.0);

@@ -4,7 +4,7 @@
 // scores brought back to the input's size). Each output is a weighted mean of
 // four input pixels (upsample_bilinear.h), so int8 keeps the input's scale:
 // the integer weighted sum of the stored values, divided by the weights' sum
-// by common/requantize.h (multiplier 1, a shift: exact, half-way cases up).
+// by common/requantize.h's requantize_by_shift (exact, half-way cases up).
 #include "graph/ops/upsample_bilinear.h"
 
 #include "common/error.h"
@@ -63,7 +63,7 @@ void run_int8_reference(const Int8ReferenceArgs& a) {
                                                  tx.second_weight * v(ty.first, tx.second)) +
                               ty.second_weight * (tx.first_weight * v(ty.second, tx.first) +
                                                   tx.second_weight * v(ty.second, tx.second));
-          at(a.y, b, c, oy, ox) = static_cast<int16_t>(requantize(sum, 1, 0, 0, shift, -128, zero_point));
+          at(a.y, b, c, oy, ox) = static_cast<int16_t>(requantize_by_shift(sum, shift, zero_point));
         }
 }
 }  // namespace

@@ -41,6 +41,20 @@ TEST(Requantize, RoundsHalfUpAndClamps) {
   EXPECT_EQ(requantize(2147483647, 2147483647, 127, 2147483647, 62, -128), 1);  // no overflow at the extremes
 }
 
+// upsample_bilinear's division by its weights' sum: the bits of requantize with multiplier 1, half-way cases
+// and the extremes of a 64 x 64 upsampling's sums (4 * 4096 * 255) included.
+TEST(Requantize, ByAShiftIsRequantizeOfMultiplierOne) {
+  std::mt19937 rng(51);
+  std::uniform_int_distribution<int32_t> acc(-4 * 4096 * 255, 4 * 4096 * 255);
+  for (int32_t shift = 2; shift <= 14; ++shift)
+    for (int32_t zero_point : {0, -128, 5})
+      for (int k = 0; k < 2000; ++k) {
+        const int32_t a = k < 8 ? (k - 4) * (1 << (shift - 1)) : acc(rng);
+        ASSERT_EQ(requantize_by_shift(a, shift, zero_point), requantize(a, 1, 0, 0, shift, -128, zero_point))
+            << a << " >> " << shift << " + " << zero_point;
+      }
+}
+
 TEST(Requantize, InputQuantizationRoundsHalfToEvenAndClamps) {
   EXPECT_EQ(quantize_input(0.5f, 5.0f), 2);   // 2.5 -> 2
   EXPECT_EQ(quantize_input(0.7f, 5.0f), 4);   // 3.5 -> 4
