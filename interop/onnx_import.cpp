@@ -358,13 +358,7 @@ void Importer::import_op(const onnx::NodeProto& n) {
     return;
   }
   if (op == "Softmax" && (radix_softmax_step(n) || split_softmax(n))) return;
-  if (op == "Identity" || op == "Dropout" || op == "Softmax" || op == "LogSoftmax") {
-    const bool softmax = op == "Softmax" || op == "LogSoftmax";
-    if (softmax && !is_model_output(n.output(0)))
-      refuse(n, "a softmax that is not the model's output; octet drops only a final one");
-    summary_.dropped.push_back(op);
-    return define(n, activation(n, 0));
-  }
+  if (op == "Identity" || op == "Dropout" || op == "Softmax" || op == "LogSoftmax") return drop(n);
   refuse(n, "octet cannot import " + op + " yet");
 }
 

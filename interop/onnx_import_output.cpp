@@ -2,10 +2,34 @@
 // accumulators the runtime returns as the logits (qmodel/quantized_model.h).
 // A vector of logits ends in a linear layer, an image of them (a segmentation's
 // scores per pixel) in a dense conv; where the model's last node is neither
-// (or has a ReLU), an identity layer is appended.
+// (or has a ReLU), an identity layer is appended. And what inference drops
+// at the end: a final softmax.
 #include "interop/onnx_importer.h"
 
 namespace octet::onnx_import {
+
+// What inference leaves out: Identity, Dropout (but one given a training mode, unless its ratio is 0) and a final
+// Softmax or LogSoftmax, which changes no prediction where it normalizes each image's (or pixel's) classes
+// together: over the channels axis (opset 13 on), or flattened from axis 0 or 1 (before).
+void Importer::drop(const onnx::NodeProto& n) {
+  const std::string& op = n.op_type();
+  const auto zero_ratio = [&] { return has_input(n, 1) && constant(n, 1).numel() == 1 && constant(n, 1).data[0] == 0; };
+  if (op == "Dropout" && has_input(n, 2) && !zero_ratio())  // an exporter in eval() mode writes no training_mode
+    refuse(n, "a training_mode input: a dropout in training mode drops values (export the model in eval() mode)");
+  if (op == "Softmax" || op == "LogSoftmax") {
+    if (!is_model_output(n.output(0)))
+      refuse(n, "a softmax that is not the model's output; octet drops only a final one");
+    const int x = value_node(n, 0);
+    const int64_t rank = is_flat(x) ? 2 : is_one_row(n, 0) ? 3 : 4;
+    const int64_t given = int_attribute(n, "axis", summary_.opset >= 13 ? -1 : 1);
+    const int64_t axis = given < 0 ? given + rank : given;
+    if (summary_.opset >= 13 ? axis != 1 : axis > 1)
+      refuse(n, "a softmax over axis " + std::to_string(given) + " of a rank-" +
+                    std::to_string(rank) + " value: octet drops a final softmax over the classes (axis 1) only");
+  }
+  summary_.dropped.push_back(op);
+  define(n, activation(n, 0));
+}
 
 void Importer::end_in_an_output_layer() {
   const int last = node_count() - 1;

@@ -161,6 +161,7 @@ class Importer {
   void fold_pending_into(const std::string& input, const std::string& layer);
   ActShape shape_of(int node) const;
   void end_in_an_output_layer();
+  void drop(const onnx::NodeProto& n);  // Identity, Dropout, a final Softmax or LogSoftmax
   Checkpoint finish();
 
   const onnx::ModelProto& model_;
