@@ -363,10 +363,11 @@ void Importer::import_op(const onnx::NodeProto& n) {
 }
 
 // int8 models return their last layer's int32 accumulators as the logits, so
-// that layer must be a linear one: a model ending otherwise (SqueezeNet's
-// conv, ReLU and global pool) gets an identity linear layer, exact in float
+// that layer must be a linear one (a vector of logits) or a dense conv (an
+// image of them): a model ending otherwise (SqueezeNet's conv, ReLU and global
+// pool; a segmentation head's upsample) gets an identity one, exact in float
 // and in int8 (its int8 weights 127 at scale 127, its logits the int8 values
-// dequantized).
+// dequantized; onnx_import_output.cpp).
 Checkpoint Importer::finish() {
   check(g_.output_size() == 1, where_ + ": the graph has " + std::to_string(g_.output_size()) +
                                     " outputs; octet imports models with one (the logits)");
