@@ -105,17 +105,13 @@ void Importer::conv_transpose(const onnx::NodeProto& n) {
 // channel c is conv channels c b^2 to (c + 1) b^2 - 1. Where x is a depth_to_space (or a crop of one) of a conv
 // that nothing else reads, and the norm is all that reads x; then defines n.
 bool Importer::fold_batch_norm_into_phases(const onnx::NodeProto& n, int x) {
-  const auto sole_reader_of = [&](int node, int reader) {
-    for (size_t i = 0; i < builder_.graph().nodes.size(); ++i)
-      for (int in : builder_.graph().nodes[i].inputs)
-        if (in == node && static_cast<int>(i) != reader) return false;
-    return true;
-  };
   int spread = x;
   const Node& p = node_at(spread);
   if (p.op == Op::Pad2d && p.pad_top <= 0 && p.pad_left <= 0 && p.pad_bottom <= 0 && p.pad_right <= 0)
     spread = p.inputs[0];  // the crop of ConvTranspose's pads
   if (node_at(spread).op != Op::DepthToSpace || uses_[n.input(0)] != 1) return false;
+  const std::vector<std::vector<int>> readers = builder_.graph().consumers();
+  const auto sole_reader_of = [&](int node, int reader) { return readers[node] == std::vector<int>{reader}; };
   const int conv = node_at(spread).inputs[0];
   const Node& c = node_at(conv);
   if (c.op != Op::Conv2d || c.relu || c.inputs.size() != 1 || !sole_reader_of(conv, spread) ||
