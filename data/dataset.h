@@ -39,14 +39,17 @@ struct Dataset {
   std::vector<uint8_t> images;  // N x C x H x W pixels; empty when `inputs` holds the images
   std::vector<float> inputs;    // N x C x H x W model inputs, already normalised (a .npy); else empty
   std::vector<int32_t> labels;  // N, in 0 .. num_classes - 1; empty: the images have no labels
+  // Labels per image: 1, or a mask's H x W (a class per pixel, or kUnlabelledPixel: data/npy.h).
+  int64_t label_height = 1, label_width = 1;
 
   int64_t image_numel() const { return static_cast<int64_t>(channels) * height * width; }
   int64_t size() const {
     const int64_t numel = image_numel();
-    if (numel == 0) return static_cast<int64_t>(labels.size());
+    if (numel == 0) return static_cast<int64_t>(labels.size()) / labels_per_image();
     return static_cast<int64_t>(inputs.empty() ? images.size() : inputs.size()) / numel;
   }
   bool labelled() const { return !labels.empty(); }
+  int64_t labels_per_image() const { return label_height * label_width; }
   const uint8_t* image(int64_t i) const { return images.data() + i * image_numel(); }
 };
 

@@ -146,6 +146,14 @@ std::string dtype_name(const std::string& descr) {
   const std::string name = kind == 'f' ? "float" + bits : kind == 'i' ? "int" + bits : kind == 'u' ? "uint" + bits : "bool";
   return name + " ('" + descr + "')";
 }
+
+// "7", or "(image 2, row 5, column 9)" of a mask: where a bad label is.
+std::string label_position(const std::vector<int64_t>& shape, int64_t index) {
+  if (shape.size() == 1) return std::to_string(index);
+  const int64_t pixels = shape[1] * shape[2];
+  return "(image " + std::to_string(index / pixels) + ", row " + std::to_string(index % pixels / shape[2]) +
+         ", column " + std::to_string(index % shape[2]) + ")";
+}
 }  // namespace
 
 int64_t NpyHeader::count() const {
@@ -234,28 +242,46 @@ std::vector<float> read_npy_images(const std::string& path, const NpyHeader& h, 
   return out;
 }
 
-std::vector<int32_t> read_npy_labels(const std::string& path, int64_t classes) {
+NpyLabels read_npy_labels(const std::string& path, int64_t classes) {
   const NpyHeader h = read_npy_header(path);
-  check(h.descr == "<i8" || h.descr == "<i4", path + ": dtype " + dtype_name(h.descr) +
-                                                  ": labels must be int64 or int32 (numpy: y.astype(numpy.int64))");
-  check(h.shape.size() == 1, path + ": shape " + shape_text(h.shape) + ": labels must be one per image (rank 1)");
+  check(h.descr == "<i8" || h.descr == "<i4" || h.descr == "|u1",
+        path + ": dtype " + dtype_name(h.descr) +
+            ": labels must be int64, int32 or uint8 (numpy: y.astype(numpy.int64))");
+  check(h.shape.size() == 1 || h.shape.size() == 3,
+        path + ": shape " + shape_text(h.shape) +
+            ": labels must be one per image (rank 1) or one per pixel (rank 3, N x H x W: a segmentation's masks)");
+  NpyLabels out;
+  out.images = h.shape[0];
+  if (h.shape.size() == 3) {
+    out.height = h.shape[1], out.width = h.shape[2];
+    check(out.height > 0 && out.width > 0, path + ": shape " + shape_text(h.shape) + ": masks of no pixels");
+  }
+  const bool masks = h.shape.size() == 3 && (classes == 0 || classes <= 255);
   const std::vector<uint8_t> bytes = read_file_range(path, h.data_offset, h.count() * h.item_size);
-  std::vector<int32_t> labels(static_cast<size_t>(h.count()));
+  out.values.resize(static_cast<size_t>(h.count()));
   for (int64_t i = 0; i < h.count(); ++i) {
     int64_t v = 0;
     if (h.item_size == 8) {
       std::memcpy(&v, bytes.data() + i * 8, 8);
-    } else {
+    } else if (h.item_size == 4) {
       int32_t v32 = 0;
       std::memcpy(&v32, bytes.data() + i * 4, 4);
       v = v32;
+    } else {
+      v = bytes[static_cast<size_t>(i)];
+    }
+    if (masks && v == 255) {
+      out.values[static_cast<size_t>(i)] = kUnlabelledPixel;
+      continue;
     }
     if (v < 0 || (classes > 0 && v >= classes) || v > INT32_MAX)
-      fail(path + ": label " + std::to_string(i) + " is " + std::to_string(v) +
-           (classes > 0 ? " (the model has classes 0.." + std::to_string(classes - 1) + ")" : " (out of range)"));
-    labels[static_cast<size_t>(i)] = static_cast<int32_t>(v);
+      fail(path + ": label " + label_position(h.shape, i) + " is " + std::to_string(v) +
+           (classes > 0 ? " (the model has classes 0.." + std::to_string(classes - 1) +
+                              (masks ? "; 255 marks a pixel without a label)" : ")")
+                        : " (out of range)"));
+    out.values[static_cast<size_t>(i)] = static_cast<int32_t>(v);
   }
-  return labels;
+  return out;
 }
 
 std::vector<uint8_t> npy_bytes(const std::string& descr, const std::vector<int64_t>& shape, const void* values) {

@@ -35,9 +35,18 @@ NpyHeader read_npy_header(const std::string& path);
 void check_npy_images(const std::string& path, const NpyHeader& header);
 std::vector<float> read_npy_images(const std::string& path, const NpyHeader& header, const std::vector<int64_t>& rows);
 
-// Labels: an int64 or int32 array of rank 1, each in [0, classes) when
-// `classes` > 0.
-std::vector<int32_t> read_npy_labels(const std::string& path, int64_t classes);
+// A pixel without a label in a segmentation's masks.
+constexpr int32_t kUnlabelledPixel = -1;
+
+// Labels: an int64, int32 or uint8 array, each in [0, classes) when `classes`
+// > 0: of rank 1, a class per image; of rank 3, N x H x W, a class per pixel
+// (a segmentation's masks), where 255 marks a pixel without a label, as Pascal
+// VOC's and Cityscapes' masks do (kUnlabelledPixel; a class where classes > 255).
+struct NpyLabels {
+  std::vector<int32_t> values;  // images x height x width
+  int64_t images = 0, height = 1, width = 1;
+};
+NpyLabels read_npy_labels(const std::string& path, int64_t classes);
 
 // numpy.save's bytes (format 1.0) of an array of `descr` ("<f4", "<i8", ...),
 // `shape` and little-endian `values` (count x item size bytes): for tests and tools.

@@ -147,11 +147,15 @@ Dataset load_npy(const ImageSource& source, const ModelInput& model, bool labels
   const std::vector<int64_t> rows = picked(pick, all[0], source.path);
   data.inputs = read_npy_images(source.path, header, rows);
   if (labels && !source.labels.empty()) {
-    const std::vector<int32_t> all_labels = read_npy_labels(source.labels, model.classes);
-    check(static_cast<int64_t>(all_labels.size()) == all[0],
-          source.labels + ": " + std::to_string(all_labels.size()) + " labels for the " + std::to_string(all[0]) +
-              " images of " + source.path);
-    for (int64_t r : rows) data.labels.push_back(all_labels[static_cast<size_t>(r)]);
+    const NpyLabels all_labels = read_npy_labels(source.labels, model.classes);
+    check(all_labels.images == all[0], source.labels + ": " + std::to_string(all_labels.images) +
+                                           (all_labels.height * all_labels.width > 1 ? " masks" : " labels") +
+                                           " for the " + std::to_string(all[0]) + " images of " + source.path);
+    data.label_height = all_labels.height, data.label_width = all_labels.width;
+    const int64_t per_image = data.labels_per_image();
+    for (int64_t r : rows)
+      data.labels.insert(data.labels.end(), all_labels.values.begin() + r * per_image,
+                         all_labels.values.begin() + (r + 1) * per_image);
   }
   return data;
 }

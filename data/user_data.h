@@ -17,7 +17,7 @@ namespace octet {
 // One set of the user's images.
 struct ImageSource {
   std::string path;    // a folder (ImageFolder layout) or a .npy file (float32 N x C x H x W, normalised)
-  std::string labels;  // with a .npy of images: a .npy of int64 or int32 labels, one per image ("": none)
+  std::string labels;  // with a .npy of images: a .npy of labels, per image or masks (read_npy_labels; "": none)
   int resize = 0;      // folder images: torchvision's Resize(resize) first, the shorter side (0: none)
   int crop = 0;        // then CenterCrop(crop) (0: none)
 

@@ -8,6 +8,7 @@
 
 #include "common/error.h"
 #include "common/progress.h"
+#include "evaluate/label_scores.h"
 #include "graph/op_traits.h"
 
 namespace octet {
@@ -68,10 +69,10 @@ EvalReport evaluate(const FloatExecutor& float_model, const Engine& engine, cons
   EvalReport report;
   report.images = images;
   report.labelled = test.labelled();
-  int64_t float_correct = 0, int8_correct = 0, agree = 0;
+  int64_t agree = 0;
   const int64_t classes = qm.num_classes(), rows = qm.predictions_per_image();
-  check(rows == 1 || !report.labelled, test.name + ": its labels name a class per image, and the model predicts " +
-                                           std::to_string(rows) + " per image (an image of logits)");
+  check_labels_fit(test, qm.graph.shapes().back(), "the model");
+  LabelScores float_scores(classes), int8_scores(classes);
   Progress progress("evaluating", images);
   for (int64_t first = 0; first < images; first += batch_size) {
     const int64_t n = std::min(batch_size, images - first);
@@ -109,11 +110,12 @@ EvalReport evaluate(const FloatExecutor& float_model, const Engine& engine, cons
     report.float_seconds += std::chrono::duration<double>(float_done - t0).count();
     report.int8_seconds += std::chrono::duration<double>(t2 - t1).count();
     for (int64_t r = 0; r < n * rows; ++r) {  // a row: one image's logits, or one pixel's
-      const int64_t label = report.labelled ? test.labels[first + r] : -1;
       const int64_t pf = argmax_row(float_logits.ptr() + r * classes, classes);
       const int64_t pq = argmax_row(int8_logits.ptr() + r * classes, classes);
-      float_correct += pf == label;
-      int8_correct += pq == label;
+      if (report.labelled) {
+        float_scores.add(test.labels[first * rows + r], pf);
+        int8_scores.add(test.labels[first * rows + r], pq);
+      }
       agree += pf == pq;
       for (int64_t k = 0; k < classes; ++k) {
         const double f = float_logits.data[r * classes + k], e = f - int8_logits.data[r * classes + k];
@@ -124,10 +126,16 @@ EvalReport evaluate(const FloatExecutor& float_model, const Engine& engine, cons
     progress.advance(n);
   }
   progress.finish();
-  const double total = static_cast<double>(images);
-  report.float_top1 = 100.0 * float_correct / total;
-  report.int8_top1 = 100.0 * int8_correct / total;
-  report.agreement = 100.0 * agree / (total * rows);
+  check(!report.labelled || float_scores.labelled() > 0,
+        test.name + ": no pixel of the first " + std::to_string(images) + " masks has a label (all 255)");
+  report.float_top1 = float_scores.top1();
+  report.int8_top1 = int8_scores.top1();
+  if (rows > 1 && report.labelled) {
+    report.float_mean_iou = float_scores.mean_iou();
+    report.int8_mean_iou = int8_scores.mean_iou();
+    report.labelled_pixels = float_scores.labelled();
+  }
+  report.agreement = 100.0 * agree / (static_cast<double>(images) * rows);
   report.predictions_per_image = rows;
   for (const auto& [f, i] : watched) {
     const Node& n = qm.graph.nodes[i];
@@ -152,12 +160,16 @@ std::string eval_report_json(const EvalReport& r) {
                       {"sqnr_db", std::isfinite(l.sqnr_db) ? nlohmann::json(l.sqnr_db) : nlohmann::json(nullptr)}});
   // Without labels the top-1 entries stay, as null: the JSON keeps its shape.
   auto top1 = [&](double v) { return r.labelled ? nlohmann::json(v) : nlohmann::json(nullptr); };
+  auto masks = [&](auto v) { return r.labelled_pixels > 0 ? nlohmann::json(v) : nlohmann::json(nullptr); };
   return nlohmann::json({{"images", r.images},
                          {"float_top1", top1(r.float_top1)},
                          {"int8_top1", top1(r.int8_top1)},
                          {"top1_difference", top1(r.int8_top1 - r.float_top1)},
                          {"agreement", r.agreement},
                          {"predictions_per_image", r.predictions_per_image},
+                         {"labelled_pixels", masks(r.labelled_pixels)},
+                         {"float_mean_iou", masks(r.float_mean_iou)},
+                         {"int8_mean_iou", masks(r.int8_mean_iou)},
                          {"float_seconds", r.float_seconds},
                          {"int8_seconds", r.int8_seconds},
                          {"layers", layers}})
@@ -179,7 +191,13 @@ std::string eval_report_table(const EvalReport& r) {
     }
     out += "\n";
   }
-  if (r.labelled)
+  if (r.labelled_pixels > 0)
+    std::snprintf(line, sizeof line,
+                  "images %lld (%lld labelled pixels)   pixel accuracy float %.2f%%  int8 %.2f%%   mean IoU float "
+                  "%.2f%%  int8 %.2f%%   agreement %.2f%%\n",
+                  static_cast<long long>(r.images), static_cast<long long>(r.labelled_pixels), r.float_top1,
+                  r.int8_top1, r.float_mean_iou, r.int8_mean_iou, r.agreement);
+  else if (r.labelled)
     std::snprintf(line, sizeof line,
                   "images %lld   float top-1 %.2f%%   int8 top-1 %.2f%%   difference %+.2f   agreement %.2f%%\n",
                   static_cast<long long>(r.images), r.float_top1, r.int8_top1, r.int8_top1 - r.float_top1, r.agreement);

@@ -26,6 +26,9 @@ struct EvalReport {
   bool labelled = true;  // false: images without labels, no top-1 (0 below; null in the JSON)
   double float_top1 = 0, int8_top1 = 0, agreement = 0;  // percent; agreement of every prediction
   int64_t predictions_per_image = 1;                     // H x W where the model returns an image of logits
+  // With masks (a class per pixel): the top-1 entries are pixel accuracies, over the labelled pixels.
+  int64_t labelled_pixels = 0;                     // 0: no masks, no mean IoU (null in the JSON)
+  double float_mean_iou = 0, int8_mean_iou = 0;  // percent
   double float_seconds = 0, int8_seconds = 0;
   std::vector<LayerReport> layers;  // quantization points in graph order, then the logits
 };

@@ -1,11 +1,13 @@
 // `octet eval`: float top-1 of a checkpoint and, with --quantized, int8 top-1,
-// their difference, agreement and the per-layer SQNR report.
+// their difference, agreement and the per-layer SQNR report; with masks (a
+// class per pixel), pixel accuracies and mean IoU.
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <optional>
 
 #include "common/file_io.h"
 #include "evaluate/evaluate.h"
+#include "evaluate/label_scores.h"
 #include "qmodel/checkpoint_identity.h"
 #include "qmodel/precision.h"
 #include "quant/equalize.h"
@@ -36,28 +38,38 @@ void run_eval(const EvalCommand& c) {
     check(test.labelled(), test.name + ": images without labels (--eval-labels LABELS.npy): the float top-1 needs "
                                        "them; with --quantized, octet eval compares int8 with float without labels");
     const ActShape out = float_model.shapes().back();
-    check(out.h == 1 && out.w == 1, test.name + ": its labels name a class per image, and '" + c.checkpoint +
-                                        "' returns an image of " + to_string(out) + " logits");
+    check_labels_fit(test, out, "'" + c.checkpoint + "'");
     const int64_t images = c.limit > 0 ? std::min(c.limit, test.size()) : test.size();
-    int64_t correct = 0;
-    const int64_t classes = static_cast<int64_t>(checkpoint.classes.size());
+    const int64_t classes = static_cast<int64_t>(checkpoint.classes.size()), rows = int64_t{out.h} * out.w;
+    LabelScores scores(classes);
     for (int64_t first = 0; first < images; first += 250) {
       const int64_t n = std::min<int64_t>(250, images - first);
       const std::vector<float> x = normalized_images(test, checkpoint.mean, checkpoint.std, first, n);
       const FloatTensor logits = float_model.run(x.data(), n);
-      for (int64_t b = 0; b < n; ++b) {
-        const float* row = logits.ptr() + b * classes;
-        correct += std::max_element(row, row + classes) - row == test.labels[first + b];
+      for (int64_t r = 0; r < n * rows; ++r) {  // an image's logits, or a pixel's
+        const float* row = logits.ptr() + r * classes;
+        scores.add(test.labels[first * rows + r], std::max_element(row, row + classes) - row);
       }
     }
-    const double top1 = 100.0 * static_cast<double>(correct) / static_cast<double>(images);
-    std::fprintf(report_stream(c.json), "images %lld   float top-1 %.2f%%\n", static_cast<long long>(images), top1);
-    json = nlohmann::json({{"images", images}, {"float_top1", top1}}).dump(2);
+    nlohmann::json j = {{"images", images}, {"float_top1", scores.top1()}};
+    if (rows == 1) {
+      std::fprintf(report_stream(c.json), "images %lld   float top-1 %.2f%%\n", static_cast<long long>(images),
+                   scores.top1());
+    } else {
+      check(scores.labelled() > 0, test.name + ": no pixel of its masks has a label (all 255)");
+      std::fprintf(report_stream(c.json), "images %lld (%lld labelled pixels)   float pixel accuracy %.2f%%   mean IoU "
+                   "%.2f%%\n", static_cast<long long>(images), static_cast<long long>(scores.labelled()),
+                   scores.top1(), scores.mean_iou());
+      j["labelled_pixels"] = scores.labelled();
+      j["float_mean_iou"] = scores.mean_iou();
+    }
+    json = j.dump(2);
   } else {
     QuantizedModel model = load_quantized_model(c.quantized);
     check_quantized_from(model, "'" + c.quantized + "'", checkpoint, "'" + c.checkpoint + "'");
     c.data.normalise(&model.mean, &model.std, "'" + c.quantized + "'");
     const Dataset test = load_evaluation_images(model_input(checkpoint), data, c.limit);
+    check_labels_fit(test, float_model.shapes().back(), "'" + c.checkpoint + "'");
     const std::unique_ptr<Engine> engine = make_engine(model, c.backend);
     const std::optional<FloatModel> equalized = equalized_reference(folded, model);
     const std::optional<FloatExecutor> layer_reference =

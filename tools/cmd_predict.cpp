@@ -2,13 +2,17 @@
 // images on a backend (and, with --checkpoint, the float logits), as JSON for
 // scripts and tests that compare runtimes or the Python module bit for bit.
 // With per-channel weight scales each class's int32 logit has its own scale,
-// so the int8 prediction is the argmax of int32 logit * logit_scale.
+// so the int8 prediction is the argmax of int32 logit * logit_scale. A model
+// returning an image of logits predicts a class per pixel: the JSON holds
+// those class maps (not the logits), --class-map writes them as a .npy.
 #include <algorithm>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
 #include "common/file_io.h"
+#include "data/npy.h"
+#include "evaluate/label_scores.h"
 #include "graph/float_executor.h"
 #include "qmodel/checkpoint_identity.h"
 #include "quant/pipeline.h"
@@ -20,44 +24,58 @@ namespace octet {
 
 namespace {
 struct PredictCommand {
-  std::string quantized, checkpoint, backend = backend_names::kCpu, json;
+  std::string quantized, checkpoint, backend = backend_names::kCpu, json, class_map;
   DataArgs data;
   int64_t limit = 0;
 };
 
 constexpr int64_t kBatch = 250;
 
-// Logits [images][classes] as JSON rows, the predicted classes (argmax of
-// logit * scale[class]) and the count of correct ones (none without labels).
+// The predicted classes of logits in rows of classes (an image's, or a pixel's),
+// argmax of logit * scale[class], each scored against its label.
 template <typename T>
-nlohmann::json logit_rows(const std::vector<T>& logits, const std::vector<float>& scale, const Dataset& test,
-                          std::vector<int64_t>* predictions, int64_t* correct) {
+std::vector<int64_t> predicted_classes(const std::vector<T>& logits, const std::vector<float>& scale,
+                                       const Dataset& test, LabelScores* scores) {
   const int64_t classes = static_cast<int64_t>(scale.size());
-  nlohmann::json rows = nlohmann::json::array();
-  const int64_t images = static_cast<int64_t>(logits.size()) / classes;
-  *correct = 0;
-  for (int64_t i = 0; i < images; ++i) {
-    const T* row = logits.data() + i * classes;
-    rows.push_back(std::vector<T>(row, row + classes));
+  std::vector<int64_t> predictions;
+  for (int64_t r = 0; r < static_cast<int64_t>(logits.size()) / classes; ++r) {
+    const T* row = logits.data() + r * classes;
     int64_t best = 0;
     for (int64_t k = 1; k < classes; ++k)
       if (static_cast<float>(row[k]) * scale[k] > static_cast<float>(row[best]) * scale[best]) best = k;
-    predictions->push_back(best);
-    *correct += test.labelled() && best == test.labels[i];
+    predictions.push_back(best);
+    if (test.labelled()) scores->add(test.labels[static_cast<size_t>(r)], best);
   }
-  return rows;
+  return predictions;
+}
+
+// Values in rows of `width` as a JSON array of rows, and rows of `height` rows where height > 1.
+template <typename T>
+nlohmann::json nested_rows(const std::vector<T>& values, int64_t width, int64_t height = 1) {
+  nlohmann::json out = nlohmann::json::array();
+  for (size_t first = 0; first < values.size(); first += static_cast<size_t>(width * height)) {
+    nlohmann::json item = nlohmann::json::array();
+    for (int64_t y = 0; y < height; ++y) {
+      const auto row = values.begin() + static_cast<std::ptrdiff_t>(first + static_cast<size_t>(y * width));
+      item.push_back(std::vector<T>(row, row + width));
+    }
+    out.push_back(height > 1 ? item : item[0]);
+  }
+  return out;
 }
 
 void run_predict(const PredictCommand& c) {
   check(c.limit >= 0, "--limit must be 0 (all test images) or more, not " + std::to_string(c.limit));
   const DataOptions data = c.data.data();
   QuantizedModel model = load_quantized_model(c.quantized);
-  check(model.predictions_per_image() == 1,
-        "'" + c.quantized + "' returns an image of logits (" + to_string(model.graph.shapes().back()) +
-            "), and octet predict writes a class per image: compare it with float with octet eval --quantized, or "
-            "read its logits with the Python module's predict");
+  const ActShape out = model.graph.shapes().back();
+  const int64_t rows = model.predictions_per_image();  // a class per image, or per pixel
+  check(rows > 1 || c.class_map.empty(), "--class-map: '" + c.quantized +
+                                             "' predicts a class per image (its logits are " + to_string(out) +
+                                             "), not per pixel; the JSON holds its predictions");
   c.data.normalise(&model.mean, &model.std, "'" + c.quantized + "'");
   const Dataset test = load_evaluation_images(model_input(model), data, c.limit);
+  check_labels_fit(test, out, "'" + c.quantized + "'");
   const int64_t images = c.limit > 0 ? std::min(c.limit, test.size()) : test.size();
   const int64_t classes = model.num_classes();
   const std::unique_ptr<Engine> engine = make_engine(model, c.backend);
@@ -82,40 +100,56 @@ void run_predict(const PredictCommand& c) {
     }
   }
 
-  std::vector<int64_t> int8_predictions, float_predictions;
-  int64_t int8_correct = 0, float_correct = 0;
-  nlohmann::json out = {{"quantized", c.quantized},
-                        {"model", model.model},
-                        {"dataset", model.dataset},
-                        {"backend", engine->backend()},
-                        {"images", images},
-                        {"labels", test.labelled() ? nlohmann::json(std::vector<int>(test.labels.begin(),
-                                                                                      test.labels.begin() + images))
-                                                   : nlohmann::json()},
-                        {"logit_scale", logit_scale},
-                        {"int8_logits", logit_rows(int8_logits, logit_scale, test, &int8_predictions, &int8_correct)}};
-  out["int8_predictions"] = int8_predictions;
-  const double int8_top1 = 100.0 * static_cast<double>(int8_correct) / static_cast<double>(images);
+  LabelScores int8_scores(classes), float_scores(classes);
+  const std::vector<int64_t> int8_predictions = predicted_classes(int8_logits, logit_scale, test, &int8_scores);
+  // Per pixel: class maps [N][H][W] in the JSON, the logits left out (the Python module's predict returns them).
+  const auto predictions_json = [&](const std::vector<int64_t>& p) {
+    return rows == 1 ? nlohmann::json(p) : nested_rows(p, out.w, out.h);
+  };
+  const auto logits_json = [&](const auto& logits) {
+    return rows == 1 ? nested_rows(logits, classes) : nlohmann::json();
+  };
+  nlohmann::json labels;
+  if (test.labelled())
+    labels = predictions_json(std::vector<int64_t>(test.labels.begin(), test.labels.begin() + images * rows));
+  nlohmann::json json = {{"quantized", c.quantized},
+                         {"model", model.model},
+                         {"dataset", model.dataset},
+                         {"backend", engine->backend()},
+                         {"images", images},
+                         {"predictions_per_image", rows},
+                         {"labels", labels},
+                         {"logit_scale", logit_scale},
+                         {"int8_logits", logits_json(int8_logits)},
+                         {"int8_predictions", predictions_json(int8_predictions)}};
   auto top1 = [&](double v) { return test.labelled() ? nlohmann::json(v) : nlohmann::json(); };  // null: no labels
-  out["int8_top1"] = top1(int8_top1);
+  json["int8_top1"] = top1(int8_scores.top1());
   // With --json - the JSON owns standard output.
   std::FILE* summary = report_stream(c.json);
-  if (test.labelled())
-    std::fprintf(summary, "images %lld   int8 top-1 %.2f%% (%s)", static_cast<long long>(images), int8_top1,
-                 engine->backend().c_str());
-  else
-    std::fprintf(summary, "images %lld (no labels) on %s", static_cast<long long>(images), engine->backend().c_str());
+  const char* accuracy = rows == 1 ? "top-1" : "pixel accuracy";
+  std::fprintf(summary, "images %lld%s on %s", static_cast<long long>(images), test.labelled() ? "" : " (no labels)",
+               engine->backend().c_str());
+  if (test.labelled()) std::fprintf(summary, "   int8 %s %.2f%%", accuracy, int8_scores.top1());
   if (float_model) {
-    out["checkpoint"] = c.checkpoint;
-    out["float_logits"] = logit_rows(float_logits, std::vector<float>(classes, 1.0f), test, &float_predictions,
-                                     &float_correct);
-    out["float_predictions"] = float_predictions;
-    const double float_top1 = 100.0 * static_cast<double>(float_correct) / static_cast<double>(images);
-    out["float_top1"] = top1(float_top1);
-    if (test.labelled()) std::fprintf(summary, "   float top-1 %.2f%%", float_top1);
+    const std::vector<int64_t> float_predictions =
+        predicted_classes(float_logits, std::vector<float>(static_cast<size_t>(classes), 1.0f), test, &float_scores);
+    json["checkpoint"] = c.checkpoint;
+    json["float_logits"] = logits_json(float_logits);
+    json["float_predictions"] = predictions_json(float_predictions);
+    json["float_top1"] = top1(float_scores.top1());
+    if (test.labelled()) std::fprintf(summary, "   float %s %.2f%%", accuracy, float_scores.top1());
   }
   std::fprintf(summary, "\n");
-  if (!c.json.empty()) write_text_output(c.json, out.dump() + "\n");
+  if (!c.class_map.empty()) {
+    const std::vector<int64_t> shape = {images, out.h, out.w};
+    const std::vector<uint8_t> bytes = npy_bytes("<i8", shape, int8_predictions.data());
+    write_file_atomically(c.class_map, [&](std::ostream& o) {
+      o.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    });
+    std::fprintf(summary, "class maps (int8, %lld x %d x %d, int64) written to %s\n", static_cast<long long>(images),
+                 out.h, out.w, c.class_map.c_str());
+  }
+  if (!c.json.empty()) write_text_output(c.json, json.dump() + "\n");
 }
 }  // namespace
 
@@ -127,7 +161,9 @@ void add_predict_command(CLI::App& app) {
   add_data_options(cmd, c->data, kDatasetFolder | kEvaluationData);
   cmd->add_option("--limit", c->limit, "Only the first N test images (0, the default: all)");
   add_backend_option(cmd, c->backend);
-  add_json_option(cmd, c->json, "labels, logits and predictions");
+  cmd->add_option("--class-map", c->class_map,
+                  "A model returning an image of logits: write its int8 class maps (N x H x W int64) to this .npy");
+  add_json_option(cmd, c->json, "labels, logits and predictions (class maps of a model predicting per pixel)");
   cmd->callback([c] { run_predict(*c); });
 }
 

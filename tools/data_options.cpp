@@ -103,8 +103,9 @@ void add_data_options(CLI::App* cmd, DataArgs& a, int uses) {
                     "Your own test images instead of the dataset's test split: an ImageFolder folder (labels: the "
                     "class folders, sorted) or a .npy of float32 N x C x H x W model inputs, already normalised");
     cmd->add_option("--eval-labels", a.eval_labels,
-                    "Labels of an --eval-data .npy: a .npy of int64 or int32, one per image (without: no top-1, "
-                    "int8 is compared with float)");
+                    "Labels of an --eval-data .npy: a .npy of int64, int32 or uint8, one per image, or for a model "
+                    "returning an image of logits a mask per image (N x H x W, 255: no label; gives pixel accuracy "
+                    "and mean IoU). Without: no top-1, int8 is compared with float");
   }
   cmd->add_option("--resize", a.resize,
                   "Folder images: resize the shorter side to N first (bilinear, as torchvision's Resize(N))");

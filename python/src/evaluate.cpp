@@ -63,6 +63,10 @@ py::dict evaluate_py(const PyCheckpoint& c, PyQuantized& q, const std::optional<
   d["int8_top1"] = top1(report.int8_top1);
   d["top1_difference"] = top1(report.int8_top1 - report.float_top1);
   d["agreement"] = report.agreement;
+  auto masks = [&](auto v) { return report.labelled_pixels > 0 ? py::cast(v) : py::object(py::none()); };
+  d["labelled_pixels"] = masks(report.labelled_pixels);
+  d["float_mean_iou"] = masks(report.float_mean_iou);
+  d["int8_mean_iou"] = masks(report.int8_mean_iou);
   d["float_seconds"] = report.float_seconds;
   d["int8_seconds"] = report.int8_seconds;
   d["layers"] = layer_list;
@@ -84,7 +88,9 @@ void bind_evaluate(py::module_& m) {
         "your own test images instead, as `octet eval --eval-data`: a folder in torchvision's ImageFolder layout "
         "(resize, crop as --resize, --crop; normalised as the quantized model says) or a .npy path with eval_labels "
         "a .npy path, or a float32 array N x C x H x W of model inputs already normalised with eval_labels an "
-        "integer array; without labels the top-1 entries are None.");
+        "integer array; without labels the top-1 entries are None. For a model returning an image of logits the "
+        "labels may be masks (N x H x W, 255: no label): the top-1 entries are pixel accuracies, and "
+        "labelled_pixels, float_mean_iou, int8_mean_iou are set (else None).");
 }
 
 }  // namespace octet::python

@@ -3,6 +3,7 @@
 #include <pybind11/numpy.h>
 
 #include "common/error.h"
+#include "data/npy.h"
 #include "python/src/arrays.h"
 
 namespace octet::python {
@@ -37,16 +38,23 @@ Dataset array_dataset(const py::handle& images, const py::handle& labels, const 
   if (labels.is_none()) return d;
   const py::array a = py::array::ensure(labels);
   if (!a || (a.dtype().kind() != 'i' && a.dtype().kind() != 'u'))
-    throw py::type_error("labels must be an integer array (N,), one class per image");
+    throw py::type_error("labels must be an integer array: (N,), a class per image, or (N, H, W), a mask per image");
   const auto l = py::array_t<int64_t, py::array::c_style | py::array::forcecast>::ensure(a);
-  if (l.ndim() != 1 || l.shape(0) != static_cast<py::ssize_t>(d.size()))
+  if ((l.ndim() != 1 && l.ndim() != 3) || l.shape(0) != static_cast<py::ssize_t>(d.size()))
     throw py::value_error("labels have shape " + shape_tuple(std::vector<int64_t>(l.shape(), l.shape() + l.ndim())) +
-                          ", expected (" + std::to_string(d.size()) + ",): one per image");
-  for (py::ssize_t i = 0; i < l.shape(0); ++i) {
+                          ", expected (" + std::to_string(d.size()) + ",), one per image, or (" +
+                          std::to_string(d.size()) + ", H, W), a mask per image");
+  if (l.ndim() == 3) d.label_height = l.shape(1), d.label_width = l.shape(2);
+  const bool masks = l.ndim() == 3 && classes <= 255;  // 255: a pixel without a label (read_npy_labels)
+  for (py::ssize_t i = 0; i < l.size(); ++i) {
     const int64_t v = l.data()[i];
+    if (masks && v == 255) {
+      d.labels.push_back(kUnlabelledPixel);
+      continue;
+    }
     if (v < 0 || v >= classes)
       throw py::value_error("label " + std::to_string(i) + " is " + std::to_string(v) + ", outside 0.." +
-                            std::to_string(classes - 1));
+                            std::to_string(classes - 1) + (masks ? " (255: a pixel without a label)" : ""));
     d.labels.push_back(static_cast<int32_t>(v));
   }
   return d;

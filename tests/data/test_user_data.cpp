@@ -120,8 +120,17 @@ TEST(NpyData, FilesNumpyWrote) {
   const Dataset v2 = load_image_source(at(seeds + "images_v2.npy"), model, false);
   ASSERT_EQ(v1.size(), 2);
   EXPECT_EQ(v1.inputs, v2.inputs);
-  EXPECT_EQ(read_npy_labels(seeds + "labels_int64.npy", 10), (std::vector<int32_t>{3, 0, 9}));
-  EXPECT_EQ(read_npy_labels(seeds + "labels_int32.npy", 10), (std::vector<int32_t>{1, 2}));
+  EXPECT_EQ(read_npy_labels(seeds + "labels_int64.npy", 10).values, (std::vector<int32_t>{3, 0, 9}));
+  EXPECT_EQ(read_npy_labels(seeds + "labels_int32.npy", 10).values, (std::vector<int32_t>{1, 2}));
+  const NpyLabels masks = read_npy_labels(seeds + "masks_uint8.npy", 10);
+  EXPECT_EQ(masks.images, 2);
+  EXPECT_EQ(masks.height, 2);
+  EXPECT_EQ(masks.width, 3);
+  constexpr int32_t kNone = kUnlabelledPixel;
+  EXPECT_EQ(masks.values, (std::vector<int32_t>{0, 1, kNone, 9, 2, 3, kNone, kNone, 4, 5, 6, 7}));
+  EXPECT_HAS(error_of([&] { read_npy_labels(seeds + "masks_uint8.npy", 8); }),
+             "masks_uint8.npy: label (image 0, row 1, column 0) is 9 (the model has classes 0..7; 255 marks a pixel "
+             "without a label)");
   EXPECT_HAS(npy_refusal(at(seeds + "float64.npy"), model), "float64 ('<f8')");
   EXPECT_HAS(npy_refusal(at(seeds + "fortran.npy"), model), "Fortran order");
   EXPECT_HAS(npy_refusal(at(seeds + "scalar.npy"), model), "shape (): images must be N x C x H x W");
@@ -202,7 +211,8 @@ TEST(NpyData, BadLabelsAreRefusedNamingTheFile) {
   const std::string x = dir.path("x.npy");
   EXPECT_HAS(npy_refusal(at(x, dir.path("range.npy"))), "range.npy: label 2 is 12 (the model has classes 0..9)");
   EXPECT_HAS(npy_refusal(at(x, dir.path("negative.npy"))), "negative.npy: label 1 is -1");
-  EXPECT_HAS(npy_refusal(at(x, dir.path("float.npy"))), "float.npy: dtype float32 ('<f4'): labels must be int64 or int32");
+  EXPECT_HAS(npy_refusal(at(x, dir.path("float.npy"))),
+             "float.npy: dtype float32 ('<f4'): labels must be int64, int32 or uint8");
   EXPECT_HAS(npy_refusal(at(x, dir.path("four.npy"))), "four.npy: 4 labels for the 5 images of " + x);
   EXPECT_HAS(npy_refusal(at(x, dir.path("rank2.npy"))), "rank2.npy: shape (2, 2): labels must be one per image");
 }

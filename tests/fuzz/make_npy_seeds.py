@@ -1,6 +1,6 @@
 """Writes the seed corpus of fuzz_npy (tests/fuzz/corpus/npy): small arrays as
 numpy.save writes them, the kinds the user's data comes in (float32 images,
-int64 and int32 labels) and a few it refuses. Run with Debian's python3
+int64 and int32 labels, a segmentation's uint8 masks) and a few it refuses. Run with Debian's python3
 (numpy): /usr/bin/python3 tests/fuzz/make_npy_seeds.py"""
 
 import pathlib
@@ -21,6 +21,7 @@ def main():
         "float64.npy": np.zeros((1, 3, 2, 2)),
         "fortran.npy": np.asfortranarray(np.arange(6, dtype=np.float32).reshape(2, 3)),
         "scalar.npy": np.float32(1.5),
+        "masks_uint8.npy": np.array([[[0, 1, 255], [9, 2, 3]], [[255, 255, 4], [5, 6, 7]]], dtype=np.uint8),
     }
     for name, array in seeds.items():
         np.save(OUT / name, array)
