@@ -198,6 +198,7 @@ std::string calibration_report_json(const CalibrationReport& r) {
     }
     layers.push_back(j);
   }
+  const bool masks = r.eval.labelled_pixels > 0;  // the top-1 entries are pixel accuracies
   return nlohmann::json({{"checkpoint", r.checkpoint_path},
                          {"quantized", r.quantized_path},
                          {"model", r.model},
@@ -213,6 +214,8 @@ std::string calibration_report_json(const CalibrationReport& r) {
                          {"float_top1", r.eval.labelled ? nlohmann::json(r.eval.float_top1) : nlohmann::json()},
                          {"int8_top1", r.eval.labelled ? nlohmann::json(r.eval.int8_top1) : nlohmann::json()},
                          {"agreement", r.eval.agreement},
+                         {"float_mean_iou", masks ? nlohmann::json(r.eval.float_mean_iou) : nlohmann::json()},
+                         {"int8_mean_iou", masks ? nlohmann::json(r.eval.int8_mean_iou) : nlohmann::json()},
                          {"accuracy_target", r.target ? target_json(*r.target, r.goal) : nlohmann::json()},
                          {"layers", layers}})
       .dump(2);

@@ -90,16 +90,23 @@ std::string summary_section(const CalibrationReport& r) {
   auto card = [&](const std::string& value, const std::string& what) {
     out += "<div class=\"card\"><b>" + value + "</b><span>" + what + "</span></div>";
   };
+  const bool masks = e.labelled_pixels > 0;  // a class per pixel: pixel accuracies and mean IoU
   if (e.labelled) {
-    card(fmt("%.2f%%", e.float_top1), "float top-1");
-    card(fmt("%.2f%%", e.int8_top1), "int8 top-1");
+    card(fmt("%.2f%%", e.float_top1), masks ? "float pixel accuracy" : "float top-1");
+    card(fmt("%.2f%%", e.int8_top1), masks ? "int8 pixel accuracy" : "int8 top-1");
     card(fmt("%+.2f", e.int8_top1 - e.float_top1), "difference (points)");
   } else {
     card("&ndash;", "top-1 (no labels)");
   }
-  card(fmt("%.2f%%", e.agreement), "agreement (same class)");
+  if (masks) {
+    card(fmt("%.2f%%", e.float_mean_iou), "float mean IoU");
+    card(fmt("%.2f%%", e.int8_mean_iou), "int8 mean IoU");
+  }
+  card(fmt("%.2f%%", e.agreement), e.predictions_per_image > 1 ? "agreement (same class per pixel)"
+                                                               : "agreement (same class)");
   out +=
-      "</div><p class=\"sub\">Agreement: the share of test images where int8 and float predict the same class. "
+      "</div><p class=\"sub\">Agreement: the share of test images (or pixels) where int8 and float predict the "
+      "same class. "
       "SQNR: 10 log10(&Sigma;x&sup2; / &Sigma;(x &minus; x&#770;)&sup2;) of a layer's int8 output x&#770; against "
       "float "
       "x on the test images; it includes the error every earlier layer passed on.</p></div></div></section>\n";

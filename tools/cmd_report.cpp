@@ -58,9 +58,12 @@ void run_report(const ReportCommand& c) {
   if (!c.json.empty()) write_text_output(c.json, calibration_report_json(report) + "\n");
 
   std::FILE* out = report_stream(c.json);
-  std::fprintf(out, "images %lld   float top-1 %.2f%%   int8 top-1 %.2f%%   agreement %.2f%%\n",
-               static_cast<long long>(report.eval.images), report.eval.float_top1, report.eval.int8_top1,
-               report.eval.agreement);
+  const char* accuracy = report.eval.labelled_pixels > 0 ? "pixel accuracy" : "top-1";
+  std::fprintf(out, "images %lld   float %s %.2f%%   int8 %s %.2f%%   agreement %.2f%%\n",
+               static_cast<long long>(report.eval.images), accuracy, report.eval.float_top1, accuracy,
+               report.eval.int8_top1, report.eval.agreement);
+  if (report.eval.labelled_pixels > 0)
+    std::fprintf(out, "mean IoU   float %.2f%%   int8 %.2f%%\n", report.eval.float_mean_iou, report.eval.int8_mean_iou);
   std::fprintf(out, "worst layers:");
   const std::vector<const LayerView*> worst = worst_first(report);
   for (size_t k = 0; k < worst.size() && k < 3; ++k)

@@ -75,6 +75,13 @@ def test_eval_reports_pixel_accuracy_and_mean_iou_of_float_and_int8(octet_bin, s
     assert 75 < float_accuracy < 90 and float_iou < float_accuracy, (float_accuracy, float_iou)
     assert report["int8_mean_iou"] != report["float_mean_iou"]  # int8 moved some pixels: the two were counted apart
 
+    html = run(octet_bin, "report", "--checkpoint", tmp / "m.octet", "--quantized", tmp / "m.int8", "--calib-data",
+               tmp / "images.npy", "--eval-data", tmp / "images.npy", "--eval-labels", tmp / "masks.npy", "-o",
+               tmp / "report.html", "--json", "-")
+    assert html.returncode == 0, html.stderr
+    assert json.loads(html.stdout)["int8_mean_iou"] == pytest.approx(int8_iou, abs=1e-9)
+    assert "int8 mean IoU" in (tmp / "report.html").read_text()
+
     alone = run(octet_bin, "eval", "--checkpoint", tmp / "m.octet", "--eval-data", tmp / "images.npy",
                 "--eval-labels", tmp / "masks.npy", "--limit", 20, "--json", "-")
     assert alone.returncode == 0, alone.stderr
