@@ -11,8 +11,8 @@ extern const Kernel input_vnni_kernel, input_avx2_kernel, input_kernel, conv2d_v
     mul_vnni_kernel, mul_avx2_kernel, mul_kernel, concat_vbmi_kernel, concat_avx2_kernel, concat_kernel,
     channel_slice_kernel, pad2d_kernel, layer_norm_vnni_kernel, layer_norm_avx2_kernel, layer_norm_kernel,
     prelu_vnni_kernel, prelu_kernel, local_response_norm_kernel, group_norm_vnni_kernel, group_norm_avx2_kernel,
-    group_norm_kernel, channel_mean_kernel, channel_max_kernel, upsample_kernel, upsample_bilinear_kernel,
-    depth_to_space_kernel;
+    group_norm_kernel, channel_mean_kernel, channel_max_kernel, upsample_kernel, upsample_bilinear_avx2_kernel,
+    upsample_bilinear_kernel, depth_to_space_kernel;
 
 const std::vector<Kernel>& kernel_table() {
   static const std::vector<Kernel> kernels = {
@@ -28,7 +28,7 @@ const std::vector<Kernel>& kernel_table() {
       layer_norm_vnni_kernel,      layer_norm_avx2_kernel,      layer_norm_kernel,           prelu_vnni_kernel,
       prelu_kernel,                local_response_norm_kernel,  group_norm_vnni_kernel,      group_norm_avx2_kernel,
       group_norm_kernel,           channel_mean_kernel,         channel_max_kernel,          upsample_kernel,
-      upsample_bilinear_kernel,    depth_to_space_kernel,
+      upsample_bilinear_avx2_kernel, upsample_bilinear_kernel, depth_to_space_kernel,
   };
   return kernels;
 }

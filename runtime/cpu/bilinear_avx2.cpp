@@ -1,0 +1,86 @@
+// AVX2 blends of bilinear upsampling (bilinear_simd.h): rows 16 values at a
+// time in int16; pixels 16 channels at a time, each channel's two blended
+// values and their weights multiplied and summed by one vpmaddwd, rounded and
+// shifted as requantize_by_shift does, saturated to int8 by the packs (its
+// clamp). A row's or pixel's last values go through a zero-padded copy.
+//
+// This file is compiled with AVX2 flags; everything in it has internal
+// linkage or is called only after the run-time CPU check.
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "runtime/cpu/bilinear_simd.h"
+
+namespace octet::cpu::avx2 {
+
+namespace {
+constexpr int64_t kLanes = 16;
+
+__m256i blend16(const int8_t* upper, const int8_t* lower, __m256i upper_weight, __m256i lower_weight,
+                __m256i zero_point) {
+  const __m256i u = _mm256_sub_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(upper))),
+                                     zero_point);
+  const __m256i l = _mm256_sub_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(lower))),
+                                     zero_point);
+  return _mm256_add_epi16(_mm256_mullo_epi16(u, upper_weight), _mm256_mullo_epi16(l, lower_weight));
+}
+
+void blend_rows(const int8_t* upper, const int8_t* lower, int64_t count, int32_t upper_weight, int32_t lower_weight,
+                int32_t zero_point, int16_t* v) {
+  const __m256i wu = _mm256_set1_epi16(static_cast<int16_t>(upper_weight));
+  const __m256i wl = _mm256_set1_epi16(static_cast<int16_t>(lower_weight));
+  const __m256i zero = _mm256_set1_epi16(static_cast<int16_t>(zero_point));
+  int64_t k = 0;
+  for (; k + kLanes <= count; k += kLanes)
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(v + k), blend16(upper + k, lower + k, wu, wl, zero));
+  if (k == count) return;
+  int8_t u[kLanes] = {}, l[kLanes] = {};
+  int16_t out[kLanes];
+  std::memcpy(u, upper + k, static_cast<size_t>(count - k));
+  std::memcpy(l, lower + k, static_cast<size_t>(count - k));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), blend16(u, l, wu, wl, zero));
+  std::memcpy(v + k, out, sizeof(int16_t) * static_cast<size_t>(count - k));
+}
+
+// 16 channels: requantize_by_shift(w_left * left + w_right * right) as int8.
+__m128i pixel16(const int16_t* left, const int16_t* right, __m256i weights, __m256i half, __m128i shift,
+                __m256i zero_point) {
+  const __m256i l = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(left));
+  const __m256i r = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(right));
+  // Per 128-bit lane: channels 0-3 | 8-11 from unpacklo, 4-7 | 12-15 from unpackhi; packs puts them back in order.
+  const __m256i low = _mm256_madd_epi16(_mm256_unpacklo_epi16(l, r), weights);
+  const __m256i high = _mm256_madd_epi16(_mm256_unpackhi_epi16(l, r), weights);
+  const __m256i q_low = _mm256_add_epi32(_mm256_sra_epi32(_mm256_add_epi32(low, half), shift), zero_point);
+  const __m256i q_high = _mm256_add_epi32(_mm256_sra_epi32(_mm256_add_epi32(high, half), shift), zero_point);
+  const __m256i bytes = _mm256_packs_epi16(_mm256_packs_epi32(q_low, q_high), _mm256_setzero_si256());
+  return _mm256_castsi256_si128(_mm256_permute4x64_epi64(bytes, 0x08));  // qwords 0 and 2: channels 0-7, 8-15
+}
+
+void blend_pixels(const int16_t* v, const ColumnTaps* columns, int64_t count, int64_t channels, int32_t shift,
+                  int32_t zero_point, int8_t* y) {
+  const __m256i half = _mm256_set1_epi32(1 << (shift - 1)), zero = _mm256_set1_epi32(zero_point);
+  const __m128i by = _mm_cvtsi32_si128(shift);
+  const int64_t whole = channels / kLanes * kLanes;
+  for (int64_t x = 0; x < count; ++x, y += channels) {
+    const ColumnTaps& t = columns[x];
+    const __m256i weights = _mm256_set1_epi32(static_cast<int32_t>((static_cast<uint32_t>(t.right_weight) << 16) |
+                                                                   static_cast<uint16_t>(t.left_weight)));
+    const int16_t* left = v + t.left;
+    const int16_t* right = v + t.right;
+    for (int64_t c = 0; c < whole; c += kLanes)
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(y + c), pixel16(left + c, right + c, weights, half, by, zero));
+    if (whole == channels) continue;
+    int16_t l[kLanes] = {}, r[kLanes] = {};
+    int8_t out[kLanes];
+    std::memcpy(l, left + whole, sizeof(int16_t) * static_cast<size_t>(channels - whole));
+    std::memcpy(r, right + whole, sizeof(int16_t) * static_cast<size_t>(channels - whole));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out), pixel16(l, r, weights, half, by, zero));
+    std::memcpy(y + whole, out, static_cast<size_t>(channels - whole));
+  }
+}
+}  // namespace
+
+const BilinearBlends bilinear_blends = {blend_rows, blend_pixels};
+
+}  // namespace octet::cpu::avx2
