@@ -141,19 +141,12 @@ def test_auto_calibration_and_eval_compare_every_pixel(tmp_path, octet_bin, imag
     assert report["layers"][-1]["name"] == "logits" and report["layers"][-1]["sqnr_db"] > 20, report["layers"][-1]
 
 
-def test_what_needs_a_class_per_image_is_refused(tmp_path, octet_bin, images):
+def test_what_needs_a_class_per_image_is_refused(tmp_path, octet_bin):
     export_image_model(seeded(Fcn, 304, scale=4), tmp_path / "cifar.onnx", (3, 32, 32))
     labelled = subprocess.run([octet_bin, "import", str(tmp_path / "cifar.onnx"), "--dataset", "cifar10", "-o",
                                str(tmp_path / "c.octet")], capture_output=True, text=True)
     assert labelled.returncode == 1, labelled.stdout
     assert "returns an image of 6x32x32 values, and cifar10's labels name a class per image" in labelled.stderr
     assert not (tmp_path / "c.octet").exists()
-    exported(tmp_path / "m.onnx", 304, "fcn")
-    imported(octet_bin, tmp_path / "m.onnx", tmp_path / "m.octet")
-    np.save(tmp_path / "images.npy", images)
-    subprocess.run([octet_bin, "quantize", "--checkpoint", str(tmp_path / "m.octet"), "--calib-data",
-                    str(tmp_path / "images.npy"), "--method", "max", "-o", str(tmp_path / "m.int8")],
-                   capture_output=True, text=True, check=True)
-    predict = subprocess.run([octet_bin, "predict", "--quantized", str(tmp_path / "m.int8"), "--eval-data",
-                              str(tmp_path / "images.npy")], capture_output=True, text=True)
-    assert predict.returncode == 1 and "octet predict writes a class per image" in predict.stderr, predict.stderr
+    # octet eval and predict take masks (a class per pixel) and refuse a class per image:
+    # test_segmentation_masks.py.
