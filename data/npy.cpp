@@ -256,7 +256,9 @@ NpyLabels read_npy_labels(const std::string& path, int64_t classes) {
     out.height = h.shape[1], out.width = h.shape[2];
     check(out.height > 0 && out.width > 0, path + ": shape " + shape_text(h.shape) + ": masks of no pixels");
   }
-  const bool masks = h.shape.size() == 3 && (classes == 0 || classes <= 255);
+  const bool masks = h.shape.size() == 3;
+  const std::string unlabelled =
+      masks && marks_unlabelled_pixel(255, classes) ? "; 255 marks a pixel without a label" : "";
   const std::vector<uint8_t> bytes = read_file_range(path, h.data_offset, h.count() * h.item_size);
   out.values.resize(static_cast<size_t>(h.count()));
   for (int64_t i = 0; i < h.count(); ++i) {
@@ -270,14 +272,13 @@ NpyLabels read_npy_labels(const std::string& path, int64_t classes) {
     } else {
       v = bytes[static_cast<size_t>(i)];
     }
-    if (masks && v == 255) {
+    if (masks && marks_unlabelled_pixel(v, classes)) {
       out.values[static_cast<size_t>(i)] = kUnlabelledPixel;
       continue;
     }
     if (v < 0 || (classes > 0 && v >= classes) || v > INT32_MAX)
       fail(path + ": label " + label_position(h.shape, i) + " is " + std::to_string(v) +
-           (classes > 0 ? " (the model has classes 0.." + std::to_string(classes - 1) +
-                              (masks ? "; 255 marks a pixel without a label)" : ")")
+           (classes > 0 ? " (the model has classes 0.." + std::to_string(classes - 1) + unlabelled + ")"
                         : " (out of range)"));
     out.values[static_cast<size_t>(i)] = static_cast<int32_t>(v);
   }

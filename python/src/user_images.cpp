@@ -45,16 +45,17 @@ Dataset array_dataset(const py::handle& images, const py::handle& labels, const 
                           ", expected (" + std::to_string(d.size()) + ",), one per image, or (" +
                           std::to_string(d.size()) + ", H, W), a mask per image");
   if (l.ndim() == 3) d.label_height = l.shape(1), d.label_width = l.shape(2);
-  const bool masks = l.ndim() == 3 && classes <= 255;  // 255: a pixel without a label (read_npy_labels)
+  const bool masks = l.ndim() == 3;
   for (py::ssize_t i = 0; i < l.size(); ++i) {
     const int64_t v = l.data()[i];
-    if (masks && v == 255) {
+    if (masks && marks_unlabelled_pixel(v, classes)) {
       d.labels.push_back(kUnlabelledPixel);
       continue;
     }
     if (v < 0 || v >= classes)
       throw py::value_error("label " + std::to_string(i) + " is " + std::to_string(v) + ", outside 0.." +
-                            std::to_string(classes - 1) + (masks ? " (255: a pixel without a label)" : ""));
+                            std::to_string(classes - 1) +
+                            (masks && marks_unlabelled_pixel(255, classes) ? " (255: a pixel without a label)" : ""));
     d.labels.push_back(static_cast<int32_t>(v));
   }
   return d;
