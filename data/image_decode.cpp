@@ -73,6 +73,7 @@ extern "C" void jpeg_on_message(j_common_ptr cinfo, int level) {
 }
 
 struct Decoded {
+  bool indices = false;       // a mask's: palette indices or 8-bit grey, not colours
   Image image;                // its channels set by the caller: the ones asked for
   std::vector<uint8_t> rows;  // decoded rows, W x C each: one at a time, or all of an interlaced PNG
   int64_t width = 0, height = 0;
@@ -146,6 +147,16 @@ extern "C" void png_read_bytes(png_structp png, png_bytep data, size_t length) {
   src->at += length;
 }
 
+// Why a PNG of this colour type and bit depth holds no class indices, or nullptr.
+const char* mask_refusal(int color, int depth) {
+  if (color == PNG_COLOR_TYPE_PALETTE) return nullptr;
+  if (color != PNG_COLOR_TYPE_GRAY)
+    return "a colour mask; masks are class indices: a palette PNG (as Pascal VOC's) or an 8-bit greyscale one";
+  if (depth == 16) return "a 16-bit mask; octet reads 8-bit class indices (a palette or 8-bit greyscale PNG)";
+  if (depth < 8) return "a 1, 2 or 4-bit greyscale mask; save it as 8-bit greyscale (or as a palette PNG)";
+  return nullptr;
+}
+
 // nullptr, or the library's message (in `src`). `row_pointers` is the caller's.
 const char* decode_png(PngSource* src, std::vector<png_bytep>* row_pointers, Decoded* out) {
   png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, src, png_on_error, png_on_warning);
@@ -165,9 +176,19 @@ const char* decode_png(PngSource* src, std::vector<png_bytep>* row_pointers, Dec
     png_destroy_read_struct(&png, &info, nullptr);
     return nullptr;
   }
-  const int color = png_get_color_type(png, info);
-  if (color == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);  // its transparency is not made alpha
-  if (color == PNG_COLOR_TYPE_GRAY && png_get_bit_depth(png, info) < 8) png_set_expand_gray_1_2_4_to_8(png);
+  const int color = png_get_color_type(png, info), depth = png_get_bit_depth(png, info);
+  if (out->indices) out->refusal = mask_refusal(color, depth);
+  if (out->refusal) {  // the caller says why
+    png_destroy_read_struct(&png, &info, nullptr);
+    return nullptr;
+  }
+  if (color == PNG_COLOR_TYPE_PALETTE) {
+    if (out->indices)
+      png_set_packing(png);  // 1, 2 and 4-bit indices to bytes, unscaled
+    else
+      png_set_palette_to_rgb(png);  // its transparency is not made alpha
+  }
+  if (color == PNG_COLOR_TYPE_GRAY && depth < 8) png_set_expand_gray_1_2_4_to_8(png);
   png_set_strip_16(png);
   png_set_strip_alpha(png);
   const int passes = png_set_interlace_handling(png);
@@ -204,16 +225,19 @@ std::string image_files_missing() {
 #endif
 }
 
-Image decode_image(const uint8_t* bytes, size_t size, int channels, const std::string& name) {
-  check(channels == 1 || channels == 3,
-        name + ": images are decoded to 1 or 3 channels; the model takes " + std::to_string(channels));
+namespace {
+// An image's pixels as `channels` channels, or (indices) a mask's class indices.
+Image decode(const uint8_t* bytes, size_t size, int channels, bool indices, const std::string& name) {
   const bool png = size >= 8 && std::memcmp(bytes, "\x89PNG\r\n\x1a\n", 8) == 0;
   const bool jpeg = size >= 3 && bytes[0] == 0xff && bytes[1] == 0xd8 && bytes[2] == 0xff;
-  check(png || jpeg, name + ": not a JPEG or PNG file (octet reads those two formats)");
+  check(png || jpeg, name + (indices ? ": not a PNG file (masks are PNGs of class indices)"
+                                     : ": not a JPEG or PNG file (octet reads those two formats)"));
+  check(!(jpeg && indices), name + ": a JPEG mask (JPEG's lossy compression changes class indices; masks are PNGs)");
   const std::string missing = image_files_missing();
   check(missing.empty(), name + ": " + missing);
 #ifdef OCTET_HAVE_IMAGE_FILES
   Decoded d;
+  d.indices = indices;
   d.image.channels = channels;
   const char* error = nullptr;
   if (jpeg) {
@@ -235,10 +259,26 @@ Image decode_image(const uint8_t* bytes, size_t size, int channels, const std::s
   return {};
 #endif
 }
+}  // namespace
+
+Image decode_image(const uint8_t* bytes, size_t size, int channels, const std::string& name) {
+  check(channels == 1 || channels == 3,
+        name + ": images are decoded to 1 or 3 channels; the model takes " + std::to_string(channels));
+  return decode(bytes, size, channels, false, name);
+}
 
 Image read_image_file(const std::string& path, int channels) {
   const std::vector<uint8_t> bytes = read_file_bytes(path);
   return decode_image(bytes.data(), bytes.size(), channels, path);
+}
+
+Image decode_mask(const uint8_t* bytes, size_t size, const std::string& name) {
+  return decode(bytes, size, 1, true, name);
+}
+
+Image read_mask_file(const std::string& path) {
+  const std::vector<uint8_t> bytes = read_file_bytes(path);
+  return decode_mask(bytes.data(), bytes.size(), path);
 }
 
 }  // namespace octet

@@ -116,7 +116,31 @@ Image resize_bilinear(const Image& in, int height, int width) {
   return out;
 }
 
-Image resize_shorter_side(const Image& in, int size) {
+Image resize_nearest(const Image& in, int height, int width) {
+  check(height > 0 && width > 0, "resize to " + std::to_string(width) + "x" + std::to_string(height));
+  // PIL's ImagingScaleAffine: source coordinates stepped in double from half a step, truncated.
+  const double x_step = static_cast<double>(in.width) / width, y_step = static_cast<double>(in.height) / height;
+  std::vector<int> columns(static_cast<size_t>(width));
+  double x_at = x_step * 0.5;
+  for (int& column : columns) {
+    column = std::min(static_cast<int>(x_at), in.width - 1);
+    x_at += x_step;
+  }
+  Image out{in.channels, height, width, {}};
+  out.pixels.resize(static_cast<size_t>(in.channels) * height * width);
+  double y_at = y_step * 0.5;
+  for (int y = 0; y < height; ++y, y_at += y_step) {
+    const int sy = std::min(static_cast<int>(y_at), in.height - 1);
+    for (int c = 0; c < in.channels; ++c) {
+      const uint8_t* src = in.pixels.data() + (static_cast<size_t>(c) * in.height + sy) * in.width;
+      uint8_t* dst = out.pixels.data() + (static_cast<size_t>(c) * height + y) * width;
+      for (int x = 0; x < width; ++x) dst[x] = src[columns[static_cast<size_t>(x)]];
+    }
+  }
+  return out;
+}
+
+Image resize_shorter_side(const Image& in, int size, Resample resample) {
   check(size > 0, "--resize must be positive");
   const int64_t h = in.height, w = in.width;
   const int64_t shorter = std::min(h, w), longer = std::max(h, w);
@@ -124,12 +148,12 @@ Image resize_shorter_side(const Image& in, int size) {
   const int new_long = static_cast<int>(static_cast<double>(size * longer) / static_cast<double>(shorter));
   const int new_h = w <= h ? new_long : size, new_w = w <= h ? size : new_long;
   if (new_h == in.height && new_w == in.width) return in;
-  return resize_bilinear(in, new_h, new_w);
+  return resample == Resample::Nearest ? resize_nearest(in, new_h, new_w) : resize_bilinear(in, new_h, new_w);
 }
 
-Image center_crop(const Image& in, int size) {
+Image center_crop(const Image& in, int size, uint8_t fill) {
   check(size > 0, "--crop must be positive");
-  // torchvision pads a smaller image with zeros (left/top get the floor of half the difference), then crops.
+  // torchvision pads a smaller image (left/top get the floor of half the difference), then crops.
   const int pad_left = size > in.width ? (size - in.width) / 2 : 0;
   const int pad_top = size > in.height ? (size - in.height) / 2 : 0;
   const int padded_w = in.width + (size > in.width ? size - in.width : 0);
@@ -137,7 +161,7 @@ Image center_crop(const Image& in, int size) {
   auto offset = [](int d) { return d / 2 + ((d & 1) && ((d / 2) & 1) ? 1 : 0); };  // round(d / 2.0), halves to even
   const int top = offset(padded_h - size) - pad_top, left = offset(padded_w - size) - pad_left;
   Image out{in.channels, size, size, {}};
-  out.pixels.assign(static_cast<size_t>(in.channels) * size * size, 0);
+  out.pixels.assign(static_cast<size_t>(in.channels) * size * size, fill);
   for (int c = 0; c < in.channels; ++c)
     for (int y = 0; y < size; ++y) {
       const int sy = y + top;

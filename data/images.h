@@ -29,17 +29,29 @@ std::string image_files_missing();
 Image decode_image(const uint8_t* bytes, size_t size, int channels, const std::string& name);
 Image read_image_file(const std::string& path, int channels);
 
+// A segmentation mask's PNG as class indices, one channel: a palette PNG's
+// indices (Pascal VOC's masks; not its colours: what numpy.array(PIL.Image.open())
+// gives) or an 8-bit greyscale PNG's values (Cityscapes', ADE20K's). Refused,
+// naming the file: JPEG (its lossy compression changes indices), colour, grey
+// with alpha, 16-bit and 1-, 2- or 4-bit greyscale PNGs.
+Image decode_mask(const uint8_t* bytes, size_t size, const std::string& name);
+Image read_mask_file(const std::string& path);
+
 // PIL's Image.resize((width, height), Image.BILINEAR) on 8-bit pixels.
 Image resize_bilinear(const Image& image, int height, int width);
+// PIL's Image.resize((width, height), Image.NEAREST): a mask's resampling.
+Image resize_nearest(const Image& image, int height, int width);
+
+enum class Resample { Bilinear, Nearest };
 
 // torchvision's Resize(size) (an int): the shorter side becomes `size`, the
 // longer int(size * long / short); unchanged when it is already so.
-Image resize_shorter_side(const Image& image, int size);
+Image resize_shorter_side(const Image& image, int size, Resample resample = Resample::Bilinear);
 
 // torchvision's CenterCrop(size): the size x size square at top
 // round((H - size) / 2), left round((W - size) / 2) (Python's round: halves
-// to even); an image smaller than `size` is padded with zeros first, as
-// torchvision pads it.
-Image center_crop(const Image& image, int size);
+// to even); an image smaller than `size` is padded with `fill` first (zeros,
+// as torchvision pads it).
+Image center_crop(const Image& image, int size, uint8_t fill = 0);
 
 }  // namespace octet

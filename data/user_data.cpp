@@ -4,9 +4,11 @@
 #include <atomic>
 #include <exception>
 #include <thread>
+#include <utility>
 
 #include "common/error.h"
 #include "common/file_io.h"
+#include "data/folder_masks.h"
 #include "data/images.h"
 #include "data/npy.h"
 
@@ -53,9 +55,12 @@ void walk(const std::string& dir, int depth, std::vector<std::pair<std::string, 
 std::string shape_of(const Image& image) { return image_shape_text(image.channels, image.height, image.width); }
 
 // One folder image as the model's input: decoded, resized, cropped, checked
-// (`first`: the first image as decoded, for the message on mixed sizes).
-Image folder_image(const std::string& path, const ImageSource& source, const ModelInput& model, const Image& first) {
+// (`first`: the first image as decoded, for the message on mixed sizes); its
+// size as decoded into `decoded_size` (height, width).
+Image folder_image(const std::string& path, const ImageSource& source, const ModelInput& model, const Image& first,
+                   std::pair<int, int>* decoded_size) {
   Image image = read_image_file(path, model.channels);
+  *decoded_size = {image.height, image.width};
   const std::string decoded = shape_of(image);
   const bool mixed = image.height != first.height || image.width != first.width;
   if (source.resize > 0) image = resize_shorter_side(image, source.resize);
@@ -73,19 +78,30 @@ Image folder_image(const std::string& path, const ImageSource& source, const Mod
        example + ")");
 }
 
-// Decodes `files` in parallel into `data->images`; the first failure in file order is reported.
+// Decodes `files` in parallel into `data->images`, and where `masks_dir` is
+// given their masks into `data->labels`; the first failure in file order is reported.
 void decode_folder_images(const std::vector<std::string>& files, const ImageSource& source, const ModelInput& model,
-                          Dataset* data) {
+                          const std::string& masks_dir, Dataset* data) {
   const size_t numel = static_cast<size_t>(data->image_numel());
   data->images.assign(files.size() * numel, 0);
+  if (!masks_dir.empty()) {
+    data->label_height = model.height, data->label_width = model.width;
+    data->labels.assign(files.size() * static_cast<size_t>(data->labels_per_image()), 0);
+  }
   std::vector<std::exception_ptr> errors(files.size());
   const Image first = read_image_file(files.at(0), model.channels);
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i = next++; i < files.size(); i = next++) {
       try {
-        const Image image = folder_image(files[i], source, model, first);
+        std::pair<int, int> decoded;
+        const Image image = folder_image(files[i], source, model, first, &decoded);
         std::copy(image.pixels.begin(), image.pixels.end(), data->images.begin() + static_cast<std::ptrdiff_t>(i * numel));
+        if (masks_dir.empty()) continue;
+        const MaskGeometry geometry{decoded.first, decoded.second, source.resize, source.crop};
+        const std::vector<int32_t> mask =
+            folder_mask_labels(mask_file_for(files[i], masks_dir), files[i], geometry, model.classes);
+        std::copy(mask.begin(), mask.end(), data->labels.begin() + static_cast<std::ptrdiff_t>(i * mask.size()));
       } catch (...) {
         errors[i] = std::current_exception();
       }
@@ -117,7 +133,14 @@ std::vector<int64_t> picked(const IndexPicker& pick, int64_t size, const std::st
 Dataset load_folder(const ImageSource& source, const ModelInput& model, bool labels, const IndexPicker& pick,
                     Dataset data) {
   const ImageFolderListing listing = list_image_folder(source.path);
-  if (labels)
+  const bool classes = !listing.classes.empty();
+  check(source.labels.empty() || !classes,
+        source.labels + ": masks go with a folder of images without class folders; " + source.path +
+            "'s labels are its class folders");
+  check(source.labels.empty() || directory_exists(source.labels),
+        source.labels + ": with a folder of images, --eval-labels is a folder of PNG masks (a .npy of labels goes "
+                        "with a .npy of images)");
+  if (labels && classes)
     check(static_cast<int>(listing.classes.size()) == model.classes,
           source.path + ": " + std::to_string(listing.classes.size()) + " class folders, and the model has " +
               std::to_string(model.classes) + " classes (the labels are the folders' sorted positions, as "
@@ -125,9 +148,9 @@ Dataset load_folder(const ImageSource& source, const ModelInput& model, bool lab
   std::vector<std::string> files;
   for (int64_t i : picked(pick, static_cast<int64_t>(listing.files.size()), source.path)) {
     files.push_back(listing.files[static_cast<size_t>(i)]);
-    if (labels) data.labels.push_back(listing.labels[static_cast<size_t>(i)]);
+    if (labels && classes) data.labels.push_back(listing.labels[static_cast<size_t>(i)]);
   }
-  decode_folder_images(files, source, model, &data);
+  decode_folder_images(files, source, model, labels ? source.labels : "", &data);
   return data;
 }
 
@@ -146,6 +169,8 @@ Dataset load_npy(const ImageSource& source, const ModelInput& model, bool labels
             "), and the model takes " + image_shape_text(model.channels, model.height, model.width));
   const std::vector<int64_t> rows = picked(pick, all[0], source.path);
   data.inputs = read_npy_images(source.path, header, rows);
+  check(source.labels.empty() || !directory_exists(source.labels),
+        source.labels + ": a folder of masks goes with a folder of images; a .npy of images takes a .npy of labels");
   if (labels && !source.labels.empty()) {
     const NpyLabels all_labels = read_npy_labels(source.labels, model.classes);
     check(all_labels.images == all[0], source.labels + ": " + std::to_string(all_labels.images) +
@@ -168,12 +193,20 @@ std::string image_shape_text(int channels, int height, int width) {
 }
 
 ImageFolderListing list_image_folder(const std::string& root) {
-  check(directory_exists(root), "no folder '" + root + "' (an image folder: one subfolder of images per class)");
+  check(directory_exists(root), "no folder '" + root +
+                                    "' (an image folder: one subfolder of images per class, or the images themselves)");
   ImageFolderListing listing;
   for (const std::string& name : list_directory(root))
     if (directory_exists(root + "/" + name)) listing.classes.push_back(name);
-  check(!listing.classes.empty(),
-        root + ": no class folders (torchvision's ImageFolder layout: ROOT/CLASS/IMAGE.jpg, one subfolder per class)");
+  if (listing.classes.empty()) {  // the images themselves, unlabelled
+    std::vector<std::pair<std::string, std::vector<std::string>>> folder;
+    walk(root, 0, &folder);
+    listing.files = folder.at(0).second;
+    std::sort(listing.files.begin(), listing.files.end());
+    check(!listing.files.empty(), root + ": no class folders and no images (.jpg, .jpeg or .png): torchvision's "
+                                         "ImageFolder layout, ROOT/CLASS/IMAGE.jpg, or ROOT/IMAGE.jpg without labels");
+    return listing;
+  }
   for (size_t c = 0; c < listing.classes.size(); ++c) {
     const std::string dir = root + "/" + listing.classes[c];
     std::vector<std::pair<std::string, std::vector<std::string>>> folders;
@@ -199,10 +232,7 @@ Dataset load_image_source(const ImageSource& source, const ModelInput& model, bo
   data.width = model.width;
   data.num_classes = model.classes;
   if (source.is_npy()) return load_npy(source, model, labels, pick, std::move(data));
-  check(source.labels.empty(), source.labels + ": a labels file goes with a .npy of images; a folder's labels are its "
-                                               "class folders");
-  check(directory_exists(source.path),
-        "'" + source.path + "' is neither a folder of images (ImageFolder layout) nor a .npy file");
+  check(directory_exists(source.path), "'" + source.path + "' is neither a folder of images nor a .npy file");
   return load_folder(source, model, labels, pick, std::move(data));
 }
 

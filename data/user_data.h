@@ -1,8 +1,9 @@
 // The user's own images, for calibration and evaluation of any model (issue
 // 40): a folder in torchvision's ImageFolder layout (one subfolder per class,
-// JPEG or PNG files, decoded, resized and cropped as torchvision does), or a
-// .npy of model inputs already normalised (float32 N x C x H x W) with an
-// optional .npy of labels. And where a command's images come from: the
+// JPEG or PNG files, decoded, resized and cropped as torchvision does) or of
+// images alone, with an optional folder of their masks, or a .npy of model
+// inputs already normalised (float32 N x C x H x W) with an optional .npy of
+// labels. And where a command's images come from: the
 // checkpoint's own dataset, or the user's images for either use.
 #pragma once
 
@@ -16,8 +17,10 @@ namespace octet {
 
 // One set of the user's images.
 struct ImageSource {
-  std::string path;    // a folder (ImageFolder layout) or a .npy file (float32 N x C x H x W, normalised)
-  std::string labels;  // with a .npy of images: a .npy of labels, per image or masks (read_npy_labels; "": none)
+  std::string path;  // a folder (ImageFolder layout, or images alone) or a .npy (float32 N x C x H x W, normalised)
+  // With a .npy of images: a .npy of labels, per image or masks (read_npy_labels); with a folder of images
+  // alone: a folder of their PNG masks (data/folder_masks.h); "": none.
+  std::string labels;
   int resize = 0;      // folder images: torchvision's Resize(resize) first, the shorter side (0: none)
   int crop = 0;        // then CenterCrop(crop) (0: none)
 
@@ -27,8 +30,10 @@ struct ImageSource {
 
 // torchvision's ImageFolder listing of `root`: the class folders (every
 // subfolder, sorted), and in each, walked down sorted as os.walk, the files
-// named .jpg, .jpeg or .png (any case) with their class's index. Fails naming
-// the folder when it has no class folder or a class folder has no image, and
+// named .jpg, .jpeg or .png (any case) with their class's index. A folder
+// without subfolders lists its own images, sorted, without classes or labels
+// (a segmentation's images, or any unlabelled ones). Fails naming the folder
+// when it has neither class folders nor images or a class folder has no image, and
 // naming the file for an image torchvision reads but octet does not (.bmp,
 // .ppm, .pgm, .tif, .tiff, .webp). Other files are skipped, as torchvision does.
 struct ImageFolderListing {
@@ -46,9 +51,10 @@ struct ModelInput {
 };
 
 // Loads the images `pick` chooses (nullptr: all, in order) of `source` as
-// the model's inputs. With `labels`, a folder must hold one class folder per
-// class of the model (labels: the sorted position, as torchvision) and a .npy
-// of images its labels file, if given; without, no labels are kept. Fails
+// the model's inputs. With `labels`, a folder of class folders must hold one
+// per class of the model (labels: the sorted position, as torchvision), a
+// folder of images alone gives its masks' labels and a .npy of images its
+// labels file, if given; without, no labels are kept. Fails
 // naming the file whose images do not fit the model, with both shapes.
 Dataset load_image_source(const ImageSource& source, const ModelInput& model, bool labels,
                           const IndexPicker& pick = nullptr);

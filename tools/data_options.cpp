@@ -59,7 +59,9 @@ DataOptions DataArgs::data() const {
     source->crop = crop > 0 ? crop : p ? p->crop : 0;
   }
   d.eval.labels = eval_labels;
-  check(eval_labels.empty() || !eval.empty(), "--eval-labels goes with --eval-data IMAGES.npy");
+  check(eval_labels.empty() || !eval.empty(),
+        "--eval-labels goes with --eval-data (a .npy of labels with a .npy of images, a folder of masks with a folder "
+        "of images)");
   const bool folder = (!calib.empty() && !d.calib.is_npy()) || (!eval.empty() && !d.eval.is_npy());
   check(!folder_options || folder,
         "--resize, --crop, --mean, --std and --preprocess say how a folder's images become the model's input: give "
@@ -96,16 +98,20 @@ void add_data_options(CLI::App* cmd, DataArgs& a, int uses) {
   if (uses & kCalibrationData)
     cmd->add_option("--calib-data", a.calib,
                     "Your own calibration images instead of the dataset's training split: a folder in torchvision's "
-                    "ImageFolder layout (FOLDER/CLASS/IMAGE.jpg|png) or a .npy of float32 N x C x H x W model inputs, "
-                    "already normalised");
+                    "ImageFolder layout (FOLDER/CLASS/IMAGE.jpg|png), a folder of images alone (FOLDER/IMAGE.jpg|png) "
+                    "or a .npy of float32 N x C x H x W model inputs, already normalised");
   if (uses & kEvaluationData) {
     cmd->add_option("--eval-data", a.eval,
                     "Your own test images instead of the dataset's test split: an ImageFolder folder (labels: the "
-                    "class folders, sorted) or a .npy of float32 N x C x H x W model inputs, already normalised");
+                    "class folders, sorted), a folder of images alone, or a .npy of float32 N x C x H x W model "
+                    "inputs, already normalised");
     cmd->add_option("--eval-labels", a.eval_labels,
-                    "Labels of an --eval-data .npy: a .npy of int64, int32 or uint8, one per image, or for a model "
-                    "returning an image of logits a mask per image (N x H x W, 255: no label; gives pixel accuracy "
-                    "and mean IoU). Without: no top-1, int8 is compared with float");
+                    "Labels of --eval-data's images. Of a .npy: a .npy of int64, int32 or uint8, one per image, or "
+                    "for a model returning an image of logits a mask per image (N x H x W). Of a folder of images "
+                    "alone: a folder of their masks, IMAGE.png for IMAGE.jpg, PNGs of class indices (palette, as "
+                    "Pascal VOC's, or 8-bit grey) of the image's size, resized and cropped as it is (nearest "
+                    "neighbour). In masks 255 marks a pixel without a label; they give pixel accuracy and mean IoU. "
+                    "Without: no top-1, int8 is compared with float");
   }
   cmd->add_option("--resize", a.resize,
                   "Folder images: resize the shorter side to N first (bilinear, as torchvision's Resize(N))");

@@ -47,7 +47,8 @@ py::tuple load_dataset_py(const std::string& name, const std::optional<std::stri
 }
 
 // An ImageFolder folder as the command line reads it, the images' size from
-// the first (after resize and crop): (uint8 images, int64 labels, classes).
+// the first (after resize and crop): (uint8 images, int64 labels, classes);
+// a folder of images alone: (images, None, []).
 py::tuple load_image_folder_py(const std::string& path, int channels, int resize, int crop) {
   ImageSource source;
   source.path = path;
@@ -68,8 +69,10 @@ py::tuple load_image_folder_py(const std::string& path, int channels, int resize
   }
   const int64_t n = data.size();
   std::vector<int64_t> labels(data.labels.begin(), data.labels.end());
-  return py::make_tuple(to_numpy(std::move(data.images), {n, data.channels, data.height, data.width}),
-                        to_numpy(std::move(labels), {n}), classes);
+  py::object label_array = py::none();
+  if (!classes.empty()) label_array = to_numpy(std::move(labels), {n});
+  return py::make_tuple(to_numpy(std::move(data.images), {n, data.channels, data.height, data.width}), label_array,
+                        classes);
 }
 
 py::array_t<float> normalize(const py::handle& images, const std::vector<float>& mean, const std::vector<float>& std) {
@@ -104,7 +107,8 @@ void bind_data(py::module_& m) {
   m.def("load_image_folder", &load_image_folder_py, py::arg("path"), py::arg("channels") = 3, py::arg("resize") = 0,
         py::arg("crop") = 0,
         "Reads a folder in torchvision's ImageFolder layout (one subfolder per class, JPEG or PNG files) as the "
-        "command line's --calib-data/--eval-data do: (uint8 images N x C x H x W, int64 labels N, classes). "
+        "command line's --calib-data/--eval-data do: (uint8 images N x C x H x W, int64 labels N, classes); a "
+        "folder of images without subfolders, sorted by name: (images, None, []). "
         "channels: 3 (RGB) or 1 (grey, as PIL's convert('L')); resize: the shorter side to N first, bilinear as "
         "torchvision's Resize(N); crop: then the centre N x N, as CenterCrop(N). Every image must then have the "
         "first one's size.");

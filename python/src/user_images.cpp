@@ -17,8 +17,8 @@ ImageSource image_source(const py::handle& images, const py::handle& labels, int
   source.path = py::str(py::module_::import("os").attr("fspath")(images));
   if (!labels.is_none()) {
     if (!is_path(labels))
-      throw py::type_error("with images from files, labels are a .npy path (or None); arrays of labels go with "
-                           "arrays of images");
+      throw py::type_error("with images from files, labels are a path (or None): a .npy with a .npy of images, "
+                           "a folder of masks with a folder of images; arrays of labels go with arrays of images");
     source.labels = py::str(py::module_::import("os").attr("fspath")(labels));
   }
   source.resize = resize;

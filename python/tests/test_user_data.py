@@ -115,7 +115,7 @@ def test_evaluate_on_arrays_and_npy_as_on_the_dataset(lenet, quantized, test_ima
         bad = labels.astype(np.int64)
         bad[3] = 10
         octet.evaluate(lenet, quantized, eval_data=x, eval_labels=bad)
-    with pytest.raises(TypeError, match="labels are a .npy path"):
+    with pytest.raises(TypeError, match=r"labels are a path \(or None\): a .npy with a .npy of images"):
         octet.evaluate(lenet, quantized, eval_data=tmp_path / "x.npy", eval_labels=labels)
     with pytest.raises(octet.Error, match="y.npy: .* labels for the 500 images"):
         np.save(tmp_path / "y.npy", labels[:10].astype(np.int64))

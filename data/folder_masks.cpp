@@ -1,0 +1,50 @@
+#include "data/folder_masks.h"
+
+#include "common/error.h"
+#include "common/file_io.h"
+#include "data/images.h"
+#include "data/npy.h"
+
+namespace octet {
+
+std::string mask_file_for(const std::string& image_file, const std::string& masks_dir) {
+  const size_t slash = image_file.find_last_of('/');
+  std::string name = slash == std::string::npos ? image_file : image_file.substr(slash + 1);
+  const size_t dot = name.find_last_of('.');
+  if (dot != std::string::npos && dot > 0) name.resize(dot);
+  const std::string mask = masks_dir + "/" + name + ".png";
+  check(file_exists(mask), image_file + ": no mask " + mask +
+                               " (each image of --eval-data needs its mask in --eval-labels' folder: the image's "
+                               "name, .png)");
+  return mask;
+}
+
+std::vector<int32_t> folder_mask_labels(const std::string& mask_file, const std::string& image_file,
+                                        const MaskGeometry& geometry, int64_t classes) {
+  Image mask = read_mask_file(mask_file);
+  check(mask.height == geometry.image_height && mask.width == geometry.image_width,
+        mask_file + ": a mask of " + std::to_string(mask.width) + "x" + std::to_string(mask.height) + " pixels for " +
+            image_file + ", an image of " + std::to_string(geometry.image_width) + "x" +
+            std::to_string(geometry.image_height) + " (width x height): a mask is its image's size");
+  constexpr uint8_t kUnlabelledByte = 255;
+  if (geometry.resize > 0) mask = resize_shorter_side(mask, geometry.resize, Resample::Nearest);
+  if (geometry.crop > 0) mask = center_crop(mask, geometry.crop, kUnlabelledByte);
+  std::vector<int32_t> labels(mask.pixels.size());
+  for (size_t i = 0; i < labels.size(); ++i) {
+    const int value = mask.pixels[i];
+    if (marks_unlabelled_pixel(value, classes)) {
+      labels[i] = kUnlabelledPixel;
+      continue;
+    }
+    if (value >= classes)
+      fail(mask_file + ": pixel (row " + std::to_string(i / static_cast<size_t>(mask.width)) + ", column " +
+           std::to_string(i % static_cast<size_t>(mask.width)) + (geometry.resize > 0 || geometry.crop > 0
+                                                                      ? ", after --resize/--crop" : "") +
+           ") is " + std::to_string(value) + " (the model has classes 0.." + std::to_string(classes - 1) +
+           (marks_unlabelled_pixel(255, classes) ? "; 255 marks a pixel without a label)" : ")"));
+    labels[i] = value;
+  }
+  return labels;
+}
+
+}  // namespace octet

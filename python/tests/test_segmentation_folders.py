@@ -1,0 +1,177 @@
+"""A segmentation's test set as files, as Pascal VOC ships it: a folder of images (JPEG and PNG, of several sizes)
+and a folder of their masks (IMAGE.png: palette PNGs of class indices, or 8-bit grey, 255 where a pixel has no
+label), --eval-data IMAGES --eval-labels MASKS with --resize/--crop. Checked against torchvision's own transforms
+of the same files (Resize and CenterCrop on PIL images; masks resized by nearest neighbour): octet eval, octet
+predict and octet.evaluate give exactly what they give for those arrays as .npy files, and octet quantize
+calibrates on the folder of images alone as on their .npy. Masks that cannot be a folder's labels are refused by
+name, and nothing is written."""
+
+import json
+import shutil
+import subprocess
+
+import numpy as np
+import octet
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("onnx")
+Image = pytest.importorskip("PIL.Image")
+transforms = pytest.importorskip("torchvision.transforms")
+from test_onnx_import_dense_output import UNet  # noqa: E402
+from test_onnx_import import seeded  # noqa: E402
+from unlabelled_import import export_image_model, imported, randomise_batch_norms  # noqa: E402
+
+CLASSES, SIDE = 5, 16
+# (height, width) of the files: larger, smaller and equal to the input, both orientations, odd steps.
+SIZES = [(24, 30), (30, 24), (21, 33), (40, 40), (16, 16), (13, 19), (35, 22), (18, 27)] * 3
+PALETTE = [v for c in range(256) for v in ((c * 37) % 256, (c * 91) % 256, (c * 53) % 256)]
+
+
+def blocky(rng, height, width, values, block):
+    """A random map of `values` in blocks of about `block` pixels, so that resizing keeps some of its shapes."""
+    coarse = rng.choice(values, size=(height // block + 1, width // block + 1))
+    return np.kron(coarse, np.ones((block, block), coarse.dtype))[:height, :width]
+
+
+def run(octet_bin, *args):
+    return subprocess.run([octet_bin, *map(str, args)], capture_output=True, text=True)
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory, octet_bin):
+    """The files, the model, and torchvision's arrays of them (x.npy, y.npy) beside a model quantized on x.npy."""
+    tmp = tmp_path_factory.mktemp("segmentation_folders")
+    model = randomise_batch_norms(seeded(UNet, 313, scale=10))
+    model.fc.bias.data.zero_()
+    export_image_model(model, tmp / "m.onnx", (3, SIDE, SIDE))
+    imported(octet_bin, tmp / "m.onnx", tmp / "m.octet")
+    rng = np.random.default_rng(314)
+    (tmp / "images").mkdir()
+    (tmp / "masks").mkdir()
+    image_steps = transforms.Compose([transforms.Resize(SIDE), transforms.CenterCrop(SIDE), transforms.ToTensor()])
+    mask_steps = transforms.Compose([transforms.Resize(SIDE, interpolation=transforms.InterpolationMode.NEAREST),
+                                     transforms.CenterCrop(SIDE)])
+    inputs, masks = [], []
+    for i, (height, width) in enumerate(SIZES):
+        pixels = (blocky(rng, height, width, np.arange(256), 3)[..., None] * rng.uniform(0.3, 1, 3) +
+                  rng.integers(0, 60, (height, width, 3))).clip(0, 255).astype(np.uint8)
+        image = Image.fromarray(pixels, "RGB")
+        name = f"{i:03d}_scene"
+        image.save(tmp / "images" / (name + (".jpg" if i % 3 == 0 else ".png")))
+        classes = blocky(rng, height, width, np.array([0, 1, 2, 3, 4, 255], np.uint8), 2 + i % 4)
+        mask = Image.fromarray(classes, "L")
+        if i % 2 == 0:
+            mask = mask.convert("P")
+            mask.putpalette(PALETTE)
+        mask.save(tmp / "masks" / (name + ".png"))
+        inputs.append(image_steps(Image.open(tmp / "images" / (name + (".jpg" if i % 3 == 0 else ".png")))).numpy())
+        masks.append(np.array(mask_steps(Image.open(tmp / "masks" / (name + ".png")))))
+    np.save(tmp / "x.npy", np.stack(inputs))
+    np.save(tmp / "y.npy", np.stack(masks))
+    quantized = run(octet_bin, "quantize", "--checkpoint", tmp / "m.octet", "--calib-data", tmp / "x.npy", "--method",
+                    "max", "-o", tmp / "m.int8")
+    assert quantized.returncode == 0, quantized.stderr
+    return tmp
+
+
+def scores(report):
+    return {k: report[k] for k in ("images", "labelled_pixels", "float_top1", "int8_top1", "float_mean_iou",
+                                   "int8_mean_iou", "agreement")}
+
+
+def test_eval_and_predict_read_masks_as_torchvision_transforms_them(octet_bin, files):
+    tmp = files
+    model = ["--checkpoint", tmp / "m.octet", "--quantized", tmp / "m.int8"]
+    folder = run(octet_bin, "eval", *model, "--eval-data", tmp / "images", "--eval-labels", tmp / "masks",
+                 "--resize", SIDE, "--crop", SIDE, "--json", "-")
+    arrays = run(octet_bin, "eval", *model, "--eval-data", tmp / "x.npy", "--eval-labels", tmp / "y.npy", "--json", "-")
+    assert folder.returncode == 0 and arrays.returncode == 0, folder.stderr + arrays.stderr
+    from_folder, from_arrays = scores(json.loads(folder.stdout)), scores(json.loads(arrays.stdout))
+    assert from_folder == from_arrays
+    masks = np.load(tmp / "y.npy")
+    assert from_folder["images"] == len(SIZES) and from_folder["labelled_pixels"] == np.sum(masks != 255)
+    assert 0 < from_folder["float_mean_iou"] < 100 and 0 < np.sum(masks == 255) < masks.size
+
+    maps = {}
+    for name, data in (("folder", [tmp / "images", "--eval-labels", tmp / "masks", "--resize", SIDE, "--crop", SIDE]),
+                       ("arrays", [tmp / "x.npy", "--eval-labels", tmp / "y.npy"])):
+        result = run(octet_bin, "predict", "--quantized", tmp / "m.int8", "--eval-data", *data, "--class-map",
+                     tmp / f"{name}.npy", "--json", "-")
+        assert result.returncode == 0, result.stderr
+        maps[name] = np.load(tmp / f"{name}.npy")
+        assert json.loads(result.stdout)["int8_top1"] == pytest.approx(from_arrays["int8_top1"], abs=1e-9)
+    assert np.array_equal(maps["folder"], maps["arrays"]) and len(np.unique(maps["folder"])) > 1
+
+    module = octet.evaluate(octet.load_checkpoint(str(tmp / "m.octet")), octet.load_quantized(str(tmp / "m.int8")),
+                            eval_data=str(tmp / "images"), eval_labels=str(tmp / "masks"), resize=SIDE, crop=SIDE,
+                            layers=False)
+    assert scores(module) == from_arrays
+
+
+def test_a_folder_of_images_alone_calibrates_as_its_arrays(octet_bin, files):
+    tmp = files
+    folder = run(octet_bin, "quantize", "--checkpoint", tmp / "m.octet", "--calib-data", tmp / "images", "--resize",
+                 SIDE, "--crop", SIDE, "--method", "max", "-o", tmp / "folder.int8")
+    assert folder.returncode == 0, folder.stderr
+    x = np.load(tmp / "x.npy")
+    ours, theirs = (octet.load_quantized(str(tmp / name)).predict(x) for name in ("folder.int8", "m.int8"))
+    assert np.array_equal(ours, theirs)
+    unlabelled = run(octet_bin, "eval", "--checkpoint", tmp / "m.octet", "--quantized", tmp / "m.int8", "--eval-data",
+                     tmp / "images", "--resize", SIDE, "--crop", SIDE, "--json", "-")
+    assert unlabelled.returncode == 0, unlabelled.stderr
+    report = json.loads(unlabelled.stdout)
+    assert report["int8_top1"] is None and report["images"] == len(SIZES) and report["agreement"] > 50
+    pixels, labels, classes = octet.load_image_folder(str(tmp / "images"), resize=SIDE, crop=SIDE)
+    assert labels is None and classes == [] and pixels.shape == (len(SIZES), 3, SIDE, SIDE)
+    assert np.array_equal(pixels, (x * 255).round())
+
+
+def test_masks_that_cannot_be_labels_are_refused(octet_bin, files, tmp_path):
+    tmp = files
+    first = "000_scene"
+
+    def masks_with(change):
+        folder = tmp_path / "masks"
+        shutil.rmtree(folder, ignore_errors=True)
+        shutil.copytree(tmp / "masks", folder)
+        change(folder)
+        return folder
+
+    def save(image, fmt="PNG"):
+        return lambda folder: image.save(folder / (first + ".png"), fmt)
+
+    colour = Image.new("RGB", SIZES[0][::-1])
+    grey16 = Image.new("I;16", SIZES[0][::-1])
+    out_of_range = np.zeros(SIZES[0], np.uint8)
+    out_of_range[5:, :] = 7
+    cases = [
+        (save(colour), f"{first}.png: a colour mask; masks are class indices"),
+        (save(Image.new("L", SIZES[0][::-1]), "JPEG"), f"{first}.png: a JPEG mask"),
+        (save(grey16), f"{first}.png: a 16-bit mask"),
+        (lambda folder: (folder / (first + ".png")).unlink(), f"{first}.jpg: no mask {tmp_path}/masks/{first}.png"),
+        (save(Image.new("L", SIZES[0])), f"{first}.png: a mask of 24x30 pixels for {tmp}/images/{first}.jpg, an "
+                                         "image of 30x24 (width x height)"),
+        (save(Image.fromarray(out_of_range, "L")), f"{first}.png: pixel (row 3, column 0, after --resize/--crop) is 7 "
+                                                   "(the model has classes 0..4; 255 marks a pixel without a label)"),
+    ]
+    for change, message in cases:
+        masks = masks_with(change)
+        for command in (["eval", "--checkpoint", tmp / "m.octet", "--quantized", tmp / "m.int8"],
+                        ["predict", "--quantized", tmp / "m.int8", "--class-map", tmp_path / "maps.npy"]):
+            result = run(octet_bin, *command, "--eval-data", tmp / "images", "--eval-labels", masks, "--resize", SIDE,
+                         "--crop", SIDE)
+            assert result.returncode == 1 and message in result.stderr, (message, result.stderr)
+            assert not (tmp_path / "maps.npy").exists()
+
+    (tmp_path / "classes" / "a").mkdir(parents=True)
+    shutil.copy(tmp / "images" / (first + ".jpg"), tmp_path / "classes" / "a")
+    mismatched = [
+        (tmp / "images", tmp / "y.npy", "with a folder of images, --eval-labels is a folder of PNG masks"),
+        (tmp / "x.npy", tmp / "masks", "a folder of masks goes with a folder of images; a .npy of images takes a .npy"),
+        (tmp_path / "classes", tmp / "masks", "masks go with a folder of images without class folders"),
+    ]
+    for images, labels, message in mismatched:
+        result = run(octet_bin, "eval", "--checkpoint", tmp / "m.octet", "--eval-data", images, "--eval-labels",
+                     labels, *(["--resize", SIDE, "--crop", SIDE] if images.suffix != ".npy" else []))
+        assert result.returncode == 1 and message in result.stderr, (message, result.stderr)
