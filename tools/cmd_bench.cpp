@@ -161,8 +161,9 @@ void measure_backend(std::FILE* out, const InferCommand& c, Engine& engine, cons
     const NodeTimings nodes = engine.profile(images.data(), batch, c.warmup, c.iterations);
     report_largest_convs(out, name, batch, nodes, reports.largest_convs);
     if (!c.layers) continue;
-    print_layers(out, name + (cpu ? " int8 per node" : " per node (launched one by one)") + ", batch " +
-                          std::to_string(batch), nodes);
+    // A batch the CPU runtime shares out by images (cpu_engine.h) is profiled node by node, all its images at once.
+    print_layers(out, name + (cpu ? " int8 per node (all images node by node)" : " per node (launched one by one)") +
+                          ", batch " + std::to_string(batch), nodes);
     reports.layers.push_back({{"batch", batch}, {"backend", name}, {"layers", layers_json(nodes)}});
   }
   cpu::set_kernel_path(default_path);

@@ -13,6 +13,7 @@
 #include "runtime/cpu/conv_epilogue.h"
 #include "runtime/cpu/conv_vnni.h"
 #include "runtime/cpu/kernels.h"
+#include "runtime/cpu/parallel_for.h"
 
 namespace octet::cpu {
 
@@ -49,7 +50,7 @@ template <typename In, typename Body>
 void for_each_patch(const ConvGeometry& g, const In* input, Body body) {
   const int64_t rows = g.rows(), depth = g.depth();
   const bool direct = g.pointwise();  // the input row is the patch
-#pragma omp parallel if (rows * depth * g.out_c >= kMinParallelWork)
+#pragma omp parallel if (share_work(rows * depth * g.out_c >= kMinParallelWork))
   {
     std::vector<In> patch(static_cast<size_t>(depth));
 #pragma omp for schedule(static)

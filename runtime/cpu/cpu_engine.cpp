@@ -1,8 +1,11 @@
 #include "runtime/cpu/cpu_engine.h"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <exception>
 #include <memory>
 #include <mutex>
 
@@ -28,6 +31,19 @@ int pick_buffer(const std::vector<int>& free, const std::vector<int64_t>& bytes,
   for (int k = 0; k < static_cast<int>(free.size()); ++k)
     if (best < 0 || bytes[free[k]] > bytes[free[best]]) best = k;
   return best;
+}
+
+// Into how many shares a run splits a batch: each thread runs the whole
+// network on its share of the images, in one parallel region per run rather
+// than one per layer, where small layers (a MobileNet's depthwise convs) had
+// their threads wait on each other, or, where idle threads sleep, ran on one
+// thread alone. Only where every thread gets images, near equal shares (a
+// quarter apart at most; else a layer's own threads share its work better),
+// and not inside a parallel region already.
+int image_shares(int64_t batch) {
+  const int64_t threads = omp_get_max_threads();
+  if (omp_in_parallel() || threads < 2 || batch < threads) return 1;
+  return batch % threads == 0 || batch >= 4 * threads ? static_cast<int>(threads) : 1;
 }
 }  // namespace
 
@@ -211,33 +227,26 @@ Int32Tensor CpuEngine::run_nodes(const float* input, int64_t batch, int first, i
       // what the memory held before (possibly right: another engine's freed outputs).
       std::memset(buffers.data[s].get(), kUnwrittenByte, static_cast<size_t>(buffers.bytes[s]));
     }
-  const auto value = [&](int node) -> const int8_t* {
-    return node < first ? given(node) : buffers.data[slot_[node]].get();
-  };
   Int32Tensor logits;
   if (end > output) logits = Int32Tensor(logits_shape(shapes_[output], batch));
-  for (int i = first; i < end; ++i) {
-    const Node& n = g.nodes[i];
-    const cpu::NodeView view{model_, shapes_, i};
-    const size_t k = pick(i);
-    cpu::KernelArgs args{view, batch, {}, input, nullptr, nullptr, (*kernels_)[i].data[k].get(), bound_[i][k].get()};
-    for (int in : n.inputs) args.inputs.push_back(value(in));
-    if (i == output) {
-      args.logits = logits.ptr();
-      (*kernels_)[i].kernels[k]->run(args);
-      break;
+  const Images all{0, batch};
+  const int shares = first == 0 && !hook ? image_shares(batch) : 1;
+  if (shares == 1) {
+    run_images(input, all, first, end, given, hook, buffers.data, logits.ptr());
+  } else {
+    std::vector<std::exception_ptr> errors(static_cast<size_t>(shares));
+#pragma omp parallel num_threads(shares)
+    {
+      const int64_t share = omp_get_thread_num();
+      const int64_t begin = share * batch / shares, stop = (share + 1) * batch / shares;
+      try {
+        run_images(input, Images{begin, stop - begin}, first, end, given, hook, buffers.data, logits.ptr());
+      } catch (...) {  // an exception must not leave the region
+        errors[static_cast<size_t>(share)] = std::current_exception();
+      }
     }
-    args.y = buffers.data[slot_[i]].get();
-    (*kernels_)[i].kernels[k]->run(args);
-    if (hook && float_outputs_[i]) {
-      const float* x = reinterpret_cast<const float*>(args.y);
-      std::vector<int8_t> rounded(static_cast<size_t>(batch * shapes_[i].numel()));
-      const NodeQuant& q = model_.quant[i];
-      for (size_t v = 0; v < rounded.size(); ++v) rounded[v] = quantize_input(x[v], q.scale, q.zero_point);
-      hook(i, rounded.data(), static_cast<int64_t>(rounded.size()));
-    } else if (hook) {
-      hook(i, args.y, batch * shapes_[i].numel());
-    }
+    for (const std::exception_ptr& e : errors)
+      if (e) std::rethrow_exception(e);
   }
   const std::lock_guard<std::mutex> lock(spare_->mutex);
   if (spare_->data.empty()) {  // keep them for the next run, unless an overlapping run already did
@@ -245,6 +254,44 @@ Int32Tensor CpuEngine::run_nodes(const float* input, int64_t batch, int first, i
     spare_->bytes.swap(buffers.bytes);
   }
   return logits;
+}
+
+void CpuEngine::run_images(const float* input, const Images& images, int first, int end, const Given& given,
+                           const Hook& hook, const std::vector<cpu::CacheLineBytes>& buffers, int32_t* logits) const {
+  const Graph& g = model_.graph;
+  const int output = model_.output();
+  // Where node i's values of the range's images start: each range has its
+  // own part of every buffer, slot_bytes_ per image (the values a buffer
+  // holds in turn differ in size, and another range may be at another node).
+  const auto at_first_image = [&](int node) -> int8_t* {
+    return buffers[slot_[node]].get() + images.first * slot_bytes_[slot_[node]];
+  };
+  const auto value = [&](int node) -> const int8_t* { return node < first ? given(node) : at_first_image(node); };
+  const float* image = input ? input + images.first * shapes_[0].numel() : nullptr;
+  for (int i = first; i < end; ++i) {
+    const Node& n = g.nodes[i];
+    const cpu::NodeView view{model_, shapes_, i};
+    const size_t k = pick(i);
+    cpu::KernelArgs args{view, images.count, {}, image, nullptr, nullptr, (*kernels_)[i].data[k].get(),
+                         bound_[i][k].get()};
+    for (int in : n.inputs) args.inputs.push_back(value(in));
+    if (i == output) {
+      args.logits = logits + images.first * shapes_[output].numel();  // logits_shape: image after image
+      (*kernels_)[i].kernels[k]->run(args);
+      break;
+    }
+    args.y = at_first_image(i);
+    (*kernels_)[i].kernels[k]->run(args);
+    if (hook && float_outputs_[i]) {
+      const float* x = reinterpret_cast<const float*>(args.y);
+      std::vector<int8_t> rounded(static_cast<size_t>(images.count * shapes_[i].numel()));
+      const NodeQuant& q = model_.quant[i];
+      for (size_t v = 0; v < rounded.size(); ++v) rounded[v] = quantize_input(x[v], q.scale, q.zero_point);
+      hook(i, rounded.data(), static_cast<int64_t>(rounded.size()));
+    } else if (hook) {
+      hook(i, args.y, images.count * shapes_[i].numel());
+    }
+  }
 }
 
 int CpuEngine::resume_point(int node) const { return resume_points_.at(node); }

@@ -1,6 +1,8 @@
 // The CPU integer runtime (backend "cpu"): executes a quantized model with
 // int8 activations, int32 accumulation and common/requantize.h, using all
-// cores (OpenMP), each node by its kernel from runtime/cpu/kernel.h's table.
+// cores (OpenMP: a batch of as many images as threads or more is shared out,
+// each thread running every node on its images; a smaller one, node by node),
+// each node by its kernel from runtime/cpu/kernel.h's table.
 #pragma once
 
 #include <functional>
@@ -8,6 +10,7 @@
 #include <vector>
 
 #include "qmodel/quantized_model.h"
+#include "runtime/cpu/cache_line_vector.h"
 #include "runtime/cpu/kernel.h"
 #include "runtime/engine.h"
 
@@ -68,6 +71,14 @@ class CpuEngine : public Engine {
   void bind_kernels();
   // The kernel that runs `node` on the kernel path in use, and its data.
   size_t pick(int node) const;
+  // Images [first, first + count) of a batch.
+  struct Images {
+    int64_t first, count;
+  };
+  // run_nodes' nodes on `images` of the batch in `buffers` (the logits: all
+  // the batch's), on the calling thread and those of the kernels' own regions.
+  void run_images(const float* input, const Images& images, int first, int end, const Given& given, const Hook& hook,
+                  const std::vector<cpu::CacheLineBytes>& buffers, int32_t* logits) const;
 
   QuantizedModel model_;
   std::vector<ActShape> shapes_;

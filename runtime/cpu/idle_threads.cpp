@@ -1,6 +1,9 @@
 #include "runtime/cpu/idle_threads.h"
 
+#include <omp.h>
+
 #include <cctype>
+#include <cstdint>
 #include <cstdlib>
 #include <string>
 
@@ -17,6 +20,9 @@ bool idle_threads_spin() {
   return spin;
 }
 
-int64_t min_parallel_work(int64_t spinning, int64_t sleeping) { return idle_threads_spin() ? spinning : sleeping; }
+int64_t min_parallel_work(int64_t spinning, int64_t sleeping) {
+  if (omp_in_parallel()) return INT64_MAX;  // a share of a batch (cpu_engine.cpp): its thread is one of a region's
+  return idle_threads_spin() ? spinning : sleeping;
+}
 
 }  // namespace octet::cpu

@@ -24,6 +24,7 @@ bool idle_threads_spin(const char* wait_policy);
 // Below it the hot kernels open no OpenMP region at all, rather than one with
 // `if (false)`: libgomp ends every region, even a one-thread one, with a
 // futex wake (a system call; 5% of CIFAR MobileNetV2's time at batch 1).
+// Inside a parallel region (a thread's share of a batch): none is worth it.
 int64_t min_parallel_work(int64_t spinning, int64_t sleeping);
 
 }  // namespace octet::cpu

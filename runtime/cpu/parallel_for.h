@@ -3,17 +3,24 @@
 // one-thread region with a system call).
 #pragma once
 
+#include <omp.h>
+
 #include <cstdint>
 
 namespace octet::cpu {
 namespace {  // internal linkage: files built with SIMD flags include this too
+
+// Whether work worth sharing between threads (`worth`) is shared: not by a
+// thread that is already one of a region's, running its share of a batch
+// (cpu_engine.cpp), where a region of its own would run on it alone.
+inline bool share_work(bool worth) { return worth && !omp_in_parallel(); }
 
 // body(i, state) for every i in [0, n): shared between the threads (a static
 // schedule) where `parallel`, else on the calling thread; each thread's
 // `state` is made once by make_state().
 template <typename MakeState, typename Body>
 inline void parallel_for(int64_t n, bool parallel, MakeState make_state, Body body) {
-  if (!parallel) {
+  if (!share_work(parallel)) {
     auto state = make_state();
     for (int64_t i = 0; i < n; ++i) body(i, state);
     return;

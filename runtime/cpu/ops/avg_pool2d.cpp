@@ -8,6 +8,7 @@
 #include "common/requantize.h"
 #include "graph/ops/pool2d.h"
 #include "runtime/cpu/kernel.h"
+#include "runtime/cpu/parallel_for.h"
 
 namespace octet::cpu {
 
@@ -22,7 +23,7 @@ void run(const KernelArgs& a) {
   const int32_t zero_in = a.node.input_zero_point(), zero_out = a.node.quant().zero_point;
   const int8_t* x = a.inputs[0];
   const int64_t rows = a.batch * out.h;
-#pragma omp parallel if (a.batch * in.h * in.w * c >= kMinParallelWork)
+#pragma omp parallel if (share_work(a.batch * in.h * in.w * c >= kMinParallelWork))
   {
     std::vector<int32_t> sum(static_cast<size_t>(c));
 #pragma omp for schedule(static)

@@ -15,6 +15,7 @@
 #include "runtime/cpu/conv_epilogue.h"
 #include "runtime/cpu/depthwise_simd.h"
 #include "runtime/cpu/kernel.h"
+#include "runtime/cpu/parallel_for.h"
 
 namespace octet::cpu {
 
@@ -51,7 +52,7 @@ void run_grouped(const KernelArgs& a) {
   const int8_t* weights = static_cast<const GroupRows*>(a.data)->rows.data();
   const RequantEpilogue e = requant_epilogue(a);
   const int32_t zero_point = a.node.input_zero_point();
-#pragma omp parallel if (rows * depth * out.c >= kMinParallelWork)
+#pragma omp parallel if (share_work(rows * depth * out.c >= kMinParallelWork))
   {
     std::vector<int8_t> patch(static_cast<size_t>(depth));
 #pragma omp for schedule(static)
@@ -136,7 +137,7 @@ void run_depthwise(const KernelArgs& a) {
   const int64_t padded = padded_channels(channels);
   const RequantEpilogue e = requant_epilogue(a);
   const int32_t zero_point = a.node.input_zero_point();  // inputs are read less it: the skipped taps add nothing
-#pragma omp parallel if (pixels * channels * tap_count(n) >= kMinParallelWork)
+#pragma omp parallel if (share_work(pixels * channels * tap_count(n) >= kMinParallelWork))
   {
     std::vector<int32_t> acc(static_cast<size_t>(channels));
 #pragma omp for schedule(static)

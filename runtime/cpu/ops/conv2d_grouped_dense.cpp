@@ -18,6 +18,7 @@
 #include "common/error.h"
 #include "graph/layout.h"
 #include "runtime/cpu/kernel.h"
+#include "runtime/cpu/parallel_for.h"
 
 namespace octet::cpu {
 
@@ -76,7 +77,7 @@ std::string grouped_dense_on_avx2(const NodeView& v) { return grouped_dense_on(v
 // [groups][pixels][width] (`split`), or back.
 void regroup(const int8_t* from, int8_t* to, int64_t pixels, int groups, int width, bool split) {
   const int64_t total = pixels * groups;
-#pragma omp parallel for schedule(static) if (total * width >= kMinParallelWork)
+#pragma omp parallel for schedule(static) if (share_work(total * width >= kMinParallelWork))
   for (int64_t i = 0; i < total; ++i) {
     const int64_t group_major = i * width, nhwc = (i % pixels * groups + i / pixels) * width;
     std::memcpy(to + (split ? group_major : nhwc), from + (split ? nhwc : group_major), static_cast<size_t>(width));
