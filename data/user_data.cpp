@@ -135,8 +135,8 @@ Dataset load_folder(const ImageSource& source, const ModelInput& model, bool lab
   const ImageFolderListing listing = list_image_folder(source.path);
   const bool classes = !listing.classes.empty();
   check(source.labels.empty() || !classes,
-        source.labels + ": masks go with a folder of images without class folders; " + source.path +
-            "'s labels are its class folders");
+        source.labels + ": " + source.path + "'s labels are its class folders (a labels file goes with a .npy of "
+                                             "images, a folder of masks with a folder of images alone)");
   check(source.labels.empty() || directory_exists(source.labels),
         source.labels + ": with a folder of images, --eval-labels is a folder of PNG masks (a .npy of labels goes "
                         "with a .npy of images)");

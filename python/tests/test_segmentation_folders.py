@@ -169,7 +169,7 @@ def test_masks_that_cannot_be_labels_are_refused(octet_bin, files, tmp_path):
     mismatched = [
         (tmp / "images", tmp / "y.npy", "with a folder of images, --eval-labels is a folder of PNG masks"),
         (tmp / "x.npy", tmp / "masks", "a folder of masks goes with a folder of images; a .npy of images takes a .npy"),
-        (tmp_path / "classes", tmp / "masks", "masks go with a folder of images without class folders"),
+        (tmp_path / "classes", tmp / "masks", "classes's labels are its class folders (a labels file goes with"),
     ]
     for images, labels, message in mismatched:
         result = run(octet_bin, "eval", "--checkpoint", tmp / "m.octet", "--eval-data", images, "--eval-labels",
