@@ -110,7 +110,7 @@ std::vector<uint16_t> sixteen_bit_values(const onnx::TensorProto& t, int64_t n, 
 }
 
 // A DOUBLE tensor's values as floats (rounded; beyond float's range: infinite).
-void read_doubles(const onnx::TensorProto& t, int64_t n, const std::string& what, std::vector<float>& out) {
+void read_doubles(const onnx::TensorProto& t, int64_t n, std::vector<float>& out) {
   if (t.has_raw_data()) {
     for (int64_t i = 0; i < n; ++i) {
       double d;
@@ -134,7 +134,7 @@ FloatTensor float_tensor(const onnx::TensorProto& t, const std::string& what) {
     const std::vector<uint16_t> bits = sixteen_bit_values(t, n, what);
     for (size_t i = 0; i < bits.size(); ++i) out.data[i] = half ? half_to_float(bits[i]) : bfloat16_to_float(bits[i]);
   } else if (t.data_type() == onnx::TensorProto::DOUBLE) {
-    read_doubles(t, n, what, out.data);
+    read_doubles(t, n, out.data);
   } else if (t.has_raw_data()) {
     // (memcpy only when there is something to copy: an empty vector's data() may be null.)
     if (n > 0) std::memcpy(out.data.data(), t.raw_data().data(), t.raw_data().size());
