@@ -1,5 +1,6 @@
 // The ONNX importer's ConvTranspose (a U-Net's up-convolution,
-// nn.ConvTranspose2d) and DepthToSpace (torch's pixel_shuffle: ESPCN's
+// nn.ConvTranspose2d; grouped and depthwise too, as CenterNet's and FCN's
+// upsampling convs) and DepthToSpace (torch's pixel_shuffle: ESPCN's
 // super-resolution). A transposed conv of stride s is s x s ordinary convs,
 // one per output phase (sub-pixel convolution): along an axis, full output
 // s q + r is the sum over m of x[q - m] w[r + s m]. octet makes them one conv
@@ -38,14 +39,17 @@ PhaseAxis phase_axis(int64_t in, int64_t kernel, int64_t stride, int64_t pad_beg
 }  // namespace
 
 void Importer::conv_transpose(const onnx::NodeProto& n) {
-  const FloatTensor w = constant(n, 1);  // [C_in, C_out, kH, kW]
+  const FloatTensor w = constant(n, 1);  // [C_in, C_out / group, kH, kW]
   if (w.shape.size() != 4 || is_one_row(n, 0)) refuse(n, "a weight of shape " + shape_string(w.shape) +
                                                           ": octet imports 2-D transposed convolutions");
   const int x = activation(n, 0);
   const ActShape s = shape_of(x);
-  const int64_t in_c = w.dim(0), out_c = w.dim(1), kh = w.dim(2), kw = w.dim(3);
+  const int64_t in_c = w.dim(0), group_out = w.dim(1), kh = w.dim(2), kw = w.dim(3);
   if (in_c != s.c) refuse(n, "a weight of shape " + shape_string(w.shape) + " for " + to_string(s) + " images");
-  if (int_attribute(n, "group", 1) != 1) refuse(n, "group " + std::to_string(int_attribute(n, "group", 1)));
+  const int64_t group = int_attribute(n, "group", 1);
+  if (group < 1 || in_c % group != 0)
+    refuse(n, "group " + std::to_string(group) + " for " + std::to_string(in_c) + " input channels");
+  const int64_t out_c = group_out * group, group_in = in_c / group;
   if (string_attribute(n, "auto_pad", "NOTSET") != "NOTSET" || !ints_attribute(n, "output_shape", {}).empty())
     refuse(n, "auto_pad or output_shape: octet takes a transposed conv's pads and output_padding as given");
   const std::vector<int64_t> strides = ints_attribute(n, "strides", {1, 1});
@@ -70,19 +74,23 @@ void Importer::conv_transpose(const onnx::NodeProto& n) {
   if (has_input(n, 2)) bias = constant(n, 2);
   if (bias.shape != Shape{out_c}) refuse(n, "a bias of shape " + shape_string(bias.shape));
 
+  // Groups stay groups: output channel co's phases are adjacent (pixel_shuffle's order), so each group's
+  // outputs are the sub-pixel conv's channels co s^2 .. for the co of its group, read from its own inputs.
   const int64_t phases = stride * stride;
-  FloatTensor g({out_c * phases, in_c, rows.taps, columns.taps}, 0.0f);
+  FloatTensor g({out_c * phases, group_in, rows.taps, columns.taps}, 0.0f);
   FloatTensor g_bias({out_c * phases}, 0.0f);
   for (int64_t co = 0; co < out_c; ++co)
     for (int64_t ry = 0; ry < stride; ++ry)
       for (int64_t rx = 0; rx < stride; ++rx) {
         const int64_t o = (co * stride + ry) * stride + rx;  // pixel_shuffle's channel of this phase
         g_bias.data[o] = bias.data[co];
-        for (int64_t ci = 0; ci < in_c; ++ci)
+        for (int64_t i = 0; i < group_in; ++i) {
+          const int64_t ci = co / group_out * group_in + i;  // the input channel: its group's i-th
           for (int64_t my = 0; my < rows.taps && ry + stride * my < kh; ++my)
             for (int64_t mx = 0; mx < columns.taps && rx + stride * mx < kw; ++mx)
-              g.data[((o * in_c + ci) * rows.taps + rows.taps - 1 - my) * columns.taps + columns.taps - 1 - mx] =
-                  w.data[((ci * out_c + co) * kh + ry + stride * my) * kw + rx + stride * mx];
+              g.data[((o * group_in + i) * rows.taps + rows.taps - 1 - my) * columns.taps + columns.taps - 1 - mx] =
+                  w.data[((ci * group_out + co % group_out) * kh + ry + stride * my) * kw + rx + stride * mx];
+        }
       }
   int y = x;
   if (rows.pad_before || columns.pad_before || rows.pad_after || columns.pad_after)
@@ -90,7 +98,7 @@ void Importer::conv_transpose(const onnx::NodeProto& n) {
                      static_cast<int>(rows.pad_after), static_cast<int>(columns.pad_after));
   const std::string name = layer_name(n);
   y = builder_.conv_rect(name, y, static_cast<int>(out_c * phases), static_cast<int>(rows.taps),
-                         static_cast<int>(columns.taps), 1, 0, true);
+                         static_cast<int>(columns.taps), 1, 0, true, static_cast<int>(group));
   params_[name + ".weight"] = std::move(g);
   params_[name + ".bias"] = std::move(g_bias);
   if (stride > 1) y = builder_.depth_to_space(y, static_cast<int>(stride));

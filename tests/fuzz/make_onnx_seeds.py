@@ -529,6 +529,27 @@ def write_up_convolutions():
                       opset_version=13, input_names=["x"], dynamic_axes={"x": {0: "n"}})
 
 
+class GroupedUpConvolutions(nn.Module):
+    """Transposed convs by groups: depthwise (kernel 4, stride 2, padding 1, as CenterNet's), then two groups
+    (kernel 2, stride 2): grouped sub-pixel convs."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv, self.fc = nn.Conv2d(3, 8, 3, 2, 1), nn.Conv2d(4, 5, 1)
+        self.depthwise = nn.ConvTranspose2d(8, 8, 4, 2, 1, groups=8)
+        self.grouped = nn.ConvTranspose2d(8, 4, 2, 2, groups=2)
+
+    def forward(self, x):
+        return self.fc(torch.relu(self.grouped(torch.relu(self.depthwise(torch.relu(self.conv(x)))))))
+
+
+def write_grouped_up_convolutions():
+    torch.manual_seed(29)
+    torch.onnx.export(GroupedUpConvolutions().eval(), torch.zeros(1, 3, 12, 10),
+                      str(OUT / "grouped_up_convolutions.onnx"), opset_version=13, input_names=["x"],
+                      dynamic_axes={"x": {0: "n"}})
+
+
 class SplitAttention(nn.Module):
     """ResNeSt's split attention as timm writes it: Reshape to [N, 2, C, H, W], ReduceSum, RadixSoftmax (Reshape,
     Transpose, Softmax over axis 1), the gate Mul of two split views, ReduceSum."""
@@ -700,6 +721,7 @@ def main():
     write_simam()
     write_segmenter()
     write_up_convolutions()
+    write_grouped_up_convolutions()
     write_split_attention()
     write_embedding()
     write_dynamic_size()

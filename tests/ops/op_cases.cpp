@@ -723,6 +723,8 @@ std::vector<OpCase> make_cases() {
       {2, 40, 6, 6, 40, 1, 1, 0, 40, true, false},    {3, 70, 5, 5, 70, 1, 1, 0, 70, false, false, Requant::Extreme},
       {2, 20, 9, 9, 20, 7, 1, 3, 20, false, true},    {2, 24, 10, 10, 24, 9, 1, 4, 24, true, false},
       {3, 48, 14, 14, 48, 7, 1, 3, 48, true, false},
+      // A channel multiplier of 4 in a 2x2 kernel: a depthwise transposed conv of stride 2 as its sub-pixel conv.
+      {2, 12, 6, 7, 48, 2, 1, 0, 12, true, false},
   };
   for (const Grouped& v : grouped) {
     const uint64_t s = seed++;
