@@ -236,8 +236,8 @@ Int32Tensor CpuEngine::run_nodes(const float* input, int64_t batch, int first, i
   } else {
     std::vector<std::exception_ptr> errors(static_cast<size_t>(shares));
 #pragma omp parallel num_threads(shares)
-    {
-      const int64_t share = omp_get_thread_num();
+    // Share by share on the threads OpenMP gave (all of them, unless a thread limit says otherwise).
+    for (int share = omp_get_thread_num(); share < shares; share += omp_get_num_threads()) {
       const int64_t begin = share * batch / shares, stop = (share + 1) * batch / shares;
       try {
         run_images(input, Images{begin, stop - begin}, first, end, given, hook, buffers.data, logits.ptr());
