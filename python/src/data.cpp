@@ -8,6 +8,7 @@
 #include "common/error.h"
 #include "data/dataset.h"
 #include "data/images.h"
+#include "data/npy.h"
 #include "data/user_data.h"
 #include "python/src/arrays.h"
 #include "python/src/module.h"
@@ -48,10 +49,13 @@ py::tuple load_dataset_py(const std::string& name, const std::optional<std::stri
 
 // An ImageFolder folder as the command line reads it, the images' size from
 // the first (after resize and crop): (uint8 images, int64 labels, classes);
-// a folder of images alone: (images, None, []).
-py::tuple load_image_folder_py(const std::string& path, int channels, int resize, int crop) {
+// a folder of images alone: (images, None, []), or with `masks` their masks as
+// labels (int64 N x H x W, 255 where a pixel has none, as --eval-labels reads them).
+py::tuple load_image_folder_py(const std::string& path, int channels, int resize, int crop,
+                               const std::optional<std::string>& masks) {
   ImageSource source;
   source.path = path;
+  source.labels = masks.value_or("");
   source.resize = resize;
   source.crop = crop;
   Dataset data;
@@ -62,15 +66,19 @@ py::tuple load_image_folder_py(const std::string& path, int channels, int resize
     Image first = read_image_file(listing.files[0], channels);
     if (resize > 0) first = resize_shorter_side(first, resize);
     if (crop > 0) first = center_crop(first, crop);
-    data = load_image_source(source, ModelInput{kNoDataset, channels, first.height, first.width,
-                                                static_cast<int>(listing.classes.size())},
-                             true);
+    // Masks: any class up to 254, 255 none (marks_unlabelled_pixel).
+    const int classes_read = masks ? 255 : static_cast<int>(listing.classes.size());
+    data = load_image_source(source, ModelInput{kNoDataset, channels, first.height, first.width, classes_read}, true);
     classes = listing.classes;
   }
   const int64_t n = data.size();
   std::vector<int64_t> labels(data.labels.begin(), data.labels.end());
   py::object label_array = py::none();
   if (!classes.empty()) label_array = to_numpy(std::move(labels), {n});
+  if (masks) {
+    for (int64_t& label : labels) label = label == kUnlabelledPixel ? 255 : label;
+    label_array = to_numpy(std::move(labels), {n, data.label_height, data.label_width});
+  }
   return py::make_tuple(to_numpy(std::move(data.images), {n, data.channels, data.height, data.width}), label_array,
                         classes);
 }
@@ -105,10 +113,12 @@ void bind_data(py::module_& m) {
         "data_dir: the folder holding the files (CIFAR-10 .bin files, or the IDX files); default: the dataset's "
         "Debian folder.");
   m.def("load_image_folder", &load_image_folder_py, py::arg("path"), py::arg("channels") = 3, py::arg("resize") = 0,
-        py::arg("crop") = 0,
+        py::arg("crop") = 0, py::arg("masks") = py::none(),
         "Reads a folder in torchvision's ImageFolder layout (one subfolder per class, JPEG or PNG files) as the "
         "command line's --calib-data/--eval-data do: (uint8 images N x C x H x W, int64 labels N, classes); a "
-        "folder of images without subfolders, sorted by name: (images, None, []). "
+        "folder of images without subfolders, sorted by name: (images, None, []), or with masks (a folder of their "
+        "PNG masks, as --eval-labels) (images, int64 masks N x H x W resized and cropped as the images by nearest "
+        "neighbour, 255 where a pixel has no label, []). "
         "channels: 3 (RGB) or 1 (grey, as PIL's convert('L')); resize: the shorter side to N first, bilinear as "
         "torchvision's Resize(N); crop: then the centre N x N, as CenterCrop(N). Every image must then have the "
         "first one's size.");

@@ -90,6 +90,10 @@ def test_eval_and_predict_read_masks_as_torchvision_transforms_them(octet_bin, f
     from_folder, from_arrays = scores(json.loads(folder.stdout)), scores(json.loads(arrays.stdout))
     assert from_folder == from_arrays
     masks = np.load(tmp / "y.npy")
+    pixels, read, classes = octet.load_image_folder(str(tmp / "images"), resize=SIDE, crop=SIDE,
+                                                    masks=str(tmp / "masks"))
+    assert read.dtype == np.int64 and np.array_equal(read, masks) and classes == []
+    assert np.array_equal(pixels, (np.load(tmp / "x.npy") * 255).round())
     assert from_folder["images"] == len(SIZES) and from_folder["labelled_pixels"] == np.sum(masks != 255)
     assert 0 < from_folder["float_mean_iou"] < 100 and 0 < np.sum(masks == 255) < masks.size
 
