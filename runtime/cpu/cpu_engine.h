@@ -83,6 +83,7 @@ class CpuEngine : public Engine {
   QuantizedModel model_;
   std::vector<ActShape> shapes_;
   std::shared_ptr<const std::vector<NodeKernels>> kernels_;
+  bool small_network_;  // few multiply-adds per image: a batch is shared out unevenly too (cpu_engine.cpp)
   // Per node, what each of its kernels' bind made for this engine's scales.
   std::vector<std::vector<std::shared_ptr<const cpu::KernelData>>> bound_;
   std::vector<int> last_use_;                // last node reading each value
