@@ -41,6 +41,7 @@ struct Dataset {
   std::vector<int32_t> labels;  // N, in 0 .. num_classes - 1; empty: the images have no labels
   // Labels per image: 1, or a mask's H x W (a class per pixel, or kUnlabelledPixel: data/npy.h).
   int64_t label_height = 1, label_width = 1;
+  std::vector<std::string> files;  // a folder's images: each image's file, in order (else empty)
 
   int64_t image_numel() const { return static_cast<int64_t>(channels) * height * width; }
   int64_t size() const {

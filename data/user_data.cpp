@@ -151,6 +151,7 @@ Dataset load_folder(const ImageSource& source, const ModelInput& model, bool lab
     if (labels && classes) data.labels.push_back(listing.labels[static_cast<size_t>(i)]);
   }
   decode_folder_images(files, source, model, labels ? source.labels : "", &data);
+  data.files = std::move(files);
   return data;
 }
 

@@ -117,6 +117,9 @@ void run_predict(const PredictCommand& c) {
                          {"dataset", model.dataset},
                          {"backend", engine->backend()},
                          {"images", images},
+                         {"files", test.files.empty() ? nlohmann::json()
+                                                      : nlohmann::json(std::vector<std::string>(
+                                                            test.files.begin(), test.files.begin() + images))},
                          {"predictions_per_image", rows},
                          {"labels", labels},
                          {"logit_scale", logit_scale},
@@ -163,7 +166,9 @@ void add_predict_command(CLI::App& app) {
   add_backend_option(cmd, c->backend);
   cmd->add_option("--class-map", c->class_map,
                   "A model returning an image of logits: write its int8 class maps (N x H x W int64) to this .npy");
-  add_json_option(cmd, c->json, "labels, logits and predictions (class maps of a model predicting per pixel)");
+  add_json_option(cmd, c->json,
+                  "labels, logits and predictions (class maps of a model predicting per pixel), and a folder's image "
+                  "files in their order");
   cmd->callback([c] { run_predict(*c); });
 }
 

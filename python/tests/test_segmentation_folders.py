@@ -104,7 +104,10 @@ def test_eval_and_predict_read_masks_as_torchvision_transforms_them(octet_bin, f
                      tmp / f"{name}.npy", "--json", "-")
         assert result.returncode == 0, result.stderr
         maps[name] = np.load(tmp / f"{name}.npy")
-        assert json.loads(result.stdout)["int8_top1"] == pytest.approx(from_arrays["int8_top1"], abs=1e-9)
+        predictions = json.loads(result.stdout)
+        assert predictions["int8_top1"] == pytest.approx(from_arrays["int8_top1"], abs=1e-9)
+        files = sorted(str(f) for f in (tmp / "images").iterdir()) if name == "folder" else None
+        assert predictions["files"] == files  # which class map is which image's
     assert np.array_equal(maps["folder"], maps["arrays"]) and len(np.unique(maps["folder"])) > 1
 
     module = octet.evaluate(octet.load_checkpoint(str(tmp / "m.octet")), octet.load_quantized(str(tmp / "m.int8")),
