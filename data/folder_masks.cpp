@@ -40,8 +40,7 @@ std::vector<int32_t> folder_mask_labels(const std::string& mask_file, const std:
       fail(mask_file + ": pixel (row " + std::to_string(i / static_cast<size_t>(mask.width)) + ", column " +
            std::to_string(i % static_cast<size_t>(mask.width)) + (geometry.resize > 0 || geometry.crop > 0
                                                                       ? ", after --resize/--crop" : "") +
-           ") is " + std::to_string(value) + " (the model has classes 0.." + std::to_string(classes - 1) +
-           (marks_unlabelled_pixel(255, classes) ? "; 255 marks a pixel without a label)" : ")"));
+           ") is " + std::to_string(value) + label_range_text(classes, true));
     labels[i] = value;
   }
   return labels;

@@ -242,6 +242,11 @@ std::vector<float> read_npy_images(const std::string& path, const NpyHeader& h, 
   return out;
 }
 
+std::string label_range_text(int64_t classes, bool mask) {
+  return " (the model has classes 0.." + std::to_string(classes - 1) +
+         (mask && marks_unlabelled_pixel(255, classes) ? "; 255 marks a pixel without a label)" : ")");
+}
+
 NpyLabels read_npy_labels(const std::string& path, int64_t classes) {
   const NpyHeader h = read_npy_header(path);
   check(h.descr == "<i8" || h.descr == "<i4" || h.descr == "|u1",
@@ -257,8 +262,6 @@ NpyLabels read_npy_labels(const std::string& path, int64_t classes) {
     check(out.height > 0 && out.width > 0, path + ": shape " + shape_text(h.shape) + ": masks of no pixels");
   }
   const bool masks = h.shape.size() == 3;
-  const std::string unlabelled =
-      masks && marks_unlabelled_pixel(255, classes) ? "; 255 marks a pixel without a label" : "";
   const std::vector<uint8_t> bytes = read_file_range(path, h.data_offset, h.count() * h.item_size);
   out.values.resize(static_cast<size_t>(h.count()));
   for (int64_t i = 0; i < h.count(); ++i) {
@@ -278,8 +281,7 @@ NpyLabels read_npy_labels(const std::string& path, int64_t classes) {
     }
     if (v < 0 || (classes > 0 && v >= classes) || v > INT32_MAX)
       fail(path + ": label " + label_position(h.shape, i) + " is " + std::to_string(v) +
-           (classes > 0 ? " (the model has classes 0.." + std::to_string(classes - 1) + unlabelled + ")"
-                        : " (out of range)"));
+           (classes > 0 ? label_range_text(classes, masks) : " (out of range)"));
     out.values[static_cast<size_t>(i)] = static_cast<int32_t>(v);
   }
   return out;

@@ -39,6 +39,9 @@ std::vector<float> read_npy_images(const std::string& path, const NpyHeader& hea
 constexpr int32_t kUnlabelledPixel = -1;
 // Whether a mask's value marks a pixel without a label: 255, unless a model of `classes` has a class 255.
 inline bool marks_unlabelled_pixel(int64_t value, int64_t classes) { return value == 255 && classes <= 255; }
+// What a label that is no class is told, after its value: " (the model has classes 0..N)", with "; 255 marks a
+// pixel without a label" for a mask's where 255 does.
+std::string label_range_text(int64_t classes, bool mask);
 
 // Labels: an int64, int32 or uint8 array, each in [0, classes) when `classes`
 // > 0: of rank 1, a class per image; of rank 3, N x H x W, a class per pixel
