@@ -5,7 +5,7 @@ There is no segmentation dataset on the build machine, so this makes one from Fa
 dataset-fashion-mnist): 64 x 64 canvases of two garments each at random places, the mask of a garment's pixels
 (brighter than 40 of 255) its class + 1, the rest background (class 0): 11 classes. It trains a small U-Net on them
 (BatchNorm, max-pool down, bilinear or transposed-conv up, skip connections concatenated; Adam, a few epochs on the
-CPU), exports it to ONNX, then:
+CPU; `--up corners`: bilinear with corners aligned, as Pytorch-UNet's bilinear=True), exports it to ONNX, then:
 
   octet: import, quantize (--calib-data: 256 training canvases; each --methods), eval with --eval-labels masks;
   torch.ao: FX graph mode post-training static quantization (onednn's default qconfig, the same 256 canvases).
@@ -76,7 +76,7 @@ class UNet(nn.Module):
             self.up2 = nn.ConvTranspose2d(64, 64, 2, 2)
             self.up1 = nn.ConvTranspose2d(32, 32, 2, 2)
         else:
-            self.up2 = self.up1 = nn.Upsample(scale_factor=2, mode="bilinear", align_corners=False)
+            self.up2 = self.up1 = nn.Upsample(scale_factor=2, mode="bilinear", align_corners=up == "corners")
 
     def forward(self, x):
         e1 = self.enc1(x)
@@ -143,7 +143,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--octet", default="build/tools/octet")
     parser.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
-    parser.add_argument("--up", choices=["bilinear", "transposed"], default="bilinear")
+    parser.add_argument("--up", choices=["bilinear", "corners", "transposed"], default="bilinear")
     parser.add_argument("--train", type=int, default=6000, help="training canvases")
     parser.add_argument("--test", type=int, default=1000, help="test canvases")
     parser.add_argument("--epochs", type=int, default=3)

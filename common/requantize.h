@@ -60,6 +60,17 @@ OCTET_HOST_DEVICE int32_t requantize_by_shift(int32_t acc, int32_t shift, int32_
   const int32_t q = ((acc + (1 << (shift - 1))) >> shift) + zero_point;
   return q < -128 ? -128 : (q > 127 ? 127 : q);
 }
+
+// floor(acc / divisor + 1/2) + zero_point, clamped to int8, exactly: a weighted mean of centred int8 values whose
+// weights sum to `divisor` (upsample_bilinear's, with corners aligned or by a factor not a power of two), so
+// |acc| <= 255 divisor; divisor from 1 to 2^22, the bound that keeps 2 acc + divisor in 32 bits. The same bits as
+// requantize_by_shift where divisor is 2^shift.
+OCTET_HOST_DEVICE int32_t requantize_by_division(int32_t acc, int32_t divisor, int32_t zero_point) {
+  const int32_t n = 2 * acc + divisor, d = 2 * divisor;
+  const int32_t q = (n >= 0 ? n / d : -((d - 1 - n) / d)) + zero_point;
+  return q < -128 ? -128 : (q > 127 ? 127 : q);
+}
+
 // The lowest stored output: a real 0 (the zero point) with a fused ReLU, else
 // the bottom of the output's bits: -128 for int8.
 OCTET_HOST_DEVICE int32_t lowest_output(bool relu, int32_t zero_point, int32_t bits = 8) {

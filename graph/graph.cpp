@@ -140,6 +140,7 @@ std::string Graph::to_json() const {
     if (n.dilation != 1) node["dilation"] = n.dilation;
     if (n.ceil_mode) node["ceil_mode"] = true;
     if (n.exclude_padding) node["exclude_padding"] = true;
+    if (n.align_corners) node["align_corners"] = true;
     if (n.offset) node["offset"] = n.offset;
     if (n.op == Op::Pad2d) node["pads"] = {n.pad_top, n.pad_left, n.pad_bottom, n.pad_right};
     if (!n.function.empty()) node["function"] = n.function;
@@ -204,6 +205,7 @@ Graph Graph::from_json(const std::string& text) {
       n.relu = node.value("relu", false);
       n.ceil_mode = node.value("ceil_mode", false);
       n.exclude_padding = node.value("exclude_padding", false);
+      n.align_corners = node.value("align_corners", false);
       n.function = node.value("function", std::string());
       g.nodes.push_back(std::move(n));
     }
@@ -393,9 +395,10 @@ int GraphBuilder::upsample(int x, int down, int across) {
   return last();
 }
 
-int GraphBuilder::upsample_bilinear(int x, int down, int across) {
+int GraphBuilder::upsample_bilinear(int x, int down, int across, bool align_corners) {
   Node& n = push(Op::UpsampleBilinear, "", {x});
   n.stride = down, n.stride_w = across != down ? across : 0;
+  n.align_corners = align_corners;
   return last();
 }
 

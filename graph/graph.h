@@ -59,6 +59,7 @@ struct Node {
   int dilation = 1;                         // Conv2d: pixels from one tap to the next (1: adjacent)
   bool ceil_mode = false;                   // pools: the output size rounded up (a last, partial window)
   bool exclude_padding = false;             // AvgPool2d: padded values not counted (ONNX count_include_pad 0)
+  bool align_corners = false;               // UpsampleBilinear: corner pixels aligned, not pixel centres
   int offset = 0;                           // ChannelSlice: its first channel
   int pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;  // Pad2d: zero rows and columns on each side
                                                                   // (negative: as many removed)
@@ -160,7 +161,8 @@ class GraphBuilder {
   int shortcut_a(int x, int pad_channels);
   int pad(int x, int top, int left, int bottom, int right);  // zeros; a negative side crops
   int upsample(int x, int down, int across);  // each pixel repeated down x across times (nearest)
-  int upsample_bilinear(int x, int down, int across);  // bilinear, by powers of two (half-pixel centres)
+  // Bilinear by whole factors, pixel centres aligned (F.interpolate's align_corners=False) or corners.
+  int upsample_bilinear(int x, int down, int across, bool align_corners = false);
   int depth_to_space(int x, int block);  // channels spread over block x block pixels (pixel_shuffle)
   int layer_norm(int x, float epsilon);  // over each pixel's channels
   // Over each of `groups` runs of channels, all pixels of a sample (groups = channels: InstanceNorm); with

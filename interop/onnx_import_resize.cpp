@@ -4,9 +4,9 @@
 // coordinate transformation and nearest mode pick. Where that is each pixel
 // repeated a whole number of times it is an Upsample; where it is every k-th
 // pixel from some offset, a subsample (onnx_import_space_to_depth.cpp). Both
-// move int8 values, exactly. Mode "linear" by powers of two is octet's
-// UpsampleBilinear. Anything else (cubic mode, ratios that are not whole)
-// is refused, saying which.
+// move int8 values, exactly. Mode "linear" by whole factors, centres or
+// corners aligned, is octet's UpsampleBilinear. Anything else (cubic mode,
+// ratios that are not whole) is refused, saying which.
 #include <algorithm>
 #include <cmath>
 
@@ -61,30 +61,41 @@ std::optional<AxisResize> axis_resize(int64_t in, int64_t out, double scale, con
 }
 }  // namespace
 
-// Mode "linear" where it is octet's UpsampleBilinear: every axis upsampled by a power of two (or kept), pixel
-// centres aligned as F.interpolate(align_corners=False) aligns them (half_pixel; pytorch_half_pixel, the same but
-// for an output of one pixel). An axis of one pixel is that pixel repeated: nearest.
+// Mode "linear" where it is octet's UpsampleBilinear: every axis upsampled by a whole factor up to 64 (or kept),
+// pixel centres aligned as F.interpolate(align_corners=False) aligns them (half_pixel; pytorch_half_pixel, the same
+// but for an output of one pixel) or corners as align_corners=True (nn.UpsamplingBilinear2d). An axis of one pixel
+// is that pixel repeated: nearest.
 int Importer::bilinear(const onnx::NodeProto& n, int x, const std::vector<int64_t>& in, const std::vector<int64_t>& out,
                        const std::vector<double>& scales, const std::string& transformation) {
-  if (transformation != "half_pixel" && transformation != "pytorch_half_pixel")
+  const bool align_corners = transformation == "align_corners";
+  if (transformation != "half_pixel" && transformation != "pytorch_half_pixel" && !align_corners)
     refuse(n, "mode 'linear' with coordinate_transformation_mode '" + transformation +
                   "': octet's bilinear upsampling aligns pixel centres (half_pixel: F.interpolate's "
-                  "align_corners=False)");
+                  "align_corners=False) or corners (align_corners)");
   std::vector<int> nearest, linear;  // per axis: an axis of one pixel is that pixel repeated
   for (size_t a = 0; a < in.size(); ++a) {
     const int64_t factor = out[a] / in[a];
-    if (out[a] != in[a] * factor || scales[a] != double(factor) || factor > kMostUpsample ||
-        (in[a] > 1 && ops::power_of_two_exponent(static_cast<int>(factor)) < 0))
+    // With corners aligned the scale is not read: the sizes alone place the pixels.
+    if (out[a] != in[a] * factor || (scales[a] != double(factor) && !align_corners) || factor > kMostUpsample)
       refuse(n, "mode 'linear' resizing " + std::to_string(in[a]) + " pixels to " + std::to_string(out[a]) +
-                    " (scale " + std::to_string(scales[a]) + "): octet upsamples bilinearly by a power of two up "
-                    "to " + std::to_string(kMostUpsample) + " only");
+                    " (scale " + std::to_string(scales[a]) + "): octet upsamples bilinearly by a whole factor up to " +
+                    std::to_string(kMostUpsample) + " only");
     nearest.push_back(in[a] == 1 ? static_cast<int>(factor) : 1);
     linear.push_back(in[a] == 1 ? 1 : static_cast<int>(factor));
   }
   if (in.size() == 1) nearest.insert(nearest.begin(), 1), linear.insert(linear.begin(), 1);  // a row: its width
   int y = x;
   if (nearest[0] > 1 || nearest[1] > 1) y = builder_.upsample(y, nearest[0], nearest[1]);
-  if (linear[0] > 1 || linear[1] > 1) y = builder_.upsample_bilinear(y, linear[0], linear[1]);
+  if (linear[0] > 1 || linear[1] > 1) {
+    const ActShape image = shape_of(y);
+    const int64_t total = int64_t{ops::bilinear_span({linear[0], image.h, align_corners})} *
+                          ops::bilinear_span({linear[1], image.w, align_corners});
+    if (total > ops::kMostBilinearTotal)
+      refuse(n, "mode 'linear' to " + std::to_string(image.h * linear[0]) + " x " +
+                    std::to_string(image.w * linear[1]) + " pixels with corners aligned: each pixel's weights would "
+                    "sum to " + std::to_string(total) + " units, more than int8's exact division takes (2^22)");
+    y = builder_.upsample_bilinear(y, linear[0], linear[1], align_corners);
+  }
   if (y == x) summary_.dropped.push_back(n.op_type());
   return y;
 }

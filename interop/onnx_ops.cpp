@@ -337,7 +337,7 @@ std::string depth_to_space(const OnnxNodeContext& c) {
   return w.step("Reshape", {n.name + ".transposed", n.name + ".shape"}, n.name);
 }
 
-// Bilinear by whole factors, as F.interpolate(mode="bilinear", align_corners=False).
+// Bilinear by whole factors, as F.interpolate(mode="bilinear", align_corners=False), or True.
 std::string upsample_bilinear(const OnnxNodeContext& c) {
   const Node& n = c.n;
   c.w.initializer(n.name + ".scales", TensorProto::FLOAT, {4},
@@ -345,7 +345,7 @@ std::string upsample_bilinear(const OnnxNodeContext& c) {
   const std::string y = n.name + ".resize";  // a float result, quantized after
   onnx::NodeProto* node = c.w.node("Resize", {c.inputs[0], "", n.name + ".scales"}, y);
   Writer::text(node, "mode", "linear");
-  Writer::text(node, "coordinate_transformation_mode", "half_pixel");
+  Writer::text(node, "coordinate_transformation_mode", n.align_corners ? "align_corners" : "half_pixel");
   return y;
 }
 

@@ -139,7 +139,9 @@ const TorchOp kOps[] = {
      [](const Node& n, const Inputs& x, const TorchParams&, bool) {
        namespace F = torch::nn::functional;
        const std::vector<int64_t> size = {x[0].size(2) * n.stride, x[0].size(3) * upsample_across(n)};
-       return F::interpolate(x[0], F::InterpolateFuncOptions().size(size).mode(torch::kBilinear).align_corners(false));
+       auto options = F::InterpolateFuncOptions().size(size).mode(torch::kBilinear);
+       options.align_corners(n.align_corners);
+       return F::interpolate(x[0], options);
      }},
     {Op::DepthToSpace, nullptr,
      [](const Node& n, const Inputs& x, const TorchParams&, bool) { return torch::pixel_shuffle(x[0], n.stride); }},

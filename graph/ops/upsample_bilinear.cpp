@@ -1,10 +1,11 @@
 // UpsampleBilinear: bilinear upsampling by whole factors, `stride` down and
-// `stride_w` across (0: as down), each a power of two (1 to 64): ONNX's Resize
-// in mode "linear" (F.interpolate(mode="bilinear"), a segmentation head's
-// scores brought back to the input's size). Each output is a weighted mean of
-// four input pixels (upsample_bilinear.h), so int8 keeps the input's scale:
-// the integer weighted sum of the stored values, divided by the weights' sum
-// by common/requantize.h's requantize_by_shift (exact, half-way cases up).
+// `stride_w` across (0: as down), each 1 to 64: ONNX's Resize in mode
+// "linear" (F.interpolate(mode="bilinear"), a segmentation head's scores
+// brought back to the input's size, a U-Net's decoder), pixel centres aligned
+// or, with `align_corners`, corners (upsample_bilinear.h). Each output is a
+// weighted mean of four input pixels, so int8 keeps the input's scale: the
+// integer weighted sum of the stored values divided by the weights' sum,
+// rounded half up (common/requantize.h's requantize_by_division: exact).
 #include "graph/ops/upsample_bilinear.h"
 
 #include "common/error.h"
@@ -15,25 +16,32 @@
 namespace octet::ops {
 
 namespace {
+BilinearAxis rows_of(const Node& n, int in_h) { return {n.stride, in_h, n.align_corners}; }
+BilinearAxis columns_of(const Node& n, int in_w) { return {upsample_across(n), in_w, n.align_corners}; }
+
 ActShape shape(const Node& n, const std::vector<ActShape>& in) {
   const int across = upsample_across(n);
-  check(n.stride >= 1 && n.stride <= kMostUpsample && power_of_two_exponent(n.stride) >= 0 && across >= 1 &&
-            across <= kMostUpsample && power_of_two_exponent(across) >= 0,
-        "factors " + std::to_string(n.stride) + "x" + std::to_string(across) + " are not powers of two from 1 to " +
+  check(n.stride >= 1 && n.stride <= kMostUpsample && across >= 1 && across <= kMostUpsample,
+        "factors " + std::to_string(n.stride) + "x" + std::to_string(across) + " are outside 1 to " +
             std::to_string(kMostUpsample));
-  return upsampled_shape(in[0], n.stride, across);
+  const ActShape out = upsampled_shape(in[0], n.stride, across);
+  const int64_t total = int64_t{bilinear_span(rows_of(n, in[0].h))} * bilinear_span(columns_of(n, in[0].w));
+  check(total <= kMostBilinearTotal, "an output pixel's weights sum to " + std::to_string(total) +
+                                         " units, more than int8's exact division takes (2^22: outputs of up to "
+                                         "2048 x 2048 pixels with corners aligned)");
+  return out;
 }
 
 void run_float(const FloatOpArgs& a) {
   const FloatTensor& x = *a.inputs[0];
   const ActShape in = a.in[0], out = a.out;
-  const int down = a.node.stride, across = upsample_across(a.node);
-  const float unit = 1.0f / float(4 * down * across);
+  const BilinearAxis rows = rows_of(a.node, in.h), columns = columns_of(a.node, in.w);
+  const float unit = 1.0f / float(bilinear_span(rows) * bilinear_span(columns));
   for (int64_t b = 0; b < x.dim(0); ++b)
     for (int oy = 0; oy < out.h; ++oy) {
-      const BilinearTaps ty = bilinear_taps(oy, down, in.h);
+      const BilinearTaps ty = bilinear_taps(oy, rows);
       for (int ox = 0; ox < out.w; ++ox) {
-        const BilinearTaps tx = bilinear_taps(ox, across, in.w);
+        const BilinearTaps tx = bilinear_taps(ox, columns);
         const auto pixel = [&](int y, int xx) { return x.data.data() + ((b * in.h + y) * in.w + xx) * in.c; };
         const float *p00 = pixel(ty.first, tx.first), *p01 = pixel(ty.first, tx.second);
         const float *p10 = pixel(ty.second, tx.first), *p11 = pixel(ty.second, tx.second);
@@ -48,22 +56,22 @@ void run_float(const FloatOpArgs& a) {
 
 void run_int8_reference(const Int8ReferenceArgs& a) {
   const ActTensor& x = *a.inputs[0];
-  const int down = a.node.stride, across = upsample_across(a.node);
   const int in_h = static_cast<int>(x.dim(2)), in_w = static_cast<int>(x.dim(3));
-  const int shift = power_of_two_exponent(4 * down * across);
+  const BilinearAxis rows = rows_of(a.node, in_h), columns = columns_of(a.node, in_w);
+  const int32_t total = bilinear_span(rows) * bilinear_span(columns);
   const int32_t zero_point = a.input_zero_points.at(0);
-  a.y = ActTensor({a.batch, x.dim(1), x.dim(2) * down, x.dim(3) * across});
+  a.y = ActTensor({a.batch, x.dim(1), x.dim(2) * a.node.stride, x.dim(3) * upsample_across(a.node)});
   for (int64_t b = 0; b < a.batch; ++b)
     for (int64_t c = 0; c < x.dim(1); ++c)
       for (int oy = 0; oy < a.y.dim(2); ++oy)
         for (int ox = 0; ox < a.y.dim(3); ++ox) {
-          const BilinearTaps ty = bilinear_taps(oy, down, in_h), tx = bilinear_taps(ox, across, in_w);
+          const BilinearTaps ty = bilinear_taps(oy, rows), tx = bilinear_taps(ox, columns);
           const auto v = [&](int y, int xx) { return int32_t{at(x, b, c, y, xx)} - zero_point; };
           const int32_t sum = ty.first_weight * (tx.first_weight * v(ty.first, tx.first) +
                                                  tx.second_weight * v(ty.first, tx.second)) +
                               ty.second_weight * (tx.first_weight * v(ty.second, tx.first) +
                                                   tx.second_weight * v(ty.second, tx.second));
-          at(a.y, b, c, oy, ox) = static_cast<int16_t>(requantize_by_shift(sum, shift, zero_point));
+          at(a.y, b, c, oy, ox) = static_cast<int16_t>(requantize_by_division(sum, total, zero_point));
         }
 }
 }  // namespace

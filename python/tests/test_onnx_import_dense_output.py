@@ -1,8 +1,10 @@
 """`octet import` of models that return an image of logits rather than a vector: segmentation nets (class
 scores per pixel, [N, classes, H, W]). A small FCN whose classifier's scores are upsampled to the input's size
 (octet ends it with an identity 1x1 conv, whose int32 accumulators are the logits), the same upsampled
-bilinearly as torchvision's FCN and DeepLabV3 heads do (octet's upsample_bilinear) and a small U-Net ending in its
-own 1x1 conv (kept as the output layer). PyTorch's logits are the reference; ONNX Runtime runs the file and
+bilinearly as torchvision's FCN and DeepLabV3 heads do (octet's upsample_bilinear), a small U-Net ending in its
+own 1x1 conv (kept as the output layer), and both with corners aligned (align_corners=True): the U-Net's decoder
+upsampled as milesial's Pytorch-UNet does, the FCN's scores as segmentation_models_pytorch's heads
+(nn.UpsamplingBilinear2d). PyTorch's logits are the reference; ONNX Runtime runs the file and
 octet's int8 export; int8 agrees with float pixel by pixel."""
 
 import json
@@ -72,7 +74,33 @@ class BilinearFcn(nn.Module):
         return nn.functional.interpolate(scores, size=x.shape[-2:], mode="bilinear", align_corners=False)
 
 
-NETS = {"fcn": Fcn, "unet": UNet, "bilinear": BilinearFcn}
+class CornersUNet(UNet):
+    """The U-Net, its decoder upsampled bilinearly with corners aligned (Pytorch-UNet's bilinear=True)."""
+
+    def forward(self, x):
+        skip = self.encoder(x)
+        middle = nn.functional.interpolate(self.middle(nn.functional.max_pool2d(skip, 2)), scale_factor=2.0,
+                                           mode="bilinear", align_corners=True)
+        return self.fc(self.decoder(torch.cat([middle, skip], 1)))
+
+
+class CornersHead(nn.Module):
+    """segmentation_models_pytorch's SegmentationHead on features at a quarter of the input's size: a classifier,
+    then nn.UpsamplingBilinear2d (corners aligned) x 4."""
+
+    def __init__(self, classes=6):
+        super().__init__()
+        self.features = nn.Sequential(conv_bn(3, 16, 2), conv_bn(16, 24, 2), conv_bn(24, 24))
+        self.fc = nn.Conv2d(24, classes, 3, padding=1)
+        self.up = nn.UpsamplingBilinear2d(scale_factor=4)
+
+    def forward(self, x):
+        return self.up(self.fc(self.features(x)))
+
+
+NETS = {"fcn": Fcn, "unet": UNet, "bilinear": BilinearFcn, "corners_unet": CornersUNet, "corners_head": CornersHead}
+# Each net's nearest and bilinear upsamplings in octet's graph.
+UPSAMPLES = {"fcn": (1, 0), "unet": (1, 0), "bilinear": (1, 1), "corners_unet": (0, 1), "corners_head": (0, 1)}
 
 
 @pytest.fixture(scope="module")
@@ -89,18 +117,20 @@ def test_an_image_of_logits_imports_and_matches_pytorch(tmp_path, octet_bin, ima
     model = exported(tmp_path / "m.onnx", 301, net)
     checkpoint = imported(octet_bin, tmp_path / "m.onnx", tmp_path / "m.octet")
     got = checkpoint.predict(images)
-    assert got.shape == (64, 5 if net == "unet" else 6, 16, 20)
+    own_classifier = net in ("unet", "corners_unet")
+    assert got.shape == (64, 5 if own_classifier else 6, 16, 20)
     last = checkpoint.layers[-1]
-    assert last["op"] == "conv2d" and last["name"] == ("fc" if net == "unet" else "identity_logits"), last
+    assert last["op"] == "conv2d" and last["name"] == ("fc" if own_classifier else "identity_logits"), last
     ops = [layer["op"] for layer in checkpoint.layers]
-    assert ops.count("upsample_bilinear") == (1 if net == "bilinear" else 0), ops
-    assert ops.count("upsample") == 1, ops  # the nearest ones, and the bilinear net's of a 1 x 1 image
+    # the nearest ones (the bilinear net's of a 1 x 1 image too), the bilinear ones
+    assert (ops.count("upsample"), ops.count("upsample_bilinear")) == UPSAMPLES[net], ops
     assert_matches_pytorch_and_onnx_runtime(got, model, tmp_path / "m.onnx", images)
 
 
 @pytest.mark.parametrize("net", NETS)
 def test_int8_follows_float_pixel_by_pixel_and_exports(tmp_path, octet_bin, images, net):
-    """Centred top-1 per pixel (int8_top1_agreement over 64 x 320 pixels): fcn 0.974, unet 0.980, bilinear 0.966
+    """Centred top-1 per pixel (int8_top1_agreement over 64 x 320 pixels): fcn 0.974, unet 0.980, bilinear 0.966,
+    corners_unet 0.981, corners_head 0.963
     (octet eval's plain agreement 99.5-99.6%, logits SQNR 38-40 dB). The QDQ export in
     ONNX Runtime gives the same logits but where ORT's float arithmetic between a QDQ pair rounds a level of the
     output conv's input the other way: then that pixel's logits move by the level times a weight, with no pooling
@@ -115,7 +145,8 @@ def test_int8_follows_float_pixel_by_pixel_and_exports(tmp_path, octet_bin, imag
         return
     # The scores upsampled bilinearly (x 4: weights in 64ths) then read by the identity output conv: a weighted
     # sum half-way between two levels rounds up in octet (common/requantize.h) and, as ORT computes it, down
-    # now and then. Measured: 2.5% of values exactly one level below, the rest equal.
+    # now and then. Measured: 2.5% of values exactly one level below, the rest equal. With corners aligned
+    # (corners_head: weights in 15ths down and 19ths across, an odd sum) no mean is half-way: every value equal.
     level = 1 / next(layer for layer in octet.load_quantized(str(tmp_path / "m.int8")).layers
                      if layer["op"] == "upsample_bilinear")["scale"]
     levels = (theirs - ours[:16]) / level

@@ -154,15 +154,16 @@ def with_resize(path, **attributes):
     return resize.name
 
 
-def test_cubic_bilinear_of_corners_and_ratios_that_are_not_whole_are_refused(tmp_path, octet_bin):
-    """(Bilinear with half_pixel centres imports: test_onnx_import_dense_output.py.)"""
+def test_cubic_bilinear_of_asymmetric_pixels_and_ratios_that_are_not_whole_are_refused(tmp_path, octet_bin):
+    """(Bilinear with pixel centres or corners aligned imports: test_onnx_import_dense_output.py.) TensorFlow 1's
+    resize_bilinear without half_pixel_centers (asymmetric) is refused."""
     exported(tmp_path / "m.onnx", 143, "hrnet")
     name = with_resize(tmp_path / "m.onnx", mode="cubic")
     refused(octet_bin, tmp_path / "m.onnx", tmp_path / "m.octet", name, "mode 'cubic'")
     exported(tmp_path / "m.onnx", 143, "hrnet")
-    name = with_resize(tmp_path / "m.onnx", mode="linear", coordinate_transformation_mode="align_corners")
+    name = with_resize(tmp_path / "m.onnx", mode="linear", coordinate_transformation_mode="asymmetric")
     refused(octet_bin, tmp_path / "m.onnx", tmp_path / "m.octet", name,
-            "mode 'linear' with coordinate_transformation_mode 'align_corners'")
+            "mode 'linear' with coordinate_transformation_mode 'asymmetric'")
     exported(tmp_path / "m.onnx", 143, "hrnet")
     name = with_resize(tmp_path / "m.onnx", coordinate_transformation_mode="align_corners")
     refused(octet_bin, tmp_path / "m.onnx", tmp_path / "m.octet", name, "align_corners",

@@ -1,6 +1,7 @@
 // The two blends of bilinear upsampling on the CPU (ops/upsample_bilinear.cpp),
-// portable and with AVX2 (bilinear_avx2.cpp, compiled with it: call its forms
-// only where the CPU has AVX2). Every form computes the same bits.
+// in int16 with a shift or in int32 with a division, portable and with AVX2
+// (bilinear_avx2.cpp, compiled with it: call its forms only where the CPU has
+// AVX2). Every form computes the same bits.
 #pragma once
 
 #include <cstdint>
@@ -24,8 +25,19 @@ struct BilinearBlends {
                  int32_t zero_point, int8_t* y);
 };
 
+// Where the weights' sum `total` is no power of two or a row's weights sum to more than 128: rows into int32,
+// v[k] as above; pixels y[c] = requantize_by_division(left_weight * v[left + c] + right_weight * v[right + c],
+// total, zero_point).
+struct BilinearDivisions {
+  void (*rows)(const int8_t* upper, const int8_t* lower, int64_t count, int32_t upper_weight, int32_t lower_weight,
+               int32_t zero_point, int32_t* v);
+  void (*pixels)(const int32_t* v, const ColumnTaps* columns, int64_t count, int64_t channels, int32_t total,
+                 int32_t zero_point, int8_t* y);
+};
+
 namespace avx2 {
 extern const BilinearBlends bilinear_blends;
+extern const BilinearDivisions bilinear_divisions;
 }
 
 }  // namespace octet::cpu

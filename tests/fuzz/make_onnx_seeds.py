@@ -494,21 +494,24 @@ def write_simam():
 
 
 class Segmenter(nn.Module):
-    """An image of logits (class scores per pixel): features at half size, a 1x1 classifier, a bilinear Resize."""
+    """An image of logits (class scores per pixel): features at half size, a 1x1 classifier, a bilinear Resize
+    (pixel centres or corners aligned)."""
 
-    def __init__(self):
+    def __init__(self, align_corners):
         super().__init__()
         self.conv, self.fc = nn.Conv2d(3, 8, 3, 2, 1), nn.Conv2d(8, 5, 1)
+        self.align_corners = align_corners
 
     def forward(self, x):
         scores = self.fc(torch.relu(self.conv(x)))
-        return nn.functional.interpolate(scores, scale_factor=2.0, mode="bilinear", align_corners=False)
+        return nn.functional.interpolate(scores, scale_factor=2.0, mode="bilinear", align_corners=self.align_corners)
 
 
 def write_segmenter():
-    torch.manual_seed(27)
-    torch.onnx.export(Segmenter().eval(), torch.zeros(1, 3, 12, 10), str(OUT / "segmenter.onnx"), opset_version=13,
-                      input_names=["x"], dynamic_axes={"x": {0: "n"}})
+    for name, align_corners in (("segmenter", False), ("segmenter_corners", True)):
+        torch.manual_seed(27)
+        torch.onnx.export(Segmenter(align_corners).eval(), torch.zeros(1, 3, 12, 10), str(OUT / f"{name}.onnx"),
+                          opset_version=13, input_names=["x"], dynamic_axes={"x": {0: "n"}})
 
 
 class UpConvolutions(nn.Module):

@@ -523,24 +523,30 @@ void add_image_net_operator_cases(std::vector<OpCase>& cases) {
                        return m.finish();
                      }});
   }
-  // Bilinear upsampling by powers of two (F.interpolate(mode="bilinear"), a segmentation head's scores brought back
-  // to the input's size): the edges clamped, factors that differ down and across, a 1-pixel axis, values stored
+  // Bilinear upsampling (F.interpolate(mode="bilinear"), a segmentation head's scores brought back to the input's
+  // size, a U-Net's decoder): the edges clamped, factors that differ down and across, a 1-pixel axis, values stored
   // as uint8 (zero point -128), and ahead of an output conv (an image of logits); 17 and 40 channels for the AVX2
-  // blends' 16 lanes and their tails, factor 64 for the largest weights and shift.
+  // blends' 16 lanes and their tails, factor 64 for the largest weights and shift. Corners aligned
+  // (align_corners=True) and factors not powers of two divide by their weights' sum: 2x2 at 6 pixels (11ths), x3
+  // (6ths), 33 rows x 64 (2111ths: int32 rows), and 5 -> 65 pixels, whose 16ths still shift.
   struct Bilinear {
     int64_t batch;
     int c, h, w, down, across;
-    bool unsigned_values, into_logits;
+    bool unsigned_values, into_logits, align_corners = false;
   };
   uint64_t bilinear_seed = 8090;
   for (const Bilinear& v : {Bilinear{2, 5, 6, 6, 2, 2, false, false}, Bilinear{3, 4, 7, 5, 4, 1, false, false},
                             Bilinear{1, 8, 1, 9, 2, 8, false, false}, Bilinear{16, 3, 3, 4, 8, 8, false, false},
                             Bilinear{64, 17, 2, 2, 2, 2, true, false}, Bilinear{4, 6, 5, 3, 4, 4, true, true},
-                            Bilinear{2, 40, 3, 2, 64, 4, true, false}}) {
+                            Bilinear{2, 40, 3, 2, 64, 4, true, false}, Bilinear{2, 5, 6, 6, 2, 2, false, false, true},
+                            Bilinear{3, 4, 7, 5, 3, 1, false, false}, Bilinear{1, 17, 5, 4, 4, 8, true, false, true},
+                            Bilinear{4, 6, 5, 3, 2, 2, true, true, true},
+                            Bilinear{1, 3, 33, 2, 64, 2, false, false, true},
+                            Bilinear{2, 9, 5, 5, 13, 13, false, false, true}}) {
     const uint64_t s = bilinear_seed++;
     cases.push_back({"upsample_bilinear_" + shape_name(v.batch, v.c, v.h, v.w) + "_" + std::to_string(v.down) + "x" +
                          std::to_string(v.across) + (v.unsigned_values ? "_uint8" : "") +
-                         (v.into_logits ? "_logits" : ""),
+                         (v.into_logits ? "_logits" : "") + (v.align_corners ? "_corners" : ""),
                      v.batch, [v, s] {
                        OpModel m(s);
                        int x = m.input(v.c, v.h, v.w);
@@ -551,6 +557,7 @@ void add_image_net_operator_cases(std::vector<OpCase>& cases) {
                        Node up;
                        up.op = Op::UpsampleBilinear, up.stride = v.down;
                        up.stride_w = v.across != v.down ? v.across : 0;
+                       up.align_corners = v.align_corners;
                        up.inputs = {x};
                        m.keeps_scale(up);
                        return v.into_logits ? m.finish_with_conv(1, 5) : m.finish();

@@ -69,6 +69,19 @@ TEST(FileRanges, UpsampleFactorsOutsideOneTo64AndHugeOutputsAreRefused) {
             std::string::npos);
 }
 
+// With corners aligned, 50 pixels to 3000 weigh in 2999ths each way: sums beyond requantize_by_division's 2^22.
+TEST(FileRanges, BilinearUpsamplingWhoseWeightsSumBeyondTheExactDivisionIsRefused) {
+  const std::string image = R"([{"name":"input","op":"input","inputs":[],"channels":1,"height":50,"width":50},)";
+  EXPECT_NE(graph_error(image +
+                        R"({"name":"u","op":"upsample_bilinear","inputs":[0],"stride":60,"align_corners":true}])")
+                .find("weights sum to 8994001 units"),
+            std::string::npos);
+  EXPECT_EQ(graph_error(image + R"({"name":"u","op":"upsample_bilinear","inputs":[0],"stride":60}])"), "no error");
+  EXPECT_NE(graph_error(image + R"({"name":"u","op":"upsample_bilinear","inputs":[0],"stride":65}])")
+                .find("outside 1 to 64"),
+            std::string::npos);
+}
+
 TEST(FileRanges, ConvDilationsBelowOneOutsideIntOrWiderThanThePaddedImageAreRefused) {
   const auto conv = [](const std::string& attributes) {
     return graph_error(R"([{"name":"input","op":"input","inputs":[],"channels":1,"height":4,"width":4},

@@ -55,6 +55,31 @@ TEST(Requantize, ByAShiftIsRequantizeOfMultiplierOne) {
       }
 }
 
+// upsample_bilinear's division by a weights' sum that is no power of two (corners aligned: 121 for 6 -> 12 pixels
+// both ways): the weighted mean rounded half up, as exact rational arithmetic in 64 bits says, at the extremes of
+// 255 x the sum and at half-way cases; a shift's bits where the sum is a power of two.
+TEST(Requantize, ByDivisionRoundsTheExactQuotientHalfUp) {
+  std::mt19937 rng(52);
+  for (const int32_t divisor : {1, 2, 3, 6, 121, 4095, 2111 * 3, 2047 * 2047, 1 << 22})
+    for (const int32_t zero_point : {0, -128, 5}) {
+      std::uniform_int_distribution<int32_t> acc(-255 * divisor, 255 * divisor);
+      for (int k = 0; k < 3000; ++k) {
+        int32_t a = acc(rng);
+        if (k < 4) a = (k % 2 ? 1 : -1) * 255 * divisor;
+        if (k >= 4 && k < 40 && divisor % 2 == 0) a = (k - 22) * divisor + divisor / 2;  // x.5 exactly
+        const long double rounded = std::floor((2.0L * a + divisor) / (2.0L * divisor));  // exact: 64-bit mantissa
+        const int64_t expected = std::clamp<int64_t>(static_cast<int64_t>(rounded) + zero_point, -128, 127);
+        ASSERT_EQ(requantize_by_division(a, divisor, zero_point), expected) << a << " / " << divisor;
+      }
+    }
+  std::uniform_int_distribution<int32_t> acc(-4 * 4096 * 255, 4 * 4096 * 255);
+  for (int32_t shift = 1; shift <= 14; ++shift)
+    for (int k = 0; k < 2000; ++k) {
+      const int32_t a = acc(rng) >> (14 - shift);
+      ASSERT_EQ(requantize_by_division(a, 1 << shift, -128), requantize_by_shift(a, shift, -128)) << a;
+    }
+}
+
 TEST(Requantize, InputQuantizationRoundsHalfToEvenAndClamps) {
   EXPECT_EQ(quantize_input(0.5f, 5.0f), 2);   // 2.5 -> 2
   EXPECT_EQ(quantize_input(0.7f, 5.0f), 4);   // 3.5 -> 4
