@@ -9,6 +9,7 @@
 #include "common/error.h"
 #include "common/file_io.h"
 #include "data/folder_masks.h"
+#include "data/image_list.h"
 #include "data/images.h"
 #include "data/npy.h"
 
@@ -132,7 +133,7 @@ std::vector<int64_t> picked(const IndexPicker& pick, int64_t size, const std::st
 
 Dataset load_folder(const ImageSource& source, const ModelInput& model, bool labels, const IndexPicker& pick,
                     Dataset data) {
-  const ImageFolderListing listing = list_image_folder(source.path);
+  const ImageFolderListing listing = list_image_folder(source.path, source.list);
   const bool classes = !listing.classes.empty();
   check(source.labels.empty() || !classes,
         source.labels + ": " + source.path + "'s labels are its class folders (a labels file goes with a .npy of "
@@ -159,6 +160,8 @@ Dataset load_npy(const ImageSource& source, const ModelInput& model, bool labels
                  Dataset data) {
   check(source.resize == 0 && source.crop == 0,
         source.path + ": --resize and --crop apply to a folder of images; a .npy holds model inputs as they are");
+  check(source.list.empty(), source.list + ": a list of image names picks images of a folder, and " + source.path +
+                                 " is a .npy (all its images are read)");
   NpyHeader header = read_npy_header(source.path);
   // A 1-D model's inputs, N x C x L, are its images of C x 1 x L (the same values in the same order).
   if (header.shape.size() == 3 && model.height == 1) header.shape.insert(header.shape.begin() + 2, 1);
@@ -193,10 +196,14 @@ std::string image_shape_text(int channels, int height, int width) {
   return std::to_string(channels) + "x" + std::to_string(height) + "x" + std::to_string(width);
 }
 
-ImageFolderListing list_image_folder(const std::string& root) {
+ImageFolderListing list_image_folder(const std::string& root, const std::string& list) {
   check(directory_exists(root), "no folder '" + root +
                                     "' (an image folder: one subfolder of images per class, or the images themselves)");
   ImageFolderListing listing;
+  if (!list.empty()) {
+    listing.files = images_named_in(list, root);
+    return listing;
+  }
   for (const std::string& name : list_directory(root))
     if (directory_exists(root + "/" + name)) listing.classes.push_back(name);
   if (listing.classes.empty()) {  // the images themselves, unlabelled

@@ -21,6 +21,9 @@ struct ImageSource {
   // With a .npy of images: a .npy of labels, per image or masks (read_npy_labels); with a folder of images
   // alone: a folder of their PNG masks (data/folder_masks.h); "": none.
   std::string labels;
+  // With a folder: a text file naming the images to read, one per line (data/image_list.h: Pascal VOC's
+  // ImageSets/Segmentation/val.txt), rather than every image of the folder; "": all.
+  std::string list;
   int resize = 0;      // folder images: torchvision's Resize(resize) first, the shorter side (0: none)
   int crop = 0;        // then CenterCrop(crop) (0: none)
 
@@ -36,12 +39,14 @@ struct ImageSource {
 // when it has neither class folders nor images or a class folder has no image, and
 // naming the file for an image torchvision reads but octet does not (.bmp,
 // .ppm, .pgm, .tif, .tiff, .webp). Other files are skipped, as torchvision does.
+// With `list`, a text file of image names (data/image_list.h), the files are
+// those it names, in its order, without classes.
 struct ImageFolderListing {
   std::vector<std::string> classes;
   std::vector<std::string> files;
   std::vector<int32_t> labels;
 };
-ImageFolderListing list_image_folder(const std::string& root);
+ImageFolderListing list_image_folder(const std::string& root, const std::string& list = "");
 
 // What the images must fit: the model's dataset name, input and classes.
 struct ModelInput {

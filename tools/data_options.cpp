@@ -59,6 +59,11 @@ DataOptions DataArgs::data() const {
     source->crop = crop > 0 ? crop : p ? p->crop : 0;
   }
   d.eval.labels = eval_labels;
+  d.calib.list = calib_list;
+  d.eval.list = eval_list;
+  check(calib_list.empty() || !calib.empty(),
+        "--calib-list goes with --calib-data (the folder of the images it names)");
+  check(eval_list.empty() || !eval.empty(), "--eval-list goes with --eval-data (the folder of the images it names)");
   check(eval_labels.empty() || !eval.empty(),
         "--eval-labels goes with --eval-data (a .npy of labels with a .npy of images, a folder of masks with a folder "
         "of images)");
@@ -100,6 +105,11 @@ void add_data_options(CLI::App* cmd, DataArgs& a, int uses) {
                     "Your own calibration images instead of the dataset's training split: a folder in torchvision's "
                     "ImageFolder layout (FOLDER/CLASS/IMAGE.jpg|png), a folder of images alone (FOLDER/IMAGE.jpg|png) "
                     "or a .npy of float32 N x C x H x W model inputs, already normalised");
+  if (uses & kCalibrationData)
+    cmd->add_option("--calib-list", a.calib_list,
+                    "A text file naming the images of --calib-data's folder to read, one per line, NAME or NAME.ext "
+                    "(NAME: NAME.jpg, .jpeg or .png), as Pascal VOC's ImageSets/Segmentation/train.txt (default: "
+                    "every image of the folder)");
   if (uses & kEvaluationData) {
     cmd->add_option("--eval-data", a.eval,
                     "Your own test images instead of the dataset's test split: an ImageFolder folder (labels: the "
@@ -112,6 +122,10 @@ void add_data_options(CLI::App* cmd, DataArgs& a, int uses) {
                     "Pascal VOC's, or 8-bit grey) of the image's size, resized and cropped as it is (nearest "
                     "neighbour). In masks 255 marks a pixel without a label; they give pixel accuracy and mean IoU. "
                     "Without: no top-1, int8 is compared with float");
+    cmd->add_option("--eval-list", a.eval_list,
+                    "A text file naming the images of --eval-data's folder to read, one per line, NAME or NAME.ext "
+                    "(NAME: NAME.jpg, .jpeg or .png), as Pascal VOC's ImageSets/Segmentation/val.txt with "
+                    "--eval-data JPEGImages --eval-labels SegmentationClass (default: every image of the folder)");
   }
   cmd->add_option("--resize", a.resize,
                   "Folder images: resize the shorter side to N first (bilinear, as torchvision's Resize(N))");

@@ -2,7 +2,7 @@
 # Builds octet's libFuzzer targets (clang, AddressSanitizer and
 # UndefinedBehaviorSanitizer) in build-fuzz/ and runs them:
 #   tools/fuzz.sh TARGET|all SECONDS [libFuzzer options...]
-# TARGET is one of: safetensors checkpoint quantized cifar10 idx npy onnx_import. Each run
+# TARGET is one of: safetensors checkpoint quantized cifar10 idx npy image image_list onnx_import. Each run
 # starts from the committed seeds in tests/fuzz/corpus/TARGET and grows a
 # working corpus in build-fuzz/corpus/TARGET; a crash is written to
 # build-fuzz/findings/TARGET/ and the script exits non-zero. The last line of
@@ -11,7 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-targets=(safetensors checkpoint quantized cifar10 idx npy image onnx_import)
+targets=(safetensors checkpoint quantized cifar10 idx npy image image_list onnx_import)
 if [ "${1:-}" = -h ] || [ "${1:-}" = --help ]; then
   sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
   exit 0

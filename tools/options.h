@@ -25,6 +25,7 @@ inline void add_data_option(CLI::App* cmd, std::string& dir) {
 struct DataArgs {
   std::string dir;                      // --data
   std::string calib, eval, eval_labels;  // --calib-data, --eval-data, --eval-labels
+  std::string calib_list, eval_list;     // --calib-list, --eval-list
   int resize = 0, crop = 0;             // --resize, --crop
   std::vector<float> mean, std;         // --mean, --std
   std::string preprocess;               // --preprocess imagenet

@@ -18,8 +18,9 @@ namespace octet::python {
 namespace {
 
 py::dict evaluate_py(const PyCheckpoint& c, PyQuantized& q, const std::optional<std::string>& data_dir,
-                     const py::object& eval_data, const py::object& eval_labels, int resize, int crop, int64_t limit,
-                     bool layers, int64_t batch_size, const std::string& backend) {
+                     const py::object& eval_data, const py::object& eval_labels, const py::object& eval_list,
+                     int resize, int crop, int64_t limit, bool layers, int64_t batch_size,
+                     const std::string& backend) {
   check_batch_size(batch_size);
   const QuantizedModel& qm = q.model();
   check_quantized_from(qm, "the quantized model", c.checkpoint(), "'" + c.path() + "'");
@@ -31,13 +32,15 @@ py::dict evaluate_py(const PyCheckpoint& c, PyQuantized& q, const std::optional<
   EvalReport report;
   if (!eval_data.is_none() && !is_path(eval_data)) {  // arrays of model inputs and labels
     check(resize == 0 && crop == 0, "resize and crop apply to a folder of images, not to an array of model inputs");
+    check(eval_list.is_none(), "eval_list names images of a folder, not of an array of model inputs");
     const Dataset test = array_dataset(eval_data, eval_labels, q.input(), qm.num_classes());
     py::gil_scoped_release release;
     report = evaluate(c.executor(), q.engine(backend), test, limit, layers, batch_size, layer_reference);
   } else {
     DataOptions data(data_dir.value_or(""));
-    if (!eval_data.is_none()) data.eval = image_source(eval_data, eval_labels, resize, crop);
+    if (!eval_data.is_none()) data.eval = image_source(eval_data, eval_labels, resize, crop, eval_list);
     check(eval_labels.is_none() || !eval_data.is_none(), "eval_labels goes with eval_data");
+    check(eval_list.is_none() || !eval_data.is_none(), "eval_list goes with eval_data (the folder of its images)");
     py::gil_scoped_release release;
     const Dataset test = load_evaluation_images(model_input(qm), data, limit);
     report = evaluate(c.executor(), q.engine(backend), test, limit, layers, batch_size, layer_reference);
@@ -78,7 +81,8 @@ py::dict evaluate_py(const PyCheckpoint& c, PyQuantized& q, const std::optional<
 void bind_evaluate(py::module_& m) {
   m.def("evaluate", &evaluate_py, py::arg("checkpoint"), py::arg("quantized"), py::kw_only(),
         py::arg("data_dir") = py::none(), py::arg("eval_data") = py::none(), py::arg("eval_labels") = py::none(),
-        py::arg("resize") = 0, py::arg("crop") = 0, py::arg("limit") = 0, py::arg("layers") = true, py::arg("batch_size") = 250,
+        py::arg("eval_list") = py::none(), py::arg("resize") = 0, py::arg("crop") = 0, py::arg("limit") = 0,
+        py::arg("layers") = true, py::arg("batch_size") = 250,
         py::arg("backend") = backend_names::kCpu,
         "Float vs int8 on the test set, as `octet eval`, int8 on `backend` (octet.backends()): a dict with images, "
         "float_top1, int8_top1, "
@@ -86,7 +90,8 @@ void bind_evaluate(py::module_& m) {
         "(a list of dicts: name, op, scale, zero_point, amax, method, sqnr_db). limit: the first N test images "
         "(0: all). eval_data: "
         "your own test images instead, as `octet eval --eval-data`: a folder in torchvision's ImageFolder layout, "
-        "or of images alone with eval_labels a folder of their PNG masks (resize, crop as --resize, --crop; "
+        "or of images alone with eval_labels a folder of their PNG masks (eval_list: a text file naming the "
+        "images to read, as --eval-list and Pascal VOC's ImageSets; resize, crop as --resize, --crop; "
         "normalised as the quantized model says), or a .npy path with eval_labels "
         "a .npy path, or a float32 array N x C x H x W of model inputs already normalised with eval_labels an "
         "integer array; without labels the top-1 entries are None. For a model returning an image of logits the "

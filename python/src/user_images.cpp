@@ -12,9 +12,11 @@ bool is_path(const py::handle& images) {
   return py::isinstance<py::str>(images) || py::hasattr(images, "__fspath__");
 }
 
-ImageSource image_source(const py::handle& images, const py::handle& labels, int resize, int crop) {
+ImageSource image_source(const py::handle& images, const py::handle& labels, int resize, int crop,
+                         const py::handle& names) {
   ImageSource source;
   source.path = py::str(py::module_::import("os").attr("fspath")(images));
+  if (!names.is_none()) source.list = py::str(py::module_::import("os").attr("fspath")(names));
   if (!labels.is_none()) {
     if (!is_path(labels))
       throw py::type_error("with images from files, labels are a path (or None): a .npy with a .npy of images, "

@@ -17,8 +17,10 @@ namespace py = pybind11;
 // True for a str or an os.PathLike: the images are files.
 bool is_path(const py::handle& images);
 
-// The files of `images` (a path) and `labels` (None or a .npy path).
-ImageSource image_source(const py::handle& images, const py::handle& labels, int resize, int crop);
+// The files of `images` (a path), `labels` (None, a .npy path or a folder of masks) and `names` (None, or a text
+// file naming the images of a folder to read: ImageSource::list).
+ImageSource image_source(const py::handle& images, const py::handle& labels, int resize, int crop,
+                         const py::handle& names = py::none());
 
 // An array of model inputs (checked against `input` as predict checks them)
 // and its labels (None, or integers N in 0 .. classes - 1) as a Dataset. Call

@@ -182,3 +182,94 @@ def test_masks_that_cannot_be_labels_are_refused(octet_bin, files, tmp_path):
         result = run(octet_bin, "eval", "--checkpoint", tmp / "m.octet", "--eval-data", images, "--eval-labels",
                      labels, *(["--resize", SIDE, "--crop", SIDE] if images.suffix != ".npy" else []))
         assert result.returncode == 1 and message in result.stderr, (message, result.stderr)
+
+
+def test_a_list_file_picks_the_images_as_pascal_voc_names_them(octet_bin, files, tmp_path):
+    """Pascal VOC's layout as it ships: JPEGImages holds images without masks too, and ImageSets/Segmentation/val.txt
+    names the test images (without extensions; here out of order, with a Windows line, a blank line and a name with
+    its extension). --eval-list (octet.evaluate's eval_list, load_image_folder's names) reads those, in its order,
+    as the .npy of the same images; --calib-list calibrates on them as on that .npy."""
+    tmp = files
+    voc = tmp_path / "VOC2012"
+    shutil.copytree(tmp / "images", voc / "JPEGImages")
+    shutil.copytree(tmp / "masks", voc / "SegmentationClass")
+    Image.new("RGB", (7, 9)).save(voc / "JPEGImages" / "unlabelled.jpg")  # no mask, not listed; another size
+    picked = [5, 0, 17, 9, 12, 3, 22]
+    names = [sorted((tmp / "images").iterdir())[i].name for i in picked]
+    listed = [n.rsplit(".", 1)[0] for n in names[:-1]] + [names[-1]]
+    (voc / "ImageSets" / "Segmentation").mkdir(parents=True)
+    val = voc / "ImageSets" / "Segmentation" / "val.txt"
+    val.write_bytes(("\n".join(listed[:3]) + "\r\n\n" + "\n".join(listed[3:]) + "\n").encode())
+    np.save(tmp_path / "x.npy", np.load(tmp / "x.npy")[picked])
+    np.save(tmp_path / "y.npy", np.load(tmp / "y.npy")[picked])
+    model = ["--checkpoint", tmp / "m.octet", "--quantized", tmp / "m.int8"]
+    voc_data = ["--eval-data", voc / "JPEGImages", "--eval-labels", voc / "SegmentationClass", "--eval-list", val,
+                "--resize", SIDE, "--crop", SIDE]
+    folder = run(octet_bin, "eval", *model, *voc_data, "--json", "-")
+    arrays = run(octet_bin, "eval", *model, "--eval-data", tmp_path / "x.npy", "--eval-labels", tmp_path / "y.npy",
+                 "--json", "-")
+    assert folder.returncode == 0 and arrays.returncode == 0, folder.stderr + arrays.stderr
+    from_arrays = scores(json.loads(arrays.stdout))
+    assert scores(json.loads(folder.stdout)) == from_arrays and from_arrays["images"] == len(picked)
+
+    for name, data in (("listed", voc_data), ("arrays", ["--eval-data", tmp_path / "x.npy"])):
+        result = run(octet_bin, "predict", "--quantized", tmp / "m.int8", *data, "--class-map",
+                     tmp_path / f"{name}.npy", "--json", "-")
+        assert result.returncode == 0, result.stderr
+        if name == "listed":
+            assert json.loads(result.stdout)["files"] == [str(voc / "JPEGImages" / n) for n in names]
+    assert np.array_equal(np.load(tmp_path / "listed.npy"), np.load(tmp_path / "arrays.npy"))
+
+    pixels, masks, _ = octet.load_image_folder(str(voc / "JPEGImages"), resize=SIDE, crop=SIDE,
+                                               masks=str(voc / "SegmentationClass"), names=str(val))
+    assert np.array_equal(masks, np.load(tmp_path / "y.npy"))
+    assert np.array_equal(pixels, (np.load(tmp_path / "x.npy") * 255).round())
+    module = octet.evaluate(octet.load_checkpoint(str(tmp / "m.octet")), octet.load_quantized(str(tmp / "m.int8")),
+                            eval_data=voc / "JPEGImages", eval_labels=voc / "SegmentationClass", eval_list=val,
+                            resize=SIDE, crop=SIDE, layers=False)
+    assert scores(module) == from_arrays
+
+    # Calibration's float arithmetic from the inputs octet normalises (torchvision's x / 255 may differ by an ulp).
+    checkpoint = octet.load_checkpoint(str(tmp / "m.octet"))
+    np.save(tmp_path / "normalised.npy", octet.normalize(pixels.astype(np.uint8), checkpoint.mean, checkpoint.std))
+    quantize = ["quantize", "--checkpoint", tmp / "m.octet", "--method", "max", "-o"]
+    for name, data in (("listed", ["--calib-data", voc / "JPEGImages", "--calib-list", val, "--resize", SIDE,
+                                   "--crop", SIDE]),
+                       ("arrays", ["--calib-data", tmp_path / "normalised.npy"])):
+        result = run(octet_bin, *quantize, tmp_path / f"{name}.int8", *data)
+        assert result.returncode == 0, result.stderr
+    x = np.load(tmp / "x.npy")
+    listed_int8, arrays_int8 = (octet.load_quantized(str(tmp_path / f"{n}.int8")) for n in ("listed", "arrays"))
+    assert np.array_equal(listed_int8.predict(x), arrays_int8.predict(x))
+    assert not np.array_equal(listed_int8.predict(x), octet.load_quantized(str(tmp / "m.int8")).predict(x))
+
+
+def test_lists_that_name_no_image_of_the_folder_are_refused(octet_bin, files, tmp_path):
+    tmp = files
+    images = tmp / "images"
+    bad = [
+        ("000_scene\nnot_there\n", "list.txt line 2: no image 'not_there' in " + str(images)),
+        ("\n \r\n", "list.txt: names no image (one image name per line"),
+        ("000_scene\n/etc/passwd\n", "list.txt line 2: '/etc/passwd' is an absolute path: names are relative"),
+        ("000_scene\x00.jpg\n", "list.txt line 1: a NUL byte"),
+    ]
+    for text, message in bad:
+        (tmp_path / "list.txt").write_bytes(text.encode())
+        result = run(octet_bin, "eval", "--checkpoint", tmp / "m.octet", "--eval-data", images, "--eval-list",
+                     tmp_path / "list.txt", "--resize", SIDE, "--crop", SIDE)
+        assert result.returncode == 1 and message in result.stderr, (message, result.stderr)
+    (tmp_path / "list.txt").write_text("000_scene\n")
+    mismatched = [
+        (["--eval-list", tmp_path / "list.txt"], "--eval-list goes with --eval-data"),
+        (["--eval-data", tmp / "x.npy", "--eval-list", tmp_path / "list.txt"],
+         "list.txt: a list of image names picks images of a folder, and " + str(tmp / "x.npy") + " is a .npy"),
+        (["--eval-data", images, "--eval-list", tmp_path / "none.txt", "--resize", SIDE, "--crop", SIDE],
+         "no list file '" + str(tmp_path / "none.txt") + "'"),
+    ]
+    for options, message in mismatched:
+        result = run(octet_bin, "eval", "--checkpoint", tmp / "m.octet", *options)
+        assert result.returncode == 1 and message in result.stderr, (message, result.stderr)
+    result = run(octet_bin, "quantize", "--checkpoint", tmp / "m.octet", "--calib-list", tmp_path / "list.txt", "-o",
+                 tmp_path / "q.int8")
+    assert result.returncode == 1 and "--calib-list goes with --calib-data" in result.stderr, result.stderr
+    assert not (tmp_path / "q.int8").exists()
