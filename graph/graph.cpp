@@ -402,6 +402,13 @@ int GraphBuilder::upsample_bilinear(int x, int down, int across, bool align_corn
   return last();
 }
 
+int GraphBuilder::resize_bilinear(int x, int height, int width, bool align_corners) {
+  Node& n = push(Op::UpsampleBilinear, "", {x});
+  n.height = height, n.width = width;
+  n.align_corners = align_corners;
+  return last();
+}
+
 int GraphBuilder::depth_to_space(int x, int block) {
   Node& n = push(Op::DepthToSpace, "", {x});
   n.stride = block;

@@ -69,7 +69,7 @@ struct Node {
   bool bias = false;                        // Conv2d, Linear; GroupNorm: its affine (".weight", ".bias")
   bool relu = false;                        // ReLU fused into this op (inference graphs)
   float relu_max = 0;                       // with relu: its upper bound where a Clip(0, max) was fused (ReLU6); 0: none
-  int height = 0, width = 0;                // Input
+  int height = 0, width = 0;                // Input; UpsampleBilinear: its output size, where no whole factors
 };
 
 // A conv's or pool's kernel width (its window is kernel x kernel_width).
@@ -163,6 +163,8 @@ class GraphBuilder {
   int upsample(int x, int down, int across);  // each pixel repeated down x across times (nearest)
   // Bilinear by whole factors, pixel centres aligned (F.interpolate's align_corners=False) or corners.
   int upsample_bilinear(int x, int down, int across, bool align_corners = false);
+  // Bilinear to a size of height x width (LRASPP's 33 -> 65 pixels).
+  int resize_bilinear(int x, int height, int width, bool align_corners);
   int depth_to_space(int x, int block);  // channels spread over block x block pixels (pixel_shuffle)
   int layer_norm(int x, float epsilon);  // over each pixel's channels
   // Over each of `groups` runs of channels, all pixels of a sample (groups = channels: InstanceNorm); with

@@ -4,9 +4,9 @@
 // coordinate transformation and nearest mode pick. Where that is each pixel
 // repeated a whole number of times it is an Upsample; where it is every k-th
 // pixel from some offset, a subsample (onnx_import_space_to_depth.cpp). Both
-// move int8 values, exactly. Mode "linear" by whole factors, centres or
-// corners aligned, is octet's UpsampleBilinear. Anything else (cubic mode,
-// ratios that are not whole) is refused, saying which.
+// move int8 values, exactly. Mode "linear", centres or corners aligned, is
+// octet's UpsampleBilinear (whole factors, or any size). Anything else (cubic
+// mode, nearest ratios that are not whole) is refused, saying which.
 #include <algorithm>
 #include <cmath>
 
@@ -61,10 +61,10 @@ std::optional<AxisResize> axis_resize(int64_t in, int64_t out, double scale, con
 }
 }  // namespace
 
-// Mode "linear" where it is octet's UpsampleBilinear: every axis upsampled by a whole factor up to 64 (or kept),
-// pixel centres aligned as F.interpolate(align_corners=False) aligns them (half_pixel; pytorch_half_pixel, the same
-// but for an output of one pixel) or corners as align_corners=True (nn.UpsamplingBilinear2d). An axis of one pixel
-// is that pixel repeated: nearest.
+// Mode "linear" as octet's UpsampleBilinear, pixel centres aligned as F.interpolate(align_corners=False) aligns them
+// (half_pixel; pytorch_half_pixel, the same but for an output of one pixel) or corners as align_corners=True
+// (nn.UpsamplingBilinear2d): every axis upsampled by a whole factor up to 64 (an axis of one pixel is that pixel
+// repeated: nearest), else resized to its size (half_pixel reads the scale: it must be the sizes' ratio).
 int Importer::bilinear(const onnx::NodeProto& n, int x, const std::vector<int64_t>& in, const std::vector<int64_t>& out,
                        const std::vector<double>& scales, const std::string& transformation) {
   const bool align_corners = transformation == "align_corners";
@@ -72,32 +72,43 @@ int Importer::bilinear(const onnx::NodeProto& n, int x, const std::vector<int64_
     refuse(n, "mode 'linear' with coordinate_transformation_mode '" + transformation +
                   "': octet's bilinear upsampling aligns pixel centres (half_pixel: F.interpolate's "
                   "align_corners=False) or corners (align_corners)");
-  std::vector<int> nearest, linear;  // per axis: an axis of one pixel is that pixel repeated
+  bool whole = true;  // every axis a whole factor (with corners aligned the scale is not read)
   for (size_t a = 0; a < in.size(); ++a) {
     const int64_t factor = out[a] / in[a];
-    // With corners aligned the scale is not read: the sizes alone place the pixels.
-    if (out[a] != in[a] * factor || (scales[a] != double(factor) && !align_corners) || factor > kMostUpsample)
+    whole = whole && out[a] == in[a] * factor && factor <= kMostUpsample &&
+            (scales[a] == double(factor) || align_corners);
+    if (!align_corners && scales[a] != double(out[a]) / double(in[a]))
       refuse(n, "mode 'linear' resizing " + std::to_string(in[a]) + " pixels to " + std::to_string(out[a]) +
-                    " (scale " + std::to_string(scales[a]) + "): octet upsamples bilinearly by a whole factor up to " +
-                    std::to_string(kMostUpsample) + " only");
-    nearest.push_back(in[a] == 1 ? static_cast<int>(factor) : 1);
-    linear.push_back(in[a] == 1 ? 1 : static_cast<int>(factor));
+                    " by scale " + std::to_string(scales[a]) + ": with half_pixel centres octet places the pixels "
+                    "by the sizes' ratio (give sizes, or a scale whose product is a whole size)");
+    if (out[a] == 1 && transformation == "pytorch_half_pixel") refuse(n, "pytorch_half_pixel to one pixel");
+  }
+  std::vector<int> nearest, linear;  // per axis: whole factors, nearest where the axis is one pixel
+  for (size_t a = 0; a < in.size(); ++a) {
+    const int factor = whole ? static_cast<int>(out[a] / in[a]) : 1;
+    nearest.push_back(in[a] == 1 ? factor : 1);
+    linear.push_back(in[a] == 1 ? 1 : factor);
   }
   if (in.size() == 1) nearest.insert(nearest.begin(), 1), linear.insert(linear.begin(), 1);  // a row: its width
   int y = x;
   if (nearest[0] > 1 || nearest[1] > 1) y = builder_.upsample(y, nearest[0], nearest[1]);
-  if (linear[0] > 1 || linear[1] > 1) {
-    const ActShape image = shape_of(y);
-    const int64_t total = int64_t{ops::bilinear_span({linear[0], image.h, align_corners})} *
-                          ops::bilinear_span({linear[1], image.w, align_corners});
-    if (total > ops::kMostBilinearTotal)
-      refuse(n, "mode 'linear' to " + std::to_string(image.h * linear[0]) + " x " +
-                    std::to_string(image.w * linear[1]) + " pixels with corners aligned: each pixel's weights would "
-                    "sum to " + std::to_string(total) + " units, more than int8's exact division takes (2^22)");
-    y = builder_.upsample_bilinear(y, linear[0], linear[1], align_corners);
+  const ActShape image = shape_of(y);
+  const int out_h = in.size() == 1 ? 1 : static_cast<int>(out[0]), out_w = static_cast<int>(out.back());
+  const ops::BilinearAxis rows = {image.h, whole ? image.h * linear[0] : out_h, align_corners};
+  const ops::BilinearAxis columns = {image.w, whole ? image.w * linear[1] : out_w, align_corners};
+  if (rows.out_length == image.h && columns.out_length == image.w) {
+    if (y == x) summary_.dropped.push_back(n.op_type());
+    return y;
   }
-  if (y == x) summary_.dropped.push_back(n.op_type());
-  return y;
+  const int64_t total = ops::bilinear_span(rows) * ops::bilinear_span(columns);
+  const int most_side = ops::kMostBilinearSide;
+  if (total > ops::kMostBilinearTotal || rows.out_length > most_side || columns.out_length > most_side)
+    refuse(n, "mode 'linear' from " + std::to_string(image.h) + " x " + std::to_string(image.w) + " to " +
+                  std::to_string(rows.out_length) + " x " + std::to_string(columns.out_length) + " pixels: each "
+                  "pixel's weights would sum to " + std::to_string(total) + " units, more than int8's exact division "
+                  "takes (2^22), or a side over " + std::to_string(ops::kMostBilinearSide));
+  return whole ? builder_.upsample_bilinear(y, linear[0], linear[1], align_corners)
+               : builder_.resize_bilinear(y, rows.out_length, columns.out_length, align_corners);
 }
 
 void Importer::resize(const onnx::NodeProto& n) {

@@ -337,11 +337,20 @@ std::string depth_to_space(const OnnxNodeContext& c) {
   return w.step("Reshape", {n.name + ".transposed", n.name + ".shape"}, n.name);
 }
 
-// Bilinear by whole factors, as F.interpolate(mode="bilinear", align_corners=False), or True.
+// The float scale of Resize that resizes `in` pixels to `out`: out / in, or just above it where float rounds it down
+// (ONNX Runtime's output size is floor(in x scale)).
+float resize_scale(int in, int out) {
+  float scale = static_cast<float>(double(out) / in);
+  while (static_cast<int64_t>(float(in) * scale) < out) scale = std::nextafter(scale, 2.0f * scale);
+  return scale;
+}
+
+// Bilinear by whole factors or to a size, as F.interpolate(mode="bilinear", align_corners=False), or True.
 std::string upsample_bilinear(const OnnxNodeContext& c) {
   const Node& n = c.n;
-  c.w.initializer(n.name + ".scales", TensorProto::FLOAT, {4},
-                  std::vector<float>{1, 1, static_cast<float>(n.stride), static_cast<float>(upsample_across(n))});
+  const float down = n.height ? resize_scale(c.in.h, n.height) : static_cast<float>(n.stride);
+  const float across = n.width ? resize_scale(c.in.w, n.width) : static_cast<float>(upsample_across(n));
+  c.w.initializer(n.name + ".scales", TensorProto::FLOAT, {4}, std::vector<float>{1, 1, down, across});
   const std::string y = n.name + ".resize";  // a float result, quantized after
   onnx::NodeProto* node = c.w.node("Resize", {c.inputs[0], "", n.name + ".scales"}, y);
   Writer::text(node, "mode", "linear");

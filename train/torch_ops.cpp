@@ -138,7 +138,8 @@ const TorchOp kOps[] = {
     {Op::UpsampleBilinear, nullptr,
      [](const Node& n, const Inputs& x, const TorchParams&, bool) {
        namespace F = torch::nn::functional;
-       const std::vector<int64_t> size = {x[0].size(2) * n.stride, x[0].size(3) * upsample_across(n)};
+       const std::vector<int64_t> size = {n.height ? n.height : x[0].size(2) * n.stride,
+                                          n.width ? n.width : x[0].size(3) * upsample_across(n)};
        auto options = F::InterpolateFuncOptions().size(size).mode(torch::kBilinear);
        options.align_corners(n.align_corners);
        return F::interpolate(x[0], options);

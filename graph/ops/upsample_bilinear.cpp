@@ -1,6 +1,7 @@
 // UpsampleBilinear: bilinear upsampling by whole factors, `stride` down and
-// `stride_w` across (0: as down), each 1 to 64: ONNX's Resize in mode
-// "linear" (F.interpolate(mode="bilinear"), a segmentation head's scores
+// `stride_w` across (0: as down), each 1 to 64, or to a size of `height` x
+// `width` (LRASPP's 33 -> 65 pixels, DeepLab's 65 -> 513): ONNX's Resize in
+// mode "linear" (F.interpolate(mode="bilinear"), a segmentation head's scores
 // brought back to the input's size, a U-Net's decoder), pixel centres aligned
 // or, with `align_corners`, corners (upsample_bilinear.h). Each output is a
 // weighted mean of four input pixels, so int8 keeps the input's scale: the
@@ -16,26 +17,33 @@
 namespace octet::ops {
 
 namespace {
-BilinearAxis rows_of(const Node& n, int in_h) { return {n.stride, in_h, n.align_corners}; }
-BilinearAxis columns_of(const Node& n, int in_w) { return {upsample_across(n), in_w, n.align_corners}; }
-
 ActShape shape(const Node& n, const std::vector<ActShape>& in) {
   const int across = upsample_across(n);
-  check(n.stride >= 1 && n.stride <= kMostUpsample && across >= 1 && across <= kMostUpsample,
-        "factors " + std::to_string(n.stride) + "x" + std::to_string(across) + " are outside 1 to " +
-            std::to_string(kMostUpsample));
-  const ActShape out = upsampled_shape(in[0], n.stride, across);
-  const int64_t total = int64_t{bilinear_span(rows_of(n, in[0].h))} * bilinear_span(columns_of(n, in[0].w));
+  ActShape out;
+  if (n.height != 0 || n.width != 0) {
+    check(n.height >= 1 && n.height <= kMostBilinearSide && n.width >= 1 && n.width <= kMostBilinearSide,
+          "size " + std::to_string(n.height) + "x" + std::to_string(n.width) + " is outside 1 to " +
+              std::to_string(kMostBilinearSide));
+    check(n.stride == 1 && across == 1, "a size and factors both");
+    check(within_bound(in[0].c, n.height, n.width), "output has more than 2^31 - 1 values");
+    out = {in[0].c, n.height, n.width};
+  } else {
+    check(n.stride >= 1 && n.stride <= kMostUpsample && across >= 1 && across <= kMostUpsample,
+          "factors " + std::to_string(n.stride) + "x" + std::to_string(across) + " are outside 1 to " +
+              std::to_string(kMostUpsample));
+    out = upsampled_shape(in[0], n.stride, across);
+  }
+  const int64_t total = bilinear_span(bilinear_rows(n, in[0].h)) * bilinear_span(bilinear_columns(n, in[0].w));
   check(total <= kMostBilinearTotal, "an output pixel's weights sum to " + std::to_string(total) +
                                          " units, more than int8's exact division takes (2^22: outputs of up to "
-                                         "2048 x 2048 pixels with corners aligned)");
+                                         "2048 x 2048 pixels)");
   return out;
 }
 
 void run_float(const FloatOpArgs& a) {
   const FloatTensor& x = *a.inputs[0];
   const ActShape in = a.in[0], out = a.out;
-  const BilinearAxis rows = rows_of(a.node, in.h), columns = columns_of(a.node, in.w);
+  const BilinearAxis rows = bilinear_rows(a.node, in.h), columns = bilinear_columns(a.node, in.w);
   const float unit = 1.0f / float(bilinear_span(rows) * bilinear_span(columns));
   for (int64_t b = 0; b < x.dim(0); ++b)
     for (int oy = 0; oy < out.h; ++oy) {
@@ -57,10 +65,10 @@ void run_float(const FloatOpArgs& a) {
 void run_int8_reference(const Int8ReferenceArgs& a) {
   const ActTensor& x = *a.inputs[0];
   const int in_h = static_cast<int>(x.dim(2)), in_w = static_cast<int>(x.dim(3));
-  const BilinearAxis rows = rows_of(a.node, in_h), columns = columns_of(a.node, in_w);
-  const int32_t total = bilinear_span(rows) * bilinear_span(columns);
+  const BilinearAxis rows = bilinear_rows(a.node, in_h), columns = bilinear_columns(a.node, in_w);
+  const auto total = static_cast<int32_t>(bilinear_span(rows) * bilinear_span(columns));
   const int32_t zero_point = a.input_zero_points.at(0);
-  a.y = ActTensor({a.batch, x.dim(1), x.dim(2) * a.node.stride, x.dim(3) * upsample_across(a.node)});
+  a.y = ActTensor({a.batch, x.dim(1), rows.out_length, columns.out_length});
   for (int64_t b = 0; b < a.batch; ++b)
     for (int64_t c = 0; c < x.dim(1); ++c)
       for (int oy = 0; oy < a.y.dim(2); ++oy)

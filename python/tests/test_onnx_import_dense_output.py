@@ -4,7 +4,8 @@ scores per pixel, [N, classes, H, W]). A small FCN whose classifier's scores are
 bilinearly as torchvision's FCN and DeepLabV3 heads do (octet's upsample_bilinear), a small U-Net ending in its
 own 1x1 conv (kept as the output layer), and both with corners aligned (align_corners=True): the U-Net's decoder
 upsampled as milesial's Pytorch-UNet does, the FCN's scores as segmentation_models_pytorch's heads
-(nn.UpsamplingBilinear2d). PyTorch's logits are the reference; ONNX Runtime runs the file and
+(nn.UpsamplingBilinear2d), and LRASPP's head in small, its pooled branch resized to a size that is no whole factor
+(3 x 4 -> 8 x 10), centres or corners aligned. PyTorch's logits are the reference; ONNX Runtime runs the file and
 octet's int8 export; int8 agrees with float pixel by pixel."""
 
 import json
@@ -98,9 +99,31 @@ class CornersHead(nn.Module):
         return self.up(self.fc(self.features(x)))
 
 
-NETS = {"fcn": Fcn, "unet": UNet, "bilinear": BilinearFcn, "corners_unet": CornersUNet, "corners_head": CornersHead}
+class SizesHead(nn.Module):
+    """LRASPP's head in small: a pooled branch (3 x 4 pixels, a max pool with ceil_mode) brought back to the
+    features' 8 x 10 (no whole factor) and concatenated, a classifier, its scores upsampled to the input's size;
+    pixel centres or corners aligned."""
+
+    def __init__(self, align_corners, classes=6):
+        super().__init__()
+        self.align_corners = align_corners
+        self.features = nn.Sequential(conv_bn(3, 16, 2), conv_bn(16, 24))
+        self.pooled = nn.Sequential(nn.MaxPool2d(3, 3, ceil_mode=True), nn.Conv2d(24, 8, 1), nn.ReLU())
+        self.fc = nn.Conv2d(32, classes, 1)
+
+    def forward(self, x):
+        features = self.features(x)
+        pooled = nn.functional.interpolate(self.pooled(features), size=features.shape[-2:], mode="bilinear",
+                                           align_corners=self.align_corners)
+        scores = self.fc(torch.cat([features, pooled], 1))
+        return nn.functional.interpolate(scores, size=x.shape[-2:], mode="bilinear", align_corners=self.align_corners)
+
+
+NETS = {"fcn": Fcn, "unet": UNet, "bilinear": BilinearFcn, "corners_unet": CornersUNet, "corners_head": CornersHead,
+        "sizes_centres": lambda: SizesHead(False), "sizes_corners": lambda: SizesHead(True)}
 # Each net's nearest and bilinear upsamplings in octet's graph.
-UPSAMPLES = {"fcn": (1, 0), "unet": (1, 0), "bilinear": (1, 1), "corners_unet": (0, 1), "corners_head": (0, 1)}
+UPSAMPLES = {"fcn": (1, 0), "unet": (1, 0), "bilinear": (1, 1), "corners_unet": (0, 1), "corners_head": (0, 1),
+             "sizes_centres": (0, 2), "sizes_corners": (0, 2)}
 
 
 @pytest.fixture(scope="module")
@@ -130,7 +153,7 @@ def test_an_image_of_logits_imports_and_matches_pytorch(tmp_path, octet_bin, ima
 @pytest.mark.parametrize("net", NETS)
 def test_int8_follows_float_pixel_by_pixel_and_exports(tmp_path, octet_bin, images, net):
     """Centred top-1 per pixel (int8_top1_agreement over 64 x 320 pixels): fcn 0.974, unet 0.980, bilinear 0.966,
-    corners_unet 0.981, corners_head 0.963
+    corners_unet 0.981, corners_head 0.963, sizes_centres 0.972, sizes_corners 0.975
     (octet eval's plain agreement 99.5-99.6%, logits SQNR 38-40 dB). The QDQ export in
     ONNX Runtime gives the same logits but where ORT's float arithmetic between a QDQ pair rounds a level of the
     output conv's input the other way: then that pixel's logits move by the level times a weight, with no pooling
@@ -140,18 +163,22 @@ def test_int8_follows_float_pixel_by_pixel_and_exports(tmp_path, octet_bin, imag
     agreement, ours, theirs = int8_and_export_of_images(tmp_path, octet_bin, tmp_path / "m.octet", images)
     assert agreement >= 0.9, agreement
     off = np.abs(ours[:16] - theirs) / np.abs(ours).max()
-    if net != "bilinear":
+    if net not in ("bilinear", "sizes_centres"):
         assert (off > 1e-4).mean() <= 0.01 and off.max() <= 0.02, ((off > 1e-4).mean(), off.max())
         return
     # The scores upsampled bilinearly (x 4: weights in 64ths) then read by the identity output conv: a weighted
     # sum half-way between two levels rounds up in octet (common/requantize.h) and, as ORT computes it, down
     # now and then. Measured: 2.5% of values exactly one level below, the rest equal. With corners aligned
     # (corners_head: weights in 15ths down and 19ths across, an odd sum) no mean is half-way: every value equal.
-    level = 1 / next(layer for layer in octet.load_quantized(str(tmp_path / "m.int8")).layers
-                     if layer["op"] == "upsample_bilinear")["scale"]
+    # sizes_centres also resizes its pooled branch 3 x 4 -> 8 x 10, by the float scale 8 / 3 in the export: ORT's
+    # weights are then a little off octet's exact ones, and a level moved there moves the scores by up to two
+    # levels: measured 6.2% of values, at most 2 levels.
+    level = 1 / [layer for layer in octet.load_quantized(str(tmp_path / "m.int8")).layers
+                 if layer["op"] == "upsample_bilinear"][-1]["scale"]
     levels = (theirs - ours[:16]) / level
-    assert np.abs(levels - np.round(levels)).max() < 1e-2 and np.abs(levels).max() < 1.01, np.unique(levels.round(3))
-    assert (np.abs(levels) > 0.5).mean() <= 0.05
+    most, share = (1.01, 0.05) if net == "bilinear" else (2.01, 0.1)
+    assert np.abs(levels - np.round(levels)).max() < 1e-2 and np.abs(levels).max() < most, np.unique(levels.round(3))
+    assert (np.abs(levels) > 0.5).mean() <= share
 
 
 def test_auto_calibration_and_eval_compare_every_pixel(tmp_path, octet_bin, images):

@@ -6,9 +6,10 @@ arithmetic), a downsample by F.interpolate(scale_factor=0.5), a 1-D one (a
 Conv1d net upsampling its sequence), a stretch across only, and GhostNetV2's
 DFC attention (a half-resolution gate interpolated to the output's size). PyTorch's
 logits are the reference; ONNX Runtime runs the file and octet's int8 export
-as well. Bilinear resizing and ratios that are not whole are refused naming
-the node."""
+as well. Cubic resizing, nearest ratios that are neither repeats nor steps and
+bilinear scales that are not the sizes' ratio are refused naming the node."""
 
+import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -155,8 +156,9 @@ def with_resize(path, **attributes):
 
 
 def test_cubic_bilinear_of_asymmetric_pixels_and_ratios_that_are_not_whole_are_refused(tmp_path, octet_bin):
-    """(Bilinear with pixel centres or corners aligned imports: test_onnx_import_dense_output.py.) TensorFlow 1's
-    resize_bilinear without half_pixel_centers (asymmetric) is refused."""
+    """(Bilinear with pixel centres or corners aligned imports, to any size: test_onnx_import_dense_output.py.)
+    TensorFlow 1's resize_bilinear without half_pixel_centers (asymmetric) and bilinear by a scale that is not the
+    sizes' ratio are refused; nearest resizes that are neither repeats nor steps too."""
     exported(tmp_path / "m.onnx", 143, "hrnet")
     name = with_resize(tmp_path / "m.onnx", mode="cubic")
     refused(octet_bin, tmp_path / "m.onnx", tmp_path / "m.octet", name, "mode 'cubic'")
@@ -164,6 +166,16 @@ def test_cubic_bilinear_of_asymmetric_pixels_and_ratios_that_are_not_whole_are_r
     name = with_resize(tmp_path / "m.onnx", mode="linear", coordinate_transformation_mode="asymmetric")
     refused(octet_bin, tmp_path / "m.onnx", tmp_path / "m.octet", name,
             "mode 'linear' with coordinate_transformation_mode 'asymmetric'")
+    exported(tmp_path / "m.onnx", 143, "half")  # 32 pixels to 15 by 0.49, not 15 / 32
+    name = with_resize(tmp_path / "m.onnx", mode="linear", coordinate_transformation_mode="half_pixel")
+    model = onnx.load(str(tmp_path / "m.onnx"))
+    scales = next(n for n in model.graph.node if n.output[0] == next(
+        r for r in model.graph.node if r.op_type == "Resize").input[2])
+    scales.attribute[0].t.CopyFrom(onnx.numpy_helper.from_array(np.array([1, 1, 0.49, 0.49], np.float32)))
+    onnx.save(model, str(tmp_path / "m.onnx"))
+    refused(octet_bin, tmp_path / "m.onnx", tmp_path / "m.octet", name,
+            "mode 'linear' resizing 32 pixels to 15 by scale 0.490000: with half_pixel centres octet places the "
+            "pixels by the sizes' ratio")
     exported(tmp_path / "m.onnx", 143, "hrnet")
     name = with_resize(tmp_path / "m.onnx", coordinate_transformation_mode="align_corners")
     refused(octet_bin, tmp_path / "m.onnx", tmp_path / "m.octet", name, "align_corners",

@@ -528,11 +528,13 @@ void add_image_net_operator_cases(std::vector<OpCase>& cases) {
   // as uint8 (zero point -128), and ahead of an output conv (an image of logits); 17 and 40 channels for the AVX2
   // blends' 16 lanes and their tails, factor 64 for the largest weights and shift. Corners aligned
   // (align_corners=True) and factors not powers of two divide by their weights' sum: 2x2 at 6 pixels (11ths), x3
-  // (6ths), 33 rows x 64 (2111ths: int32 rows), and 5 -> 65 pixels, whose 16ths still shift.
+  // (6ths), 33 rows x 64 (2111ths: int32 rows), and 5 -> 65 pixels, whose 16ths still shift. Sizes that are no
+  // whole factors (out_h x out_w): 5 x 7 -> 13 x 17, down to 5 x 4, corners aligned 65 -> 513 (8ths, shifts).
   struct Bilinear {
     int64_t batch;
     int c, h, w, down, across;
     bool unsigned_values, into_logits, align_corners = false;
+    int out_h = 0, out_w = 0;
   };
   uint64_t bilinear_seed = 8090;
   for (const Bilinear& v : {Bilinear{2, 5, 6, 6, 2, 2, false, false}, Bilinear{3, 4, 7, 5, 4, 1, false, false},
@@ -542,11 +544,17 @@ void add_image_net_operator_cases(std::vector<OpCase>& cases) {
                             Bilinear{3, 4, 7, 5, 3, 1, false, false}, Bilinear{1, 17, 5, 4, 4, 8, true, false, true},
                             Bilinear{4, 6, 5, 3, 2, 2, true, true, true},
                             Bilinear{1, 3, 33, 2, 64, 2, false, false, true},
-                            Bilinear{2, 9, 5, 5, 13, 13, false, false, true}}) {
+                            Bilinear{2, 9, 5, 5, 13, 13, false, false, true},
+                            Bilinear{2, 5, 5, 7, 1, 1, false, false, false, 13, 17},
+                            Bilinear{1, 17, 5, 4, 1, 1, true, false, true, 12, 9},
+                            Bilinear{3, 4, 8, 6, 1, 1, false, false, false, 5, 4},
+                            Bilinear{1, 3, 65, 3, 1, 1, false, false, true, 513, 5},
+                            Bilinear{2, 6, 3, 5, 1, 1, true, true, false, 7, 11}}) {
     const uint64_t s = bilinear_seed++;
     cases.push_back({"upsample_bilinear_" + shape_name(v.batch, v.c, v.h, v.w) + "_" + std::to_string(v.down) + "x" +
                          std::to_string(v.across) + (v.unsigned_values ? "_uint8" : "") +
-                         (v.into_logits ? "_logits" : "") + (v.align_corners ? "_corners" : ""),
+                         (v.into_logits ? "_logits" : "") + (v.align_corners ? "_corners" : "") +
+                         (v.out_h ? "_to" + std::to_string(v.out_h) + "x" + std::to_string(v.out_w) : ""),
                      v.batch, [v, s] {
                        OpModel m(s);
                        int x = m.input(v.c, v.h, v.w);
@@ -558,6 +566,7 @@ void add_image_net_operator_cases(std::vector<OpCase>& cases) {
                        up.op = Op::UpsampleBilinear, up.stride = v.down;
                        up.stride_w = v.across != v.down ? v.across : 0;
                        up.align_corners = v.align_corners;
+                       up.height = v.out_h, up.width = v.out_w;
                        up.inputs = {x};
                        m.keeps_scale(up);
                        return v.into_logits ? m.finish_with_conv(1, 5) : m.finish();

@@ -80,6 +80,22 @@ TEST(FileRanges, BilinearUpsamplingWhoseWeightsSumBeyondTheExactDivisionIsRefuse
   EXPECT_NE(graph_error(image + R"({"name":"u","op":"upsample_bilinear","inputs":[0],"stride":65}])")
                 .find("outside 1 to 64"),
             std::string::npos);
+  // Sizes: both sides from 1 to 65536, without factors; 50 -> 3000 x 7 with centres aligned weighs in 120ths x 14ths.
+  EXPECT_EQ(graph_error(image + R"({"name":"u","op":"upsample_bilinear","inputs":[0],"height":3000,"width":7}])"),
+            "no error");
+  for (const char* size : {R"("height":0,"width":7)", R"("height":7)", R"("height":70000,"width":7)"})
+    EXPECT_NE(graph_error(image + R"({"name":"u","op":"upsample_bilinear","inputs":[0],)" + size + "}]")
+                  .find("is outside 1 to 65536"),
+              std::string::npos)
+        << size;
+  EXPECT_NE(graph_error(image + R"({"name":"u","op":"upsample_bilinear","inputs":[0],"height":7,"width":7,)"
+                                R"("stride":2}])")
+                .find("a size and factors both"),
+            std::string::npos);
+  EXPECT_NE(graph_error(image + R"({"name":"u","op":"upsample_bilinear","inputs":[0],"height":4001,"width":3001,)"
+                                R"("align_corners":true}])")
+                .find("weights sum to"),
+            std::string::npos);
 }
 
 TEST(FileRanges, ConvDilationsBelowOneOutsideIntOrWiderThanThePaddedImageAreRefused) {

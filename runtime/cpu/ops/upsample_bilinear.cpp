@@ -3,7 +3,7 @@
 // divided back by the weights' sum as the int8 reference does. Where that sum
 // is a power of two and a row's weights sum to at most 128 (pixel centres
 // aligned, factors powers of two), the rows blend into int16 and the division
-// is requantize_by_shift; otherwise (corners aligned, other factors) the rows
+// is requantize_by_shift; otherwise (corners aligned, other sizes) the rows
 // blend into int32 and requantize_by_division divides. The blends
 // (bilinear_simd.h) are portable here, and AVX2 where the CPU has it.
 #include <vector>
@@ -57,17 +57,16 @@ const BilinearDivisions portable_divisions = {blend_wide_rows, divide_pixels};
 // Whether the node's weights divide by a shift and its rows blend in int16: BilinearBlends, else
 // BilinearDivisions.
 bool blends_in_int16(const Node& n, const ActShape& in) {
-  const int row_span = ops::bilinear_span({n.stride, in.h, n.align_corners});
+  const int64_t row_span = ops::bilinear_span(ops::bilinear_rows(n, in.h));
   return row_span <= 128 &&
-         ops::power_of_two_exponent(row_span * ops::bilinear_span({upsample_across(n), in.w, n.align_corners})) >= 0;
+         ops::power_of_two_exponent(row_span * ops::bilinear_span(ops::bilinear_columns(n, in.w))) >= 0;
 }
 
 void run_with(const KernelArgs& a, const BilinearBlends& blends, const BilinearDivisions& divisions) {
   const Node& n = a.node.node();
   const ActShape in = a.node.input(), out = a.node.output();
-  const ops::BilinearAxis down = {n.stride, in.h, n.align_corners};
-  const ops::BilinearAxis across = {upsample_across(n), in.w, n.align_corners};
-  const int32_t total = ops::bilinear_span(down) * ops::bilinear_span(across);
+  const ops::BilinearAxis down = ops::bilinear_rows(n, in.h), across = ops::bilinear_columns(n, in.w);
+  const auto total = static_cast<int32_t>(ops::bilinear_span(down) * ops::bilinear_span(across));
   const bool in_int16 = blends_in_int16(n, in);
   const int32_t zero_point = a.node.input_zero_point();
   const int64_t rows = a.batch * out.h, channels = in.c, row_values = int64_t{in.w} * channels;
