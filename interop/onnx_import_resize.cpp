@@ -64,7 +64,7 @@ std::optional<AxisResize> axis_resize(int64_t in, int64_t out, double scale, con
 // Mode "linear" as octet's UpsampleBilinear, pixel centres aligned as F.interpolate(align_corners=False) aligns them
 // (half_pixel; pytorch_half_pixel, the same but for an output of one pixel) or corners as align_corners=True
 // (nn.UpsamplingBilinear2d): every axis upsampled by a whole factor up to 64 (an axis of one pixel is that pixel
-// repeated: nearest), else resized to its size (half_pixel reads the scale: it must be the sizes' ratio).
+// repeated: nearest), else resized to its size (ONNX reads the scale: it must be the sizes' ratio).
 int Importer::bilinear(const onnx::NodeProto& n, int x, const std::vector<int64_t>& in, const std::vector<int64_t>& out,
                        const std::vector<double>& scales, const std::string& transformation) {
   const bool align_corners = transformation == "align_corners";
@@ -72,15 +72,15 @@ int Importer::bilinear(const onnx::NodeProto& n, int x, const std::vector<int64_
     refuse(n, "mode 'linear' with coordinate_transformation_mode '" + transformation +
                   "': octet's bilinear upsampling aligns pixel centres (half_pixel: F.interpolate's "
                   "align_corners=False) or corners (align_corners)");
-  bool whole = true;  // every axis a whole factor (with corners aligned the scale is not read)
+  bool whole = true;  // every axis a whole factor
   for (size_t a = 0; a < in.size(); ++a) {
     const int64_t factor = out[a] / in[a];
-    whole = whole && out[a] == in[a] * factor && factor <= kMostUpsample &&
-            (scales[a] == double(factor) || align_corners);
-    if (!align_corners && scales[a] != double(out[a]) / double(in[a]))
+    whole = whole && out[a] == in[a] * factor && factor <= kMostUpsample;
+    // ONNX places pixels by the scale, the unrounded in x scale (align_corners' length too): octet by the sizes.
+    if (scales[a] != double(out[a]) / double(in[a]))
       refuse(n, "mode 'linear' resizing " + std::to_string(in[a]) + " pixels to " + std::to_string(out[a]) +
-                    " by scale " + std::to_string(scales[a]) + ": with half_pixel centres octet places the pixels "
-                    "by the sizes' ratio (give sizes, or a scale whose product is a whole size)");
+                    " by scale " + std::to_string(scales[a]) + ": octet places the pixels by the sizes' ratio, and "
+                    "ONNX by the scale (give sizes, or a scale whose product is a whole size)");
     if (out[a] == 1 && transformation == "pytorch_half_pixel") refuse(n, "pytorch_half_pixel to one pixel");
   }
   std::vector<int> nearest, linear;  // per axis: whole factors, nearest where the axis is one pixel
