@@ -7,15 +7,23 @@
 
 namespace octet {
 
-std::string mask_file_for(const std::string& image_file, const std::string& masks_dir) {
-  const size_t slash = image_file.find_last_of('/');
-  std::string name = slash == std::string::npos ? image_file : image_file.substr(slash + 1);
-  const size_t dot = name.find_last_of('.');
-  if (dot != std::string::npos && dot > 0) name.resize(dot);
-  const std::string mask = masks_dir + "/" + name + ".png";
+std::string mask_file_for(const std::string& image_file, const MaskNaming& naming) {
+  const std::string root = naming.images_dir + "/";
+  std::string name = image_file.compare(0, root.size(), root) == 0 ? image_file.substr(root.size()) : image_file;
+  const std::string& suffix = naming.image_suffix;
+  if (!suffix.empty()) {
+    check(name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0,
+          image_file + ": does not end with --image-suffix '" + suffix + "' (its mask's name is the image's less it)");
+    name.resize(name.size() - suffix.size());
+  } else {
+    const size_t dot = name.find_last_of('.'), slash = name.find_last_of('/');
+    if (dot != std::string::npos && dot > 0 && (slash == std::string::npos || dot > slash + 1)) name.resize(dot);
+  }
+  const std::string mask = naming.masks_dir + "/" + name + (naming.mask_suffix.empty() ? ".png" : naming.mask_suffix);
   check(file_exists(mask), image_file + ": no mask " + mask +
                                " (each image of --eval-data needs its mask in --eval-labels' folder: the image's "
-                               "name, .png)");
+                               "name and subfolders, less its extension or --image-suffix, then .png or "
+                               "--mask-suffix)");
   return mask;
 }
 

@@ -1,10 +1,13 @@
 // A segmentation's masks as files: --eval-labels MASKS/ beside --eval-data
-// IMAGES/, a folder of images without class folders (Pascal VOC's
-// JPEGImages and SegmentationClass, Cityscapes' and ADE20K's layouts once
-// their images share a folder). IMAGES/NAME.jpg's mask is MASKS/NAME.png: a
-// PNG of class indices (data/images.h: decode_mask), the image's size, resized
-// and cropped as the image is (--resize, --crop) but by nearest neighbour, as
-// torchvision's segmentation references resize their targets.
+// IMAGES/, a folder of images, in subfolders or not (Pascal VOC's JPEGImages
+// and SegmentationClass, ADE20K's images and annotations, Cityscapes'
+// leftImg8bit and gtFine by city). IMAGES/SUB/NAME.jpg's mask is
+// MASKS/SUB/NAME.png, or with suffixes (--image-suffix, --mask-suffix, as
+// mmsegmentation's img_suffix and seg_map_suffix)
+// IMAGES/SUB/NAME_leftImg8bit.png's is MASKS/SUB/NAME_gtFine_labelTrainIds.png:
+// a PNG of class indices (data/images.h: decode_mask), the image's size,
+// resized and cropped as the image is (--resize, --crop) but by nearest
+// neighbour, as torchvision's segmentation references resize their targets.
 #pragma once
 
 #include <cstdint>
@@ -13,8 +16,17 @@
 
 namespace octet {
 
-// MASKS/NAME.png for IMAGES/NAME.ext; fails naming both when there is none.
-std::string mask_file_for(const std::string& image_file, const std::string& masks_dir);
+// How an image's mask is named: the image's path under `images_dir` less `image_suffix` (its extension where
+// empty), then `mask_suffix`, under `masks_dir`.
+struct MaskNaming {
+  std::string images_dir, masks_dir;
+  std::string image_suffix;          // "": the image's extension
+  std::string mask_suffix = ".png";  // "": .png
+};
+
+// The mask of `image_file` (a file under naming.images_dir); fails naming both when there is none, and naming the
+// image where it does not end with the image suffix.
+std::string mask_file_for(const std::string& image_file, const MaskNaming& naming);
 
 // How the image that a mask goes with became the model's input.
 struct MaskGeometry {

@@ -38,13 +38,14 @@ std::vector<ListedName> parse_image_list(const std::string& text, const std::str
   return names;
 }
 
-std::vector<std::string> images_named_in(const std::string& list_file, const std::string& folder) {
+std::vector<std::string> images_named_in(const std::string& list_file, const std::string& folder,
+                                         const std::string& suffix) {
   check(file_exists(list_file), "no list file '" + list_file + "' (a text file of image names, one per line)");
   const std::vector<uint8_t> bytes = read_file_bytes(list_file);
   std::vector<std::string> files;
   for (const ListedName& listed : parse_image_list(std::string(bytes.begin(), bytes.end()), list_file)) {
     const std::string path = folder + "/" + listed.name;
-    std::string found;
+    std::string found = !suffix.empty() && file_exists(path + suffix) ? path + suffix : "";
     for (const char* extension : {".jpg", ".jpeg", ".png", ".JPG", ".JPEG", ".PNG", ""})
       if (found.empty() && file_exists(path + extension)) found = path + extension;
     check(!found.empty(), list_file + " line " + std::to_string(listed.line) + ": no image '" + listed.name +

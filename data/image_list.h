@@ -25,8 +25,11 @@ struct ListedName {
 // a name over 4096 bytes; and a list of no names.
 std::vector<ListedName> parse_image_list(const std::string& text, const std::string& list_file);
 
-// The image files of `folder` that `list_file` names, in its order. Fails
-// naming the file, the line and the folder where a name has no image.
-std::vector<std::string> images_named_in(const std::string& list_file, const std::string& folder);
+// The image files of `folder` that `list_file` names, in its order: NAME
+// followed by `suffix` where given (Cityscapes' _leftImg8bit.png), else by
+// an image extension, else NAME itself. Fails naming the file, the line and
+// the folder where a name has no image.
+std::vector<std::string> images_named_in(const std::string& list_file, const std::string& folder,
+                                         const std::string& suffix = "");
 
 }  // namespace octet

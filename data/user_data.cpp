@@ -79,13 +79,14 @@ Image folder_image(const std::string& path, const ImageSource& source, const Mod
        example + ")");
 }
 
-// Decodes `files` in parallel into `data->images`, and where `masks_dir` is
-// given their masks into `data->labels`; the first failure in file order is reported.
+// Decodes `files` in parallel into `data->images`, and `with_masks` their
+// masks (source.labels) into `data->labels`; the first failure in file order is reported.
 void decode_folder_images(const std::vector<std::string>& files, const ImageSource& source, const ModelInput& model,
-                          const std::string& masks_dir, Dataset* data) {
+                          bool with_masks, Dataset* data) {
   const size_t numel = static_cast<size_t>(data->image_numel());
   data->images.assign(files.size() * numel, 0);
-  if (!masks_dir.empty()) {
+  const MaskNaming naming{source.path, source.labels, source.image_suffix, source.mask_suffix};
+  if (with_masks) {
     data->label_height = model.height, data->label_width = model.width;
     data->labels.assign(files.size() * static_cast<size_t>(data->labels_per_image()), 0);
   }
@@ -98,10 +99,10 @@ void decode_folder_images(const std::vector<std::string>& files, const ImageSour
         std::pair<int, int> decoded;
         const Image image = folder_image(files[i], source, model, first, &decoded);
         std::copy(image.pixels.begin(), image.pixels.end(), data->images.begin() + static_cast<std::ptrdiff_t>(i * numel));
-        if (masks_dir.empty()) continue;
+        if (!with_masks) continue;
         const MaskGeometry geometry{decoded.first, decoded.second, source.resize, source.crop};
         const std::vector<int32_t> mask =
-            folder_mask_labels(mask_file_for(files[i], masks_dir), files[i], geometry, model.classes);
+            folder_mask_labels(mask_file_for(files[i], naming), files[i], geometry, model.classes);
         std::copy(mask.begin(), mask.end(), data->labels.begin() + static_cast<std::ptrdiff_t>(i * mask.size()));
       } catch (...) {
         errors[i] = std::current_exception();
@@ -133,14 +134,11 @@ std::vector<int64_t> picked(const IndexPicker& pick, int64_t size, const std::st
 
 Dataset load_folder(const ImageSource& source, const ModelInput& model, bool labels, const IndexPicker& pick,
                     Dataset data) {
-  const ImageFolderListing listing = list_image_folder(source.path, source.list);
-  const bool classes = !listing.classes.empty();
-  check(source.labels.empty() || !classes,
-        source.labels + ": " + source.path + "'s labels are its class folders (a labels file goes with a .npy of "
-                                             "images, a folder of masks with a folder of images alone)");
   check(source.labels.empty() || directory_exists(source.labels),
         source.labels + ": with a folder of images, --eval-labels is a folder of PNG masks (a .npy of labels goes "
                         "with a .npy of images)");
+  const ImageFolderListing listing = list_image_source(source);
+  const bool classes = !listing.classes.empty();
   if (labels && classes)
     check(static_cast<int>(listing.classes.size()) == model.classes,
           source.path + ": " + std::to_string(listing.classes.size()) + " class folders, and the model has " +
@@ -151,7 +149,7 @@ Dataset load_folder(const ImageSource& source, const ModelInput& model, bool lab
     files.push_back(listing.files[static_cast<size_t>(i)]);
     if (labels && classes) data.labels.push_back(listing.labels[static_cast<size_t>(i)]);
   }
-  decode_folder_images(files, source, model, labels ? source.labels : "", &data);
+  decode_folder_images(files, source, model, labels && !source.labels.empty(), &data);
   data.files = std::move(files);
   return data;
 }
@@ -196,14 +194,10 @@ std::string image_shape_text(int channels, int height, int width) {
   return std::to_string(channels) + "x" + std::to_string(height) + "x" + std::to_string(width);
 }
 
-ImageFolderListing list_image_folder(const std::string& root, const std::string& list) {
+ImageFolderListing list_image_folder(const std::string& root) {
   check(directory_exists(root), "no folder '" + root +
                                     "' (an image folder: one subfolder of images per class, or the images themselves)");
   ImageFolderListing listing;
-  if (!list.empty()) {
-    listing.files = images_named_in(list, root);
-    return listing;
-  }
   for (const std::string& name : list_directory(root))
     if (directory_exists(root + "/" + name)) listing.classes.push_back(name);
   if (listing.classes.empty()) {  // the images themselves, unlabelled
@@ -228,6 +222,27 @@ ImageFolderListing list_image_folder(const std::string& root, const std::string&
       }
     check(listing.files.size() > before, dir + ": a class folder with no images (.jpg, .jpeg or .png)");
   }
+  return listing;
+}
+
+ImageFolderListing list_image_source(const ImageSource& source) {
+  const std::string& root = source.path;
+  if (!source.list.empty()) {
+    check(directory_exists(root), "no folder '" + root + "' (the folder of the images " + source.list + " names)");
+    return {{}, images_named_in(source.list, root, source.image_suffix), {}};
+  }
+  if (source.labels.empty()) return list_image_folder(root);
+  check(directory_exists(root), "no folder '" + root + "' (a folder of images, in subfolders or not)");
+  std::vector<std::pair<std::string, std::vector<std::string>>> folders;
+  walk(root, 0, &folders);
+  std::sort(folders.begin(), folders.end());  // os.walk's tuples, sorted: by folder path
+  ImageFolderListing listing;
+  for (const auto& folder : folders)
+    for (const std::string& file : folder.second)
+      if (ends_with(file, source.image_suffix)) listing.files.push_back(file);
+  check(!listing.files.empty(), root + ": no images (.jpg, .jpeg or .png" +
+                                    (source.image_suffix.empty() ? "" : " ending " + source.image_suffix) +
+                                    ") in it or its subfolders");
   return listing;
 }
 

@@ -18,9 +18,12 @@ namespace octet {
 // One set of the user's images.
 struct ImageSource {
   std::string path;  // a folder (ImageFolder layout, or images alone) or a .npy (float32 N x C x H x W, normalised)
-  // With a .npy of images: a .npy of labels, per image or masks (read_npy_labels); with a folder of images
-  // alone: a folder of their PNG masks (data/folder_masks.h); "": none.
+  // With a .npy of images: a .npy of labels, per image or masks (read_npy_labels); with a folder of images:
+  // a folder of their PNG masks (data/folder_masks.h); "": none.
   std::string labels;
+  // With a folder of masks: the end of an image's name its mask's replaces ("": the extension) and what replaces
+  // it ("": .png); Cityscapes' _leftImg8bit.png and _gtFine_labelTrainIds.png.
+  std::string image_suffix, mask_suffix;
   // With a folder: a text file naming the images to read, one per line (data/image_list.h: Pascal VOC's
   // ImageSets/Segmentation/val.txt), rather than every image of the folder; "": all.
   std::string list;
@@ -39,14 +42,19 @@ struct ImageSource {
 // when it has neither class folders nor images or a class folder has no image, and
 // naming the file for an image torchvision reads but octet does not (.bmp,
 // .ppm, .pgm, .tif, .tiff, .webp). Other files are skipped, as torchvision does.
-// With `list`, a text file of image names (data/image_list.h), the files are
-// those it names, in its order, without classes.
 struct ImageFolderListing {
   std::vector<std::string> classes;
   std::vector<std::string> files;
   std::vector<int32_t> labels;
 };
-ImageFolderListing list_image_folder(const std::string& root, const std::string& list = "");
+ImageFolderListing list_image_folder(const std::string& root);
+
+// The images of `source`, a folder, as load_image_source reads them: those
+// its list names (data/image_list.h), in its order; else with a folder of
+// masks every image under the folder, subfolders too (Cityscapes' cities),
+// sorted by path as os.walk, those whose names end with the image suffix where
+// one is given; else list_image_folder's.
+ImageFolderListing list_image_source(const ImageSource& source);
 
 // What the images must fit: the model's dataset name, input and classes.
 struct ModelInput {

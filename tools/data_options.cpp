@@ -64,6 +64,11 @@ DataOptions DataArgs::data() const {
   check(calib_list.empty() || !calib.empty(),
         "--calib-list goes with --calib-data (the folder of the images it names)");
   check(eval_list.empty() || !eval.empty(), "--eval-list goes with --eval-data (the folder of the images it names)");
+  check((image_suffix.empty() && mask_suffix.empty()) || (!eval_labels.empty() && !d.eval.is_npy()),
+        "--image-suffix and --mask-suffix say how --eval-data's images name their masks: they go with a folder of "
+        "images and --eval-labels, a folder of masks");
+  d.eval.image_suffix = image_suffix;
+  d.eval.mask_suffix = mask_suffix;
   check(eval_labels.empty() || !eval.empty(),
         "--eval-labels goes with --eval-data (a .npy of labels with a .npy of images, a folder of masks with a folder "
         "of images)");
@@ -126,6 +131,13 @@ void add_data_options(CLI::App* cmd, DataArgs& a, int uses) {
                     "A text file naming the images of --eval-data's folder to read, one per line, NAME or NAME.ext "
                     "(NAME: NAME.jpg, .jpeg or .png), as Pascal VOC's ImageSets/Segmentation/val.txt with "
                     "--eval-data JPEGImages --eval-labels SegmentationClass (default: every image of the folder)");
+    cmd->add_option("--image-suffix", a.image_suffix,
+                    "With --eval-labels a folder of masks: the end of an image's name that its mask's replaces, and "
+                    "only images so named are read, subfolders too (Cityscapes: _leftImg8bit.png; default: the "
+                    "extension)");
+    cmd->add_option("--mask-suffix", a.mask_suffix,
+                    "With --eval-labels a folder of masks: what ends a mask's name in place of --image-suffix, in the "
+                    "image's subfolder (Cityscapes: _gtFine_labelTrainIds.png; default: .png)");
   }
   cmd->add_option("--resize", a.resize,
                   "Folder images: resize the shorter side to N first (bilinear, as torchvision's Resize(N))");

@@ -26,6 +26,7 @@ struct DataArgs {
   std::string dir;                      // --data
   std::string calib, eval, eval_labels;  // --calib-data, --eval-data, --eval-labels
   std::string calib_list, eval_list;     // --calib-list, --eval-list
+  std::string image_suffix, mask_suffix;  // --image-suffix, --mask-suffix
   int resize = 0, crop = 0;             // --resize, --crop
   std::vector<float> mean, std;         // --mean, --std
   std::string preprocess;               // --preprocess imagenet

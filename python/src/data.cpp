@@ -12,6 +12,7 @@
 #include "data/user_data.h"
 #include "python/src/arrays.h"
 #include "python/src/module.h"
+#include "python/src/user_images.h"
 
 namespace octet::python {
 
@@ -52,18 +53,20 @@ py::tuple load_dataset_py(const std::string& name, const std::optional<std::stri
 // a folder of images alone: (images, None, []), or with `masks` their masks as
 // labels (int64 N x H x W, 255 where a pixel has none, as --eval-labels reads them).
 py::tuple load_image_folder_py(const std::string& path, int channels, int resize, int crop,
-                               const std::optional<std::string>& masks, const std::optional<std::string>& names) {
+                               const std::optional<std::string>& masks, const std::optional<std::string>& names,
+                               const std::string& image_suffix, const std::string& mask_suffix) {
   ImageSource source;
   source.path = path;
   source.labels = masks.value_or("");
   source.list = names.value_or("");
+  set_mask_suffixes(&source, image_suffix, mask_suffix);
   source.resize = resize;
   source.crop = crop;
   Dataset data;
   std::vector<std::string> classes;
   {
     py::gil_scoped_release release;
-    const ImageFolderListing listing = list_image_folder(path, source.list);
+    const ImageFolderListing listing = list_image_source(source);
     Image first = read_image_file(listing.files[0], channels);
     if (resize > 0) first = resize_shorter_side(first, resize);
     if (crop > 0) first = center_crop(first, crop);
@@ -115,12 +118,14 @@ void bind_data(py::module_& m) {
         "Debian folder.");
   m.def("load_image_folder", &load_image_folder_py, py::arg("path"), py::arg("channels") = 3, py::arg("resize") = 0,
         py::arg("crop") = 0, py::arg("masks") = py::none(), py::arg("names") = py::none(),
+        py::arg("image_suffix") = "", py::arg("mask_suffix") = "",
         "Reads a folder in torchvision's ImageFolder layout (one subfolder per class, JPEG or PNG files) as the "
         "command line's --calib-data/--eval-data do: (uint8 images N x C x H x W, int64 labels N, classes); a "
         "folder of images without subfolders, sorted by name: (images, None, []), or with masks (a folder of their "
         "PNG masks, as --eval-labels) (images, int64 masks N x H x W resized and cropped as the images by nearest "
         "neighbour, 255 where a pixel has no label, []); names: a text file naming the images of the folder to "
-        "read, one per line (NAME or NAME.ext), in its order, as --eval-list and Pascal VOC's ImageSets. "
+        "read, one per line (NAME or NAME.ext), in its order, as --eval-list and Pascal VOC's ImageSets; with masks, "
+        "the images of subfolders too, and image_suffix, mask_suffix as --image-suffix, --mask-suffix. "
         "channels: 3 (RGB) or 1 (grey, as PIL's convert('L')); resize: the shorter side to N first, bilinear as "
         "torchvision's Resize(N); crop: then the centre N x N, as CenterCrop(N). Every image must then have the "
         "first one's size.");

@@ -19,8 +19,8 @@ namespace {
 
 py::dict evaluate_py(const PyCheckpoint& c, PyQuantized& q, const std::optional<std::string>& data_dir,
                      const py::object& eval_data, const py::object& eval_labels, const py::object& eval_list,
-                     int resize, int crop, int64_t limit, bool layers, int64_t batch_size,
-                     const std::string& backend) {
+                     const std::string& image_suffix, const std::string& mask_suffix, int resize, int crop,
+                     int64_t limit, bool layers, int64_t batch_size, const std::string& backend) {
   check_batch_size(batch_size);
   const QuantizedModel& qm = q.model();
   check_quantized_from(qm, "the quantized model", c.checkpoint(), "'" + c.path() + "'");
@@ -32,13 +32,15 @@ py::dict evaluate_py(const PyCheckpoint& c, PyQuantized& q, const std::optional<
   EvalReport report;
   if (!eval_data.is_none() && !is_path(eval_data)) {  // arrays of model inputs and labels
     check(resize == 0 && crop == 0, "resize and crop apply to a folder of images, not to an array of model inputs");
-    check(eval_list.is_none(), "eval_list names images of a folder, not of an array of model inputs");
+    check(eval_list.is_none() && image_suffix.empty() && mask_suffix.empty(),
+          "eval_list, image_suffix and mask_suffix name images and masks of a folder, not of an array");
     const Dataset test = array_dataset(eval_data, eval_labels, q.input(), qm.num_classes());
     py::gil_scoped_release release;
     report = evaluate(c.executor(), q.engine(backend), test, limit, layers, batch_size, layer_reference);
   } else {
     DataOptions data(data_dir.value_or(""));
     if (!eval_data.is_none()) data.eval = image_source(eval_data, eval_labels, resize, crop, eval_list);
+    set_mask_suffixes(&data.eval, image_suffix, mask_suffix);
     check(eval_labels.is_none() || !eval_data.is_none(), "eval_labels goes with eval_data");
     check(eval_list.is_none() || !eval_data.is_none(), "eval_list goes with eval_data (the folder of its images)");
     py::gil_scoped_release release;
@@ -81,7 +83,8 @@ py::dict evaluate_py(const PyCheckpoint& c, PyQuantized& q, const std::optional<
 void bind_evaluate(py::module_& m) {
   m.def("evaluate", &evaluate_py, py::arg("checkpoint"), py::arg("quantized"), py::kw_only(),
         py::arg("data_dir") = py::none(), py::arg("eval_data") = py::none(), py::arg("eval_labels") = py::none(),
-        py::arg("eval_list") = py::none(), py::arg("resize") = 0, py::arg("crop") = 0, py::arg("limit") = 0,
+        py::arg("eval_list") = py::none(), py::arg("image_suffix") = "", py::arg("mask_suffix") = "",
+        py::arg("resize") = 0, py::arg("crop") = 0, py::arg("limit") = 0,
         py::arg("layers") = true, py::arg("batch_size") = 250,
         py::arg("backend") = backend_names::kCpu,
         "Float vs int8 on the test set, as `octet eval`, int8 on `backend` (octet.backends()): a dict with images, "
@@ -91,7 +94,8 @@ void bind_evaluate(py::module_& m) {
         "(0: all). eval_data: "
         "your own test images instead, as `octet eval --eval-data`: a folder in torchvision's ImageFolder layout, "
         "or of images alone with eval_labels a folder of their PNG masks (eval_list: a text file naming the "
-        "images to read, as --eval-list and Pascal VOC's ImageSets; resize, crop as --resize, --crop; "
+        "images to read, as --eval-list and Pascal VOC's ImageSets; image_suffix, mask_suffix as --image-suffix, "
+        "--mask-suffix: Cityscapes' _leftImg8bit.png, _gtFine_labelTrainIds.png; resize, crop as --resize, --crop; "
         "normalised as the quantized model says), or a .npy path with eval_labels "
         "a .npy path, or a float32 array N x C x H x W of model inputs already normalised with eval_labels an "
         "integer array; without labels the top-1 entries are None. For a model returning an image of logits the "

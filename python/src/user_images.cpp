@@ -28,6 +28,13 @@ ImageSource image_source(const py::handle& images, const py::handle& labels, int
   return source;
 }
 
+void set_mask_suffixes(ImageSource* source, const std::string& image_suffix, const std::string& mask_suffix) {
+  check((image_suffix.empty() && mask_suffix.empty()) || (!source->labels.empty() && !source->is_npy()),
+        "image_suffix and mask_suffix say how a folder's images name their masks: they go with a folder of masks");
+  source->image_suffix = image_suffix;
+  source->mask_suffix = mask_suffix;
+}
+
 Dataset array_dataset(const py::handle& images, const py::handle& labels, const ActShape& input, int classes) {
   const auto x = image_batch(images, input);
   Dataset d;

@@ -21,6 +21,8 @@ bool is_path(const py::handle& images);
 // file naming the images of a folder to read: ImageSource::list).
 ImageSource image_source(const py::handle& images, const py::handle& labels, int resize, int crop,
                          const py::handle& names = py::none());
+// With a folder of masks: how an image names its mask (ImageSource's image_suffix, mask_suffix).
+void set_mask_suffixes(ImageSource* source, const std::string& image_suffix, const std::string& mask_suffix);
 
 // An array of model inputs (checked against `input` as predict checks them)
 // and its labels (None, or integers N in 0 .. classes - 1) as a Dataset. Call

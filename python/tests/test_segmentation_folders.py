@@ -176,7 +176,7 @@ def test_masks_that_cannot_be_labels_are_refused(octet_bin, files, tmp_path):
     mismatched = [
         (tmp / "images", tmp / "y.npy", "with a folder of images, --eval-labels is a folder of PNG masks"),
         (tmp / "x.npy", tmp / "masks", "a folder of masks goes with a folder of images; a .npy of images takes a .npy"),
-        (tmp_path / "classes", tmp / "masks", "classes's labels are its class folders (a labels file goes with"),
+        (tmp_path / "classes", tmp / "masks", f"{first}.jpg: no mask {tmp}/masks/a/{first}.png"),
     ]
     for images, labels, message in mismatched:
         result = run(octet_bin, "eval", "--checkpoint", tmp / "m.octet", "--eval-data", images, "--eval-labels",
@@ -273,3 +273,56 @@ def test_lists_that_name_no_image_of_the_folder_are_refused(octet_bin, files, tm
                  tmp_path / "q.int8")
     assert result.returncode == 1 and "--calib-list goes with --calib-data" in result.stderr, result.stderr
     assert not (tmp_path / "q.int8").exists()
+
+
+def test_cityscapes_names_masks_by_suffix_in_city_subfolders(octet_bin, files, tmp_path):
+    """Cityscapes' layout: leftImg8bit/val/CITY/NAME_leftImg8bit.png and gtFine/val/CITY/NAME_gtFine_labelTrainIds.png
+    beside the other annotations of each image (_gtFine_color.png, colour; _gtFine_labelIds.png). --image-suffix and
+    --mask-suffix (octet.evaluate's and load_image_folder's image_suffix, mask_suffix) read every image under the
+    folder whose name ends with the one, sorted by path, and its mask named with the other, as the .npy of the same
+    images in that order."""
+    tmp = files
+    images, masks = tmp_path / "leftImg8bit" / "val", tmp_path / "gtFine" / "val"
+    originals = sorted((tmp / "images").iterdir())
+    order = []
+    for i, original in enumerate(originals[:9]):
+        city = ("bonn", "aachen", "frankfurt")[i % 3]
+        name = f"{city}_{i:06d}_000019"
+        (images / city).mkdir(parents=True, exist_ok=True)
+        (masks / city).mkdir(parents=True, exist_ok=True)
+        Image.open(original).convert("RGB").save(images / city / f"{name}_leftImg8bit.png")
+        shutil.copy(tmp / "masks" / (original.stem + ".png"), masks / city / f"{name}_gtFine_labelTrainIds.png")
+        Image.new("RGB", (4, 4)).save(masks / city / f"{name}_gtFine_color.png")
+        Image.new("L", Image.open(original).size, 33).save(masks / city / f"{name}_gtFine_labelIds.png")
+        order.append((f"{city}/{name}", i))
+    Image.new("RGB", (5, 5)).save(images / "bonn" / "notes.png")  # no suffix: not read
+    picked = [i for _, i in sorted(order)]
+    np.save(tmp_path / "x.npy", np.load(tmp / "x.npy")[picked])
+    np.save(tmp_path / "y.npy", np.load(tmp / "y.npy")[picked])
+    model = ["--checkpoint", tmp / "m.octet", "--quantized", tmp / "m.int8"]
+    suffixes = ["--image-suffix", "_leftImg8bit.png", "--mask-suffix", "_gtFine_labelTrainIds.png"]
+    folder = run(octet_bin, "eval", *model, "--eval-data", images, "--eval-labels", masks, *suffixes, "--resize", SIDE,
+                 "--crop", SIDE, "--json", "-")
+    arrays = run(octet_bin, "eval", *model, "--eval-data", tmp_path / "x.npy", "--eval-labels", tmp_path / "y.npy",
+                 "--json", "-")
+    assert folder.returncode == 0 and arrays.returncode == 0, folder.stderr + arrays.stderr
+    from_arrays = scores(json.loads(arrays.stdout))
+    assert scores(json.loads(folder.stdout)) == from_arrays and from_arrays["images"] == 9
+    pixels, read, _ = octet.load_image_folder(str(images), resize=SIDE, crop=SIDE, masks=str(masks),
+                                              image_suffix="_leftImg8bit.png", mask_suffix="_gtFine_labelTrainIds.png")
+    assert np.array_equal(read, np.load(tmp_path / "y.npy"))
+    module = octet.evaluate(octet.load_checkpoint(str(tmp / "m.octet")), octet.load_quantized(str(tmp / "m.int8")),
+                            eval_data=images, eval_labels=masks, image_suffix="_leftImg8bit.png",
+                            mask_suffix="_gtFine_labelTrainIds.png", resize=SIDE, crop=SIDE, layers=False)
+    assert scores(module) == from_arrays
+
+    refusals = [
+        (["--eval-labels", masks, "--mask-suffix", "_gtFine_labelIds.png", "--image-suffix", "_leftImg8bit.png"],
+         "aachen_000001_000019_gtFine_labelIds.png: pixel (row 0, column 0, after --resize/--crop) is 33"),
+        (["--eval-labels", masks, "--image-suffix", "_leftImg8bit.png"],
+         f"no mask {masks}/aachen/aachen_000001_000019.png"),
+        (["--mask-suffix", "_gtFine_labelTrainIds.png"], "--image-suffix and --mask-suffix say how --eval-data's"),
+    ]
+    for options, message in refusals:
+        result = run(octet_bin, "eval", *model, "--eval-data", images, *options, "--resize", SIDE, "--crop", SIDE)
+        assert result.returncode == 1 and message in result.stderr, (message, result.stderr)
