@@ -529,7 +529,8 @@ void add_image_net_operator_cases(std::vector<OpCase>& cases) {
   // blends' 16 lanes and their tails, factor 64 for the largest weights and shift. Corners aligned
   // (align_corners=True) and factors not powers of two divide by their weights' sum: 2x2 at 6 pixels (11ths), x3
   // (6ths), 33 rows x 64 (2111ths: int32 rows), and 5 -> 65 pixels, whose 16ths still shift. Sizes that are no
-  // whole factors (out_h x out_w): 5 x 7 -> 13 x 17, down to 5 x 4, corners aligned 65 -> 513 (8ths, shifts).
+  // whole factors (out_h x out_w): 5 x 7 -> 13 x 17, down to 5 x 4, corners aligned 65 -> 513 (8ths, shifts), and
+  // 1 -> 32768 pixels across (65536ths: a power of two, but weights beyond int16's).
   struct Bilinear {
     int64_t batch;
     int c, h, w, down, across;
@@ -549,7 +550,8 @@ void add_image_net_operator_cases(std::vector<OpCase>& cases) {
                             Bilinear{1, 17, 5, 4, 1, 1, true, false, true, 12, 9},
                             Bilinear{3, 4, 8, 6, 1, 1, false, false, false, 5, 4},
                             Bilinear{1, 3, 65, 3, 1, 1, false, false, true, 513, 5},
-                            Bilinear{2, 6, 3, 5, 1, 1, true, true, false, 7, 11}}) {
+                            Bilinear{2, 6, 3, 5, 1, 1, true, true, false, 7, 11},
+                            Bilinear{1, 3, 2, 1, 1, 1, false, true, false, 4, 32768}}) {
     const uint64_t s = bilinear_seed++;
     cases.push_back({"upsample_bilinear_" + shape_name(v.batch, v.c, v.h, v.w) + "_" + std::to_string(v.down) + "x" +
                          std::to_string(v.across) + (v.unsigned_values ? "_uint8" : "") +

@@ -54,12 +54,12 @@ void divide_pixels(const int32_t* v, const ColumnTaps* columns, int64_t count, i
 
 const BilinearDivisions portable_divisions = {blend_wide_rows, divide_pixels};
 
-// Whether the node's weights divide by a shift and its rows blend in int16: BilinearBlends, else
-// BilinearDivisions.
+// Whether the node's weights divide by a shift, its rows blend in int16 (255 x a row's weights) and its column
+// weights are int16 (the AVX2 form's vpmaddwd): BilinearBlends, else BilinearDivisions.
 bool blends_in_int16(const Node& n, const ActShape& in) {
   const int64_t row_span = ops::bilinear_span(ops::bilinear_rows(n, in.h));
-  return row_span <= 128 &&
-         ops::power_of_two_exponent(row_span * ops::bilinear_span(ops::bilinear_columns(n, in.w))) >= 0;
+  const int64_t column_span = ops::bilinear_span(ops::bilinear_columns(n, in.w));
+  return row_span <= 128 && column_span <= 32767 && ops::power_of_two_exponent(row_span * column_span) >= 0;
 }
 
 void run_with(const KernelArgs& a, const BilinearBlends& blends, const BilinearDivisions& divisions) {
