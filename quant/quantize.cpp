@@ -214,7 +214,9 @@ void fill_quant(const Plan& plan, const FloatModel& folded, const std::map<std::
         const double b = std::round(double(bias.data[c]) * s_in * w.scales.data[c]);
         if (!(std::abs(b) < 2147483647.0))  // the message is built only on failure, as in to_fixed_point
           fail(where + ": bias " + std::to_string(bias.data[c]) +
-               " overflows int32 at scale s_in * s_w (the input scale is too fine)");
+               " overflows int32 at scale s_in * s_w (the input scale is too fine: its input's amax is " +
+               std::to_string(qm->quant[n.inputs[0]].amax) + "); keep it in float (--float-nodes " + n.name +
+               ") or calibrate on images whose activations reach it");
         q.bias.data[c] = static_cast<int32_t>(b);
       }
       if (i + 1 == N) {
