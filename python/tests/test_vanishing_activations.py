@@ -1,6 +1,6 @@
-"""A layer whose input all but vanishes on the calibration images (a random-weight network's deep features: torchvision's
-LRASPP at 520 x 520 reaches 1e-8) cannot hold its bias at the input's scale: octet quantize refuses it naming the layer,
-its input's amax and the remedy, --float-nodes that layer, which then quantizes."""
+"""A layer whose input all but vanishes on the calibration images (a random-weight network's deep features:
+torchvision's LRASPP at 520 x 520 reaches 1e-8) cannot hold its bias at the input's scale: octet quantize refuses it
+naming the layer, its input's amax and the remedy, --float-nodes that layer, which then quantizes."""
 
 import re
 import subprocess
