@@ -102,7 +102,9 @@ int Importer::bilinear(const onnx::NodeProto& n, int x, const std::vector<int64_
   }
   const int64_t total = ops::bilinear_span(rows) * ops::bilinear_span(columns);
   const int most_side = ops::kMostBilinearSide;
-  if (total > ops::kMostBilinearTotal || rows.out_length > most_side || columns.out_length > most_side)
+  const bool long_side = std::max({rows.out_length, columns.out_length, whole ? 0 : image.h, whole ? 0 : image.w}) >
+                         most_side;
+  if (total > ops::kMostBilinearTotal || long_side)
     refuse(n, "mode 'linear' from " + std::to_string(image.h) + " x " + std::to_string(image.w) + " to " +
                   std::to_string(rows.out_length) + " x " + std::to_string(columns.out_length) + " pixels: each "
                   "pixel's weights would sum to " + std::to_string(total) + " units, more than int8's exact division "

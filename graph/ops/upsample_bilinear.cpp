@@ -25,6 +25,9 @@ ActShape shape(const Node& n, const std::vector<ActShape>& in) {
           "size " + std::to_string(n.height) + "x" + std::to_string(n.width) + " is outside 1 to " +
               std::to_string(kMostBilinearSide));
     check(n.stride == 1 && across == 1, "a size and factors both");
+    check(in[0].h <= kMostBilinearSide && in[0].w <= kMostBilinearSide,
+          "an input of " + to_string(in[0]) + ": resized to a size, its sides are at most " +
+              std::to_string(kMostBilinearSide));
     check(within_bound(in[0].c, n.height, n.width), "output has more than 2^31 - 1 values");
     out = {in[0].c, n.height, n.width};
   } else {

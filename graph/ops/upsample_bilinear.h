@@ -49,9 +49,11 @@ struct BilinearTaps {
 
 inline BilinearTaps bilinear_taps(int o, BilinearAxis a) {
   const int64_t n = a.in_length, m = a.out_length, span = bilinear_span(a);
-  // The source coordinate times the span, exactly (span's denominators divide these products).
-  int64_t t = ((2 * int64_t{o} + 1) * n - m) * span / (2 * m);
-  if (a.align_corners) t = n == 1 || m == 1 ? 0 : int64_t{o} * (n - 1) * span / (m - 1);
+  // The source coordinate times the span, exactly: with centres aligned ((2 o + 1) n - m) / gcd(n, m), by a whole
+  // factor 2 o + 1 - factor (no product of sides: a factor's input may be 2^30 pixels long, a size's at most 2^16);
+  // with corners aligned o (n - 1) / gcd(n - 1, m - 1).
+  int64_t t = m % n == 0 ? 2 * int64_t{o} + 1 - m / n : ((2 * int64_t{o} + 1) * n - m) / std::gcd(n, m);
+  if (a.align_corners) t = n == 1 || m == 1 ? 0 : int64_t{o} * ((n - 1) / std::gcd(n - 1, m - 1));
   const int64_t below = t >= 0 ? t / span : -((span - 1 - t) / span);  // floor(t / span)
   const int fraction = static_cast<int>(t - below * span);
   const int64_t last = a.in_length - 1;
@@ -59,7 +61,7 @@ inline BilinearTaps bilinear_taps(int o, BilinearAxis a) {
           static_cast<int>(std::clamp<int64_t>(below + 1, 0, last)), static_cast<int>(span) - fraction, fraction};
 }
 
-// The largest side of an image resized to a size.
+// The largest side of an image resized to a size, and of its input.
 constexpr int kMostBilinearSide = 1 << 16;
 
 // The most the weights of an output pixel may sum to (span down x span across): requantize_by_division's bound.

@@ -92,6 +92,10 @@ TEST(FileRanges, BilinearUpsamplingWhoseWeightsSumBeyondTheExactDivisionIsRefuse
                                 R"("stride":2}])")
                 .find("a size and factors both"),
             std::string::npos);
+  EXPECT_NE(graph_error(R"([{"name":"input","op":"input","inputs":[],"channels":1,"height":70000,"width":2},
+                            {"name":"u","op":"upsample_bilinear","inputs":[0],"height":5,"width":3}])")
+                .find("an input of 1x70000x2: resized to a size, its sides are at most 65536"),
+            std::string::npos);
   EXPECT_NE(graph_error(image + R"({"name":"u","op":"upsample_bilinear","inputs":[0],"height":4001,"width":3001,)"
                                 R"("align_corners":true}])")
                 .find("weights sum to"),
