@@ -60,6 +60,16 @@ Graph tiny_segmenter() {
   return b.finish();
 }
 
+// An image of logits after a bilinear resize to a size (no whole factor), corners aligned.
+Graph tiny_resizer() {
+  GraphBuilder b;
+  int x = b.input(1, 5, 7);
+  x = b.relu(b.conv("conv1", x, 4, 3, 1, 1, true));  // 4x5x7
+  x = b.resize_bilinear(x, 9, 11, true);               // 4x9x11
+  b.conv("classifier", x, 10, 1, 1, 0, true);          // 10x9x11
+  return b.finish();
+}
+
 Checkpoint tiny_checkpoint(const std::string& name, Graph graph, uint64_t seed) {
   Checkpoint c;
   c.model = name;
@@ -110,6 +120,9 @@ void write_seeds(const std::string& dir) {
   save_quantized_model(
       quantize_random(tiny_checkpoint("tiny_segmenter", tiny_segmenter(), seed + 1), quick_quantize_options(), 16),
       dir + "/quantized/tiny_segmenter.int8.octet");
+  save_quantized_model(
+      quantize_random(tiny_checkpoint("tiny_resizer", tiny_resizer(), seed + 2), quick_quantize_options(), 16),
+      dir + "/quantized/tiny_resizer.int8.octet");
 }
 
 }  // namespace
