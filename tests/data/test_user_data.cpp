@@ -519,9 +519,8 @@ TEST_F(FolderData, BadFoldersAreRefusedNamingWhat) {
   EXPECT_HAS(refusal(fitted), "3x12x10, 3x9x8 after --resize/--crop, and the model takes 3x8x8");
   EXPECT_HAS(refusal(at(dir.path("nowhere"))), "is neither a folder of images");
   const ImageSource with_labels = at(dir.path("mixed"), dir.path("y.npy"));
-  EXPECT_HAS(refusal(with_labels), dir.path("mixed") + "'s labels are its class folders (a labels file goes with "
-                                                      "a .npy of images, a folder of masks with a folder of images "
-                                                      "alone)");
+  EXPECT_HAS(refusal(with_labels), dir.path("y.npy") + ": with a folder of images, --eval-labels is a folder of PNG "
+                                                       "masks (a .npy of labels goes with a .npy of images)");
 }
 
 // The same CIFAR-10 test images through the built-in route, a PNG folder and
