@@ -36,14 +36,17 @@ struct CalibrationSource {
 };
 
 CalibrationSource calibration_source(const PyCheckpoint& c, const std::optional<std::string>& data_dir,
-                                     const py::object& calib_data, int resize, int crop) {
+                                     const py::object& calib_data, const py::object& calib_list, int resize,
+                                     int crop) {
   CalibrationSource source{std::nullopt, DataOptions(data_dir.value_or(""))};
   if (!calib_data.is_none() && !is_path(calib_data)) {
     check(resize == 0 && crop == 0, "resize and crop apply to a folder of images, not to an array of model inputs");
+    check(calib_list.is_none(), "calib_list names images of a folder, not of an array of model inputs");
     source.array = array_dataset(calib_data, py::none(), c.input(), static_cast<int>(c.classes()));
   } else if (!calib_data.is_none()) {
-    source.files.calib = image_source(calib_data, py::none(), resize, crop);
+    source.files.calib = image_source(calib_data, py::none(), resize, crop, calib_list);
   }
+  check(calib_list.is_none() || !calib_data.is_none(), "calib_list goes with calib_data (the folder of its images)");
   return source;
 }
 
@@ -59,8 +62,8 @@ Dataset validation_images(const PyCheckpoint& c, const CalibrationSource& source
 }
 
 std::shared_ptr<PyQuantizeResult> quantize_py(const PyCheckpoint& c, const std::optional<std::string>& data_dir,
-                                              const py::object& calib_data, int resize, int crop,
-                                              const std::optional<std::string>& method,
+                                              const py::object& calib_data, const py::object& calib_list,
+                                              int resize, int crop, const std::optional<std::string>& method,
                                               const std::string& granularity, const std::string& scheme,
                                               const std::optional<std::string>& weight_rounding,
                                               double percentile, int64_t calib_samples,
@@ -84,7 +87,7 @@ std::shared_ptr<PyQuantizeResult> quantize_py(const PyCheckpoint& c, const std::
   AccuracyTarget target;
   target.min_agreement = min_agreement.value_or(-1);
   target.max_drop = max_drop.value_or(-1);
-  const CalibrationSource source = calibration_source(c, data_dir, calib_data, resize, crop);
+  const CalibrationSource source = calibration_source(c, data_dir, calib_data, calib_list, resize, crop);
   QuantizeResult r;
   std::optional<TargetResult> reached;
   {
@@ -115,13 +118,14 @@ std::shared_ptr<PyQuantizeResult> quantize_py(const PyCheckpoint& c, const std::
 // quantize(min_agreement=...) scores on: one dict per layer, as
 // accuracy_target["sensitivity"] has them.
 py::object sensitivity_py(const PyCheckpoint& c, const PyQuantized& q, const std::optional<std::string>& data_dir,
-                        const py::object& calib_data, int resize, int crop, int64_t calib_samples,
+                        const py::object& calib_data, const py::object& calib_list, int resize, int crop,
+                        int64_t calib_samples,
                         int64_t val_samples) {
   const QuantizedModel& qm = q.model();
   check_quantized_from(qm, "the quantized model", c.checkpoint(), "'" + c.path() + "'");
   const std::optional<FloatModel> equalized = equalized_reference(c.folded(), qm);
   const FloatModel& folded = equalized ? *equalized : c.folded();
-  const CalibrationSource source = calibration_source(c, data_dir, calib_data, resize, crop);
+  const CalibrationSource source = calibration_source(c, data_dir, calib_data, calib_list, resize, crop);
   std::vector<LayerSensitivity> layers;
   {
     py::gil_scoped_release release;
@@ -187,8 +191,8 @@ void bind_quantize(py::module_& m) {
       });
 
   m.def("sensitivity", &sensitivity_py, py::arg("checkpoint"), py::arg("quantized"), py::kw_only(),
-        py::arg("data_dir") = py::none(), py::arg("calib_data") = py::none(), py::arg("resize") = 0,
-        py::arg("crop") = 0, py::arg("calib_samples") = 1024, py::arg("val_samples") = 1000,
+        py::arg("data_dir") = py::none(), py::arg("calib_data") = py::none(), py::arg("calib_list") = py::none(),
+        py::arg("resize") = 0, py::arg("crop") = 0, py::arg("calib_samples") = 1024, py::arg("val_samples") = 1000,
         "Each weighted layer's cost in int8 (all but the output, in graph order): a list of dicts with name, op, "
         "mac_share, agreement_only_it_float (percent of validation images where the model with only this layer in "
         "float agrees with float) and agreement_only_it_int8 (only this layer in int8, every other weighted layer in "
@@ -196,7 +200,8 @@ void bind_quantize(py::module_& m) {
         "half-way between the calib_samples calibration ones (never the test set), from data_dir or calib_data as "
         "quantize() takes them. octet.sensitivity_table() prints it.");
   m.def("quantize", &quantize_py, py::arg("checkpoint"), py::kw_only(), py::arg("data_dir") = py::none(),
-        py::arg("calib_data") = py::none(), py::arg("resize") = 0, py::arg("crop") = 0, py::arg("method") = py::none(),
+        py::arg("calib_data") = py::none(), py::arg("calib_list") = py::none(), py::arg("resize") = 0,
+        py::arg("crop") = 0, py::arg("method") = py::none(),
         py::arg("granularity") = "per-channel", py::arg("scheme") = "octet",
         py::arg("weight_rounding") = py::none(), py::arg("percentile") = 99.99, py::arg("calib_samples") = 1024,
         py::arg("float_nodes") = std::vector<std::string>(), py::arg("min_agreement") = py::none(),
@@ -219,7 +224,8 @@ void bind_quantize(py::module_& m) {
         "holding the dataset (default: the dataset's Debian folder). calib_data: your own calibration images "
         "instead, as `octet quantize --calib-data`: a folder in torchvision's ImageFolder layout (JPEG/PNG; resize "
         "and crop as --resize and --crop, normalised as the checkpoint says) or a .npy path, or a float32 array N x "
-        "C x H x W of model inputs already normalised; calib_samples of them, evenly spaced.");
+        "C x H x W of model inputs already normalised; calib_samples of them, evenly spaced. calib_list: a text "
+        "file naming the images of the calib_data folder to read, as --calib-list.");
 }
 
 }  // namespace octet::python

@@ -188,7 +188,7 @@ def test_a_list_file_picks_the_images_as_pascal_voc_names_them(octet_bin, files,
     """Pascal VOC's layout as it ships: JPEGImages holds images without masks too, and ImageSets/Segmentation/val.txt
     names the test images (without extensions; here out of order, with a Windows line, a blank line and a name with
     its extension). --eval-list (octet.evaluate's eval_list, load_image_folder's names) reads those, in its order,
-    as the .npy of the same images; --calib-list calibrates on them as on that .npy."""
+    as the .npy of the same images; --calib-list (octet.quantize's calib_list) calibrates on them as on that .npy."""
     tmp = files
     voc = tmp_path / "VOC2012"
     shutil.copytree(tmp / "images", voc / "JPEGImages")
@@ -242,6 +242,11 @@ def test_a_list_file_picks_the_images_as_pascal_voc_names_them(octet_bin, files,
     listed_int8, arrays_int8 = (octet.load_quantized(str(tmp_path / f"{n}.int8")) for n in ("listed", "arrays"))
     assert np.array_equal(listed_int8.predict(x), arrays_int8.predict(x))
     assert not np.array_equal(listed_int8.predict(x), octet.load_quantized(str(tmp / "m.int8")).predict(x))
+    module_int8 = octet.quantize(checkpoint, calib_data=voc / "JPEGImages", calib_list=val, resize=SIDE, crop=SIDE,
+                                 method="max").model
+    assert np.array_equal(module_int8.predict(x), listed_int8.predict(x))
+    with pytest.raises(Exception, match="calib_list goes with calib_data"):
+        octet.quantize(checkpoint, calib_list=val, method="max")
 
 
 def test_lists_that_name_no_image_of_the_folder_are_refused(octet_bin, files, tmp_path):
