@@ -53,6 +53,16 @@ void walk(const std::string& dir, int depth, std::vector<std::pair<std::string, 
   out->emplace_back(dir, std::move(images));
 }
 
+// The images under `dir`, its subfolders too, in os.walk's order sorted by folder path.
+std::vector<std::string> images_under(const std::string& dir) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> folders;
+  walk(dir, 0, &folders);
+  std::sort(folders.begin(), folders.end());
+  std::vector<std::string> files;
+  for (const auto& folder : folders) files.insert(files.end(), folder.second.begin(), folder.second.end());
+  return files;
+}
+
 std::string shape_of(const Image& image) { return image_shape_text(image.channels, image.height, image.width); }
 
 // One folder image as the model's input: decoded, resized, cropped, checked
@@ -211,16 +221,10 @@ ImageFolderListing list_image_folder(const std::string& root) {
   }
   for (size_t c = 0; c < listing.classes.size(); ++c) {
     const std::string dir = root + "/" + listing.classes[c];
-    std::vector<std::pair<std::string, std::vector<std::string>>> folders;
-    walk(dir, 0, &folders);
-    std::sort(folders.begin(), folders.end());  // os.walk's tuples, sorted: by folder path
-    const size_t before = listing.files.size();
-    for (const auto& folder : folders)
-      for (const std::string& file : folder.second) {
-        listing.files.push_back(file);
-        listing.labels.push_back(static_cast<int32_t>(c));
-      }
-    check(listing.files.size() > before, dir + ": a class folder with no images (.jpg, .jpeg or .png)");
+    const std::vector<std::string> files = images_under(dir);
+    check(!files.empty(), dir + ": a class folder with no images (.jpg, .jpeg or .png)");
+    listing.files.insert(listing.files.end(), files.begin(), files.end());
+    listing.labels.insert(listing.labels.end(), files.size(), static_cast<int32_t>(c));
   }
   return listing;
 }
@@ -233,13 +237,9 @@ ImageFolderListing list_image_source(const ImageSource& source) {
   }
   if (source.labels.empty()) return list_image_folder(root);
   check(directory_exists(root), "no folder '" + root + "' (a folder of images, in subfolders or not)");
-  std::vector<std::pair<std::string, std::vector<std::string>>> folders;
-  walk(root, 0, &folders);
-  std::sort(folders.begin(), folders.end());  // os.walk's tuples, sorted: by folder path
   ImageFolderListing listing;
-  for (const auto& folder : folders)
-    for (const std::string& file : folder.second)
-      if (ends_with(file, source.image_suffix)) listing.files.push_back(file);
+  for (const std::string& file : images_under(root))
+    if (ends_with(file, source.image_suffix)) listing.files.push_back(file);
   check(!listing.files.empty(), root + ": no images (.jpg, .jpeg or .png" +
                                     (source.image_suffix.empty() ? "" : " ending " + source.image_suffix) +
                                     ") in it or its subfolders");

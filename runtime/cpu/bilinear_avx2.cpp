@@ -28,21 +28,29 @@ __m256i blend16(const int8_t* upper, const int8_t* lower, __m256i upper_weight, 
   return _mm256_add_epi16(_mm256_mullo_epi16(u, upper_weight), _mm256_mullo_epi16(l, lower_weight));
 }
 
+// A row blend, `Lanes` values (one vector of Out) at a time by `blend(upper, lower)`; the last ones through
+// zero-padded copies.
+template <typename Out, int64_t Lanes, typename Blend>
+void blend_row(const int8_t* upper, const int8_t* lower, int64_t count, Out* v, Blend blend) {
+  int64_t k = 0;
+  for (; k + Lanes <= count; k += Lanes)
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(v + k), blend(upper + k, lower + k));
+  if (k == count) return;
+  int8_t u[Lanes] = {}, l[Lanes] = {};
+  Out out[Lanes];
+  std::memcpy(u, upper + k, static_cast<size_t>(count - k));
+  std::memcpy(l, lower + k, static_cast<size_t>(count - k));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), blend(u, l));
+  std::memcpy(v + k, out, sizeof(Out) * static_cast<size_t>(count - k));
+}
+
 void blend_rows(const int8_t* upper, const int8_t* lower, int64_t count, int32_t upper_weight, int32_t lower_weight,
                 int32_t zero_point, int16_t* v) {
   const __m256i wu = _mm256_set1_epi16(static_cast<int16_t>(upper_weight));
   const __m256i wl = _mm256_set1_epi16(static_cast<int16_t>(lower_weight));
   const __m256i zero = _mm256_set1_epi16(static_cast<int16_t>(zero_point));
-  int64_t k = 0;
-  for (; k + kLanes <= count; k += kLanes)
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(v + k), blend16(upper + k, lower + k, wu, wl, zero));
-  if (k == count) return;
-  int8_t u[kLanes] = {}, l[kLanes] = {};
-  int16_t out[kLanes];
-  std::memcpy(u, upper + k, static_cast<size_t>(count - k));
-  std::memcpy(l, lower + k, static_cast<size_t>(count - k));
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), blend16(u, l, wu, wl, zero));
-  std::memcpy(v + k, out, sizeof(int16_t) * static_cast<size_t>(count - k));
+  blend_row<int16_t, kLanes>(upper, lower, count, v,
+                             [&](const int8_t* u, const int8_t* l) { return blend16(u, l, wu, wl, zero); });
 }
 
 // 16 channels: requantize_by_shift(w_left * left + w_right * right) as int8.
@@ -96,16 +104,8 @@ void wide_rows(const int8_t* upper, const int8_t* lower, int64_t count, int32_t 
                int32_t zero_point, int32_t* v) {
   const __m256i wu = _mm256_set1_epi32(upper_weight), wl = _mm256_set1_epi32(lower_weight);
   const __m256i zero = _mm256_set1_epi32(zero_point);
-  int64_t k = 0;
-  for (; k + kWideLanes <= count; k += kWideLanes)
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(v + k), wide_blend8(upper + k, lower + k, wu, wl, zero));
-  if (k == count) return;
-  int8_t u[kWideLanes] = {}, l[kWideLanes] = {};
-  int32_t out[kWideLanes];
-  std::memcpy(u, upper + k, static_cast<size_t>(count - k));
-  std::memcpy(l, lower + k, static_cast<size_t>(count - k));
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), wide_blend8(u, l, wu, wl, zero));
-  std::memcpy(v + k, out, sizeof(int32_t) * static_cast<size_t>(count - k));
+  blend_row<int32_t, kWideLanes>(upper, lower, count, v,
+                                 [&](const int8_t* u, const int8_t* l) { return wide_blend8(u, l, wu, wl, zero); });
 }
 
 // The divisor of 8 weighted sums, and the float reciprocal that guesses their quotients.
