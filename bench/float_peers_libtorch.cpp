@@ -23,11 +23,11 @@ namespace {
 std::vector<double> cuda_graph_milliseconds(GraphNet& net, const torch::Tensor& input, int warmup, int iterations) {
   c10::cuda::CUDAStream stream = c10::cuda::getStreamFromPool();
   const c10::cuda::CUDAStreamGuard guard(stream);
-  for (int i = 0; i < 3; ++i) net->forward(input);
+  for (int i = 0; i < 3; ++i) net->forward_outputs(input);
   stream.synchronize();
   at::cuda::CUDAGraph graph;
   graph.capture_begin();
-  const torch::Tensor output = net->forward(input);  // kept alive: the graph writes it
+  const std::vector<torch::Tensor> outputs = net->forward_outputs(input);  // kept alive: the graph writes them
   graph.capture_end();
   return time_calls(warmup, iterations, [&] {
     graph.replay();
@@ -60,7 +60,7 @@ void FloatPeers::measure(const float* images, const ActShape& shape, int64_t bat
   const torch::Tensor x = torch::from_blob(const_cast<float*>(images), {batch, shape.c, shape.h, shape.w});
   if (cpu_requested)
     rows.push_back(timed_row(batch, "libtorch-cpu", "float32",
-                             time_calls(warmup, iterations, [&] { impl_->cpu_net->forward(x); })));
+                             time_calls(warmup, iterations, [&] { impl_->cpu_net->forward_outputs(x); })));
   if (!impl_->torch_cuda) return;
   torch::globalContext().setBenchmarkCuDNN(true);
   const torch::Tensor on_gpu = x.to(torch::kCUDA).contiguous(torch::MemoryFormat::ChannelsLast);
@@ -74,7 +74,7 @@ void FloatPeers::measure(const float* images, const ActShape& shape, int64_t bat
       if (tensor.dim() == 4) tensor.set_data(tensor.contiguous(torch::MemoryFormat::ChannelsLast));
     const torch::Tensor input = on_gpu.to(dtype);
     rows.push_back(timed_row(batch, "libtorch-cuda", precision, time_calls(warmup, iterations, [&] {
-                               net->forward(input);
+                               net->forward_outputs(input);
                                torch::cuda::synchronize();
                              })));
 #ifdef OCTET_TORCH_CUDA

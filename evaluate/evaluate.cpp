@@ -24,7 +24,7 @@ int64_t argmax_row(const float* row, int64_t n) {
 }
 
 bool has_own_scale(const QuantizedModel& m, int i) {
-  return op_traits(m.graph.nodes[i].op).owns_scale && i != m.output();
+  return op_traits(m.graph.nodes[i].op).owns_scale && !m.graph.is_output(i);
 }
 
 double sqnr_db(double signal, double noise) {
@@ -63,14 +63,17 @@ EvalReport evaluate(const FloatExecutor& float_model, const Engine& engine, cons
   if (with_layers)
     for (size_t i = 0; i < qm.graph.nodes.size(); ++i)
       if (has_own_scale(qm, static_cast<int>(i)) && counterpart[i] >= 0) watched[counterpart[i]] = static_cast<int>(i);
-  std::vector<double> signal(qm.graph.nodes.size() + 1, 0.0), noise(qm.graph.nodes.size() + 1, 0.0);
-  const size_t logits_slot = qm.graph.nodes.size();
+  // Per node: its own; an output's (int32 dequantized) at its index too.
+  std::vector<double> signal(qm.graph.nodes.size(), 0.0), noise(qm.graph.nodes.size(), 0.0);
 
   EvalReport report;
   report.images = images;
   report.labelled = test.labelled();
   int64_t agree = 0;
   const int64_t classes = qm.num_classes(), rows = qm.predictions_per_image();
+  check(!test.labelled() || qm.graph.output_count == 1,
+        test.name + ": labels score one output, and the model has " + std::to_string(qm.graph.output_count) +
+            " (evaluate it without labels: int8 compared with float, output by output)");
   check_labels_fit(test, qm.graph.shapes().back(), "the model");
   LabelScores float_scores(classes), int8_scores(classes);
   Progress progress("evaluating", images);
@@ -84,8 +87,9 @@ EvalReport evaluate(const FloatExecutor& float_model, const Engine& engine, cons
       if (it != watched.end()) float_values[it->second] = act;
     };
     const bool own_reference = layer_reference && with_layers;
-    const FloatTensor float_logits =
-        own_reference ? float_model.run(x.data(), n) : float_model.run(x.data(), n, keep_watched);
+    const std::vector<FloatTensor> float_outputs =
+        own_reference ? float_model.run_outputs(x.data(), n) : float_model.run_outputs(x.data(), n, keep_watched);
+    const FloatTensor& float_logits = float_outputs.back();
     const auto float_done = Clock::now();
     if (own_reference) layer_reference->run(x.data(), n, keep_watched);  // timed by neither side
     auto t1 = Clock::now();
@@ -105,8 +109,19 @@ EvalReport evaluate(const FloatExecutor& float_model, const Engine& engine, cons
           noise[node] += e * e;
         }
       };
-    const FloatTensor int8_logits = engine.dequantize_logits(engine.run(x.data(), n, hook));
+    const std::vector<Int32Tensor> int8_outputs = engine.run_outputs(x.data(), n, hook);
     auto t2 = Clock::now();
+    check(int8_outputs.size() == float_outputs.size(), engine.backend() + " returns one output of several");
+    for (size_t k = 0; k < int8_outputs.size(); ++k) {
+      const int node = qm.graph.first_output() + static_cast<int>(k);
+      const FloatTensor int8_values = engine.dequantize_logits(int8_outputs[k], node);
+      for (int64_t v = 0; v < int8_values.numel(); ++v) {
+        const double f = float_outputs[k].data[v], e = f - int8_values.data[v];
+        signal[node] += f * f;
+        noise[node] += e * e;
+      }
+    }
+    const FloatTensor int8_logits = engine.dequantize_logits(int8_outputs.back());
     report.float_seconds += std::chrono::duration<double>(float_done - t0).count();
     report.int8_seconds += std::chrono::duration<double>(t2 - t1).count();
     for (int64_t r = 0; r < n * rows; ++r) {  // a row: one image's logits, or one pixel's
@@ -117,11 +132,6 @@ EvalReport evaluate(const FloatExecutor& float_model, const Engine& engine, cons
         int8_scores.add(test.labels[first * rows + r], pq);
       }
       agree += pf == pq;
-      for (int64_t k = 0; k < classes; ++k) {
-        const double f = float_logits.data[r * classes + k], e = f - int8_logits.data[r * classes + k];
-        signal[logits_slot] += f * f;
-        noise[logits_slot] += e * e;
-      }
     }
     progress.advance(n);
   }
@@ -143,7 +153,9 @@ EvalReport evaluate(const FloatExecutor& float_model, const Engine& engine, cons
     report.layers.push_back(
         {n.name, op_name(n.op), q.scale, q.amax, q.method, sqnr_db(signal[i], noise[i]), q.zero_point, q.bits});
   }
-  report.layers.push_back({"logits", "output", 0, 0, "int32", sqnr_db(signal[logits_slot], noise[logits_slot])});
+  for (int o : qm.graph.outputs())  // one output: "logits", as the report and older JSON name it
+    report.layers.push_back({qm.graph.output_count == 1 ? std::string("logits") : qm.graph.nodes[o].name, "output", 0,
+                             0, "int32", sqnr_db(signal[o], noise[o])});
   return report;
 }
 

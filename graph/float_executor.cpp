@@ -12,7 +12,7 @@ namespace octet {
 FloatExecutor::FloatExecutor(const FloatModel& model) : graph_(model.graph), shapes_(model.graph.shapes()) {
   ordered_gemm_default_path();  // a bad OCTET_ORDERED_GEMM is refused here, not inside a parallel loop
   last_reader_ = graph_.last_readers();
-  last_reader_.back() = static_cast<int>(graph_.nodes.size());  // the output outlives every range
+  for (int o : graph_.outputs()) last_reader_[o] = static_cast<int>(graph_.nodes.size());  // outlive every range
   layers_.resize(graph_.nodes.size());
   for (size_t i = 0; i < graph_.nodes.size(); ++i) {
     const Node& n = graph_.nodes[i];
@@ -25,15 +25,22 @@ FloatExecutor::FloatExecutor(const FloatModel& model) : graph_(model.graph), sha
 }
 
 FloatTensor FloatExecutor::run(const float* input, int64_t batch, const Observer& observer) const {
+  return std::move(run_outputs(input, batch, observer).back());
+}
+
+std::vector<FloatTensor> FloatExecutor::run_outputs(const float* input, int64_t batch, const Observer& observer) const {
   std::vector<FloatTensor> values(graph_.nodes.size());
   values[0] = FloatTensor({batch, shapes_[0].h, shapes_[0].w, shapes_[0].c});
   const Node& in = graph_.nodes[0];
   op_def(Op::Input).run_float({in, input, {}, {}, shapes_[0], nullptr, values[0]});
   if (observer) observer(0, values[0]);
   run_nodes(values, 1, static_cast<int>(graph_.nodes.size()), observer);
-  FloatTensor logits = std::move(values.back());
-  logits.shape = logits_shape(shapes_.back(), batch);
-  return logits;
+  std::vector<FloatTensor> outputs;
+  for (int o : graph_.outputs()) {
+    outputs.push_back(std::move(values[o]));
+    outputs.back().shape = logits_shape(shapes_[o], batch);
+  }
+  return outputs;
 }
 
 void FloatExecutor::run_nodes(std::vector<FloatTensor>& values, int first, int end, const Observer& observer) const {

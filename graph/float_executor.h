@@ -21,8 +21,10 @@ class FloatExecutor {
 
   explicit FloatExecutor(const FloatModel& model);
 
-  // `input` is N x C x H x W normalised images; returns the logits (logits_shape).
+  // `input` is N x C x H x W normalised images; returns the logits (logits_shape): the last output's.
   FloatTensor run(const float* input, int64_t batch, const Observer& observer = {}) const;
+  // Every output's, in order (Graph::outputs).
+  std::vector<FloatTensor> run_outputs(const float* input, int64_t batch, const Observer& observer = {}) const;
 
   // Computes node i from the values of the nodes it reads (does not store it).
   // `storage`, when it has the output's size, becomes the output (its contents
@@ -42,7 +44,7 @@ class FloatExecutor {
   Graph graph_;
   std::vector<ActShape> shapes_;
   std::vector<FloatLayer> layers_;  // per node; weighted ones only
-  std::vector<int> last_reader_;  // per node: the last node reading it (the output: past the end)
+  std::vector<int> last_reader_;  // per node: the last node reading it (an output: past the end)
 };
 
 }  // namespace octet

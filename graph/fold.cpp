@@ -104,6 +104,11 @@ FloatModel fold_for_inference(const Graph& graph, const std::map<std::string, Fl
     model.graph.nodes.push_back(std::move(copy));
     new_index[i] = static_cast<int>(model.graph.nodes.size()) - 1;
   }
+  if (graph.output_count > 1) {
+    std::vector<int> outputs;
+    for (int o : graph.outputs()) outputs.push_back(new_index[o]);
+    model.graph.place_outputs_last(outputs);
+  }
   model.graph.validate();
   return model;
 }

@@ -118,11 +118,48 @@ std::vector<Graph::Param> Graph::params() const {
   return out;
 }
 
+std::vector<int> Graph::outputs() const {
+  std::vector<int> out;
+  for (int i = first_output(); i < static_cast<int>(nodes.size()); ++i) out.push_back(i);
+  return out;
+}
+
+void Graph::place_outputs_last(const std::vector<int>& outputs) {
+  const int count = static_cast<int>(nodes.size());
+  std::vector<int> rank(nodes.size(), -1);  // where each output goes among the last ones
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    const int o = outputs[k];
+    check(o > 0 && o < count && rank[o] < 0, "graph outputs: node " + std::to_string(o) + " is not a distinct node");
+    rank[o] = static_cast<int>(k);
+  }
+  for (const Node& n : nodes)
+    for (int in : n.inputs)
+      check(rank[in] < 0, "graph outputs: '" + nodes[in].name + "' is read by '" + n.name + "'");
+  std::vector<int> order;
+  for (int i = 0; i < count; ++i)
+    if (rank[i] < 0) order.push_back(i);
+  order.insert(order.end(), outputs.begin(), outputs.end());
+  std::vector<int> new_index(nodes.size());
+  for (int i = 0; i < count; ++i) new_index[order[i]] = i;
+  std::vector<Node> placed;
+  for (int i : order) {
+    placed.push_back(std::move(nodes[i]));
+    for (int& in : placed.back().inputs) in = new_index[in];
+  }
+  nodes = std::move(placed);
+  output_count = static_cast<int>(outputs.size());
+}
+
 void Graph::validate() const {
   check(!nodes.empty(), "graph is empty");
   check(nodes[0].op == Op::Input, "graph must start with an input node");
   for (size_t i = 1; i < nodes.size(); ++i) check(nodes[i].op != Op::Input, "graph has more than one input node");
   shapes();
+  check(output_count == 1 || (output_count > 1 && output_count < static_cast<int>(nodes.size())),
+        "graph has " + std::to_string(output_count) + " outputs and " + std::to_string(nodes.size()) + " nodes");
+  for (const Node& n : nodes)
+    for (int in : n.inputs)
+      check(!is_output(in), "graph output '" + nodes[in].name + "' is read by '" + n.name + "'");
 }
 
 std::string Graph::to_json() const {
@@ -152,6 +189,7 @@ std::string Graph::to_json() const {
     if (n.relu_max != 0) node["relu_max"] = n.relu_max;
     if (n.height) node["height"] = n.height;
     if (n.width) node["width"] = n.width;
+    if (output_count > 1 && is_output(static_cast<int>(j.size()))) node["output"] = true;  // one output: the last
     j.push_back(node);
   }
   return j.dump();
@@ -159,6 +197,7 @@ std::string Graph::to_json() const {
 
 Graph Graph::from_json(const std::string& text) {
   Graph g;
+  int outputs_seen = 0;
   try {
     const nlohmann::json j = nlohmann::json::parse(text);
     check(j.is_array(), "graph JSON is not an array of nodes");
@@ -207,8 +246,12 @@ Graph Graph::from_json(const std::string& text) {
       n.exclude_padding = node.value("exclude_padding", false);
       n.align_corners = node.value("align_corners", false);
       n.function = node.value("function", std::string());
+      const bool output = node.value("output", false);
+      check(output || outputs_seen == 0, where + "follows an output (a graph's outputs are its last nodes)");
+      outputs_seen += output;
       g.nodes.push_back(std::move(n));
     }
+    g.output_count = std::max(outputs_seen, 1);
   } catch (const nlohmann::json::exception& e) {
     fail(std::string("graph JSON is malformed: ") + e.what());
   }

@@ -4,7 +4,9 @@
 // "layer1.0.conv1.weight"). fold.h turns it into the inference graph that
 // calibration, quantization and the runtimes execute.
 //
-// Nodes are stored in topological order; the last node is the output.
+// Nodes are stored in topological order; the last `output_count` nodes are the
+// outputs, in the model's order (a detection head's scales, a segmentation's
+// auxiliary logits), and no node reads them. Most models have one: the last node.
 // Activation shapes are per sample, channels x height x width (a flat vector
 // of F features is F x 1 x 1).
 #pragma once
@@ -101,8 +103,15 @@ inline bool is_depthwise(const Node& n, int in_channels) {
 class Graph {
  public:
   std::vector<Node> nodes;
+  int output_count = 1;
 
-  int output() const { return static_cast<int>(nodes.size()) - 1; }
+  int output() const { return static_cast<int>(nodes.size()) - 1; }  // the last output
+  int first_output() const { return static_cast<int>(nodes.size()) - output_count; }
+  bool is_output(int node) const { return node >= first_output(); }
+  std::vector<int> outputs() const;
+  // Reorders the nodes so that `outputs`, none read by another node, are the
+  // last ones, in this order, and sets output_count; fails naming a node another reads.
+  void place_outputs_last(const std::vector<int>& outputs);
   // Output shape of every node; fails on inconsistent attributes.
   std::vector<ActShape> shapes() const;
   // Consumers of each node (indices), in order.

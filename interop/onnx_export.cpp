@@ -114,14 +114,18 @@ onnx::ModelProto build_model(const QuantizedModel& m, OnnxTarget target, OnnxExp
   for (size_t i = 0; i < m.graph.nodes.size(); ++i) {
     const Node& n = m.graph.nodes[i];
     const NodeQuant& q = m.quant[i];
-    const bool is_output = static_cast<int>(i) == m.output();
+    const bool is_output = m.graph.is_output(static_cast<int>(i));
+    const int first_output = m.graph.first_output();
+    const std::string output_name = !is_output                 ? std::string()
+                                    : m.graph.output_count == 1 ? std::string("logits")
+                                                                : "logits_" + std::to_string(i - first_output);
     const std::string where = "cannot export node '" + n.name + "' (" + op_name(n.op) + ") to ONNX: ";
     const OnnxOp* op = onnx_op(n.op);
     check(op != nullptr, where + "the export has no kernel for this operator (interop/onnx_ops.cpp)");
     check(!is_output || n.op == Op::Linear || n.op == Op::Conv2d,
           where + "the output must be the linear or conv whose int32 logits octet returns");
     const bool moves_stored = op_traits(n.op).moves_values && target == OnnxTarget::OnnxRuntime;
-    OnnxNodeContext c{w, target, n, q, types[i], is_output, {}, 0.0f, ActivationType::Int8, false, {}, ""};
+    OnnxNodeContext c{w, target, n, q, types[i], output_name, {}, 0.0f, ActivationType::Int8, false, {}, ""};
     for (int in : n.inputs) c.inputs.push_back(moves_stored ? stored[in] : value[in]);
     if (!n.inputs.empty())
       c.input_scale = m.quant[n.inputs[0]].scale, c.input_type = types[n.inputs[0]], c.input_flat = flat[n.inputs[0]],
@@ -145,11 +149,11 @@ onnx::ModelProto build_model(const QuantizedModel& m, OnnxTarget target, OnnxExp
     }
     if (n.relu) y = w.step("Relu", {y}, n.name + ".relu");
     if (is_output) {
-      check(y == "logits", where + "the output layer cannot take a residual or a ReLU");
+      check(y == output_name, where + "the output layer cannot take a residual or a ReLU");
       const ActShape out = shapes[i];
       std::vector<int64_t> dims = {out.c};
       if (out.h != 1 || out.w != 1) dims = {out.c, out.h, out.w};  // an image of logits, NCHW
-      set_float_value(g->add_output(), "logits", dims);
+      set_float_value(g->add_output(), output_name, dims);
       continue;
     }
     check(q.scale > 0, where + "its int8 output has no scale");

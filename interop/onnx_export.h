@@ -4,8 +4,9 @@
 // around float Conv, Gemm, Add, Relu and pooling; weights are int8
 // initializers dequantized per output channel (axis 0), biases int32 at scale
 // s_in * s_w. The graph takes the normalised float32 NCHW image ("input",
-// batch dimension free) and returns float logits ("logits"): the int32
-// accumulators octet returns, dequantized. QDQ rounds in float (half to even)
+// batch dimension free) and returns float logits ("logits"; a model of several
+// outputs: "logits_0", "logits_1", ... in order): the int32 accumulators octet
+// returns, dequantized. QDQ rounds in float (half to even)
 // where octet requantizes in fixed point, so an exported model may differ
 // from octet's int8 in a few bits.
 //

@@ -369,20 +369,25 @@ void Importer::import_op(const onnx::NodeProto& n) {
 // and in int8 (its int8 weights 127 at scale 127, its logits the int8 values
 // dequantized; onnx_import_output.cpp).
 Checkpoint Importer::finish() {
-  check(g_.output_size() == 1, where_ + ": the graph has " + std::to_string(g_.output_size()) +
-                                    " outputs; octet imports models with one (the logits)");
-  const std::string& out = g_.output(0).name();
-  const auto it = values_.find(out);
-  check(it != values_.end(), where_ + ": no node computes the graph's output '" + out + "'");
-  check(!channels_last_.count(out),
-        where_ + ": the output '" + out + "' is a channels-last image; octet's models return logits");
-  apply_pending(out);
-  check(it->second == node_count() - 1,
-        where_ + ": the output '" + out + "' is not computed last: nodes after it compute nothing the model returns");
-  end_in_an_output_layer();
+  std::vector<int> returned;
+  for (const auto& output : g_.output()) {
+    const std::string& out = output.name();
+    const auto it = values_.find(out);
+    check(it != values_.end(), where_ + ": no node computes the graph's output '" + out + "'");
+    check(!channels_last_.count(out),
+          where_ + ": the output '" + out + "' is a channels-last image; octet's models return logits");
+    apply_pending(out);
+    returned.push_back(it->second);
+  }
+  std::vector<int> output_layers;
+  for (size_t k = 0; k < returned.size(); ++k)
+    output_layers.push_back(
+        output_layer(returned[k], output_layers, returned.size() > 1 ? g_.output(static_cast<int>(k)).name() : ""));
   Checkpoint c;
   try {
     c.graph = builder_.finish();
+    c.graph.place_outputs_last(output_layers);
+    c.graph.validate();
   } catch (const Error& e) {
     fail(where_ + ": the imported graph is not one octet can run: " + e.what());
   }
@@ -426,6 +431,9 @@ Checkpoint Importer::finish() {
 }
 
 Checkpoint Importer::run(OnnxImportSummary* summary) {
+  check(g_.output_size() >= 1, where_ + ": the graph has no output");
+  check(!info_ || g_.output_size() == 1, where_ + ": the graph has " + std::to_string(g_.output_size()) +
+                                             " outputs, and a dataset's labels score one (import it without one)");
   read_opset();
   for (const auto& t : g_.initializer()) {
     initializers_[t.name()] = &t;

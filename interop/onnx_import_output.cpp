@@ -2,9 +2,13 @@
 // accumulators the runtime returns as the logits (qmodel/quantized_model.h).
 // A vector of logits ends in a linear layer, an image of them (a segmentation's
 // scores per pixel) in a dense conv; where the model's last node is neither
-// (or has a ReLU), an identity layer is appended. And what inference drops
+// (or has a ReLU, or is read by other layers or returned twice), an identity
+// layer is appended; a model's several outputs each so. And what inference drops
 // at the end: a final softmax.
 #include "interop/onnx_importer.h"
+
+#include <algorithm>
+#include <cctype>
 
 namespace octet::onnx_import {
 
@@ -31,27 +35,34 @@ void Importer::drop(const onnx::NodeProto& n) {
   define(n, activation(n, 0));
 }
 
-void Importer::end_in_an_output_layer() {
-  const int last = node_count() - 1;
-  const Node& n = builder_.graph().nodes.at(static_cast<size_t>(last));
-  const ActShape s = shape_of(last);
+int Importer::output_layer(int node, const std::vector<int>& taken, const std::string& output) {
+  const Graph& g = builder_.graph();
+  const Node& n = g.nodes.at(static_cast<size_t>(node));
+  const ActShape s = shape_of(node);
   const bool image = s.h != 1 || s.w != 1;
-  if (image ? n.op == Op::Conv2d && n.groups == 1 : n.op == Op::Linear) {
-    if (!n.relu && n.inputs.size() == 1) return;
-  }
+  const bool read = std::any_of(g.nodes.begin(), g.nodes.end(), [&](const Node& reader) {
+    return std::count(reader.inputs.begin(), reader.inputs.end(), node) > 0;
+  });
+  const bool output_op = image ? n.op == Op::Conv2d && n.groups == 1 : n.op == Op::Linear;
+  if (output_op && !n.relu && n.inputs.size() == 1 && !read && std::count(taken.begin(), taken.end(), node) == 0)
+    return node;
   std::string name = "identity_logits";  // a layer whose int32 accumulators are the logits
+  if (!output.empty()) {  // of one of several outputs: named after it
+    name = output + "_logits";
+    for (char& ch : name)
+      if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '.' && ch != '_') ch = '_';
+    if (name.front() == '.') name.front() = '_';
+  }
   while (taken_names_.count(name)) name += "_";
   taken_names_.insert(name);
   FloatTensor identity({s.c, s.c}, 0.0f);
   for (int k = 0; k < s.c; ++k) identity.data[static_cast<size_t>(k) * s.c + k] = 1.0f;
-  if (image) {
-    builder_.conv(name, last, s.c, 1, 1, 0, true);
-    identity.shape = {s.c, s.c, 1, 1};
-  } else {
-    builder_.linear(name, is_flat(last) ? last : builder_.flatten(last), s.c, true);
-  }
+  const int layer = image ? builder_.conv(name, node, s.c, 1, 1, 0, true)
+                          : builder_.linear(name, is_flat(node) ? node : builder_.flatten(node), s.c, true);
+  if (image) identity.shape = {s.c, s.c, 1, 1};
   params_[name + ".weight"] = std::move(identity);
   params_[name + ".bias"] = FloatTensor({s.c}, 0.0f);
+  return layer;
 }
 
 }  // namespace octet::onnx_import

@@ -370,11 +370,11 @@ void Importer::unsqueeze(const onnx::NodeProto& n) {
 }
 
 bool Importer::is_model_output(const std::string& value) const {
-  if (g_.output_size() != 1) return false;
   std::string v = value;
   for (int steps = 0; steps <= g_.node_size(); ++steps) {  // bounded: a file's Casts may form a cycle
     const auto uses = uses_.find(v);
-    if (uses == uses_.end() || uses->second == 0) return g_.output(0).name() == v;
+    if (uses == uses_.end() || uses->second == 0)
+      return std::any_of(g_.output().begin(), g_.output().end(), [&](const auto& out) { return out.name() == v; });
     const onnx::NodeProto& reader = *readers_.at(v).front();
     if (uses->second != 1 || reader.op_type() != "Cast" || reader.output_size() != 1 ||
         !is_float_type(int_attribute(reader, "to", 0)))

@@ -93,7 +93,7 @@ class Importer {
   BatchNormAffine batch_norm_affine(const onnx::NodeProto& n, int64_t channels) const;
   void batch_norm_of_rows(const onnx::NodeProto& n);
   void cast(const onnx::NodeProto& n);
-  // Whether `value` is the model's one output, or read only by a Cast to a
+  // Whether `value` is one of the model's outputs, or read only by a Cast to a
   // floating type that is (a float16 model's output cast to float32).
   bool is_model_output(const std::string& value) const;
   // Records a floating type other than float32 (the input's, a Cast's) in the summary.
@@ -160,7 +160,9 @@ class Importer {
   int apply_pending(const std::string& name);
   void fold_pending_into(const std::string& input, const std::string& layer);
   ActShape shape_of(int node) const;
-  void end_in_an_output_layer();
+  // The layer whose int32 accumulators return node `node`'s values: itself, or an identity one appended
+  // (named after `output`, the graph output's name, where the model has several).
+  int output_layer(int node, const std::vector<int>& taken, const std::string& output);
   void drop(const onnx::NodeProto& n);  // Identity, Dropout, a final Softmax or LogSoftmax
   Checkpoint finish();
 

@@ -76,14 +76,14 @@ std::string input(const OnnxNodeContext& c) {
 // ReLU, when the output is stored unsigned (int8 zero point -128): ORT drops
 // a Relu before the type's lowest zero point and would fuse the rest.
 bool bias_after(const OnnxNodeContext& c) {
-  return c.target == OnnxTarget::Faithful && c.inputs.size() == 1 && !c.is_output &&
+  return c.target == OnnxTarget::Faithful && c.inputs.size() == 1 && c.output_name.empty() &&
          (!c.n.relu || c.type == ActivationType::Int8Unsigned);
 }
 
 std::string conv2d(const OnnxNodeContext& c) {
   const Node& n = c.n;
   const auto [weight, bias] = dequantized_parameters(c);
-  const std::string y = c.is_output ? std::string("logits") : n.name + ".conv";  // an image of logits
+  const std::string y = !c.output_name.empty() ? c.output_name : n.name + ".conv";  // an image of logits
   const bool separate_bias = bias_after(c);
   onnx::NodeProto* conv = separate_bias ? c.w.node("Conv", {c.inputs[0], weight}, y + "_without_bias")
                                         : c.w.node("Conv", {c.inputs[0], weight, bias}, y);
@@ -115,7 +115,7 @@ std::string linear(const OnnxNodeContext& c) {
     rows = n.name + ".flat";
     Writer::integer(c.w.node("Flatten", {c.inputs[0]}, rows), "axis", 1);
   }
-  const std::string y = c.is_output ? std::string("logits") : n.name + ".gemm";
+  const std::string y = !c.output_name.empty() ? c.output_name : n.name + ".gemm";
   Writer::integer(c.w.node("Gemm", {rows, weight, bias}, y), "transB", 1);
   return with_residual(c, y);
 }

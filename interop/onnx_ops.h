@@ -18,7 +18,7 @@ struct OnnxNodeContext {
   const Node& n;
   const NodeQuant& q;
   ActivationType type;  // how its own int8 output is stored
-  bool is_output;
+  std::string output_name;  // the graph output it writes (a model's logits), "" where none
   // The float values of its inputs (dequantized int8); for a value-moving op
   // of the onnxruntime target, their stored integers.
   std::vector<std::string> inputs;

@@ -120,7 +120,7 @@ void check_bits(const QuantizedModel& m, const std::vector<std::vector<int>>& co
   if (q.bits == 8) return;
   const Node& n = m.graph.nodes[i];
   check(q.bits >= 9 && q.bits <= 16, at + ": " + std::to_string(q.bits) + " bits (an activation has 8, or 9 to 16)");
-  check(n.op == Op::Conv2d && n.groups == 1 && !q.in_float && !n.relu && q.zero_point == 0 && i != m.output(),
+  check(n.op == Op::Conv2d && n.groups == 1 && !q.in_float && !n.relu && q.zero_point == 0 && !m.graph.is_output(i),
         at + ": a " + std::to_string(q.bits) +
             "-bit activation must be a dense int8 conv's signed output (no ReLU, zero point 0)");
   for (int c : consumers[i]) {
@@ -193,10 +193,13 @@ void QuantizedModel::validate(const std::string& where) const {
         where + ": the identity of the source checkpoint is missing or malformed (two SHA-256 hex digests)");
   const std::vector<ActShape> shapes = graph.shapes();
   const std::vector<std::vector<int>> consumers = graph.consumers();
+  for (int o : graph.outputs()) {
+    const Node& out = graph.nodes[o];
+    check((out.op == Op::Linear || (out.op == Op::Conv2d && out.groups == 1)) && out.inputs.size() == 1 && !out.relu,
+          where + ": the output node '" + out.name +
+              "' must be a linear layer or a dense conv (an image of logits) without ReLU or residual");
+  }
   const Node& out = graph.nodes.back();
-  check((out.op == Op::Linear || (out.op == Op::Conv2d && out.groups == 1)) && out.inputs.size() == 1 && !out.relu,
-        where + ": the output node '" + out.name +
-            "' must be a linear layer or a dense conv (an image of logits) without ReLU or residual");
   check(static_cast<int>(classes.size()) == out.channels,
         where + ": " + std::to_string(classes.size()) + " class names for " + std::to_string(out.channels) + " logits");
   check(static_cast<int>(mean.size()) == shapes[0].c && static_cast<int>(std.size()) == shapes[0].c,
@@ -205,7 +208,7 @@ void QuantizedModel::validate(const std::string& where) const {
     const Node& n = graph.nodes[i];
     const NodeQuant& q = quant[i];
     const std::string at = where + ": node '" + n.name + "'";
-    const bool is_output = i + 1 == graph.nodes.size();
+    const bool is_output = graph.is_output(static_cast<int>(i));
     const OpTraits& traits = op_traits(n.op);
     check(!traits.training_only, at + ": a " + std::string(traits.name) + " must be folded before quantization");
     check(q.zero_point >= -128 && q.zero_point <= 127,
@@ -286,7 +289,7 @@ void save_quantized_model(const QuantizedModel& m, const std::string& path) {
     if (q.bits != 8) nodes[i]["bits"] = q.bits;
     if (q.in_float) nodes[i]["precision"] = "float";
     const Node& n = m.graph.nodes[i];
-    const std::set<std::string> owned = tensor_suffixes(n, q, i + 1 == m.graph.nodes.size());
+    const std::set<std::string> owned = tensor_suffixes(n, q, m.graph.is_output(static_cast<int>(i)));
     for_each_tensor(q, [&](const char* suffix, const auto& tensor) {
       if (owned.count(suffix)) file.put(n.name + suffix, tensor);
     });
@@ -392,7 +395,7 @@ QuantizedModel load_quantized_model(const std::string& path) {
                          std::to_string(kQuantizedMixedVersion));
         q.in_float = true;
       }
-      const std::set<std::string> owned = tensor_suffixes(n, q, i + 1 == m.graph.nodes.size());
+      const std::set<std::string> owned = tensor_suffixes(n, q, m.graph.is_output(static_cast<int>(i)));
       for_each_tensor(q, [&](const char* suffix, auto& tensor) {
         if (!owned.count(suffix)) return;
         const std::string name = n.name + suffix;

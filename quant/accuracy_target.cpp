@@ -144,6 +144,13 @@ bool meets(const ValidationScore& s, const AccuracyTarget& t) {
   return (t.min_agreement < 0 || s.agreement >= t.min_agreement) &&
          (t.max_drop < 0 || s.top1 >= s.float_top1 - t.max_drop);
 }
+
+// Agreement is of one output's predictions.
+void check_one_output(const QuantizedModel& int8, const std::string& what) {
+  check(int8.graph.output_count == 1, what + " scores the agreement of one output's predictions, and the model has " +
+                                          std::to_string(int8.graph.output_count) + " outputs");
+}
+
 }  // namespace
 
 nlohmann::json sensitivity_json(const std::vector<LayerSensitivity>& layers) {
@@ -182,12 +189,14 @@ std::vector<int64_t> validation_indices(int64_t size, int64_t samples, int64_t c
 
 std::vector<LayerSensitivity> layer_sensitivity(const QuantizedModel& int8, const FloatModel& folded,
                                                 const Dataset& validation, Progress* progress) {
+  check_one_output(int8, "the layer sensitivity");
   return sensitivity_of(int8, folded, ValidationScorer(folded, validation, int8.mean, int8.std), progress);
 }
 
 TargetResult quantize_to_target(const QuantizedModel& int8, const FloatModel& folded, const Dataset& validation,
                                 const AccuracyTarget& target, bool always_measure_sensitivity) {
   check(target.set(), "no accuracy target given (--min-agreement or --max-drop)");
+  check_one_output(int8, "an accuracy target (--min-agreement, --max-drop)");
   check(target.min_agreement <= 100, "--min-agreement is a percentage: at most 100");
   const ValidationScorer scorer(folded, validation, int8.mean, int8.std);
   check(target.max_drop < 0 || scorer.labelled(),

@@ -228,7 +228,7 @@ class CandidateRace {
   // (every challenger's first chunk, then every one's second, ...); a
   // challenger that cannot win stops, short of `end`.
   void score(const std::vector<size_t>& which, int64_t begin, int64_t end) {
-    const int64_t per_image = images_.logits_per_image(), racers = static_cast<int64_t>(which.size());
+    const int64_t racers = static_cast<int64_t>(which.size());
     const int64_t chunks = (end - begin + kAutoChunk - 1) / kAutoChunk;
     std::vector<int64_t> chunks_done(challengers_.size(), 0);
     std::exception_ptr error;
@@ -240,8 +240,7 @@ class CandidateRace {
         const int64_t first = begin + (t / racers) * kAutoChunk, rows = std::min(kAutoChunk, end - first);
         const FloatTensor logits =
             run_chunk(*challengers_[c], images_, first, rows, first_node_, nodes_, outputs_.given_at(first));
-        softmax_kl(images_.target().ptr() + first * per_image, logits.ptr(), rows, per_image, images_.classes(),
-                   kl_[c].data() + first);
+        images_.score(logits.ptr(), first, rows, kl_[c].data() + first);
         const double sum = std::accumulate(kl_[c].begin() + first, kl_[c].begin() + first + rows, 0.0);
 #pragma omp critical(octet_auto_partial)
         {
@@ -330,7 +329,7 @@ void choose_auto_amax(const AutoSearchPoints& points, const Int8ModelBuilder& bu
   const std::vector<double> candidate_amax = provisional_amaxes(points, cal, percentile, amax, methods);
   const CpuEngine packed(build(*amax, *methods));
   const int nodes = static_cast<int>(points.graph->nodes.size());
-  const ScoredImages images(cal, target);
+  const ScoredImages images(cal, target, output_sizes(*points.graph));
   DecidedOutputs outputs(*points.graph, images);
   // Per image, the KL of the model as decided so far (undecided points provisional).
   std::vector<double> current_kl = score_whole_model(packed, images);
@@ -358,7 +357,7 @@ void choose_auto_amax_exhaustive(const AutoSearchPoints& points, const Int8Model
                                  const Calibration& cal, const FloatTensor& target, double percentile,
                                  std::vector<double>* amax, std::vector<std::string>* methods) {
   const std::vector<double> candidate_amax = provisional_amaxes(points, cal, percentile, amax, methods);
-  const ScoredImages images(cal, target);
+  const ScoredImages images(cal, target, output_sizes(*points.graph));
   const int64_t shortlist_end = std::min(images.count(), kShortlistImages);
   for (size_t k = 0; k < points.float_nodes.size(); ++k) {
     const int p = points.float_nodes[k];

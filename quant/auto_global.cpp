@@ -13,7 +13,7 @@ namespace octet {
 void choose_global_amax(const AutoSearchPoints& points, const Int8ModelBuilder& build, const Calibration& cal,
                         const FloatTensor& target, double percentile, std::vector<double>* amax,
                         std::vector<std::string>* methods) {
-  const ScoredImages images(cal, target);
+  const ScoredImages images(cal, target, output_sizes(*points.graph));
   // Every point is set by each trial, so the winning trial is the answer: *amax and *methods take it.
   double best_kl = 0;
   std::string scores;
@@ -45,7 +45,7 @@ void choose_global_amax(const AutoSearchPoints& points, const Int8ModelBuilder& 
     }
   }
   // The scores behind the choice (quantize's table of nodes shows only the choice).
-  std::fprintf(stderr, "auto-global: KL from float's logits on %lld calibration images: %s; every tensor takes %s\n",
+  std::fprintf(stderr, "auto-global: %s on %lld calibration images: %s; every tensor takes %s\n", images.criterion(),
                static_cast<long long>(images.count()), scores.c_str(), amax_method_name(winner));
 }
 

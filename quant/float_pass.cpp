@@ -9,10 +9,18 @@ namespace octet {
 
 FloatPassRecord::FloatPassRecord(const FloatExecutor& executor, int64_t gptq_images, int64_t logit_images,
                                  int64_t mean_images)
-    : output_(static_cast<int>(executor.graph().nodes.size()) - 1), mean_images_(mean_images) {
+    : mean_images_(mean_images) {
   if (gptq_images > 0) gptq_.emplace(executor, gptq_images);
-  if (logit_images > 0) logits_ = FloatTensor(logits_shape(executor.shapes().back(), logit_images));
   const Graph& g = executor.graph();
+  output_offset_.assign(g.nodes.size(), -1);
+  int64_t per_image = 0;
+  for (int o : g.outputs()) {
+    output_offset_[o] = per_image;
+    per_image += executor.shapes()[o].numel();
+  }
+  if (logit_images > 0)
+    logits_ = FloatTensor(g.output_count == 1 ? logits_shape(executor.shapes().back(), logit_images)
+                                              : Shape{logit_images, per_image});
   channel_sums_.resize(g.nodes.size());
   summed_values_.assign(g.nodes.size(), 0);
   if (mean_images > 0)
@@ -39,9 +47,12 @@ void FloatPassRecord::observe(int node, const FloatTensor& activation, int64_t f
       for (int64_t c = 0; c < C; ++c) sums[c] += x[row * C + c];
     summed_values_[node] += double(n) * positions;
   }
-  if (node != output_ || logits_.numel() == 0) return;
+  if (output_offset_[node] < 0 || logits_.numel() == 0) return;
   const int64_t per_image = logits_.numel() / logits_.dim(0), n = std::min(activation.dim(0), logits_.dim(0) - first);
-  if (n > 0) std::memcpy(logits_.ptr() + first * per_image, activation.ptr(), sizeof(float) * n * per_image);
+  const int64_t values = activation.numel() / activation.dim(0);  // this output's, per image
+  for (int64_t r = 0; r < n; ++r)
+    std::memcpy(logits_.ptr() + (first + r) * per_image + output_offset_[node], activation.ptr() + r * values,
+                sizeof(float) * values);
 }
 
 void FloatPassRecord::run(const FloatExecutor& executor, const std::vector<float>& images, int64_t batch_size) {

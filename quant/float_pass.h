@@ -26,13 +26,15 @@ class FloatPassRecord {
   void run(const FloatExecutor& executor, const std::vector<float>& images, int64_t batch_size = 128);
 
   const std::optional<GptqStatistics>& gptq() const { return gptq_; }
-  const FloatTensor& logits() const { return logits_; }  // of the logit images (logits_shape)
+  // Of the logit images: logits_shape; a model of several outputs: [images][values], each image's outputs one
+  // after another (output_values).
+  const FloatTensor& logits() const { return logits_; }
   // Per node, each channel's mean over images and positions; empty for a node
   // that no weighted node reads, or without mean images.
   std::vector<std::vector<double>> channel_means() const;
 
  private:
-  int output_;
+  std::vector<int64_t> output_offset_;  // per node: where its values start in an image's logits; -1: no output
   std::optional<GptqStatistics> gptq_;
   FloatTensor logits_;
   int64_t mean_images_;

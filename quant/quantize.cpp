@@ -117,8 +117,9 @@ Plan plan_graph(const Graph& fg, const std::vector<std::string>& float_nodes, bo
     new_index[f] = static_cast<int>(plan.graph.nodes.size()) - 1;
     if (fused_conv[f] >= 0) new_index[fused_conv[f]] = new_index[f];
     plan.stats_node.push_back(static_cast<int>(f));
-    plan.own_scale.push_back(op_traits(n.op).owns_scale && f + 1 != N);
+    plan.own_scale.push_back(op_traits(n.op).owns_scale && !fg.is_output(static_cast<int>(f)));
   }
+  plan.graph.output_count = fg.output_count;
   plan.graph.validate();
   plan.in_float = float_node_flags(plan.graph, float_nodes);
   plan.zero_point.assign(plan.graph.nodes.size(), 0);
@@ -191,7 +192,7 @@ void fill_quant(const Plan& plan, const FloatModel& folded, const std::map<std::
       q.bits = plan.bits[i];
       q.scale = scale_for(clipped, q.bits > 8 ? highest_output(q.bits) : positive_levels(q.zero_point));
       q.method = amax[f] > 0 ? methods[f] : "zero tensor (scale 1)";
-    } else if (i + 1 < N) {
+    } else if (!qm->graph.is_output(static_cast<int>(i))) {
       q.scale = qm->quant[n.inputs[0]].scale;
       q.amax = qm->quant[n.inputs[0]].amax;
       q.zero_point = qm->quant[n.inputs[0]].zero_point;
@@ -219,7 +220,7 @@ void fill_quant(const Plan& plan, const FloatModel& folded, const std::map<std::
                ") or calibrate on images whose activations reach it");
         q.bias.data[c] = static_cast<int32_t>(b);
       }
-      if (i + 1 == N) {
+      if (qm->graph.is_output(static_cast<int>(i))) {
         q.logit_scale = FloatTensor({O});
         for (int64_t c = 0; c < O; ++c) q.logit_scale.data[c] = 1.0f / (s_in * w.scales.data[c]);
       } else {

@@ -54,18 +54,78 @@ void softmax_kl(const float* target, const float* logits, int64_t images, int64_
   }
 }
 
+std::vector<int64_t> output_sizes(const Graph& graph) {
+  const std::vector<ActShape> shapes = graph.shapes();
+  std::vector<int64_t> sizes;
+  for (int o : graph.outputs()) sizes.push_back(shapes[o].numel());
+  return sizes;
+}
+
+ScoredImages::ScoredImages(const Calibration& cal, const FloatTensor& logits, const std::vector<int64_t>& output_sizes)
+    : images_(cal.images.data()), per_image_(static_cast<int64_t>(cal.images.size()) / cal.samples) {
+  const int64_t per_image = logits.numel() / std::max<int64_t>(1, logits.dim(0));
+  if (output_sizes.size() > 1) {
+    order_.resize(static_cast<size_t>(std::min(logits.dim(0), kScoredImages)));
+    std::iota(order_.begin(), order_.end(), int64_t{0});
+  } else {
+    order_ = most_sensitive_images(logits, kScoredImages);
+  }
+  Shape shape = logits.shape;
+  shape[0] = static_cast<int64_t>(order_.size());
+  target_ = FloatTensor(shape);
+  for (size_t r = 0; r < order_.size(); ++r)
+    std::copy_n(logits.ptr() + order_[r] * per_image, per_image, target_.ptr() + r * per_image);
+  if (output_sizes.size() <= 1) return;
+  int64_t offset = 0;
+  for (int64_t size : output_sizes) {
+    double energy = 0;
+    for (int64_t r = 0; r < count(); ++r)
+      for (const float* t = target_.ptr() + r * per_image + offset; t < target_.ptr() + r * per_image + offset + size; ++t)
+        energy += double(*t) * *t;
+    energy /= static_cast<double>(std::max<int64_t>(1, count()));
+    weights_.insert(weights_.end(), static_cast<size_t>(size), energy > 0 ? 1.0 / energy : 1.0);
+    offset += size;
+  }
+}
+
+void ScoredImages::score(const float* logits, int64_t first, int64_t rows, double* score) const {
+  const int64_t per_image = logits_per_image();
+  const float* target = target_.ptr() + first * per_image;
+  if (weights_.empty()) return softmax_kl(target, logits, rows, per_image, classes(), score);
+  for (int64_t r = 0; r < rows; ++r) {
+    double sum = 0;
+    for (int64_t v = 0; v < per_image; ++v) {
+      const double e = double(target[r * per_image + v]) - logits[r * per_image + v];
+      sum += weights_[static_cast<size_t>(v)] * e * e;
+    }
+    score[r] = sum;
+  }
+}
+
 // Runs nodes [first_node, end) of `engine` on images [first, first + rows)
-// and returns their logits; the input is read only from node 0.
+// and returns their logits, laid out as ScoredImages' target; the input is read only from node 0.
 FloatTensor run_chunk(const CpuEngine& engine, const ScoredImages& images, int64_t first, int64_t rows, int first_node,
                       int end, const CpuEngine::Given& given) {
   std::vector<float> buffer;
-  return engine.dequantize_logits(
-      engine.run_nodes(images.input(first_node, first, rows, &buffer), rows, first_node, end, given));
+  const float* input = images.input(first_node, first, rows, &buffer);
+  const Graph& g = engine.model().graph;
+  if (g.output_count == 1) return engine.dequantize_logits(engine.run_nodes(input, rows, first_node, end, given));
+  const std::vector<Int32Tensor> outputs = engine.run_nodes_outputs(input, rows, first_node, end, given);
+  FloatTensor logits({rows, images.logits_per_image()});
+  int64_t offset = 0;
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    const FloatTensor values = engine.dequantize_logits(outputs[k], g.first_output() + static_cast<int>(k));
+    const int64_t size = values.numel() / rows;
+    for (int64_t r = 0; r < rows; ++r)
+      std::copy_n(values.ptr() + r * size, size, logits.ptr() + r * images.logits_per_image() + offset);
+    offset += size;
+  }
+  return logits;
 }
 
 // Per scored image, the KL of `engine`'s logits from float's, every node run.
 std::vector<double> score_whole_model(const CpuEngine& engine, const ScoredImages& images) {
-  const int64_t samples = images.count(), per_image = images.logits_per_image();
+  const int64_t samples = images.count();
   std::vector<double> kl(static_cast<size_t>(samples));
   std::exception_ptr error;
 #pragma omp parallel for schedule(dynamic, 1)
@@ -74,8 +134,7 @@ std::vector<double> score_whole_model(const CpuEngine& engine, const ScoredImage
       const int64_t rows = std::min(kAutoChunk, samples - first);
       const int nodes = static_cast<int>(engine.model().graph.nodes.size());
       const FloatTensor logits = run_chunk(engine, images, first, rows, 0, nodes, {});
-      softmax_kl(images.target().ptr() + first * per_image, logits.ptr(), rows, per_image, images.classes(),
-                 kl.data() + first);
+      images.score(logits.ptr(), first, rows, kl.data() + first);
     } catch (...) {
 #pragma omp critical(octet_auto_error)
       error = std::current_exception();

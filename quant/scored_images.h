@@ -1,6 +1,8 @@
 // What `auto` and `auto-global` score a candidate int8 model by: the KL of
 // its logits from float's on the calibration images most sensitive to a
-// change of the logits.
+// change of the logits. A model of several outputs (a detection head's boxes
+// and scores, which no softmax reads) is scored by its outputs' squared error
+// instead, each relative to its own float values' energy.
 #pragma once
 
 #include <algorithm>
@@ -37,25 +39,28 @@ std::vector<int64_t> most_sensitive_images(const FloatTensor& logits, int64_t co
 void softmax_kl(const float* target, const float* logits, int64_t images, int64_t per_image, int64_t classes,
                 double* kl);
 
+// Per output of `graph`, its values per image (in the order of Graph::outputs).
+std::vector<int64_t> output_sizes(const Graph& graph);
+
 // The scored images (the kScoredImages most sensitive), most sensitive first
 // (most_sensitive_images). Confident images add little to any candidate's
 // sum, so a candidate that trails is seen to trail early (CandidateRace); the
-// order changes no sum's terms, only when they come.
+// order changes no sum's terms, only when they come. Of a model of several
+// outputs (`output_sizes`: more than one; `logits` holds each image's outputs
+// one after another): the first kScoredImages images, in order.
 class ScoredImages {
  public:
-  ScoredImages(const Calibration& cal, const FloatTensor& logits)
-      : images_(cal.images.data()), per_image_(static_cast<int64_t>(cal.images.size()) / cal.samples),
-        order_(most_sensitive_images(logits, kScoredImages)),
-        target_(with_rows(logits.shape, static_cast<int64_t>(order_.size()))) {
-    const int64_t per_image = logits_per_image();
-    for (size_t r = 0; r < order_.size(); ++r)
-      std::copy_n(logits.ptr() + order_[r] * per_image, per_image, target_.ptr() + r * per_image);
-  }
+  ScoredImages(const Calibration& cal, const FloatTensor& logits, const std::vector<int64_t>& output_sizes);
 
   int64_t count() const { return target_.dim(0); }
   const FloatTensor& target() const { return target_; }  // float's logits, in this order
   int64_t classes() const { return target_.shape.back(); }
   int64_t logits_per_image() const { return target_.numel() / std::max<int64_t>(1, count()); }
+  // Per image of [first, first + rows), the score of `logits` (a candidate's, as the target is laid out) in `score`:
+  // softmax_kl; of several outputs, the sum over outputs of the squared error over the output's float energy
+  // (its mean over the scored images).
+  void score(const float* logits, int64_t first, int64_t rows, double* score) const;
+  const char* criterion() const { return weights_.empty() ? "KL from float's logits" : "outputs' relative error"; }
 
   // What run_nodes from `first_node` reads of images [first, first + rows):
   // those images in this order, gathered into `buffer`, from node 0; nothing after.
@@ -72,15 +77,11 @@ class ScoredImages {
   int64_t per_image_;
   std::vector<int64_t> order_;
   FloatTensor target_;
-
-  static Shape with_rows(Shape shape, int64_t images) {
-    shape[0] = images;
-    return shape;
-  }
+  std::vector<double> weights_;  // several outputs: per value of an image, 1 / its output's energy; else empty
 };
 
 // Runs nodes [first_node, end) of `engine` on images [first, first + rows)
-// and returns their logits; the input is read only from node 0.
+// and returns their logits, laid out as ScoredImages' target; the input is read only from node 0.
 FloatTensor run_chunk(const CpuEngine& engine, const ScoredImages& images, int64_t first, int64_t rows, int first_node,
                       int end, const CpuEngine::Given& given);
 

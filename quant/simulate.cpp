@@ -28,7 +28,7 @@ FloatModel dequantized_model(const QuantizedModel& m) {
 }
 
 ActTensor fake_quantized_levels(const QuantizedModel& m, int node, const FloatTensor& value) {
-  check(node != m.output(), "the output node has int32 logits, not an int8 grid");
+  check(!m.graph.is_output(node), "an output node has int32 logits, not an int8 grid");
   const NodeQuant& q = m.quant[node];
   const double zero_point = q.zero_point;
   const double lo = lowest_output(m.graph.nodes[node].relu, q.zero_point, q.bits), hi = highest_output(q.bits);

@@ -120,11 +120,11 @@ CalibrationReport build_calibration_report(const Checkpoint& checkpoint, const F
   for (size_t i = 0; i < model.graph.nodes.size(); ++i) {
     const Node& n = model.graph.nodes[i];
     const NodeQuant& q = model.quant[i];
-    const bool is_output = static_cast<int>(i) == model.output();
+    const bool is_output = model.graph.is_output(static_cast<int>(i));
     const bool own_scale = op_traits(n.op).owns_scale && !is_output;
     if (!own_scale && !op_traits(n.op).weighted) continue;
     LayerView layer{n.name, op_name(n.op), anchor_id(n.name), std::nullopt, std::nullopt, NAN, INFINITY, {}};
-    const auto it = measured.find(is_output ? "logits" : n.name);
+    const auto it = measured.find(is_output && model.graph.output_count == 1 ? "logits" : n.name);
     if (it != measured.end()) layer.sqnr_db = it->second;
     if (own_scale) {
       check(counterpart[i] >= 0, "layer '" + n.name + "' of the quantized model is not in the checkpoint's graph");

@@ -31,7 +31,7 @@ class Engine {
 
   // Sees node `node`'s int8 output after it ran (NHWC without channel
   // padding, `count` values for the whole batch), for every node but the
-  // output, whose int32 logits run() returns. A wide node's values
+  // outputs, whose int32 logits run() and run_outputs() return. A wide node's values
   // (QuantizedModel::value_bytes 2) are int16: `values` points at their bytes.
   using Hook = std::function<void(int node, const int8_t* values, int64_t count)>;
 
@@ -40,6 +40,9 @@ class Engine {
   // [batch][H][W][classes] from a model returning an image of them (logits_shape). With a hook a
   // backend may run more slowly (CUDA keeps every value, then copies it).
   virtual Int32Tensor run(const float* input, int64_t batch, const Hook& hook = {}) const = 0;
+  // Every output's logits, in the model's order (Graph::outputs; run returns the last's). The hook
+  // sees no output. Backends that refuse models of several outputs return run's alone.
+  virtual std::vector<Int32Tensor> run_outputs(const float* input, int64_t batch, const Hook& hook = {}) const;
 
   virtual std::string backend() const = 0;  // its registry name
   virtual const QuantizedModel& model() const = 0;
@@ -70,8 +73,9 @@ class Engine {
   };
   virtual std::vector<TimedChoice> timed_choices() const { return {}; }
 
-  // Logits as floats: acc * logit_scale[class].
+  // Logits as floats: acc * logit_scale[class], of the last output or of output `node`.
   FloatTensor dequantize_logits(const Int32Tensor& logits) const;
+  FloatTensor dequantize_logits(const Int32Tensor& logits, int node) const;
 };
 
 // A backend of the registry.

@@ -33,6 +33,9 @@ void run_eval(const EvalCommand& c) {
   const FloatExecutor float_model(folded);
   std::string json;
   if (c.quantized.empty()) {
+    check(folded.graph.output_count == 1, "'" + c.checkpoint + "' has " + std::to_string(folded.graph.output_count) +
+                                              " outputs, and a float top-1 scores one: give --quantized to compare "
+                                              "int8 with float output by output");
     c.data.normalise(&checkpoint.mean, &checkpoint.std, "'" + c.checkpoint + "'");
     const Dataset test = load_evaluation_images(model_input(checkpoint), data, c.limit);
     check(test.labelled(), test.name + ": images without labels (--eval-labels LABELS.npy): the float top-1 needs "

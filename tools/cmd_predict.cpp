@@ -5,6 +5,8 @@
 // so the int8 prediction is the argmax of int32 logit * logit_scale. A model
 // returning an image of logits predicts a class per pixel: the JSON holds
 // those class maps (not the logits), --class-map writes them as a .npy.
+// --outputs writes every output's values as .npy files: a model of several
+// outputs (a detection head's scales) is predicted only so.
 #include <algorithm>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -24,7 +26,7 @@ namespace octet {
 
 namespace {
 struct PredictCommand {
-  std::string quantized, checkpoint, backend = backend_names::kCpu, json, class_map;
+  std::string quantized, checkpoint, backend = backend_names::kCpu, json, class_map, outputs;
   DataArgs data;
   int64_t limit = 0;
 };
@@ -64,10 +66,54 @@ nlohmann::json nested_rows(const std::vector<T>& values, int64_t width, int64_t 
   return out;
 }
 
+// Each output's values of `images` images as float32 .npy files in `folder`, NCHW (or N x F) as PyTorch returns
+// them: int8_output<k>.npy (the int32 logits dequantized) and, from a float model, float_output<k>.npy. Returns
+// the JSON of each.
+nlohmann::json write_outputs(const std::string& folder, const QuantizedModel& model, int64_t images,
+                             const std::vector<std::vector<int32_t>>& int8,
+                             const std::vector<std::vector<float>>& floats) {
+  make_directories(folder);
+  const std::vector<ActShape> shapes = model.graph.shapes();
+  nlohmann::json out = nlohmann::json::array();
+  for (int o : model.graph.outputs()) {
+    const size_t k = static_cast<size_t>(o - model.graph.first_output());
+    const ActShape s = shapes[o];
+    const std::vector<float>& scale = model.quant[o].logit_scale.data;
+    const std::vector<int64_t> shape = s.h == 1 && s.w == 1 ? std::vector<int64_t>{images, s.c}
+                                                            : std::vector<int64_t>{images, s.c, s.h, s.w};
+    const int64_t plane = int64_t{s.h} * s.w;
+    const auto write = [&](const std::string& name, const auto& values, bool dequantize) {
+      std::vector<float> nchw(values.size());
+      for (int64_t n = 0; n < images; ++n)
+        for (int64_t p = 0; p < plane; ++p)
+          for (int64_t c = 0; c < s.c; ++c) {
+            const float v = static_cast<float>(values[static_cast<size_t>((n * plane + p) * s.c + c)]);
+            nchw[static_cast<size_t>((n * s.c + c) * plane + p)] = dequantize ? v * scale[static_cast<size_t>(c)] : v;
+          }
+      const std::vector<uint8_t> bytes = npy_bytes("<f4", shape, nchw.data());
+      const std::string path = folder + "/" + name + std::to_string(k) + ".npy";
+      write_file_atomically(path, [&](std::ostream& f) {
+        f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+      });
+      return path;
+    };
+    nlohmann::json entry = {{"node", model.graph.nodes[o].name}, {"shape", shape}};
+    entry["int8"] = write("int8_output", int8[k], true);
+    if (!floats.empty()) entry["float"] = write("float_output", floats[k], false);
+    out.push_back(entry);
+  }
+  return out;
+}
+
 void run_predict(const PredictCommand& c) {
   check(c.limit >= 0, "--limit must be 0 (all test images) or more, not " + std::to_string(c.limit));
   const DataOptions data = c.data.data();
   QuantizedModel model = load_quantized_model(c.quantized);
+  const int outputs = model.graph.output_count;
+  check(outputs == 1 || !c.outputs.empty(),
+        "'" + c.quantized + "' has " + std::to_string(outputs) + " outputs (from '" +
+            model.graph.nodes[model.graph.first_output()].name + "'): --outputs FOLDER writes each as a .npy");
+  check(outputs == 1 || c.class_map.empty(), "--class-map: '" + c.quantized + "' has several outputs");
   const ActShape out = model.graph.shapes().back();
   const int64_t rows = model.predictions_per_image();  // a class per image, or per pixel
   check(rows > 1 || c.class_map.empty(), "--class-map: '" + c.quantized +
@@ -75,30 +121,50 @@ void run_predict(const PredictCommand& c) {
                                              "), not per pixel; the JSON holds its predictions");
   c.data.normalise(&model.mean, &model.std, "'" + c.quantized + "'");
   const Dataset test = load_evaluation_images(model_input(model), data, c.limit);
+  check(outputs == 1 || !test.labelled(), test.name + ": labels score one output, and '" + c.quantized + "' has " +
+                                              std::to_string(outputs));
   check_labels_fit(test, out, "'" + c.quantized + "'");
   const int64_t images = c.limit > 0 ? std::min(c.limit, test.size()) : test.size();
   const int64_t classes = model.num_classes();
   const std::unique_ptr<Engine> engine = make_engine(model, c.backend);
   const std::vector<float>& logit_scale = model.quant[model.output()].logit_scale.data;
 
-  std::vector<int32_t> int8_logits;
-  std::vector<float> float_logits;
+  std::vector<std::vector<int32_t>> int8_outputs(static_cast<size_t>(outputs));
+  std::vector<std::vector<float>> float_outputs;
   std::unique_ptr<FloatExecutor> float_model;
   if (!c.checkpoint.empty()) {
     const Checkpoint checkpoint = load_checkpoint(c.checkpoint);
     check_quantized_from(model, "'" + c.quantized + "'", checkpoint, "'" + c.checkpoint + "'");
     float_model = std::make_unique<FloatExecutor>(fold_for_inference(checkpoint.graph, checkpoint.params));
+    float_outputs.resize(static_cast<size_t>(outputs));
   }
   for (int64_t first = 0; first < images; first += kBatch) {
     const int64_t n = std::min(kBatch, images - first);
     const std::vector<float> x = normalized_images(test, model.mean, model.std, first, n);
-    const Int32Tensor logits = engine->run(x.data(), n);
-    int8_logits.insert(int8_logits.end(), logits.data.begin(), logits.data.end());
+    const std::vector<Int32Tensor> logits = engine->run_outputs(x.data(), n);
+    for (size_t k = 0; k < int8_outputs.size(); ++k)
+      int8_outputs[k].insert(int8_outputs[k].end(), logits[k].data.begin(), logits[k].data.end());
     if (float_model) {
-      const FloatTensor f = float_model->run(x.data(), n);
-      float_logits.insert(float_logits.end(), f.data.begin(), f.data.end());
+      const std::vector<FloatTensor> f = float_model->run_outputs(x.data(), n);
+      for (size_t k = 0; k < float_outputs.size(); ++k)
+        float_outputs[k].insert(float_outputs[k].end(), f[k].data.begin(), f[k].data.end());
     }
   }
+  std::FILE* summary = report_stream(c.json);  // with --json - the JSON owns standard output
+  nlohmann::json written;
+  if (!c.outputs.empty()) {
+    written = write_outputs(c.outputs, model, images, int8_outputs, float_outputs);
+    std::fprintf(summary, "%d output%s of %lld images (float32 .npy, NCHW) written to %s\n", outputs,
+                 outputs == 1 ? "" : "s", static_cast<long long>(images), c.outputs.c_str());
+  }
+  if (outputs > 1) {  // no classes to predict
+    const nlohmann::json json = {{"quantized", c.quantized}, {"model", model.model},   {"backend", engine->backend()},
+                                 {"images", images},         {"outputs", written}};
+    if (!c.json.empty()) write_text_output(c.json, json.dump() + "\n");
+    return;
+  }
+  const std::vector<int32_t>& int8_logits = int8_outputs.back();
+  const std::vector<float>& float_logits = float_model ? float_outputs.back() : std::vector<float>();
 
   LabelScores int8_scores(classes), float_scores(classes);
   const std::vector<int64_t> int8_predictions = predicted_classes(int8_logits, logit_scale, test, &int8_scores);
@@ -127,8 +193,7 @@ void run_predict(const PredictCommand& c) {
                          {"int8_predictions", predictions_json(int8_predictions)}};
   auto top1 = [&](double v) { return test.labelled() ? nlohmann::json(v) : nlohmann::json(); };  // null: no labels
   json["int8_top1"] = top1(int8_scores.top1());
-  // With --json - the JSON owns standard output.
-  std::FILE* summary = report_stream(c.json);
+  if (!c.outputs.empty()) json["outputs"] = written;
   const char* accuracy = rows == 1 ? "top-1" : "pixel accuracy";
   std::fprintf(summary, "images %lld%s on %s", static_cast<long long>(images), test.labelled() ? "" : " (no labels)",
                engine->backend().c_str());
@@ -166,6 +231,10 @@ void add_predict_command(CLI::App& app) {
   add_backend_option(cmd, c->backend);
   cmd->add_option("--class-map", c->class_map,
                   "A model returning an image of logits: write its int8 class maps (N x H x W int64) to this .npy");
+  cmd->add_option("--outputs", c->outputs,
+                  "Write each output's values to this folder as float32 .npy files, NCHW as PyTorch returns them: "
+                  "int8_output0.npy, ... (the int32 logits dequantized), with --checkpoint float_output0.npy, ...; a "
+                  "model of several outputs (a detection head's) is predicted only so");
   add_json_option(cmd, c->json,
                   "labels, logits and predictions (class maps of a model predicting per pixel), and a folder's image "
                   "files in their order");

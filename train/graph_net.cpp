@@ -49,6 +49,13 @@ torch::Tensor GraphNetImpl::add_state(const std::string& name, torch::Tensor val
 }
 
 torch::Tensor GraphNetImpl::forward(const torch::Tensor& input) {
+  check(graph_.output_count == 1, "the trainer trains models of one output, and this one has " +
+                                      std::to_string(graph_.output_count) + " (from '" +
+                                      graph_.nodes[graph_.first_output()].name + "')");
+  return forward_outputs(input).back();
+}
+
+std::vector<torch::Tensor> GraphNetImpl::forward_outputs(const torch::Tensor& input) {
   std::vector<torch::Tensor> values(graph_.nodes.size());
   for (size_t i = 0; i < graph_.nodes.size(); ++i) {
     const Node& n = graph_.nodes[i];
@@ -61,7 +68,7 @@ torch::Tensor GraphNetImpl::forward(const torch::Tensor& input) {
     for (int in : n.inputs)  // drop values no later node reads
       if (last_use_[in] == static_cast<int>(i)) values[in] = torch::Tensor();
   }
-  return values.back();
+  return {values.begin() + graph_.first_output(), values.end()};
 }
 
 std::map<std::string, FloatTensor> GraphNetImpl::export_state() const {

@@ -19,7 +19,8 @@ namespace octet {
 class GraphNetImpl : public torch::nn::Module {
  public:
   explicit GraphNetImpl(Graph graph);
-  torch::Tensor forward(const torch::Tensor& x);
+  torch::Tensor forward(const torch::Tensor& x);  // a model of one output's
+  std::vector<torch::Tensor> forward_outputs(const torch::Tensor& x);  // every output's, in order
 
   const Graph& graph() const { return graph_; }
   // Parameters and buffers under their graph names, in graph order.

@@ -19,20 +19,29 @@ std::shared_ptr<PyCheckpoint> load_checkpoint_py(const std::string& path) {
   return std::make_shared<PyCheckpoint>(path, load_checkpoint(path));
 }
 
-py::array_t<float> float_predict(const PyCheckpoint& c, const py::handle& images, int64_t batch_size) {
+// A model's one output as an array, several as a tuple of them (as PyTorch returns a model's tuple).
+py::object float_predict(const PyCheckpoint& c, const py::handle& images, int64_t batch_size) {
   check_batch_size(batch_size);
   const auto x = image_batch(images, c.input());
-  const int64_t n = x.shape(0), numel = c.input().numel(), classes = c.output().numel();  // per image
-  std::vector<float> logits(static_cast<size_t>(n * classes));
+  const int64_t n = x.shape(0), numel = c.input().numel();
+  const Graph& g = c.executor().graph();
+  const std::vector<ActShape>& shapes = c.executor().shapes();
+  std::vector<std::vector<float>> logits;
+  for (int o : g.outputs()) logits.emplace_back(static_cast<size_t>(n * shapes[o].numel()));
   {
     py::gil_scoped_release release;
     for (int64_t first = 0; first < n; first += batch_size) {
       const int64_t count = std::min(batch_size, n - first);
-      const FloatTensor batch_logits = c.executor().run(x.data() + first * numel, count);
-      std::copy(batch_logits.data.begin(), batch_logits.data.end(), logits.begin() + first * classes);
+      const std::vector<FloatTensor> batch_logits = c.executor().run_outputs(x.data() + first * numel, count);
+      for (size_t k = 0; k < logits.size(); ++k)
+        std::copy(batch_logits[k].data.begin(), batch_logits[k].data.end(),
+                  logits[k].begin() + first * batch_logits[k].numel() / count);
     }
   }
-  return logits_array(logits, n, c.output());
+  py::list outputs;
+  for (int o : g.outputs())
+    outputs.append(logits_array(logits[static_cast<size_t>(o - g.first_output())], n, shapes[o]));
+  return g.output_count == 1 ? py::object(outputs[0]) : py::object(py::tuple(outputs));
 }
 
 py::dict float_activations(const PyCheckpoint& c, const py::handle& images) {
@@ -102,7 +111,7 @@ void bind_checkpoint(py::module_& m) {
           py::arg("path"), "Writes the checkpoint (.octet) to path.")
       .def("predict", &float_predict, py::arg("images"), py::arg("batch_size") = kDefaultBatch,
            "Float logits [N, classes] (a model returning an image of them: [N, classes, H, W]) of normalised "
-           "float32 images [N, C, H, W].")
+           "float32 images [N, C, H, W]; a model of several outputs returns a tuple of them, in its order.")
       .def("activations", &float_activations, py::arg("images"),
            "Every node's float output for a batch of images, by node name (N x C x H x W, or N x F).")
       .def("__repr__", [](const PyCheckpoint& c) {

@@ -56,19 +56,23 @@ class PyQuantized {
     return *engine;
   }
 
-  // The int32 logits of `batch` images on `backend`. Called without the GIL,
+  // The int32 logits of `batch` images on `backend`, per output (Graph::outputs). Called without the GIL,
   // so several Python threads may call one model at once: their runs are
   // serialised by the lock (python/tests/test_threads.py checks they give the
   // bits of one thread).
-  std::vector<int32_t> run(const float* x, int64_t batch, int64_t batch_size, const std::string& backend) {
+  std::vector<std::vector<int32_t>> run(const float* x, int64_t batch, int64_t batch_size,
+                                        const std::string& backend) {
     const Engine& e = engine(backend);
     const std::lock_guard<std::mutex> lock(mutex_);
-    const int64_t numel = input().numel(), classes = output().numel();  // logits per image
-    std::vector<int32_t> logits(static_cast<size_t>(batch * classes));
+    const int64_t numel = input().numel();
+    std::vector<std::vector<int32_t>> logits;
+    for (int o : model_.graph.outputs()) logits.emplace_back(static_cast<size_t>(batch * shapes_[o].numel()));
     for (int64_t first = 0; first < batch; first += batch_size) {
       const int64_t count = std::min(batch_size, batch - first);
-      const Int32Tensor batch_logits = e.run(x + first * numel, count);
-      std::copy(batch_logits.data.begin(), batch_logits.data.end(), logits.begin() + first * classes);
+      const std::vector<Int32Tensor> batch_logits = e.run_outputs(x + first * numel, count);
+      for (size_t k = 0; k < logits.size(); ++k)
+        std::copy(batch_logits[k].data.begin(), batch_logits[k].data.end(),
+                  logits[k].begin() + first * batch_logits[k].numel() / count);
     }
     return logits;
   }

@@ -19,26 +19,37 @@ std::shared_ptr<PyQuantized> load_quantized_py(const std::string& path) {
   return std::make_shared<PyQuantized>(load_quantized_model(path));  // validated by the loader
 }
 
-// int32 logits acc * logit_scale[class]: the float logits the int8 model stands for.
-std::vector<float> dequantized(const QuantizedModel& m, const int32_t* logits, int64_t count) {
-  const std::vector<float>& scale = m.quant[m.output()].logit_scale.data;
+// int32 logits acc * logit_scale[class] of output `node` (the last by default): the float logits the int8
+// model stands for.
+std::vector<float> dequantized(const QuantizedModel& m, const int32_t* logits, int64_t count, int node = -1) {
+  const std::vector<float>& scale = m.quant[node < 0 ? m.output() : node].logit_scale.data;
   std::vector<float> out(static_cast<size_t>(count));
   for (int64_t i = 0; i < count; ++i) out[i] = static_cast<float>(logits[i]) * scale[i % scale.size()];
   return out;
 }
 
-py::array int8_predict(PyQuantized& q, const py::handle& images, const std::string& backend, int64_t batch_size,
-                       bool dequantize) {
+// A model's one output as an array, several as a tuple of them (as PyTorch returns a model's tuple).
+py::object int8_predict(PyQuantized& q, const py::handle& images, const std::string& backend, int64_t batch_size,
+                        bool dequantize) {
   check_batch_size(batch_size);
   const auto x = image_batch(images, q.input());
   const int64_t n = x.shape(0);
-  std::vector<int32_t> logits;
+  std::vector<std::vector<int32_t>> logits;
   {
     py::gil_scoped_release release;
     logits = q.run(x.data(), n, batch_size, backend);
   }
-  if (dequantize) return logits_array(dequantized(q.model(), logits.data(), n * q.output().numel()), n, q.output());
-  return logits_array(logits, n, q.output());
+  const Graph& g = q.model().graph;
+  py::list outputs;
+  for (int o : g.outputs()) {
+    const std::vector<int32_t>& values = logits[static_cast<size_t>(o - g.first_output())];
+    const ActShape s = q.shapes()[o];
+    if (dequantize)
+      outputs.append(logits_array(dequantized(q.model(), values.data(), n * s.numel(), o), n, s));
+    else
+      outputs.append(logits_array(values, n, s));
+  }
+  return g.output_count == 1 ? py::object(outputs[0]) : py::object(py::tuple(outputs));
 }
 
 py::dict int8_activations(PyQuantized& q, const py::handle& images, const std::string& backend) {
@@ -55,7 +66,16 @@ py::dict int8_activations(PyQuantized& q, const py::handle& images, const std::s
   return activations_dict(g, q.shapes(), values, n);
 }
 
+// The one output's logit scale; a model of several outputs has one per output, which predict applies.
+const FloatTensor& logit_scale(const QuantizedModel& m) {
+  check(m.graph.output_count == 1, "the model has " + std::to_string(m.graph.output_count) +
+                                       " outputs, each its own logit scale: predict(images, dequantize=True) "
+                                       "returns every output dequantized");
+  return m.quant[m.output()].logit_scale;
+}
+
 py::array_t<float> dequantize_logits(const PyQuantized& q, const py::handle& logits) {
+  logit_scale(q.model());
   const int64_t classes = q.model().num_classes();
   const auto l = logit_batch(logits, classes);
   return to_numpy(dequantized(q.model(), l.data(), l.size()), {l.shape(0), classes});
@@ -139,7 +159,7 @@ void bind_quantized(py::module_& m) {
                              "One dict per node (name, op, inputs, shape, relu, scale, amax, zero_point, method).")
       .def_property_readonly(
           "logit_scale",
-          [](const PyQuantized& q) { return to_numpy(q.model().quant[q.model().output()].logit_scale); },
+          [](const PyQuantized& q) { return to_numpy(logit_scale(q.model())); },
           "Per class: float logit = int32 logit * logit_scale.")
       .def(
           "weight", [](const PyQuantized& q, const std::string& layer) { return to_numpy(weighted_quant(q, layer).weight); },
@@ -155,7 +175,8 @@ void bind_quantized(py::module_& m) {
            "The float values the int8 weight stands for: weight / weight_scale per output channel.")
       .def("predict", &int8_predict, py::arg("images"), py::arg("backend") = backend_names::kCpu,
            py::arg("batch_size") = kDefaultBatch, py::arg("dequantize") = false,
-           "int32 logits [N, classes] ([N, classes, H, W] from a model returning an image of them) of normalised "
+           "int32 logits [N, classes] ([N, classes, H, W] from a model returning an image of them; a tuple of "
+           "them, in order, from a model of several outputs) of normalised "
            "float32 images [N, C, H, W] on a backend "
            "('cpu', 'cuda' for the GPU's default, 'cuda-imma', 'cuda-dp4a', 'cuda-cublaslt'; see octet.backends()). "
            "Each class's int32 logit has its own "

@@ -199,7 +199,7 @@ void CpuEngine::plan_buffers() {
   }
   std::vector<int> free_slots;
   slot_.assign(g.nodes.size(), -1);
-  for (int i = 0; i < model_.output(); ++i) {
+  for (int i = 0; i < g.first_output(); ++i) {
     const int64_t bytes = shapes_[i].numel() * (float_outputs_[i] ? int64_t(sizeof(float)) : model_.value_bytes(i));
     const int k = pick_buffer(free_slots, slot_bytes_, bytes);
     if (k < 0) {
@@ -220,14 +220,24 @@ Int32Tensor CpuEngine::run(const float* input, int64_t batch, const Hook& hook) 
   return run_nodes(input, batch, 0, static_cast<int>(model_.graph.nodes.size()), {}, hook);
 }
 
+std::vector<Int32Tensor> CpuEngine::run_outputs(const float* input, int64_t batch, const Hook& hook) const {
+  return run_nodes_outputs(input, batch, 0, static_cast<int>(model_.graph.nodes.size()), {}, hook);
+}
+
 Int32Tensor CpuEngine::run_nodes(const float* input, int64_t batch, int first, int end, const Given& given,
                                  const Hook& hook) const {
+  std::vector<Int32Tensor> outputs = run_nodes_outputs(input, batch, first, end, given, hook);
+  return outputs.empty() ? Int32Tensor() : std::move(outputs.back());
+}
+
+std::vector<Int32Tensor> CpuEngine::run_nodes_outputs(const float* input, int64_t batch, int first, int end,
+                                                      const Given& given, const Hook& hook) const {
   const Graph& g = model_.graph;
-  check(first >= 0 && first <= end && end <= static_cast<int>(g.nodes.size()) && (first == 0 || given),
+  const int nodes = static_cast<int>(g.nodes.size());
+  check(first >= 0 && first <= end && (end <= g.first_output() || end == nodes) && (first == 0 || given),
         "cpu runtime: bad node range");
   check(resume_point(first) == first, "cpu runtime: cannot start at node " + std::to_string(first) +
                                           ": an earlier float segment's value is read from there on");
-  const int output = model_.output();
   Buffers buffers;
   {
     const std::lock_guard<std::mutex> lock(spare_->mutex);
@@ -244,12 +254,13 @@ Int32Tensor CpuEngine::run_nodes(const float* input, int64_t batch, int first, i
       // what the memory held before (possibly right: another engine's freed outputs).
       std::memset(buffers.data[s].get(), kUnwrittenByte, static_cast<size_t>(buffers.bytes[s]));
     }
-  Int32Tensor logits;
-  if (end > output) logits = Int32Tensor(logits_shape(shapes_[output], batch));
+  std::vector<Int32Tensor> outputs;
+  if (end > model_.output())
+    for (int o : g.outputs()) outputs.emplace_back(logits_shape(shapes_[o], batch));
   const Images all{0, batch};
   const int shares = first == 0 && !hook ? image_shares(batch, small_network_) : 1;
   if (shares == 1) {
-    run_images(input, all, first, end, given, hook, buffers.data, logits.ptr());
+    run_images(input, all, first, end, given, hook, buffers.data, outputs);
   } else {
     std::vector<std::exception_ptr> errors(static_cast<size_t>(shares));
 #pragma omp parallel num_threads(shares)
@@ -257,7 +268,7 @@ Int32Tensor CpuEngine::run_nodes(const float* input, int64_t batch, int first, i
     for (int share = omp_get_thread_num(); share < shares; share += omp_get_num_threads()) {
       const int64_t begin = share * batch / shares, stop = (share + 1) * batch / shares;
       try {
-        run_images(input, Images{begin, stop - begin}, first, end, given, hook, buffers.data, logits.ptr());
+        run_images(input, Images{begin, stop - begin}, first, end, given, hook, buffers.data, outputs);
       } catch (...) {  // an exception must not leave the region
         errors[static_cast<size_t>(share)] = std::current_exception();
       }
@@ -270,13 +281,13 @@ Int32Tensor CpuEngine::run_nodes(const float* input, int64_t batch, int first, i
     spare_->data.swap(buffers.data);
     spare_->bytes.swap(buffers.bytes);
   }
-  return logits;
+  return outputs;
 }
 
 void CpuEngine::run_images(const float* input, const Images& images, int first, int end, const Given& given,
-                           const Hook& hook, const std::vector<cpu::CacheLineBytes>& buffers, int32_t* logits) const {
+                           const Hook& hook, const std::vector<cpu::CacheLineBytes>& buffers,
+                           std::vector<Int32Tensor>& outputs) const {
   const Graph& g = model_.graph;
-  const int output = model_.output();
   // Where node i's values of the range's images start: each range has its
   // own part of every buffer, slot_bytes_ per image (the values a buffer
   // holds in turn differ in size, and another range may be at another node).
@@ -292,10 +303,10 @@ void CpuEngine::run_images(const float* input, const Images& images, int first, 
     cpu::KernelArgs args{view, images.count, {}, image, nullptr, nullptr, (*kernels_)[i].data[k].get(),
                          bound_[i][k].get()};
     for (int in : n.inputs) args.inputs.push_back(value(in));
-    if (i == output) {
-      args.logits = logits + images.first * shapes_[output].numel();  // logits_shape: image after image
+    if (g.is_output(i)) {  // logits_shape: image after image
+      args.logits = outputs[static_cast<size_t>(i - g.first_output())].ptr() + images.first * shapes_[i].numel();
       (*kernels_)[i].kernels[k]->run(args);
-      break;
+      continue;
     }
     args.y = at_first_image(i);
     (*kernels_)[i].kernels[k]->run(args);
@@ -338,7 +349,7 @@ std::vector<Engine::NodeTiming> CpuEngine::profile(const float* input, int64_t b
       return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     };
     run(input, batch, [&](int node, const int8_t*, int64_t) { finished[node] = since_start(); });
-    finished[nodes - 1] = since_start();
+    for (int o : g.outputs()) finished[o] = since_start();  // the hook sees no output: all their time is the first's
     if (it < warmup) continue;
     double previous = 0;
     for (size_t i = 0; i < nodes; ++i) {

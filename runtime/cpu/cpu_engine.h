@@ -31,16 +31,20 @@ class CpuEngine : public Engine {
   // (tests/runtime/test_engine_threads.cpp); the activation buffers of a finished run
   // are kept for the next one.
   Int32Tensor run(const float* input, int64_t batch, const Hook& hook = {}) const override;
+  std::vector<Int32Tensor> run_outputs(const float* input, int64_t batch, const Hook& hook = {}) const override;
 
   // Runs nodes [first, end) only. `input` is read when first is 0; every node
   // before `first` that a node from `first` on reads has its int8 output
   // (NHWC, `batch` images; int16 where wide) at given(node). Returns the
-  // logits when `end` is past the output node, else an empty tensor. `first` must be a resume point.
+  // last output's logits when `end` is past it, else an empty tensor. `first` must be a resume point.
   // The hook sees a float segment's values (QuantizedModel::float_outputs)
   // rounded to int8 at their scale, which the run itself does not do.
   using Given = std::function<const int8_t*(int node)>;
   Int32Tensor run_nodes(const float* input, int64_t batch, int first, int end, const Given& given,
                         const Hook& hook = {}) const;
+  // As run_nodes, every output's logits (none where `end` is not past them; it ends before them or at the end).
+  std::vector<Int32Tensor> run_nodes_outputs(const float* input, int64_t batch, int first, int end,
+                                             const Given& given, const Hook& hook = {}) const;
 
   std::string backend() const override { return backend_names::kCpu; }
   const QuantizedModel& model() const override { return model_; }
@@ -78,7 +82,8 @@ class CpuEngine : public Engine {
   // run_nodes' nodes on `images` of the batch in `buffers` (the logits: all
   // the batch's), on the calling thread and those of the kernels' own regions.
   void run_images(const float* input, const Images& images, int first, int end, const Given& given, const Hook& hook,
-                  const std::vector<cpu::CacheLineBytes>& buffers, int32_t* logits) const;
+                  const std::vector<cpu::CacheLineBytes>& buffers, std::vector<Int32Tensor>& outputs) const;
+
 
   QuantizedModel model_;
   std::vector<ActShape> shapes_;

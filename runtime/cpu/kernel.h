@@ -34,8 +34,8 @@ struct NodeView {
   // Input k's stored value of a real 0 (graph/node_quant.h).
   int32_t input_zero_point(size_t k = 0) const { return model.quant[node().inputs.at(k)].zero_point; }
   ActShape output() const { return shapes[index]; }
-  // The model's last node: its int32 accumulators are the logits.
-  bool is_output() const { return index == model.output(); }
+  // One of the model's outputs (its last nodes): its int32 accumulators are logits.
+  bool is_output() const { return model.graph.is_output(index); }
 };
 
 // What a kernel prepares once for a node (each kernel its own type).

@@ -44,6 +44,10 @@ namespace {
 // Why the CUDA runtime cannot run `m`; `wide_allowed`: on cuda-imma, whose
 // implicit GEMM reads and writes wide values (stored_value.h).
 std::string why_unsupported(const QuantizedModel& m, bool wide_allowed) {
+  if (m.graph.output_count > 1)
+    return "the CUDA runtime returns one output, and the model has " + std::to_string(m.graph.output_count) +
+           " (its last nodes, from '" + m.graph.nodes[m.graph.first_output()].name +
+           "'); run it with the cpu backend";
   if (m.graph.nodes.back().op != Op::Linear)
     return "the CUDA runtime returns a vector of logits per image, and the model returns an image of them (its "
            "output node '" + m.graph.nodes.back().name + "' is a conv); run it with the cpu backend";

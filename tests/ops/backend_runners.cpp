@@ -31,9 +31,10 @@ BackendRunner cpu_runner(cpu::KernelPath path) {
             const CpuEngine engine(model);
             BackendOutputs out;
             out.values.resize(model.graph.nodes.size());
-            out.logits.emplace_back("", engine.run(images.data(), batch, [&](int node, const int8_t* v, int64_t count) {
-              out.values[node] = hook_values(model, node, v, count);
-            }));
+            out.logits.emplace_back(
+                "", engine.run_outputs(images.data(), batch, [&](int node, const int8_t* v, int64_t count) {
+                  out.values[node] = hook_values(model, node, v, count);
+                }));
             return out;
           }};
 }
@@ -48,8 +49,9 @@ BackendRunner host_layout_runner(bool imma) {
             LayoutRun retained = run_in_device_layout(model, images, batch, true, imma);
             BackendOutputs out;
             out.values = std::move(retained.values);
-            out.logits.emplace_back("", std::move(retained.logits));
-            out.logits.emplace_back("with buffer reuse", run_in_device_layout(model, images, batch, false, imma).logits);
+            out.logits.push_back({"", {std::move(retained.logits)}});
+            LayoutRun reused = run_in_device_layout(model, images, batch, false, imma);
+            out.logits.push_back({"with buffer reuse", {std::move(reused.logits)}});
             return out;
           }};
 }
@@ -63,11 +65,13 @@ BackendRunner registry_runner(const EngineBackend& b) {
             const std::unique_ptr<Engine> engine = b.make(model);
             BackendOutputs out;
             out.values.resize(model.graph.nodes.size());
-            out.logits.emplace_back("", engine->run(images.data(), batch, [&](int node, const int8_t* v, int64_t count) {
-              out.values[node] = hook_values(model, node, v, count);
-            }));
+            out.logits.emplace_back(
+                "", engine->run_outputs(images.data(), batch, [&](int node, const int8_t* v, int64_t count) {
+                  out.values[node] = hook_values(model, node, v, count);
+                }));
             for (int run = 0; run < 3; ++run)
-              out.logits.emplace_back("with buffer reuse, run " + std::to_string(run), engine->run(images.data(), batch));
+              out.logits.emplace_back("with buffer reuse, run " + std::to_string(run),
+                                      engine->run_outputs(images.data(), batch));
             return out;
           }};
 }

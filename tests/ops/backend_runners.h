@@ -18,8 +18,8 @@ struct BackendOutputs {
   // Per node, NHWC without channel padding, int16 where wide (the oracle's
   // type, graph/op.h ActTensor); empty for the output node.
   std::vector<std::vector<int16_t>> values;
-  // The logits of every run made, labelled ("with buffer reuse, run 2").
-  std::vector<std::pair<std::string, Int32Tensor>> logits;
+  // Every output's logits (Graph::outputs) of every run made, labelled ("with buffer reuse, run 2").
+  std::vector<std::pair<std::string, std::vector<Int32Tensor>>> logits;
 };
 
 struct BackendRunner {

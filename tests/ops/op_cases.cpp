@@ -5,6 +5,7 @@
 
 #include "tests/ops/op_model.h"
 #include "tests/ops/many_channel_cases.h"
+#include "tests/ops/output_cases.h"
 #include "tests/ops/shared_task_cases.h"
 #include "tests/ops/depthwise_row_cases.h"
 #include "tests/ops/fused_activation_cases.h"
@@ -989,6 +990,7 @@ std::vector<OpCase> make_cases() {
   add_wide_cases(cases);
   add_wide_many_channel_cases(cases);
   add_shared_task_cases(cases);
+  add_output_cases(cases);
   add_fused_activation_cases(cases);
   add_depthwise_row_cases(cases);
   return cases;

@@ -286,6 +286,22 @@ QuantizedModel OpModel::finish_with_conv(int kernel, int classes) {
   return model(classes);
 }
 
+QuantizedModel OpModel::finish_with_outputs(const std::vector<int>& heads, int classes) {
+  int last_classes = classes;
+  for (size_t k = 0; k < heads.size(); ++k) {
+    const ActShape s = shape(heads[k]);
+    Node n;
+    n.op = s.h * s.w > 1 ? Op::Conv2d : Op::Linear;
+    n.inputs = {heads[k]};
+    n.channels = last_classes = classes + static_cast<int>(k), n.bias = true;
+    if (n.op == Op::Conv2d) n.kernel = 1;
+    const Shape weight = n.op == Op::Conv2d ? Shape{n.channels, s.c, 1, 1} : Shape{n.channels, s.c};
+    push(n, weighted(weight, false, true, Requant::Typical));
+  }
+  graph_.output_count = static_cast<int>(heads.size());
+  return model(last_classes);
+}
+
 QuantizedModel OpModel::model(int classes) const {
   QuantizedModel m;
   m.graph = graph_;

@@ -78,6 +78,9 @@ class OpModel {
   // Ends with an output conv (kernel x kernel, stride 1, padding kernel / 2):
   // an image of logits, a segmentation's; validates.
   QuantizedModel finish_with_conv(int kernel, int classes);
+  // Ends with one output per node of `heads`, in order: a 1x1 conv reading an image (classes + k logits per
+  // pixel), a linear reading a vector; validates.
+  QuantizedModel finish_with_outputs(const std::vector<int>& heads, int classes);
 
  private:
   int push(Node n, NodeQuant q);

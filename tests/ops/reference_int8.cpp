@@ -93,7 +93,10 @@ ReferenceRun reference_run(const QuantizedModel& m, const float* input, int64_t 
     }
     const OpDef& def = op_def(n.op);
     check(def.run_int8_reference != nullptr, std::string("int8 reference: '") + op_name(n.op) + "' has none");
-    Int8ReferenceArgs args{n, {}, m.quant[i], N, input, static_cast<int>(i) == m.output(), run.values[i], run.logits};
+    const bool is_output = m.graph.is_output(static_cast<int>(i));
+    if (is_output) run.outputs.emplace_back();
+    Int8ReferenceArgs args{n, {}, m.quant[i], N, input, is_output, run.values[i],
+                           is_output ? run.outputs.back() : run.logits};
     for (int in : n.inputs) {
       args.inputs.push_back(&run.values[in]);
       args.input_scales.push_back(m.quant[in].scale);
@@ -101,6 +104,7 @@ ReferenceRun reference_run(const QuantizedModel& m, const float* input, int64_t 
     }
     def.run_int8_reference(args);
   }
+  run.logits = run.outputs.back();
   return run;
 }
 

@@ -16,7 +16,8 @@ namespace octet {
 
 struct ReferenceRun {
   std::vector<ActTensor> values;  // per node, [N][C][H][W] (empty for the output node); int16 where wide
-  Int32Tensor logits;              // [N][classes]
+  Int32Tensor logits;              // [N][classes]: the last output's
+  std::vector<Int32Tensor> outputs;  // every output's, in order (Graph::outputs)
 };
 
 ReferenceRun reference_run(const QuantizedModel& model, const float* input_nchw, int64_t batch);

@@ -47,7 +47,7 @@ TEST_P(BackendOps, MatchesTheReferenceBitForBit) {
   const BackendOutputs out = backend.run(model, images, batch);
 
   ASSERT_EQ(out.values.size(), model.graph.nodes.size());
-  for (int i = 0; i < model.output(); ++i) {
+  for (int i = 0; i < model.graph.first_output(); ++i) {
     const Node& n = model.graph.nodes[i];
     // The runtimes flatten NHWC values as they lie (the next linear's weights
     // are permuted to match); the reference flattens NCHW, like torch.
@@ -62,9 +62,12 @@ TEST_P(BackendOps, MatchesTheReferenceBitForBit) {
         << batch << " on " << backend.name;
   }
   ASSERT_FALSE(out.logits.empty());
-  for (const auto& [label, logits] : out.logits)
-    ASSERT_EQ(difference(reference.logits.data, logits.data, shapes.back()), "")
-        << "logits " << label << " on " << backend.name;
+  for (const auto& [label, outputs] : out.logits) {
+    ASSERT_EQ(outputs.size(), reference.outputs.size()) << "outputs " << label << " on " << backend.name;
+    for (size_t k = 0; k < outputs.size(); ++k)
+      ASSERT_EQ(difference(reference.outputs[k].data, outputs[k].data, shapes[model.graph.first_output() + k]), "")
+          << "logits of output " << k << " " << label << " on " << backend.name;
+  }
   outcome = '.';
 }
 

@@ -52,21 +52,27 @@ TEST_P(FloatVsTorch, SameLogitsAsLibTorch) {
   const int64_t batch = std::min<int64_t>(c.batch, 8);
   std::vector<float> images = case_images(c, in, batch, 3);
   for (float& v : images) v = std::isfinite(v) ? v : 0.0f;  // the float-image cases hold infinities and NaN
-  const FloatTensor logits = FloatExecutor(model).run(images.data(), batch);
+  const std::vector<FloatTensor> outputs = FloatExecutor(model).run_outputs(images.data(), batch);
 
   GraphNet net(q.graph);
   net->import_state(model.params);
   net->eval();
   torch::NoGradGuard no_grad;
-  torch::Tensor expected = net->forward(torch::from_blob(images.data(), {batch, in.c, in.h, in.w}, torch::kFloat32));
-  if (expected.dim() == 4) expected = expected.permute({0, 2, 3, 1});  // an image of logits: octet's are NHWC
-  expected = expected.contiguous();
-  ASSERT_EQ(logits.numel(), expected.numel());
-  const float* e = expected.data_ptr<float>();
-  double largest = 1.0;
-  for (int64_t k = 0; k < expected.numel(); ++k) largest = std::max(largest, std::abs(double(e[k])));
-  for (int64_t k = 0; k < logits.numel(); ++k)
-    ASSERT_NEAR(logits.data[k], e[k], 1e-4 * largest) << c.name << " logit " << k;
+  const std::vector<torch::Tensor> torch_outputs =
+      net->forward_outputs(torch::from_blob(images.data(), {batch, in.c, in.h, in.w}, torch::kFloat32));
+  ASSERT_EQ(outputs.size(), torch_outputs.size());
+  for (size_t o = 0; o < outputs.size(); ++o) {
+    const FloatTensor& logits = outputs[o];
+    torch::Tensor expected = torch_outputs[o];
+    if (expected.dim() == 4) expected = expected.permute({0, 2, 3, 1});  // an image of logits: octet's are NHWC
+    expected = expected.contiguous();
+    ASSERT_EQ(logits.numel(), expected.numel());
+    const float* e = expected.data_ptr<float>();
+    double largest = 1.0;
+    for (int64_t k = 0; k < expected.numel(); ++k) largest = std::max(largest, std::abs(double(e[k])));
+    for (int64_t k = 0; k < logits.numel(); ++k)
+      ASSERT_NEAR(logits.data[k], e[k], 1e-4 * largest) << c.name << " output " << o << " logit " << k;
+  }
 }
 
 std::vector<size_t> float_cases() {

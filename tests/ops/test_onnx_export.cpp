@@ -45,7 +45,7 @@ TEST_P(OnnxExport, PassesOnnxChecksWithOneQuantizePerInt8Value) {
   const OnnxExportSummary summary = export_onnx(model, dir.path("model.onnx"));
   int64_t values = 0;  // a float segment's values stay float: no QuantizeLinear
   const std::vector<bool> float_outputs = model.float_outputs();
-  for (int i = 0; i < model.output(); ++i)
+  for (int i = 0; i < model.graph.first_output(); ++i)
     values += !op_traits(model.graph.nodes[i].op).moves_values && !float_outputs[i] && model.quant[i].bits == 8;
   EXPECT_EQ(summary.quantize_linear, values);
   EXPECT_EQ(summary.wide_roundings, wide_activations(model));
@@ -65,7 +65,7 @@ TEST_P(OnnxExport, OnnxRuntimeTargetPassesOnnxChecksRoundingResidualsFirst) {
   }
   const OnnxExportSummary summary = export_onnx(model, dir.path("model.onnx"), OnnxTarget::OnnxRuntime);
   int64_t roundings = 0;  // wide activations too: at 8 bits
-  for (int i = 0; i < model.output(); ++i) {
+  for (int i = 0; i < model.graph.first_output(); ++i) {
     const Node& n = model.graph.nodes[i];
     roundings += !op_traits(n.op).moves_values + (op_traits(n.op).absorbs_residual && n.inputs.size() == 2);
   }

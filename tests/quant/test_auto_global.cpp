@@ -33,7 +33,7 @@ TEST(AutoGlobal, ChoosesTheMethodWhoseModelScoresTheLowerKlOnZooLeNet) {
   const FloatExecutor executor(global.folded);
   FloatPassRecord record(executor, 0, global.calibration.samples);
   record.run(executor, global.calibration.images);
-  const ScoredImages images(global.calibration, record.logits());
+  const ScoredImages images(global.calibration, record.logits(), output_sizes(global.folded.graph));
   const auto summed_kl = [&](const QuantizedModel& m) {
     const std::vector<double> kl = score_whole_model(CpuEngine(m), images);
     return std::accumulate(kl.begin(), kl.end(), 0.0);
