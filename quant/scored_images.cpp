@@ -79,9 +79,10 @@ ScoredImages::ScoredImages(const Calibration& cal, const FloatTensor& logits, co
   int64_t offset = 0;
   for (int64_t size : output_sizes) {
     double energy = 0;
-    for (int64_t r = 0; r < count(); ++r)
-      for (const float* t = target_.ptr() + r * per_image + offset; t < target_.ptr() + r * per_image + offset + size; ++t)
-        energy += double(*t) * *t;
+    for (int64_t r = 0; r < count(); ++r) {
+      const float* values = target_.ptr() + r * per_image + offset;
+      for (int64_t v = 0; v < size; ++v) energy += double(values[v]) * values[v];
+    }
     energy /= static_cast<double>(std::max<int64_t>(1, count()));
     weights_.insert(weights_.end(), static_cast<size_t>(size), energy > 0 ? 1.0 / energy : 1.0);
     offset += size;
