@@ -55,12 +55,14 @@ void run_onnx_import([[maybe_unused]] const ImportOptions& o) {
   save_checkpoint(checkpoint, o.output);
   int64_t values = 0;
   nlohmann::json result = written(checkpoint, o.output, &values);
-  std::string other_types;  // "; its FLOAT16 values computed in float32"
-  for (const std::string& type : summary.computed_in_float32) other_types += (other_types.empty() ? "" : "/") + type;
-  if (!other_types.empty()) other_types = "; its " + other_types + " values computed in float32";
+  std::string notes;  // "; its FLOAT16 values computed in float32", "; 4 outputs"
+  for (const std::string& type : summary.computed_in_float32) notes += (notes.empty() ? "" : "/") + type;
+  if (!notes.empty()) notes = "; its " + notes + " values computed in float32";
   std::string opset = std::to_string(summary.opset);
   if (summary.upgraded_from_opset)
     opset = std::to_string(summary.upgraded_from_opset) + ", converted to " + opset + " by ONNX's version converter";
+  const int outputs = checkpoint.graph.output_count;
+  if (outputs > 1) notes += "; " + std::to_string(outputs) + " outputs";
   std::FILE* out = report_stream(o.json);
   std::fprintf(out,
                "imported %s (ONNX opset %s, %lld nodes; %dx%dx%d images%s%s) as %lld octet nodes for %s: %lld "
@@ -69,7 +71,7 @@ void run_onnx_import([[maybe_unused]] const ImportOptions& o) {
                summary.input[0], summary.input[1], summary.input[2],
                summary.sized_by_options ? (o.input_size.empty() ? ", sized by the dataset" : ", sized by --input-size")
                                         : "",
-               other_types.c_str(),
+               notes.c_str(),
                static_cast<long long>(summary.octet_nodes), checkpoint.dataset.c_str(),
                static_cast<long long>(summary.folded_batch_norms), checkpoint.params.size(),
                static_cast<long long>(values), o.output.c_str());
@@ -78,6 +80,7 @@ void run_onnx_import([[maybe_unused]] const ImportOptions& o) {
                  {"upgraded_from_opset", summary.upgraded_from_opset},
                  {"onnx_nodes", summary.onnx_nodes},
                  {"octet_nodes", summary.octet_nodes},
+                 {"outputs", outputs},
                  {"folded_batch_norms", summary.folded_batch_norms},
                  {"input", summary.input},
                  {"input_sized_by_options", summary.sized_by_options},

@@ -59,9 +59,13 @@ void run_report(const ReportCommand& c) {
 
   std::FILE* out = report_stream(c.json);
   const char* accuracy = report.eval.labelled_pixels > 0 ? "pixel accuracy" : "top-1";
-  std::fprintf(out, "images %lld   float %s %.2f%%   int8 %s %.2f%%   agreement %.2f%%\n",
-               static_cast<long long>(report.eval.images), accuracy, report.eval.float_top1, accuracy,
-               report.eval.int8_top1, report.eval.agreement);
+  if (report.eval.labelled)
+    std::fprintf(out, "images %lld   float %s %.2f%%   int8 %s %.2f%%   agreement %.2f%%\n",
+                 static_cast<long long>(report.eval.images), accuracy, report.eval.float_top1, accuracy,
+                 report.eval.int8_top1, report.eval.agreement);
+  else  // 0% would read as a measured top-1
+    std::fprintf(out, "images %lld   agreement %.2f%%   (no labels: top-1 not measured)\n",
+                 static_cast<long long>(report.eval.images), report.eval.agreement);
   if (report.eval.labelled_pixels > 0)
     std::fprintf(out, "mean IoU   float %.2f%%   int8 %.2f%%\n", report.eval.float_mean_iou, report.eval.int8_mean_iou);
   std::fprintf(out, "worst layers:");

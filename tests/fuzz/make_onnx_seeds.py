@@ -514,6 +514,28 @@ def write_segmenter():
                           opset_version=13, input_names=["x"], dynamic_axes={"x": {0: "n"}})
 
 
+class Heads(nn.Module):
+    """A detection net's outputs: boxes at half the input's size, scores (a sigmoid) at a quarter, the quarter-size
+    features, which the scores read too."""
+
+    def __init__(self):
+        super().__init__()
+        self.fine = nn.Conv2d(3, 8, 3, stride=2, padding=1)
+        self.coarse = nn.Conv2d(8, 8, 3, stride=2, padding=1)
+        self.boxes, self.scores = nn.Conv2d(8, 4, 1), nn.Conv2d(8, 3, 1)
+
+    def forward(self, x):
+        fine = torch.relu(self.fine(x))
+        coarse = torch.relu(self.coarse(fine))
+        return self.boxes(fine), torch.sigmoid(self.scores(coarse)), coarse
+
+
+def write_heads():
+    torch.manual_seed(28)
+    torch.onnx.export(Heads().eval(), torch.zeros(1, 3, 16, 12), str(OUT / "heads.onnx"), opset_version=13,
+                      input_names=["x"], output_names=["boxes", "scores", "features"], dynamic_axes={"x": {0: "n"}})
+
+
 class UpConvolutions(nn.Module):
     """A transposed conv (kernel 4, stride 2, padding 1: sub-pixel convs and a depth_to_space) and a PixelShuffle
     (DepthToSpace, mode CRD)."""
@@ -723,6 +745,7 @@ def main():
     write_bottleneck_attention()
     write_simam()
     write_segmenter()
+    write_heads()
     write_up_convolutions()
     write_grouped_up_convolutions()
     write_split_attention()

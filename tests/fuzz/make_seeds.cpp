@@ -70,6 +70,18 @@ Graph tiny_resizer() {
   return b.finish();
 }
 
+// Several outputs (graph "output" marks): boxes per pixel, and a vector of logits from the same features.
+Graph tiny_heads() {
+  GraphBuilder b;
+  int x = b.input(1, 8, 8);
+  x = b.relu(b.conv("conv1", x, 4, 3, 2, 1, true));                  // 4x4x4
+  const int boxes = b.conv("boxes", x, 4, 1, 1, 0, true);             // 4x4x4
+  const int classes = b.linear("linear", b.flatten(b.global_avg_pool(x)), 10);
+  Graph g = b.finish();
+  g.place_outputs_last({boxes, classes});
+  return g;
+}
+
 Checkpoint tiny_checkpoint(const std::string& name, Graph graph, uint64_t seed) {
   Checkpoint c;
   c.model = name;
@@ -123,6 +135,9 @@ void write_seeds(const std::string& dir) {
   save_quantized_model(
       quantize_random(tiny_checkpoint("tiny_resizer", tiny_resizer(), seed + 2), quick_quantize_options(), 16),
       dir + "/quantized/tiny_resizer.int8.octet");
+  save_quantized_model(
+      quantize_random(tiny_checkpoint("tiny_heads", tiny_heads(), seed + 3), quick_quantize_options(), 16),
+      dir + "/quantized/tiny_heads.int8.octet");
 }
 
 }  // namespace
