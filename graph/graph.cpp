@@ -438,6 +438,12 @@ int GraphBuilder::upsample(int x, int down, int across) {
   return last();
 }
 
+int GraphBuilder::resize_nearest(int x, int height, int width) {
+  Node& n = push(Op::Upsample, "", {x});
+  n.height = height, n.width = width;
+  return last();
+}
+
 int GraphBuilder::upsample_bilinear(int x, int down, int across, bool align_corners) {
   Node& n = push(Op::UpsampleBilinear, "", {x});
   n.stride = down, n.stride_w = across != down ? across : 0;

@@ -71,7 +71,7 @@ struct Node {
   bool bias = false;                        // Conv2d, Linear; GroupNorm: its affine (".weight", ".bias")
   bool relu = false;                        // ReLU fused into this op (inference graphs)
   float relu_max = 0;                       // with relu: its upper bound where a Clip(0, max) was fused (ReLU6); 0: none
-  int height = 0, width = 0;                // Input; UpsampleBilinear: its output size, where no whole factors
+  int height = 0, width = 0;                // Input; Upsample(Bilinear): its output size, where no whole factors
 };
 
 // A conv's or pool's kernel width (its window is kernel x kernel_width).
@@ -170,6 +170,7 @@ class GraphBuilder {
   int shortcut_a(int x, int pad_channels);
   int pad(int x, int top, int left, int bottom, int right);  // zeros; a negative side crops
   int upsample(int x, int down, int across);  // each pixel repeated down x across times (nearest)
+  int resize_nearest(int x, int height, int width);  // nearest to a size (graph/ops/upsample.h)
   // Bilinear by whole factors, pixel centres aligned (F.interpolate's align_corners=False) or corners.
   int upsample_bilinear(int x, int down, int across, bool align_corners = false);
   // Bilinear to a size of height x width (LRASPP's 33 -> 65 pixels).

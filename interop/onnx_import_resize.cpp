@@ -3,13 +3,15 @@
 // height and width, each output pixel reads the input pixel that ONNX's
 // coordinate transformation and nearest mode pick. Where that is each pixel
 // repeated a whole number of times it is an Upsample; where it is every k-th
-// pixel from some offset, a subsample (onnx_import_space_to_depth.cpp). Both
-// move int8 values, exactly. Mode "linear", centres or corners aligned, is
-// octet's UpsampleBilinear (whole factors, or any size). Anything else (cubic
-// mode, nearest ratios that are not whole) is refused, saying which.
+// pixel from some offset, a subsample (onnx_import_space_to_depth.cpp); where
+// it is pixel floor(o x in / out) (F.interpolate(size=...): an FPN's 38 -> 75),
+// an Upsample to the size. All move int8 values, exactly. Mode "linear",
+// centres or corners aligned, is octet's UpsampleBilinear (whole factors, or
+// any size). Anything else (cubic mode, other nearest maps) is refused, saying which.
 #include <algorithm>
 #include <cmath>
 
+#include "graph/ops/upsample.h"
 #include "graph/ops/upsample_bilinear.h"
 #include "interop/onnx_importer.h"
 #include "interop/onnx_tensors.h"
@@ -58,6 +60,14 @@ std::optional<AxisResize> axis_resize(int64_t in, int64_t out, double scale, con
   const int64_t first = source[0], step = out > 1 ? source[1] - source[0] : 1;
   if (step >= 1 && step <= 64 && all([&](int64_t o) { return first + o * step; })) return AxisResize{0, first, step};
   return std::nullopt;
+}
+
+// Whether each output pixel o along the axis reads input pixel floor(o x in / out), octet's Upsample to a size.
+bool reads_as_to_size(int64_t in, int64_t out, double scale, const std::string& transformation,
+                      const std::string& rounding) {
+  for (int64_t o = 0; o < out; ++o)
+    if (nearest_source(o, in, out, scale, transformation, rounding) != ops::nearest_source(o, in, out)) return false;
+  return true;
 }
 }  // namespace
 
@@ -161,13 +171,17 @@ void Importer::resize(const onnx::NodeProto& n) {
   }
   if (mode == "linear") return define(n, bilinear(n, x, in, out, scales, transformation));
   std::vector<AxisResize> how;
-  for (size_t a = 0; a < in.size(); ++a) {
-    const std::optional<AxisResize> r = axis_resize(in[a], out[a], scales[a], transformation, rounding);
-    if (!r)
-      refuse(n, "resizing " + std::to_string(in[a]) + " pixels to " + std::to_string(out[a]) + " (scale " +
-                    std::to_string(scales[a]) + ", " + transformation + ", " + rounding + ") reads pixels neither "
-                    "each repeated a whole number of times (up to 64) nor each step-th: octet resizes only so");
-    how.push_back(*r);
+  for (size_t a = 0; a < in.size(); ++a)
+    if (const std::optional<AxisResize> r = axis_resize(in[a], out[a], scales[a], transformation, rounding))
+      how.push_back(*r);
+  if (how.size() < in.size()) {  // some axis by no whole factor nor step: an Upsample to the size, where it reads so
+    for (size_t a = 0; a < in.size(); ++a)
+      if (!reads_as_to_size(in[a], out[a], scales[a], transformation, rounding) || out[a] > ops::kMostNearestSide)
+        refuse(n, "resizing " + std::to_string(in[a]) + " pixels to " + std::to_string(out[a]) + " (scale " +
+                      std::to_string(scales[a]) + ", " + transformation + ", " + rounding + ") reads pixels neither "
+                      "each repeated a whole number of times (up to 64), nor each step-th, nor pixel floor(o x in / "
+                      "out) (up to " + std::to_string(ops::kMostNearestSide) + " pixels): octet resizes only so");
+    return define(n, builder_.resize_nearest(x, one_row ? 1 : static_cast<int>(out[0]), static_cast<int>(out.back())));
   }
   if (one_row) how.insert(how.begin(), AxisResize{1});
   const AxisResize rows = how[0], columns = how[1];

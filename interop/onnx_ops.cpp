@@ -3,6 +3,8 @@
 #include <cmath>
 #include <limits>
 
+#include "graph/ops/upsample.h"
+
 namespace octet {
 
 namespace {
@@ -358,9 +360,23 @@ std::string upsample_bilinear(const OnnxNodeContext& c) {
   return y;
 }
 
-// Nearest-neighbour by whole factors: Resize's pixel o reads floor(o / factor), as torch's nn.Upsample.
+// Nearest-neighbour by whole factors: Resize's pixel o reads floor(o / factor), as torch's nn.Upsample. To a
+// size: a Gather of the rows, then of the columns, each output pixel's input pixel named exactly (a Resize would
+// compute floor(o / scale) in float, a pixel off where o x in / out is whole and the scale rounds up).
 std::string upsample(const OnnxNodeContext& c) {
   const Node& n = c.n;
+  if (n.height) {
+    const auto sources = [](int in, int out) {
+      std::vector<int64_t> s;
+      for (int o = 0; o < out; ++o) s.push_back(ops::nearest_source(o, in, out));
+      return s;
+    };
+    c.w.initializer(n.name + ".rows", TensorProto::INT64, {n.height}, sources(c.in.h, n.height));
+    c.w.initializer(n.name + ".columns", TensorProto::INT64, {n.width}, sources(c.in.w, n.width));
+    Writer::integer(c.w.node("Gather", {c.inputs[0], n.name + ".rows"}, n.name + ".gathered_rows"), "axis", 2);
+    Writer::integer(c.w.node("Gather", {n.name + ".gathered_rows", n.name + ".columns"}, n.name), "axis", 3);
+    return n.name;
+  }
   c.w.initializer(n.name + ".scales", TensorProto::FLOAT, {4},
                   std::vector<float>{1, 1, static_cast<float>(n.stride), static_cast<float>(upsample_across(n))});
   onnx::NodeProto* node = c.w.node("Resize", {c.inputs[0], "", n.name + ".scales"}, n.name);

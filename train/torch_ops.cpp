@@ -133,6 +133,12 @@ const TorchOp kOps[] = {
     {Op::Upsample, nullptr,  // of a C x 1 x 1 value made from a flat vector ([N, C] in torch) too
      [](const Node& n, const Inputs& x, const TorchParams&, bool) {
        const torch::Tensor image = x[0].dim() == 2 ? x[0].unsqueeze(-1).unsqueeze(-1) : x[0];
+       if (n.height) {  // F.interpolate's nearest, to a size
+         namespace F = torch::nn::functional;
+         return F::interpolate(image, F::InterpolateFuncOptions()
+                                          .size(std::vector<int64_t>{n.height, n.width})
+                                          .mode(torch::kNearest));
+       }
        return image.repeat_interleave(n.stride, 2).repeat_interleave(upsample_across(n), 3);
      }},
     {Op::UpsampleBilinear, nullptr,

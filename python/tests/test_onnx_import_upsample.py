@@ -2,7 +2,9 @@
 fuse layers (each coarse branch brought up to the finer one by
 nn.Upsample(scale_factor=2 ** k) and added to it), an FPN's top-down path
 (F.interpolate to the finer feature's size: Resize's sizes from Shape
-arithmetic), a downsample by F.interpolate(scale_factor=0.5), a 1-D one (a
+arithmetic; at an odd size, 16 x 14 pixels to 31 x 27, no whole factor, as an
+FPN meets at inputs no power of two divides), a downsample by
+F.interpolate(scale_factor=0.5), a 1-D one (a
 Conv1d net upsampling its sequence), a stretch across only, and GhostNetV2's
 DFC attention (a half-resolution gate interpolated to the output's size). PyTorch's
 logits are the reference; ONNX Runtime runs the file and octet's int8 export
@@ -112,6 +114,7 @@ class Sequence(nn.Module):
 
 
 FORMS = {"hrnet": (HRNetFuse, (3, 32, 32)), "sizes": (lambda: TopDown("sizes"), (3, 32, 32)),
+         "odd_sizes": (lambda: TopDown("sizes"), (3, 31, 27)),
          "half": (lambda: TopDown("half"), (3, 32, 32)), "across": (lambda: TopDown("across"), (3, 32, 32)),
          "ghostnetv2": (GhostV2, (3, 32, 32)), "one_row": (Sequence, (3, 64))}
 
@@ -135,7 +138,7 @@ def test_nearest_resizes_import_and_match_pytorch_and_onnx_runtime(tmp_path, oct
     assert_matches_pytorch_and_onnx_runtime(checkpoint.predict(images), model, tmp_path / "m.onnx", images)
 
 
-@pytest.mark.parametrize("form", ["hrnet", "sizes", "ghostnetv2", "one_row"])
+@pytest.mark.parametrize("form", ["hrnet", "sizes", "odd_sizes", "ghostnetv2", "one_row"])
 def test_nearest_resizes_quantize_follow_float_and_export(tmp_path, octet_bin, form):
     exported(tmp_path / "m.onnx", 142, form)
     imported(octet_bin, tmp_path / "m.onnx", tmp_path / "m.octet")
@@ -178,7 +181,7 @@ def test_cubic_bilinear_of_asymmetric_pixels_and_ratios_that_are_not_whole_are_r
     exported(tmp_path / "m.onnx", 143, "hrnet")
     name = with_resize(tmp_path / "m.onnx", coordinate_transformation_mode="align_corners")
     refused(octet_bin, tmp_path / "m.onnx", tmp_path / "m.octet", name, "align_corners",
-            "neither each repeated a whole number of times")
+            "neither each repeated a whole number of times", "nor pixel floor(o x in / out)")
     exported(tmp_path / "m.onnx", 143, "hrnet")
     name = with_resize(tmp_path / "m.onnx", coordinate_transformation_mode="asymmetric",
                        nearest_mode="round_prefer_ceil")

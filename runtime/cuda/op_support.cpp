@@ -16,6 +16,10 @@ struct OpSupport {
 
 std::string always(const Node&) { return ""; }
 
+std::string by_factors(const Node& n) {
+  return n.height ? "an upsampling to a size, no whole factor (the CUDA kernel repeats pixels)" : "";
+}
+
 // The operators with a CUDA kernel (cuda_engine.cu launches them); any other is refused.
 const OpSupport kSupported[] = {
     {Op::Input, always},     {Op::Conv2d, always},    {Op::Linear, always},        {Op::ReLU, always},
@@ -23,7 +27,7 @@ const OpSupport kSupported[] = {
     {Op::Flatten, always},   {Op::ShortcutA, always}, {Op::Concat, always},        {Op::Mul, always},
     {Op::ChannelSlice, always}, {Op::ChannelShuffle, always}, {Op::Pad2d, always}, {Op::Activation, always},
     {Op::LayerNorm, always}, {Op::PRelu, always}, {Op::LocalResponseNorm, always}, {Op::GroupNorm, always},
-    {Op::ChannelMean, always}, {Op::ChannelMax, always}, {Op::Upsample, always},
+    {Op::ChannelMean, always}, {Op::ChannelMax, always}, {Op::Upsample, by_factors},
 };
 }  // namespace
 

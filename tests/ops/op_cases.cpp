@@ -524,6 +524,34 @@ void add_image_net_operator_cases(std::vector<OpCase>& cases) {
                        return m.finish();
                      }});
   }
+  // ... and to a size, no whole factor: an FPN's F.interpolate(size=...) where a side is odd, a coarse
+  // branch (a stride-2 conv of 7 x 9 pixels: 4 x 5) brought back to 7 x 9 and added; down as well as up.
+  struct ToSize {
+    int64_t batch;
+    int c, h, w, out_h, out_w;
+    bool fused;
+  };
+  for (const ToSize& v : {ToSize{2, 5, 6, 6, 11, 13, false}, ToSize{3, 4, 7, 5, 3, 9, false},
+                          ToSize{1, 8, 1, 9, 1, 20, false}, ToSize{16, 6, 7, 9, 7, 9, true}}) {
+    const uint64_t s = upsample_seed++;
+    cases.push_back({"upsample_to_" + std::to_string(v.out_h) + "x" + std::to_string(v.out_w) + "_" +
+                         shape_name(v.batch, v.c, v.h, v.w) + (v.fused ? "_fused" : ""),
+                     v.batch, [v, s] {
+                       OpModel m(s);
+                       const int x = m.input(v.c, v.h, v.w);
+                       Node up;
+                       up.op = Op::Upsample, up.height = v.out_h, up.width = v.out_w;
+                       if (!v.fused) {
+                         up.inputs = {x};
+                         m.keeps_scale(up);
+                         return m.finish();
+                       }
+                       const int fine = m.conv(x, 7, 3, 1, 1, false);
+                       up.inputs = {m.conv(x, 7, 3, 2, 1, false)};
+                       m.add(fine, m.keeps_scale(up), true);
+                       return m.finish();
+                     }});
+  }
   // Bilinear upsampling (F.interpolate(mode="bilinear"), a segmentation head's scores brought back to the input's
   // size, a U-Net's decoder): the edges clamped, factors that differ down and across, a 1-pixel axis, values stored
   // as uint8 (zero point -128), and ahead of an output conv (an image of logits); 17 and 40 channels for the AVX2
