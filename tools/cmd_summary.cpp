@@ -88,6 +88,13 @@ void run_summary(const SummaryOptions& o) {
 #else
   std::fprintf(out, "gradients                 (counted by a backward pass, which needs LibTorch)\n");
 #endif
+  nlohmann::json outputs = nlohmann::json::array();
+  std::string listed;
+  for (int o : g.outputs()) {
+    outputs.push_back({{"name", g.nodes[o].name}, {"shape", {shapes[o].c, shapes[o].h, shapes[o].w}}});
+    listed += (listed.empty() ? "" : ", ") + g.nodes[o].name + " " + to_string(shapes[o]);
+  }
+  std::fprintf(out, "outputs                   %s\n", listed.c_str());
   std::fprintf(out, "conv layers               %d\n", conv_layers);
   std::fprintf(out, "last linear input size    %d\n", last_linear_in);
   if (!o.json.empty()) {
@@ -96,6 +103,7 @@ void run_summary(const SummaryOptions& o) {
                         {"batch_norm", batch_norm},
                         {"trainable_parameters", trainable},
                         {"conv_layers", conv_layers},
+                        {"outputs", outputs},
                         {"last_linear_input", last_linear_in},
                         {"layers", layers}};
 #ifdef OCTET_HAVE_TORCH

@@ -78,6 +78,9 @@ void bind_checkpoint(py::module_& m) {
       .def_property_readonly("input_shape", [](const PyCheckpoint& c) { return shape_of(c.input()); },
                              "(C, H, W) of one input image.")
       .def_property_readonly("num_classes", &PyCheckpoint::classes)
+      .def_property_readonly("outputs", [](const PyCheckpoint& c) { return graph_outputs(c.folded().graph); },
+                             "The model's outputs, in order: dicts of name and shape ((classes,) or (classes, H, W) "
+                             "per image); predict returns a tuple where there are several.")
       .def_property_readonly("layers", [](const PyCheckpoint& c) { return graph_layers(c.folded().graph); },
                              "The float inference graph: one dict per node (name, op, inputs, shape, relu).")
       .def_property_readonly(

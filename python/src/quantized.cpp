@@ -155,6 +155,9 @@ void bind_quantized(py::module_& m) {
           "The float checkpoint it was quantized from: model name, SHA-256 of the parameters and of the graph.")
       .def_property_readonly("input_shape", [](const PyQuantized& q) { return shape_of(q.input()); })
       .def_property_readonly("num_classes", [](const PyQuantized& q) { return q.model().num_classes(); })
+      .def_property_readonly("outputs", [](const PyQuantized& q) { return graph_outputs(q.model().graph); },
+                             "The model's outputs, in order: dicts of name and shape ((classes,) or (classes, H, W) "
+                             "per image); predict returns a tuple where there are several.")
       .def_property_readonly("layers", &quantized_layers,
                              "One dict per node (name, op, inputs, shape, relu, scale, amax, zero_point, method).")
       .def_property_readonly(

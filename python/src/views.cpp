@@ -21,6 +21,19 @@ const Node& weighted_node(const Graph& g, const std::string& layer) {
 
 py::tuple shape_of(const ActShape& s) { return py::make_tuple(s.c, s.h, s.w); }
 
+py::list graph_outputs(const Graph& g) {
+  const std::vector<ActShape> shapes = g.shapes();
+  py::list outputs;
+  for (int o : g.outputs()) {
+    const ActShape s = shapes[o];
+    py::dict d;
+    d["name"] = g.nodes[o].name;
+    d["shape"] = s.h == 1 && s.w == 1 ? py::make_tuple(s.c) : shape_of(s);
+    outputs.append(d);
+  }
+  return outputs;
+}
+
 py::list graph_layers(const Graph& g) {
   const std::vector<ActShape> shapes = g.shapes();
   py::list layers;

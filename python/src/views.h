@@ -26,6 +26,10 @@ py::tuple shape_of(const ActShape& s);
 // One dict per node of an inference graph: name, op, inputs, output shape.
 py::list graph_layers(const Graph& g);
 
+// One dict per output of a graph, in order: its node's name and the shape predict gives an image of it,
+// (classes,) or (classes, H, W).
+py::list graph_outputs(const Graph& g);
+
 // Every node's output of one batch, as numpy arrays by node name. `nchw[i]` is
 // node i's output (empty if the run did not report it).
 template <typename T>

@@ -76,6 +76,10 @@ def test_every_output_imports_in_order_and_matches_pytorch_and_onnx_runtime(head
     with torch.no_grad():
         expected = [t.numpy() for t in model(torch.from_numpy(images))]
     assert isinstance(ours, tuple) and len(ours) == 4
+    names = ["boxes", "scores_logits", "fc", "features_logits"]
+    listed = octet.load_checkpoint(str(folder / "heads.octet")).outputs
+    assert [o["name"] for o in listed] == names and [o["shape"] for o in listed] == [a.shape[1:] for a in ours]
+    assert octet.load_quantized(str(folder / "heads.int8")).outputs == listed
     for got, want in zip(ours, expected):
         assert got.shape == want.shape
         largest = np.abs(want).max()
@@ -155,6 +159,15 @@ def test_what_scores_one_output_is_refused_by_name(heads, octet_bin, tmp_path):
     result = subprocess.run([octet_bin, "import", str(folder / "heads.onnx"), "--dataset", "cifar10", "-o",
                              str(tmp_path / "c.octet")], capture_output=True, text=True)
     assert result.returncode == 1 and "the graph has 4 outputs, and a dataset's labels score one" in result.stderr
+
+
+def test_summary_lists_the_outputs(heads, octet_bin):
+    _, folder = heads
+    result = subprocess.run([octet_bin, "summary", "--checkpoint", str(folder / "heads.octet"), "--json", "-"],
+                            capture_output=True, text=True, check=True)
+    outputs = json.loads(result.stdout)["outputs"]
+    assert outputs == [{"name": "boxes", "shape": [4, 8, 10]}, {"name": "scores_logits", "shape": [3, 4, 5]},
+                       {"name": "fc", "shape": [5, 1, 1]}, {"name": "features_logits", "shape": [32, 4, 5]}]
 
 
 def test_a_layer_that_no_output_reads_stays_before_the_outputs(heads, octet_bin, images, tmp_path):
