@@ -164,7 +164,8 @@ void run_predict(const PredictCommand& c) {
     return;
   }
   const std::vector<int32_t>& int8_logits = int8_outputs.back();
-  const std::vector<float>& float_logits = float_model ? float_outputs.back() : std::vector<float>();
+  const std::vector<float> no_float_logits;
+  const std::vector<float>& float_logits = float_model ? float_outputs.back() : no_float_logits;
 
   LabelScores int8_scores(classes), float_scores(classes);
   const std::vector<int64_t> int8_predictions = predicted_classes(int8_logits, logit_scale, test, &int8_scores);
