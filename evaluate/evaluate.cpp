@@ -112,16 +112,16 @@ EvalReport evaluate(const FloatExecutor& float_model, const Engine& engine, cons
     const std::vector<Int32Tensor> int8_outputs = engine.run_outputs(x.data(), n, hook);
     auto t2 = Clock::now();
     check(int8_outputs.size() == float_outputs.size(), engine.backend() + " returns one output of several");
+    FloatTensor int8_logits;  // the last output's, dequantized
     for (size_t k = 0; k < int8_outputs.size(); ++k) {
       const int node = qm.graph.first_output() + static_cast<int>(k);
-      const FloatTensor int8_values = engine.dequantize_logits(int8_outputs[k], node);
-      for (int64_t v = 0; v < int8_values.numel(); ++v) {
-        const double f = float_outputs[k].data[v], e = f - int8_values.data[v];
+      int8_logits = engine.dequantize_logits(int8_outputs[k], node);
+      for (int64_t v = 0; v < int8_logits.numel(); ++v) {
+        const double f = float_outputs[k].data[v], e = f - int8_logits.data[v];
         signal[node] += f * f;
         noise[node] += e * e;
       }
     }
-    const FloatTensor int8_logits = engine.dequantize_logits(int8_outputs.back());
     report.float_seconds += std::chrono::duration<double>(float_done - t0).count();
     report.int8_seconds += std::chrono::duration<double>(t2 - t1).count();
     for (int64_t r = 0; r < n * rows; ++r) {  // a row: one image's logits, or one pixel's

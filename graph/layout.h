@@ -3,11 +3,26 @@
 // (conv OIHW; a linear after a flatten reads C, H, W), executors read NHWC.
 #pragma once
 
+#include <cstdint>
+#include <vector>
+
 #include "common/error.h"
 #include "common/tensor.h"
 #include "graph/graph.h"
 
 namespace octet {
+
+// One activation of a batch as octet stores it (NHWC) -> N x C x H x W, the
+// layout a numpy/torch user expects (the Python module, octet predict's .npy files).
+template <typename T>
+std::vector<T> nhwc_to_nchw(const T* nhwc, int64_t batch, const ActShape& shape) {
+  const int64_t plane = int64_t(shape.h) * shape.w;
+  std::vector<T> nchw(static_cast<size_t>(batch * shape.numel()));
+  for (int64_t n = 0; n < batch; ++n)
+    for (int64_t p = 0; p < plane; ++p)
+      for (int64_t c = 0; c < shape.c; ++c) nchw[(n * shape.c + c) * plane + p] = nhwc[(n * plane + p) * shape.c + c];
+  return nchw;
+}
 
 // Conv weight [O][I][KH][KW] -> [O][KH][KW][I].
 template <typename T>

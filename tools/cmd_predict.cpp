@@ -16,6 +16,7 @@
 #include "data/npy.h"
 #include "evaluate/label_scores.h"
 #include "graph/float_executor.h"
+#include "graph/layout.h"
 #include "qmodel/checkpoint_identity.h"
 #include "quant/pipeline.h"
 #include "runtime/engine.h"
@@ -81,15 +82,8 @@ nlohmann::json write_outputs(const std::string& folder, const QuantizedModel& mo
     const std::vector<float>& scale = model.quant[o].logit_scale.data;
     const std::vector<int64_t> shape = s.h == 1 && s.w == 1 ? std::vector<int64_t>{images, s.c}
                                                             : std::vector<int64_t>{images, s.c, s.h, s.w};
-    const int64_t plane = int64_t{s.h} * s.w;
-    const auto write = [&](const std::string& name, const auto& values, bool dequantize) {
-      std::vector<float> nchw(values.size());
-      for (int64_t n = 0; n < images; ++n)
-        for (int64_t p = 0; p < plane; ++p)
-          for (int64_t c = 0; c < s.c; ++c) {
-            const float v = static_cast<float>(values[static_cast<size_t>((n * plane + p) * s.c + c)]);
-            nchw[static_cast<size_t>((n * s.c + c) * plane + p)] = dequantize ? v * scale[static_cast<size_t>(c)] : v;
-          }
+    const auto write = [&](const std::string& name, const std::vector<float>& nhwc) {
+      const std::vector<float> nchw = nhwc_to_nchw(nhwc.data(), images, s);
       const std::vector<uint8_t> bytes = npy_bytes("<f4", shape, nchw.data());
       const std::string path = folder + "/" + name + std::to_string(k) + ".npy";
       write_file_atomically(path, [&](std::ostream& f) {
@@ -98,8 +92,11 @@ nlohmann::json write_outputs(const std::string& folder, const QuantizedModel& mo
       return path;
     };
     nlohmann::json entry = {{"node", model.graph.nodes[o].name}, {"shape", shape}};
-    entry["int8"] = write("int8_output", int8[k], true);
-    if (!floats.empty()) entry["float"] = write("float_output", floats[k], false);
+    std::vector<float> dequantized(int8[k].size());
+    for (size_t v = 0; v < dequantized.size(); ++v)
+      dequantized[v] = static_cast<float>(int8[k][v]) * scale[v % scale.size()];
+    entry["int8"] = write("int8_output", dequantized);
+    if (!floats.empty()) entry["float"] = write("float_output", floats[k]);
     out.push_back(entry);
   }
   return out;

@@ -12,6 +12,7 @@
 
 #include "common/tensor.h"
 #include "graph/graph.h"
+#include "graph/layout.h"
 
 namespace octet::python {
 
@@ -40,18 +41,6 @@ py::array_t<T> to_numpy(std::vector<T> values, const std::vector<py::ssize_t>& s
 template <typename T>
 py::array_t<T> to_numpy(const Tensor<T>& tensor) {
   return to_numpy(tensor.data, std::vector<py::ssize_t>(tensor.shape.begin(), tensor.shape.end()));
-}
-
-// One activation of a batch as octet stores it (NHWC) -> N x C x H x W, the
-// layout a numpy/torch user expects.
-template <typename T>
-std::vector<T> nhwc_to_nchw(const T* nhwc, int64_t batch, const ActShape& shape) {
-  const int64_t plane = int64_t(shape.h) * shape.w;
-  std::vector<T> nchw(static_cast<size_t>(batch * shape.numel()));
-  for (int64_t n = 0; n < batch; ++n)
-    for (int64_t p = 0; p < plane; ++p)
-      for (int64_t c = 0; c < shape.c; ++c) nchw[(n * shape.c + c) * plane + p] = nhwc[(n * plane + p) * shape.c + c];
-  return nchw;
 }
 
 // The numpy shape of an activation: N x C x H x W, or N x F for a flat vector.

@@ -19,10 +19,8 @@ std::shared_ptr<PyQuantized> load_quantized_py(const std::string& path) {
   return std::make_shared<PyQuantized>(load_quantized_model(path));  // validated by the loader
 }
 
-// int32 logits acc * logit_scale[class] of output `node` (the last by default): the float logits the int8
-// model stands for.
-std::vector<float> dequantized(const QuantizedModel& m, const int32_t* logits, int64_t count, int node = -1) {
-  const std::vector<float>& scale = m.quant[node < 0 ? m.output() : node].logit_scale.data;
+// int32 logits acc * scale[class] (an output's logit_scale): the float logits the int8 model stands for.
+std::vector<float> dequantized(const std::vector<float>& scale, const int32_t* logits, int64_t count) {
   std::vector<float> out(static_cast<size_t>(count));
   for (int64_t i = 0; i < count; ++i) out[i] = static_cast<float>(logits[i]) * scale[i % scale.size()];
   return out;
@@ -44,8 +42,9 @@ py::object int8_predict(PyQuantized& q, const py::handle& images, const std::str
   for (int o : g.outputs()) {
     const std::vector<int32_t>& values = logits[static_cast<size_t>(o - g.first_output())];
     const ActShape s = q.shapes()[o];
+    const std::vector<float>& scale = q.model().quant[o].logit_scale.data;
     if (dequantize)
-      outputs.append(logits_array(dequantized(q.model(), values.data(), n * s.numel(), o), n, s));
+      outputs.append(logits_array(dequantized(scale, values.data(), n * s.numel()), n, s));
     else
       outputs.append(logits_array(values, n, s));
   }
@@ -75,10 +74,10 @@ const FloatTensor& logit_scale(const QuantizedModel& m) {
 }
 
 py::array_t<float> dequantize_logits(const PyQuantized& q, const py::handle& logits) {
-  logit_scale(q.model());
+  const std::vector<float>& scale = logit_scale(q.model()).data;
   const int64_t classes = q.model().num_classes();
   const auto l = logit_batch(logits, classes);
-  return to_numpy(dequantized(q.model(), l.data(), l.size()), {l.shape(0), classes});
+  return to_numpy(dequantized(scale, l.data(), l.size()), {l.shape(0), classes});
 }
 
 py::list quantized_layers(const PyQuantized& q) {
