@@ -21,7 +21,6 @@ import argparse
 import json
 import os
 import subprocess
-import sys
 import tempfile
 import time
 
@@ -29,9 +28,6 @@ import numpy as np
 import torch
 import torchvision
 from torchvision.models.detection.backbone_utils import resnet_fpn_backbone
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python", "tests"))
-from torchscript_onnx import torchscript_export  # noqa: E402
 
 NAMES = ["p2", "p3", "p4", "p5", "pool"]
 
@@ -93,8 +89,8 @@ def main():
         floats = [o.numpy() for o in model(test)]
     with tempfile.TemporaryDirectory(prefix="peer_outputs_") as folder:
         path = lambda name: os.path.join(folder, name)  # noqa: E731
-        torchscript_export(model, torch.zeros(1, *shape), path("fpn.onnx"), opset_version=13, input_names=["image"],
-                           output_names=NAMES, dynamic_axes={"image": {0: "n"}, **{k: {0: "n"} for k in NAMES}})
+        torch.onnx.export(model, torch.zeros(1, *shape), path("fpn.onnx"), opset_version=13, input_names=["image"],
+                          output_names=NAMES, dynamic_axes={"image": {0: "n"}, **{k: {0: "n"} for k in NAMES}})
         np.save(path("calibration.npy"), inputs[:a.calib])
         np.save(path("test.npy"), inputs[a.calib:])
         run = lambda *args: subprocess.run([a.octet, *args], capture_output=True, text=True, check=True)  # noqa
