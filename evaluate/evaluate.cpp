@@ -70,9 +70,12 @@ EvalReport evaluate(const FloatExecutor& float_model, const Engine& engine, cons
   report.images = images;
   report.labelled = test.labelled();
   int64_t agree = 0;
-  const int64_t classes = qm.num_classes(), rows = qm.predictions_per_image();
-  check(!test.labelled() || qm.graph.output_count == 1,
-        test.name + ": labels score one output, and the model has " + std::to_string(qm.graph.output_count) +
+  // A detection head's rows (graph/output_view.h) predict no class per channel vector: compared by SQNR alone.
+  const bool predicts = !has_output_views(qm.graph);
+  const int64_t classes = qm.num_classes(), rows = predicts ? qm.predictions_per_image() : 0;
+  check(!test.labelled() || (qm.graph.output_count == 1 && predicts),
+        test.name + ": labels score one output of classes, and the model has " +
+            std::to_string(qm.graph.output_count) + (predicts ? "" : " returning detection rows") +
             " (evaluate it without labels: int8 compared with float, output by output)");
   check_labels_fit(test, qm.graph.shapes().back(), "the model");
   LabelScores float_scores(classes), int8_scores(classes);
@@ -145,7 +148,7 @@ EvalReport evaluate(const FloatExecutor& float_model, const Engine& engine, cons
     report.int8_mean_iou = int8_scores.mean_iou();
     report.labelled_pixels = float_scores.labelled();
   }
-  report.agreement = 100.0 * agree / (static_cast<double>(images) * rows);
+  report.agreement = rows ? 100.0 * agree / (static_cast<double>(images) * rows) : 0.0;
   report.predictions_per_image = rows;
   for (const auto& [f, i] : watched) {
     const Node& n = qm.graph.nodes[i];
@@ -213,6 +216,9 @@ std::string eval_report_table(const EvalReport& r) {
     std::snprintf(line, sizeof line,
                   "images %lld   float top-1 %.2f%%   int8 top-1 %.2f%%   difference %+.2f   agreement %.2f%%\n",
                   static_cast<long long>(r.images), r.float_top1, r.int8_top1, r.int8_top1 - r.float_top1, r.agreement);
+  else if (r.predictions_per_image == 0)
+    std::snprintf(line, sizeof line, "images %lld   (detection rows: int8 compared with float by SQNR alone)\n",
+                  static_cast<long long>(r.images));
   else if (r.predictions_per_image > 1)
     std::snprintf(line, sizeof line, "images %lld   agreement %.2f%% of %lld predictions per image   (no labels)\n",
                   static_cast<long long>(r.images), r.agreement, static_cast<long long>(r.predictions_per_image));

@@ -154,12 +154,16 @@ void Graph::validate() const {
   check(!nodes.empty(), "graph is empty");
   check(nodes[0].op == Op::Input, "graph must start with an input node");
   for (size_t i = 1; i < nodes.size(); ++i) check(nodes[i].op != Op::Input, "graph has more than one input node");
-  shapes();
+  const std::vector<ActShape> shapes = this->shapes();
   check(output_count == 1 || (output_count > 1 && output_count < static_cast<int>(nodes.size())),
         "graph has " + std::to_string(output_count) + " outputs and " + std::to_string(nodes.size()) + " nodes");
   for (const Node& n : nodes)
     for (int in : n.inputs)
       check(!is_output(in), "graph output '" + nodes[in].name + "' is read by '" + n.name + "'");
+  for (size_t i = 0; i < nodes.size(); ++i)
+    check(nodes[i].view.name.empty() || is_output(static_cast<int>(i)),
+          "node '" + nodes[i].name + "' has an output view and is not an output");
+  model_outputs(*this, shapes);
 }
 
 std::string Graph::to_json() const {
@@ -190,6 +194,9 @@ std::string Graph::to_json() const {
     if (n.height) node["height"] = n.height;
     if (n.width) node["width"] = n.width;
     if (output_count > 1 && is_output(static_cast<int>(j.size()))) node["output"] = true;  // one output: the last
+    if (!n.view.name.empty())
+      node["view"] = {
+          {"name", n.view.name}, {"groups", n.view.groups}, {"order", n.view.order}, {"merged", n.view.merged}};
     j.push_back(node);
   }
   return j.dump();
@@ -246,6 +253,18 @@ Graph Graph::from_json(const std::string& text) {
       n.exclude_padding = node.value("exclude_padding", false);
       n.align_corners = node.value("align_corners", false);
       n.function = node.value("function", std::string());
+      if (const auto view = node.find("view"); view != node.end()) {
+        check(view->is_object(), where + "view is not a JSON object");
+        n.view.name = view->at("name").get<std::string>();
+        check(!n.view.name.empty(), where + "view has no name");
+        n.view.order = view->at("order").get<std::string>();
+        try {
+          n.view.groups = int_attribute(*view, "groups", 1);
+          n.view.merged = int_attribute(*view, "merged", 1);
+        } catch (const Error& e) {
+          fail(where + "view: " + e.what());
+        }
+      }
       const bool output = node.value("output", false);
       check(output || outputs_seen == 0, where + "follows an output (a graph's outputs are its last nodes)");
       outputs_seen += output;

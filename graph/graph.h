@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "graph/ops/op_list.h"
+#include "graph/output_view.h"
 
 namespace octet {
 
@@ -72,6 +73,7 @@ struct Node {
   bool relu = false;                        // ReLU fused into this op (inference graphs)
   float relu_max = 0;                       // with relu: its upper bound where a Clip(0, max) was fused (ReLU6); 0: none
   int height = 0, width = 0;                // Input; Upsample(Bilinear): its output size, where no whole factors
+  OutputView view;                          // an output node: its part in a model output (graph/output_view.h)
 };
 
 // A conv's or pool's kernel width (its window is kernel x kernel_width).

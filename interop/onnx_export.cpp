@@ -13,6 +13,7 @@
 #include "common/file_io.h"
 #include "common/requantize.h"
 #include "graph/op_traits.h"
+#include "graph/output_view.h"
 #include "interop/onnx_ops.h"
 
 namespace octet {
@@ -26,6 +27,39 @@ constexpr int64_t kIrVersion = 7;
 bool keeps_sign(Op op) {
   return op_traits(op).moves_values || op == Op::MaxPool2d || op == Op::AvgPool2d || op == Op::GlobalAvgPool ||
          op == Op::Concat || op == Op::ChannelMean || op == Op::ChannelMax;
+}
+
+// The model's outputs (graph/output_view.h) from its output nodes' float values `value`: each node's NCHW logits,
+// or a detection head's rows (Reshape to [N, A, K, H, W], Transpose, Reshape, Concat over axis 1).
+void write_model_outputs(QdqGraphWriter& w, const Graph& graph, const std::vector<ActShape>& shapes,
+                         const std::vector<std::string>& value) {
+  for (const ModelOutput& out : model_outputs(graph, shapes)) {
+    if (out.name.empty()) {
+      set_float_value(w.graph()->add_output(), value[static_cast<size_t>(out.nodes[0])], out.dims);
+      continue;
+    }
+    check(graph.find(out.name) < 0, "cannot export the output '" + out.name + "': a node of the model has its name");
+    std::vector<std::string> rows;
+    for (int o : out.nodes) {
+      const std::string& x = value[static_cast<size_t>(o)];
+      const OutputView& v = graph.nodes[static_cast<size_t>(o)].view;
+      const ActShape& s = shapes[static_cast<size_t>(o)];
+      w.initializer(x + ".grouped_shape", onnx::TensorProto::INT64, {5},
+                    std::vector<int64_t>{0, v.groups, s.c / v.groups, s.h, s.w});  // 0: the batch, copied
+      w.step("Reshape", {x, x + ".grouped_shape"}, x + ".grouped");
+      std::vector<int64_t> perm{0};
+      for (char axis : v.order) perm.push_back(1 + static_cast<int64_t>(std::string("akhw").find(axis)));
+      QdqGraphWriter::ints(w.node("Transpose", {x + ".grouped"}, x + ".permuted"), "perm", perm);
+      std::vector<int64_t> rows_shape{0};
+      for (int64_t d : output_part_dims(v, s)) rows_shape.push_back(d);
+      w.initializer(x + ".rows_shape", onnx::TensorProto::INT64, {static_cast<int64_t>(rows_shape.size())},
+                    rows_shape);
+      rows.push_back(w.step("Reshape", {x + ".permuted", x + ".rows_shape"}, out.nodes.size() == 1 ? out.name
+                                                                                                 : x + ".rows"));
+    }
+    if (rows.size() > 1) QdqGraphWriter::integer(w.node("Concat", rows, out.name), "axis", 1);
+    set_float_value(w.graph()->add_output(), out.name, out.dims);
+  }
 }
 
 // How each node's int8 output is stored (onnx_export.h, qdq_writer.h): as
@@ -150,10 +184,7 @@ onnx::ModelProto build_model(const QuantizedModel& m, OnnxTarget target, OnnxExp
     if (n.relu) y = w.step("Relu", {y}, n.name + ".relu");
     if (is_output) {
       check(y == output_name, where + "the output layer cannot take a residual or a ReLU");
-      const ActShape out = shapes[i];
-      std::vector<int64_t> dims = {out.c};
-      if (out.h != 1 || out.w != 1) dims = {out.c, out.h, out.w};  // an image of logits, NCHW
-      set_float_value(g->add_output(), output_name, dims);
+      value[i] = y;
       continue;
     }
     check(q.scale > 0, where + "its int8 output has no scale");
@@ -168,6 +199,7 @@ onnx::ModelProto build_model(const QuantizedModel& m, OnnxTarget target, OnnxExp
       stored[i] = w.quantize(y, q.scale, n.name, types[i]);
     }
   }
+  write_model_outputs(w, m.graph, shapes, value);
   *summary = w.summary;
   return model;
 }

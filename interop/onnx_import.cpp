@@ -346,6 +346,7 @@ void Importer::import_op(const onnx::NodeProto& n) {
   if (op == "Reshape") return reshape(n);
   if (op == "Pad") return pad(n);
   if (op == "Flatten") {
+    if (arranged_.count(n.input(0)) && arranged_rows(n)) return;
     if (int_attribute(n, "axis", 1) != 1) refuse(n, "axis other than 1");
     return define(n, builder_.flatten(activation(n, 0)));
   }
@@ -369,23 +370,12 @@ void Importer::import_op(const onnx::NodeProto& n) {
 // and in int8 (its int8 weights 127 at scale 127, its logits the int8 values
 // dequantized; onnx_import_output.cpp).
 Checkpoint Importer::finish() {
-  std::vector<int> returned;
-  for (const auto& output : g_.output()) {
-    const std::string& out = output.name();
-    const auto it = values_.find(out);
-    check(it != values_.end(), where_ + ": no node computes the graph's output '" + out + "'");
-    check(!channels_last_.count(out),
-          where_ + ": the output '" + out + "' is a channels-last image; octet's models return logits");
-    apply_pending(out);
-    returned.push_back(it->second);
-  }
-  std::vector<int> output_layers;
-  for (size_t k = 0; k < returned.size(); ++k)
-    output_layers.push_back(
-        output_layer(returned[k], output_layers, returned.size() > 1 ? g_.output(static_cast<int>(k)).name() : ""));
+  std::vector<OutputView> views;  // each output layer's part in its model output
+  const std::vector<int> output_layers = make_output_layers(views);
   Checkpoint c;
   try {
     c.graph = builder_.finish();
+    for (size_t k = 0; k < views.size(); ++k) c.graph.nodes[static_cast<size_t>(output_layers[k])].view = views[k];
     c.graph.place_outputs_last(output_layers);
     c.graph.validate();
   } catch (const Error& e) {
@@ -399,6 +389,9 @@ Checkpoint Importer::finish() {
   }
   const std::vector<ActShape> shapes = c.graph.shapes();
   const ActShape logits = shapes.back();
+  if (info_)
+    check(!has_output_views(c.graph), where_ + ": the model returns a detection head's rows, and " + info_->name +
+                                          "'s labels name a class per image (import it without a dataset)");
   if (info_)
     check(logits.h == 1 && logits.w == 1,
           where_ + ": the model returns an image of " + to_string(logits) + " values, and " + info_->name +

@@ -109,8 +109,11 @@ bool Importer::transpose_view(const onnx::NodeProto& n) {
 // order. octet's flatten gives C, H, W order, which the one Gemm or MatMul
 // reading the rows gets by its weight's columns moved (columns_in_chw_order).
 void Importer::flatten_channels_last(const onnx::NodeProto& n) {
-  if (!sole_reader_of(n.output(0), "Gemm") && !sole_reader_of(n.output(0), "MatMul"))
-    refuse(n, "a flatten of a channels-last value read by other than one Gemm or MatMul");
+  const bool gemm = sole_reader_of(n.output(0), "Gemm") || sole_reader_of(n.output(0), "MatMul");
+  if (!gemm && arranged_rows(n)) return;
+  if (!gemm)
+    refuse(n, "a flatten of a channels-last value read by other than one Gemm or MatMul (or returned: a detection "
+              "head's rows)");
   const ActShape image = shape_of(value_node(n, 0));
   if (n.op_type() == "Flatten") {
     if (int_attribute(n, "axis", 1) != 1) refuse(n, "axis other than 1");

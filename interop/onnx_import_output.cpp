@@ -3,8 +3,8 @@
 // A vector of logits ends in a linear layer, an image of them (a segmentation's
 // scores per pixel) in a dense conv; where the model's last node is neither
 // (or has a ReLU, or is read by other layers or returned twice), an identity
-// layer is appended; a model's several outputs each so. And what inference drops
-// at the end: a final softmax.
+// layer is appended; a model's several outputs each so, and each conv a detection
+// head's rows are read from. And what inference drops at the end: a final softmax.
 #include "interop/onnx_importer.h"
 
 #include <algorithm>
@@ -33,6 +33,36 @@ void Importer::drop(const onnx::NodeProto& n) {
   }
   summary_.dropped.push_back(op);
   define(n, activation(n, 0));
+}
+
+// Each of the model's outputs: its output layer (output_layer), or those of the convs a detection head's rows are
+// read from (onnx_import_output_views.cpp), in order; `views` gets each one's part in its model output.
+std::vector<int> Importer::make_output_layers(std::vector<OutputView>& views) {
+  std::vector<int> returned;
+  std::vector<std::string> names;  // what an identity output layer appended to it is named after
+  for (const auto& output : g_.output()) {
+    const std::string& out = output.name();
+    if (const auto parts = arranged_.find(out); parts != arranged_.end()) {
+      for (ArrangedPart part : parts->second) {
+        part.view.name = out;
+        returned.push_back(part.node);
+        views.push_back(part.view);
+        names.push_back(out + "_" + std::to_string(names.size()));
+      }
+      continue;
+    }
+    views.emplace_back();
+    names.push_back(g_.output_size() > 1 ? out : "");
+    const auto it = values_.find(out);
+    check(it != values_.end(), where_ + ": no node computes the graph's output '" + out + "'");
+    check(!channels_last_.count(out),
+          where_ + ": the output '" + out + "' is a channels-last image; octet's models return logits");
+    apply_pending(out);
+    returned.push_back(it->second);
+  }
+  std::vector<int> layers;
+  for (size_t k = 0; k < returned.size(); ++k) layers.push_back(output_layer(returned[k], layers, names[k]));
+  return layers;
 }
 
 int Importer::output_layer(int node, const std::vector<int>& taken, const std::string& output) {

@@ -16,6 +16,9 @@ namespace octet::onnx_import {
 // steps of a channel shuffle and of torch's GroupNorm (GroupedView).
 void Importer::reshape(const onnx::NodeProto& n) {
   if (space_to_depth_step(n) || radix_softmax_step(n)) return;
+  if (arranged_.count(n.input(0)) && !arranged_rows(n))
+    refuse(n, "a reshape of a detection head's permuted view other than merging its leading axes into rows");
+  if (arranged_.count(n.input(0))) return;
   const auto view = grouped_views_.find(n.input(0));
   const int x = view != grouped_views_.end() ? view->second.node : activation(n, 0);
   const ShapeValue* target = shape_value(n, 1);
@@ -28,6 +31,8 @@ void Importer::reshape(const onnx::NodeProto& n) {
                                                  : std::vector<int64_t>{kBatchDim, in.c, in.h, in.w};
   for (size_t k = 0; k < dims.size(); ++k)  // 0 copies the input's dimension
     if (dims[k] == 0 && k < in_dims.size() && int_attribute(n, "allowzero", 0) == 0) dims[k] = in_dims[k];
+  if (dims.size() == 5 && dims[1] == -1 && dims[2] > 0 && in.c % dims[2] == 0)  // view(N, -1, K, H, W): A x K
+    dims[1] = in.c / dims[2];
   if (dims.empty() || (dims[0] != kBatchDim && dims[0] != -1 && dims[0] != file_batch_))
     refuse(n, "a reshape to " + shape_value_string(*target) + ", which does not keep the batch first");
   if (view == grouped_views_.end() && radix_view(n, dims)) return;
@@ -77,6 +82,9 @@ const char* Importer::view_of(const std::string& name) const {
   if (position_weights_.count(name) || position_rows_.count(name) || pooled_views_.count(name))
     return "a step of GCNet's attention pooling, which octet takes only as a whole (a Softmax over a mask's positions, "
            "a MatMul of the image's [N, (1,) C, HW] view by it as a column, a Reshape to [N, C, 1, 1])";
+  if (arranged_.count(name))
+    return "a detection head's rearranged output (its convs' channels viewed as [N, A, K, H, W] or channels last, "
+           "permuted, flattened to rows, concatenated over axis 1), which octet takes only as a model output";
   if (radix_views_.count(name))
     return "attention values viewed as [N, cardinality, r, C/cardinality], which octet takes only in ResNeSt's "
            "RadixSoftmax (a Transpose of perm [0, 2, 1, 3], a Softmax over axis 1)";
@@ -116,10 +124,13 @@ void Importer::rows_as_image(const onnx::NodeProto& n, int x, const std::vector<
 void Importer::transpose(const onnx::NodeProto& n) {
   if (transpose_view(n) || space_to_depth_step(n) || radix_softmax_step(n)) return;
   const auto view = grouped_views_.find(n.input(0));
-  if (view == grouped_views_.end() || view->second.step != GroupedStep::Split ||
-      ints_attribute(n, "perm", {}) != std::vector<int64_t>{0, 2, 1, 3, 4})
-    refuse(n, "a transpose other than a channel shuffle's (Reshape to [N, g, C/g, H, W], perm [0,2,1,3,4]) or one "
-              "between an image and its channels-last view (perm [0,2,3,1], and [0,3,1,2] back)");
+  const bool shuffle = view != grouped_views_.end() && view->second.step == GroupedStep::Split &&
+                       ints_attribute(n, "perm", {}) == std::vector<int64_t>{0, 2, 1, 3, 4};
+  if (!shuffle && permuted_groups(n)) return;
+  if (!shuffle)
+    refuse(n, "a transpose other than a channel shuffle's (Reshape to [N, g, C/g, H, W], perm [0,2,1,3,4]), a "
+              "detection head's (that view permuted, batch first) or one between an image and its channels-last view "
+              "(perm [0,2,3,1], and [0,3,1,2] back)");
   grouped_views_[n.output(0)] = {view->second.node, view->second.groups, GroupedStep::Transposed};
 }
 
@@ -167,7 +178,7 @@ void Importer::slice(const onnx::NodeProto& n) {
 }
 
 void Importer::concat(const onnx::NodeProto& n) {
-  if (stack_step(n)) return;
+  if (stack_step(n) || concat_arranged(n)) return;
   const int64_t axis = int_attribute(n, "axis", 0);
   if (axis != 1 && axis != -3) refuse(n, "axis " + std::to_string(axis) + ": octet concatenates channels (axis 1)");
   std::vector<int> xs;

@@ -163,6 +163,7 @@ class Importer {
   // The layer whose int32 accumulators return node `node`'s values: itself, or an identity one appended
   // (named after `output`, the graph output's name, where the model has several).
   int output_layer(int node, const std::vector<int>& taken, const std::string& output);
+  std::vector<int> make_output_layers(std::vector<OutputView>& views);  // onnx_import_output.cpp
   void drop(const onnx::NodeProto& n);  // Identity, Dropout, a final Softmax or LogSoftmax
   Checkpoint finish();
 
@@ -312,6 +313,16 @@ class Importer {
     GroupedStep step;
   };
   std::map<std::string, GroupedView> grouped_views_;
+  // onnx_import_output_views.cpp: a detection head's outputs, its convs' values rearranged, by tensor name: each
+  // conv and its view (graph/output_view.h; named after the model's output at the end).
+  struct ArrangedPart {
+    int node;
+    OutputView view;
+  };
+  std::map<std::string, std::vector<ArrangedPart>> arranged_;
+  bool permuted_groups(const onnx::NodeProto& n);  // whether n is imported there (else as usual)
+  bool arranged_rows(const onnx::NodeProto& n);
+  bool concat_arranged(const onnx::NodeProto& n);
   GraphBuilder builder_;
   std::set<std::string> taken_names_;
   std::map<std::string, FloatTensor> params_;

@@ -149,6 +149,8 @@ bool meets(const ValidationScore& s, const AccuracyTarget& t) {
 void check_one_output(const QuantizedModel& int8, const std::string& what) {
   check(int8.graph.output_count == 1, what + " scores the agreement of one output's predictions, and the model has " +
                                           std::to_string(int8.graph.output_count) + " outputs");
+  check(!has_output_views(int8.graph), what + " scores the agreement of predicted classes, and the model returns a "
+                                              "detection head's rows");
 }
 
 }  // namespace

@@ -36,6 +36,8 @@ void run_eval(const EvalCommand& c) {
     check(folded.graph.output_count == 1, "'" + c.checkpoint + "' has " + std::to_string(folded.graph.output_count) +
                                               " outputs, and a float top-1 scores one: give --quantized to compare "
                                               "int8 with float output by output");
+    check(!has_output_views(folded.graph), "'" + c.checkpoint + "' returns a detection head's rows, and a float "
+                                           "top-1 scores classes: give --quantized to compare int8 with float");
     c.data.normalise(&checkpoint.mean, &checkpoint.std, "'" + c.checkpoint + "'");
     const Dataset test = load_evaluation_images(model_input(checkpoint), data, c.limit);
     check(test.labelled(), test.name + ": images without labels (--eval-labels LABELS.npy): the float top-1 needs "
@@ -71,8 +73,7 @@ void run_eval(const EvalCommand& c) {
     QuantizedModel model = load_quantized_model(c.quantized);
     check_quantized_from(model, "'" + c.quantized + "'", checkpoint, "'" + c.checkpoint + "'");
     c.data.normalise(&model.mean, &model.std, "'" + c.quantized + "'");
-    const Dataset test = load_evaluation_images(model_input(checkpoint), data, c.limit);
-    check_labels_fit(test, float_model.shapes().back(), "'" + c.checkpoint + "'");
+    const Dataset test = load_evaluation_images(model_input(checkpoint), data, c.limit);  // labels fit: evaluate()
     const std::unique_ptr<Engine> engine = make_engine(model, c.backend);
     const std::optional<FloatModel> equalized = equalized_reference(folded, model);
     const std::optional<FloatExecutor> layer_reference =

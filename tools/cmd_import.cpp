@@ -62,7 +62,11 @@ void run_onnx_import([[maybe_unused]] const ImportOptions& o) {
   if (summary.upgraded_from_opset)
     opset = std::to_string(summary.upgraded_from_opset) + ", converted to " + opset + " by ONNX's version converter";
   const int outputs = checkpoint.graph.output_count;
-  if (outputs > 1) notes += "; " + std::to_string(outputs) + " outputs";
+  const size_t model_out = model_outputs(checkpoint.graph, checkpoint.graph.shapes()).size();
+  if (outputs > 1 && model_out == static_cast<size_t>(outputs)) notes += "; " + std::to_string(outputs) + " outputs";
+  if (model_out != static_cast<size_t>(outputs))  // a detection head's rows
+    notes += "; " + std::to_string(model_out) + " output" + (model_out == 1 ? "" : "s") + " of " +
+             std::to_string(outputs) + " output convs";
   std::FILE* out = report_stream(o.json);
   std::fprintf(out,
                "imported %s (ONNX opset %s, %lld nodes; %dx%dx%d images%s%s) as %lld octet nodes for %s: %lld "
@@ -81,6 +85,7 @@ void run_onnx_import([[maybe_unused]] const ImportOptions& o) {
                  {"onnx_nodes", summary.onnx_nodes},
                  {"octet_nodes", summary.octet_nodes},
                  {"outputs", outputs},
+                 {"model_outputs", model_out},
                  {"folded_batch_norms", summary.folded_batch_norms},
                  {"input", summary.input},
                  {"input_sized_by_options", summary.sized_by_options},

@@ -6,7 +6,7 @@
 // returning an image of logits predicts a class per pixel: the JSON holds
 // those class maps (not the logits), --class-map writes them as a .npy.
 // --outputs writes every output's values as .npy files: a model of several
-// outputs (a detection head's scales) is predicted only so.
+// outputs (a detection head's scales, or its rows) is predicted only so.
 #include <algorithm>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -16,7 +16,7 @@
 #include "data/npy.h"
 #include "evaluate/label_scores.h"
 #include "graph/float_executor.h"
-#include "graph/layout.h"
+#include "graph/output_view.h"
 #include "qmodel/checkpoint_identity.h"
 #include "quant/pipeline.h"
 #include "runtime/engine.h"
@@ -67,36 +67,51 @@ nlohmann::json nested_rows(const std::vector<T>& values, int64_t width, int64_t 
   return out;
 }
 
-// Each output's values of `images` images as float32 .npy files in `folder`, NCHW (or N x F) as PyTorch returns
-// them: int8_output<k>.npy (the int32 logits dequantized) and, from a float model, float_output<k>.npy. Returns
-// the JSON of each.
+// Each model output's values of `images` images as float32 .npy files in `folder`, as PyTorch returns them (NCHW,
+// N x F, or a detection head's rows: graph/output_view.h): int8_output<k>.npy (the int32 logits dequantized) and,
+// from a float model, float_output<k>.npy. Returns the JSON of each.
 nlohmann::json write_outputs(const std::string& folder, const QuantizedModel& model, int64_t images,
                              const std::vector<std::vector<int32_t>>& int8,
                              const std::vector<std::vector<float>>& floats) {
   make_directories(folder);
   const std::vector<ActShape> shapes = model.graph.shapes();
   nlohmann::json out = nlohmann::json::array();
+  std::vector<std::vector<float>> dequantized;  // each output node's int8 values as floats, NHWC
   for (int o : model.graph.outputs()) {
-    const size_t k = static_cast<size_t>(o - model.graph.first_output());
-    const ActShape s = shapes[o];
+    const std::vector<int32_t>& values = int8[static_cast<size_t>(o - model.graph.first_output())];
     const std::vector<float>& scale = model.quant[o].logit_scale.data;
-    const std::vector<int64_t> shape = s.h == 1 && s.w == 1 ? std::vector<int64_t>{images, s.c}
-                                                            : std::vector<int64_t>{images, s.c, s.h, s.w};
-    const auto write = [&](const std::string& name, const std::vector<float>& nhwc) {
-      const std::vector<float> nchw = nhwc_to_nchw(nhwc.data(), images, s);
-      const std::vector<uint8_t> bytes = npy_bytes("<f4", shape, nchw.data());
+    dequantized.emplace_back(values.size());
+    for (size_t v = 0; v < values.size(); ++v)
+      dequantized.back()[v] = static_cast<float>(values[v]) * scale[v % scale.size()];
+  }
+  const std::vector<ModelOutput> model_out = model_outputs(model.graph, shapes);
+  for (size_t k = 0; k < model_out.size(); ++k) {
+    const ModelOutput& m = model_out[k];
+    std::vector<int64_t> shape{images};
+    shape.insert(shape.end(), m.dims.begin(), m.dims.end());
+    const auto write = [&](const std::string& name, const std::vector<std::vector<float>>& nhwc) {
+      std::vector<const float*> parts;
+      std::vector<int64_t> sizes;
+      for (int o : m.nodes) {
+        parts.push_back(nhwc[static_cast<size_t>(o - model.graph.first_output())].data());
+        sizes.push_back(shapes[o].numel());
+      }
+      const std::vector<float> y = arrange_output(output_sources(model.graph, shapes, m), parts, sizes, images);
+      const std::vector<uint8_t> bytes = npy_bytes("<f4", shape, y.data());
       const std::string path = folder + "/" + name + std::to_string(k) + ".npy";
       write_file_atomically(path, [&](std::ostream& f) {
         f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
       });
       return path;
     };
-    nlohmann::json entry = {{"node", model.graph.nodes[o].name}, {"shape", shape}};
-    std::vector<float> dequantized(int8[k].size());
-    for (size_t v = 0; v < dequantized.size(); ++v)
-      dequantized[v] = static_cast<float>(int8[k][v]) * scale[v % scale.size()];
+    nlohmann::json entry = {{"node", model.graph.nodes[m.nodes[0]].name}, {"shape", shape}};
+    if (!m.name.empty()) entry["name"] = m.name;
+    if (m.nodes.size() > 1) {
+      entry["nodes"] = nlohmann::json::array();
+      for (int o : m.nodes) entry["nodes"].push_back(model.graph.nodes[o].name);
+    }
     entry["int8"] = write("int8_output", dequantized);
-    if (!floats.empty()) entry["float"] = write("float_output", floats[k]);
+    if (!floats.empty()) entry["float"] = write("float_output", floats);
     out.push_back(entry);
   }
   return out;
@@ -107,10 +122,14 @@ void run_predict(const PredictCommand& c) {
   const DataOptions data = c.data.data();
   QuantizedModel model = load_quantized_model(c.quantized);
   const int outputs = model.graph.output_count;
-  check(outputs == 1 || !c.outputs.empty(),
-        "'" + c.quantized + "' has " + std::to_string(outputs) + " outputs (from '" +
-            model.graph.nodes[model.graph.first_output()].name + "'): --outputs FOLDER writes each as a .npy");
-  check(outputs == 1 || c.class_map.empty(), "--class-map: '" + c.quantized + "' has several outputs");
+  const std::vector<ModelOutput> model_out = model_outputs(model.graph, model.graph.shapes());
+  const bool classes_out = outputs == 1 && !has_output_views(model.graph);  // else no classes to predict
+  const std::string what = "'" + c.quantized + "' has " + std::to_string(model_out.size()) + " output" +
+                           (model_out.size() == 1 ? "" : "s") + " (from '" +
+                           model.graph.nodes[model.graph.first_output()].name + "'" +
+                           (has_output_views(model.graph) ? ", a detection head's rows)" : ")");
+  check(classes_out || !c.outputs.empty(), what + ": --outputs FOLDER writes each as a .npy");
+  check(classes_out || c.class_map.empty(), "--class-map: " + what);
   const ActShape out = model.graph.shapes().back();
   const int64_t rows = model.predictions_per_image();  // a class per image, or per pixel
   check(rows > 1 || c.class_map.empty(), "--class-map: '" + c.quantized +
@@ -118,8 +137,7 @@ void run_predict(const PredictCommand& c) {
                                              "), not per pixel; the JSON holds its predictions");
   c.data.normalise(&model.mean, &model.std, "'" + c.quantized + "'");
   const Dataset test = load_evaluation_images(model_input(model), data, c.limit);
-  check(outputs == 1 || !test.labelled(), test.name + ": labels score one output, and '" + c.quantized + "' has " +
-                                              std::to_string(outputs));
+  check(classes_out || !test.labelled(), test.name + ": labels score one output of classes, and " + what);
   check_labels_fit(test, out, "'" + c.quantized + "'");
   const int64_t images = c.limit > 0 ? std::min(c.limit, test.size()) : test.size();
   const int64_t classes = model.num_classes();
@@ -151,10 +169,11 @@ void run_predict(const PredictCommand& c) {
   nlohmann::json written;
   if (!c.outputs.empty()) {
     written = write_outputs(c.outputs, model, images, int8_outputs, float_outputs);
-    std::fprintf(summary, "%d output%s of %lld images (float32 .npy, NCHW) written to %s\n", outputs,
-                 outputs == 1 ? "" : "s", static_cast<long long>(images), c.outputs.c_str());
+    std::fprintf(summary, "%zu output%s of %lld images (float32 .npy, as PyTorch returns them) written to %s\n",
+                 model_out.size(), model_out.size() == 1 ? "" : "s", static_cast<long long>(images),
+                 c.outputs.c_str());
   }
-  if (outputs > 1) {  // no classes to predict
+  if (!classes_out) {
     const nlohmann::json json = {{"quantized", c.quantized}, {"model", model.model},   {"backend", engine->backend()},
                                  {"images", images},         {"outputs", written}};
     if (!c.json.empty()) write_text_output(c.json, json.dump() + "\n");
@@ -230,9 +249,9 @@ void add_predict_command(CLI::App& app) {
   cmd->add_option("--class-map", c->class_map,
                   "A model returning an image of logits: write its int8 class maps (N x H x W int64) to this .npy");
   cmd->add_option("--outputs", c->outputs,
-                  "Write each output's values to this folder as float32 .npy files, NCHW as PyTorch returns them: "
-                  "int8_output0.npy, ... (the int32 logits dequantized), with --checkpoint float_output0.npy, ...; a "
-                  "model of several outputs (a detection head's) is predicted only so");
+                  "Write each output's values to this folder as float32 .npy files as PyTorch returns them (NCHW; a "
+                  "detection head's rows): int8_output0.npy, ... (the int32 logits dequantized), with --checkpoint "
+                  "float_output0.npy, ...; a model of several outputs (or of detection rows) is predicted only so");
   add_json_option(cmd, c->json,
                   "labels, logits and predictions (class maps of a model predicting per pixel), and a folder's image "
                   "files in their order");

@@ -90,9 +90,20 @@ void run_summary(const SummaryOptions& o) {
 #endif
   nlohmann::json outputs = nlohmann::json::array();
   std::string listed;
-  for (int o : g.outputs()) {
-    outputs.push_back({{"name", g.nodes[o].name}, {"shape", {shapes[o].c, shapes[o].h, shapes[o].w}}});
-    listed += (listed.empty() ? "" : ", ") + g.nodes[o].name + " " + to_string(shapes[o]);
+  for (const ModelOutput& m : model_outputs(g, shapes)) {
+    const int o = m.nodes[0];
+    listed += listed.empty() ? "" : ", ";
+    if (m.name.empty()) {
+      outputs.push_back({{"name", g.nodes[o].name}, {"shape", {shapes[o].c, shapes[o].h, shapes[o].w}}});
+      listed += g.nodes[o].name + " " + to_string(shapes[o]);
+      continue;
+    }
+    nlohmann::json nodes = nlohmann::json::array();
+    std::string dims;
+    for (int node : m.nodes) nodes.push_back(g.nodes[node].name);
+    for (int64_t d : m.dims) dims += (dims.empty() ? "" : "x") + std::to_string(d);
+    outputs.push_back({{"name", m.name}, {"shape", m.dims}, {"nodes", nodes}});
+    listed += m.name + " " + dims + " (rows of " + std::to_string(m.nodes.size()) + " output convs)";
   }
   std::fprintf(out, "outputs                   %s\n", listed.c_str());
   std::fprintf(out, "conv layers               %d\n", conv_layers);

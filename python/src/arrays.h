@@ -49,13 +49,6 @@ inline std::vector<py::ssize_t> activation_shape(int64_t batch, const ActShape& 
   return {batch, shape.c, shape.h, shape.w};
 }
 
-// A batch's logits (rows of classes, logits_shape) as PyTorch returns them:
-// [N][classes], or [N][classes][H][W] for an image of logits.
-template <typename T>
-py::array_t<T> logits_array(const std::vector<T>& rows, int64_t batch, const ActShape& out) {
-  return to_numpy(nhwc_to_nchw(rows.data(), batch, out), activation_shape(batch, out));
-}
-
 // "(3, 32, 32)": a shape as Python prints a tuple.
 std::string shape_tuple(const std::vector<int64_t>& shape);
 

@@ -38,10 +38,7 @@ py::object float_predict(const PyCheckpoint& c, const py::handle& images, int64_
                   logits[k].begin() + first * batch_logits[k].numel() / count);
     }
   }
-  py::list outputs;
-  for (int o : g.outputs())
-    outputs.append(logits_array(logits[static_cast<size_t>(o - g.first_output())], n, shapes[o]));
-  return g.output_count == 1 ? py::object(outputs[0]) : py::object(py::tuple(outputs));
+  return model_outputs_object(g, shapes, logits, n);
 }
 
 py::dict float_activations(const PyCheckpoint& c, const py::handle& images) {

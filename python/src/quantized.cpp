@@ -38,17 +38,13 @@ py::object int8_predict(PyQuantized& q, const py::handle& images, const std::str
     logits = q.run(x.data(), n, batch_size, backend);
   }
   const Graph& g = q.model().graph;
-  py::list outputs;
+  if (!dequantize) return model_outputs_object(g, q.shapes(), logits, n);
+  std::vector<std::vector<float>> values;
   for (int o : g.outputs()) {
-    const std::vector<int32_t>& values = logits[static_cast<size_t>(o - g.first_output())];
-    const ActShape s = q.shapes()[o];
-    const std::vector<float>& scale = q.model().quant[o].logit_scale.data;
-    if (dequantize)
-      outputs.append(logits_array(dequantized(scale, values.data(), n * s.numel()), n, s));
-    else
-      outputs.append(logits_array(values, n, s));
+    const std::vector<int32_t>& acc = logits[static_cast<size_t>(o - g.first_output())];
+    values.push_back(dequantized(q.model().quant[o].logit_scale.data, acc.data(), n * q.shapes()[o].numel()));
   }
-  return g.output_count == 1 ? py::object(outputs[0]) : py::object(py::tuple(outputs));
+  return model_outputs_object(g, q.shapes(), values, n);
 }
 
 py::dict int8_activations(PyQuantized& q, const py::handle& images, const std::string& backend) {
@@ -67,9 +63,10 @@ py::dict int8_activations(PyQuantized& q, const py::handle& images, const std::s
 
 // The one output's logit scale; a model of several outputs has one per output, which predict applies.
 const FloatTensor& logit_scale(const QuantizedModel& m) {
-  check(m.graph.output_count == 1, "the model has " + std::to_string(m.graph.output_count) +
-                                       " outputs, each its own logit scale: predict(images, dequantize=True) "
-                                       "returns every output dequantized");
+  const std::string predict = ": predict(images, dequantize=True) returns every output dequantized";
+  check(!has_output_views(m.graph), "the model returns a detection head's rows, not logits of classes" + predict);
+  check(m.graph.output_count == 1,
+        "the model has " + std::to_string(m.graph.output_count) + " outputs, each its own logit scale" + predict);
   return m.quant[m.output()].logit_scale;
 }
 

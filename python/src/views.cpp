@@ -24,11 +24,13 @@ py::tuple shape_of(const ActShape& s) { return py::make_tuple(s.c, s.h, s.w); }
 py::list graph_outputs(const Graph& g) {
   const std::vector<ActShape> shapes = g.shapes();
   py::list outputs;
-  for (int o : g.outputs()) {
-    const ActShape s = shapes[o];
+  for (const ModelOutput& m : model_outputs(g, shapes)) {
+    py::list nodes;
+    for (int o : m.nodes) nodes.append(g.nodes[o].name);
     py::dict d;
-    d["name"] = g.nodes[o].name;
-    d["shape"] = s.h == 1 && s.w == 1 ? py::make_tuple(s.c) : shape_of(s);
+    d["name"] = m.name.empty() ? g.nodes[m.nodes[0]].name : m.name;
+    d["shape"] = py::tuple(py::cast(m.dims));
+    d["nodes"] = nodes;
     outputs.append(d);
   }
   return outputs;

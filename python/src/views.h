@@ -9,6 +9,7 @@
 
 #include "calibrate/histogram.h"
 #include "graph/graph.h"
+#include "graph/output_view.h"
 #include "python/src/arrays.h"
 
 namespace octet::python {
@@ -26,9 +27,29 @@ py::tuple shape_of(const ActShape& s);
 // One dict per node of an inference graph: name, op, inputs, output shape.
 py::list graph_layers(const Graph& g);
 
-// One dict per output of a graph, in order: its node's name and the shape predict gives an image of it,
-// (classes,) or (classes, H, W).
+// One dict per output of a graph, in order: its name (its node's, or a detection head's output's), the shape
+// predict gives an image of it ((classes,), (classes, H, W), (rows, K)) and its nodes.
 py::list graph_outputs(const Graph& g);
+
+// A batch of a model's outputs as PyTorch returns them (graph/output_view.h): one array, or a tuple of them.
+// `values[k]` holds the `batch` samples of output node k (NHWC).
+template <typename T>
+py::object model_outputs_object(const Graph& g, const std::vector<ActShape>& shapes,
+                                const std::vector<std::vector<T>>& values, int64_t batch) {
+  py::list outputs;
+  for (const ModelOutput& m : model_outputs(g, shapes)) {
+    std::vector<const T*> parts;
+    std::vector<int64_t> sizes;
+    for (int o : m.nodes) {
+      parts.push_back(values[static_cast<size_t>(o - g.first_output())].data());
+      sizes.push_back(shapes[o].numel());
+    }
+    std::vector<py::ssize_t> shape{batch};
+    shape.insert(shape.end(), m.dims.begin(), m.dims.end());
+    outputs.append(to_numpy(arrange_output(output_sources(g, shapes, m), parts, sizes, batch), shape));
+  }
+  return outputs.size() == 1 ? py::object(outputs[0]) : py::object(py::tuple(outputs));
+}
 
 // Every node's output of one batch, as numpy arrays by node name. `nchw[i]` is
 // node i's output (empty if the run did not report it).

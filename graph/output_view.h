@@ -1,0 +1,75 @@
+// How a model's outputs read its output nodes. A detection head's exported
+// outputs rearrange its convs' values without computing: RetinaNet's, SSD's
+// and FCOS's view each level's A x K channels as (N, A, K, H, W), permute them
+// to (N, H, W, A, K), flatten to rows of K and concatenate the levels' rows;
+// YOLO's keep (N, A, H, W, K). octet's outputs stay those convs (their int32
+// accumulators are the logits, each at its own scale), and each carries its
+// part of such an arrangement, applied where values leave octet (octet
+// predict, the Python module, the ONNX export).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace octet {
+
+class Graph;
+struct ActShape;
+
+// An output node's part in a model output. An empty name: the node is a model
+// output of its own, its values as they are (C x H x W, or C).
+struct OutputView {
+  std::string name;      // the model output: consecutive output nodes of one name are concatenated (axis 1)
+  int groups = 1;        // the node's C channels read as groups x C / groups ("a" and "k" below)
+  std::string order;     // the axes a, k, h, w of a sample, in the order the output has them ("hwak")
+  int merged = 1;        // how many leading axes (in that order) are one: rows of K from "hwak" merge 3
+  bool operator==(const OutputView& o) const {
+    return name == o.name && groups == o.groups && order == o.order && merged == o.merged;
+  }
+};
+
+// A model output: its name (empty: the node's own), its output nodes and one
+// sample's dimensions.
+struct ModelOutput {
+  std::string name;
+  std::vector<int> nodes;
+  std::vector<int64_t> dims;
+  int64_t numel() const;
+};
+
+// The model outputs of a graph, in order; fails naming a node whose view is
+// malformed, or parts of one output whose trailing dimensions differ.
+std::vector<ModelOutput> model_outputs(const Graph& g, const std::vector<ActShape>& shapes);
+// One sample's dimensions of an output node's part of its model output: its view's axes, the leading ones merged
+// (C x H x W, or C, without a view); fails where the view does not fit the node's shape.
+std::vector<int64_t> output_part_dims(const OutputView& view, const ActShape& shape);
+// Whether any output node is read through a view (a model of such outputs has
+// no classes to predict).
+bool has_output_views(const Graph& g);
+
+// For each value of one sample of `out`, in the output's order: where it is
+// among the sample's values of out.nodes in NHWC order, one node after another.
+std::vector<int64_t> output_sources(const Graph& g, const std::vector<ActShape>& shapes, const ModelOutput& out);
+
+// A batch of `out`: `parts[k]` holds `batch` samples of out.nodes[k]'s NHWC values.
+template <typename T>
+std::vector<T> arrange_output(const std::vector<int64_t>& sources, const std::vector<const T*>& parts,
+                              const std::vector<int64_t>& part_sizes, int64_t batch) {
+  std::vector<T> y(static_cast<size_t>(batch) * sources.size());
+  std::vector<int64_t> first(parts.size() + 1, 0);
+  for (size_t k = 0; k < parts.size(); ++k) first[k + 1] = first[k] + part_sizes[k];
+  for (int64_t n = 0; n < batch; ++n) {
+    T* row = y.data() + n * static_cast<int64_t>(sources.size());
+    size_t k = 0;
+    for (size_t v = 0; v < sources.size(); ++v) {
+      const int64_t at = sources[v];
+      while (at >= first[k + 1]) ++k;
+      while (at < first[k]) --k;
+      row[v] = parts[k][n * part_sizes[k] + at - first[k]];
+    }
+  }
+  return y;
+}
+
+}  // namespace octet

@@ -1,0 +1,102 @@
+// The importer's detection-head outputs: convs' values rearranged without
+// computing (graph/output_view.h). Each level's A x K channels viewed as
+// [N, A, K, H, W] (a Reshape) and permuted (a Transpose), or permuted to
+// channels last first, then flattened to rows and concatenated over the
+// levels: RetinaNet's, SSD's, FCOS's and YOLO's heads as exported. Such a value
+// may only be returned; each of its convs becomes an output node.
+#include <algorithm>
+
+#include "common/error.h"
+#include "interop/onnx_importer.h"
+
+namespace octet::onnx_import {
+
+namespace {
+std::vector<int64_t> part_dims(OutputView v, const ActShape& s) {
+  v.name = "rows";  // a view's dimensions, whatever output it makes
+  return output_part_dims(v, s);
+}
+
+// Whether `target` (one sample's dimensions, the first possibly -1) merges the leading axes of `v` (merged 1) and
+// keeps the rest; then sets v.merged.
+bool merges_leading(OutputView& v, const ActShape& s, const std::vector<int64_t>& target) {
+  for (int merged = 1; merged <= 4; ++merged) {
+    OutputView candidate = v;
+    candidate.merged = merged;
+    std::vector<int64_t> dims = part_dims(candidate, s);
+    if (target.size() == dims.size() && (target[0] == -1 || target[0] == dims[0]) &&
+        std::equal(target.begin() + 1, target.end(), dims.begin() + 1))
+      return v.merged = merged, true;
+  }
+  return false;
+}
+}  // namespace
+
+// A Transpose of an image's channels viewed in groups ([N, A, K, H, W]) other than a channel shuffle's.
+bool Importer::permuted_groups(const onnx::NodeProto& n) {
+  const auto view = grouped_views_.find(n.input(0));
+  const std::vector<int64_t> perm = ints_attribute(n, "perm", {});
+  if (view == grouped_views_.end() || view->second.step != GroupedStep::Split || perm.size() != 5 || perm[0] != 0)
+    return false;
+  OutputView v{"", view->second.groups, "", 1};
+  for (size_t i = 1; i < 5; ++i) {
+    if (perm[i] < 1 || perm[i] > 4) return false;
+    v.order += "akhw"[perm[i] - 1];
+  }
+  arranged_[n.output(0)] = {{view->second.node, v}};
+  return true;
+}
+
+// A Reshape or Flatten of a permuted view (its leading axes merged into rows), or of a channels-last image (rows of
+// K of its H, W, C values: A = C / K).
+bool Importer::arranged_rows(const onnx::NodeProto& n) {
+  const bool channels_last = channels_last_.count(n.input(0)) > 0;
+  const auto arranged = arranged_.find(n.input(0));
+  if (!channels_last && (arranged == arranged_.end() || arranged->second.size() != 1)) return false;
+  std::vector<int64_t> target;
+  if (n.op_type() == "Flatten") {
+    if (int_attribute(n, "axis", 1) != 1) refuse(n, "axis other than 1");
+    target = {-1};
+  } else {
+    const ShapeValue* shape = shape_value(n, 1);
+    if (!shape || shape->values.empty() || (shape->values[0] != kBatchDim && shape->values[0] != file_batch_))
+      return false;
+    target.assign(shape->values.begin() + 1, shape->values.end());
+  }
+  const int x = channels_last ? value_node(n, 0) : arranged->second[0].node;
+  const ActShape s = shape_of(x);
+  OutputView v = channels_last ? OutputView{"", 1, "hwak", 1} : arranged->second[0].view;
+  if (v.merged != 1) return false;
+  if (channels_last && target.size() >= 2 && target.back() > 0 && s.c % target.back() == 0 &&
+      !merges_leading(v, s, target))
+    v.groups = static_cast<int>(s.c / target.back());
+  if (!merges_leading(v, s, target)) return false;
+  arranged_[n.output(0)] = {{channels_last ? activation(n, 0) : x, v}};
+  summary_.dropped.push_back(n.op_type());
+  return true;
+}
+
+// A Concat over axis 1 of such rows: their parts, one after another.
+bool Importer::concat_arranged(const onnx::NodeProto& n) {
+  if (n.input_size() == 0 || !arranged_.count(n.input(0))) return false;
+  const int64_t axis = int_attribute(n, "axis", 0);
+  if (axis != 1) refuse(n, "a concat over axis " + std::to_string(axis) + " of a detection head's rows: octet "
+                           "concatenates them over axis 1 (the rows) only");
+  std::vector<ArrangedPart> parts;
+  for (int i = 0; i < n.input_size(); ++i) {
+    const auto in = arranged_.find(n.input(i));
+    if (in == arranged_.end()) refuse(n, "a concat of a detection head's rows and other values");
+    parts.insert(parts.end(), in->second.begin(), in->second.end());
+  }
+  const std::vector<int64_t> first = part_dims(parts[0].view, shape_of(parts[0].node));
+  for (const ArrangedPart& p : parts) {
+    const std::vector<int64_t> dims = part_dims(p.view, shape_of(p.node));
+    if (!std::equal(first.begin() + 1, first.end(), dims.begin() + 1, dims.end()))
+      refuse(n, "a concat of rows of different lengths");
+  }
+  arranged_[n.output(0)] = parts;
+  summary_.dropped.push_back(n.op_type());
+  return true;
+}
+
+}  // namespace octet::onnx_import

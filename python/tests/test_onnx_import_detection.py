@@ -1,0 +1,239 @@
+"""Detection heads whose outputs rearrange their convs' values: torchvision's RetinaNet head (each level's A x K
+channels viewed as [N, A, K, H, W], permuted to [N, H, W, A, K], rows of K, the levels concatenated), an SSD-style
+head (channels last, then rows), YOLO's raw outputs ([N, A, H, W, K] per level) and torchvision's SSDlite as it is.
+octet keeps the convs as its outputs (their int32 accumulators) and returns the rows PyTorch does: float equal to
+PyTorch, int8 following float, `octet predict --outputs` and the Python module alike, the int8 export giving ONNX
+Runtime the same named outputs; a value computed from the rows, and labels, are refused by name."""
+
+import json
+import subprocess
+
+import numpy as np
+import octet
+import ort_peer
+import pytest
+
+torch = pytest.importorskip("torch")
+onnx = pytest.importorskip("onnx")
+from torchscript_onnx import torchscript_export  # noqa: E402
+from unlabelled_import import imported, refused, varied_inputs  # noqa: E402
+
+nn = torch.nn
+IMAGE = (3, 32, 32)
+
+
+def trunk():
+    """Features at 1/2, 1/4 and 1/8 of the input."""
+    return nn.ModuleList([nn.Sequential(nn.Conv2d(c, 16, 3, 2, 1), nn.ReLU()) for c in (3, 16, 16)])
+
+
+def levels(stages, x):
+    features = []
+    for stage in stages:
+        x = stage(x)
+        features.append(x)
+    return features
+
+
+class Retina(nn.Module):
+    def __init__(self):
+        super().__init__()
+        from torchvision.models.detection.retinanet import RetinaNetHead
+        self.trunk, self.head = trunk(), RetinaNetHead(16, 9, 5)
+        for conv in (m for m in self.head.modules() if isinstance(m, nn.Conv2d)):
+            nn.init.kaiming_normal_(conv.weight)  # torchvision's std 0.01 vanishes through 4 untrained layers
+
+    def forward(self, x):
+        out = self.head(levels(self.trunk, x))
+        return out["cls_logits"], out["bbox_regression"]
+
+
+class SsdStyle(nn.Module):
+    """x.permute(0, 2, 3, 1).contiguous().view(N, -1, 4) per level, concatenated: many SSD ports' boxes."""
+
+    def __init__(self):
+        super().__init__()
+        self.trunk = trunk()
+        self.boxes = nn.ModuleList([nn.Conv2d(16, a * 4, 3, 1, 1) for a in (4, 6, 6)])
+
+    def forward(self, x):
+        rows = [b(f).permute(0, 2, 3, 1).contiguous().view(x.shape[0], -1, 4)
+                for f, b in zip(levels(self.trunk, x), self.boxes)]
+        return torch.cat(rows, 1)
+
+
+class YoloRaw(nn.Module):
+    """YOLOv5's Detect in training mode: each level [N, 3, H, W, 5 + classes]."""
+
+    def __init__(self):
+        super().__init__()
+        self.trunk = trunk()
+        self.m = nn.ModuleList([nn.Conv2d(16, 3 * 7, 1) for _ in range(3)])
+
+    def forward(self, x):
+        out = []
+        for f, m in zip(levels(self.trunk, x)[1:], self.m[1:]):
+            y = m(f)
+            n, _, h, w = y.shape
+            out.append(y.view(n, 3, 7, h, w).permute(0, 1, 3, 4, 2).contiguous())
+        return tuple(out)
+
+
+MODELS = {"retina": (Retina, ["cls_logits", "bbox_regression"]), "ssd": (SsdStyle, ["boxes"]),
+          "yolo": (YoloRaw, ["p4", "p8"])}
+
+
+def export(model, path, names):
+    torchscript_export(model.eval(), torch.zeros(1, *IMAGE), path, opset_version=13, input_names=["image"],
+                       output_names=names, dynamic_axes={"image": {0: "n"}, **{k: {0: "n"} for k in names}})
+
+
+@pytest.fixture(scope="module")
+def images():
+    return varied_inputs(56, 48, IMAGE)
+
+
+@pytest.fixture(scope="module", params=sorted(MODELS))
+def detector(request, tmp_path_factory, octet_bin, images):
+    """(name, PyTorch model, folder): the model exported, imported, and quantized on 32 images (mse)."""
+    name = request.param
+    folder = tmp_path_factory.mktemp(name)
+    torch.manual_seed(3)
+    kind, names = MODELS[name]
+    model = kind().eval()
+    export(model, folder / "model.onnx", names)
+    imported(octet_bin, folder / "model.onnx", folder / "model.octet")
+    np.save(folder / "calibration.npy", images[:32])
+    np.save(folder / "test.npy", images[32:])
+    subprocess.run([octet_bin, "quantize", "--checkpoint", str(folder / "model.octet"), "--calib-data",
+                    str(folder / "calibration.npy"), "--method", "mse", "-o", str(folder / "model.int8")],
+                   capture_output=True, text=True, check=True)
+    return name, model, folder
+
+
+def as_tuple(outputs):
+    return outputs if isinstance(outputs, tuple) else (outputs,)
+
+
+def sqnr_db(reference, value):
+    reference, value = np.asarray(reference, np.float64), np.asarray(value, np.float64)
+    return 10 * np.log10((reference ** 2).sum() / ((reference - value) ** 2).sum())
+
+
+def test_float_rows_are_pytorchs(detector, images):
+    name, model, folder = detector
+    checkpoint = octet.load_checkpoint(str(folder / "model.octet"))
+    ours = as_tuple(checkpoint.predict(images))
+    with torch.no_grad():
+        expected = [t.numpy() for t in as_tuple(model(torch.from_numpy(images)))]
+    assert [o["name"] for o in checkpoint.outputs] == MODELS[name][1]
+    assert [o["shape"] for o in checkpoint.outputs] == [e.shape[1:] for e in expected]
+    for got, want in zip(ours, expected):
+        assert got.shape == want.shape
+        assert np.abs(got - want).max() <= 1e-5 * np.abs(want).max(), np.abs(got - want).max()
+
+
+def test_int8_rows_follow_float_and_predict_writes_them(detector, images, octet_bin, tmp_path):
+    _, _, folder = detector
+    floats = as_tuple(octet.load_checkpoint(str(folder / "model.octet")).predict(images[32:]))
+    quantized = octet.load_quantized(str(folder / "model.int8"))
+    int8 = as_tuple(quantized.predict(images[32:], dequantize=True))
+    for f, q in zip(floats, int8):
+        assert q.shape == f.shape and sqnr_db(f, q) >= 30, sqnr_db(f, q)
+    result = subprocess.run([octet_bin, "predict", "--quantized", str(folder / "model.int8"), "--checkpoint",
+                             str(folder / "model.octet"), "--eval-data", str(folder / "test.npy"), "--outputs",
+                             str(tmp_path), "--json", "-"], capture_output=True, text=True, check=True)
+    written = json.loads(result.stdout)["outputs"]
+    assert [w["name"] for w in written] == [o["name"] for o in quantized.outputs]
+    for w, f, q in zip(written, floats, int8):
+        assert w["shape"] == list(f.shape)
+        np.testing.assert_array_equal(np.load(w["int8"]), q)
+        np.testing.assert_array_equal(np.load(w["float"]), f)
+
+
+def test_the_int8_export_gives_onnx_runtime_the_same_named_rows(detector, images, octet_bin, tmp_path):
+    name, _, folder = detector
+    subprocess.run([octet_bin, "export", "--quantized", str(folder / "model.int8"), "--onnx",
+                    str(tmp_path / "int8.onnx")], capture_output=True, text=True, check=True)
+    assert [o.name for o in onnx.load(str(tmp_path / "int8.onnx")).graph.output] == MODELS[name][1]
+    if ort_peer.missing():
+        pytest.skip(ort_peer.missing())
+    ours = as_tuple(octet.load_quantized(str(folder / "model.int8")).predict(images[32:], dequantize=True))
+    for got, theirs in zip(ours, ort_peer.run(str(tmp_path / "int8.onnx"), [images[32:]])):
+        assert theirs.shape == got.shape and sqnr_db(got, theirs) >= 50, sqnr_db(got, theirs)
+
+
+def test_labels_and_class_predictions_are_refused(detector, octet_bin, tmp_path):
+    _, _, folder = detector
+    np.save(tmp_path / "labels.npy", np.zeros(16, dtype=np.int64))
+    run = [octet_bin, "predict", "--quantized", str(folder / "model.int8"), "--eval-data", str(folder / "test.npy")]
+    result = subprocess.run(run, capture_output=True, text=True)
+    assert result.returncode == 1 and "a detection head's rows): --outputs FOLDER" in result.stderr
+    result = subprocess.run([octet_bin, "eval", "--checkpoint", str(folder / "model.octet"), "--quantized",
+                             str(folder / "model.int8"), "--eval-data", str(folder / "test.npy"), "--eval-labels",
+                             str(tmp_path / "labels.npy")], capture_output=True, text=True)
+    assert result.returncode == 1 and "labels score one output of classes" in result.stderr
+    result = subprocess.run([octet_bin, "eval", "--checkpoint", str(folder / "model.octet"), "--eval-data",
+                             str(folder / "test.npy"), "--eval-labels", str(tmp_path / "labels.npy")],
+                            capture_output=True, text=True)
+    assert result.returncode == 1 and "a float top-1 scores" in result.stderr
+    with pytest.raises(octet.Error, match="a detection head's rows, not logits of classes"):
+        octet.load_quantized(str(folder / "model.int8")).logit_scale
+    result = subprocess.run([octet_bin, "import", str(folder / "model.onnx"), "--dataset", "cifar10", "-o",
+                             str(tmp_path / "c.octet")], capture_output=True, text=True)
+    assert result.returncode == 1 and not (tmp_path / "c.octet").exists()
+
+
+def test_summary_lists_the_rows_and_their_convs(octet_bin, detector):
+    name, _, folder = detector
+    result = subprocess.run([octet_bin, "summary", "--checkpoint", str(folder / "model.octet"), "--json", "-"],
+                            capture_output=True, text=True, check=True)
+    outputs = json.loads(result.stdout)["outputs"]
+    assert [o["name"] for o in outputs] == MODELS[name][1]
+    if name == "retina":
+        assert outputs[0]["shape"] == [9 * (256 + 64 + 16), 5] and len(outputs[0]["nodes"]) == 3
+
+
+class Sigmoided(Retina):
+    def forward(self, x):
+        return torch.sigmoid(super().forward(x)[0])
+
+
+class CatOnRows(SsdStyle):
+    def forward(self, x):
+        rows = super().forward(x)
+        return torch.cat([rows, rows], 2)
+
+
+@pytest.mark.parametrize("kind, fragment", [
+    (Sigmoided, "which octet takes only as a model output"),
+    (CatOnRows, "concatenates them over axis 1 (the rows) only")])
+def test_what_computes_on_the_rows_is_refused_by_name(kind, fragment, octet_bin, tmp_path):
+    export(kind(), tmp_path / "model.onnx", ["out"])
+    refused(octet_bin, tmp_path / "model.onnx", tmp_path / "model.octet", fragment)
+
+
+def test_torchvisions_ssdlite_imports_and_returns_its_rows(octet_bin, tmp_path):
+    """SSDlite320 (MobileNetV3 large, depthwise heads over 6 levels), untrained, as torchvision builds it."""
+    detection = pytest.importorskip("torchvision.models.detection")
+
+    class BackboneAndHead(nn.Module):
+        def __init__(self, model):
+            super().__init__()
+            self.backbone, self.head = model.backbone, model.head
+
+        def forward(self, x):
+            out = self.head(list(self.backbone(x).values()))
+            return out["bbox_regression"], out["cls_logits"]
+
+    torch.manual_seed(0)
+    model = BackboneAndHead(detection.ssdlite320_mobilenet_v3_large(weights=None, weights_backbone=None)).eval()
+    x = varied_inputs(57, 2, (3, 320, 320))
+    torchscript_export(model, torch.from_numpy(x[:1]), tmp_path / "ssdlite.onnx", opset_version=13,
+                       input_names=["image"], output_names=["boxes", "scores"], dynamic_axes={"image": {0: "n"}})
+    ours = imported(octet_bin, tmp_path / "ssdlite.onnx", tmp_path / "ssdlite.octet").predict(x)
+    with torch.no_grad():
+        expected = [t.numpy() for t in model(torch.from_numpy(x))]
+    assert [a.shape for a in ours] == [(2, 3234, 4), (2, 3234, 91)]
+    for got, want in zip(ours, expected):
+        assert np.abs(got - want).max() <= 1e-4 * np.abs(want).max()
