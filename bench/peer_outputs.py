@@ -1,12 +1,14 @@
 #!/usr/bin/python3
-"""A detection backbone of several outputs, int8 against float: octet and torch.ao on the same weights.
+"""Detection models of several outputs, int8 against float: octet and torch.ao on the same weights.
 
-torchvision's ResNet-18 FPN backbone (resnet_fpn_backbone: P2-P5 and the pool level, 256 channels each; random
-weights, batch-norm statistics randomised, as no detection weights are on the build machine), exported to ONNX
-with its five outputs, then:
+--model fpn: torchvision's ResNet-18 FPN backbone (resnet_fpn_backbone: P2-P5 and the pool level, 256 channels each);
+retinanet: torchvision's RetinaNet ResNet-50 FPN backbone and head (cls_logits and bbox_regression: each level's
+anchors' rows, concatenated); ssdlite: SSDlite320 MobileNetV3-large's backbone and head (boxes and scores). Random
+weights (no detection weights are on the build machine): batch-norm statistics randomised, a head's convs
+Kaiming-initialised (torchvision's std 0.01 leaves untrained heads' activations vanishing). Exported to ONNX, then:
 
-  octet: import, quantize (--calib-data: the first --calib inputs; the default method), eval --quantized on the
-         next --test inputs: each output's SQNR against float;
+  octet: import, quantize (--calib-data: the first --calib inputs; the default method), predict --outputs on the
+         next --test inputs: each output's SQNR against PyTorch's float;
   torch.ao: FX graph mode post-training static quantization (onednn's default qconfig, the same inputs);
   with --bench: octet bench infer against ONNX Runtime (fp32, and int8 on octet's export) and LibTorch.
 
@@ -15,9 +17,11 @@ top-down resizes no whole factor (32 -> 63 pixels). Needs the Debian torch (1.13
 /usr/bin/python3 from the source folder after a build:
 
   bench/peer_outputs.py --octet build/tools/octet --size 250 --bench
+  bench/peer_outputs.py --octet build/tools/octet --model retinanet --size 320 --bench
 """
 
 import argparse
+import copy
 import json
 import os
 import subprocess
@@ -29,28 +33,39 @@ import torch
 import torchvision
 from torchvision.models.detection.backbone_utils import resnet_fpn_backbone
 
-NAMES = ["p2", "p3", "p4", "p5", "pool"]
-
-
 class Outputs(torch.nn.Module):
-    """The backbone's OrderedDict of feature maps as a tuple: ONNX's outputs, in order."""
+    """A backbone's OrderedDict of feature maps (and a head's dict of rows) as a tuple: ONNX's outputs, in order."""
 
-    def __init__(self, backbone):
+    def __init__(self, backbone, head=None):
         super().__init__()
-        self.backbone = backbone
+        self.backbone, self.head = backbone, head
 
     def forward(self, x):
-        return tuple(self.backbone(x).values())
+        features = tuple(self.backbone(x).values())
+        return features if self.head is None else tuple(self.head(list(features)).values())
 
 
-def backbone(seed):
-    torch.manual_seed(seed)
-    model = resnet_fpn_backbone(backbone_name="resnet18", weights=None, trainable_layers=5)
-    for bn in (m for m in model.modules() if isinstance(m, torchvision.ops.FrozenBatchNorm2d)):
+def randomised(model):
+    for bn in (m for m in model.modules() if isinstance(m, (torch.nn.BatchNorm2d, torchvision.ops.FrozenBatchNorm2d))):
         bn.running_mean.uniform_(-0.3, 0.3)
         bn.running_var.uniform_(0.5, 2.0)
-        bn.weight.uniform_(0.5, 1.5)
-    return Outputs(model).eval()
+        bn.weight.data.uniform_(0.5, 1.5)
+    for conv in (m for m in (model.head or torch.nn.Module()).modules() if isinstance(m, torch.nn.Conv2d)):
+        torch.nn.init.kaiming_normal_(conv.weight)
+    return model.eval()
+
+
+def model_and_names(name, seed):
+    torch.manual_seed(seed)
+    if name == "fpn":
+        backbone = resnet_fpn_backbone(backbone_name="resnet18", weights=None, trainable_layers=5)
+        return randomised(Outputs(backbone)), ["p2", "p3", "p4", "p5", "pool"]
+    detection = torchvision.models.detection
+    if name == "retinanet":
+        model = detection.retinanet_resnet50_fpn(weights=None, weights_backbone=None)
+        return randomised(Outputs(model.backbone, model.head)), ["cls_logits", "bbox_regression"]
+    model = detection.ssdlite320_mobilenet_v3_large(weights=None, weights_backbone=None)
+    return randomised(Outputs(model.backbone, model.head)), ["bbox_regression", "cls_logits"]
 
 
 def sqnr_db(reference, value):
@@ -58,12 +73,36 @@ def sqnr_db(reference, value):
     return 10 * np.log10((reference ** 2).sum() / ((reference - value) ** 2).sum())
 
 
+def rows(y, k):
+    """view(N, -1, K, H, W).permute(0, 3, 4, 1, 2).reshape(N, -1, K), the same values, in a form FX traces: FX cannot
+    unpack a shape (torchvision's heads' `N, _, H, W = y.shape`), so torch.ao cannot quantize them as they are."""
+    return y.permute(0, 2, 3, 1).reshape(y.shape[0], -1, k)
+
+
+def fx_traceable(model):
+    """A copy of `model` whose detection heads give their rows by rows()."""
+    from torchvision.models.detection import retinanet, ssd
+    model = copy.deepcopy(model)
+    for head in model.modules():
+        if isinstance(head, retinanet.RetinaNetClassificationHead):
+            head.forward = lambda x, h=head: torch.cat([rows(h.cls_logits(h.conv(f)), h.num_classes) for f in x], 1)
+        elif isinstance(head, retinanet.RetinaNetRegressionHead):
+            head.forward = lambda x, h=head: torch.cat([rows(h.bbox_reg(h.conv(f)), 4) for f in x], 1)
+        elif isinstance(head, ssd.SSDScoringHead):
+            head.forward = lambda x, h=head: torch.cat(
+                [rows(h._get_result_from_module_list(f, i), h.num_columns) for i, f in enumerate(x)], 1)
+    return model
+
+
 def torch_ao(model, calibration, test):
     from torch.ao.quantization import get_default_qconfig_mapping
     from torch.ao.quantization.quantize_fx import convert_fx, prepare_fx
     torch.backends.quantized.engine = "onednn"
+    traceable = fx_traceable(model)
+    with torch.no_grad():
+        assert all(torch.equal(a, b) for a, b in zip(traceable(test[:1]), model(test[:1]))), "rows() moved values"
     start = time.time()
-    prepared = prepare_fx(model, get_default_qconfig_mapping("onednn"), example_inputs=(calibration[:1],))
+    prepared = prepare_fx(traceable, get_default_qconfig_mapping("onednn"), example_inputs=(calibration[:1],))
     with torch.no_grad():
         for first in range(0, len(calibration), 8):
             prepared(calibration[first:first + 8])
@@ -76,44 +115,45 @@ def torch_ao(model, calibration, test):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--octet", default="build/tools/octet")
+    parser.add_argument("--model", choices=["fpn", "retinanet", "ssdlite"], default="fpn")
     parser.add_argument("--size", type=int, default=256, help="input side (250: resizes by no whole factor)")
     parser.add_argument("--calib", type=int, default=32)
     parser.add_argument("--test", type=int, default=8)
     parser.add_argument("--bench", action="store_true", help="also time octet against ONNX Runtime and LibTorch")
     a = parser.parse_args()
     shape = (3, a.size, a.size)
-    model = backbone(0)
+    model, names = model_and_names(a.model, 0)
     inputs = np.random.default_rng(0).normal(size=(a.calib + a.test, *shape)).astype(np.float32)
     calibration, test = torch.from_numpy(inputs[:a.calib]), torch.from_numpy(inputs[a.calib:])
     with torch.no_grad():
         floats = [o.numpy() for o in model(test)]
     with tempfile.TemporaryDirectory(prefix="peer_outputs_") as folder:
         path = lambda name: os.path.join(folder, name)  # noqa: E731
-        torch.onnx.export(model, torch.zeros(1, *shape), path("fpn.onnx"), opset_version=13, input_names=["image"],
-                          output_names=NAMES, dynamic_axes={"image": {0: "n"}, **{k: {0: "n"} for k in NAMES}})
+        torch.onnx.export(model, torch.zeros(1, *shape), path("model.onnx"), opset_version=13, input_names=["image"],
+                          output_names=names, dynamic_axes={"image": {0: "n"}, **{k: {0: "n"} for k in names}})
         np.save(path("calibration.npy"), inputs[:a.calib])
         np.save(path("test.npy"), inputs[a.calib:])
         run = lambda *args: subprocess.run([a.octet, *args], capture_output=True, text=True, check=True)  # noqa
-        run("import", path("fpn.onnx"), "-o", path("fpn.octet"))
+        run("import", path("model.onnx"), "-o", path("model.octet"))
         start = time.time()
-        run("quantize", "--checkpoint", path("fpn.octet"), "--calib-data", path("calibration.npy"), "-o",
-            path("fpn.int8"))
+        run("quantize", "--checkpoint", path("model.octet"), "--calib-data", path("calibration.npy"), "-o",
+            path("model.int8"))
         octet_seconds = time.time() - start
-        report = json.loads(run("eval", "--checkpoint", path("fpn.octet"), "--quantized", path("fpn.int8"),
-                                "--eval-data", path("test.npy"), "--json", "-").stdout)
-        octet_db = [layer["sqnr_db"] for layer in report["layers"] if layer["op"] == "output"]
+        written = json.loads(run("predict", "--quantized", path("model.int8"), "--eval-data", path("test.npy"),
+                                 "--outputs", path("outputs"), "--json", "-").stdout)["outputs"]
+        ours = [np.load(w["int8"]) for w in written]
         ao, ao_seconds = torch_ao(model, calibration, test)
-        print(f"ResNet-18 FPN, {a.size} x {a.size}, random weights; {a.calib} calibration and {a.test} test inputs")
-        print(f"{'output':8} {'shape':>16} {'octet int8 dB':>14} {'torch.ao dB':>12}")
-        for name, f, ours, theirs in zip(NAMES, floats, octet_db, ao):
-            print(f"{name:8} {str(f.shape[1:]):>16} {ours:14.2f} {sqnr_db(f, theirs):12.2f}")
+        print(f"{a.model}, {a.size} x {a.size}, random weights; {a.calib} calibration and {a.test} test inputs")
+        print(f"{'output':16} {'shape':>16} {'octet int8 dB':>14} {'torch.ao dB':>12}")
+        for name, f, mine, theirs in zip(names, floats, ours, ao):
+            print(f"{name:16} {str(f.shape[1:]):>16} {sqnr_db(f, mine):14.2f} {sqnr_db(f, theirs):12.2f}")
         print(f"quantize seconds: octet {octet_seconds:.1f}, torch.ao {ao_seconds:.1f}")
         if a.bench:
             env = dict(os.environ, OMP_WAIT_POLICY="passive")
-            result = subprocess.run([a.octet, "bench", "infer", "--checkpoint", path("fpn.octet"), "--quantized",
-                                     path("fpn.int8"), "--backend", "cpu", "--batch", "1,4", "--onnx", path("fpn.onnx"),
-                                     "--iterations", "20", "--warmup", "3"], capture_output=True, text=True, env=env,
-                                    check=True)
+            result = subprocess.run([a.octet, "bench", "infer", "--checkpoint", path("model.octet"), "--quantized",
+                                     path("model.int8"), "--backend", "cpu", "--batch", "1,4", "--onnx",
+                                     path("model.onnx"), "--iterations", "20", "--warmup", "3"], capture_output=True,
+                                    text=True, env=env, check=True)
             print(result.stdout)
 
 

@@ -103,7 +103,8 @@ void run_summary(const SummaryOptions& o) {
     for (int node : m.nodes) nodes.push_back(g.nodes[node].name);
     for (int64_t d : m.dims) dims += (dims.empty() ? "" : "x") + std::to_string(d);
     outputs.push_back({{"name", m.name}, {"shape", m.dims}, {"nodes", nodes}});
-    listed += m.name + " " + dims + " (rows of " + std::to_string(m.nodes.size()) + " output convs)";
+    listed += m.name + " " + dims + " (rows of " + std::to_string(m.nodes.size()) + " output conv" +
+              (m.nodes.size() == 1 ? ")" : "s)");
   }
   std::fprintf(out, "outputs                   %s\n", listed.c_str());
   std::fprintf(out, "conv layers               %d\n", conv_layers);

@@ -536,6 +536,34 @@ def write_heads():
                       input_names=["x"], output_names=["boxes", "scores", "features"], dynamic_axes={"x": {0: "n"}})
 
 
+class DetectionRows(nn.Module):
+    """A detection head's rows: per level, channels viewed as [N, A, K, H, W], permuted to [N, H, W, A, K] and
+    flattened to rows of K, concatenated (RetinaNet's); and channels last to rows of 4 (SSD ports')."""
+
+    def __init__(self):
+        super().__init__()
+        self.fine, self.coarse = nn.Conv2d(3, 8, 3, 2, 1), nn.Conv2d(8, 8, 3, 2, 1)
+        self.scores, self.boxes = nn.ModuleList([nn.Conv2d(8, 6, 1), nn.Conv2d(8, 6, 1)]), nn.Conv2d(8, 8, 1)
+
+    def forward(self, x):
+        fine = torch.relu(self.fine(x))
+        coarse = torch.relu(self.coarse(fine))
+        rows = []
+        for level, conv in zip((fine, coarse), self.scores):
+            y = conv(level)
+            n, _, h, w = y.shape
+            rows.append(y.view(n, 2, 3, h, w).permute(0, 3, 4, 1, 2).reshape(n, -1, 3))
+        boxes = self.boxes(coarse).permute(0, 2, 3, 1).reshape(x.shape[0], -1, 4)
+        return torch.cat(rows, 1), boxes
+
+
+def write_detection_rows():
+    torch.manual_seed(29)
+    torch.onnx.export(DetectionRows().eval(), torch.zeros(1, 3, 8, 12), str(OUT / "detection_rows.onnx"),
+                      opset_version=13, input_names=["x"], output_names=["scores", "boxes"],
+                      dynamic_axes={"x": {0: "n"}})
+
+
 class UpConvolutions(nn.Module):
     """A transposed conv (kernel 4, stride 2, padding 1: sub-pixel convs and a depth_to_space) and a PixelShuffle
     (DepthToSpace, mode CRD)."""
@@ -746,6 +774,7 @@ def main():
     write_simam()
     write_segmenter()
     write_heads()
+    write_detection_rows()
     write_up_convolutions()
     write_grouped_up_convolutions()
     write_split_attention()

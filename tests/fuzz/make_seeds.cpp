@@ -82,6 +82,19 @@ Graph tiny_heads() {
   return g;
 }
 
+// A detection head's rows (graph "view"s): two levels' 2 anchors x 5 values, rows of 5 concatenated.
+Graph tiny_rows() {
+  GraphBuilder b;
+  int x = b.input(1, 8, 8);
+  x = b.relu(b.conv("conv1", x, 4, 3, 2, 1, true));                  // 4x4x4
+  const int fine = b.conv("fine", x, 10, 1, 1, 0, true);              // 10x4x4
+  const int coarse = b.conv("coarse", x, 10, 3, 2, 1, true);          // 10x2x2
+  Graph g = b.finish();
+  g.place_outputs_last({fine, coarse});
+  for (int o : g.outputs()) g.nodes[static_cast<size_t>(o)].view = {"rows", 2, "hwak", 3};
+  return g;
+}
+
 Checkpoint tiny_checkpoint(const std::string& name, Graph graph, uint64_t seed) {
   Checkpoint c;
   c.model = name;
@@ -138,6 +151,9 @@ void write_seeds(const std::string& dir) {
   save_quantized_model(
       quantize_random(tiny_checkpoint("tiny_heads", tiny_heads(), seed + 3), quick_quantize_options(), 16),
       dir + "/quantized/tiny_heads.int8.octet");
+  save_quantized_model(
+      quantize_random(tiny_checkpoint("tiny_rows", tiny_rows(), seed + 4), quick_quantize_options(), 16),
+      dir + "/quantized/tiny_rows.int8.octet");
 }
 
 }  // namespace

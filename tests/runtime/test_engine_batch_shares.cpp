@@ -76,7 +76,9 @@ TEST_P(BatchShares, GiveEachImageItsLogitsAlone) {
     const CpuEngine engine(model);
     // 2 threads: 8 images in 2 equal shares, 9 in 4 + 5, 3 in 2 + 1 (where idle threads sleep, as under
     // ctest: the networks are small); 3 threads: 6 in 3 shares.
-    for (const auto& [threads, batch] : std::vector<std::pair<int, int64_t>>{{2, 8}, {2, 9}, {2, 3}, {3, 6}}) {
+    for (const auto& [threads, images_per_batch] :
+         std::vector<std::pair<int, int64_t>>{{2, 8}, {2, 9}, {2, 3}, {3, 6}}) {
+      const int64_t batch = images_per_batch;  // clang's OpenMP cannot capture a structured binding
       omp_set_num_threads(threads);
       const std::vector<float> images = random_images(batch, input, 40 + batch);
       const std::vector<int32_t> alone = one_by_one(engine, images, batch);
