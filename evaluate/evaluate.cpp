@@ -46,6 +46,14 @@ std::vector<int> float_counterparts(const Graph& fg, const Graph& qg) {
   return out;
 }
 
+void check_labels_score_one_output(const Graph& g, const Dataset& test) {
+  const bool rows = has_output_views(g);
+  check(!test.labelled() || (g.output_count == 1 && !rows),
+        test.name + ": labels score one output of classes, and the model has " + std::to_string(g.output_count) +
+            (rows ? " returning a detection head's rows" : "") +
+            " (evaluate it without labels: int8 compared with float, output by output)");
+}
+
 EvalReport evaluate(const FloatExecutor& float_model, const Engine& engine, const Dataset& test, int64_t limit,
                     bool with_layers, int64_t batch_size, const FloatExecutor* layer_reference) {
   const QuantizedModel& qm = engine.model();
@@ -73,10 +81,7 @@ EvalReport evaluate(const FloatExecutor& float_model, const Engine& engine, cons
   // A detection head's rows (graph/output_view.h) predict no class per channel vector: compared by SQNR alone.
   const bool predicts = !has_output_views(qm.graph);
   const int64_t classes = qm.num_classes(), rows = predicts ? qm.predictions_per_image() : 0;
-  check(!test.labelled() || (qm.graph.output_count == 1 && predicts),
-        test.name + ": labels score one output of classes, and the model has " +
-            std::to_string(qm.graph.output_count) + (predicts ? "" : " returning detection rows") +
-            " (evaluate it without labels: int8 compared with float, output by output)");
+  check_labels_score_one_output(qm.graph, test);
   check_labels_fit(test, qm.graph.shapes().back(), "the model");
   LabelScores float_scores(classes), int8_scores(classes);
   Progress progress("evaluating", images);

@@ -42,6 +42,10 @@ std::vector<int> float_counterparts(const Graph& float_graph, const Graph& quant
 // compare with `layer_reference` where given (an equalized model's float
 // model: quant/equalize.h, equalized_reference), the logits always with
 // `float_model`.
+// Fails where `test` has labels and `g` returns other than one output of classes (several, or a detection head's
+// rows).
+void check_labels_score_one_output(const Graph& g, const Dataset& test);
+
 EvalReport evaluate(const FloatExecutor& float_model, const Engine& engine, const Dataset& test, int64_t limit,
                     bool with_layers, int64_t batch_size = 250, const FloatExecutor* layer_reference = nullptr);
 

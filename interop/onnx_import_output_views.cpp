@@ -32,11 +32,26 @@ bool merges_leading(OutputView& v, const ActShape& s, const std::vector<int64_t>
 }
 }  // namespace
 
+// Whether `value` is returned, as it is or through Reshapes, Flattens and Concats alone (the steps to a head's
+// rows); else the importer refuses the step that makes it by the step's own rule.
+bool Importer::returned_as_rows(const std::string& value, int depth) const {
+  if (is_model_output(value)) return true;
+  const auto readers = readers_.find(value);
+  if (readers == readers_.end() || depth > g_.node_size()) return false;
+  for (const onnx::NodeProto* r : readers->second) {
+    const std::string& op = r->op_type();
+    if ((op != "Reshape" && op != "Flatten" && op != "Concat") || !returned_as_rows(r->output(0), depth + 1))
+      return false;
+  }
+  return true;
+}
+
 // A Transpose of an image's channels viewed in groups ([N, A, K, H, W]) other than a channel shuffle's.
 bool Importer::permuted_groups(const onnx::NodeProto& n) {
   const auto view = grouped_views_.find(n.input(0));
   const std::vector<int64_t> perm = ints_attribute(n, "perm", {});
-  if (view == grouped_views_.end() || view->second.step != GroupedStep::Split || perm.size() != 5 || perm[0] != 0)
+  if (view == grouped_views_.end() || view->second.step != GroupedStep::Split || perm.size() != 5 || perm[0] != 0 ||
+      !returned_as_rows(n.output(0)))
     return false;
   OutputView v{"", view->second.groups, "", 1};
   for (size_t i = 1; i < 5; ++i) {
@@ -53,6 +68,7 @@ bool Importer::arranged_rows(const onnx::NodeProto& n) {
   const bool channels_last = channels_last_.count(n.input(0)) > 0;
   const auto arranged = arranged_.find(n.input(0));
   if (!channels_last && (arranged == arranged_.end() || arranged->second.size() != 1)) return false;
+  if (channels_last && !returned_as_rows(n.output(0))) return false;
   std::vector<int64_t> target;
   if (n.op_type() == "Flatten") {
     if (int_attribute(n, "axis", 1) != 1) refuse(n, "axis other than 1");

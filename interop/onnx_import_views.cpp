@@ -129,8 +129,8 @@ void Importer::transpose(const onnx::NodeProto& n) {
   if (!shuffle && permuted_groups(n)) return;
   if (!shuffle)
     refuse(n, "a transpose other than a channel shuffle's (Reshape to [N, g, C/g, H, W], perm [0,2,1,3,4]), a "
-              "detection head's (that view permuted, batch first) or one between an image and its channels-last view "
-              "(perm [0,2,3,1], and [0,3,1,2] back)");
+              "detection head's (that view permuted, batch first, and returned as rows) or one between an image and "
+              "its channels-last view (perm [0,2,3,1], and [0,3,1,2] back)");
   grouped_views_[n.output(0)] = {view->second.node, view->second.groups, GroupedStep::Transposed};
 }
 

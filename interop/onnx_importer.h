@@ -320,6 +320,7 @@ class Importer {
     OutputView view;
   };
   std::map<std::string, std::vector<ArrangedPart>> arranged_;
+  bool returned_as_rows(const std::string& value, int depth = 0) const;
   bool permuted_groups(const onnx::NodeProto& n);  // whether n is imported there (else as usual)
   bool arranged_rows(const onnx::NodeProto& n);
   bool concat_arranged(const onnx::NodeProto& n);

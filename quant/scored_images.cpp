@@ -55,6 +55,7 @@ void softmax_kl(const float* target, const float* logits, int64_t images, int64_
 }
 
 std::vector<int64_t> output_sizes(const Graph& graph) {
+  if (graph.output_count == 1 && !has_output_views(graph)) return {};
   const std::vector<ActShape> shapes = graph.shapes();
   std::vector<int64_t> sizes;
   for (int o : graph.outputs()) sizes.push_back(shapes[o].numel());
@@ -64,7 +65,7 @@ std::vector<int64_t> output_sizes(const Graph& graph) {
 ScoredImages::ScoredImages(const Calibration& cal, const FloatTensor& logits, const std::vector<int64_t>& output_sizes)
     : images_(cal.images.data()), per_image_(static_cast<int64_t>(cal.images.size()) / cal.samples) {
   const int64_t per_image = logits.numel() / std::max<int64_t>(1, logits.dim(0));
-  if (output_sizes.size() > 1) {
+  if (!output_sizes.empty()) {
     order_.resize(static_cast<size_t>(std::min(logits.dim(0), kScoredImages)));
     std::iota(order_.begin(), order_.end(), int64_t{0});
   } else {
@@ -75,7 +76,7 @@ ScoredImages::ScoredImages(const Calibration& cal, const FloatTensor& logits, co
   target_ = FloatTensor(shape);
   for (size_t r = 0; r < order_.size(); ++r)
     std::copy_n(logits.ptr() + order_[r] * per_image, per_image, target_.ptr() + r * per_image);
-  if (output_sizes.size() <= 1) return;
+  if (output_sizes.empty()) return;
   int64_t offset = 0;
   for (int64_t size : output_sizes) {
     double energy = 0;

@@ -39,15 +39,16 @@ std::vector<int64_t> most_sensitive_images(const FloatTensor& logits, int64_t co
 void softmax_kl(const float* target, const float* logits, int64_t images, int64_t per_image, int64_t classes,
                 double* kl);
 
-// Per output of `graph`, its values per image (in the order of Graph::outputs).
+// Per output of `graph`, its values per image (in the order of Graph::outputs); none where the model's one output
+// is logits of classes (not several outputs, nor a detection head's rows: graph/output_view.h).
 std::vector<int64_t> output_sizes(const Graph& graph);
 
 // The scored images (the kScoredImages most sensitive), most sensitive first
 // (most_sensitive_images). Confident images add little to any candidate's
 // sum, so a candidate that trails is seen to trail early (CandidateRace); the
 // order changes no sum's terms, only when they come. Of a model of several
-// outputs (`output_sizes`: more than one; `logits` holds each image's outputs
-// one after another): the first kScoredImages images, in order.
+// outputs or of detection rows (`output_sizes` given; `logits` holds each
+// image's outputs one after another): the first kScoredImages images, in order.
 class ScoredImages {
  public:
   ScoredImages(const Calibration& cal, const FloatTensor& logits, const std::vector<int64_t>& output_sizes);
@@ -57,8 +58,8 @@ class ScoredImages {
   int64_t classes() const { return target_.shape.back(); }
   int64_t logits_per_image() const { return target_.numel() / std::max<int64_t>(1, count()); }
   // Per image of [first, first + rows), the score of `logits` (a candidate's, as the target is laid out) in `score`:
-  // softmax_kl; of several outputs, the sum over outputs of the squared error over the output's float energy
-  // (its mean over the scored images).
+  // softmax_kl; of several outputs (or rows), the sum over outputs of the squared error over the output's float
+  // energy (its mean over the scored images).
   void score(const float* logits, int64_t first, int64_t rows, double* score) const;
   const char* criterion() const { return weights_.empty() ? "KL from float's logits" : "outputs' relative error"; }
 
@@ -77,7 +78,7 @@ class ScoredImages {
   int64_t per_image_;
   std::vector<int64_t> order_;
   FloatTensor target_;
-  std::vector<double> weights_;  // several outputs: per value of an image, 1 / its output's energy; else empty
+  std::vector<double> weights_;  // output_sizes given: per value of an image, 1 / its output's energy; else empty
 };
 
 // Runs nodes [first_node, end) of `engine` on images [first, first + rows)

@@ -73,7 +73,9 @@ void run_eval(const EvalCommand& c) {
     QuantizedModel model = load_quantized_model(c.quantized);
     check_quantized_from(model, "'" + c.quantized + "'", checkpoint, "'" + c.checkpoint + "'");
     c.data.normalise(&model.mean, &model.std, "'" + c.quantized + "'");
-    const Dataset test = load_evaluation_images(model_input(checkpoint), data, c.limit);  // labels fit: evaluate()
+    const Dataset test = load_evaluation_images(model_input(checkpoint), data, c.limit);
+    check_labels_score_one_output(model.graph, test);
+    check_labels_fit(test, float_model.shapes().back(), "'" + c.checkpoint + "'");
     const std::unique_ptr<Engine> engine = make_engine(model, c.backend);
     const std::optional<FloatModel> equalized = equalized_reference(folded, model);
     const std::optional<FloatExecutor> layer_reference =

@@ -206,7 +206,7 @@ class CatOnRows(SsdStyle):
 
 
 @pytest.mark.parametrize("kind, fragment", [
-    (Sigmoided, "which octet takes only as a model output"),
+    (Sigmoided, "a detection head's (that view permuted, batch first, and returned as rows)"),
     (CatOnRows, "concatenates them over axis 1 (the rows) only")])
 def test_what_computes_on_the_rows_is_refused_by_name(kind, fragment, octet_bin, tmp_path):
     export(kind(), tmp_path / "model.onnx", ["out"])
@@ -237,3 +237,21 @@ def test_torchvisions_ssdlite_imports_and_returns_its_rows(octet_bin, tmp_path):
     assert [a.shape for a in ours] == [(2, 3234, 4), (2, 3234, 91)]
     for got, want in zip(ours, expected):
         assert np.abs(got - want).max() <= 1e-4 * np.abs(want).max()
+
+
+class OneLevel(YoloRaw):
+    def forward(self, x):
+        return super().forward(x)[0]
+
+
+def test_one_output_of_rows_is_calibrated_by_its_error_not_a_softmax(octet_bin, images, tmp_path):
+    """A softmax over a conv's anchors x values per pixel means nothing: auto-global scores the rows' squared
+    error, as for several outputs."""
+    torch.manual_seed(4)
+    export(OneLevel(), tmp_path / "model.onnx", ["p4"])
+    imported(octet_bin, tmp_path / "model.onnx", tmp_path / "model.octet")
+    np.save(tmp_path / "calibration.npy", images[:32])
+    result = subprocess.run([octet_bin, "quantize", "--checkpoint", str(tmp_path / "model.octet"), "--calib-data",
+                             str(tmp_path / "calibration.npy"), "--method", "auto-global", "-o",
+                             str(tmp_path / "model.int8")], capture_output=True, text=True, check=True)
+    assert "auto-global: outputs' relative error" in result.stderr, result.stderr
