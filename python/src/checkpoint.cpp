@@ -76,8 +76,9 @@ void bind_checkpoint(py::module_& m) {
                              "(C, H, W) of one input image.")
       .def_property_readonly("num_classes", &PyCheckpoint::classes)
       .def_property_readonly("outputs", [](const PyCheckpoint& c) { return graph_outputs(c.folded().graph); },
-                             "The model's outputs, in order: dicts of name and shape ((classes,) or (classes, H, W) "
-                             "per image); predict returns a tuple where there are several.")
+                             "The model's outputs, in order: dicts of name, shape per image ((classes,), (classes, H, "
+                             "W), or a detection head's (rows, K)) and nodes (its output convs); predict returns a "
+                             "tuple where there are several.")
       .def_property_readonly("layers", [](const PyCheckpoint& c) { return graph_layers(c.folded().graph); },
                              "The float inference graph: one dict per node (name, op, inputs, shape, relu).")
       .def_property_readonly(
@@ -111,7 +112,8 @@ void bind_checkpoint(py::module_& m) {
           py::arg("path"), "Writes the checkpoint (.octet) to path.")
       .def("predict", &float_predict, py::arg("images"), py::arg("batch_size") = kDefaultBatch,
            "Float logits [N, classes] (a model returning an image of them: [N, classes, H, W]) of normalised "
-           "float32 images [N, C, H, W]; a model of several outputs returns a tuple of them, in its order.")
+           "float32 images [N, C, H, W]; a model of several outputs returns a tuple of them, in its order; a detection "
+           "head's outputs are its rows, as PyTorch returns them ([N, rows, K]; see outputs).")
       .def("activations", &float_activations, py::arg("images"),
            "Every node's float output for a batch of images, by node name (N x C x H x W, or N x F).")
       .def("__repr__", [](const PyCheckpoint& c) {

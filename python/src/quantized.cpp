@@ -152,8 +152,9 @@ void bind_quantized(py::module_& m) {
       .def_property_readonly("input_shape", [](const PyQuantized& q) { return shape_of(q.input()); })
       .def_property_readonly("num_classes", [](const PyQuantized& q) { return q.model().num_classes(); })
       .def_property_readonly("outputs", [](const PyQuantized& q) { return graph_outputs(q.model().graph); },
-                             "The model's outputs, in order: dicts of name and shape ((classes,) or (classes, H, W) "
-                             "per image); predict returns a tuple where there are several.")
+                             "The model's outputs, in order: dicts of name, shape per image ((classes,), (classes, H, "
+                             "W), or a detection head's (rows, K)) and nodes (its output convs); predict returns a "
+                             "tuple where there are several.")
       .def_property_readonly("layers", &quantized_layers,
                              "One dict per node (name, op, inputs, shape, relu, scale, amax, zero_point, method).")
       .def_property_readonly(
@@ -175,7 +176,8 @@ void bind_quantized(py::module_& m) {
       .def("predict", &int8_predict, py::arg("images"), py::arg("backend") = backend_names::kCpu,
            py::arg("batch_size") = kDefaultBatch, py::arg("dequantize") = false,
            "int32 logits [N, classes] ([N, classes, H, W] from a model returning an image of them; a tuple of "
-           "them, in order, from a model of several outputs) of normalised "
+           "them, in order, from a model of several outputs; a detection head's rows [N, rows, K], see outputs) of "
+           "normalised "
            "float32 images [N, C, H, W] on a backend "
            "('cpu', 'cuda' for the GPU's default, 'cuda-imma', 'cuda-dp4a', 'cuda-cublaslt'; see octet.backends()). "
            "Each class's int32 logit has its own "
