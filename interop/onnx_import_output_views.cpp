@@ -75,7 +75,10 @@ bool Importer::arranged_rows(const onnx::NodeProto& n) {
     target = {-1};
   } else {
     const ShapeValue* shape = shape_value(n, 1);
-    if (!shape || shape->values.empty() || (shape->values[0] != kBatchDim && shape->values[0] != file_batch_))
+    const bool copies_batch = shape && !shape->values.empty() && shape->values[0] == 0 &&
+                              int_attribute(n, "allowzero", 0) == 0;  // ONNX's 0: the input's dimension
+    if (!shape || shape->values.empty() ||
+        (shape->values[0] != kBatchDim && shape->values[0] != file_batch_ && !copies_batch))
       return false;
     target.assign(shape->values.begin() + 1, shape->values.end());
   }
@@ -95,16 +98,18 @@ bool Importer::arranged_rows(const onnx::NodeProto& n) {
 // A Concat over axis 1 of such rows: their parts, one after another.
 bool Importer::concat_arranged(const onnx::NodeProto& n) {
   if (n.input_size() == 0 || !arranged_.count(n.input(0))) return false;
-  const int64_t axis = int_attribute(n, "axis", 0);
-  if (axis != 1) refuse(n, "a concat over axis " + std::to_string(axis) + " of a detection head's rows: octet "
-                           "concatenates them over axis 1 (the rows) only");
+  const ArrangedPart& first_part = arranged_.at(n.input(0)).front();
+  const std::vector<int64_t> first = part_dims(first_part.view, shape_of(first_part.node));
+  const int64_t given = int_attribute(n, "axis", 0), rank = 1 + static_cast<int64_t>(first.size());
+  if (given != 1 && given != 1 - rank)
+    refuse(n, "a concat over axis " + std::to_string(given) + " of a detection head's rows: octet concatenates them "
+              "over axis 1 (the rows) only");
   std::vector<ArrangedPart> parts;
   for (int i = 0; i < n.input_size(); ++i) {
     const auto in = arranged_.find(n.input(i));
     if (in == arranged_.end()) refuse(n, "a concat of a detection head's rows and other values");
     parts.insert(parts.end(), in->second.begin(), in->second.end());
   }
-  const std::vector<int64_t> first = part_dims(parts[0].view, shape_of(parts[0].node));
   for (const ArrangedPart& p : parts) {
     const std::vector<int64_t> dims = part_dims(p.view, shape_of(p.node));
     if (!std::equal(first.begin() + 1, first.end(), dims.begin() + 1, dims.end()))

@@ -59,7 +59,7 @@ class SsdStyle(nn.Module):
     def forward(self, x):
         rows = [b(f).permute(0, 2, 3, 1).contiguous().view(x.shape[0], -1, 4)
                 for f, b in zip(levels(self.trunk, x), self.boxes)]
-        return torch.cat(rows, 1)
+        return torch.cat(rows, -2)
 
 
 class YoloRaw(nn.Module):
