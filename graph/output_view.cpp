@@ -2,6 +2,7 @@
 #include "graph/output_view.h"
 
 #include <algorithm>
+#include <functional>
 #include <numeric>
 
 #include "common/error.h"
@@ -49,10 +50,6 @@ std::vector<int64_t> output_part_dims(const OutputView& view, const ActShape& s)
   std::vector<int64_t> dims{std::accumulate(a.size, a.size + view.merged, int64_t{1}, std::multiplies<int64_t>())};
   dims.insert(dims.end(), a.size + view.merged, a.size + 4);
   return dims;
-}
-
-int64_t ModelOutput::numel() const {
-  return std::accumulate(dims.begin(), dims.end(), int64_t{1}, std::multiplies<int64_t>());
 }
 
 std::vector<ModelOutput> model_outputs(const Graph& g, const std::vector<ActShape>& shapes) {

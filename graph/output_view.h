@@ -35,7 +35,6 @@ struct ModelOutput {
   std::string name;
   std::vector<int> nodes;
   std::vector<int64_t> dims;
-  int64_t numel() const;
 };
 
 // The model outputs of a graph, in order; fails naming a node whose view is
