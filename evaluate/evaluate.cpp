@@ -164,6 +164,12 @@ EvalReport evaluate(const FloatExecutor& float_model, const Engine& engine, cons
   for (int o : qm.graph.outputs())  // one output: "logits", as the report and older JSON name it
     report.layers.push_back({qm.graph.output_count == 1 ? std::string("logits") : qm.graph.nodes[o].name, "output", 0,
                              0, "int32", sqnr_db(signal[o], noise[o])});
+  for (const ModelOutput& m : model_outputs(qm.graph, qm.graph.shapes())) {  // a detection head's rows: all its convs
+    if (m.name.empty()) continue;
+    double rows_signal = 0, rows_noise = 0;
+    for (int o : m.nodes) rows_signal += signal[o], rows_noise += noise[o];
+    report.layers.push_back({m.name, "rows", 0, 0, "int32", sqnr_db(rows_signal, rows_noise)});
+  }
   return report;
 }
 

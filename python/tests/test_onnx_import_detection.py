@@ -140,6 +140,13 @@ def test_int8_rows_follow_float_and_predict_writes_them(detector, images, octet_
     int8 = as_tuple(quantized.predict(images[32:], dequantize=True))
     for f, q in zip(floats, int8):
         assert q.shape == f.shape and sqnr_db(f, q) >= 30, sqnr_db(f, q)
+    report = json.loads(subprocess.run([octet_bin, "eval", "--checkpoint", str(folder / "model.octet"), "--quantized",
+                                        str(folder / "model.int8"), "--eval-data", str(folder / "test.npy"), "--json",
+                                        "-"], capture_output=True, text=True, check=True).stdout)
+    rows = [layer for layer in report["layers"] if layer["op"] == "rows"]
+    assert [r["name"] for r in rows] == [o["name"] for o in quantized.outputs]
+    for r, f, q in zip(rows, floats, int8):  # each output's SQNR over all its convs' values
+        assert abs(r["sqnr_db"] - sqnr_db(f, q)) < 0.01, (r, sqnr_db(f, q))
     result = subprocess.run([octet_bin, "predict", "--quantized", str(folder / "model.int8"), "--checkpoint",
                              str(folder / "model.octet"), "--eval-data", str(folder / "test.npy"), "--outputs",
                              str(tmp_path), "--json", "-"], capture_output=True, text=True, check=True)
