@@ -44,7 +44,7 @@ std::string dims_string(const std::vector<int64_t>& dims) {
 }  // namespace
 
 std::vector<int64_t> output_part_dims(const OutputView& view, const ActShape& s) {
-  if (view.name.empty())
+  if (view.order.empty())
     return s.h == 1 && s.w == 1 ? std::vector<int64_t>{s.c} : std::vector<int64_t>{s.c, s.h, s.w};
   const ViewAxes a = view_axes(view, s);
   std::vector<int64_t> dims{std::accumulate(a.size, a.size + view.merged, int64_t{1}, std::multiplies<int64_t>())};
@@ -58,6 +58,7 @@ std::vector<ModelOutput> model_outputs(const Graph& g, const std::vector<ActShap
     const Node& node = g.nodes[static_cast<size_t>(o)];
     std::vector<int64_t> dims;
     try {
+      check(node.view.name.empty() == node.view.order.empty(), "a view has both a name and an order, or neither");
       dims = output_part_dims(node.view, shapes[static_cast<size_t>(o)]);
     } catch (const Error& e) {
       fail("output '" + node.name + "' of '" + node.view.name + "': " + e.what());
@@ -86,24 +87,23 @@ bool has_output_views(const Graph& g) {
   return false;
 }
 
-std::vector<int64_t> output_sources(const Graph& g, const std::vector<ActShape>& shapes, const ModelOutput& out) {
-  std::vector<int64_t> sources;
-  int64_t first = 0;  // where the node's values start among the sample's
+std::vector<OutputSource> output_sources(const Graph& g, const std::vector<ActShape>& shapes, const ModelOutput& out) {
+  std::vector<OutputSource> sources;
   for (int o : out.nodes) {
     const Node& node = g.nodes[static_cast<size_t>(o)];
     const ActShape& s = shapes[static_cast<size_t>(o)];
-    if (node.view.name.empty()) {  // NHWC -> C, H, W
+    const int output = o - g.first_output();
+    if (node.view.order.empty()) {  // NHWC -> C, H, W
       for (int64_t c = 0; c < s.c; ++c)
-        for (int64_t p = 0; p < int64_t(s.h) * s.w; ++p) sources.push_back(first + p * s.c + c);
+        for (int64_t p = 0; p < int64_t(s.h) * s.w; ++p) sources.push_back({output, p * s.c + c});
     } else {
       const ViewAxes a = view_axes(node.view, s);
       for (int64_t i0 = 0; i0 < a.size[0]; ++i0)
         for (int64_t i1 = 0; i1 < a.size[1]; ++i1)
           for (int64_t i2 = 0; i2 < a.size[2]; ++i2)
             for (int64_t i3 = 0; i3 < a.size[3]; ++i3)
-              sources.push_back(first + i0 * a.stride[0] + i1 * a.stride[1] + i2 * a.stride[2] + i3 * a.stride[3]);
+              sources.push_back({output, i0 * a.stride[0] + i1 * a.stride[1] + i2 * a.stride[2] + i3 * a.stride[3]});
     }
-    first += s.numel();
   }
   return sources;
 }

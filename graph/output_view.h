@@ -17,8 +17,8 @@ namespace octet {
 class Graph;
 struct ActShape;
 
-// An output node's part in a model output. An empty name: the node is a model
-// output of its own, its values as they are (C x H x W, or C).
+// An output node's part in a model output. No name and no order: the node is a
+// model output of its own, its values as they are (C x H x W, or C).
 struct OutputView {
   std::string name;      // the model output: consecutive output nodes of one name are concatenated (axis 1)
   int groups = 1;        // the node's C channels read as groups x C / groups ("a" and "k" below)
@@ -41,31 +41,33 @@ struct ModelOutput {
 // malformed, or parts of one output whose trailing dimensions differ.
 std::vector<ModelOutput> model_outputs(const Graph& g, const std::vector<ActShape>& shapes);
 // One sample's dimensions of an output node's part of its model output: its view's axes, the leading ones merged
-// (C x H x W, or C, without a view); fails where the view does not fit the node's shape.
+// (C x H x W, or C, without an order); fails where the view does not fit the node's shape.
 std::vector<int64_t> output_part_dims(const OutputView& view, const ActShape& shape);
 // Whether any output node is read through a view (a model of such outputs has
 // no classes to predict).
 bool has_output_views(const Graph& g);
 
-// For each value of one sample of `out`, in the output's order: where it is
-// among the sample's values of out.nodes in NHWC order, one node after another.
-std::vector<int64_t> output_sources(const Graph& g, const std::vector<ActShape>& shapes, const ModelOutput& out);
+// Where each value of one sample of `out` comes from, in the output's order: which of the graph's output nodes (its
+// position among Graph::outputs) and where among that node's NHWC values of the sample.
+struct OutputSource {
+  int output;
+  int64_t at;
+};
+std::vector<OutputSource> output_sources(const Graph& g, const std::vector<ActShape>& shapes, const ModelOutput& out);
 
-// A batch of `out`: `parts[k]` holds `batch` samples of out.nodes[k]'s NHWC values.
+// A batch of `out` from `node_values[k]`, `batch` samples of the graph's k-th output node (NHWC), as the engines'
+// run_outputs return them.
 template <typename T>
-std::vector<T> arrange_output(const std::vector<int64_t>& sources, const std::vector<const T*>& parts,
-                              const std::vector<int64_t>& part_sizes, int64_t batch) {
+std::vector<T> arrange_output(const std::vector<OutputSource>& sources, const std::vector<std::vector<T>>& node_values,
+                              int64_t batch) {
+  std::vector<int64_t> per_sample(node_values.size());
+  for (size_t k = 0; k < node_values.size(); ++k) per_sample[k] = static_cast<int64_t>(node_values[k].size()) / batch;
   std::vector<T> y(static_cast<size_t>(batch) * sources.size());
-  std::vector<int64_t> first(parts.size() + 1, 0);
-  for (size_t k = 0; k < parts.size(); ++k) first[k + 1] = first[k] + part_sizes[k];
   for (int64_t n = 0; n < batch; ++n) {
     T* row = y.data() + n * static_cast<int64_t>(sources.size());
-    size_t k = 0;
     for (size_t v = 0; v < sources.size(); ++v) {
-      const int64_t at = sources[v];
-      while (at >= first[k + 1]) ++k;
-      while (at < first[k]) --k;
-      row[v] = parts[k][n * part_sizes[k] + at - first[k]];
+      const OutputSource& s = sources[v];
+      row[v] = node_values[static_cast<size_t>(s.output)][static_cast<size_t>(n * per_sample[s.output] + s.at)];
     }
   }
   return y;

@@ -12,18 +12,13 @@
 namespace octet::onnx_import {
 
 namespace {
-std::vector<int64_t> part_dims(OutputView v, const ActShape& s) {
-  v.name = "rows";  // a view's dimensions, whatever output it makes
-  return output_part_dims(v, s);
-}
-
 // Whether `target` (one sample's dimensions, the first possibly -1) merges the leading axes of `v` (merged 1) and
 // keeps the rest; then sets v.merged.
 bool merges_leading(OutputView& v, const ActShape& s, const std::vector<int64_t>& target) {
   for (int merged = 1; merged <= 4; ++merged) {
     OutputView candidate = v;
     candidate.merged = merged;
-    std::vector<int64_t> dims = part_dims(candidate, s);
+    std::vector<int64_t> dims = output_part_dims(candidate, s);
     if (target.size() == dims.size() && (target[0] == -1 || target[0] == dims[0]) &&
         std::equal(target.begin() + 1, target.end(), dims.begin() + 1))
       return v.merged = merged, true;
@@ -99,7 +94,7 @@ bool Importer::arranged_rows(const onnx::NodeProto& n) {
 bool Importer::concat_arranged(const onnx::NodeProto& n) {
   if (n.input_size() == 0 || !arranged_.count(n.input(0))) return false;
   const ArrangedPart& first_part = arranged_.at(n.input(0)).front();
-  const std::vector<int64_t> first = part_dims(first_part.view, shape_of(first_part.node));
+  const std::vector<int64_t> first = output_part_dims(first_part.view, shape_of(first_part.node));
   const int64_t given = int_attribute(n, "axis", 0), rank = 1 + static_cast<int64_t>(first.size());
   if (given != 1 && given != 1 - rank)
     refuse(n, "a concat over axis " + std::to_string(given) + " of a detection head's rows: octet concatenates them "
@@ -111,7 +106,7 @@ bool Importer::concat_arranged(const onnx::NodeProto& n) {
     parts.insert(parts.end(), in->second.begin(), in->second.end());
   }
   for (const ArrangedPart& p : parts) {
-    const std::vector<int64_t> dims = part_dims(p.view, shape_of(p.node));
+    const std::vector<int64_t> dims = output_part_dims(p.view, shape_of(p.node));
     if (!std::equal(first.begin() + 1, first.end(), dims.begin() + 1, dims.end()))
       refuse(n, "a concat of rows of different lengths");
   }

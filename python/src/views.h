@@ -38,15 +38,9 @@ py::object model_outputs_object(const Graph& g, const std::vector<ActShape>& sha
                                 const std::vector<std::vector<T>>& values, int64_t batch) {
   py::list outputs;
   for (const ModelOutput& m : model_outputs(g, shapes)) {
-    std::vector<const T*> parts;
-    std::vector<int64_t> sizes;
-    for (int o : m.nodes) {
-      parts.push_back(values[static_cast<size_t>(o - g.first_output())].data());
-      sizes.push_back(shapes[o].numel());
-    }
     std::vector<py::ssize_t> shape{batch};
     shape.insert(shape.end(), m.dims.begin(), m.dims.end());
-    outputs.append(to_numpy(arrange_output(output_sources(g, shapes, m), parts, sizes, batch), shape));
+    outputs.append(to_numpy(arrange_output(output_sources(g, shapes, m), values, batch), shape));
   }
   return outputs.size() == 1 ? py::object(outputs[0]) : py::object(py::tuple(outputs));
 }
