@@ -12,6 +12,7 @@
 #include "common/child_process.h"
 #include "common/error.h"
 #include "common/file_io.h"
+#include "runtime/cpu/idle_threads.h"
 
 namespace octet {
 
@@ -88,11 +89,14 @@ void OnnxRuntimePeer::measure(const float* images, const ActShape& shape, int64_
   if (unavailable_.empty()) write_npy(scratch_ + "/images.npy", images, batch, shape);
   for (const OnnxRuntimeModel& model : models_) {
     if (!unavailable_.empty()) break;  // set by the first model when node or ORT is missing
+    std::vector<std::string> command = {"node", script_, model.path, "--input", scratch_ + "/images.npy", "--out",
+                                        scratch_, "--threads", std::to_string(threads_), "--time",
+                                        std::to_string(iterations), "--warmup", std::to_string(warmup)};
+    // ORT's pool spins whatever OMP_WAIT_POLICY says: where OpenMP's threads
+    // sleep, ORT's sleep too, or ORT alone would skip the wake-ups.
+    if (!cpu::idle_threads_spin()) command.push_back("--sleep-idle");
     std::string output;
-    const int status = run_capturing({"node", script_, model.path, "--input", scratch_ + "/images.npy", "--out",
-                                      scratch_, "--threads", std::to_string(threads_), "--time",
-                                      std::to_string(iterations), "--warmup", std::to_string(warmup)},
-                                     &output);
+    const int status = run_capturing(command, &output);
     const std::string line = last_line(output);
     if (status == 3 || status == 127) {  // ORT not installed, or no node
       unavailable_ = line;

@@ -26,6 +26,7 @@
 #ifdef OCTET_HAVE_ONNX
 #include "interop/onnx_export.h"
 #endif
+#include "runtime/cpu/idle_threads.h"
 #include "runtime/cpu/kernels.h"
 #include "runtime/engine.h"
 #include "tools/commands.h"
@@ -212,6 +213,9 @@ void run_infer(const InferCommand& c) {
   // The machine, so that numbers from several machines are never mixed up.
   const std::string cpu = cpu_description();
   std::fprintf(out, "CPU: %s\n", cpu.c_str());
+  std::fprintf(out, "idle threads: %s\n",
+               cpu::idle_threads_spin() ? "spin (OpenMP's and ONNX Runtime's default)"
+                                        : "sleep (OMP_WAIT_POLICY=passive; ONNX Runtime's too)");
   const PrecisionSummary precision = precision_summary(model);
   std::fprintf(out, "int8 model: %s\n", precision.describe().c_str());
   if (!gpu.empty()) std::fprintf(out, "GPU: %s\n", gpu.c_str());
@@ -255,6 +259,7 @@ void run_infer(const InferCommand& c) {
                                             {"cpu", cpu},
                                             {"gpu", gpu.empty() ? nlohmann::json() : nlohmann::json(gpu)},
                                             {"threads", threads},
+                                            {"idle_threads_spin", cpu::idle_threads_spin()},
                                             {"cpu_kernels", cpu::kernel_path_name(cpu::kernel_path())},
                                             {"load_average", load},
                                             {"iterations", c.iterations},
@@ -304,7 +309,8 @@ void add_bench_command(CLI::App& app) {
                   "Also time ONNX Runtime (CPU, npm's onnxruntime-node; tools/setup.sh test installs it) on octet's "
                   "QDQ exports of the quantized model (int8; rows onnxruntime-cpu/faithful and "
                   "onnxruntime-cpu/onnxruntime, the two targets of octet export --target), same images, batches "
-                  "and threads");
+                  "and threads; its idle threads spin (ORT's default) unless OMP_WAIT_POLICY=passive makes "
+                  "octet's sleep, when ORT's sleep too");
   infer->add_option("--onnx", i->onnx,
                     "The float model as ONNX (e.g. the file octet import read), timed in ONNX Runtime too "
                     "(float32); implies --onnxruntime");

@@ -7,7 +7,7 @@
 //
 //   node tools/ort_run.mjs MODEL.onnx [--input [NAME=]FILE.npy]... [--out DIR]
 //        [--optimized FILE.onnx] [--level disabled|basic|extended|all] [--threads N]
-//        [--time RUNS [--warmup N]]
+//        [--sleep-idle] [--time RUNS [--warmup N]]
 //
 // Inputs without a NAME take the model's inputs in order; an N x C x 1 x L
 // image (octet's form of a 1-D value) feeds a model input of rank 3 as N x C
@@ -16,6 +16,9 @@
 // inputs read and the outputs written (name, file, dims, type); with --time,
 // also "timing": the median and fastest of RUNS timed runs (milliseconds, ORT's
 // session.run on the same inputs) after N untimed ones (default 3).
+// --sleep-idle: ORT's intra-op threads sleep between their tasks instead of
+// spinning (ORT's default), as OpenMP's do with OMP_WAIT_POLICY=passive, so
+// that a benchmark times both runtimes waiting the same way.
 // onnxruntime-node is looked for in $OCTET_ORT_DIR/node_modules, else in
 // .ort/node_modules of the checkout (tools/setup.sh test installs it there).
 // Exit status 1 with a message on any failure, 3 when ORT is not installed.
@@ -85,7 +88,8 @@ function writeNpy(file, tensor) {
 }
 
 function parseArgs(argv) {
-  const args = { model: null, inputs: [], out: ".", optimized: null, level: "all", threads: 0, time: 0, warmup: 3 };
+  const args = { model: null, inputs: [], out: ".", optimized: null, level: "all", threads: 0, time: 0, warmup: 3,
+                 sleepIdle: false };
   for (let i = 0; i < argv.length; ++i) {
     const a = argv[i];
     const value = () => (i + 1 < argv.length ? argv[++i] : die(`${a} needs a value`));
@@ -96,6 +100,7 @@ function parseArgs(argv) {
     else if (a === "--threads") args.threads = Number(value());
     else if (a === "--time") args.time = Number(value());
     else if (a === "--warmup") args.warmup = Number(value());
+    else if (a === "--sleep-idle") args.sleepIdle = true;
     else if (a === "-h" || a === "--help") {
       process.stdout.write(fs.readFileSync(fileURLToPath(import.meta.url), "utf8").split("\nimport ")[0] + "\n");
       process.exit(0);
@@ -125,6 +130,7 @@ async function main() {
   const options = { graphOptimizationLevel: args.level, executionProviders: ["cpu"], logSeverityLevel: 3 };
   if (args.optimized) options.optimizedModelFilePath = path.resolve(args.optimized);
   if (args.threads > 0) options.intraOpNumThreads = args.threads;
+  if (args.sleepIdle) options.extra = { session: { intra_op: { allow_spinning: "0" } } };
   const session = await ort.InferenceSession.create(args.model, options);
   const feeds = {};
   const inputs = [];
@@ -150,7 +156,8 @@ async function main() {
       outputs.push({ name, file, dims: results[name].dims, type: results[name].type });
     });
   }
-  const summary = { onnxruntime: ort.env.versions.node ?? ort.env.versions.common, level: args.level, inputs, outputs };
+  const summary = { onnxruntime: ort.env.versions.node ?? ort.env.versions.common, level: args.level,
+                    sleep_idle: args.sleepIdle, inputs, outputs };
   if (args.time > 0) {
     for (let k = 0; k < args.warmup; ++k) await session.run(feeds);
     const ms = [];

@@ -77,6 +77,10 @@ bench = json.load(open(sys.argv[1]))
 text = open(sys.argv[2]).read()
 installed = shutil.which("node") and os.path.isdir(os.path.join(sys.argv[3], ".ort/node_modules/onnxruntime-node"))
 ort = [r for r in bench["results"] if r["backend"].startswith("onnxruntime-cpu")]
+# ORT's threads wait as OpenMP's do: both sleep under OMP_WAIT_POLICY=passive (ort_run.mjs --sleep-idle).
+spin = os.environ.get("OMP_WAIT_POLICY", "").lower() != "passive"
+assert bench["idle_threads_spin"] is spin, bench["idle_threads_spin"]
+assert ("idle threads: spin (" if spin else "idle threads: sleep (OMP_WAIT_POLICY=passive; ONNX Runtime's too)") in text
 if sys.argv[4] != "yes":
     assert ort == [] and "note: this octet was built without the ONNX library: ONNX Runtime int8 is not measured" in text, text
     sys.exit(0)
