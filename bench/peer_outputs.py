@@ -3,9 +3,11 @@
 
 --model fpn: torchvision's ResNet-18 FPN backbone (resnet_fpn_backbone: P2-P5 and the pool level, 256 channels each);
 retinanet: torchvision's RetinaNet ResNet-50 FPN backbone and head (cls_logits and bbox_regression: each level's
-anchors' rows, concatenated); ssdlite: SSDlite320 MobileNetV3-large's backbone and head (boxes and scores). Random
-weights (no detection weights are on the build machine): batch-norm statistics randomised, a head's convs
-Kaiming-initialised (torchvision's std 0.01 leaves untrained heads' activations vanishing). Exported to ONNX, then:
+anchors' rows, concatenated); ssdlite: SSDlite320 MobileNetV3-large's backbone and head (boxes and scores);
+yolov5s: YOLOv5s as ultralytics exports it (bench/yolov5s.py: output0, its levels' rows decoded to boxes in pixels and
+scores). Random weights (no detection weights are on the build machine): batch-norm statistics randomised, a
+torchvision head's convs Kaiming-initialised (torchvision's std 0.01 leaves untrained heads' activations vanishing),
+YOLOv5's with its own init and Detect's prior biases. Exported to ONNX, then:
 
   octet: import, quantize (--calib-data: the first --calib inputs; the default method), predict --outputs on the
          next --test inputs: each output's SQNR against PyTorch's float;
@@ -18,6 +20,7 @@ top-down resizes no whole factor (32 -> 63 pixels). Needs the Debian torch (1.13
 
   bench/peer_outputs.py --octet build/tools/octet --size 250 --bench
   bench/peer_outputs.py --octet build/tools/octet --model retinanet --size 320 --bench
+  bench/peer_outputs.py --octet build/tools/octet --model yolov5s --size 640 --bench
 """
 
 import argparse
@@ -32,6 +35,8 @@ import numpy as np
 import torch
 import torchvision
 from torchvision.models.detection.backbone_utils import resnet_fpn_backbone
+
+import yolov5s
 
 class Outputs(torch.nn.Module):
     """A backbone's OrderedDict of feature maps (and a head's dict of rows) as a tuple: ONNX's outputs, in order."""
@@ -50,7 +55,8 @@ def randomised(model):
         bn.running_mean.uniform_(-0.3, 0.3)
         bn.running_var.uniform_(0.5, 2.0)
         bn.weight.data.uniform_(0.5, 1.5)
-    for conv in (m for m in (model.head or torch.nn.Module()).modules() if isinstance(m, torch.nn.Conv2d)):
+    for conv in (m for m in (getattr(model, "head", None) or torch.nn.Module()).modules()
+                 if isinstance(m, torch.nn.Conv2d)):
         torch.nn.init.kaiming_normal_(conv.weight)
     return model.eval()
 
@@ -60,6 +66,8 @@ def model_and_names(name, seed):
     if name == "fpn":
         backbone = resnet_fpn_backbone(backbone_name="resnet18", weights=None, trainable_layers=5)
         return randomised(Outputs(backbone)), ["p2", "p3", "p4", "p5", "pool"]
+    if name == "yolov5s":
+        return randomised(yolov5s.Yolov5s()), ["output0"]
     detection = torchvision.models.detection
     if name == "retinanet":
         model = detection.retinanet_resnet50_fpn(weights=None, weights_backbone=None)
@@ -80,9 +88,13 @@ def rows(y, k):
 
 
 def fx_traceable(model):
-    """A copy of `model` whose detection heads give their rows by rows()."""
+    """A copy of `model` whose detection heads give their rows by rows(); YOLOv5's, its head convs' outputs (decoded
+    after torch.ao's int8 convs, in float, by finished())."""
     from torchvision.models.detection import retinanet, ssd
     model = copy.deepcopy(model)
+    if isinstance(model, yolov5s.Yolov5s):
+        model.decode = False
+        return model
     for head in model.modules():
         if isinstance(head, retinanet.RetinaNetClassificationHead):
             head.forward = lambda x, h=head: torch.cat([rows(h.cls_logits(h.conv(f)), h.num_classes) for f in x], 1)
@@ -94,13 +106,22 @@ def fx_traceable(model):
     return model
 
 
+def finished(model, outputs):
+    """The traceable copy's outputs as `model` returns them: YOLOv5s's head convs decoded, in float."""
+    if not isinstance(model, yolov5s.Yolov5s):
+        return list(outputs)
+    return [torch.cat([yolov5s.decode(i, y, model.nc) for i, y in enumerate(outputs)], 1)]
+
+
 def torch_ao(model, calibration, test):
     from torch.ao.quantization import get_default_qconfig_mapping
     from torch.ao.quantization.quantize_fx import convert_fx, prepare_fx
     torch.backends.quantized.engine = "onednn"
     traceable = fx_traceable(model)
     with torch.no_grad():
-        assert all(torch.equal(a, b) for a, b in zip(traceable(test[:1]), model(test[:1]))), "rows() moved values"
+        reference = model(test[:1])
+        assert all(torch.equal(a, b) for a, b in zip(finished(model, traceable(test[:1])),
+                                                     reference if isinstance(reference, tuple) else [reference]))
     start = time.time()
     prepared = prepare_fx(traceable, get_default_qconfig_mapping("onednn"), example_inputs=(calibration[:1],))
     with torch.no_grad():
@@ -109,13 +130,17 @@ def torch_ao(model, calibration, test):
     quantized = convert_fx(prepared)
     seconds = time.time() - start
     with torch.no_grad():
-        return [o.numpy() for o in quantized(test)], seconds
+        return [o.numpy() for o in finished(model, quantized(test))], seconds
+
+
+YOLO_PARTS = {"centres (xy)": slice(0, 2), "sizes (wh)": slice(2, 4), "objectness": slice(4, 5),
+              "classes": slice(5, None)}
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--octet", default="build/tools/octet")
-    parser.add_argument("--model", choices=["fpn", "retinanet", "ssdlite"], default="fpn")
+    parser.add_argument("--model", choices=["fpn", "retinanet", "ssdlite", "yolov5s"], default="fpn")
     parser.add_argument("--size", type=int, default=256, help="input side (250: resizes by no whole factor)")
     parser.add_argument("--calib", type=int, default=32)
     parser.add_argument("--test", type=int, default=8)
@@ -126,7 +151,8 @@ def main():
     inputs = np.random.default_rng(0).normal(size=(a.calib + a.test, *shape)).astype(np.float32)
     calibration, test = torch.from_numpy(inputs[:a.calib]), torch.from_numpy(inputs[a.calib:])
     with torch.no_grad():
-        floats = [o.numpy() for o in model(test)]
+        floats = model(test)
+        floats = [o.numpy() for o in (floats if isinstance(floats, tuple) else [floats])]
     with tempfile.TemporaryDirectory(prefix="peer_outputs_") as folder:
         path = lambda name: os.path.join(folder, name)  # noqa: E731
         torch.onnx.export(model, torch.zeros(1, *shape), path("model.onnx"), opset_version=13, input_names=["image"],
@@ -147,6 +173,10 @@ def main():
         print(f"{'output':16} {'shape':>16} {'octet int8 dB':>14} {'torch.ao dB':>12}")
         for name, f, mine, theirs in zip(names, floats, ours, ao):
             print(f"{name:16} {str(f.shape[1:]):>16} {sqnr_db(f, mine):14.2f} {sqnr_db(f, theirs):12.2f}")
+            if a.model == "yolov5s":  # the decoded parts apart: the grid's pixel offsets dominate the whole
+                for part, values in YOLO_PARTS.items():
+                    print(f"  {part:14} {'':>16} {sqnr_db(f[..., values], mine[..., values]):14.2f} "
+                          f"{sqnr_db(f[..., values], theirs[..., values]):12.2f}")
         print(f"quantize seconds: octet {octet_seconds:.1f}, torch.ao {ao_seconds:.1f}")
         if a.bench:
             env = dict(os.environ, OMP_WAIT_POLICY="passive")

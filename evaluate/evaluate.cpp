@@ -10,6 +10,7 @@
 #include "common/progress.h"
 #include "evaluate/label_scores.h"
 #include "graph/op_traits.h"
+#include "graph/output_decode.h"
 
 namespace octet {
 
@@ -30,6 +31,27 @@ bool has_own_scale(const QuantizedModel& m, int i) {
 double sqnr_db(double signal, double noise) {
   if (noise == 0) return INFINITY;
   return 10.0 * std::log10(signal / noise);
+}
+
+// Adds the squares of `reference` and of its difference from `int8` to signal and noise.
+void add_sqnr_terms(const FloatTensor& reference, const FloatTensor& int8, double& signal, double& noise) {
+  for (int64_t v = 0; v < reference.numel(); ++v) {
+    const double f = reference.data[v], e = f - int8.data[v];
+    signal += f * f;
+    noise += e * e;
+  }
+}
+
+// The same for an output node's values, and for their decode where its view has one.
+void add_output_sqnr_terms(const OutputView& view, const ActShape& s, const FloatTensor& reference,
+                           const FloatTensor& int8, int64_t batch, double& signal, double& noise, double& decoded_signal,
+                           double& decoded_noise) {
+  add_sqnr_terms(reference, int8, signal, noise);
+  if (view.decode.stride == 0) return;
+  FloatTensor decoded_reference = reference, decoded_int8 = int8;
+  decode_node_values(view, s, decoded_reference.ptr(), batch);
+  decode_node_values(view, s, decoded_int8.ptr(), batch);
+  add_sqnr_terms(decoded_reference, decoded_int8, decoded_signal, decoded_noise);
 }
 }  // namespace
 
@@ -73,6 +95,8 @@ EvalReport evaluate(const FloatExecutor& float_model, const Engine& engine, cons
       if (has_own_scale(qm, static_cast<int>(i)) && counterpart[i] >= 0) watched[counterpart[i]] = static_cast<int>(i);
   // Per node: its own; an output's (int32 dequantized) at its index too.
   std::vector<double> signal(qm.graph.nodes.size(), 0.0), noise(qm.graph.nodes.size(), 0.0);
+  // An output node's decoded values' (YOLOv5's decode: graph/output_decode.h), the rows' SQNR.
+  std::vector<double> decoded_signal(qm.graph.nodes.size(), 0.0), decoded_noise(qm.graph.nodes.size(), 0.0);
 
   EvalReport report;
   report.images = images;
@@ -124,11 +148,8 @@ EvalReport evaluate(const FloatExecutor& float_model, const Engine& engine, cons
     for (size_t k = 0; k < int8_outputs.size(); ++k) {
       const int node = qm.graph.first_output() + static_cast<int>(k);
       int8_logits = engine.dequantize_logits(int8_outputs[k], node);
-      for (int64_t v = 0; v < int8_logits.numel(); ++v) {
-        const double f = float_outputs[k].data[v], e = f - int8_logits.data[v];
-        signal[node] += f * f;
-        noise[node] += e * e;
-      }
+      add_output_sqnr_terms(qm.graph.nodes[node].view, qm.graph.shapes()[node], float_outputs[k], int8_logits, n,
+                            signal[node], noise[node], decoded_signal[node], decoded_noise[node]);
     }
     report.float_seconds += std::chrono::duration<double>(float_done - t0).count();
     report.int8_seconds += std::chrono::duration<double>(t2 - t1).count();
@@ -167,7 +188,9 @@ EvalReport evaluate(const FloatExecutor& float_model, const Engine& engine, cons
   for (const ModelOutput& m : model_outputs(qm.graph, qm.graph.shapes())) {  // a detection head's rows: all its convs
     if (m.name.empty()) continue;
     double rows_signal = 0, rows_noise = 0;
-    for (int o : m.nodes) rows_signal += signal[o], rows_noise += noise[o];
+    const bool decoded = qm.graph.nodes[m.nodes[0]].view.decode.stride != 0;  // then compared as predict returns them
+    for (int o : m.nodes)
+      rows_signal += (decoded ? decoded_signal : signal)[o], rows_noise += (decoded ? decoded_noise : noise)[o];
     report.layers.push_back({m.name, "rows", 0, 0, "int32", sqnr_db(rows_signal, rows_noise)});
   }
   return report;

@@ -7,6 +7,7 @@
 
 #include "common/error.h"
 #include "graph/op.h"
+#include "graph/output_decode.h"
 
 namespace octet {
 
@@ -197,6 +198,7 @@ std::string Graph::to_json() const {
     if (!n.view.name.empty())
       node["view"] = {
           {"name", n.view.name}, {"groups", n.view.groups}, {"order", n.view.order}, {"merged", n.view.merged}};
+    if (n.view.decode.stride != 0) node["view"]["decode"] = decode_json(n.view.decode);
     j.push_back(node);
   }
   return j.dump();
@@ -261,6 +263,8 @@ Graph Graph::from_json(const std::string& text) {
         try {
           n.view.groups = int_attribute(*view, "groups", 1);
           n.view.merged = int_attribute(*view, "merged", 1);
+          if (const auto decode = view->find("decode"); decode != view->end())
+            n.view.decode = decode_from_json(*decode);
         } catch (const Error& e) {
           fail(where + "view: " + e.what());
         }

@@ -7,6 +7,7 @@
 
 #include "common/error.h"
 #include "graph/graph.h"
+#include "graph/output_decode.h"
 
 namespace octet {
 
@@ -60,6 +61,10 @@ std::vector<ModelOutput> model_outputs(const Graph& g, const std::vector<ActShap
     try {
       check(node.view.name.empty() == node.view.order.empty(), "a view has both a name and an order, or neither");
       dims = output_part_dims(node.view, shapes[static_cast<size_t>(o)]);
+      if (node.view.decode.stride != 0) {
+        check(!node.view.order.empty(), "a decode without a view");
+        check_decode(node.view.decode, node.view.groups, shapes[static_cast<size_t>(o)]);
+      }
     } catch (const Error& e) {
       fail("output '" + node.name + "' of '" + node.view.name + "': " + e.what());
     }

@@ -2,10 +2,11 @@
 // outputs rearrange its convs' values without computing: RetinaNet's, SSD's
 // and FCOS's view each level's A x K channels as (N, A, K, H, W), permute them
 // to (N, H, W, A, K), flatten to rows of K and concatenate the levels' rows;
-// YOLO's keep (N, A, H, W, K). octet's outputs stay those convs (their int32
+// YOLO's keep (N, A, H, W, K), and YOLOv5's inference outputs decode them to
+// boxes and scores (YoloDecode). octet's outputs stay those convs (their int32
 // accumulators are the logits, each at its own scale), and each carries its
 // part of such an arrangement, applied where values leave octet (octet
-// predict, the Python module, the ONNX export).
+// predict, the Python module, the ONNX export), in float.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +18,15 @@ namespace octet {
 class Graph;
 struct ActShape;
 
+// YOLOv5's decode of a level's values (models/yolo.py, Detect in inference mode), value k of anchor a at (h, w):
+// s = sigmoid(v); k 0 and 1: (2 s - 0.5 + w, or h) x stride, the box's centre in pixels; k 2 and 3:
+// (2 s)^2 x the anchor's width, or height, in pixels; the others s (objectness and classes).
+struct YoloDecode {
+  float stride = 0;            // 0: no decode
+  std::vector<float> anchors;  // per anchor: width, height
+  bool operator==(const YoloDecode& o) const { return stride == o.stride && anchors == o.anchors; }
+};
+
 // An output node's part in a model output. No name and no order: the node is a
 // model output of its own, its values as they are (C x H x W, or C).
 struct OutputView {
@@ -24,8 +34,9 @@ struct OutputView {
   int groups = 1;        // the node's C channels read as groups x C / groups ("a" and "k" below)
   std::string order;     // the axes a, k, h, w of a sample, in the order the output has them ("hwak")
   int merged = 1;        // how many leading axes (in that order) are one: rows of K from "hwak" merge 3
+  YoloDecode decode;     // applied to the float values before they are arranged
   bool operator==(const OutputView& o) const {
-    return name == o.name && groups == o.groups && order == o.order && merged == o.merged;
+    return name == o.name && groups == o.groups && order == o.order && merged == o.merged && decode == o.decode;
   }
 };
 

@@ -12,6 +12,7 @@
 #include "common/error.h"
 #include "common/file_io.h"
 #include "common/requantize.h"
+#include "interop/onnx_export_decode.h"
 #include "graph/op_traits.h"
 #include "graph/output_view.h"
 #include "interop/onnx_ops.h"
@@ -30,7 +31,8 @@ bool keeps_sign(Op op) {
 }
 
 // The model's outputs (graph/output_view.h) from its output nodes' float values `value`: each node's NCHW logits,
-// or a detection head's rows (Reshape to [N, A, K, H, W], Transpose, Reshape, Concat over axis 1).
+// or a detection head's rows (Reshape to [N, A, K, H, W], Transpose, YOLOv5's decode where it has one, Reshape,
+// Concat over axis 1).
 void write_model_outputs(QdqGraphWriter& w, const Graph& graph, const std::vector<ActShape>& shapes,
                          const std::vector<std::string>& value) {
   for (const ModelOutput& out : model_outputs(graph, shapes)) {
@@ -50,12 +52,13 @@ void write_model_outputs(QdqGraphWriter& w, const Graph& graph, const std::vecto
       std::vector<int64_t> perm{0};
       for (char axis : v.order) perm.push_back(1 + static_cast<int64_t>(std::string("akhw").find(axis)));
       QdqGraphWriter::ints(w.node("Transpose", {x + ".grouped"}, x + ".permuted"), "perm", perm);
+      const std::string arranged = v.decode.stride != 0 ? write_yolo_decode(w, x + ".permuted", v, s) : x + ".permuted";
       std::vector<int64_t> rows_shape{0};
       for (int64_t d : output_part_dims(v, s)) rows_shape.push_back(d);
       w.initializer(x + ".rows_shape", onnx::TensorProto::INT64, {static_cast<int64_t>(rows_shape.size())},
                     rows_shape);
-      rows.push_back(w.step("Reshape", {x + ".permuted", x + ".rows_shape"}, out.nodes.size() == 1 ? out.name
-                                                                                                 : x + ".rows"));
+      rows.push_back(
+          w.step("Reshape", {arranged, x + ".rows_shape"}, out.nodes.size() == 1 ? out.name : x + ".rows"));
     }
     if (rows.size() > 1) QdqGraphWriter::integer(w.node("Concat", rows, out.name), "axis", 1);
     set_float_value(w.graph()->add_output(), out.name, out.dims);

@@ -261,6 +261,10 @@ void Importer::import_node(const onnx::NodeProto& n) {
   if (n.output_size() < 1) refuse(n, "no output");
   check_arity(n);
   if (op == "Constant") return constant_node(n);
+  if (decoded_steps_.count(&n)) {  // a step of YOLOv5's decode (onnx_import_yolo_decode.cpp)
+    summary_.dropped.push_back(op);
+    return;
+  }
   const bool reads_last = reads_channels_last(n);
   if (reads_last && op == "Shape")
     refuse(n, "the shape of a channels-last value (after a Transpose of perm [0, 2, 3, 1])");

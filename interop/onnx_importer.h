@@ -324,6 +324,13 @@ class Importer {
   bool permuted_groups(const onnx::NodeProto& n);  // whether n is imported there (else as usual)
   bool arranged_rows(const onnx::NodeProto& n);
   bool concat_arranged(const onnx::NodeProto& n);
+  // onnx_import_yolo_decode.cpp: YOLOv5's decode after a level's [N, A, H, W, K] view `permuted` (of a node of
+  // shape `s`, read as `anchors` groups): the Concat that ends it, `decode` set and its steps in decoded_steps_; null
+  // where no Sigmoid alone reads the view; refused, naming the step, where the rest differs from YOLOv5's.
+  const onnx::NodeProto* yolo_decode(const std::string& permuted, const ActShape& s, int anchors, YoloDecode& decode);
+  const onnx::NodeProto* sole_reader(const std::string& value, const std::string& op) const;
+  const FloatTensor* other_operand(const onnx::NodeProto& n, const std::string& value);
+  std::set<const onnx::NodeProto*> decoded_steps_;  // dropped: octet applies the decode where values leave it
   GraphBuilder builder_;
   std::set<std::string> taken_names_;
   std::map<std::string, FloatTensor> params_;

@@ -16,6 +16,7 @@
 #include "data/npy.h"
 #include "evaluate/label_scores.h"
 #include "graph/float_executor.h"
+#include "graph/output_decode.h"
 #include "graph/output_view.h"
 #include "qmodel/checkpoint_identity.h"
 #include "quant/pipeline.h"
@@ -68,7 +69,8 @@ nlohmann::json nested_rows(const std::vector<T>& values, int64_t width, int64_t 
 }
 
 // Each model output's values of `images` images as float32 .npy files in `folder`, as PyTorch returns them (NCHW,
-// N x F, or a detection head's rows: graph/output_view.h): int8_output<k>.npy (the int32 logits dequantized) and,
+// N x F, or a detection head's rows: graph/output_view.h, YOLOv5's decode applied where the model has one):
+// int8_output<k>.npy (the int32 logits dequantized) and,
 // from a float model, float_output<k>.npy. Returns the JSON of each.
 nlohmann::json write_outputs(const std::string& folder, const QuantizedModel& model, int64_t images,
                              const std::vector<std::vector<int32_t>>& int8,
@@ -84,6 +86,9 @@ nlohmann::json write_outputs(const std::string& folder, const QuantizedModel& mo
     for (size_t v = 0; v < values.size(); ++v)
       dequantized.back()[v] = static_cast<float>(values[v]) * scale[v % scale.size()];
   }
+  decode_outputs(model.graph, shapes, dequantized, images);
+  std::vector<std::vector<float>> decoded = floats;
+  if (!decoded.empty()) decode_outputs(model.graph, shapes, decoded, images);
   const std::vector<ModelOutput> model_out = model_outputs(model.graph, shapes);
   for (size_t k = 0; k < model_out.size(); ++k) {
     const ModelOutput& m = model_out[k];
@@ -100,12 +105,13 @@ nlohmann::json write_outputs(const std::string& folder, const QuantizedModel& mo
     };
     nlohmann::json entry = {{"node", model.graph.nodes[m.nodes[0]].name}, {"shape", shape}};
     if (!m.name.empty()) entry["name"] = m.name;
+    if (model.graph.nodes[m.nodes[0]].view.decode.stride != 0) entry["decode"] = "yolov5";
     if (m.nodes.size() > 1) {
       entry["nodes"] = nlohmann::json::array();
       for (int o : m.nodes) entry["nodes"].push_back(model.graph.nodes[o].name);
     }
     entry["int8"] = write("int8_output", dequantized);
-    if (!floats.empty()) entry["float"] = write("float_output", floats);
+    if (!decoded.empty()) entry["float"] = write("float_output", decoded);
     out.push_back(entry);
   }
   return out;

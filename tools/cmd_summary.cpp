@@ -102,9 +102,11 @@ void run_summary(const SummaryOptions& o) {
     std::string dims;
     for (int node : m.nodes) nodes.push_back(g.nodes[node].name);
     for (int64_t d : m.dims) dims += (dims.empty() ? "" : "x") + std::to_string(d);
+    const bool decoded = g.nodes[o].view.decode.stride != 0;
     outputs.push_back({{"name", m.name}, {"shape", m.dims}, {"nodes", nodes}});
+    if (decoded) outputs.back()["decode"] = "yolov5";
     listed += m.name + " " + dims + " (rows of " + std::to_string(m.nodes.size()) + " output conv" +
-              (m.nodes.size() == 1 ? ")" : "s)");
+              (m.nodes.size() == 1 ? "" : "s") + (decoded ? ", YOLOv5's decode)" : ")");
   }
   std::fprintf(out, "outputs                   %s\n", listed.c_str());
   std::fprintf(out, "conv layers               %d\n", conv_layers);

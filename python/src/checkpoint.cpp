@@ -9,6 +9,7 @@
 #include "python/src/handles.h"
 #include "python/src/module.h"
 #include "python/src/views.h"
+#include "graph/output_decode.h"
 
 namespace octet::python {
 
@@ -38,6 +39,7 @@ py::object float_predict(const PyCheckpoint& c, const py::handle& images, int64_
                   logits[k].begin() + first * batch_logits[k].numel() / count);
     }
   }
+  decode_outputs(g, shapes, logits, n);
   return model_outputs_object(g, shapes, logits, n);
 }
 
@@ -77,8 +79,9 @@ void bind_checkpoint(py::module_& m) {
       .def_property_readonly("num_classes", &PyCheckpoint::classes)
       .def_property_readonly("outputs", [](const PyCheckpoint& c) { return graph_outputs(c.folded().graph); },
                              "The model's outputs, in order: dicts of name, shape per image ((classes,), (classes, H, "
-                             "W), or a detection head's (rows, K)) and nodes (its output convs); predict returns a "
-                             "tuple where there are several.")
+                             "W), or a detection head's (rows, K)), nodes (its output convs) and decode "
+                             "('yolov5' where predict decodes YOLOv5's boxes and scores, else None); predict "
+                             "returns a tuple where there are several.")
       .def_property_readonly("layers", [](const PyCheckpoint& c) { return graph_layers(c.folded().graph); },
                              "The float inference graph: one dict per node (name, op, inputs, shape, relu).")
       .def_property_readonly(

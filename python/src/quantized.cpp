@@ -9,6 +9,7 @@
 #include "python/src/handles.h"
 #include "python/src/module.h"
 #include "python/src/views.h"
+#include "graph/output_decode.h"
 
 namespace octet::python {
 
@@ -38,12 +39,17 @@ py::object int8_predict(PyQuantized& q, const py::handle& images, const std::str
     logits = q.run(x.data(), n, batch_size, backend);
   }
   const Graph& g = q.model().graph;
-  if (!dequantize) return model_outputs_object(g, q.shapes(), logits, n);
+  if (!dequantize) {
+    check(!has_decoded_outputs(g), "the model's outputs are decoded as YOLOv5's (boxes in pixels, sigmoids), in "
+                                   "float: predict(images, dequantize=True)");
+    return model_outputs_object(g, q.shapes(), logits, n);
+  }
   std::vector<std::vector<float>> values;
   for (int o : g.outputs()) {
     const std::vector<int32_t>& acc = logits[static_cast<size_t>(o - g.first_output())];
     values.push_back(dequantized(q.model().quant[o].logit_scale.data, acc.data(), n * q.shapes()[o].numel()));
   }
+  decode_outputs(g, q.shapes(), values, n);
   return model_outputs_object(g, q.shapes(), values, n);
 }
 
@@ -153,8 +159,9 @@ void bind_quantized(py::module_& m) {
       .def_property_readonly("num_classes", [](const PyQuantized& q) { return q.model().num_classes(); })
       .def_property_readonly("outputs", [](const PyQuantized& q) { return graph_outputs(q.model().graph); },
                              "The model's outputs, in order: dicts of name, shape per image ((classes,), (classes, H, "
-                             "W), or a detection head's (rows, K)) and nodes (its output convs); predict returns a "
-                             "tuple where there are several.")
+                             "W), or a detection head's (rows, K)), nodes (its output convs) and decode "
+                             "('yolov5' where predict decodes YOLOv5's boxes and scores, else None); predict "
+                             "returns a tuple where there are several.")
       .def_property_readonly("layers", &quantized_layers,
                              "One dict per node (name, op, inputs, shape, relu, scale, amax, zero_point, method).")
       .def_property_readonly(

@@ -31,6 +31,7 @@ py::list graph_outputs(const Graph& g) {
     d["name"] = m.name.empty() ? g.nodes[m.nodes[0]].name : m.name;
     d["shape"] = py::tuple(py::cast(m.dims));
     d["nodes"] = nodes;
+    d["decode"] = g.nodes[m.nodes[0]].view.decode.stride != 0 ? py::object(py::str("yolov5")) : py::object(py::none());
     outputs.append(d);
   }
   return outputs;

@@ -28,7 +28,7 @@ py::tuple shape_of(const ActShape& s);
 py::list graph_layers(const Graph& g);
 
 // One dict per output of a graph, in order: its name (its node's, or a detection head's output's), the shape
-// predict gives an image of it ((classes,), (classes, H, W), (rows, K)) and its nodes.
+// predict gives an image of it ((classes,), (classes, H, W), (rows, K)), its nodes and its decode.
 py::list graph_outputs(const Graph& g);
 
 // A batch of a model's outputs as PyTorch returns them (graph/output_view.h): one array, or a tuple of them.

@@ -1,6 +1,7 @@
 """Detection heads whose outputs rearrange their convs' values: torchvision's RetinaNet head (each level's A x K
 channels viewed as [N, A, K, H, W], permuted to [N, H, W, A, K], rows of K, the levels concatenated), an SSD-style
-head (channels last, then rows), YOLO's raw outputs ([N, A, H, W, K] per level) and torchvision's SSDlite as it is.
+head (channels last, then rows), YOLO's raw outputs ([N, A, H, W, K] per level), YOLOv5's Detect in inference mode
+(those decoded to boxes in pixels and scores) and torchvision's SSDlite as it is.
 octet keeps the convs as its outputs (their int32 accumulators) and returns the rows PyTorch does: float equal to
 PyTorch, int8 following float, `octet predict --outputs` and the Python module alike, the int8 export giving ONNX
 Runtime the same named outputs; a value computed from the rows, and labels, are refused by name."""
@@ -79,8 +80,42 @@ class YoloRaw(nn.Module):
         return tuple(out)
 
 
+class Yolov5(nn.Module):
+    """YOLOv5's Detect (ultralytics/yolov5 v7.0 models/yolo.py) in inference mode, as `export.py` runs it: each
+    level's [N, 3, H, W, 5 + classes] decoded (sigmoid, grid, stride, anchors) and the levels' rows concatenated."""
+
+    def __init__(self, grid_offset=-0.5):
+        super().__init__()
+        self.trunk = trunk()
+        self.no, self.na, self.grid_offset = 7, 3, grid_offset
+        self.m = nn.ModuleList([nn.Conv2d(16, 3 * 7, 1) for _ in range(3)])
+        self.stride = [2.0, 4.0, 8.0]
+        anchors = torch.tensor([[10, 13, 16, 30, 33, 23], [30, 61, 62, 45, 59, 119], [116, 90, 156, 198, 373, 326]],
+                               dtype=torch.float32).view(3, 3, 2)
+        self.grids = [self.grid(anchors[i], IMAGE[1] // 2 ** (i + 1)) for i in range(3)]  # constants, as Detect's
+
+    def grid(self, anchors, n):
+        yv, xv = torch.meshgrid(torch.arange(float(n)), torch.arange(float(n)), indexing="ij")
+        shape = 1, self.na, n, n, 2
+        grid = torch.stack((xv, yv), 2).expand(shape) + self.grid_offset
+        return grid, anchors.view(1, self.na, 1, 1, 2).expand(shape)
+
+    def forward(self, x):
+        z = []
+        for i, (f, m) in enumerate(zip(levels(self.trunk, x), self.m)):
+            y = m(f)
+            bs, _, ny, nx = y.shape
+            y = y.view(bs, self.na, self.no, ny, nx).permute(0, 1, 3, 4, 2).contiguous()
+            grid, anchor_grid = self.grids[i]
+            xy, wh, conf = y.sigmoid().split((2, 2, self.no - 4), 4)
+            xy = (xy * 2 + grid) * self.stride[i]
+            wh = (wh * 2) ** 2 * anchor_grid
+            z.append(torch.cat((xy, wh, conf), 4).view(bs, self.na * nx * ny, self.no))
+        return torch.cat(z, 1)
+
+
 MODELS = {"retina": (Retina, ["cls_logits", "bbox_regression"]), "ssd": (SsdStyle, ["boxes"]),
-          "yolo": (YoloRaw, ["p4", "p8"])}
+          "yolo": (YoloRaw, ["p4", "p8"]), "yolov5": (Yolov5, ["output0"])}
 
 
 def export(model, path, names):
@@ -152,6 +187,7 @@ def test_int8_rows_follow_float_and_predict_writes_them(detector, images, octet_
                              str(tmp_path), "--json", "-"], capture_output=True, text=True, check=True)
     written = json.loads(result.stdout)["outputs"]
     assert [w["name"] for w in written] == [o["name"] for o in quantized.outputs]
+    assert [w.get("decode") for w in written] == [o["decode"] for o in quantized.outputs]
     for w, f, q in zip(written, floats, int8):
         assert w["shape"] == list(f.shape)
         np.testing.assert_array_equal(np.load(w["int8"]), q)
@@ -201,6 +237,21 @@ def test_summary_lists_the_rows_and_their_convs(octet_bin, detector):
         assert outputs[0]["shape"] == [9 * (256 + 64 + 16), 5] and len(outputs[0]["nodes"]) == 3
 
 
+@pytest.mark.parametrize("detector", ["yolov5"], indirect=True)
+def test_yolov5s_decode_is_applied_in_float_and_named(detector, octet_bin, images):
+    _, _, folder = detector
+    quantized = octet.load_quantized(str(folder / "model.int8"))
+    assert [o["decode"] for o in quantized.outputs] == ["yolov5"]
+    assert quantized.outputs[0]["shape"] == (3 * (256 + 64 + 16), 7)
+    with pytest.raises(octet.Error, match=r"decoded as YOLOv5's .* predict\(images, dequantize=True\)"):
+        quantized.predict(images[:2], dequantize=False)
+    boxes = quantized.predict(images[32:], dequantize=True)
+    assert 0 <= boxes[..., 4:].min() and boxes[..., 4:].max() <= 1 and boxes[..., 2:4].min() > 0  # sigmoids, sizes
+    summary = subprocess.run([octet_bin, "summary", "--checkpoint", str(folder / "model.octet")],
+                             capture_output=True, text=True, check=True).stdout
+    assert "output0 1008x7 (rows of 3 output convs, YOLOv5's decode)" in summary, summary
+
+
 class Sigmoided(Retina):
     def forward(self, x):
         return torch.sigmoid(super().forward(x)[0])
@@ -214,6 +265,9 @@ class CatOnRows(SsdStyle):
 
 @pytest.mark.parametrize("kind, fragment", [
     (Sigmoided, "a detection head's (that view permuted, batch first, and returned as rows)"),
+    (lambda: Yolov5(grid_offset=0.5), "otherwise than YOLOv5's Detect (octet decodes sigmoid, split [2, 2, K - 4] "
+                                      "over the last axis, (xy * 2 + grid) * stride, (wh * 2) ^ 2 * anchor_grid, "
+                                      "concat): the grid is not YOLOv5's (w - 0.5, h - 0.5) at (h, w) = (0, 0)"),
     (CatOnRows, "concatenates them over axis 1 (the rows) only")])
 def test_what_computes_on_the_rows_is_refused_by_name(kind, fragment, octet_bin, tmp_path):
     export(kind(), tmp_path / "model.onnx", ["out"])

@@ -564,6 +564,31 @@ def write_detection_rows():
                       dynamic_axes={"x": {0: "n"}})
 
 
+class Yolov5Decode(nn.Module):
+    """YOLOv5's Detect in inference mode on one level: 2 anchors x (box, objectness, 1 class), decoded."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv, self.head = nn.Conv2d(3, 8, 3, 2, 1), nn.Conv2d(8, 12, 1)
+        yv, xv = torch.meshgrid(torch.arange(4.0), torch.arange(6.0), indexing="ij")  # the 8 x 12 input's level
+        self.grid = torch.stack((xv, yv), 2).expand(1, 2, 4, 6, 2) - 0.5  # constants, as Detect keeps them
+        self.anchor_grid = torch.tensor([[10.0, 13.0], [16.0, 30.0]]).view(1, 2, 1, 1, 2).expand(1, 2, 4, 6, 2)
+
+    def forward(self, x):
+        y = self.head(torch.relu(self.conv(x)))
+        n, _, h, w = y.shape
+        y = y.view(n, 2, 6, h, w).permute(0, 1, 3, 4, 2).contiguous()
+        xy, wh, conf = y.sigmoid().split((2, 2, 2), 4)
+        y = torch.cat(((xy * 2 + self.grid) * 2.0, (wh * 2) ** 2 * self.anchor_grid, conf), 4)
+        return y.view(n, 2 * h * w, 6)
+
+
+def write_yolov5_decode():
+    torch.manual_seed(30)
+    torch.onnx.export(Yolov5Decode().eval(), torch.zeros(1, 3, 8, 12), str(OUT / "yolov5_decode.onnx"),
+                      opset_version=13, input_names=["x"], output_names=["output0"])
+
+
 class UpConvolutions(nn.Module):
     """A transposed conv (kernel 4, stride 2, padding 1: sub-pixel convs and a depth_to_space) and a PixelShuffle
     (DepthToSpace, mode CRD)."""
@@ -775,6 +800,7 @@ def main():
     write_segmenter()
     write_heads()
     write_detection_rows()
+    write_yolov5_decode()
     write_up_convolutions()
     write_grouped_up_convolutions()
     write_split_attention()

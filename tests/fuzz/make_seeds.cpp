@@ -91,7 +91,19 @@ Graph tiny_rows() {
   const int coarse = b.conv("coarse", x, 10, 3, 2, 1, true);          // 10x2x2
   Graph g = b.finish();
   g.place_outputs_last({fine, coarse});
-  for (int o : g.outputs()) g.nodes[static_cast<size_t>(o)].view = {"rows", 2, "hwak", 3};
+  for (int o : g.outputs()) g.nodes[static_cast<size_t>(o)].view = {"rows", 2, "hwak", 3, {}};
+  return g;
+}
+
+// A level of YOLOv5's head, decoded (its view's "decode"): 2 anchors x 6 values, rows of 6.
+Graph tiny_decoded() {
+  GraphBuilder b;
+  int x = b.input(1, 8, 8);
+  x = b.relu(b.conv("conv1", x, 4, 3, 2, 1, true));        // 4x4x4
+  const int level = b.conv("level", x, 12, 1, 1, 0, true);  // 12x4x4
+  Graph g = b.finish();
+  g.place_outputs_last({level});
+  g.nodes[static_cast<size_t>(g.find("level"))].view = {"output0", 2, "ahwk", 3, YoloDecode{2.0f, {10, 13, 16, 30}}};
   return g;
 }
 
@@ -154,6 +166,9 @@ void write_seeds(const std::string& dir) {
   save_quantized_model(
       quantize_random(tiny_checkpoint("tiny_rows", tiny_rows(), seed + 4), quick_quantize_options(), 16),
       dir + "/quantized/tiny_rows.int8.octet");
+  save_quantized_model(
+      quantize_random(tiny_checkpoint("tiny_decoded", tiny_decoded(), seed + 5), quick_quantize_options(), 16),
+      dir + "/quantized/tiny_decoded.int8.octet");
 }
 
 }  // namespace
