@@ -26,37 +26,45 @@ const std::vector<std::string>& activation_functions() {
   return names;
 }
 
-double activation_value(const Node& n, double x) {
-  const double alpha = n.alpha, beta = n.beta;
+namespace {
+// log(1 + e^x) without overflow: max(x, 0) + log(1 + e^-|x|)
+double softplus(double v) { return std::max(v, 0.0) + std::log1p(std::exp(-std::abs(v))); }
+}  // namespace
+
+ActivationFunction activation_function(const Node& n) {
   const std::string& f = n.function;
-  if (f == "clip") return std::min(std::max(x, alpha), beta);
-  if (f == "leaky_relu") return x >= 0 ? x : alpha * x;
-  if (f == "sigmoid") return 1.0 / (1.0 + std::exp(-x));
-  if (f == "hard_sigmoid") return std::min(std::max(alpha * x + beta, 0.0), 1.0);
-  if (f == "hard_swish") return x * std::min(std::max(x / 6.0 + 0.5, 0.0), 1.0);
-  if (f == "silu") return x / (1.0 + std::exp(-x));
-  if (f == "gelu") return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
-  if (f == "tanh") return std::tanh(x);
-  if (f == "elu") return x >= 0 ? x : alpha * std::expm1(x);
-  if (f == "selu") return beta * (x > 0 ? x : alpha * std::expm1(x));
-  if (f == "celu") return x >= 0 ? x : alpha * std::expm1(x / alpha);
-  // log(1 + e^x) without overflow: max(x, 0) + log(1 + e^-|x|)
-  const auto softplus = [](double v) { return std::max(v, 0.0) + std::log1p(std::exp(-std::abs(v))); };
-  if (f == "softplus") return softplus(x);
-  if (f == "mish") return x * std::tanh(softplus(x));
-  if (f == "square") return x * x;
-  if (f == "sqrt") return std::sqrt(alpha * std::max(x, 0.0));
-  if (f == "reciprocal") return 1.0 / (alpha * x + beta);
-  if (f == "exp") return std::exp(x);
+  if (f == "clip") return [](double x, double alpha, double beta) { return std::min(std::max(x, alpha), beta); };
+  if (f == "leaky_relu") return [](double x, double alpha, double) { return x >= 0 ? x : alpha * x; };
+  if (f == "sigmoid") return [](double x, double, double) { return 1.0 / (1.0 + std::exp(-x)); };
+  if (f == "hard_sigmoid")
+    return [](double x, double alpha, double beta) { return std::min(std::max(alpha * x + beta, 0.0), 1.0); };
+  if (f == "hard_swish")
+    return [](double x, double, double) { return x * std::min(std::max(x / 6.0 + 0.5, 0.0), 1.0); };
+  if (f == "silu") return [](double x, double, double) { return x / (1.0 + std::exp(-x)); };
+  if (f == "gelu") return [](double x, double, double) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); };
+  if (f == "tanh") return [](double x, double, double) { return std::tanh(x); };
+  if (f == "elu") return [](double x, double alpha, double) { return x >= 0 ? x : alpha * std::expm1(x); };
+  if (f == "selu")
+    return [](double x, double alpha, double beta) { return beta * (x > 0 ? x : alpha * std::expm1(x)); };
+  if (f == "celu") return [](double x, double alpha, double) { return x >= 0 ? x : alpha * std::expm1(x / alpha); };
+  if (f == "softplus") return [](double x, double, double) { return softplus(x); };
+  if (f == "mish") return [](double x, double, double) { return x * std::tanh(softplus(x)); };
+  if (f == "square") return [](double x, double, double) { return x * x; };
+  if (f == "sqrt") return [](double x, double alpha, double) { return std::sqrt(alpha * std::max(x, 0.0)); };
+  if (f == "reciprocal") return [](double x, double alpha, double beta) { return 1.0 / (alpha * x + beta); };
+  if (f == "exp") return [](double x, double, double) { return std::exp(x); };
   fail("unknown activation function '" + f + "'");
 }
+
+double activation_value(const Node& n, double x) { return activation_function(n)(x, n.alpha, n.beta); }
 
 std::array<int8_t, 256> activation_table(const Node& n, float input_scale, float output_scale, int32_t input_zero_point,
                                          int32_t output_zero_point) {
   std::array<int8_t, 256> table;
+  const ActivationFunction f = activation_function(n);
   for (int q = -128; q <= 127; ++q) {
     const double x = (q - input_zero_point) / double(input_scale);
-    const double y = std::floor(activation_value(n, x) * output_scale + 0.5) + output_zero_point;
+    const double y = std::floor(f(x, n.alpha, n.beta) * output_scale + 0.5) + output_zero_point;
     table[static_cast<size_t>(q + 128)] = static_cast<int8_t>(std::clamp(y, -128.0, 127.0));
   }
   return table;
@@ -77,9 +85,10 @@ ActShape shape(const Node& n, const std::vector<ActShape>& in) {
 void run_float(const FloatOpArgs& a) {
   const FloatTensor& x = *a.inputs[0];
   FloatTensor& y = a.y;
-  const Node& n = a.node;
+  const ActivationFunction f = activation_function(a.node);  // resolved once: not a name comparison per value
+  const double alpha = a.node.alpha, beta = a.node.beta;
 #pragma omp parallel for if (y.numel() >= kMinParallelElements)
-  for (int64_t k = 0; k < y.numel(); ++k) y.data[k] = static_cast<float>(activation_value(n, x.data[k]));
+  for (int64_t k = 0; k < y.numel(); ++k) y.data[k] = static_cast<float>(f(x.data[k], alpha, beta));
 }
 
 void run_int8_reference(const Int8ReferenceArgs& a) {

@@ -31,6 +31,9 @@ const std::vector<std::string>& activation_functions();
 
 // The function of `n` at x, in double (the int8 tables' precision).
 double activation_value(const Node& n, double x);
+// The same resolved once from `n`'s name (fails naming an unknown one), for loops over many values: f(x, alpha, beta).
+using ActivationFunction = double (*)(double x, double alpha, double beta);
+ActivationFunction activation_function(const Node& n);
 
 // Output level for each input level q (at index q + 128), with z_in and z_out
 // the zero points: clamp(floor(f((q - z_in) / s_in) s_out + 1/2) + z_out, -128, 127).
