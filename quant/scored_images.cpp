@@ -1,5 +1,7 @@
 #include "quant/scored_images.h"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cmath>
 #include <exception>
@@ -130,10 +132,13 @@ std::vector<double> score_whole_model(const CpuEngine& engine, const ScoredImage
   const int64_t samples = images.count();
   std::vector<double> kl(static_cast<size_t>(samples));
   std::exception_ptr error;
+  // A chunk per thread at least (each runs its images on one thread): 32 images, one chunk, ran on one core.
+  const int64_t threads = omp_get_max_threads();
+  const int64_t chunk = std::max<int64_t>(1, std::min(kAutoChunk, (samples + threads - 1) / threads));
 #pragma omp parallel for schedule(dynamic, 1)
-  for (int64_t first = 0; first < samples; first += kAutoChunk) {
+  for (int64_t first = 0; first < samples; first += chunk) {
     try {
-      const int64_t rows = std::min(kAutoChunk, samples - first);
+      const int64_t rows = std::min(chunk, samples - first);
       const int nodes = static_cast<int>(engine.model().graph.nodes.size());
       const FloatTensor logits = run_chunk(engine, images, first, rows, 0, nodes, {});
       images.score(logits.ptr(), first, rows, kl.data() + first);
