@@ -126,13 +126,13 @@ class DecidedOutputs {
         kept[i] = true;
         state_[i].resize(static_cast<size_t>(samples * shapes_[i].numel() * model.value_bytes(i)));
       }
-    const int64_t chunks = (samples + kAutoChunk - 1) / kAutoChunk;
+    const int64_t chunk_images = auto_chunk(samples), chunks = (samples + chunk_images - 1) / chunk_images;
     std::vector<int64_t> seen(static_cast<size_t>(nodes), 0);  // values written per kept node
     std::exception_ptr error;
 #pragma omp parallel for schedule(dynamic, 1)
     for (int64_t chunk = 0; chunk < chunks; ++chunk) {
       try {
-        const int64_t first = chunk * kAutoChunk, rows = std::min(kAutoChunk, samples - first);
+        const int64_t first = chunk * chunk_images, rows = std::min(chunk_images, samples - first);
         std::vector<float> buffer;
         decided.run_nodes(images_.input(computed_, first, rows, &buffer), rows, computed_, q, given_at(first),
                           [&](int node, const int8_t* values, int64_t count) {

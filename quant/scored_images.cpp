@@ -127,14 +127,17 @@ FloatTensor run_chunk(const CpuEngine& engine, const ScoredImages& images, int64
   return logits;
 }
 
+int64_t auto_chunk(int64_t images) {
+  const int64_t threads = omp_get_max_threads();
+  return std::max<int64_t>(1, std::min(kAutoChunk, (images + threads - 1) / threads));
+}
+
 // Per scored image, the KL of `engine`'s logits from float's, every node run.
 std::vector<double> score_whole_model(const CpuEngine& engine, const ScoredImages& images) {
   const int64_t samples = images.count();
   std::vector<double> kl(static_cast<size_t>(samples));
   std::exception_ptr error;
-  // A chunk per thread at least (each runs its images on one thread): 32 images, one chunk, ran on one core.
-  const int64_t threads = omp_get_max_threads();
-  const int64_t chunk = std::max<int64_t>(1, std::min(kAutoChunk, (samples + threads - 1) / threads));
+  const int64_t chunk = auto_chunk(samples);
 #pragma omp parallel for schedule(dynamic, 1)
   for (int64_t first = 0; first < samples; first += chunk) {
     try {

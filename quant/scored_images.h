@@ -17,6 +17,9 @@ namespace octet {
 
 // Images one engine run scores: the unit of work shared between threads.
 constexpr int64_t kAutoChunk = 32;
+// The images of a chunk when `images` are run: up to kAutoChunk, and a chunk per thread at least (each runs its
+// images on one thread: 32 images, one chunk, ran on one core).
+int64_t auto_chunk(int64_t images);
 // Of the calibration images, the search scores only this many, the most
 // sensitive: they hold most of the KL (of the model with every amax at mse,
 // the 512 most sensitive of 1,024 calibration images hold 99.5% on the zoo
