@@ -95,12 +95,12 @@ Graph tiny_rows() {
   return g;
 }
 
-// A level of YOLOv5's head, decoded (its view's "decode"): 2 anchors x 6 values, rows of 6.
+// A level of YOLOv5's head, decoded (its view's "decode"): 2 anchors x 5 values (a box, an objectness), rows of 5.
 Graph tiny_decoded() {
   GraphBuilder b;
   int x = b.input(1, 8, 8);
   x = b.relu(b.conv("conv1", x, 4, 3, 2, 1, true));        // 4x4x4
-  const int level = b.conv("level", x, 12, 1, 1, 0, true);  // 12x4x4
+  const int level = b.conv("level", x, 10, 1, 1, 0, true);  // 10x4x4: as many as the checkpoint's classes
   Graph g = b.finish();
   g.place_outputs_last({level});
   g.nodes[static_cast<size_t>(g.find("level"))].view = {"output0", 2, "ahwk", 3, YoloDecode{2.0f, {10, 13, 16, 30}}};
