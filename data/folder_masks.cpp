@@ -2,6 +2,7 @@
 
 #include "common/error.h"
 #include "common/file_io.h"
+#include "common/strings.h"
 #include "data/images.h"
 #include "data/npy.h"
 
@@ -12,7 +13,7 @@ std::string mask_file_for(const std::string& image_file, const MaskNaming& namin
   std::string name = image_file.compare(0, root.size(), root) == 0 ? image_file.substr(root.size()) : image_file;
   const std::string& suffix = naming.image_suffix;
   if (!suffix.empty()) {
-    check(name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0,
+    check(ends_after(name, suffix),
           image_file + ": does not end with --image-suffix '" + suffix + "' (its mask's name is the image's less it)");
     name.resize(name.size() - suffix.size());
   } else {

@@ -8,6 +8,7 @@
 
 #include "common/error.h"
 #include "common/file_io.h"
+#include "common/strings.h"
 #include "data/folder_masks.h"
 #include "data/image_list.h"
 #include "data/images.h"
@@ -21,9 +22,6 @@ std::string lower(std::string s) {
   return s;
 }
 
-bool ends_with(const std::string& s, const std::string& end) {
-  return s.size() >= end.size() && s.compare(s.size() - end.size(), end.size(), end) == 0;
-}
 
 // 1: an image octet reads; -1: one torchvision reads and octet does not; 0: not an image.
 int image_kind(const std::string& name) {

@@ -7,6 +7,7 @@
 
 #include "common/error.h"
 #include "common/file_io.h"
+#include "common/strings.h"
 
 namespace octet {
 
@@ -62,7 +63,7 @@ StepLog epoch_log(const TrainRecord& record) {
 }
 
 StepLog read_curve_source(const std::string& path) {
-  const bool record = path.size() > 5 && path.compare(path.size() - 5, 5, ".json") == 0;
+  const bool record = ends_after(path, ".json");
   return record ? epoch_log(read_train_record(path)) : read_step_log(path);
 }
 

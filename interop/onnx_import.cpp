@@ -14,6 +14,7 @@
 
 #include "common/error.h"
 #include "common/file_io.h"
+#include "common/strings.h"
 #include "data/dataset.h"
 #include "interop/onnx_external_data.h"
 #include "interop/onnx_importer.h"
@@ -181,7 +182,7 @@ FloatTensor Importer::constant(const onnx::NodeProto& n, int i) const {
 std::string Importer::layer_name(const onnx::NodeProto& n) {
   std::string name = n.input_size() > 1 ? n.input(1) : "";
   const std::string suffix = ".weight";
-  if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+  if (ends_after(name, suffix))
     name = name.substr(0, name.size() - suffix.size());
   else
     name = n.name();

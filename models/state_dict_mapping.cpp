@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "common/error.h"
+#include "common/strings.h"
 #include "data/dataset.h"
 #include "models/registry.h"
 
@@ -47,10 +48,6 @@ std::string octet_spelling(const std::string& name) {
     out += (out.empty() ? "" : ".") + segment;
   }
   return out;
-}
-
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 // "a, b, c (and 7 more)".

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/file_io.h"
+#include "common/strings.h"
 #include "models/state_dict_mapping.h"
 #include "tools/commands.h"
 #include "tools/options.h"
@@ -38,7 +39,7 @@ struct ImportOptions {
 }
 
 bool is_onnx_file(const std::string& path) {
-  return path.size() > 5 && path.compare(path.size() - 5, 5, ".onnx") == 0;
+  return ends_after(path, ".onnx");
 }
 
 void run_onnx_import([[maybe_unused]] const ImportOptions& o) {

@@ -4,6 +4,7 @@
 
 #include "common/error.h"
 #include "common/file_io.h"
+#include "common/strings.h"
 
 namespace octet {
 
@@ -17,8 +18,7 @@ bool is_ordered_dict_failure(const std::string& what) {
 
 // A batch norm's integer step counter, which the name mapping drops.
 bool is_step_counter(const std::string& name) {
-  const std::string suffix = "num_batches_tracked";
-  return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return ends_with(name, "num_batches_tracked");
 }
 
 FloatTensor to_float_tensor(const torch::Tensor& t) {

@@ -3,9 +3,9 @@
 #include <cmath>
 #include <random>
 #include <algorithm>
-#include <cstring>
 
 #include "calibrate/calibrate.h"
+#include "common/strings.h"
 #include "data/dataset.h"
 #include "graph/fold.h"
 
@@ -109,11 +109,10 @@ void draw_random_params(Checkpoint* checkpoint, uint64_t seed) {
   for (const Graph::Param& p : c.graph.params()) {
     FloatTensor t(Shape(p.shape.begin(), p.shape.end()));
     const std::string& name = p.name;
-    auto ends_with = [&](const char* s) { return name.size() >= std::strlen(s) && name.compare(name.size() - std::strlen(s), std::string::npos, s) == 0; };
-    if (ends_with(".running_var")) {
+    if (ends_with(name, ".running_var")) {
       std::uniform_real_distribution<float> d(0.5f, 2.0f);
       for (float& v : t.data) v = d(rng);
-    } else if (ends_with(".running_mean") || ends_with(".bias")) {
+    } else if (ends_with(name, ".running_mean") || ends_with(name, ".bias")) {
       std::normal_distribution<float> d(0.0f, 0.1f);
       for (float& v : t.data) v = d(rng);
     } else if (p.shape.size() == 1) {  // batch-norm gamma
