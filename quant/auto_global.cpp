@@ -35,7 +35,7 @@ void choose_global_amax(const AutoSearchPoints& points, const Int8ModelBuilder& 
       continue;
     }
     char score[64];
-    std::snprintf(score, sizeof score, "%s%s %.4f", scores.empty() ? "" : ", ", amax_method_name(method), kl);
+    std::snprintf(score, sizeof score, "%s%s %.4g", scores.empty() ? "" : ", ", amax_method_name(method), kl);
     scores += score;
     if (method == AmaxMethod::Mse || kl < best_kl) {
       best_kl = kl;
