@@ -9,6 +9,7 @@
 
 #include "common/file_io.h"
 #include "common/strings.h"
+#include "graph/output_decode.h"
 #include "models/state_dict_mapping.h"
 #include "tools/commands.h"
 #include "tools/options.h"
@@ -67,7 +68,8 @@ void run_onnx_import([[maybe_unused]] const ImportOptions& o) {
   if (outputs > 1 && model_out == static_cast<size_t>(outputs)) notes += "; " + std::to_string(outputs) + " outputs";
   if (model_out != static_cast<size_t>(outputs))  // a detection head's rows
     notes += "; " + std::to_string(model_out) + " output" + (model_out == 1 ? "" : "s") + " of " +
-             std::to_string(outputs) + " output convs";
+             std::to_string(outputs) + " output convs" +
+             (has_decoded_outputs(checkpoint.graph) ? ", decoded as YOLOv5's" : "");
   std::FILE* out = report_stream(o.json);
   std::fprintf(out,
                "imported %s (ONNX opset %s, %lld nodes; %dx%dx%d images%s%s) as %lld octet nodes for %s: %lld "

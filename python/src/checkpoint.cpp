@@ -116,7 +116,8 @@ void bind_checkpoint(py::module_& m) {
       .def("predict", &float_predict, py::arg("images"), py::arg("batch_size") = kDefaultBatch,
            "Float logits [N, classes] (a model returning an image of them: [N, classes, H, W]) of normalised "
            "float32 images [N, C, H, W]; a model of several outputs returns a tuple of them, in its order; a detection "
-           "head's outputs are its rows, as PyTorch returns them ([N, rows, K]; see outputs).")
+           "head's outputs are its rows, as PyTorch returns them ([N, rows, K]; see outputs), decoded where the model "
+           "decodes them (YOLOv5's boxes and scores).")
       .def("activations", &float_activations, py::arg("images"),
            "Every node's float output for a batch of images, by node name (N x C x H x W, or N x F).")
       .def("__repr__", [](const PyCheckpoint& c) {

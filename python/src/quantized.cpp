@@ -183,7 +183,8 @@ void bind_quantized(py::module_& m) {
       .def("predict", &int8_predict, py::arg("images"), py::arg("backend") = backend_names::kCpu,
            py::arg("batch_size") = kDefaultBatch, py::arg("dequantize") = false,
            "int32 logits [N, classes] ([N, classes, H, W] from a model returning an image of them; a tuple of "
-           "them, in order, from a model of several outputs; a detection head's rows [N, rows, K], see outputs) of "
+           "them, in order, from a model of several outputs; a detection head's rows [N, rows, K], see outputs; "
+           "YOLOv5's decoded boxes and scores need dequantize=True) of "
            "normalised "
            "float32 images [N, C, H, W] on a backend "
            "('cpu', 'cuda' for the GPU's default, 'cuda-imma', 'cuda-dp4a', 'cuda-cublaslt'; see octet.backends()). "

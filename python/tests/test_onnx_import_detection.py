@@ -238,7 +238,7 @@ def test_summary_lists_the_rows_and_their_convs(octet_bin, detector):
 
 
 @pytest.mark.parametrize("detector", ["yolov5"], indirect=True)
-def test_yolov5s_decode_is_applied_in_float_and_named(detector, octet_bin, images):
+def test_yolov5s_decode_is_applied_in_float_and_named(detector, octet_bin, images, tmp_path):
     _, _, folder = detector
     quantized = octet.load_quantized(str(folder / "model.int8"))
     assert [o["decode"] for o in quantized.outputs] == ["yolov5"]
@@ -250,6 +250,9 @@ def test_yolov5s_decode_is_applied_in_float_and_named(detector, octet_bin, image
     summary = subprocess.run([octet_bin, "summary", "--checkpoint", str(folder / "model.octet")],
                              capture_output=True, text=True, check=True).stdout
     assert "output0 1008x7 (rows of 3 output convs, YOLOv5's decode)" in summary, summary
+    imported_line = subprocess.run([octet_bin, "import", str(folder / "model.onnx"), "-o", str(tmp_path / "m.octet")],
+                                   capture_output=True, text=True, check=True).stdout
+    assert "1 output of 3 output convs, decoded as YOLOv5's" in imported_line, imported_line
 
 
 class Sigmoided(Retina):
