@@ -328,7 +328,10 @@ class Importer {
   // shape `s`, read as `anchors` groups): the Concat that ends it, `decode` set and its steps in decoded_steps_; null
   // where no Sigmoid alone reads the view; refused, naming the step, where the rest differs from YOLOv5's.
   const onnx::NodeProto* yolo_decode(const std::string& permuted, const ActShape& s, int anchors, YoloDecode& decode);
-  const onnx::NodeProto* sole_reader(const std::string& value, const std::string& op) const;
+  const onnx::NodeProto* yolo_centres(const std::string& xy, const ActShape& s, int anchors, YoloDecode& decode,
+                                      std::vector<const onnx::NodeProto*>& steps);
+  const onnx::NodeProto* yolo_sizes(const std::string& wh, const ActShape& s, int anchors, YoloDecode& decode,
+                                    std::vector<const onnx::NodeProto*>& steps);
   const FloatTensor* other_operand(const onnx::NodeProto& n, const std::string& value);
   std::set<const onnx::NodeProto*> decoded_steps_;  // dropped: octet applies the decode where values leave it
   GraphBuilder builder_;

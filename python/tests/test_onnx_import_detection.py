@@ -114,8 +114,27 @@ class Yolov5(nn.Module):
         return torch.cat(z, 1)
 
 
+class Yolov7(Yolov5):
+    """YOLOv7's IDetect (WongKinYiu/yolov7 models/yolo.py) as its export writes the same decode: xy * (2 stride) +
+    stride (grid - 0.5), wh ^ 2 * (4 anchor_grid); its grid [1, 1, H, W, 2], its anchors [1, 3, 1, 1, 2]."""
+
+    def forward(self, x):
+        z = []
+        for i, (f, m) in enumerate(zip(levels(self.trunk, x), self.m)):
+            y = m(f)
+            bs, _, ny, nx = y.shape
+            y = y.view(bs, self.na, self.no, ny, nx).permute(0, 1, 3, 4, 2).contiguous().sigmoid()
+            grid, anchor_grid = self.grids[i]
+            xy, wh, conf = y.split((2, 2, self.no - 4), 4)
+            cells = grid[:1] - self.grid_offset  # YOLOv7's grid: each cell's (x, y)
+            xy = xy * (2.0 * self.stride[i]) + self.stride[i] * (cells - 0.5)
+            wh = wh ** 2 * (4 * anchor_grid[:, :, :1, :1])
+            z.append(torch.cat((xy, wh, conf), 4).view(bs, -1, self.no))
+        return torch.cat(z, 1)
+
+
 MODELS = {"retina": (Retina, ["cls_logits", "bbox_regression"]), "ssd": (SsdStyle, ["boxes"]),
-          "yolo": (YoloRaw, ["p4", "p8"]), "yolov5": (Yolov5, ["output0"])}
+          "yolo": (YoloRaw, ["p4", "p8"]), "yolov5": (Yolov5, ["output0"]), "yolov7": (Yolov7, ["output"])}
 
 
 def export(model, path, names):
@@ -268,9 +287,8 @@ class CatOnRows(SsdStyle):
 
 @pytest.mark.parametrize("kind, fragment", [
     (Sigmoided, "a detection head's (that view permuted, batch first, and returned as rows)"),
-    (lambda: Yolov5(grid_offset=0.5), "otherwise than YOLOv5's Detect (octet decodes sigmoid, split [2, 2, K - 4] "
-                                      "over the last axis, (xy * 2 + grid) * stride, (wh * 2) ^ 2 * anchor_grid, "
-                                      "concat): the grid is not YOLOv5's (w - 0.5, h - 0.5) at (h, w) = (0, 0)"),
+    (lambda: Yolov5(grid_offset=0.5), "box centres offset by a grid other than YOLOv5's (w - 0.5, h - 0.5) cells, "
+                                      "at (h, w) = (0, 0)"),
     (CatOnRows, "concatenates them over axis 1 (the rows) only")])
 def test_what_computes_on_the_rows_is_refused_by_name(kind, fragment, octet_bin, tmp_path):
     export(kind(), tmp_path / "model.onnx", ["out"])

@@ -583,10 +583,23 @@ class Yolov5Decode(nn.Module):
         return y.view(n, 2 * h * w, 6)
 
 
+class Yolov7Decode(Yolov5Decode):
+    """The same level decoded as YOLOv7's IDetect exports it: xy * (2 stride) + stride (grid - 0.5), wh ^ 2 * (4
+    anchor_grid)."""
+
+    def forward(self, x):
+        y = self.head(torch.relu(self.conv(x)))
+        n, _, h, w = y.shape
+        xy, wh, conf = y.view(n, 2, 6, h, w).permute(0, 1, 3, 4, 2).contiguous().sigmoid().split((2, 2, 2), 4)
+        y = torch.cat((xy * 4.0 + 2.0 * self.grid, wh ** 2 * (4 * self.anchor_grid), conf), 4)
+        return y.view(n, 2 * h * w, 6)
+
+
 def write_yolov5_decode():
     torch.manual_seed(30)
-    torch.onnx.export(Yolov5Decode().eval(), torch.zeros(1, 3, 8, 12), str(OUT / "yolov5_decode.onnx"),
-                      opset_version=13, input_names=["x"], output_names=["output0"])
+    for kind, name in ((Yolov5Decode, "yolov5_decode"), (Yolov7Decode, "yolov7_decode")):
+        torch.onnx.export(kind().eval(), torch.zeros(1, 3, 8, 12), str(OUT / f"{name}.onnx"), opset_version=13,
+                          input_names=["x"], output_names=["output0"])
 
 
 class UpConvolutions(nn.Module):
