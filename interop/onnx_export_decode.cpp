@@ -12,17 +12,13 @@ std::string write_yolo_decode(QdqGraphWriter& w, const std::string& permuted, co
                                "' (only [N, A, H, W, K], order ahwk)");
   const int64_t anchors = v.groups, k = s.c / v.groups, h = s.h, w_ = s.w;
   const std::string& x = permuted;
-  std::vector<float> grid, anchor_grid;
-  for (int64_t a = 0; a < anchors; ++a)
-    for (int64_t y = 0; y < h; ++y)
-      for (int64_t col = 0; col < w_; ++col) {
-        grid.insert(grid.end(), {static_cast<float>(col) - 0.5f, static_cast<float>(y) - 0.5f});
-        anchor_grid.insert(anchor_grid.end(), {v.decode.anchors[static_cast<size_t>(2 * a)],
-                                               v.decode.anchors[static_cast<size_t>(2 * a + 1)]});
-      }
-  const std::vector<int64_t> grid_dims{1, anchors, h, w_, 2};
-  w.initializer(x + ".grid", onnx::TensorProto::FLOAT, grid_dims, grid);
-  w.initializer(x + ".anchor_grid", onnx::TensorProto::FLOAT, grid_dims, anchor_grid);
+  std::vector<float> grid;  // [1, 1, H, W, 2], broadcast over the anchors
+  for (int64_t y = 0; y < h; ++y)
+    for (int64_t col = 0; col < w_; ++col)
+      grid.insert(grid.end(), {static_cast<float>(col) - 0.5f, static_cast<float>(y) - 0.5f});
+  w.initializer(x + ".grid", onnx::TensorProto::FLOAT, {1, 1, h, w_, 2}, grid);
+  // [1, A, 1, 1, 2], broadcast over the image
+  w.initializer(x + ".anchor_grid", onnx::TensorProto::FLOAT, {1, anchors, 1, 1, 2}, v.decode.anchors);
   w.initializer(x + ".two", onnx::TensorProto::FLOAT, {}, std::vector<float>{2.0f});
   w.initializer(x + ".stride", onnx::TensorProto::FLOAT, {}, std::vector<float>{v.decode.stride});
   w.initializer(x + ".split", onnx::TensorProto::INT64, {3}, std::vector<int64_t>{2, 2, k - 4});
