@@ -79,7 +79,8 @@ void check_labels_score_one_output(const Graph& g, const Dataset& test) {
 EvalReport evaluate(const FloatExecutor& float_model, const Engine& engine, const Dataset& test, int64_t limit,
                     bool with_layers, int64_t batch_size, const FloatExecutor* layer_reference) {
   const QuantizedModel& qm = engine.model();
-  const ActShape input = qm.graph.shapes()[0];
+  const std::vector<ActShape> shapes = qm.graph.shapes();
+  const ActShape input = shapes[0];
   const int64_t images = limit > 0 ? std::min(limit, test.size()) : test.size();
   check(images > 0, "no test images to evaluate");
   check(float_model.shapes()[0] == input,
@@ -106,7 +107,7 @@ EvalReport evaluate(const FloatExecutor& float_model, const Engine& engine, cons
   const bool predicts = !has_output_views(qm.graph);
   const int64_t classes = qm.num_classes(), rows = predicts ? qm.predictions_per_image() : 0;
   check_labels_score_one_output(qm.graph, test);
-  check_labels_fit(test, qm.graph.shapes().back(), "the model");
+  check_labels_fit(test, shapes.back(), "the model");
   LabelScores float_scores(classes), int8_scores(classes);
   Progress progress("evaluating", images);
   for (int64_t first = 0; first < images; first += batch_size) {
@@ -148,7 +149,7 @@ EvalReport evaluate(const FloatExecutor& float_model, const Engine& engine, cons
     for (size_t k = 0; k < int8_outputs.size(); ++k) {
       const int node = qm.graph.first_output() + static_cast<int>(k);
       int8_logits = engine.dequantize_logits(int8_outputs[k], node);
-      add_output_sqnr_terms(qm.graph.nodes[node].view, qm.graph.shapes()[node], float_outputs[k], int8_logits, n,
+      add_output_sqnr_terms(qm.graph.nodes[node].view, shapes[node], float_outputs[k], int8_logits, n,
                             signal[node], noise[node], decoded_signal[node], decoded_noise[node]);
     }
     report.float_seconds += std::chrono::duration<double>(float_done - t0).count();
@@ -185,7 +186,7 @@ EvalReport evaluate(const FloatExecutor& float_model, const Engine& engine, cons
   for (int o : qm.graph.outputs())  // one output: "logits", as the report and older JSON name it
     report.layers.push_back({qm.graph.output_count == 1 ? std::string("logits") : qm.graph.nodes[o].name, "output", 0,
                              0, "int32", sqnr_db(signal[o], noise[o])});
-  for (const ModelOutput& m : model_outputs(qm.graph, qm.graph.shapes())) {  // a detection head's rows: all its convs
+  for (const ModelOutput& m : model_outputs(qm.graph, shapes)) {  // a detection head's rows: all its convs
     if (m.name.empty()) continue;
     double rows_signal = 0, rows_noise = 0;
     const bool decoded = qm.graph.nodes[m.nodes[0]].view.decode.stride != 0;  // then compared as predict returns them
