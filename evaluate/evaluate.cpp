@@ -189,7 +189,7 @@ EvalReport evaluate(const FloatExecutor& float_model, const Engine& engine, cons
   for (const ModelOutput& m : model_outputs(qm.graph, shapes)) {  // a detection head's rows: all its convs
     if (m.name.empty()) continue;
     double rows_signal = 0, rows_noise = 0;
-    const bool decoded = qm.graph.nodes[m.nodes[0]].view.decode.stride != 0;  // then compared as predict returns them
+    const bool decoded = output_decoded(qm.graph, m);  // then compared as predict returns them
     for (int o : m.nodes)
       rows_signal += (decoded ? decoded_signal : signal)[o], rows_noise += (decoded ? decoded_noise : noise)[o];
     report.layers.push_back({m.name, "rows", 0, 0, "int32", sqnr_db(rows_signal, rows_noise)});

@@ -27,12 +27,16 @@ bool has_decoded_outputs(const Graph& g) {
   return false;
 }
 
+bool output_decoded(const Graph& g, const ModelOutput& m) {
+  return g.nodes[static_cast<size_t>(m.nodes[0])].view.decode.stride != 0;
+}
+
 nlohmann::json decode_json(const YoloDecode& d) {
-  return {{"kind", "yolov5"}, {"stride", d.stride}, {"anchors", d.anchors}};
+  return {{"kind", kDecodeKind}, {"stride", d.stride}, {"anchors", d.anchors}};
 }
 
 YoloDecode decode_from_json(const nlohmann::json& j) {
-  check(j.is_object() && j.value("kind", std::string()) == "yolov5", "decode is not {\"kind\": \"yolov5\", ...}");
+  check(j.is_object() && j.value("kind", std::string()) == kDecodeKind, "decode is not {\"kind\": \"yolov5\", ...}");
   const nlohmann::json &stride = j.at("stride"), &anchors = j.at("anchors");
   check(stride.is_number(), "decode's stride is not a number");
   check(anchors.is_array(), "decode's anchors are not an array");

@@ -19,6 +19,9 @@ struct ActShape;
 void check_decode(const YoloDecode& d, int groups, const ActShape& s);
 // Whether any output node's values are decoded (int32 logits cannot be).
 bool has_decoded_outputs(const Graph& g);
+// Whether model output `m`'s values are decoded; kDecodeKind names the decode where the front doors report it.
+bool output_decoded(const Graph& g, const ModelOutput& m);
+constexpr const char* kDecodeKind = "yolov5";
 
 nlohmann::json decode_json(const YoloDecode& d);
 YoloDecode decode_from_json(const nlohmann::json& j);  // fails naming the malformed field

@@ -87,8 +87,12 @@ nlohmann::json write_outputs(const std::string& folder, const QuantizedModel& mo
       dequantized.back()[v] = static_cast<float>(values[v]) * scale[v % scale.size()];
   }
   decode_outputs(model.graph, shapes, dequantized, images);
-  std::vector<std::vector<float>> decoded = floats;
-  if (!decoded.empty()) decode_outputs(model.graph, shapes, decoded, images);
+  std::vector<std::vector<float>> decoded_floats;  // a copy only where the model decodes its outputs
+  if (!floats.empty() && has_decoded_outputs(model.graph)) {
+    decoded_floats = floats;
+    decode_outputs(model.graph, shapes, decoded_floats, images);
+  }
+  const std::vector<std::vector<float>>& float_values = decoded_floats.empty() ? floats : decoded_floats;
   const std::vector<ModelOutput> model_out = model_outputs(model.graph, shapes);
   for (size_t k = 0; k < model_out.size(); ++k) {
     const ModelOutput& m = model_out[k];
@@ -105,13 +109,13 @@ nlohmann::json write_outputs(const std::string& folder, const QuantizedModel& mo
     };
     nlohmann::json entry = {{"node", model.graph.nodes[m.nodes[0]].name}, {"shape", shape}};
     if (!m.name.empty()) entry["name"] = m.name;
-    if (model.graph.nodes[m.nodes[0]].view.decode.stride != 0) entry["decode"] = "yolov5";
+    if (output_decoded(model.graph, m)) entry["decode"] = kDecodeKind;
     if (m.nodes.size() > 1) {
       entry["nodes"] = nlohmann::json::array();
       for (int o : m.nodes) entry["nodes"].push_back(model.graph.nodes[o].name);
     }
     entry["int8"] = write("int8_output", dequantized);
-    if (!decoded.empty()) entry["float"] = write("float_output", decoded);
+    if (!float_values.empty()) entry["float"] = write("float_output", float_values);
     out.push_back(entry);
   }
   return out;

@@ -9,6 +9,7 @@
 
 #include "common/file_io.h"
 #include "data/dataset.h"
+#include "graph/output_decode.h"
 #include "models/checkpoint.h"
 #include "models/registry.h"
 #include "tools/commands.h"
@@ -102,9 +103,9 @@ void run_summary(const SummaryOptions& o) {
     std::string dims;
     for (int node : m.nodes) nodes.push_back(g.nodes[node].name);
     for (int64_t d : m.dims) dims += (dims.empty() ? "" : "x") + std::to_string(d);
-    const bool decoded = g.nodes[o].view.decode.stride != 0;
+    const bool decoded = output_decoded(g, m);
     outputs.push_back({{"name", m.name}, {"shape", m.dims}, {"nodes", nodes}});
-    if (decoded) outputs.back()["decode"] = "yolov5";
+    if (decoded) outputs.back()["decode"] = kDecodeKind;
     listed += m.name + " " + dims + " (rows of " + std::to_string(m.nodes.size()) + " output conv" +
               (m.nodes.size() == 1 ? "" : "s") + (decoded ? ", YOLOv5's decode)" : ")");
   }

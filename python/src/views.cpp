@@ -2,6 +2,7 @@
 
 #include "common/error.h"
 #include "graph/op_traits.h"
+#include "graph/output_decode.h"
 
 namespace octet::python {
 
@@ -31,7 +32,7 @@ py::list graph_outputs(const Graph& g) {
     d["name"] = m.name.empty() ? g.nodes[m.nodes[0]].name : m.name;
     d["shape"] = py::tuple(py::cast(m.dims));
     d["nodes"] = nodes;
-    d["decode"] = g.nodes[m.nodes[0]].view.decode.stride != 0 ? py::object(py::str("yolov5")) : py::object(py::none());
+    d["decode"] = output_decoded(g, m) ? py::object(py::str(kDecodeKind)) : py::object(py::none());
     outputs.append(d);
   }
   return outputs;
