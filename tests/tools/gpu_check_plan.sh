@@ -67,7 +67,9 @@ run() {
   summary=$(cat "$scratch/out_$run_name/summary.txt")
 }
 line_of() { echo "$events" | grep -n "^$1\$" | cut -d: -f1; }
-has() { echo "$events" | grep -q "^$1\$"; }
+# Here-strings, not `echo | grep -q`: bash's echo writes line by line, grep -q quits at its match, and under
+# pipefail echo's next write to the closed pipe fails the check (CI saw "after a failed pdl stage it stays off").
+has() { grep -q "^$1\$" <<<"$events"; }
 
 run passing
 [ "$status" -eq 0 ] || fail "all passes"
@@ -75,15 +77,15 @@ run passing
 start wgmma end wgmma start pdl end pdl start side_stream end side_stream start split_k end split_k start bench end bench " ] ||
   fail "deps, build, sass, the gates (wgmma, pdl, side_stream, split_k), bench end before test and train start"
 # The gated switches as each stage saw them: OCTET_WGMMA, OCTET_PDL, OCTET_SIDE_STREAM, OCTET_SPLIT_K.
-echo "$gate_events" | grep -q "^sass 0 0 0 0$" || fail "the gated features are off before their stages"
-echo "$gate_events" | grep -q "^pdl 1 0 0 0$" || fail "the wgmma tiles are on after their stage passed"
-echo "$gate_events" | grep -q "^bench 1 1 1 1$" || fail "every gated feature is on after its stage"
+grep -q "^sass 0 0 0 0$" <<<"$gate_events" || fail "the gated features are off before their stages"
+grep -q "^pdl 1 0 0 0$" <<<"$gate_events" || fail "the wgmma tiles are on after their stage passed"
+grep -q "^bench 1 1 1 1$" <<<"$gate_events" || fail "every gated feature is on after its stage"
 [ "$(line_of "start train")" -lt "$(line_of "end test")" ] || fail "test and train run side by side"
-! echo "$events" | grep -q cuda || fail "the cuda stage is not in all"
+! grep -q cuda <<<"$events" || fail "the cuda stage is not in all"
 [ "$(echo "$summary" | grep -c "done in [0-9]* s")" -eq 10 ] || fail "the summary gives each stage's time"
 [ -f "$scratch/out_passing/results.tar.gz" ] || fail "the results come back packed"
 ! has "start profile" || fail "no TIME_LIMIT, no profile"
-echo "$summary" | grep -q "sanitize: skipped: .* left of TIME_LIMIT=unset" || fail "the summary says sanitize was skipped"
+grep -q "sanitize: skipped: .* left of TIME_LIMIT=unset" <<<"$summary" || fail "the summary says sanitize was skipped"
 
 run time_left TIME_LIMIT=3600
 [ "$status" -eq 0 ] || fail "all passes with the diagnostics"
@@ -93,30 +95,30 @@ run time_left TIME_LIMIT=3600
 run bench_fails FAIL=bench
 [ "$status" -ne 0 ] || fail "a failed bench fails the run"
 { has "end test" && has "end train"; } || fail "a failed bench still lets test and train run"
-echo "$summary" | grep -q "FAILED: bench broke" || fail "the summary says bench failed"
+grep -q "FAILED: bench broke" <<<"$summary" || fail "the summary says bench failed"
 
 run wgmma_fails FAIL=wgmma
 [ "$status" -ne 0 ] || fail "a failed wgmma stage fails the run"
 { has "end bench" && has "end test"; } || fail "a failed wgmma stage still lets bench and test run"
-echo "$gate_events" | grep -q "^bench 0 1 1 1$" || fail "after a failed wgmma stage the tiles stay off"
+grep -q "^bench 0 1 1 1$" <<<"$gate_events" || fail "after a failed wgmma stage the tiles stay off"
 
 run pdl_fails FAIL=pdl
 { [ "$status" -ne 0 ] && has "end bench"; } || fail "a failed pdl stage fails the run, bench still runs"
-echo "$gate_events" | grep -q "^bench 1 0 1 1$" || fail "after a failed pdl stage it stays off"
+grep -q "^bench 1 0 1 1$" <<<"$gate_events" || fail "after a failed pdl stage it stays off"
 
 run side_stream_fails FAIL=side_stream
-echo "$gate_events" | grep -q "^bench 1 1 0 1$" || fail "after a failed side_stream stage it stays off"
+grep -q "^bench 1 1 0 1$" <<<"$gate_events" || fail "after a failed side_stream stage it stays off"
 
 run split_k_fails FAIL=split_k
-echo "$gate_events" | grep -q "^bench 1 1 1 0$" || fail "after a failed split_k stage it stays off"
+grep -q "^bench 1 1 1 0$" <<<"$gate_events" || fail "after a failed split_k stage it stays off"
 
 run wgmma_fixed FAIL=wgmma OCTET_WGMMA=1 OCTET_PDL=0
-echo "$gate_events" | grep -q "^bench 1 0 1 1$" || fail "switches set by the caller are kept"
+grep -q "^bench 1 0 1 1$" <<<"$gate_events" || fail "switches set by the caller are kept"
 
 run test_fails FAIL=test
 [ "$status" -ne 0 ] || fail "a failed test fails the run"
 has "end train" || fail "train ends though test failed beside it"
-echo "$summary" | grep -q "FAILED: stages test failed" || fail "the summary names the failed stage"
+grep -q "FAILED: stages test failed" <<<"$summary" || fail "the summary names the failed stage"
 
 run profile_fails FAIL=profile TIME_LIMIT=3600
 { [ "$status" -ne 0 ] && has "end sanitize"; } || fail "a failed profile fails the run, sanitize still runs"
@@ -129,14 +131,14 @@ stages="cuda bench profile" run keep_going KEEP_GOING=1 FAIL=cuda
 [ "$(echo "$events" | tr '\n' ' ')" = \
   "start deps end deps start configure end configure start cuda start bench end bench start profile end profile " ] ||
   fail "KEEP_GOING=1: deps and configure once, then every stage named in turn, past the failed one"
-echo "$summary" | grep -q "FAILED: stages cuda failed" || fail "KEEP_GOING=1: the summary names the failed stage"
+grep -q "FAILED: stages cuda failed" <<<"$summary" || fail "KEEP_GOING=1: the summary names the failed stage"
 
 stages="cuda bench" run stops_at_failure FAIL=cuda
 { [ "$status" -ne 0 ] && ! has "start bench"; } || fail "without KEEP_GOING a failed stage stops the run"
 
 stages="bench bnech" run unknown_stage
 { [ "$status" -ne 0 ] && [ -z "$events" ]; } || fail "a misspelt stage stops the run before any stage starts"
-echo "$summary" | grep -q "unknown stage 'bnech'" || fail "the summary names the misspelt stage"
+grep -q "unknown stage 'bnech'" <<<"$summary" || fail "the summary names the misspelt stage"
 
 [ $failures -eq 0 ] || exit 1
 echo "gpu_check_plan: all passes, in order, and failures are reported as expected"
