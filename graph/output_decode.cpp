@@ -5,6 +5,7 @@
 
 #include "common/error.h"
 #include "graph/graph.h"
+#include "graph/ops/float_reference.h"
 
 namespace octet {
 
@@ -61,13 +62,21 @@ float yolo_decoded(const YoloDecode& d, float v, int64_t a, int64_t k, int64_t h
 }
 
 void decode_node_values(const OutputView& view, const ActShape& s, float* values, int64_t batch) {
-  if (view.decode.stride == 0) return;
-  const int64_t per_anchor = s.c / view.groups;
-  for (int64_t n = 0; n < batch; ++n)
-    for (int64_t h = 0; h < s.h; ++h)
-      for (int64_t w = 0; w < s.w; ++w)
-        for (int64_t c = 0; c < s.c; ++c, ++values)
-          *values = yolo_decoded(view.decode, *values, c / per_anchor, c % per_anchor, h, w);
+  const YoloDecode& d = view.decode;
+  if (d.stride == 0) return;
+  const int64_t per_anchor = s.c / view.groups, rows = batch * s.h, row_values = int64_t(s.w) * s.c;
+  // Image row by image row on the threads (YOLOv5s at 640 x 640: 2.1 M values an image); per anchor, the box's four
+  // values, then objectness and classes, which are their sigmoids.
+#pragma omp parallel for if (rows * row_values >= ops::kMinParallelElements)
+  for (int64_t row = 0; row < rows; ++row) {
+    const int64_t h = row % s.h;
+    float* v = values + row * row_values;
+    for (int64_t w = 0; w < s.w; ++w)
+      for (int64_t a = 0; a < view.groups; ++a, v += per_anchor) {
+        for (int64_t k = 0; k < 4; ++k) v[k] = yolo_decoded(d, v[k], a, k, h, w);
+        for (int64_t k = 4; k < per_anchor; ++k) v[k] = 1.0f / (1.0f + std::exp(-v[k]));
+      }
+  }
 }
 
 void decode_outputs(const Graph& g, const std::vector<ActShape>& shapes, std::vector<std::vector<float>>& node_values,

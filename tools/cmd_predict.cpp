@@ -19,6 +19,7 @@
 #include "graph/output_decode.h"
 #include "graph/output_view.h"
 #include "qmodel/checkpoint_identity.h"
+#include "qmodel/output_floats.h"
 #include "quant/pipeline.h"
 #include "runtime/engine.h"
 #include "tools/commands.h"
@@ -78,15 +79,7 @@ nlohmann::json write_outputs(const std::string& folder, const QuantizedModel& mo
   make_directories(folder);
   const std::vector<ActShape> shapes = model.graph.shapes();
   nlohmann::json out = nlohmann::json::array();
-  std::vector<std::vector<float>> dequantized;  // each output node's int8 values as floats, NHWC
-  for (int o : model.graph.outputs()) {
-    const std::vector<int32_t>& values = int8[static_cast<size_t>(o - model.graph.first_output())];
-    const std::vector<float>& scale = model.quant[o].logit_scale.data;
-    dequantized.emplace_back(values.size());
-    for (size_t v = 0; v < values.size(); ++v)
-      dequantized.back()[v] = static_cast<float>(values[v]) * scale[v % scale.size()];
-  }
-  decode_outputs(model.graph, shapes, dequantized, images);
+  const std::vector<std::vector<float>> dequantized = output_floats(model, shapes, int8, images);
   std::vector<std::vector<float>> decoded_floats;  // a copy only where the model decodes its outputs
   if (!floats.empty() && has_decoded_outputs(model.graph)) {
     decoded_floats = floats;

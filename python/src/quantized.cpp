@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "python/src/arrays.h"
+#include "qmodel/output_floats.h"
 #include "qmodel/precision.h"
 #include "python/src/handles.h"
 #include "python/src/module.h"
@@ -44,13 +45,7 @@ py::object int8_predict(PyQuantized& q, const py::handle& images, const std::str
                                    "float: predict(images, dequantize=True)");
     return model_outputs_object(g, q.shapes(), logits, n);
   }
-  std::vector<std::vector<float>> values;
-  for (int o : g.outputs()) {
-    const std::vector<int32_t>& acc = logits[static_cast<size_t>(o - g.first_output())];
-    values.push_back(dequantized(q.model().quant[o].logit_scale.data, acc.data(), n * q.shapes()[o].numel()));
-  }
-  decode_outputs(g, q.shapes(), values, n);
-  return model_outputs_object(g, q.shapes(), values, n);
+  return model_outputs_object(g, q.shapes(), output_floats(q.model(), q.shapes(), logits, n), n);
 }
 
 py::dict int8_activations(PyQuantized& q, const py::handle& images, const std::string& backend) {
