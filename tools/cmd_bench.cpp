@@ -22,7 +22,9 @@
 #include "bench/infer_table.h"
 #include "bench/layer_timing.h"
 #include "bench/onnxruntime_peer.h"
+#include "bench/output_runs.h"
 #include "bench/timing.h"
+#include "graph/output_view.h"
 #ifdef OCTET_HAVE_ONNX
 #include "interop/onnx_export.h"
 #endif
@@ -156,6 +158,9 @@ void measure_backend(std::FILE* out, const InferCommand& c, Engine& engine, cons
     cpu::set_kernel_path(path);
     const std::string name = cpu && cpu_paths.size() > 1 ? backend + "/" + cpu::kernel_path_name(path) : backend;
     rows.push_back(timed_row(batch, name, "int8", engine.time_runs(images.data(), batch, c.warmup, c.iterations)));
+    if (has_output_views(engine.model().graph))
+      rows.push_back(timed_row(batch, name + kWithOutputs, "int8",
+                               time_runs_with_outputs(engine, images.data(), batch, c.warmup, c.iterations)));
     // Per node: on the CPU only when asked (it runs the network again); on a
     // GPU always, for the largest convolutions' TOPS.
     if (cpu && !c.layers) continue;

@@ -225,6 +225,27 @@ def test_the_int8_export_gives_onnx_runtime_the_same_named_rows(detector, images
         assert theirs.shape == got.shape and sqnr_db(got, theirs) >= 50, sqnr_db(got, theirs)
 
 
+def test_bench_infer_times_the_rows_as_predict_returns_them(detector, octet_bin, tmp_path):
+    """Arranging the rows (and YOLOv5's decode) is octet's work as much as ONNX Runtime's, whose runs include it: a
+    row of its own times the engine with it, and that row is the one compared with ORT."""
+    _, _, folder = detector
+    result = subprocess.run([octet_bin, "bench", "infer", "--checkpoint", str(folder / "model.octet"), "--quantized",
+                             str(folder / "model.int8"), "--backend", "cpu", "--batch", "2", "--iterations", "2",
+                             "--warmup", "0", "--threads", "1", "--onnx", str(folder / "model.onnx"), "--json",
+                             str(tmp_path / "bench.json")], capture_output=True, text=True, check=True)
+    bench = json.loads((tmp_path / "bench.json").read_text())
+    octet_rows = [r for r in bench["results"] if r["precision"] == "int8" and r["backend"].startswith("cpu")]
+    assert [r["backend"] for r in octet_rows] == ["cpu", "cpu + outputs"], bench["results"]
+    assert all(r["latency_ms"] > 0 for r in octet_rows), octet_rows
+    if ort_peer.missing():
+        pytest.skip(ort_peer.missing())
+    (speedup,) = bench["speedups"]
+    assert speedup["cpu_int8_against_onnxruntime"] == "cpu + outputs", speedup
+    against_ort = [line for line in result.stdout.splitlines()
+                   if line.startswith("  CPU: int8") and "onnxruntime" in line]
+    assert against_ort and all("(cpu + outputs)" in line for line in against_ort), result.stdout
+
+
 def test_labels_and_class_predictions_are_refused(detector, octet_bin, tmp_path):
     _, _, folder = detector
     np.save(tmp_path / "labels.npy", np.zeros(16, dtype=np.int64))
