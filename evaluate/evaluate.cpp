@@ -47,10 +47,10 @@ void add_output_sqnr_terms(const OutputView& view, const ActShape& s, const Floa
                            const FloatTensor& int8, int64_t batch, double& signal, double& noise, double& decoded_signal,
                            double& decoded_noise) {
   add_sqnr_terms(reference, int8, signal, noise);
-  if (view.decode.stride == 0) return;
+  if (view.decode.kind == DecodeKind::None) return;
   FloatTensor decoded_reference = reference, decoded_int8 = int8;
-  decode_node_values(view, s, decoded_reference.ptr(), batch);
-  decode_node_values(view, s, decoded_int8.ptr(), batch);
+  decode_node_values(view, s, decoded_reference.data, batch);
+  decode_node_values(view, s, decoded_int8.data, batch);
   add_sqnr_terms(decoded_reference, decoded_int8, decoded_signal, decoded_noise);
 }
 }  // namespace

@@ -198,7 +198,9 @@ std::string Graph::to_json() const {
     if (!n.view.name.empty())
       node["view"] = {
           {"name", n.view.name}, {"groups", n.view.groups}, {"order", n.view.order}, {"merged", n.view.merged}};
-    if (n.view.decode.stride != 0) node["view"]["decode"] = decode_json(n.view.decode);
+    if (n.view.decode.kind != DecodeKind::None) node["view"]["decode"] = decode_json(n.view.decode);
+    if (n.view.merged_last != 1) node["view"]["merged_last"] = n.view.merged_last;
+    if (!n.view.at.empty()) node["view"]["at"] = n.view.at;
     j.push_back(node);
   }
   return j.dump();
@@ -263,6 +265,8 @@ Graph Graph::from_json(const std::string& text) {
         try {
           n.view.groups = int_attribute(*view, "groups", 1);
           n.view.merged = int_attribute(*view, "merged", 1);
+          n.view.merged_last = int_attribute(*view, "merged_last", 1);
+          n.view.at = view->value("at", std::vector<int64_t>{});  // a malformed one: a json exception, below
           if (const auto decode = view->find("decode"); decode != view->end())
             n.view.decode = decode_from_json(*decode);
         } catch (const Error& e) {

@@ -1,5 +1,6 @@
 #include "graph/output_decode.h"
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -9,9 +10,51 @@
 
 namespace octet {
 
+namespace {
+constexpr const char* kYolov5 = "yolov5";
+constexpr const char* kYolov8Boxes = "yolov8-boxes";
+constexpr const char* kSigmoid = "sigmoid";
+
+float sigmoid(float v) { return 1.0f / (1.0f + std::exp(-v)); }
+
+void check_stride(const YoloDecode& d) {
+  check(std::isfinite(d.stride) && d.stride > 0,
+        "YOLO decode's stride " + std::to_string(d.stride) + " is not a positive number");
+}
+
+// YOLOv8's box at (h, w) from its 4 x `bins` values v: each side's distance the expectation of a softmax over its
+// bins (DFL), then dist2bbox's centre and size from the cell's centre, times the stride.
+void yolov8_box(const YoloDecode& d, const float* v, int64_t bins, int64_t h, int64_t w, float* box) {
+  float distance[4];
+  for (int64_t side = 0; side < 4; ++side) {
+    const float* x = v + side * bins;
+    const float largest = *std::max_element(x, x + bins);
+    float sum = 0, weighted = 0;
+    for (int64_t b = 0; b < bins; ++b) {
+      const float e = std::exp(x[b] - largest);
+      sum += e;
+      weighted += e * static_cast<float>(b);
+    }
+    distance[side] = weighted / sum;
+  }
+  const float cx = static_cast<float>(w) + 0.5f, cy = static_cast<float>(h) + 0.5f;
+  const float x1 = cx - distance[0], y1 = cy - distance[1], x2 = cx + distance[2], y2 = cy + distance[3];
+  box[0] = (x1 + x2) / 2 * d.stride;
+  box[1] = (y1 + y2) / 2 * d.stride;
+  box[2] = (x2 - x1) * d.stride;
+  box[3] = (y2 - y1) * d.stride;
+}
+}  // namespace
+
 void check_decode(const YoloDecode& d, int groups, const ActShape& s) {
-  check(std::isfinite(d.stride) && d.stride > 0, "YOLOv5 decode's stride " + std::to_string(d.stride) +
-                                                     " is not a positive number");
+  if (d.kind == DecodeKind::Yolov8Boxes) {
+    check_stride(d);
+    check(groups == 1 && s.c % 4 == 0, "YOLOv8 box decode of " + std::to_string(s.c) + " channels in " +
+                                           std::to_string(groups) + " groups (one group of 4 sides x bins)");
+    return;
+  }
+  if (d.kind != DecodeKind::Yolov5) return;
+  check_stride(d);
   check(d.anchors.size() == 2 * static_cast<size_t>(groups),
         "YOLOv5 decode has " + std::to_string(d.anchors.size()) + " anchor sizes for " + std::to_string(groups) +
             " anchors (a width and a height each)");
@@ -22,37 +65,72 @@ void check_decode(const YoloDecode& d, int groups, const ActShape& s) {
                                " values per anchor (a box, an objectness and classes: 5 or more)");
 }
 
+int64_t decoded_channels(const YoloDecode& d, int64_t channels) {
+  return d.kind == DecodeKind::Yolov8Boxes ? 4 : channels;
+}
+
 bool has_decoded_outputs(const Graph& g) {
   for (int o : g.outputs())
-    if (g.nodes[static_cast<size_t>(o)].view.decode.stride != 0) return true;
+    if (g.nodes[static_cast<size_t>(o)].view.decode.kind != DecodeKind::None) return true;
   return false;
 }
 
-bool output_decoded(const Graph& g, const ModelOutput& m) {
-  return g.nodes[static_cast<size_t>(m.nodes[0])].view.decode.stride != 0;
+bool output_decoded(const Graph& g, const ModelOutput& m) { return !decode_name(g, m).empty(); }
+
+std::string decode_name(const Graph& g, const ModelOutput& m) {
+  std::string name;
+  for (int o : m.nodes) {
+    const DecodeKind kind = g.nodes[static_cast<size_t>(o)].view.decode.kind;
+    if (kind == DecodeKind::Yolov5) return kYolov5;
+    if (kind == DecodeKind::Yolov8Boxes) return "yolov8";
+    if (kind == DecodeKind::Sigmoid) name = kSigmoid;
+  }
+  return name;
+}
+
+std::string decode_name(const Graph& g) {
+  for (int o : g.outputs())
+    if (g.nodes[static_cast<size_t>(o)].view.decode.kind != DecodeKind::None)
+      for (const ModelOutput& m : model_outputs(g, g.shapes()))
+        if (std::count(m.nodes.begin(), m.nodes.end(), o)) return decode_name(g, m);
+  return "";
+}
+
+std::string decode_title(const std::string& name) {
+  if (name == kYolov5) return "YOLOv5's";
+  if (name == "yolov8") return "YOLOv8's";
+  return "a " + name;
 }
 
 nlohmann::json decode_json(const YoloDecode& d) {
-  return {{"kind", kDecodeKind}, {"stride", d.stride}, {"anchors", d.anchors}};
+  if (d.kind == DecodeKind::Sigmoid) return {{"kind", kSigmoid}};
+  if (d.kind == DecodeKind::Yolov8Boxes) return {{"kind", kYolov8Boxes}, {"stride", d.stride}};
+  return {{"kind", kYolov5}, {"stride", d.stride}, {"anchors", d.anchors}};
 }
 
 YoloDecode decode_from_json(const nlohmann::json& j) {
-  check(j.is_object() && j.value("kind", std::string()) == kDecodeKind, "decode is not {\"kind\": \"yolov5\", ...}");
-  const nlohmann::json &stride = j.at("stride"), &anchors = j.at("anchors");
-  check(stride.is_number(), "decode's stride is not a number");
-  check(anchors.is_array(), "decode's anchors are not an array");
+  const std::string kind = j.is_object() ? j.value("kind", std::string()) : std::string();
   YoloDecode d;
+  if (kind == kSigmoid) return d.kind = DecodeKind::Sigmoid, d;
+  check(kind == kYolov5 || kind == kYolov8Boxes,
+        "decode is not {\"kind\": \"yolov5\", ...}, {\"kind\": \"yolov8-boxes\", ...} or {\"kind\": \"sigmoid\"}");
+  d.kind = kind == kYolov5 ? DecodeKind::Yolov5 : DecodeKind::Yolov8Boxes;
+  const nlohmann::json& stride = j.at("stride");
+  check(stride.is_number(), "decode's stride is not a number");
   d.stride = stride.get<float>();
+  check(d.stride != 0, "decode's stride is 0");
+  if (d.kind == DecodeKind::Yolov8Boxes) return d;
+  const nlohmann::json& anchors = j.at("anchors");
+  check(anchors.is_array(), "decode's anchors are not an array");
   for (const nlohmann::json& size : anchors) {
     check(size.is_number(), "decode's anchor size " + size.dump() + " is not a number");
     d.anchors.push_back(size.get<float>());
   }
-  check(d.stride != 0, "decode's stride is 0");
   return d;
 }
 
 float yolo_decoded(const YoloDecode& d, float v, int64_t a, int64_t k, int64_t h, int64_t w) {
-  const float s = 1.0f / (1.0f + std::exp(-v));
+  const float s = sigmoid(v);
   if (k < 2) return (s * 2.0f + (static_cast<float>(k == 0 ? w : h) - 0.5f)) * d.stride;
   if (k < 4) {
     const float twice = s * 2.0f;
@@ -61,21 +139,38 @@ float yolo_decoded(const YoloDecode& d, float v, int64_t a, int64_t k, int64_t h
   return s;
 }
 
-void decode_node_values(const OutputView& view, const ActShape& s, float* values, int64_t batch) {
+void decode_node_values(const OutputView& view, const ActShape& s, std::vector<float>& values, int64_t batch) {
   const YoloDecode& d = view.decode;
-  if (d.stride == 0) return;
-  const int64_t per_anchor = s.c / view.groups, rows = batch * s.h, row_values = int64_t(s.w) * s.c;
-  // Image row by image row on the threads (YOLOv5s at 640 x 640: 2.1 M values an image); per anchor, the box's four
-  // values, then objectness and classes, which are their sigmoids.
+  if (d.kind == DecodeKind::None) return;
+  const int64_t rows = batch * s.h, row_values = int64_t(s.w) * s.c;
+  check(static_cast<int64_t>(values.size()) == rows * row_values, "decode: a node's values are not its shape's");
+  if (d.kind == DecodeKind::Sigmoid) {
+    float* v = values.data();
 #pragma omp parallel for if (rows * row_values >= ops::kMinParallelElements)
-  for (int64_t row = 0; row < rows; ++row) {
-    const int64_t h = row % s.h;
-    float* v = values + row * row_values;
-    for (int64_t w = 0; w < s.w; ++w)
-      for (int64_t a = 0; a < view.groups; ++a, v += per_anchor) {
-        for (int64_t k = 0; k < 4; ++k) v[k] = yolo_decoded(d, v[k], a, k, h, w);
-        for (int64_t k = 4; k < per_anchor; ++k) v[k] = 1.0f / (1.0f + std::exp(-v[k]));
-      }
+    for (int64_t i = 0; i < rows * row_values; ++i) v[i] = sigmoid(v[i]);
+  } else if (d.kind == DecodeKind::Yolov8Boxes) {
+    const int64_t bins = s.c / 4;
+    std::vector<float> boxes(static_cast<size_t>(rows * s.w * 4));
+#pragma omp parallel for if (rows * row_values >= ops::kMinParallelElements)
+    for (int64_t row = 0; row < rows; ++row)
+      for (int64_t w = 0; w < s.w; ++w)
+        yolov8_box(d, values.data() + row * row_values + w * s.c, bins, row % s.h, w,
+                   boxes.data() + (row * s.w + w) * 4);
+    values.swap(boxes);
+  } else if (d.kind == DecodeKind::Yolov5) {
+    const int64_t per_anchor = s.c / view.groups;
+    // Image row by image row on the threads (YOLOv5s at 640 x 640: 2.1 M values an image); per anchor, the box's
+    // four values, then objectness and classes, which are their sigmoids.
+#pragma omp parallel for if (rows * row_values >= ops::kMinParallelElements)
+    for (int64_t row = 0; row < rows; ++row) {
+      const int64_t h = row % s.h;
+      float* v = values.data() + row * row_values;
+      for (int64_t w = 0; w < s.w; ++w)
+        for (int64_t a = 0; a < view.groups; ++a, v += per_anchor) {
+          for (int64_t k = 0; k < 4; ++k) v[k] = yolo_decoded(d, v[k], a, k, h, w);
+          for (int64_t k = 4; k < per_anchor; ++k) v[k] = sigmoid(v[k]);
+        }
+    }
   }
 }
 
@@ -83,7 +178,7 @@ void decode_outputs(const Graph& g, const std::vector<ActShape>& shapes, std::ve
                     int64_t batch) {
   for (int o : g.outputs())
     decode_node_values(g.nodes[static_cast<size_t>(o)].view, shapes[static_cast<size_t>(o)],
-                       node_values[static_cast<size_t>(o - g.first_output())].data(), batch);
+                       node_values[static_cast<size_t>(o - g.first_output())], batch);
 }
 
 }  // namespace octet

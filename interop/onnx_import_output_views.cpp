@@ -47,7 +47,7 @@ bool Importer::permuted_groups(const onnx::NodeProto& n) {
   const std::vector<int64_t> perm = ints_attribute(n, "perm", {});
   if (view == grouped_views_.end() || view->second.step != GroupedStep::Split || perm.size() != 5 || perm[0] != 0)
     return false;
-  OutputView v{"", view->second.groups, "", 1, {}};
+  OutputView v{"", view->second.groups, "", 1, {}, 1, {}};
   for (size_t i = 1; i < 5; ++i) {
     if (perm[i] < 1 || perm[i] > 4) return false;
     v.order += "akhw"[perm[i] - 1];
@@ -83,7 +83,7 @@ bool Importer::arranged_rows(const onnx::NodeProto& n) {
   }
   const int x = channels_last ? value_node(n, 0) : arranged->second[0].node;
   const ActShape s = shape_of(x);
-  OutputView v = channels_last ? OutputView{"", 1, "hwak", 1, {}} : arranged->second[0].view;
+  OutputView v = channels_last ? OutputView{"", 1, "hwak", 1, {}, 1, {}} : arranged->second[0].view;
   if (v.merged != 1) return false;
   if (channels_last && target.size() >= 2 && target.back() > 0 && s.c % target.back() == 0 &&
       !merges_leading(v, s, target))

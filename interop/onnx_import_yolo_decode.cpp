@@ -127,6 +127,7 @@ const onnx::NodeProto* Importer::yolo_decode(const std::string& permuted, const 
   if ((axis != 4 && axis != -1) || sizes != std::vector<int64_t>{2, 2, k - 4} || split->output_size() != 3)
     unlike(*split, "axis " + std::to_string(axis) + ", sizes " + ints_string(sizes));
   std::vector<const onnx::NodeProto*> steps{sigmoid, split};
+  decode.kind = DecodeKind::Yolov5;
   const onnx::NodeProto* centres = yolo_centres(split->output(0), s, anchors, decode, steps);
   if (!centres) unlike(*split, "its first output (the box centres) is not read by those steps");
   const onnx::NodeProto* sizes_end = yolo_sizes(split->output(1), s, anchors, decode, steps);

@@ -66,11 +66,11 @@ void run_onnx_import([[maybe_unused]] const ImportOptions& o) {
   const int outputs = checkpoint.graph.output_count;
   const size_t model_out = model_outputs(checkpoint.graph, checkpoint.graph.shapes()).size();
   if (outputs > 1 && model_out == static_cast<size_t>(outputs)) notes += "; " + std::to_string(outputs) + " outputs";
-  const bool decoded = has_decoded_outputs(checkpoint.graph);
-  if (model_out != static_cast<size_t>(outputs) || decoded)  // a detection head's rows
+  const std::string decode = decode_name(checkpoint.graph);
+  if (model_out != static_cast<size_t>(outputs) || !decode.empty())  // a detection head's rows
     notes += "; " + std::to_string(model_out) + " output" + (model_out == 1 ? "" : "s") + " of " +
              std::to_string(outputs) + " output conv" + (outputs == 1 ? "" : "s") +
-             (decoded ? ", decoded as YOLOv5's" : "");
+             (decode.empty() ? "" : ", decoded as " + decode_title(decode));
   std::FILE* out = report_stream(o.json);
   std::fprintf(out,
                "imported %s (ONNX opset %s, %lld nodes; %dx%dx%d images%s%s) as %lld octet nodes for %s: %lld "

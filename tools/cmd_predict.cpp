@@ -70,7 +70,7 @@ nlohmann::json nested_rows(const std::vector<T>& values, int64_t width, int64_t 
 }
 
 // Each model output's values of `images` images as float32 .npy files in `folder`, as PyTorch returns them (NCHW,
-// N x F, or a detection head's rows: graph/output_view.h, YOLOv5's decode applied where the model has one):
+// N x F, or a detection head's rows: graph/output_view.h, YOLOv5's or YOLOv8's decode applied where the model has one):
 // int8_output<k>.npy (the int32 logits dequantized) and,
 // from a float model, float_output<k>.npy. Returns the JSON of each.
 nlohmann::json write_outputs(const std::string& folder, const QuantizedModel& model, int64_t images,
@@ -102,7 +102,7 @@ nlohmann::json write_outputs(const std::string& folder, const QuantizedModel& mo
     };
     nlohmann::json entry = {{"node", model.graph.nodes[m.nodes[0]].name}, {"shape", shape}};
     if (!m.name.empty()) entry["name"] = m.name;
-    if (output_decoded(model.graph, m)) entry["decode"] = kDecodeKind;
+    if (output_decoded(model.graph, m)) entry["decode"] = decode_name(model.graph, m);
     if (m.nodes.size() > 1) {
       entry["nodes"] = nlohmann::json::array();
       for (int o : m.nodes) entry["nodes"].push_back(model.graph.nodes[o].name);

@@ -103,11 +103,13 @@ void run_summary(const SummaryOptions& o) {
     std::string dims;
     for (int node : m.nodes) nodes.push_back(g.nodes[node].name);
     for (int64_t d : m.dims) dims += (dims.empty() ? "" : "x") + std::to_string(d);
-    const bool decoded = output_decoded(g, m);
+    const std::string decode = decode_name(g, m);
+    const bool placed = !g.nodes[m.nodes[0]].view.at.empty();  // YOLOv8's (4 + classes, positions)
     outputs.push_back({{"name", m.name}, {"shape", m.dims}, {"nodes", nodes}});
-    if (decoded) outputs.back()["decode"] = kDecodeKind;
-    listed += m.name + " " + dims + " (rows of " + std::to_string(m.nodes.size()) + " output conv" +
-              (m.nodes.size() == 1 ? "" : "s") + (decoded ? ", YOLOv5's decode)" : ")");
+    if (!decode.empty()) outputs.back()["decode"] = decode;
+    listed += m.name + " " + dims + (placed ? " (of " : " (rows of ") + std::to_string(m.nodes.size()) +
+              " output conv" + (m.nodes.size() == 1 ? "" : "s") +
+              (decode.empty() ? ")" : ", " + decode_title(decode) + " decode)");
   }
   std::fprintf(out, "outputs                   %s\n", listed.c_str());
   std::fprintf(out, "conv layers               %d\n", conv_layers);

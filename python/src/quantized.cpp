@@ -41,8 +41,9 @@ py::object int8_predict(PyQuantized& q, const py::handle& images, const std::str
   }
   const Graph& g = q.model().graph;
   if (!dequantize) {
-    check(!has_decoded_outputs(g), "the model's outputs are decoded as YOLOv5's (boxes in pixels, sigmoids), in "
-                                   "float: predict(images, dequantize=True)");
+    if (has_decoded_outputs(g))
+      fail("the model's outputs are decoded as " + decode_title(decode_name(g)) +
+           " (boxes in pixels, sigmoids), in float: predict(images, dequantize=True)");
     return model_outputs_object(g, q.shapes(), logits, n);
   }
   return model_outputs_object(g, q.shapes(), output_floats(q.model(), q.shapes(), logits, n), n);
@@ -155,7 +156,7 @@ void bind_quantized(py::module_& m) {
       .def_property_readonly("outputs", [](const PyQuantized& q) { return graph_outputs(q.model().graph); },
                              "The model's outputs, in order: dicts of name, shape per image ((classes,), (classes, H, "
                              "W), or a detection head's (rows, K)), nodes (its output convs) and decode "
-                             "('yolov5' where predict decodes YOLOv5's boxes and scores, else None); predict "
+                             "('yolov5' or 'yolov8' where predict decodes YOLO's boxes and scores, else None); predict "
                              "returns a tuple where there are several.")
       .def_property_readonly("layers", &quantized_layers,
                              "One dict per node (name, op, inputs, shape, relu, scale, amax, zero_point, method).")
@@ -179,7 +180,7 @@ void bind_quantized(py::module_& m) {
            py::arg("batch_size") = kDefaultBatch, py::arg("dequantize") = false,
            "int32 logits [N, classes] ([N, classes, H, W] from a model returning an image of them; a tuple of "
            "them, in order, from a model of several outputs; a detection head's rows [N, rows, K], see outputs; "
-           "YOLOv5's decoded boxes and scores need dequantize=True) of "
+           "YOLO's decoded boxes and scores need dequantize=True) of "
            "normalised "
            "float32 images [N, C, H, W] on a backend "
            "('cpu', 'cuda' for the GPU's default, 'cuda-imma', 'cuda-dp4a', 'cuda-cublaslt'; see octet.backends()). "

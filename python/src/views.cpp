@@ -32,7 +32,7 @@ py::list graph_outputs(const Graph& g) {
     d["name"] = m.name.empty() ? g.nodes[m.nodes[0]].name : m.name;
     d["shape"] = py::tuple(py::cast(m.dims));
     d["nodes"] = nodes;
-    d["decode"] = output_decoded(g, m) ? py::object(py::str(kDecodeKind)) : py::object(py::none());
+    d["decode"] = output_decoded(g, m) ? py::object(py::str(decode_name(g, m))) : py::object(py::none());
     outputs.append(d);
   }
   return outputs;

@@ -91,7 +91,7 @@ Graph tiny_rows() {
   const int coarse = b.conv("coarse", x, 10, 3, 2, 1, true);          // 10x2x2
   Graph g = b.finish();
   g.place_outputs_last({fine, coarse});
-  for (int o : g.outputs()) g.nodes[static_cast<size_t>(o)].view = {"rows", 2, "hwak", 3, {}};
+  for (int o : g.outputs()) g.nodes[static_cast<size_t>(o)].view = {"rows", 2, "hwak", 3, {}, 1, {}};
   return g;
 }
 
@@ -103,7 +103,8 @@ Graph tiny_decoded() {
   const int level = b.conv("level", x, 10, 1, 1, 0, true);  // 10x4x4: as many as the checkpoint's classes
   Graph g = b.finish();
   g.place_outputs_last({level});
-  g.nodes[static_cast<size_t>(g.find("level"))].view = {"output0", 2, "ahwk", 3, YoloDecode{2.0f, {10, 13, 16, 30}}};
+  g.nodes[static_cast<size_t>(g.find("level"))].view = {
+      "output0", 2, "ahwk", 3, {DecodeKind::Yolov5, 2.0f, {10, 13, 16, 30}}, 1, {}};
   return g;
 }
 

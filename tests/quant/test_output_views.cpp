@@ -36,7 +36,7 @@ float at_nhwc(const std::vector<float>& v, const ActShape& s, int c, int y, int 
 }
 
 TEST(OutputViews, RetinaNetRowsAreEachLevelsHwakConcatenated) {
-  const Graph g = two_levels({"cls", 2, "hwak", 3, {}}, {"cls", 2, "hwak", 3, {}});
+  const Graph g = two_levels({"cls", 2, "hwak", 3, {}, 1, {}}, {"cls", 2, "hwak", 3, {}, 1, {}});
   const std::vector<ActShape> shapes = g.shapes();
   const std::vector<ModelOutput> outputs = model_outputs(g, shapes);
   ASSERT_EQ(outputs.size(), 1u);
@@ -58,7 +58,7 @@ TEST(OutputViews, RetinaNetRowsAreEachLevelsHwakConcatenated) {
 }
 
 TEST(OutputViews, YoloKeepsAnchorsFirstAndBatchesStayApart) {
-  const Graph g = two_levels({"p2", 2, "ahwk", 1, {}}, {});
+  const Graph g = two_levels({"p2", 2, "ahwk", 1, {}, 1, {}}, {});
   const std::vector<ActShape> shapes = g.shapes();
   const std::vector<ModelOutput> outputs = model_outputs(g, shapes);
   ASSERT_EQ(outputs.size(), 2u);
@@ -80,7 +80,7 @@ TEST(OutputViews, YoloKeepsAnchorsFirstAndBatchesStayApart) {
 TEST(OutputViews, JsonKeepsViewsAndGraphsWithoutThemAreUnchanged) {
   const Graph plain = two_levels({}, {});
   EXPECT_EQ(plain.to_json().find("\"view\""), std::string::npos);
-  const Graph g = two_levels({"boxes", 2, "hwak", 3, {}}, {"boxes", 2, "hwak", 3, {}});
+  const Graph g = two_levels({"boxes", 2, "hwak", 3, {}, 1, {}}, {"boxes", 2, "hwak", 3, {}, 1, {}});
   const Graph back = Graph::from_json(g.to_json());
   for (size_t i = 0; i < g.nodes.size(); ++i) EXPECT_EQ(back.nodes[i].view, g.nodes[i].view) << g.nodes[i].name;
   EXPECT_TRUE(has_output_views(back));
@@ -91,12 +91,14 @@ TEST(OutputViews, MalformedViewsAreRefusedNamingTheNode) {
   const auto refusal = [](const OutputView& fine, const OutputView& coarse) {
     return error_of([&] { two_levels(fine, coarse).validate(); });
   };
-  EXPECT_NE(refusal({"r", 2, "hwaa", 3, {}}, {}).find("output 'fine' of 'r': view order 'hwaa'"), std::string::npos);
-  EXPECT_NE(refusal({"r", 4, "hwak", 3, {}}, {}).find("4 groups do not divide 6 channels"), std::string::npos);
-  EXPECT_NE(refusal({"r", 2, "hwak", 5, {}}, {}).find("merges 5 axes"), std::string::npos);
-  EXPECT_NE(
-      refusal({"r", 2, "hwak", 3, {}}, {"r", 3, "hwak", 3, {}}).find("cannot be concatenated to the rows of 'r'"),
-      std::string::npos)
+  const auto rows = [](int groups, const char* order, int merged) {
+    return OutputView{"r", groups, order, merged, {}, 1, {}};
+  };
+  EXPECT_NE(refusal(rows(2, "hwaa", 3), {}).find("output 'fine' of 'r': view order 'hwaa'"), std::string::npos);
+  EXPECT_NE(refusal(rows(4, "hwak", 3), {}).find("4 groups do not divide 6 channels"), std::string::npos);
+  EXPECT_NE(refusal(rows(2, "hwak", 5), {}).find("merges 5 leading and 1 trailing axes (1 to 4 leading"), std::string::npos);
+  EXPECT_NE(refusal(rows(2, "hwak", 3), rows(3, "hwak", 3)).find("cannot be concatenated to the rows of 'r'"),
+            std::string::npos)
       << "rows of 3 and of 2 values";
   nlohmann::json j = nlohmann::json::parse(two_levels({}, {}).to_json());
   j[1]["view"] = {{"name", "r"}, {"groups", 1}, {"order", "akhw"}, {"merged", 1}};
