@@ -1,6 +1,7 @@
 #include "interop/onnx_export_decode.h"
 
 #include <cstdint>
+#include <map>
 #include <vector>
 
 #include "common/error.h"
@@ -37,6 +38,81 @@ std::string write_yolo_decode(QdqGraphWriter& w, const std::string& permuted, co
   const std::string decoded = x + ".decoded";
   QdqGraphWriter::integer(w.node("Concat", {xy, wh, x + ".rest"}, decoded), "axis", 4);
   return decoded;
+}
+
+namespace {
+// A box conv's values x [N, 4 B, H, W] decoded to [N, 4, H W]: centre and size in pixels.
+std::string write_yolov8_boxes(QdqGraphWriter& w, const std::string& x, const ActShape& s, float stride) {
+  const int64_t bins = s.c / 4, positions = int64_t(s.h) * s.w;
+  w.initializer(x + ".sides_shape", onnx::TensorProto::INT64, {4}, std::vector<int64_t>{0, 4, bins, positions});
+  std::vector<float> bin_values;
+  for (int64_t b = 0; b < bins; ++b) bin_values.push_back(static_cast<float>(b));
+  w.initializer(x + ".bins", onnx::TensorProto::FLOAT, {1, 1, bins, 1}, bin_values);
+  w.initializer(x + ".bin_axis", onnx::TensorProto::INT64, {1}, std::vector<int64_t>{2});
+  std::vector<float> centres;  // [1, 2, H W]: the cells' x, then their y
+  for (int64_t axis = 0; axis < 2; ++axis)
+    for (int64_t p = 0; p < positions; ++p)
+      centres.push_back(static_cast<float>(axis == 0 ? p % s.w : p / s.w) + 0.5f);
+  w.initializer(x + ".centres", onnx::TensorProto::FLOAT, {1, 2, positions}, centres);
+  w.initializer(x + ".half", onnx::TensorProto::FLOAT, {}, std::vector<float>{0.5f});
+  w.initializer(x + ".stride", onnx::TensorProto::FLOAT, {}, std::vector<float>{stride});
+  w.initializer(x + ".halves", onnx::TensorProto::INT64, {2}, std::vector<int64_t>{2, 2});
+  onnx::NodeProto* softmax = w.node("Softmax", {w.step("Reshape", {x, x + ".sides_shape"}, x + ".sides")}, x + ".p");
+  QdqGraphWriter::integer(softmax, "axis", 2);
+  onnx::NodeProto* expectation =
+      w.node("ReduceSum", {w.step("Mul", {x + ".p", x + ".bins"}, x + ".weighted"), x + ".bin_axis"}, x + ".dist");
+  QdqGraphWriter::integer(expectation, "keepdims", 0);
+  onnx::NodeProto* split = w.node("Split", {x + ".dist", x + ".halves"}, x + ".lt");
+  split->add_output(x + ".rb");
+  QdqGraphWriter::integer(split, "axis", 1);
+  // dist2bbox: centre = cell + (rb - lt) / 2, size = lt + rb
+  const std::string centre = w.step(
+      "Add", {w.step("Mul", {w.step("Sub", {x + ".rb", x + ".lt"}, x + ".shift2"), x + ".half"}, x + ".shift"),
+              x + ".centres"},
+      x + ".centre");
+  const std::string size = w.step("Add", {x + ".lt", x + ".rb"}, x + ".size");
+  QdqGraphWriter::integer(w.node("Concat", {centre, size}, x + ".box_cells"), "axis", 1);
+  return w.step("Mul", {x + ".box_cells", x + ".stride"}, x + ".boxes");
+}
+}  // namespace
+
+void write_yolov8_output(QdqGraphWriter& w, const Graph& graph, const std::vector<ActShape>& shapes,
+                         const std::vector<std::string>& value, const ModelOutput& out) {
+  std::map<int64_t, std::vector<std::string>> rows;  // per row offset, its parts in order of position
+  std::map<int64_t, int64_t> widths, heights;
+  for (int o : out.nodes) {
+    const Node& node = graph.nodes[static_cast<size_t>(o)];
+    const OutputView& v = node.view;
+    const ActShape& s = shapes[static_cast<size_t>(o)];
+    const std::vector<int64_t> dims = output_part_dims(v, s);
+    const int64_t row = v.at[0];
+    check(v.order == "akhw" && v.groups == 1 && v.merged == 2 && v.merged_last == 2 && dims.size() == 2 &&
+              v.at[1] == widths[row] && (!heights.count(row) || heights[row] == dims[0]),
+          "cannot export output '" + node.name + "' of '" + out.name +
+              "': placed otherwise than YOLOv8's parts ([K, H x W], the levels one after another over the positions)");
+    const std::string& x = value[static_cast<size_t>(o)];
+    std::string part;
+    if (v.decode.kind == DecodeKind::Yolov8Boxes) {
+      part = write_yolov8_boxes(w, x, s, v.decode.stride);
+    } else {
+      w.initializer(x + ".part_shape", onnx::TensorProto::INT64, {3}, std::vector<int64_t>{0, dims[0], dims[1]});
+      const std::string scores = v.decode.kind == DecodeKind::Sigmoid ? w.step("Sigmoid", {x}, x + ".scores") : x;
+      part = w.step("Reshape", {scores, x + ".part_shape"}, x + ".part");
+    }
+    rows[row].push_back(part);
+    widths[row] += dims[1];
+    heights[row] = dims[0];
+  }
+  std::vector<std::string> stacked;
+  int64_t next_row = 0;
+  for (const auto& [row, parts] : rows) {
+    check(row == next_row && widths[row] == out.dims[1],
+          "cannot export output '" + out.name + "': its parts do not make whole rows one after another");
+    next_row += heights[row];
+    stacked.push_back(out.name + ".rows" + std::to_string(row));
+    QdqGraphWriter::integer(w.node("Concat", parts, stacked.back()), "axis", 2);
+  }
+  QdqGraphWriter::integer(w.node("Concat", stacked, out.name), "axis", 1);
 }
 
 }  // namespace octet

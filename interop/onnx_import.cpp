@@ -262,7 +262,7 @@ void Importer::import_node(const onnx::NodeProto& n) {
   if (n.output_size() < 1) refuse(n, "no output");
   check_arity(n);
   if (op == "Constant") return constant_node(n);
-  if (decoded_steps_.count(&n)) {  // a step of YOLOv5's decode (onnx_import_yolo_decode.cpp)
+  if (decoded_steps_.count(&n)) {  // a step of YOLO's decodes (onnx_import_yolo_decode.cpp, _yolov8_head.cpp)
     summary_.dropped.push_back(op);
     return;
   }

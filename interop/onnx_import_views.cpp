@@ -178,7 +178,7 @@ void Importer::slice(const onnx::NodeProto& n) {
 }
 
 void Importer::concat(const onnx::NodeProto& n) {
-  if (stack_step(n) || concat_arranged(n)) return;
+  if (stack_step(n) || concat_arranged(n) || yolov8_head(n) || yolov8_level(n)) return;
   const int64_t axis = int_attribute(n, "axis", 0);
   if (axis != 1 && axis != -3) refuse(n, "axis " + std::to_string(axis) + ": octet concatenates channels (axis 1)");
   std::vector<int> xs;

@@ -334,6 +334,20 @@ class Importer {
                                     std::vector<const onnx::NodeProto*>& steps);
   const FloatTensor* other_operand(const onnx::NodeProto& n, const std::string& value);
   std::set<const onnx::NodeProto*> decoded_steps_;  // dropped: octet applies the decode where values leave it
+  // onnx_import_yolov8_head.cpp: YOLOv8's Detect head. Each level's box and class convs, by the name of their
+  // concat's [N, C, HW] view.
+  struct Yolov8Level {
+    int boxes, classes;
+  };
+  std::map<std::string, Yolov8Level> yolov8_levels_;
+  bool yolov8_level(const onnx::NodeProto& n);  // a level's Concat: whether n is one (then recorded)
+  bool yolov8_head(const onnx::NodeProto& n);   // the levels' Concat: whether n is one (then the head imported)
+  const onnx::NodeProto* yolov8_dfl(const std::string& boxes, int64_t bins, int64_t positions,
+                                    std::vector<const onnx::NodeProto*>& steps);
+  const onnx::NodeProto* yolov8_boxes(const std::string& distances, const std::vector<Yolov8Level>& levels,
+                                      const std::vector<int64_t>& first_position, std::vector<float>& strides,
+                                      std::vector<const onnx::NodeProto*>& steps);
+  std::vector<std::string> yolov8_sides(const std::string& distances, std::vector<const onnx::NodeProto*>& steps);
   GraphBuilder builder_;
   std::set<std::string> taken_names_;
   std::map<std::string, FloatTensor> params_;

@@ -133,8 +133,44 @@ class Yolov7(Yolov5):
         return torch.cat(z, 1)
 
 
+class Yolov8(nn.Module):
+    """YOLOv8's (and YOLO11's) Detect (ultralytics nn/modules/head.py) in inference mode, as its static ONNX export
+    runs it: each level's box conv (4 sides x 16 bins) and class conv concatenated and viewed as [N, C, HW], the
+    levels concatenated, DFL (a softmax over each side's bins, their expectation by a fixed 1x1 conv) and dist2bbox
+    with the cells' centres and strides as constants, the classes' sigmoids: [N, 4 + classes, positions]."""
+
+    def __init__(self, classes=3, bins=16):
+        super().__init__()
+        self.trunk, self.classes, self.bins = trunk(), classes, bins
+        self.cv2 = nn.ModuleList([nn.Conv2d(16, 4 * bins, 1) for _ in range(3)])
+        self.cv3 = nn.ModuleList([nn.Conv2d(16, classes, 1) for _ in range(3)])
+        self.dfl = nn.Conv2d(bins, 1, 1, bias=False).requires_grad_(False)
+        self.dfl.weight.data[:] = torch.arange(bins, dtype=torch.float32).view(1, bins, 1, 1)
+        centres, strides, self.positions = [], [], []  # Python's ints: constants, as a static export's shapes
+        for i in range(3):  # make_anchors(feats, [2, 4, 8], 0.5)
+            n, stride = IMAGE[1] // 2 ** (i + 1), 2.0 ** (i + 1)
+            self.positions.append(n * n)
+            yv, xv = torch.meshgrid(torch.arange(n) + 0.5, torch.arange(n) + 0.5, indexing="ij")
+            centres.append(torch.stack((xv, yv), -1).view(-1, 2))
+            strides.append(torch.full((n * n, 1), stride))
+        self.anchors, self.strides = torch.cat(centres).transpose(0, 1), torch.cat(strides).transpose(0, 1)
+
+    def forward(self, x):
+        no = 4 * self.bins + self.classes
+        levels_ = [torch.cat((b(f), c(f)), 1) for f, b, c in zip(levels(self.trunk, x), self.cv2, self.cv3)]
+        x_cat = torch.cat([y.view(-1, no, p) for y, p in zip(levels_, self.positions)], 2)
+        box, cls = x_cat.split((4 * self.bins, self.classes), 1)
+        positions = sum(self.positions)
+        distances = self.dfl(box.view(-1, 4, self.bins, positions).transpose(2, 1).softmax(1)).view(-1, 4, positions)
+        lt, rb = distances.split((2, 2), 1)
+        x1y1, x2y2 = self.anchors.unsqueeze(0) - lt, self.anchors.unsqueeze(0) + rb
+        boxes = torch.cat(((x1y1 + x2y2) / 2, x2y2 - x1y1), 1) * self.strides
+        return torch.cat((boxes, cls.sigmoid()), 1)
+
+
 MODELS = {"retina": (Retina, ["cls_logits", "bbox_regression"]), "ssd": (SsdStyle, ["boxes"]),
-          "yolo": (YoloRaw, ["p4", "p8"]), "yolov5": (Yolov5, ["output0"]), "yolov7": (Yolov7, ["output"])}
+          "yolo": (YoloRaw, ["p4", "p8"]), "yolov5": (Yolov5, ["output0"]), "yolov7": (Yolov7, ["output"]),
+          "yolov8": (Yolov8, ["output0"])}
 
 
 def export(model, path, names):
@@ -293,6 +329,25 @@ def test_yolov5s_decode_is_applied_in_float_and_named(detector, octet_bin, image
     imported_line = subprocess.run([octet_bin, "import", str(folder / "model.onnx"), "-o", str(tmp_path / "m.octet")],
                                    capture_output=True, text=True, check=True).stdout
     assert "1 output of 3 output convs, decoded as YOLOv5's" in imported_line, imported_line
+
+
+@pytest.mark.parametrize("detector", ["yolov8"], indirect=True)
+def test_yolov8_decode_is_applied_in_float_and_named(detector, octet_bin, images, tmp_path):
+    _, _, folder = detector
+    quantized = octet.load_quantized(str(folder / "model.int8"))
+    assert [o["decode"] for o in quantized.outputs] == ["yolov8"]
+    assert quantized.outputs[0]["shape"] == (4 + 3, 256 + 64 + 16) and len(quantized.outputs[0]["nodes"]) == 6
+    with pytest.raises(octet.Error, match=r"decoded as YOLOv8's .* predict\(images, dequantize=True\)"):
+        quantized.predict(images[:2], dequantize=False)
+    boxes = quantized.predict(images[32:], dequantize=True)
+    assert 0 <= boxes[:, 4:].min() and boxes[:, 4:].max() <= 1 and boxes[:, 2:4].min() > 0  # sigmoids, sizes
+    assert boxes[:, 2:4].max() <= 2 * 15 * 8  # at most 15 cells each side, at stride 8
+    summary = subprocess.run([octet_bin, "summary", "--checkpoint", str(folder / "model.octet")],
+                             capture_output=True, text=True, check=True).stdout
+    assert "output0 7x336 (of 6 output convs, YOLOv8's decode)" in summary, summary
+    imported_line = subprocess.run([octet_bin, "import", str(folder / "model.onnx"), "-o", str(tmp_path / "m.octet")],
+                                   capture_output=True, text=True, check=True).stdout
+    assert "1 output of 6 output convs, decoded as YOLOv8's" in imported_line, imported_line
 
 
 class Sigmoided(Retina):

@@ -602,6 +602,39 @@ def write_yolov5_decode():
                           input_names=["x"], output_names=["output0"])
 
 
+class Yolov8Head(nn.Module):
+    """YOLOv8's Detect in inference mode on two levels (4 x 6 and 2 x 3 of the 8 x 12 input): boxes of 4 sides x 4
+    bins and 2 classes per level, DFL and dist2bbox with constant cells and strides, class sigmoids."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv, self.down = nn.Conv2d(3, 8, 3, 2, 1), nn.Conv2d(8, 8, 3, 2, 1)
+        self.boxes, self.classes = nn.ModuleList(nn.Conv2d(8, 16, 1) for _ in range(2)), nn.ModuleList(
+            nn.Conv2d(8, 2, 1) for _ in range(2))
+        self.dfl = nn.Conv2d(4, 1, 1, bias=False).requires_grad_(False)
+        self.dfl.weight.data[:] = torch.arange(4.0).view(1, 4, 1, 1)
+        centres = [torch.stack(torch.meshgrid(torch.arange(w) + 0.5, torch.arange(h) + 0.5, indexing="xy"), -1)
+                   .view(-1, 2) for h, w in ((4, 6), (2, 3))]
+        self.anchors = torch.cat(centres).transpose(0, 1).unsqueeze(0)
+        self.strides = torch.tensor([2.0] * 24 + [4.0] * 6).view(1, 30)
+
+    def forward(self, x):
+        fine = torch.relu(self.conv(x))
+        features = (fine, torch.relu(self.down(fine)))
+        x_cat = torch.cat([torch.cat((b(f), c(f)), 1).view(-1, 18, p)
+                           for f, b, c, p in zip(features, self.boxes, self.classes, (24, 6))], 2)
+        box, cls = x_cat.split((16, 2), 1)
+        lt, rb = self.dfl(box.view(-1, 4, 4, 30).transpose(2, 1).softmax(1)).view(-1, 4, 30).split((2, 2), 1)
+        x1y1, x2y2 = self.anchors - lt, self.anchors + rb
+        return torch.cat((torch.cat(((x1y1 + x2y2) / 2, x2y2 - x1y1), 1) * self.strides, cls.sigmoid()), 1)
+
+
+def write_yolov8_head():
+    torch.manual_seed(31)
+    torch.onnx.export(Yolov8Head().eval(), torch.zeros(1, 3, 8, 12), str(OUT / "yolov8_head.onnx"), opset_version=13,
+                      input_names=["x"], output_names=["output0"])
+
+
 class UpConvolutions(nn.Module):
     """A transposed conv (kernel 4, stride 2, padding 1: sub-pixel convs and a depth_to_space) and a PixelShuffle
     (DepthToSpace, mode CRD)."""
@@ -814,6 +847,7 @@ def main():
     write_heads()
     write_detection_rows()
     write_yolov5_decode()
+    write_yolov8_head()
     write_up_convolutions()
     write_grouped_up_convolutions()
     write_split_attention()
