@@ -5,9 +5,10 @@
 retinanet: torchvision's RetinaNet ResNet-50 FPN backbone and head (cls_logits and bbox_regression: each level's
 anchors' rows, concatenated); ssdlite: SSDlite320 MobileNetV3-large's backbone and head (boxes and scores);
 yolov5s: YOLOv5s as ultralytics exports it (bench/yolov5s.py: output0, its levels' rows decoded to boxes in pixels and
-scores). Random weights (no detection weights are on the build machine): batch-norm statistics randomised, a
+scores); yolov8n: YOLOv8n as ultralytics exports it (bench/yolov8n.py: output0 [4 + 80, positions], DFL boxes in pixels
+and class sigmoids). Random weights (no detection weights are on the build machine): batch-norm statistics randomised, a
 torchvision head's convs Kaiming-initialised (torchvision's std 0.01 leaves untrained heads' activations vanishing),
-YOLOv5's with its own init and Detect's prior biases. Exported to ONNX, then:
+YOLO's with their own init and Detect's prior biases. Exported to ONNX, then:
 
   octet: import, quantize (--calib-data: the first --calib inputs; the default method), predict --outputs on the
          next --test inputs: each output's SQNR against PyTorch's float;
@@ -21,6 +22,7 @@ top-down resizes no whole factor (32 -> 63 pixels). Needs the Debian torch (1.13
   bench/peer_outputs.py --octet build/tools/octet --size 250 --bench
   bench/peer_outputs.py --octet build/tools/octet --model retinanet --size 320 --bench
   bench/peer_outputs.py --octet build/tools/octet --model yolov5s --size 640 --bench
+  bench/peer_outputs.py --octet build/tools/octet --model yolov8n --size 640 --bench
 """
 
 import argparse
@@ -37,6 +39,7 @@ import torchvision
 from torchvision.models.detection.backbone_utils import resnet_fpn_backbone
 
 import yolov5s
+import yolov8n
 
 class Outputs(torch.nn.Module):
     """A backbone's OrderedDict of feature maps (and a head's dict of rows) as a tuple: ONNX's outputs, in order."""
@@ -68,6 +71,8 @@ def model_and_names(name, seed):
         return randomised(Outputs(backbone)), ["p2", "p3", "p4", "p5", "pool"]
     if name == "yolov5s":
         return randomised(yolov5s.Yolov5s()), ["output0"]
+    if name == "yolov8n":
+        return randomised(yolov8n.Yolov8n()), ["output0"]
     detection = torchvision.models.detection
     if name == "retinanet":
         model = detection.retinanet_resnet50_fpn(weights=None, weights_backbone=None)
@@ -92,7 +97,7 @@ def fx_traceable(model):
     after torch.ao's int8 convs, in float, by finished())."""
     from torchvision.models.detection import retinanet, ssd
     model = copy.deepcopy(model)
-    if isinstance(model, yolov5s.Yolov5s):
+    if isinstance(model, (yolov5s.Yolov5s, yolov8n.Yolov8n)):
         model.decode = False
         return model
     for head in model.modules():
@@ -108,6 +113,8 @@ def fx_traceable(model):
 
 def finished(model, outputs):
     """The traceable copy's outputs as `model` returns them: YOLOv5s's head convs decoded, in float."""
+    if isinstance(model, yolov8n.Yolov8n):
+        return [yolov8n.decode(outputs, model.dfl, model.nc)]
     if not isinstance(model, yolov5s.Yolov5s):
         return list(outputs)
     return [torch.cat([yolov5s.decode(i, y, model.nc) for i, y in enumerate(outputs)], 1)]
@@ -133,14 +140,16 @@ def torch_ao(model, calibration, test):
         return [o.numpy() for o in finished(model, quantized(test))], seconds
 
 
-YOLO_PARTS = {"centres (xy)": slice(0, 2), "sizes (wh)": slice(2, 4), "objectness": slice(4, 5),
-              "classes": slice(5, None)}
+YOLO_PARTS = {"centres (xy)": (..., slice(0, 2)), "sizes (wh)": (..., slice(2, 4)), "objectness": (..., slice(4, 5)),
+              "classes": (..., slice(5, None))}
+YOLOV8_PARTS = {"centres (xy)": (slice(None), slice(0, 2)), "sizes (wh)": (slice(None), slice(2, 4)),
+                "classes": (slice(None), slice(4, None))}
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--octet", default="build/tools/octet")
-    parser.add_argument("--model", choices=["fpn", "retinanet", "ssdlite", "yolov5s"], default="fpn")
+    parser.add_argument("--model", choices=["fpn", "retinanet", "ssdlite", "yolov5s", "yolov8n"], default="fpn")
     parser.add_argument("--size", type=int, default=256, help="input side (250: resizes by no whole factor)")
     parser.add_argument("--calib", type=int, default=32)
     parser.add_argument("--test", type=int, default=8)
@@ -173,10 +182,10 @@ def main():
         print(f"{'output':16} {'shape':>16} {'octet int8 dB':>14} {'torch.ao dB':>12}")
         for name, f, mine, theirs in zip(names, floats, ours, ao):
             print(f"{name:16} {str(f.shape[1:]):>16} {sqnr_db(f, mine):14.2f} {sqnr_db(f, theirs):12.2f}")
-            if a.model == "yolov5s":  # the decoded parts apart: the grid's pixel offsets dominate the whole
-                for part, values in YOLO_PARTS.items():
-                    print(f"  {part:14} {'':>16} {sqnr_db(f[..., values], mine[..., values]):14.2f} "
-                          f"{sqnr_db(f[..., values], theirs[..., values]):12.2f}")
+            # The decoded parts apart: the cells' pixel offsets dominate the whole. YOLOv5's on the last axis,
+            # YOLOv8's on axis 1.
+            for part, at in {"yolov5s": YOLO_PARTS, "yolov8n": YOLOV8_PARTS}.get(a.model, {}).items():
+                print(f"  {part:14} {'':>16} {sqnr_db(f[at], mine[at]):14.2f} {sqnr_db(f[at], theirs[at]):12.2f}")
         print(f"quantize seconds: octet {octet_seconds:.1f}, torch.ao {ao_seconds:.1f}")
         if a.bench:
             env = dict(os.environ, OMP_WAIT_POLICY="passive")
