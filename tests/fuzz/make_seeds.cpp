@@ -108,6 +108,22 @@ Graph tiny_decoded() {
   return g;
 }
 
+// A level of YOLOv8's head: boxes of 4 sides x 2 bins and 10 classes, placed in output0 (views' "at") and decoded.
+Graph tiny_yolov8() {
+  GraphBuilder b;
+  int x = b.input(1, 8, 8);
+  x = b.relu(b.conv("conv1", x, 4, 3, 2, 1, true));             // 4x4x4
+  const int boxes = b.conv("boxes", x, 8, 1, 1, 0, true);      // 8x4x4
+  const int classes = b.conv("classes", x, 10, 1, 1, 0, true);  // 10x4x4: as many as the checkpoint's classes
+  Graph g = b.finish();
+  g.place_outputs_last({boxes, classes});
+  g.nodes[static_cast<size_t>(g.find("boxes"))].view = {
+      "output0", 1, "akhw", 2, {DecodeKind::Yolov8Boxes, 2.0f, {}}, 2, {0, 0}};
+  g.nodes[static_cast<size_t>(g.find("classes"))].view = {
+      "output0", 1, "akhw", 2, {DecodeKind::Sigmoid, 0, {}}, 2, {4, 0}};
+  return g;
+}
+
 Checkpoint tiny_checkpoint(const std::string& name, Graph graph, uint64_t seed) {
   Checkpoint c;
   c.model = name;
@@ -170,6 +186,9 @@ void write_seeds(const std::string& dir) {
   save_quantized_model(
       quantize_random(tiny_checkpoint("tiny_decoded", tiny_decoded(), seed + 5), quick_quantize_options(), 16),
       dir + "/quantized/tiny_decoded.int8.octet");
+  save_quantized_model(
+      quantize_random(tiny_checkpoint("tiny_yolov8", tiny_yolov8(), seed + 6), quick_quantize_options(), 16),
+      dir + "/quantized/tiny_yolov8.int8.octet");
 }
 
 }  // namespace
