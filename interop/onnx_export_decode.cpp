@@ -87,6 +87,7 @@ void write_yolov8_output(QdqGraphWriter& w, const Graph& graph, const std::vecto
     const std::vector<int64_t> dims = output_part_dims(v, s);
     const int64_t row = v.at[0];
     check(v.order == "akhw" && v.groups == 1 && v.merged == 2 && v.merged_last == 2 && dims.size() == 2 &&
+              v.decode.kind != DecodeKind::Yolov5 &&
               v.at[1] == widths[row] && (!heights.count(row) || heights[row] == dims[0]),
           "cannot export output '" + node.name + "' of '" + out.name +
               "': placed otherwise than YOLOv8's parts ([K, H x W], the levels one after another over the positions)");

@@ -46,15 +46,27 @@ bool Importer::yolov8_level(const onnx::NodeProto& n) {
   if (n.input_size() != 2 || (axis != 1 && axis != -3) || !values_.count(n.input(0)) || !values_.count(n.input(1)))
     return false;
   const ActShape boxes = shape_of(value_node(n, 0)), classes = shape_of(value_node(n, 1));
-  const onnx::NodeProto* view = sole_reader_of(n.output(0), "Reshape");
-  const ShapeValue* dims = view ? ints_ahead(view->input(1)) : nullptr;
+  const onnx::NodeProto* view = nullptr;
+  bool shape_read = false;  // as a dynamic export does, to view the level (and to make its anchors)
+  for (const onnx::NodeProto* r : readers_[n.output(0)]) {
+    if (r->op_type() == "Shape")
+      shape_read = true;
+    else if (r->op_type() == "Reshape" && !view)
+      view = r;
+    else
+      return false;
+  }
+  const onnx::NodeProto* levels = view ? sole_reader_of(view->output(0), "Concat") : nullptr;
+  const int64_t levels_axis = levels ? int_attribute(*levels, "axis", 0) : 0;
+  if (!levels || (levels_axis != 2 && levels_axis != -1)) return false;
+  if (shape_read)
+    refuse(n, "a YOLOv8 head exported with dynamic shapes (its levels' shapes read by Shape): octet takes the static "
+              "export (yolo export format=onnx dynamic=False)");
+  const ShapeValue* dims = ints_ahead(view->input(1));
   const int64_t channels = boxes.c + classes.c, positions = int64_t(boxes.h) * boxes.w;
   if (!dims || boxes.h != classes.h || boxes.w != classes.w || boxes.c < 4 || boxes.c % 4 != 0 ||
       !batch_first(dims->values, {channels, positions}, positions, file_batch_))
     return false;
-  const onnx::NodeProto* levels = sole_reader_of(view->output(0), "Concat");
-  const int64_t levels_axis = levels ? int_attribute(*levels, "axis", 0) : 0;
-  if (!levels || (levels_axis != 2 && levels_axis != -1)) return false;
   yolov8_levels_[view->output(0)] = {activation(n, 0), activation(n, 1)};
   decoded_steps_.insert(view);
   summary_.dropped.push_back(n.op_type());

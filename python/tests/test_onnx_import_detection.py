@@ -139,9 +139,9 @@ class Yolov8(nn.Module):
     levels concatenated, DFL (a softmax over each side's bins, their expectation by a fixed 1x1 conv) and dist2bbox
     with the cells' centres and strides as constants, the classes' sigmoids: [N, 4 + classes, positions]."""
 
-    def __init__(self, classes=3, bins=16):
+    def __init__(self, classes=3, bins=16, anchor_offset=0.5, dynamic=False):
         super().__init__()
-        self.trunk, self.classes, self.bins = trunk(), classes, bins
+        self.trunk, self.classes, self.bins, self.dynamic = trunk(), classes, bins, dynamic
         self.cv2 = nn.ModuleList([nn.Conv2d(16, 4 * bins, 1) for _ in range(3)])
         self.cv3 = nn.ModuleList([nn.Conv2d(16, classes, 1) for _ in range(3)])
         self.dfl = nn.Conv2d(bins, 1, 1, bias=False).requires_grad_(False)
@@ -150,7 +150,7 @@ class Yolov8(nn.Module):
         for i in range(3):  # make_anchors(feats, [2, 4, 8], 0.5)
             n, stride = IMAGE[1] // 2 ** (i + 1), 2.0 ** (i + 1)
             self.positions.append(n * n)
-            yv, xv = torch.meshgrid(torch.arange(n) + 0.5, torch.arange(n) + 0.5, indexing="ij")
+            yv, xv = torch.meshgrid(torch.arange(n) + anchor_offset, torch.arange(n) + anchor_offset, indexing="ij")
             centres.append(torch.stack((xv, yv), -1).view(-1, 2))
             strides.append(torch.full((n * n, 1), stride))
         self.anchors, self.strides = torch.cat(centres).transpose(0, 1), torch.cat(strides).transpose(0, 1)
@@ -158,7 +158,8 @@ class Yolov8(nn.Module):
     def forward(self, x):
         no = 4 * self.bins + self.classes
         levels_ = [torch.cat((b(f), c(f)), 1) for f, b, c in zip(levels(self.trunk, x), self.cv2, self.cv3)]
-        x_cat = torch.cat([y.view(-1, no, p) for y, p in zip(levels_, self.positions)], 2)
+        x_cat = torch.cat([y.view(y.shape[0], no, -1) if self.dynamic else y.view(-1, no, p)
+                           for y, p in zip(levels_, self.positions)], 2)
         box, cls = x_cat.split((4 * self.bins, self.classes), 1)
         positions = sum(self.positions)
         distances = self.dfl(box.view(-1, 4, self.bins, positions).transpose(2, 1).softmax(1)).view(-1, 4, positions)
@@ -365,7 +366,10 @@ class CatOnRows(SsdStyle):
     (Sigmoided, "a detection head's (that view permuted, batch first, and returned as rows)"),
     (lambda: Yolov5(grid_offset=0.5), "box centres offset by a grid other than YOLOv5's (w - 0.5, h - 0.5) cells, "
                                       "at (h, w) = (0, 0)"),
-    (CatOnRows, "concatenates them over axis 1 (the rows) only")])
+    (CatOnRows, "concatenates them over axis 1 (the rows) only"),
+    (lambda: Yolov8(anchor_offset=0.0), "YOLOv8 anchors other than the cells' centres (w + 0.5, h + 0.5), at "
+                                        "position 0"),
+    (lambda: Yolov8(dynamic=True), "a YOLOv8 head exported with dynamic shapes (its levels' shapes read by Shape)")])
 def test_what_computes_on_the_rows_is_refused_by_name(kind, fragment, octet_bin, tmp_path):
     export(kind(), tmp_path / "model.onnx", ["out"])
     refused(octet_bin, tmp_path / "model.onnx", tmp_path / "model.octet", fragment)
