@@ -314,41 +314,30 @@ def test_summary_lists_the_rows_and_their_convs(octet_bin, detector):
         assert outputs[0]["shape"] == [9 * (256 + 64 + 16), 5] and len(outputs[0]["nodes"]) == 3
 
 
-@pytest.mark.parametrize("detector", ["yolov5"], indirect=True)
-def test_yolov5s_decode_is_applied_in_float_and_named(detector, octet_bin, images, tmp_path):
-    _, _, folder = detector
+@pytest.mark.parametrize("detector, decode, shape, largest_size, summary_line, import_line", [
+    ("yolov5", "YOLOv5", (3 * (256 + 64 + 16), 7), 4 * 373, "output0 1008x7 (rows of 3 output convs, YOLOv5's decode)",
+     "1 output of 3 output convs, decoded as YOLOv5's"),
+    ("yolov8", "YOLOv8", (4 + 3, 256 + 64 + 16), 2 * 15 * 8, "output0 7x336 (of 6 output convs, YOLOv8's decode)",
+     "1 output of 6 output convs, decoded as YOLOv8's")], indirect=["detector"])
+def test_yolo_decodes_are_applied_in_float_and_named(detector, decode, shape, largest_size, summary_line, import_line,
+                                                     octet_bin, images, tmp_path):
+    """YOLOv5's sizes are at most 4 anchors (373 pixels the largest), YOLOv8's 2 x 15 bins at stride 8."""
+    name, _, folder = detector
     quantized = octet.load_quantized(str(folder / "model.int8"))
-    assert [o["decode"] for o in quantized.outputs] == ["yolov5"]
-    assert quantized.outputs[0]["shape"] == (3 * (256 + 64 + 16), 7)
-    with pytest.raises(octet.Error, match=r"decoded as YOLOv5's .* predict\(images, dequantize=True\)"):
+    assert [o["decode"] for o in quantized.outputs] == [name]
+    assert quantized.outputs[0]["shape"] == shape
+    with pytest.raises(octet.Error, match=rf"decoded as {decode}'s .* predict\(images, dequantize=True\)"):
         quantized.predict(images[:2], dequantize=False)
     boxes = quantized.predict(images[32:], dequantize=True)
-    assert 0 <= boxes[..., 4:].min() and boxes[..., 4:].max() <= 1 and boxes[..., 2:4].min() > 0  # sigmoids, sizes
+    values = boxes if name == "yolov5" else np.moveaxis(boxes, 1, -1)  # YOLOv8's: [N, 4 + classes, positions]
+    assert 0 <= values[..., 4:].min() and values[..., 4:].max() <= 1  # sigmoids
+    assert 0 < values[..., 2:4].min() and values[..., 2:4].max() <= largest_size
     summary = subprocess.run([octet_bin, "summary", "--checkpoint", str(folder / "model.octet")],
                              capture_output=True, text=True, check=True).stdout
-    assert "output0 1008x7 (rows of 3 output convs, YOLOv5's decode)" in summary, summary
+    assert summary_line in summary, summary
     imported_line = subprocess.run([octet_bin, "import", str(folder / "model.onnx"), "-o", str(tmp_path / "m.octet")],
                                    capture_output=True, text=True, check=True).stdout
-    assert "1 output of 3 output convs, decoded as YOLOv5's" in imported_line, imported_line
-
-
-@pytest.mark.parametrize("detector", ["yolov8"], indirect=True)
-def test_yolov8_decode_is_applied_in_float_and_named(detector, octet_bin, images, tmp_path):
-    _, _, folder = detector
-    quantized = octet.load_quantized(str(folder / "model.int8"))
-    assert [o["decode"] for o in quantized.outputs] == ["yolov8"]
-    assert quantized.outputs[0]["shape"] == (4 + 3, 256 + 64 + 16) and len(quantized.outputs[0]["nodes"]) == 6
-    with pytest.raises(octet.Error, match=r"decoded as YOLOv8's .* predict\(images, dequantize=True\)"):
-        quantized.predict(images[:2], dequantize=False)
-    boxes = quantized.predict(images[32:], dequantize=True)
-    assert 0 <= boxes[:, 4:].min() and boxes[:, 4:].max() <= 1 and boxes[:, 2:4].min() > 0  # sigmoids, sizes
-    assert boxes[:, 2:4].max() <= 2 * 15 * 8  # at most 15 cells each side, at stride 8
-    summary = subprocess.run([octet_bin, "summary", "--checkpoint", str(folder / "model.octet")],
-                             capture_output=True, text=True, check=True).stdout
-    assert "output0 7x336 (of 6 output convs, YOLOv8's decode)" in summary, summary
-    imported_line = subprocess.run([octet_bin, "import", str(folder / "model.onnx"), "-o", str(tmp_path / "m.octet")],
-                                   capture_output=True, text=True, check=True).stdout
-    assert "1 output of 6 output convs, decoded as YOLOv8's" in imported_line, imported_line
+    assert import_line in imported_line, imported_line
 
 
 class Sigmoided(Retina):
