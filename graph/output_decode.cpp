@@ -12,6 +12,7 @@ namespace octet {
 
 namespace {
 constexpr const char* kYolov5 = "yolov5";
+constexpr const char* kYolov8 = "yolov8";  // a model output of YOLOv8's box and class parts
 constexpr const char* kYolov8Boxes = "yolov8-boxes";
 constexpr const char* kSigmoid = "sigmoid";
 
@@ -75,30 +76,30 @@ bool has_decoded_outputs(const Graph& g) {
   return false;
 }
 
-bool output_decoded(const Graph& g, const ModelOutput& m) { return !decode_name(g, m).empty(); }
-
-std::string decode_name(const Graph& g, const ModelOutput& m) {
+namespace {
+// The decode of output nodes `nodes` as the front doors name it: YOLOv5's or YOLOv8's where a node has it, else
+// a sigmoid's where one has that, else none.
+std::string decode_name_of_nodes(const Graph& g, const std::vector<int>& nodes) {
   std::string name;
-  for (int o : m.nodes) {
+  for (int o : nodes) {
     const DecodeKind kind = g.nodes[static_cast<size_t>(o)].view.decode.kind;
     if (kind == DecodeKind::Yolov5) return kYolov5;
-    if (kind == DecodeKind::Yolov8Boxes) return "yolov8";
+    if (kind == DecodeKind::Yolov8Boxes) return kYolov8;
     if (kind == DecodeKind::Sigmoid) name = kSigmoid;
   }
   return name;
 }
+}  // namespace
 
-std::string decode_name(const Graph& g) {
-  for (int o : g.outputs())
-    if (g.nodes[static_cast<size_t>(o)].view.decode.kind != DecodeKind::None)
-      for (const ModelOutput& m : model_outputs(g, g.shapes()))
-        if (std::count(m.nodes.begin(), m.nodes.end(), o)) return decode_name(g, m);
-  return "";
-}
+std::string decode_name(const Graph& g, const ModelOutput& m) { return decode_name_of_nodes(g, m.nodes); }
+
+std::string decode_name(const Graph& g) { return decode_name_of_nodes(g, g.outputs()); }
+
+bool output_decoded(const Graph& g, const ModelOutput& m) { return !decode_name(g, m).empty(); }
 
 std::string decode_title(const std::string& name) {
   if (name == kYolov5) return "YOLOv5's";
-  if (name == "yolov8") return "YOLOv8's";
+  if (name == kYolov8) return "YOLOv8's";
   return "a " + name;
 }
 

@@ -26,8 +26,8 @@ int64_t decoded_channels(const YoloDecode& d, int64_t channels);
 bool has_decoded_outputs(const Graph& g);
 // Whether model output `m`'s values are decoded.
 bool output_decoded(const Graph& g, const ModelOutput& m);
-// The decode of the graph's first decoded model output (or of `m`), as the front doors name it: "yolov5", "yolov8";
-// empty where none is.
+// The decode of the graph's outputs (or of model output `m`), as the front doors name it: "yolov5", "yolov8"; empty
+// where none is.
 std::string decode_name(const Graph& g);
 std::string decode_name(const Graph& g, const ModelOutput& m);
 // The same as a sentence names it: "YOLOv5's", "YOLOv8's".

@@ -23,6 +23,11 @@ constexpr const char* kYolov8Pattern =
     "YOLOv8's Detect head (per level box and class convs concatenated over axis 1 and viewed as [N, C, HW], the "
     "levels concatenated over axis 2, Split [4 B, classes], DFL, dist2bbox, Sigmoid, Concat over axis 1)";
 
+// Why a head is refused: what of it differs from kYolov8Pattern.
+std::string unlike_yolov8(const std::string& what) {
+  return std::string("a head read otherwise than ") + kYolov8Pattern + ": " + what;
+}
+
 bool close_to(float a, double b) { return std::abs(a - b) <= 1e-5 * std::max(1.0, std::abs(b)); }
 
 // Whether `dims` is a view of one sample's `features` keeping the batch first: [N (or 0, -1), features...], a -1
@@ -90,9 +95,7 @@ bool Importer::yolov8_head(const onnx::NodeProto& n) {
     first_position.push_back(first_position.back() + int64_t(boxes.h) * boxes.w);
   }
   const int64_t box_channels = shape_of(levels[0].boxes).c, classes = shape_of(levels[0].classes).c;
-  const auto unlike = [&](const onnx::NodeProto& at, const std::string& what) {
-    refuse(at, std::string("a head read otherwise than ") + kYolov8Pattern + ": " + what);
-  };
+  const auto unlike = [&](const onnx::NodeProto& at, const std::string& what) { refuse(at, unlike_yolov8(what)); };
   const onnx::NodeProto* split = sole_reader_of(n.output(0), "Split");
   const int64_t split_axis = split ? int_attribute(*split, "axis", 0) : 0;
   const ShapeValue* sizes = split && has_input(*split, 1) ? ints_ahead(split->input(1)) : nullptr;
@@ -131,7 +134,7 @@ bool Importer::yolov8_head(const onnx::NodeProto& n) {
 const onnx::NodeProto* Importer::yolov8_dfl(const std::string& boxes, int64_t bins, int64_t positions,
                                             std::vector<const onnx::NodeProto*>& steps) {
   const auto unlike = [&](const onnx::NodeProto& at, const std::string& what) {
-    refuse(at, std::string("a head read otherwise than ") + kYolov8Pattern + ": its DFL " + what);
+    refuse(at, unlike_yolov8("its DFL " + what));
   };
   const onnx::NodeProto* sides = sole_reader_of(boxes, "Reshape");
   const ShapeValue* sides_dims = sides ? ints_ahead(sides->input(1)) : nullptr;
@@ -170,7 +173,7 @@ const onnx::NodeProto* Importer::yolov8_boxes(const std::string& distances, cons
                                               std::vector<const onnx::NodeProto*>& steps) {
   const onnx::NodeProto& from = *writers_.at(distances);
   const auto unlike = [&](const onnx::NodeProto& at, const std::string& what) {
-    refuse(at, std::string("a head read otherwise than ") + kYolov8Pattern + ": its dist2bbox " + what);
+    refuse(at, unlike_yolov8("its dist2bbox " + what));
   };
   const std::vector<std::string> sides = yolov8_sides(distances, steps);
   if (sides.empty()) unlike(from, "does not split the distances into lt and rb (a Split [2, 2] or two Slices)");
