@@ -6,7 +6,8 @@ retinanet: torchvision's RetinaNet ResNet-50 FPN backbone and head (cls_logits a
 anchors' rows, concatenated); ssdlite: SSDlite320 MobileNetV3-large's backbone and head (boxes and scores);
 yolov5s: YOLOv5s as ultralytics exports it (bench/yolov5s.py: output0, its levels' rows decoded to boxes in pixels and
 scores); yolov8n: YOLOv8n as ultralytics exports it (bench/yolov8n.py: output0 [4 + 80, positions], DFL boxes in pixels
-and class sigmoids). Random weights (no detection weights are on the build machine): batch-norm statistics randomised, a
+and class sigmoids); yolov8n-seg: YOLOv8n-seg (its mask coefficients after the classes in output0 [4 + 80 + 32,
+positions], the prototypes output1). Random weights (no detection weights are on the build machine): batch-norm statistics randomised, a
 torchvision head's convs Kaiming-initialised (torchvision's std 0.01 leaves untrained heads' activations vanishing),
 YOLO's with their own init and Detect's prior biases. Exported to ONNX, then:
 
@@ -23,6 +24,7 @@ top-down resizes no whole factor (32 -> 63 pixels). Needs the Debian torch (1.13
   bench/peer_outputs.py --octet build/tools/octet --model retinanet --size 320 --bench
   bench/peer_outputs.py --octet build/tools/octet --model yolov5s --size 640 --bench
   bench/peer_outputs.py --octet build/tools/octet --model yolov8n --size 640 --bench
+  bench/peer_outputs.py --octet build/tools/octet --model yolov8n-seg --size 640 --bench
 """
 
 import argparse
@@ -73,6 +75,8 @@ def model_and_names(name, seed):
         return randomised(yolov5s.Yolov5s()), ["output0"]
     if name == "yolov8n":
         return randomised(yolov8n.Yolov8n()), ["output0"]
+    if name == "yolov8n-seg":
+        return randomised(yolov8n.Yolov8nSeg()), ["output0", "output1"]
     detection = torchvision.models.detection
     if name == "retinanet":
         model = detection.retinanet_resnet50_fpn(weights=None, weights_backbone=None)
@@ -112,7 +116,9 @@ def fx_traceable(model):
 
 
 def finished(model, outputs):
-    """The traceable copy's outputs as `model` returns them: YOLOv5s's head convs decoded, in float."""
+    """The traceable copy's outputs as `model` returns them: YOLO's head convs decoded, in float."""
+    if isinstance(model, yolov8n.Yolov8nSeg):
+        return list(yolov8n.segment(outputs, model.dfl, model.nc))
     if isinstance(model, yolov8n.Yolov8n):
         return [yolov8n.decode(outputs, model.dfl, model.nc)]
     if not isinstance(model, yolov5s.Yolov5s):
@@ -121,7 +127,7 @@ def finished(model, outputs):
 
 
 def torch_ao(model, calibration, test):
-    from torch.ao.quantization import get_default_qconfig_mapping
+    from torch.ao.quantization import get_default_qconfig, get_default_qconfig_mapping
     from torch.ao.quantization.quantize_fx import convert_fx, prepare_fx
     torch.backends.quantized.engine = "onednn"
     traceable = fx_traceable(model)
@@ -130,7 +136,10 @@ def torch_ao(model, calibration, test):
         assert all(torch.equal(a, b) for a, b in zip(finished(model, traceable(test[:1])),
                                                      reference if isinstance(reference, tuple) else [reference]))
     start = time.time()
-    prepared = prepare_fx(traceable, get_default_qconfig_mapping("onednn"), example_inputs=(calibration[:1],))
+    # torch.ao refuses per-channel weights for ConvTranspose2d ("not supported yet"): per-tensor for those.
+    mapping = get_default_qconfig_mapping("onednn").set_object_type(torch.nn.ConvTranspose2d,
+                                                                    get_default_qconfig("qnnpack"))
+    prepared = prepare_fx(traceable, mapping, example_inputs=(calibration[:1],))
     with torch.no_grad():
         for first in range(0, len(calibration), 8):
             prepared(calibration[first:first + 8])
@@ -144,12 +153,13 @@ YOLO_PARTS = {"centres (xy)": (..., slice(0, 2)), "sizes (wh)": (..., slice(2, 4
               "classes": (..., slice(5, None))}
 YOLOV8_PARTS = {"centres (xy)": (slice(None), slice(0, 2)), "sizes (wh)": (slice(None), slice(2, 4)),
                 "classes": (slice(None), slice(4, None))}
+YOLOV8_SEG_PARTS = {**YOLOV8_PARTS, "classes": (slice(None), slice(4, 84)), "masks": (slice(None), slice(84, None))}
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--octet", default="build/tools/octet")
-    parser.add_argument("--model", choices=["fpn", "retinanet", "ssdlite", "yolov5s", "yolov8n"], default="fpn")
+    parser.add_argument("--model", choices=["fpn", "retinanet", "ssdlite", "yolov5s", "yolov8n", "yolov8n-seg"], default="fpn")
     parser.add_argument("--size", type=int, default=256, help="input side (250: resizes by no whole factor)")
     parser.add_argument("--calib", type=int, default=32)
     parser.add_argument("--test", type=int, default=8)
@@ -182,9 +192,10 @@ def main():
         print(f"{'output':16} {'shape':>16} {'octet int8 dB':>14} {'torch.ao dB':>12}")
         for name, f, mine, theirs in zip(names, floats, ours, ao):
             print(f"{name:16} {str(f.shape[1:]):>16} {sqnr_db(f, mine):14.2f} {sqnr_db(f, theirs):12.2f}")
-            # The decoded parts apart: the cells' pixel offsets dominate the whole. YOLOv5's on the last axis,
+            # output0's decoded parts apart: the cells' pixel offsets dominate the whole. YOLOv5's on the last axis,
             # YOLOv8's on axis 1.
-            for part, at in {"yolov5s": YOLO_PARTS, "yolov8n": YOLOV8_PARTS}.get(a.model, {}).items():
+            parts = {"yolov5s": YOLO_PARTS, "yolov8n": YOLOV8_PARTS, "yolov8n-seg": YOLOV8_SEG_PARTS}
+            for part, at in (parts.get(a.model, {}) if name == "output0" else {}).items():
                 print(f"  {part:14} {'':>16} {sqnr_db(f[at], mine[at]):14.2f} {sqnr_db(f[at], theirs[at]):12.2f}")
         print(f"quantize seconds: octet {octet_seconds:.1f}, torch.ao {ao_seconds:.1f}")
         if a.bench:

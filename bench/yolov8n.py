@@ -3,7 +3,7 @@ out in PyTorch: the same layers and shapes, and the ONNX graph of a static `yolo
 anchors constant), without the ultralytics package (not on the build machine). `Yolov8n(decode=True)` is Detect in
 inference mode ("output0", [N, 4 + 80, 8400] at 640 x 640: boxes as centre and size in pixels, class sigmoids);
 `decode=False` returns the six head convs' outputs (per level boxes, then classes), which torch.ao's FX can trace, and
-`decode()` applies Detect's decode to them in float."""
+`decode()` applies Detect's decode to them in float. `Yolov8nSeg` is YOLOv8n-seg, its Segment head likewise."""
 
 import torch
 from torch import nn
@@ -95,6 +95,11 @@ class Yolov8n(nn.Module):
             b[-1].bias.data[:nc] = torch.log(torch.tensor(5 / nc / (640 / s) ** 2))
 
     def forward(self, x):
+        heads = self.detect_convs(self.levels(x))
+        return decode(heads, self.dfl, self.nc) if self.decode else tuple(heads)
+
+    def levels(self, x):
+        """The PAN's outputs at strides 8, 16 and 32."""
         features = []
         for layer in self.backbone:
             x = layer(x)
@@ -103,8 +108,43 @@ class Yolov8n(nn.Module):
         h12 = self.top4(torch.cat((up(x, scale_factor=2.0, mode="nearest"), features[6]), 1))
         o3 = self.out3(torch.cat((up(h12, scale_factor=2.0, mode="nearest"), features[4]), 1))
         o4 = self.out4(torch.cat((self.down3(o3), h12), 1))
-        o5 = self.out5(torch.cat((self.down4(o4), x), 1))
+        return o3, o4, self.out5(torch.cat((self.down4(o4), x), 1))
+
+    def detect_convs(self, levels):
         heads = []
-        for a, b, o in zip(self.cv2, self.cv3, (o3, o4, o5)):
+        for a, b, o in zip(self.cv2, self.cv3, levels):
             heads.extend((a(o), b(o)))
-        return decode(heads, self.dfl, self.nc) if self.decode else tuple(heads)
+        return heads
+
+
+class Proto(nn.Sequential):
+    """Segment's mask prototypes: a conv, a 2x2 ConvTranspose of stride 2 (twice the size), two convs."""
+
+    def __init__(self, c1, c_, c2):
+        super().__init__(Conv(c1, c_, 3), nn.ConvTranspose2d(c_, c_, 2, 2, 0, bias=True), Conv(c_, c_, 3), Conv(c_, c2))
+
+
+def segment(heads, dfl, nc=80):
+    """Segment's inference outputs from its convs' (Detect's six, the three mask coefficient convs, the prototypes):
+    output0 Detect's with each position's mask coefficients concatenated after the classes, output1 the
+    prototypes."""
+    coefficients = torch.cat([y.view(-1, int(y.shape[1]), int(y.shape[2]) * int(y.shape[3])) for y in heads[6:9]], 2)
+    return torch.cat((decode(heads[:6], dfl, nc), coefficients), 1), heads[9]
+
+
+class Yolov8nSeg(Yolov8n):
+    """YOLOv8n-seg (cfg/models/v8/yolov8-seg.yaml at scale n: Segment(nc, 32 masks, 256 prototype channels x 0.25)):
+    output0 [N, 4 + 80 + 32, 8400] and output1 [N, 32, 160, 160] at 640 x 640; `decode=False` returns its ten convs'
+    outputs, `segment()` makes the two from them in float."""
+
+    def __init__(self, nc=80, decode=True, masks=32):
+        super().__init__(nc, decode)
+        c4 = max(64 // 4, masks)
+        self.cv4 = nn.ModuleList(nn.Sequential(Conv(c, c4, 3), Conv(c4, c4, 3), nn.Conv2d(c4, masks, 1))
+                                 for c in (64, 128, 256))
+        self.proto = Proto(64, 64, masks)
+
+    def forward(self, x):
+        levels = self.levels(x)
+        heads = self.detect_convs(levels) + [m(o) for m, o in zip(self.cv4, levels)] + [self.proto(levels[0])]
+        return segment(heads, self.dfl, self.nc) if self.decode else tuple(heads)

@@ -42,12 +42,13 @@ void add_sqnr_terms(const FloatTensor& reference, const FloatTensor& int8, doubl
   }
 }
 
-// The same for an output node's values, and for their decode where its view has one.
+// The same for an output node's values, and for them as predict returns them: decoded where its view has a decode
+// (a YOLOv8 segmentation head's mask coefficients, undecoded, count among a decoded output's too).
 void add_output_sqnr_terms(const OutputView& view, const ActShape& s, const FloatTensor& reference,
                            const FloatTensor& int8, int64_t batch, double& signal, double& noise, double& decoded_signal,
                            double& decoded_noise) {
   add_sqnr_terms(reference, int8, signal, noise);
-  if (view.decode.kind == DecodeKind::None) return;
+  if (view.decode.kind == DecodeKind::None) return add_sqnr_terms(reference, int8, decoded_signal, decoded_noise);
   FloatTensor decoded_reference = reference, decoded_int8 = int8;
   decode_node_values(view, s, decoded_reference.data, batch);
   decode_node_values(view, s, decoded_int8.data, batch);

@@ -94,25 +94,89 @@ bool Importer::arranged_rows(const onnx::NodeProto& n) {
   return true;
 }
 
-// A Concat over axis 1 of such rows: their parts, one after another.
+// A conv's [N, C, H, W] viewed as [N, C, H W], concatenated over the positions (axis 2) and returned, as YOLOv8's
+// segmentation head returns its mask coefficients: a part of that output, which the Concat places.
+bool Importer::positions_view(const onnx::NodeProto& n) {
+  const onnx::NodeProto* levels = sole_reader_of(n.output(0), "Concat");
+  const int64_t axis = levels ? int_attribute(*levels, "axis", 0) : 0;
+  if (!levels || (axis != 2 && axis != -1) || !values_.count(n.input(0)) || is_flat(value_node(n, 0)) ||
+      is_one_row(n, 0) || !returned_as_rows(n.output(0)))
+    return false;
+  const ActShape s = shape_of(value_node(n, 0));
+  const ShapeValue* shape = shape_value(n, 1);
+  const std::vector<int64_t> none, dims = shape ? shape->values : none;
+  const int64_t positions = int64_t(s.h) * s.w;
+  if (dims.size() != 3 || (dims[0] != kBatchDim && dims[0] != file_batch_ && dims[0] != -1 && dims[0] != 0) ||
+      dims[1] != s.c || (dims[2] != positions && dims[2] != -1))
+    return false;
+  arranged_[n.output(0)] = {{activation(n, 0), {"", 1, "akhw", 2, {}, 2, {}}}};
+  summary_.dropped.push_back(n.op_type());
+  return true;
+}
+
+// A Concat over axis 1 of such rows: their parts, one after another; of [K, H W] parts (YOLOv8's) over either axis:
+// concat_placed.
 bool Importer::concat_arranged(const onnx::NodeProto& n) {
   if (n.input_size() == 0 || !arranged_.count(n.input(0))) return false;
   const ArrangedPart& first_part = arranged_.at(n.input(0)).front();
   const std::vector<int64_t> first = output_part_dims(first_part.view, shape_of(first_part.node));
   const int64_t given = int_attribute(n, "axis", 0), rank = 1 + static_cast<int64_t>(first.size());
+  std::vector<std::vector<ArrangedPart>> inputs;
+  for (int i = 0; i < n.input_size(); ++i) {
+    const auto in = arranged_.find(n.input(i));
+    if (in == arranged_.end()) refuse(n, "a concat of a detection head's rows and other values");
+    inputs.push_back(in->second);
+  }
+  if (concat_placed(n, inputs, given < 0 ? given + rank : given)) return true;
   if (given != 1 && given != 1 - rank)
     refuse(n, "a concat over axis " + std::to_string(given) + " of a detection head's rows: octet concatenates them "
               "over axis 1 (the rows) only");
   std::vector<ArrangedPart> parts;
-  for (int i = 0; i < n.input_size(); ++i) {
-    const auto in = arranged_.find(n.input(i));
-    if (in == arranged_.end()) refuse(n, "a concat of a detection head's rows and other values");
-    parts.insert(parts.end(), in->second.begin(), in->second.end());
-  }
+  for (const std::vector<ArrangedPart>& in : inputs) parts.insert(parts.end(), in.begin(), in.end());
   for (const ArrangedPart& p : parts) {
     const std::vector<int64_t> dims = output_part_dims(p.view, shape_of(p.node));
     if (!std::equal(first.begin() + 1, first.end(), dims.begin() + 1, dims.end()))
       refuse(n, "a concat of rows of different lengths");
+  }
+  arranged_[n.output(0)] = parts;
+  summary_.dropped.push_back(n.op_type());
+  return true;
+}
+
+// A Concat of [K, H W] parts over the positions (axis 2), or over the values (axis 1) of ones placed so: each
+// input's parts placed after the previous inputs' along that axis (YOLOv8's output0: its boxes and classes, then a
+// segmentation head's mask coefficients). False for other parts, and for rows after rows (concat_arranged's).
+bool Importer::concat_placed(const onnx::NodeProto& n, const std::vector<std::vector<ArrangedPart>>& inputs,
+                             int64_t axis) {
+  bool positions = true, placed = false;
+  for (const std::vector<ArrangedPart>& in : inputs)
+    for (const ArrangedPart& p : in) {
+      const OutputView& v = p.view;
+      positions &= v.order == "akhw" && v.groups == 1 && v.merged == 2 && v.merged_last == 2;
+      placed |= !v.at.empty();
+    }
+  if (!positions && placed) refuse(n, "a concat of YOLOv8's placed values and a detection head's rows");
+  if (!positions || (!placed && axis != 2)) return false;
+  if (axis != 1 && axis != 2)
+    refuse(n, "a concat over axis " + std::to_string(axis) + " of [N, K, H W] views: octet concatenates them over "
+              "axis 1 or 2");
+  std::vector<ArrangedPart> parts;
+  int64_t offset = 0, across = -1;  // along the axis; the other axis' size, the same for every input
+  for (const std::vector<ArrangedPart>& in : inputs) {
+    int64_t extent[2] = {0, 0}, rows = 0;
+    for (ArrangedPart p : in) {
+      const std::vector<int64_t> dims = output_part_dims(p.view, shape_of(p.node));
+      if (p.view.at.empty()) p.view.at = {rows, 0}, rows += dims[0];  // rows after rows
+      for (int d = 0; d < 2; ++d) extent[d] = std::max(extent[d], p.view.at[d] + dims[d]);
+      p.view.at[axis - 1] += offset;
+      parts.push_back(p);
+    }
+    const int64_t other = extent[2 - axis];
+    if (across >= 0 && other != across)
+      refuse(n, "a concat over axis " + std::to_string(axis) + " of [N, K, H W] views of " + std::to_string(across) +
+                    " and " + std::to_string(other) + " along axis " + std::to_string(3 - axis));
+    across = other;
+    offset += extent[axis - 1];
   }
   arranged_[n.output(0)] = parts;
   summary_.dropped.push_back(n.op_type());

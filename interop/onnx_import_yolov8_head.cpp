@@ -6,7 +6,8 @@
 // fixed 1x1 Conv of weights 0 .. B - 1, Reshape to [N, 4, P]) and dist2bbox
 // (Split or Slice into lt, rb; x1y1 = anchors - lt, x2y2 = anchors + rb;
 // Concat((x1y1 + x2y2) / 2, x2y2 - x1y1) * strides); the classes' Sigmoid;
-// Concat over axis 1: output0 [N, 4 + classes, P]. octet keeps the convs as
+// Concat over axis 1: output0 [N, 4 + classes, P] (a segmentation head's has
+// its mask coefficients concatenated after them). octet keeps the convs as
 // outputs, each placed in the output (graph/output_view.h) with its decode,
 // applied in float where values leave octet; the steps are checked here,
 // their constants against each level's cell centres and stride, and dropped.
@@ -26,6 +27,13 @@ constexpr const char* kYolov8Pattern =
 // Why a head is refused: what of it differs from kYolov8Pattern.
 std::string unlike_yolov8(const std::string& what) {
   return std::string("a head read otherwise than ") + kYolov8Pattern + ": " + what;
+}
+
+// A level's box or class conv in output0 ([4 + classes, P]): [K, H W] at (row, position).
+OutputView yolov8_part(DecodeKind kind, float stride, int64_t row, int64_t position) {
+  OutputView v{"", 1, "akhw", 2, {}, 2, {row, position}};
+  v.decode.kind = kind, v.decode.stride = stride;
+  return v;
 }
 
 bool close_to(float a, double b) { return std::abs(a - b) <= 1e-5 * std::max(1.0, std::abs(b)); }
@@ -113,17 +121,19 @@ bool Importer::yolov8_head(const onnx::NodeProto& n) {
   if (!scores) unlike(*split, "the class channels are not read by one Sigmoid");
   const onnx::NodeProto* output = sole_reader_of(boxes->output(0), "Concat");
   const int64_t output_axis = output ? int_attribute(*output, "axis", 0) : 0;
-  if (!output || output->input_size() != 2 || output->input(1) != scores->output(0) ||
-      (output_axis != 1 && output_axis != -2) || !is_model_output(output->output(0)))
-    unlike(*boxes, "the boxes and the class sigmoids are not concatenated over axis 1 into a model output");
-  steps.insert(steps.end(), {scores, output});
-  std::vector<ArrangedPart> parts;
+  bool adjacent = false;  // the boxes, then the class sigmoids
+  for (int i = 0; output && i + 1 < output->input_size(); ++i)
+    adjacent |= output->input(i) == boxes->output(0) && output->input(i + 1) == scores->output(0);
+  if (!adjacent || (output_axis != 1 && output_axis != -2) || !returned_as_rows(output->output(0)))
+    unlike(*boxes, "the boxes and the class sigmoids are not concatenated over axis 1 and returned (as they are, or "
+                   "with other [N, K, H W] values concatenated over axis 1)");
+  steps.push_back(scores);
+  // Placed at row 0 of the boxes and of the sigmoids: the Concat places them in its output (concat_placed).
   for (size_t l = 0; l < levels.size(); ++l) {
     const int64_t at = first_position[l];
-    parts.push_back({levels[l].boxes, {"", 1, "akhw", 2, {DecodeKind::Yolov8Boxes, strides[l], {}}, 2, {0, at}}});
-    parts.push_back({levels[l].classes, {"", 1, "akhw", 2, {DecodeKind::Sigmoid, 0, {}}, 2, {4, at}}});
+    arranged_[boxes->output(0)].push_back({levels[l].boxes, yolov8_part(DecodeKind::Yolov8Boxes, strides[l], 0, at)});
+    arranged_[scores->output(0)].push_back({levels[l].classes, yolov8_part(DecodeKind::Sigmoid, 0, 0, at)});
   }
-  arranged_[output->output(0)] = parts;
   decoded_steps_.insert(steps.begin(), steps.end());
   summary_.dropped.push_back(n.op_type());
   return true;

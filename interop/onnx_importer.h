@@ -324,6 +324,8 @@ class Importer {
   bool permuted_groups(const onnx::NodeProto& n);  // whether n is imported there (else as usual)
   bool arranged_rows(const onnx::NodeProto& n);
   bool concat_arranged(const onnx::NodeProto& n);
+  bool positions_view(const onnx::NodeProto& n);  // a Reshape: whether n is one (then recorded)
+  bool concat_placed(const onnx::NodeProto& n, const std::vector<std::vector<ArrangedPart>>& inputs, int64_t axis);
   // onnx_import_yolo_decode.cpp: YOLOv5's decode after a level's [N, A, H, W, K] view `permuted` (of a node of
   // shape `s`, read as `anchors` groups): the Concat that ends it, `decode` set and its steps in decoded_steps_; null
   // where no Sigmoid alone reads the view; refused, naming the step, where the rest differs from YOLOv5's.

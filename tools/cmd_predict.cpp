@@ -100,8 +100,8 @@ nlohmann::json write_outputs(const std::string& folder, const QuantizedModel& mo
       });
       return path;
     };
-    nlohmann::json entry = {{"node", model.graph.nodes[m.nodes[0]].name}, {"shape", shape}};
-    if (!m.name.empty()) entry["name"] = m.name;
+    const std::string& node = model.graph.nodes[m.nodes[0]].name;  // an output of its own: named by it, as in Python
+    nlohmann::json entry = {{"name", m.name.empty() ? node : m.name}, {"node", node}, {"shape", shape}};
     if (output_decoded(model.graph, m)) entry["decode"] = decode_name(model.graph, m);
     if (m.nodes.size() > 1) {
       entry["nodes"] = nlohmann::json::array();

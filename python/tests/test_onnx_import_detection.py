@@ -156,8 +156,11 @@ class Yolov8(nn.Module):
         self.anchors, self.strides = torch.cat(centres).transpose(0, 1), torch.cat(strides).transpose(0, 1)
 
     def forward(self, x):
+        return self.detect(levels(self.trunk, x))
+
+    def detect(self, features):
         no = 4 * self.bins + self.classes
-        levels_ = [torch.cat((b(f), c(f)), 1) for f, b, c in zip(levels(self.trunk, x), self.cv2, self.cv3)]
+        levels_ = [torch.cat((b(f), c(f)), 1) for f, b, c in zip(features, self.cv2, self.cv3)]
         x_cat = torch.cat([y.view(y.shape[0], no, -1) if self.dynamic else y.view(-1, no, p)
                            for y, p in zip(levels_, self.positions)], 2)
         box, cls = x_cat.split((4 * self.bins, self.classes), 1)
@@ -169,9 +172,35 @@ class Yolov8(nn.Module):
         return torch.cat((boxes, cls.sigmoid()), 1)
 
 
+class Yolov8Seg(Yolov8):
+    """YOLOv8's Segment head: Detect's output0 with each level's mask coefficients (a conv's [N, masks, HW] view, the
+    levels concatenated over the positions) concatenated after the classes, and the mask prototypes from the first
+    level (Proto: a conv, a 2x2 ConvTranspose of stride 2, two convs, SiLU after each conv): output1."""
+
+    def __init__(self, masks=4):
+        super().__init__()
+        self.cv4 = nn.ModuleList([nn.Conv2d(16, masks, 1) for _ in range(3)])
+        self.proto = nn.Sequential(nn.Conv2d(16, 8, 3, 1, 1), nn.SiLU(), nn.ConvTranspose2d(8, 8, 2, 2),
+                                   nn.Conv2d(8, 8, 3, 1, 1), nn.SiLU(), nn.Conv2d(8, masks, 1), nn.SiLU())
+
+    def forward(self, x):
+        features = levels(self.trunk, x)
+        coefficients = torch.cat([m(f).view(-1, m.out_channels, p)
+                                  for f, m, p in zip(features, self.cv4, self.positions)], 2)
+        return torch.cat((self.detect(features), coefficients), 1), self.proto(features[0])
+
+
 MODELS = {"retina": (Retina, ["cls_logits", "bbox_regression"]), "ssd": (SsdStyle, ["boxes"]),
           "yolo": (YoloRaw, ["p4", "p8"]), "yolov5": (Yolov5, ["output0"]), "yolov7": (Yolov7, ["output"]),
-          "yolov8": (Yolov8, ["output0"])}
+          "yolov8": (Yolov8, ["output0"]), "yolov8seg": (Yolov8Seg, ["output0", "output1"])}
+# An output of no rows, the Segment head's prototypes: octet names it after its identity output layer, the export
+# after its logits' position.
+OCTET_NAMES = {"yolov8seg": ["output0", "output1_logits"]}
+EXPORTED_NAMES = {"yolov8seg": ["output0", "logits_9"]}
+
+
+def octet_names(name):
+    return OCTET_NAMES.get(name, MODELS[name][1])
 
 
 def export(model, path, names):
@@ -217,7 +246,7 @@ def test_float_rows_are_pytorchs(detector, images):
     ours = as_tuple(checkpoint.predict(images))
     with torch.no_grad():
         expected = [t.numpy() for t in as_tuple(model(torch.from_numpy(images)))]
-    assert [o["name"] for o in checkpoint.outputs] == MODELS[name][1]
+    assert [o["name"] for o in checkpoint.outputs] == octet_names(name)
     assert [o["shape"] for o in checkpoint.outputs] == [e.shape[1:] for e in expected]
     for got, want in zip(ours, expected):
         assert got.shape == want.shape
@@ -234,10 +263,10 @@ def test_int8_rows_follow_float_and_predict_writes_them(detector, images, octet_
     report = json.loads(subprocess.run([octet_bin, "eval", "--checkpoint", str(folder / "model.octet"), "--quantized",
                                         str(folder / "model.int8"), "--eval-data", str(folder / "test.npy"), "--json",
                                         "-"], capture_output=True, text=True, check=True).stdout)
-    rows = [layer for layer in report["layers"] if layer["op"] == "rows"]
-    assert [r["name"] for r in rows] == [o["name"] for o in quantized.outputs]
-    for r, f, q in zip(rows, floats, int8):  # each output's SQNR over all its convs' values
-        assert abs(r["sqnr_db"] - sqnr_db(f, q)) < 0.01, (r, sqnr_db(f, q))
+    # Each output's SQNR over all its convs' values (rows), or its output layer's (an output of no rows).
+    scored = {layer["name"]: layer for layer in report["layers"] if layer["op"] in ("rows", "output")}
+    for o, f, q in zip(quantized.outputs, floats, int8):
+        assert abs(scored[o["name"]]["sqnr_db"] - sqnr_db(f, q)) < 0.01, (scored[o["name"]], sqnr_db(f, q))
     result = subprocess.run([octet_bin, "predict", "--quantized", str(folder / "model.int8"), "--checkpoint",
                              str(folder / "model.octet"), "--eval-data", str(folder / "test.npy"), "--outputs",
                              str(tmp_path), "--json", "-"], capture_output=True, text=True, check=True)
@@ -254,7 +283,8 @@ def test_the_int8_export_gives_onnx_runtime_the_same_named_rows(detector, images
     name, _, folder = detector
     subprocess.run([octet_bin, "export", "--quantized", str(folder / "model.int8"), "--onnx",
                     str(tmp_path / "int8.onnx")], capture_output=True, text=True, check=True)
-    assert [o.name for o in onnx.load(str(tmp_path / "int8.onnx")).graph.output] == MODELS[name][1]
+    exported = [o.name for o in onnx.load(str(tmp_path / "int8.onnx")).graph.output]
+    assert exported == EXPORTED_NAMES.get(name, MODELS[name][1])
     if ort_peer.missing():
         pytest.skip(ort_peer.missing())
     ours = as_tuple(octet.load_quantized(str(folder / "model.int8")).predict(images[32:], dequantize=True))
@@ -309,7 +339,7 @@ def test_summary_lists_the_rows_and_their_convs(octet_bin, detector):
     result = subprocess.run([octet_bin, "summary", "--checkpoint", str(folder / "model.octet"), "--json", "-"],
                             capture_output=True, text=True, check=True)
     outputs = json.loads(result.stdout)["outputs"]
-    assert [o["name"] for o in outputs] == MODELS[name][1]
+    assert [o["name"] for o in outputs] == octet_names(name)
     if name == "retina":
         assert outputs[0]["shape"] == [9 * (256 + 64 + 16), 5] and len(outputs[0]["nodes"]) == 3
 
@@ -318,18 +348,27 @@ def test_summary_lists_the_rows_and_their_convs(octet_bin, detector):
     ("yolov5", "YOLOv5", (3 * (256 + 64 + 16), 7), 4 * 373, "output0 1008x7 (rows of 3 output convs, YOLOv5's decode)",
      "1 output of 3 output convs, decoded as YOLOv5's"),
     ("yolov8", "YOLOv8", (4 + 3, 256 + 64 + 16), 2 * 15 * 8, "output0 7x336 (of 6 output convs, YOLOv8's decode)",
-     "1 output of 6 output convs, decoded as YOLOv8's")], indirect=["detector"])
+     "1 output of 6 output convs, decoded as YOLOv8's"),
+    ("yolov8seg", "YOLOv8", (4 + 3 + 4, 256 + 64 + 16), 2 * 15 * 8,
+     "output0 11x336 (of 9 output convs, YOLOv8's decode), output1_logits 4x32x32",
+     "2 outputs of 10 output convs, decoded as YOLOv8's")], indirect=["detector"])
 def test_yolo_decodes_are_applied_in_float_and_named(detector, decode, shape, largest_size, summary_line, import_line,
                                                      octet_bin, images, tmp_path):
-    """YOLOv5's sizes are at most 4 anchors (373 pixels the largest), YOLOv8's 2 x 15 bins at stride 8."""
-    name, _, folder = detector
+    """YOLOv5's sizes are at most 4 anchors (373 pixels the largest), YOLOv8's 2 x 15 bins at stride 8; a YOLOv8
+    segmentation head's mask coefficients follow the class sigmoids undecoded, its prototypes an output of their own."""
+    name, model, folder = detector
     quantized = octet.load_quantized(str(folder / "model.int8"))
-    assert [o["decode"] for o in quantized.outputs] == [name]
+    assert [o["decode"] for o in quantized.outputs] == [name.removesuffix("seg")] + [None] * (name == "yolov8seg")
     assert quantized.outputs[0]["shape"] == shape
     with pytest.raises(octet.Error, match=rf"decoded as {decode}'s .* predict\(images, dequantize=True\)"):
         quantized.predict(images[:2], dequantize=False)
-    boxes = quantized.predict(images[32:], dequantize=True)
+    boxes = as_tuple(quantized.predict(images[32:], dequantize=True))[0]
     values = boxes if name == "yolov5" else np.moveaxis(boxes, 1, -1)  # YOLOv8's: [N, 4 + classes, positions]
+    if name == "yolov8seg":
+        with torch.no_grad():
+            coefficients = model(torch.from_numpy(images[32:]))[0][:, 4 + 3:].numpy()
+        assert sqnr_db(coefficients, boxes[:, 4 + 3:]) >= 30 and values[..., 4 + 3:].min() < 0
+        values = values[..., :4 + 3]
     assert 0 <= values[..., 4:].min() and values[..., 4:].max() <= 1  # sigmoids
     assert 0 < values[..., 2:4].min() and values[..., 2:4].max() <= largest_size
     summary = subprocess.run([octet_bin, "summary", "--checkpoint", str(folder / "model.octet")],

@@ -118,8 +118,10 @@ def test_predict_writes_every_output_as_the_module_returns_it(heads, images, oct
                              str(folder / "heads.octet"), "--eval-data", str(folder / "images.npy"), "--outputs",
                              str(tmp_path / "out"), "--json", "-"], capture_output=True, text=True, check=True)
     outputs = json.loads(result.stdout)["outputs"]
-    int8 = octet.load_quantized(str(folder / "heads.int8")).predict(images, dequantize=True)
+    quantized = octet.load_quantized(str(folder / "heads.int8"))
+    int8 = quantized.predict(images, dequantize=True)
     floats = octet.load_checkpoint(str(folder / "heads.octet")).predict(images)
+    assert [o["name"] for o in outputs] == [o["name"] for o in quantized.outputs]
     assert [o["shape"] for o in outputs] == [list(a.shape) for a in int8]
     for k, output in enumerate(outputs):
         assert output["int8"] == str(tmp_path / "out" / f"int8_output{k}.npy")

@@ -619,8 +619,13 @@ class Yolov8Head(nn.Module):
         self.strides = torch.tensor([2.0] * 24 + [4.0] * 6).view(1, 30)
 
     def forward(self, x):
+        return self.detect(self.features(x))
+
+    def features(self, x):
         fine = torch.relu(self.conv(x))
-        features = (fine, torch.relu(self.down(fine)))
+        return fine, torch.relu(self.down(fine))
+
+    def detect(self, features):
         x_cat = torch.cat([torch.cat((b(f), c(f)), 1).view(-1, 18, p)
                            for f, b, c, p in zip(features, self.boxes, self.classes, (24, 6))], 2)
         box, cls = x_cat.split((16, 2), 1)
@@ -633,6 +638,26 @@ def write_yolov8_head():
     torch.manual_seed(31)
     torch.onnx.export(Yolov8Head().eval(), torch.zeros(1, 3, 8, 12), str(OUT / "yolov8_head.onnx"), opset_version=13,
                       input_names=["x"], output_names=["output0"])
+
+
+class Yolov8SegmentHead(Yolov8Head):
+    """YOLOv8's Segment: the same Detect with 3 mask coefficients per position concatenated after the classes
+    (output0 [N, 4 + 2 + 3, 30]) and prototypes from the finer level (output1)."""
+
+    def __init__(self):
+        super().__init__()
+        self.masks, self.proto = nn.ModuleList(nn.Conv2d(8, 3, 1) for _ in range(2)), nn.Conv2d(8, 3, 1)
+
+    def forward(self, x):
+        features = self.features(x)
+        coefficients = torch.cat([m(f).view(-1, 3, p) for f, m, p in zip(features, self.masks, (24, 6))], 2)
+        return torch.cat((self.detect(features), coefficients), 1), self.proto(features[0])
+
+
+def write_yolov8_segment_head():
+    torch.manual_seed(32)
+    torch.onnx.export(Yolov8SegmentHead().eval(), torch.zeros(1, 3, 8, 12), str(OUT / "yolov8_segment_head.onnx"),
+                      opset_version=13, input_names=["x"], output_names=["output0", "output1"])
 
 
 class UpConvolutions(nn.Module):
@@ -848,6 +873,7 @@ def main():
     write_detection_rows()
     write_yolov5_decode()
     write_yolov8_head()
+    write_yolov8_segment_head()
     write_up_convolutions()
     write_grouped_up_convolutions()
     write_split_attention()
