@@ -7,9 +7,11 @@ anchors' rows, concatenated); ssdlite: SSDlite320 MobileNetV3-large's backbone a
 yolov5s: YOLOv5s as ultralytics exports it (bench/yolov5s.py: output0, its levels' rows decoded to boxes in pixels and
 scores); yolov8n: YOLOv8n as ultralytics exports it (bench/yolov8n.py: output0 [4 + 80, positions], DFL boxes in pixels
 and class sigmoids); yolov8n-seg: YOLOv8n-seg (its mask coefficients after the classes in output0 [4 + 80 + 32,
-positions], the prototypes output1). Random weights (no detection weights are on the build machine): batch-norm statistics randomised, a
-torchvision head's convs Kaiming-initialised (torchvision's std 0.01 leaves untrained heads' activations vanishing),
-YOLO's with their own init and Detect's prior biases. Exported to ONNX, then:
+positions], the prototypes output1); yolov8n-pose: YOLOv8n-pose (one class, 17 keypoints decoded to pixels and
+visibility sigmoids after it: [4 + 1 + 51, positions]). Random weights (no detection weights are on the build
+machine): batch-norm statistics randomised, a torchvision head's convs Kaiming-initialised (torchvision's std 0.01
+leaves untrained heads' activations vanishing), YOLO's with their own init and Detect's prior biases. Exported to
+ONNX, then:
 
   octet: import, quantize (--calib-data: the first --calib inputs; the default method), predict --outputs on the
          next --test inputs: each output's SQNR against PyTorch's float;
@@ -25,6 +27,7 @@ top-down resizes no whole factor (32 -> 63 pixels). Needs the Debian torch (1.13
   bench/peer_outputs.py --octet build/tools/octet --model yolov5s --size 640 --bench
   bench/peer_outputs.py --octet build/tools/octet --model yolov8n --size 640 --bench
   bench/peer_outputs.py --octet build/tools/octet --model yolov8n-seg --size 640 --bench
+  bench/peer_outputs.py --octet build/tools/octet --model yolov8n-pose --size 640 --bench
 """
 
 import argparse
@@ -77,6 +80,8 @@ def model_and_names(name, seed):
         return randomised(yolov8n.Yolov8n()), ["output0"]
     if name == "yolov8n-seg":
         return randomised(yolov8n.Yolov8nSeg()), ["output0", "output1"]
+    if name == "yolov8n-pose":
+        return randomised(yolov8n.Yolov8nPose()), ["output0"]
     detection = torchvision.models.detection
     if name == "retinanet":
         model = detection.retinanet_resnet50_fpn(weights=None, weights_backbone=None)
@@ -119,6 +124,8 @@ def finished(model, outputs):
     """The traceable copy's outputs as `model` returns them: YOLO's head convs decoded, in float."""
     if isinstance(model, yolov8n.Yolov8nSeg):
         return list(yolov8n.segment(outputs, model.dfl, model.nc))
+    if isinstance(model, yolov8n.Yolov8nPose):
+        return [yolov8n.keypoints(outputs, model.dfl, model.nc, model.kpt_shape)]
     if isinstance(model, yolov8n.Yolov8n):
         return [yolov8n.decode(outputs, model.dfl, model.nc)]
     if not isinstance(model, yolov5s.Yolov5s):
@@ -154,12 +161,16 @@ YOLO_PARTS = {"centres (xy)": (..., slice(0, 2)), "sizes (wh)": (..., slice(2, 4
 YOLOV8_PARTS = {"centres (xy)": (slice(None), slice(0, 2)), "sizes (wh)": (slice(None), slice(2, 4)),
                 "classes": (slice(None), slice(4, None))}
 YOLOV8_SEG_PARTS = {**YOLOV8_PARTS, "classes": (slice(None), slice(4, 84)), "masks": (slice(None), slice(84, None))}
+YOLOV8_POSE_PARTS = {**YOLOV8_PARTS, "classes": (slice(None), slice(4, 5)),
+                     "keypoint x": (slice(None), slice(5, None, 3)), "keypoint y": (slice(None), slice(6, None, 3)),
+                     "visibility": (slice(None), slice(7, None, 3))}
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--octet", default="build/tools/octet")
-    parser.add_argument("--model", choices=["fpn", "retinanet", "ssdlite", "yolov5s", "yolov8n", "yolov8n-seg"], default="fpn")
+    parser.add_argument("--model", default="fpn",
+                        choices=["fpn", "retinanet", "ssdlite", "yolov5s", "yolov8n", "yolov8n-seg", "yolov8n-pose"])
     parser.add_argument("--size", type=int, default=256, help="input side (250: resizes by no whole factor)")
     parser.add_argument("--calib", type=int, default=32)
     parser.add_argument("--test", type=int, default=8)
@@ -194,7 +205,8 @@ def main():
             print(f"{name:16} {str(f.shape[1:]):>16} {sqnr_db(f, mine):14.2f} {sqnr_db(f, theirs):12.2f}")
             # output0's decoded parts apart: the cells' pixel offsets dominate the whole. YOLOv5's on the last axis,
             # YOLOv8's on axis 1.
-            parts = {"yolov5s": YOLO_PARTS, "yolov8n": YOLOV8_PARTS, "yolov8n-seg": YOLOV8_SEG_PARTS}
+            parts = {"yolov5s": YOLO_PARTS, "yolov8n": YOLOV8_PARTS, "yolov8n-seg": YOLOV8_SEG_PARTS,
+                     "yolov8n-pose": YOLOV8_POSE_PARTS}
             for part, at in (parts.get(a.model, {}) if name == "output0" else {}).items():
                 print(f"  {part:14} {'':>16} {sqnr_db(f[at], mine[at]):14.2f} {sqnr_db(f[at], theirs[at]):12.2f}")
         print(f"quantize seconds: octet {octet_seconds:.1f}, torch.ao {ao_seconds:.1f}")

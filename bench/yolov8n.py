@@ -3,7 +3,8 @@ out in PyTorch: the same layers and shapes, and the ONNX graph of a static `yolo
 anchors constant), without the ultralytics package (not on the build machine). `Yolov8n(decode=True)` is Detect in
 inference mode ("output0", [N, 4 + 80, 8400] at 640 x 640: boxes as centre and size in pixels, class sigmoids);
 `decode=False` returns the six head convs' outputs (per level boxes, then classes), which torch.ao's FX can trace, and
-`decode()` applies Detect's decode to them in float. `Yolov8nSeg` is YOLOv8n-seg, its Segment head likewise."""
+`decode()` applies Detect's decode to them in float. `Yolov8nSeg` is YOLOv8n-seg, `Yolov8nPose` YOLOv8n-pose, their
+Segment and Pose heads likewise."""
 
 import torch
 from torch import nn
@@ -148,3 +149,41 @@ class Yolov8nSeg(Yolov8n):
         levels = self.levels(x)
         heads = self.detect_convs(levels) + [m(o) for m, o in zip(self.cv4, levels)] + [self.proto(levels[0])]
         return segment(heads, self.dfl, self.nc) if self.decode else tuple(heads)
+
+
+def keypoints(heads, dfl, nc=1, kpt_shape=(17, 3)):
+    """Pose's inference output from its convs' (Detect's six, the three keypoint convs): Detect's with each position's
+    keypoints after the classes, decoded as kpts_decode exports it: (2 v + cell) x stride for x and y, the
+    visibility's sigmoid."""
+    k, values = kpt_shape
+    kpt = torch.cat([y.view(-1, k * values, int(y.shape[2]) * int(y.shape[3])) for y in heads[6:9]], 2)
+    positions = int(kpt.shape[2])
+    cells, strides = [], []
+    for y, stride in zip(heads[6:9], STRIDES):  # make_anchors(..., 0.5) - 0.5: each cell's (w, h)
+        h, w = int(y.shape[2]), int(y.shape[3])
+        yv, xv = torch.meshgrid(torch.arange(h, dtype=torch.float32), torch.arange(w, dtype=torch.float32),
+                                indexing="ij")
+        cells.append(torch.stack((xv, yv), -1).view(-1, 2))
+        strides.append(torch.full((h * w, 1), stride))
+    y = kpt.view(-1, k, values, positions)
+    xy = (y[:, :, :2] * 2.0 + torch.cat(cells).transpose(0, 1)) * torch.cat(strides).transpose(0, 1)
+    decoded = torch.cat((xy, y[:, :, 2:3].sigmoid()), 2).view(-1, k * values, positions)
+    return torch.cat((decode(heads[:6], dfl, nc), decoded), 1)
+
+
+class Yolov8nPose(Yolov8n):
+    """YOLOv8n-pose (cfg/models/v8/yolov8-pose.yaml at scale n: Pose(1 class, 17 keypoints of 3 values)): output0
+    [N, 4 + 1 + 51, 8400] at 640 x 640; `decode=False` returns its nine convs' outputs, `keypoints()` makes output0
+    from them in float."""
+
+    def __init__(self, nc=1, decode=True, kpt_shape=(17, 3)):
+        super().__init__(nc, decode)
+        self.kpt_shape, values = kpt_shape, kpt_shape[0] * kpt_shape[1]
+        c4 = max(64 // 4, values)
+        self.cv4 = nn.ModuleList(nn.Sequential(Conv(c, c4, 3), Conv(c4, c4, 3), nn.Conv2d(c4, values, 1))
+                                 for c in (64, 128, 256))
+
+    def forward(self, x):
+        levels = self.levels(x)
+        heads = self.detect_convs(levels) + [m(o) for m, o in zip(self.cv4, levels)]
+        return keypoints(heads, self.dfl, self.nc, self.kpt_shape) if self.decode else tuple(heads)

@@ -14,6 +14,7 @@ namespace {
 constexpr const char* kYolov5 = "yolov5";
 constexpr const char* kYolov8 = "yolov8";  // a model output of YOLOv8's box and class parts
 constexpr const char* kYolov8Boxes = "yolov8-boxes";
+constexpr const char* kYolov8Keypoints = "yolov8-keypoints";
 constexpr const char* kSigmoid = "sigmoid";
 
 float sigmoid(float v) { return 1.0f / (1.0f + std::exp(-v)); }
@@ -54,6 +55,12 @@ void check_decode(const YoloDecode& d, int groups, const ActShape& s) {
                                            std::to_string(groups) + " groups (one group of 4 sides x bins)");
     return;
   }
+  if (d.kind == DecodeKind::Yolov8Keypoints) {
+    check_stride(d);
+    check(groups == 1 && s.c % 3 == 0, "YOLOv8 keypoint decode of " + std::to_string(s.c) + " channels in " +
+                                           std::to_string(groups) + " groups (one group of keypoints x 3 values)");
+    return;
+  }
   if (d.kind != DecodeKind::Yolov5) return;
   check_stride(d);
   check(d.anchors.size() == 2 * static_cast<size_t>(groups),
@@ -84,7 +91,7 @@ std::string decode_name_of_nodes(const Graph& g, const std::vector<int>& nodes) 
   for (int o : nodes) {
     const DecodeKind kind = g.nodes[static_cast<size_t>(o)].view.decode.kind;
     if (kind == DecodeKind::Yolov5) return kYolov5;
-    if (kind == DecodeKind::Yolov8Boxes) return kYolov8;
+    if (kind == DecodeKind::Yolov8Boxes || kind == DecodeKind::Yolov8Keypoints) return kYolov8;
     if (kind == DecodeKind::Sigmoid) name = kSigmoid;
   }
   return name;
@@ -106,6 +113,7 @@ std::string decode_title(const std::string& name) {
 nlohmann::json decode_json(const YoloDecode& d) {
   if (d.kind == DecodeKind::Sigmoid) return {{"kind", kSigmoid}};
   if (d.kind == DecodeKind::Yolov8Boxes) return {{"kind", kYolov8Boxes}, {"stride", d.stride}};
+  if (d.kind == DecodeKind::Yolov8Keypoints) return {{"kind", kYolov8Keypoints}, {"stride", d.stride}};
   return {{"kind", kYolov5}, {"stride", d.stride}, {"anchors", d.anchors}};
 }
 
@@ -113,14 +121,17 @@ YoloDecode decode_from_json(const nlohmann::json& j) {
   const std::string kind = j.is_object() ? j.value("kind", std::string()) : std::string();
   YoloDecode d;
   if (kind == kSigmoid) return d.kind = DecodeKind::Sigmoid, d;
-  check(kind == kYolov5 || kind == kYolov8Boxes,
-        "decode is not {\"kind\": \"yolov5\", ...}, {\"kind\": \"yolov8-boxes\", ...} or {\"kind\": \"sigmoid\"}");
-  d.kind = kind == kYolov5 ? DecodeKind::Yolov5 : DecodeKind::Yolov8Boxes;
+  check(kind == kYolov5 || kind == kYolov8Boxes || kind == kYolov8Keypoints,
+        "decode is not {\"kind\": \"yolov5\", ...}, {\"kind\": \"yolov8-boxes\", ...}, {\"kind\": "
+        "\"yolov8-keypoints\", ...} or {\"kind\": \"sigmoid\"}");
+  d.kind = kind == kYolov5        ? DecodeKind::Yolov5
+           : kind == kYolov8Boxes ? DecodeKind::Yolov8Boxes
+                                  : DecodeKind::Yolov8Keypoints;
   const nlohmann::json& stride = j.at("stride");
   check(stride.is_number(), "decode's stride is not a number");
   d.stride = stride.get<float>();
   check(d.stride != 0, "decode's stride is 0");
-  if (d.kind == DecodeKind::Yolov8Boxes) return d;
+  if (d.kind != DecodeKind::Yolov5) return d;
   const nlohmann::json& anchors = j.at("anchors");
   check(anchors.is_array(), "decode's anchors are not an array");
   for (const nlohmann::json& size : anchors) {
@@ -158,6 +169,18 @@ void decode_node_values(const OutputView& view, const ActShape& s, std::vector<f
         yolov8_box(d, values.data() + row * row_values + w * s.c, bins, row % s.h, w,
                    boxes.data() + (row * s.w + w) * 4);
     values.swap(boxes);
+  } else if (d.kind == DecodeKind::Yolov8Keypoints) {
+#pragma omp parallel for if (rows * row_values >= ops::kMinParallelElements)
+    for (int64_t row = 0; row < rows; ++row) {
+      const float h = static_cast<float>(row % s.h);
+      float* v = values.data() + row * row_values;
+      for (int64_t w = 0; w < s.w; ++w)
+        for (int64_t k = 0; k < s.c; k += 3, v += 3) {  // ultralytics' kpts_decode, in its order of operations
+          v[0] = (v[0] * 2.0f + static_cast<float>(w)) * d.stride;
+          v[1] = (v[1] * 2.0f + h) * d.stride;
+          v[2] = sigmoid(v[2]);
+        }
+    }
   } else if (d.kind == DecodeKind::Yolov5) {
     const int64_t per_anchor = s.c / view.groups;
     // Image row by image row on the threads (YOLOv5s at 640 x 640: 2.1 M values an image); per anchor, the box's

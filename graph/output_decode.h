@@ -1,5 +1,5 @@
 // The decodes of detection heads' values (graph/output_view.h's YoloDecode:
-// YOLOv5's, YOLOv8's boxes and class sigmoids): checked, written as JSON and
+// YOLOv5's, YOLOv8's boxes, class sigmoids and keypoints): checked, written as JSON and
 // applied to an output node's float values, where they leave octet, before
 // they are arranged.
 #pragma once
@@ -18,7 +18,7 @@ struct ActShape;
 
 // Fails unless `d` decodes a node of shape `s` read as `groups` groups. YOLOv5's: a positive finite stride, a
 // positive finite width and height per anchor, at least 5 values per anchor (box, objectness, classes). YOLOv8's
-// boxes: a positive finite stride, one group of 4 x B channels.
+// boxes: a positive finite stride, one group of 4 x B channels; its keypoints: the same of K x 3.
 void check_decode(const YoloDecode& d, int groups, const ActShape& s);
 // How many values a position of `channels` values has decoded (4 for YOLOv8's boxes, else as many).
 int64_t decoded_channels(const YoloDecode& d, int64_t channels);

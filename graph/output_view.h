@@ -32,11 +32,14 @@ enum class DecodeKind {
   // the stride: 4 values where there were 4 B.
   Yolov8Boxes,
   Sigmoid,  // YOLOv8's class conv: each value's sigmoid
+  // YOLOv8's pose head's keypoint conv, K x 3 channels (x, y, visibility per keypoint): x and y as (2 v + w, or h)
+  // x the stride, in pixels; the visibility's sigmoid.
+  Yolov8Keypoints,
 };
 
 struct YoloDecode {
   DecodeKind kind = DecodeKind::None;
-  float stride = 0;            // Yolov5, Yolov8Boxes: the level's stride in pixels
+  float stride = 0;            // Yolov5, Yolov8Boxes, Yolov8Keypoints: the level's stride in pixels
   std::vector<float> anchors;  // Yolov5: per anchor: width, height
   bool operator==(const YoloDecode& o) const { return kind == o.kind && stride == o.stride && anchors == o.anchors; }
 };

@@ -74,6 +74,33 @@ std::string write_yolov8_boxes(QdqGraphWriter& w, const std::string& x, const Ac
   QdqGraphWriter::integer(w.node("Concat", {centre, size}, x + ".box_cells"), "axis", 1);
   return w.step("Mul", {x + ".box_cells", x + ".stride"}, x + ".boxes");
 }
+
+// A keypoint conv's values x [N, 3 K, H, W] decoded to [N, 3 K, H W]: per keypoint (2 v + w, or h) x stride, then
+// the visibility's sigmoid, as ultralytics' kpts_decode.
+std::string write_yolov8_keypoints(QdqGraphWriter& w, const std::string& x, const ActShape& s, float stride) {
+  const int64_t keypoints = s.c / 3, positions = int64_t(s.h) * s.w;
+  w.initializer(x + ".keypoints_shape", onnx::TensorProto::INT64, {4},
+                std::vector<int64_t>{0, keypoints, 3, positions});
+  w.initializer(x + ".values_shape", onnx::TensorProto::INT64, {3}, std::vector<int64_t>{0, s.c, positions});
+  std::vector<float> cells;  // [2, H W]: the cells' w, then their h
+  for (int64_t axis = 0; axis < 2; ++axis)
+    for (int64_t p = 0; p < positions; ++p) cells.push_back(static_cast<float>(axis == 0 ? p % s.w : p / s.w));
+  w.initializer(x + ".cells", onnx::TensorProto::FLOAT, {2, positions}, cells);
+  w.initializer(x + ".two", onnx::TensorProto::FLOAT, {}, std::vector<float>{2.0f});
+  w.initializer(x + ".stride", onnx::TensorProto::FLOAT, {}, std::vector<float>{stride});
+  w.initializer(x + ".sizes", onnx::TensorProto::INT64, {2}, std::vector<int64_t>{2, 1});
+  onnx::NodeProto* split =
+      w.node("Split", {w.step("Reshape", {x, x + ".keypoints_shape"}, x + ".keypoints"), x + ".sizes"}, x + ".xy");
+  split->add_output(x + ".visibility_logit");
+  QdqGraphWriter::integer(split, "axis", 2);
+  const std::string xy = w.step(
+      "Mul", {w.step("Add", {w.step("Mul", {x + ".xy", x + ".two"}, x + ".xy2"), x + ".cells"}, x + ".xy_cells"),
+              x + ".stride"},
+      x + ".xy_pixels");
+  const std::string visibility = w.step("Sigmoid", {x + ".visibility_logit"}, x + ".visibility");
+  QdqGraphWriter::integer(w.node("Concat", {xy, visibility}, x + ".decoded_keypoints"), "axis", 2);
+  return w.step("Reshape", {x + ".decoded_keypoints", x + ".values_shape"}, x + ".keypoint_values");
+}
 }  // namespace
 
 void write_yolov8_output(QdqGraphWriter& w, const Graph& graph, const std::vector<ActShape>& shapes,
@@ -95,6 +122,8 @@ void write_yolov8_output(QdqGraphWriter& w, const Graph& graph, const std::vecto
     std::string part;
     if (v.decode.kind == DecodeKind::Yolov8Boxes) {
       part = write_yolov8_boxes(w, x, s, v.decode.stride);
+    } else if (v.decode.kind == DecodeKind::Yolov8Keypoints) {
+      part = write_yolov8_keypoints(w, x, s, v.decode.stride);
     } else {
       w.initializer(x + ".part_shape", onnx::TensorProto::INT64, {3}, std::vector<int64_t>{0, dims[0], dims[1]});
       const std::string scores = v.decode.kind == DecodeKind::Sigmoid ? w.step("Sigmoid", {x}, x + ".scores") : x;

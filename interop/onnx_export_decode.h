@@ -16,8 +16,8 @@ std::string write_yolo_decode(QdqGraphWriter& w, const std::string& permuted, co
 
 // Output `out` of YOLOv8's placed parts (view order "akhw", 2 leading and 2 trailing axes merged: [N, K, H x W]) from
 // their nodes' float values `value`: each box conv's DFL (Reshape to [N, 4, B, HW], Softmax over the bins, their
-// expectation) and dist2bbox, each class conv's Sigmoid, the parts of each row offset concatenated over the positions
-// and those over axis 1; fails naming a part placed otherwise.
+// expectation) and dist2bbox, each class conv's Sigmoid, each keypoint conv's decode (a pose head's), the parts of
+// each row offset concatenated over the positions and those over axis 1; fails naming a part placed otherwise.
 void write_yolov8_output(QdqGraphWriter& w, const Graph& graph, const std::vector<ActShape>& shapes,
                          const std::vector<std::string>& value, const ModelOutput& out);
 

@@ -95,12 +95,13 @@ bool Importer::arranged_rows(const onnx::NodeProto& n) {
 }
 
 // A conv's [N, C, H, W] viewed as [N, C, H W], concatenated over the positions (axis 2) and returned, as YOLOv8's
-// segmentation head returns its mask coefficients: a part of that output, which the Concat places.
+// segmentation head returns its mask coefficients, or viewed again (a pose head's keypoints, yolov8_keypoints): a
+// part of that output, which the Concat places.
 bool Importer::positions_view(const onnx::NodeProto& n) {
   const onnx::NodeProto* levels = sole_reader_of(n.output(0), "Concat");
   const int64_t axis = levels ? int_attribute(*levels, "axis", 0) : 0;
   if (!levels || (axis != 2 && axis != -1) || !values_.count(n.input(0)) || is_flat(value_node(n, 0)) ||
-      is_one_row(n, 0) || !returned_as_rows(n.output(0)))
+      is_one_row(n, 0) || !(returned_as_rows(n.output(0)) || sole_reader_of(levels->output(0), "Reshape")))
     return false;
   const ActShape s = shape_of(value_node(n, 0));
   const ShapeValue* shape = shape_value(n, 1);

@@ -15,7 +15,7 @@ namespace octet::onnx_import {
 // To (batch, features): octet's flatten; a [N, C, H, W] value as it is; the
 // steps of a channel shuffle and of torch's GroupNorm (GroupedView).
 void Importer::reshape(const onnx::NodeProto& n) {
-  if (space_to_depth_step(n) || radix_softmax_step(n) || positions_view(n)) return;
+  if (space_to_depth_step(n) || radix_softmax_step(n) || positions_view(n) || yolov8_keypoints(n)) return;
   if (arranged_.count(n.input(0)) && !arranged_rows(n))
     refuse(n, "a reshape of a detection head's permuted view other than merging its leading axes into rows");
   if (arranged_.count(n.input(0))) return;

@@ -7,7 +7,8 @@
 // (Split or Slice into lt, rb; x1y1 = anchors - lt, x2y2 = anchors + rb;
 // Concat((x1y1 + x2y2) / 2, x2y2 - x1y1) * strides); the classes' Sigmoid;
 // Concat over axis 1: output0 [N, 4 + classes, P] (a segmentation head's has
-// its mask coefficients concatenated after them). octet keeps the convs as
+// its mask coefficients concatenated after them, a pose head its keypoints,
+// decoded: yolov8_keypoints). octet keeps the convs as
 // outputs, each placed in the output (graph/output_view.h) with its decode,
 // applied in float where values leave octet; the steps are checked here,
 // their constants against each level's cell centres and stride, and dropped.
@@ -233,6 +234,85 @@ const onnx::NodeProto* Importer::yolov8_boxes(const std::string& distances, cons
   }
   steps.insert(steps.end(), {top_left, bottom_right, sum, half, size, box, scaled});
   return scaled;
+}
+
+// YOLOv8's pose head's keypoint decode of its keypoint convs' [N, K x 3, P] (placed parts; `n` the Reshape of them
+// to [N, K, 3, P]): y[:, :, :2] * 2 + (anchors - 0.5) (the cells, w and h), times the strides; y[:, :, 2:3]'s
+// Sigmoid; Concat over axis 2; Reshape to [N, K x 3, P]. Whether n is that Reshape (then the parts, decoded, are
+// that last Reshape's); refused, naming the step, where the rest differs.
+bool Importer::yolov8_keypoints(const onnx::NodeProto& n) {
+  const auto arranged = arranged_.find(n.input(0));
+  if (arranged == arranged_.end()) return false;
+  std::vector<ArrangedPart> parts = arranged->second;
+  int64_t values = -1, positions = 0;  // per position; all parts'
+  for (const ArrangedPart& p : parts) {
+    const OutputView& v = p.view;
+    const ActShape s = shape_of(p.node);
+    if (v.at.size() != 2 || v.at[0] != 0 || v.decode.kind != DecodeKind::None || (values >= 0 && s.c != values))
+      return false;
+    values = s.c;
+    positions = std::max(positions, v.at[1] + int64_t(s.h) * s.w);
+  }
+  const ShapeValue* dims = shape_value(n, 1);
+  if (!dims || values % 3 != 0 || !batch_first(dims->values, {values / 3, 3, positions}, positions, file_batch_))
+    return false;
+  const auto unlike = [&](const onnx::NodeProto& at, const std::string& what) {
+    refuse(at, "a keypoint decode read otherwise than YOLOv8's pose head (Reshape to [N, K, 3, P]; Slice [0, 2) of "
+               "axis 2, Mul by 2, Add of the cells, Mul by the strides; Slice [2, 3)'s Sigmoid; Concat over axis 2; "
+               "Reshape to [N, 3 K, P]): " + what);
+  };
+  const auto slice_of = [&](const onnx::NodeProto* r, int64_t start, int64_t end) {
+    const ShapeValue* starts = r->op_type() == "Slice" && r->input_size() >= 4 ? ints_ahead(r->input(1)) : nullptr;
+    const ShapeValue* ends = starts ? ints_ahead(r->input(2)) : nullptr;
+    const ShapeValue* axes = ends ? ints_ahead(r->input(3)) : nullptr;
+    const ShapeValue* steps = r->input_size() >= 5 ? ints_ahead(r->input(4)) : nullptr;
+    return axes && (axes->values == std::vector<int64_t>{2} || axes->values == std::vector<int64_t>{-2}) &&
+           starts->values == std::vector<int64_t>{start} && ends->values == std::vector<int64_t>{end} &&
+           (r->input_size() < 5 || (steps && steps->values == std::vector<int64_t>{1}));
+  };
+  const onnx::NodeProto *xy = nullptr, *visibility = nullptr;
+  for (const onnx::NodeProto* r : readers_[n.output(0)]) {
+    if (slice_of(r, 0, 2)) xy = r;
+    if (slice_of(r, 2, 3)) visibility = r;
+  }
+  if (readers_[n.output(0)].size() != 2 || !xy || !visibility)
+    unlike(n, "its (x, y) and visibility are not two Slices of axis 2");
+  const onnx::NodeProto* twice = sole_reader_of(xy->output(0), "Mul");
+  if (!twice || !is_scalar(*twice, twice->input(0) == xy->output(0) ? 1 : 0, 2.0)) unlike(*xy, "no Mul by 2");
+  const onnx::NodeProto* shifted = sole_reader_of(twice->output(0), "Add");
+  const FloatTensor* cells = shifted ? other_operand(*shifted, twice->output(0)) : nullptr;
+  const onnx::NodeProto* scaled = cells ? sole_reader_of(shifted->output(0), "Mul") : nullptr;
+  const FloatTensor* strides = scaled ? other_operand(*scaled, shifted->output(0)) : nullptr;
+  if (!strides || cells->numel() != 2 * positions || strides->numel() != positions)
+    unlike(*twice, "no Add of a cell per position, then Mul by a stride per position");
+  for (ArrangedPart& p : parts) {
+    const ActShape s = shape_of(p.node);
+    const int64_t first = p.view.at[1];
+    p.view.decode.kind = DecodeKind::Yolov8Keypoints, p.view.decode.stride = strides->data[static_cast<size_t>(first)];
+    for (int64_t q = 0; q < int64_t(s.h) * s.w; ++q) {
+      if (strides->data[static_cast<size_t>(first + q)] != p.view.decode.stride || !(p.view.decode.stride > 0))
+        refuse(*scaled, "YOLOv8 keypoint strides that are not one positive value per level, at position " +
+                            std::to_string(first + q));
+      if (!close_to(cells->data[static_cast<size_t>(first + q)], static_cast<double>(q % s.w)) ||
+          !close_to(cells->data[static_cast<size_t>(positions + first + q)], static_cast<double>(q / s.w)))
+        refuse(*shifted, "YOLOv8 keypoint cells other than (w, h), at position " + std::to_string(first + q));
+    }
+  }
+  const onnx::NodeProto* sigmoid = sole_reader_of(visibility->output(0), "Sigmoid");
+  const onnx::NodeProto* joined = sole_reader_of(scaled->output(0), "Concat");
+  const int64_t axis = joined ? int_attribute(*joined, "axis", 0) : 0;
+  if (!sigmoid || !joined || joined->input_size() != 2 || joined->input(1) != sigmoid->output(0) ||
+      (axis != 2 && axis != -2))
+    unlike(*scaled, "(x, y) and the visibility's Sigmoid are not concatenated over axis 2");
+  const onnx::NodeProto* flat = sole_reader_of(joined->output(0), "Reshape");
+  const ShapeValue* flat_dims = flat ? ints_ahead(flat->input(1)) : nullptr;
+  if (!flat_dims || !batch_first(flat_dims->values, {values, positions}, positions, file_batch_))
+    unlike(*joined, "the keypoints are not viewed back as [N, " + std::to_string(values) + ", " +
+                        std::to_string(positions) + "]");
+  decoded_steps_.insert({xy, visibility, twice, shifted, scaled, sigmoid, joined, flat});
+  arranged_[flat->output(0)] = parts;
+  summary_.dropped.push_back(n.op_type());
+  return true;
 }
 
 // lt and rb of `distances` ([N, 4, P]): a Split [2, 2] over axis 1, or Slices [0, 2) and [2, 4) of axis 1; empty

@@ -350,6 +350,7 @@ class Importer {
                                       const std::vector<int64_t>& first_position, std::vector<float>& strides,
                                       std::vector<const onnx::NodeProto*>& steps);
   std::vector<std::string> yolov8_sides(const std::string& distances, std::vector<const onnx::NodeProto*>& steps);
+  bool yolov8_keypoints(const onnx::NodeProto& n);  // a Reshape: whether n starts a pose head's keypoint decode
   GraphBuilder builder_;
   std::set<std::string> taken_names_;
   std::map<std::string, FloatTensor> params_;

@@ -190,9 +190,30 @@ class Yolov8Seg(Yolov8):
         return torch.cat((self.detect(features), coefficients), 1), self.proto(features[0])
 
 
+class Yolov8Pose(Yolov8):
+    """YOLOv8's Pose head: each level's keypoint conv (K x 3: x, y, visibility) viewed as [N, 3 K, HW], the levels
+    concatenated over the positions, decoded as ultralytics' kpts_decode exports it ((2 v + anchors - 0.5) x strides,
+    the visibility's sigmoid) and concatenated after the class sigmoids: output0 [N, 4 + classes + 3 K, positions]."""
+
+    def __init__(self, keypoints=5, cell_shift=0.5):
+        super().__init__()
+        self.keypoints, self.cell_shift = keypoints, cell_shift
+        self.cv4 = nn.ModuleList([nn.Conv2d(16, 3 * keypoints, 1) for _ in range(3)])
+
+    def forward(self, x):
+        features, positions = levels(self.trunk, x), sum(self.positions)
+        kpt = torch.cat([m(f).view(-1, 3 * self.keypoints, p) for f, m, p in zip(features, self.cv4, self.positions)],
+                        -1)
+        y = kpt.view(-1, self.keypoints, 3, positions)
+        xy = (y[:, :, :2] * 2.0 + (self.anchors - self.cell_shift)) * self.strides
+        keypoints = torch.cat((xy, y[:, :, 2:3].sigmoid()), 2).view(-1, 3 * self.keypoints, positions)
+        return torch.cat((self.detect(features), keypoints), 1)
+
+
 MODELS = {"retina": (Retina, ["cls_logits", "bbox_regression"]), "ssd": (SsdStyle, ["boxes"]),
           "yolo": (YoloRaw, ["p4", "p8"]), "yolov5": (Yolov5, ["output0"]), "yolov7": (Yolov7, ["output"]),
-          "yolov8": (Yolov8, ["output0"]), "yolov8seg": (Yolov8Seg, ["output0", "output1"])}
+          "yolov8": (Yolov8, ["output0"]), "yolov8seg": (Yolov8Seg, ["output0", "output1"]),
+          "yolov8pose": (Yolov8Pose, ["output0"])}
 # An output of no rows, the Segment head's prototypes: octet names it after its identity output layer, the export
 # after its logits' position.
 OCTET_NAMES = {"yolov8seg": ["output0", "output1_logits"]}
@@ -351,14 +372,18 @@ def test_summary_lists_the_rows_and_their_convs(octet_bin, detector):
      "1 output of 6 output convs, decoded as YOLOv8's"),
     ("yolov8seg", "YOLOv8", (4 + 3 + 4, 256 + 64 + 16), 2 * 15 * 8,
      "output0 11x336 (of 9 output convs, YOLOv8's decode), output1_logits 4x32x32",
-     "2 outputs of 10 output convs, decoded as YOLOv8's")], indirect=["detector"])
+     "2 outputs of 10 output convs, decoded as YOLOv8's"),
+    ("yolov8pose", "YOLOv8", (4 + 3 + 5 * 3, 256 + 64 + 16), 2 * 15 * 8,
+     "output0 22x336 (of 9 output convs, YOLOv8's decode)", "1 output of 9 output convs, decoded as YOLOv8's")],
+                         indirect=["detector"])
 def test_yolo_decodes_are_applied_in_float_and_named(detector, decode, shape, largest_size, summary_line, import_line,
                                                      octet_bin, images, tmp_path):
     """YOLOv5's sizes are at most 4 anchors (373 pixels the largest), YOLOv8's 2 x 15 bins at stride 8; a YOLOv8
-    segmentation head's mask coefficients follow the class sigmoids undecoded, its prototypes an output of their own."""
+    segmentation head's mask coefficients follow the class sigmoids undecoded, its prototypes an output of their own;
+    a pose head's keypoints follow them decoded, their visibilities sigmoids."""
     name, model, folder = detector
     quantized = octet.load_quantized(str(folder / "model.int8"))
-    assert [o["decode"] for o in quantized.outputs] == [name.removesuffix("seg")] + [None] * (name == "yolov8seg")
+    assert [o["decode"] for o in quantized.outputs] == [name[:6]] + [None] * (name == "yolov8seg")
     assert quantized.outputs[0]["shape"] == shape
     with pytest.raises(octet.Error, match=rf"decoded as {decode}'s .* predict\(images, dequantize=True\)"):
         quantized.predict(images[:2], dequantize=False)
@@ -368,6 +393,10 @@ def test_yolo_decodes_are_applied_in_float_and_named(detector, decode, shape, la
         with torch.no_grad():
             coefficients = model(torch.from_numpy(images[32:]))[0][:, 4 + 3:].numpy()
         assert sqnr_db(coefficients, boxes[:, 4 + 3:]) >= 30 and values[..., 4 + 3:].min() < 0
+        values = values[..., :4 + 3]
+    if name == "yolov8pose":
+        visibilities = values[..., 4 + 3 + 2::3]
+        assert visibilities.shape[-1] == 5 and 0 <= visibilities.min() and visibilities.max() <= 1
         values = values[..., :4 + 3]
     assert 0 <= values[..., 4:].min() and values[..., 4:].max() <= 1  # sigmoids
     assert 0 < values[..., 2:4].min() and values[..., 2:4].max() <= largest_size
@@ -397,7 +426,8 @@ class CatOnRows(SsdStyle):
     (CatOnRows, "concatenates them over axis 1 (the rows) only"),
     (lambda: Yolov8(anchor_offset=0.0), "YOLOv8 anchors other than the cells' centres (w + 0.5, h + 0.5), at "
                                         "position 0"),
-    (lambda: Yolov8(dynamic=True), "a YOLOv8 head exported with dynamic shapes (its levels' shapes read by Shape)")])
+    (lambda: Yolov8(dynamic=True), "a YOLOv8 head exported with dynamic shapes (its levels' shapes read by Shape)"),
+    (lambda: Yolov8Pose(cell_shift=0.0), "YOLOv8 keypoint cells other than (w, h), at position 0")])
 def test_what_computes_on_the_rows_is_refused_by_name(kind, fragment, octet_bin, tmp_path):
     export(kind(), tmp_path / "model.onnx", ["out"])
     refused(octet_bin, tmp_path / "model.onnx", tmp_path / "model.octet", fragment)

@@ -660,6 +660,27 @@ def write_yolov8_segment_head():
                       opset_version=13, input_names=["x"], output_names=["output0", "output1"])
 
 
+class Yolov8PoseHead(Yolov8Head):
+    """YOLOv8's Pose: the same Detect with 2 keypoints of (x, y, visibility) per position decoded after the classes
+    ((2 v + cell) x stride, the visibility's sigmoid): output0 [N, 4 + 2 + 6, 30]."""
+
+    def __init__(self):
+        super().__init__()
+        self.points = nn.ModuleList(nn.Conv2d(8, 6, 1) for _ in range(2))
+
+    def forward(self, x):
+        features = self.features(x)
+        y = torch.cat([m(f).view(-1, 6, p) for f, m, p in zip(features, self.points, (24, 6))], 2).view(-1, 2, 3, 30)
+        xy = (y[:, :, :2] * 2.0 + (self.anchors[0] - 0.5)) * self.strides
+        return torch.cat((self.detect(features), torch.cat((xy, y[:, :, 2:3].sigmoid()), 2).view(-1, 6, 30)), 1)
+
+
+def write_yolov8_pose_head():
+    torch.manual_seed(33)
+    torch.onnx.export(Yolov8PoseHead().eval(), torch.zeros(1, 3, 8, 12), str(OUT / "yolov8_pose_head.onnx"),
+                      opset_version=13, input_names=["x"], output_names=["output0"])
+
+
 class UpConvolutions(nn.Module):
     """A transposed conv (kernel 4, stride 2, padding 1: sub-pixel convs and a depth_to_space) and a PixelShuffle
     (DepthToSpace, mode CRD)."""
@@ -874,6 +895,7 @@ def main():
     write_yolov5_decode()
     write_yolov8_head()
     write_yolov8_segment_head()
+    write_yolov8_pose_head()
     write_up_convolutions()
     write_grouped_up_convolutions()
     write_split_attention()

@@ -108,19 +108,25 @@ Graph tiny_decoded() {
   return g;
 }
 
-// A level of YOLOv8's head: boxes of 4 sides x 2 bins and 10 classes, placed in output0 (views' "at") and decoded.
-Graph tiny_yolov8() {
+// A level of YOLOv8's head: boxes of 4 sides x 2 bins and 10 classes, placed in output0 (views' "at") and decoded;
+// with `keypoints`, a pose head's 2 keypoints of (x, y, visibility) after them.
+Graph tiny_yolov8(bool keypoints = false) {
   GraphBuilder b;
   int x = b.input(1, 8, 8);
   x = b.relu(b.conv("conv1", x, 4, 3, 2, 1, true));             // 4x4x4
   const int boxes = b.conv("boxes", x, 8, 1, 1, 0, true);      // 8x4x4
   const int classes = b.conv("classes", x, 10, 1, 1, 0, true);  // 10x4x4: as many as the checkpoint's classes
+  const int points = keypoints ? b.conv("keypoints", x, 6, 1, 1, 0, true) : -1;
   Graph g = b.finish();
-  g.place_outputs_last({boxes, classes});
+  // The classes last: as many as the checkpoint's.
+  g.place_outputs_last(keypoints ? std::vector<int>{boxes, points, classes} : std::vector<int>{boxes, classes});
   g.nodes[static_cast<size_t>(g.find("boxes"))].view = {
       "output0", 1, "akhw", 2, {DecodeKind::Yolov8Boxes, 2.0f, {}}, 2, {0, 0}};
   g.nodes[static_cast<size_t>(g.find("classes"))].view = {
       "output0", 1, "akhw", 2, {DecodeKind::Sigmoid, 0, {}}, 2, {4, 0}};
+  if (keypoints)
+    g.nodes[static_cast<size_t>(g.find("keypoints"))].view = {
+        "output0", 1, "akhw", 2, {DecodeKind::Yolov8Keypoints, 2.0f, {}}, 2, {14, 0}};
   return g;
 }
 
@@ -189,6 +195,9 @@ void write_seeds(const std::string& dir) {
   save_quantized_model(
       quantize_random(tiny_checkpoint("tiny_yolov8", tiny_yolov8(), seed + 6), quick_quantize_options(), 16),
       dir + "/quantized/tiny_yolov8.int8.octet");
+  save_quantized_model(
+      quantize_random(tiny_checkpoint("tiny_yolov8_pose", tiny_yolov8(true), seed + 7), quick_quantize_options(), 16),
+      dir + "/quantized/tiny_yolov8_pose.int8.octet");
 }
 
 }  // namespace

@@ -166,6 +166,26 @@ TEST(OutputDecode, Yolov8PartsAreDflBoxesAndClassSigmoidsPlacedByLevel) {
   EXPECT_EQ(decode_name(g), "yolov8");
 }
 
+TEST(OutputDecode, Yolov8KeypointsAreCellOffsetsInPixelsAndVisibilitySigmoids) {
+  const ActShape s{6, 2, 3};  // 2 keypoints of (x, y, visibility), 2 x 3 cells
+  const OutputView view{"output0", 1, "akhw", 2, {DecodeKind::Yolov8Keypoints, 8.0f, {}}, 2, {7, 0}};
+  std::vector<float> values(static_cast<size_t>(2 * s.numel()));
+  for (size_t i = 0; i < values.size(); ++i) values[i] = std::cos(0.61f * static_cast<float>(i)) * 3.0f;
+  const std::vector<float> raw = values;
+  decode_node_values(view, s, values, 2);
+  for (size_t i = 0; i < values.size(); ++i) {  // NHWC
+    const int64_t c = static_cast<int64_t>(i) % s.c, w = static_cast<int64_t>(i) / s.c % s.w;
+    const int64_t h = static_cast<int64_t>(i) / (s.c * s.w) % s.h;
+    const double want = c % 3 == 0 ? (2.0 * raw[i] + w) * 8 : c % 3 == 1 ? (2.0 * raw[i] + h) * 8 : sigmoid(raw[i]);
+    EXPECT_NEAR(values[i], want, 1e-5 * std::max(1.0, std::abs(want))) << i;
+  }
+  EXPECT_EQ(decode_json(view.decode), nlohmann::json::parse(R"({"kind": "yolov8-keypoints", "stride": 8.0})"));
+  EXPECT_EQ(decode_from_json(decode_json(view.decode)), view.decode);
+  EXPECT_NE(error_of([&] { check_decode(view.decode, 1, ActShape{4, 2, 3}); })
+                .find("YOLOv8 keypoint decode of 4 channels in 1 groups (one group of keypoints x 3 values)"),
+            std::string::npos);
+}
+
 TEST(OutputDecode, MisplacedYolov8PartsAreRefusedNamingTheOutput) {
   const auto refusal = [](const char* node, std::vector<int64_t> at) {
     Graph g = yolov8_levels();
