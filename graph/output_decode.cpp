@@ -16,6 +16,7 @@ constexpr const char* kYolov8 = "yolov8";  // a model output of YOLOv8's box and
 constexpr const char* kYolov8Boxes = "yolov8-boxes";
 constexpr const char* kYolov8Keypoints = "yolov8-keypoints";
 constexpr const char* kSigmoid = "sigmoid";
+constexpr const char* kSilu = "silu";
 
 float sigmoid(float v) { return 1.0f / (1.0f + std::exp(-v)); }
 
@@ -93,6 +94,7 @@ std::string decode_name_of_nodes(const Graph& g, const std::vector<int>& nodes) 
     if (kind == DecodeKind::Yolov5) return kYolov5;
     if (kind == DecodeKind::Yolov8Boxes || kind == DecodeKind::Yolov8Keypoints) return kYolov8;
     if (kind == DecodeKind::Sigmoid) name = kSigmoid;
+    if (kind == DecodeKind::Silu && name.empty()) name = kSilu;
   }
   return name;
 }
@@ -107,11 +109,13 @@ bool output_decoded(const Graph& g, const ModelOutput& m) { return !decode_name(
 std::string decode_title(const std::string& name) {
   if (name == kYolov5) return "YOLOv5's";
   if (name == kYolov8) return "YOLOv8's";
+  if (name == kSilu) return "a SiLU";
   return "a " + name;
 }
 
 nlohmann::json decode_json(const YoloDecode& d) {
   if (d.kind == DecodeKind::Sigmoid) return {{"kind", kSigmoid}};
+  if (d.kind == DecodeKind::Silu) return {{"kind", kSilu}};
   if (d.kind == DecodeKind::Yolov8Boxes) return {{"kind", kYolov8Boxes}, {"stride", d.stride}};
   if (d.kind == DecodeKind::Yolov8Keypoints) return {{"kind", kYolov8Keypoints}, {"stride", d.stride}};
   return {{"kind", kYolov5}, {"stride", d.stride}, {"anchors", d.anchors}};
@@ -121,9 +125,10 @@ YoloDecode decode_from_json(const nlohmann::json& j) {
   const std::string kind = j.is_object() ? j.value("kind", std::string()) : std::string();
   YoloDecode d;
   if (kind == kSigmoid) return d.kind = DecodeKind::Sigmoid, d;
+  if (kind == kSilu) return d.kind = DecodeKind::Silu, d;
   check(kind == kYolov5 || kind == kYolov8Boxes || kind == kYolov8Keypoints,
         "decode is not {\"kind\": \"yolov5\", ...}, {\"kind\": \"yolov8-boxes\", ...}, {\"kind\": "
-        "\"yolov8-keypoints\", ...} or {\"kind\": \"sigmoid\"}");
+        "\"yolov8-keypoints\", ...}, {\"kind\": \"sigmoid\"} or {\"kind\": \"silu\"}");
   d.kind = kind == kYolov5        ? DecodeKind::Yolov5
            : kind == kYolov8Boxes ? DecodeKind::Yolov8Boxes
                                   : DecodeKind::Yolov8Keypoints;
@@ -160,6 +165,10 @@ void decode_node_values(const OutputView& view, const ActShape& s, std::vector<f
     float* v = values.data();
 #pragma omp parallel for if (rows * row_values >= ops::kMinParallelElements)
     for (int64_t i = 0; i < rows * row_values; ++i) v[i] = sigmoid(v[i]);
+  } else if (d.kind == DecodeKind::Silu) {
+    float* v = values.data();
+#pragma omp parallel for if (rows * row_values >= ops::kMinParallelElements)
+    for (int64_t i = 0; i < rows * row_values; ++i) v[i] *= sigmoid(v[i]);
   } else if (d.kind == DecodeKind::Yolov8Boxes) {
     const int64_t bins = s.c / 4;
     std::vector<float> boxes(static_cast<size_t>(rows * s.w * 4));

@@ -1,5 +1,5 @@
 // The decodes of detection heads' values (graph/output_view.h's YoloDecode:
-// YOLOv5's, YOLOv8's boxes, class sigmoids and keypoints): checked, written as JSON and
+// YOLOv5's, YOLOv8's boxes, class sigmoids and keypoints; an output's SiLU): checked, written as JSON and
 // applied to an output node's float values, where they leave octet, before
 // they are arranged.
 #pragma once

@@ -35,6 +35,9 @@ enum class DecodeKind {
   // YOLOv8's pose head's keypoint conv, K x 3 channels (x, y, visibility per keypoint): x and y as (2 v + w, or h)
   // x the stride, in pixels; the visibility's sigmoid.
   Yolov8Keypoints,
+  // A model output that is a conv's SiLU (YOLOv8's and YOLOv5's mask prototypes): v sigmoid(v) of its accumulators,
+  // in float, where an int8 SiLU would spend half its levels on its small negative range.
+  Silu,
 };
 
 struct YoloDecode {

@@ -31,8 +31,8 @@ bool keeps_sign(Op op) {
 }
 
 // The model's outputs (graph/output_view.h) from its output nodes' float values `value`: each node's NCHW logits,
-// or a detection head's rows (Reshape to [N, A, K, H, W], Transpose, YOLOv5's decode where it has one, Reshape,
-// Concat over axis 1), or YOLOv8's placed parts (onnx_export_decode.h).
+// or a detection head's rows (Reshape to [N, A, K, H, W], Transpose, YOLOv5's decode or a SiLU where it has one,
+// Reshape, Concat over axis 1), or YOLOv8's placed parts (onnx_export_decode.h).
 void write_model_outputs(QdqGraphWriter& w, const Graph& graph, const std::vector<ActShape>& shapes,
                          const std::vector<std::string>& value) {
   for (const ModelOutput& out : model_outputs(graph, shapes)) {
@@ -57,11 +57,15 @@ void write_model_outputs(QdqGraphWriter& w, const Graph& graph, const std::vecto
       std::vector<int64_t> perm{0};
       for (char axis : v.order) perm.push_back(1 + static_cast<int64_t>(std::string("akhw").find(axis)));
       QdqGraphWriter::ints(w.node("Transpose", {x + ".grouped"}, x + ".permuted"), "perm", perm);
-      check(v.decode.kind == DecodeKind::None || v.decode.kind == DecodeKind::Yolov5,
+      const DecodeKind kind = v.decode.kind;
+      check(kind == DecodeKind::None || kind == DecodeKind::Yolov5 || kind == DecodeKind::Silu,
             "cannot export output '" + graph.nodes[static_cast<size_t>(o)].name + "' of '" + out.name +
                 "': a YOLOv8 decode outside YOLOv8's placed parts");
+      const std::string permuted = x + ".permuted";
       const std::string arranged =
-          v.decode.kind == DecodeKind::Yolov5 ? write_yolo_decode(w, x + ".permuted", v, s) : x + ".permuted";
+          kind == DecodeKind::Yolov5 ? write_yolo_decode(w, permuted, v, s)
+          : kind == DecodeKind::Silu ? w.step("Mul", {permuted, w.step("Sigmoid", {permuted}, x + ".gate")}, x + ".silu")
+                                     : permuted;
       std::vector<int64_t> rows_shape{0};
       for (int64_t d : output_part_dims(v, s)) rows_shape.push_back(d);
       w.initializer(x + ".rows_shape", onnx::TensorProto::INT64, {static_cast<int64_t>(rows_shape.size())},

@@ -51,6 +51,14 @@ std::vector<int> Importer::make_output_layers(std::vector<OutputView>& views) {
       }
       continue;
     }
+    if (silu_outputs_.count(out)) {
+      OutputView silu{out, 1, "akhw", 2, {}, 1, {}};  // [K, H, W] as they are
+      silu.decode.kind = DecodeKind::Silu;
+      returned.push_back(values_.at(out));
+      views.push_back(silu);
+      names.push_back(out);
+      continue;
+    }
     views.emplace_back();
     names.push_back(g_.output_size() > 1 ? out : "");
     const auto it = values_.find(out);
@@ -63,6 +71,15 @@ std::vector<int> Importer::make_output_layers(std::vector<OutputView>& views) {
   std::vector<int> layers;
   for (size_t k = 0; k < returned.size(); ++k) layers.push_back(output_layer(returned[k], layers, names[k]));
   return layers;
+}
+
+// Whether x * sigmoid(x) (`mul` of `sigmoid`) of octet node x is a model output that x's accumulators can give: x an
+// output conv (one group, no ReLU) that nothing else reads.
+bool Importer::silu_output(const onnx::NodeProto& sigmoid, const onnx::NodeProto& mul, int x) const {
+  const Node& conv = builder_.graph().nodes.at(static_cast<size_t>(x));
+  const auto readers = readers_.find(sigmoid.input(0));
+  return is_model_output(mul.output(0)) && conv.op == Op::Conv2d && conv.groups == 1 && !conv.relu &&
+         readers != readers_.end() && readers->second.size() == 2 && !is_flat(x);
 }
 
 int Importer::output_layer(int node, const std::vector<int>& taken, const std::string& output) {

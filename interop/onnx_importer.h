@@ -189,6 +189,10 @@ class Importer {
   // Nodes taken up into an octet node made before them (the Mul of x *
   // sigmoid(x), GELU's and LayerNorm's steps), by that node.
   std::map<const onnx::NodeProto*, int> fused_nodes_;
+  // Model outputs that are a conv's SiLU, x * sigmoid(x) (YOLO's mask prototypes): the conv returned, the SiLU
+  // applied in float where values leave octet (DecodeKind::Silu).
+  std::set<std::string> silu_outputs_;
+  bool silu_output(const onnx::NodeProto& sigmoid, const onnx::NodeProto& mul, int x) const;
   // Values whose ONNX layout is [N, H, W, C] (after a Transpose of perm
   // [0, 2, 3, 1]): the octet node's own NHWC values, read as they are.
   std::set<std::string> channels_last_;

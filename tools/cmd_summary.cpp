@@ -104,10 +104,11 @@ void run_summary(const SummaryOptions& o) {
     for (int node : m.nodes) nodes.push_back(g.nodes[node].name);
     for (int64_t d : m.dims) dims += (dims.empty() ? "" : "x") + std::to_string(d);
     const std::string decode = decode_name(g, m);
-    const bool placed = !g.nodes[m.nodes[0]].view.at.empty();  // YOLOv8's (4 + classes, positions)
+    // Rows (N, rows, K) but for YOLOv8's placed parts (4 + classes, positions) and images (a SiLU's K, H, W).
+    const bool rows = g.nodes[m.nodes[0]].view.at.empty() && m.dims.size() == 2;
     outputs.push_back({{"name", m.name}, {"shape", m.dims}, {"nodes", nodes}});
     if (!decode.empty()) outputs.back()["decode"] = decode;
-    listed += m.name + " " + dims + (placed ? " (of " : " (rows of ") + std::to_string(m.nodes.size()) +
+    listed += m.name + " " + dims + (rows ? " (rows of " : " (of ") + std::to_string(m.nodes.size()) +
               " output conv" + (m.nodes.size() == 1 ? "" : "s") +
               (decode.empty() ? ")" : ", " + decode_title(decode) + " decode)");
   }

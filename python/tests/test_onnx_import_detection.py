@@ -214,14 +214,6 @@ MODELS = {"retina": (Retina, ["cls_logits", "bbox_regression"]), "ssd": (SsdStyl
           "yolo": (YoloRaw, ["p4", "p8"]), "yolov5": (Yolov5, ["output0"]), "yolov7": (Yolov7, ["output"]),
           "yolov8": (Yolov8, ["output0"]), "yolov8seg": (Yolov8Seg, ["output0", "output1"]),
           "yolov8pose": (Yolov8Pose, ["output0"])}
-# An output of no rows, the Segment head's prototypes: octet names it after its identity output layer, the export
-# after its logits' position.
-OCTET_NAMES = {"yolov8seg": ["output0", "output1_logits"]}
-EXPORTED_NAMES = {"yolov8seg": ["output0", "logits_9"]}
-
-
-def octet_names(name):
-    return OCTET_NAMES.get(name, MODELS[name][1])
 
 
 def export(model, path, names):
@@ -267,7 +259,7 @@ def test_float_rows_are_pytorchs(detector, images):
     ours = as_tuple(checkpoint.predict(images))
     with torch.no_grad():
         expected = [t.numpy() for t in as_tuple(model(torch.from_numpy(images)))]
-    assert [o["name"] for o in checkpoint.outputs] == octet_names(name)
+    assert [o["name"] for o in checkpoint.outputs] == MODELS[name][1]
     assert [o["shape"] for o in checkpoint.outputs] == [e.shape[1:] for e in expected]
     for got, want in zip(ours, expected):
         assert got.shape == want.shape
@@ -284,10 +276,10 @@ def test_int8_rows_follow_float_and_predict_writes_them(detector, images, octet_
     report = json.loads(subprocess.run([octet_bin, "eval", "--checkpoint", str(folder / "model.octet"), "--quantized",
                                         str(folder / "model.int8"), "--eval-data", str(folder / "test.npy"), "--json",
                                         "-"], capture_output=True, text=True, check=True).stdout)
-    # Each output's SQNR over all its convs' values (rows), or its output layer's (an output of no rows).
-    scored = {layer["name"]: layer for layer in report["layers"] if layer["op"] in ("rows", "output")}
-    for o, f, q in zip(quantized.outputs, floats, int8):
-        assert abs(scored[o["name"]]["sqnr_db"] - sqnr_db(f, q)) < 0.01, (scored[o["name"]], sqnr_db(f, q))
+    rows = [layer for layer in report["layers"] if layer["op"] == "rows"]
+    assert [r["name"] for r in rows] == [o["name"] for o in quantized.outputs]
+    for r, f, q in zip(rows, floats, int8):  # each output's SQNR over all its convs' values
+        assert abs(r["sqnr_db"] - sqnr_db(f, q)) < 0.01, (r, sqnr_db(f, q))
     result = subprocess.run([octet_bin, "predict", "--quantized", str(folder / "model.int8"), "--checkpoint",
                              str(folder / "model.octet"), "--eval-data", str(folder / "test.npy"), "--outputs",
                              str(tmp_path), "--json", "-"], capture_output=True, text=True, check=True)
@@ -304,8 +296,7 @@ def test_the_int8_export_gives_onnx_runtime_the_same_named_rows(detector, images
     name, _, folder = detector
     subprocess.run([octet_bin, "export", "--quantized", str(folder / "model.int8"), "--onnx",
                     str(tmp_path / "int8.onnx")], capture_output=True, text=True, check=True)
-    exported = [o.name for o in onnx.load(str(tmp_path / "int8.onnx")).graph.output]
-    assert exported == EXPORTED_NAMES.get(name, MODELS[name][1])
+    assert [o.name for o in onnx.load(str(tmp_path / "int8.onnx")).graph.output] == MODELS[name][1]
     if ort_peer.missing():
         pytest.skip(ort_peer.missing())
     ours = as_tuple(octet.load_quantized(str(folder / "model.int8")).predict(images[32:], dequantize=True))
@@ -360,7 +351,7 @@ def test_summary_lists_the_rows_and_their_convs(octet_bin, detector):
     result = subprocess.run([octet_bin, "summary", "--checkpoint", str(folder / "model.octet"), "--json", "-"],
                             capture_output=True, text=True, check=True)
     outputs = json.loads(result.stdout)["outputs"]
-    assert [o["name"] for o in outputs] == octet_names(name)
+    assert [o["name"] for o in outputs] == MODELS[name][1]
     if name == "retina":
         assert outputs[0]["shape"] == [9 * (256 + 64 + 16), 5] and len(outputs[0]["nodes"]) == 3
 
@@ -371,7 +362,7 @@ def test_summary_lists_the_rows_and_their_convs(octet_bin, detector):
     ("yolov8", "YOLOv8", (4 + 3, 256 + 64 + 16), 2 * 15 * 8, "output0 7x336 (of 6 output convs, YOLOv8's decode)",
      "1 output of 6 output convs, decoded as YOLOv8's"),
     ("yolov8seg", "YOLOv8", (4 + 3 + 4, 256 + 64 + 16), 2 * 15 * 8,
-     "output0 11x336 (of 9 output convs, YOLOv8's decode), output1_logits 4x32x32",
+     "output0 11x336 (of 9 output convs, YOLOv8's decode), output1 4x32x32 (of 1 output conv, a SiLU decode)",
      "2 outputs of 10 output convs, decoded as YOLOv8's"),
     ("yolov8pose", "YOLOv8", (4 + 3 + 5 * 3, 256 + 64 + 16), 2 * 15 * 8,
      "output0 22x336 (of 9 output convs, YOLOv8's decode)", "1 output of 9 output convs, decoded as YOLOv8's")],
@@ -383,13 +374,14 @@ def test_yolo_decodes_are_applied_in_float_and_named(detector, decode, shape, la
     a pose head's keypoints follow them decoded, their visibilities sigmoids."""
     name, model, folder = detector
     quantized = octet.load_quantized(str(folder / "model.int8"))
-    assert [o["decode"] for o in quantized.outputs] == [name[:6]] + [None] * (name == "yolov8seg")
+    assert [o["decode"] for o in quantized.outputs] == [name[:6]] + ["silu"] * (name == "yolov8seg")
     assert quantized.outputs[0]["shape"] == shape
     with pytest.raises(octet.Error, match=rf"decoded as {decode}'s .* predict\(images, dequantize=True\)"):
         quantized.predict(images[:2], dequantize=False)
     boxes = as_tuple(quantized.predict(images[32:], dequantize=True))[0]
     values = boxes if name == "yolov5" else np.moveaxis(boxes, 1, -1)  # YOLOv8's: [N, 4 + classes, positions]
-    if name == "yolov8seg":
+    if name == "yolov8seg":  # the prototypes' last conv returned, its SiLU applied in float
+        assert quantized.outputs[1]["nodes"] == ["proto.5"]
         with torch.no_grad():
             coefficients = model(torch.from_numpy(images[32:]))[0][:, 4 + 3:].numpy()
         assert sqnr_db(coefficients, boxes[:, 4 + 3:]) >= 30 and values[..., 4 + 3:].min() < 0

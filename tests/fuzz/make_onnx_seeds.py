@@ -642,7 +642,7 @@ def write_yolov8_head():
 
 class Yolov8SegmentHead(Yolov8Head):
     """YOLOv8's Segment: the same Detect with 3 mask coefficients per position concatenated after the classes
-    (output0 [N, 4 + 2 + 3, 30]) and prototypes from the finer level (output1)."""
+    (output0 [N, 4 + 2 + 3, 30]) and prototypes from the finer level, a conv's SiLU (output1)."""
 
     def __init__(self):
         super().__init__()
@@ -651,7 +651,7 @@ class Yolov8SegmentHead(Yolov8Head):
     def forward(self, x):
         features = self.features(x)
         coefficients = torch.cat([m(f).view(-1, 3, p) for f, m, p in zip(features, self.masks, (24, 6))], 2)
-        return torch.cat((self.detect(features), coefficients), 1), self.proto(features[0])
+        return torch.cat((self.detect(features), coefficients), 1), nn.functional.silu(self.proto(features[0]))
 
 
 def write_yolov8_segment_head():

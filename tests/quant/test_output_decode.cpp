@@ -186,6 +186,18 @@ TEST(OutputDecode, Yolov8KeypointsAreCellOffsetsInPixelsAndVisibilitySigmoids) {
             std::string::npos);
 }
 
+TEST(OutputDecode, SiluOutputsAreTheirAccumulatorsTimesTheirSigmoids) {
+  OutputView view{"output1", 1, "akhw", 2, {}, 1, {}};
+  view.decode.kind = DecodeKind::Silu;
+  const std::vector<float> raw{-6.0f, -1.278f, -0.5f, 0.0f, 0.75f, 3.0f};
+  std::vector<float> values = raw;
+  decode_node_values(view, ActShape{3, 1, 2}, values, 1);
+  for (size_t i = 0; i < raw.size(); ++i) EXPECT_NEAR(values[i], raw[i] * sigmoid(raw[i]), 1e-6) << i;
+  EXPECT_EQ(output_part_dims(view, ActShape{3, 1, 2}), (std::vector<int64_t>{3, 1, 2}));
+  EXPECT_EQ(decode_json(view.decode), nlohmann::json::parse(R"({"kind": "silu"})"));
+  EXPECT_EQ(decode_from_json(decode_json(view.decode)), view.decode);
+}
+
 TEST(OutputDecode, MisplacedYolov8PartsAreRefusedNamingTheOutput) {
   const auto refusal = [](const char* node, std::vector<int64_t> at) {
     Graph g = yolov8_levels();
