@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
@@ -18,7 +19,27 @@ constexpr const char* kYolov8Keypoints = "yolov8-keypoints";
 constexpr const char* kSigmoid = "sigmoid";
 constexpr const char* kSilu = "silu";
 
-float sigmoid(float v) { return 1.0f / (1.0f + std::exp(-v)); }
+// e^x within an ulp where it is a normal float, clamped to [e^-87, e^88] (NaN to e^88): Cephes' expf (2^n e^r, |r|
+// <= ln 2 / 2, a degree-5 polynomial) in a form the compiler vectorises (CMakeLists.txt: -fno-trapping-math);
+// libm's expf is a call per value, and a YOLOv8n-seg image at 640 x 640 decodes 2 M of them.
+inline float exp_approx(float x) {
+  x = x < 88.0f ? x : 88.0f;
+  x = x > -87.0f ? x : -87.0f;
+  const float n = std::floor(x * 1.44269504088896341f + 0.5f);
+  const float r = (x - n * 0.693359375f) + n * 2.12194440e-4f;  // x - n ln 2, ln 2 in two parts
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;  // 2^n
+  float scale;
+  std::memcpy(&scale, &bits, sizeof scale);
+  return (p * r * r + r + 1.0f) * scale;
+}
+
+inline float sigmoid(float v) { return 1.0f / (1.0f + exp_approx(-v)); }
 
 void check_stride(const YoloDecode& d) {
   check(std::isfinite(d.stride) && d.stride > 0,
@@ -33,8 +54,9 @@ void yolov8_box(const YoloDecode& d, const float* v, int64_t bins, int64_t h, in
     const float* x = v + side * bins;
     const float largest = *std::max_element(x, x + bins);
     float sum = 0, weighted = 0;
+#pragma omp simd reduction(+ : sum, weighted)
     for (int64_t b = 0; b < bins; ++b) {
-      const float e = std::exp(x[b] - largest);
+      const float e = exp_approx(x[b] - largest);
       sum += e;
       weighted += e * static_cast<float>(b);
     }
@@ -161,14 +183,19 @@ void decode_node_values(const OutputView& view, const ActShape& s, std::vector<f
   if (d.kind == DecodeKind::None) return;
   const int64_t rows = batch * s.h, row_values = int64_t(s.w) * s.c;
   check(static_cast<int64_t>(values.size()) == rows * row_values, "decode: a node's values are not its shape's");
-  if (d.kind == DecodeKind::Sigmoid) {
-    float* v = values.data();
+  if (d.kind == DecodeKind::Sigmoid || d.kind == DecodeKind::Silu) {
+    const bool silu = d.kind == DecodeKind::Silu;
 #pragma omp parallel for if (rows * row_values >= ops::kMinParallelElements)
-    for (int64_t i = 0; i < rows * row_values; ++i) v[i] = sigmoid(v[i]);
-  } else if (d.kind == DecodeKind::Silu) {
-    float* v = values.data();
-#pragma omp parallel for if (rows * row_values >= ops::kMinParallelElements)
-    for (int64_t i = 0; i < rows * row_values; ++i) v[i] *= sigmoid(v[i]);
+    for (int64_t row = 0; row < rows; ++row) {
+      float* v = values.data() + row * row_values;
+      if (silu) {
+#pragma omp simd
+        for (int64_t i = 0; i < row_values; ++i) v[i] *= sigmoid(v[i]);
+      } else {
+#pragma omp simd
+        for (int64_t i = 0; i < row_values; ++i) v[i] = sigmoid(v[i]);
+      }
+    }
   } else if (d.kind == DecodeKind::Yolov8Boxes) {
     const int64_t bins = s.c / 4;
     std::vector<float> boxes(static_cast<size_t>(rows * s.w * 4));

@@ -156,68 +156,81 @@ bool has_output_views(const Graph& g) {
   return false;
 }
 
-std::vector<OutputSource> output_sources(const Graph& g, const std::vector<ActShape>& shapes, const ModelOutput& out) {
-  std::vector<OutputSource> sources;
-  const bool placed = !g.nodes[static_cast<size_t>(out.nodes[0])].view.at.empty();
-  if (placed)
-    sources.resize(static_cast<size_t>(
-        std::accumulate(out.dims.begin(), out.dims.end(), int64_t{1}, std::multiplies<int64_t>())));
+namespace {
+// Appends to `runs` a run, or lengthens the last where the run continues it (the next image row of a [K, H x W]).
+void add_run(std::vector<OutputRun>& runs, const OutputRun& r) {
+  if (!runs.empty()) {
+    OutputRun& last = runs.back();
+    if (last.output == r.output && last.step == r.step && r.to == last.to + last.length &&
+        r.at == last.at + last.length * last.step) {
+      last.length += r.length;
+      return;
+    }
+  }
+  runs.push_back(r);
+}
+
+// Where value `i` of a part of dimensions `dims` placed at `at` goes in an output of dimensions `out` (row-major).
+int64_t placed_index(int64_t i, const std::vector<int64_t>& dims, const std::vector<int64_t>& at,
+                     const std::vector<int64_t>& out) {
+  int64_t to = 0, stride = 1;
+  for (size_t d = dims.size(); d-- > 0;) {
+    to += (at[d] + i % dims[d]) * stride;
+    i /= dims[d];
+    stride *= out[d];
+  }
+  return to;
+}
+}  // namespace
+
+std::vector<OutputRun> output_runs(const Graph& g, const std::vector<ActShape>& shapes, const ModelOutput& out) {
+  std::vector<OutputRun> runs;
+  int64_t next = 0;  // where an unplaced part starts: after the previous one
   for (int o : out.nodes) {
     const Node& node = g.nodes[static_cast<size_t>(o)];
     const ActShape& s = shapes[static_cast<size_t>(o)];
     const int output = o - g.first_output();
-    std::vector<OutputSource> part;  // the node's values in its part's order
-    if (node.view.order.empty()) {   // NHWC -> C, H, W
-      for (int64_t c = 0; c < s.c; ++c)
-        for (int64_t p = 0; p < int64_t(s.h) * s.w; ++p) part.push_back({output, p * s.c + c});
-    } else {
-      const ViewAxes a = view_axes(node.view, s);
-      for (int64_t i0 = 0; i0 < a.size[0]; ++i0)
-        for (int64_t i1 = 0; i1 < a.size[1]; ++i1)
-          for (int64_t i2 = 0; i2 < a.size[2]; ++i2)
-            for (int64_t i3 = 0; i3 < a.size[3]; ++i3)
-              part.push_back({output, i0 * a.stride[0] + i1 * a.stride[1] + i2 * a.stride[2] + i3 * a.stride[3]});
-    }
-    if (!placed) {
-      sources.insert(sources.end(), part.begin(), part.end());
-      continue;
-    }
-    // Value i of the part (row-major in its dimensions) goes to at + its index, row-major in the output's.
+    // The part's axes, the last one a run; without a view NHWC -> C, H x W.
+    const ViewAxes a = node.view.order.empty() ? ViewAxes{{1, 1, s.c, int64_t(s.h) * s.w}, {0, 0, 1, s.c}}
+                                               : view_axes(node.view, s);
     const std::vector<int64_t> dims = output_part_dims(node.view, s);
-    for (size_t i = 0; i < part.size(); ++i) {
-      int64_t rest = static_cast<int64_t>(i), to = 0, stride = 1;
-      for (size_t d = dims.size(); d-- > 0;) {
-        to += (node.view.at[d] + rest % dims[d]) * stride;
-        rest /= dims[d];
-        stride *= out.dims[d];
-      }
-      sources[static_cast<size_t>(to)] = part[i];
-    }
+    int64_t i = 0;  // the run's first value in the part, row-major in its dimensions
+    for (int64_t i0 = 0; i0 < a.size[0]; ++i0)
+      for (int64_t i1 = 0; i1 < a.size[1]; ++i1)
+        for (int64_t i2 = 0; i2 < a.size[2]; ++i2, i += a.size[3]) {
+          // The part's last axis is the end of its last dimension: a run is consecutive in the output too.
+          const int64_t to = node.view.at.empty() ? next + i : placed_index(i, dims, node.view.at, out.dims);
+          add_run(runs, {output, to, i0 * a.stride[0] + i1 * a.stride[1] + i2 * a.stride[2], a.stride[3], a.size[3]});
+        }
+    next += i;
   }
-  return sources;
+  return runs;
 }
 
 template <typename T>
-std::vector<T> arrange_output(const std::vector<OutputSource>& sources, const std::vector<std::vector<T>>& node_values,
+std::vector<T> arrange_output(const std::vector<OutputRun>& runs, const std::vector<std::vector<T>>& node_values,
                               int64_t batch) {
   std::vector<int64_t> per_sample(node_values.size());
   for (size_t k = 0; k < node_values.size(); ++k) per_sample[k] = static_cast<int64_t>(node_values[k].size()) / batch;
-  const int64_t size = static_cast<int64_t>(sources.size());
+  int64_t size = 0;
+  for (const OutputRun& r : runs) size = std::max(size, r.to + r.length);
   std::vector<T> y(static_cast<size_t>(batch * size));
+  const int64_t count = static_cast<int64_t>(runs.size());
   // On the threads: YOLOv5s's output at 640 x 640 is 2.1 M values an image.
-#pragma omp parallel for collapse(2) if (batch * size >= ops::kMinParallelElements)
+#pragma omp parallel for collapse(2) schedule(dynamic) if (batch * size >= ops::kMinParallelElements)
   for (int64_t n = 0; n < batch; ++n)
-    for (int64_t v = 0; v < size; ++v) {
-      const OutputSource& s = sources[static_cast<size_t>(v)];
-      y[static_cast<size_t>(n * size + v)] =
-          node_values[static_cast<size_t>(s.output)][static_cast<size_t>(n * per_sample[s.output] + s.at)];
+    for (int64_t k = 0; k < count; ++k) {
+      const OutputRun& r = runs[static_cast<size_t>(k)];
+      const T* from = node_values[static_cast<size_t>(r.output)].data() + n * per_sample[r.output] + r.at;
+      T* to = y.data() + n * size + r.to;
+      for (int64_t v = 0; v < r.length; ++v) to[v] = from[v * r.step];
     }
   return y;
 }
 
-template std::vector<float> arrange_output(const std::vector<OutputSource>&, const std::vector<std::vector<float>>&,
+template std::vector<float> arrange_output(const std::vector<OutputRun>&, const std::vector<std::vector<float>>&,
                                           int64_t);
-template std::vector<int32_t> arrange_output(const std::vector<OutputSource>&,
-                                             const std::vector<std::vector<int32_t>>&, int64_t);
+template std::vector<int32_t> arrange_output(const std::vector<OutputRun>&, const std::vector<std::vector<int32_t>>&,
+                                             int64_t);
 
 }  // namespace octet

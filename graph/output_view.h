@@ -84,18 +84,19 @@ std::vector<int64_t> output_part_dims(const OutputView& view, const ActShape& sh
 // no classes to predict).
 bool has_output_views(const Graph& g);
 
-// Where each value of one sample of `out` comes from, in the output's order: which of the graph's output nodes (its
-// position among Graph::outputs) and where among that node's NHWC values of the sample.
-struct OutputSource {
+// Where one sample of `out` comes from, as runs of consecutive values of it (row-major in its dimensions): values
+// to .. to + length - 1 are those of the graph's output node `output` (its position among Graph::outputs) at at, at +
+// step, ... among that node's NHWC values of the sample. A level's channel of YOLOv8's output0 is one run.
+struct OutputRun {
   int output;
-  int64_t at;
+  int64_t to, at, step, length;
 };
-std::vector<OutputSource> output_sources(const Graph& g, const std::vector<ActShape>& shapes, const ModelOutput& out);
+std::vector<OutputRun> output_runs(const Graph& g, const std::vector<ActShape>& shapes, const ModelOutput& out);
 
 // A batch of `out` from `node_values[k]`, `batch` samples of the graph's k-th output node (NHWC), as the engines'
 // run_outputs return them.
 template <typename T>
-std::vector<T> arrange_output(const std::vector<OutputSource>& sources, const std::vector<std::vector<T>>& node_values,
+std::vector<T> arrange_output(const std::vector<OutputRun>& runs, const std::vector<std::vector<T>>& node_values,
                               int64_t batch);  // for float and int32_t: graph/output_view.cpp
 
 }  // namespace octet

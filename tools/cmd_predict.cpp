@@ -92,7 +92,7 @@ nlohmann::json write_outputs(const std::string& folder, const QuantizedModel& mo
     std::vector<int64_t> shape{images};
     shape.insert(shape.end(), m.dims.begin(), m.dims.end());
     const auto write = [&](const std::string& name, const std::vector<std::vector<float>>& nhwc) {
-      const std::vector<float> y = arrange_output(output_sources(model.graph, shapes, m), nhwc, images);
+      const std::vector<float> y = arrange_output(output_runs(model.graph, shapes, m), nhwc, images);
       const std::vector<uint8_t> bytes = npy_bytes("<f4", shape, y.data());
       const std::string path = folder + "/" + name + std::to_string(k) + ".npy";
       write_file_atomically(path, [&](std::ostream& f) {

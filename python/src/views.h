@@ -40,7 +40,7 @@ py::object model_outputs_object(const Graph& g, const std::vector<ActShape>& sha
   for (const ModelOutput& m : model_outputs(g, shapes)) {
     std::vector<py::ssize_t> shape{batch};
     shape.insert(shape.end(), m.dims.begin(), m.dims.end());
-    outputs.append(to_numpy(arrange_output(output_sources(g, shapes, m), values, batch), shape));
+    outputs.append(to_numpy(arrange_output(output_runs(g, shapes, m), values, batch), shape));
   }
   return outputs.size() == 1 ? py::object(outputs[0]) : py::object(py::tuple(outputs));
 }

@@ -40,7 +40,7 @@ TEST(OutputDecode, ValuesAreYolov5DetectsBoxesAndScores) {
   decode_outputs(g, shapes, values, 2);
   const std::vector<ModelOutput> outputs = model_outputs(g, shapes);
   ASSERT_EQ(outputs[0].dims, (std::vector<int64_t>{2 * 3 * 4, 6}));
-  const std::vector<float> rows = arrange_output(output_sources(g, shapes, outputs[0]), values, 2);
+  const std::vector<float> rows = arrange_output(output_runs(g, shapes, outputs[0]), values, 2);
   size_t at = 0;  // rows of [N, A, H, W, K] in order, as y.view(bs, na * nx * ny, no)
   for (int n = 0; n < 2; ++n)
     for (int a = 0; a < 2; ++a)
@@ -129,7 +129,7 @@ TEST(OutputDecode, Yolov8PartsAreDflBoxesAndClassSigmoidsPlacedByLevel) {
   const std::vector<ModelOutput> outputs = model_outputs(g, shapes);
   ASSERT_EQ(outputs.size(), 1u);
   ASSERT_EQ(outputs[0].dims, (std::vector<int64_t>{6, 20}));
-  const std::vector<float> y = arrange_output(output_sources(g, shapes, outputs[0]), values, 2);
+  const std::vector<float> y = arrange_output(output_runs(g, shapes, outputs[0]), values, 2);
   for (int n = 0; n < 2; ++n)
     for (int level = 0; level < 2; ++level) {
       const int side = level == 0 ? 4 : 2, first = level == 0 ? 0 : 16;
@@ -168,7 +168,9 @@ TEST(OutputDecode, Yolov8PartsAreDflBoxesAndClassSigmoidsPlacedByLevel) {
 
 TEST(OutputDecode, Yolov8KeypointsAreCellOffsetsInPixelsAndVisibilitySigmoids) {
   const ActShape s{6, 2, 3};  // 2 keypoints of (x, y, visibility), 2 x 3 cells
-  const OutputView view{"output0", 1, "akhw", 2, {DecodeKind::Yolov8Keypoints, 8.0f, {}}, 2, {7, 0}};
+  OutputView view;  // a part of output0 at (7, 0), [K, H x W]
+  view.name = "output0", view.order = "akhw", view.merged = 2, view.merged_last = 2, view.at = {7, 0};
+  view.decode.kind = DecodeKind::Yolov8Keypoints, view.decode.stride = 8.0f;
   std::vector<float> values(static_cast<size_t>(2 * s.numel()));
   for (size_t i = 0; i < values.size(); ++i) values[i] = std::cos(0.61f * static_cast<float>(i)) * 3.0f;
   const std::vector<float> raw = values;
@@ -187,8 +189,8 @@ TEST(OutputDecode, Yolov8KeypointsAreCellOffsetsInPixelsAndVisibilitySigmoids) {
 }
 
 TEST(OutputDecode, SiluOutputsAreTheirAccumulatorsTimesTheirSigmoids) {
-  OutputView view{"output1", 1, "akhw", 2, {}, 1, {}};
-  view.decode.kind = DecodeKind::Silu;
+  OutputView view;  // output1, [K, H, W]
+  view.name = "output1", view.order = "akhw", view.merged = 2, view.decode.kind = DecodeKind::Silu;
   const std::vector<float> raw{-6.0f, -1.278f, -0.5f, 0.0f, 0.75f, 3.0f};
   std::vector<float> values = raw;
   decode_node_values(view, ActShape{3, 1, 2}, values, 1);

@@ -45,7 +45,7 @@ TEST(OutputViews, RetinaNetRowsAreEachLevelsHwakConcatenated) {
   std::vector<std::vector<float>> parts;  // each output node's one sample
   for (size_t k = 0; k < 2; ++k)
     parts.push_back(nhwc_values(shapes[static_cast<size_t>(outputs[0].nodes[k])], static_cast<int>(k)));
-  const std::vector<float> rows = arrange_output(output_sources(g, shapes, outputs[0]), parts, 1);
+  const std::vector<float> rows = arrange_output(output_runs(g, shapes, outputs[0]), parts, 1);
   std::vector<float> expected;  // view(N, A, K, H, W).permute(0, 3, 4, 1, 2).reshape(N, -1, K), then cat(dim=1)
   for (size_t k = 0; k < 2; ++k) {
     const ActShape& s = shapes[static_cast<size_t>(outputs[0].nodes[k])];
@@ -67,13 +67,13 @@ TEST(OutputViews, YoloKeepsAnchorsFirstAndBatchesStayApart) {
   const ActShape s = shapes[static_cast<size_t>(outputs[0].nodes[0])];
   std::vector<float> two = nhwc_values(s, 0), second = nhwc_values(s, 7);
   two.insert(two.end(), second.begin(), second.end());
-  const std::vector<float> y = arrange_output<float>(output_sources(g, shapes, outputs[0]), {two, {}}, 2);
+  const std::vector<float> y = arrange_output<float>(output_runs(g, shapes, outputs[0]), {two, {}}, 2);
   ASSERT_EQ(y.size(), two.size());
   // [n][a][h][w][k] = channel a * 3 + k at (h, w) of sample n
   EXPECT_EQ(y[((1 * 4 + 2) * 5 + 3) * 3 + 2], at_nhwc(nhwc_values(s, 0), s, 1 * 3 + 2, 2, 3));
   EXPECT_EQ(y[static_cast<size_t>(s.numel()) + ((0 * 4 + 1) * 5 + 4) * 3 + 1], at_nhwc(second, s, 1, 1, 4));
   const std::vector<float> coarse = nhwc_values(shapes[2], 0);
-  const std::vector<float> nchw = arrange_output<float>(output_sources(g, shapes, outputs[1]), {{}, coarse}, 1);
+  const std::vector<float> nchw = arrange_output<float>(output_runs(g, shapes, outputs[1]), {{}, coarse}, 1);
   EXPECT_EQ(nchw[(4 * 2 + 1) * 3 + 2], at_nhwc(coarse, shapes[2], 4, 1, 2));
 }
 
