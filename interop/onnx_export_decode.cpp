@@ -8,6 +8,17 @@
 
 namespace octet {
 
+namespace {
+// (x.xy * 2 + cells) * x.stride, with x.two = 2: YOLOv5's box centres and YOLOv8's keypoints, in cells' units.
+std::string write_doubled_offsets(QdqGraphWriter& w, const std::string& x, const std::string& cells,
+                                  const std::string& name) {
+  return w.step(
+      "Mul", {w.step("Add", {w.step("Mul", {x + ".xy", x + ".two"}, x + ".xy2"), cells}, x + ".xy_cells"),
+              x + ".stride"},
+      name);
+}
+}  // namespace
+
 std::string write_yolo_decode(QdqGraphWriter& w, const std::string& permuted, const OutputView& v, const ActShape& s) {
   check(v.order == "ahwk", "cannot export the YOLOv5 decode of a view ordered '" + v.order +
                                "' (only [N, A, H, W, K], order ahwk)");
@@ -28,10 +39,7 @@ std::string write_yolo_decode(QdqGraphWriter& w, const std::string& permuted, co
   split->add_output(x + ".wh");
   split->add_output(x + ".rest");
   QdqGraphWriter::integer(split, "axis", 4);
-  const std::string xy = w.step(
-      "Mul", {w.step("Add", {w.step("Mul", {x + ".xy", x + ".two"}, x + ".xy2"), x + ".grid"}, x + ".xy_grid"),
-              x + ".stride"},
-      x + ".centre");
+  const std::string xy = write_doubled_offsets(w, x, x + ".grid", x + ".centre");
   const std::string twice = w.step("Mul", {x + ".wh", x + ".two"}, x + ".wh2");
   const std::string wh = w.step("Mul", {w.step("Pow", {twice, x + ".two"}, x + ".wh_squared"), x + ".anchor_grid"},
                                 x + ".size");
@@ -93,10 +101,7 @@ std::string write_yolov8_keypoints(QdqGraphWriter& w, const std::string& x, cons
       w.node("Split", {w.step("Reshape", {x, x + ".keypoints_shape"}, x + ".keypoints"), x + ".sizes"}, x + ".xy");
   split->add_output(x + ".visibility_logit");
   QdqGraphWriter::integer(split, "axis", 2);
-  const std::string xy = w.step(
-      "Mul", {w.step("Add", {w.step("Mul", {x + ".xy", x + ".two"}, x + ".xy2"), x + ".cells"}, x + ".xy_cells"),
-              x + ".stride"},
-      x + ".xy_pixels");
+  const std::string xy = write_doubled_offsets(w, x, x + ".cells", x + ".xy_pixels");
   const std::string visibility = w.step("Sigmoid", {x + ".visibility_logit"}, x + ".visibility");
   QdqGraphWriter::integer(w.node("Concat", {xy, visibility}, x + ".decoded_keypoints"), "axis", 2);
   return w.step("Reshape", {x + ".decoded_keypoints", x + ".values_shape"}, x + ".keypoint_values");
