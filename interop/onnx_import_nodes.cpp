@@ -385,12 +385,12 @@ void Importer::gate(const onnx::NodeProto& n) {
   if (readers.size() == 1 && readers[0]->op_type() == "Mul" && readers[0]->input_size() == 2 && swish_form) {
     const onnx::NodeProto& m = *readers[0];
     const std::string& other = m.input(0) == n.output(0) ? m.input(1) : m.input(0);
-    if (other == n.input(0) && !hard && silu_output(n, m, x)) {
-      silu_outputs_.insert(m.output(0));
-      fused_nodes_[&m] = x;
-      return define(n, x);
-    }
     if (other == n.input(0)) {
+      if (!hard && silu_output(n, m, x)) {  // the conv returned, its SiLU applied in float
+        silu_outputs_.insert(m.output(0));
+        fused_nodes_[&m] = x;
+        return define(n, x);
+      }
       const int y = builder_.activation(x, hard ? "hard_swish" : "silu");
       fused_nodes_[&m] = y;
       return define(n, y);

@@ -11,6 +11,15 @@
 
 namespace octet::onnx_import {
 
+bool batch_first_view(const std::vector<int64_t>& dims, const std::vector<int64_t>& features, int64_t file_batch) {
+  if (dims.size() != features.size() + 1 || (dims[0] != kBatchDim && dims[0] != 0 && dims[0] != -1 &&
+                                             dims[0] != file_batch))
+    return false;
+  for (size_t d = 0; d < features.size(); ++d)
+    if (dims[d + 1] != features[d] && !(d + 1 == features.size() && dims[d + 1] == -1)) return false;
+  return true;
+}
+
 namespace {
 // Whether `target` (one sample's dimensions, the first possibly -1) merges the leading axes of `v` (merged 1) and
 // keeps the rest; then sets v.merged.
@@ -105,11 +114,7 @@ bool Importer::positions_view(const onnx::NodeProto& n) {
     return false;
   const ActShape s = shape_of(value_node(n, 0));
   const ShapeValue* shape = shape_value(n, 1);
-  const std::vector<int64_t> none, dims = shape ? shape->values : none;
-  const int64_t positions = int64_t(s.h) * s.w;
-  if (dims.size() != 3 || (dims[0] != kBatchDim && dims[0] != file_batch_ && dims[0] != -1 && dims[0] != 0) ||
-      dims[1] != s.c || (dims[2] != positions && dims[2] != -1))
-    return false;
+  if (!shape || !batch_first_view(shape->values, {s.c, int64_t(s.h) * s.w}, file_batch_)) return false;
   arranged_[n.output(0)] = {{activation(n, 0), {"", 1, "akhw", 2, {}, 2, {}}}};
   summary_.dropped.push_back(n.op_type());
   return true;

@@ -177,6 +177,20 @@ void Importer::slice(const onnx::NodeProto& n) {
   define(n, subsample(x, first[2], first[3], end[2], end[3], step[2], step[3]));
 }
 
+std::optional<std::pair<int64_t, int64_t>> Importer::unit_slice(const onnx::NodeProto& r, int64_t axis,
+                                                                int64_t rank) {
+  const ShapeValue* starts = r.op_type() == "Slice" && r.input_size() >= 4 ? ints_ahead(r.input(1)) : nullptr;
+  const ShapeValue* ends = starts ? ints_ahead(r.input(2)) : nullptr;
+  const ShapeValue* axes = ends ? ints_ahead(r.input(3)) : nullptr;
+  const ShapeValue* steps = r.input_size() >= 5 ? ints_ahead(r.input(4)) : nullptr;
+  const std::vector<int64_t> one{1};
+  const bool unit_step = r.input_size() < 5 || (steps && steps->values == one);
+  if (!axes || (axes->values != std::vector<int64_t>{axis} && axes->values != std::vector<int64_t>{axis - rank}) ||
+      starts->values.size() != 1 || ends->values.size() != 1 || !unit_step)
+    return std::nullopt;
+  return std::make_pair(starts->values[0], ends->values[0]);
+}
+
 void Importer::concat(const onnx::NodeProto& n) {
   if (stack_step(n) || concat_arranged(n) || yolov8_head(n) || yolov8_level(n)) return;
   const int64_t axis = int_attribute(n, "axis", 0);

@@ -14,6 +14,8 @@
 // their constants against each level's cell centres and stride, and dropped.
 #include <algorithm>
 #include <cmath>
+#include <optional>
+#include <utility>
 
 #include "graph/output_decode.h"
 #include "interop/onnx_importer.h"
@@ -38,19 +40,6 @@ OutputView yolov8_part(DecodeKind kind, float stride, int64_t row, int64_t posit
 }
 
 bool close_to(float a, double b) { return std::abs(a - b) <= 1e-5 * std::max(1.0, std::abs(b)); }
-
-// Whether `dims` is a view of one sample's `features` keeping the batch first: [N (or 0, -1), features...], a -1
-// standing for `last`.
-bool batch_first(const std::vector<int64_t>& dims, const std::vector<int64_t>& features, int64_t last,
-                 int64_t file_batch) {
-  if (dims.size() != features.size() + 1 || (dims[0] != kBatchDim && dims[0] != 0 && dims[0] != -1 &&
-                                             dims[0] != file_batch))
-    return false;
-  for (size_t d = 0; d < features.size(); ++d)
-    if (dims[d + 1] != features[d] && !(d + 1 == features.size() && dims[d + 1] == -1 && features[d] == last))
-      return false;
-  return true;
-}
 }  // namespace
 
 // A level's Concat of its box and class convs, read only by a Reshape to [N, C, -1] that the levels' Concat over
@@ -79,7 +68,7 @@ bool Importer::yolov8_level(const onnx::NodeProto& n) {
   const ShapeValue* dims = ints_ahead(view->input(1));
   const int64_t channels = boxes.c + classes.c, positions = int64_t(boxes.h) * boxes.w;
   if (!dims || boxes.h != classes.h || boxes.w != classes.w || boxes.c < 4 || boxes.c % 4 != 0 ||
-      !batch_first(dims->values, {channels, positions}, positions, file_batch_))
+      !batch_first_view(dims->values, {channels, positions}, file_batch_))
     return false;
   yolov8_levels_[view->output(0)] = {activation(n, 0), activation(n, 1)};
   decoded_steps_.insert(view);
@@ -149,7 +138,7 @@ const onnx::NodeProto* Importer::yolov8_dfl(const std::string& boxes, int64_t bi
   };
   const onnx::NodeProto* sides = sole_reader_of(boxes, "Reshape");
   const ShapeValue* sides_dims = sides ? ints_ahead(sides->input(1)) : nullptr;
-  if (!sides_dims || !batch_first(sides_dims->values, {4, bins, positions}, positions, file_batch_))
+  if (!sides_dims || !batch_first_view(sides_dims->values, {4, bins, positions}, file_batch_))
     unlike(sides ? *sides : *writers_.at(boxes), "does not view the box channels as [N, 4, " + std::to_string(bins) +
                                                      ", " + std::to_string(positions) + "]");
   const onnx::NodeProto* swapped = sole_reader_of(sides->output(0), "Transpose");
@@ -171,7 +160,7 @@ const onnx::NodeProto* Importer::yolov8_dfl(const std::string& boxes, int64_t bi
   if (!arange) unlike(*softmax, "expectation is not a bias-free 1x1 Conv of weights 0 .. " + std::to_string(bins - 1));
   const onnx::NodeProto* distances = sole_reader_of(expectation->output(0), "Reshape");
   const ShapeValue* dims = distances ? ints_ahead(distances->input(1)) : nullptr;
-  if (!dims || !batch_first(dims->values, {4, positions}, positions, file_batch_))
+  if (!dims || !batch_first_view(dims->values, {4, positions}, file_batch_))
     unlike(*expectation, "does not view the expectations as [N, 4, " + std::to_string(positions) + "]");
   steps.insert(steps.end(), {sides, swapped, softmax, expectation, distances});
   return distances;
@@ -254,26 +243,18 @@ bool Importer::yolov8_keypoints(const onnx::NodeProto& n) {
     positions = std::max(positions, v.at[1] + int64_t(s.h) * s.w);
   }
   const ShapeValue* dims = shape_value(n, 1);
-  if (!dims || values % 3 != 0 || !batch_first(dims->values, {values / 3, 3, positions}, positions, file_batch_))
+  if (!dims || values % 3 != 0 || !batch_first_view(dims->values, {values / 3, 3, positions}, file_batch_))
     return false;
   const auto unlike = [&](const onnx::NodeProto& at, const std::string& what) {
     refuse(at, "a keypoint decode read otherwise than YOLOv8's pose head (Reshape to [N, K, 3, P]; Slice [0, 2) of "
                "axis 2, Mul by 2, Add of the cells, Mul by the strides; Slice [2, 3)'s Sigmoid; Concat over axis 2; "
                "Reshape to [N, 3 K, P]): " + what);
   };
-  const auto slice_of = [&](const onnx::NodeProto* r, int64_t start, int64_t end) {
-    const ShapeValue* starts = r->op_type() == "Slice" && r->input_size() >= 4 ? ints_ahead(r->input(1)) : nullptr;
-    const ShapeValue* ends = starts ? ints_ahead(r->input(2)) : nullptr;
-    const ShapeValue* axes = ends ? ints_ahead(r->input(3)) : nullptr;
-    const ShapeValue* steps = r->input_size() >= 5 ? ints_ahead(r->input(4)) : nullptr;
-    return axes && (axes->values == std::vector<int64_t>{2} || axes->values == std::vector<int64_t>{-2}) &&
-           starts->values == std::vector<int64_t>{start} && ends->values == std::vector<int64_t>{end} &&
-           (r->input_size() < 5 || (steps && steps->values == std::vector<int64_t>{1}));
-  };
   const onnx::NodeProto *xy = nullptr, *visibility = nullptr;
   for (const onnx::NodeProto* r : readers_[n.output(0)]) {
-    if (slice_of(r, 0, 2)) xy = r;
-    if (slice_of(r, 2, 3)) visibility = r;
+    const std::optional<std::pair<int64_t, int64_t>> range = unit_slice(*r, 2, 4);
+    if (range == std::pair<int64_t, int64_t>{0, 2}) xy = r;
+    if (range == std::pair<int64_t, int64_t>{2, 3}) visibility = r;
   }
   if (readers_[n.output(0)].size() != 2 || !xy || !visibility)
     unlike(n, "its (x, y) and visibility are not two Slices of axis 2");
@@ -306,7 +287,7 @@ bool Importer::yolov8_keypoints(const onnx::NodeProto& n) {
     unlike(*scaled, "(x, y) and the visibility's Sigmoid are not concatenated over axis 2");
   const onnx::NodeProto* flat = sole_reader_of(joined->output(0), "Reshape");
   const ShapeValue* flat_dims = flat ? ints_ahead(flat->input(1)) : nullptr;
-  if (!flat_dims || !batch_first(flat_dims->values, {values, positions}, positions, file_batch_))
+  if (!flat_dims || !batch_first_view(flat_dims->values, {values, positions}, file_batch_))
     unlike(*joined, "the keypoints are not viewed back as [N, " + std::to_string(values) + ", " +
                         std::to_string(positions) + "]");
   decoded_steps_.insert({xy, visibility, twice, shifted, scaled, sigmoid, joined, flat});
@@ -330,16 +311,10 @@ std::vector<std::string> Importer::yolov8_sides(const std::string& distances,
   }
   std::vector<std::string> sides(2);
   for (const onnx::NodeProto* r : readers) {
-    const ShapeValue* starts = r->op_type() == "Slice" && r->input_size() >= 4 ? ints_ahead(r->input(1)) : nullptr;
-    const ShapeValue* ends = starts ? ints_ahead(r->input(2)) : nullptr;
-    const ShapeValue* axes = ends ? ints_ahead(r->input(3)) : nullptr;
-    const bool unit_steps = r->input_size() < 5 || (ints_ahead(r->input(4)) &&
-                                                    ints_ahead(r->input(4))->values == std::vector<int64_t>{1});
-    if (!axes || !unit_steps || (axes->values != std::vector<int64_t>{1} && axes->values != std::vector<int64_t>{-2}))
-      return {};
-    if (starts->values == std::vector<int64_t>{0} && ends->values == std::vector<int64_t>{2}) sides[0] = r->output(0);
-    if (starts->values == std::vector<int64_t>{2} && ends->values.size() == 1 && ends->values[0] >= 4)
-      sides[1] = r->output(0);
+    const std::optional<std::pair<int64_t, int64_t>> range = unit_slice(*r, 1, 3);
+    if (!range) return {};
+    if (*range == std::pair<int64_t, int64_t>{0, 2}) sides[0] = r->output(0);
+    if (range->first == 2 && range->second >= 4) sides[1] = r->output(0);
     steps.push_back(r);
   }
   if (readers.size() != 2 || sides[0].empty() || sides[1].empty()) return {};

@@ -12,6 +12,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/error.h"
@@ -21,6 +22,10 @@
 #include "interop/onnx_shape_values.h"
 
 namespace octet::onnx_import {
+
+// Whether `dims` (a Reshape's target) is a view of one sample's `features` keeping the batch first: [N (or 0, -1, the
+// file's batch), features...], the last possibly -1 (onnx_import_output_views.cpp).
+bool batch_first_view(const std::vector<int64_t>& dims, const std::vector<int64_t>& features, int64_t file_batch);
 
 class Importer {
  public:
@@ -330,6 +335,9 @@ class Importer {
   bool concat_arranged(const onnx::NodeProto& n);
   bool positions_view(const onnx::NodeProto& n);  // a Reshape: whether n is one (then recorded)
   bool concat_placed(const onnx::NodeProto& n, const std::vector<std::vector<ArrangedPart>>& inputs, int64_t axis);
+  // [start, end) of a Slice of one axis (`axis` of a rank-`rank` value, or axis - rank), step 1, its bounds
+  // constant; none for other nodes (onnx_import_views.cpp).
+  std::optional<std::pair<int64_t, int64_t>> unit_slice(const onnx::NodeProto& r, int64_t axis, int64_t rank);
   // onnx_import_yolo_decode.cpp: YOLOv5's decode after a level's [N, A, H, W, K] view `permuted` (of a node of
   // shape `s`, read as `anchors` groups): the Concat that ends it, `decode` set and its steps in decoded_steps_; null
   // where no Sigmoid alone reads the view; refused, naming the step, where the rest differs from YOLOv5's.
